@@ -1,0 +1,54 @@
+// The tileset descriptor: TileJSON 3.0.0 with the microscopy extensions (spec 2.3).
+import type { Multiscale } from './multiscale.js';
+import type { Vocabulary } from './vocabulary.js';
+
+export type FieldType = 'String' | 'Number' | 'Bool';
+export const FIELD_TYPES: readonly FieldType[] = ['String', 'Number', 'Bool'];
+
+export interface VectorLayer {
+  id: string;
+  fields: Record<string, FieldType> | null;
+  fieldranges?: Record<string, Array<number | string>>;
+  fieldenums?: Record<string, string[]>;
+  fielddescriptions?: Record<string, string>;
+  description?: string;
+  minzoom?: number;
+  maxzoom?: number;
+  vocabularies?: Record<string, Vocabulary>;
+  [foreign: string]: unknown;
+}
+
+export interface Asset {
+  role: string;
+  href: string;
+  media_type?: string;
+  title?: string;
+  [foreign: string]: unknown;
+}
+
+export interface TilesetDescriptor {
+  tilejson: string;
+  tiles: string[];
+  vector_layers: VectorLayer[];
+  name?: string;
+  description?: string;
+  version?: string;
+  attribution?: string;
+  minzoom?: number;
+  maxzoom?: number;
+  /** `[minX, minY, maxX, maxY]`, or `[minT, minC, minZ, minX, minY, maxT, maxC, maxZ, maxX, maxY]`. */
+  bounds?: number[];
+  /** `[x, y, zoom]` or `[t, c, z, x, y, zoom]`: zoom is last. */
+  center?: number[];
+  fillzoom?: number;
+  legend?: string;
+  multiscale?: Multiscale;
+  scale_factor?: number;
+  scheme?: string;
+  grids?: string;
+  data?: string;
+  template?: string;
+  assets?: Asset[];
+  format?: string;
+  [foreign: string]: unknown;
+}

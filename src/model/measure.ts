@@ -1,0 +1,61 @@
+// Derived helpers over inline coordinates: bounding box and centroid, in 3D where positions have a third number.
+import type { Geometry, Position } from './geometry.js';
+
+/** `[minX, minY, minZ, maxX, maxY, maxZ]`; z bounds are 0 when every position is 2D. */
+export type BBox3 = [number, number, number, number, number, number];
+
+function eachPosition(g: Geometry, visit: (p: Position) => void): void {
+  switch (g.type) {
+    case 'Point': visit(g.coordinates); return;
+    case 'MultiPoint': case 'LineString': g.coordinates.forEach(visit); return;
+    case 'MultiLineString': case 'Polygon': for (const r of g.coordinates) r.forEach(visit); return;
+    case 'MultiPolygon': case 'PolyhedralSurface': case 'TIN':
+      for (const poly of g.coordinates ?? []) for (const r of poly) r.forEach(visit);
+      return;
+    case 'GeometryCollection': for (const m of g.geometries) eachPosition(m, visit); return;
+  }
+}
+
+/** Bounding box over every inline position, or null when there is none (a mesh given only by `tiles`, empty coordinates). */
+export function bbox(g: Geometry | null): BBox3 | null {
+  if (g === null) return null;
+  let n = 0;
+  const b: BBox3 = [Infinity, Infinity, Infinity, -Infinity, -Infinity, -Infinity];
+  eachPosition(g, (p) => {
+    n++;
+    const z = p.length > 2 ? (p[2] as number) : 0;
+    if (p[0] < b[0]) b[0] = p[0];
+    if (p[1] < b[1]) b[1] = p[1];
+    if (z < b[2]) b[2] = z;
+    if (p[0] > b[3]) b[3] = p[0];
+    if (p[1] > b[4]) b[4] = p[1];
+    if (z > b[5]) b[5] = z;
+  });
+  return n === 0 ? null : b;
+}
+
+/**
+ * Centroid as the mean of the distinct vertices (closing positions of rings counted once), in 3D; null when the
+ * geometry has no inline positions. A vertex mean is what a mesh of faces or a cloud of points can honestly give.
+ */
+export function centroid(g: Geometry | null): [number, number, number] | null {
+  if (g === null) return null;
+  let n = 0, sx = 0, sy = 0, sz = 0;
+  const add = (p: Position) => { n++; sx += p[0]; sy += p[1]; sz += p.length > 2 ? (p[2] as number) : 0; };
+  const ring = (r: Position[]) => {
+    const closed = r.length > 1 && r[0][0] === r[r.length - 1][0] && r[0][1] === r[r.length - 1][1] && r[0][2] === r[r.length - 1][2];
+    for (let i = 0; i < r.length - (closed ? 1 : 0); i++) add(r[i]);
+  };
+  const visit = (m: Geometry): void => {
+    switch (m.type) {
+      case 'Point': add(m.coordinates); return;
+      case 'MultiPoint': case 'LineString': m.coordinates.forEach(add); return;
+      case 'MultiLineString': m.coordinates.forEach((l) => l.forEach(add)); return;
+      case 'Polygon': m.coordinates.forEach(ring); return;
+      case 'MultiPolygon': case 'PolyhedralSurface': case 'TIN': for (const poly of m.coordinates ?? []) poly.forEach(ring); return;
+      case 'GeometryCollection': m.geometries.forEach(visit); return;
+    }
+  };
+  visit(g);
+  return n === 0 ? null : [sx / n, sy / n, sz / n];
+}

@@ -1,0 +1,97 @@
+// Every option, declared once (name, type, default, help): the CLI parses and documents from here, the library
+// fills defaults from here, and the presets in pipelines/ use the same names.
+import os from 'node:os';
+
+export type OptionType = 'boolean' | 'string' | 'integer' | 'bytes' | 'list';
+
+export interface OptionSpec {
+  type: OptionType;
+  help: string;
+  /** Default value; a function is evaluated when options are resolved (machine-dependent defaults). */
+  default?: unknown;
+  short?: string;
+  /** Allowed values of a string option. */
+  choices?: readonly string[];
+  /** The commands that accept it. */
+  commands: readonly Command[];
+  /** Placeholder for help text. */
+  arg?: string;
+}
+
+export type Command = 'validate' | 'build' | 'plan' | 'build-shard' | 'finalize' | 'inspect' | 'verify' | 'serve';
+
+const BUILDING: Command[] = ['build', 'plan'];
+const TILING: Command[] = ['build', 'build-shard'];
+
+export const OPTIONS = {
+  out: { type: 'string', short: 'o', arg: 'DIR', help: 'output directory of the pyramid', commands: BUILDING },
+  force: { type: 'boolean', default: false, help: 'write into a non-empty output directory, replacing what is there', commands: BUILDING },
+  strict: { type: 'boolean', default: false, help: 'stop with exit 1 at the first invalid feature, before anything is written', commands: BUILDING },
+  workers: { type: 'integer', arg: 'N', default: () => os.availableParallelism(), help: 'worker threads for parsing and tiling (default: the cores)', commands: [...BUILDING, 'build-shard'] },
+  layer: { type: 'string', arg: 'NAME', help: 'vector layer id for every input (default: the file name without extensions; stdin: features)', commands: BUILDING },
+  layerBy: { type: 'string', arg: 'FIELD', help: 'split layers by a feature member (featureClass) or a property name', commands: BUILDING },
+  input: { type: 'list', arg: 'DIMS:FILE', default: [], help: 'an input with a fixed plane, e.g. t=0,c=1:cells.json (repeatable)', commands: BUILDING },
+  manifest: { type: 'string', arg: 'FILE', help: 'JSON file listing inputs and their planes: [{"path": "...", "t": 0, "c": 1, "z": 2}]', commands: BUILDING },
+  planeField: { type: 'string', arg: 'DIM=NAME,...', help: 'feature properties that hold the plane, e.g. t=frame,c=channel,z=slice', commands: BUILDING },
+  imageSize: { type: 'string', arg: 'W,H', help: 'image size in pixels; fixes the world (default: from --image, else the data)', commands: BUILDING },
+  image: { type: 'string', arg: 'FILE', help: 'TIFF, PNG or JPEG whose size fixes the world (header only) and that --preview draws over', commands: BUILDING },
+  minZoom: { type: 'integer', arg: 'Z', default: 0, help: 'coarsest zoom', commands: BUILDING },
+  maxZoom: { type: 'integer', arg: 'Z', help: 'finest zoom (default: the finest tile spans at most 512 image pixels)', commands: BUILDING },
+  format: { type: 'string', default: 'json,pbf', arg: 'LIST', help: 'tile formats to write: json, pbf or json,pbf', commands: BUILDING },
+  name: { type: 'string', help: 'descriptor name', commands: BUILDING },
+  description: { type: 'string', help: 'descriptor description', commands: BUILDING },
+  attribution: { type: 'string', help: 'descriptor attribution', commands: BUILDING },
+  version: { type: 'string', default: '1.0.0', help: 'descriptor (tileset) version', commands: BUILDING },
+  baseUrl: { type: 'string', arg: 'URL', help: 'absolute base of tile URLs in descriptors (default: relative URLs)', commands: BUILDING },
+  memoryBudget: { type: 'bytes', arg: 'BYTES', default: 1024 ** 3, help: 'peak memory to stay under; work units spill to --tmp-dir beyond it (e.g. 1G, 512M)', commands: [...BUILDING, 'build-shard'] },
+  tmpDir: { type: 'string', arg: 'DIR', help: 'where spilled work units go (default: OUT/.mudm-work)', commands: BUILDING },
+  tileBudget: { type: 'bytes', arg: 'BYTES', default: 500 * 1024, help: 'largest tile below the finest zoom; bigger tiles are thinned deterministically', commands: BUILDING },
+  lod: { type: 'string', default: 'auto', choices: ['auto', 'none'], help: 'coarse-zoom policy: auto (sub-pixel features become points, byte budget) or none', commands: BUILDING },
+  unitSize: { type: 'integer', arg: 'PX', default: 4096, help: 'side in pixels of the spatial cell of a work unit (a power of two)', commands: BUILDING },
+  shards: { type: 'integer', arg: 'N', default: 1, help: 'number of shards the work units are spread over', commands: ['plan'] },
+  shard: { type: 'integer', arg: 'I', help: 'shard to build (default: $JOB_COMPLETION_INDEX)', commands: ['build-shard'] },
+  resume: { type: 'boolean', default: false, help: 'continue an interrupted build, skipping finished work units', commands: ['build'] },
+  preview: { type: 'boolean', default: false, help: 'write a PNG quicklook per plane, listed in the descriptor assets', commands: BUILDING },
+  progress: { type: 'string', default: 'auto', choices: ['auto', 'tty', 'json', 'none'], help: 'progress on stderr: auto (tty when stderr is a terminal), json lines, or none', commands: [...TILING, 'plan', 'validate'] },
+  quiet: { type: 'boolean', short: 'q', default: false, help: 'print nothing but errors', commands: ['validate', 'build', 'plan', 'build-shard', 'finalize'] },
+  log: { type: 'string', default: 'text', choices: ['text', 'json'], help: 'log format on stderr: text, or json lines for workflow engines', commands: ['validate', 'build', 'plan', 'build-shard', 'finalize'] },
+  json: { type: 'boolean', default: false, help: 'print the whole report as JSON on stdout', commands: ['validate', 'inspect', 'verify'] },
+  port: { type: 'integer', arg: 'N', default: 8080, help: 'port of the viewer server (127.0.0.1)', commands: ['serve'] },
+  help: { type: 'boolean', short: 'h', default: false, help: 'show help', commands: ['validate', 'build', 'plan', 'build-shard', 'finalize', 'inspect', 'verify', 'serve'] },
+} as const satisfies Record<string, OptionSpec>;
+
+export type OptionName = keyof typeof OPTIONS;
+
+type ValueOf<S extends OptionSpec> = S['type'] extends 'boolean' ? boolean
+  : S['type'] extends 'integer' | 'bytes' ? number
+  : S['type'] extends 'list' ? string[]
+  : string;
+
+/** Resolved values: options with a default are always present, the others may be undefined. */
+export type Options = {
+  [K in OptionName]: (typeof OPTIONS)[K] extends { default: unknown } ? ValueOf<(typeof OPTIONS)[K]> : ValueOf<(typeof OPTIONS)[K]> | undefined;
+};
+
+/** `maxZoom` → `--max-zoom`. */
+export function flagName(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+/** Fills every default into a partial set of options (library callers pass only what they change). */
+export function resolveOptions(given: Partial<Options>): Options {
+  const out: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(OPTIONS) as [string, OptionSpec][]) {
+    const v = (given as Record<string, unknown>)[name];
+    out[name] = v !== undefined ? v : typeof spec.default === 'function' ? (spec.default as () => unknown)() : spec.default;
+  }
+  return out as Options;
+}
+
+/** Parses `1G`, `512M`, `500K`, `1024` (binary units). */
+export function parseBytes(text: string): number | undefined {
+  const m = /^(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?$/i.exec(text.trim());
+  if (!m) return undefined;
+  const unit = (m[2] ?? 'B')[0].toUpperCase();
+  const mult = { B: 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 }[unit] ?? 1;
+  return Math.round(Number(m[1]) * mult);
+}
