@@ -13,18 +13,77 @@ export interface Issue {
 
 /** Escapes one reference token of a JSON Pointer (RFC 6901). */
 export function pointerToken(token: string | number): string {
-  return String(token).replace(/~/g, '~0').replace(/\//g, '~1');
+  if (typeof token === 'number') return String(token);
+  // Most tokens need no escaping: skip the two regex passes for them.
+  if (token.indexOf('~') < 0 && token.indexOf('/') < 0) return token;
+  return token.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
-/** A short rendering of a found value for messages: JSON, cut to a readable length. */
+const SHOWN_MAX = 60;
+
+/**
+ * A short rendering of a found value for messages: JSON, cut to a readable length.
+ * Rendering stops as soon as the text is long enough to be cut, so a huge or deeply nested value costs no more
+ * than a small one and can never overflow the stack (each nesting level adds at least one character).
+ */
 export function shown(value: unknown): string {
-  let s: string;
-  try {
-    s = value === undefined ? 'undefined' : JSON.stringify(value) ?? String(value);
-  } catch {
-    s = String(value);
+  if (value === undefined) return 'undefined';
+  const parts: string[] = [];
+  const state = { length: 0 };
+  render(value, parts, state);
+  const s = parts.join('');
+  return s.length > SHOWN_MAX ? `${s.slice(0, SHOWN_MAX - 3)}...` : s;
+}
+
+function emit(text: string, parts: string[], state: { length: number }): boolean {
+  parts.push(text);
+  state.length += text.length;
+  return state.length <= SHOWN_MAX;
+}
+
+/** Appends JSON-like text for `value`; returns false once enough text exists to be cut. */
+function render(value: unknown, parts: string[], state: { length: number }): boolean {
+  switch (typeof value) {
+    case 'string':
+      // Cut before quoting so a megabyte string is not escaped in full just to show 60 characters of it.
+      return emit(JSON.stringify(value.length > SHOWN_MAX ? value.slice(0, SHOWN_MAX + 1) : value), parts, state);
+    case 'number':
+      // JSON would print NaN and Infinity as null, which hides the actual problem.
+      return emit(Number.isFinite(value) ? JSON.stringify(value) : String(value), parts, state);
+    case 'boolean':
+      return emit(value ? 'true' : 'false', parts, state);
+    case 'bigint':
+      return emit(`${value.toString()}n`, parts, state);
+    case 'undefined':
+      return emit('null', parts, state);
+    case 'symbol':
+    case 'function':
+      return emit(typeof value, parts, state);
+    default:
+      break;
   }
-  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
+  if (value === null) return emit('null', parts, state);
+  if (Array.isArray(value)) {
+    if (!emit('[', parts, state)) return false;
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0 && !emit(',', parts, state)) return false;
+      if (!render(value[i], parts, state)) return false;
+    }
+    return emit(']', parts, state);
+  }
+  const obj = value as Record<string, unknown>;
+  if (!emit('{', parts, state)) return false;
+  let first = true;
+  for (const key in obj) {
+    if (!Object.prototype.hasOwnProperty.call(obj, key)) continue;
+    const v = obj[key];
+    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
+    if (!first && !emit(',', parts, state)) return false;
+    first = false;
+    if (!emit(`${JSON.stringify(key.length > SHOWN_MAX ? key.slice(0, SHOWN_MAX + 1) : key)}:`, parts, state)) return false;
+    if (!render(v, parts, state)) return false;
+  }
+  return emit('}', parts, state);
 }
 
 export function hasErrors(issues: readonly Issue[]): boolean {

@@ -1,0 +1,73 @@
+// Image headers (TIFF, PNG, JPEG) read with sharp without decoding pixels: the world size of a slide.
+import { stat } from 'node:fs/promises';
+import sharp, { type Metadata } from 'sharp';
+
+export type ImageFormat = 'tiff' | 'png' | 'jpeg';
+export const IMAGE_FORMATS: readonly ImageFormat[] = ['tiff', 'png', 'jpeg'];
+
+export interface ImageSize {
+  /** Pixels as stored (EXIF orientation is not applied: annotations use the stored pixel grid). */
+  width: number;
+  height: number;
+  format: ImageFormat;
+  /** Bands, alpha included. */
+  channels: number;
+  bitsPerSample?: number;
+}
+
+/** An image that cannot be used: missing, unreadable, or of a kind this tool does not take. */
+export class ImageError extends Error {
+  override readonly name = 'ImageError';
+  constructor(readonly path: string, readonly reason: string) {
+    super(`${path}: ${reason}`);
+  }
+}
+
+const BITS: Partial<Record<string, number>> = {
+  uchar: 8, char: 8, ushort: 16, short: 16, uint: 32, int: 32, float: 32, double: 64, complex: 64, dpcomplex: 128,
+};
+
+/**
+ * Width, height and sample layout of a TIFF (first page, the full-resolution level of a pyramidal slide), PNG or
+ * JPEG, from the header alone.
+ */
+export async function readImageSize(path: string): Promise<ImageSize> {
+  let meta: Metadata;
+  try {
+    // A slide is far above sharp's default pixel limit; reading the header decodes nothing anyway.
+    meta = await sharp(path, { limitInputPixels: false }).metadata();
+  } catch (err) {
+    throw new ImageError(path, await describeSharpError(path, err));
+  }
+  const format = meta.format as string;
+  if (!(IMAGE_FORMATS as readonly string[]).includes(format)) {
+    throw new ImageError(path, `unsupported image format '${format}' (TIFF, PNG or JPEG expected)`);
+  }
+  if (!(meta.width > 0 && meta.height > 0)) {
+    throw new ImageError(path, `the header gives no usable size (${meta.width} × ${meta.height})`);
+  }
+  const size: ImageSize = { width: meta.width, height: meta.height, format: format as ImageFormat, channels: meta.channels };
+  const bits = meta.bitsPerSample ?? BITS[meta.depth];
+  if (bits !== undefined) size.bitsPerSample = bits;
+  return size;
+}
+
+/**
+ * A reason a person can act on for a failure of sharp on a file. sharp reports a missing file and a directory
+ * alike, and its format message does not name the file, so the file system is asked first.
+ */
+export async function describeSharpError(path: string, err: unknown): Promise<string> {
+  try {
+    const s = await stat(path);
+    if (s.isDirectory()) return 'is a directory, not an image';
+    if (s.size === 0) return 'the file is empty';
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return 'no such file';
+    if (code === 'EACCES') return 'permission denied';
+    return `cannot access the file (${code ?? String(e)})`;
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  if (/unsupported image format/i.test(message)) return 'not an image in a format sharp can read (TIFF, PNG or JPEG expected)';
+  return `cannot read the image: ${message.trim()}`;
+}

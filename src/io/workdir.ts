@@ -1,0 +1,87 @@
+// The work directory of a build: its plan, one completion marker per work unit and per shard; on disk or in memory.
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { describeFsError } from '../report/errors.js';
+
+/** Durable state between the steps of a build (plan, build-shard, finalize) and across an interruption (resume). */
+export interface WorkDir {
+  /** Directory for spilled unit records, or undefined for a memory-only twin. */
+  readonly root?: string;
+  writeJson(rel: string, value: unknown): void;
+  readJson<T>(rel: string): T | undefined;
+  exists(rel: string): boolean;
+  /** Names of the entries of a folder, sorted; [] when it does not exist. */
+  list(rel: string): string[];
+  removeFolder(rel: string): void;
+  /** Removes the whole work directory. */
+  destroy(): void;
+}
+
+export class DiskWorkDir implements WorkDir {
+  private readonly tag = randomBytes(4).toString('hex');
+  constructor(readonly root: string) {}
+
+  writeJson(rel: string, value: unknown): void {
+    const full = path.join(this.root, rel);
+    const tmp = `${full}.tmp-${this.tag}`;
+    try {
+      fs.mkdirSync(path.dirname(full), { recursive: true });
+      fs.writeFileSync(tmp, JSON.stringify(value));
+      fs.renameSync(tmp, full);
+    } catch (err) {
+      fs.rmSync(tmp, { force: true });
+      throw describeFsError(err, full);
+    }
+  }
+
+  readJson<T>(rel: string): T | undefined {
+    try {
+      return JSON.parse(fs.readFileSync(path.join(this.root, rel), 'utf8')) as T;
+    } catch {
+      return undefined;
+    }
+  }
+
+  exists(rel: string): boolean {
+    return fs.existsSync(path.join(this.root, rel));
+  }
+
+  list(rel: string): string[] {
+    try {
+      return fs.readdirSync(path.join(this.root, rel)).filter((n) => !n.includes('.tmp-')).sort();
+    } catch {
+      return [];
+    }
+  }
+
+  removeFolder(rel: string): void {
+    fs.rmSync(path.join(this.root, rel), { recursive: true, force: true });
+  }
+
+  destroy(): void {
+    fs.rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+/** In-memory twin: the same contract without touching the disk. */
+export class MemoryWorkDir implements WorkDir {
+  readonly root = undefined;
+  private readonly files = new Map<string, string>();
+  writeJson(rel: string, value: unknown): void { this.files.set(rel, JSON.stringify(value)); }
+  readJson<T>(rel: string): T | undefined {
+    const s = this.files.get(rel);
+    return s === undefined ? undefined : (JSON.parse(s) as T);
+  }
+  exists(rel: string): boolean { return this.files.has(rel) || this.list(rel).length > 0; }
+  list(rel: string): string[] {
+    const prefix = `${rel}/`;
+    const names = new Set<string>();
+    for (const k of this.files.keys()) if (k.startsWith(prefix)) names.add(k.slice(prefix.length).split('/')[0]);
+    return [...names].sort();
+  }
+  removeFolder(rel: string): void {
+    for (const k of [...this.files.keys()]) if (k === rel || k.startsWith(`${rel}/`)) this.files.delete(k);
+  }
+  destroy(): void { this.files.clear(); }
+}

@@ -1,0 +1,56 @@
+// Human-readable renderings of build progress and of the run report; pure, so the CLI only decides where they go.
+import type { BuildReport, ProgressEvent } from '../pipeline.js';
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} KiB`;
+  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MiB`;
+  return `${(n / 1024 ** 3).toFixed(2)} GiB`;
+}
+
+function formatSeconds(s: number): string {
+  if (!Number.isFinite(s) || s < 0) return '?';
+  if (s < 60) return `${s.toFixed(0)}s`;
+  return `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, '0')}s`;
+}
+
+/** One status line for a terminal: what is happening, how fast, and (while tiling) when it should end. */
+export function progressLine(e: ProgressEvent): string {
+  switch (e.phase) {
+    case 'read':
+      return `reading ${e.file}: ${e.features.toLocaleString('en-US')} features, ${Math.round(e.features / Math.max(e.elapsed, 1e-3)).toLocaleString('en-US')}/s`;
+    case 'tile': {
+      const rate = e.tiles / Math.max(e.elapsed, 1e-3);
+      const frac = e.unitsTotal > 0 ? e.units / e.unitsTotal : 1;
+      const eta = frac > 0 && frac < 1 ? (e.elapsed * (1 - frac)) / frac : 0;
+      return `tiling level ${e.level}: unit ${e.units}/${e.unitsTotal}, ${e.tiles.toLocaleString('en-US')} tiles (${formatBytes(e.bytes)}), ${Math.round(rate)} tiles/s, ETA ${formatSeconds(eta)}`;
+    }
+    case 'done':
+      return `done in ${formatSeconds(e.elapsed)}`;
+  }
+}
+
+/** The printed summary of a build: features by outcome, tiles and bytes per zoom, the largest tile, time per stage. */
+export function summaryLines(r: BuildReport, out: string): string[] {
+  const f = r.features;
+  const lines = [
+    `pyramid ${out}: ${r.world.layers.length} layer(s) [${r.world.layers.join(', ')}], ${r.world.planes} plane(s)${r.world.dims.length ? ` over ${r.world.dims.join(',')}` : ''}, zooms ${r.world.minZoom}-${r.world.maxZoom}, world ${r.world.side}px (image ${r.world.width}x${r.world.height})`,
+    `features: ${f.read} read, ${f.valid} valid, ${f.invalid} invalid`,
+  ];
+  for (const [code, n] of Object.entries(f.invalidByCode)) lines.push(`  invalid ${code}: ${n}`);
+  for (const [code, n] of Object.entries(f.warningsByCode)) lines.push(`  warning ${code}: ${n}`);
+  for (const [why, n] of Object.entries(f.notPlaced)) lines.push(`  not placed (${why}): ${n}`);
+  if (f.jsonOnly) lines.push(`  in JSON tiles only (meshes cannot go into PBF): ${f.jsonOnly}`);
+  const shown = f.samples.filter((s) => s.severity === 'error').slice(0, 5);
+  for (const s of shown) lines.push(`  ${s.file}:feature ${s.index}: ${s.path || '/'}: ${s.message} [${s.code}]`);
+  lines.push(`tiles: ${r.tiles.total} files, ${formatBytes(r.tiles.bytes)}`);
+  lines.push('  zoom   json tiles      json bytes   pbf tiles       pbf bytes   features  points  thinned');
+  for (const [z, zr] of Object.entries(r.tiles.byZoom)) {
+    lines.push(`  ${z.padStart(4)} ${String(zr.json.tiles).padStart(11)} ${formatBytes(zr.json.bytes).padStart(15)} ${String(zr.pbf.tiles).padStart(11)} ${formatBytes(zr.pbf.bytes).padStart(15)} ${String(zr.features).padStart(10)} ${String(zr.pointified).padStart(7)} ${String(zr.thinned).padStart(8)}`);
+  }
+  for (const [id, l] of Object.entries(r.tiles.byLayer)) lines.push(`  layer ${id}: complete at zooms ${l.completeZooms.join(',') || 'none'}`);
+  if (r.tiles.largest) lines.push(`  largest tile: ${r.tiles.largest.path} (${formatBytes(r.tiles.largest.bytes)})`);
+  const t = r.timings;
+  lines.push(`time: read ${t.read.toFixed(2)}s, tile+write ${t.tile.toFixed(2)}s, describe ${t.describe.toFixed(2)}s, total ${t.total.toFixed(2)}s with ${r.workers} worker(s); ${r.units.total} work unit(s) in ${r.units.levels} level(s)${r.units.spilled ? ', spilled to disk' : ''}${r.units.resumed ? `, ${r.units.resumed} resumed` : ''}`);
+  return lines;
+}

@@ -1,0 +1,168 @@
+// Assign stage: a feature's plane (t, c, z), its layer, and the field statistics the descriptor is inferred from.
+import type { Feature } from '../model/feature.js';
+import type { FieldType, VectorLayer } from '../model/descriptor.js';
+import type { Issue } from '../validate/issue.js';
+import { shown } from '../validate/issue.js';
+import type { Dim, Plane } from '../tiling/space.js';
+
+/** Where a feature's plane comes from, first to last: the input's fixed plane, named properties, a shared third coordinate. */
+export interface PlaneRule {
+  /** Dimensions fixed for the whole input (`--input t=0,c=1:FILE`, manifest). */
+  fixed: Partial<Plane>;
+  /** Property names holding plane values (`--plane-field`). */
+  fields: Partial<Record<Dim, string>>;
+}
+
+export interface Assigned {
+  plane: Plane;
+  /** Dimensions this feature set explicitly (they appear in tile paths). */
+  dims: Dim[];
+}
+
+/** A third coordinate shared by every position of the geometry, or undefined. */
+function sharedZ(g: Feature['geometry']): number | undefined {
+  if (g === null) return undefined;
+  let z: number | undefined;
+  let mixed = false;
+  const visit = (c: unknown): void => {
+    if (mixed || !Array.isArray(c)) return;
+    if (typeof c[0] === 'number') {
+      const v = c.length > 2 ? (c[2] as number) : undefined;
+      if (v === undefined || (z !== undefined && v !== z)) mixed = true;
+      else z = v;
+      return;
+    }
+    for (const m of c) visit(m);
+  };
+  if (g.type === 'GeometryCollection') {
+    for (const m of g.geometries) {
+      const mz = sharedZ(m);
+      if (mz === undefined || (z !== undefined && mz !== z)) return undefined;
+      z = mz;
+    }
+    return z;
+  }
+  // A mesh is a 3D object in its own right, not a shape drawn on one z slice.
+  if (g.type === 'PolyhedralSurface' || g.type === 'TIN') return undefined;
+  visit(g.coordinates);
+  return mixed ? undefined : z;
+}
+
+/** The feature's plane, or an issue when a plane value is not a non-negative integer. */
+export function assignPlane(f: Feature, rule: PlaneRule, path: string): Assigned | Issue {
+  const plane: Plane = { t: 0, c: 0, z: 0 };
+  const dims: Dim[] = [];
+  for (const d of ['t', 'c', 'z'] as const) {
+    let v: unknown;
+    let where = '';
+    if (rule.fixed[d] !== undefined) {
+      v = rule.fixed[d];
+    } else if (rule.fields[d] !== undefined) {
+      const name = rule.fields[d] as string;
+      const props = f.properties;
+      v = props && typeof props === 'object' ? props[name] : undefined;
+      where = `${path}/properties/${name}`;
+      if (v === undefined) continue;
+    } else if (d === 'z') {
+      v = sharedZ(f.geometry);
+      where = `${path}/geometry/coordinates`;
+      if (v === undefined) continue;
+    } else {
+      continue;
+    }
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
+      return { code: 'plane-value-invalid', severity: 'error', path: where, message: `plane ${d} must be a non-negative integer, found ${shown(v)}` };
+    }
+    plane[d] = v;
+    dims.push(d);
+  }
+  return { plane, dims };
+}
+
+/** The layer of a feature: the input's layer, or the value of `--layer-by` (a member such as featureClass, else a property). */
+export function layerOf(f: Feature, inputLayer: string, layerBy: string | undefined): string {
+  if (layerBy === undefined) return inputLayer;
+  const member = (f as Record<string, unknown>)[layerBy];
+  const v = member !== undefined ? member : f.properties?.[layerBy];
+  return v === undefined || v === null || v === '' ? inputLayer : String(v);
+}
+
+/** Running statistics of one field: the JSON types seen, the numeric range, distinct strings (capped). */
+export interface FieldStat {
+  number: number; bool: number; string: number; other: number;
+  min: number; max: number;
+  /** Distinct strings, sorted; capped at ENUM_CAP + 1 (more means "too many to enumerate"). */
+  strings: string[];
+}
+
+export const ENUM_CAP = 64;
+export type LayerStats = Record<string, Record<string, FieldStat>>;
+
+/** Feature members that travel as properties in PBF and are declared like them. */
+const MEMBER_FIELDS = ['featureClass', 'parentId', 'ref'] as const;
+
+function stat(stats: Record<string, FieldStat>, name: string): FieldStat {
+  return (stats[name] ??= { number: 0, bool: 0, string: 0, other: 0, min: Infinity, max: -Infinity, strings: [] });
+}
+
+function addString(s: FieldStat, v: string): void {
+  if (s.strings.length > ENUM_CAP) return;
+  if (!s.strings.includes(v)) s.strings.push(v);
+}
+
+function observe(s: FieldStat, v: unknown): void {
+  if (typeof v === 'number') {
+    s.number++;
+    if (v < s.min) s.min = v;
+    if (v > s.max) s.max = v;
+  } else if (typeof v === 'boolean') s.bool++;
+  else if (typeof v === 'string') { s.string++; addString(s, v); }
+  else if (v !== null && v !== undefined) s.other++;
+}
+
+/** Adds one feature's properties (and PBF-carried members) to its layer's statistics. */
+export function observeFeature(stats: LayerStats, layer: string, f: Feature): void {
+  const fields = (stats[layer] ??= {});
+  const props = f.properties;
+  if (props) for (const k in props) observe(stat(fields, k), props[k]);
+  for (const m of MEMBER_FIELDS) if (f[m] !== undefined) observe(stat(fields, m), f[m]);
+  if (typeof f.id === 'string') observe(stat(fields, 'id'), f.id);
+}
+
+/** Merges statistics gathered in parallel; the result does not depend on merge order. */
+export function mergeStats(into: LayerStats, from: LayerStats): void {
+  for (const layer in from) {
+    const dst = (into[layer] ??= {});
+    for (const name in from[layer]) {
+      const a = stat(dst, name), b = from[layer][name];
+      a.number += b.number; a.bool += b.bool; a.string += b.string; a.other += b.other;
+      if (b.min < a.min) a.min = b.min;
+      if (b.max > a.max) a.max = b.max;
+      for (const s of b.strings) addString(a, s);
+    }
+  }
+}
+
+/** The layer's `fields`, `fieldranges`, `fieldenums`, `fielddescriptions`, as spec-decisions.md infers them. */
+export function describeFields(fields: Record<string, FieldStat>): Pick<VectorLayer, 'fields' | 'fieldranges' | 'fieldenums' | 'fielddescriptions'> {
+  const out: Record<string, FieldType> = {};
+  const ranges: Record<string, number[]> = {};
+  const enums: Record<string, string[]> = {};
+  const notes: Record<string, string> = {};
+  for (const name of Object.keys(fields).sort()) {
+    const s = fields[name];
+    const kinds = (s.number > 0 ? 1 : 0) + (s.bool > 0 ? 1 : 0) + (s.string > 0 ? 1 : 0) + (s.other > 0 ? 1 : 0);
+    if (kinds === 0) continue; // only nulls seen: nothing to declare
+    if (kinds === 1 && s.number > 0) { out[name] = 'Number'; ranges[name] = [s.min, s.max]; continue; }
+    if (kinds === 1 && s.bool > 0) { out[name] = 'Bool'; continue; }
+    out[name] = 'String';
+    if (kinds === 1 && s.string > 0 && s.strings.length <= ENUM_CAP) enums[name] = [...s.strings].sort();
+    if (s.other > 0) notes[name] = 'arrays and objects are JSON-encoded strings in PBF tiles';
+    else if (kinds > 1) notes[name] = 'mixed value types; non-strings are stringified in PBF tiles';
+  }
+  const res: Pick<VectorLayer, 'fields' | 'fieldranges' | 'fieldenums' | 'fielddescriptions'> = { fields: out };
+  if (Object.keys(ranges).length) res.fieldranges = ranges;
+  if (Object.keys(enums).length) res.fieldenums = enums;
+  if (Object.keys(notes).length) res.fielddescriptions = notes;
+  return res;
+}

@@ -1,0 +1,89 @@
+// Describe stage: the tileset descriptor, the per-plane overview tiles (JSON pyramid descriptors) and the run report.
+import type { Asset, TilesetDescriptor, VectorLayer } from '../model/descriptor.js';
+import type { Vocabularies } from '../model/vocabulary.js';
+import { urlTemplate, type Plane } from '../tiling/space.js';
+import { describeFields, type LayerStats } from './assign.js';
+import type { BuildPlan } from './plan.js';
+
+export interface DescribeInput {
+  plan: BuildPlan;
+  stats: LayerStats;
+  /** Per zoom, per layer: features replaced by points and features thinned (zooms where both are 0 are complete). */
+  pointified: number[][];
+  thinned: number[][];
+  vocabularies?: Vocabularies;
+  meta: { name?: string; description?: string; attribution?: string; version?: string; baseUrl?: string };
+  assets?: Asset[];
+}
+
+/** Zooms at which a layer holds every feature at full form (nothing pointified or thinned). */
+function completeZooms(input: DescribeInput, layer: number): number[] {
+  const out: number[] = [];
+  for (let z = input.plan.minZoom; z <= input.plan.maxZoom; z++) {
+    if ((input.pointified[z]?.[layer] ?? 0) === 0 && (input.thinned[z]?.[layer] ?? 0) === 0) out.push(z);
+  }
+  return out;
+}
+
+function vectorLayers(input: DescribeInput): VectorLayer[] {
+  const { plan } = input;
+  const vocab = typeof input.vocabularies === 'object' ? input.vocabularies : undefined;
+  return plan.layers.map((id, i) => {
+    const fields = describeFields(input.stats[id] ?? {});
+    const layer: VectorLayer = { id, ...fields, minzoom: plan.minZoom, maxzoom: plan.maxZoom };
+    if (vocab) {
+      const used = Object.fromEntries(Object.entries(vocab).filter(([name]) => fields.fields && name in fields.fields));
+      if (Object.keys(used).length) layer.vocabularies = used;
+    }
+    // Foreign member: where the layer is complete; below, sub-pixel features are points and dense tiles are thinned.
+    layer.complete_zooms = completeZooms(input, i);
+    return layer;
+  });
+}
+
+/** Bounds and center: 4 and 3 numbers in 2D, 10 and 6 with plane dimensions (unused ones 0). */
+function extent(plan: BuildPlan, only?: Plane): { bounds: number[]; center: number[] } {
+  const { width, height } = plan.world;
+  const xy = [0, 0, width, height];
+  const cxy = [width / 2, height / 2, plan.minZoom];
+  if (plan.dims.length === 0) return { bounds: xy, center: cxy };
+  const lo = { t: Infinity, c: Infinity, z: Infinity }, hi = { t: -Infinity, c: -Infinity, z: -Infinity };
+  for (const p of only ? [only] : plan.planes) {
+    for (const d of ['t', 'c', 'z'] as const) { lo[d] = Math.min(lo[d], p[d]); hi[d] = Math.max(hi[d], p[d]); }
+  }
+  return {
+    bounds: [lo.t, lo.c, lo.z, 0, 0, hi.t, hi.c, hi.z, width, height],
+    center: [lo.t, lo.c, lo.z, ...cxy],
+  };
+}
+
+function base(input: DescribeInput, format: 'pbf' | 'json', prefix: string, plane?: Plane): TilesetDescriptor {
+  const { plan, meta } = input;
+  const tiles = [urlTemplate(plan.dims, format, meta.baseUrl ? meta.baseUrl.replace(/\/?$/, '/') : prefix)];
+  const d: TilesetDescriptor = { tilejson: '3.0.0', tiles, vector_layers: vectorLayers(input) };
+  if (meta.name !== undefined) d.name = meta.name;
+  if (meta.description !== undefined) d.description = meta.description;
+  if (meta.version !== undefined) d.version = meta.version;
+  if (meta.attribution !== undefined) d.attribution = meta.attribution;
+  d.minzoom = plan.minZoom;
+  d.maxzoom = plan.maxZoom;
+  Object.assign(d, extent(plan, plane));
+  d.scale_factor = 2;
+  if (plan.collection.multiscale) d.multiscale = plan.collection.multiscale;
+  d.format = format;
+  if (input.assets?.length) {
+    d.assets = prefix ? input.assets.map((a) => (/^[a-z]+:/i.test(a.href) ? a : { ...a, href: prefix + a.href })) : input.assets;
+  }
+  return d;
+}
+
+/** `tileset.json` at the pyramid root: the PBF pyramid, or the JSON one when only JSON is built. */
+export function tilesetDescriptor(input: DescribeInput): TilesetDescriptor {
+  return base(input, input.plan.formats.pbf ? 'pbf' : 'json', '');
+}
+
+/** The zoom-0 JSON tile of a plane: a descriptor of the JSON pyramid, with relative URLs climbing back to the root. */
+export function overviewDescriptor(input: DescribeInput, plane: Plane, path: string): TilesetDescriptor {
+  const depth = path.split('/').length - 1;
+  return base(input, 'json', '../'.repeat(depth), input.plan.dims.length ? plane : undefined);
+}

@@ -1,0 +1,203 @@
+// MVT v2 encoder on pbf's writer: tiled integer geometry to layers with deduplicated keys and values.
+import { PbfWriter } from 'pbf';
+import type { Feature } from '../model/feature.js';
+import { EXTENT } from '../tiling/space.js';
+import type { TileGeometry } from './tile.js';
+
+export type PbfValue = string | number | boolean;
+
+/** A feature's MVT id and tags, prepared once per feature and reused by every tile it lands in. */
+export interface PbfAttributes {
+  id: number;
+  keys: string[];
+  values: PbfValue[];
+}
+
+function pbfValue(v: unknown): PbfValue | undefined {
+  if (v === null || v === undefined) return undefined;
+  if (typeof v === 'string' || typeof v === 'boolean') return v;
+  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
+  // Arrays and objects as JSON text, the way vt-pbf does it; descriptors declare such fields as String.
+  return JSON.stringify(v);
+}
+
+/**
+ * Id and tags of a feature. Id: the input id when it is a non-negative safe integer, else `seq`. A string id
+ * travels as the tag `id`; `featureClass`, `parentId` and `ref` as tags of those names. These members come first
+ * and win over a property of the same name, so a tag name never appears twice in one MVT feature.
+ */
+export function pbfAttributes(f: Feature, seq: number): PbfAttributes {
+  const id = typeof f.id === 'number' && Number.isSafeInteger(f.id) && f.id >= 0 ? f.id : seq;
+  const keys: string[] = [];
+  const values: PbfValue[] = [];
+  const add = (k: string, v: unknown) => {
+    const pv = pbfValue(v);
+    if (pv !== undefined && !keys.includes(k)) { keys.push(k); values.push(pv); }
+  };
+  if (typeof f.id === 'string') add('id', f.id);
+  add('featureClass', f.featureClass);
+  add('parentId', f.parentId);
+  add('ref', f.ref);
+  if (f.properties) for (const k of Object.keys(f.properties)) add(k, f.properties[k]);
+  return { id, keys, values };
+}
+
+/** One input feature placed in a tile: its attributes and its geometry in zoom-global tile units. */
+export interface PbfFeatureInput { attrs: PbfAttributes; g: TileGeometry }
+export interface PbfLayerInput { name: string; features: readonly PbfFeatureInput[] }
+
+/** MVT geometry type of a leaf geometry; 0 for what MVT cannot hold (meshes, collections). */
+function mvtType(g: TileGeometry): 0 | 1 | 2 | 3 {
+  return g.k === 'points' ? 1 : g.k === 'lines' ? 2 : g.k === 'polygons' ? 3 : 0;
+}
+
+/** Number of MVT features a geometry becomes: one per leaf member of a collection, none for a mesh. */
+export function mvtFeatureCount(g: TileGeometry): number {
+  if (g.k === 'collection') { let n = 0; for (const m of g.members) n += mvtFeatureCount(m); return n; }
+  return mvtType(g) === 0 ? 0 : 1;
+}
+
+// The writer is reused across tiles (a worker is one thread); tiles are copied out with slice().
+const w = new PbfWriter(new Uint8Array(64 * 1024));
+let ox = 0, oy = 0; // tile origin in zoom-global tile units, read by the geometry writer
+
+const zz = (n: number) => (n << 1) ^ (n >> 31);
+
+let cx = 0, cy = 0; // MVT cursor: it carries over from one part or ring to the next within a feature
+
+function writePart(c: Float64Array, polygon: boolean, pbf: PbfWriter): void {
+  // Rings are stored closed; MVT closes them with ClosePath instead of repeating the first position.
+  const n = (c.length >> 1) - (polygon ? 1 : 0);
+  for (let i = 0; i < n; i++) {
+    if (i === 0) pbf.writeVarint((1 << 3) | 1);
+    else if (i === 1) pbf.writeVarint(((n - 1) << 3) | 2);
+    const x = c[i * 2] - ox, y = c[i * 2 + 1] - oy;
+    pbf.writeVarint(zz(x - cx)); pbf.writeVarint(zz(y - cy)); cx = x; cy = y;
+  }
+  if (polygon) pbf.writeVarint((1 << 3) | 7);
+}
+
+function writeGeometry(g: TileGeometry, pbf: PbfWriter): void {
+  cx = 0; cy = 0;
+  if (g.k === 'points') {
+    const c = g.xy, n = c.length >> 1;
+    pbf.writeVarint((n << 3) | 1);
+    for (let i = 0; i < n; i++) {
+      const x = c[i * 2] - ox, y = c[i * 2 + 1] - oy;
+      pbf.writeVarint(zz(x - cx)); pbf.writeVarint(zz(y - cy)); cx = x; cy = y;
+    }
+  } else if (g.k === 'lines') for (const p of g.parts) writePart(p, false, pbf);
+  else if (g.k === 'polygons') for (const poly of g.polys) for (const r of poly) writePart(r, true, pbf);
+}
+
+// Keys and values of the layer being written, in first-seen order.
+let keyIndex = new Map<string, number>();
+let valueIndex = new Map<string, number>();
+let keyList: string[] = [];
+let valueList: PbfValue[] = [];
+
+function valueKey(v: PbfValue): string {
+  return (typeof v === 'string' ? 's' : typeof v === 'number' ? 'n' : 'b') + v;
+}
+
+function writeTags(a: PbfAttributes, pbf: PbfWriter): void {
+  for (let i = 0; i < a.keys.length; i++) {
+    const k = a.keys[i], v = a.values[i];
+    let ki = keyIndex.get(k);
+    if (ki === undefined) { ki = keyList.length; keyList.push(k); keyIndex.set(k, ki); }
+    const vk = valueKey(v);
+    let vi = valueIndex.get(vk);
+    if (vi === undefined) { vi = valueList.length; valueList.push(v); valueIndex.set(vk, vi); }
+    pbf.writeVarint(ki); pbf.writeVarint(vi);
+  }
+}
+
+let current: PbfAttributes;
+function writeFeature(g: TileGeometry, pbf: PbfWriter): void {
+  pbf.writeVarintField(1, current.id);
+  if (current.keys.length > 0) pbf.writeMessage(2, writeTags, current);
+  pbf.writeVarintField(3, mvtType(g));
+  pbf.writeMessage(4, writeGeometry, g);
+}
+
+function writeLeaves(g: TileGeometry, pbf: PbfWriter): void {
+  if (g.k === 'collection') { for (const m of g.members) writeLeaves(m, pbf); return; }
+  if (mvtType(g) !== 0) pbf.writeMessage(2, writeFeature, g);
+}
+
+function writeValue(v: PbfValue, pbf: PbfWriter): void {
+  if (typeof v === 'string') pbf.writeStringField(1, v);
+  else if (typeof v === 'boolean') pbf.writeBooleanField(7, v);
+  // Integers beyond 2^53 are not exact in JavaScript and may not fit a varint: they go as doubles.
+  else if (!Number.isSafeInteger(v)) pbf.writeDoubleField(3, v);
+  else if (v < 0) pbf.writeSVarintField(6, v);
+  else pbf.writeVarintField(5, v);
+}
+
+function writeLayer(l: PbfLayerInput, pbf: PbfWriter): void {
+  keyIndex = new Map(); valueIndex = new Map(); keyList = []; valueList = [];
+  pbf.writeVarintField(15, 2);
+  pbf.writeStringField(1, l.name);
+  pbf.writeVarintField(5, EXTENT);
+  for (const f of l.features) { current = f.attrs; writeLeaves(f.g, pbf); }
+  for (const k of keyList) pbf.writeStringField(3, k);
+  for (const v of valueList) pbf.writeMessage(4, writeValue, v);
+}
+
+/**
+ * Encodes a tile whose origin is (x0, y0) in zoom-global tile units (tile index × EXTENT): geometry is written
+ * tile-local. Layers are written in the given order, skipping those without an MVT feature. Returns an empty
+ * array when nothing could be written (only meshes, say).
+ */
+export function encodePbf(layers: readonly PbfLayerInput[], x0: number, y0: number): Uint8Array {
+  ox = x0; oy = y0;
+  w.pos = 0;
+  w.length = w.buf.length;
+  for (const l of layers) {
+    let n = 0;
+    for (const f of l.features) n += mvtFeatureCount(f.g);
+    if (n > 0) w.writeMessage(3, writeLayer, l);
+  }
+  return w.buf.slice(0, w.pos);
+}
+
+function varintBytes(n: number): number {
+  let b = 1;
+  while (n >= 0x80) { n = Math.floor(n / 128); b++; }
+  return b;
+}
+
+/** Bytes the geometry commands of a tiled geometry take (exact for the command stream, without field headers). */
+function geometryBytes(g: TileGeometry, x0: number, y0: number): number {
+  let b = 0, cx = 0, cy = 0;
+  const coord = (x: number, y: number) => { x -= x0; y -= y0; b += varintBytes(zz(x - cx)) + varintBytes(zz(y - cy)); cx = x; cy = y; };
+  switch (g.k) {
+    case 'points': b += 1; for (let i = 0; i + 1 < g.xy.length; i += 2) coord(g.xy[i], g.xy[i + 1]); return b;
+    case 'lines': for (const p of g.parts) { b += 2; for (let i = 0; i + 1 < p.length; i += 2) coord(p[i], p[i + 1]); } return b;
+    case 'polygons': for (const poly of g.polys) for (const r of poly) { b += 3; for (let i = 0; i + 3 < r.length; i += 2) coord(r[i], r[i + 1]); } return b;
+    default: return 0;
+  }
+}
+
+/** Encoded size of a value message (the value itself, its header and its length prefix). */
+export function valueBytes(v: PbfValue): number {
+  if (typeof v === 'string') { const n = v.length * 2; return 3 + n + varintBytes(n); } // UTF-16 × 2 bounds UTF-8 for most text
+  if (typeof v === 'boolean') return 4;
+  return 11;
+}
+
+/**
+ * Estimated bytes a placed feature adds to a PBF tile, leaving out keys and values (shared between features:
+ * the caller counts each new one once with `valueBytes`). Geometry is counted exactly.
+ */
+export function estimatePbfFeature(f: PbfFeatureInput, x0: number, y0: number): number {
+  const leaves = (g: TileGeometry): number => {
+    if (g.k === 'collection') { let s = 0; for (const m of g.members) s += leaves(m); return s; }
+    if (mvtType(g) === 0) return 0;
+    const gb = geometryBytes(g, x0, y0);
+    const tags = f.attrs.keys.length * 4;
+    const body = 1 + varintBytes(f.attrs.id) + 2 + tags + 2 + 1 + varintBytes(gb) + gb;
+    return 1 + varintBytes(body) + body;
+  };
+  return leaves(f.g);
+}

@@ -1,0 +1,152 @@
+// Parse + validate + assign, for one batch of raw features: runs in a worker; returns unit records, issues and statistics.
+import type { Feature } from '../model/feature.js';
+import type { Geometry } from '../model/geometry.js';
+import { bbox } from '../model/measure.js';
+import { validateFeature } from '../validate/index.js';
+import type { Issue } from '../validate/issue.js';
+import { BUFFER, EXTENT, type Dim } from '../tiling/space.js';
+import { assignPlane, layerOf, observeFeature, type LayerStats, type PlaneRule } from './assign.js';
+import { formatRecord } from './partition.js';
+
+export interface RawFeature { index: number; line: number; column: number; text: string }
+
+export interface ParseTask {
+  kind: 'parse';
+  file: string;
+  layer: string;
+  layerBy?: string;
+  rule: PlaneRule;
+  /** Side in pixels of a level-0 cell. */
+  cellSize: number;
+  /** World side when it is known before reading (from --image-size or --image): features beyond it are counted. */
+  side?: number;
+  /** Sequence number of the first feature of the batch. */
+  seq0: number;
+  features: RawFeature[];
+  /** Samples kept per issue code; the rest are only counted. */
+  sampleCap: number;
+}
+
+export interface IssueSample extends Issue { file: string; index: number; line: number }
+
+/** Valid features that the pyramid cannot hold, counted by reason. */
+export type Skipped = Record<string, number>;
+
+export interface ParseResult {
+  read: number;
+  valid: number;
+  invalid: number;
+  invalidByCode: Record<string, number>;
+  warningsByCode: Record<string, number>;
+  samples: IssueSample[];
+  skipped: Skipped;
+  /** [minX, minY, maxX, maxY] of placed features, or null. */
+  bounds: [number, number, number, number] | null;
+  dims: Dim[];
+  stats: LayerStats;
+  /** Unit key → records, keys in first-seen order. */
+  units: [string, string][];
+  /** Syntax error inside a feature: fatal for the file. */
+  syntax?: { index: number; line: number; column: number; message: string };
+}
+
+/** Position of a JSON.parse error inside `text`, as a line and column relative to the text's start. */
+function syntaxPosition(err: unknown, text: string): { dl: number; col: number; message: string } {
+  const message = err instanceof Error ? err.message : String(err);
+  const m = /position (\d+)/.exec(message);
+  const pos = m ? Number(m[1]) : 0;
+  let dl = 0, last = -1;
+  for (let i = 0; i < pos && i < text.length; i++) if (text.charCodeAt(i) === 10) { dl++; last = i; }
+  return { dl, col: pos - last, message };
+}
+
+/** Removes `radius` from geometries (spec 2.1 rule 3: it belongs in properties); true when something was dropped. */
+function dropRadius(g: Geometry | null): boolean {
+  if (g === null || typeof g !== 'object') return false;
+  let dropped = false;
+  if ('radius' in g) { delete (g as Record<string, unknown>).radius; dropped = true; }
+  if (g.type === 'GeometryCollection') for (const m of g.geometries) dropped = dropRadius(m) || dropped;
+  return dropped;
+}
+
+export function parseBatch(task: ParseTask): ParseResult {
+  const res: ParseResult = {
+    read: 0, valid: 0, invalid: 0, invalidByCode: {}, warningsByCode: {}, samples: [], skipped: {},
+    bounds: null, dims: [], stats: {}, units: [],
+  };
+  const perCode: Record<string, number> = {};
+  const units = new Map<string, string[]>();
+  const dims = new Set<Dim>();
+  const C = task.cellSize;
+  const pad = (C * BUFFER) / EXTENT;
+  const skip = (why: string) => { res.skipped[why] = (res.skipped[why] ?? 0) + 1; };
+  let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+
+  for (let i = 0; i < task.features.length; i++) {
+    const raw = task.features[i];
+    const seq = task.seq0 + i;
+    res.read++;
+    let value: unknown;
+    try {
+      value = JSON.parse(raw.text);
+    } catch (err) {
+      const p = syntaxPosition(err, raw.text);
+      res.syntax = { index: raw.index, line: raw.line + p.dl, column: p.dl === 0 ? raw.column + p.col - 1 : p.col, message: p.message };
+      return res;
+    }
+    // A bare geometry in a sequence is a feature without members.
+    if (value !== null && typeof value === 'object' && !Array.isArray(value) && (value as { type?: unknown }).type !== 'Feature'
+      && typeof (value as { type?: unknown }).type === 'string' && (value as { type: string }).type !== 'FeatureCollection') {
+      value = { type: 'Feature', geometry: value, properties: null };
+    }
+    const issues = validateFeature(value, '');
+    let bad = false;
+    for (const is of issues) {
+      if (is.severity === 'error') bad = true;
+      const counts = is.severity === 'error' ? res.invalidByCode : res.warningsByCode;
+      counts[is.code] = (counts[is.code] ?? 0) + 1;
+      perCode[is.code] = (perCode[is.code] ?? 0) + 1;
+      if (perCode[is.code] <= task.sampleCap) res.samples.push({ ...is, file: task.file, index: raw.index, line: raw.line });
+    }
+    if (bad) { res.invalid++; continue; }
+    const f = value as Feature;
+    const assigned = assignPlane(f, task.rule, '');
+    if ('code' in assigned) {
+      res.invalid++;
+      res.invalidByCode[assigned.code] = (res.invalidByCode[assigned.code] ?? 0) + 1;
+      perCode[assigned.code] = (perCode[assigned.code] ?? 0) + 1;
+      if (perCode[assigned.code] <= task.sampleCap) res.samples.push({ ...assigned, file: task.file, index: raw.index, line: raw.line });
+      continue;
+    }
+    res.valid++;
+    const text = dropRadius(f.geometry) ? JSON.stringify(f) : raw.text;
+    for (const d of assigned.dims) dims.add(d);
+    const layer = layerOf(f, task.layer, task.layerBy);
+    observeFeature(res.stats, layer, f);
+    if (f.geometry === null) { skip('null-geometry'); continue; }
+    const b = bbox(f.geometry);
+    if (b === null) { skip('no-inline-position'); continue; }
+    if (b[3] < 0 || b[4] < 0 || (task.side !== undefined && (b[0] >= task.side || b[1] >= task.side))) { skip('outside-world'); continue; }
+    if (b[0] < minX) minX = b[0];
+    if (b[1] < minY) minY = b[1];
+    if (b[3] > maxX) maxX = b[3];
+    if (b[4] > maxY) maxY = b[4];
+    const p = assigned.plane;
+    const prefix = `${p.t}/${p.c}/${p.z}/`;
+    const hx = Math.max(0, Math.floor((b[0] + b[3]) / 2 / C)), hy = Math.max(0, Math.floor((b[1] + b[4]) / 2 / C));
+    const x0 = Math.max(0, Math.floor((b[0] - pad) / C)), x1 = Math.floor((b[3] + pad) / C);
+    const y0 = Math.max(0, Math.floor((b[1] - pad) / C)), y1 = Math.floor((b[4] + pad) / C);
+    for (let cy = y0; cy <= y1; cy++) {
+      for (let cx = x0; cx <= x1; cx++) {
+        const key = `${prefix}${cx}/${cy}`;
+        const rec = formatRecord(seq, cx === hx && cy === hy, layer, text);
+        const list = units.get(key);
+        if (list) list.push(rec); else units.set(key, [rec]);
+      }
+    }
+  }
+  if (minX <= maxX) res.bounds = [minX, minY, maxX, maxY];
+  res.dims = [...dims];
+  for (const [k, list] of units) res.units.push([k, list.join('')]);
+  return res;
+}

@@ -1,0 +1,102 @@
+// Plan stage: from what the reading pass found, fix the world, zooms, layers, levels and work units of a build.
+import type { Multiscale } from '../model/multiscale.js';
+import type { Properties } from '../model/feature.js';
+import { compareKeys } from './partition.js';
+import { comparePlanes, defaultMaxZoom, tileSize, worldSide, type Dim, type Plane, type World } from '../tiling/space.js';
+
+/** Zooms between the cell zooms of two levels: each level above the first tiles this many zooms from reduced features. */
+export const LEVEL_STEP = 2;
+
+/** A level tiles zooms [zoom, topZoom] from cells at `zoom`; level 0 reads the input, higher levels the reduced features. */
+export interface Level { zoom: number; topZoom: number }
+
+export interface UnitPlan {
+  key: string;
+  level: number;
+  plane: Plane;
+  cell: { z: number; x: number; y: number };
+  /** Keys of the store the unit reads (level 0: the pixel cells it covers; above: its own key). */
+  sources: string[];
+}
+
+export interface BuildPlan {
+  world: World;
+  minZoom: number;
+  maxZoom: number;
+  cellSize: number;
+  dims: Dim[];
+  layers: string[];
+  planes: Plane[];
+  levels: Level[];
+  formats: { json: boolean; pbf: boolean };
+  lod: 'auto' | 'none';
+  tileBudget: number;
+  collection: { multiscale?: Multiscale; properties?: Properties };
+}
+
+export interface PlanInput {
+  imageSize?: { width: number; height: number };
+  /** Bounds of the placed features, or null when there are none. */
+  bounds: [number, number, number, number] | null;
+  minZoom: number;
+  maxZoom?: number;
+  cellSize: number;
+}
+
+/** The world square and zoom range: from the image size when given, else from the data (at least one pixel). */
+export function planWorld(p: PlanInput): { world: World; minZoom: number; maxZoom: number } {
+  const width = p.imageSize?.width ?? Math.max(1, Math.ceil(p.bounds?.[2] ?? 1));
+  const height = p.imageSize?.height ?? Math.max(1, Math.ceil(p.bounds?.[3] ?? 1));
+  const side = worldSide(width, height);
+  const maxZoom = p.maxZoom ?? Math.max(p.minZoom, defaultMaxZoom(side));
+  return { world: { side, width, height }, minZoom: p.minZoom, maxZoom };
+}
+
+/** Cell zooms of the levels, finest first. */
+export function planLevels(side: number, minZoom: number, maxZoom: number, cellSize: number): Level[] {
+  const k0 = Math.min(maxZoom, Math.max(minZoom, Math.round(Math.log2(side / cellSize))));
+  const levels: Level[] = [{ zoom: k0, topZoom: maxZoom }];
+  while (levels[levels.length - 1].zoom > minZoom) {
+    const above = levels[levels.length - 1].zoom;
+    levels.push({ zoom: Math.max(minZoom, above - LEVEL_STEP), topZoom: above - 1 });
+  }
+  return levels;
+}
+
+function parseKey(key: string): { plane: Plane; x: number; y: number } {
+  const [t, c, z, x, y] = key.split('/').map(Number);
+  return { plane: { t, c, z }, x, y };
+}
+
+/** Level-0 units: cells at the level's zoom, each reading the pixel cells (of side cellSize) that overlap it. */
+export function planBaseUnits(storeKeys: string[], side: number, level: Level, cellSize: number): UnitPlan[] {
+  const ts = tileSize(side, level.zoom);
+  const n = 2 ** level.zoom;
+  const units = new Map<string, UnitPlan>();
+  for (const k of storeKeys) {
+    const { plane, x, y } = parseKey(k);
+    const ux0 = Math.floor((x * cellSize) / ts), uy0 = Math.floor((y * cellSize) / ts);
+    const ux1 = Math.ceil(((x + 1) * cellSize) / ts) - 1, uy1 = Math.ceil(((y + 1) * cellSize) / ts) - 1;
+    for (let uy = uy0; uy <= Math.min(uy1, n - 1); uy++) {
+      for (let ux = ux0; ux <= Math.min(ux1, n - 1); ux++) {
+        const key = `${plane.t}/${plane.c}/${plane.z}/${ux}/${uy}`;
+        let u = units.get(key);
+        if (!u) units.set(key, (u = { key, level: 0, plane, cell: { z: level.zoom, x: ux, y: uy }, sources: [] }));
+        u.sources.push(k);
+      }
+    }
+  }
+  return [...units.values()].sort((a, b) => compareKeys(a.key, b.key));
+}
+
+/** Units of a level above 0: one per stored key (cells at the level's zoom). */
+export function planUpperUnits(storeKeys: string[], levelIndex: number, level: Level): UnitPlan[] {
+  return storeKeys.map((key) => {
+    const { plane, x, y } = parseKey(key);
+    return { key, level: levelIndex, plane, cell: { z: level.zoom, x, y }, sources: [key] };
+  });
+}
+
+export function sortPlanes(planes: Iterable<Plane>): Plane[] {
+  return [...planes].sort(comparePlanes);
+}

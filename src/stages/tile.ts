@@ -1,0 +1,606 @@
+// Pure tiler run inside workers: features in global pixels → JSON and PBF tile bytes for a zoom range and a cell.
+import type { Feature } from '../model/feature.js';
+import type { Geometry, Mesh, Position } from '../model/geometry.js';
+import { bbox as geometryBBox, centroid as geometryCentroid } from '../model/measure.js';
+import { BUFFER, DISPLAY_TILE, EXTENT, tileRange, tileSize } from '../tiling/space.js';
+import { boxInside, boxMeets, clipLine, clipPoints, clipRing, type Rect } from '../tiling/clip.js';
+import { quantise, quantisePoints, reverseRing, ringArea2, ringUsable, simplify } from '../tiling/simplify.js';
+import { featureJson, featureHead, jsonTile, tilePrefix, utf8Length, TILE_SUFFIX } from './encode-json.js';
+import { encodePbf, estimatePbfFeature, mvtFeatureCount, pbfAttributes, valueBytes, type PbfAttributes, type PbfLayerInput } from './encode-pbf.js';
+
+export interface TileFeature { seq: number; layer: number; feature: Feature }
+export interface LayerInfo { id: string }
+export interface TileSpec {
+  /** World side in pixels (a power of two). */
+  side: number;
+  /** Zooms this call produces. */
+  minZoom: number;
+  maxZoom: number;
+  /** The build's finest zoom: full detail there (no simplification, no LOD, no thinning). */
+  finestZoom: number;
+  /** Produce only tiles inside this cell (zooms >= cell.z); absent = the whole world. */
+  cell?: { z: number; x: number; y: number };
+  layers: LayerInfo[];
+  formats: { json: boolean; pbf: boolean };
+  lod: 'auto' | 'none';
+  /** Bytes; below finestZoom, with lod 'auto', a tile over budget in either format is thinned. */
+  tileBudget: number;
+  /** Copied into every JSON tile. */
+  collection?: { multiscale?: unknown; properties?: unknown };
+}
+/**
+ * One tile. `json` / `pbf` are absent when that format is off or has nothing to hold (a PBF tile of meshes only,
+ * a tile thinned to nothing): the tile is then not written, but its stats still count.
+ */
+export interface TileResult { z: number; x: number; y: number; json?: Uint8Array; pbf?: Uint8Array; stats: TileStats }
+export interface TileStats {
+  /** Input features in the tile (after thinning). */
+  features: number;
+  /** Per layer: features in the tile drawn as their centroid Point (sub-pixel, or collapsed at this zoom). */
+  pointified: number[];
+  /** Per layer: features dropped from the tile to keep it within the byte budget. */
+  thinned: number[];
+  /** Mesh features (or mesh members of collections) kept whole in the JSON tile. */
+  meshesJsonOnly: number;
+  /** Features in the tile that yield no PBF feature (meshes): only counted when PBF is produced. */
+  notInPbf: number;
+}
+
+/**
+ * Geometry on flat arrays of x, y pairs, 2D. The tiler holds input geometry in global pixels this way, and
+ * tiled geometry in zoom-global tile units: integers, where tile-local = value − tile index × EXTENT. Rings are
+ * closed; polygon rings are oriented exterior positive, holes negative (see `orient`).
+ */
+export type TileGeometry =
+  | { k: 'points'; type: 'Point' | 'MultiPoint'; xy: Float64Array }
+  | { k: 'lines'; type: 'LineString' | 'MultiLineString'; parts: Float64Array[] }
+  | { k: 'polygons'; type: 'Polygon' | 'MultiPolygon'; polys: Float64Array[][] }
+  | { k: 'mesh'; geometry: Mesh; box: Float64Array; json?: string }
+  | { k: 'collection'; members: TileGeometry[] };
+
+/**
+ * Foreign member set by `reduceForZoom` on the geometry it returns: `[minX, minY, maxX, maxY, cx, cy]` of the
+ * feature before reduction, so the sub-pixel test and the centroid at coarser zooms see the original feature.
+ */
+export const LOD_MEMBER = 'mudmTilesLod';
+
+// ───────────────────────────── input preparation ─────────────────────────────
+
+function flatPositions(ps: readonly Position[]): Float64Array {
+  const out = new Float64Array(ps.length * 2);
+  for (let i = 0; i < ps.length; i++) { out[i * 2] = ps[i][0]; out[i * 2 + 1] = ps[i][1]; }
+  return out;
+}
+
+/** Flat pixel geometry; null for a mesh without inline coordinates (held by `tiles`). */
+function flatten(g: Geometry): TileGeometry | null {
+  switch (g.type) {
+    case 'Point': return { k: 'points', type: 'Point', xy: Float64Array.of(g.coordinates[0], g.coordinates[1]) };
+    case 'MultiPoint': return { k: 'points', type: 'MultiPoint', xy: flatPositions(g.coordinates) };
+    case 'LineString': return { k: 'lines', type: 'LineString', parts: g.coordinates.length > 0 ? [flatPositions(g.coordinates)] : [] };
+    case 'MultiLineString': return { k: 'lines', type: 'MultiLineString', parts: g.coordinates.map(flatPositions) };
+    case 'Polygon': return { k: 'polygons', type: 'Polygon', polys: g.coordinates.length > 0 ? [g.coordinates.map(flatPositions)] : [] };
+    case 'MultiPolygon': return { k: 'polygons', type: 'MultiPolygon', polys: g.coordinates.filter((p) => p.length > 0).map((p) => p.map(flatPositions)) };
+    case 'PolyhedralSurface': case 'TIN': {
+      const b = geometryBBox(g);
+      return b === null ? null : { k: 'mesh', geometry: g, box: Float64Array.of(b[0], b[1], b[3], b[4]) };
+    }
+    case 'GeometryCollection': {
+      const members: TileGeometry[] = [];
+      for (const m of g.geometries) { const f = flatten(m); if (f !== null) members.push(f); }
+      return { k: 'collection', members };
+    }
+  }
+}
+
+function hasMesh(g: TileGeometry): boolean {
+  return g.k === 'mesh' || (g.k === 'collection' && g.members.some(hasMesh));
+}
+
+/** Whether the geometry has anything that can collapse (a line or a polygon). */
+function hasExtent(g: TileGeometry): boolean {
+  return g.k === 'lines' || g.k === 'polygons' || (g.k === 'collection' && g.members.some(hasExtent));
+}
+
+function readLodMember(g: Geometry): number[] | undefined {
+  const m = g[LOD_MEMBER];
+  return Array.isArray(m) && m.length === 6 && m.every((v) => typeof v === 'number') ? (m as number[]) : undefined;
+}
+
+/** Bounding box and vertex-mean centroid of the feature as input (or as it was before `reduceForZoom`). */
+function lodOf(g: Geometry): number[] | null {
+  const m = readLodMember(g);
+  if (m) return m;
+  const b = geometryBBox(g), c = geometryCentroid(g);
+  return b === null || c === null ? null : [b[0], b[1], b[3], b[4], c[0], c[1]];
+}
+
+/** A feature ready for tiling: flat geometry and the strings and tags every tile reuses. */
+interface Prepared {
+  tf: TileFeature;
+  flat: TileGeometry;
+  /** `[minX, minY, maxX, maxY, cx, cy]` for LOD decisions; computed when first needed. */
+  lod: number[] | null | undefined;
+  /** A Point geometry that stands for a pointified feature (set by reduceForZoom). */
+  reducedToPoint: boolean;
+  /** Candidate for pointification: not a plain Point, not holding a mesh. */
+  pointable: boolean;
+  collapsible: boolean;
+  head?: string;
+  attrs?: PbfAttributes;
+}
+
+function prepare(tf: TileFeature): Prepared | null {
+  const g = tf.feature.geometry;
+  if (g === null) return null;
+  const flat = flatten(g);
+  if (flat === null) return null;
+  const marker = readLodMember(g);
+  const isPlainPoint = g.type === 'Point' && marker === undefined;
+  const mesh = hasMesh(flat);
+  return {
+    tf, flat, lod: marker, reducedToPoint: g.type === 'Point' && marker !== undefined,
+    pointable: !isPlainPoint && !mesh, collapsible: hasExtent(flat), head: undefined, attrs: undefined,
+  };
+}
+
+/** Features with a geometry the tiler cannot place: the caller counts them (the tiler skips them silently). */
+export function untileable(f: Feature): 'null-geometry' | 'mesh-without-coordinates' | 'no-positions' | undefined {
+  if (f.geometry === null) return 'null-geometry';
+  if ((f.geometry.type === 'PolyhedralSurface' || f.geometry.type === 'TIN') && geometryBBox(f.geometry) === null) return 'mesh-without-coordinates';
+  return geometryBBox(f.geometry) === null ? 'no-positions' : undefined;
+}
+
+// ───────────────────────────── per zoom geometry ─────────────────────────────
+
+// Box of the geometry being quantised, in zoom-global tile units.
+const qbox = new Float64Array(4);
+
+function growBox(c: ArrayLike<number>): void {
+  for (let i = 0; i + 1 < c.length; i += 2) {
+    const x = c[i], y = c[i + 1];
+    if (x < qbox[0]) qbox[0] = x;
+    if (x > qbox[2]) qbox[2] = x;
+    if (y < qbox[1]) qbox[1] = y;
+    if (y > qbox[3]) qbox[3] = y;
+  }
+}
+
+/**
+ * Orientation shared by JSON and PBF: exterior rings have positive signed area on the raw numbers
+ * (Σ x_i·y_{i+1} − x_{i+1}·y_i > 0), holes negative. Read in y-up axes that is RFC 7946's counter-clockwise
+ * exterior; drawn on the y-down image it is clockwise, which is exactly MVT's rule for tile coordinates.
+ * Returns false for a ring with zero area (dropped).
+ */
+function orient(r: Float64Array, exterior: boolean): boolean {
+  const a = ringArea2(r);
+  if (a === 0) return false;
+  if ((a > 0) !== exterior) reverseRing(r);
+  return true;
+}
+
+/**
+ * Simplifies (when sqTol >= 0) in pixels, quantises to zoom-global tile units with `scale`, drops what
+ * degenerates, orients rings and grows `qbox`. Null when nothing is left.
+ */
+function quantiseGeometry(g: TileGeometry, scale: number, sqTol: number): TileGeometry | null {
+  switch (g.k) {
+    case 'points': {
+      if (g.xy.length === 0) return null;
+      const xy = quantisePoints(g.xy, scale);
+      growBox(xy);
+      return { k: 'points', type: g.type, xy };
+    }
+    case 'lines': {
+      const parts: Float64Array[] = [];
+      for (const p of g.parts) {
+        const s = sqTol >= 0 ? simplify(p, sqTol, false) : p;
+        if (s === null) continue;
+        const q = quantise(s, scale);
+        if (q.length >= 4) { parts.push(q); growBox(q); }
+      }
+      return parts.length > 0 ? { k: 'lines', type: g.type, parts } : null;
+    }
+    case 'polygons': {
+      const polys: Float64Array[][] = [];
+      for (const poly of g.polys) {
+        const rings: Float64Array[] = [];
+        for (let i = 0; i < poly.length; i++) {
+          const s = sqTol >= 0 ? simplify(poly[i], sqTol, true) : poly[i];
+          const q = s === null ? null : quantise(s, scale);
+          if (q === null || !ringUsable(q) || !orient(q, i === 0)) {
+            if (i === 0) break; // no exterior, no polygon: its holes go with it
+            continue;
+          }
+          rings.push(q);
+        }
+        if (rings.length > 0) { polys.push(rings); growBox(rings[0]); }
+      }
+      return polys.length > 0 ? { k: 'polygons', type: g.type, polys } : null;
+    }
+    case 'mesh':
+      growBox([g.box[0] * scale, g.box[1] * scale, g.box[2] * scale, g.box[3] * scale]);
+      return g;
+    case 'collection': {
+      const members: TileGeometry[] = [];
+      for (const m of g.members) { const q = quantiseGeometry(m, scale, sqTol); if (q !== null) members.push(q); }
+      return members.length > 0 ? { k: 'collection', members } : null;
+    }
+  }
+}
+
+const rbox = new Float64Array(4);
+function ringBox(c: Float64Array): Float64Array {
+  let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+  for (let i = 0; i + 1 < c.length; i += 2) {
+    const x = c[i], y = c[i + 1];
+    if (x < minX) minX = x;
+    if (x > maxX) maxX = x;
+    if (y < minY) minY = y;
+    if (y > maxY) maxY = y;
+  }
+  rbox[0] = minX; rbox[1] = minY; rbox[2] = maxX; rbox[3] = maxY;
+  return rbox;
+}
+
+/** Clips quantised geometry to a buffered tile rectangle (zoom-global units); null when nothing is inside. */
+function clipGeometry(g: TileGeometry, r: Rect, scale: number): TileGeometry | null {
+  switch (g.k) {
+    case 'points': {
+      const xy = clipPoints(g.xy, r);
+      return xy.length > 0 ? { k: 'points', type: g.type, xy } : null;
+    }
+    case 'lines': {
+      const parts: Float64Array[] = [];
+      for (const p of g.parts) {
+        if (boxInside(ringBox(p), r)) parts.push(p);
+        else if (boxMeets(rbox, r)) for (const c of clipLine(p, r, true)) parts.push(c);
+      }
+      return parts.length > 0 ? { k: 'lines', type: g.type, parts } : null;
+    }
+    case 'polygons': {
+      const polys: Float64Array[][] = [];
+      for (const poly of g.polys) {
+        const rings: Float64Array[] = [];
+        for (let i = 0; i < poly.length; i++) {
+          const ring = poly[i];
+          let c: Float64Array | null;
+          if (boxInside(ringBox(ring), r)) c = ring;
+          else if (!boxMeets(rbox, r)) c = null;
+          else {
+            c = clipRing(ring, r, true);
+            // Clipping keeps orientation, but rounding can flip or flatten a sliver: check again.
+            if (!ringUsable(c) || !orient(c, i === 0)) c = null;
+          }
+          if (c === null) { if (i === 0) break; continue; }
+          rings.push(c);
+        }
+        if (rings.length > 0) polys.push(rings);
+      }
+      return polys.length > 0 ? { k: 'polygons', type: g.type, polys } : null;
+    }
+    case 'mesh':
+      return boxMeets([g.box[0] * scale, g.box[1] * scale, g.box[2] * scale, g.box[3] * scale], r) ? g : null;
+    case 'collection': {
+      const members: TileGeometry[] = [];
+      for (const m of g.members) { const c = clipGeometry(m, r, scale); if (c !== null) members.push(c); }
+      return members.length > 0 ? { k: 'collection', members } : null;
+    }
+  }
+}
+
+function meshCount(g: TileGeometry): number {
+  if (g.k === 'mesh') return 1;
+  if (g.k === 'collection') { let n = 0; for (const m of g.members) n += meshCount(m); return n; }
+  return 0;
+}
+
+// ───────────────────────────── tiles ─────────────────────────────
+
+interface Entry { p: Prepared; g: TileGeometry; pointified: boolean }
+interface Bucket { x: number; y: number; entries: Entry[] }
+
+/**
+ * Deterministic thinning priority from the sequence number (murmur3's 32-bit finaliser over both halves):
+ * spreads kept features evenly over space and classes, and never depends on input order or timing.
+ */
+export function thinningPriority(seq: number): number {
+  let h = (seq >>> 0) ^ Math.imul(Math.floor(seq / 4294967296) >>> 0, 0x9e3779b1);
+  h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/** Everything a zoom's tiles need that does not change from tile to tile. */
+interface ZoomContext {
+  z: number;
+  scale: number; // zoom-global tile units per pixel
+  unit: number; // pixels per tile unit
+  coarse: boolean; // below the finest zoom: simplification, LOD, thinning
+  sqTol: number; // squared simplification tolerance in pixels, -1 at the finest zoom
+  subPixel: number; // a display pixel, in pixels
+}
+
+function zoomContext(spec: Pick<TileSpec, 'side' | 'finestZoom'>, z: number): ZoomContext {
+  const ts = tileSize(spec.side, z);
+  const coarse = z < spec.finestZoom;
+  const tol = (3 * ts) / EXTENT;
+  return { z, scale: EXTENT / ts, unit: ts / EXTENT, coarse, sqTol: coarse ? tol * tol : -1, subPixel: ts / DISPLAY_TILE };
+}
+
+function lodFor(p: Prepared): number[] | null {
+  if (p.lod === undefined) p.lod = lodOf(p.tf.feature.geometry as Geometry);
+  return p.lod;
+}
+
+/** The feature's geometry at a zoom in zoom-global tile units, or null; `pointified` tells a centroid stand-in. */
+function featureAtZoom(p: Prepared, zc: ZoomContext, lodAuto: boolean): { g: TileGeometry; pointified: boolean } | null {
+  const lod = lodAuto && zc.coarse;
+  if (lod && p.pointable) {
+    const l = lodFor(p);
+    if (l !== null && (p.reducedToPoint || (l[2] - l[0] < zc.subPixel && l[3] - l[1] < zc.subPixel))) return centroidPoint(l, zc.scale);
+  }
+  qbox[0] = Infinity; qbox[1] = Infinity; qbox[2] = -Infinity; qbox[3] = -Infinity;
+  const g = quantiseGeometry(p.flat, zc.scale, zc.sqTol);
+  if (g !== null) return { g, pointified: false };
+  // Collapsed at this zoom: keep it visible as its centroid rather than let it vanish from the overview.
+  if (lod && p.pointable && p.collapsible) {
+    const l = lodFor(p);
+    if (l !== null) return centroidPoint(l, zc.scale);
+  }
+  return null;
+}
+
+function centroidPoint(l: number[], scale: number): { g: TileGeometry; pointified: boolean } {
+  const xy = Float64Array.of(Math.round(l[4] * scale), Math.round(l[5] * scale));
+  qbox[0] = xy[0]; qbox[1] = xy[1]; qbox[2] = xy[0]; qbox[3] = xy[1];
+  return { g: { k: 'points', type: 'Point', xy }, pointified: true };
+}
+
+/** Places every feature of one zoom into its tiles (inside the cell), clipping only what crosses a buffered edge. */
+function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: ZoomContext): Bucket[] {
+  const { z } = zc;
+  const n = 2 ** z;
+  let cx0 = 0, cy0 = 0, cx1 = n - 1, cy1 = n - 1;
+  if (spec.cell) {
+    const d = 2 ** (z - spec.cell.z);
+    cx0 = spec.cell.x * d; cy0 = spec.cell.y * d; cx1 = cx0 + d - 1; cy1 = cy0 + d - 1;
+  }
+  const buckets = new Map<number | string, Bucket>();
+  const numericKeys = n <= 2 ** 26;
+  const lodAuto = spec.lod === 'auto';
+  const u = zc.unit;
+  const r: Rect = { minX: 0, minY: 0, maxX: 0, maxY: 0 };
+  for (const p of prepared) {
+    const at = featureAtZoom(p, zc, lodAuto);
+    if (at === null) continue;
+    const range = tileRange(spec.side, z, qbox[0] * u, qbox[1] * u, qbox[2] * u, qbox[3] * u, BUFFER * u);
+    if (range === null) continue;
+    const x0 = Math.max(range.x0, cx0), x1 = Math.min(range.x1, cx1), y0 = Math.max(range.y0, cy0), y1 = Math.min(range.y1, cy1);
+    for (let x = x0; x <= x1; x++) {
+      for (let y = y0; y <= y1; y++) {
+        r.minX = x * EXTENT - BUFFER; r.minY = y * EXTENT - BUFFER; r.maxX = (x + 1) * EXTENT + BUFFER; r.maxY = (y + 1) * EXTENT + BUFFER;
+        const g = boxInside(qbox, r) ? at.g : clipGeometry(at.g, r, zc.scale);
+        if (g === null) continue;
+        const key = numericKeys ? x * n + y : `${x}/${y}`;
+        let b = buckets.get(key);
+        if (b === undefined) { b = { x, y, entries: [] }; buckets.set(key, b); }
+        b.entries.push({ p, g, pointified: at.pointified });
+      }
+    }
+  }
+  return [...buckets.values()].sort((a, b) => a.x - b.x || a.y - b.y);
+}
+
+/** Per-build constants of encoding. */
+interface EncodeContext { spec: TileSpec; prefix: string; lodAuto: boolean }
+
+function headOf(p: Prepared, spec: TileSpec): string {
+  p.head ??= featureHead(p.tf.feature, spec.layers[p.tf.layer]?.id ?? String(p.tf.layer));
+  return p.head;
+}
+
+function attrsOf(p: Prepared): PbfAttributes {
+  p.attrs ??= pbfAttributes(p.tf.feature, p.tf.seq);
+  return p.attrs;
+}
+
+function pbfLayers(entries: readonly Entry[], spec: TileSpec): PbfLayerInput[] {
+  const layers: PbfLayerInput[] = [];
+  let current: { name: string; features: { attrs: PbfAttributes; g: TileGeometry }[] } | null = null;
+  let currentLayer = -1;
+  for (const e of entries) {
+    if (mvtFeatureCount(e.g) === 0) continue;
+    if (e.p.tf.layer !== currentLayer) {
+      currentLayer = e.p.tf.layer;
+      current = { name: spec.layers[currentLayer]?.id ?? String(currentLayer), features: [] };
+      layers.push(current);
+    }
+    current?.features.push({ attrs: attrsOf(e.p), g: e.g });
+  }
+  return layers;
+}
+
+interface Encoded { json?: Uint8Array; pbf?: Uint8Array }
+
+function encodeEntries(entries: readonly Entry[], strings: readonly string[] | null, ec: EncodeContext, x: number, y: number): Encoded {
+  const out: Encoded = {};
+  if (strings !== null && strings.length > 0) out.json = jsonTile(ec.prefix, strings);
+  if (ec.spec.formats.pbf) {
+    const layers = pbfLayers(entries, ec.spec);
+    if (layers.length > 0) out.pbf = encodePbf(layers, x * EXTENT, y * EXTENT);
+  }
+  return out;
+}
+
+function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext): TileResult {
+  const { spec } = ec;
+  const nl = spec.layers.length;
+  const stats: TileStats = { features: 0, pointified: new Array<number>(nl).fill(0), thinned: new Array<number>(nl).fill(0), meshesJsonOnly: 0, notInPbf: 0 };
+  let entries = b.entries;
+  let strings: string[] | null = spec.formats.json ? entries.map((e) => featureJson(headOf(e.p, spec), e.g, zc.unit)) : null;
+  let enc = encodeEntries(entries, strings, ec, b.x, b.y);
+  const over = (e: Encoded) => (e.json?.length ?? 0) > spec.tileBudget || (e.pbf?.length ?? 0) > spec.tileBudget;
+  if (zc.coarse && ec.lodAuto && over(enc)) {
+    const kept = thin(b, strings, zc, ec);
+    for (let i = 0; i < entries.length; i++) if (!kept.mask[i]) stats.thinned[entries[i].p.tf.layer]++;
+    const keptIdx: number[] = [];
+    for (let i = 0; i < entries.length; i++) if (kept.mask[i]) keptIdx.push(i);
+    entries = keptIdx.map((i) => b.entries[i]);
+    strings = strings === null ? null : keptIdx.map((i) => (strings as string[])[i]);
+    enc = kept.encoded;
+  }
+  stats.features = entries.length;
+  for (const e of entries) {
+    if (e.pointified) stats.pointified[e.p.tf.layer]++;
+    if (spec.formats.json) stats.meshesJsonOnly += meshCount(e.g);
+    if (spec.formats.pbf && mvtFeatureCount(e.g) === 0) stats.notInPbf++;
+  }
+  const result: TileResult = { z: zc.z, x: b.x, y: b.y, stats };
+  if (enc.json) result.json = enc.json;
+  if (enc.pbf) result.pbf = enc.pbf;
+  return result;
+}
+
+/**
+ * Keeps the highest-priority features that fit the budget. Sizes are estimated per feature (JSON exactly, PBF
+ * from its command stream plus each new key and value once), the largest fitting prefix of the priority order is
+ * encoded, and while the real bytes are still over budget the prefix shrinks geometrically.
+ */
+function thin(b: Bucket, strings: readonly string[] | null, zc: ZoomContext, ec: EncodeContext): { mask: Uint8Array; encoded: Encoded } {
+  const { spec } = ec;
+  const entries = b.entries;
+  const n = entries.length;
+  const order = Array.from({ length: n }, (_, i) => i);
+  const prio = entries.map((e) => thinningPriority(e.p.tf.seq));
+  order.sort((i, j) => prio[j] - prio[i] || entries[i].p.tf.seq - entries[j].p.tf.seq);
+  const x0 = b.x * EXTENT, y0 = b.y * EXTENT;
+  let json = utf8Length(ec.prefix) + TILE_SUFFIX.length;
+  let pbf = 0;
+  const seenLayers = new Set<number>();
+  const seenKeys = new Set<string>();
+  const seenValues = new Set<string>();
+  let k = 0;
+  for (; k < n; k++) {
+    const e = entries[order[k]];
+    const js = strings === null ? 0 : utf8Length(strings[order[k]]) + (k > 0 ? 1 : 0);
+    let pb = 0;
+    if (spec.formats.pbf && mvtFeatureCount(e.g) > 0) {
+      const a = attrsOf(e.p);
+      pb = estimatePbfFeature({ attrs: a, g: e.g }, x0, y0);
+      const l = e.p.tf.layer;
+      if (!seenLayers.has(l)) pb += 16 + utf8Length(spec.layers[l]?.id ?? '');
+      for (let i = 0; i < a.keys.length; i++) {
+        const kk = l + '\u0000' + a.keys[i], vk = l + '\u0000' + typeof a.values[i] + String(a.values[i]);
+        if (!seenKeys.has(kk)) pb += 3 + utf8Length(a.keys[i]);
+        if (!seenValues.has(vk)) pb += valueBytes(a.values[i]);
+      }
+      if (json + js > spec.tileBudget || pbf + pb > spec.tileBudget) break;
+      seenLayers.add(l);
+      for (let i = 0; i < a.keys.length; i++) {
+        seenKeys.add(l + '\u0000' + a.keys[i]);
+        seenValues.add(l + '\u0000' + typeof a.values[i] + String(a.values[i]));
+      }
+    } else if (json + js > spec.tileBudget) break;
+    json += js; pbf += pb;
+  }
+  const mask = new Uint8Array(n);
+  for (;;) {
+    mask.fill(0);
+    for (let i = 0; i < k; i++) mask[order[i]] = 1;
+    const kept: Entry[] = [];
+    const keptStrings: string[] | null = strings === null ? null : [];
+    for (let i = 0; i < n; i++) if (mask[i]) { kept.push(entries[i]); keptStrings?.push((strings as string[])[i]); }
+    const encoded = encodeEntries(kept, keptStrings, ec, b.x, b.y);
+    const size = Math.max(encoded.json?.length ?? 0, encoded.pbf?.length ?? 0);
+    if (size <= spec.tileBudget || k === 0) return { mask, encoded };
+    k = Math.min(k - 1, Math.floor(k * Math.min(0.95, spec.tileBudget / size)));
+  }
+}
+
+/**
+ * All tiles of the zoom range (inside the cell), sorted by z, x, y; tiles without features are omitted.
+ * Output bytes depend only on the set of input features: they are ordered by (layer, seq) first.
+ */
+export function tileFeatures(features: TileFeature[], spec: TileSpec): TileResult[] {
+  const sorted = [...features].sort((a, b) => a.layer - b.layer || a.seq - b.seq);
+  const prepared: Prepared[] = [];
+  for (const tf of sorted) { const p = prepare(tf); if (p !== null) prepared.push(p); }
+  const ec: EncodeContext = { spec, prefix: tilePrefix(spec.collection), lodAuto: spec.lod === 'auto' };
+  const results: TileResult[] = [];
+  const from = spec.cell ? Math.max(spec.minZoom, spec.cell.z) : spec.minZoom;
+  for (let z = from; z <= spec.maxZoom; z++) {
+    const zc = zoomContext(spec, z);
+    for (const b of placeZoom(prepared, spec, zc)) results.push(encodeTile(b, zc, ec));
+  }
+  return results;
+}
+
+// ───────────────────────────── reduction for coarse zooms ─────────────────────────────
+
+function positionsOf(c: ArrayLike<number>): Position[] {
+  const out: Position[] = new Array<Position>(c.length >> 1);
+  for (let i = 0; i < out.length; i++) out[i] = [c[i * 2], c[i * 2 + 1]];
+  return out;
+}
+
+/** The geometry simplified in pixels with `sqTol`, parts that collapse dropped; null when all collapse. */
+function reduceGeometry(g: Geometry, sqTol: number): Geometry | null {
+  switch (g.type) {
+    case 'Point': case 'MultiPoint': case 'PolyhedralSurface': case 'TIN': return g;
+    case 'LineString': return { type: 'LineString', coordinates: positionsOf(simplify(flatPositions(g.coordinates), sqTol, false) ?? []) };
+    case 'MultiLineString': return { type: 'MultiLineString', coordinates: g.coordinates.map((l) => positionsOf(simplify(flatPositions(l), sqTol, false) ?? [])) };
+    case 'Polygon': case 'MultiPolygon': {
+      const polys = g.type === 'Polygon' ? [g.coordinates] : g.coordinates;
+      const out: Position[][][] = [];
+      for (const poly of polys) {
+        const rings: Position[][] = [];
+        for (let i = 0; i < poly.length; i++) {
+          const s = simplify(flatPositions(poly[i]), sqTol, true);
+          if (s === null) { if (i === 0) break; continue; }
+          rings.push(positionsOf(s));
+        }
+        if (rings.length > 0) out.push(rings);
+      }
+      if (out.length === 0) return null;
+      return g.type === 'Polygon' ? { type: 'Polygon', coordinates: out[0] } : { type: 'MultiPolygon', coordinates: out };
+    }
+    case 'GeometryCollection': {
+      const members: Geometry[] = [];
+      for (const m of g.geometries) { const r = reduceGeometry(m, sqTol); if (r !== null) members.push(r); }
+      return members.length > 0 ? { type: 'GeometryCollection', geometries: members } : null;
+    }
+  }
+}
+
+/**
+ * A copy of the feature for zooms <= `zoom` (all below the finest zoom): geometry simplified with that zoom's
+ * tolerance, or its centroid Point when sub-pixel there (lod 'auto'). Tiling the copy at any zoom <= `zoom` gives
+ * the same tiles as tiling the original: simplification nests (see `simplify`), and the original bbox and
+ * centroid ride along in the geometry's `mudmTilesLod` member for the sub-pixel test and the centroid.
+ */
+export function reduceForZoom(f: TileFeature, spec: Pick<TileSpec, 'side' | 'lod'>, zoom: number): TileFeature {
+  const g = f.feature.geometry;
+  if (g === null || g.type === 'PolyhedralSurface' || g.type === 'TIN') return f;
+  const flat = flatten(g);
+  if (flat === null || hasMesh(flat)) return f;
+  const marker = readLodMember(g);
+  if (g.type === 'Point') return f;
+  const lod = marker ?? lodOf(g);
+  if (lod === null) return f;
+  const zc = zoomContext({ side: spec.side, finestZoom: Infinity }, zoom);
+  const point = (): TileFeature => ({
+    seq: f.seq, layer: f.layer,
+    feature: { ...f.feature, geometry: { type: 'Point', coordinates: [lod[4], lod[5]], [LOD_MEMBER]: lod } },
+  });
+  if (spec.lod === 'auto' && lod[2] - lod[0] < zc.subPixel && lod[3] - lod[1] < zc.subPixel) return point();
+  const reduced = reduceGeometry(g, zc.sqTol);
+  if (reduced === null) {
+    if (spec.lod === 'auto' && hasExtent(flat)) return point();
+    const empty: Geometry = g.type === 'GeometryCollection' ? { type: 'GeometryCollection', geometries: [] } : { ...g, coordinates: [] } as Geometry;
+    return { seq: f.seq, layer: f.layer, feature: { ...f.feature, geometry: empty } };
+  }
+  reduced[LOD_MEMBER] = lod;
+  return { seq: f.seq, layer: f.layer, feature: { ...f.feature, geometry: reduced } };
+}

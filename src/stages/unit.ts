@@ -1,0 +1,109 @@
+// Tile one work unit: read its records, tile and encode its zooms, and reduce its own features for the level above.
+import fs from 'node:fs';
+import type { Feature } from '../model/feature.js';
+import { bbox } from '../model/measure.js';
+import { BUFFER, EXTENT, tilePath, tileSize, type Dim } from '../tiling/space.js';
+import { reduceForZoom, tileFeatures, type TileFeature, type TileSpec } from './tile.js';
+import { formatRecord, parseRecords } from './partition.js';
+import type { UnitPlan } from './plan.js';
+
+export interface TileTask {
+  kind: 'tile';
+  unit: UnitPlan;
+  /** The unit's records: files to read, or text handed over in memory; in source order. */
+  sources: Array<{ path: string } | { text: string }>;
+  spec: TileSpec;
+  dims: Dim[];
+  /** Cell zoom of the next level, when there is one: the unit's own features are reduced for the zoom below its cells. */
+  next?: { zoom: number };
+}
+
+export interface WrittenTile { path: string; z: number; bytes: Uint8Array; features: number }
+
+export interface UnitResult {
+  key: string;
+  tiles: WrittenTile[];
+  /** Next-level key → records. */
+  next: [string, string][];
+  features: number;
+  pointified: number[][];
+  thinned: number[][];
+  notInPbf: number;
+}
+
+/** Reads the unit's records, each feature once (a feature near a cell border is stored in every cell it touches). */
+function loadFeatures(task: TileTask): { features: TileFeature[]; home: Set<number> } {
+  const layerIndex = new Map(task.spec.layers.map((l, i) => [l.id, i]));
+  const seen = new Set<number>();
+  const home = new Set<number>();
+  const features: TileFeature[] = [];
+  for (const src of task.sources) {
+    const text = 'text' in src ? src.text : fs.readFileSync(src.path, 'utf8');
+    for (const r of parseRecords(text)) {
+      if (r.home) home.add(r.seq);
+      if (seen.has(r.seq)) continue;
+      seen.add(r.seq);
+      features.push({ seq: r.seq, layer: layerIndex.get(r.layer) ?? 0, feature: JSON.parse(r.json) as Feature });
+    }
+  }
+  if (task.sources.length > 1) features.sort((a, b) => a.seq - b.seq);
+  return { features, home };
+}
+
+export function tileUnit(task: TileTask): UnitResult {
+  const { unit, spec } = task;
+  const { features, home } = loadFeatures(task);
+  const tiles = tileFeatures(features, spec);
+  const layers = spec.layers.length;
+  const res: UnitResult = {
+    key: unit.key, tiles: [], next: [], features: features.length,
+    pointified: [], thinned: [], notInPbf: 0,
+  };
+  for (let z = spec.minZoom; z <= spec.maxZoom; z++) {
+    res.pointified[z] = new Array<number>(layers).fill(0);
+    res.thinned[z] = new Array<number>(layers).fill(0);
+  }
+  for (const t of tiles) {
+    for (let l = 0; l < layers; l++) {
+      res.pointified[t.z][l] += t.stats.pointified[l] ?? 0;
+      res.thinned[t.z][l] += t.stats.thinned[l] ?? 0;
+    }
+    res.notInPbf += t.stats.notInPbf;
+    if (t.json) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'json'), z: t.z, bytes: t.json, features: t.stats.features });
+    if (t.pbf) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'pbf'), z: t.z, bytes: t.pbf, features: t.stats.features });
+  }
+  if (task.next) res.next = reduceForNext(features, home, task, task.next.zoom);
+  return res;
+}
+
+/** The unit's own features, reduced for the zoom just above its cells and routed into the next level's cells. */
+function reduceForNext(features: TileFeature[], home: Set<number>, task: TileTask, zoom: number): [string, string][] {
+  const { side } = task.spec;
+  const reduceZoom = task.unit.cell.z - 1;
+  const ts = tileSize(side, zoom);
+  const pad = (ts * BUFFER) / EXTENT;
+  const n = 2 ** zoom;
+  const p = task.unit.plane;
+  const prefix = `${p.t}/${p.c}/${p.z}/`;
+  const out = new Map<string, string[]>();
+  for (const f of features) {
+    if (!home.has(f.seq)) continue;
+    const r = reduceForZoom(f, task.spec, reduceZoom);
+    const b = bbox(r.feature.geometry);
+    if (b === null) continue;
+    const layer = task.spec.layers[r.layer].id;
+    const json = JSON.stringify(r.feature);
+    const hx = Math.min(n - 1, Math.max(0, Math.floor((b[0] + b[3]) / 2 / ts))), hy = Math.min(n - 1, Math.max(0, Math.floor((b[1] + b[4]) / 2 / ts)));
+    const x0 = Math.max(0, Math.floor((b[0] - pad) / ts)), x1 = Math.min(n - 1, Math.floor((b[3] + pad) / ts));
+    const y0 = Math.max(0, Math.floor((b[1] - pad) / ts)), y1 = Math.min(n - 1, Math.floor((b[4] + pad) / ts));
+    for (let cy = y0; cy <= y1; cy++) {
+      for (let cx = x0; cx <= x1; cx++) {
+        const key = `${prefix}${cx}/${cy}`;
+        const rec = formatRecord(r.seq, cx === hx && cy === hy, layer, json);
+        const list = out.get(key);
+        if (list) list.push(rec); else out.set(key, [rec]);
+      }
+    }
+  }
+  return [...out].map(([k, list]) => [k, list.join('')]);
+}

@@ -1,0 +1,182 @@
+// Clipping of flat coordinate arrays (x, y pairs) against an axis-aligned rectangle: rings, polylines and points.
+
+/** Flat `x0, y0, x1, y1, …` coordinates: a Float64Array on hot paths, a number[] where convenient. */
+export type Coords = ArrayLike<number>;
+
+/** Inclusive rectangle `[minX, minY, maxX, maxY]`. */
+export interface Rect { minX: number; minY: number; maxX: number; maxY: number }
+
+const EMPTY = new Float64Array(0);
+
+// Sutherland–Hodgman passes ping-pong between two scratch buffers: the tiler calls this for every clipped ring of
+// every tile, and allocating per pass dominated the profile. One worker is one thread, so module scope is safe.
+let bufA = new Float64Array(1024);
+let bufB = new Float64Array(1024);
+
+/** Grows both scratch buffers to hold `n` numbers, keeping their contents (a pass reads one while writing the other). */
+function ensure(n: number): void {
+  if (bufA.length < n) { const a = new Float64Array(n * 2); a.set(bufA); bufA = a; }
+  if (bufB.length < n) { const b = new Float64Array(n * 2); b.set(bufB); bufB = b; }
+}
+
+/**
+ * One Sutherland–Hodgman pass against the half-plane `coord(axis) >= bound` (keepAbove) or `<= bound`.
+ * `src` holds `n` open-ring vertices; returns the vertex count written to `dst`.
+ */
+function clipPass(src: Float64Array, n: number, dst: Float64Array, axis: 0 | 1, bound: number, keepAbove: boolean, round: boolean): number {
+  let m = 0;
+  if (n === 0) return 0;
+  const o = 1 - axis;
+  let pa = src[(n - 1) * 2 + axis], po = src[(n - 1) * 2 + o];
+  let pIn = keepAbove ? pa >= bound : pa <= bound;
+  for (let i = 0; i < n; i++) {
+    const ca = src[i * 2 + axis], co = src[i * 2 + o];
+    const cIn = keepAbove ? ca >= bound : ca <= bound;
+    if (cIn !== pIn) {
+      // Interpolate from the inside end so the same edge clipped in either direction gives the same point.
+      let t: number, v: number;
+      if (pIn) { t = (bound - pa) / (ca - pa); v = po + (co - po) * t; } else { t = (bound - ca) / (pa - ca); v = co + (po - co) * t; }
+      if (round) v = Math.round(v);
+      dst[m * 2 + axis] = bound; dst[m * 2 + o] = v; m++;
+    }
+    if (cIn) { dst[m * 2 + axis] = ca; dst[m * 2 + o] = co; m++; }
+    pa = ca; po = co; pIn = cIn;
+  }
+  return m;
+}
+
+/**
+ * Clips a ring (closed or not) to the rectangle with Sutherland–Hodgman. Returns a closed ring with consecutive
+ * duplicates removed, or an empty array when nothing is left. With `round`, intersection points are rounded to
+ * integers: the tiler clips quantised geometry and must stay on the integer grid.
+ */
+export function clipRing(ring: Coords, r: Rect, round = false): Float64Array {
+  let n = ring.length >> 1;
+  if (n > 1 && ring[0] === ring[(n - 1) * 2] && ring[1] === ring[(n - 1) * 2 + 1]) n--;
+  if (n === 0) return EMPTY;
+  ensure(n * 2);
+  for (let i = 0; i < n * 2; i++) bufA[i] = ring[i];
+  // A pass emits at most one vertex per input vertex plus one per crossing: twice the input is always enough.
+  ensure(n * 4); n = clipPass(bufA, n, bufB, 0, r.minX, true, round);
+  ensure(n * 4); n = clipPass(bufB, n, bufA, 0, r.maxX, false, round);
+  ensure(n * 4); n = clipPass(bufA, n, bufB, 1, r.minY, true, round);
+  ensure(n * 4); n = clipPass(bufB, n, bufA, 1, r.maxY, false, round);
+  if (n === 0) return EMPTY;
+  // Remove consecutive duplicates (rounding and corner crossings make them), then close.
+  let m = 0;
+  for (let i = 0; i < n; i++) {
+    const x = bufA[i * 2], y = bufA[i * 2 + 1];
+    if (m > 0 && bufB[(m - 1) * 2] === x && bufB[(m - 1) * 2 + 1] === y) continue;
+    bufB[m * 2] = x; bufB[m * 2 + 1] = y; m++;
+  }
+  while (m > 1 && bufB[(m - 1) * 2] === bufB[0] && bufB[(m - 1) * 2 + 1] === bufB[1]) m--;
+  const out = new Float64Array((m + 1) * 2);
+  for (let i = 0; i < m * 2; i++) out[i] = bufB[i];
+  out[m * 2] = bufB[0]; out[m * 2 + 1] = bufB[1];
+  return out;
+}
+
+// Liang–Barsky parameter interval of the current segment, shared to avoid allocating per segment.
+let t0 = 0, t1 = 1;
+
+/** Narrows [t0, t1] by the constraint p·t <= q; false when the segment misses it entirely. */
+function narrow(p: number, q: number): boolean {
+  if (p === 0) return q >= 0;
+  const t = q / p;
+  if (p < 0) { if (t > t1) return false; if (t > t0) t0 = t; } else { if (t < t0) return false; if (t < t1) t1 = t; }
+  return true;
+}
+
+/** Parameter interval of segment a→b inside the rectangle, left in t0, t1; false when it lies outside. */
+function segmentRange(ax: number, ay: number, bx: number, by: number, r: Rect): boolean {
+  t0 = 0; t1 = 1;
+  const dx = bx - ax, dy = by - ay;
+  return narrow(-dx, ax - r.minX) && narrow(dx, r.maxX - ax) && narrow(-dy, ay - r.minY) && narrow(dy, r.maxY - ay);
+}
+
+/** Accumulates one polyline part, skipping consecutive duplicates. */
+class Part {
+  a = new Float64Array(64);
+  n = 0;
+  push(x: number, y: number): void {
+    if (this.n > 0 && this.a[this.n - 2] === x && this.a[this.n - 1] === y) return;
+    if (this.n + 2 > this.a.length) { const b = new Float64Array(this.a.length * 2); b.set(this.a); this.a = b; }
+    this.a[this.n++] = x; this.a[this.n++] = y;
+  }
+  flush(out: Float64Array[]): void {
+    if (this.n >= 4) out.push(this.a.slice(0, this.n));
+    this.n = 0;
+  }
+}
+const part = new Part();
+
+/**
+ * Clips a polyline to the rectangle: the parts inside, each with at least two distinct positions. With `round`,
+ * entry and exit points are rounded to integers.
+ */
+export function clipLine(line: Coords, r: Rect, round = false): Float64Array[] {
+  const out: Float64Array[] = [];
+  const n = line.length >> 1;
+  part.n = 0;
+  if (n === 1) return out;
+  for (let i = 0; i + 1 < n; i++) {
+    const ax = line[i * 2], ay = line[i * 2 + 1], bx = line[i * 2 + 2], by = line[i * 2 + 3];
+    if (!segmentRange(ax, ay, bx, by, r)) { part.flush(out); continue; }
+    const s0 = t0, s1 = t1;
+    if (s0 > 0) {
+      part.flush(out);
+      let x = ax + (bx - ax) * s0, y = ay + (by - ay) * s0;
+      if (round) { x = Math.round(x); y = Math.round(y); }
+      part.push(x, y);
+    } else if (part.n === 0) part.push(ax, ay);
+    if (s1 < 1) {
+      let x = ax + (bx - ax) * s1, y = ay + (by - ay) * s1;
+      if (round) { x = Math.round(x); y = Math.round(y); }
+      part.push(x, y);
+      part.flush(out);
+    } else part.push(bx, by);
+  }
+  part.flush(out);
+  return out;
+}
+
+/** The points inside the rectangle (edges included). */
+export function clipPoints(points: Coords, r: Rect): Float64Array {
+  const n = points.length >> 1;
+  let m = 0;
+  for (let i = 0; i < n; i++) {
+    const x = points[i * 2], y = points[i * 2 + 1];
+    if (x >= r.minX && x <= r.maxX && y >= r.minY && y <= r.maxY) m++;
+  }
+  const out = new Float64Array(m * 2);
+  m = 0;
+  for (let i = 0; i < n; i++) {
+    const x = points[i * 2], y = points[i * 2 + 1];
+    if (x >= r.minX && x <= r.maxX && y >= r.minY && y <= r.maxY) { out[m++] = x; out[m++] = y; }
+  }
+  return out;
+}
+
+/** Bounding box of flat coordinates into `out` as `[minX, minY, maxX, maxY]`; Infinity-inverted when empty. */
+export function coordsBBox(c: Coords, out: Float64Array): Float64Array {
+  let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+  for (let i = 0; i + 1 < c.length; i += 2) {
+    const x = c[i], y = c[i + 1];
+    if (x < minX) minX = x;
+    if (x > maxX) maxX = x;
+    if (y < minY) minY = y;
+    if (y > maxY) maxY = y;
+  }
+  out[0] = minX; out[1] = minY; out[2] = maxX; out[3] = maxY;
+  return out;
+}
+
+/** Whether the box `[minX, minY, maxX, maxY]` lies inside the rectangle (edges included). */
+export function boxInside(b: ArrayLike<number>, r: Rect): boolean {
+  return b[0] >= r.minX && b[1] >= r.minY && b[2] <= r.maxX && b[3] <= r.maxY;
+}
+
+/** Whether the box `[minX, minY, maxX, maxY]` meets the rectangle (edges included). */
+export function boxMeets(b: ArrayLike<number>, r: Rect): boolean {
+  return b[0] <= r.maxX && b[2] >= r.minX && b[1] <= r.maxY && b[3] >= r.minY;
+}

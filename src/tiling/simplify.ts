@@ -1,0 +1,115 @@
+// Douglas–Peucker simplification, quantisation and ring measures on flat coordinate arrays (x, y pairs).
+import type { Coords } from './clip.js';
+
+/** Squared distance from p to the segment a–b (to a itself when the segment is a point). */
+function sqSegDist(px: number, py: number, ax: number, ay: number, bx: number, by: number): number {
+  let x = ax, y = ay;
+  let dx = bx - ax, dy = by - ay;
+  if (dx !== 0 || dy !== 0) {
+    const t = ((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy);
+    if (t > 1) { x = bx; y = by; } else if (t > 0) { x += dx * t; y += dy * t; }
+  }
+  dx = px - x; dy = py - y;
+  return dx * dx + dy * dy;
+}
+
+let keep = new Uint8Array(256);
+let stack = new Int32Array(256);
+
+/**
+ * Douglas–Peucker with squared tolerance `sqTol`, iterative (an explicit stack: rings of a whole-slide outline
+ * have enough vertices to overflow recursion). The ends are always kept, so a closed ring stays closed. The
+ * farthest vertex wins ties by its first index and is kept only when strictly beyond the tolerance: this makes
+ * simplify(simplify(c, t1), t2) equal simplify(c, t2) for t2 >= t1, which lets the caller simplify a feature once
+ * for a zoom and reuse it for every coarser zoom with the same result. Returns the input itself when nothing is
+ * removed; with `ring`, null when fewer than 4 positions remain (the ring collapsed).
+ */
+export function simplify(c: Coords, sqTol: number, ring: boolean): Coords | null {
+  const n = c.length >> 1;
+  if (n <= 2) return ring ? null : c;
+  if (keep.length < n) keep = new Uint8Array(n * 2);
+  keep.fill(0, 0, n);
+  keep[0] = 1; keep[n - 1] = 1;
+  let kept = 2;
+  let sp = 0;
+  if (stack.length < 2 * n) stack = new Int32Array(4 * n);
+  stack[sp++] = 0; stack[sp++] = n - 1;
+  while (sp > 0) {
+    const last = stack[--sp], first = stack[--sp];
+    const ax = c[first * 2], ay = c[first * 2 + 1], bx = c[last * 2], by = c[last * 2 + 1];
+    let maxD = -1, index = -1;
+    for (let i = first + 1; i < last; i++) {
+      const d = sqSegDist(c[i * 2], c[i * 2 + 1], ax, ay, bx, by);
+      if (d > maxD) { maxD = d; index = i; }
+    }
+    if (index >= 0 && maxD > sqTol) {
+      keep[index] = 1; kept++;
+      // Order does not matter for the result (marks only), but it bounds the stack by the tree depth.
+      if (last - index > 1) { stack[sp++] = index; stack[sp++] = last; }
+      if (index - first > 1) { stack[sp++] = first; stack[sp++] = index; }
+    }
+  }
+  if (ring && kept < 4) return null;
+  if (kept === n) return c;
+  const out = new Float64Array(kept * 2);
+  let m = 0;
+  for (let i = 0; i < n; i++) if (keep[i]) { out[m++] = c[i * 2]; out[m++] = c[i * 2 + 1]; }
+  return out;
+}
+
+/**
+ * Rounds `v * scale` for every coordinate and drops consecutive duplicate positions. A closed ring stays closed:
+ * its first and last positions round alike, and when a duplicate run reaches the end the earlier copy closes it.
+ */
+export function quantise(c: Coords, scale: number): Float64Array {
+  const n = c.length >> 1;
+  const out = new Float64Array(n * 2);
+  let m = 0;
+  for (let i = 0; i < n; i++) {
+    const x = Math.round(c[i * 2] * scale), y = Math.round(c[i * 2 + 1] * scale);
+    if (m > 0 && out[m - 2] === x && out[m - 1] === y) continue;
+    out[m++] = x; out[m++] = y;
+  }
+  return m === out.length ? out : out.slice(0, m);
+}
+
+/** Rounds every coordinate times `scale` without dropping anything (points, where repeats are meaningful). */
+export function quantisePoints(c: Coords, scale: number): Float64Array {
+  const out = new Float64Array(c.length);
+  for (let i = 0; i < c.length; i++) out[i] = Math.round(c[i] * scale);
+  return out;
+}
+
+/**
+ * Twice the signed area of a closed ring (shoelace Σ x_i·y_{i+1} − x_{i+1}·y_i on the raw numbers), computed
+ * relative to the first vertex so that large global coordinates do not swamp small rings.
+ */
+export function ringArea2(c: Coords): number {
+  const n = c.length >> 1;
+  if (n < 3) return 0;
+  const x0 = c[0], y0 = c[1];
+  let s = 0;
+  let px = 0, py = 0;
+  for (let i = 1; i < n; i++) {
+    const x = c[i * 2] - x0, y = c[i * 2 + 1] - y0;
+    s += px * y - x * py;
+    px = x; py = y;
+  }
+  return s;
+}
+
+/** Reverses a ring's vertex order in place (it stays closed). */
+export function reverseRing(c: Float64Array): void {
+  const n = c.length >> 1;
+  for (let i = 0, j = n - 1; i < j; i++, j--) {
+    const x = c[i * 2], y = c[i * 2 + 1];
+    c[i * 2] = c[j * 2]; c[i * 2 + 1] = c[j * 2 + 1];
+    c[j * 2] = x; c[j * 2 + 1] = y;
+  }
+}
+
+/** Whether a quantised ring can be drawn: closed, at least 4 positions, non-zero area. */
+export function ringUsable(c: Coords): boolean {
+  const n = c.length >> 1;
+  return n >= 4 && c[0] === c[(n - 1) * 2] && c[1] === c[(n - 1) * 2 + 1] && ringArea2(c) !== 0;
+}

@@ -1,0 +1,85 @@
+// Pixel space ↔ tile maths, tile paths and URL templates: the one module that knows how the world is cut.
+
+/** Tile-local coordinate range of a PBF tile and the buffer around it, in tile units (MVT conventions). */
+export const EXTENT = 4096;
+export const BUFFER = 64;
+/** The finest tile spans at most this many image pixels by default. */
+export const FINEST_TILE_PIXELS = 512;
+/** Display pixels across a tile: a feature smaller than S / 2^z / DISPLAY_TILE pixels is sub-pixel at zoom z. */
+export const DISPLAY_TILE = 256;
+
+export type Dim = 't' | 'c' | 'z';
+export const DIMS: readonly Dim[] = ['t', 'c', 'z'];
+
+/** A (t, c, z) plane; dimensions the build does not use are 0. */
+export interface Plane { t: number; c: number; z: number }
+
+/** The pixel world: a square of side `side` (a power of two) anchored at the image origin. */
+export interface World {
+  side: number;
+  /** Image (or data) extent in pixels, for bounds. */
+  width: number;
+  height: number;
+}
+
+/** Side of the smallest power-of-two square covering a width × height image. */
+export function worldSide(width: number, height: number): number {
+  const m = Math.max(1, Math.ceil(width), Math.ceil(height));
+  return 2 ** Math.ceil(Math.log2(m));
+}
+
+/** Finest zoom such that a tile spans at most FINEST_TILE_PIXELS image pixels. */
+export function defaultMaxZoom(side: number): number {
+  return Math.max(0, Math.ceil(Math.log2(side / FINEST_TILE_PIXELS)));
+}
+
+/** Side in pixels of one tile at zoom z. */
+export function tileSize(side: number, z: number): number {
+  return side / 2 ** z;
+}
+
+/** Inclusive range of tiles at zoom z whose buffered area meets the pixel box; null when it lies outside the world. */
+export function tileRange(
+  side: number, z: number, minX: number, minY: number, maxX: number, maxY: number, bufferPixels = 0,
+): { x0: number; y0: number; x1: number; y1: number } | null {
+  const n = 2 ** z;
+  const ts = side / n;
+  const x0 = Math.max(0, Math.floor((minX - bufferPixels) / ts));
+  const y0 = Math.max(0, Math.floor((minY - bufferPixels) / ts));
+  const x1 = Math.min(n - 1, Math.floor((maxX + bufferPixels) / ts));
+  const y1 = Math.min(n - 1, Math.floor((maxY + bufferPixels) / ts));
+  return x0 > x1 || y0 > y1 ? null : { x0, y0, x1, y1 };
+}
+
+/** Global pixel coordinate of a tile-local coordinate (inverse of the PBF quantisation). */
+export function tileToPixel(side: number, z: number, tileIndex: number, local: number): number {
+  const ts = side / 2 ** z;
+  return tileIndex * ts + (local * ts) / EXTENT;
+}
+
+/** The plane dimensions a build uses, in path order. */
+export function usedDims(dims: Iterable<Dim>): Dim[] {
+  const set = new Set(dims);
+  return DIMS.filter((d) => set.has(d));
+}
+
+/** Path of a tile relative to the pyramid root: `{zlvl}/{t}/{c}/{z}/{x}/{y}.{ext}` with only the used dimensions. */
+export function tilePath(z: number, x: number, y: number, plane: Plane, dims: readonly Dim[], ext: string): string {
+  let p = `${z}`;
+  for (const d of dims) p += `/${plane[d]}`;
+  return `${p}/${x}/${y}.${ext}`;
+}
+
+/** URL template of the pyramid: `{zlvl}/{t}/{c}/{z}/{x}/{y}.{ext}` with only the used dimensions, after a prefix. */
+export function urlTemplate(dims: readonly Dim[], ext: string, prefix = ''): string {
+  return `${prefix}{zlvl}${dims.map((d) => `/{${d}}`).join('')}/{x}/{y}.${ext}`;
+}
+
+/** Stable key of a plane, used to order and name planes. */
+export function planeKey(plane: Plane): string {
+  return `${plane.t}/${plane.c}/${plane.z}`;
+}
+
+export function comparePlanes(a: Plane, b: Plane): number {
+  return a.t - b.t || a.c - b.c || a.z - b.z;
+}

@@ -1,0 +1,52 @@
+// The validator's public face: validateDocument's dispatch, and the per-object validators, rules and issue helpers.
+import { GEOMETRY_TYPES } from '../model/geometry.js';
+import { checkDescriptor } from './descriptor.js';
+import { checkCollection, checkFeature } from './feature.js';
+import { checkGeometry } from './geometry.js';
+import { shown, type Issue } from './issue.js';
+import { report } from './rules.js';
+import { isObject } from './util.js';
+
+export { hasErrors, pointerToken, shown, type Issue, type Severity } from './issue.js';
+export { RULES, type Rule, type RuleCode } from './rules.js';
+export { validateGeometry } from './geometry.js';
+export { CollectionValidator, validateCollectionMembers, validateFeature } from './feature.js';
+export { validateMultiscale } from './multiscale.js';
+export { validateVocabularies } from './vocabulary.js';
+export { validateDescriptor } from './descriptor.js';
+
+const GEOMETRY_TYPE_SET: ReadonlySet<unknown> = new Set<unknown>(GEOMETRY_TYPES);
+
+/**
+ * Validates any whole document: a tileset descriptor when it has `tilejson`, else a data-model object chosen by
+ * `type`. When `type` is missing or wrong the members decide (`tiles`/`vector_layers`: descriptor, `features`:
+ * collection, `geometry`: feature, `coordinates`/`geometries`: geometry), so the report names the broken member
+ * rather than only saying the document is of no known kind.
+ */
+export function validateDocument(value: unknown): Issue[] {
+  const out: Issue[] = [];
+  if (!isObject(value)) {
+    report(out, 'document-not-object', '', `document must be a JSON object, found ${shown(value)}`);
+    return out;
+  }
+  const type = value.type;
+  if (value.tilejson !== undefined || (type === undefined && (value.vector_layers !== undefined || value.tiles !== undefined))) {
+    checkDescriptor(value, '', out);
+  } else if (type === 'FeatureCollection') {
+    checkCollection(value, out);
+  } else if (type === 'Feature') {
+    checkFeature(value, '', out);
+  } else if (GEOMETRY_TYPE_SET.has(type)) {
+    checkGeometry(value, '', out);
+  } else if (value.features !== undefined) {
+    checkCollection(value, out);
+  } else if (value.geometry !== undefined) {
+    checkFeature(value, '', out);
+  } else if (value.coordinates !== undefined || value.geometries !== undefined) {
+    checkGeometry(value, '', out);
+  } else {
+    report(out, 'document-type-unknown', type === undefined ? '' : '/type',
+      `document type must be Feature, FeatureCollection or a geometry type (or the document a tileset descriptor with tilejson), found ${type === undefined ? 'no type' : shown(type)}`);
+  }
+  return out;
+}

@@ -1,0 +1,54 @@
+// Worker pool: piscina threads fed through a bounded window, results handed on in submission order.
+import { Piscina } from 'piscina';
+import type { ParseResult, ParseTask } from '../stages/parse.js';
+import type { TileTask, UnitResult } from '../stages/unit.js';
+
+/** The worker entry as JavaScript: next to this file in dist/, or in dist/ when tests run the TypeScript sources. */
+function workerFile(): string {
+  const here = import.meta.url;
+  return here.endsWith('.ts') ? new URL('../../dist/worker/entry.js', here).href : new URL('./entry.js', here).href;
+}
+
+export interface Pool {
+  parse(task: ParseTask): Promise<ParseResult>;
+  tile(task: TileTask): Promise<UnitResult>;
+  close(): Promise<void>;
+}
+
+export function createPool(threads: number): Pool {
+  const pool = new Piscina({ filename: workerFile(), minThreads: threads, maxThreads: threads, idleTimeout: 60_000 });
+  return {
+    parse: (task) => pool.run(task) as Promise<ParseResult>,
+    tile: (task) => pool.run(task) as Promise<UnitResult>,
+    close: () => pool.destroy(),
+  };
+}
+
+/**
+ * Runs `work` over items with at most `window` tasks in flight, and calls `consume` with results strictly in item order,
+ * so what is written never depends on which worker finishes first. The producer waits when the window is full.
+ */
+export async function runOrdered<T, R>(
+  items: AsyncIterable<T> | Iterable<T>,
+  window: number,
+  work: (item: T) => Promise<R>,
+  consume: (result: R, item: T) => Promise<void> | void,
+): Promise<void> {
+  const inFlight: Array<{ item: T; result: Promise<R> }> = [];
+  const drainOne = async () => {
+    const head = inFlight.shift() as { item: T; result: Promise<R> };
+    await consume(await head.result, head.item);
+  };
+  try {
+    for await (const item of items) {
+      const result = work(item);
+      // Attach a handler at once so a failure while we wait on an earlier task is not an unhandled rejection.
+      result.catch(() => undefined);
+      inFlight.push({ item, result });
+      if (inFlight.length >= window) await drainOne();
+    }
+    while (inFlight.length) await drainOne();
+  } finally {
+    await Promise.allSettled(inFlight.map((t) => t.result));
+  }
+}

@@ -1,0 +1,382 @@
+// Label masks to polygons: exact outlines of known shapes, invariants on random masks, and reading 8/16/32-bit files.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ImageError } from '../../src/io/image.js';
+import { type LabelFeature, type LabelMask, labelsToFeatures, readLabelMask, traceLabelRings } from '../../src/io/mask.js';
+import type { Position } from '../../src/model/geometry.js';
+
+/** Rows of characters: '.' is background, any other character its char code minus 48 ('1' is label 1). */
+function mask(rows: string[]): LabelMask {
+  const height = rows.length, width = height === 0 ? 0 : rows[0].length;
+  const data = new Uint32Array(width * height);
+  rows.forEach((r, y) => { for (let x = 0; x < width; x++) data[y * width + x] = r[x] === '.' ? 0 : r.charCodeAt(x) - 48; });
+  return { width, height, data };
+}
+
+function features(m: LabelMask): LabelFeature[] {
+  return [...labelsToFeatures(m)];
+}
+
+function polygons(f: LabelFeature): Position[][][] {
+  return f.geometry.type === 'Polygon' ? [f.geometry.coordinates] : f.geometry.coordinates;
+}
+
+/** Twice the signed shoelace area of a closed ring. */
+function area2(ring: Position[]): number {
+  let s = 0;
+  for (let i = 0; i + 1 < ring.length; i++) s += ring[i][0] * ring[i + 1][1] - ring[i + 1][0] * ring[i][1];
+  return s;
+}
+
+function inRing(ring: Position[], px: number, py: number): boolean {
+  let inside = false;
+  for (let i = 0, j = ring.length - 2; i < ring.length - 1; j = i++) {
+    const [xi, yi] = ring[i], [xj, yj] = ring[j];
+    if ((yi > py) !== (yj > py) && px < ((xj - xi) * (py - yi)) / (yj - yi) + xi) inside = !inside;
+  }
+  return inside;
+}
+
+function inPolygon(poly: Position[][], px: number, py: number): boolean {
+  return inRing(poly[0], px, py) && !poly.slice(1).some((h) => inRing(h, px, py));
+}
+
+/** 4-connected components per label, by flood fill: the oracle for the number of polygons. */
+function components(m: LabelMask): Map<number, number> {
+  const seen = new Uint8Array(m.data.length);
+  const out = new Map<number, number>();
+  for (let i = 0; i < m.data.length; i++) {
+    const L = m.data[i];
+    if (L === 0 || seen[i]) continue;
+    out.set(L, (out.get(L) ?? 0) + 1);
+    const stack = [i];
+    seen[i] = 1;
+    while (stack.length > 0) {
+      const p = stack.pop() as number;
+      const x = p % m.width, y = (p - x) / m.width;
+      for (const [nx, ny] of [[x + 1, y], [x - 1, y], [x, y + 1], [x, y - 1]]) {
+        if (nx < 0 || ny < 0 || nx >= m.width || ny >= m.height) continue;
+        const q = ny * m.width + nx;
+        if (!seen[q] && m.data[q] === L) { seen[q] = 1; stack.push(q); }
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Every property the conversion promises, checked against the mask itself: closed integer rings without repeated or
+ * collinear vertices, outer rings positive and holes negative, area = pixel count = shoelace, one polygon per
+ * 4-connected component, and the polygons cover exactly the label's pixels (probed at every pixel centre).
+ */
+function checkAll(m: LabelMask): LabelFeature[] {
+  const fs = features(m);
+  const counts = new Map<number, number>();
+  for (const v of m.data) if (v !== 0) counts.set(v, (counts.get(v) ?? 0) + 1);
+  expect(fs.map((f) => f.id)).toEqual([...counts.keys()].sort((a, b) => a - b));
+  const comps = components(m);
+  for (const f of fs) {
+    expect(f.properties.label).toBe(f.id);
+    expect(f.properties.area).toBe(counts.get(f.id));
+    const polys = polygons(f);
+    expect(f.geometry.type).toBe(polys.length === 1 ? 'Polygon' : 'MultiPolygon');
+    expect(polys.length).toBe(comps.get(f.id));
+    let total = 0;
+    for (const poly of polys) {
+      poly.forEach((ring, k) => {
+        expect(ring.length).toBeGreaterThanOrEqual(5);
+        expect(ring[0]).toEqual(ring[ring.length - 1]);
+        const corners = ring.slice(0, -1);
+        const keys = new Set(corners.map(([x, y]) => `${x},${y}`));
+        expect(keys.size).toBe(corners.length);
+        for (let i = 0; i < corners.length; i++) {
+          const [ax, ay] = corners[(i + corners.length - 1) % corners.length];
+          const [bx, by] = corners[i];
+          const [cx, cy] = corners[(i + 1) % corners.length];
+          expect(Number.isInteger(bx) && Number.isInteger(by)).toBe(true);
+          // Axis-parallel edges, and a turn at every vertex.
+          expect(ax === bx || ay === by).toBe(true);
+          expect((bx - ax) * (cy - by) - (by - ay) * (cx - bx)).not.toBe(0);
+        }
+        const a = area2(ring);
+        if (k === 0) expect(a).toBeGreaterThan(0); else expect(a).toBeLessThan(0);
+        total += a;
+      });
+    }
+    expect(total / 2).toBe(f.properties.area);
+    for (let y = 0; y < m.height; y++) {
+      for (let x = 0; x < m.width; x++) {
+        const hits = polys.filter((p) => inPolygon(p, x + 0.5, y + 0.5)).length;
+        expect(hits).toBe(m.data[y * m.width + x] === f.id ? 1 : 0);
+      }
+    }
+  }
+  return fs;
+}
+
+describe('labelsToFeatures: known shapes', () => {
+  it('a square: exact outline, counter-clockwise in y-up terms (positive shoelace), area', () => {
+    const [f] = checkAll(mask(['.....', '.111.', '.111.', '.111.', '.....']));
+    expect(f).toEqual({
+      type: 'Feature', id: 1, properties: { label: 1, area: 9 },
+      geometry: { type: 'Polygon', coordinates: [[[1, 1], [4, 1], [4, 4], [1, 4], [1, 1]]] },
+    });
+  });
+
+  it('an L shape: collinear vertices removed', () => {
+    const [f] = checkAll(mask(['1..', '1..', '111']));
+    expect(f.geometry).toEqual({ type: 'Polygon', coordinates: [[[0, 0], [1, 0], [1, 2], [3, 2], [3, 3], [0, 3], [0, 0]]] });
+    expect(f.properties.area).toBe(5);
+  });
+
+  it('a hole: inner ring with negative area, area excludes the hole', () => {
+    const [f] = checkAll(mask(['1111', '1..1', '1..1', '1111']));
+    expect(f.properties.area).toBe(12);
+    expect(f.geometry).toEqual({
+      type: 'Polygon',
+      coordinates: [[[0, 0], [4, 0], [4, 4], [0, 4], [0, 0]], [[1, 1], [1, 3], [3, 3], [3, 1], [1, 1]]],
+    });
+  });
+
+  it('a hole filled by another label: both labels have outlines, the hole ring equals the inner label outline', () => {
+    const fs = checkAll(mask(['111', '121', '111']));
+    expect(fs[0].geometry.coordinates).toEqual([[[0, 0], [3, 0], [3, 3], [0, 3], [0, 0]], [[1, 1], [1, 2], [2, 2], [2, 1], [1, 1]]]);
+    expect(fs[1].geometry.coordinates).toEqual([[[1, 1], [2, 1], [2, 2], [1, 2], [1, 1]]]);
+  });
+
+  it('two touching labels each get their own outline along the shared edge', () => {
+    const fs = checkAll(mask(['1122', '1122']));
+    expect(fs.map((f) => f.geometry.coordinates)).toEqual([
+      [[[0, 0], [2, 0], [2, 2], [0, 2], [0, 0]]],
+      [[[2, 0], [4, 0], [4, 2], [2, 2], [2, 0]]],
+    ]);
+  });
+
+  it('two separate components: a MultiPolygon in raster order', () => {
+    const [f] = checkAll(mask(['..11', '....', '11..']));
+    expect(f.geometry).toEqual({
+      type: 'MultiPolygon',
+      coordinates: [[[[2, 0], [4, 0], [4, 1], [2, 1], [2, 0]]], [[[0, 2], [2, 2], [2, 3], [0, 3], [0, 2]]]],
+    });
+    expect(f.properties.area).toBe(4);
+  });
+
+  it('diagonal-only contact: two components (4-connectivity), rings touching at one vertex', () => {
+    const [f] = checkAll(mask(['1.', '.1']));
+    expect(f.geometry).toEqual({
+      type: 'MultiPolygon',
+      coordinates: [[[[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]]], [[[1, 1], [2, 1], [2, 2], [1, 2], [1, 1]]]],
+    });
+    const [g] = checkAll(mask(['.1', '1.']));
+    expect(g.geometry.type).toBe('MultiPolygon');
+    expect(polygons(g)).toHaveLength(2);
+  });
+
+  it('a component pinched at a diagonal: split into an outer ring and a hole that touch at that vertex', () => {
+    const [f] = checkAll(mask(['11.', '1.1', '111']));
+    expect(f.geometry).toEqual({
+      type: 'Polygon',
+      coordinates: [
+        [[0, 0], [2, 0], [2, 1], [3, 1], [3, 3], [0, 3], [0, 0]],
+        [[1, 1], [1, 2], [2, 2], [2, 1], [1, 1]],
+      ],
+    });
+  });
+
+  it('a ring of diagonal steps around a hole that touches it at several vertices', () => {
+    checkAll(mask(['.111.', '1...1', '1.1.1', '1...1', '.111.']));
+    checkAll(mask(['.1.', '1.1', '.1.']));
+    checkAll(mask(['1111', '1.11', '11.1', '1111']));
+  });
+
+  it('an island inside a hole of the same label: the hole belongs to the surrounding outer ring', () => {
+    const [f] = checkAll(mask(['11111', '1...1', '1.1.1', '1...1', '11111']));
+    expect(f.geometry).toEqual({
+      type: 'MultiPolygon',
+      coordinates: [
+        [[[0, 0], [5, 0], [5, 5], [0, 5], [0, 0]], [[1, 1], [1, 4], [4, 4], [4, 1], [1, 1]]],
+        [[[2, 2], [3, 2], [3, 3], [2, 3], [2, 2]]],
+      ],
+    });
+    // The island touches the hole diagonally: still a separate component, hole still owned by the big ring.
+    const [g] = checkAll(mask(['11111', '11..1', '1.1.1', '1...1', '11111']));
+    expect(polygons(g).map((p) => p.length)).toEqual([2, 1]);
+  });
+
+  it('labels on the border and a label filling the image', () => {
+    checkAll(mask(['12', '34']));
+    const [f] = checkAll(mask(['111', '111']));
+    expect(f.geometry.coordinates).toEqual([[[0, 0], [3, 0], [3, 2], [0, 2], [0, 0]]]);
+    checkAll(mask(['1']));
+    checkAll(mask(['1.1.1']));
+    checkAll(mask(['1', '.', '1']));
+  });
+
+  it('single-pixel labels', () => {
+    const fs = checkAll(mask(['1.2', '...', '3.4']));
+    expect(fs.map((f) => f.properties.area)).toEqual([1, 1, 1, 1]);
+  });
+
+  it('features come sorted by label whatever the raster order, with 16 and 32-bit label values', () => {
+    const data = new Uint32Array([4294967295, 0, 7, 7, 0, 65536]);
+    const fs = checkAll({ width: 3, height: 2, data });
+    expect(fs.map((f) => f.id)).toEqual([7, 65536, 4294967295]);
+    const fs16 = checkAll({ width: 2, height: 2, data: new Uint16Array([65535, 3, 3, 65535]) });
+    expect(fs16.map((f) => [f.id, polygons(f).length])).toEqual([[3, 2], [65535, 2]]);
+  });
+
+  it('empty and background-only masks give no features; a wrong data length is refused', () => {
+    expect(features({ width: 0, height: 0, data: new Uint8Array(0) })).toEqual([]);
+    expect(features({ width: 3, height: 2, data: new Uint8Array(6) })).toEqual([]);
+    expect(() => features({ width: 3, height: 2, data: new Uint8Array(5) })).toThrow(RangeError);
+  });
+
+  it('rings come from one raster pass: each boundary edge once (ring count per label)', () => {
+    const r = traceLabelRings(mask(['1111', '1..1', '1111', '2.2.']));
+    expect(r.count).toBe(4);
+    expect([...r.label]).toEqual([1, 1, 2, 2]);
+  });
+});
+
+describe('labelsToFeatures: random masks', () => {
+  it('keeps every invariant and reproduces the mask exactly', () => {
+    const arb = fc.record({ width: fc.integer({ min: 1, max: 9 }), height: fc.integer({ min: 1, max: 9 }), labels: fc.integer({ min: 1, max: 4 }) })
+      .chain(({ width, height, labels }) => fc.array(fc.integer({ min: 0, max: labels }), { minLength: width * height, maxLength: width * height })
+        .map((values) => ({ width, height, data: Uint16Array.from(values) })));
+    fc.assert(fc.property(arb, (m) => { checkAll(m); }), { numRuns: 400, seed: 20240601 });
+  });
+
+  it('holds on a larger mask with many labels, holes and touching shapes', () => {
+    const width = 64, height = 48, data = new Uint32Array(width * height);
+    let s = 12345;
+    const rnd = () => { s = (s * 1103515245 + 12345) & 0x7fffffff; return s / 0x80000000; };
+    for (let k = 1; k <= 40; k++) {
+      const cx = rnd() * width, cy = rnd() * height, r = 2 + rnd() * 7, hole = rnd() < 0.3;
+      for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) {
+        const d = Math.hypot(x + 0.5 - cx, y + 0.5 - cy);
+        if (d < r && !(hole && d < r / 2)) data[y * width + x] = k * 1000;
+      }
+    }
+    checkAll({ width, height, data });
+  });
+});
+
+/** A minimal uncompressed single-strip greyscale TIFF: sharp only writes 8-bit TIFF, masks come in 16 and 32 bits too. */
+function tiff(width: number, height: number, data: Uint8Array | Uint16Array | Uint32Array | Int32Array | Float32Array, sampleFormat: 1 | 2 | 3): Buffer {
+  const bits = data.BYTES_PER_ELEMENT * 8;
+  const entries: Array<[number, number, number]> = [
+    [256, 4, width], [257, 4, height], [258, 3, bits], [259, 3, 1], [262, 3, 1], [273, 4, 0],
+    [277, 3, 1], [278, 4, height], [279, 4, data.byteLength], [339, 3, sampleFormat],
+  ];
+  const dataOffset = 8 + 2 + entries.length * 12 + 4;
+  const buf = Buffer.alloc(dataOffset + data.byteLength);
+  buf.write('II', 0, 'latin1');
+  buf.writeUInt16LE(42, 2);
+  buf.writeUInt32LE(8, 4);
+  buf.writeUInt16LE(entries.length, 8);
+  entries.forEach(([tag, type, value], i) => {
+    const o = 10 + i * 12;
+    buf.writeUInt16LE(tag, o);
+    buf.writeUInt16LE(type, o + 2);
+    buf.writeUInt32LE(1, o + 4);
+    const v = tag === 273 ? dataOffset : value;
+    if (type === 3) buf.writeUInt16LE(v, o + 8); else buf.writeUInt32LE(v, o + 8);
+  });
+  Buffer.from(data.buffer, data.byteOffset, data.byteLength).copy(buf, dataOffset);
+  return buf;
+}
+
+describe('readLabelMask', () => {
+  let dir = '';
+  beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), 'mudm-mask-')); });
+  afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+
+  // A label with a hole next to a touching label and a two-component label on the border.
+  const rows = ['111..3', '1.12.3', '11122.', '.....3'];
+  const known = mask(rows);
+
+  async function expectRoundTrip(path: string, values: ArrayLike<number>, type: typeof Uint8Array | typeof Uint16Array | typeof Uint32Array) {
+    const m = await readLabelMask(path);
+    expect(m.width).toBe(known.width);
+    expect(m.height).toBe(known.height);
+    expect(m.data).toBeInstanceOf(type);
+    expect([...m.data]).toEqual([...(values as number[])]);
+    return m;
+  }
+
+  it('8-bit greyscale PNG', async () => {
+    const data = Uint8Array.from(known.data);
+    const path = join(dir, 'm8.png');
+    await sharp(data, { raw: { width: known.width, height: known.height, channels: 1 } }).toColourspace('b-w').png().toFile(path);
+    const m = await expectRoundTrip(path, data, Uint8Array);
+    const fs = checkAll(m);
+    expect(fs.map((f) => [f.id, f.properties.area, f.geometry.type])).toEqual([[1, 8, 'Polygon'], [2, 3, 'Polygon'], [3, 3, 'MultiPolygon']]);
+    expect(fs[0].geometry.coordinates).toHaveLength(2);
+  });
+
+  it('16-bit greyscale PNG keeps labels above 255', async () => {
+    const data = Uint16Array.from(known.data, (v) => (v === 0 ? 0 : v * 20000 + 7));
+    const path = join(dir, 'm16.png');
+    await sharp(data, { raw: { width: known.width, height: known.height, channels: 1 } }).toColourspace('grey16').png().toFile(path);
+    expect((await sharp(path).metadata()).bitsPerSample).toBe(16);
+    const m = await expectRoundTrip(path, data, Uint16Array);
+    expect(checkAll(m).map((f) => f.id)).toEqual([20007, 40007, 60007]);
+  });
+
+  it('8-bit TIFF written by sharp', async () => {
+    const data = Uint8Array.from(known.data, (v) => v * 80);
+    const path = join(dir, 'm8.tif');
+    await sharp(data, { raw: { width: known.width, height: known.height, channels: 1 } }).toColourspace('b-w').tiff({ compression: 'lzw' }).toFile(path);
+    await expectRoundTrip(path, data, Uint8Array);
+  });
+
+  it('16 and 32-bit TIFF, signed 32-bit and integral float TIFF', async () => {
+    const d16 = Uint16Array.from(known.data, (v) => v * 21000);
+    await writeFile(join(dir, 'm16.tif'), tiff(known.width, known.height, d16, 1));
+    await expectRoundTrip(join(dir, 'm16.tif'), d16, Uint16Array);
+
+    const d32 = Uint32Array.from(known.data, (v) => (v === 0 ? 0 : 4294967296 - v * 1000003));
+    await writeFile(join(dir, 'm32.tif'), tiff(known.width, known.height, d32, 1));
+    const m = await expectRoundTrip(join(dir, 'm32.tif'), d32, Uint32Array);
+    expect(checkAll(m).map((f) => f.properties.area)).toEqual([3, 3, 8]);
+
+    const i32 = Int32Array.from(known.data, (v) => v * 100000);
+    await writeFile(join(dir, 'i32.tif'), tiff(known.width, known.height, i32, 2));
+    await expectRoundTrip(join(dir, 'i32.tif'), i32, Uint32Array);
+
+    const f32 = Float32Array.from(known.data, (v) => v * 3);
+    await writeFile(join(dir, 'f32.tif'), tiff(known.width, known.height, f32, 3));
+    await expectRoundTrip(join(dir, 'f32.tif'), f32, Uint32Array);
+  });
+
+  it('refuses negative or fractional labels, colour images, JPEG, and missing files with ImageError', async () => {
+    await writeFile(join(dir, 'neg.tif'), tiff(2, 1, Int32Array.from([1, -4]), 2));
+    await expect(readLabelMask(join(dir, 'neg.tif'))).rejects.toThrow(/-4 at pixel 1/);
+    await writeFile(join(dir, 'frac.tif'), tiff(2, 1, Float32Array.from([1, 2.5]), 3));
+    await expect(readLabelMask(join(dir, 'frac.tif'))).rejects.toThrow(ImageError);
+
+    await sharp({ create: { width: 4, height: 4, channels: 3, background: '#123456' } }).png().toFile(join(dir, 'rgb.png'));
+    await expect(readLabelMask(join(dir, 'rgb.png'))).rejects.toThrow(/single-channel greyscale.*3 channels/);
+    await sharp({ create: { width: 4, height: 4, channels: 3, background: '#000' } }).jpeg().toFile(join(dir, 'm.jpg'));
+    await expect(readLabelMask(join(dir, 'm.jpg'))).rejects.toThrow(/JPEG is lossy/);
+    const missing = join(dir, 'nope.png');
+    const err = await readLabelMask(missing).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ImageError);
+    expect((err as ImageError).path).toBe(missing);
+    expect((err as ImageError).reason).toBe('no such file');
+  });
+
+  it('greyscale with alpha: the alpha band is dropped', async () => {
+    const data = new Uint8Array(known.width * known.height * 2);
+    known.data.forEach((v, i) => { data[2 * i] = v; data[2 * i + 1] = 255; });
+    const path = join(dir, 'ga.png');
+    await sharp(data, { raw: { width: known.width, height: known.height, channels: 2 } }).toColourspace('b-w').png().toFile(path);
+    const meta = await sharp(path).metadata();
+    expect(meta.channels).toBe(2);
+    await expectRoundTrip(path, known.data, Uint8Array);
+  });
+});
