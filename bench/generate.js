@@ -164,7 +164,7 @@ function siteScores(o) {
   const scores = new Float64Array(n);
   for (let s = 0; s < n; s++) {
     const [x, y] = siteCentre(o, s);
-    const u = (hash3(o.seed, s, 13) * 2097152 + (hash3(o.seed, s, 14) >>> 11) + 1) / 9007199254740993;
+    const u = (hash3(o.seed, s, 13) * 2097152 + (hash3(o.seed, s, 14) >>> 11) + 1) / 9007199254740992; // in (0, 1]: never log(0)
     scores[s] = -Math.log(u) / tissueWeight(o, x, y); // exponential race: P(win) grows with the weight
   }
   const sorted = scores.slice().sort();

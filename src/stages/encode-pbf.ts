@@ -11,6 +11,8 @@ export interface PbfAttributes {
   id: number;
   keys: string[];
   values: PbfValue[];
+  /** Per value, its identity in a layer's value table (type and text), computed once rather than per tile. */
+  valueKeys: string[];
 }
 
 function pbfValue(v: unknown): PbfValue | undefined {
@@ -39,7 +41,7 @@ export function pbfAttributes(f: Feature, seq: number): PbfAttributes {
   add('parentId', f.parentId);
   add('ref', f.ref);
   if (f.properties) for (const k of Object.keys(f.properties)) add(k, f.properties[k]);
-  return { id, keys, values };
+  return { id, keys, values, valueKeys: values.map(valueKey) };
 }
 
 /** One input feature placed in a tile: its attributes and its geometry in zoom-global tile units. */
@@ -96,18 +98,18 @@ let valueIndex = new Map<string, number>();
 let keyList: string[] = [];
 let valueList: PbfValue[] = [];
 
-function valueKey(v: PbfValue): string {
+export function valueKey(v: PbfValue): string {
   return (typeof v === 'string' ? 's' : typeof v === 'number' ? 'n' : 'b') + v;
 }
 
 function writeTags(a: PbfAttributes, pbf: PbfWriter): void {
   for (let i = 0; i < a.keys.length; i++) {
-    const k = a.keys[i], v = a.values[i];
+    const k = a.keys[i];
     let ki = keyIndex.get(k);
     if (ki === undefined) { ki = keyList.length; keyList.push(k); keyIndex.set(k, ki); }
-    const vk = valueKey(v);
+    const vk = a.valueKeys[i];
     let vi = valueIndex.get(vk);
-    if (vi === undefined) { vi = valueList.length; valueList.push(v); valueIndex.set(vk, vi); }
+    if (vi === undefined) { vi = valueList.length; valueList.push(a.values[i]); valueIndex.set(vk, vi); }
     pbf.writeVarint(ki); pbf.writeVarint(vi);
   }
 }

@@ -5,7 +5,7 @@ import { bbox as geometryBBox, centroid as geometryCentroid } from '../model/mea
 import { BUFFER, DISPLAY_TILE, EXTENT, tileRange, tileSize } from '../tiling/space.js';
 import { boxInside, boxMeets, clipLine, clipPoints, clipRing, type Rect } from '../tiling/clip.js';
 import { quantise, quantisePoints, reverseRing, ringArea2, ringUsable, simplify } from '../tiling/simplify.js';
-import { featureJson, featureHead, jsonTile, tilePrefix, utf8Length, TILE_SUFFIX } from './encode-json.js';
+import { featureHead, JsonWriter, jsonTile, jsonTileBytes, tilePrefix } from './encode-json.js';
 import { encodePbf, estimatePbfFeature, mvtFeatureCount, pbfAttributes, valueBytes, type PbfAttributes, type PbfLayerInput } from './encode-pbf.js';
 
 export interface TileFeature { seq: number; layer: number; feature: Feature }
@@ -55,7 +55,7 @@ export type TileGeometry =
   | { k: 'points'; type: 'Point' | 'MultiPoint'; xy: Float64Array }
   | { k: 'lines'; type: 'LineString' | 'MultiLineString'; parts: Float64Array[] }
   | { k: 'polygons'; type: 'Polygon' | 'MultiPolygon'; polys: Float64Array[][] }
-  | { k: 'mesh'; geometry: Mesh; box: Float64Array; json?: string }
+  | { k: 'mesh'; geometry: Mesh; box: Float64Array; json?: Uint8Array }
   | { k: 'collection'; members: TileGeometry[] };
 
 /**
@@ -126,7 +126,7 @@ interface Prepared {
   /** Candidate for pointification: not a plain Point, not holding a mesh. */
   pointable: boolean;
   collapsible: boolean;
-  head?: string;
+  head?: Uint8Array;
   attrs?: PbfAttributes;
 }
 
@@ -394,9 +394,9 @@ function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: ZoomContex
 }
 
 /** Per-build constants of encoding. */
-interface EncodeContext { spec: TileSpec; prefix: string; lodAuto: boolean }
+interface EncodeContext { spec: TileSpec; prefix: Uint8Array; lodAuto: boolean }
 
-function headOf(p: Prepared, spec: TileSpec): string {
+function headOf(p: Prepared, spec: TileSpec): Uint8Array {
   p.head ??= featureHead(p.tf.feature, spec.layers[p.tf.layer]?.id ?? String(p.tf.layer));
   return p.head;
 }
@@ -406,116 +406,128 @@ function attrsOf(p: Prepared): PbfAttributes {
   return p.attrs;
 }
 
-function pbfLayers(entries: readonly Entry[], spec: TileSpec): PbfLayerInput[] {
+/** Entries grouped into PBF layers (entries are in layer order already); entries without MVT features skipped. */
+function pbfLayers(entries: readonly Entry[], mask: Uint8Array | null, spec: TileSpec): PbfLayerInput[] {
   const layers: PbfLayerInput[] = [];
   let current: { name: string; features: { attrs: PbfAttributes; g: TileGeometry }[] } | null = null;
   let currentLayer = -1;
-  for (const e of entries) {
-    if (mvtFeatureCount(e.g) === 0) continue;
-    if (e.p.tf.layer !== currentLayer) {
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i];
+    if ((mask !== null && mask[i] === 0) || mvtFeatureCount(e.g) === 0) continue;
+    if (e.p.tf.layer !== currentLayer || current === null) {
       currentLayer = e.p.tf.layer;
       current = { name: spec.layers[currentLayer]?.id ?? String(currentLayer), features: [] };
       layers.push(current);
     }
-    current?.features.push({ attrs: attrsOf(e.p), g: e.g });
+    current.features.push({ attrs: attrsOf(e.p), g: e.g });
   }
   return layers;
 }
 
-interface Encoded { json?: Uint8Array; pbf?: Uint8Array }
-
-function encodeEntries(entries: readonly Entry[], strings: readonly string[] | null, ec: EncodeContext, x: number, y: number): Encoded {
-  const out: Encoded = {};
-  if (strings !== null && strings.length > 0) out.json = jsonTile(ec.prefix, strings);
-  if (ec.spec.formats.pbf) {
-    const layers = pbfLayers(entries, ec.spec);
-    if (layers.length > 0) out.pbf = encodePbf(layers, x * EXTENT, y * EXTENT);
-  }
-  return out;
+function pbfTile(entries: readonly Entry[], mask: Uint8Array | null, spec: TileSpec, b: Bucket): Uint8Array | undefined {
+  const layers = pbfLayers(entries, mask, spec);
+  return layers.length > 0 ? encodePbf(layers, b.x * EXTENT, b.y * EXTENT) : undefined;
 }
+
+// JSON features of the current tile are written once into this buffer; thinning keeps byte ranges of it.
+const jw = new JsonWriter();
 
 function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext): TileResult {
   const { spec } = ec;
   const nl = spec.layers.length;
   const stats: TileStats = { features: 0, pointified: new Array<number>(nl).fill(0), thinned: new Array<number>(nl).fill(0), meshesJsonOnly: 0, notInPbf: 0 };
-  let entries = b.entries;
-  let strings: string[] | null = spec.formats.json ? entries.map((e) => featureJson(headOf(e.p, spec), e.g, zc.unit)) : null;
-  let enc = encodeEntries(entries, strings, ec, b.x, b.y);
-  const over = (e: Encoded) => (e.json?.length ?? 0) > spec.tileBudget || (e.pbf?.length ?? 0) > spec.tileBudget;
-  if (zc.coarse && ec.lodAuto && over(enc)) {
-    const kept = thin(b, strings, zc, ec);
-    for (let i = 0; i < entries.length; i++) if (!kept.mask[i]) stats.thinned[entries[i].p.tf.layer]++;
-    const keptIdx: number[] = [];
-    for (let i = 0; i < entries.length; i++) if (kept.mask[i]) keptIdx.push(i);
-    entries = keptIdx.map((i) => b.entries[i]);
-    strings = strings === null ? null : keptIdx.map((i) => (strings as string[])[i]);
-    enc = kept.encoded;
+  const entries = b.entries;
+  const n = entries.length;
+  let ranges: number[] | null = null;
+  if (spec.formats.json) {
+    jw.pos = 0;
+    ranges = new Array<number>(n * 2);
+    for (let i = 0; i < n; i++) {
+      ranges[i * 2] = jw.pos;
+      jw.feature(headOf(entries[i].p, spec), entries[i].g);
+      ranges[i * 2 + 1] = jw.pos;
+    }
   }
-  stats.features = entries.length;
-  for (const e of entries) {
+  let pbf = spec.formats.pbf ? pbfTile(entries, null, spec, b) : undefined;
+  const jsonSize = ranges === null ? 0 : jsonTileBytes(ec.prefix.length, jw.pos, n);
+  let mask: Uint8Array | null = null;
+  if (zc.coarse && ec.lodAuto && (jsonSize > spec.tileBudget || (pbf?.length ?? 0) > spec.tileBudget)) {
+    ({ mask, pbf } = thin(b, ranges, ec));
+  }
+  if (ranges !== null && mask !== null) {
+    const kept: number[] = [];
+    for (let i = 0; i < n; i++) if (mask[i]) kept.push(ranges[i * 2], ranges[i * 2 + 1]);
+    ranges = kept;
+  }
+  for (let i = 0; i < n; i++) {
+    const e = entries[i];
+    if (mask !== null && !mask[i]) { stats.thinned[e.p.tf.layer]++; continue; }
+    stats.features++;
     if (e.pointified) stats.pointified[e.p.tf.layer]++;
     if (spec.formats.json) stats.meshesJsonOnly += meshCount(e.g);
     if (spec.formats.pbf && mvtFeatureCount(e.g) === 0) stats.notInPbf++;
   }
   const result: TileResult = { z: zc.z, x: b.x, y: b.y, stats };
-  if (enc.json) result.json = enc.json;
-  if (enc.pbf) result.pbf = enc.pbf;
+  if (ranges !== null && ranges.length > 0) result.json = jsonTile(ec.prefix, jw.buf, ranges);
+  if (pbf !== undefined) result.pbf = pbf;
   return result;
 }
 
 /**
- * Keeps the highest-priority features that fit the budget. Sizes are estimated per feature (JSON exactly, PBF
- * from its command stream plus each new key and value once), the largest fitting prefix of the priority order is
- * encoded, and while the real bytes are still over budget the prefix shrinks geometrically.
+ * Keeps the highest-priority features that fit the budget. JSON sizes are exact (every feature was written
+ * once); PBF sizes are estimated from the command stream plus each new key and value once. The largest fitting
+ * prefix of the priority order is encoded, and while the PBF is still over budget the prefix shrinks
+ * geometrically.
  */
-function thin(b: Bucket, strings: readonly string[] | null, zc: ZoomContext, ec: EncodeContext): { mask: Uint8Array; encoded: Encoded } {
+function thin(b: Bucket, ranges: readonly number[] | null, ec: EncodeContext): { mask: Uint8Array; pbf: Uint8Array | undefined } {
   const { spec } = ec;
   const entries = b.entries;
   const n = entries.length;
+  const prio = new Float64Array(n);
+  for (let i = 0; i < n; i++) prio[i] = thinningPriority(entries[i].p.tf.seq);
   const order = Array.from({ length: n }, (_, i) => i);
-  const prio = entries.map((e) => thinningPriority(e.p.tf.seq));
   order.sort((i, j) => prio[j] - prio[i] || entries[i].p.tf.seq - entries[j].p.tf.seq);
   const x0 = b.x * EXTENT, y0 = b.y * EXTENT;
-  let json = utf8Length(ec.prefix) + TILE_SUFFIX.length;
+  const budget = spec.tileBudget;
+  let json = ranges === null ? 0 : ec.prefix.length + 2 - 1;
   let pbf = 0;
-  const seenLayers = new Set<number>();
-  const seenKeys = new Set<string>();
-  const seenValues = new Set<string>();
+  const seen = new Map<number, { keys: Set<string>; values: Set<string> }>();
   let k = 0;
   for (; k < n; k++) {
-    const e = entries[order[k]];
-    const js = strings === null ? 0 : utf8Length(strings[order[k]]) + (k > 0 ? 1 : 0);
+    const i = order[k];
+    const e = entries[i];
+    const js = ranges === null ? 0 : ranges[i * 2 + 1] - ranges[i * 2] + 1;
     let pb = 0;
+    let s: { keys: Set<string>; values: Set<string> } | undefined;
     if (spec.formats.pbf && mvtFeatureCount(e.g) > 0) {
       const a = attrsOf(e.p);
       pb = estimatePbfFeature({ attrs: a, g: e.g }, x0, y0);
-      const l = e.p.tf.layer;
-      if (!seenLayers.has(l)) pb += 16 + utf8Length(spec.layers[l]?.id ?? '');
-      for (let i = 0; i < a.keys.length; i++) {
-        const kk = l + '\u0000' + a.keys[i], vk = l + '\u0000' + typeof a.values[i] + String(a.values[i]);
-        if (!seenKeys.has(kk)) pb += 3 + utf8Length(a.keys[i]);
-        if (!seenValues.has(vk)) pb += valueBytes(a.values[i]);
+      s = seen.get(e.p.tf.layer);
+      if (s === undefined) {
+        s = { keys: new Set(), values: new Set() };
+        seen.set(e.p.tf.layer, s);
+        pb += 16 + (spec.layers[e.p.tf.layer]?.id.length ?? 0) * 3;
       }
-      if (json + js > spec.tileBudget || pbf + pb > spec.tileBudget) break;
-      seenLayers.add(l);
-      for (let i = 0; i < a.keys.length; i++) {
-        seenKeys.add(l + '\u0000' + a.keys[i]);
-        seenValues.add(l + '\u0000' + typeof a.values[i] + String(a.values[i]));
+      for (let t = 0; t < a.keys.length; t++) {
+        if (!s.keys.has(a.keys[t])) pb += 3 + a.keys[t].length * 3;
+        if (!s.values.has(a.valueKeys[t])) pb += valueBytes(a.values[t]);
       }
-    } else if (json + js > spec.tileBudget) break;
+    }
+    if (json + js > budget || pbf + pb > budget) break;
+    if (s !== undefined) {
+      const a = attrsOf(e.p);
+      for (let t = 0; t < a.keys.length; t++) { s.keys.add(a.keys[t]); s.values.add(a.valueKeys[t]); }
+    }
     json += js; pbf += pb;
   }
   const mask = new Uint8Array(n);
   for (;;) {
     mask.fill(0);
     for (let i = 0; i < k; i++) mask[order[i]] = 1;
-    const kept: Entry[] = [];
-    const keptStrings: string[] | null = strings === null ? null : [];
-    for (let i = 0; i < n; i++) if (mask[i]) { kept.push(entries[i]); keptStrings?.push((strings as string[])[i]); }
-    const encoded = encodeEntries(kept, keptStrings, ec, b.x, b.y);
-    const size = Math.max(encoded.json?.length ?? 0, encoded.pbf?.length ?? 0);
-    if (size <= spec.tileBudget || k === 0) return { mask, encoded };
-    k = Math.min(k - 1, Math.floor(k * Math.min(0.95, spec.tileBudget / size)));
+    const out = spec.formats.pbf ? pbfTile(entries, mask, spec, b) : undefined;
+    const size = out?.length ?? 0;
+    if (size <= budget || k === 0) return { mask, pbf: out };
+    k = Math.min(k - 1, Math.floor(k * Math.min(0.95, budget / size)));
   }
 }
 
@@ -528,10 +540,12 @@ export function tileFeatures(features: TileFeature[], spec: TileSpec): TileResul
   const prepared: Prepared[] = [];
   for (const tf of sorted) { const p = prepare(tf); if (p !== null) prepared.push(p); }
   const ec: EncodeContext = { spec, prefix: tilePrefix(spec.collection), lodAuto: spec.lod === 'auto' };
+  jw.pos = 0;
   const results: TileResult[] = [];
   const from = spec.cell ? Math.max(spec.minZoom, spec.cell.z) : spec.minZoom;
   for (let z = from; z <= spec.maxZoom; z++) {
     const zc = zoomContext(spec, z);
+    jw.setUnit(zc.unit);
     for (const b of placeZoom(prepared, spec, zc)) results.push(encodeTile(b, zc, ec));
   }
   return results;

@@ -1,0 +1,383 @@
+// Benchmark harness of issue 4: generates synthetic slides, times our build (1 and 2 workers) against the naive script, prints the table.
+//
+// Usage (via `npm run bench`, which builds first): node bench/run.js [--sizes 100000,1000000] [--quick]
+//   [--skip-naive] [--workers 1,2] [--seed 1] [--repeat N] [--keep] [--timeout SECONDS] [--build-arg ARG ...]
+// Writes .bench/results.md and .bench/results.json. Inputs are cached in .bench/ by size, seed and generator.
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, openSync, closeSync,
+} from 'node:fs';
+import { cpus, totalmem, loadavg } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { setInterval, clearInterval } from 'node:timers';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const BENCH = join(ROOT, '.bench');
+const GENERATOR = join(ROOT, 'bench', 'generate.js');
+const NAIVE = join(ROOT, 'bench', 'naive.js');
+const CLI = join(ROOT, 'bin', 'mudm-tiles.js');
+const MiB = 1024 * 1024;
+
+const { values: args } = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    sizes: { type: 'string', default: '100000,1000000' },
+    quick: { type: 'boolean' },
+    'skip-naive': { type: 'boolean' },
+    workers: { type: 'string', default: '1,2' },
+    seed: { type: 'string', default: '1' },
+    repeat: { type: 'string', default: '1' },
+    keep: { type: 'boolean' },
+    timeout: { type: 'string', default: '3600' },
+    'build-arg': { type: 'string', multiple: true, default: [] },
+  },
+});
+const sizes = args.quick ? [100000] : args.sizes.split(',').map((s) => Number(s.trim()));
+const workerCounts = args.workers.split(',').map((s) => Number(s.trim()));
+const seed = Number(args.seed);
+const repeat = Math.max(1, Number(args.repeat));
+const timeoutMs = Number(args.timeout) * 1000;
+if (sizes.some((n) => !Number.isSafeInteger(n) || n < 1) || workerCounts.some((w) => !Number.isSafeInteger(w) || w < 1)) {
+  process.stderr.write('bench: --sizes and --workers take comma-separated positive integers\n');
+  process.exit(2);
+}
+
+const log = (msg) => process.stderr.write(`bench: ${msg}\n`);
+
+// ---------------------------------------------------------------- measuring a child process
+
+const GNU_TIME = (() => {
+  // BusyBox and BSD `time` lack -v/-o; only trust GNU time, else fall back to polling /proc.
+  if (!existsSync('/usr/bin/time')) return null;
+  const r = spawnSync('/usr/bin/time', ['-v', 'true'], { encoding: 'utf8' });
+  return r.status === 0 && /Maximum resident set size/.test(r.stderr) ? '/usr/bin/time' : null;
+})();
+const CLK_TCK = (() => {
+  const r = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
+  return Number(r.stdout) > 0 ? Number(r.stdout) : 100;
+})();
+
+function readProc(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const hwm = Number(/VmHWM:\s+(\d+)\s+kB/.exec(status)?.[1] ?? 0) * 1024;
+    // Fields after the command name, which may itself hold spaces and parentheses.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    return { hwm, cpu: ticks / CLK_TCK };
+  } catch {
+    return null;
+  }
+}
+
+function parseGnuTime(text) {
+  const num = (re) => Number(re.exec(text)?.[1] ?? NaN);
+  return {
+    cpu: num(/User time \(seconds\): ([\d.]+)/) + num(/System time \(seconds\): ([\d.]+)/),
+    peak: num(/Maximum resident set size \(kbytes\): (\d+)/) * 1024,
+  };
+}
+
+let running = null;
+process.on('SIGINT', () => {
+  if (running) {
+    try { process.kill(-running.pid, 'SIGKILL'); } catch { /* already gone */ }
+  }
+  process.exit(130);
+});
+
+/** Runs one command; resolves with wall/cpu/peak and exit status, never rejects. */
+function measure(label, command, commandArgs, logBase) {
+  mkdirSync(dirname(logBase), { recursive: true });
+  const timeFile = `${logBase}.time`;
+  const outFd = openSync(`${logBase}.out`, 'w');
+  const errFd = openSync(`${logBase}.err`, 'w');
+  const argv = GNU_TIME ? ['-v', '-o', timeFile, command, ...commandArgs] : commandArgs;
+  const started = process.hrtime.bigint();
+  return new Promise((done) => {
+    // Own process group, so a timeout or Ctrl-C can end the command together with anything it started.
+    const child = spawn(GNU_TIME ?? command, argv, { cwd: ROOT, stdio: ['ignore', outFd, errFd], detached: true });
+    running = child;
+    let polled = { hwm: 0, cpu: 0 };
+    const poll = GNU_TIME ? null : setInterval(() => {
+      const p = readProc(child.pid);
+      if (p) polled = { hwm: Math.max(polled.hwm, p.hwm), cpu: Math.max(polled.cpu, p.cpu) };
+    }, 20);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try { process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }
+    }, timeoutMs);
+    const finish = (code, signal, spawnError) => {
+      running = null;
+      const wall = Number(process.hrtime.bigint() - started) / 1e9;
+      clearTimeout(timer);
+      if (poll) clearInterval(poll);
+      closeSync(outFd);
+      closeSync(errFd);
+      let cpu = polled.cpu;
+      let peak = polled.hwm;
+      if (GNU_TIME && existsSync(timeFile)) ({ cpu, peak } = parseGnuTime(readFileSync(timeFile, 'utf8')));
+      const stderr = readFileSync(`${logBase}.err`, 'utf8');
+      // GNU time reports a failed command through its own exit status; the child's exit is what matters.
+      const exitCode = code ?? (signal ? 128 : 1);
+      const ok = !spawnError && !timedOut && exitCode === 0;
+      let error = null;
+      if (spawnError) error = spawnError.message;
+      else if (timedOut) error = `timed out after ${timeoutMs / 1000} s`;
+      else if (!ok) error = `exit ${exitCode}${signal ? ` (${signal})` : ''}: ${lastLines(stderr, 4)}`;
+      done({ label, ok, exitCode, error, wall, cpu, peak, stderr });
+    };
+    child.on('error', (e) => finish(null, null, e));
+    child.on('close', (code, signal) => finish(code, signal, null));
+  });
+}
+
+function lastLines(text, n) {
+  const lines = text.split('\n').map((l) => l.trim()).filter((l) => l && !/^\s*at /.test(l));
+  return lines.slice(-n).join(' | ').slice(0, 600) || '(no stderr)';
+}
+
+function scanOutput(dir) {
+  const out = { files: 0, bytes: 0, pbf: 0, json: 0 };
+  const walk = (d) => {
+    let entries;
+    try { entries = readdirSync(d, { withFileTypes: true }); } catch { return; }
+    for (const e of entries) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) {
+        out.files++;
+        out.bytes += statSync(p).size;
+        if (e.name.endsWith('.pbf')) out.pbf++;
+        // Descriptor and run report sit at the root; every other .json is a tile (or the overview tile).
+        else if (e.name.endsWith('.json') && d !== dir) out.json++;
+      }
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+// ---------------------------------------------------------------- inputs
+
+function sha1(file) {
+  return createHash('sha1').update(readFileSync(file)).digest('hex').slice(0, 12);
+}
+
+async function ensureInput(cells) {
+  mkdirSync(BENCH, { recursive: true });
+  const genArgs = ['--cells', String(cells), '--seed', String(seed), '--nuclei', 'points', '--format', 'fc-minified'];
+  const base = join(BENCH, `slide-${cells}-s${seed}`);
+  const file = `${base}.json`;
+  const metaFile = `${base}.meta.json`;
+  const generator = sha1(GENERATOR);
+  if (existsSync(file) && existsSync(metaFile)) {
+    const meta = JSON.parse(readFileSync(metaFile, 'utf8'));
+    if (meta.generator === generator && meta.args.join(' ') === genArgs.join(' ') && statSync(file).size === meta.bytes) {
+      log(`input ${relative(ROOT, file)} (cached)`);
+      return meta;
+    }
+  }
+  log(`generating ${cells} cells into ${relative(ROOT, file)}...`);
+  const tmp = `${file}.partial`;
+  const run = await measure('generate', process.execPath, [GENERATOR, ...genArgs, '-o', tmp], join(BENCH, 'logs', `generate-${cells}`));
+  if (!run.ok) throw new Error(`generator failed: ${run.error}`);
+  renameSync(tmp, file);
+  const summary = JSON.parse(run.stderr.trim().split('\n').pop());
+  const meta = {
+    file, args: genArgs, generator, bytes: statSync(file).size, cells: summary.cells, nuclei: summary.nuclei,
+    features: summary.features, width: summary.width, height: summary.height,
+    generateSeconds: round(run.wall, 2), generateMBps: round(statSync(file).size / 1e6 / run.wall, 1),
+  };
+  writeFileSync(metaFile, JSON.stringify(meta, null, 2) + '\n');
+  log(`generated ${meta.features} features, ${(meta.bytes / 1e6).toFixed(1)} MB in ${meta.generateSeconds} s`);
+  return meta;
+}
+
+/** Finest zoom where a tile spans at most 512 image pixels: the build's own default, passed to both sides. */
+function maxZoomFor(meta) {
+  const world = 2 ** Math.ceil(Math.log2(Math.max(meta.width, meta.height)));
+  return Math.max(0, Math.log2(world / 512));
+}
+
+// ---------------------------------------------------------------- runs
+
+async function runCase({ kind, workers, meta, maxZoom }) {
+  const label = kind === 'naive' ? 'naive' : `ours W=${workers}`;
+  const slug = kind === 'naive' ? 'naive' : `ours-w${workers}`;
+  const outDir = join(BENCH, 'out', `${meta.cells}`, slug);
+  const zoomArgs = ['--min-zoom', '0', '--max-zoom', String(maxZoom)];
+  let command;
+  let commandArgs;
+  if (kind === 'naive') {
+    command = process.execPath;
+    commandArgs = [NAIVE, meta.file, outDir, ...zoomArgs];
+  } else {
+    command = process.execPath;
+    commandArgs = [CLI, 'build', meta.file, '-o', outDir, '--force', '--workers', String(workers), ...zoomArgs,
+      '--progress', 'none', ...args['build-arg']];
+  }
+  const base = { label, kind, workers: kind === 'naive' ? 1 : workers, cells: meta.cells, features: meta.features,
+    inputBytes: meta.bytes, maxZoom, command: ['node', ...commandArgs.map((a) => (a.startsWith(ROOT) ? relative(ROOT, a) : a))].join(' ') };
+  if (kind === 'ours' && !existsSync(CLI)) {
+    const error = `${relative(ROOT, CLI)} not found: the build command is not there yet (or \`npm run build\` did not produce it)`;
+    log(`${label} @ ${meta.cells}: FAILED: ${error}`);
+    return { ...base, ok: false, error };
+  }
+  const attempts = [];
+  for (let i = 0; i < repeat; i++) {
+    rmSync(outDir, { recursive: true, force: true });
+    log(`${label} @ ${meta.cells} cells, zooms 0-${maxZoom}${repeat > 1 ? `, run ${i + 1}/${repeat}` : ''}...`);
+    const r = await measure(label, command, commandArgs, join(BENCH, 'logs', `${meta.cells}-${slug}-${i + 1}`));
+    const scanned = r.ok ? scanOutput(outDir) : null;
+    let buildReport = null;
+    if (r.ok && kind === 'ours' && existsSync(join(outDir, 'build-report.json'))) {
+      try { buildReport = JSON.parse(readFileSync(join(outDir, 'build-report.json'), 'utf8')); } catch { /* optional */ }
+    }
+    attempts.push({ ...r, scanned, buildReport });
+    if (!args.keep) rmSync(outDir, { recursive: true, force: true });
+    if (!r.ok) break;
+  }
+  // The median run by wall time stands for the case; a failure stands for it whatever the others did.
+  const failed = attempts.find((a) => !a.ok);
+  const chosen = failed ?? attempts.slice().sort((a, b) => a.wall - b.wall)[Math.floor(attempts.length / 2)];
+  const result = {
+    ...base, ok: chosen.ok, error: chosen.error, exitCode: chosen.exitCode,
+    wall: round(chosen.wall, 2), cpu: round(chosen.cpu, 2), peakMiB: round(chosen.peak / MiB, 0),
+    tiles: chosen.scanned?.pbf ?? null, jsonTiles: chosen.scanned?.json ?? null, files: chosen.scanned?.files ?? null,
+    bytesWritten: chosen.scanned?.bytes ?? null,
+    featuresPerSecond: chosen.ok ? Math.round(meta.features / chosen.wall) : null,
+    inputMBps: chosen.ok ? round(meta.bytes / 1e6 / chosen.wall, 1) : null,
+    walls: attempts.map((a) => round(a.wall, 2)),
+  };
+  if (chosen.buildReport) result.buildReport = chosen.buildReport;
+  if (kind === 'naive' && chosen.ok) {
+    try { result.naiveSummary = JSON.parse(chosen.stderr.trim().split('\n').pop()); } catch { /* optional */ }
+  }
+  log(result.ok
+    ? `${label} @ ${meta.cells}: ${result.wall} s wall, ${result.cpu} s cpu, ${result.peakMiB} MiB, ${result.files} files`
+    : `${label} @ ${meta.cells}: FAILED after ${result.wall} s (peak ${result.peakMiB} MiB): ${result.error}`);
+  return result;
+}
+
+function round(v, digits) {
+  const f = 10 ** digits;
+  return Number.isFinite(v) ? Math.round(v * f) / f : null;
+}
+
+// ---------------------------------------------------------------- report
+
+function fmt(v, digits = 1) {
+  if (v == null) return '–';
+  return typeof v === 'number' ? v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : String(v);
+}
+
+function table(results) {
+  const rows = [
+    '| cells | run | wall s | cpu s | peak MiB | tiles | files | MB written | features/s | input MB/s | status |',
+    '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+  ];
+  for (const r of results) {
+    rows.push(`| ${r.cells.toLocaleString('en-US')} | ${r.label} | ${fmt(r.wall, 2)} | ${fmt(r.cpu, 2)} | ${fmt(r.peakMiB, 0)} | `
+      + `${fmt(r.tiles, 0)} | ${fmt(r.files, 0)} | ${r.bytesWritten == null ? '–' : fmt(r.bytesWritten / 1e6, 1)} | `
+      + `${fmt(r.featuresPerSecond, 0)} | ${fmt(r.inputMBps, 1)} | ${r.ok ? 'ok' : `failed: ${r.error.replace(/\|/g, '/')}`} |`);
+  }
+  return rows.join('\n');
+}
+
+function ratios(results) {
+  const find = (cells, label) => results.find((r) => r.cells === cells && r.label === label && r.ok);
+  const lines = [];
+  const top = Math.max(...workerCounts);
+  const small = Math.min(...sizes);
+  const out = {};
+  const naive = find(small, 'naive');
+  const oursTop = find(small, `ours W=${top}`);
+  if (naive && oursTop) {
+    out.naiveOverOurs = round(naive.wall / oursTop.wall, 2);
+    lines.push(`- naive / ours (W=${top}) wall at ${small.toLocaleString('en-US')} cells: **×${out.naiveOverOurs}** (target ≥ 3); `
+      + `peak memory ${naive.peakMiB} MiB vs ${oursTop.peakMiB} MiB`);
+  } else {
+    lines.push(`- naive / ours (W=${top}) at ${small.toLocaleString('en-US')} cells: n/a (${!naive ? 'no naive run' : 'our build failed'})`);
+  }
+  if (workerCounts.includes(1) && top > 1) {
+    out.speedup = {};
+    for (const n of sizes) {
+      const w1 = find(n, 'ours W=1');
+      const wt = find(n, `ours W=${top}`);
+      if (w1 && wt) out.speedup[n] = round(w1.wall / wt.wall, 2);
+      lines.push(`- W=1 / W=${top} speedup at ${n.toLocaleString('en-US')} cells: `
+        + (w1 && wt ? `**×${out.speedup[n]}** (target ≥ 1.7)` : 'n/a (our build failed)'));
+    }
+  }
+  const large = Math.max(...sizes);
+  if (large !== small) {
+    const a = find(small, `ours W=${top}`);
+    const b = find(large, `ours W=${top}`);
+    if (a && b) out.throughputLargeOverSmall = round(b.featuresPerSecond / a.featuresPerSecond, 2);
+    lines.push(`- throughput (features/s, W=${top}) at ${large.toLocaleString('en-US')} vs ${small.toLocaleString('en-US')} cells: `
+      + (a && b ? `**${Math.round(out.throughputLargeOverSmall * 100)}%** (target ≥ 85%); peak ${b.peakMiB} MiB (budget 1024)` : 'n/a (our build failed)'));
+  }
+  return { lines: lines.join('\n'), values: out };
+}
+
+function machine() {
+  const c = cpus();
+  return {
+    cpus: c.length, cpuModel: c[0]?.model?.trim() ?? 'unknown', memGiB: round(totalmem() / 2 ** 30, 1),
+    node: process.version, platform: `${process.platform} ${process.arch}`,
+    loadAverage: loadavg().map((l) => round(l, 2)), timeTool: GNU_TIME ? 'GNU time -v' : '/proc polling (20 ms)',
+  };
+}
+
+// ---------------------------------------------------------------- main
+
+async function main() {
+  const started = new Date();
+  const host = machine();
+  log(`machine: ${host.cpus} × ${host.cpuModel}, ${host.memGiB} GiB, node ${host.node}, load ${host.loadAverage.join(' ')}; `
+    + `measuring with ${host.timeTool}`);
+  const results = [];
+  const inputs = [];
+  for (const cells of sizes) {
+    const meta = await ensureInput(cells);
+    inputs.push({ ...meta, file: relative(ROOT, meta.file) });
+    const maxZoom = maxZoomFor(meta);
+    for (const workers of workerCounts) results.push(await runCase({ kind: 'ours', workers, meta, maxZoom }));
+    // The naive script needs the whole file as one string: at 1M cells (~800 MB) V8 refuses, and that
+    // failure is itself the result, so it is run and recorded rather than skipped.
+    if (!args['skip-naive']) results.push(await runCase({ kind: 'naive', meta, maxZoom }));
+  }
+  const r = ratios(results);
+  const md = [
+    `## Benchmark (${started.toISOString().slice(0, 16).replace('T', ' ')} UTC)`,
+    '',
+    `Machine: ${host.cpus} × ${host.cpuModel}, ${host.memGiB} GiB RAM, Node ${host.node}, ${host.platform}; `
+      + `load average at start ${host.loadAverage.join(' / ')}. Peak RSS and CPU (user + sys) from ${host.timeTool}.`,
+    `Inputs: ${inputs.map((i) => `${i.cells.toLocaleString('en-US')} cells + ${i.nuclei.toLocaleString('en-US')} nucleus points `
+      + `(${(i.bytes / 1e6).toFixed(1)} MB minified FeatureCollection, ${i.width} × ${i.height} px)`).join('; ')}. `
+      + `Zooms 0 to ${sizes.map((n) => maxZoomFor(inputs.find((i) => i.cells === n))).join(' / ')}; JSON and PBF tiles.`,
+    '',
+    table(results),
+    '',
+    r.lines,
+    '',
+  ].join('\n');
+  process.stdout.write('\n' + md);
+  mkdirSync(BENCH, { recursive: true });
+  writeFileSync(join(BENCH, 'results.md'), md);
+  writeFileSync(join(BENCH, 'results.json'), JSON.stringify({ started: started.toISOString(), machine: host, inputs, results, ratios: r.values }, null, 2) + '\n');
+  log(`wrote ${relative(ROOT, join(BENCH, 'results.md'))} and results.json`);
+  // Our build failing is a failed benchmark; the naive script failing is an expected finding.
+  return results.some((x) => x.kind === 'ours' && !x.ok) ? 1 : 0;
+}
+
+main().then(
+  (code) => { process.exitCode = code; },
+  (err) => { log(`error: ${err.stack ?? err.message}`); process.exitCode = 2; },
+);

@@ -1,0 +1,65 @@
+# CWL tool for `mudm-tiles finalize`: merges the shards' parts into one OUT, then checks, describes and cleans it.
+cwlVersion: v1.2
+class: CommandLineTool
+label: mudm-tiles finalize
+doc: |
+  Every part is one shard's files laid out as in OUT (see build-shard.cwl). They are merged by path into one
+  writable OUT: directories are united, and a file may appear in several parts only if it is the plan, which
+  every part carries unchanged. Any other file in two parts would mean two shards wrote the same tile, which
+  the shard split rules out; the merge fails then rather than pick one silently. `mudm-tiles finalize` then
+  refuses (exit 4) unless every shard's marker is there, tiles the coarse levels, writes the overview tiles,
+  build-report.json and tileset.json, and removes the work directory: the output is the finished pyramid.
+
+baseCommand: [mudm-tiles, finalize]
+
+requirements:
+  InlineJavascriptRequirement: {}
+  InitialWorkDirRequirement:
+    listing: |
+      ${
+        function merge(name, where, dirs) {
+          var order = [];
+          var seen = {};
+          dirs.forEach(function (d) {
+            (d.listing || []).forEach(function (e) {
+              var s = seen[e.basename];
+              var rel = where + e.basename;
+              if (!s) {
+                seen[e.basename] = { entry: e, dirs: e.class === 'Directory' ? [e] : null };
+                order.push(e.basename);
+              } else if (e.class === 'Directory' && s.dirs) {
+                s.dirs.push(e);
+              } else if (rel !== '.mudm-work/plan.json') {
+                throw new Error('two shards wrote ' + rel + ': the parts of a sharded build must be disjoint');
+              }
+            });
+          });
+          return {
+            class: 'Directory',
+            basename: name,
+            listing: order.map(function (n) {
+              var s = seen[n];
+              return s.dirs ? merge(n, where + n + '/', s.dirs) : s.entry;
+            })
+          };
+        }
+        var name = inputs.parts[0].basename;
+        return [{ entry: merge(name, '', inputs.parts), entryname: name, writable: true }];
+      }
+
+arguments:
+  - position: 1
+    valueFrom: $(inputs.parts[0].basename)
+
+inputs:
+  parts:
+    type: Directory[]
+    doc: the `part` of every build-shard step
+    loadListing: deep_listing
+  log: {type: string?, inputBinding: {prefix: --log, position: 2}}
+
+outputs:
+  pyramid:
+    type: Directory
+    outputBinding:
+      glob: $(inputs.parts[0].basename)

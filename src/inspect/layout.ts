@@ -1,0 +1,158 @@
+// A built pyramid as inspect and verify see it: its descriptor, world, plane dimensions and the tile files on disk.
+import type { TilesetDescriptor } from '../model/descriptor.js';
+import { InputError, UsageError } from '../report/errors.js';
+import { DIMS, tilePath, worldSide, type Dim, type Plane } from '../tiling/space.js';
+import { asReader, type PyramidReader } from './reader.js';
+
+export type TileFormat = 'json' | 'pbf';
+
+export interface Pyramid {
+  reader: PyramidReader;
+  descriptor: TilesetDescriptor;
+  /** The format `tileset.json` describes. */
+  format: TileFormat;
+  /** Plane dimensions in tile paths, in path order (from the `tiles` template). */
+  dims: Dim[];
+  /** Image extent from `bounds`, and the world square that covers it. */
+  width: number;
+  height: number;
+  side: number;
+  minZoom: number;
+  maxZoom: number;
+  /** Plane ranges from `bounds` (10 numbers); all 0 in 2D. */
+  planeLo: Plane;
+  planeHi: Plane;
+}
+
+export interface TileRef {
+  z: number;
+  plane: Plane;
+  x: number;
+  y: number;
+  ext: TileFormat;
+  /** Relative path, as written. */
+  path: string;
+}
+
+const INDEX = /^(0|[1-9]\d*)$/;
+const TILE_FILE = /^(0|[1-9]\d*)\.(json|pbf)$/;
+
+function decodeJson(bytes: Uint8Array): unknown {
+  return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+}
+
+/** Parses JSON bytes; throws with the file name on failure. */
+export function readJson(reader: PyramidReader, relPath: string): unknown {
+  const bytes = reader.read(relPath);
+  if (bytes === undefined) return undefined;
+  try {
+    return decodeJson(bytes);
+  } catch (err) {
+    throw new InputError(`${relPath} in ${reader.name} is not valid JSON: ${(err as Error).message}`, relPath);
+  }
+}
+
+/** Plane dimensions of a `tiles` template: the `{t}`, `{c}`, `{z}` placeholders in order (`{zlvl}` is the zoom). */
+export function dimsOfTemplate(template: string): Dim[] {
+  const out: Dim[] = [];
+  for (const m of template.matchAll(/\{([a-z]+)\}/g)) {
+    const name = m[1];
+    if ((DIMS as readonly string[]).includes(name)) out.push(name as Dim);
+  }
+  return out;
+}
+
+function isFiniteNumber(v: unknown): v is number {
+  return typeof v === 'number' && Number.isFinite(v);
+}
+
+/**
+ * Opens a pyramid: reads `tileset.json` and derives what reading tiles needs. Throws InputError when there is no
+ * usable descriptor (missing, not JSON, no tiles template, no 2D bounds): nothing below it can be read without one.
+ */
+export function openPyramid(root: string | PyramidReader): Pyramid {
+  const reader = asReader(root);
+  const value = readJson(reader, 'tileset.json');
+  if (value === undefined) throw new InputError(`no tileset.json in ${reader.name}: not a pyramid, or its build did not finish`, reader.name);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InputError(`tileset.json in ${reader.name} is not a JSON object`, reader.name);
+  const descriptor = value as TilesetDescriptor;
+  const template = Array.isArray(descriptor.tiles) && typeof descriptor.tiles[0] === 'string' ? descriptor.tiles[0] : undefined;
+  if (template === undefined) throw new InputError(`tileset.json in ${reader.name} has no tiles template`, reader.name);
+  const dims = dimsOfTemplate(template);
+  const format: TileFormat = descriptor.format === 'json' || (descriptor.format === undefined && template.endsWith('.json')) ? 'json' : 'pbf';
+  const b = descriptor.bounds;
+  if (!Array.isArray(b) || (b.length !== 4 && b.length !== 10) || !b.every(isFiniteNumber)) {
+    throw new InputError(`tileset.json in ${reader.name} has no usable bounds (4 or 10 numbers)`, reader.name);
+  }
+  const planeLo: Plane = { t: 0, c: 0, z: 0 }, planeHi: Plane = { t: 0, c: 0, z: 0 };
+  let width: number, height: number;
+  if (b.length === 10) {
+    [planeLo.t, planeLo.c, planeLo.z] = [b[0], b[1], b[2]];
+    [planeHi.t, planeHi.c, planeHi.z] = [b[5], b[6], b[7]];
+    width = b[8]; height = b[9];
+  } else {
+    width = b[2]; height = b[3];
+  }
+  const minZoom = Number.isInteger(descriptor.minzoom) ? (descriptor.minzoom as number) : 0;
+  const maxZoom = Number.isInteger(descriptor.maxzoom) ? (descriptor.maxzoom as number) : 30;
+  return { reader, descriptor, format, dims, width, height, side: worldSide(width, height), minZoom, maxZoom, planeLo, planeHi };
+}
+
+/** Every zoom directory name that is a zoom number, ascending. */
+export function zoomDirs(p: Pyramid): number[] {
+  return p.reader.list('').filter((n) => INDEX.test(n)).map(Number);
+}
+
+/** The tile files of one zoom directory, in path order (planes, then x, then y). `stray` gets files that are not tiles. */
+export function* listZoomTiles(p: Pyramid, z: number, stray?: (relPath: string) => void): Generator<TileRef> {
+  const plane: Plane = { t: 0, c: 0, z: 0 };
+  function* walk(dir: string, depth: number): Generator<TileRef> {
+    const names = p.reader.list(dir);
+    if (depth < p.dims.length) {
+      for (const n of names) {
+        if (!INDEX.test(n)) { stray?.(`${dir}/${n}`); continue; }
+        plane[p.dims[depth]] = Number(n);
+        yield* walk(`${dir}/${n}`, depth + 1);
+      }
+      return;
+    }
+    for (const xn of names) {
+      if (!INDEX.test(xn)) { stray?.(`${dir}/${xn}`); continue; }
+      for (const yn of p.reader.list(`${dir}/${xn}`)) {
+        const m = TILE_FILE.exec(yn);
+        if (!m) { stray?.(`${dir}/${xn}/${yn}`); continue; }
+        yield { z, plane: { ...plane }, x: Number(xn), y: Number(m[1]), ext: m[2] as TileFormat, path: `${dir}/${xn}/${yn}` };
+      }
+    }
+  }
+  yield* walk(String(z), 0);
+}
+
+/** Every tile file of the pyramid, zoom by zoom. */
+export function* listTiles(p: Pyramid, stray?: (relPath: string) => void): Generator<TileRef> {
+  for (const z of zoomDirs(p)) yield* listZoomTiles(p, z, stray);
+}
+
+/** Path of the overview (the zoom-0 JSON tile, a descriptor) of a plane. */
+export function overviewPath(p: Pyramid, plane: Plane): string {
+  return tilePath(0, 0, 0, plane, p.dims, 'json');
+}
+
+/** Whether a tile path is the overview descriptor rather than a tile of features. */
+export function isOverview(t: TileRef): boolean {
+  return t.ext === 'json' && t.z === 0 && t.x === 0 && t.y === 0;
+}
+
+/** Parses `Z/X/Y` or, with plane dimensions, `Z/T/C/ZZ/X/Y` (only the used dimensions, in path order). */
+export function parseTileAddress(p: Pick<Pyramid, 'dims'>, text: string): { z: number; x: number; y: number; plane: Plane } {
+  const parts = text.replace(/\.(json|pbf)$/, '').split('/');
+  const want = 3 + p.dims.length;
+  const shape = ['Z', ...p.dims.map((d) => (d === 'z' ? 'ZZ' : d.toUpperCase())), 'X', 'Y'].join('/');
+  if (parts.length !== want || !parts.every((s) => INDEX.test(s))) {
+    throw new UsageError(`a tile of this pyramid is addressed ${shape} with non-negative integers, found "${text}"`);
+  }
+  const n = parts.map(Number);
+  const plane: Plane = { t: 0, c: 0, z: 0 };
+  p.dims.forEach((d, i) => { plane[d] = n[1 + i]; });
+  return { z: n[0], plane, x: n[want - 2], y: n[want - 1] };
+}

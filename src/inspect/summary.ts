@@ -1,0 +1,237 @@
+// `inspect`: what a pyramid holds — zooms, planes, layers and fields, tiles, bytes and features per zoom, the largest tiles.
+import type { Asset, FieldType } from '../model/descriptor.js';
+import { planeKey, type Dim, type Plane } from '../tiling/space.js';
+import { countPbfFeatures } from './decode.js';
+import { isOverview, listTiles, openPyramid, readJson, type Pyramid, type TileFormat } from './layout.js';
+import type { PyramidReader } from './reader.js';
+
+export interface FieldSummary {
+  name: string;
+  type: FieldType | string;
+  /** [min, max] of a Number field. */
+  range?: Array<number | string>;
+  /** Distinct values of a String field, when the descriptor lists them. */
+  values?: string[];
+  description?: string;
+}
+
+export interface LayerSummary {
+  id: string;
+  minzoom?: number;
+  maxzoom?: number;
+  fields: FieldSummary[];
+  /** Zooms at which the layer holds every feature at full form (descriptor member `complete_zooms`). */
+  completeZooms?: number[];
+}
+
+export interface FormatCount { tiles: number; bytes: number }
+
+export interface ZoomSummary {
+  zoom: number;
+  json: FormatCount;
+  pbf: FormatCount;
+  /** Features over the zoom's tiles (a feature crossing tiles counts once per tile), from PBF tiles when there are any, else JSON. */
+  features: number;
+}
+
+export interface PyramidSummary {
+  root: string;
+  tilejson: string;
+  /** Format `tileset.json` describes, and the formats found on disk. */
+  format: TileFormat;
+  formats: TileFormat[];
+  tiles: string[];
+  name?: string;
+  description?: string;
+  version?: string;
+  world: { side: number; width: number; height: number };
+  zooms: { min: number; max: number; present: number[] };
+  dims: Dim[];
+  planes: Plane[];
+  layers: LayerSummary[];
+  byZoom: ZoomSummary[];
+  totals: { tiles: number; bytes: number; features: number };
+  /** Overview descriptors (zoom-0 JSON file of each plane): not counted as tiles. */
+  overviews: number;
+  featuresFrom: TileFormat;
+  largest: { path: string; bytes: number }[];
+  assets: Asset[];
+  /** From build-report.json, when present. */
+  build?: { read?: number; valid?: number; invalid?: number; seconds?: number };
+}
+
+export interface InspectOptions {
+  /** How many of the largest tiles to list (default 10). */
+  top?: number;
+}
+
+function layerSummaries(p: Pyramid): LayerSummary[] {
+  const layers = Array.isArray(p.descriptor.vector_layers) ? p.descriptor.vector_layers : [];
+  return layers.map((l) => {
+    const fields: FieldSummary[] = Object.entries(l.fields ?? {}).map(([name, type]) => {
+      const f: FieldSummary = { name, type };
+      const range = l.fieldranges?.[name];
+      if (range) f.range = range;
+      const values = l.fieldenums?.[name];
+      if (values) f.values = values;
+      const description = l.fielddescriptions?.[name];
+      if (description) f.description = description;
+      return f;
+    });
+    const s: LayerSummary = { id: l.id, fields };
+    if (l.minzoom !== undefined) s.minzoom = l.minzoom;
+    if (l.maxzoom !== undefined) s.maxzoom = l.maxzoom;
+    if (Array.isArray(l.complete_zooms)) s.completeZooms = l.complete_zooms as number[];
+    return s;
+  });
+}
+
+function buildInfo(p: Pyramid): PyramidSummary['build'] {
+  let report: unknown;
+  try {
+    report = readJson(p.reader, 'build-report.json');
+  } catch {
+    return undefined;
+  }
+  if (report === null || typeof report !== 'object') return undefined;
+  const r = report as { features?: { read?: unknown; valid?: unknown; invalid?: unknown }; timings?: { total?: unknown } };
+  const num = (v: unknown) => (typeof v === 'number' ? v : undefined);
+  return { read: num(r.features?.read), valid: num(r.features?.valid), invalid: num(r.features?.invalid), seconds: num(r.timings?.total) };
+}
+
+/** Walks every tile of a pyramid once (PBF features are counted without decoding geometry). */
+export function inspectPyramid(root: string | PyramidReader, opts: InspectOptions = {}): PyramidSummary {
+  const p = openPyramid(root);
+  const top = opts.top ?? 10;
+  const zooms = new Map<number, ZoomSummary>();
+  const planes = new Map<string, Plane>();
+  const largest: { path: string; bytes: number }[] = [];
+  const found = new Set<TileFormat>();
+  let overviews = 0;
+  const tiles = [...listTiles(p)];
+  const hasPbf = tiles.some((t) => t.ext === 'pbf');
+  const featuresFrom: TileFormat = hasPbf ? 'pbf' : 'json';
+  for (const t of tiles) {
+    const bytes = p.reader.read(t.path);
+    if (bytes === undefined) continue;
+    planes.set(planeKey(t.plane), t.plane);
+    found.add(t.ext);
+    if (isOverview(t)) { overviews++; continue; }
+    let zs = zooms.get(t.z);
+    if (!zs) { zs = { zoom: t.z, json: { tiles: 0, bytes: 0 }, pbf: { tiles: 0, bytes: 0 }, features: 0 }; zooms.set(t.z, zs); }
+    zs[t.ext].tiles++;
+    zs[t.ext].bytes += bytes.length;
+    if (t.ext === featuresFrom) {
+      try {
+        if (t.ext === 'pbf') zs.features += countPbfFeatures(bytes);
+        else {
+          const doc = JSON.parse(new TextDecoder().decode(bytes)) as { features?: unknown };
+          if (Array.isArray(doc.features)) zs.features += doc.features.length;
+        }
+      } catch {
+        // A tile that does not decode still counts in tiles and bytes; `verify` names it.
+      }
+    }
+    // Keeps the `top` largest, biggest first, ties by path, without sorting every tile.
+    if (largest.length < top || bytes.length > largest[largest.length - 1].bytes) {
+      largest.push({ path: t.path, bytes: bytes.length });
+      largest.sort((a, b) => b.bytes - a.bytes || (a.path < b.path ? -1 : 1));
+      if (largest.length > top) largest.pop();
+    }
+  }
+  const byZoom = [...zooms.values()].sort((a, b) => a.zoom - b.zoom);
+  const totals = byZoom.reduce((a, z) => ({
+    tiles: a.tiles + z.json.tiles + z.pbf.tiles, bytes: a.bytes + z.json.bytes + z.pbf.bytes, features: a.features + z.features,
+  }), { tiles: 0, bytes: 0, features: 0 });
+  const d = p.descriptor;
+  const summary: PyramidSummary = {
+    root: p.reader.name,
+    tilejson: String(d.tilejson),
+    format: p.format,
+    formats: (['pbf', 'json'] as const).filter((f) => found.has(f)),
+    tiles: d.tiles,
+    world: { side: p.side, width: p.width, height: p.height },
+    zooms: { min: p.minZoom, max: p.maxZoom, present: byZoom.map((z) => z.zoom) },
+    dims: p.dims,
+    planes: [...planes.values()].sort((a, b) => a.t - b.t || a.c - b.c || a.z - b.z),
+    layers: layerSummaries(p),
+    byZoom,
+    totals,
+    overviews,
+    featuresFrom,
+    largest,
+    assets: Array.isArray(d.assets) ? d.assets : [],
+  };
+  if (typeof d.name === 'string') summary.name = d.name;
+  if (typeof d.description === 'string') summary.description = d.description;
+  if (typeof d.version === 'string') summary.version = d.version;
+  const build = buildInfo(p);
+  if (build) summary.build = build;
+  return summary;
+}
+
+function bytesText(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n / 1024, i = 0;
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
+}
+
+function rangeText(values: number[]): string {
+  if (values.length === 0) return 'none';
+  const lo = Math.min(...values), hi = Math.max(...values);
+  return lo === hi ? String(lo) : `${lo}–${hi}`;
+}
+
+function table(rows: string[][], rightAligned: ReadonlySet<number>): string[] {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r) => r.map((c, i) => (rightAligned.has(i) ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd());
+}
+
+/** The summary as text for a terminal. */
+export function formatSummary(s: PyramidSummary): string {
+  const lines: string[] = [];
+  lines.push(`pyramid ${s.root}${s.name ? ` — ${s.name}` : ''}`);
+  lines.push(`  descriptor  TileJSON ${s.tilejson}, ${s.format} tiles ${s.tiles.join(' ')}; formats on disk: ${s.formats.join(', ') || 'none'}`);
+  lines.push(`  world       ${s.world.width} × ${s.world.height} px in a ${s.world.side} px square`);
+  lines.push(`  zooms       ${s.zooms.min}–${s.zooms.max}${s.zooms.present.length ? ` (tiles at ${rangeText(s.zooms.present)})` : ' (no tiles)'}`);
+  if (s.dims.length) {
+    const ranges = s.dims.map((d) => `${d} ${rangeText(s.planes.map((p) => p[d]))}`).join(', ');
+    lines.push(`  planes      ${s.planes.length} (${ranges})`);
+  } else {
+    lines.push('  planes      2D');
+  }
+  if (s.build) {
+    const b = s.build;
+    lines.push(`  build       ${b.read ?? '?'} features read, ${b.valid ?? '?'} valid, ${b.invalid ?? '?'} invalid${b.seconds !== undefined ? `, ${b.seconds.toFixed(1)} s` : ''}`);
+  }
+  for (const a of s.assets) lines.push(`  asset       ${a.role}: ${a.href}${a.title ? ` (${a.title})` : ''}`);
+  lines.push('');
+  lines.push('layers');
+  if (s.layers.length === 0) lines.push('  (none)');
+  for (const l of s.layers) {
+    const complete = l.completeZooms ? `, complete at ${l.completeZooms.length ? l.completeZooms.join(',') : 'no zoom'}` : '';
+    lines.push(`  ${l.id}  zooms ${l.minzoom ?? '?'}–${l.maxzoom ?? '?'}${complete}`);
+    for (const f of l.fields) {
+      let extra = '';
+      if (f.range) extra = ` [${f.range.join(', ')}]`;
+      else if (f.values) extra = ` {${f.values.slice(0, 8).join(', ')}${f.values.length > 8 ? `, … ${f.values.length} values` : ''}}`;
+      lines.push(`    ${f.name}: ${f.type}${extra}`);
+    }
+  }
+  lines.push('');
+  const rows = [['zoom', 'pbf tiles', 'pbf bytes', 'json tiles', 'json bytes', `features (${s.featuresFrom})`]];
+  for (const z of s.byZoom) {
+    rows.push([String(z.zoom), String(z.pbf.tiles), bytesText(z.pbf.bytes), String(z.json.tiles), bytesText(z.json.bytes), String(z.features)]);
+  }
+  const sum = s.byZoom.reduce((a, z) => ({ pt: a.pt + z.pbf.tiles, pb: a.pb + z.pbf.bytes, jt: a.jt + z.json.tiles, jb: a.jb + z.json.bytes }), { pt: 0, pb: 0, jt: 0, jb: 0 });
+  rows.push(['all', String(sum.pt), bytesText(sum.pb), String(sum.jt), bytesText(sum.jb), String(s.totals.features)]);
+  lines.push(...table(rows, new Set([1, 2, 3, 4, 5])));
+  if (s.overviews) lines.push(`  (+ ${s.overviews} overview descriptor${s.overviews > 1 ? 's' : ''} at zoom 0, not counted)`);
+  lines.push('');
+  lines.push(`largest tiles`);
+  if (s.largest.length === 0) lines.push('  (none)');
+  for (const t of s.largest) lines.push(`  ${bytesText(t.bytes).padStart(9)}  ${t.path}`);
+  return `${lines.join('\n')}\n`;
+}
