@@ -289,14 +289,17 @@ function makeNucleus(o, cell, rnd) {
   const outer = cell.rings[0];
   const hole = cell.rings[1];
   const base = hole ? 0.2 : 0.38 + rnd() * 0.1;
-  // With a hole (a vacuole) the nucleus sits in the cytoplasm beside it, otherwise near the centre.
-  const angle = rnd() * Math.PI * 2;
-  const offset = hole ? 0.58 : 0.08 * rnd();
-  const nx = cell.cx + Math.cos(angle) * offset * cell.minor;
-  const ny = cell.cy + Math.sin(angle) * offset * cell.minor;
+  // With a hole (a vacuole) the nucleus sits in the cytoplasm beside it, otherwise near the centre; beside it means
+  // along the long axis, where an elongated cell has room.
+  const u = rnd();
+  const angle = hole ? cell.orientation + (u < 0.5 ? 0 : Math.PI) : u * Math.PI * 2;
+  const offset = hole ? 0.6 * cell.major : 0.08 * rnd() * cell.minor;
+  const nx = cell.cx + Math.cos(angle) * offset;
+  const ny = cell.cy + Math.sin(angle) * offset;
   const fits = (ring) => ring.every(([x, y]) =>
     pointInRing(cell.cx + (x - cell.cx) * 1.08, cell.cy + (y - cell.cy) * 1.08, outer)
-    && (!hole || !pointInRing(x, y, hole)));
+    && (!hole || !pointInRing(x, y, hole)))
+    && (!hole || hole.every(([x, y]) => !pointInRing(x, y, ring)));
   if (o.nuclei === 'points') {
     const radius = r2(Math.max(1.5, base * cell.minor));
     return { kind: 'point', coordinates: [r2(nx), r2(ny)], radius, area: r2(Math.PI * radius * radius) };

@@ -2,6 +2,7 @@
 //
 // Usage (via `npm run bench`, which builds first): node bench/run.js [--sizes 100000,1000000] [--quick]
 //   [--skip-naive] [--workers 1,2] [--seed 1] [--repeat N] [--keep] [--timeout SECONDS] [--build-arg ARG ...]
+//   [--cli PATH (another build's bin/mudm-tiles.js)] [--poll (measure by polling /proc even if GNU time exists)]
 // Writes .bench/results.md and .bench/results.json. Inputs are cached in .bench/ by size, seed and generator.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -18,7 +19,6 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BENCH = join(ROOT, '.bench');
 const GENERATOR = join(ROOT, 'bench', 'generate.js');
 const NAIVE = join(ROOT, 'bench', 'naive.js');
-const CLI = join(ROOT, 'bin', 'mudm-tiles.js');
 const MiB = 1024 * 1024;
 
 const { values: args } = parseArgs({
@@ -33,6 +33,8 @@ const { values: args } = parseArgs({
     keep: { type: 'boolean' },
     timeout: { type: 'string', default: '3600' },
     'build-arg': { type: 'string', multiple: true, default: [] },
+    cli: { type: 'string' },
+    poll: { type: 'boolean' },
   },
 });
 const sizes = args.quick ? [100000] : args.sizes.split(',').map((s) => Number(s.trim()));
@@ -45,13 +47,14 @@ if (sizes.some((n) => !Number.isSafeInteger(n) || n < 1) || workerCounts.some((w
   process.exit(2);
 }
 
+const CLI = args.cli ? resolve(args.cli) : join(ROOT, 'bin', 'mudm-tiles.js');
 const log = (msg) => process.stderr.write(`bench: ${msg}\n`);
 
 // ---------------------------------------------------------------- measuring a child process
 
 const GNU_TIME = (() => {
   // BusyBox and BSD `time` lack -v/-o; only trust GNU time, else fall back to polling /proc.
-  if (!existsSync('/usr/bin/time')) return null;
+  if (args.poll || !existsSync('/usr/bin/time')) return null;
   const r = spawnSync('/usr/bin/time', ['-v', 'true'], { encoding: 'utf8' });
   return r.status === 0 && /Maximum resident set size/.test(r.stderr) ? '/usr/bin/time' : null;
 })();
@@ -138,8 +141,11 @@ function measure(label, command, commandArgs, logBase) {
 }
 
 function lastLines(text, n) {
-  const lines = text.split('\n').map((l) => l.trim()).filter((l) => l && !/^\s*at /.test(l));
-  return lines.slice(-n).join(' | ').slice(0, 600) || '(no stderr)';
+  const lines = text.split('\n').map((l) => l.trim())
+    .filter((l) => l && !/^at /.test(l) && !/^Node\.js v/.test(l) && !/^[\^}]+$/.test(l));
+  // A Node crash prints the source line first and the error below it: the error line says the most.
+  const error = lines.findLast((l) => /^([A-Z]\w*)?Error\b.*:/.test(l));
+  return (error ?? lines.slice(-n).join(' | ')).slice(0, 600) || '(no stderr)';
 }
 
 function scanOutput(dir) {
@@ -261,7 +267,7 @@ async function runCase({ kind, workers, meta, maxZoom }) {
   }
   log(result.ok
     ? `${label} @ ${meta.cells}: ${result.wall} s wall, ${result.cpu} s cpu, ${result.peakMiB} MiB, ${result.files} files`
-    : `${label} @ ${meta.cells}: FAILED after ${result.wall} s (peak ${result.peakMiB} MiB): ${result.error}`);
+    : `${label} @ ${meta.cells}: FAILED after ${result.wall} s${result.peakMiB != null ? ` (peak ${result.peakMiB} MiB)` : ''}: ${result.error}`);
   return result;
 }
 

@@ -3,10 +3,10 @@ cwlVersion: v1.2
 class: CommandLineTool
 label: mudm-tiles finalize
 doc: |
-  Every part is one shard's files laid out as in OUT (see build-shard.cwl). They are merged by path into one
-  writable OUT: directories are united, and a file may appear in several parts only if it is the plan, which
-  every part carries unchanged. Any other file in two parts would mean two shards wrote the same tile, which
-  the shard split rules out; the merge fails then rather than pick one silently. `mudm-tiles finalize` then
+  Every part is one shard's copy of OUT (see build-shard.cwl). They are merged by path into one writable OUT:
+  directories are united; the plan, which every part carries unchanged, is taken once, and the level-0 records
+  not at all (finalize reads only the plan and the unit markers). Any other file in two parts would mean two
+  shards wrote the same tile, which the shard split rules out: the merge fails then rather than pick one. `mudm-tiles finalize` then
   refuses (exit 4) unless every shard's marker is there, tiles the coarse levels, writes the overview tiles,
   build-report.json and tileset.json, and removes the work directory: the output is the finished pyramid.
 
@@ -14,6 +14,10 @@ baseCommand: [mudm-tiles, finalize]
 
 requirements:
   InlineJavascriptRequirement: {}
+  # The merge walks every part's tree. Set for the tool, not only on the input: cwltool 3.1 ignores an input's
+  # loadListing when the input is an array.
+  LoadListingRequirement:
+    loadListing: deep_listing
   InitialWorkDirRequirement:
     listing: |
       ${
@@ -24,6 +28,7 @@ requirements:
             (d.listing || []).forEach(function (e) {
               var s = seen[e.basename];
               var rel = where + e.basename;
+              if (rel === '.mudm-work/level-0' || rel === '.mudm-work/spill') return;
               if (!s) {
                 seen[e.basename] = { entry: e, dirs: e.class === 'Directory' ? [e] : null };
                 order.push(e.basename);
@@ -55,7 +60,6 @@ inputs:
   parts:
     type: Directory[]
     doc: the `part` of every build-shard step
-    loadListing: deep_listing
   log: {type: string?, inputBinding: {prefix: --log, position: 2}}
 
 outputs:

@@ -13,6 +13,8 @@ export interface Pyramid {
   format: TileFormat;
   /** Plane dimensions in tile paths, in path order (from the `tiles` template). */
   dims: Dim[];
+  /** Pixel bounds `[minX, minY, maxX, maxY]` from `bounds`. */
+  box: [number, number, number, number];
   /** Image extent from `bounds`, and the world square that covers it. */
   width: number;
   height: number;
@@ -85,17 +87,18 @@ export function openPyramid(root: string | PyramidReader): Pyramid {
     throw new InputError(`tileset.json in ${reader.name} has no usable bounds (4 or 10 numbers)`, reader.name);
   }
   const planeLo: Plane = { t: 0, c: 0, z: 0 }, planeHi: Plane = { t: 0, c: 0, z: 0 };
-  let width: number, height: number;
+  let box: [number, number, number, number];
   if (b.length === 10) {
     [planeLo.t, planeLo.c, planeLo.z] = [b[0], b[1], b[2]];
     [planeHi.t, planeHi.c, planeHi.z] = [b[5], b[6], b[7]];
-    width = b[8]; height = b[9];
+    box = [b[3], b[4], b[8], b[9]];
   } else {
-    width = b[2]; height = b[3];
+    box = [b[0], b[1], b[2], b[3]];
   }
+  const [, , width, height] = box;
   const minZoom = Number.isInteger(descriptor.minzoom) ? (descriptor.minzoom as number) : 0;
   const maxZoom = Number.isInteger(descriptor.maxzoom) ? (descriptor.maxzoom as number) : 30;
-  return { reader, descriptor, format, dims, width, height, side: worldSide(width, height), minZoom, maxZoom, planeLo, planeHi };
+  return { reader, descriptor, format, dims, box, width, height, side: worldSide(width, height), minZoom, maxZoom, planeLo, planeHi };
 }
 
 /** Every zoom directory name that is a zoom number, ascending. */

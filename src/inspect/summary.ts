@@ -108,10 +108,9 @@ export function inspectPyramid(root: string | PyramidReader, opts: InspectOption
   const largest: { path: string; bytes: number }[] = [];
   const found = new Set<TileFormat>();
   let overviews = 0;
-  const tiles = [...listTiles(p)];
-  const hasPbf = tiles.some((t) => t.ext === 'pbf');
-  const featuresFrom: TileFormat = hasPbf ? 'pbf' : 'json';
-  for (const t of tiles) {
+  // tileset.json describes the PBF pyramid whenever PBF tiles were built.
+  const featuresFrom: TileFormat = p.format;
+  for (const t of listTiles(p)) {
     const bytes = p.reader.read(t.path);
     if (bytes === undefined) continue;
     planes.set(planeKey(t.plane), t.plane);

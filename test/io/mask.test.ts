@@ -108,12 +108,14 @@ function checkAll(m: LabelMask): LabelFeature[] {
       });
     }
     expect(total / 2).toBe(f.properties.area);
+    const wrong: string[] = [];
     for (let y = 0; y < m.height; y++) {
       for (let x = 0; x < m.width; x++) {
         const hits = polys.filter((p) => inPolygon(p, x + 0.5, y + 0.5)).length;
-        expect(hits).toBe(m.data[y * m.width + x] === f.id ? 1 : 0);
+        if (hits !== (m.data[y * m.width + x] === f.id ? 1 : 0)) wrong.push(`label ${f.id}: pixel ${x},${y} covered ${hits} times`);
       }
     }
+    expect(wrong).toEqual([]);
   }
   return fs;
 }

@@ -1,0 +1,31 @@
+// `mudm-tiles build-shard OUT --shard I`: tiles one shard's units (I from --shard or JOB_COMPLETION_INDEX); idempotent.
+import { buildShard } from '../../pipeline.js';
+import { InterruptedError, UsageError } from '../../report/errors.js';
+import type { CommandContext } from '../command.js';
+import { EXIT_OK } from '../exit.js';
+import { handleSignals, progressReporter, signalExitCode } from '../run-build.js';
+
+export const usage = 'DIR --shard I';
+
+export async function run(ctx: CommandContext): Promise<number> {
+  const { options, io, log, args } = ctx;
+  if (args.length !== 1) throw new UsageError('build-shard needs exactly one DIR (the output of mudm-tiles plan)');
+  const env = io.env.JOB_COMPLETION_INDEX;
+  const shard = options.shard ?? (env !== undefined && /^\d+$/.test(env) ? Number(env) : undefined);
+  if (shard === undefined) throw new UsageError('build-shard needs --shard I (or JOB_COMPLETION_INDEX in the environment)');
+  const progress = progressReporter(options, io);
+  const signals = handleSignals(log);
+  try {
+    const r = await buildShard({ ...ctx.given, out: args[0] }, shard, { onProgress: progress.onProgress, signal: signals.signal });
+    progress.end();
+    log.info(`shard ${shard}: ${r.units} unit(s), ${r.skipped} already done`, { event: 'shard-done', shard, ...r });
+    return EXIT_OK;
+  } catch (e) {
+    progress.end();
+    const code = signalExitCode(signals.received());
+    if (e instanceof InterruptedError && code !== undefined) return code;
+    throw e;
+  } finally {
+    signals.dispose();
+  }
+}

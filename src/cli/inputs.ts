@@ -1,0 +1,81 @@
+// Turns command-line inputs (files, directories, `-`, --input t=0,c=1:FILE, --manifest) into pipeline inputs.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileSource, streamSource } from '../io/read.js';
+import { parsePlane, type InputSpec } from '../pipeline.js';
+import { InputError, UsageError } from '../report/errors.js';
+import type { Options } from '../options.js';
+import type { Plane } from '../tiling/space.js';
+import type { CliIO } from './io.js';
+
+/** File names a directory argument contributes: annotation documents, plain or gzipped. */
+const DATA_FILE = /\.(json|geojson|ndjson|geojsonl|geojsons|jsonl)(\.gz)?$/i;
+
+function fileInput(file: string, plane?: Partial<Plane>, layer?: string): InputSpec {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(file);
+  } catch {
+    throw new InputError(`cannot read ${file}: no such file`, file);
+  }
+  return { source: fileSource(file), plane, layer, fingerprint: `${st.size}:${st.mtimeMs}` };
+}
+
+/** A path argument: a file, or a directory whose data files are taken in name order. */
+function expand(arg: string, io: CliIO, plane?: Partial<Plane>, layer?: string): InputSpec[] {
+  if (arg === '-') return [{ source: streamSource('-', io.stdin), plane, layer }];
+  const full = path.resolve(io.cwd, arg);
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(full);
+  } catch {
+    throw new InputError(`cannot read ${arg}: no such file or directory`, arg);
+  }
+  if (!st.isDirectory()) return [fileInput(arg === full ? full : path.relative(io.cwd, full) || full, plane, layer)];
+  const files = fs.readdirSync(full).filter((n) => DATA_FILE.test(n)).sort();
+  if (files.length === 0) throw new InputError(`directory ${arg} holds no .json, .geojson or .ndjson files`, arg);
+  return files.map((n) => fileInput(path.join(arg, n), plane, layer));
+}
+
+interface ManifestEntry { path: string; t?: number; c?: number; z?: number; layer?: string }
+
+function readManifest(file: string): ManifestEntry[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new InputError(`cannot read manifest ${file}: ${e instanceof Error ? e.message : String(e)}`, file);
+  }
+  const list = Array.isArray(value) ? value : (value as { inputs?: unknown })?.inputs;
+  if (!Array.isArray(list)) throw new UsageError(`manifest ${file} must be a JSON array of {"path", "t", "c", "z", "layer"} objects`);
+  list.forEach((e, i) => {
+    if (!e || typeof e !== 'object' || typeof (e as ManifestEntry).path !== 'string') throw new UsageError(`manifest ${file}: entry ${i} has no "path" string`);
+    for (const d of ['t', 'c', 'z'] as const) {
+      const v = (e as ManifestEntry)[d];
+      if (v !== undefined && !(Number.isInteger(v) && v >= 0)) throw new UsageError(`manifest ${file}: entry ${i}: ${d} must be a non-negative integer, found ${JSON.stringify(v)}`);
+    }
+  });
+  return list as ManifestEntry[];
+}
+
+/** Every input of a build command, in the order given: positional arguments, then --input, then the manifest. */
+export function resolveInputs(args: string[], options: Options, io: CliIO): InputSpec[] {
+  const inputs: InputSpec[] = [];
+  if (args.filter((a) => a === '-').length > 1) throw new UsageError('- (standard input) can be given only once');
+  for (const a of args) inputs.push(...expand(a, io));
+  for (const spec of options.input) {
+    const i = spec.indexOf(':');
+    if (i < 0) throw new UsageError(`--input expects DIMS:FILE such as t=0,c=1:cells.json, found "${spec}"`);
+    inputs.push(...expand(spec.slice(i + 1), io, parsePlane(spec.slice(0, i))));
+  }
+  if (options.manifest) {
+    const file = path.resolve(io.cwd, options.manifest);
+    for (const e of readManifest(file)) {
+      const plane: Partial<Plane> = {};
+      for (const d of ['t', 'c', 'z'] as const) if (e[d] !== undefined) plane[d] = e[d];
+      inputs.push(...expand(path.resolve(path.dirname(file), e.path), io, plane, e.layer));
+    }
+  }
+  if (inputs.length === 0) throw new UsageError('no input given: pass files, directories, - for stdin, --input or --manifest');
+  return inputs;
+}

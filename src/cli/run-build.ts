@@ -1,0 +1,57 @@
+// What the build-family commands share: progress on stderr, SIGINT/SIGTERM handling, and the printed summary.
+import type { ProgressEvent } from '../pipeline.js';
+import { progressLine } from '../report/format.js';
+import type { Options } from '../options.js';
+import type { CliIO } from './io.js';
+import type { Logger } from './log.js';
+
+/** Progress in the form --progress asks for: a redrawn terminal line, JSON lines for engines, or nothing. */
+export function progressReporter(options: Options, io: CliIO): { onProgress: (e: ProgressEvent) => void; end: () => void } {
+  const mode = options.quiet ? 'none' : options.progress === 'auto' ? (io.stderr.isTTY ? 'tty' : 'none') : options.progress;
+  let last = 0;
+  let drawn = false;
+  return {
+    onProgress: (e) => {
+      if (mode === 'none') return;
+      const now = Date.now();
+      // At most a few updates a second: redrawing costs more than it tells.
+      if (e.phase !== 'done' && now - last < (mode === 'json' ? 1000 : 200)) return;
+      last = now;
+      if (mode === 'json') io.stderr.write(`${JSON.stringify({ event: 'progress', ...e })}\n`);
+      else { io.stderr.write(`\r\x1b[K${progressLine(e)}`); drawn = true; }
+    },
+    end: () => {
+      if (drawn) io.stderr.write('\n');
+      drawn = false;
+    },
+  };
+}
+
+/** Why a build stopped early, when a signal stopped it. */
+export interface SignalState { signal: AbortSignal; received: () => NodeJS.Signals | undefined; dispose: () => void }
+
+/**
+ * SIGINT and SIGTERM abort the build between batches and units, so no tile is left half-written; a second signal
+ * leaves at once. Exit codes follow the shell: 130 for SIGINT, 143 for SIGTERM.
+ */
+export function handleSignals(log: Logger): SignalState {
+  const controller = new AbortController();
+  let received: NodeJS.Signals | undefined;
+  const on = (sig: NodeJS.Signals) => {
+    if (received) process.exit(sig === 'SIGINT' ? 130 : 143);
+    received = sig;
+    log.warn(`${sig}: stopping after the work in flight; the work directory is kept for --resume`, { signal: sig });
+    controller.abort();
+  };
+  process.on('SIGINT', on);
+  process.on('SIGTERM', on);
+  return {
+    signal: controller.signal,
+    received: () => received,
+    dispose: () => { process.off('SIGINT', on); process.off('SIGTERM', on); },
+  };
+}
+
+export function signalExitCode(sig: NodeJS.Signals | undefined): number | undefined {
+  return sig === 'SIGINT' ? 130 : sig === 'SIGTERM' ? 143 : undefined;
+}
