@@ -30,7 +30,7 @@ export const OPTIONS = {
   workers: { type: 'integer', arg: 'N', default: () => os.availableParallelism(), help: 'worker threads for parsing and tiling (default: the cores)', commands: [...BUILDING, 'build-shard'] },
   layer: { type: 'string', arg: 'NAME', help: 'vector layer id for every input (default: the file name without extensions; stdin: features)', commands: BUILDING },
   layerBy: { type: 'string', arg: 'FIELD', help: 'split layers by a feature member (featureClass) or a property name', commands: BUILDING },
-  input: { type: 'list', arg: 'DIMS:FILE', default: [], help: 'an input with a fixed plane, e.g. t=0,c=1:cells.json (repeatable)', commands: BUILDING },
+  input: { type: 'list', arg: 'DIMS:FILE', default: [], help: 'an input with a fixed plane, e.g. t=0,c=1:cells.json', commands: BUILDING },
   manifest: { type: 'string', arg: 'FILE', help: 'JSON file listing inputs and their planes: [{"path": "...", "t": 0, "c": 1, "z": 2}]', commands: BUILDING },
   planeField: { type: 'string', arg: 'DIM=NAME,...', help: 'feature properties that hold the plane, e.g. t=frame,c=channel,z=slice', commands: BUILDING },
   imageSize: { type: 'string', arg: 'W,H', help: 'image size in pixels; fixes the world (default: from --image, else the data)', commands: BUILDING },

@@ -4,7 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
-import type { Properties } from './model/feature.js';
+import type { Feature, Properties } from './model/feature.js';
+import type { Asset } from './model/descriptor.js';
+import { renderPreviewPng } from './io/preview.js';
 import type { Multiscale } from './model/multiscale.js';
 import type { Vocabularies } from './model/vocabulary.js';
 import { resolveOptions, type Options } from './options.js';
@@ -92,6 +94,8 @@ interface PlanFile {
   units: UnitPlan[];
   shards: number;
   meta: { name?: string; description?: string; attribution?: string; version?: string; baseUrl?: string };
+  /** --preview: PNG quicklooks per plane, drawn over this image when given. */
+  preview: { enabled: boolean; image?: string };
   spilled: boolean;
   readSeconds: number;
 }
@@ -105,6 +109,8 @@ interface UnitMarker {
   thinned: number[][];
   notInPbf: number;
   next: [string, string][];
+  /** With --preview: the unit's zoom-0 JSON tile (a FeatureCollection), which the preview of its plane is drawn from. */
+  overview?: string;
 }
 
 const BATCH_CHARS = 4 << 20;
@@ -180,6 +186,7 @@ function settings(given: Partial<Options>, needOut: boolean, hasSink: boolean): 
   check(opts.maxZoom === undefined || (opts.maxZoom >= opts.minZoom && opts.maxZoom <= 30), `--max-zoom must be ${opts.minZoom}..30, found ${opts.maxZoom}`);
   check(opts.shards >= 1, `--shards must be at least 1, found ${opts.shards}`);
   check(opts.tileBudget > 0, `--tile-budget must be positive, found ${opts.tileBudget}`);
+  check(!opts.preview || formats.json, '--preview draws the zoom-0 JSON tiles: keep json in --format');
   return { opts, formats, planeFields: parsePlaneFields(opts.planeField), imageSize: opts.imageSize !== undefined ? parseImageSize(opts.imageSize) : undefined };
 }
 
@@ -368,7 +375,9 @@ async function tileLevel(ctx: TileContext, level: number, units: UnitPlan[], sto
     return ctx.pool.tile(task);
   }, async (r: UnitResult) => {
     const marker: UnitMarker = { key: r.key, byZoom: {}, largest: null, pointified: r.pointified, thinned: r.thinned, notInPbf: r.notInPbf, next: r.next };
-    // The zoom-0 JSON tile of a plane is its overview descriptor, written by finalize.
+    // The zoom-0 JSON tile of a plane is its overview descriptor, written by finalize; the preview is drawn from it.
+    const z0 = r.tiles.find((t) => t.z === 0 && t.path.endsWith('.json'));
+    if (z0 && ctx.planFile.preview.enabled) marker.overview = Buffer.from(z0.bytes.buffer, z0.bytes.byteOffset, z0.bytes.byteLength).toString('utf8');
     const files = r.tiles.filter((t) => !(t.z === 0 && t.path.endsWith('.json')));
     for (const t of files) {
       const zr = (marker.byZoom[t.z] ??= { json: { tiles: 0, bytes: 0 }, pbf: { tiles: 0, bytes: 0 }, features: 0 });
@@ -445,6 +454,7 @@ async function planInto(inputs: InputSpec[], s: Settings, work: WorkDir, pool: P
   const planFile: PlanFile = {
     version: 1, fingerprint, plan, read, units, shards, spilled: store.isSpilled, readSeconds: (performance.now() - t0) / 1000,
     meta: { name: o.name, description: o.description, attribution: o.attribution, version: o.version, baseUrl: o.baseUrl },
+    preview: { enabled: o.preview, image: o.image ? path.resolve(o.image) : undefined },
   };
   work.writeJson(PLAN_FILE, planFile);
   return planFile;
@@ -556,6 +566,23 @@ async function finishPyramid(ctx: TileContext, so: { resumed: number; tileSecond
   return describe(ctx, markers, { resumed, unitsTotal, tileSeconds: so.tileSeconds + upperSeconds, readSeconds: ctx.planFile.readSeconds, read });
 }
 
+/** One PNG quicklook per plane, drawn from the plane's zoom-0 tile over the image when one was given. */
+async function writePreviews(ctx: TileContext, markers: UnitMarker[]): Promise<Asset[]> {
+  const { plan, preview } = ctx.planFile;
+  const assets: Asset[] = [];
+  for (const plane of plan.planes) {
+    // Marker keys are unit keys (`t/c/z/x/y`), prefixed `L<level>:` above level 0.
+    const prefix = `${plane.t}/${plane.c}/${plane.z}/`;
+    const overview = markers.find((m) => m.overview !== undefined && m.key.replace(/^L\d+:/, '').startsWith(prefix))?.overview;
+    const features = overview ? (JSON.parse(overview) as { features: Feature[] }).features : [];
+    const { png } = await renderPreviewPng({ width: plan.world.width, height: plan.world.height, features, image: preview.image });
+    const name = plan.dims.length ? `preview/${plan.dims.map((d) => `${d}${plane[d]}`).join('-')}.png` : 'preview/preview.png';
+    await ctx.sink.write(name, png);
+    assets.push({ role: 'raster', href: name, media_type: 'image/png', title: `preview${plan.dims.length ? ` of ${plan.dims.map((d) => `${d}=${plane[d]}`).join(', ')}` : ''}` });
+  }
+  return assets;
+}
+
 async function describe(ctx: TileContext, markers: UnitMarker[], x: { resumed: number; unitsTotal: number; tileSeconds: number; readSeconds: number; read: ReadSummary }): Promise<BuildReport> {
   const { plan, meta } = ctx.planFile;
   const { sink } = ctx;
@@ -587,7 +614,8 @@ async function describe(ctx: TileContext, markers: UnitMarker[], x: { resumed: n
     byZoom[z].pointified = pointified[z].reduce((a, b) => a + b, 0);
     byZoom[z].thinned = thinned[z].reduce((a, b) => a + b, 0);
   }
-  const input = { plan, stats: x.read.stats, pointified, thinned, vocabularies: x.read.collection.vocabularies, meta };
+  const assets = ctx.planFile.preview.enabled ? await writePreviews(ctx, markers) : undefined;
+  const input = { plan, stats: x.read.stats, pointified, thinned, vocabularies: x.read.collection.vocabularies, meta, assets };
   if (plan.formats.json) {
     for (const plane of plan.planes) {
       const p = tilePath(0, 0, 0, plane, plan.dims, 'json');

@@ -93,13 +93,23 @@ function send(res: http.ServerResponse, status: number, text: string): void {
   res.end(text);
 }
 
-function sendFile(req: http.IncomingMessage, res: http.ServerResponse, file: string | null | undefined): void {
+/** A PBF tile path of the layout (`{zlvl}/[t/c/z/]{x}/{y}.pbf`): when absent it is an empty tile, not an error. */
+const PBF_TILE = /^\/\d+(\/\d+){2,5}\.pbf$/;
+
+function sendFile(req: http.IncomingMessage, res: http.ServerResponse, file: string | null | undefined, emptyTile = false): void {
   if (!file) {
     send(res, 403, 'forbidden\n');
     return;
   }
   fs.stat(file, (err, st) => {
     if (err || !st.isFile()) {
+      if (emptyTile) {
+        // Empty tiles are not written. 204 tells a map client "no features" without the failed request a 404 is to
+        // the browser (logged as an error, and retried by some clients).
+        res.writeHead(204, { 'Content-Type': 'application/x-protobuf', 'Cache-Control': 'no-cache' });
+        res.end();
+        return;
+      }
       send(res, 404, 'not found\n');
       return;
     }
@@ -163,7 +173,7 @@ export async function startServer(opts: ServeOptions): Promise<Server> {
       if (file) sendFile(req, res, file);
       else send(res, 404, `not found: ${pathname} (is the ol package installed?)\n`);
     } else {
-      sendFile(req, res, safeJoin(root, pathname));
+      sendFile(req, res, safeJoin(root, pathname), PBF_TILE.test(pathname));
     }
   });
   server.keepAliveTimeout = 2000;

@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileSource, streamSource } from '../io/read.js';
+import { MASK_FILE, maskSource } from '../io/mask-source.js';
 import { parsePlane, type InputSpec } from '../pipeline.js';
 import { InputError, UsageError } from '../report/errors.js';
 import type { Options } from '../options.js';
@@ -9,7 +10,7 @@ import type { Plane } from '../tiling/space.js';
 import type { CliIO } from './io.js';
 
 /** File names a directory argument contributes: annotation documents, plain or gzipped. */
-const DATA_FILE = /\.(json|geojson|ndjson|geojsonl|geojsons|jsonl)(\.gz)?$/i;
+const DATA_FILE = /\.(json|geojson|ndjson|geojsonl|geojsons|jsonl)(\.gz)?$|\.(tif|tiff|png)$/i;
 
 function fileInput(file: string, plane?: Partial<Plane>, layer?: string): InputSpec {
   let st: fs.Stats;
@@ -17,6 +18,10 @@ function fileInput(file: string, plane?: Partial<Plane>, layer?: string): InputS
     st = fs.statSync(file);
   } catch {
     throw new InputError(`cannot read ${file}: no such file`, file);
+  }
+  // A label mask becomes features on the fly; its layer is the file name without the extension.
+  if (MASK_FILE.test(file)) {
+    return { source: maskSource(file), plane, layer: layer ?? path.basename(file).replace(MASK_FILE, ''), fingerprint: `${st.size}:${st.mtimeMs}` };
   }
   return { source: fileSource(file), plane, layer, fingerprint: `${st.size}:${st.mtimeMs}` };
 }

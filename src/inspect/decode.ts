@@ -126,7 +126,7 @@ function isId(v: unknown): v is Id {
  */
 export function pbfToFeature(f: PbfFeature): Feature {
   const props: Properties = { ...f.tags };
-  const out: Feature = { type: 'Feature', geometry: null };
+  const out = { type: 'Feature' } as Feature;
   let id: Id | undefined = f.id;
   if (typeof props.id === 'string') { id = props.id; delete props.id; }
   if (id !== undefined) out.id = id;

@@ -372,6 +372,11 @@ function checkReport(p: Pyramid, counted: Map<number, ZoomCount>, out: Problems)
 
 // ───────────────────────────── the walk ─────────────────────────────
 
+function anyJson(p: Pyramid, z: number): boolean {
+  for (const t of listZoomTiles(p, z)) if (t.ext === 'json') return true;
+  return false;
+}
+
 /** Checks a whole pyramid; never throws for what it finds (a missing or unusable descriptor is a problem too). */
 export function verifyPyramid(root: string | PyramidReader, opts: VerifyOptions = {}): VerifyResult {
   const out = new Problems(opts.maxPerCode ?? 50);
@@ -390,7 +395,8 @@ export function verifyPyramid(root: string | PyramidReader, opts: VerifyOptions 
   const zooms = zoomDirs(p);
   const stray = (path: string) => out.add('stray-file', path, /\.tmp-/.test(path) ? 'a temporary file left by an interrupted write' : 'not a tile of this layout');
   const zoom0 = zooms.includes(0) ? [...listZoomTiles(p, 0, stray)] : [];
-  const jsonBuilt = p.format === 'json' || zoom0.some(isOverview);
+  // JSON tiles were built when an overview is there, or (the overview lost) when any zoom holds a JSON tile.
+  const jsonBuilt = p.format === 'json' || zoom0.some(isOverview) || zooms.some((z) => z > 0 && anyJson(p, z));
   const both = pbfBuilt && jsonBuilt;
   const counted = new Map<number, ZoomCount>();
   const overviews = new Set<string>();
@@ -457,7 +463,7 @@ export function verifyPyramid(root: string | PyramidReader, opts: VerifyOptions 
       }
     }
   }
-  if (jsonBuilt) {
+  if (jsonPlanes.size) {
     for (const plane of jsonPlanes.values()) {
       const path = overviewPath(p, plane);
       if (!overviews.has(path)) out.add('overview-missing', path, 'the plane has JSON tiles but no overview descriptor at zoom 0');

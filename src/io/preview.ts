@@ -95,8 +95,13 @@ export async function renderPreviewPng(options: PreviewOptions): Promise<Preview
   const base = options.image === undefined
     ? sharp({ create: { width: pw, height: ph, channels: 3, background: BACKGROUND } })
     : await imageBackground(options.image, pw, ph);
-  const png = await base
+  // Compositing may leave an alpha band depending on the base; a second step fixes the output to opaque RGB.
+  const composed = await base
     .composite([{ input: Buffer.from(svg), top: 0, left: 0 }])
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const png = await sharp(composed.data, { raw: { width: composed.info.width, height: composed.info.height, channels: composed.info.channels } })
+    .removeAlpha()
     .png({ compressionLevel: 9, adaptiveFiltering: false })
     .toBuffer();
   return { png, width: pw, height: ph, scale, drawn: sample.length, total };

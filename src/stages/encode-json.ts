@@ -36,26 +36,53 @@ const T = {
   multiPolygon: ascii('{"type":"MultiPolygon","coordinates":'),
   collection: ascii('{"type":"GeometryCollection","geometries":['),
 };
-const C_COMMA = 44, C_OPEN = 91, C_CLOSE = 93, C_BRACE = 125, C_MINUS = 45, C_DOT = 46, C_ZERO = 48;
+const C_COMMA = 44, C_OPEN = 91, C_CLOSE = 93, C_BRACE = 125, C_MINUS = 45, C_ZERO = 48;
+
+/** Writes a non-negative integer below 2^53 at `p`; returns the position after it. */
+function uintAt(buf: Uint8Array, p: number, v: number): number {
+  if (v < 10) { buf[p] = C_ZERO + v; return p + 1; }
+  let n = 1;
+  for (let t = v; t >= 10; t = Math.floor(t / 10)) n++;
+  let e = p + n;
+  if (v < 2147483648) {
+    let x = v | 0;
+    while (x > 0) { const q = (x / 10) | 0; buf[--e] = C_ZERO + x - q * 10; x = q; }
+  } else {
+    let x = v;
+    while (x > 0) { const q = Math.floor(x / 10); buf[--e] = C_ZERO + x - q * 10; x = q; }
+  }
+  return p + n;
+}
 
 /**
  * Growable byte buffer that JSON tiles are written into. Coordinates are integers q (tile units of the zoom)
  * times `unit` = 2^-shift pixels; they are printed exactly in decimal (a binary fraction with `shift` bits has
- * at most `shift` decimal digits), so there is no float noise and no String() allocation per number.
+ * at most `shift` decimal digits, looked up in a table), so there is no float noise and no String() per number.
  */
 export class JsonWriter {
   buf = new Uint8Array(1 << 16);
   pos = 0;
   private shift = 0;
   private unit = 1;
-  private pow5 = 1;
-  private digits = new Uint8Array(32);
+  private scale = 1;
+  /** Decimal fraction bytes (with the dot) for every numerator below 2^shift, when shift is small. */
+  private fractions: Uint8Array[] = [];
 
   /** Sets the coordinate unit: pixels per tile unit, a power of two. */
   setUnit(unit: number): void {
+    if (unit === this.unit && this.fractions.length > 0) return;
     this.unit = unit;
     this.shift = Math.round(-Math.log2(unit));
-    this.pow5 = 5 ** Math.max(0, this.shift);
+    this.scale = 2 ** Math.max(0, this.shift);
+    this.fractions = [];
+    if (this.shift > 0 && this.shift <= 12) {
+      const pow5 = 5 ** this.shift;
+      for (let f = 0; f < this.scale; f++) {
+        // f / 2^shift = f·5^shift / 10^shift: `shift` digits, trailing zeros dropped.
+        const digits = String(f * pow5).padStart(this.shift, '0').replace(/0+$/, '');
+        this.fractions.push(ascii(digits === '' ? '' : '.' + digits));
+      }
+    }
   }
 
   reserve(n: number): void {
@@ -78,50 +105,53 @@ export class JsonWriter {
     this.buf[this.pos++] = c;
   }
 
-  /** A non-negative integer below 2^53. */
-  private uint(v: number): void {
-    const d = this.digits;
-    let n = 0;
-    do { const q = Math.floor(v / 10); d[n++] = v - q * 10; v = q; } while (v > 0);
-    this.reserve(n);
-    while (n > 0) this.buf[this.pos++] = C_ZERO + d[--n];
-  }
-
-  coord(q: number): void {
-    if (this.shift <= 0) {
-      const v = q * this.unit;
-      if (v < 0) { this.byte(C_MINUS); this.uint(-v); } else this.uint(v);
-      return;
-    }
-    if (this.shift > 15 || Math.abs(q) >= 2 ** 53) { this.bytes(ascii(String(q * this.unit))); return; }
+  /** Writes one coordinate at `p` (room reserved by the caller: 32 bytes) and returns the position after it. */
+  private coordAt(buf: Uint8Array, p: number, q: number): number {
     let a = q;
-    if (a < 0) { this.byte(C_MINUS); a = -a; }
-    const scale = 2 ** this.shift;
-    const ip = Math.floor(a / scale);
-    const frac = a - ip * scale;
-    this.uint(ip);
-    if (frac === 0) return;
-    // frac / 2^shift = frac·5^shift / 10^shift: `shift` digits, trailing zeros dropped.
-    let f = frac * this.pow5;
-    let n = this.shift;
-    while (f % 10 === 0) { f /= 10; n--; }
-    const d = this.digits;
-    for (let i = n - 1; i >= 0; i--) { const q10 = Math.floor(f / 10); d[i] = f - q10 * 10; f = q10; }
-    this.reserve(n + 1);
-    this.buf[this.pos++] = C_DOT;
-    for (let i = 0; i < n; i++) this.buf[this.pos++] = C_ZERO + d[i];
-  }
-
-  private positions(c: Float64Array): void {
-    this.byte(C_OPEN);
-    for (let i = 0; i + 1 < c.length; i += 2) {
-      if (i > 0) this.byte(C_COMMA);
-      this.byte(C_OPEN); this.coord(c[i]); this.byte(C_COMMA); this.coord(c[i + 1]); this.byte(C_CLOSE);
+    if (a < 0) { buf[p++] = C_MINUS; a = -a; }
+    if (this.shift <= 0) return uintAt(buf, p, a * this.unit);
+    if (this.fractions.length === 0 || a >= 2 ** 53) {
+      const s = String(a * this.unit);
+      for (let i = 0; i < s.length; i++) buf[p++] = s.charCodeAt(i);
+      return p;
     }
-    this.byte(C_CLOSE);
+    const ip = Math.floor(a / this.scale);
+    p = uintAt(buf, p, ip);
+    const fr = this.fractions[a - ip * this.scale];
+    for (let i = 0; i < fr.length; i++) buf[p++] = fr[i];
+    return p;
   }
 
-  private rings(rs: readonly Float64Array[]): void {
+  private positions(c: readonly number[]): void {
+    this.reserve(c.length * 36 + 2);
+    const buf = this.buf;
+    let p = this.pos;
+    buf[p++] = C_OPEN;
+    for (let i = 0; i + 1 < c.length; i += 2) {
+      if (i > 0) buf[p++] = C_COMMA;
+      buf[p++] = C_OPEN;
+      p = this.coordAt(buf, p, c[i]);
+      buf[p++] = C_COMMA;
+      p = this.coordAt(buf, p, c[i + 1]);
+      buf[p++] = C_CLOSE;
+    }
+    buf[p++] = C_CLOSE;
+    this.pos = p;
+  }
+
+  private point(x: number, y: number): void {
+    this.reserve(72);
+    const buf = this.buf;
+    let p = this.pos;
+    buf[p++] = C_OPEN;
+    p = this.coordAt(buf, p, x);
+    buf[p++] = C_COMMA;
+    p = this.coordAt(buf, p, y);
+    buf[p++] = C_CLOSE;
+    this.pos = p;
+  }
+
+  private rings(rs: readonly (readonly number[])[]): void {
     this.byte(C_OPEN);
     for (let i = 0; i < rs.length; i++) { if (i > 0) this.byte(C_COMMA); this.positions(rs[i]); }
     this.byte(C_CLOSE);
@@ -135,7 +165,7 @@ export class JsonWriter {
     switch (g.k) {
       case 'points':
         if (g.type === 'Point') {
-          this.bytes(T.point); this.byte(C_OPEN); this.coord(g.xy[0]); this.byte(C_COMMA); this.coord(g.xy[1]); this.byte(C_CLOSE);
+          this.bytes(T.point); this.point(g.xy[0], g.xy[1]);
         } else { this.bytes(T.multiPoint); this.positions(g.xy); }
         break;
       case 'lines':
@@ -187,9 +217,4 @@ export function jsonTile(prefix: Uint8Array, src: Uint8Array, ranges: readonly n
   }
   out[p++] = C_CLOSE; out[p++] = C_BRACE;
   return out;
-}
-
-/** Bytes a JSON tile with these feature sizes takes. */
-export function jsonTileBytes(prefixBytes: number, featureBytes: number, count: number): number {
-  return prefixBytes + 2 + featureBytes + Math.max(0, count - 1);
 }

@@ -67,7 +67,7 @@ const zz = (n: number) => (n << 1) ^ (n >> 31);
 
 let cx = 0, cy = 0; // MVT cursor: it carries over from one part or ring to the next within a feature
 
-function writePart(c: Float64Array, polygon: boolean, pbf: PbfWriter): void {
+function writePart(c: readonly number[], polygon: boolean, pbf: PbfWriter): void {
   // Rings are stored closed; MVT closes them with ClosePath instead of repeating the first position.
   const n = (c.length >> 1) - (polygon ? 1 : 0);
   for (let i = 0; i < n; i++) {

@@ -3,9 +3,9 @@ import type { Feature } from '../model/feature.js';
 import type { Geometry, Mesh, Position } from '../model/geometry.js';
 import { bbox as geometryBBox, centroid as geometryCentroid } from '../model/measure.js';
 import { BUFFER, DISPLAY_TILE, EXTENT, tileRange, tileSize } from '../tiling/space.js';
-import { boxInside, boxMeets, clipLine, clipPoints, clipRing, type Rect } from '../tiling/clip.js';
+import { boxInside, boxMeets, clipLine, clipPoints, clipRing, type Flat, type Rect } from '../tiling/clip.js';
 import { quantise, quantisePoints, reverseRing, ringArea2, ringUsable, simplify } from '../tiling/simplify.js';
-import { featureHead, JsonWriter, jsonTile, jsonTileBytes, tilePrefix } from './encode-json.js';
+import { featureHead, JsonWriter, jsonTile, tilePrefix } from './encode-json.js';
 import { encodePbf, estimatePbfFeature, mvtFeatureCount, pbfAttributes, valueBytes, type PbfAttributes, type PbfLayerInput } from './encode-pbf.js';
 
 export interface TileFeature { seq: number; layer: number; feature: Feature }
@@ -52,10 +52,10 @@ export interface TileStats {
  * closed; polygon rings are oriented exterior positive, holes negative (see `orient`).
  */
 export type TileGeometry =
-  | { k: 'points'; type: 'Point' | 'MultiPoint'; xy: Float64Array }
-  | { k: 'lines'; type: 'LineString' | 'MultiLineString'; parts: Float64Array[] }
-  | { k: 'polygons'; type: 'Polygon' | 'MultiPolygon'; polys: Float64Array[][] }
-  | { k: 'mesh'; geometry: Mesh; box: Float64Array; json?: Uint8Array }
+  | { k: 'points'; type: 'Point' | 'MultiPoint'; xy: Flat }
+  | { k: 'lines'; type: 'LineString' | 'MultiLineString'; parts: Flat[] }
+  | { k: 'polygons'; type: 'Polygon' | 'MultiPolygon'; polys: Flat[][] }
+  | { k: 'mesh'; geometry: Mesh; box: number[]; json?: Uint8Array }
   | { k: 'collection'; members: TileGeometry[] };
 
 /**
@@ -66,8 +66,8 @@ export const LOD_MEMBER = 'mudmTilesLod';
 
 // ───────────────────────────── input preparation ─────────────────────────────
 
-function flatPositions(ps: readonly Position[]): Float64Array {
-  const out = new Float64Array(ps.length * 2);
+function flatPositions(ps: readonly Position[]): Flat {
+  const out = new Array<number>(ps.length * 2);
   for (let i = 0; i < ps.length; i++) { out[i * 2] = ps[i][0]; out[i * 2 + 1] = ps[i][1]; }
   return out;
 }
@@ -75,7 +75,7 @@ function flatPositions(ps: readonly Position[]): Float64Array {
 /** Flat pixel geometry; null for a mesh without inline coordinates (held by `tiles`). */
 function flatten(g: Geometry): TileGeometry | null {
   switch (g.type) {
-    case 'Point': return { k: 'points', type: 'Point', xy: Float64Array.of(g.coordinates[0], g.coordinates[1]) };
+    case 'Point': return { k: 'points', type: 'Point', xy: [g.coordinates[0], g.coordinates[1]] };
     case 'MultiPoint': return { k: 'points', type: 'MultiPoint', xy: flatPositions(g.coordinates) };
     case 'LineString': return { k: 'lines', type: 'LineString', parts: g.coordinates.length > 0 ? [flatPositions(g.coordinates)] : [] };
     case 'MultiLineString': return { k: 'lines', type: 'MultiLineString', parts: g.coordinates.map(flatPositions) };
@@ -83,7 +83,7 @@ function flatten(g: Geometry): TileGeometry | null {
     case 'MultiPolygon': return { k: 'polygons', type: 'MultiPolygon', polys: g.coordinates.filter((p) => p.length > 0).map((p) => p.map(flatPositions)) };
     case 'PolyhedralSurface': case 'TIN': {
       const b = geometryBBox(g);
-      return b === null ? null : { k: 'mesh', geometry: g, box: Float64Array.of(b[0], b[1], b[3], b[4]) };
+      return b === null ? null : { k: 'mesh', geometry: g, box: [b[0], b[1], b[3], b[4]] };
     }
     case 'GeometryCollection': {
       const members: TileGeometry[] = [];
@@ -172,7 +172,7 @@ function growBox(c: ArrayLike<number>): void {
  * exterior; drawn on the y-down image it is clockwise, which is exactly MVT's rule for tile coordinates.
  * Returns false for a ring with zero area (dropped).
  */
-function orient(r: Float64Array, exterior: boolean): boolean {
+function orient(r: Flat, exterior: boolean): boolean {
   const a = ringArea2(r);
   if (a === 0) return false;
   if ((a > 0) !== exterior) reverseRing(r);
@@ -192,7 +192,7 @@ function quantiseGeometry(g: TileGeometry, scale: number, sqTol: number): TileGe
       return { k: 'points', type: g.type, xy };
     }
     case 'lines': {
-      const parts: Float64Array[] = [];
+      const parts: Flat[] = [];
       for (const p of g.parts) {
         const s = sqTol >= 0 ? simplify(p, sqTol, false) : p;
         if (s === null) continue;
@@ -202,9 +202,9 @@ function quantiseGeometry(g: TileGeometry, scale: number, sqTol: number): TileGe
       return parts.length > 0 ? { k: 'lines', type: g.type, parts } : null;
     }
     case 'polygons': {
-      const polys: Float64Array[][] = [];
+      const polys: Flat[][] = [];
       for (const poly of g.polys) {
-        const rings: Float64Array[] = [];
+        const rings: Flat[] = [];
         for (let i = 0; i < poly.length; i++) {
           const s = sqTol >= 0 ? simplify(poly[i], sqTol, true) : poly[i];
           const q = s === null ? null : quantise(s, scale);
@@ -230,7 +230,7 @@ function quantiseGeometry(g: TileGeometry, scale: number, sqTol: number): TileGe
 }
 
 const rbox = new Float64Array(4);
-function ringBox(c: Float64Array): Float64Array {
+function ringBox(c: Flat): Float64Array {
   let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
   for (let i = 0; i + 1 < c.length; i += 2) {
     const x = c[i], y = c[i + 1];
@@ -251,7 +251,7 @@ function clipGeometry(g: TileGeometry, r: Rect, scale: number): TileGeometry | n
       return xy.length > 0 ? { k: 'points', type: g.type, xy } : null;
     }
     case 'lines': {
-      const parts: Float64Array[] = [];
+      const parts: Flat[] = [];
       for (const p of g.parts) {
         if (boxInside(ringBox(p), r)) parts.push(p);
         else if (boxMeets(rbox, r)) for (const c of clipLine(p, r, true)) parts.push(c);
@@ -259,12 +259,12 @@ function clipGeometry(g: TileGeometry, r: Rect, scale: number): TileGeometry | n
       return parts.length > 0 ? { k: 'lines', type: g.type, parts } : null;
     }
     case 'polygons': {
-      const polys: Float64Array[][] = [];
+      const polys: Flat[][] = [];
       for (const poly of g.polys) {
-        const rings: Float64Array[] = [];
+        const rings: Flat[] = [];
         for (let i = 0; i < poly.length; i++) {
           const ring = poly[i];
-          let c: Float64Array | null;
+          let c: Flat | null;
           if (boxInside(ringBox(ring), r)) c = ring;
           else if (!boxMeets(rbox, r)) c = null;
           else {
@@ -353,7 +353,7 @@ function featureAtZoom(p: Prepared, zc: ZoomContext, lodAuto: boolean): { g: Til
 }
 
 function centroidPoint(l: number[], scale: number): { g: TileGeometry; pointified: boolean } {
-  const xy = Float64Array.of(Math.round(l[4] * scale), Math.round(l[5] * scale));
+  const xy = [Math.round(l[4] * scale), Math.round(l[5] * scale)];
   qbox[0] = xy[0]; qbox[1] = xy[1]; qbox[2] = xy[0]; qbox[3] = xy[1];
   return { g: { k: 'points', type: 'Point', xy }, pointified: true };
 }
@@ -429,7 +429,7 @@ function pbfTile(entries: readonly Entry[], mask: Uint8Array | null, spec: TileS
   return layers.length > 0 ? encodePbf(layers, b.x * EXTENT, b.y * EXTENT) : undefined;
 }
 
-// JSON features of the current tile are written once into this buffer; thinning keeps byte ranges of it.
+// JSON features of the current tile are written once into this buffer; the tile is assembled from byte ranges.
 const jw = new JsonWriter();
 
 function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext): TileResult {
@@ -439,94 +439,105 @@ function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext): TileResult {
   const entries = b.entries;
   const n = entries.length;
   let ranges: number[] | null = null;
-  if (spec.formats.json) {
-    jw.pos = 0;
-    ranges = new Array<number>(n * 2);
-    for (let i = 0; i < n; i++) {
-      ranges[i * 2] = jw.pos;
-      jw.feature(headOf(entries[i].p, spec), entries[i].g);
-      ranges[i * 2 + 1] = jw.pos;
-    }
-  }
-  let pbf = spec.formats.pbf ? pbfTile(entries, null, spec, b) : undefined;
-  const jsonSize = ranges === null ? 0 : jsonTileBytes(ec.prefix.length, jw.pos, n);
+  let pbf: Uint8Array | undefined;
   let mask: Uint8Array | null = null;
-  if (zc.coarse && ec.lodAuto && (jsonSize > spec.tileBudget || (pbf?.length ?? 0) > spec.tileBudget)) {
-    ({ mask, pbf } = thin(b, ranges, ec));
+  if (zc.coarse && ec.lodAuto) {
+    ({ ranges, pbf, mask } = encodeWithinBudget(b, ec));
+  } else {
+    if (spec.formats.json) {
+      jw.pos = 0;
+      ranges = new Array<number>(n * 2);
+      for (let i = 0; i < n; i++) {
+        ranges[i * 2] = jw.pos;
+        jw.feature(headOf(entries[i].p, spec), entries[i].g);
+        ranges[i * 2 + 1] = jw.pos;
+      }
+    }
+    if (spec.formats.pbf) pbf = pbfTile(entries, null, spec, b);
   }
-  if (ranges !== null && mask !== null) {
-    const kept: number[] = [];
-    for (let i = 0; i < n; i++) if (mask[i]) kept.push(ranges[i * 2], ranges[i * 2 + 1]);
-    ranges = kept;
-  }
+  const keptRanges: number[] = [];
   for (let i = 0; i < n; i++) {
     const e = entries[i];
     if (mask !== null && !mask[i]) { stats.thinned[e.p.tf.layer]++; continue; }
+    if (ranges !== null) keptRanges.push(ranges[i * 2], ranges[i * 2 + 1]);
     stats.features++;
     if (e.pointified) stats.pointified[e.p.tf.layer]++;
     if (spec.formats.json) stats.meshesJsonOnly += meshCount(e.g);
     if (spec.formats.pbf && mvtFeatureCount(e.g) === 0) stats.notInPbf++;
   }
   const result: TileResult = { z: zc.z, x: b.x, y: b.y, stats };
-  if (ranges !== null && ranges.length > 0) result.json = jsonTile(ec.prefix, jw.buf, ranges);
+  if (keptRanges.length > 0) result.json = jsonTile(ec.prefix, jw.buf, keptRanges);
   if (pbf !== undefined) result.pbf = pbf;
   return result;
 }
 
 /**
- * Keeps the highest-priority features that fit the budget. JSON sizes are exact (every feature was written
- * once); PBF sizes are estimated from the command stream plus each new key and value once. The largest fitting
- * prefix of the priority order is encoded, and while the PBF is still over budget the prefix shrinks
- * geometrically.
+ * Encodes a tile below the finest zoom within the byte budget, keeping the highest-priority features (a stable
+ * hash of seq, so the choice never depends on input order). Features are taken in priority order: JSON is
+ * written feature by feature until the next one would not fit (exact sizes, and a tile of 50k sub-pixel points
+ * costs the ~3k that fit, not all of them); PBF sizes are estimated from the command stream plus each new key
+ * and value once, the kept set is encoded, and while it is still over budget the set shrinks geometrically.
+ * `ranges` holds each kept feature's JSON bytes in `jw`, indexed by entry; `mask` marks kept entries.
  */
-function thin(b: Bucket, ranges: readonly number[] | null, ec: EncodeContext): { mask: Uint8Array; pbf: Uint8Array | undefined } {
+function encodeWithinBudget(b: Bucket, ec: EncodeContext): { ranges: number[] | null; pbf: Uint8Array | undefined; mask: Uint8Array } {
   const { spec } = ec;
   const entries = b.entries;
   const n = entries.length;
+  const budget = spec.tileBudget;
   const prio = new Float64Array(n);
   for (let i = 0; i < n; i++) prio[i] = thinningPriority(entries[i].p.tf.seq);
   const order = Array.from({ length: n }, (_, i) => i);
   order.sort((i, j) => prio[j] - prio[i] || entries[i].p.tf.seq - entries[j].p.tf.seq);
-  const x0 = b.x * EXTENT, y0 = b.y * EXTENT;
-  const budget = spec.tileBudget;
-  let json = ranges === null ? 0 : ec.prefix.length + 2 - 1;
-  let pbf = 0;
-  const seen = new Map<number, { keys: Set<string>; values: Set<string> }>();
-  let k = 0;
-  for (; k < n; k++) {
-    const i = order[k];
-    const e = entries[i];
-    const js = ranges === null ? 0 : ranges[i * 2 + 1] - ranges[i * 2] + 1;
-    let pb = 0;
-    let s: { keys: Set<string>; values: Set<string> } | undefined;
-    if (spec.formats.pbf && mvtFeatureCount(e.g) > 0) {
+
+  let k = n;
+  let ranges: number[] | null = null;
+  if (spec.formats.json) {
+    jw.pos = 0;
+    ranges = new Array<number>(n * 2).fill(0);
+    let size = ec.prefix.length + 2 - 1; // prefix, "]}", and one comma fewer than features
+    for (let r = 0; r < n; r++) {
+      const i = order[r];
+      const start = jw.pos;
+      jw.feature(headOf(entries[i].p, spec), entries[i].g);
+      const len = jw.pos - start + 1;
+      if (size + len > budget) { jw.pos = start; k = r; break; }
+      size += len;
+      ranges[i * 2] = start; ranges[i * 2 + 1] = jw.pos;
+    }
+  }
+
+  let pbf: Uint8Array | undefined;
+  if (spec.formats.pbf) {
+    const x0 = b.x * EXTENT, y0 = b.y * EXTENT;
+    let size = 0;
+    const seen = new Map<number, { keys: Set<string>; values: Set<string> }>();
+    for (let r = 0; r < k; r++) {
+      const e = entries[order[r]];
+      if (mvtFeatureCount(e.g) === 0) continue;
       const a = attrsOf(e.p);
-      pb = estimatePbfFeature({ attrs: a, g: e.g }, x0, y0);
-      s = seen.get(e.p.tf.layer);
+      let est = estimatePbfFeature({ attrs: a, g: e.g }, x0, y0);
+      let s = seen.get(e.p.tf.layer);
       if (s === undefined) {
         s = { keys: new Set(), values: new Set() };
         seen.set(e.p.tf.layer, s);
-        pb += 16 + (spec.layers[e.p.tf.layer]?.id.length ?? 0) * 3;
+        est += 16 + (spec.layers[e.p.tf.layer]?.id.length ?? 0) * 3;
       }
       for (let t = 0; t < a.keys.length; t++) {
-        if (!s.keys.has(a.keys[t])) pb += 3 + a.keys[t].length * 3;
-        if (!s.values.has(a.valueKeys[t])) pb += valueBytes(a.values[t]);
+        if (!s.keys.has(a.keys[t])) { est += 3 + a.keys[t].length * 3; s.keys.add(a.keys[t]); }
+        if (!s.values.has(a.valueKeys[t])) { est += valueBytes(a.values[t]); s.values.add(a.valueKeys[t]); }
       }
+      if (size + est > budget) { k = r; break; }
+      size += est;
     }
-    if (json + js > budget || pbf + pb > budget) break;
-    if (s !== undefined) {
-      const a = attrsOf(e.p);
-      for (let t = 0; t < a.keys.length; t++) { s.keys.add(a.keys[t]); s.values.add(a.valueKeys[t]); }
-    }
-    json += js; pbf += pb;
   }
+
   const mask = new Uint8Array(n);
   for (;;) {
     mask.fill(0);
-    for (let i = 0; i < k; i++) mask[order[i]] = 1;
-    const out = spec.formats.pbf ? pbfTile(entries, mask, spec, b) : undefined;
-    const size = out?.length ?? 0;
-    if (size <= budget || k === 0) return { mask, pbf: out };
+    for (let r = 0; r < k; r++) mask[order[r]] = 1;
+    pbf = spec.formats.pbf ? pbfTile(entries, k === n ? null : mask, spec, b) : undefined;
+    const size = pbf?.length ?? 0;
+    if (size <= budget || k === 0) return { ranges, pbf, mask };
     k = Math.min(k - 1, Math.floor(k * Math.min(0.95, budget / size)));
   }
 }

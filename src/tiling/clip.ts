@@ -1,12 +1,24 @@
 // Clipping of flat coordinate arrays (x, y pairs) against an axis-aligned rectangle: rings, polylines and points.
 
-/** Flat `x0, y0, x1, y1, …` coordinates: a Float64Array on hot paths, a number[] where convenient. */
+/** Flat `x0, y0, x1, y1, …` coordinates, read-only: a number[] or a typed array. */
 export type Coords = ArrayLike<number>;
+
+/**
+ * What the functions here return: a plain number[] (V8 keeps it as unboxed doubles or small integers on the
+ * heap). Small Float64Arrays each get an off-heap backing store that the garbage collector tracks one by one;
+ * with one array per ring per zoom that cost more than all the clipping. Typed arrays stay for scratch space.
+ */
+export type Flat = number[];
+
+/** The first `n` numbers of a scratch buffer as a new array. */
+export function take(buf: Float64Array, n: number): Flat {
+  const out = new Array<number>(n);
+  for (let i = 0; i < n; i++) out[i] = buf[i];
+  return out;
+}
 
 /** Inclusive rectangle `[minX, minY, maxX, maxY]`. */
 export interface Rect { minX: number; minY: number; maxX: number; maxY: number }
-
-const EMPTY = new Float64Array(0);
 
 // Sutherland–Hodgman passes ping-pong between two scratch buffers: the tiler calls this for every clipped ring of
 // every tile, and allocating per pass dominated the profile. One worker is one thread, so module scope is safe.
@@ -50,10 +62,10 @@ function clipPass(src: Float64Array, n: number, dst: Float64Array, axis: 0 | 1, 
  * duplicates removed, or an empty array when nothing is left. With `round`, intersection points are rounded to
  * integers: the tiler clips quantised geometry and must stay on the integer grid.
  */
-export function clipRing(ring: Coords, r: Rect, round = false): Float64Array {
+export function clipRing(ring: Coords, r: Rect, round = false): Flat {
   let n = ring.length >> 1;
   if (n > 1 && ring[0] === ring[(n - 1) * 2] && ring[1] === ring[(n - 1) * 2 + 1]) n--;
-  if (n === 0) return EMPTY;
+  if (n === 0) return [];
   ensure(n * 2);
   for (let i = 0; i < n * 2; i++) bufA[i] = ring[i];
   // A pass emits at most one vertex per input vertex plus one per crossing: twice the input is always enough.
@@ -61,7 +73,7 @@ export function clipRing(ring: Coords, r: Rect, round = false): Float64Array {
   ensure(n * 4); n = clipPass(bufB, n, bufA, 0, r.maxX, false, round);
   ensure(n * 4); n = clipPass(bufA, n, bufB, 1, r.minY, true, round);
   ensure(n * 4); n = clipPass(bufB, n, bufA, 1, r.maxY, false, round);
-  if (n === 0) return EMPTY;
+  if (n === 0) return [];
   // Remove consecutive duplicates (rounding and corner crossings make them), then close.
   let m = 0;
   for (let i = 0; i < n; i++) {
@@ -70,10 +82,8 @@ export function clipRing(ring: Coords, r: Rect, round = false): Float64Array {
     bufB[m * 2] = x; bufB[m * 2 + 1] = y; m++;
   }
   while (m > 1 && bufB[(m - 1) * 2] === bufB[0] && bufB[(m - 1) * 2 + 1] === bufB[1]) m--;
-  const out = new Float64Array((m + 1) * 2);
-  for (let i = 0; i < m * 2; i++) out[i] = bufB[i];
-  out[m * 2] = bufB[0]; out[m * 2 + 1] = bufB[1];
-  return out;
+  bufB[m * 2] = bufB[0]; bufB[m * 2 + 1] = bufB[1];
+  return take(bufB, (m + 1) * 2);
 }
 
 // Liang–Barsky parameter interval of the current segment, shared to avoid allocating per segment.
@@ -103,8 +113,8 @@ class Part {
     if (this.n + 2 > this.a.length) { const b = new Float64Array(this.a.length * 2); b.set(this.a); this.a = b; }
     this.a[this.n++] = x; this.a[this.n++] = y;
   }
-  flush(out: Float64Array[]): void {
-    if (this.n >= 4) out.push(this.a.slice(0, this.n));
+  flush(out: Flat[]): void {
+    if (this.n >= 4) out.push(take(this.a, this.n));
     this.n = 0;
   }
 }
@@ -114,8 +124,8 @@ const part = new Part();
  * Clips a polyline to the rectangle: the parts inside, each with at least two distinct positions. With `round`,
  * entry and exit points are rounded to integers.
  */
-export function clipLine(line: Coords, r: Rect, round = false): Float64Array[] {
-  const out: Float64Array[] = [];
+export function clipLine(line: Coords, r: Rect, round = false): Flat[] {
+  const out: Flat[] = [];
   const n = line.length >> 1;
   part.n = 0;
   if (n === 1) return out;
@@ -141,14 +151,14 @@ export function clipLine(line: Coords, r: Rect, round = false): Float64Array[] {
 }
 
 /** The points inside the rectangle (edges included). */
-export function clipPoints(points: Coords, r: Rect): Float64Array {
+export function clipPoints(points: Coords, r: Rect): Flat {
   const n = points.length >> 1;
   let m = 0;
   for (let i = 0; i < n; i++) {
     const x = points[i * 2], y = points[i * 2 + 1];
     if (x >= r.minX && x <= r.maxX && y >= r.minY && y <= r.maxY) m++;
   }
-  const out = new Float64Array(m * 2);
+  const out = new Array<number>(m * 2);
   m = 0;
   for (let i = 0; i < n; i++) {
     const x = points[i * 2], y = points[i * 2 + 1];

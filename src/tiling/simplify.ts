@@ -1,5 +1,5 @@
 // Douglas–Peucker simplification, quantisation and ring measures on flat coordinate arrays (x, y pairs).
-import type { Coords } from './clip.js';
+import { take, type Coords, type Flat } from './clip.js';
 
 /** Squared distance from p to the segment a–b (to a itself when the segment is a point). */
 function sqSegDist(px: number, py: number, ax: number, ay: number, bx: number, by: number): number {
@@ -51,7 +51,7 @@ export function simplify(c: Coords, sqTol: number, ring: boolean): Coords | null
   }
   if (ring && kept < 4) return null;
   if (kept === n) return c;
-  const out = new Float64Array(kept * 2);
+  const out = new Array<number>(kept * 2);
   let m = 0;
   for (let i = 0; i < n; i++) if (keep[i]) { out[m++] = c[i * 2]; out[m++] = c[i * 2 + 1]; }
   return out;
@@ -61,21 +61,24 @@ export function simplify(c: Coords, sqTol: number, ring: boolean): Coords | null
  * Rounds `v * scale` for every coordinate and drops consecutive duplicate positions. A closed ring stays closed:
  * its first and last positions round alike, and when a duplicate run reaches the end the earlier copy closes it.
  */
-export function quantise(c: Coords, scale: number): Float64Array {
+let qbuf = new Float64Array(1024);
+
+export function quantise(c: Coords, scale: number): Flat {
   const n = c.length >> 1;
-  const out = new Float64Array(n * 2);
+  if (qbuf.length < n * 2) qbuf = new Float64Array(n * 4);
+  const out = qbuf;
   let m = 0;
   for (let i = 0; i < n; i++) {
     const x = Math.round(c[i * 2] * scale), y = Math.round(c[i * 2 + 1] * scale);
     if (m > 0 && out[m - 2] === x && out[m - 1] === y) continue;
     out[m++] = x; out[m++] = y;
   }
-  return m === out.length ? out : out.slice(0, m);
+  return take(out, m);
 }
 
 /** Rounds every coordinate times `scale` without dropping anything (points, where repeats are meaningful). */
-export function quantisePoints(c: Coords, scale: number): Float64Array {
-  const out = new Float64Array(c.length);
+export function quantisePoints(c: Coords, scale: number): Flat {
+  const out = new Array<number>(c.length);
   for (let i = 0; i < c.length; i++) out[i] = Math.round(c[i] * scale);
   return out;
 }
@@ -99,7 +102,7 @@ export function ringArea2(c: Coords): number {
 }
 
 /** Reverses a ring's vertex order in place (it stays closed). */
-export function reverseRing(c: Float64Array): void {
+export function reverseRing(c: Flat): void {
   const n = c.length >> 1;
   for (let i = 0, j = n - 1; i < j; i++, j--) {
     const x = c[i * 2], y = c[i * 2 + 1];

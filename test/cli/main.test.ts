@@ -1,0 +1,51 @@
+// main() in process with in-memory io: command dispatch, help, version, usage errors, validate on stdin.
+import { describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { memoryIO } from '../../src/cli/io.js';
+import { loadCommand } from '../../src/cli/commands/index.js';
+
+describe('main', () => {
+  it('no arguments: help on stderr, exit 2; --help: stdout, exit 0', async () => {
+    const io = memoryIO();
+    expect(await main([], io)).toBe(2);
+    expect(io.err()).toMatch(/^Usage: mudm-tiles <command>/);
+    const io2 = memoryIO();
+    expect(await main(['--help'], io2)).toBe(0);
+    expect(io2.out()).toMatch(/Commands:\n {2}validate/);
+  });
+
+  it('--version and help <command>', async () => {
+    const io = memoryIO();
+    expect(await main(['--version'], io)).toBe(0);
+    expect(io.out()).toMatch(/^mudm-tiles \d+\.\d+\.\d+\n$/);
+    const io2 = memoryIO();
+    expect(await main(['help', 'validate'], io2)).toBe(0);
+    expect(io2.out()).toMatch(/^Usage: mudm-tiles validate \[options\] FILE\.\.\./);
+  });
+
+  it('unknown command with a suggestion, exit 2', async () => {
+    const io = memoryIO();
+    expect(await main(['valdiate', 'x.json'], io)).toBe(2);
+    expect(io.err()).toMatch(/unknown command 'valdiate'; did you mean 'validate'\?/);
+  });
+
+  it('usage errors say how to get help; --log json gives JSON lines', async () => {
+    const io = memoryIO();
+    expect(await main(['validate', '--bogus'], io)).toBe(2);
+    expect(io.err()).toBe("error: unknown option --bogus for validate\nRun 'mudm-tiles validate --help' for usage.\n");
+    const io2 = memoryIO();
+    expect(await main(['validate', '--log', 'json'], io2)).toBe(2);
+    expect(JSON.parse(io2.err())).toEqual({ level: 'error', message: 'validate needs at least one FILE (or - for standard input)', exitCode: 2 });
+  });
+
+  it('commands load lazily; the validate module is found from the sources too', async () => {
+    expect(typeof (await loadCommand('validate'))?.run).toBe('function');
+  });
+
+  it('validate reads stdin', async () => {
+    const io = memoryIO({ stdin: '{"type":"Feature","geometry":null,"properties":{}}\n{"type":"Feature"}\n' });
+    expect(await main(['validate', '-'], io)).toBe(1);
+    expect(io.out()).toMatch(/^stdin:feature 1: \/: .*\[feature-geometry-missing\]$/m);
+    expect(io.out()).toMatch(/^stdin: invalid, 2 features \(1 invalid\), 1 error, 0 warnings$/m);
+  });
+});

@@ -1,0 +1,78 @@
+// The inspect and verify commands end to end through bin/mudm-tiles.js (run `npm run build` first: it uses dist/).
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tmpDir } from '../helpers/pyramid.js';
+import { buildSquares } from './fixture.js';
+
+const BIN = fileURLToPath(new URL('../../bin/mudm-tiles.js', import.meta.url));
+
+function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { encoding: 'utf8' }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+let dir: string;
+beforeAll(async () => {
+  dir = tmpDir('mudm-cli-inspect');
+  await buildSquares({ out: path.join(dir, 'out') });
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe('mudm-tiles inspect / verify', () => {
+  it('inspect prints a summary, --json the same as JSON', async () => {
+    const out = path.join(dir, 'out');
+    const text = await cli('inspect', out);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^layers$/m);
+    expect(text.stdout).toMatch(/largest tiles/);
+    const json = await cli('inspect', out, '--json');
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ format: 'pbf', zooms: { min: 0, max: 2 }, world: { side: 1024 } });
+  });
+
+  it('inspect Z/X/Y prints the tile as data-model JSON in global pixels, from PBF or JSON', async () => {
+    const out = path.join(dir, 'out');
+    for (const format of ['pbf', 'json']) {
+      const r = await cli('inspect', out, '2/0/0', '--format', format);
+      expect(r.code).toBe(0);
+      const fc = JSON.parse(r.stdout) as { type: string; features: Array<{ id: unknown; geometry: { coordinates: number[][][] } }> };
+      expect(fc.type).toBe('FeatureCollection');
+      const sq = fc.features.find((f) => f.id === 1);
+      expect(sq?.geometry.coordinates[0]).toContainEqual([180, 180]);
+    }
+    const missing = await cli('inspect', out, '2/3/3');
+    expect(missing.code).toBe(0);
+    expect(missing.stderr).toMatch(/no such tile/);
+    expect((await cli('inspect', out, '2/0')).code).toBe(2);
+    expect((await cli('inspect', out, '2/0/0', '--format', 'json,pbf')).code).toBe(2);
+    expect((await cli('inspect', path.join(dir, 'nothing'))).code).toBe(3);
+  });
+
+  it('verify exits 0 on a fresh build and 1 with the list of problems on a tampered one', async () => {
+    const out = path.join(dir, 'out');
+    const ok = await cli('verify', out);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/ok, \d+ tiles/);
+    const bad = path.join(dir, 'bad');
+    fs.cpSync(out, bad, { recursive: true });
+    fs.writeFileSync(path.join(bad, '2/1/1.pbf'), Buffer.from('not a tile'));
+    const r = await cli('verify', bad);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^2\/1\/1\.pbf: .*\[tile-undecodable\]$/m);
+    expect(r.stdout).toMatch(/problems? in \d+ tiles checked/);
+    const j = await cli('verify', bad, '--json');
+    expect(j.code).toBe(1);
+    expect(JSON.parse(j.stdout)).toMatchObject({ ok: false, counts: { 'tile-undecodable': 1 } });
+    const budget = await cli('verify', out, '--tile-budget', '100');
+    expect(budget.code).toBe(1);
+    expect(budget.stdout).toMatch(/tile-over-budget/);
+    expect((await cli('verify', path.join(dir, 'nothing'))).code).toBe(3);
+  });
+});

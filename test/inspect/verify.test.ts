@@ -1,0 +1,184 @@
+// verifyPyramid: a fresh build passes; tampered, mismatched, misplaced, oversized and stray tiles are each caught.
+import { describe, expect, it, beforeAll } from 'vitest';
+import { PbfWriter } from 'pbf';
+import { MemorySink } from '../../src/io/sink.js';
+import { memorySource } from '../../src/io/read.js';
+import { memoryReader, verifyPyramid, type ProblemCode, type VerifyResult } from '../../src/inspect/index.js';
+import { buildSquares, collection } from './fixture.js';
+
+let pristine: Map<string, Uint8Array>;
+beforeAll(async () => {
+  pristine = ((await buildSquares()) as MemorySink).files;
+});
+
+/** A copy of the built files to tamper with. */
+function files(): Map<string, Uint8Array> {
+  return new Map([...pristine].map(([k, v]) => [k, new Uint8Array(v)]));
+}
+
+function verify(f: Map<string, Uint8Array>, opts = {}): VerifyResult {
+  return verifyPyramid(memoryReader(f), opts);
+}
+
+function codes(r: VerifyResult): ProblemCode[] {
+  return [...new Set(r.problems.map((p) => p.code))].sort();
+}
+
+function editJson(f: Map<string, Uint8Array>, path: string, edit: (doc: { features: Array<Record<string, unknown>> }) => void): void {
+  const doc = JSON.parse(Buffer.from(f.get(path) as Uint8Array).toString()) as { features: Array<Record<string, unknown>> };
+  edit(doc);
+  f.set(path, new TextEncoder().encode(JSON.stringify(doc)));
+}
+
+/** Changes a tile's report bytes too, so the report check does not mask the problem under test. */
+function fixReport(f: Map<string, Uint8Array>): void {
+  const report = JSON.parse(Buffer.from(f.get('build-report.json') as Uint8Array).toString()) as { tiles: { byZoom: Record<string, Record<'json' | 'pbf', { tiles: number; bytes: number }>> } };
+  for (const [z, zr] of Object.entries(report.tiles.byZoom)) {
+    for (const ext of ['json', 'pbf'] as const) {
+      const files = [...f.entries()].filter(([k]) => k.startsWith(`${z}/`) && k.endsWith(`.${ext}`));
+      zr[ext] = { tiles: files.length, bytes: files.reduce((n, [, v]) => n + v.length, 0) };
+    }
+  }
+  f.set('build-report.json', new TextEncoder().encode(JSON.stringify(report)));
+}
+
+describe('verifyPyramid', () => {
+  it('passes a fresh build, in 2D and with planes', async () => {
+    const r = verify(files());
+    expect(r.problems).toEqual([]);
+    expect(r.ok).toBe(true);
+    expect(r.checked.tiles).toBeGreaterThan(10);
+    const planes = new MemorySink();
+    await buildSquares({ sink: planes }, [
+      { source: memorySource('a.json', collection()), layer: 'cells', plane: { t: 1, z: 0 } },
+      { source: memorySource('b.json', collection()), layer: 'cells', plane: { t: 3, z: 2 } },
+    ]);
+    expect(verifyPyramid(memoryReader(planes.files)).problems).toEqual([]);
+    const pbfOnly = new MemorySink();
+    await buildSquares({ sink: pbfOnly, format: 'pbf' });
+    expect(verifyPyramid(memoryReader(pbfOnly.files)).problems).toEqual([]);
+    const jsonOnly = new MemorySink();
+    await buildSquares({ sink: jsonOnly, format: 'json' });
+    expect(verifyPyramid(memoryReader(jsonOnly.files)).problems).toEqual([]);
+  });
+
+  it('catches a tampered tile that no longer decodes', () => {
+    const f = files();
+    f.set('2/1/1.pbf', new Uint8Array([0x1a, 0xff, 0xff, 0x03, 0x42]));
+    f.set('1/0/0.json', new TextEncoder().encode('{"type":"FeatureCollection","features":[{'));
+    fixReport(f);
+    const r = verify(f);
+    expect(r.ok).toBe(false);
+    expect(r.problems.filter((p) => p.code === 'tile-undecodable').map((p) => p.path).sort()).toEqual(['1/0/0.json', '2/1/1.pbf']);
+  });
+
+  it('catches JSON and PBF tiles that disagree: geometry, properties, order, a missing twin', () => {
+    const moved = files();
+    editJson(moved, '2/0/0.json', (doc) => {
+      const ring = ((doc.features[0].geometry as { coordinates: number[][][] }).coordinates)[0];
+      ring[1][0] += 0.5;
+    });
+    fixReport(moved);
+    expect(codes(verify(moved))).toEqual(['feature-mismatch']);
+    expect(verify(moved).problems[0].message).toMatch(/position 1/);
+
+    const relabelled = files();
+    editJson(relabelled, '2/0/0.json', (doc) => { (doc.features[0].properties as Record<string, unknown>).label = 99; });
+    fixReport(relabelled);
+    expect(verify(relabelled).problems).toMatchObject([{ code: 'feature-mismatch', path: '2/0/0.json', message: expect.stringMatching(/tag "label"/) }]);
+
+    const reordered = files();
+    editJson(reordered, '2/0/0.json', (doc) => doc.features.reverse());
+    fixReport(reordered);
+    expect(codes(verify(reordered))).toEqual(['feature-mismatch']);
+
+    const orphan = files();
+    orphan.delete('2/1/1.json');
+    fixReport(orphan);
+    expect(verify(orphan).problems).toMatchObject([{ code: 'format-mismatch', path: '2/1/1.pbf' }]);
+  });
+
+  it('catches tiles out of the bounds: outside the grid, beyond the image, features beyond the buffered tile', () => {
+    const f = files();
+    f.set('2/4/0.pbf', f.get('2/0/0.pbf') as Uint8Array);
+    // The image is 1000 × 600 in a 1024 world: row 3 of zoom 2 starts at y = 768.
+    f.set('2/0/3.pbf', f.get('2/0/0.pbf') as Uint8Array);
+    f.set('2/0/3.json', f.get('2/0/0.json') as Uint8Array);
+    fixReport(f);
+    const r = verify(f);
+    expect(r.problems.filter((p) => p.code === 'tile-outside-grid').map((p) => p.path)).toEqual(['2/4/0.pbf']);
+    expect(r.problems.filter((p) => p.code === 'tile-outside-bounds').map((p) => p.path)).toEqual(['2/0/3.pbf']);
+
+    const far = files();
+    editJson(far, '2/0/0.json', (doc) => {
+      const ring = ((doc.features[0].geometry as { coordinates: number[][][] }).coordinates)[0];
+      ring[1][0] = 300; // beyond 256 + 4 px of buffer
+    });
+    fixReport(far);
+    expect(codes(verify(far))).toEqual(['feature-mismatch', 'feature-outside-tile']);
+  });
+
+  it('checks the budget below the finest zoom only, and flags zooms outside minzoom–maxzoom', () => {
+    const f = files();
+    const r = verify(f, { tileBudget: 64 });
+    const over = r.problems.filter((p) => p.code === 'tile-over-budget');
+    expect(over.length).toBeGreaterThan(0);
+    expect(over.every((p) => !p.path.startsWith('2/'))).toBe(true);
+    expect(codes(r)).toEqual(['tile-over-budget']);
+
+    f.set('5/0/0.pbf', f.get('0/0/0.pbf') as Uint8Array);
+    fixReport(f);
+    expect(verify(f).problems).toContainEqual(expect.objectContaining({ code: 'zoom-outside-range', path: '5' }));
+    // The overview alone in zoom 0 is no zoom out of range when minzoom is above 0.
+    const d = JSON.parse(Buffer.from(f.get('tileset.json') as Uint8Array).toString()) as Record<string, unknown>;
+    d.minzoom = 1;
+    f.set('tileset.json', new TextEncoder().encode(JSON.stringify(d)));
+    f.delete('0/0/0.pbf');
+    f.delete('5/0/0.pbf');
+    fixReport(f);
+    expect(verify(f).problems).toEqual([]);
+  });
+
+  it('checks the descriptor, the overview, the report, and stray files', () => {
+    expect(verify(new Map())).toMatchObject({ ok: false, problems: [{ code: 'descriptor-unusable' }] });
+
+    const f = files();
+    const d = JSON.parse(Buffer.from(f.get('tileset.json') as Uint8Array).toString()) as Record<string, unknown>;
+    d.tiles = ['{zlvl}/{y}/{x}.pbf'];
+    d.scale_factor = 'two';
+    f.set('tileset.json', new TextEncoder().encode(JSON.stringify(d)));
+    expect(codes(verify(f))).toEqual(['descriptor-invalid', 'descriptor-layout']);
+
+    const g = files();
+    g.delete('0/0/0.json');
+    expect(verify(g).problems).toMatchObject([{ code: 'overview-missing', path: '0/0/0.json' }]);
+
+    const h = files();
+    h.set('1/0/0.pbf.tmp-abcd-0', new Uint8Array(3));
+    const report = JSON.parse(Buffer.from(h.get('build-report.json') as Uint8Array).toString()) as { tiles: { byZoom: Record<string, { pbf: { tiles: number } }> } };
+    report.tiles.byZoom['1'].pbf.tiles += 1;
+    h.set('build-report.json', new TextEncoder().encode(JSON.stringify(report)));
+    const r = verify(h);
+    expect(codes(r)).toEqual(['report-mismatch', 'stray-file']);
+    expect(r.problems.find((p) => p.code === 'stray-file')?.message).toMatch(/interrupted/);
+  });
+
+  it('rejects a PBF tile with the wrong layer version or extent', () => {
+    const f = files();
+    const w = new PbfWriter();
+    w.writeMessage(3, (_: unknown, pbf: PbfWriter) => {
+      pbf.writeVarintField(15, 1);
+      pbf.writeStringField(1, 'cells');
+      pbf.writeVarintField(5, 512);
+      pbf.writeMessage(2, (__: unknown, p: PbfWriter) => {
+        p.writeVarintField(1, 1);
+        p.writeVarintField(3, 1);
+        p.writeMessage(4, (___: unknown, g: PbfWriter) => { g.writeVarint((1 << 3) | 1); g.writeSVarint(10); g.writeSVarint(10); }, null);
+      }, null);
+    }, null);
+    f.set('2/0/0.pbf', w.finish());
+    fixReport(f);
+    const msgs = verify(f).problems.filter((p) => p.code === 'pbf-layer').map((p) => p.message);
+    expect(msgs).toEqual([expect.stringMatching(/version 1/), expect.stringMatching(/extent 512/)]);
+  });
+});

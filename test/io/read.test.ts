@@ -1,0 +1,295 @@
+// Streaming reader: every input format, chunk boundaries anywhere, exact syntax-error positions, flat memory.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  fileSource,
+  layerNameFor,
+  locateJsonError,
+  memorySource,
+  parseFeature,
+  ReadError,
+  readDocuments,
+  streamSource,
+  type ReadEvent,
+  type Source,
+} from '../../src/io/read.js';
+
+async function collect(source: Source): Promise<ReadEvent[]> {
+  const out: ReadEvent[] = [];
+  for await (const ev of readDocuments(source)) out.push(ev);
+  return out;
+}
+
+/** The same input cut into chunks of many sizes must always give the same events. */
+async function everyChunking(name: string, text: string | Uint8Array): Promise<ReadEvent[]> {
+  const whole = await collect(memorySource(name, text));
+  for (const size of [1, 2, 3, 5, 7, 13, 64]) {
+    expect(await collect(memorySource(name, text, size)), `chunk size ${size}`).toEqual(whole);
+  }
+  return whole;
+}
+
+async function readError(source: Source): Promise<ReadError> {
+  try {
+    for await (const ev of readDocuments(source)) if (ev.kind === 'feature') parseFeature(ev);
+  } catch (e) {
+    expect(e).toBeInstanceOf(ReadError);
+    return e as ReadError;
+  }
+  throw new Error('expected a ReadError');
+}
+
+const F1 = { type: 'Feature', id: 1, geometry: { type: 'Point', coordinates: [1.5, 2] }, properties: { s: 'a]}"\\[{' } };
+const F2 = { type: 'Feature', id: 'b', geometry: null, properties: null };
+const features = (evs: ReadEvent[]) => evs.filter((e) => e.kind === 'feature');
+
+describe('FeatureCollection', () => {
+  it('pretty-printed: features with positions, exact text, members after the last feature', async () => {
+    const text = JSON.stringify({ type: 'FeatureCollection', properties: { a: 1 }, features: [F1, F2], bbox: [0, 0, 1, 1] }, null, 2);
+    const evs = await everyChunking('fc.json', text);
+    const fs = features(evs);
+    expect(fs.map((e) => (e.kind === 'feature' ? JSON.parse(e.text) : null))).toEqual([F1, F2]);
+    expect(fs.map((e) => [e.kind === 'feature' && e.index, e.kind === 'feature' && e.line, e.kind === 'feature' && e.column])).toEqual([
+      [0, 7, 5],
+      [1, 21, 5],
+    ]);
+    // The text is exactly the element's bytes, indentation and all.
+    const first = fs[0];
+    expect(first.kind === 'feature' && text.includes(first.text)).toBe(true);
+    expect(evs[evs.length - 1]).toEqual({ kind: 'members', members: { type: 'FeatureCollection', properties: { a: 1 }, bbox: [0, 0, 1, 1] } });
+  });
+
+  it('minified on one line', async () => {
+    const text = JSON.stringify({ type: 'FeatureCollection', features: [F1, F2, F1] });
+    const evs = await everyChunking('fc.json', text);
+    const fs = features(evs);
+    expect(fs).toHaveLength(3);
+    expect(fs.map((e) => e.kind === 'feature' && e.line)).toEqual([1, 1, 1]);
+    const cols = fs.map((e) => (e.kind === 'feature' ? e.column : 0));
+    expect(cols[0]).toBe(text.indexOf('{"type":"Feature"') + 1);
+    expect(cols[1]).toBe(cols[0] + JSON.stringify(F1).length + 1);
+  });
+
+  it('CRLF line ends and a byte order mark', async () => {
+    const text = `\uFEFF{"type": "FeatureCollection",\r\n"features": [\r\n  ${JSON.stringify(F1)},\r\n  ${JSON.stringify(F2)}\r\n]\r\n}\r\n`;
+    const evs = await everyChunking('crlf.json', text);
+    expect(features(evs).map((e) => e.kind === 'feature' && [e.line, e.column, JSON.parse(e.text)])).toEqual([
+      [3, 3, F1],
+      [4, 3, F2],
+    ]);
+    expect(evs.at(-1)).toEqual({ kind: 'members', members: { type: 'FeatureCollection' } });
+  });
+
+  it('features first, type and other members after', async () => {
+    const evs = await everyChunking('late.json', `{"features":[${JSON.stringify(F2)}],"type":"FeatureCollection","x":{"y":[1,{"z":"]"}]}}`);
+    expect(features(evs)).toHaveLength(1);
+    expect(evs.at(-1)).toEqual({ kind: 'members', members: { type: 'FeatureCollection', x: { y: [1, { z: ']' }] } } });
+  });
+
+  it('empty features; strings full of brackets, escaped quotes and backslashes; non-ASCII', async () => {
+    const tricky = { type: 'Feature', geometry: null, properties: { a: '"}]{[', b: '\\', c: '\\"', d: 'µm ✓ 😀', e: '\u001e' } };
+    const evs = await everyChunking('s.json', `{"type":"FeatureCollection","features":[${JSON.stringify(tricky)},[],"x",1e3,null,true]}`);
+    expect(features(evs).map((e) => e.kind === 'feature' && JSON.parse(e.text))).toEqual([tricky, [], 'x', 1e3, null, true]);
+    expect(await everyChunking('e.json', '{"type":"FeatureCollection","features":[]}')).toEqual([
+      { kind: 'members', members: { type: 'FeatureCollection' } },
+    ]);
+  });
+
+  it('a __proto__ member stays data', async () => {
+    const evs = await collect(memorySource('p.json', '{"type":"FeatureCollection","__proto__":{"x":1},"features":[]}'));
+    const m = evs[0].kind === 'members' ? evs[0].members : {};
+    expect(Object.getPrototypeOf(m)).toBe(Object.prototype);
+    expect(Object.keys(m)).toEqual(['type', '__proto__']);
+  });
+
+  it('columns count bytes: after non-ASCII text the column is the UTF-8 offset', async () => {
+    const evs = await collect(memorySource('u.json', '{"name":"µ","type":"FeatureCollection","features":[{}]}'));
+    expect(evs[0]).toMatchObject({ kind: 'feature', line: 1, column: 53 });
+  });
+});
+
+describe('sequences and single documents', () => {
+  it('NDJSON: one feature per line, blank lines and CRLF allowed', async () => {
+    const text = `${JSON.stringify(F1)}\n\n${JSON.stringify(F2)}\r\n  \n${JSON.stringify(F1)}\n`;
+    const evs = await everyChunking('f.ndjson', text);
+    expect(evs.map((e) => e.kind === 'feature' && [e.index, e.line, e.column, JSON.parse(e.text)])).toEqual([
+      [0, 1, 1, F1],
+      [1, 3, 1, F2],
+      [2, 5, 1, F1],
+    ]);
+  });
+
+  it('NDJSON without a final newline, and a last scalar line', async () => {
+    const evs = await everyChunking('f.ndjson', `${JSON.stringify(F2)}\n42`);
+    expect(evs.map((e) => e.kind === 'feature' && e.text)).toEqual([JSON.stringify(F2), '42']);
+  });
+
+  it('GeoJSON Text Sequence (RFC 8142): RS before each record', async () => {
+    const text = `\x1e${JSON.stringify(F1)}\n\x1e${JSON.stringify(F2)}\n`;
+    const evs = await everyChunking('f.geojsons', text);
+    expect(evs.map((e) => e.kind === 'feature' && [e.index, e.line, e.column, JSON.parse(e.text)])).toEqual([
+      [0, 1, 2, F1],
+      [1, 2, 2, F2],
+    ]);
+    // One record is still a sequence, not a document.
+    expect((await collect(memorySource('one', `\x1e${JSON.stringify(F2)}\n`)))[0].kind).toBe('feature');
+  });
+
+  it('a single bare Feature, geometry, descriptor or scalar is a document', async () => {
+    for (const value of [F1, { type: 'Point', coordinates: [1, 2] }, { tilejson: '3.0.0', tiles: ['{z}/{x}/{y}.pbf'], vector_layers: [] }, [1, 2], 'x', 7]) {
+      const evs = await everyChunking('doc.json', `\n  ${JSON.stringify(value, null, 1)}\n`);
+      expect(evs).toEqual([{ kind: 'document', index: 0, line: 2, column: 3, value }]);
+    }
+  });
+
+  it('a descriptor that has features is not streamed (tilejson first)', async () => {
+    const value = { tilejson: '3.0.0', features: [1, 2] };
+    expect(await collect(memorySource('d.json', JSON.stringify(value)))).toEqual([{ kind: 'document', index: 0, line: 1, column: 1, value }]);
+  });
+
+  it('a Feature whose type comes before a foreign `features` member stays one document', async () => {
+    const value = { type: 'Feature', geometry: null, features: [1] };
+    expect((await collect(memorySource('f.json', JSON.stringify(value))))[0]).toMatchObject({ kind: 'document', value });
+  });
+});
+
+describe('sources', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mudm-read-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const fc = JSON.stringify({ type: 'FeatureCollection', features: [F1, F2] });
+
+  it('files, gzip found by magic bytes whatever the name, concatenated gzip members', async () => {
+    writeFileSync(join(dir, 'plain.json'), fc);
+    writeFileSync(join(dir, 'zipped.json'), gzipSync(fc));
+    const nd = [JSON.stringify(F1), JSON.stringify(F2)];
+    writeFileSync(join(dir, 'multi.ndjson.gz'), Buffer.concat([gzipSync(`${nd[0]}\n`), gzipSync(`${nd[1]}\n`)]));
+    const plain = await collect(fileSource(join(dir, 'plain.json')));
+    expect(plain).toHaveLength(3);
+    expect(await collect(fileSource(join(dir, 'zipped.json')))).toEqual(plain.map((e) => (e.kind === 'feature' ? { ...e, file: join(dir, 'zipped.json') } : e)));
+    expect(features(await collect(fileSource(join(dir, 'multi.ndjson.gz')))).map((e) => e.kind === 'feature' && e.text)).toEqual(nd);
+    // Gzip in memory, one byte at a time (the magic split across chunks).
+    expect(features(await collect(memorySource('m.gz', gzipSync(fc), 1)))).toHaveLength(2);
+  });
+
+  it('streams (stdin), strings or bytes', async () => {
+    const evs = await collect(streamSource('-', Readable.from([fc.slice(0, 10), Buffer.from(fc.slice(10))])));
+    expect(features(evs)).toHaveLength(2);
+  });
+
+  it('missing files, directories and broken gzip are ReadErrors without a position', async () => {
+    const missing = await readError(fileSource(join(dir, 'nope.json')));
+    expect([missing.file, missing.line, missing.column, missing.message]).toEqual([join(dir, 'nope.json'), 0, 0, 'no such file']);
+    expect(missing.where).toBe(join(dir, 'nope.json'));
+    expect((await readError(fileSource(dir))).message).toMatch(/directory/);
+    writeFileSync(join(dir, 'broken.gz'), gzipSync(fc).subarray(0, 30));
+    expect((await readError(fileSource(join(dir, 'broken.gz')))).message).toMatch(/gzip|end of file|unexpected end/i);
+  });
+
+  it('a consumer that stops early closes the source', async () => {
+    let closed = false;
+    const source: Source = {
+      name: 's',
+      open: () =>
+        (async function* () {
+          try {
+            for (let i = 0; i < 100; i++) yield new TextEncoder().encode(`${JSON.stringify(F2)}\n`);
+          } finally {
+            closed = true;
+          }
+        })(),
+    };
+    for await (const ev of readDocuments(source)) if (ev.kind === 'feature' && ev.index === 3) break;
+    expect(closed).toBe(true);
+  });
+});
+
+describe('syntax errors: exact line and column', () => {
+  const cases: [string, string, number, number, RegExp][] = [
+    ['trailing comma in features', '{"type":"FeatureCollection","features":[\n  {"a":1},\n]}', 3, 1, /trailing comma/],
+    ['missing comma between features', '{"features":[{"a":1} {"b":2}]}', 1, 22, /expected ',' or '\]'/],
+    ['garbage at the top level', '\n\n   @', 3, 4, /'@'/],
+    ['missing colon', '{"type" "FeatureCollection"}', 1, 9, /expected ':'/],
+    ['data after the collection', '{"type":"FeatureCollection","features":[]}\n{"a":1}', 2, 1, /after the end of the FeatureCollection/],
+    ['unclosed collection', '{"type":"FeatureCollection","features":[{"a":1}', 1, 48, /end of input/],
+    ['unclosed feature', '{"features":[\n{"a":[1,2', 2, 10, /line 2, column 1 is not closed/],
+    ['empty input', '  \n', 2, 1, /empty/],
+    ['bad byte order mark', '\xEF\xBB{}', 1, 3, /byte order mark/],
+    ['bad member value (tru)', '{"type":"FeatureCollection",\r\n"x": tru,"features":[]}', 2, 6, /literal/],
+    // Inside features: found by JSON.parse, mapped back by parseFeature.
+    ['inside a feature, V8 gives the position', '{"features":[\n  {"a": [1,2}\n]}', 2, 13, /Expected ',' or '\]'/],
+    ['inside a feature, "Unexpected token" (no position from V8)', '{"features":[\n  {"a":\n     }\n]}', 3, 6, /expected a value/],
+    ['inside a feature after a line break', '{"features":[{"a":1,\n  "b": 01}]}', 2, 9, /./],
+    ['inside an NDJSON line', '{"a":1}\n{"b":nul}\n', 2, 6, /literal/],
+    ['raw newline in a string', '{"features":[{"a":"x\ny"}]}', 1, 21, /control character|Bad control/i],
+    ['RS inside a record (truncated)', '\x1e{"a":[1,\x1e{"b":2}\n', 1, 10, /record separator/],
+    ['non-ASCII before the error counts in bytes', '{"features":[{"µ":}]}', 1, 20, /expected a value/],
+  ];
+  for (const [name, text, line, column, message] of cases) {
+    it(name, async () => {
+      const bytes = Buffer.from(text, name.startsWith('bad byte') ? 'latin1' : 'utf8');
+      for (const size of [1, 3, 1 << 20]) {
+        const e = await readError(memorySource('x.json', bytes, size));
+        expect([e.file, e.line, e.column], `${e.message} (chunk ${size})`).toEqual(['x.json', line, column]);
+        expect(e.message).toMatch(message);
+      }
+    });
+  }
+});
+
+describe('helpers', () => {
+  it('layerNameFor strips data extensions only', () => {
+    expect(layerNameFor('/data/cells.json')).toBe('cells');
+    expect(layerNameFor('a/nuclei.geojson.gz')).toBe('nuclei');
+    expect(layerNameFor('x.ndjson')).toBe('x');
+    expect(layerNameFor('x.geojsonl')).toBe('x');
+    expect(layerNameFor('x.geojsons')).toBe('x');
+    expect(layerNameFor('slide.v2.JSON')).toBe('slide.v2');
+    expect(layerNameFor('notes.txt')).toBe('notes.txt');
+    expect(layerNameFor('-')).toBe('features');
+  });
+
+  it('locateJsonError agrees with JSON.parse on what is valid', () => {
+    for (const ok of ['{}', '[]', ' 1 ', '"a\\u00e9\\n"', '{"a":[1,-2.5e-3,true,false,null,{"b":{}}]}']) {
+      expect(locateJsonError(ok), ok).toBeNull();
+      expect(() => JSON.parse(ok)).not.toThrow();
+    }
+    for (const [bad, at] of [['{"a":}', 5], ['[1,]', 3], ['[1 2]', 3], ['{"a" 1}', 5], ['"\\x"', 1], ['[', 1], ['01', 1], ['-', 1], ['{,}', 1]] as const) {
+      expect(locateJsonError(bad)?.position, bad).toBe(at);
+      expect(() => JSON.parse(bad)).toThrow();
+    }
+  });
+
+  it('memory stays flat: a long single-line collection buffers one feature at a time', async () => {
+    const feature = new TextEncoder().encode(`${JSON.stringify(F1)},`);
+    const count = 200_000; // ~20 MB on one line
+    const source: Source = {
+      name: 'gen',
+      open: () =>
+        (async function* () {
+          yield new TextEncoder().encode('{"type":"FeatureCollection","features":[');
+          const block = new Uint8Array(feature.length * 1000);
+          for (let k = 0; k < 1000; k++) block.set(feature, k * feature.length);
+          for (let k = 0; k < count / 1000 - 1; k++) yield block.slice();
+          const last = block.slice(0, block.length - 1);
+          yield last;
+          yield new TextEncoder().encode('],"id":"z"}');
+        })(),
+    };
+    let n = 0;
+    let members: unknown;
+    const before = process.memoryUsage().heapUsed;
+    let peak = before;
+    for await (const ev of readDocuments(source)) {
+      if (ev.kind === 'feature') n++;
+      else members = ev;
+      if ((n & 16383) === 0) peak = Math.max(peak, process.memoryUsage().heapUsed);
+    }
+    expect(n).toBe(count);
+    expect(members).toEqual({ kind: 'members', members: { type: 'FeatureCollection', id: 'z' } });
+    expect(peak - before).toBeLessThan(64 * 2 ** 20);
+  });
+});
