@@ -47,7 +47,7 @@ export const OPTIONS = {
   tmpDir: { type: 'string', arg: 'DIR', help: 'where spilled work units go (default: OUT/.mudm-work)', commands: BUILDING },
   tileBudget: { type: 'bytes', arg: 'BYTES', default: 500 * 1024, help: 'largest tile below the finest zoom; bigger tiles are thinned deterministically (verify: the budget to check against)', commands: [...BUILDING, 'verify'] },
   lod: { type: 'string', default: 'auto', choices: ['auto', 'none'], help: 'coarse-zoom policy: auto (sub-pixel features become points, byte budget) or none', commands: BUILDING },
-  unitSize: { type: 'integer', arg: 'PX', default: 4096, help: 'side in pixels of the spatial cell of a work unit (a power of two)', commands: BUILDING },
+  unitSize: { type: 'integer', arg: 'PX', default: 2048, help: 'side in pixels of the spatial cell of a work unit (a power of two)', commands: BUILDING },
   shards: { type: 'integer', arg: 'N', default: 1, help: 'number of shards the work units are spread over', commands: ['plan'] },
   shard: { type: 'integer', arg: 'I', help: 'shard to build (default: $JOB_COMPLETION_INDEX)', commands: ['build-shard'] },
   resume: { type: 'boolean', default: false, help: 'continue an interrupted build, skipping finished work units', commands: ['build'] },

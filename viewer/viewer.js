@@ -123,16 +123,14 @@ async function start() {
   for (let z = 0; z <= maxZoom; z++) resolutions.push(side / 256 / 2 ** z);
   const tileGrid = new ol.tilegrid.TileGrid({ extent: [0, -side, side, 0], origin: [0, 0], resolutions, tileSize: 256, minZoom });
 
-  const tileUrl = (tileCoord) => {
-    const [z, x, y] = tileCoord;
-    const values = { zlvl: z, x, y, t: plane.t, c: plane.c, z: plane.z };
-    return template.replace(/\{([a-z]+)\}/g, (m, name) => (name in values ? String(values[name]) : m));
-  };
+  // The pyramid's template with the current plane filled in and its zoom placeholder {zlvl} renamed to OpenLayers'
+  // {z}; {x} and {y} are OpenLayers' own, rows counted down from the top-left origin like the pyramid's.
+  const planeUrl = () => template.replace(/\{([a-z]+)\}/g, (m, name) => (name === 'zlvl' ? '{z}' : PLANE_DIMS.includes(name) ? String(plane[name]) : m));
   const source = new ol.source.VectorTile({
     projection,
     tileGrid,
     format: new ol.format.MVT(),
-    tileUrlFunction: tileUrl,
+    url: planeUrl(),
     wrapX: false,
     transition: 0,
   });
@@ -229,8 +227,8 @@ async function start() {
       if (sel) sel.value = String(plane[d]);
     }
     if (!changed) return;
-    // The URL function reads `plane`: the cached tiles of the old plane have to go.
-    source.refresh();
+    // A new URL is a new source key: OpenLayers drops the old plane's tiles and loads the new ones.
+    source.setUrl(planeUrl());
     showBackground();
   };
   for (const d of dims) {

@@ -1,6 +1,6 @@
 // Streaming reader: splits FeatureCollections, NDJSON and GeoJSON Text Sequences of any size into one feature at a time.
 import { basename } from 'node:path';
-import { concatBytes, type Source } from './source.js';
+import { concatBytes, gunzipIfNeeded, type Source } from './source.js';
 
 export { fileSource, memorySource, stdinSource, streamSource, type Source } from './source.js';
 
@@ -63,7 +63,8 @@ export async function* readDocuments(source: Source): AsyncGenerator<ReadEvent> 
   const splitter = new Splitter(source.name, events);
   let chunks: AsyncIterable<Uint8Array>;
   try {
-    chunks = source.open();
+    // Built-in sources already decompress; this catches gzip from any other Source (a no-op on JSON bytes).
+    chunks = gunzipIfNeeded(source.open());
   } catch (e) {
     throw ioError(source.name, e);
   }

@@ -68,43 +68,45 @@ async function* asBytes(readable: AsyncIterable<Uint8Array | string>): AsyncGene
 /** Passes bytes through, or through gunzip when they start with the gzip magic 1f 8b (concatenated members too). */
 export async function* gunzipIfNeeded(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
   const it = chunks[Symbol.asyncIterator]();
-  // The magic needs two bytes, and a stream may deliver them in separate chunks.
-  const head: Uint8Array[] = [];
-  let headLength = 0;
-  let done = false;
-  while (headLength < 2) {
-    const r = await it.next();
-    if (r.done) {
-      done = true;
-      break;
-    }
-    if (r.value.length === 0) continue;
-    head.push(r.value);
-    headLength += r.value.length;
-  }
-  const first = head.length === 1 ? head[0] : concatBytes(head, headLength);
-  const gzip = first.length >= 2 && first[0] === 0x1f && first[1] === 0x8b;
-  if (!gzip) {
-    if (first.length > 0) yield first;
-    if (done) return;
+  const rest = async function* (): AsyncGenerator<Uint8Array> {
     for (;;) {
       const r = await it.next();
       if (r.done) return;
       yield r.value;
     }
-  }
-  async function* compressed(): AsyncGenerator<Uint8Array> {
-    yield first;
-    if (done) return;
-    for (;;) {
+  };
+  try {
+    // The magic needs two bytes, and a stream may deliver them in separate chunks.
+    const head: Uint8Array[] = [];
+    let headLength = 0;
+    let done = false;
+    while (headLength < 2) {
       const r = await it.next();
-      if (r.done) return;
-      yield r.value;
+      if (r.done) {
+        done = true;
+        break;
+      }
+      if (r.value.length === 0) continue;
+      head.push(r.value);
+      headLength += r.value.length;
     }
+    const first = head.length === 1 ? head[0] : concatBytes(head, headLength);
+    if (!(first.length >= 2 && first[0] === 0x1f && first[1] === 0x8b)) {
+      if (first.length > 0) yield first;
+      if (!done) yield* rest();
+      return;
+    }
+    const compressed = async function* (): AsyncGenerator<Uint8Array> {
+      yield first;
+      if (!done) yield* rest();
+    };
+    // pipeline() carries errors from either side into the gunzip stream, which the loop below then throws.
+    const gunzip = pipeline(Readable.from(compressed(), { objectMode: false }), createGunzip({ chunkSize: 256 * 1024 }), () => {});
+    for await (const chunk of gunzip as AsyncIterable<Uint8Array>) yield chunk;
+  } finally {
+    // A consumer that stops early must not leave the file (or stream) open.
+    await it.return?.();
   }
-  // pipeline() carries errors from either side into the gunzip stream, which the loop below then throws.
-  const gunzip = pipeline(Readable.from(compressed(), { objectMode: false }), createGunzip({ chunkSize: 256 * 1024 }), () => {});
-  for await (const chunk of gunzip as AsyncIterable<Uint8Array>) yield chunk;
 }
 
 export function concatBytes(parts: readonly Uint8Array[], length?: number): Uint8Array {

@@ -16,13 +16,18 @@ export interface DescribeInput {
   assets?: Asset[];
 }
 
-/** Zooms at which a layer holds every feature at full form (nothing pointified or thinned). */
+/**
+ * Zooms at which a layer holds every feature at full form: nothing drawn as a point there, and nothing thinned
+ * there or at any finer zoom (a feature thinned at a zoom is not offered to the coarser ones).
+ */
 function completeZooms(input: DescribeInput, layer: number): number[] {
   const out: number[] = [];
-  for (let z = input.plan.minZoom; z <= input.plan.maxZoom; z++) {
-    if ((input.pointified[z]?.[layer] ?? 0) === 0 && (input.thinned[z]?.[layer] ?? 0) === 0) out.push(z);
+  let thinnedBelow = false;
+  for (let z = input.plan.maxZoom; z >= input.plan.minZoom; z--) {
+    thinnedBelow ||= (input.thinned[z]?.[layer] ?? 0) > 0;
+    if (!thinnedBelow && (input.pointified[z]?.[layer] ?? 0) === 0) out.push(z);
   }
-  return out;
+  return out.reverse();
 }
 
 function vectorLayers(input: DescribeInput): VectorLayer[] {

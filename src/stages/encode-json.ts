@@ -38,19 +38,28 @@ const T = {
 };
 const C_COMMA = 44, C_OPEN = 91, C_CLOSE = 93, C_BRACE = 125, C_MINUS = 45, C_ZERO = 48;
 
+// Two ASCII digits for every number below 100: halves the divisions when printing integers.
+const PAIRS = new Uint8Array(200);
+for (let i = 0; i < 100; i++) { PAIRS[i * 2] = C_ZERO + Math.floor(i / 10); PAIRS[i * 2 + 1] = C_ZERO + (i % 10); }
+
 /** Writes a non-negative integer below 2^53 at `p`; returns the position after it. */
 function uintAt(buf: Uint8Array, p: number, v: number): number {
   if (v < 10) { buf[p] = C_ZERO + v; return p + 1; }
-  let n = 1;
-  for (let t = v; t >= 10; t = Math.floor(t / 10)) n++;
-  let e = p + n;
-  if (v < 2147483648) {
-    let x = v | 0;
-    while (x > 0) { const q = (x / 10) | 0; buf[--e] = C_ZERO + x - q * 10; x = q; }
-  } else {
-    let x = v;
-    while (x > 0) { const q = Math.floor(x / 10); buf[--e] = C_ZERO + x - q * 10; x = q; }
+  if (v >= 2147483648) {
+    const s = String(v);
+    for (let i = 0; i < s.length; i++) buf[p++] = s.charCodeAt(i);
+    return p;
   }
+  let x = v | 0;
+  const n = x < 100 ? 2 : x < 1000 ? 3 : x < 10000 ? 4 : x < 100000 ? 5 : x < 1000000 ? 6 : x < 10000000 ? 7
+    : x < 100000000 ? 8 : x < 1000000000 ? 9 : 10;
+  let e = p + n;
+  while (x >= 100) {
+    const q = (x / 100) | 0, r = (x - q * 100) * 2;
+    buf[--e] = PAIRS[r + 1]; buf[--e] = PAIRS[r];
+    x = q;
+  }
+  if (x >= 10) { buf[--e] = PAIRS[x * 2 + 1]; buf[--e] = PAIRS[x * 2]; } else buf[--e] = C_ZERO + x;
   return p + n;
 }
 
@@ -200,21 +209,5 @@ export class JsonWriter {
   }
 }
 
-/**
- * Assembles a JSON tile from a prefix and feature byte ranges `[start, end)` of `src`: the tiler writes every
- * feature of a tile once and, when thinning, keeps a subset without writing it again.
- */
-export function jsonTile(prefix: Uint8Array, src: Uint8Array, ranges: readonly number[]): Uint8Array {
-  let n = prefix.length + 2 + Math.max(0, ranges.length / 2 - 1);
-  for (let i = 0; i < ranges.length; i += 2) n += ranges[i + 1] - ranges[i];
-  const out = new Uint8Array(n);
-  out.set(prefix);
-  let p = prefix.length;
-  for (let i = 0; i < ranges.length; i += 2) {
-    if (i > 0) out[p++] = C_COMMA;
-    out.set(src.subarray(ranges[i], ranges[i + 1]), p);
-    p += ranges[i + 1] - ranges[i];
-  }
-  out[p++] = C_CLOSE; out[p++] = C_BRACE;
-  return out;
-}
+/** The end of every JSON tile: closes `features` and the collection. */
+export const TILE_SUFFIX = utf8.encode(']}');

@@ -45,7 +45,7 @@ export function pbfAttributes(f: Feature, seq: number): PbfAttributes {
 }
 
 /** One input feature placed in a tile: its attributes and its geometry in zoom-global tile units. */
-export interface PbfFeatureInput { attrs: PbfAttributes; g: TileGeometry }
+export interface PbfFeatureInput { readonly attrs: PbfAttributes; readonly g: TileGeometry }
 export interface PbfLayerInput { name: string; features: readonly PbfFeatureInput[] }
 
 /** MVT geometry type of a leaf geometry; 0 for what MVT cannot hold (meshes, collections). */
@@ -92,14 +92,34 @@ function writeGeometry(g: TileGeometry, pbf: PbfWriter): void {
   else if (g.k === 'polygons') for (const poly of g.polys) for (const r of poly) writePart(r, true, pbf);
 }
 
-// Keys and values of the layer being written, in first-seen order.
+// Keys and values of the layer being written, in first-seen order. Values are looked up by type: numbers by
+// value (Map's SameValueZero merges -0 and 0, which encode alike), strings by text, booleans in two slots.
 let keyIndex = new Map<string, number>();
-let valueIndex = new Map<string, number>();
+let numIndex = new Map<number, number>();
+let strIndex = new Map<string, number>();
+const boolIndex = [-1, -1];
 let keyList: string[] = [];
 let valueList: PbfValue[] = [];
 
+/** Identity of a value in a layer's value table: type and text. */
 export function valueKey(v: PbfValue): string {
   return (typeof v === 'string' ? 's' : typeof v === 'number' ? 'n' : 'b') + v;
+}
+
+function valueIndexOf(v: PbfValue): number {
+  let vi: number | undefined;
+  if (typeof v === 'number') {
+    vi = numIndex.get(v);
+    if (vi === undefined) { vi = valueList.length; valueList.push(v); numIndex.set(v, vi); }
+  } else if (typeof v === 'string') {
+    vi = strIndex.get(v);
+    if (vi === undefined) { vi = valueList.length; valueList.push(v); strIndex.set(v, vi); }
+  } else {
+    const slot = v ? 1 : 0;
+    vi = boolIndex[slot];
+    if (vi < 0) { vi = valueList.length; valueList.push(v); boolIndex[slot] = vi; }
+  }
+  return vi;
 }
 
 function writeTags(a: PbfAttributes, pbf: PbfWriter): void {
@@ -107,10 +127,7 @@ function writeTags(a: PbfAttributes, pbf: PbfWriter): void {
     const k = a.keys[i];
     let ki = keyIndex.get(k);
     if (ki === undefined) { ki = keyList.length; keyList.push(k); keyIndex.set(k, ki); }
-    const vk = a.valueKeys[i];
-    let vi = valueIndex.get(vk);
-    if (vi === undefined) { vi = valueList.length; valueList.push(a.values[i]); valueIndex.set(vk, vi); }
-    pbf.writeVarint(ki); pbf.writeVarint(vi);
+    pbf.writeVarint(ki); pbf.writeVarint(valueIndexOf(a.values[i]));
   }
 }
 
@@ -137,7 +154,8 @@ function writeValue(v: PbfValue, pbf: PbfWriter): void {
 }
 
 function writeLayer(l: PbfLayerInput, pbf: PbfWriter): void {
-  keyIndex = new Map(); valueIndex = new Map(); keyList = []; valueList = [];
+  keyIndex = new Map(); numIndex = new Map(); strIndex = new Map(); boolIndex[0] = -1; boolIndex[1] = -1;
+  keyList = []; valueList = [];
   pbf.writeVarintField(15, 2);
   pbf.writeStringField(1, l.name);
   pbf.writeVarintField(5, EXTENT);

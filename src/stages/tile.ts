@@ -4,8 +4,8 @@ import type { Geometry, Mesh, Position } from '../model/geometry.js';
 import { bbox as geometryBBox, centroid as geometryCentroid } from '../model/measure.js';
 import { BUFFER, DISPLAY_TILE, EXTENT, tileRange, tileSize } from '../tiling/space.js';
 import { boxInside, boxMeets, clipLine, clipPoints, clipRing, type Flat, type Rect } from '../tiling/clip.js';
-import { quantise, quantisePoints, reverseRing, ringArea2, ringUsable, simplify } from '../tiling/simplify.js';
-import { featureHead, JsonWriter, jsonTile, tilePrefix } from './encode-json.js';
+import { quantisePoints, reverseRing, ringArea2, ringUsable, simplify, simplifyQuantise } from '../tiling/simplify.js';
+import { featureHead, JsonWriter, TILE_SUFFIX, tilePrefix } from './encode-json.js';
 import { encodePbf, estimatePbfFeature, mvtFeatureCount, pbfAttributes, valueBytes, type PbfAttributes, type PbfLayerInput } from './encode-pbf.js';
 
 export interface TileFeature { seq: number; layer: number; feature: Feature }
@@ -194,10 +194,8 @@ function quantiseGeometry(g: TileGeometry, scale: number, sqTol: number): TileGe
     case 'lines': {
       const parts: Flat[] = [];
       for (const p of g.parts) {
-        const s = sqTol >= 0 ? simplify(p, sqTol, false) : p;
-        if (s === null) continue;
-        const q = quantise(s, scale);
-        if (q.length >= 4) { parts.push(q); growBox(q); }
+        const q = simplifyQuantise(p, sqTol, false, scale);
+        if (q !== null && q.length >= 4) { parts.push(q); growBox(q); }
       }
       return parts.length > 0 ? { k: 'lines', type: g.type, parts } : null;
     }
@@ -206,8 +204,7 @@ function quantiseGeometry(g: TileGeometry, scale: number, sqTol: number): TileGe
       for (const poly of g.polys) {
         const rings: Flat[] = [];
         for (let i = 0; i < poly.length; i++) {
-          const s = sqTol >= 0 ? simplify(poly[i], sqTol, true) : poly[i];
-          const q = s === null ? null : quantise(s, scale);
+          const q = simplifyQuantise(poly[i], sqTol, true, scale);
           if (q === null || !ringUsable(q) || !orient(q, i === 0)) {
             if (i === 0) break; // no exterior, no polygon: its holes go with it
             continue;
@@ -297,7 +294,10 @@ function meshCount(g: TileGeometry): number {
 
 // ───────────────────────────── tiles ─────────────────────────────
 
-interface Entry { p: Prepared; g: TileGeometry; pointified: boolean }
+/** A feature placed in a tile; `attrs` is the feature's PBF id and tags (shared, empty when PBF is off). */
+interface Entry { p: Prepared; g: TileGeometry; pointified: boolean; attrs: PbfAttributes }
+
+const NO_ATTRS: PbfAttributes = { id: 0, keys: [], values: [], valueKeys: [] };
 interface Bucket { x: number; y: number; entries: Entry[] }
 
 /**
@@ -375,6 +375,7 @@ function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: ZoomContex
   for (const p of prepared) {
     const at = featureAtZoom(p, zc, lodAuto);
     if (at === null) continue;
+    const attrs = spec.formats.pbf ? attrsOf(p) : NO_ATTRS;
     const range = tileRange(spec.side, z, qbox[0] * u, qbox[1] * u, qbox[2] * u, qbox[3] * u, BUFFER * u);
     if (range === null) continue;
     const x0 = Math.max(range.x0, cx0), x1 = Math.min(range.x1, cx1), y0 = Math.max(range.y0, cy0), y1 = Math.min(range.y1, cy1);
@@ -386,7 +387,7 @@ function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: ZoomContex
         const key = numericKeys ? x * n + y : `${x}/${y}`;
         let b = buckets.get(key);
         if (b === undefined) { b = { x, y, entries: [] }; buckets.set(key, b); }
-        b.entries.push({ p, g, pointified: at.pointified });
+        b.entries.push({ p, g, pointified: at.pointified, attrs });
       }
     }
   }
@@ -409,7 +410,7 @@ function attrsOf(p: Prepared): PbfAttributes {
 /** Entries grouped into PBF layers (entries are in layer order already); entries without MVT features skipped. */
 function pbfLayers(entries: readonly Entry[], mask: Uint8Array | null, spec: TileSpec): PbfLayerInput[] {
   const layers: PbfLayerInput[] = [];
-  let current: { name: string; features: { attrs: PbfAttributes; g: TileGeometry }[] } | null = null;
+  let current: { name: string; features: Entry[] } | null = null;
   let currentLayer = -1;
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i];
@@ -419,7 +420,7 @@ function pbfLayers(entries: readonly Entry[], mask: Uint8Array | null, spec: Til
       current = { name: spec.layers[currentLayer]?.id ?? String(currentLayer), features: [] };
       layers.push(current);
     }
-    current.features.push({ attrs: attrsOf(e.p), g: e.g });
+    current.features.push(e);
   }
   return layers;
 }
@@ -429,8 +430,23 @@ function pbfTile(entries: readonly Entry[], mask: Uint8Array | null, spec: TileS
   return layers.length > 0 ? encodePbf(layers, b.x * EXTENT, b.y * EXTENT) : undefined;
 }
 
-// JSON features of the current tile are written once into this buffer; the tile is assembled from byte ranges.
+// JSON tiles are written into this reused buffer and copied out once.
 const jw = new JsonWriter();
+
+/** The JSON tile of the entries (those marked in `mask`, when given), in entry order. */
+function jsonTileOf(entries: readonly Entry[], mask: Uint8Array | null, ec: EncodeContext): Uint8Array | undefined {
+  jw.pos = 0;
+  jw.bytes(ec.prefix);
+  let any = false;
+  for (let i = 0; i < entries.length; i++) {
+    if (mask !== null && !mask[i]) continue;
+    if (any) jw.byte(44);
+    jw.feature(headOf(entries[i].p, ec.spec), entries[i].g);
+    any = true;
+  }
+  jw.bytes(TILE_SUFFIX);
+  return any ? jw.buf.slice(0, jw.pos) : undefined;
+}
 
 function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext): TileResult {
   const { spec } = ec;
@@ -438,48 +454,38 @@ function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext): TileResult {
   const stats: TileStats = { features: 0, pointified: new Array<number>(nl).fill(0), thinned: new Array<number>(nl).fill(0), meshesJsonOnly: 0, notInPbf: 0 };
   const entries = b.entries;
   const n = entries.length;
-  let ranges: number[] | null = null;
+  let json: Uint8Array | undefined;
   let pbf: Uint8Array | undefined;
   let mask: Uint8Array | null = null;
   if (zc.coarse && ec.lodAuto) {
-    ({ ranges, pbf, mask } = encodeWithinBudget(b, ec));
+    ({ json, pbf, mask } = encodeWithinBudget(b, ec));
   } else {
-    if (spec.formats.json) {
-      jw.pos = 0;
-      ranges = new Array<number>(n * 2);
-      for (let i = 0; i < n; i++) {
-        ranges[i * 2] = jw.pos;
-        jw.feature(headOf(entries[i].p, spec), entries[i].g);
-        ranges[i * 2 + 1] = jw.pos;
-      }
-    }
+    if (spec.formats.json) json = jsonTileOf(entries, null, ec);
     if (spec.formats.pbf) pbf = pbfTile(entries, null, spec, b);
   }
-  const keptRanges: number[] = [];
   for (let i = 0; i < n; i++) {
     const e = entries[i];
     if (mask !== null && !mask[i]) { stats.thinned[e.p.tf.layer]++; continue; }
-    if (ranges !== null) keptRanges.push(ranges[i * 2], ranges[i * 2 + 1]);
     stats.features++;
     if (e.pointified) stats.pointified[e.p.tf.layer]++;
     if (spec.formats.json) stats.meshesJsonOnly += meshCount(e.g);
     if (spec.formats.pbf && mvtFeatureCount(e.g) === 0) stats.notInPbf++;
   }
   const result: TileResult = { z: zc.z, x: b.x, y: b.y, stats };
-  if (keptRanges.length > 0) result.json = jsonTile(ec.prefix, jw.buf, keptRanges);
+  if (json !== undefined) result.json = json;
   if (pbf !== undefined) result.pbf = pbf;
   return result;
 }
 
 /**
  * Encodes a tile below the finest zoom within the byte budget, keeping the highest-priority features (a stable
- * hash of seq, so the choice never depends on input order). Features are taken in priority order: JSON is
- * written feature by feature until the next one would not fit (exact sizes, and a tile of 50k sub-pixel points
+ * hash of seq, so the choice never depends on input order). Features are taken in priority order: JSON sizes
+ * are measured feature by feature until the next one would not fit (exact, and a tile of 50k sub-pixel points
  * costs the ~3k that fit, not all of them); PBF sizes are estimated from the command stream plus each new key
  * and value once, the kept set is encoded, and while it is still over budget the set shrinks geometrically.
- * `ranges` holds each kept feature's JSON bytes in `jw`, indexed by entry; `mask` marks kept entries.
+ * `mask` marks kept entries.
  */
-function encodeWithinBudget(b: Bucket, ec: EncodeContext): { ranges: number[] | null; pbf: Uint8Array | undefined; mask: Uint8Array } {
+function encodeWithinBudget(b: Bucket, ec: EncodeContext): { json: Uint8Array | undefined; pbf: Uint8Array | undefined; mask: Uint8Array } {
   const { spec } = ec;
   const entries = b.entries;
   const n = entries.length;
@@ -490,19 +496,14 @@ function encodeWithinBudget(b: Bucket, ec: EncodeContext): { ranges: number[] | 
   order.sort((i, j) => prio[j] - prio[i] || entries[i].p.tf.seq - entries[j].p.tf.seq);
 
   let k = n;
-  let ranges: number[] | null = null;
   if (spec.formats.json) {
-    jw.pos = 0;
-    ranges = new Array<number>(n * 2).fill(0);
-    let size = ec.prefix.length + 2 - 1; // prefix, "]}", and one comma fewer than features
+    let size = ec.prefix.length + TILE_SUFFIX.length - 1; // one comma fewer than features
     for (let r = 0; r < n; r++) {
       const i = order[r];
-      const start = jw.pos;
+      jw.pos = 0;
       jw.feature(headOf(entries[i].p, spec), entries[i].g);
-      const len = jw.pos - start + 1;
-      if (size + len > budget) { jw.pos = start; k = r; break; }
-      size += len;
-      ranges[i * 2] = start; ranges[i * 2 + 1] = jw.pos;
+      if (size + jw.pos + 1 > budget) { k = r; break; }
+      size += jw.pos + 1;
     }
   }
 
@@ -514,8 +515,8 @@ function encodeWithinBudget(b: Bucket, ec: EncodeContext): { ranges: number[] | 
     for (let r = 0; r < k; r++) {
       const e = entries[order[r]];
       if (mvtFeatureCount(e.g) === 0) continue;
-      const a = attrsOf(e.p);
-      let est = estimatePbfFeature({ attrs: a, g: e.g }, x0, y0);
+      const a = e.attrs;
+      let est = estimatePbfFeature(e, x0, y0);
       let s = seen.get(e.p.tf.layer);
       if (s === undefined) {
         s = { keys: new Set(), values: new Set() };
@@ -537,7 +538,7 @@ function encodeWithinBudget(b: Bucket, ec: EncodeContext): { ranges: number[] | 
     for (let r = 0; r < k; r++) mask[order[r]] = 1;
     pbf = spec.formats.pbf ? pbfTile(entries, k === n ? null : mask, spec, b) : undefined;
     const size = pbf?.length ?? 0;
-    if (size <= budget || k === 0) return { ranges, pbf, mask };
+    if (size <= budget || k === 0) return { json: spec.formats.json ? jsonTileOf(entries, k === n ? null : mask, ec) : undefined, pbf, mask };
     k = Math.min(k - 1, Math.floor(k * Math.min(0.95, budget / size)));
   }
 }

@@ -14,6 +14,7 @@ function sqSegDist(px: number, py: number, ax: number, ay: number, bx: number, b
 }
 
 let keep = new Uint8Array(256);
+let qbuf = new Float64Array(1024);
 let stack = new Int32Array(256);
 
 /**
@@ -27,6 +28,18 @@ let stack = new Int32Array(256);
 export function simplify(c: Coords, sqTol: number, ring: boolean): Coords | null {
   const n = c.length >> 1;
   if (n <= 2) return ring ? null : c;
+  const kept = mark(c, sqTol);
+  if (ring && kept < 4) return null;
+  if (kept === n) return c;
+  const out = new Array<number>(kept * 2);
+  let m = 0;
+  for (let i = 0; i < n; i++) if (keep[i]) { out[m++] = c[i * 2]; out[m++] = c[i * 2 + 1]; }
+  return out;
+}
+
+/** Marks in `keep` the vertices Douglas–Peucker keeps (n >= 2); returns how many. */
+function mark(c: Coords, sqTol: number): number {
+  const n = c.length >> 1;
   if (keep.length < n) keep = new Uint8Array(n * 2);
   keep.fill(0, 0, n);
   keep[0] = 1; keep[n - 1] = 1;
@@ -49,20 +62,35 @@ export function simplify(c: Coords, sqTol: number, ring: boolean): Coords | null
       if (index - first > 1) { stack[sp++] = first; stack[sp++] = index; }
     }
   }
+  return kept;
+}
+
+/**
+ * `quantise(simplify(c, sqTol, ring), scale)` in one pass and one allocation (the tiler's hot path); no
+ * simplification when sqTol < 0. Null when a ring collapses in simplification or nothing is left.
+ */
+export function simplifyQuantise(c: Coords, sqTol: number, ring: boolean, scale: number): Flat | null {
+  const n = c.length >> 1;
+  if (sqTol < 0 || (n <= 2 && !ring)) return n === 0 ? null : quantise(c, scale);
+  if (n <= 2) return null;
+  const kept = mark(c, sqTol);
   if (ring && kept < 4) return null;
-  if (kept === n) return c;
-  const out = new Array<number>(kept * 2);
+  if (qbuf.length < n * 2) qbuf = new Float64Array(n * 4);
+  const out = qbuf;
   let m = 0;
-  for (let i = 0; i < n; i++) if (keep[i]) { out[m++] = c[i * 2]; out[m++] = c[i * 2 + 1]; }
-  return out;
+  for (let i = 0; i < n; i++) {
+    if (!keep[i]) continue;
+    const x = Math.round(c[i * 2] * scale), y = Math.round(c[i * 2 + 1] * scale);
+    if (m > 0 && out[m - 2] === x && out[m - 1] === y) continue;
+    out[m++] = x; out[m++] = y;
+  }
+  return take(out, m);
 }
 
 /**
  * Rounds `v * scale` for every coordinate and drops consecutive duplicate positions. A closed ring stays closed:
  * its first and last positions round alike, and when a duplicate run reaches the end the earlier copy closes it.
  */
-let qbuf = new Float64Array(1024);
-
 export function quantise(c: Coords, scale: number): Flat {
   const n = c.length >> 1;
   if (qbuf.length < n * 2) qbuf = new Float64Array(n * 4);

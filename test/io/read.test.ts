@@ -205,6 +205,24 @@ describe('sources', () => {
     for await (const ev of readDocuments(source)) if (ev.kind === 'feature' && ev.index === 3) break;
     expect(closed).toBe(true);
   });
+
+  it('a consumer that stops early closes a gzip source too', async () => {
+    let closed = false;
+    const zipped = gzipSync(`${JSON.stringify(F2)}\n`.repeat(20_000));
+    const source: Source = {
+      name: 'z',
+      open: () =>
+        (async function* () {
+          try {
+            for (let i = 0; i < zipped.length; i += 100) yield zipped.subarray(i, i + 100);
+          } finally {
+            closed = true;
+          }
+        })(),
+    };
+    for await (const ev of readDocuments(source)) if (ev.kind === 'feature' && ev.index === 3) break;
+    expect(closed).toBe(true);
+  });
 });
 
 describe('syntax errors: exact line and column', () => {

@@ -164,6 +164,18 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     expect((await featuresAt(140, 140)).map((f) => f.id)).toContain(1);
   });
 
+  it('recolours by the field chosen in the select, fed by the descriptor fields', async () => {
+    const options = await page.locator('#field option').evaluateAll((os) => os.map((o) => (o as unknown as { value: string }).value));
+    expect(options).toEqual(expect.arrayContaining(['layer', 'featureClass', 'label', 'note', 'score']));
+    expect(await page.locator('#background-row').isVisible()).toBe(true);
+    await page.selectOption('#field', 'layer');
+    await page.evaluate(() => window.__viewer.settle());
+    const at = await screen();
+    const want = await fillOver('cells', [255, 255, 255]);
+    for (const q of SQUARES) expect(close(at(...(await toScreen(q.x + q.s / 2, q.y + q.s / 2))), want), `square ${q.id}`).toBe(true);
+    await page.selectOption('#field', 'featureClass');
+  });
+
   it('logs no errors', async () => {
     expect(await page.evaluate(() => window.__viewer.errors)).toEqual([]);
     expect(consoleErrors).toEqual([]);

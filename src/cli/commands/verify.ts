@@ -2,7 +2,7 @@
 import { UsageError } from '../../report/errors.js';
 import { formatProblems, verifyPyramid } from '../../inspect/index.js';
 import type { CommandContext } from '../command.js';
-import { EXIT_INVALID, EXIT_OK } from '../exit.js';
+import { EXIT_INVALID, EXIT_OK, EXIT_UNREADABLE } from '../exit.js';
 
 export const usage = 'DIR';
 
@@ -27,6 +27,6 @@ export async function run(ctx: CommandContext): Promise<number> {
     io.stdout.write(`${args[0]}: ${total} problem${total === 1 ? '' : 's'} in ${result.checked.tiles} tiles checked\n`);
   }
   // A missing descriptor is an unreadable input, like any other command's: exit 3 rather than 1.
-  if (result.counts['descriptor-unusable']) return 3;
+  if (result.counts['descriptor-unusable']) return EXIT_UNREADABLE;
   return result.ok ? EXIT_OK : EXIT_INVALID;
 }

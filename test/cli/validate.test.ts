@@ -1,0 +1,201 @@
+// `mudm-tiles validate` end to end: the real binary, its output text, --json, stdin, the sample cap and every exit code.
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const BIN = join(ROOT, 'bin/mudm-tiles.js');
+const dir = mkdtempSync(join(tmpdir(), 'mudm-validate-'));
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function run(args: string[], stdin?: string | Buffer): Promise<Run> {
+  return new Promise((done) => {
+    const child = execFile('node', [BIN, ...args], { cwd: dir, maxBuffer: 64 * 2 ** 20 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+      done({ code, stdout, stderr });
+    });
+    child.stdin?.end(stdin ?? '');
+  });
+}
+
+const square = (closed = true) => ({
+  type: 'Polygon',
+  coordinates: [[[0, 0], [10, 0], [10, 10], [0, 10], ...(closed ? [[0, 0]] : [])]],
+});
+const cell = (i: number, extra: Record<string, unknown> = {}) => ({
+  type: 'Feature',
+  id: i,
+  geometry: square(),
+  properties: { label: i },
+  ...extra,
+});
+const fc = (features: unknown[], extra: Record<string, unknown> = {}) => JSON.stringify({ type: 'FeatureCollection', ...extra, features }, null, 1);
+const file = (name: string, content: string | Buffer): string => {
+  writeFileSync(join(dir, name), content);
+  return name;
+};
+
+/** The binary runs the compiled code: build when dist is missing or older than the CLI and reader sources. */
+beforeAll(() => {
+  const built = join(ROOT, 'dist/cli/commands/validate.js');
+  const sources = ['src/cli/main.ts', 'src/cli/commands/validate.ts', 'src/io/read.ts', 'src/cli/args.ts'].map((f) => join(ROOT, f));
+  const stale = !existsSync(built) || sources.some((s) => statSync(s).mtimeMs > statSync(built).mtimeMs);
+  if (stale) {
+    try {
+      execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' });
+    } catch {
+      // Type errors elsewhere in the tree still emit JavaScript; the tests below say whether what we need works.
+    }
+  }
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('mudm-tiles validate', () => {
+  it('exit 0: valid collection, summary per file and a total', async () => {
+    const a = file('valid.json', fc([cell(1), cell(2), cell(3)]));
+    const r = await run(['validate', a]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(
+      'valid.json: valid, 3 features (0 invalid), 0 errors, 0 warnings\n' +
+        'total: 1 file (0 invalid, 0 unreadable), 3 features, 0 errors, 0 warnings, 0 invalid features\n',
+    );
+    expect(r.stderr).toBe('');
+  });
+
+  it('exit 0 with warnings, printed with "warning:"; --quiet hides them and the summaries', async () => {
+    const w = file('warn.json', fc([cell(1, { bbox: [10, 10, 0, 0] }), cell(2)]));
+    const r = await run(['validate', w]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^warn\.json:feature 0: \/bbox: warning: .+ \[bbox-inverted\]$/m);
+    expect(r.stdout).toMatch(/^warn\.json: valid, 2 features \(0 invalid\), 0 errors, 1 warning$/m);
+    const q = await run(['validate', '--quiet', w]);
+    expect([q.code, q.stdout, q.stderr]).toEqual([0, '', '']);
+  });
+
+  it('exit 1: feature issues as file:feature N: /pointer: message [code]; collection issues as file: /pointer', async () => {
+    const bad = file(
+      'bad.json',
+      fc([cell(0), cell(1, { geometry: square(false) }), cell(2, { id: 2.5 })], { multiscale: { axes: 'xy' } }),
+    );
+    const r = await run(['validate', bad]);
+    expect(r.code).toBe(1);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^bad\.json:feature 1: \/geometry\/coordinates\/0: .+ \[ring-not-closed\]$/);
+    expect(lines[1]).toMatch(/^bad\.json:feature 2: \/id: .+ \[id-type\]$/);
+    expect(lines[2]).toMatch(/^bad\.json: \/multiscale\/axes: .+ \[[a-z-]+\]$/);
+    expect(lines[3]).toBe('bad.json: invalid, 3 features (2 invalid), 3 errors, 0 warnings');
+    expect(lines[4]).toBe('total: 1 file (1 invalid, 0 unreadable), 3 features, 3 errors, 0 warnings, 2 invalid features');
+    // --quiet keeps the errors, drops the summaries.
+    const q = await run(['validate', '-q', bad]);
+    expect(q.stdout.trimEnd().split('\n')).toEqual(lines.slice(0, 3));
+  });
+
+  it('at most 20 samples per code and file, then "… and K more [code]"', async () => {
+    const many = file('many.json', fc(Array.from({ length: 27 }, (_, i) => cell(i, { geometry: square(false) }))));
+    const r = await run(['validate', many]);
+    expect(r.code).toBe(1);
+    const samples = r.stdout.split('\n').filter((l) => l.endsWith('[ring-not-closed]') && l.includes(':feature '));
+    expect(samples).toHaveLength(20);
+    expect(samples[19]).toMatch(/^many\.json:feature 19: /);
+    expect(r.stdout).toContain('many.json: … and 7 more [ring-not-closed]\n');
+    expect(r.stdout).toContain('many.json: invalid, 27 features (27 invalid), 27 errors, 0 warnings\n');
+  });
+
+  it('--json: the whole report on stdout', async () => {
+    const bad = file('bad2.json', fc([cell(0), cell(1, { geometry: square(false) })]));
+    const good = file('good.ndjson', `${JSON.stringify(cell(1))}\n${JSON.stringify(cell(2))}\n`);
+    const r = await run(['validate', '--json', bad, good]);
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout);
+    expect(report.exitCode).toBe(1);
+    expect(report.total).toEqual({ files: 2, features: 4, invalidFeatures: 1, errors: 1, warnings: 0, invalidFiles: 1, unreadableFiles: 0 });
+    expect(report.files[0]).toMatchObject({
+      file: 'bad2.json',
+      kind: 'collection',
+      type: 'FeatureCollection',
+      valid: false,
+      features: 2,
+      invalidFeatures: 1,
+      errors: 1,
+      warnings: 0,
+      counts: { 'ring-not-closed': 1 },
+    });
+    expect(report.files[0].samples).toEqual([
+      { feature: 1, line: expect.any(Number), column: 3, path: '/geometry/coordinates/0', message: expect.any(String), code: 'ring-not-closed', severity: 'error' },
+    ]);
+    expect(report.files[1]).toMatchObject({ file: 'good.ndjson', kind: 'sequence', valid: true, features: 2, samples: [] });
+  });
+
+  it('- reads stdin (gzip too)', async () => {
+    const r = await run(['validate', '-'], fc([cell(1), cell(2, { geometry: square(false) })]));
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^stdin:feature 1: \/geometry\/coordinates\/0: .+ \[ring-not-closed\]$/m);
+    const z = await run(['validate', '-'], gzipSync(fc([cell(1)])));
+    expect(z.code).toBe(0);
+    expect(z.stdout).toMatch(/^stdin: valid, 1 feature \(0 invalid\)/m);
+  });
+
+  it('descriptors, bare features, geometries, .gz files', async () => {
+    const d = file('desc.json', JSON.stringify({ tilejson: '3.0.0', tiles: ['{z}/{x}/{y}.pbf'], vector_layers: [{ id: 'cells', fields: {} }] }));
+    const f = file('one.geojson', JSON.stringify(cell(1)));
+    const g = file('point.json', JSON.stringify({ type: 'Point', coordinates: [1, 2] }));
+    const z = file('cells.json.gz', gzipSync(fc([cell(1), cell(2)])));
+    const r = await run(['validate', d, f, g, z]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('desc.json: valid, tileset descriptor, 0 errors, 0 warnings\n');
+    expect(r.stdout).toContain('one.geojson: valid, 1 feature (0 invalid), 0 errors, 0 warnings\n');
+    expect(r.stdout).toContain('point.json: valid, Point, 0 errors, 0 warnings\n');
+    expect(r.stdout).toContain('cells.json.gz: valid, 2 features (0 invalid), 0 errors, 0 warnings\n');
+  });
+
+  it('exit 2: no files, unknown flag, stdin twice', async () => {
+    const none = await run(['validate']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/validate needs at least one FILE/);
+    const flag = await run(['validate', '--strictt', 'x.json']);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toMatch(/unknown option --strictt for validate/);
+    expect(flag.stdout).toBe('');
+    const twice = await run(['validate', '-', '-']);
+    expect(twice.code).toBe(2);
+  });
+
+  it('exit 3: missing file, and a syntax error with file, line and column; other files are still checked', async () => {
+    const broken = file('broken.json', '{"type": "FeatureCollection", "features": [\n  {"type": "Feature", "geometry": null},\n  {"type": "Feature" "geometry": null}\n]}\n');
+    const bad = file('bad3.json', fc([cell(1, { geometry: square(false) })]));
+    const r = await run(['validate', 'missing.json', broken, bad]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('error: missing.json: no such file\n');
+    expect(r.stderr).toContain("error: broken.json:3:22: Expected ',' or '}' after property value\n");
+    expect(r.stdout).toContain('broken.json: unreadable at line 3, column 22: ');
+    expect(r.stdout).toMatch(/^bad3\.json:feature 0: .+\[ring-not-closed\]$/m);
+    expect(r.stdout).toMatch(/^total: 3 files \(1 invalid, 2 unreadable\), 2 features/m);
+    const json = JSON.parse((await run(['validate', '--json', broken])).stdout);
+    expect(json.files[0].unreadable).toEqual({ message: "Expected ',' or '}' after property value", line: 3, column: 22 });
+    expect(json.exitCode).toBe(3);
+  });
+
+  it('not JSON at all: exit 3 with the position of the first bad byte', async () => {
+    const t = file('notes.txt', 'hello\n');
+    const r = await run(['validate', t]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain("error: notes.txt:1:1: unexpected 'h', expected a JSON value\n");
+  });
+
+  it('--help and --log json', async () => {
+    const h = await run(['validate', '--help']);
+    expect(h.code).toBe(0);
+    expect(h.stdout).toMatch(/^Usage: mudm-tiles validate \[options\] FILE\.\.\./);
+    const j = await run(['validate', '--log', 'json', 'missing.json']);
+    expect(j.code).toBe(3);
+    expect(JSON.parse(j.stderr.trim())).toMatchObject({ level: 'error', file: 'missing.json', line: 0, column: 0 });
+  });
+});

@@ -1,0 +1,82 @@
+// Output problems end with exit 4 and a message naming the path: a file in the way, not empty, permission, disk full.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { BIN, SAMPLE, removeTemps, runCli, runProcess, tempDir, tmpLeftovers } from './helpers.js';
+
+afterAll(removeTemps);
+
+const isRoot = process.getuid?.() === 0;
+/** As root, chmod does not stop writes: the CLI then runs as `nobody` through setpriv, when there is one. */
+const setpriv = isRoot && spawnSync('setpriv', ['--version']).status === 0 ? 'setpriv' : undefined;
+
+describe('exit 4 naming the path', () => {
+  it.each(['build', 'plan'])('%s: the output path is a file', async (command) => {
+    const file = path.join(tempDir('file'), 'pyramid');
+    fs.writeFileSync(file, 'not a directory');
+    const r = await runCli([command, SAMPLE, '-o', file, ...(command === 'plan' ? ['--shards', '2'] : [])]);
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.stderr).toContain(file);
+    expect(fs.readFileSync(file, 'utf8')).toBe('not a directory');
+  });
+
+  it('build: the output is not empty and --force is not given', async () => {
+    const out = tempDir('nonempty');
+    fs.writeFileSync(path.join(out, 'notes.txt'), 'mine');
+    const r = await runCli(['build', SAMPLE, '-o', out]);
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.stderr).toContain(out);
+    expect(fs.readdirSync(out)).toEqual(['notes.txt']);
+  });
+
+  it.skipIf(isRoot && !setpriv)(
+    isRoot && !setpriv ? 'SKIPPED permission denied: running as root without setpriv, and chmod does not stop root' : 'build: permission denied (a read-only parent directory)',
+    async () => {
+      const base = tempDir('perm');
+      // mkdtemp makes a 0700 directory, which `nobody` could not even enter.
+      fs.chmodSync(base, 0o755);
+      const parent = path.join(base, 'readonly');
+      fs.mkdirSync(parent);
+      fs.chmodSync(parent, 0o555);
+      const out = path.join(parent, 'out');
+      const args = [BIN, 'build', SAMPLE, '-o', out, '--workers', '1'];
+      const r = setpriv
+        ? await runProcess('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, ...args], { cwd: base, env: { ...process.env, HOME: base } })
+        : await runProcess(process.execPath, args);
+      expect(r.code, r.stderr).toBe(4);
+      expect(r.stderr).toContain(out);
+      expect(r.stderr).toMatch(/permission denied/i);
+      fs.chmodSync(parent, 0o755);
+    },
+  );
+
+  // A full disk needs a small file system: a tmpfs of 512 KiB, which only root (CAP_SYS_ADMIN) may mount.
+  const mnt = path.join(os.tmpdir(), `mudm-enospc-${process.pid}`);
+  const mounted = (() => {
+    if (!isRoot || os.platform() !== 'linux') return false;
+    fs.mkdirSync(mnt, { recursive: true });
+    const ok = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=512k', 'tmpfs', mnt]).status === 0;
+    if (!ok) fs.rmSync(mnt, { recursive: true, force: true });
+    return ok;
+  })();
+  afterAll(() => {
+    if (!mounted) return;
+    spawnSync('umount', [mnt]);
+    fs.rmSync(mnt, { recursive: true, force: true });
+  });
+
+  it.skipIf(!mounted)(
+    mounted ? 'build: disk full (ENOSPC on a 512 KiB tmpfs)' : 'SKIPPED disk full: cannot mount a small tmpfs here (needs root with CAP_SYS_ADMIN)',
+    async () => {
+      const out = path.join(mnt, 'out');
+      const r = await runCli(['build', SAMPLE, '-o', out, '--workers', '1']);
+      expect(r.code, r.stderr).toBe(4);
+      expect(r.stderr).toMatch(/no space left/i);
+      expect(r.stderr).toContain(out);
+      expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(false);
+      expect(tmpLeftovers(out), 'temporary files left on the full disk').toEqual([]);
+    },
+  );
+});

@@ -1,0 +1,58 @@
+// SIGINT and SIGTERM stop build and build-shard cleanly: exit 130/143, no descriptor, no temporary files, work dir kept.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SLOW_OPTS, expectOk, generateCells, markerCount, removeTemps, runCli, startCli, tempDir, tmpLeftovers, waitFor, type RunResult } from './helpers.js';
+
+let input = '';
+
+beforeAll(() => {
+  input = path.join(tempDir('signals-in'), 'cells.json');
+  generateCells(input, 30_000);
+});
+
+afterAll(removeTemps);
+
+/** Starts the CLI, sends `signal` once `out` has a few unit markers, and returns how it ended. */
+async function interrupt(args: string[], out: string, signal: NodeJS.Signals): Promise<RunResult> {
+  const { child, done } = startCli(args);
+  const started = await waitFor(() => markerCount(out) >= 2, 60_000);
+  child.kill(signal);
+  const r = await done;
+  expect(started, 'no unit finished within 60 s').toBe(true);
+  return r;
+}
+
+function expectCleanStop(out: string): void {
+  expect(fs.existsSync(path.join(out, 'tileset.json')), 'no descriptor after an interruption').toBe(false);
+  expect(tmpLeftovers(out), 'files left under a temporary name').toEqual([]);
+  expect(fs.existsSync(path.join(out, '.mudm-work', 'plan.json')), 'the work directory is kept').toBe(true);
+  expect(markerCount(out)).toBeGreaterThanOrEqual(2);
+}
+
+describe('build', () => {
+  it.each([['SIGINT', 130], ['SIGTERM', 143]] as const)('%s: exit %i, no descriptor, no temporary files, the work directory kept for --resume (resume.test.ts resumes one)', async (signal, code) => {
+    const out = path.join(tempDir('signal'), 'out');
+    const r = await interrupt(['build', input, '-o', out, ...SLOW_OPTS], out, signal);
+    expect(r.code, `exit code after ${signal} (signal ${r.signal}):\n${r.stderr}`).toBe(code);
+    expect(r.stderr).toMatch(/resume/);
+    expectCleanStop(out);
+  });
+});
+
+describe('build-shard', () => {
+  it('SIGTERM (a pod evicted): exit 143, no shard marker, and the retried shard completes', async () => {
+    const out = path.join(tempDir('signal-shard'), 'out');
+    expectOk(await runCli(['plan', input, '-o', out, '--shards', '1', '-q', ...SLOW_OPTS]), 'plan');
+    const r = await interrupt(['build-shard', out, '--shard', '0', '--workers', '1'], out, 'SIGTERM');
+    expect(r.code, `exit code after SIGTERM (signal ${r.signal}):\n${r.stderr}`).toBe(143);
+    expectCleanStop(out);
+    expect(fs.existsSync(path.join(out, '.mudm-work', 'shards', '0.json')), 'an interrupted shard is not complete').toBe(false);
+    const refused = await runCli(['finalize', out]);
+    expect(refused.code, refused.stderr).toBe(4);
+
+    expectOk(await runCli(['build-shard', out, '--shard', '0', '--workers', '1']), 'retried shard');
+    expectOk(await runCli(['finalize', out, '-q']), 'finalize');
+    expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(true);
+  });
+});
