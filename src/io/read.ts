@@ -358,8 +358,9 @@ class Capture {
 
   finish(chunk: Uint8Array, end: number): Uint8Array {
     this.active = false;
-    if (this.parts.length === 0) return chunk.subarray(this.start, end);
-    const last = chunk.subarray(0, end);
+    // A plain view, not chunk.subarray(): on a Buffer that goes through Buffer's species machinery, per feature.
+    if (this.parts.length === 0) return new Uint8Array(chunk.buffer, chunk.byteOffset + this.start, end - this.start);
+    const last = new Uint8Array(chunk.buffer, chunk.byteOffset, end);
     const out = concatBytes([...this.parts, last], this.length + last.length);
     this.parts.length = 0;
     this.length = 0;

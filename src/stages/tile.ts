@@ -571,31 +571,51 @@ function positionsOf(c: ArrayLike<number>): Position[] {
   return out;
 }
 
-/** The geometry simplified in pixels with `sqTol`, parts that collapse dropped; null when all collapse. */
+/** Positions simplified in pixels: the same array when nothing goes, null when a ring collapses. */
+function reducePositions(ps: Position[], sqTol: number, ring: boolean): Position[] | null {
+  const c = flatPositions(ps);
+  const s = simplify(c, sqTol, ring);
+  return s === null ? null : s === c ? ps : positionsOf(s);
+}
+
+/**
+ * The geometry simplified in pixels with `sqTol`, parts that collapse dropped; the same object when nothing
+ * changes (so an unchanged feature is passed on as it is), null when everything collapses.
+ */
 function reduceGeometry(g: Geometry, sqTol: number): Geometry | null {
   switch (g.type) {
     case 'Point': case 'MultiPoint': case 'PolyhedralSurface': case 'TIN': return g;
-    case 'LineString': return { type: 'LineString', coordinates: positionsOf(simplify(flatPositions(g.coordinates), sqTol, false) ?? []) };
-    case 'MultiLineString': return { type: 'MultiLineString', coordinates: g.coordinates.map((l) => positionsOf(simplify(flatPositions(l), sqTol, false) ?? [])) };
+    case 'LineString': {
+      const l = reducePositions(g.coordinates, sqTol, false) as Position[];
+      return l === g.coordinates ? g : { type: 'LineString', coordinates: l };
+    }
+    case 'MultiLineString': {
+      const ls = g.coordinates.map((l) => reducePositions(l, sqTol, false) as Position[]);
+      return ls.every((l, i) => l === g.coordinates[i]) ? g : { type: 'MultiLineString', coordinates: ls };
+    }
     case 'Polygon': case 'MultiPolygon': {
       const polys = g.type === 'Polygon' ? [g.coordinates] : g.coordinates;
       const out: Position[][][] = [];
+      let changed = false;
       for (const poly of polys) {
         const rings: Position[][] = [];
         for (let i = 0; i < poly.length; i++) {
-          const s = simplify(flatPositions(poly[i]), sqTol, true);
+          const s = reducePositions(poly[i], sqTol, true);
+          if (s !== poly[i]) changed = true;
           if (s === null) { if (i === 0) break; continue; }
-          rings.push(positionsOf(s));
+          rings.push(s);
         }
         if (rings.length > 0) out.push(rings);
       }
       if (out.length === 0) return null;
+      if (!changed) return g;
       return g.type === 'Polygon' ? { type: 'Polygon', coordinates: out[0] } : { type: 'MultiPolygon', coordinates: out };
     }
     case 'GeometryCollection': {
       const members: Geometry[] = [];
       for (const m of g.geometries) { const r = reduceGeometry(m, sqTol); if (r !== null) members.push(r); }
-      return members.length > 0 ? { type: 'GeometryCollection', geometries: members } : null;
+      if (members.length === 0) return null;
+      return members.length === g.geometries.length && members.every((m, i) => m === g.geometries[i]) ? g : { type: 'GeometryCollection', geometries: members };
     }
   }
 }
@@ -627,6 +647,7 @@ export function reduceForZoom(f: TileFeature, spec: Pick<TileSpec, 'side' | 'lod
     const empty: Geometry = g.type === 'GeometryCollection' ? { type: 'GeometryCollection', geometries: [] } : { ...g, coordinates: [] } as Geometry;
     return { seq: f.seq, layer: f.layer, feature: { ...f.feature, geometry: empty } };
   }
+  if (reduced === g) return f;
   reduced[LOD_MEMBER] = lod;
   return { seq: f.seq, layer: f.layer, feature: { ...f.feature, geometry: reduced } };
 }

@@ -75,7 +75,7 @@ describe('buildPyramid', () => {
   it('keeps every polygon whole: areas summed over the finest tiles match the input', async () => {
     const { sink } = await build();
     const fc = fixture() as { features: Array<{ id: number; geometry: { type: string; coordinates: number[][][] | number[][][][] } | null }> };
-    const S = 2048, z = 2, ts = S / 4;
+    const S = 2048, ts = S / 4;
     const areas = new Map<number, number>();
     for (const [p, bytes] of sink.files) {
       const m = /^2\/(\d+)\/(\d+)\.json$/.exec(p);

@@ -21,13 +21,15 @@ beforeAll(() => {
   const work = tempDir('image');
   const pkg = path.join(work, 'pkg');
   fs.mkdirSync(pkg);
-  // Build stage: `npm pack` of the built checkout (npm test builds dist/ first).
-  const packed = JSON.parse(sh('npm', ['pack', '--json', '--pack-destination', pkg], ROOT)) as { filename: string }[];
+  // Build stage: `npm pack` of the built checkout (npm test builds dist/ first; `prepare` would rebuild dist/ under
+  // the feet of the test files running in parallel).
+  const packed = JSON.parse(sh('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', pkg], ROOT)) as { filename: string }[];
   // Runtime stage: the tarball unpacked in a fresh /app, the project's lockfile beside it, `npm ci --omit=dev`.
   app = path.join(work, 'app');
   fs.mkdirSync(app);
   sh('tar', ['-xzf', path.join(pkg, packed[0].filename), '--strip-components=1', '-C', app], work);
   fs.copyFileSync(path.join(ROOT, 'package-lock.json'), path.join(app, 'package-lock.json'));
+  sh('npm', ['pkg', 'delete', 'scripts.prepare'], app);
   sh('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline'], app);
 }, 180_000);
 

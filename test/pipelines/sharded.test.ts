@@ -1,12 +1,8 @@
-// Sharded builds through the CLI (plan, build-shard, finalize) and the presets equal a one-machine build byte for byte.
+// Sharded builds through the CLI (plan, build-shard, finalize) equal a one-machine build byte for byte.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  BIN, SAMPLE, SHARDED_OPTS, cliBinDir, expectOk, expectSamePyramid, listFiles, removeTemps, runCli, runProcess, tempDir, tmpLeftovers,
-} from './helpers.js';
-
-const PRESETS = path.join(path.dirname(BIN), '..', 'pipelines', 'presets');
+import { SAMPLE, SHARDED_OPTS, expectOk, expectSamePyramid, listFiles, removeTemps, runCli, tempDir, tmpLeftovers } from './helpers.js';
 
 let local = '';
 
@@ -75,53 +71,16 @@ describe('plan, build-shard, finalize', () => {
     expect(tmpLeftovers(out)).toEqual([]);
   });
 
-  it('plan --force over an earlier pyramid replaces it: no tile of the old one survives', async () => {
+  it('plan --force over an earlier pyramid replaces it: no file of the old one survives', async () => {
     const out = path.join(tempDir('force'), 'out');
-    expectOk(await runCli(['build', SAMPLE, '-o', out, '-q', ...SHARDED_OPTS]), 'first build');
-    expectOk(await runCli(['plan', SAMPLE, '-o', out, '--force', '--shards', '2', '--max-zoom', '1', ...SHARDED_OPTS]), 'plan --force');
+    // What an earlier build with more zooms leaves: a tile this build does not write, and a descriptor.
+    fs.mkdirSync(path.join(out, '7', '0'), { recursive: true });
+    fs.writeFileSync(path.join(out, '7', '0', '0.pbf'), 'stale');
+    fs.writeFileSync(path.join(out, 'tileset.json'), '{}');
+    expectOk(await runCli(['plan', SAMPLE, '-o', out, '--force', '--shards', '2', ...SHARDED_OPTS]), 'plan --force');
     expectOk(await runCli(['build-shard', out, '--shard', '0']), 'shard 0');
     expectOk(await runCli(['build-shard', out, '--shard', '1']), 'shard 1');
     expectOk(await runCli(['finalize', out]), 'finalize');
-    const reference = path.join(tempDir('force-ref'), 'out');
-    expectOk(await runCli(['build', SAMPLE, '-o', reference, '-q', '--max-zoom', '1', ...SHARDED_OPTS]), 'reference build');
-    expectSamePyramid(out, reference);
-  });
-});
-
-describe('presets', () => {
-  it('sharded-local.sh (shards in parallel, mudm-tiles from PATH) gives the one-machine pyramid', async () => {
-    const out = path.join(tempDir('preset'), 'out');
-    const env = { ...process.env, PATH: `${cliBinDir()}${path.delimiter}${process.env.PATH ?? ''}`, LOG: 'json' };
-    delete env.MUDM_TILES;
-    const r = await runProcess('bash', [path.join(PRESETS, 'sharded-local.sh'), out, '3', SAMPLE, ...SHARDED_OPTS], { env });
-    expectOk(r, 'sharded-local.sh');
-    expectSamePyramid(out, local);
-  });
-
-  it('slurm-submit.sh submits plan, an array of build-shard and finalize that give the one-machine pyramid', async () => {
-    // A stand-in sbatch that runs each job at once, array tasks with SLURM_ARRAY_TASK_ID, and fails as the job fails.
-    const bin = cliBinDir();
-    const log = path.join(tempDir('sbatch'), 'jobs.log');
-    fs.writeFileSync(path.join(bin, 'sbatch'), [
-      '#!/usr/bin/env bash',
-      'set -euo pipefail',
-      'wrap=""; array=""',
-      'for a in "$@"; do case $a in --wrap=*) wrap=${a#--wrap=} ;; --array=*) array=${a#--array=} ;; esac; done',
-      `echo "$*" >> ${JSON.stringify(log)}`,
-      'if [ -n "$array" ]; then',
-      '  for ((i = ${array%-*}; i <= ${array#*-}; i++)); do SLURM_ARRAY_TASK_ID=$i sh -c "$wrap" >&2; done',
-      'else sh -c "$wrap" >&2; fi',
-      'echo $RANDOM',
-    ].join('\n'));
-    fs.chmodSync(path.join(bin, 'sbatch'), 0o755);
-    const out = path.join(tempDir('slurm'), 'out');
-    const env = { ...process.env, PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`, CPUS: '1' };
-    delete env.MUDM_TILES;
-    const r = await runProcess('bash', [path.join(PRESETS, 'slurm-submit.sh'), out, '3', SAMPLE, ...SHARDED_OPTS], { env });
-    expectOk(r, 'slurm-submit.sh');
-    const jobs = fs.readFileSync(log, 'utf8').trim().split('\n');
-    expect(jobs).toHaveLength(3);
-    expect(jobs[1]).toMatch(/--dependency=afterok:\d+ --array=0-2/);
     expectSamePyramid(out, local);
   });
 });

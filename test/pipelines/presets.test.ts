@@ -1,0 +1,54 @@
+// The presets (pipelines/presets) run plan, build-shard and finalize for real and equal a one-machine build.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, SAMPLE, SHARDED_OPTS, cliBinDir, expectOk, expectSamePyramid, removeTemps, runCli, runProcess, tempDir } from './helpers.js';
+
+const PRESETS = path.join(ROOT, 'pipelines', 'presets');
+
+let local = '';
+
+beforeAll(async () => {
+  local = path.join(tempDir('local'), 'out');
+  expectOk(await runCli(['build', SAMPLE, '-o', local, '-q', ...SHARDED_OPTS]), 'local build');
+});
+
+afterAll(removeTemps);
+
+describe('presets', () => {
+  it('sharded-local.sh (shards in parallel, mudm-tiles from PATH) gives the one-machine pyramid', async () => {
+    const out = path.join(tempDir('preset'), 'out');
+    const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${cliBinDir()}${path.delimiter}${process.env.PATH ?? ''}`, LOG: 'json' };
+    delete env.MUDM_TILES;
+    const r = await runProcess('bash', [path.join(PRESETS, 'sharded-local.sh'), out, '3', SAMPLE, ...SHARDED_OPTS], { env });
+    expectOk(r, 'sharded-local.sh');
+    expectSamePyramid(out, local);
+  });
+
+  it('slurm-submit.sh submits plan, an array of build-shard and finalize that give the one-machine pyramid', async () => {
+    // A stand-in sbatch that runs each job at once, array tasks with SLURM_ARRAY_TASK_ID, and fails as the job fails.
+    const bin = cliBinDir();
+    const log = path.join(tempDir('sbatch'), 'jobs.log');
+    fs.writeFileSync(path.join(bin, 'sbatch'), [
+      '#!/usr/bin/env bash',
+      'set -euo pipefail',
+      'wrap=""; array=""',
+      'for a in "$@"; do case $a in --wrap=*) wrap=${a#--wrap=} ;; --array=*) array=${a#--array=} ;; esac; done',
+      `echo "$*" >> ${JSON.stringify(log)}`,
+      'if [ -n "$array" ]; then',
+      '  for ((i = ${array%-*}; i <= ${array#*-}; i++)); do SLURM_ARRAY_TASK_ID=$i sh -c "$wrap" >&2; done',
+      'else sh -c "$wrap" >&2; fi',
+      'echo $RANDOM',
+    ].join('\n'));
+    fs.chmodSync(path.join(bin, 'sbatch'), 0o755);
+    const out = path.join(tempDir('slurm'), 'out');
+    const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`, CPUS: '1' };
+    delete env.MUDM_TILES;
+    const r = await runProcess('bash', [path.join(PRESETS, 'slurm-submit.sh'), out, '3', SAMPLE, ...SHARDED_OPTS], { env });
+    expectOk(r, 'slurm-submit.sh');
+    const jobs = fs.readFileSync(log, 'utf8').trim().split('\n');
+    expect(jobs).toHaveLength(3);
+    expect(jobs[1]).toMatch(/--dependency=afterok:\d+ --array=0-2/);
+    expectSamePyramid(out, local);
+  });
+});

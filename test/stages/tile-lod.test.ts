@@ -1,0 +1,171 @@
+// Coarse-zoom policy tests: sub-pixel features as points, deterministic thinning to a byte budget, reduceForZoom.
+import { describe, expect, it } from 'vitest';
+import { LOD_MEMBER, reduceForZoom, thinningPriority, tileFeatures, type TileFeature, type TileResult, type TileSpec } from '../../src/stages/tile.js';
+import { baseSpec, byKey, jsonOf, key, pbfFeatures, rng, shuffled, starRing, tf } from '../tiling/tile-fixtures.js';
+
+const same = (a: TileResult[], b: TileResult[]) => {
+  expect(b.map(key)).toEqual(a.map(key));
+  a.forEach((t, i) => {
+    expect(Buffer.from(b[i].json ?? []).equals(Buffer.from(t.json ?? []))).toBe(true);
+    expect(Buffer.from(b[i].pbf ?? []).equals(Buffer.from(t.pbf ?? []))).toBe(true);
+    expect(b[i].stats).toEqual(t.stats);
+  });
+};
+
+describe('pointification', () => {
+  // World 65536 px: a display pixel is 256 px at zoom 0, 1 px at zoom 8 (the finest here).
+  const spec = baseSpec({ side: 65536, minZoom: 0, maxZoom: 8, finestZoom: 8, layers: [{ id: 'cells' }] });
+  const cell = tf(0, { type: 'Polygon', coordinates: [[[1000, 1000], [1040, 1000], [1040, 1030], [1000, 1030], [1000, 1000]]] },
+    { id: 'c0', featureClass: 'cell', parentId: 9, properties: { class: 'tumor' } });
+  const tiles = tileFeatures([cell], spec);
+
+  it('draws a feature smaller than a display pixel as its centroid, with the same members', () => {
+    for (const t of tiles) {
+      const f = jsonOf(t).features[0];
+      // 40 × 30 px: sub-pixel while a display pixel is larger than 40 px, i.e. up to zoom 2 (64 px).
+      expect(f.geometry?.type).toBe(t.z <= 2 ? 'Point' : 'Polygon');
+      expect(t.stats.pointified).toEqual([t.z <= 2 ? 1 : 0]);
+      expect({ ...f, geometry: undefined }).toEqual({ type: 'Feature', id: 'c0', featureClass: 'cell', parentId: 9, layer: 'cells', properties: { class: 'tumor' }, geometry: undefined });
+      const p = pbfFeatures(t.pbf as Uint8Array)[0];
+      expect(p.id).toBe(0);
+      expect(p.properties).toEqual({ id: 'c0', featureClass: 'cell', parentId: 9, class: 'tumor' });
+    }
+    // The vertex-mean centroid (1020, 1015), quantised at zoom 0 (16 px per unit): 64 × 16 = 1024, 63 × 16 = 1008.
+    expect(jsonOf(tiles[0]).features[0].geometry).toEqual({ type: 'Point', coordinates: [1024, 1008] });
+  });
+
+  it('never pointifies at the finest zoom', () => {
+    const tiny = tf(1, { type: 'Polygon', coordinates: [[[5000, 5000], [5000.5, 5000], [5000.5, 5000.5], [5000, 5000]]] });
+    const finest = tileFeatures([tiny], { ...spec, minZoom: 8 });
+    expect(jsonOf(finest[0]).features[0].geometry?.type).toBe('Polygon');
+    expect(finest[0].stats.pointified).toEqual([0]);
+  });
+
+  it('keeps a long thin feature that collapses at a coarse zoom visible as its centroid', () => {
+    const sliver = tf(2, { type: 'Polygon', coordinates: [[[0, 100], [4000, 100], [4000, 101], [0, 100]]] }, { id: 2 });
+    const z0 = tileFeatures([sliver], { ...spec, maxZoom: 0 });
+    expect(jsonOf(z0[0]).features[0].geometry).toEqual({ type: 'Point', coordinates: [2672, 96] });
+    expect(z0[0].stats.pointified).toEqual([1]);
+    expect(tileFeatures([sliver], { ...spec, maxZoom: 0, lod: 'none' })).toEqual([]);
+  });
+});
+
+describe('thinning', () => {
+  const r = rng(3);
+  const points: TileFeature[] = [];
+  for (let i = 0; i < 3000; i++) {
+    points.push(tf(i * 7 + 3, { type: 'Point', coordinates: [Math.round(r() * 10240) / 10, Math.round(r() * 10240) / 10] },
+      { id: i, properties: { label: `cell-${i}`, score: Math.round(r() * 1000) / 1000, class: ['a', 'b', 'c'][i % 3] } }, i % 2));
+  }
+  const spec: TileSpec = baseSpec({ minZoom: 0, maxZoom: 1, finestZoom: 1, tileBudget: 20_000 });
+  const tiles = tileFeatures(points, spec);
+  const z0 = tiles[0];
+
+  it('keeps coarse tiles within the budget in both formats', () => {
+    expect(z0.z).toBe(0);
+    expect((z0.json as Uint8Array).length).toBeLessThanOrEqual(20_000);
+    expect((z0.pbf as Uint8Array).length).toBeLessThanOrEqual(20_000);
+    expect(z0.stats.features + z0.stats.thinned[0] + z0.stats.thinned[1]).toBe(3000);
+    expect(z0.stats.features).toBe(jsonOf(z0).features.length);
+    expect(z0.stats.features).toBe(pbfFeatures(z0.pbf as Uint8Array).length);
+    expect(z0.stats.features).toBeGreaterThan(50);
+  });
+
+  it('fills the budget: the next feature by priority would not have fitted in JSON', () => {
+    const kept = jsonOf(z0).features.length;
+    const all = tileFeatures(points, { ...spec, maxZoom: 0, tileBudget: Infinity })[0];
+    expect((all.json as Uint8Array).length).toBeGreaterThan(20_000);
+    // Average feature size times one more feature crosses the budget, give or take one feature.
+    const avg = ((all.json as Uint8Array).length - 30) / 3000;
+    expect((z0.json as Uint8Array).length + 2 * avg).toBeGreaterThan(20_000);
+    expect(kept).toBeLessThan(3000);
+  });
+
+  it('keeps the highest priorities: every kept feature outranks every thinned one', () => {
+    const keptSeqs = new Set(jsonOf(z0).features.map((f) => points[f.id as number].seq));
+    const prio = (s: number) => thinningPriority(s);
+    const minKept = Math.min(...[...keptSeqs].map(prio));
+    const maxDropped = Math.max(...points.filter((p) => !keptSeqs.has(p.seq)).map((p) => prio(p.seq)));
+    expect(minKept).toBeGreaterThan(maxDropped);
+  });
+
+  it('is identical for any input order', () => {
+    same(tiles, tileFeatures(shuffled(points, 1), spec));
+    same(tiles, tileFeatures(shuffled(points, 2), spec));
+  });
+
+  it('never thins the finest zoom, even over budget', () => {
+    const finest = tiles.filter((t) => t.z === 1);
+    expect(finest.reduce((s, t) => s + t.stats.features, 0)).toBeGreaterThanOrEqual(3000);
+    expect(finest.every((t) => t.stats.thinned.every((n) => n === 0))).toBe(true);
+    expect(finest.some((t) => (t.json as Uint8Array).length > 20_000)).toBe(true);
+  });
+
+  it('does not thin with lod none', () => {
+    const none = tileFeatures(points, { ...spec, lod: 'none', maxZoom: 0 })[0];
+    expect(none.stats.features).toBe(3000);
+  });
+
+  it('reports a tile thinned to nothing without bytes', () => {
+    const t = tileFeatures(points.slice(0, 5), { ...spec, maxZoom: 0, tileBudget: 10 })[0];
+    expect(t.json).toBeUndefined();
+    expect(t.pbf).toBeUndefined();
+    expect(t.stats.features).toBe(0);
+    expect(t.stats.thinned[0] + t.stats.thinned[1]).toBe(5);
+  });
+});
+
+describe('reduceForZoom', () => {
+  const r = rng(17);
+  const side = 65536;
+  const features: TileFeature[] = [];
+  for (let i = 0; i < 300; i++) {
+    const cx = r() * side, cy = r() * side, radius = 2 + r() * (r() < 0.3 ? 3000 : 200);
+    const kind = r();
+    const props = { properties: { i }, id: i };
+    if (kind < 0.5) features.push(tf(i, { type: 'Polygon', coordinates: [starRing(r, cx, cy, radius, 6 + Math.floor(r() * 40))] }, props));
+    else if (kind < 0.65) features.push(tf(i, { type: 'MultiPolygon', coordinates: [[starRing(r, cx, cy, radius, 12)], [starRing(r, cx + radius * 3, cy, radius / 3, 8)]] }, props));
+    else if (kind < 0.8) features.push(tf(i, { type: 'LineString', coordinates: starRing(r, cx, cy, radius, 10).slice(0, 7) }, props));
+    else if (kind < 0.9) features.push(tf(i, { type: 'GeometryCollection', geometries: [{ type: 'Point', coordinates: [cx, cy] }, { type: 'Polygon', coordinates: [starRing(r, cx, cy, radius, 9)] }] }, props));
+    else features.push(tf(i, { type: 'Point', coordinates: [cx, cy] }, props));
+  }
+  // A long sliver that collapses under simplification at coarse zooms, though not sub-pixel.
+  features.push(tf(300, { type: 'Polygon', coordinates: [[[100, 100], [30000, 100], [30000, 101], [100, 100]]] }, { id: 300 }));
+
+  for (const lod of ['auto', 'none'] as const) {
+    it(`gives the same tiles at every zoom up to the reduction zoom (lod ${lod})`, () => {
+      const spec = baseSpec({ side, minZoom: 0, maxZoom: 5, finestZoom: 9, layers: [{ id: 'cells' }], lod, tileBudget: 8000 });
+      const direct = tileFeatures(features, spec);
+      // The pipeline serialises reduced features between units: go through JSON as it does.
+      const reduced = features.map((f) => JSON.parse(JSON.stringify(reduceForZoom(f, spec, 5))) as TileFeature);
+      same(direct, tileFeatures(reduced, spec));
+      const twice = reduced.map((f) => reduceForZoom(f, spec, 3));
+      same(tileFeatures(features, { ...spec, maxZoom: 3 }), tileFeatures(twice, { ...spec, maxZoom: 3 }));
+      expect(direct.some((t) => t.stats.pointified[0] > 0)).toBe(lod === 'auto');
+    });
+  }
+
+  it('makes features smaller and marks them with their original bbox and centroid', () => {
+    const spec = { side, lod: 'auto' as const };
+    const big = tf(7, { type: 'Polygon', coordinates: [starRing(rng(1), 30000, 30000, 3000, 200)] });
+    const red = reduceForZoom(big, spec, 2);
+    expect(JSON.stringify(red).length).toBeLessThan(JSON.stringify(big).length);
+    expect(red.seq).toBe(big.seq);
+    const mark = (red.feature.geometry as Record<string, unknown>)[LOD_MEMBER] as number[];
+    expect(mark).toHaveLength(6);
+    const point = reduceForZoom(tf(5, { type: 'Polygon', coordinates: [[[10, 10], [12, 10], [12, 12], [10, 10]]] }, { id: 'x' }), spec, 3);
+    expect(point.feature.geometry?.type).toBe('Point');
+    expect(point.feature.id).toBe('x');
+    const p = tf(6, { type: 'Point', coordinates: [1, 2] });
+    expect(reduceForZoom(p, spec, 0)).toBe(p);
+    const square = tf(8, { type: 'Polygon', coordinates: [[[0, 0], [5000, 0], [5000, 5000], [0, 5000], [0, 0]]] });
+    expect(reduceForZoom(square, spec, 2)).toBe(square); // nothing to simplify: passed on as it is
+  });
+
+  it('places reduced features in the same tiles as the originals (bbox of reduced geometry stays inside)', () => {
+    const spec = baseSpec({ side, minZoom: 3, maxZoom: 3, finestZoom: 9, layers: [{ id: 'cells' }] });
+    const a = byKey(tileFeatures(features, spec));
+    const b = byKey(tileFeatures(features.map((f) => reduceForZoom(f, spec, 3)), spec));
+    expect([...b.keys()]).toEqual([...a.keys()]);
+  });
+});
