@@ -27,7 +27,7 @@ export const OPTIONS = {
   out: { type: 'string', short: 'o', arg: 'DIR', help: 'output directory of the pyramid', commands: BUILDING },
   force: { type: 'boolean', default: false, help: 'write into a non-empty output directory, replacing what is there', commands: BUILDING },
   strict: { type: 'boolean', default: false, help: 'stop with exit 1 at the first invalid feature, before anything is written', commands: BUILDING },
-  workers: { type: 'integer', arg: 'N', default: () => os.availableParallelism(), help: 'worker threads for parsing and tiling (default: the cores)', commands: [...BUILDING, 'build-shard'] },
+  workers: { type: 'integer', arg: 'N', default: () => os.availableParallelism(), help: 'worker threads for parsing and tiling (default: the cores)', commands: [...BUILDING, 'build-shard', 'finalize'] },
   layer: { type: 'string', arg: 'NAME', help: 'vector layer id for every input (default: the file name without extensions; stdin: features)', commands: BUILDING },
   layerBy: { type: 'string', arg: 'FIELD', help: 'split layers by a feature member (featureClass) or a property name', commands: BUILDING },
   input: { type: 'list', arg: 'DIMS:FILE', default: [], help: 'an input with a fixed plane, e.g. t=0,c=1:cells.json', commands: BUILDING },

@@ -69,9 +69,10 @@ export interface BuildReport {
     byLayer: Record<string, { pointified: number[]; thinned: number[]; completeZooms: number[] }>;
     largest: { path: string; bytes: number } | null;
   };
-  units: { levels: number; total: number; spilled: boolean; resumed: number };
+  units: { levels: number; total: number };
+  /** How this run went, which may differ between runs that give the same pyramid (all else in the report may not). */
+  run: { workers: number; spilled: boolean; resumed: number };
   timings: Record<string, number>;
-  workers: number;
 }
 
 /** What the reading pass found: everything the plan, the descriptor and the report need. */
@@ -429,7 +430,8 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
     const tileSeconds = (performance.now() - tTile) / 1000;
     return await finishPyramid(ctx, { resumed, tileSeconds });
   } catch (err) {
-    interrupted = err instanceof InterruptedError;
+    // An interrupted build, and a --resume refused because inputs changed, keep what a later --resume needs.
+    interrupted = err instanceof InterruptedError || (s.opts.resume && err instanceof UsageError);
     throw err;
   } finally {
     store?.close();
@@ -473,6 +475,8 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
     // Shards on other machines read the units from the work directory: always on disk.
     const store = new SpillingStore(path.join(work.root as string, 'level-0'), 0);
     const planFile = await planInto(inputs, s, work, pool, store, io, performance.now(), s.opts.shards);
+    // Shards write tiles next: what an earlier build left (with --force) must not mix with them.
+    await sink.begin({ force: s.opts.force, resume: false });
     return { units: planFile.units.length, shards: planFile.shards, features: planFile.read.read };
   } finally {
     await pool.close();
@@ -639,9 +643,9 @@ async function describe(ctx: TileContext, markers: UnitMarker[], x: { resumed: n
     },
     world: { ...plan.world, minZoom: plan.minZoom, maxZoom: plan.maxZoom, dims: plan.dims, planes: plan.planes.length, layers: plan.layers },
     tiles: { total: totals.tiles, bytes: totals.bytes, byZoom, byLayer, largest },
-    units: { levels: plan.levels.length, total: x.unitsTotal, spilled: ctx.planFile.spilled, resumed: x.resumed },
+    units: { levels: plan.levels.length, total: x.unitsTotal },
+    run: { workers: ctx.s.opts.workers, spilled: ctx.planFile.spilled, resumed: x.resumed },
     timings: { read: x.readSeconds, tile: x.tileSeconds, describe: 0, total: 0 },
-    workers: ctx.s.opts.workers,
   };
   report.timings.describe = (performance.now() - tDesc) / 1000;
   report.timings.total = (performance.now() - ctx.t0) / 1000;

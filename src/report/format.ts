@@ -51,6 +51,6 @@ export function summaryLines(r: BuildReport, out: string): string[] {
   for (const [id, l] of Object.entries(r.tiles.byLayer)) lines.push(`  layer ${id}: complete at zooms ${l.completeZooms.join(',') || 'none'}`);
   if (r.tiles.largest) lines.push(`  largest tile: ${r.tiles.largest.path} (${formatBytes(r.tiles.largest.bytes)})`);
   const t = r.timings;
-  lines.push(`time: read ${t.read.toFixed(2)}s, tile+write ${t.tile.toFixed(2)}s, describe ${t.describe.toFixed(2)}s, total ${t.total.toFixed(2)}s with ${r.workers} worker(s); ${r.units.total} work unit(s) in ${r.units.levels} level(s)${r.units.spilled ? ', spilled to disk' : ''}${r.units.resumed ? `, ${r.units.resumed} resumed` : ''}`);
+  lines.push(`time: read ${t.read.toFixed(2)}s, tile+write ${t.tile.toFixed(2)}s, describe ${t.describe.toFixed(2)}s, total ${t.total.toFixed(2)}s with ${r.run.workers} worker(s); ${r.units.total} work unit(s) in ${r.units.levels} level(s)${r.run.spilled ? ', spilled to disk' : ''}${r.run.resumed ? `, ${r.run.resumed} resumed` : ''}`);
   return lines;
 }

@@ -9,13 +9,57 @@ const utf8 = new TextEncoder();
  * ref, layer, properties, geometry. It does not depend on the tile, so the tiler encodes it once per feature.
  */
 export function featureHead(f: Feature, layerId: string): Uint8Array {
+  return utf8.encode(featureHeadText(f, layerId));
+}
+
+export function featureHeadText(f: Feature, layerId: string): string {
   let s = '{"type":"Feature"';
   if (f.id !== undefined) s += ',"id":' + JSON.stringify(f.id);
   if (f.featureClass !== undefined) s += ',"featureClass":' + JSON.stringify(f.featureClass);
   if (f.parentId !== undefined) s += ',"parentId":' + JSON.stringify(f.parentId);
   if (f.ref !== undefined) s += ',"ref":' + JSON.stringify(f.ref);
-  s += ',"layer":' + JSON.stringify(layerId) + ',"properties":' + JSON.stringify(f.properties ?? null) + ',"geometry":';
-  return utf8.encode(s);
+  return s + ',"layer":' + JSON.stringify(layerId) + ',"properties":' + JSON.stringify(f.properties ?? null) + ',"geometry":';
+}
+
+/**
+ * Append-only UTF-8 storage for many short strings (feature heads): one buffer instead of one small
+ * Uint8Array per feature, each of which would get its own off-heap backing store for the GC to track.
+ */
+export class ByteArena {
+  buf: Uint8Array;
+  pos = 0;
+  constructor(size = 1 << 16) { this.buf = new Uint8Array(size); }
+
+  /** Appends the string's UTF-8 bytes; returns where they start (they end at `pos`). */
+  add(s: string): number {
+    const start = this.pos;
+    this.reserve(s.length);
+    const buf = this.buf;
+    let p = start;
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) {
+        const bytes = utf8.encode(s);
+        this.pos = start;
+        this.reserve(bytes.length);
+        this.buf.set(bytes, start);
+        this.pos = start + bytes.length;
+        return start;
+      }
+      buf[p++] = c;
+    }
+    this.pos = p;
+    return start;
+  }
+
+  private reserve(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    let len = this.buf.length * 2;
+    while (len < this.pos + n) len *= 2;
+    const b = new Uint8Array(len);
+    b.set(this.buf.subarray(0, this.pos));
+    this.buf = b;
+  }
 }
 
 /** The collection-level start of every JSON tile of a build: type, then `multiscale` and `properties` when given. */
@@ -204,6 +248,17 @@ export class JsonWriter {
   /** One feature: its encoded head, its geometry, the closing brace. */
   feature(head: Uint8Array, g: TileGeometry): void {
     this.bytes(head);
+    this.geometry(g);
+    this.byte(C_BRACE);
+  }
+
+  /** One feature whose head is the bytes [start, end) of `src` (a ByteArena's buffer). */
+  featureFrom(src: Uint8Array, start: number, end: number, g: TileGeometry): void {
+    this.reserve(end - start);
+    const buf = this.buf;
+    let p = this.pos;
+    for (let i = start; i < end; i++) buf[p++] = src[i];
+    this.pos = p;
     this.geometry(g);
     this.byte(C_BRACE);
   }

@@ -5,7 +5,7 @@ import { bbox as geometryBBox, centroid as geometryCentroid } from '../model/mea
 import { BUFFER, DISPLAY_TILE, EXTENT, tileRange, tileSize } from '../tiling/space.js';
 import { boxInside, boxMeets, clipLine, clipPoints, clipRing, type Flat, type Rect } from '../tiling/clip.js';
 import { quantisePoints, reverseRing, ringArea2, ringUsable, simplify, simplifyQuantise } from '../tiling/simplify.js';
-import { featureHead, JsonWriter, TILE_SUFFIX, tilePrefix } from './encode-json.js';
+import { ByteArena, featureHeadText, JsonWriter, TILE_SUFFIX, tilePrefix } from './encode-json.js';
 import { encodePbf, estimatePbfFeature, mvtFeatureCount, pbfAttributes, valueBytes, type PbfAttributes, type PbfLayerInput } from './encode-pbf.js';
 
 export interface TileFeature { seq: number; layer: number; feature: Feature }
@@ -126,7 +126,9 @@ interface Prepared {
   /** Candidate for pointification: not a plain Point, not holding a mesh. */
   pointable: boolean;
   collapsible: boolean;
-  head?: Uint8Array;
+  /** The feature's JSON head in the call's head arena: [headStart, headEnd), headEnd 0 until written. */
+  headStart: number;
+  headEnd: number;
   attrs?: PbfAttributes;
 }
 
@@ -140,7 +142,7 @@ function prepare(tf: TileFeature): Prepared | null {
   const mesh = hasMesh(flat);
   return {
     tf, flat, lod: marker, reducedToPoint: g.type === 'Point' && marker !== undefined,
-    pointable: !isPlainPoint && !mesh, collapsible: hasExtent(flat), head: undefined, attrs: undefined,
+    pointable: !isPlainPoint && !mesh, collapsible: hasExtent(flat), headStart: 0, headEnd: 0, attrs: undefined,
   };
 }
 
@@ -395,11 +397,16 @@ function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: ZoomContex
 }
 
 /** Per-build constants of encoding. */
-interface EncodeContext { spec: TileSpec; prefix: Uint8Array; lodAuto: boolean }
+interface EncodeContext { spec: TileSpec; prefix: Uint8Array; lodAuto: boolean; heads: ByteArena }
 
-function headOf(p: Prepared, spec: TileSpec): Uint8Array {
-  p.head ??= featureHead(p.tf.feature, spec.layers[p.tf.layer]?.id ?? String(p.tf.layer));
-  return p.head;
+/** Writes a feature's JSON (head from the arena, built on first use) into the tile buffer. */
+function writeJsonFeature(e: Entry, ec: EncodeContext): void {
+  const p = e.p;
+  if (p.headEnd === 0) {
+    p.headStart = ec.heads.add(featureHeadText(p.tf.feature, ec.spec.layers[p.tf.layer]?.id ?? String(p.tf.layer)));
+    p.headEnd = ec.heads.pos;
+  }
+  jw.featureFrom(ec.heads.buf, p.headStart, p.headEnd, e.g);
 }
 
 function attrsOf(p: Prepared): PbfAttributes {
@@ -441,7 +448,7 @@ function jsonTileOf(entries: readonly Entry[], mask: Uint8Array | null, ec: Enco
   for (let i = 0; i < entries.length; i++) {
     if (mask !== null && !mask[i]) continue;
     if (any) jw.byte(44);
-    jw.feature(headOf(entries[i].p, ec.spec), entries[i].g);
+    writeJsonFeature(entries[i], ec);
     any = true;
   }
   jw.bytes(TILE_SUFFIX);
@@ -501,7 +508,7 @@ function encodeWithinBudget(b: Bucket, ec: EncodeContext): { json: Uint8Array | 
     for (let r = 0; r < n; r++) {
       const i = order[r];
       jw.pos = 0;
-      jw.feature(headOf(entries[i].p, spec), entries[i].g);
+      writeJsonFeature(entries[i], ec);
       if (size + jw.pos + 1 > budget) { k = r; break; }
       size += jw.pos + 1;
     }
@@ -551,7 +558,7 @@ export function tileFeatures(features: TileFeature[], spec: TileSpec): TileResul
   const sorted = [...features].sort((a, b) => a.layer - b.layer || a.seq - b.seq);
   const prepared: Prepared[] = [];
   for (const tf of sorted) { const p = prepare(tf); if (p !== null) prepared.push(p); }
-  const ec: EncodeContext = { spec, prefix: tilePrefix(spec.collection), lodAuto: spec.lod === 'auto' };
+  const ec: EncodeContext = { spec, prefix: tilePrefix(spec.collection), lodAuto: spec.lod === 'auto', heads: new ByteArena(Math.max(1 << 12, prepared.length * 160)) };
   jw.pos = 0;
   const results: TileResult[] = [];
   const from = spec.cell ? Math.max(spec.minZoom, spec.cell.z) : spec.minZoom;

@@ -146,7 +146,7 @@ describe('buildPyramid', () => {
     const strip = (s: MemorySink) => new Map([...s.files].filter(([k]) => k !== 'build-report.json').map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
     expect(strip(b.sink)).toEqual(strip(a.sink));
     expect(strip(c.sink)).toEqual(strip(a.sink));
-    expect(c.report.units.spilled).toBe(true);
+    expect(c.report.run.spilled).toBe(true);
   });
 
   it('gives the same bytes for a file and the same file on stdin', async () => {

@@ -12,7 +12,7 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BIN = path.join(ROOT, 'bin', 'mudm-tiles.js');
 export const SAMPLE = path.join(ROOT, 'sample-data', 'slide');
 /**
- * The sample slide fits one 4096 px unit; 512 px units give 12 level-0 units, so 3 shards each get work and the
+ * The sample slide (a 2048 px world) is one unit at the default unit size; 512 px units give 12 level-0 units, so 3 shards get work and the
  * upper level reads markers from every shard.
  */
 export const SHARDED_OPTS = ['--unit-size', '512'];
@@ -95,10 +95,10 @@ export function listFiles(dir: string): string[] {
   return out.sort();
 }
 
-/** Removes `timings` and the given dotted paths (e.g. `units.resumed`) from a parsed build report. */
+/** Removes `timings`, `run` (how the run went) and the given dotted paths (e.g. `units.resumed`) from a parsed build report. */
 function reportWithout(text: string, drop: readonly string[]): unknown {
   const report = JSON.parse(text) as Record<string, unknown>;
-  for (const p of ['timings', ...drop]) {
+  for (const p of ['timings', 'run', ...drop]) {
     const parts = p.split('.');
     let at: Record<string, unknown> | undefined = report;
     for (const k of parts.slice(0, -1)) at = at?.[k] as Record<string, unknown> | undefined;

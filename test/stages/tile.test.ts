@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { clipRingToRect, ringArea } from '../helpers/pyramid.js';
 import { tileFeatures, untileable, type TileFeature, type TileResult } from '../../src/stages/tile.js';
 import {
-  baseSpec, byKey, expectedId, expectedTags, jsonOf, jsonToTileUnits, key, pbfFeatures, perimeter, rng, shoelace, shuffled, starRing, tf,
+  baseSpec, byKey, expectedId, expectedTags, jsonOf, jsonToTileUnits, key, pbfFeatures, perimeter, randomFeatures, shoelace, shuffled, tf,
 } from '../tiling/tile-fixtures.js';
 
 // World 1024 px, zooms 0–2; finest tile 256 px, so one tile unit is 1/16 px.
@@ -130,42 +130,16 @@ describe('golden case', () => {
     expect(t.stats.pointified).toEqual([1, 0]);
     expect(pbf('0/0/0').find((f) => f.id === 12)?.type).toBe(1);
     expect(pbf('0/0/0').find((f) => f.id === 0)?.geometry[0]).toEqual([[64, 64], [320, 64], [320, 320], [64, 320], [64, 64]]);
-    expect(jsonOf(tiles.get('1/1/0') as TileResult).features.find((f) => f.id === 12)?.geometry.type).toBe('Polygon');
-    expect(jsonOf(tiles.get('2/2/0') as TileResult).features.find((f) => f.id === 12)?.geometry.type).toBe('Polygon');
+    expect(jsonOf(tiles.get('1/1/0') as TileResult).features.find((f) => f.id === 12)?.geometry?.type).toBe('Polygon');
+    expect(jsonOf(tiles.get('2/2/0') as TileResult).features.find((f) => f.id === 12)?.geometry?.type).toBe('Polygon');
   });
 
   it('with lod none keeps sub-pixel polygons as polygons while they survive quantisation', () => {
     const t = byKey(run(golden, { lod: 'none' })).get('0/0/0') as TileResult;
-    expect(jsonOf(t).features.find((f) => f.id === 12)?.geometry.type).toBe('Polygon');
+    expect(jsonOf(t).features.find((f) => f.id === 12)?.geometry?.type).toBe('Polygon');
     expect(t.stats.pointified).toEqual([0, 0]);
   });
 });
-
-/** Random polygons (some with a hole), lines and points over a 2048 px world, crossing tiles and touching edges. */
-function randomFeatures(seed: number, n: number, side = 2048): TileFeature[] {
-  const r = rng(seed);
-  const out: TileFeature[] = [];
-  for (let i = 0; i < n; i++) {
-    const kind = r();
-    const cx = r() < 0.1 ? (r() < 0.5 ? 0 : side) : r() * side, cy = r() < 0.1 ? (r() < 0.5 ? 0 : side) : r() * side;
-    const id = r() < 0.2 ? `s${i}` : r() < 0.1 ? -i - 1 : 100_000 + i * 3; // numeric ids never equal another feature's seq
-    const props = { label: i, class: ['tumor', 'stroma', 'immune'][i % 3], score: Math.round(r() * 1000) / 1000, big: r() < 0.1 ? 2 ** 40 : i };
-    if (kind < 0.6) {
-      const radius = 3 + r() * (r() < 0.2 ? 400 : 40);
-      const outer = starRing(r, cx, cy, radius, 5 + Math.floor(r() * 30));
-      const rings: number[][][] = [outer];
-      if (r() < 0.3) rings.push(starRing(r, cx, cy, radius / 5, 6).reverse());
-      out.push(tf(i, { type: 'Polygon', coordinates: rings as [number, number][][] }, { id, featureClass: 'cell', properties: props }, 0));
-    } else if (kind < 0.8) {
-      const pts: [number, number][] = [];
-      for (let k = 0; k < 2 + Math.floor(r() * 6); k++) pts.push([Math.round((cx + (r() - 0.5) * 600) * 10) / 10, Math.round((cy + (r() - 0.5) * 600) * 10) / 10]);
-      out.push(tf(i, { type: 'LineString', coordinates: pts }, { id, properties: props }, 1));
-    } else {
-      out.push(tf(i, { type: 'Point', coordinates: [Math.round(Math.min(side, cx) * 8) / 8, Math.round(Math.min(side, cy) * 8) / 8] }, { id, properties: props }, 1));
-    }
-  }
-  return out;
-}
 
 describe('properties over random data', () => {
   const side = 2048;

@@ -128,3 +128,29 @@ export function jsonToTileUnits(g: Geometry, side: number, z: number, x: number,
     default: return [];
   }
 }
+
+/** Random polygons (some with a hole), lines and points over a 2048 px world, crossing tiles and touching edges. */
+export function randomFeatures(seed: number, n: number, side = 2048): TileFeature[] {
+  const r = rng(seed);
+  const out: TileFeature[] = [];
+  for (let i = 0; i < n; i++) {
+    const kind = r();
+    const cx = r() < 0.1 ? (r() < 0.5 ? 0 : side) : r() * side, cy = r() < 0.1 ? (r() < 0.5 ? 0 : side) : r() * side;
+    const id = r() < 0.2 ? `s${i}` : r() < 0.1 ? -i - 1 : 100_000 + i * 3; // numeric ids never equal another feature's seq
+    const props = { label: i, class: ['tumor', 'stroma', 'immune'][i % 3], score: Math.round(r() * 1000) / 1000, big: r() < 0.1 ? 2 ** 40 : i };
+    if (kind < 0.6) {
+      const radius = 3 + r() * (r() < 0.2 ? 400 : 40);
+      const outer = starRing(r, cx, cy, radius, 5 + Math.floor(r() * 30));
+      const rings: number[][][] = [outer];
+      if (r() < 0.3) rings.push(starRing(r, cx, cy, radius / 5, 6).reverse());
+      out.push(tf(i, { type: 'Polygon', coordinates: rings as [number, number][][] }, { id, featureClass: 'cell', properties: props }, 0));
+    } else if (kind < 0.8) {
+      const pts: [number, number][] = [];
+      for (let k = 0; k < 2 + Math.floor(r() * 6); k++) pts.push([Math.round((cx + (r() - 0.5) * 600) * 10) / 10, Math.round((cy + (r() - 0.5) * 600) * 10) / 10]);
+      out.push(tf(i, { type: 'LineString', coordinates: pts }, { id, properties: props }, 1));
+    } else {
+      out.push(tf(i, { type: 'Point', coordinates: [Math.round(Math.min(side, cx) * 8) / 8, Math.round(Math.min(side, cy) * 8) / 8] }, { id, properties: props }, 1));
+    }
+  }
+  return out;
+}
