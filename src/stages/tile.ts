@@ -6,7 +6,7 @@ import { BUFFER, DISPLAY_TILE, EXTENT, tileRange, tileSize } from '../tiling/spa
 import { boxInside, boxMeets, clipLine, clipPoints, clipRing, type Flat, type Rect } from '../tiling/clip.js';
 import { quantisePoints, reverseRing, ringArea2, ringUsable, simplify, simplifyQuantise } from '../tiling/simplify.js';
 import { ByteArena, featureHeadText, JsonWriter, TILE_SUFFIX, tilePrefix } from './encode-json.js';
-import { encodePbf, estimatePbfFeature, mvtFeatureCount, pbfAttributes, valueBytes, type PbfAttributes, type PbfLayerInput } from './encode-pbf.js';
+import { encodePbf, estimatePbfFeature, mvtFeatureCount, pbfAttributes, PbfDictionary, valueBytes, type PbfAttributes, type PbfLayerInput } from './encode-pbf.js';
 
 export interface TileFeature { seq: number; layer: number; feature: Feature }
 export interface LayerInfo { id: string }
@@ -299,7 +299,7 @@ function meshCount(g: TileGeometry): number {
 /** A feature placed in a tile; `attrs` is the feature's PBF id and tags (shared, empty when PBF is off). */
 interface Entry { p: Prepared; g: TileGeometry; pointified: boolean; attrs: PbfAttributes }
 
-const NO_ATTRS: PbfAttributes = { id: 0, keys: [], values: [], valueKeys: [] };
+const NO_ATTRS: PbfAttributes = { id: 0, keys: [], values: [] };
 interface Bucket { x: number; y: number; entries: Entry[] }
 
 /**
@@ -361,7 +361,7 @@ function centroidPoint(l: number[], scale: number): { g: TileGeometry; pointifie
 }
 
 /** Places every feature of one zoom into its tiles (inside the cell), clipping only what crosses a buffered edge. */
-function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: ZoomContext): Bucket[] {
+function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: ZoomContext, dict: PbfDictionary): Bucket[] {
   const { z } = zc;
   const n = 2 ** z;
   let cx0 = 0, cy0 = 0, cx1 = n - 1, cy1 = n - 1;
@@ -377,7 +377,7 @@ function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: ZoomContex
   for (const p of prepared) {
     const at = featureAtZoom(p, zc, lodAuto);
     if (at === null) continue;
-    const attrs = spec.formats.pbf ? attrsOf(p) : NO_ATTRS;
+    const attrs = spec.formats.pbf ? attrsOf(p, dict) : NO_ATTRS;
     const range = tileRange(spec.side, z, qbox[0] * u, qbox[1] * u, qbox[2] * u, qbox[3] * u, BUFFER * u);
     if (range === null) continue;
     const x0 = Math.max(range.x0, cx0), x1 = Math.min(range.x1, cx1), y0 = Math.max(range.y0, cy0), y1 = Math.min(range.y1, cy1);
@@ -397,7 +397,7 @@ function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: ZoomContex
 }
 
 /** Per-build constants of encoding. */
-interface EncodeContext { spec: TileSpec; prefix: Uint8Array; lodAuto: boolean; heads: ByteArena }
+interface EncodeContext { spec: TileSpec; prefix: Uint8Array; lodAuto: boolean; heads: ByteArena; dict: PbfDictionary }
 
 /** Writes a feature's JSON (head from the arena, built on first use) into the tile buffer. */
 function writeJsonFeature(e: Entry, ec: EncodeContext): void {
@@ -409,8 +409,8 @@ function writeJsonFeature(e: Entry, ec: EncodeContext): void {
   jw.featureFrom(ec.heads.buf, p.headStart, p.headEnd, e.g);
 }
 
-function attrsOf(p: Prepared): PbfAttributes {
-  p.attrs ??= pbfAttributes(p.tf.feature, p.tf.seq);
+function attrsOf(p: Prepared, dict: PbfDictionary): PbfAttributes {
+  p.attrs ??= pbfAttributes(p.tf.feature, p.tf.seq, dict);
   return p.attrs;
 }
 
@@ -432,9 +432,9 @@ function pbfLayers(entries: readonly Entry[], mask: Uint8Array | null, spec: Til
   return layers;
 }
 
-function pbfTile(entries: readonly Entry[], mask: Uint8Array | null, spec: TileSpec, b: Bucket): Uint8Array | undefined {
-  const layers = pbfLayers(entries, mask, spec);
-  return layers.length > 0 ? encodePbf(layers, b.x * EXTENT, b.y * EXTENT) : undefined;
+function pbfTile(entries: readonly Entry[], mask: Uint8Array | null, ec: EncodeContext, b: Bucket): Uint8Array | undefined {
+  const layers = pbfLayers(entries, mask, ec.spec);
+  return layers.length > 0 ? encodePbf(layers, b.x * EXTENT, b.y * EXTENT, ec.dict) : undefined;
 }
 
 // JSON tiles are written into this reused buffer and copied out once.
@@ -455,7 +455,7 @@ function jsonTileOf(entries: readonly Entry[], mask: Uint8Array | null, ec: Enco
   return any ? jw.buf.slice(0, jw.pos) : undefined;
 }
 
-function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext): TileResult {
+function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext, kept?: Set<Prepared>): TileResult {
   const { spec } = ec;
   const nl = spec.layers.length;
   const stats: TileStats = { features: 0, pointified: new Array<number>(nl).fill(0), thinned: new Array<number>(nl).fill(0), meshesJsonOnly: 0, notInPbf: 0 };
@@ -468,11 +468,12 @@ function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext): TileResult {
     ({ json, pbf, mask } = encodeWithinBudget(b, ec));
   } else {
     if (spec.formats.json) json = jsonTileOf(entries, null, ec);
-    if (spec.formats.pbf) pbf = pbfTile(entries, null, spec, b);
+    if (spec.formats.pbf) pbf = pbfTile(entries, null, ec, b);
   }
   for (let i = 0; i < n; i++) {
     const e = entries[i];
     if (mask !== null && !mask[i]) { stats.thinned[e.p.tf.layer]++; continue; }
+    kept?.add(e.p);
     stats.features++;
     if (e.pointified) stats.pointified[e.p.tf.layer]++;
     if (spec.formats.json) stats.meshesJsonOnly += meshCount(e.g);
@@ -518,7 +519,7 @@ function encodeWithinBudget(b: Bucket, ec: EncodeContext): { json: Uint8Array | 
   if (spec.formats.pbf) {
     const x0 = b.x * EXTENT, y0 = b.y * EXTENT;
     let size = 0;
-    const seen = new Map<number, { keys: Set<string>; values: Set<string> }>();
+    const seen = new Map<number, { keys: Set<number>; values: Set<number> }>();
     for (let r = 0; r < k; r++) {
       const e = entries[order[r]];
       if (mvtFeatureCount(e.g) === 0) continue;
@@ -531,8 +532,8 @@ function encodeWithinBudget(b: Bucket, ec: EncodeContext): { json: Uint8Array | 
         est += 16 + (spec.layers[e.p.tf.layer]?.id.length ?? 0) * 3;
       }
       for (let t = 0; t < a.keys.length; t++) {
-        if (!s.keys.has(a.keys[t])) { est += 3 + a.keys[t].length * 3; s.keys.add(a.keys[t]); }
-        if (!s.values.has(a.valueKeys[t])) { est += valueBytes(a.values[t]); s.values.add(a.valueKeys[t]); }
+        if (!s.keys.has(a.keys[t])) { est += 3 + ec.dict.keys[a.keys[t]].length * 3; s.keys.add(a.keys[t]); }
+        if (!s.values.has(a.values[t])) { est += valueBytes(ec.dict.values[a.values[t]]); s.values.add(a.values[t]); }
       }
       if (size + est > budget) { k = r; break; }
       size += est;
@@ -543,7 +544,7 @@ function encodeWithinBudget(b: Bucket, ec: EncodeContext): { json: Uint8Array | 
   for (;;) {
     mask.fill(0);
     for (let r = 0; r < k; r++) mask[order[r]] = 1;
-    pbf = spec.formats.pbf ? pbfTile(entries, k === n ? null : mask, spec, b) : undefined;
+    pbf = spec.formats.pbf ? pbfTile(entries, k === n ? null : mask, ec, b) : undefined;
     const size = pbf?.length ?? 0;
     if (size <= budget || k === 0) return { json: spec.formats.json ? jsonTileOf(entries, k === n ? null : mask, ec) : undefined, pbf, mask };
     k = Math.min(k - 1, Math.floor(k * Math.min(0.95, budget / size)));
@@ -554,20 +555,31 @@ function encodeWithinBudget(b: Bucket, ec: EncodeContext): { json: Uint8Array | 
  * All tiles of the zoom range (inside the cell), sorted by z, x, y; tiles without features are omitted.
  * Output bytes depend only on the set of input features: they are ordered by (layer, seq) first.
  */
-export function tileFeatures(features: TileFeature[], spec: TileSpec): TileResult[] {
+export function tileFeatures(features: TileFeature[], spec: TileSpec, keptAtTop?: Set<number>): TileResult[] {
   const sorted = [...features].sort((a, b) => a.layer - b.layer || a.seq - b.seq);
   const prepared: Prepared[] = [];
   for (const tf of sorted) { const p = prepare(tf); if (p !== null) prepared.push(p); }
-  const ec: EncodeContext = { spec, prefix: tilePrefix(spec.collection), lodAuto: spec.lod === 'auto', heads: new ByteArena(Math.max(1 << 12, prepared.length * 160)) };
+  const ec: EncodeContext = { spec, prefix: tilePrefix(spec.collection), lodAuto: spec.lod === 'auto', heads: new ByteArena(Math.max(1 << 12, prepared.length * 160)), dict: new PbfDictionary() };
   jw.pos = 0;
   const results: TileResult[] = [];
   const from = spec.cell ? Math.max(spec.minZoom, spec.cell.z) : spec.minZoom;
-  for (let z = from; z <= spec.maxZoom; z++) {
+  // Finest zoom first: a feature thinned at a zoom is not offered to the coarser ones (their tiles cover its tile,
+  // so it would lose there too), which keeps coarse zooms cheap where thinning is heavy.
+  let candidates = prepared;
+  for (let z = spec.maxZoom; z >= from; z--) {
     const zc = zoomContext(spec, z);
     jw.setUnit(zc.unit);
-    for (const b of placeZoom(prepared, spec, zc)) results.push(encodeTile(b, zc, ec));
+    const kept = new Set<Prepared>();
+    let thinned = 0;
+    for (const b of placeZoom(candidates, spec, zc, ec.dict)) {
+      const r = encodeTile(b, zc, ec, kept);
+      for (const t of r.stats.thinned) thinned += t;
+      results.push(r);
+    }
+    if (thinned > 0) candidates = candidates.filter((p) => kept.has(p));
+    if (z === from && keptAtTop) for (const p of kept) keptAtTop.add(p.tf.seq);
   }
-  return results;
+  return results.sort((a, b) => a.z - b.z || a.x - b.x || a.y - b.y);
 }
 
 // ───────────────────────────── reduction for coarse zooms ─────────────────────────────

@@ -53,7 +53,9 @@ function loadFeatures(task: TileTask): { features: TileFeature[]; home: Set<numb
 export function tileUnit(task: TileTask): UnitResult {
   const { unit, spec } = task;
   const { features, home } = loadFeatures(task);
-  const tiles = tileFeatures(features, spec);
+  // Only features still drawn at the unit's coarsest zoom go up to the next level: the rest were thinned away.
+  const keptAtTop = task.next ? new Set<number>() : undefined;
+  const tiles = tileFeatures(features, spec, keptAtTop);
   const layers = spec.layers.length;
   const res: UnitResult = {
     key: unit.key, tiles: [], next: [], features: features.length,
@@ -72,12 +74,12 @@ export function tileUnit(task: TileTask): UnitResult {
     if (t.json) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'json'), z: t.z, bytes: t.json, features: t.stats.features });
     if (t.pbf) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'pbf'), z: t.z, bytes: t.pbf, features: t.stats.features });
   }
-  if (task.next) res.next = reduceForNext(features, home, task, task.next.zoom);
+  if (task.next && keptAtTop) res.next = reduceForNext(features, home, keptAtTop, task, task.next.zoom);
   return res;
 }
 
 /** The unit's own features, reduced for the zoom just above its cells and routed into the next level's cells. */
-function reduceForNext(features: TileFeature[], home: Set<number>, task: TileTask, zoom: number): [string, string][] {
+function reduceForNext(features: TileFeature[], home: Set<number>, kept: Set<number>, task: TileTask, zoom: number): [string, string][] {
   const { side } = task.spec;
   const reduceZoom = task.unit.cell.z - 1;
   const ts = tileSize(side, zoom);
@@ -87,7 +89,7 @@ function reduceForNext(features: TileFeature[], home: Set<number>, task: TileTas
   const prefix = `${p.t}/${p.c}/${p.z}/`;
   const out = new Map<string, string[]>();
   for (const f of features) {
-    if (!home.has(f.seq)) continue;
+    if (!home.has(f.seq) || !kept.has(f.seq)) continue;
     const r = reduceForZoom(f, task.spec, reduceZoom);
     const b = bbox(r.feature.geometry);
     if (b === null) continue;
