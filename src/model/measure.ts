@@ -4,33 +4,39 @@ import type { Geometry, Position } from './geometry.js';
 /** `[minX, minY, minZ, maxX, maxY, maxZ]`; z bounds are 0 when every position is 2D. */
 export type BBox3 = [number, number, number, number, number, number];
 
-function eachPosition(g: Geometry, visit: (p: Position) => void): void {
-  switch (g.type) {
-    case 'Point': visit(g.coordinates); return;
-    case 'MultiPoint': case 'LineString': g.coordinates.forEach(visit); return;
-    case 'MultiLineString': case 'Polygon': for (const r of g.coordinates) r.forEach(visit); return;
-    case 'MultiPolygon': case 'PolyhedralSurface': case 'TIN':
-      for (const poly of g.coordinates ?? []) for (const r of poly) r.forEach(visit);
-      return;
-    case 'GeometryCollection': for (const m of g.geometries) eachPosition(m, visit); return;
+/** Extends `b` by nested coordinate arrays of any depth; returns how many positions were seen. Runs per feature: no closures. */
+function extend(c: unknown, b: BBox3): number {
+  if (!Array.isArray(c) || c.length === 0) return 0;
+  if (typeof c[0] === 'number') {
+    const x = c[0] as number, y = c[1] as number, z = c.length > 2 ? (c[2] as number) : 0;
+    if (x < b[0]) b[0] = x;
+    if (y < b[1]) b[1] = y;
+    if (z < b[2]) b[2] = z;
+    if (x > b[3]) b[3] = x;
+    if (y > b[4]) b[4] = y;
+    if (z > b[5]) b[5] = z;
+    return 1;
   }
+  let n = 0;
+  for (let i = 0; i < c.length; i++) n += extend(c[i], b);
+  return n;
 }
 
 /** Bounding box over every inline position, or null when there is none (a mesh given only by `tiles`, empty coordinates). */
 export function bbox(g: Geometry | null): BBox3 | null {
   if (g === null) return null;
-  let n = 0;
   const b: BBox3 = [Infinity, Infinity, Infinity, -Infinity, -Infinity, -Infinity];
-  eachPosition(g, (p) => {
-    n++;
-    const z = p.length > 2 ? (p[2] as number) : 0;
-    if (p[0] < b[0]) b[0] = p[0];
-    if (p[1] < b[1]) b[1] = p[1];
-    if (z < b[2]) b[2] = z;
-    if (p[0] > b[3]) b[3] = p[0];
-    if (p[1] > b[4]) b[4] = p[1];
-    if (z > b[5]) b[5] = z;
-  });
+  let n = 0;
+  if (g.type === 'GeometryCollection') {
+    for (const m of g.geometries) {
+      const mb = bbox(m);
+      if (mb === null) continue;
+      n++;
+      for (let i = 0; i < 3; i++) { if (mb[i] < b[i]) b[i] = mb[i]; if (mb[i + 3] > b[i + 3]) b[i + 3] = mb[i + 3]; }
+    }
+  } else {
+    n = extend(g.coordinates, b);
+  }
   return n === 0 ? null : b;
 }
 

@@ -175,7 +175,7 @@ export class JsonWriter {
     return p;
   }
 
-  private positions(c: readonly number[]): void {
+  private positions(c: ArrayLike<number>): void {
     this.reserve(c.length * 36 + 2);
     const buf = this.buf;
     let p = this.pos;
@@ -204,7 +204,7 @@ export class JsonWriter {
     this.pos = p;
   }
 
-  private rings(rs: readonly (readonly number[])[]): void {
+  private rings(rs: readonly ArrayLike<number>[]): void {
     this.byte(C_OPEN);
     for (let i = 0; i < rs.length; i++) { if (i > 0) this.byte(C_COMMA); this.positions(rs[i]); }
     this.byte(C_CLOSE);

@@ -103,7 +103,7 @@ const zz = (n: number) => (n << 1) ^ (n >> 31);
 
 let cx = 0, cy = 0; // MVT cursor: it carries over from one part or ring to the next within a feature
 
-function writePart(c: readonly number[], polygon: boolean, pbf: PbfWriter): void {
+function writePart(c: ArrayLike<number>, polygon: boolean, pbf: PbfWriter): void {
   // Rings are stored closed; MVT closes them with ClosePath instead of repeating the first position.
   const n = (c.length >> 1) - (polygon ? 1 : 0);
   for (let i = 0; i < n; i++) {
@@ -137,7 +137,7 @@ let valueStamp = new Int32Array(1024), valueLocal = new Int32Array(1024);
 const keyList: number[] = [];
 const valueList: number[] = [];
 
-function grow(a: Int32Array, n: number): Int32Array {
+function grow(a: Int32Array<ArrayBuffer>, n: number): Int32Array<ArrayBuffer> {
   if (a.length >= n) return a;
   const b = new Int32Array(Math.max(n, a.length * 2));
   b.set(a);

@@ -3,7 +3,7 @@ import type { Feature } from '../model/feature.js';
 import type { Geometry, Mesh, Position } from '../model/geometry.js';
 import { bbox as geometryBBox, centroid as geometryCentroid } from '../model/measure.js';
 import { BUFFER, DISPLAY_TILE, EXTENT, tileRange, tileSize } from '../tiling/space.js';
-import { boxInside, boxMeets, clipLine, clipPoints, clipRing, type Flat, type Rect } from '../tiling/clip.js';
+import { boxInside, boxMeets, clipLine, clipPoints, clipRing, CoordArena, type Flat, type Rect } from '../tiling/clip.js';
 import { quantisePoints, reverseRing, ringArea2, ringUsable, simplify, simplifyQuantise } from '../tiling/simplify.js';
 import { ByteArena, featureHeadText, JsonWriter, TILE_SUFFIX, tilePrefix } from './encode-json.js';
 import { encodePbf, estimatePbfFeature, mvtFeatureCount, pbfAttributes, PbfDictionary, valueBytes, type PbfAttributes, type PbfLayerInput } from './encode-pbf.js';
@@ -66,8 +66,11 @@ export const LOD_MEMBER = 'mudmTilesLod';
 
 // ───────────────────────────── input preparation ─────────────────────────────
 
+// Coordinates of the running tileFeatures call live here (see CoordArena); unset outside a call.
+let arena: CoordArena | undefined;
+
 function flatPositions(ps: readonly Position[]): Flat {
-  const out = new Array<number>(ps.length * 2);
+  const out = arena ? arena.alloc(ps.length * 2) : new Array<number>(ps.length * 2);
   for (let i = 0; i < ps.length; i++) { out[i * 2] = ps[i][0]; out[i * 2 + 1] = ps[i][1]; }
   return out;
 }
@@ -196,7 +199,7 @@ function quantiseGeometry(g: TileGeometry, scale: number, sqTol: number): TileGe
     case 'lines': {
       const parts: Flat[] = [];
       for (const p of g.parts) {
-        const q = simplifyQuantise(p, sqTol, false, scale);
+        const q = simplifyQuantise(p, sqTol, false, scale, arena);
         if (q !== null && q.length >= 4) { parts.push(q); growBox(q); }
       }
       return parts.length > 0 ? { k: 'lines', type: g.type, parts } : null;
@@ -206,7 +209,7 @@ function quantiseGeometry(g: TileGeometry, scale: number, sqTol: number): TileGe
       for (const poly of g.polys) {
         const rings: Flat[] = [];
         for (let i = 0; i < poly.length; i++) {
-          const q = simplifyQuantise(poly[i], sqTol, true, scale);
+          const q = simplifyQuantise(poly[i], sqTol, true, scale, arena);
           if (q === null || !ringUsable(q) || !orient(q, i === 0)) {
             if (i === 0) break; // no exterior, no polygon: its holes go with it
             continue;
@@ -253,7 +256,7 @@ function clipGeometry(g: TileGeometry, r: Rect, scale: number): TileGeometry | n
       const parts: Flat[] = [];
       for (const p of g.parts) {
         if (boxInside(ringBox(p), r)) parts.push(p);
-        else if (boxMeets(rbox, r)) for (const c of clipLine(p, r, true)) parts.push(c);
+        else if (boxMeets(rbox, r)) for (const c of clipLine(p, r, true, arena)) parts.push(c);
       }
       return parts.length > 0 ? { k: 'lines', type: g.type, parts } : null;
     }
@@ -267,7 +270,7 @@ function clipGeometry(g: TileGeometry, r: Rect, scale: number): TileGeometry | n
           if (boxInside(ringBox(ring), r)) c = ring;
           else if (!boxMeets(rbox, r)) c = null;
           else {
-            c = clipRing(ring, r, true);
+            c = clipRing(ring, r, true, arena);
             // Clipping keeps orientation, but rounding can flip or flatten a sliver: check again.
             if (!ringUsable(c) || !orient(c, i === 0)) c = null;
           }
@@ -556,6 +559,15 @@ function encodeWithinBudget(b: Bucket, ec: EncodeContext): { json: Uint8Array | 
  * Output bytes depend only on the set of input features: they are ordered by (layer, seq) first.
  */
 export function tileFeatures(features: TileFeature[], spec: TileSpec, keptAtTop?: Set<number>): TileResult[] {
+  arena = new CoordArena(Math.min(1 << 22, Math.max(1 << 12, features.length * 64)));
+  try {
+    return tileAll(features, spec, keptAtTop);
+  } finally {
+    arena = undefined;
+  }
+}
+
+function tileAll(features: TileFeature[], spec: TileSpec, keptAtTop?: Set<number>): TileResult[] {
   const sorted = [...features].sort((a, b) => a.layer - b.layer || a.seq - b.seq);
   const prepared: Prepared[] = [];
   for (const tf of sorted) { const p = prepare(tf); if (p !== null) prepared.push(p); }
