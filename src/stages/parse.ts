@@ -3,6 +3,7 @@ import type { Feature } from '../model/feature.js';
 import type { Geometry } from '../model/geometry.js';
 import { bbox } from '../model/measure.js';
 import { validateFeature } from '../validate/index.js';
+import { jsonSyntaxError } from '../io/read.js';
 import type { Issue } from '../validate/issue.js';
 import { BUFFER, EXTENT, type Dim } from '../tiling/space.js';
 import { assignPlane, layerOf, observeFeature, type LayerStats, type PlaneRule } from './assign.js';
@@ -50,16 +51,6 @@ export interface ParseResult {
   syntax?: { index: number; line: number; column: number; message: string };
 }
 
-/** Position of a JSON.parse error inside `text`, as a line and column relative to the text's start. */
-function syntaxPosition(err: unknown, text: string): { dl: number; col: number; message: string } {
-  const message = err instanceof Error ? err.message : String(err);
-  const m = /position (\d+)/.exec(message);
-  const pos = m ? Number(m[1]) : 0;
-  let dl = 0, last = -1;
-  for (let i = 0; i < pos && i < text.length; i++) if (text.charCodeAt(i) === 10) { dl++; last = i; }
-  return { dl, col: pos - last, message };
-}
-
 /** Removes `radius` from geometries (spec 2.1 rule 3: it belongs in properties); true when something was dropped. */
 function dropRadius(g: Geometry | null): boolean {
   if (g === null || typeof g !== 'object') return false;
@@ -90,8 +81,8 @@ export function parseBatch(task: ParseTask): ParseResult {
     try {
       value = JSON.parse(raw.text);
     } catch (err) {
-      const p = syntaxPosition(err, raw.text);
-      res.syntax = { index: raw.index, line: raw.line + p.dl, column: p.dl === 0 ? raw.column + p.col - 1 : p.col, message: p.message };
+      const e = jsonSyntaxError(task.file, raw.text, raw.line, raw.column, err);
+      res.syntax = { index: raw.index, line: e.line, column: e.column, message: e.message };
       return res;
     }
     // A bare geometry in a sequence is a feature without members.

@@ -1,0 +1,107 @@
+// The build command end to end through the real binary: summary, outputs, and each exit code with its message.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
+import { describe, expect, it } from 'vitest';
+import { decodePbf, tmpDir } from '../helpers/pyramid.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const BIN = path.join(ROOT, 'bin/mudm-tiles.js');
+
+function run(args: string[], cwd = ROOT): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile('node', [BIN, ...args], { cwd, maxBuffer: 1 << 26 }, (error, stdout, stderr) => {
+      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+const feature = (id: number, x: number, y: number, extra = '') =>
+  `{"type":"Feature","id":${id},"properties":{"label":${id}},"geometry":{"type":"Polygon","coordinates":[[[${x},${y}],[${x + 20},${y}],[${x + 20},${y + 20}],[${x},${y + 20}],[${x},${y}]]]}${extra}}`;
+
+describe('mudm-tiles build', () => {
+  it('builds the sample slide, prints the summary and writes a pyramid that verifies (exit 0)', async () => {
+    const out = path.join(tmpDir('mudm-cli'), 'out');
+    const r = await run(['build', 'sample-data/slide', '-o', out, '--plane-field', 'c=c,z=z', '--workers', '2']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/2 layer\(s\) \[cells, nuclei\], 6 plane\(s\) over c,z/);
+    expect(r.stdout).toMatch(/features: 6000 read, 6000 valid, 0 invalid/);
+    const d = JSON.parse(fs.readFileSync(path.join(out, 'tileset.json'), 'utf8')) as { tiles: string[]; bounds: number[] };
+    expect(d.tiles).toEqual(['{zlvl}/{c}/{z}/{x}/{y}.pbf']);
+    expect(d.bounds).toEqual([0, 0, 0, 0, 0, 0, 1, 2, 2012, 1342]);
+    const v = await run(['verify', out]);
+    expect(v.code, v.stdout + v.stderr).toBe(0);
+  });
+
+  it('exits 1 with --strict on an invalid feature, naming file, feature, path and rule', async () => {
+    const dir = tmpDir('mudm-cli');
+    const file = path.join(dir, 'cells.ndjson');
+    fs.writeFileSync(file, `${feature(1, 10, 10)}\n{"type":"Feature","properties":{},"geometry":{"type":"Point","coordinates":[1]}}\n`);
+    const r = await run(['build', file, '-o', path.join(dir, 'out'), '--strict']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/cells\.ndjson:feature 1: \/geometry\/coordinates: .*\[position-length\]/);
+    expect(fs.existsSync(path.join(dir, 'out', 'tileset.json'))).toBe(false);
+  });
+
+  it('skips invalid features without --strict and counts them by rule', async () => {
+    const dir = tmpDir('mudm-cli');
+    const file = path.join(dir, 'cells.ndjson');
+    fs.writeFileSync(file, `${feature(1, 10, 10)}\n{"type":"Feature","properties":{},"geometry":{"type":"Point","coordinates":[1]}}\n`);
+    const r = await run(['build', file, '-o', path.join(dir, 'out')]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/features: 2 read, 1 valid, 1 invalid/);
+    expect(r.stdout).toMatch(/invalid position-length: 1/);
+    const report = JSON.parse(fs.readFileSync(path.join(dir, 'out', 'build-report.json'), 'utf8')) as { features: { invalidByCode: Record<string, number> } };
+    expect(report.features.invalidByCode).toEqual({ 'position-length': 1 });
+  });
+
+  it('exits 2 on usage errors', async () => {
+    const r = await run(['build', 'sample-data/slide']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/output directory/);
+    const z = await run(['build', 'sample-data/slide', '-o', '/tmp/x', '--max-zoom', 'deep']);
+    expect(z.code).toBe(2);
+  });
+
+  it('exits 3 on a syntax error inside a feature, with line and column', async () => {
+    const dir = tmpDir('mudm-cli');
+    const file = path.join(dir, 'bad.json');
+    fs.writeFileSync(file, `{"type":"FeatureCollection","features":[\n${feature(1, 0, 0)},\n{"type":"Feature","geometry":{"type":"Point","coordinates":[1,2,]}}\n]}`);
+    const r = await run(['build', file, '-o', path.join(dir, 'out')]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(`${file}:3:65: feature 1:`);
+  });
+
+  it('exits 4 on a non-empty output without --force, and leaves it alone', async () => {
+    const dir = tmpDir('mudm-cli');
+    fs.writeFileSync(path.join(dir, 'keep.txt'), 'x');
+    const r = await run(['build', 'sample-data/slide', '-o', dir]);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain(`output ${dir} is not empty`);
+    expect(fs.readdirSync(dir)).toEqual(['keep.txt']);
+  });
+
+  it('turns a 16-bit label mask into polygons with holes, one feature per label', async () => {
+    const dir = tmpDir('mudm-cli');
+    const w = 64, h = 48, data = new Uint16Array(w * h);
+    for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
+      if (x >= 4 && x < 20 && y >= 4 && y < 20) data[y * w + x] = 300;
+      if (x >= 20 && x < 40 && y >= 10 && y < 30 && !(x >= 25 && x < 30 && y >= 15 && y < 20)) data[y * w + x] = 70000 % 65536;
+    }
+    await sharp(data, { raw: { width: w, height: h, channels: 1 } }).toColourspace('grey16').png().toFile(path.join(dir, 'labels.png'));
+    const out = path.join(dir, 'out');
+    const r = await run(['build', path.join(dir, 'labels.png'), '-o', out, '--image', path.join(dir, 'labels.png')]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/features: 2 read, 2 valid/);
+    const fc = JSON.parse(fs.readFileSync(path.join(out, 'build-report.json'), 'utf8')) as { world: { width: number; height: number; layers: string[] } };
+    expect(fc.world).toMatchObject({ width: 64, height: 48, layers: ['labels'] });
+    const feats = decodePbf(fs.readFileSync(path.join(out, '0/0/0.pbf')), 64, 0, 0, 0);
+    expect(feats.map((f) => f.properties.label).sort()).toEqual([300, 4464]);
+    const holed = feats.find((f) => f.properties.label === 4464);
+    expect(holed?.rings.length).toBe(2);
+    expect(holed?.properties.area).toBe(20 * 20 - 25);
+  });
+});
