@@ -582,7 +582,11 @@ async function writePreviews(ctx: TileContext, markers: UnitMarker[]): Promise<A
     const { png } = await renderPreviewPng({ width: plan.world.width, height: plan.world.height, features, image: preview.image });
     const name = plan.dims.length ? `preview/${plan.dims.map((d) => `${d}${plane[d]}`).join('-')}.png` : 'preview/preview.png';
     await ctx.sink.write(name, png);
-    assets.push({ role: 'raster', href: name, media_type: 'image/png', title: `preview${plan.dims.length ? ` of ${plan.dims.map((d) => `${d}=${plane[d]}`).join(', ')}` : ''}` });
+    const asset: Asset = { role: 'raster', href: name, media_type: 'image/png', title: `preview${plan.dims.length ? ` of ${plan.dims.map((d) => `${d}=${plane[d]}`).join(', ')}` : ''}` };
+    // Foreign members: the plane a preview shows (viewers pick the one of the current plane) and the pixels it covers.
+    for (const d of plan.dims) asset[d] = plane[d];
+    asset.bbox = [0, 0, plan.world.width, plan.world.height];
+    assets.push(asset);
   }
   return assets;
 }

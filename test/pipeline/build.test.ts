@@ -2,6 +2,7 @@
 import { Readable } from 'node:stream';
 import fs from 'node:fs';
 import path from 'node:path';
+import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { buildPyramid, buildShard, finalizeShardedBuild, planShardedBuild } from '../../src/pipeline.js';
 import { MemorySink } from '../../src/io/sink.js';
@@ -181,6 +182,19 @@ describe('buildPyramid', () => {
     const tile = json(sink, '2/1/1.json');
     expect(validateDocument(tile).filter((i) => i.severity === 'error')).toEqual([]);
     expect(tile).toMatchObject({ type: 'FeatureCollection', properties: { slide: 'test-slide' }, multiscale: { axes: [{ name: 'x' }, { name: 'y' }] } });
+  });
+
+  it('writes a PNG preview per plane, listed as a raster asset', async () => {
+    const { sink } = await build({ preview: true });
+    const d = json(sink, 'tileset.json') as { assets: Array<Record<string, unknown>> };
+    expect(d.assets).toEqual([{ role: 'raster', href: 'preview/preview.png', media_type: 'image/png', title: 'preview', bbox: [0, 0, 2048, 2048] }]);
+    const png = sink.files.get('preview/preview.png') as Uint8Array;
+    const meta = await sharp(Buffer.from(png)).metadata();
+    expect([meta.format, meta.width, meta.height]).toEqual(['png', 2048, 2048]);
+    // The pixel under the centre of feature 2 (a 100 px square at 1000..1100) is not background.
+    const { data } = await sharp(Buffer.from(png)).extract({ left: 1010, top: 1005, width: 1, height: 1 }).raw().toBuffer({ resolveWithObject: true });
+    expect([...data.subarray(0, 3)]).not.toEqual([17, 19, 24]);
+    expect(json(sink, '0/0/0.json').assets).toEqual([{ role: 'raster', href: '../../preview/preview.png', media_type: 'image/png', title: 'preview', bbox: [0, 0, 2048, 2048] }]);
   });
 
   it('stops with --strict before writing, leaving what was there', async () => {
