@@ -255,10 +255,8 @@ export class JsonWriter {
   /** One feature whose head is the bytes [start, end) of `src` (a ByteArena's buffer). */
   featureFrom(src: Uint8Array, start: number, end: number, g: TileGeometry): void {
     this.reserve(end - start);
-    const buf = this.buf;
-    let p = this.pos;
-    for (let i = start; i < end; i++) buf[p++] = src[i];
-    this.pos = p;
+    this.buf.set(src.subarray(start, end), this.pos);
+    this.pos += end - start;
     this.geometry(g);
     this.byte(C_BRACE);
   }

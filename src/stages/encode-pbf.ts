@@ -65,18 +65,33 @@ function pbfValue(v: unknown): PbfValue | undefined {
  */
 export function pbfAttributes(f: Feature, seq: number, dict: PbfDictionary): PbfAttributes {
   const id = typeof f.id === 'number' && Number.isSafeInteger(f.id) && f.id >= 0 ? f.id : seq;
-  const names: string[] = [];
-  const keys: number[] = [];
-  const values: number[] = [];
-  const add = (k: string, v: unknown) => {
-    const pv = pbfValue(v);
-    if (pv !== undefined && !names.includes(k)) { names.push(k); keys.push(dict.key(k)); values.push(dict.value(pv)); }
+  const props = f.properties ?? null;
+  const names = props ? Object.keys(props) : [];
+  const max = names.length + 4;
+  const keys = new Array<number>(max);
+  const values = new Array<number>(max);
+  let n = 0;
+  const member = (name: string, m: unknown) => {
+    const v = pbfValue(m);
+    if (v !== undefined) { keys[n] = dict.key(name); values[n] = dict.value(v); n++; }
   };
-  if (typeof f.id === 'string') add('id', f.id);
-  add('featureClass', f.featureClass);
-  add('parentId', f.parentId);
-  add('ref', f.ref);
-  if (f.properties) for (const k of Object.keys(f.properties)) add(k, f.properties[k]);
+  if (typeof f.id === 'string') member('id', f.id);
+  if (f.featureClass !== undefined) member('featureClass', f.featureClass);
+  if (f.parentId !== undefined) member('parentId', f.parentId);
+  if (f.ref !== undefined) member('ref', f.ref);
+  const taken = n;
+  if (props) {
+    for (const name of names) {
+      const v = pbfValue(props[name]);
+      if (v === undefined) continue;
+      const k = dict.key(name);
+      let dup = false;
+      for (let i = 0; i < taken; i++) if (keys[i] === k) dup = true;
+      if (dup) continue;
+      keys[n] = k; values[n] = dict.value(v); n++;
+    }
+  }
+  keys.length = n; values.length = n;
   return { id, keys, values };
 }
 
@@ -134,8 +149,8 @@ let dict: PbfDictionary;
 let generation = 0;
 let keyStamp = new Int32Array(256), keyLocal = new Int32Array(256);
 let valueStamp = new Int32Array(1024), valueLocal = new Int32Array(1024);
-const keyList: number[] = [];
-const valueList: number[] = [];
+let keyList = new Int32Array(256), valueList = new Int32Array(1024);
+let keyCount = 0, valueCount = 0;
 
 function grow(a: Int32Array<ArrayBuffer>, n: number): Int32Array<ArrayBuffer> {
   if (a.length >= n) return a;
@@ -147,8 +162,8 @@ function grow(a: Int32Array<ArrayBuffer>, n: number): Int32Array<ArrayBuffer> {
 function writeTags(a: PbfAttributes, pbf: PbfWriter): void {
   for (let i = 0; i < a.keys.length; i++) {
     const k = a.keys[i], v = a.values[i];
-    if (keyStamp[k] !== generation) { keyStamp[k] = generation; keyLocal[k] = keyList.length; keyList.push(k); }
-    if (valueStamp[v] !== generation) { valueStamp[v] = generation; valueLocal[v] = valueList.length; valueList.push(v); }
+    if (keyStamp[k] !== generation) { keyStamp[k] = generation; keyLocal[k] = keyCount; keyList[keyCount++] = k; }
+    if (valueStamp[v] !== generation) { valueStamp[v] = generation; valueLocal[v] = valueCount; valueList[valueCount++] = v; }
     pbf.writeVarint(keyLocal[k]); pbf.writeVarint(valueLocal[v]);
   }
 }
@@ -177,13 +192,13 @@ function writeValue(v: PbfValue, pbf: PbfWriter): void {
 
 function writeLayer(l: PbfLayerInput, pbf: PbfWriter): void {
   generation++;
-  keyList.length = 0; valueList.length = 0;
+  keyCount = 0; valueCount = 0;
   pbf.writeVarintField(15, 2);
   pbf.writeStringField(1, l.name);
   pbf.writeVarintField(5, EXTENT);
   for (const f of l.features) { current = f.attrs; writeLeaves(f.g, pbf); }
-  for (const k of keyList) pbf.writeStringField(3, dict.keys[k]);
-  for (const v of valueList) pbf.writeMessage(4, writeValue, dict.values[v]);
+  for (let i = 0; i < keyCount; i++) pbf.writeStringField(3, dict.keys[keyList[i]]);
+  for (let i = 0; i < valueCount; i++) pbf.writeMessage(4, writeValue, dict.values[valueList[i]]);
 }
 
 /**
@@ -194,8 +209,8 @@ function writeLayer(l: PbfLayerInput, pbf: PbfWriter): void {
 export function encodePbf(layers: readonly PbfLayerInput[], x0: number, y0: number, dictionary: PbfDictionary): Uint8Array {
   ox = x0; oy = y0;
   dict = dictionary;
-  keyStamp = grow(keyStamp, dict.keys.length); keyLocal = grow(keyLocal, dict.keys.length);
-  valueStamp = grow(valueStamp, dict.values.length); valueLocal = grow(valueLocal, dict.values.length);
+  keyStamp = grow(keyStamp, dict.keys.length); keyLocal = grow(keyLocal, dict.keys.length); keyList = grow(keyList, dict.keys.length);
+  valueStamp = grow(valueStamp, dict.values.length); valueLocal = grow(valueLocal, dict.values.length); valueList = grow(valueList, dict.values.length);
   w.pos = 0;
   w.length = w.buf.length;
   for (const l of layers) {

@@ -3,7 +3,7 @@ import type { Feature } from '../model/feature.js';
 import type { Geometry, Mesh, Position } from '../model/geometry.js';
 import { bbox as geometryBBox, centroid as geometryCentroid } from '../model/measure.js';
 import { BUFFER, DISPLAY_TILE, EXTENT, tileRange, tileSize } from '../tiling/space.js';
-import { boxInside, boxMeets, clipLine, clipPoints, clipRing, CoordArena, type Flat, type Rect } from '../tiling/clip.js';
+import { boxInside, boxMeets, clipLine, clipPoints, clipRing, type Flat, type Rect } from '../tiling/clip.js';
 import { quantisePoints, reverseRing, ringArea2, ringUsable, simplify, simplifyQuantise } from '../tiling/simplify.js';
 import { ByteArena, featureHeadText, JsonWriter, TILE_SUFFIX, tilePrefix } from './encode-json.js';
 import { encodePbf, estimatePbfFeature, mvtFeatureCount, pbfAttributes, PbfDictionary, valueBytes, type PbfAttributes, type PbfLayerInput } from './encode-pbf.js';
@@ -66,11 +66,8 @@ export const LOD_MEMBER = 'mudmTilesLod';
 
 // ───────────────────────────── input preparation ─────────────────────────────
 
-// Coordinates of the running tileFeatures call live here (see CoordArena); unset outside a call.
-let arena: CoordArena | undefined;
-
 function flatPositions(ps: readonly Position[]): Flat {
-  const out = arena ? arena.alloc(ps.length * 2) : new Array<number>(ps.length * 2);
+  const out = new Array<number>(ps.length * 2);
   for (let i = 0; i < ps.length; i++) { out[i * 2] = ps[i][0]; out[i * 2 + 1] = ps[i][1]; }
   return out;
 }
@@ -196,29 +193,37 @@ function quantiseGeometry(g: TileGeometry, scale: number, sqTol: number): TileGe
       growBox(xy);
       return { k: 'points', type: g.type, xy };
     }
+    // Arrays are sized up front and trimmed: an empty literal grown by push reserves 17 slots, and these are
+    // made for every feature at every zoom.
     case 'lines': {
-      const parts: Flat[] = [];
+      const parts = new Array<Flat>(g.parts.length);
+      let n = 0;
       for (const p of g.parts) {
-        const q = simplifyQuantise(p, sqTol, false, scale, arena);
-        if (q !== null && q.length >= 4) { parts.push(q); growBox(q); }
+        const q = simplifyQuantise(p, sqTol, false, scale);
+        if (q !== null && q.length >= 4) { parts[n++] = q; growBox(q); }
       }
-      return parts.length > 0 ? { k: 'lines', type: g.type, parts } : null;
+      parts.length = n;
+      return n > 0 ? { k: 'lines', type: g.type, parts } : null;
     }
     case 'polygons': {
-      const polys: Flat[][] = [];
+      const polys = new Array<Flat[]>(g.polys.length);
+      let np = 0;
       for (const poly of g.polys) {
-        const rings: Flat[] = [];
+        const rings = new Array<Flat>(poly.length);
+        let nr = 0;
         for (let i = 0; i < poly.length; i++) {
-          const q = simplifyQuantise(poly[i], sqTol, true, scale, arena);
+          const q = simplifyQuantise(poly[i], sqTol, true, scale);
           if (q === null || !ringUsable(q) || !orient(q, i === 0)) {
             if (i === 0) break; // no exterior, no polygon: its holes go with it
             continue;
           }
-          rings.push(q);
+          rings[nr++] = q;
         }
-        if (rings.length > 0) { polys.push(rings); growBox(rings[0]); }
+        rings.length = nr;
+        if (nr > 0) { polys[np++] = rings; growBox(rings[0]); }
       }
-      return polys.length > 0 ? { k: 'polygons', type: g.type, polys } : null;
+      polys.length = np;
+      return np > 0 ? { k: 'polygons', type: g.type, polys } : null;
     }
     case 'mesh':
       growBox([g.box[0] * scale, g.box[1] * scale, g.box[2] * scale, g.box[3] * scale]);
@@ -256,7 +261,7 @@ function clipGeometry(g: TileGeometry, r: Rect, scale: number): TileGeometry | n
       const parts: Flat[] = [];
       for (const p of g.parts) {
         if (boxInside(ringBox(p), r)) parts.push(p);
-        else if (boxMeets(rbox, r)) for (const c of clipLine(p, r, true, arena)) parts.push(c);
+        else if (boxMeets(rbox, r)) for (const c of clipLine(p, r, true)) parts.push(c);
       }
       return parts.length > 0 ? { k: 'lines', type: g.type, parts } : null;
     }
@@ -270,7 +275,7 @@ function clipGeometry(g: TileGeometry, r: Rect, scale: number): TileGeometry | n
           if (boxInside(ringBox(ring), r)) c = ring;
           else if (!boxMeets(rbox, r)) c = null;
           else {
-            c = clipRing(ring, r, true, arena);
+            c = clipRing(ring, r, true);
             // Clipping keeps orientation, but rounding can flip or flatten a sliver: check again.
             if (!ringUsable(c) || !orient(c, i === 0)) c = null;
           }
@@ -340,7 +345,11 @@ function lodFor(p: Prepared): number[] | null {
 }
 
 /** The feature's geometry at a zoom in zoom-global tile units, or null; `pointified` tells a centroid stand-in. */
-function featureAtZoom(p: Prepared, zc: ZoomContext, lodAuto: boolean): { g: TileGeometry; pointified: boolean } | null {
+// Set by featureAtZoom: whether the geometry it returned stands for the feature as its centroid.
+let atPointified = false;
+
+function featureAtZoom(p: Prepared, zc: ZoomContext, lodAuto: boolean): TileGeometry | null {
+  atPointified = false;
   const lod = lodAuto && zc.coarse;
   if (lod && p.pointable) {
     const l = lodFor(p);
@@ -348,7 +357,7 @@ function featureAtZoom(p: Prepared, zc: ZoomContext, lodAuto: boolean): { g: Til
   }
   qbox[0] = Infinity; qbox[1] = Infinity; qbox[2] = -Infinity; qbox[3] = -Infinity;
   const g = quantiseGeometry(p.flat, zc.scale, zc.sqTol);
-  if (g !== null) return { g, pointified: false };
+  if (g !== null) return g;
   // Collapsed at this zoom: keep it visible as its centroid rather than let it vanish from the overview.
   if (lod && p.pointable && p.collapsible) {
     const l = lodFor(p);
@@ -357,10 +366,11 @@ function featureAtZoom(p: Prepared, zc: ZoomContext, lodAuto: boolean): { g: Til
   return null;
 }
 
-function centroidPoint(l: number[], scale: number): { g: TileGeometry; pointified: boolean } {
+function centroidPoint(l: number[], scale: number): TileGeometry {
   const xy = [Math.round(l[4] * scale), Math.round(l[5] * scale)];
   qbox[0] = xy[0]; qbox[1] = xy[1]; qbox[2] = xy[0]; qbox[3] = xy[1];
-  return { g: { k: 'points', type: 'Point', xy }, pointified: true };
+  atPointified = true;
+  return { k: 'points', type: 'Point', xy };
 }
 
 /** Places every feature of one zoom into its tiles (inside the cell), clipping only what crosses a buffered edge. */
@@ -380,6 +390,7 @@ function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: ZoomContex
   for (const p of prepared) {
     const at = featureAtZoom(p, zc, lodAuto);
     if (at === null) continue;
+    const pointified = atPointified;
     const attrs = spec.formats.pbf ? attrsOf(p, dict) : NO_ATTRS;
     const range = tileRange(spec.side, z, qbox[0] * u, qbox[1] * u, qbox[2] * u, qbox[3] * u, BUFFER * u);
     if (range === null) continue;
@@ -387,12 +398,12 @@ function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: ZoomContex
     for (let x = x0; x <= x1; x++) {
       for (let y = y0; y <= y1; y++) {
         r.minX = x * EXTENT - BUFFER; r.minY = y * EXTENT - BUFFER; r.maxX = (x + 1) * EXTENT + BUFFER; r.maxY = (y + 1) * EXTENT + BUFFER;
-        const g = boxInside(qbox, r) ? at.g : clipGeometry(at.g, r, zc.scale);
+        const g = boxInside(qbox, r) ? at : clipGeometry(at, r, zc.scale);
         if (g === null) continue;
         const key = numericKeys ? x * n + y : `${x}/${y}`;
         let b = buckets.get(key);
         if (b === undefined) { b = { x, y, entries: [] }; buckets.set(key, b); }
-        b.entries.push({ p, g, pointified: at.pointified, attrs });
+        b.entries.push({ p, g, pointified, attrs });
       }
     }
   }
@@ -557,17 +568,10 @@ function encodeWithinBudget(b: Bucket, ec: EncodeContext): { json: Uint8Array | 
 /**
  * All tiles of the zoom range (inside the cell), sorted by z, x, y; tiles without features are omitted.
  * Output bytes depend only on the set of input features: they are ordered by (layer, seq) first.
+ * `keptAtTop`, when given, receives the seq of every feature kept (not thinned away) at the coarsest zoom
+ * produced: the caller forwards only those to the level above.
  */
 export function tileFeatures(features: TileFeature[], spec: TileSpec, keptAtTop?: Set<number>): TileResult[] {
-  arena = new CoordArena(Math.min(1 << 22, Math.max(1 << 12, features.length * 64)));
-  try {
-    return tileAll(features, spec, keptAtTop);
-  } finally {
-    arena = undefined;
-  }
-}
-
-function tileAll(features: TileFeature[], spec: TileSpec, keptAtTop?: Set<number>): TileResult[] {
   const sorted = [...features].sort((a, b) => a.layer - b.layer || a.seq - b.seq);
   const prepared: Prepared[] = [];
   for (const tf of sorted) { const p = prepare(tf); if (p !== null) prepared.push(p); }
@@ -576,19 +580,24 @@ function tileAll(features: TileFeature[], spec: TileSpec, keptAtTop?: Set<number
   const results: TileResult[] = [];
   const from = spec.cell ? Math.max(spec.minZoom, spec.cell.z) : spec.minZoom;
   // Finest zoom first: a feature thinned at a zoom is not offered to the coarser ones (their tiles cover its tile,
-  // so it would lose there too), which keeps coarse zooms cheap where thinning is heavy.
+  // so it would lose there too), which keeps coarse zooms cheap where thinning is heavy. Only features that were
+  // placed and thinned everywhere go: one placed nowhere at this zoom (in a cell unit, a neighbour's feature
+  // that reaches only the wider buffer of a coarser tile) must still be offered, or cells would differ from
+  // the whole world.
   let candidates = prepared;
   for (let z = spec.maxZoom; z >= from; z--) {
     const zc = zoomContext(spec, z);
     jw.setUnit(zc.unit);
     const kept = new Set<Prepared>();
+    const placed = new Set<Prepared>();
     let thinned = 0;
     for (const b of placeZoom(candidates, spec, zc, ec.dict)) {
       const r = encodeTile(b, zc, ec, kept);
       for (const t of r.stats.thinned) thinned += t;
+      if (r.stats.features < b.entries.length) for (const e of b.entries) placed.add(e.p);
       results.push(r);
     }
-    if (thinned > 0) candidates = candidates.filter((p) => kept.has(p));
+    if (thinned > 0) candidates = candidates.filter((p) => kept.has(p) || !placed.has(p));
     if (z === from && keptAtTop) for (const p of kept) keptAtTop.add(p.tf.seq);
   }
   return results.sort((a, b) => a.z - b.z || a.x - b.x || a.y - b.y);

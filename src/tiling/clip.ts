@@ -4,43 +4,17 @@
 export type Coords = ArrayLike<number>;
 
 /**
- * What the functions here return: a plain number[] by default, or a view into a CoordArena when one is given.
- * Small standalone Float64Arrays are avoided: each gets its own off-heap backing store that the garbage
- * collector tracks one by one. The tiler passes an arena: one ring per feature per zoom as a short-lived heap
- * object was most of its garbage-collection time.
+ * What the functions here return: a plain number[] (V8 keeps it as unboxed doubles or small integers on the
+ * heap). Small standalone Float64Arrays are avoided: each gets its own off-heap backing store that the garbage
+ * collector tracks one by one, and with one array per ring per zoom that cost more than the clipping. (Views into
+ * a shared arena were tried too: no faster, as each view is a heap object of its own.) Typed arrays stay for
+ * scratch space.
  */
-export type Flat = number[] | Float64Array;
+export type Flat = number[];
 
-/**
- * Bump allocator of coordinate arrays for one tiling call: views into large Float64Array chunks. Nothing is
- * freed individually; a chunk goes when no view of it is left.
- */
-export class CoordArena {
-  private chunk: Float64Array;
-  private pos = 0;
-  private size: number;
-
-  constructor(size = 1 << 14) {
-    this.size = size;
-    this.chunk = new Float64Array(size);
-  }
-
-  /** A fresh view of `n` numbers (contents unspecified). */
-  alloc(n: number): Float64Array {
-    if (this.pos + n > this.chunk.length) {
-      this.size = Math.min(this.size * 2, 1 << 22);
-      this.chunk = new Float64Array(Math.max(this.size, n));
-      this.pos = 0;
-    }
-    const p = this.pos;
-    this.pos = p + n;
-    return this.chunk.subarray(p, p + n);
-  }
-}
-
-/** The first `n` numbers of a scratch buffer, copied into the arena or into a new array. */
-export function take(buf: Float64Array, n: number, arena?: CoordArena): Flat {
-  const out = arena ? arena.alloc(n) : new Array<number>(n);
+/** The first `n` numbers of a scratch buffer as a new array. */
+export function take(buf: Float64Array, n: number): Flat {
+  const out = new Array<number>(n);
   for (let i = 0; i < n; i++) out[i] = buf[i];
   return out;
 }
@@ -90,7 +64,7 @@ function clipPass(src: Float64Array, n: number, dst: Float64Array, axis: 0 | 1, 
  * duplicates removed, or an empty array when nothing is left. With `round`, intersection points are rounded to
  * integers: the tiler clips quantised geometry and must stay on the integer grid.
  */
-export function clipRing(ring: Coords, r: Rect, round = false, arena?: CoordArena): Flat {
+export function clipRing(ring: Coords, r: Rect, round = false): Flat {
   let n = ring.length >> 1;
   if (n > 1 && ring[0] === ring[(n - 1) * 2] && ring[1] === ring[(n - 1) * 2 + 1]) n--;
   if (n === 0) return [];
@@ -111,7 +85,7 @@ export function clipRing(ring: Coords, r: Rect, round = false, arena?: CoordAren
   }
   while (m > 1 && bufB[(m - 1) * 2] === bufB[0] && bufB[(m - 1) * 2 + 1] === bufB[1]) m--;
   bufB[m * 2] = bufB[0]; bufB[m * 2 + 1] = bufB[1];
-  return take(bufB, (m + 1) * 2, arena);
+  return take(bufB, (m + 1) * 2);
 }
 
 // Liang–Barsky parameter interval of the current segment, shared to avoid allocating per segment.
@@ -141,8 +115,8 @@ class Part {
     if (this.n + 2 > this.a.length) { const b = new Float64Array(this.a.length * 2); b.set(this.a); this.a = b; }
     this.a[this.n++] = x; this.a[this.n++] = y;
   }
-  flush(out: Flat[], arena?: CoordArena): void {
-    if (this.n >= 4) out.push(take(this.a, this.n, arena));
+  flush(out: Flat[]): void {
+    if (this.n >= 4) out.push(take(this.a, this.n));
     this.n = 0;
   }
 }
@@ -152,17 +126,17 @@ const part = new Part();
  * Clips a polyline to the rectangle: the parts inside, each with at least two distinct positions. With `round`,
  * entry and exit points are rounded to integers.
  */
-export function clipLine(line: Coords, r: Rect, round = false, arena?: CoordArena): Flat[] {
+export function clipLine(line: Coords, r: Rect, round = false): Flat[] {
   const out: Flat[] = [];
   const n = line.length >> 1;
   part.n = 0;
   if (n === 1) return out;
   for (let i = 0; i + 1 < n; i++) {
     const ax = line[i * 2], ay = line[i * 2 + 1], bx = line[i * 2 + 2], by = line[i * 2 + 3];
-    if (!segmentRange(ax, ay, bx, by, r)) { part.flush(out, arena); continue; }
+    if (!segmentRange(ax, ay, bx, by, r)) { part.flush(out); continue; }
     const s0 = t0, s1 = t1;
     if (s0 > 0) {
-      part.flush(out, arena);
+      part.flush(out);
       let x = ax + (bx - ax) * s0, y = ay + (by - ay) * s0;
       if (round) { x = Math.round(x); y = Math.round(y); }
       part.push(x, y);
@@ -171,10 +145,10 @@ export function clipLine(line: Coords, r: Rect, round = false, arena?: CoordAren
       let x = ax + (bx - ax) * s1, y = ay + (by - ay) * s1;
       if (round) { x = Math.round(x); y = Math.round(y); }
       part.push(x, y);
-      part.flush(out, arena);
+      part.flush(out);
     } else part.push(bx, by);
   }
-  part.flush(out, arena);
+  part.flush(out);
   return out;
 }
 

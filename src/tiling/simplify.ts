@@ -1,5 +1,5 @@
 // Douglas–Peucker simplification, quantisation and ring measures on flat coordinate arrays (x, y pairs).
-import { take, type CoordArena, type Coords, type Flat } from './clip.js';
+import { take, type Coords, type Flat } from './clip.js';
 
 /** Squared distance from p to the segment a–b (to a itself when the segment is a point). */
 function sqSegDist(px: number, py: number, ax: number, ay: number, bx: number, by: number): number {
@@ -69,9 +69,9 @@ function mark(c: Coords, sqTol: number): number {
  * `quantise(simplify(c, sqTol, ring), scale)` in one pass and one allocation (the tiler's hot path); no
  * simplification when sqTol < 0. Null when a ring collapses in simplification or nothing is left.
  */
-export function simplifyQuantise(c: Coords, sqTol: number, ring: boolean, scale: number, arena?: CoordArena): Flat | null {
+export function simplifyQuantise(c: Coords, sqTol: number, ring: boolean, scale: number): Flat | null {
   const n = c.length >> 1;
-  if (sqTol < 0 || (n <= 2 && !ring)) return n === 0 ? null : quantise(c, scale, arena);
+  if (sqTol < 0 || (n <= 2 && !ring)) return n === 0 ? null : quantise(c, scale);
   if (n <= 2) return null;
   const kept = mark(c, sqTol);
   if (ring && kept < 4) return null;
@@ -84,14 +84,14 @@ export function simplifyQuantise(c: Coords, sqTol: number, ring: boolean, scale:
     if (m > 0 && out[m - 2] === x && out[m - 1] === y) continue;
     out[m++] = x; out[m++] = y;
   }
-  return take(out, m, arena);
+  return take(out, m);
 }
 
 /**
  * Rounds `v * scale` for every coordinate and drops consecutive duplicate positions. A closed ring stays closed:
  * its first and last positions round alike, and when a duplicate run reaches the end the earlier copy closes it.
  */
-export function quantise(c: Coords, scale: number, arena?: CoordArena): Flat {
+export function quantise(c: Coords, scale: number): Flat {
   const n = c.length >> 1;
   if (qbuf.length < n * 2) qbuf = new Float64Array(n * 4);
   const out = qbuf;
@@ -101,7 +101,7 @@ export function quantise(c: Coords, scale: number, arena?: CoordArena): Flat {
     if (m > 0 && out[m - 2] === x && out[m - 1] === y) continue;
     out[m++] = x; out[m++] = y;
   }
-  return take(out, m, arena);
+  return take(out, m);
 }
 
 /** Rounds every coordinate times `scale` without dropping anything (points, where repeats are meaningful). */

@@ -242,6 +242,21 @@ describe('properties over random data', () => {
     expect(one.every((t) => t.z >= 2 && t.x >> (t.z - 2) === 1 && t.y >> (t.z - 2) === 3)).toBe(true);
   });
 
+  it('builds the same tiles cell by cell as for the whole world when coarse tiles are thinned', () => {
+    const dense = randomFeatures(29, 1500, side);
+    const thin = { ...spec, minZoom: 1, tileBudget: 12_000 };
+    const whole = byKey(tileFeatures(dense, thin));
+    expect([...whole.values()].some((t) => t.stats.thinned.some((n) => n > 0))).toBe(true);
+    const cells: TileResult[] = [];
+    for (let x = 0; x < 2; x++) for (let y = 0; y < 2; y++) cells.push(...tileFeatures(dense, { ...thin, cell: { z: 1, x, y } }));
+    expect(new Set(cells.map(key))).toEqual(new Set(whole.keys()));
+    for (const t of cells) {
+      const w = whole.get(key(t)) as TileResult;
+      expect(Buffer.from(t.json ?? []).equals(Buffer.from(w.json ?? []))).toBe(true);
+      expect(Buffer.from(t.pbf ?? []).equals(Buffer.from(w.pbf ?? []))).toBe(true);
+    }
+  });
+
   it('writes only the formats asked for', () => {
     const j = tileFeatures(features, { ...spec, formats: { json: true, pbf: false } });
     expect(j.every((t) => t.json !== undefined && t.pbf === undefined)).toBe(true);
