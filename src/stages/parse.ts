@@ -69,7 +69,8 @@ export function parseBatch(task: ParseTask): ParseResult {
   const units = new Map<string, string[]>();
   const dims = new Set<Dim>();
   const C = task.cellSize;
-  const pad = (C * BUFFER) / EXTENT;
+  // One tile unit beyond the buffer: the tiler places features by their quantised bbox, which may reach that far.
+  const pad = (C * (BUFFER + 1)) / EXTENT;
   const skip = (why: string) => { res.skipped[why] = (res.skipped[why] ?? 0) + 1; };
   let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
 

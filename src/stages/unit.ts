@@ -83,7 +83,8 @@ function reduceForNext(features: TileFeature[], home: Set<number>, kept: Set<num
   const { side } = task.spec;
   const reduceZoom = task.unit.cell.z - 1;
   const ts = tileSize(side, zoom);
-  const pad = (ts * BUFFER) / EXTENT;
+  // One tile unit beyond the buffer: the tiler places features by their quantised bbox, which may reach that far.
+  const pad = (ts * (BUFFER + 1)) / EXTENT;
   const n = 2 ** zoom;
   const p = task.unit.plane;
   const prefix = `${p.t}/${p.c}/${p.z}/`;
