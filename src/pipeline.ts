@@ -2,7 +2,7 @@
 // write → describe). `build` is `plan`, every shard in the local pool, and `finalize`: one code path.
 import os from 'node:os';
 import path from 'node:path';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import pLimit from 'p-limit';
 import type { Feature, Properties } from './model/feature.js';
 import type { Asset } from './model/descriptor.js';
@@ -200,11 +200,7 @@ function workDirFor(opts: Options, io: BuildIO): WorkDir {
 /** Where spilled records go: --tmp-dir, else the work directory, else the system temporary directory. */
 function spillRoot(opts: Options, work: WorkDir): string {
   if (opts.tmpDir) return path.join(opts.tmpDir, `mudm-spill-${createHash('sha1').update(path.resolve(opts.out ?? '.')).digest('hex').slice(0, 10)}`);
-  return work.root ? path.join(work.root, 'spill') : path.join(os.tmpdir(), `mudm-spill-${process_id()}`);
-}
-
-function process_id(): string {
-  return createHash('sha1').update(`${Date.now()}-${Math.random()}`).digest('hex').slice(0, 12);
+  return work.root ? path.join(work.root, 'spill') : path.join(os.tmpdir(), `mudm-spill-${randomBytes(6).toString('hex')}`);
 }
 
 // ---- read, validate, assign, partition ---------------------------------------------------------------------

@@ -14,8 +14,6 @@ export interface UnitStore {
   take(key: string): { path: string } | { text: string };
   /** Like take, but the records stay (another unit reads them too). */
   peek(key: string): { path: string } | { text: string };
-  /** Bytes held in memory now. */
-  readonly memoryBytes: number;
   close(): void;
 }
 
@@ -49,7 +47,6 @@ export class SpillingStore implements UnitStore {
     if (budget <= 0) this.spill();
   }
 
-  get memoryBytes(): number { return this.bytes; }
   get isSpilled(): boolean { return this.spilled; }
 
   append(key: string, text: string): void {
