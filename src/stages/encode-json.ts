@@ -25,6 +25,16 @@ export function featureHeadText(f: Feature, layerId: string): string {
  * Append-only UTF-8 storage for many short strings (feature heads): one buffer instead of one small
  * Uint8Array per feature, each of which would get its own off-heap backing store for the GC to track.
  */
+/** `buf` with room for `n` more bytes after `pos` (doubling, so appends stay amortised O(1)). */
+function grown<B extends Uint8Array>(buf: B, pos: number, n: number): B | Uint8Array<ArrayBuffer> {
+  if (pos + n <= buf.length) return buf;
+  let len = buf.length * 2;
+  while (len < pos + n) len *= 2;
+  const b = new Uint8Array(len);
+  b.set(buf.subarray(0, pos));
+  return b;
+}
+
 export class ByteArena {
   buf: Uint8Array;
   pos = 0;
@@ -53,12 +63,7 @@ export class ByteArena {
   }
 
   private reserve(n: number): void {
-    if (this.pos + n <= this.buf.length) return;
-    let len = this.buf.length * 2;
-    while (len < this.pos + n) len *= 2;
-    const b = new Uint8Array(len);
-    b.set(this.buf.subarray(0, this.pos));
-    this.buf = b;
+    this.buf = grown(this.buf, this.pos, n);
   }
 }
 
@@ -139,12 +144,7 @@ export class JsonWriter {
   }
 
   reserve(n: number): void {
-    if (this.pos + n <= this.buf.length) return;
-    let len = this.buf.length * 2;
-    while (len < this.pos + n) len *= 2;
-    const b = new Uint8Array(len);
-    b.set(this.buf.subarray(0, this.pos));
-    this.buf = b;
+    this.buf = grown(this.buf, this.pos, n);
   }
 
   bytes(b: Uint8Array): void {

@@ -3,7 +3,7 @@ import type { Feature } from '../model/feature.js';
 import type { Geometry, Mesh, Position } from '../model/geometry.js';
 import { bbox as geometryBBox, centroid as geometryCentroid } from '../model/measure.js';
 import { BUFFER, DISPLAY_TILE, EXTENT, tileRange, tileSize } from '../tiling/space.js';
-import { boxInside, boxMeets, clipLine, clipPoints, clipRing, type Flat, type Rect } from '../tiling/clip.js';
+import { boxInside, boxMeets, clipLine, clipPoints, clipRing, type Flat, type Rect, coordsBBox } from '../tiling/clip.js';
 import { quantisePoints, reverseRing, ringArea2, ringUsable, simplify, simplifyQuantise } from '../tiling/simplify.js';
 import { ByteArena, featureHeadText, JsonWriter, TILE_SUFFIX, tilePrefix } from './encode-json.js';
 import { encodePbf, estimatePbfFeature, mvtFeatureCount, pbfAttributes, PbfDictionary, valueBytes, type PbfAttributes, type PbfLayerInput } from './encode-pbf.js';
@@ -237,18 +237,7 @@ function quantiseGeometry(g: TileGeometry, scale: number, sqTol: number): TileGe
 }
 
 const rbox = new Float64Array(4);
-function ringBox(c: Flat): Float64Array {
-  let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
-  for (let i = 0; i + 1 < c.length; i += 2) {
-    const x = c[i], y = c[i + 1];
-    if (x < minX) minX = x;
-    if (x > maxX) maxX = x;
-    if (y < minY) minY = y;
-    if (y > maxY) maxY = y;
-  }
-  rbox[0] = minX; rbox[1] = minY; rbox[2] = maxX; rbox[3] = maxY;
-  return rbox;
-}
+const ringBox = (c: Flat): Float64Array => coordsBBox(c, rbox);
 
 /** Clips quantised geometry to a buffered tile rectangle (zoom-global units); null when nothing is inside. */
 function clipGeometry(g: TileGeometry, r: Rect, scale: number): TileGeometry | null {
