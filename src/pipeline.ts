@@ -485,20 +485,13 @@ function loadPlan(work: WorkDir): PlanFile {
   return planFile;
 }
 
-/** Settings of a step that runs from a plan: the plan's options win over the ones given. */
-function settingsFromPlan(given: Partial<Options>, planFile: PlanFile): Settings {
-  const s = settings(given, true, false);
-  s.formats = planFile.plan.formats;
-  return s;
-}
-
 /** `mudm-tiles build-shard OUT --shard I`: tiles the units of shard I and writes its completion marker. Idempotent. */
 export async function buildShard(given: Partial<Options>, shard: number, io: BuildIO = {}): Promise<{ units: number; skipped: number }> {
-  const base = settings(given, true, false);
-  const work = workDirFor(base.opts, io);
+  // Formats, zooms and layers come from the plan; only how to run (workers, budget) comes from these options.
+  const s = settings(given, true, false);
+  const work = workDirFor(s.opts, io);
   const planFile = loadPlan(work);
   check(Number.isInteger(shard) && shard >= 0 && shard < planFile.shards, `--shard must be 0..${planFile.shards - 1}, found ${shard}`);
-  const s = settingsFromPlan(given, planFile);
   const sink = io.sink ?? new DirectorySink(s.opts.out as string);
   const pool = createPool(s.opts.workers);
   try {
@@ -516,15 +509,15 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
 
 /** `mudm-tiles finalize OUT`: checks every shard, tiles the coarse levels, writes overview, report, descriptor; cleans up. */
 export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO = {}): Promise<BuildReport> {
-  const base = settings(given, true, false);
-  const work = workDirFor(base.opts, io);
+  // Formats, zooms and layers come from the plan; only how to run (workers, budget) comes from these options.
+  const s = settings(given, true, false);
+  const work = workDirFor(s.opts, io);
   const planFile = loadPlan(work);
   const missingShards = Array.from({ length: planFile.shards }, (_, i) => i).filter((i) => !work.exists(`shards/${i}.json`));
   const missingUnits = planFile.units.filter((u) => !work.exists(markerPath(0, u.key)));
   if (missingShards.length || missingUnits.length) {
     throw new OutputError(`cannot finalize: shard(s) ${missingShards.join(', ') || 'none'} not complete, ${missingUnits.length} unit(s) missing; run build-shard for them`, work.root);
   }
-  const s = settingsFromPlan(given, planFile);
   const sink = io.sink ?? new DirectorySink(s.opts.out as string);
   const pool = createPool(s.opts.workers);
   try {
@@ -541,7 +534,9 @@ async function finishPyramid(ctx: TileContext, so: { resumed: number; tileSecond
   const { plan, units: baseUnits, read } = ctx.planFile;
   const { s, work } = ctx;
   const tUpper = performance.now();
-  const markers: UnitMarker[] = baseUnits.map((u) => work.readJson<UnitMarker>(markerPath(0, u.key)) as UnitMarker);
+  const readMarkers = (level: number, units: UnitPlan[]) => units.map((u) => work.readJson<UnitMarker>(markerPath(level, u.key)) as UnitMarker);
+  /** Markers per level, each in unit order. */
+  const markers: UnitMarker[][] = [readMarkers(0, baseUnits)];
   let resumed = so.resumed;
   let unitsTotal = baseUnits.length;
   for (let level = 1; level < plan.levels.length; level++) {
@@ -549,15 +544,11 @@ async function finishPyramid(ctx: TileContext, so: { resumed: number; tileSecond
     const store = new SpillingStore(path.join(spillRoot(s.opts, work), `level-${level}`), Math.floor(s.opts.memoryBudget / 4));
     try {
       // Markers are read in unit order, so what a unit of this level reads does not depend on who tiled the level below.
-      const below = markers.filter((m) => (level === 1 ? !m.key.startsWith('L') : m.key.startsWith(`L${level - 1}:`)));
-      for (const m of below) for (const [key, text] of m.next) store.append(key, text);
+      for (const m of markers[level - 1]) for (const [key, text] of m.next) store.append(key, text);
       const units = planUpperUnits(store.keys(), level, plan.levels[level]);
       unitsTotal += units.length;
       resumed += await tileLevel(ctx, level, units, store);
-      for (const u of units) {
-        const m = work.readJson<UnitMarker>(markerPath(level, u.key)) as UnitMarker;
-        markers.push({ ...m, key: `L${level}:${m.key}` });
-      }
+      markers.push(readMarkers(level, units));
     } finally {
       store.close();
     }
@@ -567,13 +558,13 @@ async function finishPyramid(ctx: TileContext, so: { resumed: number; tileSecond
 }
 
 /** One PNG quicklook per plane, drawn from the plane's zoom-0 tile over the image when one was given. */
-async function writePreviews(ctx: TileContext, markers: UnitMarker[]): Promise<Asset[]> {
+async function writePreviews(ctx: TileContext, markers: UnitMarker[][]): Promise<Asset[]> {
   const { plan, preview } = ctx.planFile;
   const assets: Asset[] = [];
   for (const plane of plan.planes) {
-    // Marker keys are unit keys (`t/c/z/x/y`), prefixed `L<level>:` above level 0.
+    // Unit keys are `t/c/z/x/y`; the zoom-0 tile of a plane comes from one unit of some level.
     const prefix = `${plane.t}/${plane.c}/${plane.z}/`;
-    const overview = markers.find((m) => m.overview !== undefined && m.key.replace(/^L\d+:/, '').startsWith(prefix))?.overview;
+    const overview = markers.flat().find((m) => m.overview !== undefined && m.key.startsWith(prefix))?.overview;
     const features = overview ? (JSON.parse(overview) as { features: Feature[] }).features : [];
     const { png } = await renderPreviewPng({ width: plan.world.width, height: plan.world.height, features, image: preview.image });
     const name = plan.dims.length ? `preview/${plan.dims.map((d) => `${d}${plane[d]}`).join('-')}.png` : 'preview/preview.png';
@@ -587,7 +578,7 @@ async function writePreviews(ctx: TileContext, markers: UnitMarker[]): Promise<A
   return assets;
 }
 
-async function describe(ctx: TileContext, markers: UnitMarker[], x: { resumed: number; unitsTotal: number; tileSeconds: number; readSeconds: number; read: ReadSummary }): Promise<BuildReport> {
+async function describe(ctx: TileContext, markers: UnitMarker[][], x: { resumed: number; unitsTotal: number; tileSeconds: number; readSeconds: number; read: ReadSummary }): Promise<BuildReport> {
   const { plan, meta } = ctx.planFile;
   const { sink } = ctx;
   const tDesc = performance.now();
@@ -600,8 +591,9 @@ async function describe(ctx: TileContext, markers: UnitMarker[], x: { resumed: n
     thinned[z] = new Array<number>(L).fill(0);
   }
   let largest: { path: string; bytes: number } | null = null;
-  let jsonOnly = 0;
-  for (const m of markers) {
+  // Upper levels see the same meshes again: each is counted once, where it was read.
+  const jsonOnly = markers[0].reduce((n, m) => n + m.notInPbf, 0);
+  for (const m of markers.flat()) {
     for (const [z, zr] of Object.entries(m.byZoom)) {
       const r = byZoom[z];
       r.json.tiles += zr.json.tiles; r.json.bytes += zr.json.bytes;
@@ -611,7 +603,6 @@ async function describe(ctx: TileContext, markers: UnitMarker[], x: { resumed: n
     }
     m.pointified.forEach((row, z) => row?.forEach((v, l) => { pointified[z][l] += v; }));
     m.thinned.forEach((row, z) => row?.forEach((v, l) => { thinned[z][l] += v; }));
-    if (!m.key.startsWith('L')) jsonOnly += m.notInPbf;
     if (m.largest && (!largest || m.largest.bytes > largest.bytes || (m.largest.bytes === largest.bytes && m.largest.path < largest.path))) largest = m.largest;
   }
   for (let z = plan.minZoom; z <= plan.maxZoom; z++) {

@@ -4,6 +4,7 @@ import sharp, { type Metadata, type Sharp, type SharpOptions } from 'sharp';
 import type { Feature } from '../model/feature.js';
 import type { Geometry, Position } from '../model/geometry.js';
 import { ImageError, describeSharpError } from './image.js';
+import { mulberry32 } from '../random.js';
 
 export interface PreviewOptions {
   /** Plane size in pixels: the coordinate space of the features. */
@@ -162,16 +163,6 @@ function hslHex(hue: number, s: number, l: number): string {
   return `#${f(0)}${f(8)}${f(4)}`;
 }
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Two decimals are below what anyone sees and keep the SVG, and so the bytes, independent of float noise. */
 function num(v: number): string {

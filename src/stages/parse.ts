@@ -7,7 +7,7 @@ import { jsonSyntaxError } from '../io/read.js';
 import type { Issue } from '../validate/issue.js';
 import { BUFFER, EXTENT, type Dim } from '../tiling/space.js';
 import { assignPlane, layerOf, observeFeature, type LayerStats, type PlaneRule } from './assign.js';
-import { formatRecord } from './partition.js';
+import { routeRecord } from './partition.js';
 
 export interface RawFeature { index: number; line: number; column: number; text: string }
 
@@ -124,18 +124,7 @@ export function parseBatch(task: ParseTask): ParseResult {
     if (b[3] > maxX) maxX = b[3];
     if (b[4] > maxY) maxY = b[4];
     const p = assigned.plane;
-    const prefix = `${p.t}/${p.c}/${p.z}/`;
-    const hx = Math.max(0, Math.floor((b[0] + b[3]) / 2 / C)), hy = Math.max(0, Math.floor((b[1] + b[4]) / 2 / C));
-    const x0 = Math.max(0, Math.floor((b[0] - pad) / C)), x1 = Math.floor((b[3] + pad) / C);
-    const y0 = Math.max(0, Math.floor((b[1] - pad) / C)), y1 = Math.floor((b[4] + pad) / C);
-    for (let cy = y0; cy <= y1; cy++) {
-      for (let cx = x0; cx <= x1; cx++) {
-        const key = `${prefix}${cx}/${cy}`;
-        const rec = formatRecord(seq, cx === hx && cy === hy, layer, text);
-        const list = units.get(key);
-        if (list) list.push(rec); else units.set(key, [rec]);
-      }
-    }
+    routeRecord(units, `${p.t}/${p.c}/${p.z}/`, seq, layer, text, b, C, pad);
   }
   if (minX <= maxX) res.bounds = [minX, minY, maxX, maxY];
   res.dims = [...dims];

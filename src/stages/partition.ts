@@ -107,9 +107,26 @@ export function compareKeys(a: string, b: string): number {
   return pa.length - pb.length;
 }
 
-/** One record: a header line (seq, home flag, layer) and the feature's JSON text. */
-export function formatRecord(seq: number, home: boolean, layer: string, featureJson: string): string {
-  return `${seq}\t${home ? 1 : 0}\t${JSON.stringify(layer)}\t${featureJson.length}\n${featureJson}\n`;
+/**
+ * Adds one feature's records to every cell (of side `cell` pixels, indexes 0..last) its bbox plus `pad` meets; the
+ * cell holding the bbox centre is its home, where it is counted once. The layer and JSON are formatted once, not per cell.
+ */
+export function routeRecord(
+  out: Map<string, string[]>, prefix: string, seq: number, layer: string, featureJson: string,
+  b: ArrayLike<number>, cell: number, pad: number, last = Infinity,
+): void {
+  const tail = `\t${JSON.stringify(layer)}\t${featureJson.length}\n${featureJson}\n`;
+  const hx = Math.min(last, Math.max(0, Math.floor((b[0] + b[3]) / 2 / cell))), hy = Math.min(last, Math.max(0, Math.floor((b[1] + b[4]) / 2 / cell)));
+  const x0 = Math.max(0, Math.floor((b[0] - pad) / cell)), x1 = Math.min(last, Math.floor((b[3] + pad) / cell));
+  const y0 = Math.max(0, Math.floor((b[1] - pad) / cell)), y1 = Math.min(last, Math.floor((b[4] + pad) / cell));
+  for (let cy = y0; cy <= y1; cy++) {
+    for (let cx = x0; cx <= x1; cx++) {
+      const key = `${prefix}${cx}/${cy}`;
+      const rec = `${seq}\t${cx === hx && cy === hy ? 1 : 0}${tail}`;
+      const list = out.get(key);
+      if (list) list.push(rec); else out.set(key, [rec]);
+    }
+  }
 }
 
 export interface StoredRecord { seq: number; home: boolean; layer: string; json: string }

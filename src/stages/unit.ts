@@ -4,7 +4,7 @@ import type { Feature } from '../model/feature.js';
 import { bbox } from '../model/measure.js';
 import { BUFFER, EXTENT, tilePath, tileSize, type Dim } from '../tiling/space.js';
 import { reduceForZoom, tileFeatures, type TileFeature, type TileSpec } from './tile.js';
-import { formatRecord, parseRecords } from './partition.js';
+import { parseRecords, routeRecord } from './partition.js';
 import type { UnitPlan } from './plan.js';
 
 export interface TileTask {
@@ -94,19 +94,7 @@ function reduceForNext(features: TileFeature[], home: Set<number>, kept: Set<num
     const r = reduceForZoom(f, task.spec, reduceZoom);
     const b = bbox(r.feature.geometry);
     if (b === null) continue;
-    const layer = task.spec.layers[r.layer].id;
-    const json = JSON.stringify(r.feature);
-    const hx = Math.min(n - 1, Math.max(0, Math.floor((b[0] + b[3]) / 2 / ts))), hy = Math.min(n - 1, Math.max(0, Math.floor((b[1] + b[4]) / 2 / ts)));
-    const x0 = Math.max(0, Math.floor((b[0] - pad) / ts)), x1 = Math.min(n - 1, Math.floor((b[3] + pad) / ts));
-    const y0 = Math.max(0, Math.floor((b[1] - pad) / ts)), y1 = Math.min(n - 1, Math.floor((b[4] + pad) / ts));
-    for (let cy = y0; cy <= y1; cy++) {
-      for (let cx = x0; cx <= x1; cx++) {
-        const key = `${prefix}${cx}/${cy}`;
-        const rec = formatRecord(r.seq, cx === hx && cy === hy, layer, json);
-        const list = out.get(key);
-        if (list) list.push(rec); else out.set(key, [rec]);
-      }
-    }
+    routeRecord(out, prefix, r.seq, task.spec.layers[r.layer].id, JSON.stringify(r.feature), b, ts, pad, n - 1);
   }
   return [...out].map(([k, list]) => [k, list.join('')]);
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImageError, readImageSize } from '../../src/io/image.js';
+import { littleEndianTiff, type TiffEntry } from '../helpers/tiff.js';
 
 let dir = '';
 beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), 'mudm-image-')); });
@@ -14,24 +15,11 @@ const rgb = (width: number, height: number) => sharp({ create: { width, height, 
 
 /** A TIFF whose header claims a whole-slide size but holds almost no pixel data: only a header reader can size it. */
 function hugeTiffHeader(width: number, height: number): Buffer {
-  const entries: Array<[number, number, number]> = [
+  const entries: TiffEntry[] = [
     [256, 4, width], [257, 4, height], [258, 3, 8], [259, 3, 1], [262, 3, 1], [273, 4, 0],
     [277, 3, 1], [278, 4, height], [279, 4, width * height],
   ];
-  const buf = Buffer.alloc(8 + 2 + entries.length * 12 + 4 + 16);
-  buf.write('II', 0, 'latin1');
-  buf.writeUInt16LE(42, 2);
-  buf.writeUInt32LE(8, 4);
-  buf.writeUInt16LE(entries.length, 8);
-  entries.forEach(([tag, type, value], i) => {
-    const o = 10 + i * 12;
-    buf.writeUInt16LE(tag, o);
-    buf.writeUInt16LE(type, o + 2);
-    buf.writeUInt32LE(1, o + 4);
-    const v = tag === 273 ? buf.length - 16 : value;
-    if (type === 3) buf.writeUInt16LE(v, o + 8); else buf.writeUInt32LE(v, o + 8);
-  });
-  return buf;
+  return littleEndianTiff(entries, new Uint8Array(16));
 }
 
 describe('readImageSize', () => {

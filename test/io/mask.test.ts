@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImageError } from '../../src/io/image.js';
 import { type LabelFeature, type LabelMask, labelsToFeatures, readLabelMask, traceLabelRings } from '../../src/io/mask.js';
 import type { Position } from '../../src/model/geometry.js';
+import { littleEndianTiff, type TiffEntry } from '../helpers/tiff.js';
 
 /** Rows of characters: '.' is background, any other character its char code minus 48 ('1' is label 1). */
 function mask(rows: string[]): LabelMask {
@@ -270,26 +271,11 @@ describe('labelsToFeatures: random masks', () => {
 /** A minimal uncompressed single-strip greyscale TIFF: sharp only writes 8-bit TIFF, masks come in 16 and 32 bits too. */
 function tiff(width: number, height: number, data: Uint8Array | Uint16Array | Uint32Array | Int32Array | Float32Array, sampleFormat: 1 | 2 | 3): Buffer {
   const bits = data.BYTES_PER_ELEMENT * 8;
-  const entries: Array<[number, number, number]> = [
+  const entries: TiffEntry[] = [
     [256, 4, width], [257, 4, height], [258, 3, bits], [259, 3, 1], [262, 3, 1], [273, 4, 0],
     [277, 3, 1], [278, 4, height], [279, 4, data.byteLength], [339, 3, sampleFormat],
   ];
-  const dataOffset = 8 + 2 + entries.length * 12 + 4;
-  const buf = Buffer.alloc(dataOffset + data.byteLength);
-  buf.write('II', 0, 'latin1');
-  buf.writeUInt16LE(42, 2);
-  buf.writeUInt32LE(8, 4);
-  buf.writeUInt16LE(entries.length, 8);
-  entries.forEach(([tag, type, value], i) => {
-    const o = 10 + i * 12;
-    buf.writeUInt16LE(tag, o);
-    buf.writeUInt16LE(type, o + 2);
-    buf.writeUInt32LE(1, o + 4);
-    const v = tag === 273 ? dataOffset : value;
-    if (type === 3) buf.writeUInt16LE(v, o + 8); else buf.writeUInt32LE(v, o + 8);
-  });
-  Buffer.from(data.buffer, data.byteOffset, data.byteLength).copy(buf, dataOffset);
-  return buf;
+  return littleEndianTiff(entries, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
 }
 
 describe('readLabelMask', () => {

@@ -3,19 +3,11 @@ import { VectorTile } from '@mapbox/vector-tile';
 import { PbfReader } from 'pbf';
 import type { Feature } from '../../src/model/feature.js';
 import type { Geometry } from '../../src/model/geometry.js';
+import { mulberry32 } from '../../src/random.js';
 import type { TileFeature, TileResult, TileSpec } from '../../src/stages/tile.js';
 
 /** Deterministic PRNG (mulberry32) in [0, 1). */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng = mulberry32;
 
 export function shuffled<T>(xs: readonly T[], seed: number): T[] {
   const r = rng(seed);
