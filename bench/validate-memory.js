@@ -14,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { setInterval, clearInterval } from 'node:timers';
+// Deterministic, so every run validates the same bytes (the script runs after `npm run build`).
+import { mulberry32 } from '../dist/random.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const { values } = parseArgs({
@@ -29,17 +31,6 @@ const count = Number(values.features);
 const vertices = Number(values.vertices);
 const file = resolve(values.file ?? join(tmpdir(), `mudm-validate-memory-${count}x${vertices}.json`));
 
-/** Deterministic, so every run validates the same bytes. */
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const CLASSES = ['tumor', 'stroma', 'lymphocyte', 'macrophage', 'necrosis'];
 
