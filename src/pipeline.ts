@@ -109,6 +109,7 @@ interface UnitMarker {
   pointified: number[][];
   thinned: number[][];
   notInPbf: number;
+  /** Next-level key → binary records (record.ts), base64. */
   next: [string, string][];
   /** With --preview: the unit's zoom-0 JSON tile (a FeatureCollection), which the preview of its plane is drawn from. */
   overview?: string;
@@ -361,17 +362,27 @@ async function tileLevel(ctx: TileContext, level: number, units: UnitPlan[], sto
   let done = units.length - todo.length, tiles = 0, bytes = 0;
   await runOrdered(todo.map((u, i) => ({ u, i })), ctx.s.opts.workers * 2, ({ u, i }) => {
     throwIfAborted(ctx.io.signal);
+    // Records that leave the store move to the worker; those another unit still reads are copied.
+    const moved: ArrayBuffer[] = [];
+    const sources = u.sources.map((src) => {
+      if (lastReader.get(src) !== i) return store.peek(src);
+      const taken = store.take(src);
+      if ('chunks' in taken) for (const c of taken.chunks) if (c.byteOffset === 0 && c.byteLength === c.buffer.byteLength) moved.push(c.buffer as ArrayBuffer);
+      return taken;
+    });
     const task: TileTask = {
-      kind: 'tile', unit: u, dims: plan.dims, next: next ? { zoom: next.zoom } : undefined,
-      sources: u.sources.map((src) => (lastReader.get(src) === i ? store.take(src) : store.peek(src))),
+      kind: 'tile', unit: u, dims: plan.dims, next: next ? { zoom: next.zoom } : undefined, sources,
       spec: {
         side: plan.world.side, minZoom: lv.zoom, maxZoom: lv.topZoom, finestZoom: plan.maxZoom, cell: u.cell,
         layers: plan.layers.map((id) => ({ id })), formats: plan.formats, lod: plan.lod, tileBudget: plan.tileBudget, collection: plan.collection,
       },
     };
-    return ctx.pool.tile(task);
+    return ctx.pool.tile(task, [...new Set(moved)]);
   }, async (r: UnitResult) => {
-    const marker: UnitMarker = { key: r.key, byZoom: {}, largest: null, pointified: r.pointified, thinned: r.thinned, notInPbf: r.notInPbf, next: r.next };
+    const marker: UnitMarker = {
+      key: r.key, byZoom: {}, largest: null, pointified: r.pointified, thinned: r.thinned, notInPbf: r.notInPbf,
+      next: r.next.map(([key, b]) => [key, Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64')]),
+    };
     // The zoom-0 JSON tile of a plane is its overview descriptor, written by finalize; the preview is drawn from it.
     const z0 = r.tiles.find((t) => t.z === 0 && t.path.endsWith('.json'));
     if (z0 && ctx.planFile.preview.enabled) marker.overview = Buffer.from(z0.bytes.buffer, z0.bytes.byteOffset, z0.bytes.byteLength).toString('utf8');
@@ -544,7 +555,7 @@ async function finishPyramid(ctx: TileContext, so: { resumed: number; tileSecond
     const store = new SpillingStore(path.join(spillRoot(s.opts, work), `level-${level}`), Math.floor(s.opts.memoryBudget / 4));
     try {
       // Markers are read in unit order, so what a unit of this level reads does not depend on who tiled the level below.
-      for (const m of markers[level - 1]) for (const [key, text] of m.next) store.append(key, text);
+      for (const m of markers[level - 1]) for (const [key, b64] of m.next) store.append(key, Buffer.from(b64, 'base64'));
       const units = planUpperUnits(store.keys(), level, plan.levels[level]);
       unitsTotal += units.length;
       resumed += await tileLevel(ctx, level, units, store);

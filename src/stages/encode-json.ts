@@ -1,6 +1,6 @@
 // JSON tile encoder: data-model FeatureCollections in global pixels, written as bytes in a fixed key order.
-import type { Feature } from '../model/feature.js';
-import type { TileGeometry } from './tile.js';
+import type { FeatureHead } from './record.js';
+import type { TileGeometry } from './record.js';
 
 const utf8 = new TextEncoder();
 
@@ -8,11 +8,11 @@ const utf8 = new TextEncoder();
  * Everything of a feature's JSON before its geometry, in the fixed key order type, id, featureClass, parentId,
  * ref, layer, properties, geometry. It does not depend on the tile, so the tiler encodes it once per feature.
  */
-export function featureHead(f: Feature, layerId: string): Uint8Array {
+export function featureHead(f: FeatureHead, layerId: string): Uint8Array {
   return utf8.encode(featureHeadText(f, layerId));
 }
 
-export function featureHeadText(f: Feature, layerId: string): string {
+export function featureHeadText(f: FeatureHead, layerId: string): string {
   let s = '{"type":"Feature"';
   if (f.id !== undefined) s += ',"id":' + JSON.stringify(f.id);
   if (f.featureClass !== undefined) s += ',"featureClass":' + JSON.stringify(f.featureClass);
@@ -21,12 +21,8 @@ export function featureHeadText(f: Feature, layerId: string): string {
   return s + ',"layer":' + JSON.stringify(layerId) + ',"properties":' + JSON.stringify(f.properties ?? null) + ',"geometry":';
 }
 
-/**
- * Append-only UTF-8 storage for many short strings (feature heads): one buffer instead of one small
- * Uint8Array per feature, each of which would get its own off-heap backing store for the GC to track.
- */
 /** `buf` with room for `n` more bytes after `pos` (doubling, so appends stay amortised O(1)). */
-function grown<B extends Uint8Array>(buf: B, pos: number, n: number): B | Uint8Array<ArrayBuffer> {
+export function grown<B extends Uint8Array>(buf: B, pos: number, n: number): B | Uint8Array<ArrayBuffer> {
   if (pos + n <= buf.length) return buf;
   let len = buf.length * 2;
   while (len < pos + n) len *= 2;
@@ -35,6 +31,10 @@ function grown<B extends Uint8Array>(buf: B, pos: number, n: number): B | Uint8A
   return b;
 }
 
+/**
+ * Append-only storage for many short byte strings (feature heads, unit records): one buffer instead of one small
+ * Uint8Array each, each of which would get its own off-heap backing store for the GC to track.
+ */
 export class ByteArena {
   buf: Uint8Array;
   pos = 0;
@@ -60,6 +60,20 @@ export class ByteArena {
     }
     this.pos = p;
     return start;
+  }
+
+  /** Appends bytes; returns where they start. */
+  addBytes(b: Uint8Array): number {
+    const start = this.pos;
+    this.reserve(b.length);
+    this.buf.set(b, start);
+    this.pos = start + b.length;
+    return start;
+  }
+
+  /** A copy of what was written, in a buffer of its own (transferable between threads). */
+  copy(): Uint8Array {
+    return this.buf.slice(0, this.pos);
   }
 
   private reserve(n: number): void {

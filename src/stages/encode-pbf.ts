@@ -1,8 +1,8 @@
 // MVT v2 encoder on pbf's writer: tiled integer geometry to layers with deduplicated keys and values.
 import { PbfWriter } from 'pbf';
-import type { Feature } from '../model/feature.js';
+import type { FeatureHead } from './record.js';
 import { EXTENT } from '../tiling/space.js';
-import type { TileGeometry } from './tile.js';
+import type { TileGeometry } from './record.js';
 
 export type PbfValue = string | number | boolean;
 
@@ -63,7 +63,7 @@ function pbfValue(v: unknown): PbfValue | undefined {
  * travels as the tag `id`; `featureClass`, `parentId` and `ref` as tags of those names. These members come first
  * and win over a property of the same name, so a tag name never appears twice in one MVT feature.
  */
-export function pbfAttributes(f: Feature, seq: number, dict: PbfDictionary): PbfAttributes {
+export function pbfAttributes(f: FeatureHead, seq: number, dict: PbfDictionary): PbfAttributes {
   const id = typeof f.id === 'number' && Number.isSafeInteger(f.id) && f.id >= 0 ? f.id : seq;
   const props = f.properties ?? null;
   const names = props ? Object.keys(props) : [];

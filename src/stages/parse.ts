@@ -1,13 +1,14 @@
 // Parse + validate + assign, for one batch of raw features: runs in a worker; returns unit records, issues and statistics.
 import type { Feature } from '../model/feature.js';
 import type { Geometry } from '../model/geometry.js';
-import { bbox } from '../model/measure.js';
 import { validateFeature } from '../validate/index.js';
 import { jsonSyntaxError } from '../io/read.js';
 import type { Issue } from '../validate/issue.js';
 import { BUFFER, EXTENT, type Dim } from '../tiling/space.js';
 import { assignPlane, layerOf, observeFeature, type LayerStats, type PlaneRule } from './assign.js';
-import { routeRecord } from './partition.js';
+import { routeRecord, unitChunks } from './partition.js';
+import { headOf, RecordEncoder } from './record.js';
+import type { ByteArena } from './encode-json.js';
 
 export interface RawFeature { index: number; line: number; column: number; text: string }
 
@@ -45,19 +46,16 @@ export interface ParseResult {
   bounds: [number, number, number, number] | null;
   dims: Dim[];
   stats: LayerStats;
-  /** Unit key → records, keys in first-seen order. */
-  units: [string, string][];
+  /** Unit key → records, keys in first-seen order; each in a buffer of its own (transferred, not copied). */
+  units: [string, Uint8Array][];
   /** Syntax error inside a feature: fatal for the file. */
   syntax?: { index: number; line: number; column: number; message: string };
 }
 
-/** Removes `radius` from geometries (spec 2.1 rule 3: it belongs in properties); true when something was dropped. */
-function dropRadius(g: Geometry | null): boolean {
-  if (g === null || typeof g !== 'object') return false;
-  let dropped = false;
-  if ('radius' in g) { delete (g as Record<string, unknown>).radius; dropped = true; }
-  if (g.type === 'GeometryCollection') for (const m of g.geometries) dropped = dropRadius(m) || dropped;
-  return dropped;
+/** Removes `radius` from geometries (spec 2.1 rule 3: it belongs in properties), so meshes kept whole do not carry it. */
+function dropRadius(g: Geometry): void {
+  if ('radius' in g) delete (g as Record<string, unknown>).radius;
+  if (g.type === 'GeometryCollection') for (const m of g.geometries) dropRadius(m);
 }
 
 export function parseBatch(task: ParseTask): ParseResult {
@@ -66,7 +64,8 @@ export function parseBatch(task: ParseTask): ParseResult {
     bounds: null, dims: [], stats: {}, units: [],
   };
   const perCode: Record<string, number> = {};
-  const units = new Map<string, string[]>();
+  const units = new Map<string, ByteArena>();
+  const enc = new RecordEncoder();
   const dims = new Set<Dim>();
   const C = task.cellSize;
   // One tile unit beyond the buffer: the tiler places features by their quantised bbox, which may reach that far.
@@ -111,23 +110,23 @@ export function parseBatch(task: ParseTask): ParseResult {
       continue;
     }
     res.valid++;
-    const text = dropRadius(f.geometry) ? JSON.stringify(f) : raw.text;
     for (const d of assigned.dims) dims.add(d);
     const layer = layerOf(f, task.layer, task.layerBy);
     observeFeature(res.stats, layer, f);
     if (f.geometry === null) { skip('null-geometry'); continue; }
-    const b = bbox(f.geometry);
-    if (b === null) { skip('no-inline-position'); continue; }
-    if (b[3] < 0 || b[4] < 0 || (task.side !== undefined && (b[0] >= task.side || b[1] >= task.side))) { skip('outside-world'); continue; }
+    dropRadius(f.geometry);
+    if (!enc.encodeGeoJSON(seq, layer, headOf(f), f.geometry)) { skip('no-inline-position'); continue; }
+    const b = enc.box;
+    if (b[2] < 0 || b[3] < 0 || (task.side !== undefined && (b[0] >= task.side || b[1] >= task.side))) { skip('outside-world'); continue; }
     if (b[0] < minX) minX = b[0];
     if (b[1] < minY) minY = b[1];
-    if (b[3] > maxX) maxX = b[3];
-    if (b[4] > maxY) maxY = b[4];
+    if (b[2] > maxX) maxX = b[2];
+    if (b[3] > maxY) maxY = b[3];
     const p = assigned.plane;
-    routeRecord(units, `${p.t}/${p.c}/${p.z}/`, seq, layer, text, b, C, pad);
+    routeRecord(units, `${p.t}/${p.c}/${p.z}/`, enc.bytes(), b, C, pad);
   }
   if (minX <= maxX) res.bounds = [minX, minY, maxX, maxY];
   res.dims = [...dims];
-  for (const [k, list] of units) res.units.push([k, list.join('')]);
+  res.units = unitChunks(units);
   return res;
 }

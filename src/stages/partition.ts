@@ -1,19 +1,23 @@
 // Partition stage: work-unit records grouped by key, held in memory below a budget and spilled to files above it.
 import fs from 'node:fs';
 import path from 'node:path';
+import { ByteArena } from './encode-json.js';
+import { setHome } from './record.js';
 
 /**
- * Records of work units. Appends arrive in a fixed order (input order), so a unit's records are in sequence order.
- * A spilled unit is handed to a worker as a file path; an in-memory one as bytes.
+ * Records of work units (see record.ts). Appends arrive in a fixed order (input order), so a unit's records are in
+ * sequence order. A spilled unit is handed to a worker as a file path; an in-memory one as its chunks of bytes.
  */
+export type UnitSource = { path: string } | { chunks: Uint8Array[] };
+
 export interface UnitStore {
-  append(key: string, text: string): void;
+  append(key: string, bytes: Uint8Array): void;
   /** Keys in sorted order. */
   keys(): string[];
-  /** Where a unit's records are: a file to read, or the text itself, which then leaves the store. */
-  take(key: string): { path: string } | { text: string };
+  /** Where a unit's records are: a file to read, or the bytes themselves, which then leave the store. */
+  take(key: string): UnitSource;
   /** Like take, but the records stay (another unit reads them too). */
-  peek(key: string): { path: string } | { text: string };
+  peek(key: string): UnitSource;
   close(): void;
 }
 
@@ -27,7 +31,7 @@ export function unitFileName(key: string): string {
  * The switch happens once: mixing would make the reading side depend on timing.
  */
 export class SpillingStore implements UnitStore {
-  private mem = new Map<string, string[]>();
+  private mem = new Map<string, Uint8Array[]>();
   private sizes = new Map<string, number>();
   private bytes = 0;
   private spilled = false;
@@ -49,16 +53,16 @@ export class SpillingStore implements UnitStore {
 
   get isSpilled(): boolean { return this.spilled; }
 
-  append(key: string, text: string): void {
+  append(key: string, bytes: Uint8Array): void {
     this.known.add(key);
     if (this.spilled) {
-      fs.appendFileSync(path.join(this.dir, unitFileName(key)), text);
+      fs.appendFileSync(path.join(this.dir, unitFileName(key)), bytes);
       return;
     }
     const list = this.mem.get(key);
-    if (list) list.push(text); else this.mem.set(key, [text]);
-    this.sizes.set(key, (this.sizes.get(key) ?? 0) + text.length);
-    this.bytes += text.length * 2;
+    if (list) list.push(bytes); else this.mem.set(key, [bytes]);
+    this.sizes.set(key, (this.sizes.get(key) ?? 0) + bytes.byteLength);
+    this.bytes += bytes.byteLength;
     if (this.bytes > this.budget) this.spill();
   }
 
@@ -66,7 +70,10 @@ export class SpillingStore implements UnitStore {
   spill(): void {
     if (this.spilled) return;
     fs.mkdirSync(this.dir, { recursive: true });
-    for (const [key, list] of this.mem) fs.appendFileSync(path.join(this.dir, unitFileName(key)), list.join(''));
+    for (const [key, list] of this.mem) {
+      const fd = fs.openSync(path.join(this.dir, unitFileName(key)), 'a');
+      try { for (const b of list) fs.writeSync(fd, b); } finally { fs.closeSync(fd); }
+    }
     this.mem.clear();
     this.sizes.clear();
     this.bytes = 0;
@@ -77,18 +84,18 @@ export class SpillingStore implements UnitStore {
     return [...this.known].sort(compareKeys);
   }
 
-  take(key: string): { path: string } | { text: string } {
+  take(key: string): UnitSource {
     if (this.spilled) return { path: path.join(this.dir, unitFileName(key)) };
-    const list = this.mem.get(key) ?? [];
+    const chunks = this.mem.get(key) ?? [];
     this.mem.delete(key);
-    this.bytes -= (this.sizes.get(key) ?? 0) * 2;
+    this.bytes -= this.sizes.get(key) ?? 0;
     this.sizes.delete(key);
-    return { text: list.join('') };
+    return { chunks };
   }
 
-  peek(key: string): { path: string } | { text: string } {
+  peek(key: string): UnitSource {
     if (this.spilled) return { path: path.join(this.dir, unitFileName(key)) };
-    return { text: (this.mem.get(key) ?? []).join('') };
+    return { chunks: [...(this.mem.get(key) ?? [])] };
   }
 
   close(): void {
@@ -108,38 +115,28 @@ export function compareKeys(a: string, b: string): number {
 }
 
 /**
- * Adds one feature's records to every cell (of side `cell` pixels, indexes 0..last) its bbox plus `pad` meets; the
- * cell holding the bbox centre is its home, where it is counted once. The layer and JSON are formatted once, not per cell.
+ * Adds one feature's record to every cell (of side `cell` pixels, indexes 0..last) its bbox plus `pad` meets; the
+ * cell holding the bbox centre is its home, where it is counted once. The record is encoded once, copied per cell.
  */
 export function routeRecord(
-  out: Map<string, string[]>, prefix: string, seq: number, layer: string, featureJson: string,
+  out: Map<string, ByteArena>, prefix: string, record: Uint8Array,
   b: ArrayLike<number>, cell: number, pad: number, last = Infinity,
 ): void {
-  const tail = `\t${JSON.stringify(layer)}\t${featureJson.length}\n${featureJson}\n`;
-  const hx = Math.min(last, Math.max(0, Math.floor((b[0] + b[3]) / 2 / cell))), hy = Math.min(last, Math.max(0, Math.floor((b[1] + b[4]) / 2 / cell)));
-  const x0 = Math.max(0, Math.floor((b[0] - pad) / cell)), x1 = Math.min(last, Math.floor((b[3] + pad) / cell));
-  const y0 = Math.max(0, Math.floor((b[1] - pad) / cell)), y1 = Math.min(last, Math.floor((b[4] + pad) / cell));
+  const hx = Math.min(last, Math.max(0, Math.floor((b[0] + b[2]) / 2 / cell))), hy = Math.min(last, Math.max(0, Math.floor((b[1] + b[3]) / 2 / cell)));
+  const x0 = Math.max(0, Math.floor((b[0] - pad) / cell)), x1 = Math.min(last, Math.floor((b[2] + pad) / cell));
+  const y0 = Math.max(0, Math.floor((b[1] - pad) / cell)), y1 = Math.min(last, Math.floor((b[3] + pad) / cell));
   for (let cy = y0; cy <= y1; cy++) {
     for (let cx = x0; cx <= x1; cx++) {
       const key = `${prefix}${cx}/${cy}`;
-      const rec = `${seq}\t${cx === hx && cy === hy ? 1 : 0}${tail}`;
-      const list = out.get(key);
-      if (list) list.push(rec); else out.set(key, [rec]);
+      let arena = out.get(key);
+      if (arena === undefined) { arena = new ByteArena(1 << 12); out.set(key, arena); }
+      const at = arena.addBytes(record);
+      setHome(arena.buf, at, cx === hx && cy === hy);
     }
   }
 }
 
-export interface StoredRecord { seq: number; home: boolean; layer: string; json: string }
-
-/** Reads records back from a unit's text, in stored order. */
-export function* parseRecords(text: string): Generator<StoredRecord> {
-  let i = 0;
-  while (i < text.length) {
-    const nl = text.indexOf('\n', i);
-    if (nl < 0) break;
-    const [seq, home, layer, len] = text.slice(i, nl).split('\t');
-    const start = nl + 1, n = Number(len);
-    yield { seq: Number(seq), home: home === '1', layer: JSON.parse(layer) as string, json: text.slice(start, start + n) };
-    i = start + n + 1;
-  }
+/** Each cell's records in a buffer of its own, keys in first-seen order. */
+export function unitChunks(out: Map<string, ByteArena>): [string, Uint8Array][] {
+  return [...out].map(([k, arena]) => [k, arena.copy()]);
 }

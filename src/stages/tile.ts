@@ -1,13 +1,17 @@
 // Pure tiler run inside workers: features in global pixels → JSON and PBF tile bytes for a zoom range and a cell.
 import type { Feature } from '../model/feature.js';
-import type { Geometry, Mesh, Position } from '../model/geometry.js';
-import { bbox as geometryBBox, centroid as geometryCentroid } from '../model/measure.js';
+import type { Geometry, Position } from '../model/geometry.js';
+import { bbox as geometryBBox } from '../model/measure.js';
+import { headOf, type FlatFeature, type TileGeometry } from './record.js';
 import { BUFFER, DISPLAY_TILE, EXTENT, tileRange, tileSize } from '../tiling/space.js';
 import { boxInside, boxMeets, clipLine, clipPoints, clipRing, type Flat, type Rect, coordsBBox } from '../tiling/clip.js';
+
+export type { FlatFeature, TileGeometry } from './record.js';
 import { quantisePoints, reverseRing, ringArea2, ringUsable, simplify, simplifyQuantise } from '../tiling/simplify.js';
 import { ByteArena, featureHeadText, JsonWriter, TILE_SUFFIX, tilePrefix } from './encode-json.js';
 import { encodePbf, estimatePbfFeature, mvtFeatureCount, pbfAttributes, PbfDictionary, valueBytes, type PbfAttributes, type PbfLayerInput } from './encode-pbf.js';
 
+/** A GeoJSON feature to tile (tests and library callers); the pipeline hands the tiler `FlatFeature`s from unit records. */
 export interface TileFeature { seq: number; layer: number; feature: Feature }
 export interface LayerInfo { id: string }
 export interface TileSpec {
@@ -46,24 +50,6 @@ export interface TileStats {
   notInPbf: number;
 }
 
-/**
- * Geometry on flat arrays of x, y pairs, 2D. The tiler holds input geometry in global pixels this way, and
- * tiled geometry in zoom-global tile units: integers, where tile-local = value − tile index × EXTENT. Rings are
- * closed; polygon rings are oriented exterior positive, holes negative (see `orient`).
- */
-export type TileGeometry =
-  | { k: 'points'; type: 'Point' | 'MultiPoint'; xy: Flat }
-  | { k: 'lines'; type: 'LineString' | 'MultiLineString'; parts: Flat[] }
-  | { k: 'polygons'; type: 'Polygon' | 'MultiPolygon'; polys: Flat[][] }
-  | { k: 'mesh'; geometry: Mesh; box: number[]; json?: Uint8Array }
-  | { k: 'collection'; members: TileGeometry[] };
-
-/**
- * Foreign member set by `reduceForZoom` on the geometry it returns: `[minX, minY, maxX, maxY, cx, cy]` of the
- * feature before reduction, so the sub-pixel test and the centroid at coarser zooms see the original feature.
- */
-export const LOD_MEMBER = 'mudmTilesLod';
-
 // ───────────────────────────── input preparation ─────────────────────────────
 
 function flatPositions(ps: readonly Position[]): Flat {
@@ -73,7 +59,7 @@ function flatPositions(ps: readonly Position[]): Flat {
 }
 
 /** Flat pixel geometry; null for a mesh without inline coordinates (held by `tiles`). */
-function flatten(g: Geometry): TileGeometry | null {
+export function flatten(g: Geometry): TileGeometry | null {
   switch (g.type) {
     case 'Point': return { k: 'points', type: 'Point', xy: [g.coordinates[0], g.coordinates[1]] };
     case 'MultiPoint': return { k: 'points', type: 'MultiPoint', xy: flatPositions(g.coordinates) };
@@ -102,26 +88,70 @@ function hasExtent(g: TileGeometry): boolean {
   return g.k === 'lines' || g.k === 'polygons' || (g.k === 'collection' && g.members.some(hasExtent));
 }
 
-function readLodMember(g: Geometry): number[] | undefined {
-  const m = g[LOD_MEMBER];
-  return Array.isArray(m) && m.length === 6 && m.every((v) => typeof v === 'number') ? (m as number[]) : undefined;
+/** `[minX, minY, maxX, maxY]` of flat geometry (a mesh by its box), or null when it has no position. */
+export function flatBBox(g: TileGeometry): number[] | null {
+  const b = [Infinity, Infinity, -Infinity, -Infinity];
+  const grow = (c: ArrayLike<number>) => {
+    for (let i = 0; i + 1 < c.length; i += 2) {
+      const x = c[i], y = c[i + 1];
+      if (x < b[0]) b[0] = x;
+      if (y < b[1]) b[1] = y;
+      if (x > b[2]) b[2] = x;
+      if (y > b[3]) b[3] = y;
+    }
+  };
+  const visit = (m: TileGeometry): void => {
+    switch (m.k) {
+      case 'points': grow(m.xy); return;
+      case 'lines': for (const p of m.parts) grow(p); return;
+      case 'polygons': for (const poly of m.polys) for (const r of poly) grow(r); return;
+      case 'mesh': grow(m.box); return;
+      case 'collection': for (const x of m.members) visit(x); return;
+    }
+  };
+  visit(g);
+  return b[0] <= b[2] ? b : null;
 }
 
-/** Bounding box and vertex-mean centroid of the feature as input (or as it was before `reduceForZoom`). */
-function lodOf(g: Geometry): number[] | null {
-  const m = readLodMember(g);
-  if (m) return m;
-  const b = geometryBBox(g), c = geometryCentroid(g);
-  return b === null || c === null ? null : [b[0], b[1], b[3], b[4], c[0], c[1]];
+/**
+ * Bounding box and centroid as `[minX, minY, maxX, maxY, cx, cy]`; the centroid is the mean of the distinct
+ * vertices (closing positions of rings counted once). Meshes are left out: a feature holding one is never pointified.
+ */
+function lodOf(g: TileGeometry): number[] | null {
+  const b = flatBBox(g);
+  if (b === null) return null;
+  let n = 0, sx = 0, sy = 0;
+  const add = (c: ArrayLike<number>, ring: boolean) => {
+    const closed = ring && c.length > 2 && c[0] === c[c.length - 2] && c[1] === c[c.length - 1];
+    const end = c.length - (closed ? 2 : 0);
+    for (let i = 0; i + 1 < end; i += 2) { n++; sx += c[i]; sy += c[i + 1]; }
+  };
+  const visit = (m: TileGeometry): void => {
+    switch (m.k) {
+      case 'points': add(m.xy, false); return;
+      case 'lines': for (const p of m.parts) add(p, false); return;
+      case 'polygons': for (const poly of m.polys) for (const r of poly) add(r, true); return;
+      case 'mesh': return;
+      case 'collection': for (const x of m.members) visit(x); return;
+    }
+  };
+  visit(g);
+  return n === 0 ? null : [b[0], b[1], b[2], b[3], sx / n, sy / n];
+}
+
+/** The tiler's form of a GeoJSON feature; null when it has nothing to place. */
+export function flatFeature(tf: TileFeature): FlatFeature | null {
+  const geom = tf.feature.geometry === null ? null : flatten(tf.feature.geometry);
+  return geom === null ? null : { seq: tf.seq, layer: tf.layer, head: headOf(tf.feature), geom };
 }
 
 /** A feature ready for tiling: flat geometry and the strings and tags every tile reuses. */
 interface Prepared {
-  tf: TileFeature;
+  tf: FlatFeature;
   flat: TileGeometry;
   /** `[minX, minY, maxX, maxY, cx, cy]` for LOD decisions; computed when first needed. */
   lod: number[] | null | undefined;
-  /** A Point geometry that stands for a pointified feature (set by reduceForZoom). */
+  /** A Point that stands for a pointified feature (set by reduceForZoom). */
   reducedToPoint: boolean;
   /** Candidate for pointification: not a plain Point, not holding a mesh. */
   pointable: boolean;
@@ -132,17 +162,12 @@ interface Prepared {
   attrs?: PbfAttributes;
 }
 
-function prepare(tf: TileFeature): Prepared | null {
-  const g = tf.feature.geometry;
-  if (g === null) return null;
-  const flat = flatten(g);
-  if (flat === null) return null;
-  const marker = readLodMember(g);
-  const isPlainPoint = g.type === 'Point' && marker === undefined;
-  const mesh = hasMesh(flat);
+function prepare(tf: FlatFeature): Prepared {
+  const g = tf.geom;
+  const point = g.k === 'points' && g.type === 'Point';
   return {
-    tf, flat, lod: marker, reducedToPoint: g.type === 'Point' && marker !== undefined,
-    pointable: !isPlainPoint && !mesh, collapsible: hasExtent(flat), headStart: 0, headEnd: 0, attrs: undefined,
+    tf, flat: g, lod: tf.lod, reducedToPoint: point && tf.lod !== undefined,
+    pointable: !(point && tf.lod === undefined) && !hasMesh(g), collapsible: hasExtent(g), headStart: 0, headEnd: 0, attrs: undefined,
   };
 }
 
@@ -329,7 +354,7 @@ function zoomContext(spec: Pick<TileSpec, 'side' | 'finestZoom'>, z: number): Zo
 }
 
 function lodFor(p: Prepared): number[] | null {
-  if (p.lod === undefined) p.lod = lodOf(p.tf.feature.geometry as Geometry);
+  if (p.lod === undefined) p.lod = lodOf(p.tf.geom);
   return p.lod;
 }
 
@@ -402,18 +427,20 @@ function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: ZoomContex
 /** Per-build constants of encoding. */
 interface EncodeContext { spec: TileSpec; prefix: Uint8Array; lodAuto: boolean; heads: ByteArena; dict: PbfDictionary }
 
-/** Writes a feature's JSON (head from the arena, built on first use) into the tile buffer. */
+/** Writes a feature's JSON (head as the record stored it, or from the arena, built on first use) into the tile buffer. */
 function writeJsonFeature(e: Entry, ec: EncodeContext): void {
   const p = e.p;
+  const own = p.tf.headJson;
+  if (own !== undefined) { jw.featureFrom(own, 0, own.length, e.g); return; }
   if (p.headEnd === 0) {
-    p.headStart = ec.heads.add(featureHeadText(p.tf.feature, ec.spec.layers[p.tf.layer]?.id ?? String(p.tf.layer)));
+    p.headStart = ec.heads.add(featureHeadText(p.tf.head, ec.spec.layers[p.tf.layer]?.id ?? String(p.tf.layer)));
     p.headEnd = ec.heads.pos;
   }
   jw.featureFrom(ec.heads.buf, p.headStart, p.headEnd, e.g);
 }
 
 function attrsOf(p: Prepared, dict: PbfDictionary): PbfAttributes {
-  p.attrs ??= pbfAttributes(p.tf.feature, p.tf.seq, dict);
+  p.attrs ??= pbfAttributes(p.tf.head, p.tf.seq, dict);
   return p.attrs;
 }
 
@@ -560,11 +587,12 @@ function encodeWithinBudget(b: Bucket, ec: EncodeContext): { json: Uint8Array | 
  * `keptAtTop`, when given, receives the seq of every feature kept (not thinned away) at the coarsest zoom
  * produced: the caller forwards only those to the level above.
  */
-export function tileFeatures(features: TileFeature[], spec: TileSpec, keptAtTop?: Set<number>): TileResult[] {
-  const sorted = [...features].sort((a, b) => a.layer - b.layer || a.seq - b.seq);
-  const prepared: Prepared[] = [];
-  for (const tf of sorted) { const p = prepare(tf); if (p !== null) prepared.push(p); }
-  const ec: EncodeContext = { spec, prefix: tilePrefix(spec.collection), lodAuto: spec.lod === 'auto', heads: new ByteArena(Math.max(1 << 12, prepared.length * 160)), dict: new PbfDictionary() };
+export function tileFeatures(features: ReadonlyArray<FlatFeature | TileFeature>, spec: TileSpec, keptAtTop?: Set<number>): TileResult[] {
+  const flat: FlatFeature[] = [];
+  for (const f of features) { const x = 'feature' in f ? flatFeature(f) : f; if (x !== null) flat.push(x); }
+  flat.sort((a, b) => a.layer - b.layer || a.seq - b.seq);
+  const prepared = flat.map(prepare);
+  const ec: EncodeContext = { spec, prefix: tilePrefix(spec.collection), lodAuto: spec.lod === 'auto', heads: new ByteArena((1 << 12) + 160 * flat.reduce((n, f) => n + (f.headJson ? 0 : 1), 0)), dict: new PbfDictionary() };
   jw.pos = 0;
   const results: TileResult[] = [];
   const from = spec.cell ? Math.max(spec.minZoom, spec.cell.z) : spec.minZoom;
@@ -594,89 +622,58 @@ export function tileFeatures(features: TileFeature[], spec: TileSpec, keptAtTop?
 
 // ───────────────────────────── reduction for coarse zooms ─────────────────────────────
 
-function positionsOf(c: ArrayLike<number>): Position[] {
-  const out: Position[] = new Array<Position>(c.length >> 1);
-  for (let i = 0; i < out.length; i++) out[i] = [c[i * 2], c[i * 2 + 1]];
-  return out;
-}
-
-/** Positions simplified in pixels: the same array when nothing goes, null when a ring collapses. */
-function reducePositions(ps: Position[], sqTol: number, ring: boolean): Position[] | null {
-  const c = flatPositions(ps);
-  const s = simplify(c, sqTol, ring);
-  return s === null ? null : s === c ? ps : positionsOf(s);
-}
-
 /**
  * The geometry simplified in pixels with `sqTol`, parts that collapse dropped; the same object when nothing
  * changes (so an unchanged feature is passed on as it is), null when everything collapses.
  */
-function reduceGeometry(g: Geometry, sqTol: number): Geometry | null {
-  switch (g.type) {
-    case 'Point': case 'MultiPoint': case 'PolyhedralSurface': case 'TIN': return g;
-    case 'LineString': {
-      const l = reducePositions(g.coordinates, sqTol, false) as Position[];
-      return l === g.coordinates ? g : { type: 'LineString', coordinates: l };
+function reduceGeometry(g: TileGeometry, sqTol: number): TileGeometry | null {
+  switch (g.k) {
+    case 'points': case 'mesh': return g;
+    case 'lines': {
+      // A line never collapses in simplification: its end points stay.
+      const parts = g.parts.map((p) => simplify(p, sqTol, false) as Flat);
+      return parts.every((p, i) => p === g.parts[i]) ? g : { k: 'lines', type: g.type, parts };
     }
-    case 'MultiLineString': {
-      const ls = g.coordinates.map((l) => reducePositions(l, sqTol, false) as Position[]);
-      return ls.every((l, i) => l === g.coordinates[i]) ? g : { type: 'MultiLineString', coordinates: ls };
-    }
-    case 'Polygon': case 'MultiPolygon': {
-      const polys = g.type === 'Polygon' ? [g.coordinates] : g.coordinates;
-      const out: Position[][][] = [];
+    case 'polygons': {
+      const polys: Flat[][] = [];
       let changed = false;
-      for (const poly of polys) {
-        const rings: Position[][] = [];
+      for (const poly of g.polys) {
+        const rings: Flat[] = [];
         for (let i = 0; i < poly.length; i++) {
-          const s = reducePositions(poly[i], sqTol, true);
+          const s = simplify(poly[i], sqTol, true) as Flat | null;
           if (s !== poly[i]) changed = true;
           if (s === null) { if (i === 0) break; continue; }
           rings.push(s);
         }
-        if (rings.length > 0) out.push(rings);
+        if (rings.length > 0) polys.push(rings);
       }
-      if (out.length === 0) return null;
-      if (!changed) return g;
-      return g.type === 'Polygon' ? { type: 'Polygon', coordinates: out[0] } : { type: 'MultiPolygon', coordinates: out };
+      if (polys.length === 0) return null;
+      return changed ? { k: 'polygons', type: g.type, polys } : g;
     }
-    case 'GeometryCollection': {
-      const members: Geometry[] = [];
-      for (const m of g.geometries) { const r = reduceGeometry(m, sqTol); if (r !== null) members.push(r); }
+    case 'collection': {
+      const members: TileGeometry[] = [];
+      for (const m of g.members) { const r = reduceGeometry(m, sqTol); if (r !== null) members.push(r); }
       if (members.length === 0) return null;
-      return members.length === g.geometries.length && members.every((m, i) => m === g.geometries[i]) ? g : { type: 'GeometryCollection', geometries: members };
+      return members.length === g.members.length && members.every((m, i) => m === g.members[i]) ? g : { k: 'collection', members };
     }
   }
 }
 
 /**
- * A copy of the feature for zooms <= `zoom` (all below the finest zoom): geometry simplified with that zoom's
- * tolerance, or its centroid Point when sub-pixel there (lod 'auto'). Tiling the copy at any zoom <= `zoom` gives
- * the same tiles as tiling the original: simplification nests (see `simplify`), and the original bbox and
- * centroid ride along in the geometry's `mudmTilesLod` member for the sub-pixel test and the centroid.
+ * The feature for zooms <= `zoom` (all below the finest zoom): geometry simplified with that zoom's tolerance,
+ * or its centroid Point when sub-pixel there (lod 'auto'); null when nothing is left. Tiling the result at any
+ * zoom <= `zoom` gives the same tiles as tiling the original: simplification nests (see `simplify`), and the
+ * original bbox and centroid ride along in `lod` for the sub-pixel test and the centroid.
  */
-export function reduceForZoom(f: TileFeature, spec: Pick<TileSpec, 'side' | 'lod'>, zoom: number): TileFeature {
-  const g = f.feature.geometry;
-  if (g === null || g.type === 'PolyhedralSurface' || g.type === 'TIN') return f;
-  const flat = flatten(g);
-  if (flat === null || hasMesh(flat)) return f;
-  const marker = readLodMember(g);
-  if (g.type === 'Point') return f;
-  const lod = marker ?? lodOf(g);
+export function reduceForZoom(f: FlatFeature, spec: Pick<TileSpec, 'side' | 'lod'>, zoom: number): FlatFeature | null {
+  const g = f.geom;
+  if (hasMesh(g) || (g.k === 'points' && g.type === 'Point')) return f;
+  const lod = f.lod ?? lodOf(g);
   if (lod === null) return f;
   const zc = zoomContext({ side: spec.side, finestZoom: Infinity }, zoom);
-  const point = (): TileFeature => ({
-    seq: f.seq, layer: f.layer,
-    feature: { ...f.feature, geometry: { type: 'Point', coordinates: [lod[4], lod[5]], [LOD_MEMBER]: lod } },
-  });
+  const point = (): FlatFeature => ({ seq: f.seq, layer: f.layer, head: f.head, geom: { k: 'points', type: 'Point', xy: [lod[4], lod[5]] }, lod });
   if (spec.lod === 'auto' && lod[2] - lod[0] < zc.subPixel && lod[3] - lod[1] < zc.subPixel) return point();
   const reduced = reduceGeometry(g, zc.sqTol);
-  if (reduced === null) {
-    if (spec.lod === 'auto' && hasExtent(flat)) return point();
-    const empty: Geometry = g.type === 'GeometryCollection' ? { type: 'GeometryCollection', geometries: [] } : { ...g, coordinates: [] } as Geometry;
-    return { seq: f.seq, layer: f.layer, feature: { ...f.feature, geometry: empty } };
-  }
-  if (reduced === g) return f;
-  reduced[LOD_MEMBER] = lod;
-  return { seq: f.seq, layer: f.layer, feature: { ...f.feature, geometry: reduced } };
+  if (reduced === null) return spec.lod === 'auto' && hasExtent(g) ? point() : null;
+  return reduced === g ? f : { seq: f.seq, layer: f.layer, head: f.head, geom: reduced, lod };
 }

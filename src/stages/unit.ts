@@ -1,17 +1,17 @@
 // Tile one work unit: read its records, tile and encode its zooms, and reduce its own features for the level above.
 import fs from 'node:fs';
-import type { Feature } from '../model/feature.js';
-import { bbox } from '../model/measure.js';
 import { BUFFER, EXTENT, tilePath, tileSize, type Dim } from '../tiling/space.js';
-import { reduceForZoom, tileFeatures, type TileFeature, type TileSpec } from './tile.js';
-import { parseRecords, routeRecord } from './partition.js';
+import { flatBBox, reduceForZoom, tileFeatures, type TileSpec } from './tile.js';
+import { routeRecord, unitChunks, type UnitSource } from './partition.js';
+import { RecordEncoder, RecordReader, type FlatFeature } from './record.js';
+import type { ByteArena } from './encode-json.js';
 import type { UnitPlan } from './plan.js';
 
 export interface TileTask {
   kind: 'tile';
   unit: UnitPlan;
-  /** The unit's records: files to read, or text handed over in memory; in source order. */
-  sources: Array<{ path: string } | { text: string }>;
+  /** The unit's records: files to read, or bytes handed over in memory; in source order. */
+  sources: UnitSource[];
   spec: TileSpec;
   dims: Dim[];
   /** Cell zoom of the next level, when there is one: the unit's own features are reduced for the zoom below its cells. */
@@ -24,7 +24,7 @@ export interface UnitResult {
   key: string;
   tiles: WrittenTile[];
   /** Next-level key → records. */
-  next: [string, string][];
+  next: [string, Uint8Array][];
   features: number;
   pointified: number[][];
   thinned: number[][];
@@ -32,18 +32,21 @@ export interface UnitResult {
 }
 
 /** Reads the unit's records, each feature once (a feature near a cell border is stored in every cell it touches). */
-function loadFeatures(task: TileTask): { features: TileFeature[]; home: Set<number> } {
+function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Set<number> } {
   const layerIndex = new Map(task.spec.layers.map((l, i) => [l.id, i]));
+  const indexOf = (id: string) => layerIndex.get(id) ?? 0;
   const seen = new Set<number>();
   const home = new Set<number>();
-  const features: TileFeature[] = [];
+  const features: FlatFeature[] = [];
   for (const src of task.sources) {
-    const text = 'text' in src ? src.text : fs.readFileSync(src.path, 'utf8');
-    for (const r of parseRecords(text)) {
-      if (r.home) home.add(r.seq);
-      if (seen.has(r.seq)) continue;
-      seen.add(r.seq);
-      features.push({ seq: r.seq, layer: layerIndex.get(r.layer) ?? 0, feature: JSON.parse(r.json) as Feature });
+    for (const bytes of 'chunks' in src ? src.chunks : [fs.readFileSync(src.path)]) {
+      const r = new RecordReader(bytes);
+      while (r.next()) {
+        if (r.home) home.add(r.seq);
+        if (seen.has(r.seq)) continue;
+        seen.add(r.seq);
+        features.push(r.feature(indexOf));
+      }
     }
   }
   if (task.sources.length > 1) features.sort((a, b) => a.seq - b.seq);
@@ -79,7 +82,7 @@ export function tileUnit(task: TileTask): UnitResult {
 }
 
 /** The unit's own features, reduced for the zoom just above its cells and routed into the next level's cells. */
-function reduceForNext(features: TileFeature[], home: Set<number>, kept: Set<number>, task: TileTask, zoom: number): [string, string][] {
+function reduceForNext(features: FlatFeature[], home: Set<number>, kept: Set<number>, task: TileTask, zoom: number): [string, Uint8Array][] {
   const { side } = task.spec;
   const reduceZoom = task.unit.cell.z - 1;
   const ts = tileSize(side, zoom);
@@ -88,13 +91,15 @@ function reduceForNext(features: TileFeature[], home: Set<number>, kept: Set<num
   const n = 2 ** zoom;
   const p = task.unit.plane;
   const prefix = `${p.t}/${p.c}/${p.z}/`;
-  const out = new Map<string, string[]>();
+  const out = new Map<string, ByteArena>();
+  const enc = new RecordEncoder();
   for (const f of features) {
     if (!home.has(f.seq) || !kept.has(f.seq)) continue;
     const r = reduceForZoom(f, task.spec, reduceZoom);
-    const b = bbox(r.feature.geometry);
-    if (b === null) continue;
-    routeRecord(out, prefix, r.seq, task.spec.layers[r.layer].id, JSON.stringify(r.feature), b, ts, pad, n - 1);
+    const b = r === null ? null : flatBBox(r.geom);
+    if (r === null || b === null) continue;
+    enc.encode(r.seq, task.spec.layers[r.layer].id, r);
+    routeRecord(out, prefix, enc.bytes(), b, ts, pad, n - 1);
   }
-  return [...out].map(([k, list]) => [k, list.join('')]);
+  return unitChunks(out);
 }

@@ -11,7 +11,8 @@ function workerFile(): string {
 
 export interface Pool {
   parse(task: ParseTask): Promise<ParseResult>;
-  tile(task: TileTask): Promise<UnitResult>;
+  /** `transfer`: buffers of the task that move to the worker (the caller must not use them again). */
+  tile(task: TileTask, transfer?: ArrayBuffer[]): Promise<UnitResult>;
   close(): Promise<void>;
 }
 
@@ -19,7 +20,7 @@ export function createPool(threads: number): Pool {
   const pool = new Piscina({ filename: workerFile(), minThreads: threads, maxThreads: threads, idleTimeout: 60_000 });
   return {
     parse: (task) => pool.run(task) as Promise<ParseResult>,
-    tile: (task) => pool.run(task) as Promise<UnitResult>,
+    tile: (task, transfer) => pool.run(task, transfer && transfer.length > 0 ? { transferList: transfer } : {}) as Promise<UnitResult>,
     close: () => pool.destroy(),
   };
 }

@@ -52,16 +52,16 @@ describe('geometries and features', () => {
   });
 
   it('writes members in the fixed order type, id, featureClass, parentId, ref, layer, properties, geometry', () => {
-    const head = new TextDecoder().decode(featureHead({ type: 'Feature', geometry: null, ref: 'r', properties: { a: 1 }, parentId: 3, featureClass: 'cell', id: 'x' }, 'cells'));
+    const head = new TextDecoder().decode(featureHead({ ref: 'r', properties: { a: 1 }, parentId: 3, featureClass: 'cell', id: 'x' }, 'cells'));
     expect(head).toBe('{"type":"Feature","id":"x","featureClass":"cell","parentId":3,"ref":"r","layer":"cells","properties":{"a":1},"geometry":');
-    expect(new TextDecoder().decode(featureHead({ type: 'Feature', geometry: null }, 'l'))).toBe('{"type":"Feature","layer":"l","properties":null,"geometry":');
+    expect(new TextDecoder().decode(featureHead({}, 'l'))).toBe('{"type":"Feature","layer":"l","properties":null,"geometry":');
   });
 
   it('frames a tile as a FeatureCollection with the collection members', () => {
     const w = new JsonWriter();
     w.setUnit(1);
     w.bytes(tilePrefix({ multiscale: { axes: [] }, properties: { p: 1 } }));
-    w.feature(featureHead({ type: 'Feature', geometry: null, id: 1 }, 'l'), point(2, 3));
+    w.feature(featureHead({ id: 1 }, 'l'), point(2, 3));
     w.bytes(TILE_SUFFIX);
     const s = text(w);
     expect(s).toBe('{"type":"FeatureCollection","multiscale":{"axes":[]},"properties":{"p":1},"features":[{"type":"Feature","id":1,"layer":"l","properties":null,"geometry":{"type":"Point","coordinates":[2,3]}}]}');
@@ -70,7 +70,7 @@ describe('geometries and features', () => {
   });
 
   it('keeps non-ASCII text intact', () => {
-    const head = featureHead({ type: 'Feature', geometry: null, properties: { name: 'Zellkern µ 🔬' } }, 'l');
+    const head = featureHead({ properties: { name: 'Zellkern µ 🔬' } }, 'l');
     expect(new TextDecoder().decode(head)).toContain('"name":"Zellkern µ 🔬"');
   });
 });

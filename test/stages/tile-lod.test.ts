@@ -1,6 +1,7 @@
 // Coarse-zoom policy tests: sub-pixel features as points, deterministic thinning to a byte budget, reduceForZoom.
 import { describe, expect, it } from 'vitest';
-import { LOD_MEMBER, reduceForZoom, thinningPriority, tileFeatures, type TileFeature, type TileResult, type TileSpec } from '../../src/stages/tile.js';
+import { flatFeature, reduceForZoom, thinningPriority, tileFeatures, type FlatFeature, type TileFeature, type TileResult, type TileSpec } from '../../src/stages/tile.js';
+import { RecordEncoder, RecordReader } from '../../src/stages/record.js';
 import { baseSpec, byKey, jsonOf, key, pbfFeatures, rng, shuffled, starRing, tf } from '../tiling/tile-fixtures.js';
 
 const same = (a: TileResult[], b: TileResult[]) => {
@@ -131,15 +132,28 @@ describe('reduceForZoom', () => {
   }
   // A long sliver that collapses under simplification at coarse zooms, though not sub-pixel.
   features.push(tf(300, { type: 'Polygon', coordinates: [[[100, 100], [30000, 100], [30000, 101], [100, 100]]] }, { id: 300 }));
+  const flat = (f: TileFeature) => flatFeature(f) as FlatFeature;
+  // The pipeline passes reduced features between units as binary records: go through them as it does.
+  const enc = new RecordEncoder();
+  const viaRecord = (f: FlatFeature): FlatFeature => {
+    enc.encode(f.seq, 'cells', f);
+    const r = new RecordReader(enc.bytes().slice());
+    expect(r.next()).toBe(true);
+    return r.feature(() => f.layer);
+  };
+  const reduceAll = (fs: FlatFeature[], zoom: number, spec: Pick<TileSpec, 'side' | 'lod'>) => fs.flatMap((f) => {
+    const x = reduceForZoom(f, spec, zoom);
+    return x === null ? [] : [viaRecord(x)];
+  });
 
   for (const lod of ['auto', 'none'] as const) {
     it(`gives the same tiles at every zoom up to the reduction zoom (lod ${lod})`, () => {
       const spec = baseSpec({ side, minZoom: 0, maxZoom: 5, finestZoom: 9, layers: [{ id: 'cells' }], lod, tileBudget: 8000 });
       const direct = tileFeatures(features, spec);
       // The pipeline serialises reduced features between units: go through JSON as it does.
-      const reduced = features.map((f) => JSON.parse(JSON.stringify(reduceForZoom(f, spec, 5))) as TileFeature);
+      const reduced = reduceAll(features.map(flat), 5, spec);
       same(direct, tileFeatures(reduced, spec));
-      const twice = reduced.map((f) => reduceForZoom(f, spec, 3));
+      const twice = reduceAll(reduced, 3, spec);
       same(tileFeatures(features, { ...spec, maxZoom: 3 }), tileFeatures(twice, { ...spec, maxZoom: 3 }));
       expect(direct.some((t) => t.stats.pointified[0] > 0)).toBe(lod === 'auto');
     });
@@ -147,25 +161,33 @@ describe('reduceForZoom', () => {
 
   it('makes features smaller and marks them with their original bbox and centroid', () => {
     const spec = { side, lod: 'auto' as const };
-    const big = tf(7, { type: 'Polygon', coordinates: [starRing(rng(1), 30000, 30000, 3000, 200)] });
-    const red = reduceForZoom(big, spec, 2);
-    expect(JSON.stringify(red).length).toBeLessThan(JSON.stringify(big).length);
+    const big = flat(tf(7, { type: 'Polygon', coordinates: [starRing(rng(1), 30000, 30000, 3000, 200)] }));
+    const red = reduceForZoom(big, spec, 2) as FlatFeature;
+    expect(red.geom.k).toBe('polygons');
+    const ring = (f: FlatFeature) => (f.geom as { polys: number[][][] }).polys[0][0];
+    expect(ring(red).length).toBeLessThan(ring(big).length);
     expect(red.seq).toBe(big.seq);
-    const mark = (red.feature.geometry as Record<string, unknown>)[LOD_MEMBER] as number[];
-    expect(mark).toHaveLength(6);
-    const point = reduceForZoom(tf(5, { type: 'Polygon', coordinates: [[[10, 10], [12, 10], [12, 12], [10, 10]]] }, { id: 'x' }), spec, 3);
-    expect(point.feature.geometry?.type).toBe('Point');
-    expect(point.feature.id).toBe('x');
-    const p = tf(6, { type: 'Point', coordinates: [1, 2] });
+    expect(red.lod).toHaveLength(6);
+    // The original bbox and centroid, not the simplified ring's.
+    const xs = ring(big).filter((_, i) => i % 2 === 0), ys = ring(big).filter((_, i) => i % 2 === 1);
+    expect(red.lod?.slice(0, 4)).toEqual([Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)]);
+    const point = reduceForZoom(flat(tf(5, { type: 'Polygon', coordinates: [[[10, 10], [12, 10], [12, 12], [10, 10]]] }, { id: 'x' })), spec, 3) as FlatFeature;
+    expect(point.geom).toEqual({ k: 'points', type: 'Point', xy: [34 / 3, 32 / 3] });
+    expect(point.lod).toEqual([10, 10, 12, 12, 34 / 3, 32 / 3]);
+    expect(point.head.id).toBe('x');
+    const p = flat(tf(6, { type: 'Point', coordinates: [1, 2] }));
     expect(reduceForZoom(p, spec, 0)).toBe(p);
-    const square = tf(8, { type: 'Polygon', coordinates: [[[0, 0], [5000, 0], [5000, 5000], [0, 5000], [0, 0]]] });
+    const square = flat(tf(8, { type: 'Polygon', coordinates: [[[0, 0], [5000, 0], [5000, 5000], [0, 5000], [0, 0]]] }));
     expect(reduceForZoom(square, spec, 2)).toBe(square); // nothing to simplify: passed on as it is
+    // With lod none a sliver that collapses is dropped, not pointified.
+    const sliver = flat(features[300]);
+    expect(reduceForZoom(sliver, { side, lod: 'none' }, 0)).toBeNull();
   });
 
   it('places reduced features in the same tiles as the originals (bbox of reduced geometry stays inside)', () => {
     const spec = baseSpec({ side, minZoom: 3, maxZoom: 3, finestZoom: 9, layers: [{ id: 'cells' }] });
     const a = byKey(tileFeatures(features, spec));
-    const b = byKey(tileFeatures(features.map((f) => reduceForZoom(f, spec, 3)), spec));
+    const b = byKey(tileFeatures(reduceAll(features.map(flat), 3, spec), spec));
     expect([...b.keys()]).toEqual([...a.keys()]);
   });
 });

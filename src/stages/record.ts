@@ -1,0 +1,326 @@
+// Binary unit records: a feature's flat geometry, head and routing flags, so a unit loads without parsing coordinates again.
+import type { Feature } from '../model/feature.js';
+import type { Geometry, Mesh, Position } from '../model/geometry.js';
+import { bbox as geometryBBox } from '../model/measure.js';
+import type { Flat } from '../tiling/clip.js';
+import { featureHeadText, grown } from './encode-json.js';
+
+/** The members of a feature that tiles carry besides geometry. */
+export type FeatureHead = Pick<Feature, 'id' | 'featureClass' | 'parentId' | 'ref' | 'properties'>;
+
+/**
+ * Geometry on flat arrays of x, y pairs, 2D. The tiler holds input geometry in global pixels this way, and
+ * tiled geometry in zoom-global tile units: integers, where tile-local = value − tile index × EXTENT. Rings are
+ * closed; tiled polygon rings are oriented exterior positive, holes negative.
+ */
+export type TileGeometry =
+  | { k: 'points'; type: 'Point' | 'MultiPoint'; xy: Flat }
+  | { k: 'lines'; type: 'LineString' | 'MultiLineString'; parts: Flat[] }
+  | { k: 'polygons'; type: 'Polygon' | 'MultiPolygon'; polys: Flat[][] }
+  | { k: 'mesh'; geometry: Mesh; box: number[]; json?: Uint8Array }
+  | { k: 'collection'; members: TileGeometry[] };
+
+/**
+ * A feature as the tiler takes it. `lod`, when set, is `[minX, minY, maxX, maxY, cx, cy]` of the feature as
+ * input, before a reduction for coarser zooms simplified it or replaced it by its centroid.
+ */
+export interface FlatFeature {
+  seq: number;
+  layer: number;
+  head: FeatureHead;
+  geom: TileGeometry;
+  lod?: number[];
+  /** The feature's JSON tile head (`featureHeadText` with its layer), as UTF-8, when it came from a record. */
+  headJson?: Uint8Array;
+}
+
+export function headOf(f: Feature): FeatureHead {
+  const h: FeatureHead = { properties: f.properties ?? null };
+  if (f.id !== undefined) h.id = f.id;
+  if (f.featureClass !== undefined) h.featureClass = f.featureClass;
+  if (f.parentId !== undefined) h.parentId = f.parentId;
+  if (f.ref !== undefined) h.ref = f.ref;
+  return h;
+}
+
+// Record layout, native byte order (every platform Node ships for is little-endian), 8-byte aligned so the numbers
+// can be read through one Float64Array over the whole unit:
+//   u32 byte length (a multiple of 8) | u32 flags | f64 seq | u32 text bytes | u32 count of numbers
+//   | f64 × count: geometry stream, then the 6 lod numbers when flagged, then the head's byte length when meshes
+//   are flagged | UTF-8 text: the JSON tile head, then the JSON array of meshes when flagged | padding
+// Geometry stream: a code, then per code: points n·xy; lines parts (n·xy)…; polygons polys (rings (n·xy)…)…;
+// mesh its index in the meshes and box; collection members then each member.
+// The head is stored as the very bytes JSON tiles start each feature with: the tiler copies them as they are, and
+// parses them (closed with `null}`) for the members PBF tiles need.
+const HOME = 1, LOD = 2, MESHES = 4;
+const HEADER = 24;
+const enum G { Point = 1, MultiPoint, LineString, MultiLineString, Polygon, MultiPolygon, Mesh, Collection }
+const CODE = { Point: G.Point, MultiPoint: G.MultiPoint, LineString: G.LineString, MultiLineString: G.MultiLineString, Polygon: G.Polygon, MultiPolygon: G.MultiPolygon } as const;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** Encodes one record at a time into a reused buffer; `bytes()` is a view valid until the next `encode`. */
+export class RecordEncoder {
+  private buf = new Uint8Array(1 << 12);
+  private f64 = new Float64Array(this.buf.buffer);
+  private u32 = new Uint32Array(this.buf.buffer);
+  private n = 0; // numbers written
+  private meshes: Mesh[] = [];
+  private length = 0;
+  /** 2D bbox `[minX, minY, maxX, maxY]` of the positions of the last `encodeGeoJSON`. */
+  readonly box = new Float64Array(4);
+
+  /** A feature in the tiler's form (a reduced one on its way to the next level). */
+  encode(seq: number, layer: string, f: FlatFeature): void {
+    this.begin();
+    this.geometry(f.geom);
+    this.finish(seq, f.headJson ?? featureHeadText(f.head, layer), f.lod);
+  }
+
+  /**
+   * A GeoJSON feature, its geometry written straight into the stream (no flat arrays in between); false, with
+   * nothing to use, when the geometry has no inline position.
+   */
+  encodeGeoJSON(seq: number, layer: string, head: FeatureHead, g: Geometry): boolean {
+    this.begin();
+    const b = this.box;
+    b[0] = Infinity; b[1] = Infinity; b[2] = -Infinity; b[3] = -Infinity;
+    if (!this.geoJSON(g)) return false;
+    if (!(b[0] <= b[2])) return false;
+    this.finish(seq, featureHeadText(head, layer));
+    return true;
+  }
+
+  bytes(): Uint8Array { return this.buf.subarray(0, this.length); }
+
+  private begin(): void {
+    this.n = 0;
+    this.meshes = [];
+  }
+
+  private finish(seq: number, head: string | Uint8Array, lod?: number[]): void {
+    let flags = 0;
+    if (lod) { flags |= LOD; for (const v of lod) this.num(v); }
+    const meshes = this.meshes.length > 0 ? JSON.stringify(this.meshes) : '';
+    const headAt = HEADER + (this.n + (meshes ? 1 : 0)) * 8;
+    this.room(headAt + (typeof head === 'string' ? head.length * 3 : head.length) + meshes.length * 3 + 8);
+    const headBytes = typeof head === 'string' ? encoder.encodeInto(head, this.buf.subarray(headAt)).written : (this.buf.set(head, headAt), head.length);
+    let t = headBytes;
+    if (meshes) {
+      flags |= MESHES;
+      this.num(headBytes);
+      t += encoder.encodeInto(meshes, this.buf.subarray(headAt + headBytes)).written;
+    }
+    const len = (headAt + t + 7) & ~7;
+    this.buf.fill(0, headAt + t, len);
+    const u32 = this.u32;
+    u32[0] = len; u32[1] = flags; u32[4] = t; u32[5] = this.n;
+    this.f64[1] = seq;
+    this.length = len;
+  }
+
+  private room(n: number): void {
+    if (n <= this.buf.length) return;
+    this.buf = grown(this.buf, this.buf.length, n - this.buf.length) as Uint8Array<ArrayBuffer>;
+    this.f64 = new Float64Array(this.buf.buffer);
+    this.u32 = new Uint32Array(this.buf.buffer);
+  }
+
+  private num(v: number): void {
+    const at = HEADER / 8 + this.n;
+    if ((at + 1) * 8 > this.buf.length) this.room((at + 1) * 8);
+    this.f64[at] = v;
+    this.n++;
+  }
+
+  private flat(c: Flat): void {
+    this.num(c.length);
+    this.room(HEADER + (this.n + c.length) * 8);
+    const base = HEADER / 8 + this.n;
+    for (let i = 0; i < c.length; i++) this.f64[base + i] = c[i];
+    this.n += c.length;
+  }
+
+  private geometry(g: TileGeometry): void {
+    switch (g.k) {
+      case 'points': this.num(CODE[g.type]); this.flat(g.xy); return;
+      case 'lines': this.num(CODE[g.type]); this.num(g.parts.length); for (const p of g.parts) this.flat(p); return;
+      case 'polygons':
+        this.num(CODE[g.type]); this.num(g.polys.length);
+        for (const poly of g.polys) { this.num(poly.length); for (const r of poly) this.flat(r); }
+        return;
+      case 'mesh': this.mesh(g.geometry, g.box); return;
+      case 'collection': this.num(G.Collection); this.num(g.members.length); for (const m of g.members) this.geometry(m); return;
+    }
+  }
+
+  private mesh(m: Mesh, box: ArrayLike<number>): void {
+    this.num(G.Mesh); this.num(this.meshes.length); this.meshes.push(m);
+    for (let i = 0; i < 4; i++) this.num(box[i]);
+  }
+
+  private point(x: number, y: number): void {
+    this.num(2); this.num(x); this.num(y);
+    const b = this.box;
+    if (x < b[0]) b[0] = x;
+    if (y < b[1]) b[1] = y;
+    if (x > b[2]) b[2] = x;
+    if (y > b[3]) b[3] = y;
+  }
+
+  /** Positions as `n, x0, y0, …` (2D), growing `box`. */
+  private positions(ps: readonly Position[]): void {
+    this.num(ps.length * 2);
+    this.room(HEADER + (this.n + ps.length * 2) * 8);
+    const f = this.f64, b = this.box;
+    let at = HEADER / 8 + this.n;
+    for (let i = 0; i < ps.length; i++) {
+      const x = ps[i][0], y = ps[i][1];
+      f[at++] = x; f[at++] = y;
+      if (x < b[0]) b[0] = x;
+      if (y < b[1]) b[1] = y;
+      if (x > b[2]) b[2] = x;
+      if (y > b[3]) b[3] = y;
+    }
+    this.n += ps.length * 2;
+  }
+
+  /** The stream of what `flatten` would give; false when nothing is left (a mesh given only by `tiles`). */
+  private geoJSON(g: Geometry): boolean {
+    switch (g.type) {
+      case 'Point': this.num(G.Point); this.point(g.coordinates[0], g.coordinates[1]); return true;
+      case 'MultiPoint': this.num(G.MultiPoint); this.positions(g.coordinates); return true;
+      case 'LineString':
+        this.num(G.LineString); this.num(g.coordinates.length > 0 ? 1 : 0);
+        if (g.coordinates.length > 0) this.positions(g.coordinates);
+        return true;
+      case 'MultiLineString': this.num(G.MultiLineString); this.num(g.coordinates.length); for (const l of g.coordinates) this.positions(l); return true;
+      case 'Polygon':
+        this.num(G.Polygon); this.num(g.coordinates.length > 0 ? 1 : 0);
+        if (g.coordinates.length > 0) { this.num(g.coordinates.length); for (const r of g.coordinates) this.positions(r); }
+        return true;
+      case 'MultiPolygon': {
+        this.num(G.MultiPolygon);
+        let polys = 0;
+        for (const p of g.coordinates) if (p.length > 0) polys++;
+        this.num(polys);
+        for (const p of g.coordinates) { if (p.length === 0) continue; this.num(p.length); for (const r of p) this.positions(r); }
+        return true;
+      }
+      case 'PolyhedralSurface': case 'TIN': {
+        const b = geometryBBox(g);
+        if (b === null) return false;
+        const box = this.box;
+        if (b[0] < box[0]) box[0] = b[0];
+        if (b[1] < box[1]) box[1] = b[1];
+        if (b[3] > box[2]) box[2] = b[3];
+        if (b[4] > box[3]) box[3] = b[4];
+        this.mesh(g, [b[0], b[1], b[3], b[4]]);
+        return true;
+      }
+      case 'GeometryCollection': {
+        this.num(G.Collection);
+        const countAt = this.n;
+        this.num(0);
+        let members = 0;
+        for (const m of g.geometries) {
+          const mark = this.n, meshes = this.meshes.length;
+          if (this.geoJSON(m)) members++;
+          else { this.n = mark; this.meshes.length = meshes; }
+        }
+        this.f64[HEADER / 8 + countAt] = members;
+        return true;
+      }
+    }
+  }
+}
+
+/** Sets the home flag of a record written at `at` in `buf` (the same record goes to several cells). */
+export function setHome(buf: Uint8Array, at: number, home: boolean): void {
+  buf[at + 4] = (buf[at + 4] & ~HOME) | (home ? HOME : 0);
+}
+
+/** Walks the records of a unit's bytes: `next()` moves on, fields describe the current record, `feature()` decodes it. */
+export class RecordReader {
+  private readonly bytes: Uint8Array;
+  private readonly u32: Uint32Array;
+  private readonly f64: Float64Array;
+  private at = -1;
+  private end = 0;
+  seq = 0;
+  home = false;
+
+  constructor(bytes: Uint8Array) {
+    // Typed views need aligned offsets: a buffer from a pool or a base64 decode may not be.
+    this.bytes = bytes.byteOffset % 8 === 0 ? bytes : bytes.slice();
+    const b = this.bytes;
+    this.u32 = new Uint32Array(b.buffer, b.byteOffset, b.byteLength >> 2);
+    this.f64 = new Float64Array(b.buffer, b.byteOffset, b.byteLength >> 3);
+  }
+
+  next(): boolean {
+    this.at = this.at < 0 ? 0 : this.end;
+    if (this.at + HEADER > this.bytes.byteLength) return false;
+    const w = this.at >> 2;
+    this.end = this.at + this.u32[w];
+    this.home = (this.u32[w + 1] & HOME) !== 0;
+    this.seq = this.f64[(this.at >> 3) + 1];
+    return true;
+  }
+
+  /** The current record as a feature of layer index `layerIndex(layer id)`. */
+  feature(layerIndex: (id: string) => number): FlatFeature {
+    const w = this.at >> 2;
+    const flags = this.u32[w + 1], textBytes = this.u32[w + 4], count = this.u32[w + 5];
+    const base = (this.at + HEADER) >> 3;
+    const textAt = this.at + HEADER + count * 8;
+    const headBytes = flags & MESHES ? this.f64[base + count - 1] : textBytes;
+    const headJson = this.bytes.subarray(textAt, textAt + headBytes);
+    const head = JSON.parse(decoder.decode(headJson) + 'null}') as FeatureHead & { layer: string };
+    const meshes = flags & MESHES ? JSON.parse(decoder.decode(this.bytes.subarray(textAt + headBytes, textAt + textBytes))) as Mesh[] : [];
+    const r = new StreamReader(this.f64, base, meshes);
+    const geom = r.geometry();
+    const f: FlatFeature = { seq: this.seq, layer: layerIndex(head.layer), head, geom, headJson };
+    if (flags & LOD) f.lod = Array.from(this.f64.subarray(r.i, r.i + 6));
+    return f;
+  }
+}
+
+class StreamReader {
+  constructor(private readonly f: Float64Array, public i: number, private readonly meshes: Mesh[]) {}
+
+  private flat(): Flat {
+    const n = this.f[this.i++];
+    const out = new Array<number>(n);
+    for (let k = 0; k < n; k++) out[k] = this.f[this.i + k];
+    this.i += n;
+    return out;
+  }
+
+  private list<T>(item: () => T): T[] {
+    const n = this.f[this.i++];
+    const out = new Array<T>(n);
+    for (let k = 0; k < n; k++) out[k] = item();
+    return out;
+  }
+
+  geometry(): TileGeometry {
+    const code = this.f[this.i++] as G;
+    switch (code) {
+      case G.Point: case G.MultiPoint: return { k: 'points', type: code === G.Point ? 'Point' : 'MultiPoint', xy: this.flat() };
+      case G.LineString: case G.MultiLineString:
+        return { k: 'lines', type: code === G.LineString ? 'LineString' : 'MultiLineString', parts: this.list(() => this.flat()) };
+      case G.Polygon: case G.MultiPolygon:
+        return { k: 'polygons', type: code === G.Polygon ? 'Polygon' : 'MultiPolygon', polys: this.list(() => this.list(() => this.flat())) };
+      case G.Mesh: {
+        const geometry = this.meshes[this.f[this.i]];
+        const box = Array.from(this.f.subarray(this.i + 1, this.i + 5));
+        this.i += 5;
+        return { k: 'mesh', geometry, box };
+      }
+      case G.Collection: return { k: 'collection', members: this.list(() => this.geometry()) };
+      default: throw new Error(`corrupt unit record: geometry code ${String(code)}`);
+    }
+  }
+}

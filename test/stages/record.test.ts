@@ -1,0 +1,115 @@
+// Unit records: binary round trip of every geometry kind, heads as JSON tiles write them, and routing with home flags.
+import { describe, expect, it } from 'vitest';
+import type { Feature } from '../../src/model/feature.js';
+import type { Geometry } from '../../src/model/geometry.js';
+import { featureHeadText } from '../../src/stages/encode-json.js';
+import { routeRecord, unitChunks } from '../../src/stages/partition.js';
+import { headOf, RecordEncoder, RecordReader, type FlatFeature } from '../../src/stages/record.js';
+import { flatFeature } from '../../src/stages/tile.js';
+import type { ByteArena } from '../../src/stages/encode-json.js';
+
+const geometries: Geometry[] = [
+  { type: 'Point', coordinates: [1.5, -2.25] },
+  { type: 'MultiPoint', coordinates: [[1, 2], [3, 4, 5]] },
+  { type: 'LineString', coordinates: [[0, 0], [10, 0.125]] },
+  { type: 'MultiLineString', coordinates: [[[0, 0], [1, 1]], [[2, 2], [3, 3], [4, 5]]] },
+  { type: 'Polygon', coordinates: [[[0, 0], [4, 0], [4, 4], [0, 0]], [[1, 1], [2, 1], [2, 2], [1, 1]]] },
+  { type: 'MultiPolygon', coordinates: [[[[0, 0], [4, 0], [4, 4], [0, 0]]], [], [[[10, 10], [14, 10], [14, 14], [10, 10]]]] },
+  { type: 'TIN', coordinates: [[[[0, 0, 0], [1, 0, 1], [0, 1, 2], [0, 0, 0]]]] },
+  {
+    type: 'GeometryCollection', geometries: [
+      { type: 'Point', coordinates: [7, 8] },
+      { type: 'PolyhedralSurface', tiles: ['mesh/0.json'] },
+      { type: 'TIN', coordinates: [[[[5, 5, 0], [6, 5, 0], [5, 6, 0], [5, 5, 0]]]] },
+    ],
+  },
+];
+
+const head = { id: 'cell-ü', featureClass: 'cell', parentId: 3, ref: 'zarr://x', properties: { area: 12.5, tags: ['a', 'µ'], note: null } };
+
+describe('unit records', () => {
+  it('round-trips every geometry kind to what flatten gives, with seq, head, layer and home flag', () => {
+    const enc = new RecordEncoder();
+    const chunks: number[] = [];
+    geometries.forEach((g, i) => {
+      expect(enc.encodeGeoJSON(1e10 + i, 'cells', head, g)).toBe(true);
+      for (const b of enc.bytes()) chunks.push(b);
+    });
+    const all = new Uint8Array(chunks);
+    expect(all.length % 8).toBe(0);
+    const r = new RecordReader(all);
+    const seen: FlatFeature[] = [];
+    while (r.next()) {
+      expect(r.home).toBe(false);
+      seen.push(r.feature((id) => (id === 'cells' ? 4 : -1)));
+    }
+    expect(seen).toHaveLength(geometries.length);
+    seen.forEach((f, i) => {
+      const want = flatFeature({ seq: 1e10 + i, layer: 4, feature: { type: 'Feature', geometry: geometries[i], ...head } }) as FlatFeature;
+      expect(f.seq).toBe(want.seq);
+      expect(f.layer).toBe(4);
+      expect(f.geom).toEqual(want.geom);
+      expect(f.head).toMatchObject(head);
+      expect(new TextDecoder().decode(f.headJson)).toBe(featureHeadText(head, 'cells'));
+      expect(f.lod).toBeUndefined();
+    });
+  });
+
+  it('keeps the lod of a reduced feature and the head bytes it came with; reads unaligned bytes', () => {
+    const enc = new RecordEncoder();
+    const f = flatFeature({ seq: 9, layer: 0, feature: { type: 'Feature', geometry: { type: 'Point', coordinates: [3, 4] }, properties: { a: 1 } } }) as FlatFeature;
+    enc.encode(9, 'nuclei', { ...f, lod: [1, 2, 5, 6, 3, 4] });
+    const bytes = enc.bytes();
+    const shifted = new Uint8Array(bytes.length + 3).subarray(3);
+    shifted.set(bytes);
+    const r = new RecordReader(shifted);
+    expect(r.next()).toBe(true);
+    const back = r.feature(() => 0);
+    expect(back.lod).toEqual([1, 2, 5, 6, 3, 4]);
+    expect(back.geom).toEqual(f.geom);
+    // Re-encoding a decoded feature reuses its head bytes.
+    enc.encode(9, 'ignored', back);
+    const again = new RecordReader(enc.bytes().slice());
+    again.next();
+    expect(new TextDecoder().decode(again.feature(() => 0).headJson)).toBe(featureHeadText({ properties: { a: 1 } }, 'nuclei'));
+    expect(r.next()).toBe(false);
+  });
+
+  it('refuses a geometry without inline positions', () => {
+    expect(new RecordEncoder().encodeGeoJSON(1, 'l', { properties: null }, { type: 'TIN', tiles: ['t.json'] })).toBe(false);
+    expect(new RecordEncoder().encodeGeoJSON(1, 'l', { properties: null }, { type: 'LineString', coordinates: [] })).toBe(false);
+  });
+
+  it('routes a record to every cell it meets, home only in the cell of its centre, however full the cells get', () => {
+    const out = new Map<string, ByteArena>();
+    const enc = new RecordEncoder();
+    const homes = new Map<number, string>();
+    // Enough records that every cell's buffer grows several times.
+    for (let seq = 0; seq < 3000; seq++) {
+      const x = (seq * 37) % 200, y = (seq * 91) % 200;
+      const f: Feature = { type: 'Feature', geometry: { type: 'Polygon', coordinates: [[[x, y], [x + 30, y], [x + 30, y + 30], [x, y]]] }, properties: { seq } };
+      enc.encodeGeoJSON(seq, 'cells', headOf(f), f.geometry as Geometry);
+      routeRecord(out, '0/0/0/', enc.bytes(), enc.box, 100, 2, 1);
+      homes.set(seq, `0/0/0/${Math.min(1, Math.floor((x + 15) / 100))}/${Math.min(1, Math.floor((y + 15) / 100))}`);
+    }
+    const seenHome = new Map<number, string[]>();
+    const seenIn = new Map<number, number>();
+    for (const [key, bytes] of unitChunks(out)) {
+      const r = new RecordReader(bytes);
+      let last = -1;
+      while (r.next()) {
+        expect(r.seq).toBeGreaterThan(last); // input order kept
+        last = r.seq;
+        seenIn.set(r.seq, (seenIn.get(r.seq) ?? 0) + 1);
+        if (r.home) seenHome.set(r.seq, [...(seenHome.get(r.seq) ?? []), key]);
+        expect(r.feature(() => 0).head.properties).toEqual({ seq: r.seq });
+      }
+    }
+    for (const [seq, key] of homes) {
+      expect(seenHome.get(seq)).toEqual([key]);
+      const x = (seq * 37) % 200, y = (seq * 91) % 200;
+      const span = (v: number) => Math.min(1, Math.floor((v + 32) / 100)) - Math.max(0, Math.floor((v - 2) / 100)) + 1;
+      expect(seenIn.get(seq)).toBe(span(x) * span(y));
+    }
+  });
+});
