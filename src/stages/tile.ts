@@ -470,15 +470,17 @@ function pbfTile(entries: readonly Entry[], mask: Uint8Array | null, ec: EncodeC
 // JSON tiles are written into this reused buffer and copied out once.
 const jw = new JsonWriter();
 
-/** The JSON tile of the entries (those marked in `mask`, when given), in entry order. */
-function jsonTileOf(entries: readonly Entry[], mask: Uint8Array | null, ec: EncodeContext): Uint8Array | undefined {
+/** The JSON tile of the entries (those marked in `mask`, when given), in entry order; `sizes` gets each feature's bytes. */
+function jsonTileOf(entries: readonly Entry[], mask: Uint8Array | null, ec: EncodeContext, sizes?: Int32Array): Uint8Array | undefined {
   jw.pos = 0;
   jw.bytes(ec.prefix);
   let any = false;
   for (let i = 0; i < entries.length; i++) {
     if (mask !== null && !mask[i]) continue;
     if (any) jw.byte(44);
+    const at = jw.pos;
     writeJsonFeature(entries[i], ec);
+    if (sizes) sizes[i] = jw.pos - at;
     any = true;
   }
   jw.bytes(TILE_SUFFIX);
@@ -517,41 +519,55 @@ function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext, kept?: Set<Pr
 
 /**
  * Encodes a tile below the finest zoom within the byte budget, keeping the highest-priority features (a stable
- * hash of seq, so the choice never depends on input order). Features are taken in priority order: JSON sizes
- * are measured feature by feature until the next one would not fit (exact, and a tile of 50k sub-pixel points
- * costs the ~3k that fit, not all of them); PBF sizes are estimated from the command stream plus each new key
- * and value once, the kept set is encoded, and while it is still over budget the set shrinks geometrically.
- * `mask` marks kept entries.
+ * hash of seq, so the choice never depends on input order). Most tiles fit: the whole tile is encoded once, with
+ * each feature's JSON size noted on the way. When it does not fit, features are taken in priority order: JSON by
+ * their exact sizes until the next one would not fit; PBF by estimates (the command stream plus each new key and
+ * value once), then the kept set is encoded and, while still over budget, shrinks geometrically. `mask` marks
+ * kept entries (null: all kept).
  */
-function encodeWithinBudget(b: Bucket, ec: EncodeContext): { json: Uint8Array | undefined; pbf: Uint8Array | undefined; mask: Uint8Array } {
+function encodeWithinBudget(b: Bucket, ec: EncodeContext): { json: Uint8Array | undefined; pbf: Uint8Array | undefined; mask: Uint8Array | null } {
   const { spec } = ec;
   const entries = b.entries;
   const n = entries.length;
   const budget = spec.tileBudget;
-  const prio = new Float64Array(n);
-  for (let i = 0; i < n; i++) prio[i] = thinningPriority(entries[i].p.tf.seq);
-  const order = Array.from({ length: n }, (_, i) => i);
-  order.sort((i, j) => prio[j] - prio[i] || entries[i].p.tf.seq - entries[j].p.tf.seq);
+  let order: number[] | undefined;
+  const priorityOrder = (): number[] => {
+    if (order) return order;
+    const prio = new Float64Array(n);
+    for (let i = 0; i < n; i++) prio[i] = thinningPriority(entries[i].p.tf.seq);
+    order = Array.from({ length: n }, (_, i) => i);
+    return order.sort((i, j) => prio[j] - prio[i] || entries[i].p.tf.seq - entries[j].p.tf.seq);
+  };
 
   let k = n;
+  let json: Uint8Array | undefined;
   if (spec.formats.json) {
-    let size = ec.prefix.length + TILE_SUFFIX.length - 1; // one comma fewer than features
-    for (let r = 0; r < n; r++) {
-      const i = order[r];
-      jw.pos = 0;
-      writeJsonFeature(entries[i], ec);
-      if (size + jw.pos + 1 > budget) { k = r; break; }
-      size += jw.pos + 1;
+    const sizes = new Int32Array(n);
+    json = jsonTileOf(entries, null, ec, sizes);
+    if (json !== undefined && json.length > budget) {
+      json = undefined;
+      let size = ec.prefix.length + TILE_SUFFIX.length - 1; // one comma fewer than features
+      const ord = priorityOrder();
+      for (let r = 0; r < n; r++) {
+        const i = ord[r];
+        if (size + sizes[i] + 1 > budget) { k = r; break; }
+        size += sizes[i] + 1;
+      }
     }
   }
 
   let pbf: Uint8Array | undefined;
+  if (k === n) {
+    pbf = spec.formats.pbf ? pbfTile(entries, null, ec, b) : undefined;
+    if ((pbf?.length ?? 0) <= budget) return { json, pbf, mask: null };
+  }
   if (spec.formats.pbf) {
+    const ord = priorityOrder();
     const x0 = b.x * EXTENT, y0 = b.y * EXTENT;
     let size = 0;
     const seen = new Map<number, { keys: Set<number>; values: Set<number> }>();
     for (let r = 0; r < k; r++) {
-      const e = entries[order[r]];
+      const e = entries[ord[r]];
       if (mvtFeatureCount(e.g) === 0) continue;
       const a = e.attrs;
       let est = estimatePbfFeature(e, x0, y0);
@@ -570,10 +586,11 @@ function encodeWithinBudget(b: Bucket, ec: EncodeContext): { json: Uint8Array | 
     }
   }
 
+  const ord = priorityOrder();
   const mask = new Uint8Array(n);
   for (;;) {
     mask.fill(0);
-    for (let r = 0; r < k; r++) mask[order[r]] = 1;
+    for (let r = 0; r < k; r++) mask[ord[r]] = 1;
     pbf = spec.formats.pbf ? pbfTile(entries, k === n ? null : mask, ec, b) : undefined;
     const size = pbf?.length ?? 0;
     if (size <= budget || k === 0) return { json: spec.formats.json ? jsonTileOf(entries, k === n ? null : mask, ec) : undefined, pbf, mask };
