@@ -345,6 +345,14 @@ interface TileContext {
   t0: number;
 }
 
+/**
+ * Bytes of unit records held in memory before they spill: a fifth of the budget. The rest is for the workers'
+ * units in flight (features decoded, tiles encoded) and the parse batches in the window.
+ */
+function storeBudget(opts: Options): number {
+  return Math.floor(opts.memoryBudget / 5);
+}
+
 function markerPath(level: number, key: string): string {
   return `units/${level}/${unitFileName(key)}.json`;
 }
@@ -427,7 +435,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
   let store: SpillingStore | undefined;
   let interrupted = false;
   try {
-    store = new SpillingStore(path.join(spillRoot(s.opts, work), 'level-0'), Math.floor(s.opts.memoryBudget / 4));
+    store = new SpillingStore(path.join(spillRoot(s.opts, work), 'level-0'), storeBudget(s.opts));
     const planFile = await planInto(inputs, s, work, pool, store, io, t0, 1);
     await sink.begin({ force: s.opts.force, resume: s.opts.resume });
     const ctx: TileContext = { s, planFile, sink, work, pool, io, t0 };
@@ -545,25 +553,36 @@ async function finishPyramid(ctx: TileContext, so: { resumed: number; tileSecond
   const { plan, units: baseUnits, read } = ctx.planFile;
   const { s, work } = ctx;
   const tUpper = performance.now();
-  const readMarkers = (level: number, units: UnitPlan[]) => units.map((u) => work.readJson<UnitMarker>(markerPath(level, u.key)) as UnitMarker);
+  /**
+   * The level's markers in unit order. With a store, each marker's records for the level above go into it as the
+   * marker is read and are dropped from it: they may be most of the marker, and all of them at once would not be flat.
+   */
+  const readMarkers = (level: number, units: UnitPlan[], store?: SpillingStore) => units.map((u) => {
+    const m = work.readJson<UnitMarker>(markerPath(level, u.key)) as UnitMarker;
+    if (store) for (const [key, b64] of m.next) store.append(key, Buffer.from(b64, 'base64'));
+    m.next = [];
+    return m;
+  });
   /** Markers per level, each in unit order. */
-  const markers: UnitMarker[][] = [readMarkers(0, baseUnits)];
+  const markers: UnitMarker[][] = [];
   let resumed = so.resumed;
   let unitsTotal = baseUnits.length;
+  let below = baseUnits;
   for (let level = 1; level < plan.levels.length; level++) {
     throwIfAborted(ctx.io.signal);
-    const store = new SpillingStore(path.join(spillRoot(s.opts, work), `level-${level}`), Math.floor(s.opts.memoryBudget / 4));
+    const store = new SpillingStore(path.join(spillRoot(s.opts, work), `level-${level}`), storeBudget(s.opts));
     try {
       // Markers are read in unit order, so what a unit of this level reads does not depend on who tiled the level below.
-      for (const m of markers[level - 1]) for (const [key, b64] of m.next) store.append(key, Buffer.from(b64, 'base64'));
+      markers.push(readMarkers(level - 1, below, store));
       const units = planUpperUnits(store.keys(), level, plan.levels[level]);
       unitsTotal += units.length;
       resumed += await tileLevel(ctx, level, units, store);
-      markers.push(readMarkers(level, units));
+      below = units;
     } finally {
       store.close();
     }
   }
+  markers.push(readMarkers(plan.levels.length - 1, below));
   const upperSeconds = (performance.now() - tUpper) / 1000;
   return describe(ctx, markers, { resumed, unitsTotal, tileSeconds: so.tileSeconds + upperSeconds, readSeconds: ctx.planFile.readSeconds, read });
 }
