@@ -1,7 +1,8 @@
 // Benchmark harness of issue 4: generates synthetic slides, times our build (1 and 2 workers) against the naive script, prints the table.
 //
 // Usage (via `npm run bench`, which builds first): node bench/run.js [--sizes 100000,1000000] [--quick]
-//   [--skip-naive] [--out NAME (.bench/NAME.md/json, default results)] [--workers 1,2] [--seed 1] [--repeat N] [--keep] [--timeout SECONDS] [--build-arg ARG ...]
+//   [--skip-naive] [--out NAME (.bench/NAME.md/json, default results)] [--workers 1,2] [--seed 1]
+//   [--repeat N (default 3; the median run stands)] [--keep] [--timeout SECONDS] [--build-arg ARG ...]
 //   [--cli PATH (another build's bin/mudm-tiles.js)] [--poll (measure by polling /proc even if GNU time exists)]
 // Writes .bench/results.md and .bench/results.json (or --out NAME). Inputs are cached in .bench/ by size, seed and generator.
 import { spawn, spawnSync } from 'node:child_process';
@@ -30,7 +31,7 @@ const { values: args } = parseArgs({
     out: { type: 'string', default: 'results' },
     workers: { type: 'string', default: '1,2' },
     seed: { type: 'string', default: '1' },
-    repeat: { type: 'string', default: '1' },
+    repeat: { type: 'string', default: '3' },
     keep: { type: 'boolean' },
     timeout: { type: 'string', default: '3600' },
     'build-arg': { type: 'string', multiple: true, default: [] },

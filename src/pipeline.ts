@@ -371,11 +371,11 @@ async function tileLevel(ctx: TileContext, level: number, units: UnitPlan[], sto
   await runOrdered(todo.map((u, i) => ({ u, i })), ctx.s.opts.workers * 2, ({ u, i }) => {
     throwIfAborted(ctx.io.signal);
     // Records that leave the store move to the worker; those another unit still reads are copied.
-    const moved: ArrayBuffer[] = [];
+    const moved: Uint8Array[] = [];
     const sources = u.sources.map((src) => {
       if (lastReader.get(src) !== i) return store.peek(src);
       const taken = store.take(src);
-      if ('chunks' in taken) for (const c of taken.chunks) if (c.byteOffset === 0 && c.byteLength === c.buffer.byteLength) moved.push(c.buffer as ArrayBuffer);
+      if ('chunks' in taken) moved.push(...taken.chunks);
       return taken;
     });
     const task: TileTask = {
@@ -385,7 +385,7 @@ async function tileLevel(ctx: TileContext, level: number, units: UnitPlan[], sto
         layers: plan.layers.map((id) => ({ id })), formats: plan.formats, lod: plan.lod, tileBudget: plan.tileBudget, collection: plan.collection,
       },
     };
-    return ctx.pool.tile(task, [...new Set(moved)]);
+    return ctx.pool.tile(task, moved);
   }, async (r: UnitResult) => {
     const marker: UnitMarker = {
       key: r.key, byZoom: {}, largest: null, pointified: r.pointified, thinned: r.thinned, notInPbf: r.notInPbf,

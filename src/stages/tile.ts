@@ -5,11 +5,11 @@ import { bbox as geometryBBox } from '../model/measure.js';
 import { headOf, type FlatFeature, type TileGeometry } from './record.js';
 import { BUFFER, DISPLAY_TILE, EXTENT, tileRange, tileSize } from '../tiling/space.js';
 import { boxInside, boxMeets, clipLine, clipPoints, clipRing, type Flat, type Rect, coordsBBox } from '../tiling/clip.js';
-
-export type { FlatFeature, TileGeometry } from './record.js';
 import { quantisePoints, reverseRing, ringArea2, ringUsable, simplify, simplifyQuantise } from '../tiling/simplify.js';
 import { ByteArena, featureHeadText, JsonWriter, TILE_SUFFIX, tilePrefix } from './encode-json.js';
 import { encodePbf, estimatePbfFeature, mvtFeatureCount, pbfAttributes, PbfDictionary, valueBytes, type PbfAttributes, type PbfLayerInput } from './encode-pbf.js';
+
+export type { FlatFeature, TileGeometry } from './record.js';
 
 /** A GeoJSON feature to tile (tests and library callers); the pipeline hands the tiler `FlatFeature`s from unit records. */
 export interface TileFeature { seq: number; layer: number; feature: Feature }

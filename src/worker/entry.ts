@@ -2,14 +2,13 @@
 import { Piscina, transferableSymbol, valueSymbol } from 'piscina';
 import { parseBatch, type ParseResult, type ParseTask } from '../stages/parse.js';
 import { tileUnit, type TileTask, type UnitResult } from '../stages/unit.js';
+import { transferable } from './pool.js';
 
 export type Task = ParseTask | TileTask;
 
-/** `value` with the buffers behind `views` moved to the caller; only views that own their whole buffer can move. */
+/** `value` with the buffers behind `views` moved to the caller. */
 function moving<T>(value: T, views: Uint8Array[]): ReturnType<typeof Piscina.move> {
-  // A buffer may be shared by several views and must be listed once; pooled Node buffers are not transferable.
-  const owned = views.filter((v) => v.byteOffset === 0 && v.byteLength === v.buffer.byteLength && v.byteLength > 0);
-  const list = [...new Set(owned.map((v) => v.buffer))];
+  const list = transferable(views);
   return Piscina.move({ get [transferableSymbol]() { return list; }, get [valueSymbol]() { return value; } } as never);
 }
 

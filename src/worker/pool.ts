@@ -11,8 +11,8 @@ function workerFile(): string {
 
 export interface Pool {
   parse(task: ParseTask): Promise<ParseResult>;
-  /** `transfer`: buffers of the task that move to the worker (the caller must not use them again). */
-  tile(task: TileTask, transfer?: ArrayBuffer[]): Promise<UnitResult>;
+  /** `move`: bytes of the task that move to the worker rather than being copied (the caller must not use them again). */
+  tile(task: TileTask, move?: Uint8Array[]): Promise<UnitResult>;
   close(): Promise<void>;
 }
 
@@ -20,9 +20,18 @@ export function createPool(threads: number): Pool {
   const pool = new Piscina({ filename: workerFile(), minThreads: threads, maxThreads: threads, idleTimeout: 60_000 });
   return {
     parse: (task) => pool.run(task) as Promise<ParseResult>,
-    tile: (task, transfer) => pool.run(task, transfer && transfer.length > 0 ? { transferList: transfer } : {}) as Promise<UnitResult>,
+    tile: (task, move = []) => pool.run(task, { transferList: transferable(move) }) as Promise<UnitResult>,
     close: () => pool.destroy(),
   };
+}
+
+/**
+ * The buffers behind `views` that can move between threads: a buffer shared by several views is listed once, and
+ * only views that own their whole buffer qualify (pooled Node buffers hold other data too).
+ */
+export function transferable(views: Uint8Array[]): ArrayBuffer[] {
+  const owned = views.filter((v) => v.byteOffset === 0 && v.byteLength === v.buffer.byteLength && v.byteLength > 0);
+  return [...new Set(owned.map((v) => v.buffer as ArrayBuffer))];
 }
 
 /**
