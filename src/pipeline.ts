@@ -15,7 +15,8 @@ import { DirectorySink, type TileSink } from './io/sink.js';
 import { DiskWorkDir, MemoryWorkDir, type WorkDir } from './io/workdir.js';
 import { DataError, InputError, InterruptedError, OutputError, UsageError } from './report/errors.js';
 import { mergeStats, type LayerStats, type PlaneRule } from './stages/assign.js';
-import type { IssueSample, ParseResult, RawFeature } from './stages/parse.js';
+import { META, type IssueSample, type ParseResult, type RawBatch } from './stages/parse.js';
+import { ByteArena } from './stages/encode-json.js';
 import { SpillingStore, unitFileName } from './stages/partition.js';
 import { planBaseUnits, planLevels, planUpperUnits, planWorld, sortPlanes, type BuildPlan, type UnitPlan } from './stages/plan.js';
 import type { TileTask, UnitResult } from './stages/unit.js';
@@ -115,7 +116,7 @@ interface UnitMarker {
   overview?: string;
 }
 
-const BATCH_CHARS = 4 << 20;
+const BATCH_BYTES = 4 << 20;
 const BATCH_FEATURES = 4096;
 const SAMPLE_CAP = 20;
 const PLAN_FILE = 'plan.json';
@@ -222,51 +223,53 @@ async function readInputs(inputs: InputSpec[], s: Settings, pool: Pool, store: S
     if (n <= SAMPLE_CAP) sum.samples.push(x);
   };
   let seq = 0;
-  async function* batches(): AsyncGenerator<{ file: string; layer: string; rule: PlaneRule; features: RawFeature[]; seq0: number }> {
+  async function* batches(): AsyncGenerator<{ file: string; layer: string; rule: PlaneRule; raw: RawBatch; count: number; seq0: number }> {
     for (const input of inputs) {
       const file = input.source.name;
       const layer = opts.layer ?? input.layer ?? layerNameFor(file);
       const rule: PlaneRule = { fixed: input.plane ?? {}, fields: s.planeFields };
-      let batch: RawFeature[] = [];
-      let chars = 0;
+      // Feature bytes are copied into one buffer per batch, which then moves to a worker whole.
+      let bytes = new ByteArena(BATCH_BYTES + (BATCH_BYTES >> 2));
+      let meta: number[] = [];
+      const take = () => {
+        const b = { file, layer, rule, raw: { bytes: bytes.copy(), meta: Float64Array.from(meta) }, count: meta.length / META, seq0: seq };
+        seq += b.count;
+        bytes = new ByteArena(BATCH_BYTES + (BATCH_BYTES >> 2));
+        meta = [];
+        return b;
+      };
       try {
         for await (const ev of readDocuments(input.source)) {
           if (ev.kind === 'members') {
             collectMembers(sum, file, ev.members, opts.strict, sample);
             continue;
           }
-          let raw: RawFeature;
+          let featureBytes: Uint8Array;
           if (ev.kind === 'document') {
             if (ev.value !== null && typeof ev.value === 'object' && 'tilejson' in ev.value) {
               throw new InputError(`${file} is a tileset descriptor, not annotations`, file);
             }
-            raw = { index: ev.index, line: ev.line, column: ev.column, text: JSON.stringify(ev.value) };
+            featureBytes = new TextEncoder().encode(JSON.stringify(ev.value));
           } else {
-            raw = { index: ev.index, line: ev.line, column: ev.column, text: ev.text };
+            featureBytes = ev.bytes;
           }
-          batch.push(raw);
-          chars += raw.text.length;
-          if (chars >= BATCH_CHARS || batch.length >= BATCH_FEATURES) {
+          const start = bytes.addBytes(featureBytes);
+          meta.push(ev.index, ev.line, ev.column, start, bytes.pos);
+          if (bytes.pos >= BATCH_BYTES || meta.length >= BATCH_FEATURES * META) {
             throwIfAborted(io.signal);
-            yield { file, layer, rule, features: batch, seq0: seq };
-            seq += batch.length;
-            batch = [];
-            chars = 0;
+            yield take();
           }
         }
       } catch (err) {
         if (err instanceof ReadError) throw new InputError(`${err.where}: ${err.message}`, err.file, err.line, err.column);
         throw err;
       }
-      if (batch.length) {
-        yield { file, layer, rule, features: batch, seq0: seq };
-        seq += batch.length;
-      }
+      if (meta.length > 0) yield take();
     }
   }
   await runOrdered(batches(), opts.workers * 2, (b) => pool.parse({
     kind: 'parse', file: b.file, layer: b.layer, layerBy: opts.layerBy, rule: b.rule, cellSize: opts.unitSize,
-    side: knownSide, seq0: b.seq0, features: b.features, sampleCap: SAMPLE_CAP,
+    side: knownSide, seq0: b.seq0, raw: b.raw, sampleCap: SAMPLE_CAP,
   }), (r: ParseResult, b) => {
     if (r.syntax) {
       throw new InputError(`${b.file}:${r.syntax.line}:${r.syntax.column}: feature ${r.syntax.index}: ${r.syntax.message}`, b.file, r.syntax.line, r.syntax.column);

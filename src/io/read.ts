@@ -34,10 +34,30 @@ export interface FeatureEvent {
   /** 1-based position of the element's first byte. */
   line: number;
   column: number;
-  /** The element's exact JSON. */
-  text: string;
+  /** The element's exact JSON (decoded from `bytes` when first asked for). */
+  readonly text: string;
+  /** The element's exact UTF-8 bytes (a view into the source's chunk). */
+  readonly bytes: Uint8Array;
   /** The source name, so `parseFeature` can say where a syntax error is. */
   file: string;
+}
+
+const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+const utf8Encoder = new TextEncoder();
+
+/**
+ * A feature whose text or bytes is made from the other only when asked for: the build hands the bytes to its
+ * workers, so the reading thread never decodes them.
+ */
+class SplitFeature implements FeatureEvent {
+  readonly kind = 'feature';
+  constructor(
+    readonly index: number, readonly line: number, readonly column: number, readonly file: string,
+    private raw: Uint8Array | undefined, private decoded: string | undefined,
+  ) {}
+
+  get text(): string { return (this.decoded ??= utf8Decoder.decode(this.raw)); }
+  get bytes(): Uint8Array { return (this.raw ??= utf8Encoder.encode(this.decoded)); }
 }
 
 /** Every top-level member but `features` of an object whose `features` were streamed, once, after the last feature. */
@@ -445,7 +465,7 @@ class Splitter {
             i = n;
             break;
           }
-          this.emitFeature(this.decoder.decode(this.value.finish(chunk, end)), this.valueLine, this.valueColumn);
+          this.emitFeature(this.value.finish(chunk, end), this.valueLine, this.valueColumn);
           this.state = S.ArrNext;
           i = end;
           break;
@@ -685,8 +705,10 @@ class Splitter {
     }
   }
 
-  private emitFeature(text: string, line: number, column: number): void {
-    this.out.push({ kind: 'feature', index: this.featureIndex++, line, column, text, file: this.file });
+  private emitFeature(content: string | Uint8Array, line: number, column: number): void {
+    const text = typeof content === 'string' ? content : undefined;
+    const bytes = typeof content === 'string' ? undefined : content;
+    this.out.push(new SplitFeature(this.featureIndex++, line, column, this.file, bytes, text));
   }
 
   private beginValue(chunk: Uint8Array, i: number): void {

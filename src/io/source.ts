@@ -3,7 +3,10 @@ import { createReadStream } from 'node:fs';
 import { Readable, pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 
-/** A named producer of raw JSON bytes; `open()` may be called more than once for files and memory, once for streams. */
+/**
+ * A named producer of raw JSON bytes; `open()` may be called more than once for files and memory, once for streams.
+ * Chunks are not written to after they are yielded: features are handed on as views into them.
+ */
 export interface Source {
   /** What messages call it: the path, or `-` for standard input. */
   name: string;

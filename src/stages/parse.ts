@@ -10,7 +10,11 @@ import { routeRecord, unitChunks } from './partition.js';
 import { headOf, RecordEncoder } from './record.js';
 import type { ByteArena } from './encode-json.js';
 
-export interface RawFeature { index: number; line: number; column: number; text: string }
+/** Numbers per feature in `ParseTask.meta`: index, line, column, start and end of its bytes. */
+export const META = 5;
+
+/** Features of a batch as the reading thread hands them over: their UTF-8 back to back, and where each lies. */
+export interface RawBatch { bytes: Uint8Array; meta: Float64Array }
 
 export interface ParseTask {
   kind: 'parse';
@@ -24,7 +28,8 @@ export interface ParseTask {
   side?: number;
   /** Sequence number of the first feature of the batch. */
   seq0: number;
-  features: RawFeature[];
+  /** The features (moved to the worker, not copied). */
+  raw: RawBatch;
   /** Samples kept per issue code; the rest are only counted. */
   sampleCap: number;
 }
@@ -52,6 +57,8 @@ export interface ParseResult {
   syntax?: { index: number; line: number; column: number; message: string };
 }
 
+const decoder = new TextDecoder();
+
 /** Removes `radius` from geometries (spec 2.1 rule 3: it belongs in properties), so meshes kept whole do not carry it. */
 function dropRadius(g: Geometry): void {
   if ('radius' in g) delete (g as Record<string, unknown>).radius;
@@ -73,15 +80,18 @@ export function parseBatch(task: ParseTask): ParseResult {
   const skip = (why: string) => { res.skipped[why] = (res.skipped[why] ?? 0) + 1; };
   let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
 
-  for (let i = 0; i < task.features.length; i++) {
-    const raw = task.features[i];
+  const { bytes, meta } = task.raw;
+  for (let i = 0; i < meta.length / META; i++) {
+    const m = i * META;
+    const raw = { index: meta[m], line: meta[m + 1], column: meta[m + 2] };
+    const text = decoder.decode(bytes.subarray(meta[m + 3], meta[m + 4]));
     const seq = task.seq0 + i;
     res.read++;
     let value: unknown;
     try {
-      value = JSON.parse(raw.text);
+      value = JSON.parse(text);
     } catch (err) {
-      const e = jsonSyntaxError(task.file, raw.text, raw.line, raw.column, err);
+      const e = jsonSyntaxError(task.file, text, raw.line, raw.column, err);
       res.syntax = { index: raw.index, line: e.line, column: e.column, message: e.message };
       return res;
     }

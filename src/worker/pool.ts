@@ -19,7 +19,8 @@ export interface Pool {
 export function createPool(threads: number): Pool {
   const pool = new Piscina({ filename: workerFile(), minThreads: threads, maxThreads: threads, idleTimeout: 60_000 });
   return {
-    parse: (task) => pool.run(task) as Promise<ParseResult>,
+    // The batch's bytes move to the worker (the reading thread made them for it alone).
+    parse: (task) => pool.run(task, { transferList: transferable([task.raw.bytes, new Uint8Array(task.raw.meta.buffer)]) }) as Promise<ParseResult>,
     tile: (task, move = []) => pool.run(task, { transferList: transferable(move) }) as Promise<UnitResult>,
     close: () => pool.destroy(),
   };
