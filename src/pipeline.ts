@@ -228,13 +228,14 @@ async function readInputs(inputs: InputSpec[], s: Settings, pool: Pool, store: S
       const file = input.source.name;
       const layer = opts.layer ?? input.layer ?? layerNameFor(file);
       const rule: PlaneRule = { fixed: input.plane ?? {}, fields: s.planeFields };
-      // Feature bytes are copied into one buffer per batch, which then moves to a worker whole.
-      let bytes = new ByteArena(BATCH_BYTES + (BATCH_BYTES >> 2));
+      // Feature bytes are gathered in one reused buffer; each batch moves to a worker as a copy of exactly its bytes
+      // (a fresh large buffer per batch would leave the allocator holding freed ones: RSS grew with the input).
+      const bytes = new ByteArena(BATCH_BYTES + (BATCH_BYTES >> 2));
       let meta: number[] = [];
       const take = () => {
         const b = { file, layer, rule, raw: { bytes: bytes.copy(), meta: Float64Array.from(meta) }, count: meta.length / META, seq0: seq };
         seq += b.count;
-        bytes = new ByteArena(BATCH_BYTES + (BATCH_BYTES >> 2));
+        bytes.pos = 0;
         meta = [];
         return b;
       };
