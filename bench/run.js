@@ -1,7 +1,7 @@
 // Benchmark harness of issue 4: generates synthetic slides, times our build (1 and 2 workers) against the naive script, prints the table.
 //
 // Usage (via `npm run bench`, which builds first): node bench/run.js [--sizes 100000,1000000] [--quick]
-//   [--skip-naive] [--out NAME (.bench/NAME.md/json, default results)] [--workers 1,2] [--seed 1]
+//   [--skip-naive] [--gdal (also GDAL's ogr2ogr -f MVT, when installed)] [--out NAME (.bench/NAME.md/json, default results)] [--workers 1,2] [--seed 1]
 //   [--repeat N (default 3; the median run stands)] [--keep] [--timeout SECONDS] [--build-arg ARG ...]
 //   [--cli PATH (another build's bin/mudm-tiles.js)] [--poll (measure by polling /proc even if GNU time exists)]
 // Writes .bench/results.md and .bench/results.json (or --out NAME). Inputs are cached in .bench/ by size, seed and generator.
@@ -28,6 +28,7 @@ const { values: args } = parseArgs({
     sizes: { type: 'string', default: '100000,1000000' },
     quick: { type: 'boolean' },
     'skip-naive': { type: 'boolean' },
+    gdal: { type: 'boolean' },
     out: { type: 'string', default: 'results' },
     workers: { type: 'string', default: '1,2' },
     seed: { type: 'string', default: '1' },
@@ -215,18 +216,34 @@ function maxZoomFor(meta) {
 
 // ---------------------------------------------------------------- runs
 
-/** What one case runs: our build at a worker count, or the naive script, on one input. */
+/** GDAL's MVT writer when `ogr2ogr` is on the PATH (Debian `gdal-bin`), else null. */
+const OGR2OGR = (() => {
+  const r = spawnSync('ogr2ogr', ['--version'], { encoding: 'utf8' });
+  return r.status === 0 ? 'ogr2ogr' : null;
+})();
+
+/** What one case runs: our build at a worker count, the naive script, or GDAL's MVT writer, on one input. */
 function prepareCase({ kind, workers, meta, maxZoom }) {
-  const label = kind === 'naive' ? 'naive' : `ours W=${workers}`;
-  const slug = kind === 'naive' ? 'naive' : `ours-w${workers}`;
+  const label = kind === 'ours' ? `ours W=${workers}` : kind === 'gdal' ? 'GDAL ogr2ogr -f MVT (PBF only)' : 'naive';
+  const slug = kind === 'ours' ? `ours-w${workers}` : kind;
   const outDir = join(BENCH, 'out', `${meta.cells}`, slug);
   const zoomArgs = ['--min-zoom', '0', '--max-zoom', String(maxZoom)];
-  const commandArgs = kind === 'naive'
-    ? [NAIVE, meta.file, outDir, ...zoomArgs]
-    : [CLI, 'build', meta.file, '-o', outDir, '--force', '--workers', String(workers), ...zoomArgs, '--progress', 'none', ...args['build-arg']];
-  const base = { label, kind, workers: kind === 'naive' ? 1 : workers, cells: meta.cells, features: meta.features,
-    inputBytes: meta.bytes, maxZoom, command: ['node', ...commandArgs.map((a) => (a.startsWith(ROOT) ? relative(ROOT, a) : a))].join(' ') };
-  return { kind, meta, slug, outDir, commandArgs, base, attempts: [] };
+  let command = process.execPath;
+  let commandArgs;
+  if (kind === 'naive') commandArgs = [NAIVE, meta.file, outDir, ...zoomArgs];
+  else if (kind === 'ours') commandArgs = [CLI, 'build', meta.file, '-o', outDir, '--force', '--workers', String(workers), ...zoomArgs, '--progress', 'none', ...args['build-arg']];
+  else {
+    // The pixel world (side = 512 px × 2^maxZoom, as our default) as a square CRS extent whose top-left is the tile
+    // origin. GDAL counts tile rows down from the top of a y-up CRS, so the pyramid comes out mirrored in y: the same
+    // tiles' worth of work. GDAL writes PBF tiles (and metadata.json) only, no JSON tiles.
+    const side = 512 * 2 ** maxZoom;
+    command = OGR2OGR;
+    commandArgs = ['-f', 'MVT', outDir, meta.file, '-a_srs', 'EPSG:3857', '-nln', 'slide', '-dsco', 'FORMAT=DIRECTORY', '-dsco', 'COMPRESS=NO',
+      '-dsco', 'MINZOOM=0', '-dsco', `MAXZOOM=${maxZoom}`, '-dsco', `TILING_SCHEME=EPSG:3857,0,${side},${side}`];
+  }
+  const base = { label, kind, workers: kind === 'ours' ? workers : 1, cells: meta.cells, features: meta.features,
+    inputBytes: meta.bytes, maxZoom, command: [kind === 'gdal' ? command : 'node', ...commandArgs.map((a) => (a.startsWith(ROOT) ? relative(ROOT, a) : a))].join(' ') };
+  return { kind, meta, slug, outDir, command, commandArgs, base, attempts: [] };
 }
 
 /** Runs a case once more (unless it already failed) and keeps the attempt. */
@@ -240,7 +257,7 @@ async function runAttempt(c) {
   }
   rmSync(outDir, { recursive: true, force: true });
   log(`${base.label} @ ${meta.cells} cells, zooms 0-${base.maxZoom}${repeat > 1 ? `, run ${i + 1}/${repeat}` : ''}...`);
-  const r = await measure(base.label, process.execPath, c.commandArgs, join(BENCH, 'logs', `${meta.cells}-${slug}-${i + 1}`));
+  const r = await measure(base.label, c.command, c.commandArgs, join(BENCH, 'logs', `${meta.cells}-${slug}-${i + 1}`));
   const scanned = r.ok ? scanOutput(outDir) : null;
   let buildReport = null;
   if (r.ok && kind === 'ours' && existsSync(join(outDir, 'build-report.json'))) {
@@ -314,6 +331,13 @@ function ratios(results) {
   } else {
     lines.push(`- naive / ours (W=${top}) at ${small.toLocaleString('en-US')} cells: n/a (${!naive ? 'no naive run' : 'our build failed'})`);
   }
+  for (const r of results.filter((x) => x.kind === 'gdal' && x.ok)) {
+    const ours = find(r.cells, `ours W=${top}`);
+    if (!ours) continue;
+    (out.gdalOverOurs ??= {})[r.cells] = round(r.wall / ours.wall, 2);
+    lines.push(`- GDAL / ours (W=${top}) wall at ${r.cells.toLocaleString('en-US')} cells: **×${out.gdalOverOurs[r.cells]}** `
+      + `(GDAL writes PBF only; peak ${r.peakMiB} MiB vs ${ours.peakMiB} MiB)`);
+  }
   if (workerCounts.includes(1) && top > 1) {
     out.speedup = {};
     for (const n of sizes) {
@@ -361,6 +385,10 @@ async function main() {
     // The naive script needs the whole file as one string: at 1M cells (~800 MB) V8 refuses, and that
     // failure is itself the result, so it is run and recorded rather than skipped.
     if (!args['skip-naive']) cases.push(prepareCase({ kind: 'naive', meta, maxZoom }));
+    if (args.gdal) {
+      if (OGR2OGR) cases.push(prepareCase({ kind: 'gdal', meta, maxZoom }));
+      else log('--gdal: ogr2ogr is not on the PATH (apt-get install gdal-bin); skipped');
+    }
     // Repeats go round the cases, so a slow spell of a shared machine does not land on one case only.
     for (let i = 0; i < repeat; i++) for (const c of cases) await runAttempt(c);
     results.push(...cases.map(summarize));
