@@ -162,6 +162,30 @@ describe('buildPyramid', () => {
     expect(strip(fromStdin)).toEqual(strip(fromFile));
   });
 
+  it('gives the same bytes whatever the input framing and however the bytes are chunked', async () => {
+    const features = (fixture() as { features: Array<Record<string, unknown>> }).features;
+    // Multi-byte UTF-8 that tiny chunks cut in the middle.
+    (features[0].properties as Record<string, unknown>).note = 'Zellkern µ 🔬';
+    const texts = {
+      minified: JSON.stringify({ type: 'FeatureCollection', features }),
+      prettyCrlf: JSON.stringify({ type: 'FeatureCollection', features }, null, 2).replace(/\n/g, '\r\n'),
+      ndjson: features.map((f) => JSON.stringify(f)).join('\n') + '\n',
+      sequence: features.map((f) => `\x1e${JSON.stringify(f, null, 1)}\n`).join(''),
+    };
+    const outputs: Array<Map<string, string>> = [];
+    for (const text of Object.values(texts)) {
+      const bytes = Buffer.from(text, 'utf8');
+      const chunks = Array.from({ length: Math.ceil(bytes.length / 7) }, (_, i) => bytes.subarray(i * 7, i * 7 + 7));
+      const sink = new MemorySink();
+      await buildPyramid([{ source: streamSource('cells', Readable.from(chunks)) }], { ...OPTS, layer: 'cells' }, { sink });
+      outputs.push(new Map([...sink.files].filter(([k]) => k !== 'build-report.json').map(([k, v]) => [k, Buffer.from(v).toString('base64')])));
+    }
+    expect(outputs[0].size).toBeGreaterThan(10);
+    for (const o of outputs.slice(1)) expect(o).toEqual(outputs[0]);
+    const tile = JSON.parse(Buffer.from(outputs[0].get('2/0/0.json') as string, 'base64').toString('utf8')) as { features: Array<{ id: unknown; properties: Record<string, unknown> }> };
+    expect(tile.features.find((f) => f.id === 1)?.properties.note).toBe('Zellkern µ 🔬');
+  });
+
   it('puts planes into paths, bounds and center, and splits layers by featureClass', async () => {
     const fc = fixture() as { features: Array<{ properties: Record<string, unknown> | null }> };
     fc.features.forEach((f, i) => { if (f.properties) f.properties.ch = i % 2; });
