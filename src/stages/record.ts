@@ -71,11 +71,11 @@ export class RecordEncoder {
   /** 2D bbox `[minX, minY, maxX, maxY]` of the positions of the last `encodeGeoJSON`. */
   readonly box = new Float64Array(4);
 
-  /** A feature in the tiler's form (a reduced one on its way to the next level). */
-  encode(seq: number, layer: string, f: FlatFeature): void {
+  /** A feature in the tiler's form (a reduced one on its way to the next level); `layer` is its layer's id. */
+  encode(layer: string, f: FlatFeature): void {
     this.begin();
     this.geometry(f.geom);
-    this.finish(seq, f.headJson ?? featureHeadText(f.head, layer), f.lod);
+    this.finish(f.seq, f.headJson ?? featureHeadText(f.head, layer), f.lod);
   }
 
   /**

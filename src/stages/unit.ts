@@ -98,7 +98,7 @@ function reduceForNext(features: FlatFeature[], home: Set<number>, kept: Set<num
     const r = reduceForZoom(f, task.spec, reduceZoom);
     const b = r === null ? null : flatBBox(r.geom);
     if (r === null || b === null) continue;
-    enc.encode(r.seq, task.spec.layers[r.layer].id, r);
+    enc.encode(task.spec.layers[r.layer].id, r);
     routeRecord(out, prefix, enc.bytes(), b, ts, pad, n - 1);
   }
   return unitChunks(out);

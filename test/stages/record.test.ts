@@ -58,7 +58,7 @@ describe('unit records', () => {
   it('keeps the lod of a reduced feature and the head bytes it came with; reads unaligned bytes', () => {
     const enc = new RecordEncoder();
     const f = flatFeature({ seq: 9, layer: 0, feature: { type: 'Feature', geometry: { type: 'Point', coordinates: [3, 4] }, properties: { a: 1 } } }) as FlatFeature;
-    enc.encode(9, 'nuclei', { ...f, lod: [1, 2, 5, 6, 3, 4] });
+    enc.encode('nuclei', { ...f, lod: [1, 2, 5, 6, 3, 4] });
     const bytes = enc.bytes();
     const shifted = new Uint8Array(bytes.length + 3).subarray(3);
     shifted.set(bytes);
@@ -68,7 +68,7 @@ describe('unit records', () => {
     expect(back.lod).toEqual([1, 2, 5, 6, 3, 4]);
     expect(back.geom).toEqual(f.geom);
     // Re-encoding a decoded feature reuses its head bytes.
-    enc.encode(9, 'ignored', back);
+    enc.encode('ignored', back);
     const again = new RecordReader(enc.bytes().slice());
     again.next();
     expect(new TextDecoder().decode(again.feature(() => 0).headJson)).toBe(featureHeadText({ properties: { a: 1 } }, 'nuclei'));

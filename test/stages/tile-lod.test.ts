@@ -136,7 +136,7 @@ describe('reduceForZoom', () => {
   // The pipeline passes reduced features between units as binary records: go through them as it does.
   const enc = new RecordEncoder();
   const viaRecord = (f: FlatFeature): FlatFeature => {
-    enc.encode(f.seq, 'cells', f);
+    enc.encode('cells', f);
     const r = new RecordReader(enc.bytes().slice());
     expect(r.next()).toBe(true);
     return r.feature(() => f.layer);
