@@ -16,7 +16,7 @@ import { DiskWorkDir, MemoryWorkDir, type WorkDir } from './io/workdir.js';
 import { DataError, InputError, InterruptedError, OutputError, UsageError } from './report/errors.js';
 import { mergeStats, type LayerStats, type PlaneRule } from './stages/assign.js';
 import { META, type IssueSample, type ParseResult, type RawBatch } from './stages/parse.js';
-import { ByteArena } from './stages/encode-json.js';
+import { ByteArena } from './bytes.js';
 import { SpillingStore, unitFileName } from './stages/partition.js';
 import { planBaseUnits, planLevels, planUpperUnits, planWorld, sortPlanes, type BuildPlan, type UnitPlan } from './stages/plan.js';
 import type { TileTask, UnitResult } from './stages/unit.js';

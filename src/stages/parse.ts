@@ -7,8 +7,8 @@ import type { Issue } from '../validate/issue.js';
 import { BUFFER, EXTENT, type Dim } from '../tiling/space.js';
 import { assignPlane, layerOf, observeFeature, type LayerStats, type PlaneRule } from './assign.js';
 import { routeRecord, unitChunks } from './partition.js';
-import { headOf, RecordEncoder } from './record.js';
-import type { ByteArena } from './encode-json.js';
+import { RecordEncoder } from './record.js';
+import type { ByteArena } from '../bytes.js';
 
 /** Numbers per feature in `ParseTask.meta`: index, line, column, start and end of its bytes. */
 export const META = 5;
@@ -125,7 +125,8 @@ export function parseBatch(task: ParseTask): ParseResult {
     observeFeature(res.stats, layer, f);
     if (f.geometry === null) { skip('null-geometry'); continue; }
     dropRadius(f.geometry);
-    if (!enc.encodeGeoJSON(seq, layer, headOf(f), f.geometry)) { skip('no-inline-position'); continue; }
+    // The feature itself is its head: only id, featureClass, parentId, ref and properties are read.
+    if (!enc.encodeGeoJSON(seq, layer, f, f.geometry)) { skip('no-inline-position'); continue; }
     const b = enc.box;
     if (b[2] < 0 || b[3] < 0 || (task.side !== undefined && (b[0] >= task.side || b[1] >= task.side))) { skip('outside-world'); continue; }
     if (b[0] < minX) minX = b[0];

@@ -1,7 +1,7 @@
 // Partition stage: work-unit records grouped by key, held in memory below a budget and spilled to files above it.
 import fs from 'node:fs';
 import path from 'node:path';
-import { ByteArena } from './encode-json.js';
+import { ByteArena } from '../bytes.js';
 import { setHome } from './record.js';
 
 /**

@@ -3,7 +3,8 @@ import type { Feature } from '../model/feature.js';
 import type { Geometry, Mesh, Position } from '../model/geometry.js';
 import { bbox as geometryBBox } from '../model/measure.js';
 import type { Flat } from '../tiling/clip.js';
-import { featureHeadText, grown } from './encode-json.js';
+import { featureHeadText } from './encode-json.js';
+import { grown } from '../bytes.js';
 
 /** The members of a feature that tiles carry besides geometry. */
 export type FeatureHead = Pick<Feature, 'id' | 'featureClass' | 'parentId' | 'ref' | 'properties'>;
@@ -68,14 +69,19 @@ export class RecordEncoder {
   private n = 0; // numbers written
   private meshes: Mesh[] = [];
   private length = 0;
-  /** 2D bbox `[minX, minY, maxX, maxY]` of the positions of the last `encodeGeoJSON`. */
+  /** 2D bbox `[minX, minY, maxX, maxY]` of the positions of the last record (empty: min > max). */
   readonly box = new Float64Array(4);
 
-  /** A feature in the tiler's form (a reduced one on its way to the next level); `layer` is its layer's id. */
-  encode(layer: string, f: FlatFeature): void {
+  /**
+   * A feature in the tiler's form (a reduced one on its way to the next level); `layer` is its layer's id. False,
+   * with nothing to use, when the geometry has no position left.
+   */
+  encode(layer: string, f: FlatFeature): boolean {
     this.begin();
     this.geometry(f.geom);
+    if (!(this.box[0] <= this.box[2])) return false;
     this.finish(f.seq, f.headJson ?? featureHeadText(f.head, layer), f.lod);
+    return true;
   }
 
   /**
@@ -84,10 +90,8 @@ export class RecordEncoder {
    */
   encodeGeoJSON(seq: number, layer: string, head: FeatureHead, g: Geometry): boolean {
     this.begin();
-    const b = this.box;
-    b[0] = Infinity; b[1] = Infinity; b[2] = -Infinity; b[3] = -Infinity;
-    if (!this.geoJSON(g)) return false;
-    if (!(b[0] <= b[2])) return false;
+    this.geoJSON(g);
+    if (!(this.box[0] <= this.box[2])) return false; // no position met: a mesh given by `tiles`, empty coordinates
     this.finish(seq, featureHeadText(head, layer));
     return true;
   }
@@ -97,6 +101,16 @@ export class RecordEncoder {
   private begin(): void {
     this.n = 0;
     this.meshes = [];
+    const b = this.box;
+    b[0] = Infinity; b[1] = Infinity; b[2] = -Infinity; b[3] = -Infinity;
+  }
+
+  private grow(x: number, y: number): void {
+    const b = this.box;
+    if (x < b[0]) b[0] = x;
+    if (y < b[1]) b[1] = y;
+    if (x > b[2]) b[2] = x;
+    if (y > b[3]) b[3] = y;
   }
 
   private finish(seq: number, head: string | Uint8Array, lod?: number[]): void {
@@ -139,6 +153,7 @@ export class RecordEncoder {
     this.room(HEADER + (this.n + c.length) * 8);
     const base = HEADER / 8 + this.n;
     for (let i = 0; i < c.length; i++) this.f64[base + i] = c[i];
+    for (let i = 0; i + 1 < c.length; i += 2) this.grow(c[i], c[i + 1]);
     this.n += c.length;
   }
 
@@ -158,30 +173,25 @@ export class RecordEncoder {
   private mesh(m: Mesh, box: ArrayLike<number>): void {
     this.num(G.Mesh); this.num(this.meshes.length); this.meshes.push(m);
     for (let i = 0; i < 4; i++) this.num(box[i]);
+    this.grow(box[0], box[1]);
+    this.grow(box[2], box[3]);
   }
 
   private point(x: number, y: number): void {
     this.num(2); this.num(x); this.num(y);
-    const b = this.box;
-    if (x < b[0]) b[0] = x;
-    if (y < b[1]) b[1] = y;
-    if (x > b[2]) b[2] = x;
-    if (y > b[3]) b[3] = y;
+    this.grow(x, y);
   }
 
   /** Positions as `n, x0, y0, …` (2D), growing `box`. */
   private positions(ps: readonly Position[]): void {
     this.num(ps.length * 2);
     this.room(HEADER + (this.n + ps.length * 2) * 8);
-    const f = this.f64, b = this.box;
+    const f = this.f64;
     let at = HEADER / 8 + this.n;
     for (let i = 0; i < ps.length; i++) {
       const x = ps[i][0], y = ps[i][1];
       f[at++] = x; f[at++] = y;
-      if (x < b[0]) b[0] = x;
-      if (y < b[1]) b[1] = y;
-      if (x > b[2]) b[2] = x;
-      if (y > b[3]) b[3] = y;
+      this.grow(x, y);
     }
     this.n += ps.length * 2;
   }
@@ -211,11 +221,6 @@ export class RecordEncoder {
       case 'PolyhedralSurface': case 'TIN': {
         const b = geometryBBox(g);
         if (b === null) return false;
-        const box = this.box;
-        if (b[0] < box[0]) box[0] = b[0];
-        if (b[1] < box[1]) box[1] = b[1];
-        if (b[3] > box[2]) box[2] = b[3];
-        if (b[4] > box[3]) box[3] = b[4];
         this.mesh(g, [b[0], b[1], b[3], b[4]]);
         return true;
       }

@@ -6,7 +6,8 @@ import { headOf, type FlatFeature, type TileGeometry } from './record.js';
 import { BUFFER, DISPLAY_TILE, EXTENT, tileRange, tileSize } from '../tiling/space.js';
 import { boxInside, boxMeets, clipLine, clipPoints, clipRing, type Flat, type Rect, coordsBBox } from '../tiling/clip.js';
 import { quantisePoints, reverseRing, ringArea2, ringUsable, simplify, simplifyQuantise } from '../tiling/simplify.js';
-import { ByteArena, featureHeadText, JsonWriter, TILE_SUFFIX, tilePrefix } from './encode-json.js';
+import { featureHeadText, JsonWriter, TILE_SUFFIX, tilePrefix } from './encode-json.js';
+import { ByteArena } from '../bytes.js';
 import { encodePbf, estimatePbfFeature, mvtFeatureCount, pbfAttributes, PbfDictionary, valueBytes, type PbfAttributes, type PbfLayerInput } from './encode-pbf.js';
 
 export type { FlatFeature, TileGeometry } from './record.js';
@@ -89,7 +90,7 @@ function hasExtent(g: TileGeometry): boolean {
 }
 
 /** `[minX, minY, maxX, maxY]` of flat geometry (a mesh by its box), or null when it has no position. */
-export function flatBBox(g: TileGeometry): number[] | null {
+function flatBBox(g: TileGeometry): number[] | null {
   const b = [Infinity, Infinity, -Infinity, -Infinity];
   const grow = (c: ArrayLike<number>) => {
     for (let i = 0; i + 1 < c.length; i += 2) {

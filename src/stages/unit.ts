@@ -1,10 +1,10 @@
 // Tile one work unit: read its records, tile and encode its zooms, and reduce its own features for the level above.
 import fs from 'node:fs';
 import { BUFFER, EXTENT, tilePath, tileSize, type Dim } from '../tiling/space.js';
-import { flatBBox, reduceForZoom, tileFeatures, type TileSpec } from './tile.js';
+import { reduceForZoom, tileFeatures, type TileSpec } from './tile.js';
 import { routeRecord, unitChunks, type UnitSource } from './partition.js';
 import { RecordEncoder, RecordReader, type FlatFeature } from './record.js';
-import type { ByteArena } from './encode-json.js';
+import type { ByteArena } from '../bytes.js';
 import type { UnitPlan } from './plan.js';
 
 export interface TileTask {
@@ -96,10 +96,8 @@ function reduceForNext(features: FlatFeature[], home: Set<number>, kept: Set<num
   for (const f of features) {
     if (!home.has(f.seq) || !kept.has(f.seq)) continue;
     const r = reduceForZoom(f, task.spec, reduceZoom);
-    const b = r === null ? null : flatBBox(r.geom);
-    if (r === null || b === null) continue;
-    enc.encode(task.spec.layers[r.layer].id, r);
-    routeRecord(out, prefix, enc.bytes(), b, ts, pad, n - 1);
+    if (r === null || !enc.encode(task.spec.layers[r.layer].id, r)) continue;
+    routeRecord(out, prefix, enc.bytes(), enc.box, ts, pad, n - 1);
   }
   return unitChunks(out);
 }

@@ -124,6 +124,13 @@ export function expectSamePyramid(actual: string, expected: string, dropFromRepo
   }
 }
 
+/** The sample built on one machine with SHARDED_OPTS: the pyramid every sharded run must equal. Returns its path. */
+export async function buildLocalReference(): Promise<string> {
+  const out = path.join(tempDir('local'), 'out');
+  expectOk(await runCli(['build', SAMPLE, '-o', out, '-q', ...SHARDED_OPTS]), 'local build');
+  return out;
+}
+
 /** Polls until `cond` holds; false on timeout. */
 export async function waitFor(cond: () => boolean, timeoutMs: number, everyMs = 20): Promise<boolean> {
   const end = Date.now() + timeoutMs;

@@ -2,15 +2,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, SAMPLE, SHARDED_OPTS, cliBinDir, expectOk, expectSamePyramid, removeTemps, runCli, runProcess, tempDir } from './helpers.js';
+import { ROOT, SAMPLE, SHARDED_OPTS, buildLocalReference, cliBinDir, expectOk, expectSamePyramid, removeTemps, runProcess, tempDir } from './helpers.js';
 
 const PRESETS = path.join(ROOT, 'pipelines', 'presets');
 
 let local = '';
 
 beforeAll(async () => {
-  local = path.join(tempDir('local'), 'out');
-  expectOk(await runCli(['build', SAMPLE, '-o', local, '-q', ...SHARDED_OPTS]), 'local build');
+  local = await buildLocalReference();
 });
 
 afterAll(removeTemps);

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SAMPLE, SHARDED_OPTS, expectOk, expectSamePyramid, listFiles, removeTemps, runCli, tempDir, tmpLeftovers } from './helpers.js';
+import { SAMPLE, SHARDED_OPTS, buildLocalReference, expectOk, expectSamePyramid, listFiles, removeTemps, runCli, tempDir, tmpLeftovers } from './helpers.js';
 
 let local = '';
 
@@ -12,8 +12,7 @@ function snapshot(dir: string): Map<string, Buffer> {
 }
 
 beforeAll(async () => {
-  local = path.join(tempDir('local'), 'out');
-  expectOk(await runCli(['build', SAMPLE, '-o', local, '-q', ...SHARDED_OPTS]), 'local build');
+  local = await buildLocalReference();
 });
 
 afterAll(removeTemps);

@@ -6,7 +6,7 @@ import { featureHeadText } from '../../src/stages/encode-json.js';
 import { routeRecord, unitChunks } from '../../src/stages/partition.js';
 import { headOf, RecordEncoder, RecordReader, type FlatFeature } from '../../src/stages/record.js';
 import { flatFeature } from '../../src/stages/tile.js';
-import type { ByteArena } from '../../src/stages/encode-json.js';
+import type { ByteArena } from '../../src/bytes.js';
 
 const geometries: Geometry[] = [
   { type: 'Point', coordinates: [1.5, -2.25] },
