@@ -385,7 +385,7 @@ async function tileLevel(ctx: TileContext, level: number, units: UnitPlan[], sto
     const task: TileTask = {
       kind: 'tile', unit: u, dims: plan.dims, next: next ? { zoom: next.zoom } : undefined, sources,
       spec: {
-        side: plan.world.side, minZoom: lv.zoom, maxZoom: lv.topZoom, finestZoom: plan.maxZoom, cell: u.cell,
+        side: plan.world.side, minZoom: Math.max(lv.zoom, plan.minZoom), maxZoom: lv.topZoom, finestZoom: plan.maxZoom, cell: u.cell,
         layers: plan.layers.map((id) => ({ id })), formats: plan.formats, lod: plan.lod, tileBudget: plan.tileBudget, collection: plan.collection,
       },
     };

@@ -150,6 +150,19 @@ describe('buildPyramid', () => {
     expect(c.report.run.spilled).toBe(true);
   });
 
+  it('cuts units of about --unit-size pixels when --min-zoom is finer, with the same tiles', async () => {
+    // 2048 px world, 1024 px cells: units at zoom 1, each tiling zooms 2-3 of its cell (not one unit per zoom-2 tile
+    // re-reading a whole cell). The tiles are those of a build over all zooms.
+    const fine = await build({ minZoom: 2, maxZoom: 3, unitSize: 1024 });
+    const all = await build({ minZoom: 0, maxZoom: 3 });
+    expect(fine.report.units).toEqual({ levels: 1, total: 4 });
+    const tiles = (s: MemorySink) => new Map([...s.files].filter(([k]) => /^[23]\//.test(k)).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
+    expect(tiles(fine.sink).size).toBeGreaterThan(10);
+    expect(tiles(fine.sink)).toEqual(tiles(all.sink));
+    // Nothing coarser than --min-zoom but the overview descriptor at 0/0/0.
+    expect([...fine.sink.files.keys()].filter((k) => /^[01]\/\d+\/\d+\.(json|pbf)$/.test(k))).toEqual(['0/0/0.json']);
+  });
+
   it('gives the same bytes for a file and the same file on stdin', async () => {
     const dir = tmpDir('mudm-stdin');
     const file = path.join(dir, 'cells.json');
