@@ -471,21 +471,17 @@ function pbfTile(entries: readonly Entry[], mask: Uint8Array | null, ec: EncodeC
 // JSON tiles are written into this reused buffer and copied out once.
 const jw = new JsonWriter();
 
-/** The JSON tile of the entries (those marked in `mask`, when given), in entry order; `sizes` gets each feature's bytes. */
-function jsonTileOf(entries: readonly Entry[], mask: Uint8Array | null, ec: EncodeContext, sizes?: Int32Array): Uint8Array | undefined {
+/** The JSON tile of all the entries, in entry order. */
+function jsonTileOf(entries: readonly Entry[], ec: EncodeContext): Uint8Array | undefined {
+  if (entries.length === 0) return undefined;
   jw.pos = 0;
   jw.bytes(ec.prefix);
-  let any = false;
   for (let i = 0; i < entries.length; i++) {
-    if (mask !== null && !mask[i]) continue;
-    if (any) jw.byte(44);
-    const at = jw.pos;
+    if (i > 0) jw.byte(44);
     writeJsonFeature(entries[i], ec);
-    if (sizes) sizes[i] = jw.pos - at;
-    any = true;
   }
   jw.bytes(TILE_SUFFIX);
-  return any ? jw.buf.slice(0, jw.pos) : undefined;
+  return jw.buf.slice(0, jw.pos);
 }
 
 function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext, kept?: Set<Prepared>): TileResult {
@@ -500,7 +496,7 @@ function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext, kept?: Set<Pr
   if (zc.coarse && ec.lodAuto) {
     ({ json, pbf, mask } = encodeWithinBudget(b, ec));
   } else {
-    if (spec.formats.json) json = jsonTileOf(entries, null, ec);
+    if (spec.formats.json) json = jsonTileOf(entries, ec);
     if (spec.formats.pbf) pbf = pbfTile(entries, null, ec, b);
   }
   for (let i = 0; i < n; i++) {
@@ -518,12 +514,72 @@ function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext, kept?: Set<Pr
   return result;
 }
 
+/** JSON bytes a feature is expected to take: its head and about 7 bytes per number. Only picks a strategy. */
+function jsonSizeGuess(e: Entry): number {
+  const head = e.p.tf.headJson?.length ?? (e.p.headEnd > 0 ? e.p.headEnd - e.p.headStart : 160);
+  return head + 40 + 7 * numberCount(e.g);
+}
+
+function numberCount(g: TileGeometry): number {
+  switch (g.k) {
+    case 'points': return g.xy.length;
+    case 'lines': { let n = 0; for (const p of g.parts) n += p.length; return n; }
+    case 'polygons': { let n = 0; for (const poly of g.polys) for (const r of poly) n += r.length; return n; }
+    case 'mesh': return 64;
+    case 'collection': { let n = 0; for (const m of g.members) n += numberCount(m); return n; }
+  }
+}
+
+/**
+ * Each entry's JSON feature, written back to back into `jw` in the order given, each at [starts[i], ends[i]), until
+ * the tile they make would pass `budget`; returns how many of `order` fit.
+ */
+function writeJsonFeatures(entries: readonly Entry[], order: readonly number[] | null, ec: EncodeContext, budget: number, starts: Int32Array, ends: Int32Array): number {
+  jw.pos = 0;
+  let size = ec.prefix.length + TILE_SUFFIX.length - 1; // one comma fewer than features
+  for (let r = 0; r < entries.length; r++) {
+    const i = order === null ? r : order[r];
+    starts[i] = jw.pos;
+    writeJsonFeature(entries[i], ec);
+    ends[i] = jw.pos;
+    if (size + ends[i] - starts[i] + 1 > budget) return r;
+    size += ends[i] - starts[i] + 1;
+  }
+  return entries.length;
+}
+
+/** Bytes of the JSON tile of the entries marked in `mask` (all when null); 0 when none is. */
+function jsonTileSize(n: number, mask: Uint8Array | null, ec: EncodeContext, starts: Int32Array, ends: Int32Array): number {
+  let size = ec.prefix.length + TILE_SUFFIX.length - 1, kept = 0;
+  for (let i = 0; i < n; i++) if (mask === null || mask[i]) { size += ends[i] - starts[i] + 1; kept++; }
+  return kept === 0 ? 0 : size;
+}
+
+/** The JSON tile of the entries marked in `mask` (all when null), in entry order, from what writeJsonFeatures wrote. */
+function jsonTileFrom(n: number, mask: Uint8Array | null, ec: EncodeContext, starts: Int32Array, ends: Int32Array): Uint8Array | undefined {
+  const size = jsonTileSize(n, mask, ec, starts, ends);
+  if (size === 0) return undefined;
+  const out = new Uint8Array(size);
+  out.set(ec.prefix, 0);
+  let p = ec.prefix.length;
+  for (let i = 0; i < n; i++) {
+    if (mask !== null && !mask[i]) continue;
+    if (p > ec.prefix.length) out[p++] = 44;
+    out.set(jw.buf.subarray(starts[i], ends[i]), p);
+    p += ends[i] - starts[i];
+  }
+  out.set(TILE_SUFFIX, p);
+  return out;
+}
+
 /**
  * Encodes a tile below the finest zoom within the byte budget, keeping the highest-priority features (a stable
- * hash of seq, so the choice never depends on input order). Most tiles fit: the whole tile is encoded once, with
- * each feature's JSON size noted on the way. When it does not fit, features are taken in priority order: JSON by
- * their exact sizes until the next one would not fit; PBF by estimates (the command stream plus each new key and
- * value once), then the kept set is encoded and, while still over budget, shrinks geometrically. `mask` marks
+ * hash of seq, so the choice never depends on input order). Each feature's JSON is written once, and the tile is
+ * put together from those bytes. A tile that looks like it fits is written in entry order; one that looks over
+ * budget is written in priority order, stopping at the first feature that does not fit, so what is thinned is
+ * never encoded. JSON keeps features in priority order until the next would not fit; PBF by estimates (the
+ * command stream plus each new key and value once), then the kept set is encoded and, while still over budget,
+ * shrinks geometrically. The guess only picks the order of work: the bytes are the same either way. `mask` marks
  * kept entries (null: all kept).
  */
 function encodeWithinBudget(b: Bucket, ec: EncodeContext): { json: Uint8Array | undefined; pbf: Uint8Array | undefined; mask: Uint8Array | null } {
@@ -541,26 +597,28 @@ function encodeWithinBudget(b: Bucket, ec: EncodeContext): { json: Uint8Array | 
   };
 
   let k = n;
-  let json: Uint8Array | undefined;
+  const starts = new Int32Array(n), ends = new Int32Array(n);
   if (spec.formats.json) {
-    const sizes = new Int32Array(n);
-    json = jsonTileOf(entries, null, ec, sizes);
-    if (json !== undefined && json.length > budget) {
-      json = undefined;
-      let size = ec.prefix.length + TILE_SUFFIX.length - 1; // one comma fewer than features
+    let guess = ec.prefix.length;
+    for (let i = 0; i < n && guess <= budget; i++) guess += jsonSizeGuess(entries[i]);
+    if (guess > budget) k = writeJsonFeatures(entries, priorityOrder(), ec, budget, starts, ends);
+    else if (writeJsonFeatures(entries, null, ec, Infinity, starts, ends) && jsonTileSize(n, null, ec, starts, ends) > budget) {
+      // Over budget after all: keep in priority order what fits, by the sizes just written.
+      let size = ec.prefix.length + TILE_SUFFIX.length - 1;
       const ord = priorityOrder();
       for (let r = 0; r < n; r++) {
         const i = ord[r];
-        if (size + sizes[i] + 1 > budget) { k = r; break; }
-        size += sizes[i] + 1;
+        if (size + ends[i] - starts[i] + 1 > budget) { k = r; break; }
+        size += ends[i] - starts[i] + 1;
       }
     }
   }
+  const json = (mask: Uint8Array | null) => (spec.formats.json ? jsonTileFrom(n, mask, ec, starts, ends) : undefined);
 
   let pbf: Uint8Array | undefined;
   if (k === n) {
     pbf = spec.formats.pbf ? pbfTile(entries, null, ec, b) : undefined;
-    if ((pbf?.length ?? 0) <= budget) return { json, pbf, mask: null };
+    if ((pbf?.length ?? 0) <= budget) return { json: json(null), pbf, mask: null };
   }
   if (spec.formats.pbf) {
     const ord = priorityOrder();
@@ -594,7 +652,7 @@ function encodeWithinBudget(b: Bucket, ec: EncodeContext): { json: Uint8Array | 
     for (let r = 0; r < k; r++) mask[ord[r]] = 1;
     pbf = spec.formats.pbf ? pbfTile(entries, k === n ? null : mask, ec, b) : undefined;
     const size = pbf?.length ?? 0;
-    if (size <= budget || k === 0) return { json: spec.formats.json ? jsonTileOf(entries, k === n ? null : mask, ec) : undefined, pbf, mask };
+    if (size <= budget || k === 0) return { json: json(k === n ? null : mask), pbf, mask };
     k = Math.min(k - 1, Math.floor(k * Math.min(0.95, budget / size)));
   }
 }
