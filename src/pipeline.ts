@@ -10,7 +10,7 @@ import { renderPreviewPng } from './io/preview.js';
 import type { Multiscale } from './model/multiscale.js';
 import type { Vocabularies } from './model/vocabulary.js';
 import { resolveOptions, type Options } from './options.js';
-import { readDocuments, ReadError, layerNameFor, type Source } from './io/read.js';
+import { readEventBatches, ReadError, layerNameFor, type Source } from './io/read.js';
 import { DirectorySink, type TileSink } from './io/sink.js';
 import { DiskWorkDir, MemoryWorkDir, type WorkDir } from './io/workdir.js';
 import { DataError, InputError, InterruptedError, OutputError, UsageError } from './report/errors.js';
@@ -240,25 +240,27 @@ async function readInputs(inputs: InputSpec[], s: Settings, pool: Pool, store: S
         return b;
       };
       try {
-        for await (const ev of readDocuments(input.source)) {
-          if (ev.kind === 'members') {
-            collectMembers(sum, file, ev.members, opts.strict, sample);
-            continue;
-          }
-          let featureBytes: Uint8Array;
-          if (ev.kind === 'document') {
-            if (ev.value !== null && typeof ev.value === 'object' && 'tilejson' in ev.value) {
-              throw new InputError(`${file} is a tileset descriptor, not annotations`, file);
+        for await (const events of readEventBatches(input.source)) {
+          for (const ev of events) {
+            if (ev.kind === 'members') {
+              collectMembers(sum, file, ev.members, opts.strict, sample);
+              continue;
             }
-            featureBytes = new TextEncoder().encode(JSON.stringify(ev.value));
-          } else {
-            featureBytes = ev.bytes;
-          }
-          const start = bytes.addBytes(featureBytes);
-          meta.push(ev.index, ev.line, ev.column, start, bytes.pos);
-          if (bytes.pos >= BATCH_BYTES || meta.length >= BATCH_FEATURES * META) {
-            throwIfAborted(io.signal);
-            yield take();
+            let featureBytes: Uint8Array;
+            if (ev.kind === 'document') {
+              if (ev.value !== null && typeof ev.value === 'object' && 'tilejson' in ev.value) {
+                throw new InputError(`${file} is a tileset descriptor, not annotations`, file);
+              }
+              featureBytes = new TextEncoder().encode(JSON.stringify(ev.value));
+            } else {
+              featureBytes = ev.bytes;
+            }
+            const start = bytes.addBytes(featureBytes);
+            meta.push(ev.index, ev.line, ev.column, start, bytes.pos);
+            if (bytes.pos >= BATCH_BYTES || meta.length >= BATCH_FEATURES * META) {
+              throwIfAborted(io.signal);
+              yield take();
+            }
           }
         }
       } catch (err) {

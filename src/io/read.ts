@@ -79,6 +79,14 @@ export type ReadEvent = FeatureEvent | MembersEvent | DocumentEvent;
 
 /** Events of one source, in input order. Throws `ReadError` on syntax errors the splitter sees and on I/O errors. */
 export async function* readDocuments(source: Source): AsyncGenerator<ReadEvent> {
+  for await (const events of readEventBatches(source)) yield* events;
+}
+
+/**
+ * The events of `readDocuments`, a chunk's worth at a time (one await per chunk rather than per feature, for a
+ * consumer that handles events synchronously). Each array is valid until the next is asked for.
+ */
+export async function* readEventBatches(source: Source): AsyncGenerator<readonly ReadEvent[]> {
   const events: ReadEvent[] = [];
   const splitter = new Splitter(source.name, events);
   let chunks: AsyncIterable<Uint8Array>;
@@ -106,7 +114,7 @@ export async function* readDocuments(source: Source): AsyncGenerator<ReadEvent> 
       }
       // Handing over a chunk's events before reading the next chunk keeps memory at one chunk's worth of features.
       // Events before a syntax error go out first, so what the consumer sees never depends on where chunks end.
-      for (let k = 0; k < events.length; k++) yield events[k];
+      if (events.length > 0) yield events;
       events.length = 0;
       if (failure !== undefined) throw failure;
     }
@@ -116,7 +124,7 @@ export async function* readDocuments(source: Source): AsyncGenerator<ReadEvent> 
     } catch (e) {
       failure = e;
     }
-    for (const e of events) yield e;
+    if (events.length > 0) yield events;
     if (failure !== undefined) throw failure;
   } finally {
     // A consumer that stops early must not leave the file open.

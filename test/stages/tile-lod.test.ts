@@ -113,7 +113,7 @@ describe('thinning', () => {
     const rs = rng(11);
     const mixed: TileFeature[] = [];
     for (let i = 0; i < 150; i++) {
-      const g = i % 3 === 0 ? { type: 'Point' as const, coordinates: [100 + Math.round(rs() * 3000) / 10, 100 + Math.round(rs() * 3000) / 10] }
+      const g = i % 3 === 0 ? { type: 'Point' as const, coordinates: [100 + Math.round(rs() * 3000) / 10, 100 + Math.round(rs() * 3000) / 10] as [number, number] }
         : { type: 'Polygon' as const, coordinates: [starRing(rs, 110 + rs() * 290, 110 + rs() * 290, 50, 40)] };
       mixed.push(tf(i * 5 + 1, g, { id: i, properties: { n: i, note: 'n'.repeat(i % 3 === 0 ? 0 : 200) } }));
     }

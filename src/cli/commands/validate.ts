@@ -1,5 +1,5 @@
 // `mudm-tiles validate FILE...`: streams each file through the validators and reports issues, capped samples and counts.
-import { fileSource, parseFeature, readDocuments, ReadError, streamSource, type Source } from '../../io/read.js';
+import { fileSource, parseFeature, readEventBatches, ReadError, streamSource, type Source } from '../../io/read.js';
 import { InputError, UsageError } from '../../report/errors.js';
 import { CollectionValidator, validateDocument, type Issue, type Severity } from '../../validate/index.js';
 import type { CommandContext } from '../command.js';
@@ -152,40 +152,42 @@ export async function validateSource(
   const scratch: Issue[] = [];
   let sawMembers = false;
   try {
-    for await (const ev of readDocuments(source)) {
-      if (ev.kind === 'feature') {
-        const value = parseFeature(ev);
-        scratch.length = 0;
-        validator.feature(value, ev.index, scratch);
-        report.features++;
-        if (scratch.length > 0) {
-          const prefix = `/features/${ev.index}`;
-          let invalid = false;
-          for (const issue of scratch) {
-            if (issue.severity === 'error') invalid = true;
-            record(issue, ev.index, ev.line, ev.column, relativeTo(issue.path, prefix));
+    for await (const events of readEventBatches(source)) {
+      for (const ev of events) {
+        if (ev.kind === 'feature') {
+          const value = parseFeature(ev);
+          scratch.length = 0;
+          validator.feature(value, ev.index, scratch);
+          report.features++;
+          if (scratch.length > 0) {
+            const prefix = `/features/${ev.index}`;
+            let invalid = false;
+            for (const issue of scratch) {
+              if (issue.severity === 'error') invalid = true;
+              record(issue, ev.index, ev.line, ev.column, relativeTo(issue.path, prefix));
+            }
+            if (invalid) report.invalidFeatures++;
           }
-          if (invalid) report.invalidFeatures++;
-        }
-        if ((report.features & 4095) === 0) hooks.onProgress?.(source.name, report.features);
-      } else if (ev.kind === 'members') {
-        sawMembers = true;
-        const members = ev.members;
-        if (typeof members.type === 'string') report.type = members.type;
-        // A descriptor whose `features` member came before `tilejson` was streamed; its members are still a descriptor.
-        const issues = 'tilejson' in members ? validateDocument(members) : validator.end(members);
-        for (const issue of issues) record(issue, null, null, null, issue.path);
-      } else {
-        const value = ev.value;
-        const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);
-        report.kind = isObject && 'tilejson' in value ? 'descriptor' : 'document';
-        const type = isObject ? (value as { type?: unknown }).type : undefined;
-        if (typeof type === 'string') report.type = type;
-        const issues = validateDocument(value);
-        for (const issue of issues) record(issue, null, ev.line, ev.column, issue.path);
-        if (type === 'Feature') {
-          report.features = 1;
-          if (issues.some((i) => i.severity === 'error')) report.invalidFeatures = 1;
+          if ((report.features & 4095) === 0) hooks.onProgress?.(source.name, report.features);
+        } else if (ev.kind === 'members') {
+          sawMembers = true;
+          const members = ev.members;
+          if (typeof members.type === 'string') report.type = members.type;
+          // A descriptor whose `features` member came before `tilejson` was streamed; its members are still a descriptor.
+          const issues = 'tilejson' in members ? validateDocument(members) : validator.end(members);
+          for (const issue of issues) record(issue, null, null, null, issue.path);
+        } else {
+          const value = ev.value;
+          const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);
+          report.kind = isObject && 'tilejson' in value ? 'descriptor' : 'document';
+          const type = isObject ? (value as { type?: unknown }).type : undefined;
+          if (typeof type === 'string') report.type = type;
+          const issues = validateDocument(value);
+          for (const issue of issues) record(issue, null, ev.line, ev.column, issue.path);
+          if (type === 'Feature') {
+            report.features = 1;
+            if (issues.some((i) => i.severity === 'error')) report.invalidFeatures = 1;
+          }
         }
       }
     }
