@@ -1,7 +1,7 @@
 // Benchmark harness of issue 4: generates synthetic slides, times our build (1 and 2 workers) against the naive script, prints the table.
 //
 // Usage (via `npm run bench`, which builds first): node bench/run.js [--sizes 100000,1000000] [--quick]
-//   [--skip-naive] [--gdal (also GDAL's ogr2ogr -f MVT, when installed)] [--out NAME (.bench/NAME.md/json, default results)] [--workers 1,2] [--seed 1]
+//   [--skip-naive] [--skip-one-core (no W=1 run pinned to one core at the smallest size)] [--gdal (also GDAL's ogr2ogr -f MVT, when installed)] [--out NAME (.bench/NAME.md/json, default results)] [--workers 1,2] [--seed 1]
 //   [--repeat N (default 3; the median run stands)] [--keep] [--timeout SECONDS] [--build-arg ARG ...]
 //   [--cli PATH (another build's bin/mudm-tiles.js)] [--poll (measure by polling /proc even if GNU time exists)]
 // Writes .bench/results.md and .bench/results.json (or --out NAME). Inputs are cached in .bench/ by size, seed and generator.
@@ -28,6 +28,7 @@ const { values: args } = parseArgs({
     sizes: { type: 'string', default: '100000,1000000' },
     quick: { type: 'boolean' },
     'skip-naive': { type: 'boolean' },
+    'skip-one-core': { type: 'boolean' },
     gdal: { type: 'boolean' },
     out: { type: 'string', default: 'results' },
     workers: { type: 'string', default: '1,2' },
@@ -217,15 +218,19 @@ function maxZoomFor(meta) {
 // ---------------------------------------------------------------- runs
 
 /** GDAL's MVT writer when `ogr2ogr` is on the PATH (Debian `gdal-bin`), else null. */
+// A one-core run (taskset -c 0) gives the textbook single-processor time that a parallel speedup is measured against:
+// `--workers 1` alone still reads and writes on the main thread beside its worker, on the other core.
+const TASKSET = spawnSync('taskset', ['-c', '0', 'true']).status === 0 ? 'taskset' : null;
+
 const OGR2OGR = (() => {
   const r = spawnSync('ogr2ogr', ['--version'], { encoding: 'utf8' });
   return r.status === 0 ? 'ogr2ogr' : null;
 })();
 
 /** What one case runs: our build at a worker count, the naive script, or GDAL's MVT writer, on one input. */
-function prepareCase({ kind, workers, meta, maxZoom }) {
-  const label = kind === 'ours' ? `ours W=${workers}` : kind === 'gdal' ? 'GDAL ogr2ogr -f MVT (PBF only)' : 'naive';
-  const slug = kind === 'ours' ? `ours-w${workers}` : kind;
+function prepareCase({ kind, workers, meta, maxZoom, oneCore = false }) {
+  const label = kind === 'ours' ? `ours W=${workers}${oneCore ? ', one core' : ''}` : kind === 'gdal' ? 'GDAL ogr2ogr -f MVT (PBF only)' : 'naive';
+  const slug = kind === 'ours' ? `ours-w${workers}${oneCore ? '-1core' : ''}` : kind;
   const outDir = join(BENCH, 'out', `${meta.cells}`, slug);
   const zoomArgs = ['--min-zoom', '0', '--max-zoom', String(maxZoom)];
   let command = process.execPath;
@@ -241,8 +246,12 @@ function prepareCase({ kind, workers, meta, maxZoom }) {
     commandArgs = ['-f', 'MVT', outDir, meta.file, '-a_srs', 'EPSG:3857', '-nln', 'slide', '-dsco', 'FORMAT=DIRECTORY', '-dsco', 'COMPRESS=NO',
       '-dsco', 'MINZOOM=0', '-dsco', `MAXZOOM=${maxZoom}`, '-dsco', `TILING_SCHEME=EPSG:3857,0,${side},${side}`];
   }
+  if (oneCore) {
+    commandArgs = ['-c', '0', command, ...commandArgs];
+    command = TASKSET;
+  }
   const base = { label, kind, workers: kind === 'ours' ? workers : 1, cells: meta.cells, features: meta.features,
-    inputBytes: meta.bytes, maxZoom, command: [kind === 'gdal' ? command : 'node', ...commandArgs.map((a) => (a.startsWith(ROOT) ? relative(ROOT, a) : a))].join(' ') };
+    inputBytes: meta.bytes, maxZoom, command: [command === process.execPath ? 'node' : command, ...commandArgs.map((a) => (a === process.execPath ? 'node' : a.startsWith(ROOT) ? relative(ROOT, a) : a))].join(' ') };
   return { kind, meta, slug, outDir, command, commandArgs, base, attempts: [] };
 }
 
@@ -348,6 +357,12 @@ function ratios(results) {
         + (w1 && wt ? `**×${out.speedup[n]}** (target ≥ 1.7); cores used ${w1.cores} (W=1) and ${wt.cores} (W=${top})` : 'n/a (our build failed)'));
     }
   }
+  const oneCore = find(small, 'ours W=1, one core');
+  if (oneCore && oursTop) {
+    out.oneCoreSpeedup = round(oneCore.wall / oursTop.wall, 2);
+    lines.push(`- one core (W=1 under taskset -c 0) / W=${top} at ${small.toLocaleString('en-US')} cells: **×${out.oneCoreSpeedup}** `
+      + `(speedup over a single-processor run; W=1 alone already uses ${find(small, 'ours W=1')?.cores ?? '–'} cores)`);
+  }
   out.throughput = {};
   for (const large of sizes.filter((n) => n !== small)) {
     const a = find(small, `ours W=${top}`);
@@ -382,6 +397,7 @@ async function main() {
     inputs.push({ ...meta, file: relative(ROOT, meta.file) });
     const maxZoom = maxZoomFor(meta);
     const cases = workerCounts.map((workers) => prepareCase({ kind: 'ours', workers, meta, maxZoom }));
+    if (TASKSET && !args['skip-one-core'] && cells === Math.min(...sizes)) cases.push(prepareCase({ kind: 'ours', workers: 1, meta, maxZoom, oneCore: true }));
     // The naive script needs the whole file as one string: at 1M cells (~800 MB) V8 refuses, and that
     // failure is itself the result, so it is run and recorded rather than skipped.
     if (!args['skip-naive']) cases.push(prepareCase({ kind: 'naive', meta, maxZoom }));

@@ -110,8 +110,8 @@ interface UnitMarker {
   pointified: number[][];
   thinned: number[][];
   notInPbf: number;
-  /** Next-level key → binary records (record.ts), base64. */
-  next: [string, string][];
+  /** Next-level key → byte length of its binary records (record.ts), which lie back to back in the marker's `.next` file. */
+  next: [string, number][];
   /** With --preview: the unit's zoom-0 JSON tile (a FeatureCollection), which the preview of its plane is drawn from. */
   overview?: string;
 }
@@ -363,6 +363,11 @@ function markerPath(level: number, key: string): string {
   return `units/${level}/${unitFileName(key)}.json`;
 }
 
+/** The unit's records for the level above, beside its marker. */
+function nextPath(level: number, key: string): string {
+  return `units/${level}/${unitFileName(key)}.next`;
+}
+
 /** Tiles units of one level (those without a marker), writing tiles, then each unit's marker. Returns how many were skipped. */
 async function tileLevel(ctx: TileContext, level: number, units: UnitPlan[], store: SpillingStore): Promise<number> {
   const { plan } = ctx.planFile;
@@ -395,7 +400,7 @@ async function tileLevel(ctx: TileContext, level: number, units: UnitPlan[], sto
   }, async (r: UnitResult) => {
     const marker: UnitMarker = {
       key: r.key, byZoom: {}, largest: null, pointified: r.pointified, thinned: r.thinned, notInPbf: r.notInPbf,
-      next: r.next.map(([key, b]) => [key, Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64')]),
+      next: r.next.map(([key, b]) => [key, b.byteLength]),
     };
     // The zoom-0 JSON tile of a plane is its overview descriptor, written by finalize; the preview is drawn from it.
     const z0 = r.tiles.find((t) => t.z === 0 && t.path.endsWith('.json'));
@@ -412,7 +417,9 @@ async function tileLevel(ctx: TileContext, level: number, units: UnitPlan[], sto
       }
     }
     await Promise.all(files.map((t) => limit(() => ctx.sink.write(t.path, t.bytes))));
-    // The marker comes after every tile of the unit is in place: a unit with a marker never needs redoing.
+    // The marker comes after every tile of the unit and its records for the level above are in place: a unit with
+    // a marker never needs redoing.
+    if (r.next.length > 0) ctx.work.writeBytes(nextPath(level, r.key), r.next.map(([, b]) => b));
     ctx.work.writeJson(markerPath(level, r.key), marker);
     done++;
     tiles += files.length;
@@ -565,7 +572,12 @@ async function finishPyramid(ctx: TileContext, so: { resumed: number; tileSecond
    */
   const readMarkers = (level: number, units: UnitPlan[], store?: SpillingStore) => units.map((u) => {
     const m = work.readJson<UnitMarker>(markerPath(level, u.key)) as UnitMarker;
-    if (store) for (const [key, b64] of m.next) store.append(key, Buffer.from(b64, 'base64'));
+    if (store && m.next.length > 0) {
+      const bytes = work.readBytes(nextPath(level, u.key));
+      if (bytes === undefined) throw new OutputError(`the records of unit ${u.key} for the level above are missing from the work directory`, work.root);
+      let at = 0;
+      for (const [key, length] of m.next) { store.append(key, bytes.subarray(at, at + length)); at += length; }
+    }
     m.next = [];
     return m;
   });

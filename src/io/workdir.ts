@@ -10,6 +10,9 @@ export interface WorkDir {
   readonly root?: string;
   writeJson(rel: string, value: unknown): void;
   readJson<T>(rel: string): T | undefined;
+  /** Writes the parts one after the other as one file, atomically. */
+  writeBytes(rel: string, parts: readonly Uint8Array[]): void;
+  readBytes(rel: string): Uint8Array | undefined;
   exists(rel: string): boolean;
   /** Names of the entries of a folder, sorted; [] when it does not exist. */
   list(rel: string): string[];
@@ -23,16 +26,7 @@ export class DiskWorkDir implements WorkDir {
   constructor(readonly root: string) {}
 
   writeJson(rel: string, value: unknown): void {
-    const full = path.join(this.root, rel);
-    const tmp = `${full}.tmp-${this.tag}`;
-    try {
-      fs.mkdirSync(path.dirname(full), { recursive: true });
-      fs.writeFileSync(tmp, JSON.stringify(value));
-      fs.renameSync(tmp, full);
-    } catch (err) {
-      fs.rmSync(tmp, { force: true });
-      throw describeFsError(err, full);
-    }
+    this.writeAtomically(rel, (fd) => fs.writeFileSync(fd, JSON.stringify(value)));
   }
 
   readJson<T>(rel: string): T | undefined {
@@ -40,6 +34,37 @@ export class DiskWorkDir implements WorkDir {
       return JSON.parse(fs.readFileSync(path.join(this.root, rel), 'utf8')) as T;
     } catch {
       return undefined;
+    }
+  }
+
+  writeBytes(rel: string, parts: readonly Uint8Array[]): void {
+    // With a descriptor, writeFileSync writes all of the data at the current position (writeSync may write less).
+    this.writeAtomically(rel, (fd) => { for (const p of parts) fs.writeFileSync(fd, p); });
+  }
+
+  readBytes(rel: string): Uint8Array | undefined {
+    try {
+      return fs.readFileSync(path.join(this.root, rel));
+    } catch {
+      return undefined;
+    }
+  }
+
+  private writeAtomically(rel: string, write: (fd: number) => void): void {
+    const full = path.join(this.root, rel);
+    const tmp = `${full}.tmp-${this.tag}`;
+    try {
+      fs.mkdirSync(path.dirname(full), { recursive: true });
+      const fd = fs.openSync(tmp, 'w');
+      try {
+        write(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+      fs.renameSync(tmp, full);
+    } catch (err) {
+      fs.rmSync(tmp, { force: true });
+      throw describeFsError(err, full);
     }
   }
 
@@ -67,11 +92,16 @@ export class DiskWorkDir implements WorkDir {
 /** In-memory twin: the same contract without touching the disk. */
 export class MemoryWorkDir implements WorkDir {
   readonly root = undefined;
-  private readonly files = new Map<string, string>();
+  private readonly files = new Map<string, string | Uint8Array>();
   writeJson(rel: string, value: unknown): void { this.files.set(rel, JSON.stringify(value)); }
   readJson<T>(rel: string): T | undefined {
     const s = this.files.get(rel);
-    return s === undefined ? undefined : (JSON.parse(s) as T);
+    return typeof s === 'string' ? (JSON.parse(s) as T) : undefined;
+  }
+  writeBytes(rel: string, parts: readonly Uint8Array[]): void { this.files.set(rel, Buffer.concat(parts)); }
+  readBytes(rel: string): Uint8Array | undefined {
+    const b = this.files.get(rel);
+    return b instanceof Uint8Array ? b : undefined;
   }
   exists(rel: string): boolean { return this.files.has(rel) || this.list(rel).length > 0; }
   list(rel: string): string[] {

@@ -1,0 +1,36 @@
+// The work directory and its in-memory twin keep the same contract: JSON and byte files, listing, removal.
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DiskWorkDir, MemoryWorkDir, type WorkDir } from '../../src/io/workdir.js';
+import { tmpDir } from '../helpers/pyramid.js';
+
+const twins: Array<[string, () => WorkDir]> = [
+  ['on disk', () => new DiskWorkDir(path.join(tmpDir('mudm-work'), 'w'))],
+  ['in memory', () => new MemoryWorkDir()],
+];
+
+describe.each(twins)('work directory %s', (_, make) => {
+  it('writes byte parts as one file and reads them back; JSON files stay apart', () => {
+    const w = make();
+    w.writeBytes('units/0/a.next', [Uint8Array.of(1, 2, 3), new Uint8Array(0), Uint8Array.of(4, 5)]);
+    w.writeJson('units/0/a.json', { next: [['k', 5]] });
+    expect([...(w.readBytes('units/0/a.next') ?? [])]).toEqual([1, 2, 3, 4, 5]);
+    expect(w.readJson('units/0/a.json')).toEqual({ next: [['k', 5]] });
+    expect(w.readBytes('units/0/missing.next')).toBeUndefined();
+    expect(w.list('units/0')).toEqual(['a.json', 'a.next']);
+    w.removeFolder('units');
+    expect(w.readBytes('units/0/a.next')).toBeUndefined();
+    expect(w.exists('units/0/a.json')).toBe(false);
+  });
+
+  it('replaces a byte file whole, leaving no temporary file', () => {
+    const w = make();
+    w.writeBytes('x.next', [new Uint8Array(100).fill(7)]);
+    w.writeBytes('x.next', [Uint8Array.of(9)]);
+    expect([...(w.readBytes('x.next') ?? [])]).toEqual([9]);
+    if (w.root) expect(fs.readdirSync(w.root)).toEqual(['x.next']);
+    w.destroy();
+    expect(w.readBytes('x.next')).toBeUndefined();
+  });
+});
