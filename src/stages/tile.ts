@@ -514,6 +514,31 @@ function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext, kept?: Set<Pr
   return result;
 }
 
+/** Entry indexes by thinning priority, highest first; equal priorities by seq. */
+function byPriority(entries: readonly Entry[]): number[] {
+  const n = entries.length;
+  const bySeq = (i: number, j: number) => entries[i].p.tf.seq - entries[j].p.tf.seq;
+  if (n >= 2 ** 21) {
+    const prio = entries.map((e) => thinningPriority(e.p.tf.seq));
+    return Array.from({ length: n }, (_, i) => i).sort((i, j) => prio[j] - prio[i] || bySeq(i, j));
+  }
+  // (2^32 − 1 − priority) · 2^21 + index is exact in a double: a numeric sort of a typed array, no comparator calls.
+  const keys = new Float64Array(n);
+  for (let i = 0; i < n; i++) keys[i] = (4294967295 - thinningPriority(entries[i].p.tf.seq)) * 2097152 + i;
+  keys.sort();
+  const out = new Array<number>(n);
+  for (let r = 0; r < n; r++) out[r] = keys[r] % 2097152;
+  // Equal priorities (a 32-bit hash of distinct seqs rarely collides) come out by index: put each run in seq order.
+  for (let r = 0; r < n;) {
+    const p = Math.floor(keys[r] / 2097152);
+    let e = r + 1;
+    while (e < n && Math.floor(keys[e] / 2097152) === p) e++;
+    if (e - r > 1) out.splice(r, e - r, ...out.slice(r, e).sort(bySeq));
+    r = e;
+  }
+  return out;
+}
+
 /** JSON bytes a feature is expected to take: its head and about 7 bytes per number. Only picks a strategy. */
 function jsonSizeGuess(e: Entry): number {
   const head = e.p.tf.headJson?.length ?? (e.p.headEnd > 0 ? e.p.headEnd - e.p.headStart : 160);
@@ -588,13 +613,7 @@ function encodeWithinBudget(b: Bucket, ec: EncodeContext): { json: Uint8Array | 
   const n = entries.length;
   const budget = spec.tileBudget;
   let order: number[] | undefined;
-  const priorityOrder = (): number[] => {
-    if (order) return order;
-    const prio = new Float64Array(n);
-    for (let i = 0; i < n; i++) prio[i] = thinningPriority(entries[i].p.tf.seq);
-    order = Array.from({ length: n }, (_, i) => i);
-    return order.sort((i, j) => prio[j] - prio[i] || entries[i].p.tf.seq - entries[j].p.tf.seq);
-  };
+  const priorityOrder = (): number[] => (order ??= byPriority(entries));
 
   let k = n;
   const starts = new Int32Array(n), ends = new Int32Array(n);

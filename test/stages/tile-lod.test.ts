@@ -138,6 +138,18 @@ describe('thinning', () => {
     }
   });
 
+  it('breaks a tie of priorities by seq, whatever the layers', () => {
+    // The hash takes seq's low half xor a multiple of its high half: these two seqs share a priority.
+    const a = (5 ^ Math.imul(1, 0x9e3779b1)) >>> 0, b = 2 ** 32 + 5;
+    expect(thinningPriority(a)).toBe(thinningPriority(b));
+    const pt = (seq: number, id: number, layer: number) => tf(seq, { type: 'Point', coordinates: [100, 100] }, { id, properties: {} }, layer);
+    // b in layer 0 comes first in the tile, but a has the smaller seq: a is kept when only one fits.
+    const feats = [pt(b, 2, 0), pt(a, 1, 1)];
+    const one = Buffer.byteLength(JSON.stringify({ type: 'FeatureCollection', features: [jsonOf(tileFeatures(feats, { ...spec, maxZoom: 0, tileBudget: Infinity })[0]).features[0]] }));
+    const t = tileFeatures(feats, { ...spec, maxZoom: 0, tileBudget: one + 10, formats: { json: true, pbf: false } })[0];
+    expect(jsonOf(t).features.map((f) => f.id)).toEqual([1]);
+  });
+
   it('reports a tile thinned to nothing without bytes', () => {
     const t = tileFeatures(points.slice(0, 5), { ...spec, maxZoom: 0, tileBudget: 10 })[0];
     expect(t.json).toBeUndefined();
