@@ -57,6 +57,8 @@ export class DirectorySink implements TileSink {
         // Old tiles would mix with new ones: the zoom directories go, other files the user put there stay.
         for (const e of fs.readdirSync(this.root)) if (/^\d+$/.test(e)) fs.rmSync(path.join(this.root, e), { recursive: true, force: true });
       }
+      // A build killed while writing leaves a temporary file beside the tile it was writing.
+      if (resume) for (const e of fs.readdirSync(this.root)) if (/^\d+$/.test(e)) removeTemporaries(path.join(this.root, e));
     } catch (err) {
       throw describeFsError(err, this.root);
     }
@@ -100,6 +102,15 @@ export class DirectorySink implements TileSink {
   }
 
   async finish(): Promise<void> {}
+}
+
+/** Removes the temporary files of `write` (`NAME.tmp-TAG-N`) under `dir`. */
+function removeTemporaries(dir: string): void {
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) removeTemporaries(p);
+    else if (/\.tmp-[0-9a-f]{8}-\d+$/.test(e.name)) fs.rmSync(p, { force: true });
+  }
 }
 
 /** In-memory twin of DirectorySink, for tests and library callers that want the files as values. */

@@ -31,12 +31,17 @@ describe('--resume after SIGKILL', () => {
     expect(fs.existsSync(path.join(out, '.mudm-work', 'plan.json')), 'the plan survives the kill').toBe(true);
     const finished = markerCount(out);
     expect(finished).toBeGreaterThanOrEqual(3);
+    // A tile write the kill cut short leaves its temporary file (planted here, as the kill may land anywhere).
+    const zoomDir = fs.readdirSync(out).find((e) => /^\d+$/.test(e)) as string;
+    const planted = path.join(out, zoomDir, '0.pbf.tmp-0badcafe-7');
+    fs.writeFileSync(planted, 'half a tile');
 
     const resumed = await runCli(['build', input, '-o', out, '-q', '--resume', ...SLOW_OPTS]);
     expectOk(resumed, 'build --resume');
     const report = JSON.parse(fs.readFileSync(path.join(out, 'build-report.json'), 'utf8')) as { run: { resumed: number } };
     expect(report.run.resumed, 'units skipped because their markers existed').toBeGreaterThanOrEqual(finished);
     expect(fs.existsSync(path.join(out, '.mudm-work')), 'a finished build removes its work directory').toBe(false);
+    expect(fs.existsSync(planted), 'resume removes temporary files of the killed build').toBe(false);
     // run.resumed describes the run, not the pyramid; the report keeps such fields under run.
     expectSamePyramid(out, reference);
   });
