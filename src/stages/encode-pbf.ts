@@ -58,41 +58,45 @@ function pbfValue(v: unknown): PbfValue | undefined {
   return JSON.stringify(v);
 }
 
+/** A feature's MVT id (null: it has none of its own, the tiler gives it seq) and tags, before numbering. */
+export interface FeatureTags { id: number | null; keys: string[]; values: PbfValue[] }
+
 /**
- * Id and tags of a feature. Id: the input id when it is a non-negative safe integer, else `seq`. A string id
- * travels as the tag `id`; `featureClass`, `parentId` and `ref` as tags of those names. These members come first
- * and win over a property of the same name, so a tag name never appears twice in one MVT feature.
+ * Id and tags of a feature. Id: the input id when it is a non-negative safe integer. A string id travels as the
+ * tag `id`; `featureClass`, `parentId` and `ref` as tags of those names. These members come first and win over a
+ * property of the same name, so a tag name never appears twice in one MVT feature.
  */
-export function pbfAttributes(f: FeatureHead, seq: number, dict: PbfDictionary): PbfAttributes {
-  const id = typeof f.id === 'number' && Number.isSafeInteger(f.id) && f.id >= 0 ? f.id : seq;
-  const props = f.properties ?? null;
-  const names = props ? Object.keys(props) : [];
-  const max = names.length + 4;
-  const keys = new Array<number>(max);
-  const values = new Array<number>(max);
-  let n = 0;
+export function featureTags(f: FeatureHead): FeatureTags {
+  const id = typeof f.id === 'number' && Number.isSafeInteger(f.id) && f.id >= 0 ? f.id : null;
+  const keys: string[] = [];
+  const values: PbfValue[] = [];
   const member = (name: string, m: unknown) => {
     const v = pbfValue(m);
-    if (v !== undefined) { keys[n] = dict.key(name); values[n] = dict.value(v); n++; }
+    if (v !== undefined) { keys.push(name); values.push(v); }
   };
   if (typeof f.id === 'string') member('id', f.id);
   if (f.featureClass !== undefined) member('featureClass', f.featureClass);
   if (f.parentId !== undefined) member('parentId', f.parentId);
   if (f.ref !== undefined) member('ref', f.ref);
-  const taken = n;
+  const props = f.properties ?? null;
   if (props) {
-    for (const name of names) {
+    for (const name of Object.keys(props)) {
       const v = pbfValue(props[name]);
-      if (v === undefined) continue;
-      const k = dict.key(name);
-      let dup = false;
-      for (let i = 0; i < taken; i++) if (keys[i] === k) dup = true;
-      if (dup) continue;
-      keys[n] = k; values[n] = dict.value(v); n++;
+      // Property names are unique, so a name already among the keys is one of the members above.
+      if (v === undefined || keys.includes(name)) continue;
+      keys.push(name); values.push(v);
     }
   }
-  keys.length = n; values.length = n;
   return { id, keys, values };
+}
+
+/** The feature's tags numbered in `dict`; id `seq` when it has none of its own. */
+export function pbfAttributes(t: FeatureTags, seq: number, dict: PbfDictionary): PbfAttributes {
+  const n = t.keys.length;
+  const keys = new Array<number>(n);
+  const values = new Array<number>(n);
+  for (let i = 0; i < n; i++) { keys[i] = dict.key(t.keys[i]); values[i] = dict.value(t.values[i]); }
+  return { id: t.id ?? seq, keys, values };
 }
 
 /** One input feature placed in a tile: its attributes and its geometry in zoom-global tile units. */

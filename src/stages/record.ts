@@ -4,6 +4,7 @@ import type { Geometry, Mesh, Position } from '../model/geometry.js';
 import { bbox as geometryBBox } from '../model/measure.js';
 import type { Flat } from '../tiling/clip.js';
 import { featureHeadText } from './encode-json.js';
+import { featureTags, type FeatureTags, type PbfValue } from './encode-pbf.js';
 import { grown } from '../bytes.js';
 
 /** The members of a feature that tiles carry besides geometry. */
@@ -28,11 +29,30 @@ export type TileGeometry =
 export interface FlatFeature {
   seq: number;
   layer: number;
-  head: FeatureHead;
   geom: TileGeometry;
   lod?: number[];
-  /** The feature's JSON tile head (`featureHeadText` with its layer), as UTF-8, when it came from a record. */
+  /** The members tiles carry, for a feature made from GeoJSON; one read from a record has the three below instead. */
+  head?: FeatureHead;
+  /** The feature's JSON tile head (`featureHeadText` with its layer), as UTF-8. */
   headJson?: Uint8Array;
+  /** Its PBF id and tags, and the record bytes they were read from (which carry the layer id too). */
+  tags?: FeatureTags;
+  tagsBytes?: Uint8Array;
+}
+
+/** The feature's PBF id and tags. */
+export function tagsOf(f: FlatFeature): FeatureTags {
+  return (f.tags ??= featureTags(headOfFlat(f)));
+}
+
+/** The feature's JSON tile head as text, for a feature made from GeoJSON (one from a record has `headJson`). */
+export function headTextOf(f: FlatFeature, layer: string): string {
+  return featureHeadText(headOfFlat(f), layer);
+}
+
+function headOfFlat(f: FlatFeature): FeatureHead {
+  if (f.head === undefined) throw new Error(`feature ${f.seq} has neither its members nor their record bytes`);
+  return f.head;
 }
 
 export function headOf(f: Feature): FeatureHead {
@@ -48,11 +68,14 @@ export function headOf(f: Feature): FeatureHead {
 // can be read through one Float64Array over the whole unit:
 //   u32 byte length (a multiple of 8) | u32 flags | f64 seq | u32 text bytes | u32 count of numbers
 //   | f64 × count: geometry stream, then the 6 lod numbers when flagged, then the head's byte length when meshes
-//   are flagged | UTF-8 text: the JSON tile head, then the JSON array of meshes when flagged | padding
+//   are flagged | text: the tags, the JSON tile head (UTF-8), then the JSON array of meshes when flagged | padding
 // Geometry stream: a code, then per code: points n·xy; lines parts (n·xy)…; polygons polys (rings (n·xy)…)…;
 // mesh its index in the meshes and box; collection members then each member.
-// The head is stored as the very bytes JSON tiles start each feature with: the tiler copies them as they are, and
-// parses them (closed with `null}`) for the members PBF tiles need.
+// The head is stored as the very bytes JSON tiles start each feature with: the tiler copies them as they are.
+// The tags are the layer id and what PBF tiles need, binary, so a unit never parses JSON per feature (parsing
+// heads for them was ≈7% of a worker): u32 bytes after this field | u8 has id | f64 id when it has
+//   | u32 n, layer id | u32 count | per tag: u32 n, key | u8 kind (0 string, 1 number, 2 false, 3 true)
+//   | u32 n, string or f64 number; strings UTF-8, numbers little-endian and unaligned.
 const HOME = 1, LOD = 2, MESHES = 4;
 const HEADER = 24;
 const enum G { Point = 1, MultiPoint, LineString, MultiLineString, Polygon, MultiPolygon, Mesh, Collection }
@@ -60,6 +83,113 @@ const CODE = { Point: G.Point, MultiPoint: G.MultiPoint, LineString: G.LineStrin
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+
+/** Writes a feature's tags (see the layout above) into a reused buffer; the view is valid until the next call. */
+class TagWriter {
+  private buf = new Uint8Array(1 << 10);
+  private view = new DataView(this.buf.buffer);
+  private pos = 0;
+
+  encode(layer: string, t: FeatureTags): Uint8Array {
+    this.pos = 4;
+    this.room(9);
+    if (t.id === null) this.buf[this.pos++] = 0;
+    else { this.buf[this.pos++] = 1; this.view.setFloat64(this.pos, t.id, true); this.pos += 8; }
+    this.str(layer);
+    this.u32(t.keys.length);
+    for (let i = 0; i < t.keys.length; i++) {
+      this.str(t.keys[i]);
+      const v = t.values[i];
+      this.room(9);
+      if (typeof v === 'string') { this.buf[this.pos++] = 0; this.str(v); }
+      else if (typeof v === 'number') { this.buf[this.pos++] = 1; this.view.setFloat64(this.pos, v, true); this.pos += 8; }
+      else this.buf[this.pos++] = v ? 3 : 2;
+    }
+    this.view.setUint32(0, this.pos - 4, true);
+    return this.buf.subarray(0, this.pos);
+  }
+
+  private u32(v: number): void {
+    this.room(4);
+    this.view.setUint32(this.pos, v, true);
+    this.pos += 4;
+  }
+
+  private str(s: string): void {
+    this.room(4 + s.length * 3);
+    const b = this.buf, at = this.pos + 4;
+    // Keys and classes are short ASCII: copied by hand, without a view and a native call per string.
+    let n = 0;
+    for (; n < s.length; n++) {
+      const c = s.charCodeAt(n);
+      if (c >= 0x80) break;
+      b[at + n] = c;
+    }
+    if (n < s.length) n = encoder.encodeInto(s, b.subarray(at)).written;
+    this.view.setUint32(this.pos, n, true);
+    this.pos = at + n;
+  }
+
+  private room(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    this.buf = grown(this.buf, this.pos, n) as Uint8Array<ArrayBuffer>;
+    this.view = new DataView(this.buf.buffer);
+  }
+}
+
+const tagWriter = new TagWriter();
+
+/**
+ * Strings of the tags: the same few keys and classes come back in every record, so short ones are decoded once
+ * and found again by their bytes.
+ */
+class StringCache {
+  private readonly map = new Map<number, { b: Uint8Array; s: string }>();
+
+  get(src: Uint8Array, start: number, end: number): string {
+    const n = end - start;
+    if (n > 64) return decoder.decode(src.subarray(start, end));
+    let h = n;
+    for (let i = start; i < end; i++) h = Math.imul(h ^ src[i], 16777619);
+    const e = this.map.get(h);
+    if (e !== undefined && e.b.length === n) {
+      let same = true;
+      for (let i = 0; i < n && same; i++) same = e.b[i] === src[start + i];
+      if (same) return e.s;
+    }
+    const s = decoder.decode(src.subarray(start, end));
+    if (this.map.size < 4096) this.map.set(h, { b: src.slice(start, end), s });
+    return s;
+  }
+}
+
+const strings = new StringCache();
+
+/** Reads the tags written at `at` (see TagWriter): the layer id and the feature's PBF id and tags. */
+function readTags(b: Uint8Array, view: DataView, at: number): { layer: string; tags: FeatureTags } {
+  let p = at + 4;
+  let id: number | null = null;
+  if (b[p++] === 1) { id = view.getFloat64(p, true); p += 8; }
+  const str = (): string => {
+    const n = view.getUint32(p, true);
+    const s = strings.get(b, p + 4, p + 4 + n);
+    p += 4 + n;
+    return s;
+  };
+  const layer = str();
+  const count = view.getUint32(p, true);
+  p += 4;
+  const keys = new Array<string>(count);
+  const values = new Array<PbfValue>(count);
+  for (let i = 0; i < count; i++) {
+    keys[i] = str();
+    const kind = b[p++];
+    if (kind === 0) values[i] = str();
+    else if (kind === 1) { values[i] = view.getFloat64(p, true); p += 8; }
+    else values[i] = kind === 3;
+  }
+  return { layer, tags: { id, keys, values } };
+}
 
 /** Encodes one record at a time into a reused buffer; `bytes()` is a view valid until the next `encode`. */
 export class RecordEncoder {
@@ -80,7 +210,7 @@ export class RecordEncoder {
     this.begin();
     this.geometry(f.geom);
     if (!(this.box[0] <= this.box[2])) return false;
-    this.finish(f.seq, f.headJson ?? featureHeadText(f.head, layer), f.lod);
+    this.finish(f.seq, f.tagsBytes ?? tagWriter.encode(layer, tagsOf(f)), f.headJson ?? headTextOf(f, layer), f.lod);
     return true;
   }
 
@@ -92,7 +222,7 @@ export class RecordEncoder {
     this.begin();
     this.geoJSON(g);
     if (!(this.box[0] <= this.box[2])) return false; // no position met: a mesh given by `tiles`, empty coordinates
-    this.finish(seq, featureHeadText(head, layer));
+    this.finish(seq, tagWriter.encode(layer, featureTags(head)), featureHeadText(head, layer));
     return true;
   }
 
@@ -113,21 +243,23 @@ export class RecordEncoder {
     if (y > b[3]) b[3] = y;
   }
 
-  private finish(seq: number, head: string | Uint8Array, lod?: number[]): void {
+  private finish(seq: number, tags: Uint8Array, head: string | Uint8Array, lod?: number[]): void {
     let flags = 0;
     if (lod) { flags |= LOD; for (const v of lod) this.num(v); }
     const meshes = this.meshes.length > 0 ? JSON.stringify(this.meshes) : '';
-    const headAt = HEADER + (this.n + (meshes ? 1 : 0)) * 8;
+    const textAt = HEADER + (this.n + (meshes ? 1 : 0)) * 8;
+    const headAt = textAt + tags.length;
     this.room(headAt + (typeof head === 'string' ? head.length * 3 : head.length) + meshes.length * 3 + 8);
+    this.buf.set(tags, textAt);
     const headBytes = typeof head === 'string' ? encoder.encodeInto(head, this.buf.subarray(headAt)).written : (this.buf.set(head, headAt), head.length);
-    let t = headBytes;
+    let t = tags.length + headBytes;
     if (meshes) {
       flags |= MESHES;
       this.num(headBytes);
       t += encoder.encodeInto(meshes, this.buf.subarray(headAt + headBytes)).written;
     }
-    const len = (headAt + t + 7) & ~7;
-    this.buf.fill(0, headAt + t, len);
+    const len = (textAt + t + 7) & ~7;
+    this.buf.fill(0, textAt + t, len);
     const u32 = this.u32;
     u32[0] = len; u32[1] = flags; u32[4] = t; u32[5] = this.n;
     this.f64[1] = seq;
@@ -251,6 +383,7 @@ export class RecordReader {
   private readonly bytes: Uint8Array;
   private readonly u32: Uint32Array;
   private readonly f64: Float64Array;
+  private readonly view: DataView;
   private at = -1;
   private end = 0;
   seq = 0;
@@ -262,6 +395,7 @@ export class RecordReader {
     const b = this.bytes;
     this.u32 = new Uint32Array(b.buffer, b.byteOffset, b.byteLength >> 2);
     this.f64 = new Float64Array(b.buffer, b.byteOffset, b.byteLength >> 3);
+    this.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
   }
 
   next(): boolean {
@@ -280,13 +414,14 @@ export class RecordReader {
     const flags = this.u32[w + 1], textBytes = this.u32[w + 4], count = this.u32[w + 5];
     const base = (this.at + HEADER) >> 3;
     const textAt = this.at + HEADER + count * 8;
-    const headBytes = flags & MESHES ? this.f64[base + count - 1] : textBytes;
-    const headJson = this.bytes.subarray(textAt, textAt + headBytes);
-    const head = JSON.parse(decoder.decode(headJson) + 'null}') as FeatureHead & { layer: string };
-    const meshes = flags & MESHES ? JSON.parse(decoder.decode(this.bytes.subarray(textAt + headBytes, textAt + textBytes))) as Mesh[] : [];
+    const headAt = textAt + 4 + this.view.getUint32(textAt, true);
+    const headBytes = flags & MESHES ? this.f64[base + count - 1] : textAt + textBytes - headAt;
+    const headJson = this.bytes.subarray(headAt, headAt + headBytes);
+    const { layer, tags } = readTags(this.bytes, this.view, textAt);
+    const meshes = flags & MESHES ? JSON.parse(decoder.decode(this.bytes.subarray(headAt + headBytes, textAt + textBytes))) as Mesh[] : [];
     const r = new StreamReader(this.f64, base, meshes);
     const geom = r.geometry();
-    const f: FlatFeature = { seq: this.seq, layer: layerIndex(head.layer), head, geom, headJson };
+    const f: FlatFeature = { seq: this.seq, layer: layerIndex(layer), geom, headJson, tags, tagsBytes: this.bytes.subarray(textAt, headAt) };
     if (flags & LOD) f.lod = Array.from(this.f64.subarray(r.i, r.i + 6));
     return f;
   }

@@ -2,11 +2,11 @@
 import type { Feature } from '../model/feature.js';
 import type { Geometry, Position } from '../model/geometry.js';
 import { bbox as geometryBBox } from '../model/measure.js';
-import { headOf, type FlatFeature, type TileGeometry } from './record.js';
+import { headOf, headTextOf, tagsOf, type FlatFeature, type TileGeometry } from './record.js';
 import { BUFFER, DISPLAY_TILE, EXTENT, tileRange, tileSize } from '../tiling/space.js';
 import { boxInside, boxMeets, clipLine, clipPoints, clipRing, type Flat, type Rect, coordsBBox } from '../tiling/clip.js';
 import { quantisePoints, reverseRing, ringArea2, ringUsable, simplify, simplifyQuantise } from '../tiling/simplify.js';
-import { featureHeadText, JsonWriter, TILE_SUFFIX, tilePrefix } from './encode-json.js';
+import { JsonWriter, TILE_SUFFIX, tilePrefix } from './encode-json.js';
 import { ByteArena } from '../bytes.js';
 import { encodePbf, estimatePbfFeature, mvtFeatureCount, pbfAttributes, PbfDictionary, valueBytes, type PbfAttributes, type PbfLayerInput } from './encode-pbf.js';
 
@@ -434,14 +434,14 @@ function writeJsonFeature(e: Entry, ec: EncodeContext): void {
   const own = p.tf.headJson;
   if (own !== undefined) { jw.featureFrom(own, 0, own.length, e.g); return; }
   if (p.headEnd === 0) {
-    p.headStart = ec.heads.add(featureHeadText(p.tf.head, ec.spec.layers[p.tf.layer]?.id ?? String(p.tf.layer)));
+    p.headStart = ec.heads.add(headTextOf(p.tf, ec.spec.layers[p.tf.layer]?.id ?? String(p.tf.layer)));
     p.headEnd = ec.heads.pos;
   }
   jw.featureFrom(ec.heads.buf, p.headStart, p.headEnd, e.g);
 }
 
 function attrsOf(p: Prepared, dict: PbfDictionary): PbfAttributes {
-  p.attrs ??= pbfAttributes(p.tf.head, p.tf.seq, dict);
+  p.attrs ??= pbfAttributes(tagsOf(p.tf), p.tf.seq, dict);
   return p.attrs;
 }
 
@@ -766,9 +766,10 @@ export function reduceForZoom(f: FlatFeature, spec: Pick<TileSpec, 'side' | 'lod
   const lod = f.lod ?? lodOf(g);
   if (lod === null) return f;
   const zc = zoomContext({ side: spec.side, finestZoom: Infinity }, zoom);
-  const point = (): FlatFeature => ({ seq: f.seq, layer: f.layer, head: f.head, geom: { k: 'points', type: 'Point', xy: [lod[4], lod[5]] }, lod });
+  // The reduced feature keeps everything but its geometry (members, or their record bytes) and notes the original.
+  const point = (): FlatFeature => ({ ...f, geom: { k: 'points', type: 'Point', xy: [lod[4], lod[5]] }, lod });
   if (spec.lod === 'auto' && lod[2] - lod[0] < zc.subPixel && lod[3] - lod[1] < zc.subPixel) return point();
   const reduced = reduceGeometry(g, zc.sqTol);
   if (reduced === null) return spec.lod === 'auto' && hasExtent(g) ? point() : null;
-  return reduced === g ? f : { seq: f.seq, layer: f.layer, head: f.head, geom: reduced, lod };
+  return reduced === g ? f : { ...f, geom: reduced, lod };
 }

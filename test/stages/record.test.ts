@@ -4,6 +4,7 @@ import type { Feature } from '../../src/model/feature.js';
 import type { Geometry } from '../../src/model/geometry.js';
 import { featureHeadText } from '../../src/stages/encode-json.js';
 import { routeRecord, unitChunks } from '../../src/stages/partition.js';
+import { featureTags } from '../../src/stages/encode-pbf.js';
 import { headOf, RecordEncoder, RecordReader, type FlatFeature } from '../../src/stages/record.js';
 import { flatFeature } from '../../src/stages/tile.js';
 import type { ByteArena } from '../../src/bytes.js';
@@ -49,7 +50,9 @@ describe('unit records', () => {
       expect(f.seq).toBe(want.seq);
       expect(f.layer).toBe(4);
       expect(f.geom).toEqual(want.geom);
-      expect(f.head).toMatchObject(head);
+      // The members come back as PBF tags and JSON head bytes: nothing to parse per feature.
+      expect(f.head).toBeUndefined();
+      expect(f.tags).toEqual(featureTags(head));
       expect(new TextDecoder().decode(f.headJson)).toBe(featureHeadText(head, 'cells'));
       expect(f.lod).toBeUndefined();
     });
@@ -71,8 +74,33 @@ describe('unit records', () => {
     enc.encode('ignored', back);
     const again = new RecordReader(enc.bytes().slice());
     again.next();
-    expect(new TextDecoder().decode(again.feature(() => 0).headJson)).toBe(featureHeadText({ properties: { a: 1 } }, 'nuclei'));
+    const back2 = again.feature((id) => (id === 'nuclei' ? 7 : -1));
+    expect(new TextDecoder().decode(back2.headJson)).toBe(featureHeadText({ properties: { a: 1 } }, 'nuclei'));
+    expect(back2.layer).toBe(7);
+    expect(back2.tags).toEqual({ id: null, keys: ['a'], values: [1] });
     expect(r.next()).toBe(false);
+  });
+
+  it('carries ids and tags of every kind, long and non-ASCII strings, and similar strings apart', () => {
+    const heads = [
+      { id: 42, featureClass: 'nucleus', properties: { yes: true, no: false, n: -0.5, big: 1e300, s: 'Zellkern µ 🔬', gone: null, o: { a: [1, 2] } } },
+      { id: 'x-1', parentId: 42, properties: { s: 'a'.repeat(300), featureClass: 'shadowed' }, featureClass: 'cell' },
+      { properties: { k1: 'ab', k2: 'ba', k3: 'ab' } },
+      { properties: { k1: 'ba', k2: 'ab', k3: 'bb' } },
+      { properties: null },
+    ];
+    const enc = new RecordEncoder();
+    const parts: number[] = [];
+    heads.forEach((h, i) => { enc.encodeGeoJSON(i, `layer-${i}`, h, { type: 'Point', coordinates: [i, i] }); parts.push(...enc.bytes()); });
+    const r = new RecordReader(new Uint8Array(parts));
+    const layers: string[] = [];
+    heads.forEach((h) => {
+      expect(r.next()).toBe(true);
+      const f = r.feature((id) => layers.push(id));
+      expect(f.tags).toEqual(featureTags(h));
+    });
+    expect(layers).toEqual(heads.map((_, i) => `layer-${i}`));
+    expect(featureTags(heads[1]).keys).toEqual(['id', 'featureClass', 'parentId', 's']);
   });
 
   it('refuses a geometry without inline positions', () => {
@@ -102,7 +130,7 @@ describe('unit records', () => {
         last = r.seq;
         seenIn.set(r.seq, (seenIn.get(r.seq) ?? 0) + 1);
         if (r.home) seenHome.set(r.seq, [...(seenHome.get(r.seq) ?? []), key]);
-        expect(r.feature(() => 0).head.properties).toEqual({ seq: r.seq });
+        expect(r.feature(() => 0).tags).toEqual({ id: null, keys: ['seq'], values: [r.seq] });
       }
     }
     for (const [seq, key] of homes) {

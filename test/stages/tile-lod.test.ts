@@ -217,7 +217,7 @@ describe('reduceForZoom', () => {
     const point = reduceForZoom(flat(tf(5, { type: 'Polygon', coordinates: [[[10, 10], [12, 10], [12, 12], [10, 10]]] }, { id: 'x' })), spec, 3) as FlatFeature;
     expect(point.geom).toEqual({ k: 'points', type: 'Point', xy: [34 / 3, 32 / 3] });
     expect(point.lod).toEqual([10, 10, 12, 12, 34 / 3, 32 / 3]);
-    expect(point.head.id).toBe('x');
+    expect(point.head?.id).toBe('x');
     const p = flat(tf(6, { type: 'Point', coordinates: [1, 2] }));
     expect(reduceForZoom(p, spec, 0)).toBe(p);
     const square = flat(tf(8, { type: 'Polygon', coordinates: [[[0, 0], [5000, 0], [5000, 5000], [0, 5000], [0, 0]]] }));
