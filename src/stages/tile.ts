@@ -556,17 +556,20 @@ function numberCount(g: TileGeometry): number {
 }
 
 /**
- * Each entry's JSON feature, written back to back into `jw` in the order given, each at [starts[i], ends[i]), until
- * the tile they make would pass `budget`; returns how many of `order` fit.
+ * How many entries, taken in `order` (null: entry order), make a JSON tile within `budget`. With `write`, each
+ * entry's JSON feature is first written into `jw` back to back, at [starts[i], ends[i]), stopping at the first that
+ * does not fit; without, the sizes written before are used.
  */
-function writeJsonFeatures(entries: readonly Entry[], order: readonly number[] | null, ec: EncodeContext, budget: number, starts: Int32Array, ends: Int32Array): number {
-  jw.pos = 0;
+function jsonFeaturesThatFit(entries: readonly Entry[], order: readonly number[] | null, ec: EncodeContext, budget: number, starts: Int32Array, ends: Int32Array, write: boolean): number {
+  if (write) jw.pos = 0;
   let size = ec.prefix.length + TILE_SUFFIX.length - 1; // one comma fewer than features
   for (let r = 0; r < entries.length; r++) {
     const i = order === null ? r : order[r];
-    starts[i] = jw.pos;
-    writeJsonFeature(entries[i], ec);
-    ends[i] = jw.pos;
+    if (write) {
+      starts[i] = jw.pos;
+      writeJsonFeature(entries[i], ec);
+      ends[i] = jw.pos;
+    }
     if (size + ends[i] - starts[i] + 1 > budget) return r;
     size += ends[i] - starts[i] + 1;
   }
@@ -580,7 +583,7 @@ function jsonTileSize(n: number, mask: Uint8Array | null, ec: EncodeContext, sta
   return kept === 0 ? 0 : size;
 }
 
-/** The JSON tile of the entries marked in `mask` (all when null), in entry order, from what writeJsonFeatures wrote. */
+/** The JSON tile of the entries marked in `mask` (all when null), in entry order, from what jsonFeaturesThatFit wrote. */
 function jsonTileFrom(n: number, mask: Uint8Array | null, ec: EncodeContext, starts: Int32Array, ends: Int32Array): Uint8Array | undefined {
   const size = jsonTileSize(n, mask, ec, starts, ends);
   if (size === 0) return undefined;
@@ -620,16 +623,12 @@ function encodeWithinBudget(b: Bucket, ec: EncodeContext): { json: Uint8Array | 
   if (spec.formats.json) {
     let guess = ec.prefix.length;
     for (let i = 0; i < n && guess <= budget; i++) guess += jsonSizeGuess(entries[i]);
-    if (guess > budget) k = writeJsonFeatures(entries, priorityOrder(), ec, budget, starts, ends);
-    else if (writeJsonFeatures(entries, null, ec, Infinity, starts, ends) && jsonTileSize(n, null, ec, starts, ends) > budget) {
+    if (guess > budget) {
+      k = jsonFeaturesThatFit(entries, priorityOrder(), ec, budget, starts, ends, true);
+    } else {
+      jsonFeaturesThatFit(entries, null, ec, Infinity, starts, ends, true);
       // Over budget after all: keep in priority order what fits, by the sizes just written.
-      let size = ec.prefix.length + TILE_SUFFIX.length - 1;
-      const ord = priorityOrder();
-      for (let r = 0; r < n; r++) {
-        const i = ord[r];
-        if (size + ends[i] - starts[i] + 1 > budget) { k = r; break; }
-        size += ends[i] - starts[i] + 1;
-      }
+      if (jsonTileSize(n, null, ec, starts, ends) > budget) k = jsonFeaturesThatFit(entries, priorityOrder(), ec, budget, starts, ends, false);
     }
   }
   const json = (mask: Uint8Array | null) => (spec.formats.json ? jsonTileFrom(n, mask, ec, starts, ends) : undefined);
