@@ -217,11 +217,11 @@ function maxZoomFor(meta) {
 
 // ---------------------------------------------------------------- runs
 
-/** GDAL's MVT writer when `ogr2ogr` is on the PATH (Debian `gdal-bin`), else null. */
 // A one-core run (taskset -c 0) gives the textbook single-processor time that a parallel speedup is measured against:
 // `--workers 1` alone still reads and writes on the main thread beside its worker, on the other core.
 const TASKSET = spawnSync('taskset', ['-c', '0', 'true']).status === 0 ? 'taskset' : null;
 
+/** GDAL's MVT writer when `ogr2ogr` is on the PATH (Debian `gdal-bin`), else null. */
 const OGR2OGR = (() => {
   const r = spawnSync('ogr2ogr', ['--version'], { encoding: 'utf8' });
   return r.status === 0 ? 'ogr2ogr' : null;

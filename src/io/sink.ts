@@ -53,12 +53,11 @@ export class DirectorySink implements TileSink {
   async begin({ force, resume }: { force: boolean; resume: boolean }): Promise<void> {
     try {
       for (const f of COMPLETION_FILES) fs.rmSync(path.join(this.root, f), { force: true });
-      if (force && !resume) {
-        // Old tiles would mix with new ones: the zoom directories go, other files the user put there stay.
-        for (const e of fs.readdirSync(this.root)) if (/^\d+$/.test(e)) fs.rmSync(path.join(this.root, e), { recursive: true, force: true });
-      }
+      const zoomDirs = fs.readdirSync(this.root).filter((e) => /^\d+$/.test(e)).map((e) => path.join(this.root, e));
+      // Old tiles would mix with new ones: the zoom directories go, other files the user put there stay.
+      if (force && !resume) for (const d of zoomDirs) fs.rmSync(d, { recursive: true, force: true });
       // A build killed while writing leaves a temporary file beside the tile it was writing.
-      if (resume) for (const e of fs.readdirSync(this.root)) if (/^\d+$/.test(e)) removeTemporaries(path.join(this.root, e));
+      if (resume) for (const d of zoomDirs) removeTemporaries(d);
     } catch (err) {
       throw describeFsError(err, this.root);
     }
@@ -74,7 +73,7 @@ export class DirectorySink implements TileSink {
   async write(relPath: string, bytes: Uint8Array | string): Promise<void> {
     const full = path.join(this.root, relPath);
     const dir = path.dirname(full);
-    const tmp = `${full}.tmp-${this.tag}-${this.tmpCounter++}`;
+    const tmp = `${full}.tmp-${this.tag}-${this.tmpCounter++}`; // as TEMPORARY matches
     try {
       if (!this.dirs.has(dir)) {
         fs.mkdirSync(dir, { recursive: true });
@@ -104,12 +103,15 @@ export class DirectorySink implements TileSink {
   async finish(): Promise<void> {}
 }
 
-/** Removes the temporary files of `write` (`NAME.tmp-TAG-N`) under `dir`. */
+/** Names of the temporary files of `DirectorySink.write`: `NAME.tmp-TAG-N`. */
+const TEMPORARY = /\.tmp-[0-9a-f]{8}-\d+$/;
+
+/** Removes the temporary files of `write` under `dir`. */
 function removeTemporaries(dir: string): void {
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, e.name);
     if (e.isDirectory()) removeTemporaries(p);
-    else if (/\.tmp-[0-9a-f]{8}-\d+$/.test(e.name)) fs.rmSync(p, { force: true });
+    else if (TEMPORARY.test(e.name)) fs.rmSync(p, { force: true });
   }
 }
 

@@ -83,7 +83,7 @@ export function parseBatch(task: ParseTask): ParseResult {
   const { bytes, meta } = task.raw;
   for (let i = 0; i < meta.length / META; i++) {
     const m = i * META;
-    const raw = { index: meta[m], line: meta[m + 1], column: meta[m + 2] };
+    const index = meta[m], line = meta[m + 1];
     const text = decoder.decode(bytes.subarray(meta[m + 3], meta[m + 4]));
     const seq = task.seq0 + i;
     res.read++;
@@ -91,8 +91,8 @@ export function parseBatch(task: ParseTask): ParseResult {
     try {
       value = JSON.parse(text);
     } catch (err) {
-      const e = jsonSyntaxError(task.file, text, raw.line, raw.column, err);
-      res.syntax = { index: raw.index, line: e.line, column: e.column, message: e.message };
+      const e = jsonSyntaxError(task.file, text, line, meta[m + 2], err);
+      res.syntax = { index, line: e.line, column: e.column, message: e.message };
       return res;
     }
     // A bare geometry in a sequence is a feature without members.
@@ -107,7 +107,7 @@ export function parseBatch(task: ParseTask): ParseResult {
       const counts = is.severity === 'error' ? res.invalidByCode : res.warningsByCode;
       counts[is.code] = (counts[is.code] ?? 0) + 1;
       perCode[is.code] = (perCode[is.code] ?? 0) + 1;
-      if (perCode[is.code] <= task.sampleCap) res.samples.push({ ...is, file: task.file, index: raw.index, line: raw.line });
+      if (perCode[is.code] <= task.sampleCap) res.samples.push({ ...is, file: task.file, index, line });
     }
     if (bad) { res.invalid++; continue; }
     const f = value as Feature;
@@ -116,7 +116,7 @@ export function parseBatch(task: ParseTask): ParseResult {
       res.invalid++;
       res.invalidByCode[assigned.code] = (res.invalidByCode[assigned.code] ?? 0) + 1;
       perCode[assigned.code] = (perCode[assigned.code] ?? 0) + 1;
-      if (perCode[assigned.code] <= task.sampleCap) res.samples.push({ ...assigned, file: task.file, index: raw.index, line: raw.line });
+      if (perCode[assigned.code] <= task.sampleCap) res.samples.push({ ...assigned, file: task.file, index, line });
       continue;
     }
     res.valid++;

@@ -165,32 +165,6 @@ class StringCache {
 
 const strings = new StringCache();
 
-/** Reads the tags written at `at` (see TagWriter): the layer id and the feature's PBF id and tags. */
-function readTags(b: Uint8Array, view: DataView, at: number): { layer: string; tags: FeatureTags } {
-  let p = at + 4;
-  let id: number | null = null;
-  if (b[p++] === 1) { id = view.getFloat64(p, true); p += 8; }
-  const str = (): string => {
-    const n = view.getUint32(p, true);
-    const s = strings.get(b, p + 4, p + 4 + n);
-    p += 4 + n;
-    return s;
-  };
-  const layer = str();
-  const count = view.getUint32(p, true);
-  p += 4;
-  const keys = new Array<string>(count);
-  const values = new Array<PbfValue>(count);
-  for (let i = 0; i < count; i++) {
-    keys[i] = str();
-    const kind = b[p++];
-    if (kind === 0) values[i] = str();
-    else if (kind === 1) { values[i] = view.getFloat64(p, true); p += 8; }
-    else values[i] = kind === 3;
-  }
-  return { layer, tags: { id, keys, values } };
-}
-
 /** Encodes one record at a time into a reused buffer; `bytes()` is a view valid until the next `encode`. */
 export class RecordEncoder {
   private buf = new Uint8Array(1 << 12);
@@ -385,6 +359,8 @@ export class RecordReader {
   private readonly f64: Float64Array;
   private readonly view: DataView;
   private at = -1;
+  /** Where `tags` is reading. */
+  private tp = 0;
   private end = 0;
   seq = 0;
   home = false;
@@ -417,13 +393,41 @@ export class RecordReader {
     const headAt = textAt + 4 + this.view.getUint32(textAt, true);
     const headBytes = flags & MESHES ? this.f64[base + count - 1] : textAt + textBytes - headAt;
     const headJson = this.bytes.subarray(headAt, headAt + headBytes);
-    const { layer, tags } = readTags(this.bytes, this.view, textAt);
+    const { layer, tags } = this.tags(textAt);
     const meshes = flags & MESHES ? JSON.parse(decoder.decode(this.bytes.subarray(headAt + headBytes, textAt + textBytes))) as Mesh[] : [];
     const r = new StreamReader(this.f64, base, meshes);
     const geom = r.geometry();
     const f: FlatFeature = { seq: this.seq, layer: layerIndex(layer), geom, headJson, tags, tagsBytes: this.bytes.subarray(textAt, headAt) };
     if (flags & LOD) f.lod = Array.from(this.f64.subarray(r.i, r.i + 6));
     return f;
+  }
+
+  /** The tags written at `at` (see TagWriter): the layer id and the feature's PBF id and tags. */
+  private tags(at: number): { layer: string; tags: FeatureTags } {
+    const b = this.bytes, view = this.view;
+    this.tp = at + 4;
+    let id: number | null = null;
+    if (b[this.tp++] === 1) { id = view.getFloat64(this.tp, true); this.tp += 8; }
+    const layer = this.tagString();
+    const count = view.getUint32(this.tp, true);
+    this.tp += 4;
+    const keys = new Array<string>(count);
+    const values = new Array<PbfValue>(count);
+    for (let i = 0; i < count; i++) {
+      keys[i] = this.tagString();
+      const kind = b[this.tp++];
+      if (kind === 0) values[i] = this.tagString();
+      else if (kind === 1) { values[i] = view.getFloat64(this.tp, true); this.tp += 8; }
+      else values[i] = kind === 3;
+    }
+    return { layer, tags: { id, keys, values } };
+  }
+
+  private tagString(): string {
+    const n = this.view.getUint32(this.tp, true);
+    const s = strings.get(this.bytes, this.tp + 4, this.tp + 4 + n);
+    this.tp += 4 + n;
+    return s;
   }
 }
 
