@@ -1,0 +1,324 @@
+// Uniform thinning: tile size estimates gathered while reading, the per-zoom priority thresholds a plan fixes from the
+// densest tile, and the keep rule every tile applies (one decision per zoom, the same in every tile).
+import type { Geometry, Position } from '../model/geometry.js';
+import type { FeatureTags, PbfValue } from './encode-pbf.js';
+import { BUFFER, DISPLAY_TILE, EXTENT } from '../tiling/space.js';
+import type { LayerStats } from './assign.js';
+
+/** Thresholds are in [0, 2^32]: 0 keeps everything, 2^32 nothing. */
+export const PRIORITY_RANGE = 4294967296;
+
+/**
+ * Deterministic thinning priority from the sequence number (murmur3's 32-bit finaliser over both halves):
+ * uniform over features whatever their place or class, and never dependent on input order or timing.
+ */
+export function thinningPriority(seq: number): number {
+  let h = (seq >>> 0) ^ Math.imul(Math.floor(seq / 4294967296) >>> 0, 0x9e3779b1);
+  h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/**
+ * Whether a feature is drawn at a zoom with this threshold: its priority is at least the threshold. Thresholds never
+ * fall from a zoom to a coarser one, so what a zoom draws, every finer zoom draws too.
+ */
+export function keeps(threshold: number, seq: number): boolean {
+  return threshold === 0 || thinningPriority(seq) >= threshold;
+}
+
+// ───────────────────────────── estimates, gathered while reading ─────────────────────────────
+
+/** Tiles smaller than 2^10 pixels get no estimate: a tile that small rarely nears a budget; a miss is corrected. */
+export const SKETCH_MIN_LOG2 = 10;
+const MAX_LOG2 = 31;
+// Per tile: features, bytes (value indexes at 2 bytes), bytes², value references, values counted per feature.
+const COLS = 5;
+
+const varintBytes = (n: number): number => (n < 128 ? 1 : n < 16384 ? 2 : n < 2097152 ? 3 : n < 268435456 ? 4 : 5);
+const zz = (n: number): number => (n < 0 ? -2 * n - 1 : 2 * n);
+
+/** Encoded size of a value message in a PBF layer's value table. */
+function pbfValueBytes(v: PbfValue): number {
+  if (typeof v === 'boolean') return 4;
+  if (typeof v === 'number') return Number.isSafeInteger(v) ? 3 + (v < 0 ? varintBytes(-2 * v) : varintBytes(v)) : 11;
+  const n = Buffer.byteLength(v);
+  return 3 + n + varintBytes(n) + varintBytes(n + 1 + varintBytes(n));
+}
+
+interface Part { xy: Float64Array; eff: Float64Array | null; ring: boolean; exterior: boolean }
+interface Leaf { kind: 'points' | 'lines' | 'polygons' | 'mesh'; parts: Part[]; positions: number }
+
+/** Squared distance from p to the segment a–b (to a when the segment is a point). */
+function sqSegDist(px: number, py: number, ax: number, ay: number, bx: number, by: number): number {
+  let x = ax, y = ay, dx = bx - ax, dy = by - ay;
+  if (dx !== 0 || dy !== 0) {
+    const t = ((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy);
+    if (t > 1) { x = bx; y = by; } else if (t > 0) { x += dx * t; y += dy * t; }
+  }
+  dx = px - x; dy = py - y;
+  return dx * dx + dy * dy;
+}
+
+/**
+ * For each vertex, the largest squared tolerance at which Douglas–Peucker (as the tiler runs it: farthest vertex,
+ * first on ties, kept when strictly beyond) still keeps it: its split distance, capped by those of the splits above
+ * it. Simplifying at a tolerance keeps exactly the vertices whose value exceeds it, so one pass serves every zoom.
+ */
+export function simplificationRanks(xy: Float64Array): Float64Array {
+  const n = xy.length >> 1;
+  const eff = new Float64Array(n).fill(Infinity);
+  const stack: number[] = [0, n - 1, Infinity];
+  while (stack.length > 0) {
+    const cap = stack.pop() as number, last = stack.pop() as number, first = stack.pop() as number;
+    let maxD = -1, index = -1;
+    for (let i = first + 1; i < last; i++) {
+      const d = sqSegDist(xy[i * 2], xy[i * 2 + 1], xy[first * 2], xy[first * 2 + 1], xy[last * 2], xy[last * 2 + 1]);
+      if (d > maxD) { maxD = d; index = i; }
+    }
+    if (index < 0) continue;
+    eff[index] = Math.min(maxD, cap);
+    if (last - index > 1) stack.push(index, last, eff[index]);
+    if (index - first > 1) stack.push(first, index, eff[index]);
+  }
+  return eff;
+}
+
+function flatOf(ps: readonly Position[]): Float64Array {
+  const xy = new Float64Array(ps.length * 2);
+  for (let i = 0; i < ps.length; i++) { xy[i * 2] = ps[i][0]; xy[i * 2 + 1] = ps[i][1]; }
+  return xy;
+}
+
+function leavesOf(g: Geometry, out: Leaf[]): void {
+  const part = (ps: readonly Position[], ring: boolean, exterior: boolean): Part => {
+    const xy = flatOf(ps);
+    return { xy, eff: xy.length >= 6 ? simplificationRanks(xy) : null, ring, exterior };
+  };
+  switch (g.type) {
+    case 'Point': out.push({ kind: 'points', parts: [], positions: 1 }); return;
+    case 'MultiPoint': out.push({ kind: 'points', parts: [], positions: g.coordinates.length }); return;
+    case 'LineString': out.push({ kind: 'lines', parts: [part(g.coordinates, false, false)], positions: 0 }); return;
+    case 'MultiLineString': out.push({ kind: 'lines', parts: g.coordinates.map((l) => part(l, false, false)), positions: 0 }); return;
+    case 'Polygon': out.push({ kind: 'polygons', parts: g.coordinates.map((r, i) => part(r, true, i === 0)), positions: 0 }); return;
+    case 'MultiPolygon': out.push({ kind: 'polygons', parts: g.coordinates.flatMap((p) => p.map((r, i) => part(r, true, i === 0))), positions: 0 }); return;
+    case 'PolyhedralSurface': case 'TIN': out.push({ kind: 'mesh', parts: [], positions: (g.coordinates ?? []).flat(2).length }); return;
+    case 'GeometryCollection': for (const m of g.geometries) leavesOf(m, out); return;
+  }
+}
+
+/** Bytes of one simplified, quantised part at a scale (PBF: commands and varint deltas; JSON: text), or -1 when it collapses. */
+function partBytes(p: Part, sqTol: number, scale: number, json: boolean): number {
+  const n = p.xy.length >> 1;
+  let kept = 0, bytes = 0, px = NaN, py = NaN;
+  for (let i = 0; i < n; i++) {
+    if (p.eff !== null && !(p.eff[i] > sqTol)) continue;
+    const x = Math.round(p.xy[i * 2] * scale), y = Math.round(p.xy[i * 2 + 1] * scale);
+    if (x === px && y === py) continue;
+    bytes += json ? 18 : kept === 0 ? 4 : varintBytes(zz(x - px)) + varintBytes(zz(y - py));
+    kept++; px = x; py = y;
+  }
+  if (p.ring ? kept < 4 : kept < 2) return -1;
+  if (json) return bytes + 2;
+  // MoveTo, LineTo with its count, ClosePath; a ring's closing position is not written.
+  return p.ring ? bytes - 2 + 2 + varintBytes(((kept - 2) << 3) | 2) : bytes + 1 + varintBytes(((kept - 1) << 3) | 2);
+}
+
+/** What one feature adds to a tile at one tile size. */
+interface Contribution { bytes: number; point: boolean }
+
+/**
+ * Per-tile sums of estimated encoded bytes, at every tile size 2^j from `minLog2` up, per plane. Workers fill one
+ * per parse batch; the reading thread merges them. A value counts in full where it first appears in a batch for its
+ * key, and is taken as shared with earlier features after that (a class name), since a tile stores a value once.
+ */
+export class TileSketch {
+  private readonly planes = new Map<string, { slots: Map<number, number>; keys: number[]; cols: number[]; tail: Float64Array }>();
+  private readonly seen = new Map<string, Set<PbfValue>>();
+
+  constructor(readonly format: 'pbf' | 'json', readonly minLog2 = SKETCH_MIN_LOG2) {}
+
+  /** One placed feature: its plane key, geometry, bbox `[minX, minY, maxX, maxY]`, tags and JSON head length. */
+  add(plane: string, g: Geometry, box: ArrayLike<number>, tags: FeatureTags, id: number, headBytes: number): void {
+    let values = 0, counted = 0;
+    for (let i = 0; i < tags.keys.length; i++) {
+      let set = this.seen.get(tags.keys[i]);
+      if (set === undefined) this.seen.set(tags.keys[i], (set = new Set()));
+      if (set.has(tags.values[i])) continue;
+      set.add(tags.values[i]);
+      values += pbfValueBytes(tags.values[i]);
+      counted++;
+    }
+    const json = this.format === 'json';
+    const refs = tags.keys.length;
+    // An MVT feature without its geometry: id, tags (key index 1 byte, value index 2), type, field headers.
+    const bodyOf = (geom: number) => 1 + varintBytes(id) + (refs > 0 ? 1 + varintBytes(refs * 3) + refs * 3 : 0) + 2 + 1 + varintBytes(geom) + geom;
+    const leafBytes = (geom: number) => { const b = bodyOf(geom); return 1 + varintBytes(b) + b; };
+    const leaves: Leaf[] = [];
+    leavesOf(g, leaves);
+    const pointable = !(g.type === 'Point') && !leaves.some((l) => l.kind === 'mesh');
+    const w = box[2] - box[0], h = box[3] - box[1];
+    const at = (j: number): Contribution => {
+      const ts = 2 ** j, scale = EXTENT / ts, tol = (3 * ts) / EXTENT;
+      const point = (): Contribution => ({ bytes: json ? headBytes + 40 : leafBytes(5) + values, point: true });
+      if (pointable && w < ts / DISPLAY_TILE && h < ts / DISPLAY_TILE) return point();
+      let bytes = json ? headBytes + 30 : values, any = false, mvt = 0;
+      for (const leaf of leaves) {
+        let geom = 0;
+        if (leaf.kind === 'points') geom = json ? 18 * leaf.positions : 1 + 4 * leaf.positions;
+        else if (leaf.kind === 'mesh') { if (json) bytes += 18 * leaf.positions; any = true; continue; } else {
+          let skipHoles = false;
+          for (const p of leaf.parts) {
+            if (p.exterior) skipHoles = false; else if (skipHoles) continue;
+            const b = partBytes(p, tol * tol, scale, json);
+            if (b < 0) { if (p.exterior) skipHoles = true; continue; }
+            geom += b;
+          }
+          if (geom === 0) continue;
+        }
+        any = true;
+        bytes += json ? geom : leafBytes(geom);
+        mvt++;
+      }
+      if (!any) return pointable ? point() : { bytes: 0, point: false };
+      return { bytes: json || mvt > 0 ? bytes : 0, point: false };
+    };
+    const cx = (box[0] + box[2]) / 2, cy = (box[1] + box[3]) / 2;
+    const stable = g.type === 'Point' || g.type === 'MultiPoint';
+    for (let j = this.minLog2; j <= MAX_LOG2; j++) {
+      const c = at(j);
+      if (c.bytes === 0) continue;
+      const ts = 2 ** j, buf = (BUFFER * ts) / EXTENT;
+      const x0 = c.point ? cx : box[0], y0 = c.point ? cy : box[1], x1 = c.point ? cx : box[2], y1 = c.point ? cy : box[3];
+      const tx0 = Math.max(0, Math.floor((x0 - buf) / ts)), ty0 = Math.max(0, Math.floor((y0 - buf) / ts));
+      const tx1 = Math.floor((x1 + buf) / ts), ty1 = Math.floor((y1 + buf) / ts);
+      // From here on the feature adds the same to tile (0, 0) at every size: counted once, for every larger size.
+      if ((c.point || stable) && tx1 === 0 && ty1 === 0) { this.addTail(plane, j, c.bytes, refs, counted); break; }
+      for (let ty = ty0; ty <= ty1; ty++) for (let tx = tx0; tx <= tx1; tx++) this.addTile(plane, j, tx, ty, c.bytes, refs, counted);
+    }
+  }
+
+  private plane(key: string) {
+    let p = this.planes.get(key);
+    if (p === undefined) this.planes.set(key, (p = { slots: new Map(), keys: [], cols: [], tail: new Float64Array(COLS * (MAX_LOG2 + 1)) }));
+    return p;
+  }
+
+  private addTile(plane: string, j: number, tx: number, ty: number, bytes: number, refs: number, values: number): void {
+    const p = this.plane(plane);
+    const key = (j * 2 ** 24 + tx) * 2 ** 24 + ty;
+    let slot = p.slots.get(key);
+    if (slot === undefined) { slot = p.keys.length; p.slots.set(key, slot); p.keys.push(key); p.cols.push(0, 0, 0, 0, 0); }
+    const o = slot * COLS, c = p.cols;
+    c[o]++; c[o + 1] += bytes; c[o + 2] += bytes * bytes; c[o + 3] += refs; c[o + 4] += values;
+  }
+
+  private addTail(plane: string, j: number, bytes: number, refs: number, values: number): void {
+    const t = this.plane(plane).tail, o = j * COLS;
+    t[o]++; t[o + 1] += bytes; t[o + 2] += bytes * bytes; t[o + 3] += refs; t[o + 4] += values;
+  }
+
+  /** The sums, for a worker to hand to the reading thread. */
+  data(): SketchData {
+    return [...this.planes].map(([plane, p]) => ({ plane, keys: Float64Array.from(p.keys), cols: Float64Array.from(p.cols), tail: p.tail }));
+  }
+
+  /** Adds sums gathered elsewhere (the order of merges does not change the result). */
+  merge(data: SketchData): void {
+    for (const d of data) {
+      const p = this.plane(d.plane);
+      for (let i = 0; i < d.tail.length; i++) p.tail[i] += d.tail[i];
+      for (let s = 0; s < d.keys.length; s++) {
+        const key = d.keys[s];
+        let slot = p.slots.get(key);
+        if (slot === undefined) { slot = p.keys.length; p.slots.set(key, slot); p.keys.push(key); p.cols.push(0, 0, 0, 0, 0); }
+        for (let c = 0; c < COLS; c++) p.cols[slot * COLS + c] += d.cols[s * COLS + c];
+      }
+    }
+  }
+
+  /** Every tile of side 2^j that holds something, over all planes, as sums `[features, bytes, bytes², refs, values]`. */
+  *tiles(j: number): Generator<Float64Array> {
+    for (const p of this.planes.values()) {
+      const origin = new Float64Array(COLS);
+      for (let k = this.minLog2; k <= j; k++) for (let c = 0; c < COLS; c++) origin[c] += p.tail[k * COLS + c];
+      let originSeen = false;
+      for (let s = 0; s < p.keys.length; s++) {
+        const key = p.keys[s];
+        if (Math.floor(key / 2 ** 48) !== j) continue;
+        const sums = Float64Array.from(p.cols.slice(s * COLS, s * COLS + COLS));
+        if (key % 2 ** 48 === 0) { originSeen = true; for (let c = 0; c < COLS; c++) sums[c] += origin[c]; }
+        yield sums;
+      }
+      if (!originSeen && origin[0] > 0) yield origin;
+    }
+  }
+}
+
+export type SketchData = Array<{ plane: string; keys: Float64Array; cols: Float64Array; tail: Float64Array }>;
+
+// ───────────────────────────── the decision, made by the plan ─────────────────────────────
+
+/** Share of the budget the estimate aims at: the rest is for what the estimate cannot see (clipping, rounding). */
+const AIM = 0.95;
+/** Standard deviations of the kept bytes of a tile allowed for: priorities pick a random share of its features. */
+const SIGMAS = 3;
+
+/**
+ * Largest share f of a tile's features that the budget holds: layer headers, keys and shared values once, f of the
+ * bytes, value indexes as wide as f of the values needs, and SIGMAS deviations of a random choice of that share.
+ */
+export function fittingShare(sums: ArrayLike<number>, overhead: number, budget: number): number {
+  const [, bytes, squares, refs, values] = sums;
+  const aim = budget * AIM;
+  const size = (f: number) => overhead + f * bytes + f * refs * (varintBytes(Math.ceil(f * values)) - 2) + SIGMAS * Math.sqrt(Math.max(0, f * (1 - f) * squares));
+  if (size(1) <= aim) return 1;
+  let lo = 0, hi = 1;
+  for (let i = 0; i < 48; i++) {
+    const mid = (lo + hi) / 2;
+    if (size(mid) <= aim) lo = mid; else hi = mid;
+  }
+  return lo;
+}
+
+/** Bytes every tile may carry whatever it holds: per layer its header, its keys, and its enumerable string values. */
+export function tileOverhead(stats: LayerStats, format: 'pbf' | 'json', collectionBytes: number): number {
+  if (format === 'json') return collectionBytes + 64;
+  let total = 0;
+  for (const [layer, fields] of Object.entries(stats)) {
+    total += 12 + Buffer.byteLength(layer);
+    for (const [name, f] of Object.entries(fields)) {
+      total += 3 + Buffer.byteLength(name);
+      if (f.strings.length <= 64) for (const s of f.strings) total += pbfValueBytes(s);
+    }
+  }
+  return total;
+}
+
+export interface ThresholdInput {
+  sketch: TileSketch;
+  side: number;
+  minZoom: number;
+  maxZoom: number;
+  budget: number;
+  overhead: number;
+}
+
+/**
+ * One threshold per zoom (index = zoom; the finest zoom 0): at each coarser zoom the share of features that fits
+ * the densest tile's budget, the same share everywhere; never lower than the threshold of the zoom below, so kept
+ * sets nest. Zooms whose tiles are smaller than the sketch's sizes get 0 (a miss there is corrected after tiling).
+ */
+export function planThresholds(p: ThresholdInput): number[] {
+  const out = new Array<number>(p.maxZoom + 1).fill(0);
+  const log2Side = Math.round(Math.log2(p.side));
+  for (let z = p.maxZoom - 1; z >= p.minZoom; z--) {
+    const j = log2Side - z;
+    let share = 1;
+    if (j >= p.sketch.minLog2) for (const sums of p.sketch.tiles(j)) share = Math.min(share, fittingShare(sums, p.overhead, p.budget));
+    const t = share >= 1 ? 0 : Math.min(PRIORITY_RANGE, Math.ceil((1 - share) * PRIORITY_RANGE));
+    out[z] = Math.max(t, out[z + 1]);
+  }
+  return out;
+}
