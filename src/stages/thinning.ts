@@ -269,7 +269,7 @@ const SIGMAS = 3;
  * Largest share f of a tile's features that the budget holds: layer headers, keys and shared values once, f of the
  * bytes, value indexes as wide as f of the values needs, and SIGMAS deviations of a random choice of that share.
  */
-export function fittingShare(sums: ArrayLike<number>, overhead: number, budget: number): number {
+export function fittingShare(sums: readonly number[] | Float64Array, overhead: number, budget: number): number {
   const [, bytes, squares, refs, values] = sums;
   const aim = budget * AIM;
   const size = (f: number) => overhead + f * bytes + f * refs * (varintBytes(Math.ceil(f * values)) - 2) + SIGMAS * Math.sqrt(Math.max(0, f * (1 - f) * squares));

@@ -3,12 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { PRIORITY_RANGE, TileSketch, fittingShare, keeps, planThresholds, simplificationRanks, thinningPriority } from '../../src/stages/thinning.js';
 import { simplify } from '../../src/tiling/simplify.js';
 import { mulberry32 } from '../../src/random.js';
-import type { Geometry } from '../../src/model/geometry.js';
+import type { Geometry, Position } from '../../src/model/geometry.js';
 
 const TAGS = { id: null, keys: ['featureClass', 'area'], values: ['cell', 12.5] };
 
-function blob(random: () => number, cx: number, cy: number, r: number, n: number): number[][] {
-  const ring: number[][] = [];
+function blob(random: () => number, cx: number, cy: number, r: number, n: number): Position[] {
+  const ring: Position[] = [];
   for (let i = 0; i < n; i++) { const a = (i / n) * 2 * Math.PI; ring.push([cx + r * Math.cos(a) * (0.7 + 0.6 * random()), cy + r * Math.sin(a) * (0.7 + 0.6 * random())]); }
   ring.push(ring[0]);
   return ring;
@@ -33,7 +33,7 @@ describe('keep rule', () => {
 describe('TileSketch', () => {
   it('counts a feature in every tile its buffered box meets, and far from the origin in one tile per size', () => {
     const s = new TileSketch('pbf');
-    const ring = [[3000, 3000], [3030, 3000], [3030, 3030], [3000, 3030], [3000, 3000]];
+    const ring: Position[] = [[3000, 3000], [3030, 3000], [3030, 3030], [3000, 3030], [3000, 3000]];
     s.add('0/0/0', { type: 'Polygon', coordinates: [ring] }, [3000, 3000, 3030, 3030], TAGS, 5, 80);
     // 1024-px tiles: 3000..3030 lies in tile (2, 2) only; 2048: tile (1, 1); 4096 and up: tile (0, 0).
     expect([...s.tiles(10)].map((t) => t[0])).toEqual([1]);
