@@ -2,7 +2,7 @@
 import type { Feature } from '../model/feature.js';
 import type { Geometry } from '../model/geometry.js';
 import { validateFeature } from '../validate/index.js';
-import { jsonSyntaxError } from '../io/read.js';
+import { jsonSyntaxError } from '../io/json-errors.js';
 import type { Issue } from '../validate/issue.js';
 import { BUFFER, EXTENT, type Dim } from '../tiling/space.js';
 import { assignPlane, layerOf, observeFeature, type LayerStats, type PlaneRule } from './assign.js';

@@ -8,7 +8,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   fileSource,
   layerNameFor,
-  locateJsonError,
   memorySource,
   parseFeature,
   ReadError,
@@ -17,6 +16,7 @@ import {
   type ReadEvent,
   type Source,
 } from '../../src/io/read.js';
+import { locateJsonError } from '../../src/io/json-errors.js';
 
 async function collect(source: Source): Promise<ReadEvent[]> {
   const out: ReadEvent[] = [];
