@@ -79,7 +79,7 @@ export function parseBatch(task: ParseTask): ParseResult {
   // One tile unit beyond the buffer: the tiler places features by their quantised bbox, which may reach that far.
   const pad = (C * (BUFFER + 1)) / EXTENT;
   const skip = (why: string) => { res.skipped[why] = (res.skipped[why] ?? 0) + 1; };
-  const bounds = emptyBox([0, 0, 0, 0]);
+  const bounds = emptyBox(new Float64Array(4));
 
   const { bytes, meta } = task.raw;
   for (let i = 0; i < meta.length / META; i++) {

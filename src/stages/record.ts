@@ -1,6 +1,6 @@
 // Binary unit records: a feature's flat geometry, JSON tile head, PBF tags and routing flags, so a unit loads without parsing JSON.
 import type { Mesh } from '../model/geometry.js';
-import { emptyBox, growBoxBy, tagsOf, type FeatureTags, type Flat, type FlatFeature, type PbfValue, type TileGeometry } from '../tiling/flat.js';
+import { emptyBox, growBox, tagsOf, type FeatureTags, type Flat, type FlatFeature, type PbfValue, type TileGeometry } from '../tiling/flat.js';
 import { headTextOf } from './encode-json.js';
 import { grown } from '../bytes.js';
 
@@ -121,11 +121,11 @@ export class RecordEncoder {
    * with nothing to use, when the geometry has no position: a mesh given by `tiles`, empty coordinates.
    */
   encode(layer: string, f: RecordFeature): boolean {
-    growBoxBy(emptyBox(this.box), f.geom);
-    if (!(this.box[0] <= this.box[2])) return false;
+    emptyBox(this.box);
     this.n = 0;
     this.meshes = [];
     this.geometry(f.geom);
+    if (!(this.box[0] <= this.box[2])) return false;
     this.finish(f.seq, f.tagsBytes ?? this.tags.encode(layer, tagsOf(f)), f.headJson ?? headTextOf(f, layer), f.lod);
     return true;
   }
@@ -174,6 +174,7 @@ export class RecordEncoder {
     this.room(HEADER + (this.n + c.length) * 8);
     const base = HEADER / 8 + this.n;
     for (let i = 0; i < c.length; i++) this.f64[base + i] = c[i];
+    growBox(this.box, c);
     this.n += c.length;
   }
 
@@ -193,6 +194,7 @@ export class RecordEncoder {
   private mesh(m: Mesh, box: ArrayLike<number>): void {
     this.num(G.Mesh); this.num(this.meshes.length); this.meshes.push(m);
     for (let i = 0; i < 4; i++) this.num(box[i]);
+    growBox(this.box, box);
   }
 }
 

@@ -167,7 +167,7 @@ export function tagsOf(f: FeatureMembers): FeatureTags {
 // ───────────────────────────── measures ─────────────────────────────
 
 /** `b` made the empty box `[Infinity, Infinity, -Infinity, -Infinity]`, which any position grows. */
-export function emptyBox<B extends Float64Array | number[]>(b: B): B {
+export function emptyBox(b: Float64Array): Float64Array {
   b[0] = Infinity; b[1] = Infinity; b[2] = -Infinity; b[3] = -Infinity;
   return b;
 }
@@ -176,7 +176,7 @@ export function emptyBox<B extends Float64Array | number[]>(b: B): B {
  * Grows the box `[minX, minY, maxX, maxY]` by flat coordinates. Every bounding box of flat geometry is made by
  * this; a box is itself two positions, so growing one box by another is their union.
  */
-export function growBox(b: Float64Array | number[], c: Coords): void {
+export function growBox(b: Float64Array, c: Coords): void {
   for (let i = 0; i + 1 < c.length; i += 2) {
     const x = c[i], y = c[i + 1];
     if (x < b[0]) b[0] = x;
@@ -187,7 +187,7 @@ export function growBox(b: Float64Array | number[], c: Coords): void {
 }
 
 /** Grows `b` by every position of flat geometry (a mesh by its box); `b` stays empty (min > max) when there is none. */
-export function growBoxBy(b: Float64Array | number[], g: TileGeometry): void {
+export function growBoxBy(b: Float64Array, g: TileGeometry): void {
   switch (g.k) {
     case 'points': growBox(b, g.xy); return;
     case 'lines': for (const p of g.parts) growBox(b, p); return;
@@ -202,7 +202,7 @@ export function growBoxBy(b: Float64Array | number[], g: TileGeometry): void {
  * vertices (closing positions of rings counted once). Meshes are left out: a feature holding one is never pointified.
  */
 export function lodOf(g: TileGeometry): number[] | null {
-  const b = emptyBox(new Array<number>(4));
+  const b = emptyBox(new Float64Array(4));
   growBoxBy(b, g);
   if (!(b[0] <= b[2])) return null;
   let n = 0, sx = 0, sy = 0;
