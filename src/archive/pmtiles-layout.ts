@@ -30,7 +30,7 @@ export interface TileIndex {
   readonly part: Uint16Array;
 }
 
-/** Grows a TileIndex one record at a time (doubling its columns). */
+/** Grows the TileIndex of one part (part 0) one record at a time, doubling its columns. */
 export class TileIndexBuilder {
   private cap = 1024;
   private n = 0;
@@ -40,7 +40,7 @@ export class TileIndexBuilder {
     return this.n;
   }
 
-  add(tileId: number, offset: number, length: number, contentHash: Uint8Array, part = 0): void {
+  add(tileId: number, offset: number, length: number, contentHash: Uint8Array): void {
     if (this.n === this.cap) {
       this.cap *= 2;
       const next = allocate(this.cap);
@@ -48,7 +48,6 @@ export class TileIndexBuilder {
       next.offset.set(this.cols.offset);
       next.length.set(this.cols.length);
       next.hash.set(this.cols.hash);
-      next.part.set(this.cols.part);
       this.cols = next;
     }
     const i = this.n++;
@@ -56,7 +55,6 @@ export class TileIndexBuilder {
     this.cols.offset[i] = offset;
     this.cols.length[i] = length;
     this.cols.hash.set(contentHash, i * HASH_BYTES);
-    this.cols.part[i] = part;
   }
 
   /** The records so far (views: valid until the next add). */
@@ -79,11 +77,18 @@ function allocate(n: number) {
 
 /** One index over several parts: the records of `indexes[k]` become part k. */
 export function concatIndexes(indexes: readonly TileIndex[]): TileIndex {
-  const b = new TileIndexBuilder();
+  if (indexes.length === 1 && indexes[0].part.every((p) => p === 0)) return indexes[0];
+  const cols = allocate(indexes.reduce((n, ix) => n + ix.count, 0));
+  let at = 0;
   indexes.forEach((ix, k) => {
-    for (let i = 0; i < ix.count; i++) b.add(ix.tileId[i], ix.offset[i], ix.length[i], ix.hash.subarray(i * HASH_BYTES, (i + 1) * HASH_BYTES), k);
+    cols.tileId.set(ix.tileId, at);
+    cols.offset.set(ix.offset, at);
+    cols.length.set(ix.length, at);
+    cols.hash.set(ix.hash, at * HASH_BYTES);
+    cols.part.fill(k, at, at + ix.count);
+    at += ix.count;
   });
-  return b.view();
+  return { count: at, ...cols };
 }
 
 export interface ArchiveOptions {
@@ -204,16 +209,20 @@ function latestRecords(index: TileIndex): Uint32Array {
   order.sort((a, b) => index.tileId[a] - index.tileId[b] || index.part[a] - index.part[b] || a - b);
   const out = new Uint32Array(index.count);
   let n = 0;
-  for (let i = 0; i < order.length; i++) {
-    const r = order[i];
-    const next = order[i + 1];
-    const sameTile = next !== undefined && index.tileId[next] === index.tileId[r];
-    if (sameTile && index.part[next] === index.part[r]) continue; // replaced later in its own part
-    if (sameTile && !sameContent(index, r, next)) {
-      const [z, x, y] = tileIdToZxy(index.tileId[r]);
-      throw new OutputError(`tile ${z}/${x}/${y} is in parts ${index.part[r]} and ${index.part[next]} with different bytes`);
+  for (let i = 0; i < order.length;) {
+    const id = index.tileId[order[i]];
+    let final = -1;
+    for (; i < order.length && index.tileId[order[i]] === id; i++) {
+      const r = order[i];
+      const next = order[i + 1];
+      if (next !== undefined && index.tileId[next] === id && index.part[next] === index.part[r]) continue; // replaced later in its part
+      if (final >= 0 && !sameContent(index, final, r)) {
+        const [z, x, y] = tileIdToZxy(id);
+        throw new OutputError(`tile ${z}/${x}/${y} is in parts ${index.part[final]} and ${index.part[r]} with different bytes`);
+      }
+      final = r;
     }
-    if (!sameTile && index.length[r] > 0) out[n++] = r;
+    if (index.length[final] > 0) out[n++] = final;
   }
   return out.slice(0, n);
 }

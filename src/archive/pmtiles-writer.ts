@@ -23,7 +23,7 @@ export interface ArchiveSummary {
 const COPY_BUFFER = 4 << 20;
 
 /** `NAME.tmp-TAG` (the archive being assembled) and `NAME.tmp-TAG.part` (a writer's own part). */
-const TEMPORARY = /\.tmp-[0-9a-f]{8}(\.part)?$/;
+const TEMPORARY = /^\.tmp-[0-9a-f]{8}(\.part)?$/;
 
 function temporaryName(file: string, suffix = ''): string {
   return `${file}.tmp-${randomBytes(4).toString('hex')}${suffix}`;
@@ -40,7 +40,7 @@ export function removeArchiveTemporaries(file: string): void {
     return;
   }
   for (const n of names) {
-    if (n.startsWith(`${base}.tmp-`) && TEMPORARY.test(n.slice(base.length))) fs.rmSync(path.join(dir, n), { force: true });
+    if (n.startsWith(base) && TEMPORARY.test(n.slice(base.length))) fs.rmSync(path.join(dir, n), { force: true });
   }
 }
 
@@ -59,7 +59,7 @@ export function assembleArchive(parts: readonly ArchivePart[], file: string, met
   try {
     out = fs.openSync(tmp, 'wx');
     writeAll(out, layout.head, layout.head.length);
-    const partFd = (k: number): number => (fds[k] ??= fs.openSync(parts[k].path, 'r'));
+    const partFd = (k: number): number => (fds[k] ??= openPart(parts[k].path));
     copyTiles(index, layout.data, partFd, parts, out);
     fs.closeSync(out);
     out = undefined;
@@ -72,6 +72,14 @@ export function assembleArchive(parts: readonly ArchivePart[], file: string, met
     for (const fd of fds) if (fd !== undefined) fs.closeSync(fd);
   }
   return { header: layout.header, bytes: layout.header.tileDataOffset + layout.header.tileDataLength };
+}
+
+function openPart(file: string): number {
+  try {
+    return fs.openSync(file, 'r');
+  } catch (err) {
+    throw new InputError(`cannot read archive part ${file}: ${(err as Error).message}`, file);
+  }
 }
 
 /** Assembles the archive of finished parts (one per shard) written by `TilePart`; the parts are left in place. */
