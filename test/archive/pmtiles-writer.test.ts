@@ -142,6 +142,16 @@ describe('PmtilesWriter', () => {
     await archive.close();
   });
 
+  it('places the header bounds on the finest tiles as a Web Mercator client reads z/x/y, the centre at the coarsest zoom', async () => {
+    const tiles = [{ z: 1, x: 0, y: 0 }, { z: 2, x: 1, y: 1 }, { z: 2, x: 2, y: 3 }].map((t) => ({ ...t, bytes: Uint8Array.of(t.x, t.y) }));
+    const h = await referenceReader(encodeArchive(tiles, METADATA, MVT)).getHeader();
+    const north = (Math.atan(Math.sinh(Math.PI / 2)) * 180) / Math.PI; // top of tile row 1 of 4
+    expect(h).toMatchObject({ minZoom: 1, maxZoom: 2, centerZoom: 1, minLon: -90, maxLon: 90, centerLon: 0 });
+    expect(h.maxLat).toBeCloseTo(north, 6);
+    expect(h.minLat).toBeCloseTo(-85.0511288, 6);
+    expect(h.centerLat).toBeCloseTo((north - 85.0511288) / 2, 6);
+  });
+
   it('refuses an empty tile and a tile outside its zoom', () => {
     const w = new PmtilesWriter(path.join(scratch(), 'slide.pmtiles'), MVT);
     expect(() => w.add(3, 1, 2, new Uint8Array(0))).toThrow(/tile 3\/1\/2 is empty/);
