@@ -184,10 +184,6 @@ export class PmtilesWriter {
     this.part.flush();
   }
 
-  get tiles(): number {
-    return this.part.index.count;
-  }
-
   /**
    * Writes the archive with `metadata` as its JSON metadata and removes the part. On failure `file` is not
    * written, and the part is removed too unless the caller named it (so a retry can reuse it).
