@@ -19,8 +19,11 @@ export interface Pool {
 export function createPool(threads: number): Pool {
   const pool = new Piscina({ filename: workerFile(), minThreads: threads, maxThreads: threads, idleTimeout: 60_000 });
   return {
-    // The batch's bytes move to the worker (the reading thread made them for it alone).
-    parse: (task) => pool.run(task, { transferList: transferable([task.raw.bytes, new Uint8Array(task.raw.meta.buffer)]) }) as Promise<ParseResult>,
+    // The batch's bytes move to the worker (the reading thread made them for it alone); values are copied.
+    parse: (task) => {
+      const moved = [new Uint8Array(task.raw.meta.buffer), ...('bytes' in task.raw ? [task.raw.bytes] : [])];
+      return pool.run(task, { transferList: transferable(moved) }) as Promise<ParseResult>;
+    },
     tile: (task, move = []) => pool.run(task, { transferList: transferable(move) }) as Promise<UnitResult>,
     close: () => pool.destroy(),
   };

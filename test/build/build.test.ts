@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { buildPyramid, buildShard, finalizeShardedBuild, planShardedBuild } from '../../src/pipeline.js';
+import { buildPyramid, buildShard, finalizeShardedBuild, planShardedBuild } from '../../src/build/pipeline.js';
 import { MemorySink } from '../../src/io/sink.js';
 import { fileSource, memorySource, streamSource } from '../../src/io/read.js';
 import { validateDescriptor, validateDocument } from '../../src/validate/index.js';
