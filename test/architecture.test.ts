@@ -1,5 +1,5 @@
-// The house rules a reader relies on, checked over src/: no import cycle (type-only imports count), no file over
-// about 400 lines, every file opening with a line on what it is for.
+// The house rules a reader relies on, checked over src/: no import cycle (type-only imports count), arrows pointing
+// down (nothing imports the build or the CLI), no file over about 400 lines, a line on what each file is for.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -74,6 +74,11 @@ describe('the shape of src/', () => {
     const found = cycles(graph);
     expect(found.filter((c) => !CYCLES.has(c))).toEqual([]);
     expect([...CYCLES].filter((c) => !found.includes(c)), 'exceptions no longer needed: remove them').toEqual([]);
+  });
+
+  it('points its arrows down: library → build → CLI, never back', () => {
+    const rank = (f: string) => (f.startsWith('cli/') || f === 'index.ts' ? 2 : f.startsWith('build/') ? 1 : 0);
+    expect([...graph].flatMap(([f, deps]) => deps.filter((d) => rank(d) > rank(f)).map((d) => `${f} → ${d}`))).toEqual([]);
   });
 
   it(`has no file over ${MAX_LINES} lines but the known ones`, () => {
