@@ -10,7 +10,7 @@ import type { BuildConfig } from '../options.js';
 import { DataError, InputError, ReadError } from '../report/errors.js';
 import { mergeStats, type PlaneRule } from '../stages/assign.js';
 import type { UnitStore } from '../stages/partition.js';
-import { META, type ParseResult, type RawBatch } from '../stages/parse.js';
+import { META, parseBatch, type ParseResult, type ParseTask, type RawBatch } from '../stages/parse.js';
 import type { Dim } from '../tiling/space.js';
 import { validateCollectionMembers } from '../validate/index.js';
 import { IssueTally, SAMPLES_PER_CODE, sampleLine } from '../validate/tally.js';
@@ -21,13 +21,18 @@ import type { ReadSummary } from './state.js';
 /** A parse batch closes at 4 MiB of JSON or 4,096 features, whichever comes first. */
 const BATCH_BYTES = 4 << 20;
 const BATCH_FEATURES = 4096;
+/**
+ * A batch of values closes at 64 features: values are parsed on this thread as soon as their batch closes, so a batch
+ * only bounds how many (possibly huge traced polygons) are held at once.
+ */
+const BATCH_VALUES = 64;
 
 interface Batch { file: string; layer: string; rule: PlaneRule; raw: RawBatch; count: number; seq0: number }
 
 /**
  * Gathers one input's features into parse batches. JSON text goes into one reused buffer, and each batch moves to a
  * worker as a copy of exactly its bytes (a fresh large buffer per batch would leave the allocator holding freed ones:
- * RSS grew with the input). Values (features made in memory, whole-file documents) go as they are.
+ * RSS grew with the input). Values (features made in memory, whole-file documents) stay as they are.
  */
 class BatchBuilder {
   private readonly bytes = new ByteArena(BATCH_BYTES + (BATCH_BYTES >> 2));
@@ -37,7 +42,7 @@ class BatchBuilder {
   constructor(private readonly head: Pick<Batch, 'file' | 'layer' | 'rule'>, private readonly seq: { next: number }) {}
 
   get full(): boolean {
-    return this.bytes.pos >= BATCH_BYTES || this.meta.length >= BATCH_FEATURES * META;
+    return this.bytes.pos >= BATCH_BYTES || this.meta.length >= BATCH_FEATURES * META || this.values.length >= BATCH_VALUES;
   }
 
   get empty(): boolean {
@@ -75,8 +80,9 @@ class BatchBuilder {
 type Collection = ReadSummary['collection'];
 
 /**
- * Reads every input in order through the pool: each batch is parsed, validated and partitioned in a worker, and its
- * unit records go into `store` in batch order (so the store's contents never depend on which worker was faster).
+ * Reads every input in order: each batch of JSON text is parsed, validated and partitioned in a worker (values on
+ * this thread), and its unit records go into `store` in batch order (so the store's contents never depend on which
+ * worker was faster).
  */
 export async function readInputs(inputs: readonly InputSpec[], config: BuildConfig, pool: Pool, store: UnitStore, io: BuildIO, t0: number): Promise<ReadSummary> {
   const { options: o } = config;
@@ -110,10 +116,15 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     }
   }
 
-  await runOrdered(batches(), o.workers * 2, (b) => pool.parse({
-    kind: 'parse', file: b.file, layer: b.layer, layerBy: o.layerBy, rule: b.rule, cellSize: o.unitSize,
-    side: knownSide, seq0: b.seq0, raw: b.raw, sampleCap: SAMPLES_PER_CODE,
-  }), (r: ParseResult, b) => {
+  await runOrdered(batches(), o.workers * 2, async (b) => {
+    const task: ParseTask = {
+      kind: 'parse', file: b.file, layer: b.layer, layerBy: o.layerBy, rule: b.rule, cellSize: o.unitSize,
+      side: knownSide, seq0: b.seq0, raw: b.raw, sampleCap: SAMPLES_PER_CODE,
+    };
+    // Values are parsed here: copying them to a worker (structured clone of every position) cost more than the
+    // validation and encoding it would move off this thread (1.5x the CPU time on a traced label mask).
+    return 'values' in b.raw ? parseBatch(task) : pool.parse(task);
+  }, (r: ParseResult, b) => {
     if (r.syntax) throw new ReadError(b.file, r.syntax.line, r.syntax.column, `feature ${r.syntax.index}: ${r.syntax.message}`);
     sum.read += r.read; sum.valid += r.valid; sum.invalid += r.invalid;
     tally.merge(r.issues);

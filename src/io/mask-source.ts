@@ -6,8 +6,8 @@ import type { FeatureSource } from './source.js';
 /** File names read as label masks rather than as JSON. */
 export const MASK_FILE = /\.(tif|tiff|png)$/i;
 
-/** Features per group handed on: the tracing is synchronous, so a group is one await for the reader. */
-const GROUP = 1024;
+/** Features per group handed on: one await for the reader per group, few traced polygons held at once. */
+const GROUP = 64;
 
 /** The mask's features in label order; the pixels are decoded and traced when the build first asks. */
 export function maskSource(path: string): FeatureSource {

@@ -1,4 +1,5 @@
-// Parse + validate + assign, for one batch of raw features: runs in a worker; returns unit records, issues and statistics.
+// Parse + validate + assign, for one batch of raw features (pure): in a worker for JSON text, on the reading thread for
+// values; returns unit records, issues and statistics.
 import type { Feature } from '../model/feature.js';
 import type { Geometry } from '../model/geometry.js';
 import { validateFeature } from '../validate/index.js';
@@ -16,8 +17,8 @@ export const META = 5;
 
 /**
  * Features of a batch as the reading thread hands them over: JSON text (their UTF-8 back to back, `meta` saying where
- * each lies), or values that were never text (a label mask's traced polygons, a whole-file document), which move to
- * the worker as they are; their `meta` start and end are unused.
+ * each lies), or values that were never text (a label mask's traced polygons, a whole-file document), parsed where
+ * they are (copying them to a worker cost more than the work); their `meta` start and end are unused.
  */
 export type RawBatch = { bytes: Uint8Array; meta: Float64Array } | { values: unknown[]; meta: Float64Array };
 
@@ -33,7 +34,7 @@ export interface ParseTask {
   side?: number;
   /** Sequence number of the first feature of the batch. */
   seq0: number;
-  /** The features (moved to the worker, not copied). */
+  /** The features (text moves to the worker, not copied). */
   raw: RawBatch;
   /** Samples kept per issue code; the rest are only counted. */
   sampleCap: number;

@@ -3,7 +3,10 @@ import { Piscina } from 'piscina';
 import type { ParseResult, ParseTask } from '../stages/parse.js';
 import type { TileTask, UnitResult } from '../stages/unit.js';
 
-/** The worker entry as JavaScript: next to this file in dist/, or in dist/ when tests run the TypeScript sources. */
+/**
+ * The worker entry as JavaScript: next to this file in dist/, or in dist/ when tests run the TypeScript sources (the
+ * vitest global setup compiles dist/ first, so it is never older than the sources).
+ */
 function workerFile(): string {
   const here = import.meta.url;
   return here.endsWith('.ts') ? new URL('../../dist/worker/entry.js', here).href : new URL('./entry.js', here).href;
