@@ -51,7 +51,7 @@ class BatchBuilder {
 
   /** True when a feature of this kind (text or value) cannot join the batch: take it first. */
   mixes(value: boolean): boolean {
-    return !this.empty && value !== this.values.length > 0;
+    return !this.empty && value !== (this.values.length > 0);
   }
 
   addText(bytes: Uint8Array, index: number, line: number, column: number): void {
