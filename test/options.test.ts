@@ -1,20 +1,10 @@
 // Option resolution: defaults, the typed build config, every range check and text parser, with message and exit code.
 import { describe, expect, it } from 'vitest';
-import { exitCodeFor } from '../src/cli/exit.js';
 import { MAX_ZOOM, parseFormats, parseImageSize, parsePlane, parsePlaneFields, resolveBuildConfig, resolveOptions, type Options } from '../src/options.js';
 import { EXIT_USAGE, UsageError } from '../src/report/errors.js';
+import { refusal as refuse } from './helpers/errors.js';
 
-/** The UsageError `f` throws: its message, after checking its class and exit code. */
-function refusal(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(UsageError);
-    expect(exitCodeFor(e)).toBe(EXIT_USAGE);
-    return (e as Error).message;
-  }
-  throw new Error('expected a UsageError');
-}
+const refusal = (f: () => unknown) => refuse(f, UsageError, EXIT_USAGE);
 
 const config = (given: Partial<Options>) => resolveBuildConfig({ out: 'out', ...given });
 

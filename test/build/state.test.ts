@@ -7,25 +7,15 @@ import {
   PLAN_VERSION, checkShardsDone, findPlan, fingerprintOf, loadPlan, markShardDone, readUnitMarker, savePlan, writeUnitMarker,
   type PlanFile, type UnitMarker,
 } from '../../src/build/state.js';
-import { exitCodeFor } from '../../src/cli/exit.js';
 import { DiskWorkDir, MemoryWorkDir } from '../../src/io/workdir.js';
 import { resolveBuildConfig } from '../../src/options.js';
 import { EXIT_OUTPUT, WorkStateError } from '../../src/report/errors.js';
 import type { UnitSource, UnitStore } from '../../src/stages/partition.js';
 import type { UnitPlan } from '../../src/stages/plan.js';
 import { tmpDir } from '../helpers/pyramid.js';
+import { refusal as refuse } from '../helpers/errors.js';
 
-/** The WorkStateError `f` throws: its message, after checking its class and exit code. */
-function refusal(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(WorkStateError);
-    expect(exitCodeFor(e)).toBe(EXIT_OUTPUT);
-    return (e as Error).message;
-  }
-  throw new Error('expected a WorkStateError');
-}
+const refusal = (f: () => unknown) => refuse(f, WorkStateError, EXIT_OUTPUT);
 
 /** Records appended to a unit store, in order (the in-memory view of what a marker hands on). */
 class ListStore implements UnitStore {
