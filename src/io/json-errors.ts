@@ -1,26 +1,5 @@
-// Errors of reading JSON input: ReadError, and a second, small JSON parser that finds where JSON.parse failed.
-
-/**
- * A syntax or I/O error in an input. `line` and `column` are 1-based and point at the offending byte (columns count
- * bytes, which is characters for ASCII); both are 0 when no position applies (a file that cannot be opened).
- */
-export class ReadError extends Error {
-  override readonly name = 'ReadError';
-  constructor(
-    readonly file: string,
-    readonly line: number,
-    readonly column: number,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-
-  /** `file:line:column` (or just the file when there is no position), the way compilers and editors expect it. */
-  get where(): string {
-    return this.line > 0 ? `${this.file}:${this.line}:${this.column}` : this.file;
-  }
-}
+// Where JSON input is wrong: a JSON.parse failure as a ReadError at its absolute position, found by a second, small parser.
+import { ReadError } from '../report/errors.js';
 
 /**
  * Turns a JSON.parse failure on `text` (which starts at `line`/`column` of `file`) into a ReadError at the absolute

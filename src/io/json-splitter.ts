@@ -1,5 +1,6 @@
 // The byte-level splitter of JSON input and the events it reads: one feature at a time, never the whole file as one string.
-import { jsonSyntaxError, ReadError } from './json-errors.js';
+import { ReadError } from '../report/errors.js';
+import { jsonSyntaxError } from './json-errors.js';
 import { Capture, Cursor, describeByte, isValueStart, isWhitespace, RS, ValueScanner } from './json-value.js';
 
 /** One element of a top-level `features` array, or one record of an NDJSON / GeoJSON Text Sequence input. */

@@ -1,5 +1,5 @@
 // One JSON value scanned across chunks: where the input stands (line, column), the value's bytes, and where it ends.
-import { ReadError } from './json-errors.js';
+import { ReadError } from '../report/errors.js';
 import { concatBytes } from './source.js';
 
 /** The record separator of GeoJSON Text Sequences (RFC 8142). */

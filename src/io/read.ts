@@ -1,12 +1,11 @@
 // Streaming reader: splits FeatureCollections, NDJSON and GeoJSON Text Sequences of any size into one feature at a time.
 import { basename } from 'node:path';
 import { gunzipIfNeeded, type Source } from './source.js';
-import { jsonSyntaxError, ReadError } from './json-errors.js';
+import { ReadError } from '../report/errors.js';
+import { jsonSyntaxError } from './json-errors.js';
 import { Splitter, type FeatureEvent, type ReadEvent } from './json-splitter.js';
 
 export { fileSource, memorySource, stdinSource, streamSource, type Source } from './source.js';
-// The reader's errors and events, where its callers have always found them.
-export { ReadError } from './json-errors.js';
 export type { ReadEvent } from './json-splitter.js';
 
 /** Events of one source, in input order. Throws `ReadError` on syntax errors the splitter sees and on I/O errors. */

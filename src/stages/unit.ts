@@ -7,6 +7,7 @@ import { tileFeatures } from './tile/tiler.js';
 import { reduceForZoom } from './tile/reduce.js';
 import type { TileSpec } from './tile/spec.js';
 import { routeRecord, unitChunks, type UnitSource } from './partition.js';
+import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder, RecordReader, StringCache } from './record.js';
 import type { ByteArena } from '../bytes.js';
 import type { UnitPlan } from './plan.js';
@@ -94,8 +95,7 @@ function reduceForNext(features: FlatFeature[], home: Set<number>, kept: Set<num
   // One tile unit beyond the buffer: the tiler places features by their quantised bbox, which may reach that far.
   const pad = (ts * (BUFFER + 1)) / EXTENT;
   const n = 2 ** zoom;
-  const p = task.unit.plane;
-  const prefix = `${p.t}/${p.c}/${p.z}/`;
+  const prefix = unitKeyPrefix(task.unit.plane);
   const out = new Map<string, ByteArena>();
   const enc = new RecordEncoder();
   const simplifier = new Simplifier();

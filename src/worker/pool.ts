@@ -4,7 +4,10 @@ import type { ParseResult, ParseTask } from '../stages/parse.js';
 import type { TileTask, UnitResult } from '../stages/unit.js';
 import { parseTransfers, transferable } from './protocol.js';
 
-/** The worker entry as JavaScript: next to this file in dist/, or in dist/ when tests run the TypeScript sources. */
+/**
+ * The worker entry as JavaScript: next to this file in dist/, or in dist/ when tests run the TypeScript sources (the
+ * vitest global setup compiles dist/ first, so it is never older than the sources).
+ */
 function workerFile(): string {
   const here = import.meta.url;
   return here.endsWith('.ts') ? new URL('../../dist/worker/entry.js', here).href : new URL('./entry.js', here).href;
@@ -20,7 +23,7 @@ export interface Pool {
 export function createPool(threads: number): Pool {
   const pool = new Piscina({ filename: workerFile(), minThreads: threads, maxThreads: threads, idleTimeout: 60_000 });
   return {
-    // The batch's bytes move to the worker (the reading thread made them for it alone).
+    // The batch's text moves to the worker (the reading thread made it for the worker alone).
     parse: (task) => pool.run(task, { transferList: parseTransfers(task) }) as Promise<ParseResult>,
     tile: (task, move = []) => pool.run(task, { transferList: transferable(move) }) as Promise<UnitResult>,
     close: () => pool.destroy(),

@@ -6,10 +6,12 @@ import type { TileTask, UnitResult } from '../stages/unit.js';
  * The message sequence of a build, main thread ⇄ piscina worker threads (worker/pool.ts ⇄ worker/entry.ts):
  *
  * 1. `createPool(threads)` starts `threads` workers, each loading entry.js once; they live until `close()`.
- * 2. Reading (plan): the main thread splits the inputs into batches of features. Per batch, main → worker:
- *    a `ParseTask` (kind 'parse'), whose `raw.bytes` and `raw.meta` move (the reading thread made them for this
- *    worker alone: `parseTransfers`). The worker parses, validates, assigns planes and layers and encodes unit
+ * 2. Reading (plan): the main thread splits the inputs into batches of features. Per batch of JSON text, main →
+ *    worker: a `ParseTask` (kind 'parse'), whose `raw.bytes` and `raw.meta` move (the reading thread made them for
+ *    this worker alone: `parseTransfers`). The worker parses, validates, assigns planes and layers and encodes unit
  *    records (`parseBatch`); worker → main: a `ParseResult`, whose unit record buffers move back (`resultTransfers`).
+ *    Batches of values that were never text (traced masks, whole-file documents) are parsed on the main thread: a
+ *    structured clone to a worker cost more than the work.
  * 3. Tiling (each level, each shard): per unit, main → worker: a `TileTask` (kind 'tile'): the spec, the unit, and
  *    its records as files to read or as chunks of bytes; chunks that leave the store move, chunks another unit still
  *    reads are copied (the pool's caller says which). The worker tiles the unit (`tileUnit`); worker → main: a
@@ -34,9 +36,9 @@ export function transferable(views: Uint8Array[]): ArrayBuffer[] {
   return [...new Set(owned.map((v) => v.buffer as ArrayBuffer))];
 }
 
-/** What of a parse task moves to the worker: the batch's bytes and the positions of its features. */
+/** What of a parse task moves to the worker: the batch's text and the positions of its features (values are copied). */
 export function parseTransfers(task: ParseTask): ArrayBuffer[] {
-  return transferable([task.raw.bytes, new Uint8Array(task.raw.meta.buffer)]);
+  return transferable([new Uint8Array(task.raw.meta.buffer), ...('bytes' in task.raw ? [task.raw.bytes] : [])]);
 }
 
 /** What of a result moves back to the main thread: unit records; tile bytes and records for the level above. */

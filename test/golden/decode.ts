@@ -2,7 +2,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
 import { VectorTile } from '@mapbox/vector-tile';
 import { PbfReader } from 'pbf';
 import { flagName } from '../../src/options.js';
@@ -12,18 +11,6 @@ import { readTree } from '../helpers/pyramid.js';
 export const UPDATE = process.env.UPDATE_GOLDEN === '1';
 
 export const GOLDEN = path.dirname(new URL(import.meta.url).pathname);
-export const ROOT = path.resolve(GOLDEN, '../..');
-
-/** Runs a script with node in `cwd`; throws with its output when it fails. */
-export function runNode(script: string, args: readonly string[], cwd = ROOT): void {
-  const r = spawnSync(process.execPath, [script, ...args], { cwd, encoding: 'utf8', timeout: 120_000 });
-  if (r.status !== 0) throw new Error(`node ${path.relative(ROOT, script)} ${args.join(' ')} failed (status ${r.status}, signal ${r.signal}):\n${r.stderr}${r.stdout}`);
-}
-
-/** The built CLI (bin/mudm-tiles.js → dist/), as a user runs it. */
-export function runCli(args: readonly string[], cwd = ROOT): void {
-  runNode(path.join(ROOT, 'bin', 'mudm-tiles.js'), args, cwd);
-}
 
 /** `{"imageSize": "64,64", "force": true}` → `--image-size 64,64 --force` (option names as in src/options.ts). */
 export function flags(options: Record<string, string | number | boolean>): string[] {

@@ -2,8 +2,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { expectOk, runCli } from '../e2e/helpers.js';
 import { tmpDir } from '../helpers/pyramid.js';
-import { GOLDEN, UPDATE, decodeTree, flags, readTextTree, runCli, writeTree } from './decode.js';
+import { GOLDEN, UPDATE, decodeTree, flags, readTextTree, writeTree } from './decode.js';
 
 const CASES = fs.readdirSync(GOLDEN, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
 const scratch = tmpDir('golden');
@@ -15,14 +16,14 @@ describe('golden cases (UPDATE_GOLDEN=1 rewrites expected/ after an intended cha
   });
 
   for (const name of CASES) {
-    it(name, () => {
+    it(name, async () => {
       const dir = path.join(GOLDEN, name);
       const inputs = fs.readdirSync(dir).filter((f) => f.startsWith('input.')).sort();
       expect(inputs.length, `${name}: no input.* file`).toBeGreaterThan(0);
       const options = JSON.parse(fs.readFileSync(path.join(dir, 'options.json'), 'utf8')) as Record<string, string | number | boolean>;
       const out = path.join(scratch, name);
       // Inputs are named relative to the case folder, so file names in the report do not depend on where the repository is.
-      runCli(['build', ...inputs, '-o', out, '--force', '--quiet', ...flags(options)], dir);
+      expectOk(await runCli(['build', ...inputs, '-o', out, '--force', '--quiet', ...flags(options)], { cwd: dir }), name);
       const actual = decodeTree(out);
       const expectedDir = path.join(dir, 'expected');
       if (UPDATE) writeTree(expectedDir, actual);

@@ -2,8 +2,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT, SAMPLE, expectOk, runCli, runProcess } from '../e2e/helpers.js';
 import { tmpDir } from '../helpers/pyramid.js';
-import { GOLDEN, ROOT, UPDATE, runCli, runNode, treeHashes } from './decode.js';
+import { GOLDEN, UPDATE, treeHashes } from './decode.js';
 
 const HASHES = path.join(GOLDEN, 'hashes.json');
 const scratch = tmpDir('hashes');
@@ -18,9 +19,9 @@ afterAll(() => {
 });
 
 /** Builds with the CLI and checks the report says the run exercised what the case is for. */
-function build(name: string, args: string[]): { out: string; report: Record<string, unknown> } {
+async function build(name: string, args: string[]): Promise<{ out: string; report: Record<string, unknown> }> {
   const out = path.join(scratch, name);
-  runCli(['build', ...args, '-o', out, '--force', '--quiet']);
+  expectOk(await runCli(['build', ...args, '-o', out, '--force', '--quiet']), name);
   const report = JSON.parse(fs.readFileSync(path.join(out, 'build-report.json'), 'utf8')) as Record<string, unknown>;
   return { out, report };
 }
@@ -34,17 +35,17 @@ function compare(name: string, out: string): void {
 }
 
 describe('pyramid bytes (hashes.json)', () => {
-  it('the sample slide, planes from properties', () => {
-    const { out, report } = build('sample-slide', [path.join(ROOT, 'sample-data', 'slide'), '--plane-field', 'c=c,z=z', '--workers', '2']);
+  it('the sample slide, planes from properties', async () => {
+    const { out, report } = await build('sample-slide', [SAMPLE, '--plane-field', 'c=c,z=z', '--workers', '2']);
     expect(report).toMatchObject({ world: { planes: 6 } });
     compare('sample-slide', out);
   });
 
-  it('a generated slide: 4 planes, 3 levels, thinned and pointified tiles, records spilled to disk', () => {
+  it('a generated slide: 4 planes, 3 levels, thinned and pointified tiles, records spilled to disk', async () => {
     const input = path.join(scratch, 'generated.ndjson');
-    runNode(path.join(ROOT, 'bench', 'generate.js'), ['--cells', '2000', '--seed', '7', '--nuclei', 'polygons',
-      '--planes', 't=2,z=2', '--width', '6000', '--height', '4000', '--format', 'ndjson', '--quiet', '-o', input]);
-    const { out, report } = build('generated-slide', [input, '--plane-field', 't=t,z=z', '--layer-by', 'featureClass',
+    expectOk(await runProcess(process.execPath, [path.join(ROOT, 'bench', 'generate.js'), '--cells', '2000', '--seed', '7', '--nuclei', 'polygons',
+      '--planes', 't=2,z=2', '--width', '6000', '--height', '4000', '--format', 'ndjson', '--quiet', '-o', input]), 'generate');
+    const { out, report } = await build('generated-slide', [input, '--plane-field', 't=t,z=z', '--layer-by', 'featureClass',
       '--tile-budget', '16K', '--memory-budget', '2M', '--workers', '2']);
     const r = report as { world: { planes: number }; units: { levels: number }; run: { spilled: boolean }; tiles: { byZoom: Record<string, { thinned: number; pointified: number }> } };
     const zooms = Object.values(r.tiles.byZoom);

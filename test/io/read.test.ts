@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { spawnSync } from 'node:child_process';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -12,13 +11,14 @@ import {
   layerNameFor,
   memorySource,
   parseFeature,
-  ReadError,
   readDocuments,
   streamSource,
   type ReadEvent,
   type Source,
 } from '../../src/io/read.js';
 import { locateJsonError } from '../../src/io/json-errors.js';
+import { ReadError } from '../../src/report/errors.js';
+import { runProcess } from '../e2e/helpers.js';
 
 async function collect(source: Source): Promise<ReadEvent[]> {
   const out: ReadEvent[] = [];
@@ -283,21 +283,21 @@ describe('helpers', () => {
     }
   });
 
-  it('memory stays flat: a long single-line collection is read one chunk at a time (resident set of a child process)', () => {
+  it('memory stays flat: a long single-line collection is read one chunk at a time (resident set of a child process)', async () => {
     // 96 MiB on one line. Heap statistics miss the input's bytes (typed arrays live outside the heap), so the resident
     // set is measured: it may grow by three quarters of the input at most, so a reader holding it whole fails, as
     // the control run that keeps every feature's bytes shows.
     const mb = 96, limit = 0.75 * mb * 2 ** 20;
-    const run = (...args: string[]) => {
-      const r = spawnSync(process.execPath, [fileURLToPath(new URL('./read-rss.mjs', import.meta.url)), String(mb), ...args], { encoding: 'utf8' });
-      expect(r.status, r.stderr).toBe(0);
+    const run = async (...args: string[]) => {
+      const r = await runProcess(process.execPath, [fileURLToPath(new URL('./read-rss.mjs', import.meta.url)), String(mb), ...args]);
+      expect(r.code, r.stderr).toBe(0);
       return JSON.parse(r.stdout) as { features: number; expected: number; members: unknown; grown: number };
     };
-    const streamed = run();
+    const streamed = await run();
     expect(streamed.features).toBe(streamed.expected);
     expect(streamed.members).toEqual({ type: 'FeatureCollection', id: 'z' });
     expect(streamed.grown).toBeLessThan(limit);
-    const held = run('--hold');
+    const held = await run('--hold');
     expect(held.features).toBe(held.expected);
     expect(held.grown).toBeGreaterThan(limit);
   });

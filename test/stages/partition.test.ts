@@ -2,7 +2,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { compareKeys, SpillingStore, unitFileName, type UnitSource } from '../../src/stages/partition.js';
+import { SpillingStore, type UnitSource } from '../../src/stages/partition.js';
+import { compareUnitKeys, unitFileName } from '../../src/stages/unit-key.js';
 import { tmpDir } from '../helpers/pyramid.js';
 
 const root = tmpDir('partition');
@@ -11,6 +12,7 @@ let n = 0;
 const fresh = () => path.join(root, `store-${n++}`);
 
 const rec = (seq: number, size = 8) => new Uint8Array(size).fill(seq);
+const fileOf = (key: string) => `${unitFileName(key)}.rec`;
 
 /** The bytes of a unit, from memory or from its file. */
 function bytesOf(src: UnitSource): number[] {
@@ -37,7 +39,7 @@ describe('SpillingStore', () => {
     for (let i = 0; i < 8; i++) s.append(`0/0/0/${i % 2}/0`, rec(i));
     s.append('0/0/0/1/0', rec(8, 1)); // 65 bytes: over
     expect(s.isSpilled).toBe(true);
-    expect(fs.readdirSync(dir).sort()).toEqual([unitFileName('0/0/0/0/0'), unitFileName('0/0/0/1/0')]);
+    expect(fs.readdirSync(dir).sort()).toEqual([fileOf('0/0/0/0/0'), fileOf('0/0/0/1/0')]);
     // After the switch, appends go to the files, behind what memory held.
     s.append('0/0/0/0/0', rec(9));
     s.append('0/0/1/0/0', rec(10));
@@ -54,7 +56,7 @@ describe('SpillingStore', () => {
   it('spills from the start with a budget of 0, and starts afresh over what an earlier run left', () => {
     const dir = fresh();
     fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, unitFileName('0/0/0/0/0')), rec(99));
+    fs.writeFileSync(path.join(dir, fileOf('0/0/0/0/0')), rec(99));
     const s = new SpillingStore(dir, 0);
     expect(s.isSpilled).toBe(true);
     expect(s.keys()).toEqual([]);
@@ -92,15 +94,15 @@ describe('SpillingStore', () => {
     expect(shard.keys()).toEqual(['0/0/0/0/2', '0/0/0/1/0']);
     expect(bytesOf(shard.take('0/0/0/1/0'))).toEqual([...rec(1)]);
     shard.close();
-    expect(fs.readdirSync(dir).sort()).toEqual([unitFileName('0/0/0/0/2'), unitFileName('0/0/0/1/0')]);
+    expect(fs.readdirSync(dir).sort()).toEqual([fileOf('0/0/0/0/2'), fileOf('0/0/0/1/0')]);
     expect(new SpillingStore(fresh(), 0, 'existing').keys()).toEqual([]);
   });
 });
 
-describe('compareKeys', () => {
+describe('compareUnitKeys', () => {
   it('orders keys part by part as numbers', () => {
-    expect(['0/0/10/0/0', '0/0/2/0/0', '1/0/0/0/0', '0/0/2/0/10', '0/0/2/0/9'].sort(compareKeys))
+    expect(['0/0/10/0/0', '0/0/2/0/0', '1/0/0/0/0', '0/0/2/0/10', '0/0/2/0/9'].sort(compareUnitKeys))
       .toEqual(['0/0/2/0/0', '0/0/2/0/9', '0/0/2/0/10', '0/0/10/0/0', '1/0/0/0/0']);
-    expect(compareKeys('0/1', '0/1/0')).toBeLessThan(0);
+    expect(compareUnitKeys('0/1', '0/1/0')).toBeLessThan(0);
   });
 });
