@@ -1,7 +1,8 @@
 // Uniform thinning: tile size estimates gathered while reading, the per-zoom priority thresholds a plan fixes from the
 // densest tile, and the keep rule every tile applies (one decision per zoom, the same in every tile).
 import type { Geometry, Position } from '../model/geometry.js';
-import type { FeatureTags, PbfValue } from './encode-pbf.js';
+import type { FeatureTags, PbfValue } from '../tiling/flat.js';
+import { simplificationRanks } from '../tiling/simplify.js';
 import { BUFFER, DISPLAY_TILE, EXTENT } from '../tiling/space.js';
 import type { LayerStats } from './assign.js';
 
@@ -49,41 +50,6 @@ function pbfValueBytes(v: PbfValue): number {
 
 interface Part { xy: Float64Array; eff: Float64Array | null; ring: boolean; exterior: boolean }
 interface Leaf { kind: 'points' | 'lines' | 'polygons' | 'mesh'; parts: Part[]; positions: number }
-
-/** Squared distance from p to the segment a–b (to a when the segment is a point). */
-function sqSegDist(px: number, py: number, ax: number, ay: number, bx: number, by: number): number {
-  let x = ax, y = ay, dx = bx - ax, dy = by - ay;
-  if (dx !== 0 || dy !== 0) {
-    const t = ((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy);
-    if (t > 1) { x = bx; y = by; } else if (t > 0) { x += dx * t; y += dy * t; }
-  }
-  dx = px - x; dy = py - y;
-  return dx * dx + dy * dy;
-}
-
-/**
- * For each vertex, the largest squared tolerance at which Douglas–Peucker (as the tiler runs it: farthest vertex,
- * first on ties, kept when strictly beyond) still keeps it: its split distance, capped by those of the splits above
- * it. Simplifying at a tolerance keeps exactly the vertices whose value exceeds it, so one pass serves every zoom.
- */
-export function simplificationRanks(xy: Float64Array): Float64Array {
-  const n = xy.length >> 1;
-  const eff = new Float64Array(n).fill(Infinity);
-  const stack: number[] = [0, n - 1, Infinity];
-  while (stack.length > 0) {
-    const cap = stack.pop() as number, last = stack.pop() as number, first = stack.pop() as number;
-    let maxD = -1, index = -1;
-    for (let i = first + 1; i < last; i++) {
-      const d = sqSegDist(xy[i * 2], xy[i * 2 + 1], xy[first * 2], xy[first * 2 + 1], xy[last * 2], xy[last * 2 + 1]);
-      if (d > maxD) { maxD = d; index = i; }
-    }
-    if (index < 0) continue;
-    eff[index] = Math.min(maxD, cap);
-    if (last - index > 1) stack.push(index, last, eff[index]);
-    if (index - first > 1) stack.push(first, index, eff[index]);
-  }
-  return eff;
-}
 
 function flatOf(ps: readonly Position[]): Float64Array {
   const xy = new Float64Array(ps.length * 2);

@@ -1,7 +1,7 @@
 // Uniform thinning: the keep rule, the one-pass simplification ranks, tile estimates and the per-zoom thresholds.
 import { describe, expect, it } from 'vitest';
-import { PRIORITY_RANGE, TileSketch, fittingShare, keeps, planThresholds, simplificationRanks, thinningPriority } from '../../src/stages/thinning.js';
-import { simplify } from '../../src/tiling/simplify.js';
+import { PRIORITY_RANGE, TileSketch, fittingShare, keeps, planThresholds, thinningPriority } from '../../src/stages/thinning.js';
+import { Simplifier, simplificationRanks } from '../../src/tiling/simplify.js';
 import { mulberry32 } from '../../src/random.js';
 import type { Geometry, Position } from '../../src/model/geometry.js';
 
@@ -118,7 +118,7 @@ describe('simplification ranks', () => {
       const ring = blob(random, 100, 100, 50, 10 + Math.floor(random() * 60)).flat();
       const ranks = simplificationRanks(Float64Array.from(ring));
       for (const tol of [0.5, 2, 6, 20]) {
-        const kept = (simplify(ring, tol * tol, false) ?? []) as number[];
+        const kept = (new Simplifier().simplify(ring, tol * tol, false) ?? []) as number[];
         const ranked = ring.filter((_, i) => ranks[i >> 1] > tol * tol);
         expect(ranked).toEqual(Array.from(kept));
       }
