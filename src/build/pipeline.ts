@@ -12,11 +12,12 @@ import type { BuildReport } from '../report/types.js';
 import { overviewDescriptor, tilesetDescriptor, type DescribeInput } from '../stages/describe.js';
 import { SpillingStore } from '../stages/partition.js';
 import { planBuild } from '../stages/plan.js';
+import { TileSketch } from '../stages/thinning.js';
 import { createPool, type Pool } from '../worker/pool.js';
 import { secondsSince, storeBudget, type BuildIO, type InputSpec, type RunContext } from './context.js';
-import { tileLevel, tileUpperLevels } from './levels.js';
+import { tileLevel, tileLevelWithinBudget, tileUpperLevels } from './levels.js';
 import { readInputs } from './read.js';
-import { buildReport, sumMarkers, writePreviews } from './report.js';
+import { buildReport, planPreview, sumMarkers, writePreviews } from './report.js';
 import {
   PLAN_VERSION, checkShardsDone, findPlan, fingerprintOf, loadPlan, markShardDone, savePlan, shardUnits, spillRoot, workDirFor,
   type PlanFile,
@@ -54,7 +55,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
     await sink.begin({ force: o.force, resume: o.resume });
     const ctx: RunContext = { config, planFile, sink, work, pool, io, t0 };
     const tTile = performance.now();
-    const resumed = await tileLevel(ctx, 0, planFile.units, store);
+    const resumed = await tileLevelWithinBudget(ctx, 0, planFile.units, store);
     store.close();
     return await finalize(ctx, resumed, secondsSince(tTile));
   } catch (err) {
@@ -123,7 +124,11 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   const sink = sinkOf(config, io);
   const pool = createPool(config.options.workers);
   try {
-    const report = await finalize({ config, planFile, sink, work, pool, io, t0: performance.now() }, 0, 0);
+    const ctx: RunContext = { config, planFile, sink, work, pool, io, t0: performance.now() };
+    // The shards tiled with the plan's thresholds: where a tile was still over the budget, level 0 is tiled again here.
+    const t0 = performance.now();
+    await tileLevelWithinBudget(ctx, 0, planFile.units, new SpillingStore(path.join(work.root as string, 'level-0'), 0, 'existing'));
+    const report = await finalize(ctx, 0, secondsSince(t0));
     work.destroy();
     return report;
   } finally {
@@ -140,12 +145,15 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
     throw new UsageError('--resume: the inputs or options differ from the interrupted build; run again without --resume');
   }
   if (!previous) work.removeFolder('units');
-  const read = await readInputs(inputs, config, pool, store, io, t0);
-  const { plan: buildPlan, units } = planBuild(config, { ...read, layers: Object.keys(read.stats) }, store.keys());
+  const sketch = config.lod === 'auto' ? new TileSketch(config.formats.pbf ? 'pbf' : 'json') : undefined;
+  const read = await readInputs(inputs, config, pool, store, io, t0, sketch);
+  const { plan: buildPlan, units } = planBuild(config, { ...read, sketch }, store.keys());
+  // A resumed build keeps the thresholds the interrupted one tiled with, raised ones included.
+  if (previous) { buildPlan.thresholds = previous.plan.thresholds; buildPlan.raised = previous.plan.raised; }
   const planFile: PlanFile = {
     version: PLAN_VERSION, fingerprint, plan: buildPlan, read, units, shards, spilled: store.isSpilled, readSeconds: secondsSince(t0),
     meta: { name: o.name, description: o.description, attribution: o.attribution, version: o.version, baseUrl: o.baseUrl },
-    preview: { enabled: o.preview, image: o.image ? path.resolve(o.image) : undefined },
+    preview: planPreview(o.preview, o.image ? path.resolve(o.image) : undefined, buildPlan),
   };
   savePlan(work, planFile);
   return planFile;
@@ -160,8 +168,11 @@ async function finalize(ctx: RunContext, resumedBelow: number, tileSecondsBelow:
   const tileSeconds = tileSecondsBelow + secondsSince(tUpper);
   const tDescribe = performance.now();
   const totals = sumMarkers(p, upper.markers);
-  const assets = ctx.planFile.preview.enabled ? await writePreviews(ctx, upper.markers) : undefined;
-  const input: DescribeInput = { plan: p, stats: read.stats, pointified: totals.pointified, thinned: totals.thinned, vocabularies: read.collection.vocabularies, meta, assets };
+  const assets = ctx.planFile.preview.enabled ? await writePreviews(ctx, upper.markers[0]) : undefined;
+  const input: DescribeInput = {
+    plan: p, stats: read.stats, pointified: totals.pointified, thinned: totals.thinned, keptFraction: totals.keptFraction,
+    vocabularies: read.collection.vocabularies, meta, assets,
+  };
   if (p.formats.json) {
     for (const plane of p.planes) {
       const at = tilePath(0, 0, 0, plane, p.dims, 'json');

@@ -2,16 +2,19 @@
 import { rename, rm, writeFile } from 'node:fs/promises';
 import sharp, { type Metadata, type Sharp, type SharpOptions } from 'sharp';
 import type { Feature } from '../model/feature.js';
-import type { Geometry, Position } from '../model/geometry.js';
+import { flatten, headOf } from '../tiling/flat.js';
 import { ImageError } from '../report/errors.js';
 import { describeSharpError } from './image.js';
-import { PreviewPainter, classColour, overBackground, previewPixel, type Rgb } from '../raster/paint.js';
+import { PreviewPainter, overBackground, paintFeature, previewPixel, type Rgb } from '../raster/paint.js';
 
 export const PREVIEW_MAX_SIDE = 2048;
 const BACKGROUND: Rgb = { r: 17, g: 19, b: 24 };
 
-/** The preview grid of a plane: its size in preview pixels and the plane pixels per preview pixel (a power of two). */
-export interface PreviewGrid { width: number; height: number; pixel: number }
+/**
+ * The preview grid of a plane: its size in preview pixels, the plane pixels per preview pixel (a power of two), and
+ * the plane's own size (the grid covers it, up to a pixel more).
+ */
+export interface PreviewGrid { width: number; height: number; pixel: number; plane: { width: number; height: number } }
 
 /**
  * The grid of a width × height plane: the smallest power-of-two pixel that brings the longest side to `maxSide` or
@@ -22,7 +25,7 @@ export function previewGrid(width: number, height: number, maxSide = PREVIEW_MAX
     throw new RangeError(`preview plane size ${width} × ${height} must be positive`);
   }
   const pixel = Math.min(previewPixel(width, height, maxSide), Math.max(1, maxPixel));
-  return { width: Math.ceil(width / pixel), height: Math.ceil(height / pixel), pixel };
+  return { width: Math.ceil(width / pixel), height: Math.ceil(height / pixel), pixel, plane: { width, height } };
 }
 
 export interface PreviewOptions {
@@ -73,59 +76,64 @@ export async function renderPreviewPng(options: PreviewOptions): Promise<Preview
   let total = 0, drawn = 0;
   for await (const feature of options.features) {
     total++;
-    if (feature.geometry === null || feature.geometry === undefined) continue;
-    painter.begin(classColour(feature.featureClass));
-    paintGeometry(painter, feature.geometry);
-    painter.end();
+    const geom = feature.geometry === null || feature.geometry === undefined ? null : flatten(feature.geometry);
+    if (geom === null) continue;
+    paintFeature(painter, { seq: total, layer: 0, geom, head: headOf(feature) });
     drawn++;
   }
   const png = await composePreview(painter.rgba, grid, options.image);
   return { png, width: grid.width, height: grid.height, scale: 1 / grid.pixel, drawn, total };
 }
 
-const flat = (ps: readonly Position[]): number[] => ps.flatMap((p) => [p[0], p[1]]);
-
-/** A GeoJSON geometry onto the painter; meshes by the outlines of their faces. */
-function paintGeometry(p: PreviewPainter, g: Geometry): void {
-  switch (g.type) {
-    case 'Point': p.points(g.coordinates); return;
-    case 'MultiPoint': p.points(flat(g.coordinates)); return;
-    case 'LineString': p.line(flat(g.coordinates)); return;
-    case 'MultiLineString': for (const l of g.coordinates) p.line(flat(l)); return;
-    case 'Polygon': p.polygon(g.coordinates.map(flat)); return;
-    case 'MultiPolygon': for (const poly of g.coordinates) p.polygon(poly.map(flat)); return;
-    case 'PolyhedralSurface': case 'TIN': for (const face of g.coordinates ?? []) for (const r of face) p.line(flat(r), true); return;
-    case 'GeometryCollection': for (const m of g.geometries) paintGeometry(p, m); return;
-  }
-}
-
 /** The PNG of a painted canvas (premultiplied RGBA over the whole grid) over the image, or over a dark background. */
 export async function composePreview(canvas: Uint8Array, grid: PreviewGrid, image?: string): Promise<Buffer> {
-  const background = image === undefined ? BACKGROUND : await imagePixels(image, grid);
+  let background: Uint8Array | Rgb = BACKGROUND;
+  if (image !== undefined) {
+    // The image covers the plane, which the grid may exceed by part of a pixel: the rest stays dark.
+    const size = imageSize(grid);
+    const pixels = await imagePixels(image, size.width, size.height);
+    const rgb = new Uint8Array(grid.width * grid.height * 3);
+    for (let p = 0; p < grid.width * grid.height; p++) rgb.set([BACKGROUND.r, BACKGROUND.g, BACKGROUND.b], p * 3);
+    for (let j = 0; j < size.height; j++) rgb.set(pixels.subarray(j * size.width * 3, (j + 1) * size.width * 3), j * grid.width * 3);
+    background = rgb;
+  }
   const rgb = overBackground(canvas, grid.width * grid.height, background);
   return sharp(rgb, { raw: { width: grid.width, height: grid.height, channels: 3 } })
     .png({ compressionLevel: 9, adaptiveFiltering: false })
     .toBuffer();
 }
 
-/** The image downsampled to the grid as JPEG: what a viewer shows behind the vectors (asset role `background`). */
-export async function backgroundJpeg(image: string, grid: PreviewGrid): Promise<Buffer> {
-  const rgb = await imagePixels(image, grid);
-  return sharp(rgb, { raw: { width: grid.width, height: grid.height, channels: 3 } }).jpeg({ quality: 85 }).toBuffer();
+/** Preview pixels the plane itself takes (rounded), at least one each way. */
+function imageSize(grid: PreviewGrid): { width: number; height: number } {
+  return {
+    width: Math.min(grid.width, Math.max(1, Math.round(grid.plane.width / grid.pixel))),
+    height: Math.min(grid.height, Math.max(1, Math.round(grid.plane.height / grid.pixel))),
+  };
 }
 
-/** The image fitted to the grid as 8-bit RGB. Greyscale and 16-bit microscopy is usually dim, so non-8-bit images are stretched. */
-async function imagePixels(path: string, grid: PreviewGrid): Promise<Uint8Array> {
+/**
+ * The image over the plane, downsampled to the grid's pixel, as JPEG: what a viewer shows behind the vectors (asset
+ * role `background`, placed over the plane's bbox).
+ */
+export async function backgroundJpeg(image: string, grid: PreviewGrid): Promise<{ jpeg: Buffer; width: number; height: number }> {
+  const size = imageSize(grid);
+  const rgb = await imagePixels(image, size.width, size.height);
+  const jpeg = await sharp(rgb, { raw: { width: size.width, height: size.height, channels: 3 } }).jpeg({ quality: 85 }).toBuffer();
+  return { jpeg, ...size };
+}
+
+/** The image fitted to width × height as 8-bit RGB. Greyscale and 16-bit microscopy is usually dim, so non-8-bit images are stretched. */
+async function imagePixels(path: string, width: number, height: number): Promise<Uint8Array> {
   try {
-    const input = await pickLevel(path, grid.width, grid.height);
+    const input = await pickLevel(path, width, height);
     const meta = await sharp(path, input).metadata();
-    let img: Sharp = sharp(path, input).resize(grid.width, grid.height, { fit: 'fill' });
+    let img: Sharp = sharp(path, input).resize(width, height, { fit: 'fill' });
     if (meta.depth !== 'uchar') img = img.normalise();
     const { data, info } = await img.flatten({ background: BACKGROUND }).toColourspace('srgb').removeAlpha().raw().toBuffer({ resolveWithObject: true });
     if (info.channels === 3) return data;
     // One band (sharp keeps greyscale as one channel): spread it over three.
-    const rgb = new Uint8Array(grid.width * grid.height * 3);
-    for (let p = 0; p < grid.width * grid.height; p++) rgb.fill(data[p * info.channels], p * 3, p * 3 + 3);
+    const rgb = new Uint8Array(width * height * 3);
+    for (let p = 0; p < width * height; p++) rgb.fill(data[p * info.channels], p * 3, p * 3 + 3);
     return rgb;
   } catch (err) {
     if (err instanceof ImageError) throw err;

@@ -1,4 +1,5 @@
 // Preview painting: features at full form onto a premultiplied RGBA patch of the preview grid (pure, no I/O).
+import { tagsOf, type FlatFeature, type TileGeometry } from '../tiling/flat.js';
 
 /** Coordinates as x, y pairs in plane pixels. */
 export type Coords = ArrayLike<number>;
@@ -156,6 +157,26 @@ export class PreviewPainter {
         for (let i = i0; i <= i1; i++) this.put(i, j, FILL);
       }
     }
+  }
+}
+
+/** A feature in the tiler's form, in its class colour; meshes by the outlines of their faces. */
+export function paintFeature(p: PreviewPainter, f: FlatFeature): void {
+  const tags = tagsOf(f);
+  const at = tags.keys.indexOf('featureClass');
+  const cls = at >= 0 ? tags.values[at] : undefined;
+  p.begin(classColour(typeof cls === 'string' ? cls : undefined));
+  paintGeometry(p, f.geom);
+  p.end();
+}
+
+function paintGeometry(p: PreviewPainter, g: TileGeometry): void {
+  switch (g.k) {
+    case 'points': p.points(g.xy); return;
+    case 'lines': for (const l of g.parts) p.line(l); return;
+    case 'polygons': for (const poly of g.polys) p.polygon(poly); return;
+    case 'mesh': for (const face of g.geometry.coordinates ?? []) for (const r of face) p.line(r.flatMap((q) => [q[0], q[1]]), true); return;
+    case 'collection': for (const m of g.members) paintGeometry(p, m); return;
   }
 }
 

@@ -9,9 +9,11 @@ import { BUFFER, EXTENT, type Dim } from '../tiling/space.js';
 import { assignPlane, layerOf, observeFeature, type LayerStats, type PlaneRule } from './assign.js';
 import { routeRecord, unitChunks } from './partition.js';
 import { unitKeyPrefix } from './unit-key.js';
-import { RecordEncoder } from './record.js';
+import { RecordEncoder, type RecordFeature } from './record.js';
 import type { ByteArena } from '../bytes.js';
-import { emptyBox, flatten, growBox } from '../tiling/flat.js';
+import { emptyBox, flatten, growBox, tagsOf } from '../tiling/flat.js';
+import { headTextOf } from './encode-json.js';
+import { TileSketch, type SketchData } from './thinning.js';
 
 /** Numbers per feature in a batch's `meta`: index, line, column (0 when unknown), start and end of its bytes. */
 export const META = 5;
@@ -39,6 +41,8 @@ export interface ParseTask {
   raw: RawBatch;
   /** Samples kept per issue code; the rest are only counted. */
   sampleCap: number;
+  /** With thinning (lod auto): gather tile size estimates of the format the budget applies to. */
+  sketch?: { format: 'pbf' | 'json' };
 }
 
 /** Valid features that the pyramid cannot hold, counted by reason. */
@@ -56,6 +60,8 @@ export interface ParseResult {
   stats: LayerStats;
   /** Unit key → records, keys in first-seen order; each in a buffer of its own (transferred, not copied). */
   units: [string, Uint8Array][];
+  /** Tile size estimates of the batch (thinning.ts), when asked for. */
+  sketch?: SketchData;
   /** Syntax error inside a feature: fatal for the file. */
   syntax?: { index: number; line: number; column: number; message: string };
 }
@@ -82,6 +88,7 @@ export function parseBatch(task: ParseTask): ParseResult {
   const pad = (C * (BUFFER + 1)) / EXTENT;
   const skip = (why: string) => { res.skipped[why] = (res.skipped[why] ?? 0) + 1; };
   const bounds = emptyBox(new Float64Array(4));
+  const sketch = task.sketch ? new TileSketch(task.sketch.format) : undefined;
 
   const { raw } = task;
   const meta = raw.meta;
@@ -131,14 +138,21 @@ export function parseBatch(task: ParseTask): ParseResult {
     dropRadius(f.geometry);
     const geom = flatten(f.geometry);
     // The feature itself is its head: only id, featureClass, parentId, ref and properties are read.
-    if (geom === null || !enc.encode(layer, { seq, geom, head: f })) { skip('no-inline-position'); continue; }
+    const flat: RecordFeature | null = geom === null ? null : { seq, geom, head: f };
+    if (flat === null || !enc.encode(layer, flat)) { skip('no-inline-position'); continue; }
     const b = enc.box;
     if (b[2] < 0 || b[3] < 0 || (task.side !== undefined && (b[0] >= task.side || b[1] >= task.side))) { skip('outside-world'); continue; }
     growBox(bounds, b);
-    routeRecord(units, unitKeyPrefix(assigned.plane), enc.bytes(), b, C, pad);
+    const prefix = unitKeyPrefix(assigned.plane);
+    routeRecord(units, prefix, enc.bytes(), b, C, pad);
+    if (sketch) {
+      const tags = tagsOf(flat);
+      sketch.add(prefix, flat.geom, b, tags, tags.id ?? seq, sketch.format === 'json' ? Buffer.byteLength(headTextOf(flat, layer)) : 0);
+    }
   }
   if (bounds[0] <= bounds[2]) res.bounds = [bounds[0], bounds[1], bounds[2], bounds[3]];
   res.dims = [...dims];
   res.units = unitChunks(units);
+  if (sketch) res.sketch = sketch.data();
   return res;
 }

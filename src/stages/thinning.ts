@@ -1,7 +1,6 @@
 // Uniform thinning: tile size estimates gathered while reading, the per-zoom priority thresholds a plan fixes from the
 // densest tile, and the keep rule every tile applies (one decision per zoom, the same in every tile).
-import type { Geometry, Position } from '../model/geometry.js';
-import type { FeatureTags, PbfValue } from '../tiling/flat.js';
+import type { FeatureTags, Flat, PbfValue, TileGeometry } from '../tiling/flat.js';
 import { simplificationRanks } from '../tiling/simplify.js';
 import { BUFFER, DISPLAY_TILE, EXTENT } from '../tiling/space.js';
 import type { LayerStats } from './assign.js';
@@ -51,26 +50,17 @@ function pbfValueBytes(v: PbfValue): number {
 interface Part { xy: Float64Array; eff: Float64Array | null; ring: boolean; exterior: boolean }
 interface Leaf { kind: 'points' | 'lines' | 'polygons' | 'mesh'; parts: Part[]; positions: number }
 
-function flatOf(ps: readonly Position[]): Float64Array {
-  const xy = new Float64Array(ps.length * 2);
-  for (let i = 0; i < ps.length; i++) { xy[i * 2] = ps[i][0]; xy[i * 2 + 1] = ps[i][1]; }
-  return xy;
-}
-
-function leavesOf(g: Geometry, out: Leaf[]): void {
-  const part = (ps: readonly Position[], ring: boolean, exterior: boolean): Part => {
-    const xy = flatOf(ps);
+function leavesOf(g: TileGeometry, out: Leaf[]): void {
+  const part = (c: Flat, ring: boolean, exterior: boolean): Part => {
+    const xy = Float64Array.from(c);
     return { xy, eff: xy.length >= 6 ? simplificationRanks(xy) : null, ring, exterior };
   };
-  switch (g.type) {
-    case 'Point': out.push({ kind: 'points', parts: [], positions: 1 }); return;
-    case 'MultiPoint': out.push({ kind: 'points', parts: [], positions: g.coordinates.length }); return;
-    case 'LineString': out.push({ kind: 'lines', parts: [part(g.coordinates, false, false)], positions: 0 }); return;
-    case 'MultiLineString': out.push({ kind: 'lines', parts: g.coordinates.map((l) => part(l, false, false)), positions: 0 }); return;
-    case 'Polygon': out.push({ kind: 'polygons', parts: g.coordinates.map((r, i) => part(r, true, i === 0)), positions: 0 }); return;
-    case 'MultiPolygon': out.push({ kind: 'polygons', parts: g.coordinates.flatMap((p) => p.map((r, i) => part(r, true, i === 0))), positions: 0 }); return;
-    case 'PolyhedralSurface': case 'TIN': out.push({ kind: 'mesh', parts: [], positions: (g.coordinates ?? []).flat(2).length }); return;
-    case 'GeometryCollection': for (const m of g.geometries) leavesOf(m, out); return;
+  switch (g.k) {
+    case 'points': out.push({ kind: 'points', parts: [], positions: g.xy.length >> 1 }); return;
+    case 'lines': out.push({ kind: 'lines', parts: g.parts.map((l) => part(l, false, false)), positions: 0 }); return;
+    case 'polygons': out.push({ kind: 'polygons', parts: g.polys.flatMap((p) => p.map((r, i) => part(r, true, i === 0))), positions: 0 }); return;
+    case 'mesh': out.push({ kind: 'mesh', parts: [], positions: 64 }); return;
+    case 'collection': for (const m of g.members) leavesOf(m, out); return;
   }
 }
 
@@ -105,8 +95,11 @@ export class TileSketch {
 
   constructor(readonly format: 'pbf' | 'json', readonly minLog2 = SKETCH_MIN_LOG2) {}
 
-  /** One placed feature: its plane key, geometry, bbox `[minX, minY, maxX, maxY]`, tags and JSON head length. */
-  add(plane: string, g: Geometry, box: ArrayLike<number>, tags: FeatureTags, id: number, headBytes: number): void {
+  /**
+   * One placed feature: its plane key, flat geometry, bbox `[minX, minY, maxX, maxY]`, tags, MVT id and JSON head
+   * length (used for JSON estimates only).
+   */
+  add(plane: string, g: TileGeometry, box: ArrayLike<number>, tags: FeatureTags, id: number, headBytes: number): void {
     let values = 0, counted = 0;
     for (let i = 0; i < tags.keys.length; i++) {
       let set = this.seen.get(tags.keys[i]);
@@ -123,7 +116,8 @@ export class TileSketch {
     const leafBytes = (geom: number) => { const b = bodyOf(geom); return 1 + varintBytes(b) + b; };
     const leaves: Leaf[] = [];
     leavesOf(g, leaves);
-    const pointable = !(g.type === 'Point') && !leaves.some((l) => l.kind === 'mesh');
+    const point1 = g.k === 'points' && g.type === 'Point';
+    const pointable = !point1 && !leaves.some((l) => l.kind === 'mesh');
     const w = box[2] - box[0], h = box[3] - box[1];
     const at = (j: number): Contribution => {
       const ts = 2 ** j, scale = EXTENT / ts, tol = (3 * ts) / EXTENT;
@@ -151,7 +145,7 @@ export class TileSketch {
       return { bytes: json || mvt > 0 ? bytes : 0, point: false };
     };
     const cx = (box[0] + box[2]) / 2, cy = (box[1] + box[3]) / 2;
-    const stable = g.type === 'Point' || g.type === 'MultiPoint';
+    const stable = g.k === 'points';
     for (let j = this.minLog2; j <= MAX_LOG2; j++) {
       const c = at(j);
       if (c.bytes === 0) continue;
@@ -287,4 +281,20 @@ export function planThresholds(p: ThresholdInput): number[] {
     out[z] = Math.max(t, out[z + 1]);
   }
   return out;
+}
+
+/**
+ * Raises, in place, the thresholds of the zooms where some unit needs more (a tile over the budget: `needs[unit][z]`),
+ * and those of every coarser zoom to at least the zoom below, so kept sets stay nested. Returns the zooms raised.
+ */
+export function raiseThresholds(thresholds: number[][], needs: ReadonlyArray<ReadonlyArray<number | null>>, minZoom: number, maxZoom: number): number[] {
+  const raised: number[] = [];
+  for (let z = maxZoom - 1; z >= minZoom; z--) {
+    let need = 0;
+    for (const n of needs) need = Math.max(need, n[z] ?? 0);
+    const before = thresholds[z];
+    thresholds[z] = before.map((t, l) => Math.max(t, need, thresholds[z + 1]?.[l] ?? 0));
+    if (thresholds[z].some((t, l) => t > before[l])) raised.push(z);
+  }
+  return raised.reverse();
 }

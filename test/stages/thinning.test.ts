@@ -4,6 +4,9 @@ import { PRIORITY_RANGE, TileSketch, fittingShare, keeps, planThresholds, thinni
 import { Simplifier, simplificationRanks } from '../../src/tiling/simplify.js';
 import { mulberry32 } from '../../src/random.js';
 import type { Geometry, Position } from '../../src/model/geometry.js';
+import { flatten, type TileGeometry } from '../../src/tiling/flat.js';
+
+const flat = (g: Geometry): TileGeometry => flatten(g) as TileGeometry;
 
 const TAGS = { id: null, keys: ['featureClass', 'area'], values: ['cell', 12.5] };
 
@@ -34,14 +37,14 @@ describe('TileSketch', () => {
   it('counts a feature in every tile its buffered box meets, and far from the origin in one tile per size', () => {
     const s = new TileSketch('pbf');
     const ring: Position[] = [[3000, 3000], [3030, 3000], [3030, 3030], [3000, 3030], [3000, 3000]];
-    s.add('0/0/0', { type: 'Polygon', coordinates: [ring] }, [3000, 3000, 3030, 3030], TAGS, 5, 80);
+    s.add('0/0/0', flat({ type: 'Polygon', coordinates: [ring] }), [3000, 3000, 3030, 3030], TAGS, 5, 80);
     // 1024-px tiles: 3000..3030 lies in tile (2, 2) only; 2048: tile (1, 1); 4096 and up: tile (0, 0).
     expect([...s.tiles(10)].map((t) => t[0])).toEqual([1]);
     expect([...s.tiles(11)].map((t) => t[0])).toEqual([1]);
     for (const j of [12, 16, 20]) expect([...s.tiles(j)].map((t) => t[0])).toEqual([1]);
     // At the edge of two 1024-px tiles the buffer (16 px there) takes both.
     const t = new TileSketch('pbf');
-    t.add('0/0/0', { type: 'Point', coordinates: [2040, 500] }, [2040, 500, 2040, 500], TAGS, 5, 80);
+    t.add('0/0/0', flat({ type: 'Point', coordinates: [2040, 500] }), [2040, 500, 2040, 500], TAGS, 5, 80);
     expect([...t.tiles(10)].map((x) => x[0])).toEqual([1, 1]);
   });
 
@@ -49,12 +52,12 @@ describe('TileSketch', () => {
     const random = mulberry32(1);
     const s = new TileSketch('pbf');
     const g: Geometry = { type: 'Polygon', coordinates: [blob(random, 500, 500, 20, 40)] };
-    s.add('0/0/0', g, [480, 480, 520, 520], TAGS, 1, 80);
+    s.add('0/0/0', flat(g), [480, 480, 520, 520], TAGS, 1, 80);
     const bytes = (j: number) => [...s.tiles(j)][0][1];
     expect(bytes(10)).toBeGreaterThan(bytes(12));
     expect(bytes(12)).toBeGreaterThan(bytes(14)); // 40 px is below a display pixel of 16384-px tiles: a point
     const first = bytes(14);
-    s.add('0/0/0', g, [480, 480, 520, 520], TAGS, 2, 80);
+    s.add('0/0/0', flat(g), [480, 480, 520, 520], TAGS, 2, 80);
     // The second feature repeats both values: only its own message counts.
     expect(bytes(14) - first).toBeLessThan(first);
   });
@@ -67,8 +70,8 @@ describe('TileSketch', () => {
       const x = random() * 20000, y = random() * 9000;
       const g: Geometry = { type: 'Polygon', coordinates: [blob(random, x, y, 15, 12)] };
       const tags = { id: null, keys: ['n'], values: [i] };
-      parts[i % 2].add('0/0/0', g, [x - 20, y - 20, x + 20, y + 20], tags, i, 60);
-      whole.add('0/0/0', g, [x - 20, y - 20, x + 20, y + 20], tags, i, 60);
+      parts[i % 2].add('0/0/0', flat(g), [x - 20, y - 20, x + 20, y + 20], tags, i, 60);
+      whole.add('0/0/0', flat(g), [x - 20, y - 20, x + 20, y + 20], tags, i, 60);
     }
     const ab = new TileSketch('pbf'), ba = new TileSketch('pbf');
     ab.merge(parts[0].data()); ab.merge(parts[1].data());
@@ -89,7 +92,7 @@ describe('thresholds', () => {
     for (let i = 0; i < 6000; i++) {
       const dense = i % 10 !== 0;
       const x = dense ? random() * 4096 : 4096 + random() * 12288, y = random() * 16384;
-      s.add('0/0/0', { type: 'Point', coordinates: [x, y] }, [x, y, x, y], { id: null, keys: ['v'], values: [random()] }, i, 60);
+      s.add('0/0/0', flat({ type: 'Point', coordinates: [x, y] }), [x, y, x, y], { id: null, keys: ['v'], values: [random()] }, i, 60);
     }
     const t = planThresholds({ sketch: s, side: 16384, minZoom: 0, maxZoom: 5, budget: 64 * 1024, overhead: 100 });
     expect(t[5]).toBe(0);
