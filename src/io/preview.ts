@@ -38,6 +38,8 @@ export interface PreviewOptions {
   image?: string;
   /** Longest side of the preview in pixels (default 2048); a smaller plane is drawn at its own size. */
   maxSide?: number;
+  /** Preview pixels a point's disc reaches beyond the point's own pixel (default 2). */
+  pointRadius?: number;
 }
 
 export interface PreviewFileOptions extends PreviewOptions {
@@ -72,7 +74,7 @@ export async function renderPreview(options: PreviewFileOptions): Promise<Previe
 /** The preview as PNG bytes; the same options give the same bytes (sharp writes no timestamp). */
 export async function renderPreviewPng(options: PreviewOptions): Promise<PreviewInfo & { png: Buffer }> {
   const grid = previewGrid(options.width, options.height, options.maxSide);
-  const painter = new PreviewPainter({ x: 0, y: 0, width: grid.width, height: grid.height, pixel: grid.pixel });
+  const painter = new PreviewPainter({ x: 0, y: 0, width: grid.width, height: grid.height, pixel: grid.pixel }, options.pointRadius);
   let total = 0, drawn = 0;
   for await (const feature of options.features) {
     total++;
