@@ -1,6 +1,6 @@
 // Uniform thinning: tile size estimates gathered while reading, the per-zoom priority thresholds a plan fixes from the
 // densest tile, and the keep rule every tile applies (one decision per zoom, the same in every tile).
-import type { FeatureTags, Flat, PbfValue, TileGeometry } from '../tiling/flat.js';
+import { hasExtent, hasMesh, type FeatureTags, type Flat, type PbfValue, type TileGeometry } from '../tiling/flat.js';
 import { simplificationRanks } from '../tiling/simplify.js';
 import { BUFFER, DISPLAY_TILE, EXTENT } from '../tiling/space.js';
 import type { LayerStats } from './assign.js';
@@ -47,42 +47,88 @@ function pbfValueBytes(v: PbfValue): number {
   return 3 + n + varintBytes(n) + varintBytes(n + 1 + varintBytes(n));
 }
 
-interface Part { xy: Float64Array; eff: Float64Array | null; ring: boolean; exterior: boolean }
-interface Leaf { kind: 'points' | 'lines' | 'polygons' | 'mesh'; parts: Part[]; positions: number }
+/**
+ * Encoded bytes of a feature's geometry at one tile size, simplified and quantised as the tiler does it: Douglas–Peucker
+ * ranks of every line and ring computed once (`rank`), then per size a walk that keeps the vertices ranked above the
+ * tolerance and counts their varint deltas (PBF) or their text (JSON). Clipping at tile edges is not seen.
+ */
+class GeometrySizer {
+  private ranks = new Float64Array(1024);
+  private at = 0;
+  /** Whether the last `bytes` call left anything (a mesh counts, though it has no PBF bytes). */
+  left = false;
 
-function leavesOf(g: TileGeometry, out: Leaf[]): void {
-  const part = (c: Flat, ring: boolean, exterior: boolean): Part => {
-    const xy = Float64Array.from(c);
-    return { xy, eff: xy.length >= 6 ? simplificationRanks(xy) : null, ring, exterior };
-  };
-  switch (g.k) {
-    case 'points': out.push({ kind: 'points', parts: [], positions: g.xy.length >> 1 }); return;
-    case 'lines': out.push({ kind: 'lines', parts: g.parts.map((l) => part(l, false, false)), positions: 0 }); return;
-    case 'polygons': out.push({ kind: 'polygons', parts: g.polys.flatMap((p) => p.map((r, i) => part(r, true, i === 0))), positions: 0 }); return;
-    case 'mesh': out.push({ kind: 'mesh', parts: [], positions: 64 }); return;
-    case 'collection': for (const m of g.members) leavesOf(m, out); return;
+  /** `leafBytes`: an MVT feature's bytes with `geom` bytes of geometry. */
+  constructor(private readonly json: boolean, readonly leafBytes: (geom: number) => number) {}
+
+  rank(g: TileGeometry): void {
+    this.at = 0;
+    this.rankParts(g);
+  }
+
+  private rankParts(g: TileGeometry): void {
+    const one = (c: Flat) => {
+      const n = c.length >> 1;
+      if (this.ranks.length < this.at + n) { const r = new Float64Array((this.at + n) * 2); r.set(this.ranks); this.ranks = r; }
+      simplificationRanks(c, this.ranks, this.at);
+      this.at += n;
+    };
+    if (g.k === 'lines') for (const p of g.parts) one(p);
+    else if (g.k === 'polygons') for (const poly of g.polys) for (const r of poly) one(r);
+    else if (g.k === 'collection') for (const m of g.members) this.rankParts(m);
+  }
+
+  /** Bytes of every MVT feature (PBF) or of the geometry's text (JSON) at a squared tolerance and scale. */
+  bytes(g: TileGeometry, sqTol: number, scale: number): number {
+    this.at = 0;
+    this.left = false;
+    return this.leaves(g, sqTol, scale);
+  }
+
+  private leaves(g: TileGeometry, sqTol: number, scale: number): number {
+    const json = this.json;
+    let geom = 0;
+    switch (g.k) {
+      case 'points': this.left = true; geom = json ? 18 * (g.xy.length >> 1) : 1 + 2 * g.xy.length; break;
+      case 'mesh': this.left = true; return json ? 18 * 64 : 0;
+      case 'collection': { let sum = 0; for (const m of g.members) sum += this.leaves(m, sqTol, scale); return sum; }
+      case 'lines': for (const p of g.parts) geom += Math.max(0, this.part(p, false, sqTol, scale)); break;
+      case 'polygons':
+        for (const poly of g.polys) {
+          // A ring that collapses drops out; an exterior that collapses takes its holes with it.
+          const exterior = this.part(poly[0], true, sqTol, scale);
+          for (let i = 1; i < poly.length; i++) {
+            const hole = exterior < 0 ? -1 : this.part(poly[i], true, sqTol, scale);
+            if (exterior < 0) this.at += poly[i].length >> 1;
+            if (hole > 0) geom += hole;
+          }
+          if (exterior > 0) geom += exterior;
+        }
+        break;
+    }
+    if (geom === 0) return 0;
+    this.left = true;
+    return json ? geom : this.leafBytes(geom);
+  }
+
+  /** Bytes of one part (PBF: commands and varint deltas; JSON: text), or -1 when it collapses. */
+  private part(c: Flat, ring: boolean, sqTol: number, scale: number): number {
+    const n = c.length >> 1, ranks = this.ranks, base = this.at;
+    this.at += n;
+    let kept = 0, bytes = 0, px = NaN, py = NaN;
+    for (let i = 0; i < n; i++) {
+      if (!(ranks[base + i] > sqTol)) continue;
+      const x = Math.round(c[i * 2] * scale), y = Math.round(c[i * 2 + 1] * scale);
+      if (x === px && y === py) continue;
+      bytes += this.json ? 18 : kept === 0 ? 4 : varintBytes(zz(x - px)) + varintBytes(zz(y - py));
+      kept++; px = x; py = y;
+    }
+    if (ring ? kept < 4 : kept < 2) return -1;
+    if (this.json) return bytes + 2;
+    // MoveTo, LineTo with its count, ClosePath; a ring's closing position is not written.
+    return ring ? bytes - 2 + 2 + varintBytes(((kept - 2) << 3) | 2) : bytes + 1 + varintBytes(((kept - 1) << 3) | 2);
   }
 }
-
-/** Bytes of one simplified, quantised part at a scale (PBF: commands and varint deltas; JSON: text), or -1 when it collapses. */
-function partBytes(p: Part, sqTol: number, scale: number, json: boolean): number {
-  const n = p.xy.length >> 1;
-  let kept = 0, bytes = 0, px = NaN, py = NaN;
-  for (let i = 0; i < n; i++) {
-    if (p.eff !== null && !(p.eff[i] > sqTol)) continue;
-    const x = Math.round(p.xy[i * 2] * scale), y = Math.round(p.xy[i * 2 + 1] * scale);
-    if (x === px && y === py) continue;
-    bytes += json ? 18 : kept === 0 ? 4 : varintBytes(zz(x - px)) + varintBytes(zz(y - py));
-    kept++; px = x; py = y;
-  }
-  if (p.ring ? kept < 4 : kept < 2) return -1;
-  if (json) return bytes + 2;
-  // MoveTo, LineTo with its count, ClosePath; a ring's closing position is not written.
-  return p.ring ? bytes - 2 + 2 + varintBytes(((kept - 2) << 3) | 2) : bytes + 1 + varintBytes(((kept - 1) << 3) | 2);
-}
-
-/** What one feature adds to a tile at one tile size. */
-interface Contribution { bytes: number; point: boolean }
 
 /**
  * Per-tile sums of estimated encoded bytes, at every tile size 2^j from `minLog2` up, per plane. Workers fill one
@@ -92,8 +138,16 @@ interface Contribution { bytes: number; point: boolean }
 export class TileSketch {
   private readonly planes = new Map<string, { slots: Map<number, number>; keys: number[]; cols: number[]; tail: Float64Array }>();
   private readonly seen = new Map<string, Set<PbfValue>>();
+  private readonly sizer: GeometrySizer;
+  /** Bytes of an MVT feature of the feature being added besides its geometry: id, tags, type, field headers. */
+  private fixed = 0;
 
-  constructor(readonly format: 'pbf' | 'json', readonly minLog2 = SKETCH_MIN_LOG2) {}
+  constructor(readonly format: 'pbf' | 'json', readonly minLog2 = SKETCH_MIN_LOG2) {
+    this.sizer = new GeometrySizer(format === 'json', (geom) => {
+      const body = this.fixed + varintBytes(geom) + geom;
+      return 1 + varintBytes(body) + body;
+    });
+  }
 
   /**
    * One placed feature: its plane key, flat geometry, bbox `[minX, minY, maxX, maxY]`, tags, MVT id and JSON head
@@ -111,51 +165,31 @@ export class TileSketch {
     }
     const json = this.format === 'json';
     const refs = tags.keys.length;
-    // An MVT feature without its geometry: id, tags (key index 1 byte, value index 2), type, field headers.
-    const bodyOf = (geom: number) => 1 + varintBytes(id) + (refs > 0 ? 1 + varintBytes(refs * 3) + refs * 3 : 0) + 2 + 1 + varintBytes(geom) + geom;
-    const leafBytes = (geom: number) => { const b = bodyOf(geom); return 1 + varintBytes(b) + b; };
-    const leaves: Leaf[] = [];
-    leavesOf(g, leaves);
-    const point1 = g.k === 'points' && g.type === 'Point';
-    const pointable = !point1 && !leaves.some((l) => l.kind === 'mesh');
-    const w = box[2] - box[0], h = box[3] - box[1];
-    const at = (j: number): Contribution => {
-      const ts = 2 ** j, scale = EXTENT / ts, tol = (3 * ts) / EXTENT;
-      const point = (): Contribution => ({ bytes: json ? headBytes + 40 : leafBytes(5) + values, point: true });
-      if (pointable && w < ts / DISPLAY_TILE && h < ts / DISPLAY_TILE) return point();
-      let bytes = json ? headBytes + 30 : values, any = false, mvt = 0;
-      for (const leaf of leaves) {
-        let geom = 0;
-        if (leaf.kind === 'points') geom = json ? 18 * leaf.positions : 1 + 4 * leaf.positions;
-        else if (leaf.kind === 'mesh') { if (json) bytes += 18 * leaf.positions; any = true; continue; } else {
-          let skipHoles = false;
-          for (const p of leaf.parts) {
-            if (p.exterior) skipHoles = false; else if (skipHoles) continue;
-            const b = partBytes(p, tol * tol, scale, json);
-            if (b < 0) { if (p.exterior) skipHoles = true; continue; }
-            geom += b;
-          }
-          if (geom === 0) continue;
-        }
-        any = true;
-        bytes += json ? geom : leafBytes(geom);
-        mvt++;
-      }
-      if (!any) return pointable ? point() : { bytes: 0, point: false };
-      return { bytes: json || mvt > 0 ? bytes : 0, point: false };
-    };
+    // Tags: a key index of 1 byte and a value index of 2 per tag (the plan corrects the value index width).
+    this.fixed = 1 + varintBytes(id) + (refs > 0 ? 1 + varintBytes(refs * 3) + refs * 3 : 0) + 2 + 1;
+    const pointBytes = json ? headBytes + 40 : this.sizer.leafBytes(5) + values;
+    const pointable = !(g.k === 'points' && g.type === 'Point') && !hasMesh(g);
+    // From tile size 2^jp on, the feature is below a display pixel: its centroid Point.
+    const extent = Math.max(box[2] - box[0], box[3] - box[1]);
+    const jp = pointable ? Math.max(this.minLog2, Math.floor(Math.log2(extent * DISPLAY_TILE)) + 1) : Infinity;
+    if (jp > this.minLog2 && hasExtent(g)) this.sizer.rank(g);
     const cx = (box[0] + box[2]) / 2, cy = (box[1] + box[3]) / 2;
-    const stable = g.k === 'points';
     for (let j = this.minLog2; j <= MAX_LOG2; j++) {
-      const c = at(j);
-      if (c.bytes === 0) continue;
-      const ts = 2 ** j, buf = (BUFFER * ts) / EXTENT;
-      const x0 = c.point ? cx : box[0], y0 = c.point ? cy : box[1], x1 = c.point ? cx : box[2], y1 = c.point ? cy : box[3];
-      const tx0 = Math.max(0, Math.floor((x0 - buf) / ts)), ty0 = Math.max(0, Math.floor((y0 - buf) / ts));
-      const tx1 = Math.floor((x1 + buf) / ts), ty1 = Math.floor((y1 + buf) / ts);
+      const ts = 2 ** j;
+      let bytes = pointBytes, point = true;
+      if (j < jp) {
+        const tol = (3 * ts) / EXTENT;
+        const b = this.sizer.bytes(g, tol * tol, EXTENT / ts);
+        // Collapsed at this size: the tiler keeps it visible as its centroid (when it may stand for it).
+        if (this.sizer.left) { bytes = json ? headBytes + 30 + b : b > 0 ? values + b : 0; point = false; } else if (!pointable) continue;
+      }
+      if (bytes === 0) continue;
+      const buf = (BUFFER * ts) / EXTENT;
+      const tx0 = Math.max(0, Math.floor(((point ? cx : box[0]) - buf) / ts)), ty0 = Math.max(0, Math.floor(((point ? cy : box[1]) - buf) / ts));
+      const tx1 = Math.floor(((point ? cx : box[2]) + buf) / ts), ty1 = Math.floor(((point ? cy : box[3]) + buf) / ts);
       // From here on the feature adds the same to tile (0, 0) at every size: counted once, for every larger size.
-      if ((c.point || stable) && tx1 === 0 && ty1 === 0) { this.addTail(plane, j, c.bytes, refs, counted); break; }
-      for (let ty = ty0; ty <= ty1; ty++) for (let tx = tx0; tx <= tx1; tx++) this.addTile(plane, j, tx, ty, c.bytes, refs, counted);
+      if ((point || g.k === 'points') && tx1 === 0 && ty1 === 0) { this.addTail(plane, j, bytes, refs, counted); break; }
+      for (let ty = ty0; ty <= ty1; ty++) for (let tx = tx0; tx <= tx1; tx++) this.addTile(plane, j, tx, ty, bytes, refs, counted);
     }
   }
 

@@ -17,10 +17,12 @@ function sqSegDist(px: number, py: number, ax: number, ay: number, bx: number, b
  * For each vertex, the largest squared tolerance at which Douglas–Peucker (as the tiler runs it: farthest vertex,
  * first on ties, kept when strictly beyond) still keeps it: its split distance, capped by those of the splits above
  * it. Simplifying at a tolerance keeps exactly the vertices whose value exceeds it, so one pass serves every zoom.
+ * Written into `out` from index `at` when given (a caller's scratch), else into a new array.
  */
-export function simplificationRanks(xy: Float64Array): Float64Array {
+export function simplificationRanks(xy: Coords, out?: Float64Array, at = 0): Float64Array {
   const n = xy.length >> 1;
-  const eff = new Float64Array(n).fill(Infinity);
+  const eff = out ?? new Float64Array(n);
+  eff.fill(Infinity, at, at + n);
   const stack: number[] = [0, n - 1, Infinity];
   while (stack.length > 0) {
     const cap = stack.pop() as number, last = stack.pop() as number, first = stack.pop() as number;
@@ -30,9 +32,10 @@ export function simplificationRanks(xy: Float64Array): Float64Array {
       if (d > maxD) { maxD = d; index = i; }
     }
     if (index < 0) continue;
-    eff[index] = Math.min(maxD, cap);
-    if (last - index > 1) stack.push(index, last, eff[index]);
-    if (index - first > 1) stack.push(first, index, eff[index]);
+    const rank = Math.min(maxD, cap);
+    eff[at + index] = rank;
+    if (last - index > 1) stack.push(index, last, rank);
+    if (index - first > 1) stack.push(first, index, rank);
   }
   return eff;
 }
