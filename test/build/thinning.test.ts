@@ -7,7 +7,7 @@ import { buildPyramid, buildShard, fileSource, finalizeShardedBuild, memorySourc
 import { thinningPriority } from '../../src/stages/thinning.js';
 import { decodePbf, readTree, tmpDir } from '../helpers/pyramid.js';
 
-const W = 8192, H = 4096, MAX = 5, BUDGET = 40 * 1024;
+const W = 8192, H = 4096, MAX = 5, BUDGET = 20 * 1024;
 
 /** Deterministic numbers in [0, 1). */
 function rng(seed: number): () => number {
@@ -22,12 +22,12 @@ function rng(seed: number): () => number {
 
 interface Cell { id: number; x: number; y: number; text: string }
 
-/** Small hexagonal cells: 6,000 in the left half, 600 in the right half (ten times sparser). */
+/** Small hexagonal cells: 3,000 in the left half, 300 in the right half (ten times sparser). */
 function slide(): Cell[] {
   const r = rng(42);
   const cells: Cell[] = [];
   const classes = ['tumor', 'stroma', 'immune'];
-  for (let i = 0; i < 6600; i++) {
+  for (let i = 0; i < 3300; i++) {
     const dense = i % 11 !== 0;
     const x = dense ? 8 + r() * (W / 2 - 16) : W / 2 + 8 + r() * (W / 2 - 16), y = 8 + r() * (H - 16);
     const ring = Array.from({ length: 7 }, (_, k) => [Math.round((x + 6 * Math.cos((k % 6) * Math.PI / 3)) * 100) / 100, Math.round((y + 6 * Math.sin((k % 6) * Math.PI / 3)) * 100) / 100]);
@@ -171,17 +171,16 @@ describe('a zoom the estimate gets wrong', () => {
     expect(drawn(pbf.get(1)).size).toBeLessThan(2000);
   });
 
-  it('gives the same bytes on one machine with any workers and sharded', async () => {
+  it('gives the same bytes on one machine (one worker) and sharded (finalize with two)', async () => {
     const dir = tmpDir('mudm-thin');
     const input = path.join(dir, 'points.ndjson');
     fs.writeFileSync(input, text);
-    const one = path.join(dir, 'one'), two = path.join(dir, 'two'), sharded = path.join(dir, 'sharded');
+    const one = path.join(dir, 'one'), sharded = path.join(dir, 'sharded');
     await buildPyramid([{ source: fileSource(input) }], { ...opts, out: one, workers: 1 });
-    await buildPyramid([{ source: fileSource(input) }], { ...opts, out: two, workers: 2 });
     await planShardedBuild([{ source: fileSource(input) }], { ...opts, out: sharded, shards: 3, workers: 1 });
     for (const i of [1, 2, 0]) await buildShard({ out: sharded, workers: 1 }, i);
     await finalizeShardedBuild({ out: sharded, workers: 2 });
-    const trees = [one, two, sharded].map((d) => readTree(d));
+    const trees = [one, sharded].map((d) => readTree(d));
     for (const t of trees) t.delete('build-report.json');
     for (const t of trees.slice(1)) {
       expect([...t.keys()].sort()).toEqual([...trees[0].keys()].sort());
