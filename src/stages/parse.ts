@@ -1,11 +1,12 @@
 // Parse + validate + assign, for one batch of raw features: runs in a worker; returns unit records, issues and statistics.
 import type { Feature } from '../model/feature.js';
 import type { Geometry } from '../model/geometry.js';
-import { validateFeature } from '../validate/index.js';
+import { validateFeature, validateGeometry } from '../validate/index.js';
 import { jsonSyntaxError } from '../io/read.js';
 import type { Issue } from '../validate/issue.js';
 import { BUFFER, EXTENT, type Dim } from '../tiling/space.js';
-import { assignPlane, layerOf, observeFeature, type LayerStats, type PlaneRule } from './assign.js';
+import { assignPlane, layerOf, observeFeature, optionFieldValue, type LayerStats, type PlaneRule } from './assign.js';
+import { NUCLEUS_LAYER, NUCLEUS_SEQ, normaliseQuPath, nucleusOf } from './qupath.js';
 import { routeRecord, unitChunks } from './partition.js';
 import { RecordEncoder } from './record.js';
 import type { ByteArena } from '../bytes.js';
@@ -32,6 +33,10 @@ export interface ParseTask {
   raw: RawBatch;
   /** Samples kept per issue code; the rest are only counted. */
   sampleCap: number;
+  /** A QuPath cell's `nucleusGeometry` becomes a feature of its own in layer `nucleus` (`--nucleus-features`). */
+  nucleusFeatures?: boolean;
+  /** Fields named by options (`--layer-by`, `--plane-field`): the result says which of them some feature has. */
+  optionFields?: string[];
 }
 
 export interface IssueSample extends Issue { file: string; index: number; line: number }
@@ -53,6 +58,8 @@ export interface ParseResult {
   stats: LayerStats;
   /** Unit key → records, keys in first-seen order; each in a buffer of its own (transferred, not copied). */
   units: [string, Uint8Array][];
+  /** The `optionFields` that some feature of the batch has (valid or not). */
+  optionFieldsSeen: string[];
   /** Syntax error inside a feature: fatal for the file. */
   syntax?: { index: number; line: number; column: number; message: string };
 }
@@ -68,7 +75,7 @@ function dropRadius(g: Geometry): void {
 export function parseBatch(task: ParseTask): ParseResult {
   const res: ParseResult = {
     read: 0, valid: 0, invalid: 0, invalidByCode: {}, warningsByCode: {}, samples: [], skipped: {},
-    bounds: null, dims: [], stats: {}, units: [],
+    bounds: null, dims: [], stats: {}, units: [], optionFieldsSeen: [],
   };
   const perCode: Record<string, number> = {};
   const units = new Map<string, ByteArena>();
@@ -79,6 +86,21 @@ export function parseBatch(task: ParseTask): ParseResult {
   const pad = (C * (BUFFER + 1)) / EXTENT;
   const skip = (why: string) => { res.skipped[why] = (res.skipped[why] ?? 0) + 1; };
   let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+  const unseen = new Set(task.optionFields);
+  /** Encodes a valid feature into its unit's records; false when it cannot be placed (counted in `skipped`). */
+  const place = (seq: number, layer: string, f: Feature, plane: { t: number; c: number; z: number }): void => {
+    if (f.geometry === null) { skip('null-geometry'); return; }
+    dropRadius(f.geometry);
+    // The feature itself is its head: only id, featureClass, parentId, ref and properties are read.
+    if (!enc.encodeGeoJSON(seq, layer, f, f.geometry)) { skip('no-inline-position'); return; }
+    const b = enc.box;
+    if (b[2] < 0 || b[3] < 0 || (task.side !== undefined && (b[0] >= task.side || b[1] >= task.side))) { skip('outside-world'); return; }
+    if (b[0] < minX) minX = b[0];
+    if (b[1] < minY) minY = b[1];
+    if (b[2] > maxX) maxX = b[2];
+    if (b[3] > maxY) maxY = b[3];
+    routeRecord(units, `${plane.t}/${plane.c}/${plane.z}/`, enc.bytes(), b, C, pad);
+  };
 
   const { bytes, meta } = task.raw;
   for (let i = 0; i < meta.length / META; i++) {
@@ -100,7 +122,15 @@ export function parseBatch(task: ParseTask): ParseResult {
       && typeof (value as { type?: unknown }).type === 'string' && (value as { type: string }).type !== 'FeatureCollection') {
       value = { type: 'Feature', geometry: value, properties: null };
     }
+    const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);
+    if (isObject) normaliseQuPath(value as Record<string, unknown>);
     const issues = validateFeature(value, '');
+    // The nucleus must be valid too when it becomes a feature: its issues are the cell's.
+    const nucleusGeometry = task.nucleusFeatures && isObject ? (value as Record<string, unknown>).nucleusGeometry : undefined;
+    if (nucleusGeometry !== undefined && nucleusGeometry !== null) issues.push(...validateGeometry(nucleusGeometry, '/nucleusGeometry'));
+    if (unseen.size > 0 && isObject) {
+      for (const name of unseen) if (optionFieldValue(value as Feature, name) !== undefined) unseen.delete(name);
+    }
     let bad = false;
     for (const is of issues) {
       if (is.severity === 'error') bad = true;
@@ -123,20 +153,15 @@ export function parseBatch(task: ParseTask): ParseResult {
     for (const d of assigned.dims) dims.add(d);
     const layer = layerOf(f, task.layer, task.layerBy);
     observeFeature(res.stats, layer, f);
-    if (f.geometry === null) { skip('null-geometry'); continue; }
-    dropRadius(f.geometry);
-    // The feature itself is its head: only id, featureClass, parentId, ref and properties are read.
-    if (!enc.encodeGeoJSON(seq, layer, f, f.geometry)) { skip('no-inline-position'); continue; }
-    const b = enc.box;
-    if (b[2] < 0 || b[3] < 0 || (task.side !== undefined && (b[0] >= task.side || b[1] >= task.side))) { skip('outside-world'); continue; }
-    if (b[0] < minX) minX = b[0];
-    if (b[1] < minY) minY = b[1];
-    if (b[2] > maxX) maxX = b[2];
-    if (b[3] > maxY) maxY = b[3];
-    const p = assigned.plane;
-    routeRecord(units, `${p.t}/${p.c}/${p.z}/`, enc.bytes(), b, C, pad);
+    place(seq, layer, f, assigned.plane);
+    const nucleus = task.nucleusFeatures ? nucleusOf(f) : undefined;
+    if (nucleus) {
+      observeFeature(res.stats, NUCLEUS_LAYER, nucleus);
+      place(NUCLEUS_SEQ + seq, NUCLEUS_LAYER, nucleus, assigned.plane);
+    }
   }
   if (minX <= maxX) res.bounds = [minX, minY, maxX, maxY];
+  res.optionFieldsSeen = (task.optionFields ?? []).filter((n) => !unseen.has(n));
   res.dims = [...dims];
   res.units = unitChunks(units);
   return res;
