@@ -57,6 +57,7 @@ export const OPTIONS = {
   log: { type: 'string', default: 'text', choices: ['text', 'json'], help: 'log format on stderr: text, or json lines for workflow engines', commands: ['validate', 'build', 'plan', 'build-shard', 'finalize'] },
   json: { type: 'boolean', default: false, help: 'print the whole report as JSON on stdout', commands: ['validate', 'inspect', 'verify'] },
   port: { type: 'integer', arg: 'N', default: 8080, help: 'port of the viewer server (127.0.0.1)', commands: ['serve'] },
+  cors: { type: 'string', arg: 'ORIGIN', help: 'let pages of this origin (https://host[:port], or * for any) read what serve serves (default: no CORS header)', commands: ['serve'] },
   help: { type: 'boolean', short: 'h', default: false, help: 'show help', commands: ['validate', 'build', 'plan', 'build-shard', 'finalize', 'inspect', 'verify', 'serve'] },
 } as const satisfies Record<string, OptionSpec>;
 
