@@ -21,7 +21,7 @@ beforeAll(() => {
   const work = tempDir('image');
   const pkg = path.join(work, 'pkg');
   fs.mkdirSync(pkg);
-  // Build stage: `npm pack` of the built checkout (npm test builds dist/ first; `prepare` would rebuild dist/ under
+  // Build stage: `npm pack` of the built checkout (vitest's global setup builds dist/ first; `prepare` would rebuild dist/ under
   // the feet of the test files running in parallel).
   const packed = JSON.parse(sh('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', pkg], ROOT)) as { filename: string }[];
   // Runtime stage: the tarball unpacked in a fresh /app, the project's lockfile beside it, `npm ci --omit=dev`.

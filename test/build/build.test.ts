@@ -4,7 +4,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { buildPyramid, buildShard, finalizeShardedBuild, planShardedBuild } from '../../src/pipeline.js';
+import { buildPyramid, buildShard, finalizeShardedBuild, planShardedBuild, type InputSpec } from '../../src/build/pipeline.js';
+import type { FeatureSource } from '../../src/io/source.js';
+import type { Feature } from '../../src/model/feature.js';
 import { MemorySink } from '../../src/io/sink.js';
 import { fileSource, memorySource, streamSource } from '../../src/io/read.js';
 import { validateDescriptor, validateDocument } from '../../src/validate/index.js';
@@ -197,6 +199,32 @@ describe('buildPyramid', () => {
     for (const o of outputs.slice(1)) expect(o).toEqual(outputs[0]);
     const tile = JSON.parse(Buffer.from(outputs[0].get('2/0/0.json') as string, 'base64').toString('utf8')) as { features: Array<{ id: unknown; properties: Record<string, unknown> }> };
     expect(tile.features.find((f) => f.id === 1)?.properties.note).toBe('Zellkern µ 🔬');
+  });
+
+  it('gives the same bytes for features handed over as values (a FeatureSource, a whole-file Feature) as for their JSON', async () => {
+    const features = (fixture() as { features: Feature[] }).features;
+    const files = async (inputs: InputSpec[]) => {
+      const sink = new MemorySink();
+      const report = await buildPyramid(inputs, { ...OPTS, layer: 'cells' }, { sink });
+      return { report, files: new Map([...sink.files].filter(([k]) => k !== 'build-report.json').map(([k, v]) => [k, Buffer.from(v).toString('base64')])) };
+    };
+    const text = await files([{ source: memorySource('cells.json', JSON.stringify({ type: 'FeatureCollection', features })) }]);
+    // Groups of 5 put the 64-value batch boundaries elsewhere than the groups'.
+    const made: FeatureSource = {
+      name: 'made',
+      features: async function* () { for (let i = 0; i < features.length; i += 5) yield structuredClone(features.slice(i, i + 5)); },
+    };
+    const values = await files([{ source: made }]);
+    expect(values.files.size).toBeGreaterThan(10);
+    expect(values.files).toEqual(text.files);
+    expect(values.report.features).toMatchObject({ read: 16, valid: text.report.features.valid, invalidByCode: text.report.features.invalidByCode });
+    // Made features have no place in a text: their issues name the feature but no line.
+    expect(values.report.features.samples.every((x) => x.file === 'made' && x.feature !== null && x.line === null && x.column === null)).toBe(true);
+    const one = features[13];
+    const documents = await files([{ source: memorySource('one.json', JSON.stringify(one, null, 2)) }]);
+    const ndjson = await files([{ source: memorySource('one.ndjson', `${JSON.stringify(one)}\n`) }]);
+    expect(documents.files.size).toBeGreaterThan(3);
+    expect(documents.files).toEqual(ndjson.files);
   });
 
   it('puts planes into paths, bounds and center, and splits layers by featureClass', async () => {
