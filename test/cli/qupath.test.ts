@@ -197,7 +197,7 @@ describe('label masks', () => {
     const dir = tmpDir('mudm-qupath');
     const w = 200, h = 150, data = new Uint8Array(w * h);
     for (let y = 20; y < 60; y++) for (let x = 30; x < 90; x++) data[y * w + x] = 5;
-    await sharp(data, { raw: { width: w, height: h, channels: 1 } }).png().toFile(path.join(dir, 'labels.png'));
+    await sharp(data, { raw: { width: w, height: h, channels: 1 } }).toColourspace('b-w').png().toFile(path.join(dir, 'labels.png'));
     const out = path.join(dir, 'out');
     const r = await run(['build', path.join(dir, 'labels.png'), '-o', out, '--workers', '1']);
     expect(r.code, r.stderr).toBe(0);
