@@ -180,6 +180,7 @@ async function* readFeatures(source: Source, onMembers: (file: string, members: 
     for (const ev of events) {
       if (ev.kind === 'members') onMembers(source.name, ev.members);
       else if (ev.kind === 'feature') group.push(ev);
+      else if (ev.kind === 'array') continue; // its elements follow as features
       else if (ev.value !== null && typeof ev.value === 'object' && 'tilejson' in ev.value) throw new InputError(`${source.name} is a tileset descriptor, not annotations`, source.name);
       else group.push({ index: ev.index, line: ev.line, column: ev.column, value: ev.value });
     }

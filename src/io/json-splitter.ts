@@ -3,7 +3,10 @@ import { ReadError } from '../report/errors.js';
 import { jsonSyntaxError } from './json-errors.js';
 import { Capture, Cursor, describeByte, isValueStart, isWhitespace, RS, ValueScanner } from './json-value.js';
 
-/** One element of a top-level `features` array, or one record of an NDJSON / GeoJSON Text Sequence input. */
+/**
+ * One element of a top-level `features` array or of a top-level array, or one record of an NDJSON / GeoJSON Text
+ * Sequence input.
+ */
 export interface FeatureEvent {
   kind: 'feature';
   /** From 0, per file. */
@@ -52,7 +55,17 @@ export interface DocumentEvent {
   value: unknown;
 }
 
-export type ReadEvent = FeatureEvent | MembersEvent | DocumentEvent;
+/**
+ * A top-level JSON array, before its elements (which follow as feature events, like NDJSON records). It is no
+ * data-model document, but what QuPath and per-patch exporters write: the build reads it, `validate` says what it is.
+ */
+export interface ArrayEvent {
+  kind: 'array';
+  line: number;
+  column: number;
+}
+
+export type ReadEvent = FeatureEvent | MembersEvent | DocumentEvent | ArrayEvent;
 
 const enum S {
   /** Between top-level values. */
@@ -72,7 +85,7 @@ const enum S {
   ObjNext,
   /** After `,`: a key. */
   ObjKeyRequired,
-  /** After the `[` of a streamed `features`: an element or `]`. */
+  /** After the `[` of a streamed `features` (or of a top-level array): an element or `]`. */
   ArrOpen,
   ArrElementRequired,
   ArrElementIn,
@@ -87,6 +100,7 @@ export class Splitter {
   private readonly value: ValueScanner;
   /** The whole first top-level object, until its `features` start streaming. */
   private readonly whole = new Capture();
+  /** Where the first top-level object or array starts. */
   private wholeLine = 0;
   private wholeColumn = 0;
 
@@ -94,6 +108,8 @@ export class Splitter {
   /** Records are features: the input started with RS or holds more than one top-level value. */
   private sequence = false;
   private streaming = false;
+  /** What streams: a top-level array's elements, rather than a FeatureCollection's `features`. */
+  private bareArray = false;
   private pending: { text: string; line: number; column: number } | null = null;
   private featureIndex = 0;
   private members: Record<string, unknown> = {};
@@ -132,11 +148,11 @@ export class Splitter {
             i++;
           } else if (this.state === S.ArrNext) {
             if (b === 0x2c) this.state = S.ArrElementRequired;
-            else if (b === 0x5d) this.state = S.ObjNext;
+            else if (b === 0x5d) this.state = this.bareArray ? S.Top : S.ObjNext;
             else this.fail(i, `unexpected ${describeByte(b)} after a feature, expected ',' or ']'`);
             i++;
           } else if (b === 0x5d && this.state === S.ArrOpen) {
-            this.state = S.ObjNext;
+            this.state = this.bareArray ? S.Top : S.ObjNext;
             i++;
           } else if (isValueStart(b)) {
             this.value.begin(chunk, i);
@@ -227,7 +243,7 @@ export class Splitter {
       default:
         this.failAtEnd(
           this.streaming
-            ? `unexpected end of input inside the FeatureCollection that starts at line ${this.wholeLine}, column ${this.wholeColumn}`
+            ? `unexpected end of input inside the ${this.streamed()} that starts at line ${this.wholeLine}, column ${this.wholeColumn}`
             : `unexpected end of input: the object that starts at line ${this.wholeLine}, column ${this.wholeColumn} is not closed`,
         );
     }
@@ -251,7 +267,7 @@ export class Splitter {
       this.state = S.Bom;
       return i + 1;
     }
-    if (this.streaming) this.fail(i, `unexpected ${describeByte(b)} after the end of the FeatureCollection`);
+    if (this.streaming) this.fail(i, `unexpected ${describeByte(b)} after the end of the ${this.streamed()}`);
     if (b === RS) {
       this.startSequence();
       return i + 1;
@@ -259,6 +275,16 @@ export class Splitter {
     if (!isValueStart(b)) this.fail(i, `unexpected ${describeByte(b)}, expected a JSON value`);
     if (this.valuesSeen > 0) this.startSequence();
     this.valuesSeen++;
+    if (!this.sequence && b === 0x5b) {
+      // A first value that is an array: its elements stream as features, one at a time, like a sequence's records.
+      this.streaming = true;
+      this.bareArray = true;
+      this.wholeLine = this.at.line;
+      this.wholeColumn = this.at.column(i);
+      this.out.push({ kind: 'array', line: this.wholeLine, column: this.wholeColumn });
+      this.state = S.ArrOpen;
+      return i + 1;
+    }
     if (!this.sequence && b === 0x7b) {
       // The first object may be a FeatureCollection whose `features` must stream: parse it member by member, and keep
       // its bytes in case it turns out to be a single document after all.
@@ -319,6 +345,11 @@ export class Splitter {
       default:
         return this.fail(i, 'internal reader error: unknown state');
     }
+  }
+
+  /** What is streaming, as messages name it. */
+  private streamed(): string {
+    return this.bareArray ? 'top-level array' : 'FeatureCollection';
   }
 
   /** Stream `features` unless members seen so far say this is not a FeatureCollection. */
