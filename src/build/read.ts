@@ -93,7 +93,6 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   const dims = new Set<Dim>();
   const knownSide = config.imageSize ? 2 ** Math.ceil(Math.log2(Math.max(config.imageSize.width, config.imageSize.height))) : undefined;
   const seq = { next: 0 };
-  const optionFields = [...(o.layerBy !== undefined ? [o.layerBy] : []), ...Object.values(config.planeFields)];
   const fieldsSeen = new Set<string>();
   const grow = (b: readonly number[]) => {
     const bb = (sum.bounds ??= [Infinity, Infinity, -Infinity, -Infinity]);
@@ -128,7 +127,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   await runOrdered(batches(), o.workers * 2, async (b) => {
     const task: ParseTask = {
       kind: 'parse', file: b.file, layer: b.layer, layerBy: o.layerBy, rule: b.rule, cellSize: o.unitSize,
-      side: knownSide, seq0: b.seq0, raw: b.raw, sampleCap: SAMPLES_PER_CODE, nucleusFeatures: o.nucleusFeatures, optionFields,
+      side: knownSide, seq0: b.seq0, raw: b.raw, sampleCap: SAMPLES_PER_CODE, nucleusFeatures: o.nucleusFeatures,
     };
     // Values are parsed here: copying them to a worker (structured clone of every position) cost more than the
     // validation and encoding it would move off this thread (1.5x the CPU time on a traced label mask).

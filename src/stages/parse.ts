@@ -2,6 +2,7 @@
 // values; returns unit records, issues and statistics.
 import type { Feature } from '../model/feature.js';
 import type { Geometry } from '../model/geometry.js';
+import { fieldValue } from '../model/fields.js';
 import { validateFeature, validateGeometry } from '../validate/index.js';
 import { jsonSyntaxError } from '../io/json-errors.js';
 import { IssueTally, type IssueCounts } from '../validate/tally.js';
@@ -42,8 +43,6 @@ export interface ParseTask {
   sampleCap: number;
   /** A QuPath cell's `nucleusGeometry` becomes a feature of its own in layer `nucleus` (`--nucleus-features`). */
   nucleusFeatures?: boolean;
-  /** Fields named by options (`--layer-by`, `--plane-field`): the result says which of them some feature has. */
-  optionFields?: string[];
 }
 
 /** Valid features that the pyramid cannot hold, counted by reason. */
@@ -61,7 +60,7 @@ export interface ParseResult {
   stats: LayerStats;
   /** Unit key → records, keys in first-seen order; each in a buffer of its own (transferred, not copied). */
   units: [string, Uint8Array][];
-  /** The `optionFields` that some feature of the batch has (valid or not). */
+  /** The fields named by `layerBy` and `rule.fields` that some feature of the batch has (valid or not). */
   optionFieldsSeen: string[];
   /** Syntax error inside a feature: fatal for the file. */
   syntax?: { index: number; line: number; column: number; message: string };
@@ -89,7 +88,11 @@ export function parseBatch(task: ParseTask): ParseResult {
   const pad = (C * (BUFFER + 1)) / EXTENT;
   const skip = (why: string) => { res.skipped[why] = (res.skipped[why] ?? 0) + 1; };
   const bounds = emptyBox(new Float64Array(4));
-  const unseen = new Set(task.optionFields);
+  // Fields named by options, each with how a feature holds it (--layer-by: a member too), until a feature has it.
+  const unseen = new Map<string, (f: Feature) => unknown>();
+  if (task.layerBy !== undefined) unseen.set(task.layerBy, (f) => optionFieldValue(f, task.layerBy as string));
+  for (const name of Object.values(task.rule.fields)) if (!unseen.has(name)) unseen.set(name, (f) => fieldValue(f.properties, name));
+  const looked = [...unseen.keys()];
   /** Encodes a valid feature into its unit's records, or counts in `skipped` why it cannot be placed. */
   const put = (seq: number, layer: string, f: Feature, plane: Plane): void => {
     if (f.geometry === null) { skip('null-geometry'); return; }
@@ -136,7 +139,7 @@ export function parseBatch(task: ParseTask): ParseResult {
     const nucleusGeometry = task.nucleusFeatures && isObject ? (value as Record<string, unknown>).nucleusGeometry : undefined;
     if (nucleusGeometry !== undefined && nucleusGeometry !== null) issues.push(...validateGeometry(nucleusGeometry, '/nucleusGeometry'));
     if (unseen.size > 0 && isObject) {
-      for (const name of unseen) if (optionFieldValue(value as Feature, name) !== undefined) unseen.delete(name);
+      for (const [name, get] of unseen) if (get(value as Feature) !== undefined) unseen.delete(name);
     }
     let bad = false;
     for (const is of issues) {
@@ -163,7 +166,7 @@ export function parseBatch(task: ParseTask): ParseResult {
     }
   }
   if (bounds[0] <= bounds[2]) res.bounds = [bounds[0], bounds[1], bounds[2], bounds[3]];
-  res.optionFieldsSeen = (task.optionFields ?? []).filter((n) => !unseen.has(n));
+  res.optionFieldsSeen = looked.filter((n) => !unseen.has(n));
   res.dims = [...dims];
   res.units = unitChunks(units);
   return res;

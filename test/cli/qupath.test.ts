@@ -60,6 +60,10 @@ describe('QuPath 0.4+ export', () => {
     expect(built.stdout).toMatch(/features: 139 read, 139 valid, 0 invalid/);
     d = readJson<Descriptor>(path.join(out, 'tileset.json'));
     expect(d.vector_layers.map((l) => l.id)).toEqual(['annotation', 'cell', 'detection', 'nucleus']);
+    // verify's own reading of the rules (dotted tags from the JSON tiles' objects) agrees with the encoder.
+    const v = await run(['verify', out]);
+    expect(v.stdout + v.stderr).toMatch(/ok, \d+ tiles and \d+ features checked/);
+    expect(v.code).toBe(0);
   });
 
   it('declares dotted fields with enums, ranges and the class colours', () => {
