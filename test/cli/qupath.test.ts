@@ -45,16 +45,16 @@ function jsonAtZoom(out: string, z: number): { layer: string; id: string; proper
   return found;
 }
 
-/** Source features of the 0.4+ sample, by id. */
+/** The source features of the 0.4+ sample. */
 const modern = readJson<{ features: { id: string; properties: Record<string, unknown>; nucleusGeometry?: unknown }[] }>(path.join(QUPATH, 'qupath-0.4.geojson')).features;
 
 describe('QuPath 0.4+ export', () => {
   const out = path.join(tmpDir('mudm-qupath'), 'out');
-  let built: { code: number; stdout: string; stderr: string };
   let d: Descriptor;
 
+  // The tests below read the pyramid this one builds.
   it('builds layers by objectType, with nuclei as features of their own', async () => {
-    built = await run(['build', path.join(QUPATH, 'qupath-0.4.geojson'), '-o', out, '--layer-by', 'objectType', '--nucleus-features', '--workers', '2']);
+    const built = await run(['build', path.join(QUPATH, 'qupath-0.4.geojson'), '-o', out, '--layer-by', 'objectType', '--nucleus-features', '--workers', '2']);
     expect(built.stderr).toBe('');
     expect(built.code).toBe(0);
     expect(built.stdout).toMatch(/features: 139 read, 139 valid, 0 invalid/);
