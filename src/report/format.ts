@@ -30,6 +30,25 @@ export function progressLine(e: ProgressEvent): string {
   }
 }
 
+/** Where in its file an issue is: a feature by index, or the collection itself (index -1: its other members). */
+export function whereInFile(index: number): string {
+  return index < 0 ? 'collection' : `feature ${index}`;
+}
+
+/**
+ * The features a build read that its pyramid does not hold, by reason; undefined when there are none. Even a quiet
+ * build says this: a count of lost features is not progress.
+ */
+export function lostFeatures(r: BuildReport): string | undefined {
+  const f = r.features;
+  const notPlaced = Object.values(f.notPlaced).reduce((a, b) => a + b, 0);
+  if (f.invalid === 0 && notPlaced === 0) return undefined;
+  const parts: string[] = [];
+  if (f.invalid > 0) parts.push(`${f.invalid} invalid (${Object.entries(f.invalidByCode).map(([code, n]) => `${code}: ${n}`).join(', ')})`);
+  if (notPlaced > 0) parts.push(`${notPlaced} not placed (${Object.entries(f.notPlaced).map(([why, n]) => `${why}: ${n}`).join(', ')})`);
+  return `${f.invalid + notPlaced} of ${f.read} features are not in the pyramid: ${parts.join(', ')}`;
+}
+
 /** The printed summary of a build: features by outcome, tiles and bytes per zoom, the largest tile, time per stage. */
 export function summaryLines(r: BuildReport, out: string): string[] {
   const f = r.features;
@@ -42,7 +61,7 @@ export function summaryLines(r: BuildReport, out: string): string[] {
   for (const [why, n] of Object.entries(f.notPlaced)) lines.push(`  not placed (${why}): ${n}`);
   if (f.jsonOnly) lines.push(`  in JSON tiles only (meshes cannot go into PBF): ${f.jsonOnly}`);
   const shown = f.samples.filter((s) => s.severity === 'error').slice(0, 5);
-  for (const s of shown) lines.push(`  ${s.file}:feature ${s.index}: ${s.path || '/'}: ${s.message} [${s.code}]`);
+  for (const s of shown) lines.push(`  ${s.file}:${whereInFile(s.index)}: ${s.path || '/'}: ${s.message} [${s.code}]`);
   lines.push(`tiles: ${r.tiles.total} files, ${formatBytes(r.tiles.bytes)}`);
   lines.push('  zoom   json tiles      json bytes   pbf tiles       pbf bytes   features  points  thinned');
   for (const [z, zr] of Object.entries(r.tiles.byZoom)) {

@@ -5,7 +5,7 @@ import { checkCollection, checkFeature } from './feature.js';
 import { checkGeometry } from './geometry.js';
 import { shown, type Issue } from './issue.js';
 import { report } from './rules.js';
-import { isObject } from './util.js';
+import { checkNesting, isObject } from './util.js';
 
 export { hasErrors, pointerToken, shown, type Issue, type Severity } from './issue.js';
 export { RULES, type Rule, type RuleCode } from './rules.js';
@@ -29,7 +29,9 @@ export function validateDocument(value: unknown): Issue[] {
     report(out, 'document-not-object', '', `document must be a JSON object, found ${shown(value)}`);
     return out;
   }
+  // A collection is checked member by member (its features one by one, as when streamed); anything else whole.
   const type = value.type;
+  if (type !== 'FeatureCollection' && value.features === undefined && checkNesting(value, '', out)) return out;
   if (value.tilejson !== undefined || (type === undefined && (value.vector_layers !== undefined || value.tiles !== undefined))) {
     checkDescriptor(value, '', out);
   } else if (type === 'FeatureCollection') {
