@@ -82,7 +82,7 @@ export function checkFeature(f: unknown, path: string, out: Issue[]): void {
     report(out, 'feature-not-object', path, `feature must be an object, found ${shown(f)}`);
     return;
   }
-  if (checkNesting(f, path, out)) return;
+  if (checkNesting(f, 'feature', path, out)) return;
   const type = f.type;
   if (type !== 'Feature') {
     report(out, 'feature-type-invalid', type === undefined ? path : `${path}/type`,
@@ -139,7 +139,7 @@ export function checkCollectionMembers(members: unknown, path: string, out: Issu
     report(out, 'document-not-object', path, `FeatureCollection must be an object, found ${shown(members)}`);
     return;
   }
-  if (checkNesting(members, path, out)) return;
+  if (checkNesting(members, 'collection', path, out)) return;
   const type = members.type;
   if (type !== 'FeatureCollection') {
     report(out, 'collection-type-invalid', type === undefined ? path : `${path}/type`,

@@ -29,9 +29,7 @@ export function validateDocument(value: unknown): Issue[] {
     report(out, 'document-not-object', '', `document must be a JSON object, found ${shown(value)}`);
     return out;
   }
-  // A collection is checked member by member (its features one by one, as when streamed); anything else whole.
   const type = value.type;
-  if (type !== 'FeatureCollection' && value.features === undefined && checkNesting(value, '', out)) return out;
   if (value.tilejson !== undefined || (type === undefined && (value.vector_layers !== undefined || value.tiles !== undefined))) {
     checkDescriptor(value, '', out);
   } else if (type === 'FeatureCollection') {
@@ -39,13 +37,13 @@ export function validateDocument(value: unknown): Issue[] {
   } else if (type === 'Feature') {
     checkFeature(value, '', out);
   } else if (GEOMETRY_TYPE_SET.has(type)) {
-    checkGeometry(value, '', out);
+    if (!checkNesting(value, 'geometry', '', out)) checkGeometry(value, '', out);
   } else if (value.features !== undefined) {
     checkCollection(value, out);
   } else if (value.geometry !== undefined) {
     checkFeature(value, '', out);
   } else if (value.coordinates !== undefined || value.geometries !== undefined) {
-    checkGeometry(value, '', out);
+    if (!checkNesting(value, 'geometry', '', out)) checkGeometry(value, '', out);
   } else {
     report(out, 'document-type-unknown', type === undefined ? '' : '/type',
       `document type must be Feature, FeatureCollection or a geometry type (or the document a tileset descriptor with tilejson), found ${type === undefined ? 'no type' : shown(type)}`);
