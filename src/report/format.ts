@@ -1,5 +1,6 @@
 // Human-readable renderings of build progress and of the run report; pure, so the CLI only decides where they go.
 import type { BuildReport, ProgressEvent } from '../pipeline.js';
+import type { Removal } from '../io/written.js';
 
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
@@ -72,4 +73,11 @@ export function summaryLines(r: BuildReport, out: string): string[] {
   const t = r.timings;
   lines.push(`time: read ${t.read.toFixed(2)}s, tile+write ${t.tile.toFixed(2)}s, describe ${t.describe.toFixed(2)}s, total ${t.total.toFixed(2)}s with ${r.run.workers} worker(s); ${r.units.total} work unit(s) in ${r.units.levels} level(s)${r.run.spilled ? ', spilled to disk' : ''}${r.run.resumed ? `, ${r.run.resumed} resumed` : ''}`);
   return lines;
+}
+
+/** What --force removed from OUT, for the log; undefined when there was nothing to remove. */
+export function removalLine(r: Removal, out: string): string | undefined {
+  if (r.files === 0 && r.dirs === 0) return undefined;
+  const kept = r.keptCount > 0 ? `; kept ${r.keptCount} entr${r.keptCount === 1 ? 'y' : 'ies'} no build wrote among them (${r.kept.join(', ')}${r.keptCount > r.kept.length ? ', ...' : ''})` : '';
+  return `--force: removed ${r.files} file${r.files === 1 ? '' : 's'} and ${r.dirs} director${r.dirs === 1 ? 'y' : 'ies'} an earlier build wrote in ${out} (${r.touched.join(', ')})${kept}`;
 }
