@@ -1,30 +1,9 @@
 // Streaming reader: splits FeatureCollections, NDJSON and GeoJSON Text Sequences of any size into one feature at a time.
 import { basename } from 'node:path';
+import { ReadError } from '../report/errors.js';
 import { concatBytes, gunzipIfNeeded, type Source } from './source.js';
 
 export { fileSource, memorySource, stdinSource, streamSource, type Source } from './source.js';
-
-/**
- * A syntax or I/O error in an input. `line` and `column` are 1-based and point at the offending byte (columns count
- * bytes, which is characters for ASCII); both are 0 when no position applies (a file that cannot be opened).
- */
-export class ReadError extends Error {
-  override readonly name = 'ReadError';
-  constructor(
-    readonly file: string,
-    readonly line: number,
-    readonly column: number,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-
-  /** `file:line:column` (or just the file when there is no position), the way compilers and editors expect it. */
-  get where(): string {
-    return this.line > 0 ? `${this.file}:${this.line}:${this.column}` : this.file;
-  }
-}
 
 /** One element of a top-level `features` array, or one record of an NDJSON / GeoJSON Text Sequence input. */
 export interface FeatureEvent {

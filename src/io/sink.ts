@@ -18,12 +18,14 @@ export interface TileSink {
    * Called once tiles are about to be written. With force, removes what earlier builds recorded writing there (and
    * says what in the result); with resume, only what a killed write left half done; never anything else.
    */
-  begin(opts: SinkOpenOptions): Promise<Removal | undefined>;
+  begin(opts: SinkOpenOptions): Promise<Removal | void>;
   /** Writes one file atomically: a reader never sees a partial file under the final name. */
   write(relPath: string, bytes: Uint8Array | string): Promise<void>;
   /** Reads a file back, or undefined when it does not exist. */
   read(relPath: string): Promise<Uint8Array | undefined>;
   remove(relPath: string): Promise<void>;
+  /** Makes every write so far survive the process being killed; a sink that buffers needs it before work is marked done. */
+  flush?(): Promise<void>;
   /** The build is complete: its record of what it wrote becomes one manifest. */
   finish(): Promise<void>;
 }

@@ -2,6 +2,7 @@
 import fs, { createReadStream } from 'node:fs';
 import { Readable, pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
+import type { Feature } from '../model/feature.js';
 import { InterruptedError } from '../report/errors.js';
 
 /**
@@ -17,6 +18,16 @@ export interface Source {
    * process cannot exit while one of its threads is held.
    */
   unblock?(): void;
+}
+
+/**
+ * A named producer of features made in memory rather than read as JSON (a label mask traced to polygons): they go to
+ * the build as values, never written out as text to be split and parsed again.
+ */
+export interface FeatureSource {
+  name: string;
+  /** The features in order, in groups (one await per group, not per feature). */
+  features(): AsyncIterable<Feature[]>;
 }
 
 /** 1 MiB reads: large enough that per-chunk overhead vanishes, small enough that a chunk never dominates memory. */

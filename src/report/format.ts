@@ -1,6 +1,7 @@
 // Human-readable renderings of build progress and of the run report; pure, so the CLI only decides where they go.
-import type { BuildReport, ProgressEvent } from '../pipeline.js';
 import type { Removal } from '../io/written.js';
+import { sampleLine } from '../validate/tally.js';
+import type { BuildReport, ProgressEvent } from './types.js';
 
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
@@ -62,7 +63,7 @@ export function summaryLines(r: BuildReport, out: string): string[] {
   for (const [why, n] of Object.entries(f.notPlaced)) lines.push(`  not placed (${why}): ${n}`);
   if (f.jsonOnly) lines.push(`  in JSON tiles only (meshes cannot go into PBF): ${f.jsonOnly}`);
   const shown = f.samples.filter((s) => s.severity === 'error').slice(0, 5);
-  for (const s of shown) lines.push(`  ${s.file}:${whereInFile(s.index)}: ${s.path || '/'}: ${s.message} [${s.code}]`);
+  for (const s of shown) lines.push(`  ${sampleLine(s)}`);
   lines.push(`tiles: ${r.tiles.total} files, ${formatBytes(r.tiles.bytes)}`);
   lines.push('  zoom   json tiles      json bytes   pbf tiles       pbf bytes   features  points  thinned');
   for (const [z, zr] of Object.entries(r.tiles.byZoom)) {

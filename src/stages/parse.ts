@@ -1,20 +1,26 @@
-// Parse + validate + assign, for one batch of raw features: runs in a worker; returns unit records, issues and statistics.
+// Parse + validate + assign, for one batch of raw features (pure): in a worker for JSON text, on the reading thread for
+// values; returns unit records, issues and statistics.
 import type { Feature } from '../model/feature.js';
 import type { Geometry } from '../model/geometry.js';
 import { validateFeature } from '../validate/index.js';
 import { jsonSyntaxError } from '../io/read.js';
-import type { Issue } from '../validate/issue.js';
+import { IssueTally, type IssueCounts } from '../validate/tally.js';
 import { BUFFER, EXTENT, type Dim } from '../tiling/space.js';
 import { assignPlane, layerOf, observeFeature, type LayerStats, type PlaneRule } from './assign.js';
 import { routeRecord, unitChunks } from './partition.js';
+import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder } from './record.js';
 import type { ByteArena } from '../bytes.js';
 
-/** Numbers per feature in `ParseTask.meta`: index, line, column, start and end of its bytes. */
+/** Numbers per feature in a batch's `meta`: index, line, column (0 when unknown), start and end of its bytes. */
 export const META = 5;
 
-/** Features of a batch as the reading thread hands them over: their UTF-8 back to back, and where each lies. */
-export interface RawBatch { bytes: Uint8Array; meta: Float64Array }
+/**
+ * Features of a batch as the reading thread hands them over: JSON text (their UTF-8 back to back, `meta` saying where
+ * each lies), or values that were never text (a label mask's traced polygons, a whole-file document), parsed where
+ * they are (copying them to a worker cost more than the work); their `meta` start and end are unused.
+ */
+export type RawBatch = { bytes: Uint8Array; meta: Float64Array } | { values: unknown[]; meta: Float64Array };
 
 export interface ParseTask {
   kind: 'parse';
@@ -28,13 +34,11 @@ export interface ParseTask {
   side?: number;
   /** Sequence number of the first feature of the batch. */
   seq0: number;
-  /** The features (moved to the worker, not copied). */
+  /** The features (text moves to the worker, not copied). */
   raw: RawBatch;
   /** Samples kept per issue code; the rest are only counted. */
   sampleCap: number;
 }
-
-export interface IssueSample extends Issue { file: string; index: number; line: number }
 
 /** Valid features that the pyramid cannot hold, counted by reason. */
 export type Skipped = Record<string, number>;
@@ -43,9 +47,7 @@ export interface ParseResult {
   read: number;
   valid: number;
   invalid: number;
-  invalidByCode: Record<string, number>;
-  warningsByCode: Record<string, number>;
-  samples: IssueSample[];
+  issues: IssueCounts;
   skipped: Skipped;
   /** [minX, minY, maxX, maxY] of placed features, or null. */
   bounds: [number, number, number, number] | null;
@@ -66,11 +68,11 @@ function dropRadius(g: Geometry): void {
 }
 
 export function parseBatch(task: ParseTask): ParseResult {
+  const tally = new IssueTally(task.sampleCap);
   const res: ParseResult = {
-    read: 0, valid: 0, invalid: 0, invalidByCode: {}, warningsByCode: {}, samples: [], skipped: {},
+    read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {},
     bounds: null, dims: [], stats: {}, units: [],
   };
-  const perCode: Record<string, number> = {};
   const units = new Map<string, ByteArena>();
   const enc = new RecordEncoder();
   const dims = new Set<Dim>();
@@ -80,21 +82,27 @@ export function parseBatch(task: ParseTask): ParseResult {
   const skip = (why: string) => { res.skipped[why] = (res.skipped[why] ?? 0) + 1; };
   let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
 
-  const { bytes, meta } = task.raw;
+  const { raw } = task;
+  const meta = raw.meta;
   for (let i = 0; i < meta.length / META; i++) {
     const m = i * META;
-    const index = meta[m], line = meta[m + 1];
-    const text = decoder.decode(bytes.subarray(meta[m + 3], meta[m + 4]));
+    const index = meta[m], line = meta[m + 1], column = meta[m + 2];
     const seq = task.seq0 + i;
     res.read++;
     let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (err) {
-      const e = jsonSyntaxError(task.file, text, line, meta[m + 2], err);
-      res.syntax = { index, line: e.line, column: e.column, message: e.message };
-      return res;
+    if ('values' in raw) {
+      value = raw.values[i];
+    } else {
+      const text = decoder.decode(raw.bytes.subarray(meta[m + 3], meta[m + 4]));
+      try {
+        value = JSON.parse(text);
+      } catch (err) {
+        const e = jsonSyntaxError(task.file, text, line, column, err);
+        res.syntax = { index, line: e.line, column: e.column, message: e.message };
+        return res;
+      }
     }
+    const place = { file: task.file, feature: index, line: line > 0 ? line : null, column: line > 0 ? column : null };
     // A bare geometry in a sequence is a feature without members.
     if (value !== null && typeof value === 'object' && !Array.isArray(value) && (value as { type?: unknown }).type !== 'Feature'
       && typeof (value as { type?: unknown }).type === 'string' && (value as { type: string }).type !== 'FeatureCollection') {
@@ -104,19 +112,14 @@ export function parseBatch(task: ParseTask): ParseResult {
     let bad = false;
     for (const is of issues) {
       if (is.severity === 'error') bad = true;
-      const counts = is.severity === 'error' ? res.invalidByCode : res.warningsByCode;
-      counts[is.code] = (counts[is.code] ?? 0) + 1;
-      perCode[is.code] = (perCode[is.code] ?? 0) + 1;
-      if (perCode[is.code] <= task.sampleCap) res.samples.push({ ...is, file: task.file, index, line });
+      tally.add(is, place);
     }
     if (bad) { res.invalid++; continue; }
     const f = value as Feature;
     const assigned = assignPlane(f, task.rule, '');
     if ('code' in assigned) {
       res.invalid++;
-      res.invalidByCode[assigned.code] = (res.invalidByCode[assigned.code] ?? 0) + 1;
-      perCode[assigned.code] = (perCode[assigned.code] ?? 0) + 1;
-      if (perCode[assigned.code] <= task.sampleCap) res.samples.push({ ...assigned, file: task.file, index, line });
+      tally.add(assigned, place);
       continue;
     }
     res.valid++;
@@ -133,8 +136,7 @@ export function parseBatch(task: ParseTask): ParseResult {
     if (b[1] < minY) minY = b[1];
     if (b[2] > maxX) maxX = b[2];
     if (b[3] > maxY) maxY = b[3];
-    const p = assigned.plane;
-    routeRecord(units, `${p.t}/${p.c}/${p.z}/`, enc.bytes(), b, C, pad);
+    routeRecord(units, unitKeyPrefix(assigned.plane), enc.bytes(), b, C, pad);
   }
   if (minX <= maxX) res.bounds = [minX, minY, maxX, maxY];
   res.dims = [...dims];

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { BUFFER, EXTENT, tilePath, tileSize, type Dim } from '../tiling/space.js';
 import { reduceForZoom, tileFeatures, type TileSpec } from './tile.js';
 import { routeRecord, unitChunks, type UnitSource } from './partition.js';
+import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder, RecordReader, type FlatFeature } from './record.js';
 import type { ByteArena } from '../bytes.js';
 import type { UnitPlan } from './plan.js';
@@ -89,8 +90,7 @@ function reduceForNext(features: FlatFeature[], home: Set<number>, kept: Set<num
   // One tile unit beyond the buffer: the tiler places features by their quantised bbox, which may reach that far.
   const pad = (ts * (BUFFER + 1)) / EXTENT;
   const n = 2 ** zoom;
-  const p = task.unit.plane;
-  const prefix = `${p.t}/${p.c}/${p.z}/`;
+  const prefix = unitKeyPrefix(task.unit.plane);
   const out = new Map<string, ByteArena>();
   const enc = new RecordEncoder();
   for (const f of features) {

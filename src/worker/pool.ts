@@ -3,7 +3,10 @@ import { Piscina } from 'piscina';
 import type { ParseResult, ParseTask } from '../stages/parse.js';
 import type { TileTask, UnitResult } from '../stages/unit.js';
 
-/** The worker entry as JavaScript: next to this file in dist/, or in dist/ when tests run the TypeScript sources. */
+/**
+ * The worker entry as JavaScript: next to this file in dist/, or in dist/ when tests run the TypeScript sources (the
+ * vitest global setup compiles dist/ first, so it is never older than the sources).
+ */
 function workerFile(): string {
   const here = import.meta.url;
   return here.endsWith('.ts') ? new URL('../../dist/worker/entry.js', here).href : new URL('./entry.js', here).href;
@@ -19,8 +22,11 @@ export interface Pool {
 export function createPool(threads: number): Pool {
   const pool = new Piscina({ filename: workerFile(), minThreads: threads, maxThreads: threads, idleTimeout: 60_000 });
   return {
-    // The batch's bytes move to the worker (the reading thread made them for it alone).
-    parse: (task) => pool.run(task, { transferList: transferable([task.raw.bytes, new Uint8Array(task.raw.meta.buffer)]) }) as Promise<ParseResult>,
+    // The batch's bytes move to the worker (the reading thread made them for it alone); values are copied.
+    parse: (task) => {
+      const moved = [new Uint8Array(task.raw.meta.buffer), ...('bytes' in task.raw ? [task.raw.bytes] : [])];
+      return pool.run(task, { transferList: transferable(moved) }) as Promise<ParseResult>;
+    },
     tile: (task, move = []) => pool.run(task, { transferList: transferable(move) }) as Promise<UnitResult>,
     close: () => pool.destroy(),
   };

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, ROOT, SAMPLE, expectOk, removeTemps, runCli, tempDir, waitFor, type RunResult } from '../pipelines/helpers.js';
+import { BIN, ROOT, SAMPLE, expectOk, removeTemps, runCli, tempDir, waitFor, type RunResult } from '../e2e/helpers.js';
 
 const mounts: string[] = [];
 

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectOk, listFiles, removeTemps, runCli, tempDir } from '../pipelines/helpers.js';
+import { expectOk, listFiles, removeTemps, runCli, tempDir } from '../e2e/helpers.js';
 
 afterAll(removeTemps);
 

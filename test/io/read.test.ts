@@ -11,12 +11,12 @@ import {
   locateJsonError,
   memorySource,
   parseFeature,
-  ReadError,
   readDocuments,
   streamSource,
   type ReadEvent,
   type Source,
 } from '../../src/io/read.js';
+import { ReadError } from '../../src/report/errors.js';
 
 async function collect(source: Source): Promise<ReadEvent[]> {
   const out: ReadEvent[] = [];
