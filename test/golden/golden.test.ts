@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { expectOk, runCli } from '../pipelines/helpers.js';
+import { expectOk, runCli } from '../e2e/helpers.js';
 import { tmpDir } from '../helpers/pyramid.js';
 import { GOLDEN, UPDATE, decodeTree, flags, readTextTree, writeTree } from './decode.js';
 

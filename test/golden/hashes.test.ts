@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT, SAMPLE, expectOk, runCli, runProcess } from '../pipelines/helpers.js';
+import { ROOT, SAMPLE, expectOk, runCli, runProcess } from '../e2e/helpers.js';
 import { tmpDir } from '../helpers/pyramid.js';
 import { GOLDEN, UPDATE, treeHashes } from './decode.js';
 

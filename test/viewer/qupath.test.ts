@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import type { Browser, Page } from 'playwright-core';
-import { buildPyramid } from '../../src/pipeline.js';
+import { buildPyramid } from '../../src/build/pipeline.js';
 import { memorySource } from '../../src/io/read.js';
 import { startServer, type Server } from '../../src/serve.js';
 import { verifyPyramid } from '../../src/inspect/index.js';
