@@ -32,11 +32,6 @@ export function progressLine(e: ProgressEvent): string {
   }
 }
 
-/** Where in its file an issue is: a feature by index, or the collection itself (index -1: its other members). */
-export function whereInFile(index: number): string {
-  return index < 0 ? 'collection' : `feature ${index}`;
-}
-
 /**
  * The features a build read that its pyramid does not hold, by reason; undefined when there are none. Even a quiet
  * build says this: a count of lost features is not progress.

@@ -75,8 +75,6 @@ describe('--force', () => {
     expect(first.stderr).toMatch(/--force: removed \d+ files? and \d+ director(y|ies) an earlier build wrote/);
     // Exactly the pyramid a build into an empty folder writes, beside the user's files: no tile of big.json is left.
     expect(pyramidFiles(out)).toEqual(pyramidFiles(cleanSmall));
-    const verified = await runCli(['verify', out]);
-    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
     // The record lists what the build wrote; the user's files are not in it.
     const manifest = fs.readFileSync(path.join(out, '.mudm-written', 'manifest.json'), 'utf8');
     expect(manifest).toContain('tileset.json');
