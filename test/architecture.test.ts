@@ -8,13 +8,6 @@ import { describe, expect, it } from 'vitest';
 const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src');
 const MAX_LINES = 400;
 
-/**
- * Known exceptions, each to be removed by the change that fixes it (issue 12, part B splits these files). A test below
- * fails when an exception is no longer needed, so none outlives its reason.
- */
-const LONG_FILES = new Set(['stages/tile.ts', 'io/read.ts', 'inspect/verify.ts', 'stages/record.ts']);
-const CYCLES = new Set(['stages/encode-json.ts > stages/encode-pbf.ts > stages/record.ts']);
-
 function sourceFiles(dir = SRC): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const full = path.join(dir, e.name);
@@ -70,10 +63,8 @@ describe('the shape of src/', () => {
     expect(cycles(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]))).toEqual(['a > b > c']);
   });
 
-  it('has no import cycle but the known ones', () => {
-    const found = cycles(graph);
-    expect(found.filter((c) => !CYCLES.has(c))).toEqual([]);
-    expect([...CYCLES].filter((c) => !found.includes(c)), 'exceptions no longer needed: remove them').toEqual([]);
+  it('has no import cycle', () => {
+    expect(cycles(graph)).toEqual([]);
   });
 
   it('points its arrows down: library → build → CLI, never back', () => {
@@ -81,10 +72,9 @@ describe('the shape of src/', () => {
     expect([...graph].flatMap(([f, deps]) => deps.filter((d) => rank(d) > rank(f)).map((d) => `${f} → ${d}`))).toEqual([]);
   });
 
-  it(`has no file over ${MAX_LINES} lines but the known ones`, () => {
+  it(`has no file over ${MAX_LINES} lines`, () => {
     const lines = (f: string) => fs.readFileSync(path.join(SRC, f), 'utf8').split('\n').length - 1;
-    expect(files.filter((f) => lines(f) > MAX_LINES && !LONG_FILES.has(f)).map((f) => `${f}: ${lines(f)}`)).toEqual([]);
-    expect([...LONG_FILES].filter((f) => !files.includes(f) || lines(f) <= MAX_LINES), 'exceptions no longer needed: remove them').toEqual([]);
+    expect(files.filter((f) => lines(f) > MAX_LINES).map((f) => `${f}: ${lines(f)}`)).toEqual([]);
   });
 
   it('opens every file with a comment line saying what it is for', () => {

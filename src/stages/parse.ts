@@ -3,7 +3,7 @@
 import type { Feature } from '../model/feature.js';
 import type { Geometry } from '../model/geometry.js';
 import { validateFeature } from '../validate/index.js';
-import { jsonSyntaxError } from '../io/read.js';
+import { jsonSyntaxError } from '../io/json-errors.js';
 import { IssueTally, type IssueCounts } from '../validate/tally.js';
 import { BUFFER, EXTENT, type Dim } from '../tiling/space.js';
 import { assignPlane, layerOf, observeFeature, type LayerStats, type PlaneRule } from './assign.js';
@@ -11,6 +11,7 @@ import { routeRecord, unitChunks } from './partition.js';
 import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder } from './record.js';
 import type { ByteArena } from '../bytes.js';
+import { emptyBox, flatten, growBox } from '../tiling/flat.js';
 
 /** Numbers per feature in a batch's `meta`: index, line, column (0 when unknown), start and end of its bytes. */
 export const META = 5;
@@ -80,7 +81,7 @@ export function parseBatch(task: ParseTask): ParseResult {
   // One tile unit beyond the buffer: the tiler places features by their quantised bbox, which may reach that far.
   const pad = (C * (BUFFER + 1)) / EXTENT;
   const skip = (why: string) => { res.skipped[why] = (res.skipped[why] ?? 0) + 1; };
-  let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+  const bounds = emptyBox(new Float64Array(4));
 
   const { raw } = task;
   const meta = raw.meta;
@@ -128,17 +129,15 @@ export function parseBatch(task: ParseTask): ParseResult {
     observeFeature(res.stats, layer, f);
     if (f.geometry === null) { skip('null-geometry'); continue; }
     dropRadius(f.geometry);
+    const geom = flatten(f.geometry);
     // The feature itself is its head: only id, featureClass, parentId, ref and properties are read.
-    if (!enc.encodeGeoJSON(seq, layer, f, f.geometry)) { skip('no-inline-position'); continue; }
+    if (geom === null || !enc.encode(layer, { seq, geom, head: f })) { skip('no-inline-position'); continue; }
     const b = enc.box;
     if (b[2] < 0 || b[3] < 0 || (task.side !== undefined && (b[0] >= task.side || b[1] >= task.side))) { skip('outside-world'); continue; }
-    if (b[0] < minX) minX = b[0];
-    if (b[1] < minY) minY = b[1];
-    if (b[2] > maxX) maxX = b[2];
-    if (b[3] > maxY) maxY = b[3];
+    growBox(bounds, b);
     routeRecord(units, unitKeyPrefix(assigned.plane), enc.bytes(), b, C, pad);
   }
-  if (minX <= maxX) res.bounds = [minX, minY, maxX, maxY];
+  if (bounds[0] <= bounds[2]) res.bounds = [bounds[0], bounds[1], bounds[2], bounds[3]];
   res.dims = [...dims];
   res.units = unitChunks(units);
   return res;

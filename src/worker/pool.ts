@@ -1,8 +1,9 @@
-// Worker pool: piscina threads fed through a bounded window, results handed on in submission order.
+// Worker pool: piscina threads fed through a bounded window, results handed on in submission order (see protocol.ts).
 import type { Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { ParseResult, ParseTask } from '../stages/parse.js';
 import type { TileTask, UnitResult } from '../stages/unit.js';
+import { parseTransfers, transferable } from './protocol.js';
 
 /**
  * The worker entry as JavaScript: next to this file in dist/, or in dist/ when tests run the TypeScript sources (the
@@ -26,11 +27,8 @@ export function createPool(threads: number): Pool {
   // must be used on an instantiated module"), which a build that fails at once would do: close waits for the load.
   const loaded = Promise.all(pool.threads.map(loadedOnce));
   return {
-    // The batch's bytes move to the worker (the reading thread made them for it alone); values are copied.
-    parse: (task) => {
-      const moved = [new Uint8Array(task.raw.meta.buffer), ...('bytes' in task.raw ? [task.raw.bytes] : [])];
-      return pool.run(task, { transferList: transferable(moved) }) as Promise<ParseResult>;
-    },
+    // The batch's text moves to the worker (the reading thread made it for the worker alone).
+    parse: (task) => pool.run(task, { transferList: parseTransfers(task) }) as Promise<ParseResult>,
     tile: (task, move = []) => pool.run(task, { transferList: transferable(move) }) as Promise<UnitResult>,
     close: async () => {
       await loaded;
@@ -45,15 +43,6 @@ function loadedOnce(thread: Worker): Promise<void> {
     thread.once('message', () => resolve());
     thread.once('exit', () => resolve());
   });
-}
-
-/**
- * The buffers behind `views` that can move between threads: a buffer shared by several views is listed once, and
- * only views that own their whole buffer qualify (pooled Node buffers hold other data too).
- */
-export function transferable(views: Uint8Array[]): ArrayBuffer[] {
-  const owned = views.filter((v) => v.byteOffset === 0 && v.byteLength === v.buffer.byteLength && v.byteLength > 0);
-  return [...new Set(owned.map((v) => v.buffer as ArrayBuffer))];
 }
 
 /**

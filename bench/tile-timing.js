@@ -1,6 +1,6 @@
 // Timing of tileFeatures on generated cells over 4 zooms against geojson-vt + vt-pbf + JSON.stringify (not a test).
-// Run after `npm run build`: node test/tiling/tile-timing.mjs [cells=50000] [rounds=4]. CPU times, best of rounds.
-import { tileFeatures } from '../../dist/stages/tile.js';
+// Run after `npm run build`: node bench/tile-timing.js [cells=50000] [rounds=4]. CPU times, best of rounds.
+import { tileFeatures } from '../dist/stages/tile/tiler.js';
 import geojsonvt from 'geojson-vt';
 import { createRequire } from 'node:module';
 const vtpbf = createRequire(import.meta.url)('vt-pbf');
