@@ -4,7 +4,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { OutputError, describeFsError } from '../report/errors.js';
 import { makeDirectory } from './dirs.js';
-import { Journal, RECORD_DIR, isTileName, readRecord, removeRecorded, writeManifest, type Removal } from './written.js';
+import { Journal, RECORD_DIR, isTileName, readRecord, removeRecorded, writeManifest, type Removal, type WrittenRecord } from './written.js';
 
 export interface SinkOpenOptions { force: boolean; resume: boolean }
 
@@ -55,6 +55,8 @@ export class DirectorySink implements TileSink {
   /** Distinguishes this writer's temporary files and journal from another process writing the same pyramid (a retried shard). */
   private readonly tag = randomBytes(4).toString('hex');
   private readonly journal: Journal;
+  /** The record as last read, for `recorded`. */
+  private record: WrittenRecord | undefined;
 
   constructor(readonly root: string) {
     this.journal = new Journal(root, this.tag);
@@ -117,8 +119,14 @@ export class DirectorySink implements TileSink {
     const dir = slash < 0 ? '' : relPath.slice(0, slash);
     try {
       if (dir !== '' && !this.dirs.has(dir)) this.openDirectory(dir);
-      // The journal has the file before the file exists: a kill never leaves a file of the build unrecorded.
-      if (!(this.created.has(dir) && isTileName(relPath.slice(slash + 1)))) this.journal.add({ file: relPath });
+      if (!this.created.has(dir)) {
+        // In a folder the build did not make, a file already there may be the user's: never replaced.
+        if (fs.existsSync(full) && !this.recorded(relPath)) {
+          throw new OutputError(`${full} is in the way: no build wrote it, and this build would replace it; move it away or choose another output`, full);
+        }
+        // The journal has the file before the file exists: a kill never leaves a file of the build unrecorded.
+        this.journal.add({ file: relPath });
+      } else if (!isTileName(relPath.slice(slash + 1))) this.journal.add({ file: relPath });
       // Synchronous writes measured fastest for many small files on 2 cores (stack.md); the main thread is idle here.
       fs.writeFileSync(tmp, bytes);
       fs.renameSync(tmp, full);
@@ -126,6 +134,18 @@ export class DirectorySink implements TileSink {
       fs.rmSync(tmp, { force: true });
       throw describeFsError(err, full);
     }
+  }
+
+  /**
+   * Whether a build (an earlier run of this one, another shard) recorded writing `relPath`. Read again when not found:
+   * other processes' journals grow while this one runs.
+   */
+  private recorded(relPath: string): boolean {
+    const slash = relPath.lastIndexOf('/');
+    const has = (r: WrittenRecord): boolean => r.files.has(relPath) || (r.dirs.has(relPath.slice(0, Math.max(0, slash))) && isTileName(relPath.slice(slash + 1)));
+    if (this.record && has(this.record)) return true;
+    this.record = readRecord(this.root);
+    return has(this.record);
   }
 
   /** Makes `dir` (relative) and records the directories this made, whose tile files are then the build's. */

@@ -94,6 +94,21 @@ describe('--force', () => {
     expectUserFiles(out);
   });
 
+  it('never replaces a user\'s file where a tile of the build goes (exit 4), and a later --force removes only the build\'s', async () => {
+    const out = tempDir('force-in-the-way');
+    fs.mkdirSync(path.join(out, '0', '0'), { recursive: true });
+    fs.writeFileSync(path.join(out, '0', '0', '0.pbf'), 'mine');
+    const r = await runCli(['build', small, '-o', out, '--force']);
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.stderr).toContain(path.join(out, '0', '0', '0.pbf'));
+    expect(r.stderr).toMatch(/no build wrote it/);
+    expect(fs.readFileSync(path.join(out, '0', '0', '0.pbf'), 'utf8')).toBe('mine');
+    expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(false);
+    fs.renameSync(path.join(out, '0', '0', '0.pbf'), path.join(out, 'mine.pbf'));
+    expectOk(await runCli(['build', small, '-o', out, '--force', '-q']), 'once the file is moved away');
+    expect(listFiles(out).filter((f) => !f.startsWith('.mudm-written/') && f !== 'mine.pbf')).toEqual(pyramidFiles(cleanSmall));
+  });
+
   it('refuses (exit 4) to replace a tileset.json no build wrote, and touches nothing', async () => {
     const out = tempDir('force-foreign');
     fs.writeFileSync(path.join(out, 'tileset.json'), '{"mine": true}');
