@@ -12,6 +12,7 @@ import type { BuildReport } from '../report/types.js';
 import { overviewDescriptor, tilesetDescriptor, type DescribeInput } from '../stages/describe.js';
 import { SpillingStore } from '../stages/partition.js';
 import { planBuild } from '../stages/plan.js';
+import { sampleLine } from '../validate/tally.js';
 import { createPool, type Pool } from '../worker/pool.js';
 import { secondsSince, storeBudget, type BuildIO, type InputSpec, type RunContext } from './context.js';
 import { tileLevel, tileUpperLevels } from './levels.js';
@@ -21,7 +22,6 @@ import {
   PLAN_VERSION, checkSamePlan, checkShardsDone, fingerprintOf, loadPlan, markShardDone, resumablePlan, savePlan, shardUnits, spillRoot,
   workDirFor, type PlanFile, type ReadSummary,
 } from './state.js';
-import { sampleLine } from '../validate/tally.js';
 
 export type { BuildIO, InputSpec } from './context.js';
 
@@ -54,7 +54,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
   try {
     store = new SpillingStore(path.join(spillRoot(o, work), 'level-0'), storeBudget(config));
     const planFile = await plan(inputs, config, work, pool, store, io, t0, 1, previous);
-    report(await sink.begin({ force: o.force, resume: o.resume }), io);
+    sayRemoved(await sink.begin({ force: o.force, resume: o.resume }), io);
     const ctx: RunContext = { config, planFile, sink, work, pool, io, t0 };
     const tTile = performance.now();
     const resumed = await tileLevel(ctx, 0, planFile.units, store);
@@ -88,7 +88,7 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
     const store = new SpillingStore(path.join(work.root, 'level-0'), 0);
     const planFile = await plan(inputs, config, work, pool, store, io, performance.now(), o.shards);
     // Shards write tiles next: what an earlier build left (with --force) must not mix with them.
-    report(await sink.begin({ force: o.force, resume: false }), io);
+    sayRemoved(await sink.begin({ force: o.force, resume: false }), io);
     return { units: planFile.units.length, shards: planFile.shards, features: planFile.read.read };
   } catch (err) {
     // A plan that failed (a full disk, invalid input) leaves no work directory that shards could take for one.
@@ -160,7 +160,7 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
 }
 
 /** Says what --force removed, through the caller's hook. */
-function report(removal: Removal | void, io: BuildIO): void {
+function sayRemoved(removal: Removal | void, io: BuildIO): void {
   if (removal) io.onRemoved?.(removal);
 }
 

@@ -38,11 +38,13 @@ const OWN_STATE = new Set(['.mudm-work', RECORD_DIR]);
 
 export type { Removal } from './written.js';
 
-function refuseUnrecorded(existing: string[], where: string): void {
+/** Refuses a build that would replace `existing` (descriptor, report) when no build recorded writing them. */
+function refuseUnrecorded(existing: string[], root?: string): void {
   if (existing.length === 0) return;
+  const one = existing.length === 1;
   throw new OutputError(
-    `${existing.map((f) => path.join(where, f)).join(', ')} ${existing.length === 1 ? 'was' : 'were'} not written by a mudm-tiles build (no record of ${existing.length === 1 ? 'it' : 'them'} in ${path.join(where, RECORD_DIR)}): --force and --resume only replace what a build wrote; move ${existing.length === 1 ? 'it' : 'them'} away or choose another output`,
-    where,
+    `${existing.map((f) => (root ? path.join(root, f) : f)).join(', ')} ${one ? 'was' : 'were'} not written by a mudm-tiles build (no record of ${one ? 'it' : 'them'}${root ? ` in ${path.join(root, RECORD_DIR)}` : ''}): --force and --resume only replace what a build wrote; move ${one ? 'it' : 'them'} away or choose another output`,
+    root,
   );
 }
 
@@ -195,7 +197,7 @@ export class MemorySink implements TileSink {
   readonly written = new Set<string>();
   async initialize({ force, resume }: SinkOpenOptions): Promise<void> {
     if (this.files.size > 0 && !force && !resume) throw new OutputError('output is not empty; use --force to replace what an earlier build wrote there');
-    if (this.files.size > 0) refuseUnrecorded(COMPLETION_FILES.filter((f) => this.files.has(f) && !this.written.has(f)), 'memory');
+    if (this.files.size > 0) refuseUnrecorded(COMPLETION_FILES.filter((f) => this.files.has(f) && !this.written.has(f)));
   }
   async begin({ force, resume }: SinkOpenOptions): Promise<Removal | undefined> {
     if (resume) {
