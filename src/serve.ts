@@ -131,7 +131,7 @@ function sendTile(req: http.IncomingMessage, res: http.ServerResponse, answer: E
     send(res, 500, `${answer.unreadable} is not a readable PMTiles archive\n`);
   } else {
     res.writeHead(200, {
-      'Content-Type': contentType(`.${answer.ext}`),
+      'Content-Type': contentType(`tile.${answer.ext}`),
       'Content-Length': answer.bytes.length,
       'Cache-Control': 'no-cache',
       'Last-Modified': answer.modified.toUTCString(),
