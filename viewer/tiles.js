@@ -89,12 +89,14 @@ export async function openPyramid(ol, url) {
     descriptor = await response.json();
   }
   if (!Array.isArray(descriptor.tiles) || typeof descriptor.tiles[0] !== 'string') throw new Error(`${url}: the descriptor has no tiles template`);
-  const dims = [...descriptor.tiles[0].matchAll(/\{([a-z]+)\}/g)].map((m) => m[1]).filter((n) => PLANE_DIMS.includes(n));
+  // Without {zlvl}, a first {z} is the zoom (the spec's 2D example {z}/{x}/{y}), not the z plane.
+  const template = descriptor.tiles[0].includes('{zlvl}') ? descriptor.tiles[0] : descriptor.tiles[0].replace('{z}', '{zlvl}');
+  const dims = [...template.matchAll(/\{([a-z]+)\}/g)].map((m) => m[1]).filter((n) => PLANE_DIMS.includes(n));
   if (!tiles) {
     const listed = archiveAssets(descriptor, url);
     tiles = listed.length > 0
       ? await archiveTiles(ol, (plane) => listed.find((a) => dims.every((d) => a.plane[d] === undefined || a.plane[d] === plane[d]))?.url)
-      : urlTiles(ol, resolveTemplate(descriptor.tiles[0], url));
+      : urlTiles(ol, resolveTemplate(template, url));
   }
   return { descriptor, dims, tiles };
 }

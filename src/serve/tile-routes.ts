@@ -34,10 +34,14 @@ const INDEX = /^(0|[1-9]\d{0,8})$/;
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** The plane dimensions of a descriptor's first `tiles` template; none when it has no template. */
+/**
+ * The plane dimensions of a descriptor's first `tiles` template; none when it has no template. Without `{zlvl}`,
+ * the first `{z}` is the zoom (the spec's 2D example `{z}/{x}/{y}`), not the z plane.
+ */
 function templateDims(descriptor: Record<string, unknown>): Dim[] {
-  const tiles = descriptor.tiles;
-  return Array.isArray(tiles) && typeof tiles[0] === 'string' ? dimsOfTemplate(tiles[0]) : [];
+  const t = Array.isArray(descriptor.tiles) ? descriptor.tiles[0] : undefined;
+  if (typeof t !== 'string') return [];
+  return dimsOfTemplate(t.includes('{zlvl}') ? t : t.replace('{z}', '{zlvl}'));
 }
 
 /**

@@ -91,6 +91,10 @@ describe('tile routes', () => {
       { segments: ['sub', 'tiles-c1-z2.pbf.pmtiles'], format: 'pbf', plane: { c: 1, z: 2 } },
     ]);
     for (const d of [undefined, null, [], 'x', { assets: 'x' }]) expect(tileRoutes(d)).toEqual({ dims: [], archives: [] });
+    // The spec's 2D example names the zoom {z}: without {zlvl}, a first {z} is the zoom.
+    expect(tileRoutes({ tiles: ['{z}/{x}/{y}.pbf'] }).dims).toEqual([]);
+    expect(tileRoutes({ tiles: ['{z}/{c}/{z}/{x}/{y}.pbf'] }).dims).toEqual(['c', 'z']);
+    expect(tileRoutes({ tiles: ['https://host/{zlvl}/{t}/{x}/{y}.pbf'] }).dims).toEqual(['t']);
   });
 
   it('reads tile paths of the pattern, and nothing else', () => {
