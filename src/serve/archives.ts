@@ -20,6 +20,9 @@ export interface FoundTile {
  */
 export type TileAnswer = FoundTile | 'absent' | { unreadable: string } | undefined;
 
+/** The last segment of a tile path. */
+const TILE_NAME = /^\d+\.(pbf|json)$/;
+
 /** A file's identity: a rebuild renames a new file over the old one, which changes at least one of these. */
 const identity = (s: fs.Stats) => `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}`;
 
@@ -118,6 +121,8 @@ export class FolderArchives {
   constructor(private readonly root: string, private readonly shelf: ArchiveShelf) {}
 
   async tile(segments: string[], gzipOk: boolean): Promise<TileAnswer> {
+    // Only a tile-shaped path costs a look at the descriptor.
+    if (!TILE_NAME.test(segments[segments.length - 1] ?? '')) return undefined;
     const routes = await this.currentRoutes();
     if (!routes || routes.archives.length === 0) return undefined;
     const tile = tileRequest(segments, routes.dims);
