@@ -12,7 +12,7 @@ import { mergeStats, type PlaneRule } from '../stages/assign.js';
 import type { UnitStore } from '../stages/partition.js';
 import { META, parseBatch, type ParseResult, type ParseTask, type RawBatch } from '../stages/parse.js';
 import type { Dim } from '../tiling/space.js';
-import { validateCollectionMembers } from '../validate/index.js';
+import { shown, validateCollectionMembers } from '../validate/index.js';
 import { IssueTally, SAMPLES_PER_CODE, sampleLine } from '../validate/tally.js';
 import { runOrdered, type Pool } from '../worker/pool.js';
 import { secondsSince, throwIfAborted, type BuildIO, type InputSpec } from './context.js';
@@ -158,10 +158,29 @@ async function* readFeatures(source: Source, onMembers: (file: string, members: 
       if (ev.kind === 'members') onMembers(source.name, ev.members);
       else if (ev.kind === 'feature') group.push(ev);
       else if (ev.value !== null && typeof ev.value === 'object' && 'tilejson' in ev.value) throw new InputError(`${source.name} is a tileset descriptor, not annotations`, source.name);
-      else group.push({ index: ev.index, line: ev.line, column: ev.column, value: ev.value });
+      else {
+        const found = notFeatureSource(ev.value);
+        if (found) throw new DataError(`${source.name} is not a feature source: found ${found}; a build reads a FeatureCollection, a Feature or geometry, or a sequence of them (one per line)`);
+        group.push({ index: ev.index, line: ev.line, column: ev.column, value: ev.value });
+      }
     }
     yield group;
   }
+}
+
+/**
+ * What a whole-file document is when no feature can come of it (a scalar, an array, a collection whose `features`
+ * is not an array), else undefined: any other object is a feature, valid or not.
+ */
+function notFeatureSource(value: unknown): string | undefined {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return `an array of ${value.length} value${value.length === 1 ? '' : 's'}`;
+  if (typeof value === 'string') return `a string (${shown(value)})`;
+  if (typeof value !== 'object') return `${typeof value} ${shown(value)}`;
+  const { type, features } = value as { type?: unknown; features?: unknown };
+  if ((type !== 'FeatureCollection' && features === undefined) || Array.isArray(features)) return undefined;
+  if (features === undefined) return 'a FeatureCollection without features';
+  return `a FeatureCollection whose features is not an array but ${features === null ? 'null' : typeof features === 'object' ? 'an object' : `${typeof features} ${shown(features)}`}`;
 }
 
 /** The features of a source that makes them in memory, numbered in order; they have no place in a text. */

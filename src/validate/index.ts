@@ -5,7 +5,7 @@ import { checkCollection, checkFeature } from './feature.js';
 import { checkGeometry } from './geometry.js';
 import { shown, type Issue } from './issue.js';
 import { report } from './rules.js';
-import { isObject } from './util.js';
+import { checkNesting, isObject } from './util.js';
 
 export { hasErrors, pointerToken, shown, type Issue, type Severity } from './issue.js';
 export { RULES, type Rule, type RuleCode } from './rules.js';
@@ -37,13 +37,13 @@ export function validateDocument(value: unknown): Issue[] {
   } else if (type === 'Feature') {
     checkFeature(value, '', out);
   } else if (GEOMETRY_TYPE_SET.has(type)) {
-    checkGeometry(value, '', out);
+    if (!checkNesting(value, 'geometry', '', out)) checkGeometry(value, '', out);
   } else if (value.features !== undefined) {
     checkCollection(value, out);
   } else if (value.geometry !== undefined) {
     checkFeature(value, '', out);
   } else if (value.coordinates !== undefined || value.geometries !== undefined) {
-    checkGeometry(value, '', out);
+    if (!checkNesting(value, 'geometry', '', out)) checkGeometry(value, '', out);
   } else {
     report(out, 'document-type-unknown', type === undefined ? '' : '/type',
       `document type must be Feature, FeatureCollection or a geometry type (or the document a tileset descriptor with tilejson), found ${type === undefined ? 'no type' : shown(type)}`);

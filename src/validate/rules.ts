@@ -99,6 +99,7 @@ export const RULES = {
 
   // Shared by several objects
   'member-not-string': error('a member specified as a string has another type'),
+  'nesting-too-deep': error('arrays and objects nest at most 128 levels deep (encoders recurse through them)'),
 
   // Tileset descriptor (spec 2.3, 4.2, 7.7, 7.8, 8)
   'tilejson-missing': error('a descriptor must have tilejson'),
