@@ -80,7 +80,7 @@ export function spillRoot(options: Options, work: WorkDir): string {
 export function fingerprintOf(inputs: readonly { source: { name: string }; layer?: string; plane?: Partial<Plane>; fingerprint?: string }[], config: BuildConfig): string {
   const h = createHash('sha256');
   for (const i of inputs) h.update(`${i.source.name}\0${i.layer ?? ''}\0${JSON.stringify(i.plane ?? {})}\0${i.fingerprint ?? ''}\n`);
-  for (const k of ['format', 'layer', 'layerBy', 'planeField', 'minZoom', 'maxZoom', 'lod', 'tileBudget', 'unitSize'] as const) h.update(`${k}=${String(config.options[k])}\n`);
+  for (const k of ['format', 'layer', 'layerBy', 'planeField', 'nucleusFeatures', 'minZoom', 'maxZoom', 'lod', 'tileBudget', 'unitSize'] as const) h.update(`${k}=${String(config.options[k])}\n`);
   h.update(`imageSize=${JSON.stringify(config.imageSize ?? null)}\n`);
   return h.digest('hex');
 }

@@ -3,10 +3,11 @@ import { basename } from 'node:path';
 import { gunzipIfNeeded, type Source } from './source.js';
 import { InterruptedError, ReadError } from '../report/errors.js';
 import { jsonSyntaxError } from './json-errors.js';
-import { Splitter, type FeatureEvent, type ReadEvent } from './json-splitter.js';
+import type { FeatureEvent, ReadEvent } from './json-events.js';
+import { Splitter } from './json-splitter.js';
 
 export { fileSource, memorySource, stdinSource, streamSource, type Source } from './source.js';
-export type { ReadEvent } from './json-splitter.js';
+export type { ReadEvent } from './json-events.js';
 
 /** Events of one source, in input order. Throws `ReadError` on syntax errors the splitter sees and on I/O errors. */
 export async function* readDocuments(source: Source): AsyncGenerator<ReadEvent> {

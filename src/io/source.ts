@@ -28,6 +28,8 @@ export interface FeatureSource {
   name: string;
   /** The features in order, in groups (one await per group, not per feature). */
   features(): AsyncIterable<Feature[]>;
+  /** The size of the image the features come from, once `features()` has been read through: the world covers it. */
+  imageSize?(): { width: number; height: number } | undefined;
 }
 
 /** 1 MiB reads: large enough that per-chunk overhead vanishes, small enough that a chunk never dominates memory. */

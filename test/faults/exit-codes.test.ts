@@ -150,7 +150,6 @@ describe('documents that are not feature sources, and builds with no valid featu
     ['null', 'null'],
     ['42', '42'],
     ['"hello"', 'a string'],
-    ['[1, 2]', 'an array'],
     ['{"type":"FeatureCollection","features":{}}', 'features is not an array'],
   ])('%s', async (text, found) => {
     const file = path.join(dir, `doc-${Buffer.from(text).toString('hex').slice(0, 16)}.json`);
@@ -162,6 +161,17 @@ describe('documents that are not feature sources, and builds with no valid featu
     expect(r.stderr).toContain(file);
     expect(r.stderr).toMatch(/not a feature source/);
     expect(r.stderr).toContain(found);
+    expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(false);
+  });
+
+  it('a top-level array is read as features: of numbers, none is valid', async () => {
+    const file = path.join(dir, 'numbers.json');
+    fs.writeFileSync(file, '[1, 2]');
+    const out = path.join(dir, 'out-numbers');
+    const r = await runCli(['build', file, '-o', out]);
+    expectNoStack(r);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain(`${file}: no valid feature (2 read, 2 invalid: feature-not-object`);
     expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(false);
   });
 
