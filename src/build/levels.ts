@@ -42,7 +42,8 @@ export async function tileLevel(ctx: RunContext, level: number, units: UnitPlan[
     const marker = markerOf(r, ctx.planFile.preview.enabled, plan.formats.pbf);
     const files = r.tiles.filter((t) => !isOverview(t));
     await Promise.all(files.map((t) => limit(() => ctx.sink.write(t.path, t.bytes))));
-    // The marker comes after every tile of the unit: a unit with a marker never needs redoing.
+    // The marker comes after every tile of the unit, flushed (an archive buffers them): a unit with a marker never needs redoing.
+    await ctx.sink.flush?.();
     writeUnitMarker(ctx.work, level, marker, r.next.map(([, b]) => b));
     done++;
     tiles += files.length;

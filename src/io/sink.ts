@@ -3,12 +3,21 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { OutputError, describeFsError } from '../report/errors.js';
+import type { Dim, Plane } from '../tiling/space.js';
+
+/** What a build is about to write, once planned: sinks that split the output by plane and format need it. */
+export interface OutputLayout {
+  dims: Dim[];
+  planes: Plane[];
+  formats: { json: boolean; pbf: boolean };
+  maxZoom: number;
+}
 
 export interface TileSink {
   /** Checks that the output may be written (refusing a non-empty one without force); changes nothing that is there. */
   initialize(opts: { force: boolean; resume: boolean }): Promise<void>;
   /** Called once tiles are about to be written: removes what marks a previous build complete (and, with force, its tiles). */
-  begin(opts: { force: boolean; resume: boolean }): Promise<void>;
+  begin(opts: { force: boolean; resume: boolean; layout?: OutputLayout }): Promise<void>;
   /** Writes one file atomically: a reader never sees a partial file under the final name. */
   write(relPath: string, bytes: Uint8Array | string): Promise<void>;
   /** Reads a file back, or undefined when it does not exist. */
@@ -17,6 +26,8 @@ export interface TileSink {
   /** Makes every write so far survive the process being killed; a sink that buffers needs it before work is marked done. */
   flush?(): Promise<void>;
   finish(): Promise<void>;
+  /** Lets go of open files without completing the output (a shard's end, a failed build); what was flushed stays. */
+  close?(): Promise<void>;
 }
 
 /** Files a previous build leaves that mark it complete; removed first so a failed rebuild never looks complete. */

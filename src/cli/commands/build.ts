@@ -7,11 +7,11 @@ import { EXIT_OK } from '../exit.js';
 import { resolveInputs } from '../inputs.js';
 import { handleSignals, progressReporter, signalExitCode } from '../run-build.js';
 
-export const usage = 'INPUT... -o DIR';
+export const usage = 'INPUT... -o DIR|FILE.pmtiles';
 
 export async function run(ctx: CommandContext): Promise<number> {
   const { options, io, log } = ctx;
-  if (!options.out) throw new UsageError('build needs an output directory: -o DIR');
+  if (!options.out) throw new UsageError('build needs an output: -o DIR, or -o FILE.pmtiles for one archive');
   const inputs = resolveInputs(ctx.args, options, io);
   const progress = progressReporter(options, io);
   const signals = handleSignals(log);
