@@ -1,8 +1,9 @@
 // `extract`: a build's archives back into the spec's directory layout, byte for byte what a directory build writes.
+import fs from 'node:fs';
 import { PMTILES_MEDIA_TYPE } from '../archive/archive-names.js';
 import type { Asset, TilesetDescriptor } from '../model/descriptor.js';
 import { DirectorySink } from '../io/sink.js';
-import { UsageError } from '../report/errors.js';
+import { InputError, UsageError } from '../report/errors.js';
 import { ArchiveReader } from './archive-reader.js';
 
 /** Tiles written, and every file (tiles, report, previews, descriptor) with their bytes. */
@@ -14,6 +15,7 @@ export interface ExtractResult { tiles: number; files: number; bytes: number }
  * of the same input writes. The usual output rules hold: a non-empty `out` needs `force`.
  */
 export async function extractArchives(input: string, out: string, opts: { force: boolean }): Promise<ExtractResult> {
+  if (!fs.existsSync(input)) throw new InputError(`${input}: no such archive or directory`, input);
   const reader = await ArchiveReader.open(input);
   if (!reader) throw new UsageError(`${input} is neither a PMTiles archive nor a directory whose tileset.json lists archives`);
   try {
