@@ -156,8 +156,10 @@ export class ArchiveSink implements TileSink {
   async finish(): Promise<void> {
     const { descriptor, layout } = this;
     if (descriptor === undefined) throw new OutputError(`${this.options.out}: no tileset.json was written, and it is the archives' metadata`, this.options.out);
-    if (layout) {
-      for (const plane of this.options.mode === 'file' ? layout.planes.slice(0, 1) : layout.planes) {
+    // Every archive the descriptor promises, tiles or not (an input without features still makes its one archive).
+    if (this.options.mode === 'file') this.entry(path.basename(this.options.out), 'pbf');
+    else if (layout) {
+      for (const plane of layout.planes) {
         for (const format of (['pbf', 'json'] as const).filter((f) => layout.formats[f])) this.entry(this.nameOf(plane, format), format);
       }
     }
@@ -196,7 +198,7 @@ export class ArchiveSink implements TileSink {
   }
 
   private nameOf(plane: Plane, format: ArchiveFormat): string {
-    return this.options.mode === 'file' ? path.basename(this.options.out) : archiveName(plane, this.layout?.dims ?? [], format);
+    return archiveName(plane, this.layout?.dims ?? [], format);
   }
 
   private entry(name: string, format: ArchiveFormat): Entry {
