@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
-import { DirectorySink, type OutputLayout, type TileSink } from '../io/sink.js';
+import { DirectorySink, type OutputLayout, type Removal, type SinkOpenOptions, type TileSink } from '../io/sink.js';
+import { Journal, RECORD_DIR, readRecord } from '../io/written.js';
 import { OutputError, UsageError, describeFsError } from '../report/errors.js';
 import type { Plane } from '../tiling/space.js';
 import { archiveName, besideArchive, parseArchiveName, type ArchiveFormat } from './archive-names.js';
@@ -41,20 +42,28 @@ export class ArchiveSink implements TileSink {
   private readonly archives = new Map<string, Entry>();
   /** Under a directory: tileset.json, build-report.json, previews. */
   private readonly aux: DirectorySink | undefined;
+  /** Under a directory: each archive enters the build's record (OUT/.mudm-written) before it is renamed into place. */
+  private readonly journal: Journal | undefined;
   private layout: OutputLayout | undefined;
   private resume = false;
   private descriptor: string | undefined;
 
   constructor(private readonly options: ArchiveSinkOptions) {
     this.aux = options.mode === 'planes' ? new DirectorySink(options.out) : undefined;
+    this.journal = this.aux ? new Journal(options.out, randomBytes(4).toString('hex')) : undefined;
     this.layout = options.layout;
   }
 
-  async initialize({ force, resume }: { force: boolean; resume: boolean }): Promise<void> {
+  async initialize({ force, resume }: SinkOpenOptions): Promise<void> {
     const { out } = this.options;
     if (this.aux) {
       await this.aux.initialize({ force, resume });
-      for (const name of listDir(out)) if (parseArchiveName(name)) refuseForeign(path.join(out, name), 'archive');
+      // An archive name no build recorded writing is a user's file: never replaced.
+      const record = readRecord(out);
+      const foreign = archivesIn(out).filter((f) => !record.files.has(path.basename(f)));
+      if (foreign.length > 0) {
+        throw new OutputError(`${foreign.join(', ')}: not written by a mudm-tiles build (no record in ${path.join(out, RECORD_DIR)}): --force and --resume only replace what a build wrote; move ${foreign.length === 1 ? 'it' : 'them'} away or choose another output`, out);
+      }
       return;
     }
     const st = statOf(out);
@@ -75,22 +84,22 @@ export class ArchiveSink implements TileSink {
     }
   }
 
-  async begin({ force, resume, layout }: { force: boolean; resume: boolean; layout?: OutputLayout }): Promise<void> {
+  async begin({ force, resume, layout }: SinkOpenOptions & { layout?: OutputLayout }): Promise<Removal | undefined> {
     this.layout = layout ?? this.layout;
     this.resume = resume;
     this.checkLayout();
     const { out } = this.options;
-    if (this.aux) await this.aux.begin({ force, resume });
-    // What an earlier build wrote is gone now (initialize checked it was a build's): a failed rebuild never looks whole.
-    const old = this.aux ? archivesIn(out) : [out, besideArchive(out, 'build-report.json') as string];
-    try {
-      for (const file of old) {
-        fs.rmSync(file, { force: true });
-        removeArchiveTemporaries(file);
-      }
-    } catch (err) {
-      throw describeFsError(err, out);
+    // What an earlier build wrote goes now (initialize checked that a build wrote it): a failed rebuild never looks whole.
+    if (this.aux) {
+      // Read first: with force the directory sink removes what the record lists, the record included.
+      const record = readRecord(out);
+      const removal = await this.aux.begin({ force, resume });
+      removeArchives(archivesIn(out).filter((f) => record.files.has(path.basename(f))), out);
+      return removal;
     }
+    const old = [out, besideArchive(out, 'build-report.json') as string].filter((f) => statOf(f));
+    removeArchives(old, out);
+    return force && old.length > 0 ? { files: old.length, dirs: 0, touched: old.map((f) => path.basename(f)), kept: [], keptCount: 0 } : undefined;
   }
 
   /** The archive of one plane holds PBF tiles of zooms the PMTiles tile ids reach. */
@@ -167,15 +176,18 @@ export class ArchiveSink implements TileSink {
       const { sink, ready } = this.archives.get(name) as Entry;
       await ready;
       await sink.write('tileset.json', descriptor);
+      this.journal?.add({ file: name });
       await sink.finish();
     }
     if (this.aux) {
+      this.journal?.close();
       await this.aux.write('tileset.json', descriptor);
       await this.aux.finish();
     }
   }
 
   async close(): Promise<void> {
+    this.journal?.close();
     for (const e of this.archives.values()) {
       await e.ready.catch(() => undefined);
       await e.sink.close();
@@ -247,6 +259,18 @@ function archivesIn(dir: string): string[] {
   return [...names].map((n) => path.join(dir, n));
 }
 
+/** Removes archives (or what is left of them: their temporaries). */
+function removeArchives(files: readonly string[], out: string): void {
+  try {
+    for (const file of files) {
+      fs.rmSync(file, { force: true });
+      removeArchiveTemporaries(file);
+    }
+  } catch (err) {
+    throw describeFsError(err, out);
+  }
+}
+
 function listDir(dir: string): string[] {
   try {
     return fs.readdirSync(dir);
@@ -255,7 +279,10 @@ function listDir(dir: string): string[] {
   }
 }
 
-/** Refuses to replace a file no build wrote: an archive must hold a tileset descriptor, a report be one. */
+/**
+ * Beside a single archive there is no record folder: the files say who wrote them. An archive must hold a tileset
+ * descriptor as its metadata, a report be one; anything else is refused.
+ */
 function refuseForeign(file: string, kind: 'archive' | 'report'): void {
   const ours = kind === 'archive' ? holdsDescriptor(file) : isBuildReport(file);
   if (!ours) {
