@@ -20,7 +20,7 @@ describe('usage errors (exit 2) point to --archive', () => {
   it.each([
     [['--format', 'json'], (f: string) => `-o ${f} writes one PMTiles archive of PBF tiles; for --format json write one archive per plane and format with -o DIR --archive pmtiles`],
     [['--format', 'json,pbf'], (f: string) => `-o ${f} writes one PMTiles archive of PBF tiles; for --format json,pbf write one archive per plane and format with -o DIR --archive pmtiles`],
-    [['--preview'], (f: string) => `--preview draws the zoom-0 JSON tiles, which -o ${f} (PBF only) does not hold: write -o DIR --archive pmtiles`],
+    [['--preview'], (f: string) => `--preview writes PNG files beside the tiles, which -o ${f} (one archive) has no place for: write -o DIR --archive pmtiles`],
   ])('-o FILE.pmtiles %j', async (extra, message) => {
     const dir = scratch();
     const file = path.join(dir, 'slide.pmtiles');
