@@ -4,6 +4,7 @@ import type { FieldType, VectorLayer } from '../model/descriptor.js';
 import type { Issue } from '../validate/issue.js';
 import { shown } from '../validate/issue.js';
 import type { Dim, Plane } from '../tiling/space.js';
+import { isPbfId } from './encode-pbf.js';
 
 /** Where a feature's plane comes from, first to last: the input's fixed plane, named properties, a shared third coordinate. */
 export interface PlaneRule {
@@ -126,7 +127,7 @@ export function observeFeature(stats: LayerStats, layer: string, f: Feature): vo
   const props = f.properties;
   if (props) for (const k in props) observe(stat(fields, k), props[k]);
   for (const m of MEMBER_FIELDS) if (f[m] !== undefined) observe(stat(fields, m), f[m]);
-  if (typeof f.id === 'string') observe(stat(fields, 'id'), f.id);
+  if (f.id !== undefined && !isPbfId(f.id)) observe(stat(fields, 'id'), f.id);
 }
 
 /** Merges statistics gathered in parallel; the result does not depend on merge order. */

@@ -2,9 +2,13 @@
 import type { Feature } from '../model/feature.js';
 import type { Geometry } from '../model/geometry.js';
 import { validateFeature } from '../validate/index.js';
+import { checkUtf8, replaceLoneSurrogates } from '../validate/values.js';
 import { jsonSyntaxError } from '../io/read.js';
 import type { Issue } from '../validate/issue.js';
-import { BUFFER, EXTENT, type Dim } from '../tiling/space.js';
+import { enclosesNoArea } from '../model/measure.js';
+import { boxInside, type Rect } from '../tiling/clip.js';
+import { clipGeometry } from '../tiling/clip-geojson.js';
+import { BUFFER, EXTENT, MAX_WORLD_SIDE, sideExponent, type Dim } from '../tiling/space.js';
 import { assignPlane, layerOf, observeFeature, type LayerStats, type PlaneRule } from './assign.js';
 import { routeRecord, unitChunks } from './partition.js';
 import { RecordEncoder } from './record.js';
@@ -24,7 +28,10 @@ export interface ParseTask {
   rule: PlaneRule;
   /** Side in pixels of a level-0 cell. */
   cellSize: number;
-  /** World side when it is known before reading (from --image-size or --image): features beyond it are counted. */
+  /**
+   * World side when it is known before reading (from --image-size or --image); else the world is at most
+   * MAX_WORLD_SIDE. Features beyond it are counted, features across its edge cut to it.
+   */
   side?: number;
   /** Sequence number of the first feature of the batch. */
   seq0: number;
@@ -49,6 +56,8 @@ export interface ParseResult {
   skipped: Skipped;
   /** [minX, minY, maxX, maxY] of placed features, or null. */
   bounds: [number, number, number, number] | null;
+  /** Placed features by the world they need: `extent[k]` of them reach beyond a world of side 2^(k-1), not 2^k. */
+  extent: number[];
   dims: Dim[];
   stats: LayerStats;
   /** Unit key → records, keys in first-seen order; each in a buffer of its own (transferred, not copied). */
@@ -59,6 +68,9 @@ export interface ParseResult {
 
 const decoder = new TextDecoder();
 
+/** Members the value checks of `replaceLoneSurrogates` leave alone: the geometry holds no strings tiles carry. */
+const NOT_TEXT = new Set(['geometry']);
+
 /** Removes `radius` from geometries (spec 2.1 rule 3: it belongs in properties), so meshes kept whole do not carry it. */
 function dropRadius(g: Geometry): void {
   if ('radius' in g) delete (g as Record<string, unknown>).radius;
@@ -68,7 +80,7 @@ function dropRadius(g: Geometry): void {
 export function parseBatch(task: ParseTask): ParseResult {
   const res: ParseResult = {
     read: 0, valid: 0, invalid: 0, invalidByCode: {}, warningsByCode: {}, samples: [], skipped: {},
-    bounds: null, dims: [], stats: {}, units: [],
+    bounds: null, extent: [], dims: [], stats: {}, units: [],
   };
   const perCode: Record<string, number> = {};
   const units = new Map<string, ByteArena>();
@@ -78,6 +90,18 @@ export function parseBatch(task: ParseTask): ParseResult {
   // One tile unit beyond the buffer: the tiler places features by their quantised bbox, which may reach that far.
   const pad = (C * (BUFFER + 1)) / EXTENT;
   const skip = (why: string) => { res.skipped[why] = (res.skipped[why] ?? 0) + 1; };
+  // Features are cut to the world (with room for the widest tile buffer, a zoom-0 tile's) before they are routed,
+  // so no feature costs more cells, memory or time than the world has, whatever its coordinates.
+  const side = task.side ?? MAX_WORLD_SIDE;
+  const margin = side / 32;
+  const world: Rect = { minX: -margin, minY: -margin, maxX: side + margin, maxY: side + margin };
+  const lastCell = Math.ceil(side / C) - 1;
+  const issue = (is: Issue, index: number, line: number) => {
+    const counts = is.severity === 'error' ? res.invalidByCode : res.warningsByCode;
+    counts[is.code] = (counts[is.code] ?? 0) + 1;
+    perCode[is.code] = (perCode[is.code] ?? 0) + 1;
+    if (perCode[is.code] <= task.sampleCap) res.samples.push({ ...is, file: task.file, index, line });
+  };
   let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
 
   const { bytes, meta } = task.raw;
@@ -101,22 +125,20 @@ export function parseBatch(task: ParseTask): ParseResult {
       value = { type: 'Feature', geometry: value, properties: null };
     }
     const issues = validateFeature(value, '');
+    checkUtf8(text, bytes, meta[m + 3], meta[m + 4], '', issues);
     let bad = false;
     for (const is of issues) {
       if (is.severity === 'error') bad = true;
-      const counts = is.severity === 'error' ? res.invalidByCode : res.warningsByCode;
-      counts[is.code] = (counts[is.code] ?? 0) + 1;
-      perCode[is.code] = (perCode[is.code] ?? 0) + 1;
-      if (perCode[is.code] <= task.sampleCap) res.samples.push({ ...is, file: task.file, index, line });
+      issue(is, index, line);
     }
     if (bad) { res.invalid++; continue; }
     const f = value as Feature;
+    // JSON tiles would keep a lone surrogate as an escape, PBF tiles (UTF-8) as U+FFFD: both get U+FFFD.
+    if (issues.some((is) => is.code === 'string-lone-surrogate')) replaceLoneSurrogates(f as unknown as Record<string, unknown>, NOT_TEXT);
     const assigned = assignPlane(f, task.rule, '');
     if ('code' in assigned) {
       res.invalid++;
-      res.invalidByCode[assigned.code] = (res.invalidByCode[assigned.code] ?? 0) + 1;
-      perCode[assigned.code] = (perCode[assigned.code] ?? 0) + 1;
-      if (perCode[assigned.code] <= task.sampleCap) res.samples.push({ ...assigned, file: task.file, index, line });
+      issue(assigned, index, line);
       continue;
     }
     res.valid++;
@@ -125,16 +147,24 @@ export function parseBatch(task: ParseTask): ParseResult {
     observeFeature(res.stats, layer, f);
     if (f.geometry === null) { skip('null-geometry'); continue; }
     dropRadius(f.geometry);
+    // Polygons without area draw nothing at any zoom: counted here rather than vanishing in the tiler.
+    if (enclosesNoArea(f.geometry)) { skip('zero-area'); continue; }
     // The feature itself is its head: only id, featureClass, parentId, ref and properties are read.
     if (!enc.encodeGeoJSON(seq, layer, f, f.geometry)) { skip('no-inline-position'); continue; }
     const b = enc.box;
-    if (b[2] < 0 || b[3] < 0 || (task.side !== undefined && (b[0] >= task.side || b[1] >= task.side))) { skip('outside-world'); continue; }
+    if (b[2] < 0 || b[3] < 0 || b[0] >= side || b[1] >= side) { skip('outside-world'); continue; }
+    if (!boxInside(b, world)) {
+      const inside = clipGeometry(f.geometry, world);
+      if (inside === null || !enc.encodeGeoJSON(seq, layer, f, inside)) { skip('outside-world'); continue; }
+    }
+    const k = sideExponent(b[2], b[3]);
+    res.extent[k] = (res.extent[k] ?? 0) + 1;
     if (b[0] < minX) minX = b[0];
     if (b[1] < minY) minY = b[1];
     if (b[2] > maxX) maxX = b[2];
     if (b[3] > maxY) maxY = b[3];
     const p = assigned.plane;
-    routeRecord(units, `${p.t}/${p.c}/${p.z}/`, enc.bytes(), b, C, pad);
+    routeRecord(units, `${p.t}/${p.c}/${p.z}/`, enc.bytes(), b, C, pad, lastCell);
   }
   if (minX <= maxX) res.bounds = [minX, minY, maxX, maxY];
   res.dims = [...dims];

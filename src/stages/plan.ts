@@ -2,7 +2,7 @@
 import type { Multiscale } from '../model/multiscale.js';
 import type { Properties } from '../model/feature.js';
 import { compareKeys } from './partition.js';
-import { comparePlanes, defaultMaxZoom, tileSize, worldSide, type Dim, type Plane, type World } from '../tiling/space.js';
+import { comparePlanes, defaultMaxZoom, MAX_WORLD_SIDE, tileSize, worldSide, type Dim, type Plane, type World } from '../tiling/space.js';
 
 /**
  * Zooms between the cell zooms of two levels: each level above the first tiles this many zooms from reduced features.
@@ -50,13 +50,43 @@ export interface PlanInput {
   cellSize: number;
 }
 
-/** The world square and zoom range: from the image size when given, else from the data (at least one pixel). */
+/**
+ * The world square and zoom range: from the image size when given, else from the data (at least one pixel, at
+ * most MAX_WORLD_SIDE: features were cut to it).
+ */
 export function planWorld(p: PlanInput): { world: World; minZoom: number; maxZoom: number } {
-  const width = p.imageSize?.width ?? Math.max(1, Math.ceil(p.bounds?.[2] ?? 1));
-  const height = p.imageSize?.height ?? Math.max(1, Math.ceil(p.bounds?.[3] ?? 1));
+  const fromData = (v: number | undefined) => Math.min(MAX_WORLD_SIDE, Math.max(1, Math.ceil(v ?? 1)));
+  const width = p.imageSize?.width ?? fromData(p.bounds?.[2]);
+  const height = p.imageSize?.height ?? fromData(p.bounds?.[3]);
   const side = worldSide(width, height);
   const maxZoom = p.maxZoom ?? Math.max(p.minZoom, defaultMaxZoom(side));
   return { world: { side, width, height }, minZoom: p.minZoom, maxZoom };
+}
+
+/** Features that make a world from the data far larger than the rest need: how many, and the side the rest need. */
+export interface Outliers { features: number; of: number; side: number; bulkSide: number }
+
+/** At most this share of the placed features (and at least one) may lie beyond the side the bulk needs... */
+const OUTLIER_SHARE = 0.01;
+/** ...when that side is this many times smaller than the world (4 zoom levels): then they are reported. */
+const OUTLIER_RATIO = 16;
+
+/**
+ * Outliers of a world sized by the data: `extent[k]` placed features need a world of side 2^k. The bulk is all but
+ * the farthest 1% (at least one feature); when the world is at least 16 times its side, those beyond are reported.
+ */
+export function findOutliers(extent: readonly number[], side: number): Outliers | null {
+  const of = extent.reduce((n, c) => n + (c ?? 0), 0);
+  if (of < 2) return null;
+  const bulk = of - Math.max(1, Math.floor(of * OUTLIER_SHARE));
+  let seen = 0;
+  for (let k = 0; k < extent.length; k++) {
+    seen += extent[k] ?? 0;
+    if (seen < bulk) continue;
+    const bulkSide = 2 ** k;
+    return side >= OUTLIER_RATIO * bulkSide ? { features: of - seen, of, side, bulkSide } : null;
+  }
+  return null;
 }
 
 /** Cell zooms of the levels, finest first. */

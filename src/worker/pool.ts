@@ -2,6 +2,7 @@
 import { Piscina } from 'piscina';
 import type { ParseResult, ParseTask } from '../stages/parse.js';
 import type { TileTask, UnitResult } from '../stages/unit.js';
+import { InterruptedError } from '../report/errors.js';
 
 /** The worker entry as JavaScript: next to this file in dist/, or in dist/ when tests run the TypeScript sources. */
 function workerFile(): string {
@@ -16,12 +17,19 @@ export interface Pool {
   close(): Promise<void>;
 }
 
-export function createPool(threads: number): Pool {
+/**
+ * A pool of `threads` workers. Aborting `signal` (SIGINT, SIGTERM) ends the tasks in flight at once, terminating
+ * their threads, so a stop never waits for a long unit or batch: they reject with InterruptedError.
+ */
+export function createPool(threads: number, signal?: AbortSignal): Pool {
   const pool = new Piscina({ filename: workerFile(), minThreads: threads, maxThreads: threads, idleTimeout: 60_000 });
+  const run = <R>(task: ParseTask | TileTask, transferList: ArrayBuffer[]) => (pool.run(task, { transferList, signal }) as Promise<R>).catch((e: unknown) => {
+    throw signal?.aborted ? new InterruptedError('build interrupted') : e;
+  });
   return {
     // The batch's bytes move to the worker (the reading thread made them for it alone).
-    parse: (task) => pool.run(task, { transferList: transferable([task.raw.bytes, new Uint8Array(task.raw.meta.buffer)]) }) as Promise<ParseResult>,
-    tile: (task, move = []) => pool.run(task, { transferList: transferable(move) }) as Promise<UnitResult>,
+    parse: (task) => run<ParseResult>(task, transferable([task.raw.bytes, new Uint8Array(task.raw.meta.buffer)])),
+    tile: (task, move = []) => run<UnitResult>(task, transferable(move)),
     close: () => pool.destroy(),
   };
 }
