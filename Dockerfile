@@ -10,7 +10,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY . .
 # The runtime gets exactly what `npm pack` ships (package.json "files"), as users installing from npm do: a
-# file missing from "files" fails here and in test/pipelines/container.test.ts, not in production.
+# file missing from "files" fails here and in test/e2e/container.test.ts, not in production.
 # --ignore-scripts: `prepare` would run tsc a second time.
 RUN npm run build \
  && mkdir /pkg \

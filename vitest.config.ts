@@ -1,9 +1,11 @@
-// Test runner settings: node environment, generous timeouts for end-to-end builds, forks for isolation.
+// Test runner settings: node environment, generous timeouts for end-to-end builds, forks for isolation, and a fresh
+// dist/ before every run (workers and CLI processes run the compiled code).
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/global-setup.ts'],
     environment: 'node',
     testTimeout: 120_000,
     hookTimeout: 120_000,

@@ -1,7 +1,8 @@
 // Label mask → polygons speed and memory: a synthetic 10,000 × 10,000 mask with 100,000 labels (run after `npm run build`).
 // Usage: node bench/mask-speed.js [--size 10000] [--labels 100000]
 import { performance } from 'node:perf_hooks';
-import { ringsToFeatures, traceLabelRings } from '../dist/io/mask.js';
+import { ringsToFeatures } from '../dist/raster/features.js';
+import { traceLabelRings } from '../dist/raster/trace.js';
 
 function arg(name, fallback) {
   const i = process.argv.indexOf(`--${name}`);

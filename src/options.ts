@@ -1,6 +1,9 @@
 // Every option, declared once (name, type, default, help): the CLI parses and documents from here, the library
-// fills defaults from here, and the presets in pipelines/ use the same names.
+// fills defaults from here, and the presets in pipelines/ use the same names. A build's options are then checked
+// and typed once (`resolveBuildConfig`); the stages read that config, never option text.
 import os from 'node:os';
+import { UsageError } from './report/errors.js';
+import { MAX_WORLD_SIDE, type Dim, type Plane } from './tiling/space.js';
 
 export type OptionType = 'boolean' | 'string' | 'integer' | 'bytes' | 'list';
 
@@ -57,6 +60,7 @@ export const OPTIONS = {
   log: { type: 'string', default: 'text', choices: ['text', 'json'], help: 'log format on stderr: text, or json lines for workflow engines', commands: ['validate', 'build', 'plan', 'build-shard', 'finalize'] },
   json: { type: 'boolean', default: false, help: 'print the whole report as JSON on stdout', commands: ['validate', 'inspect', 'verify'] },
   port: { type: 'integer', arg: 'N', default: 8080, help: 'port of the viewer server (127.0.0.1)', commands: ['serve'] },
+  cors: { type: 'string', arg: 'ORIGIN', help: 'let pages of this origin (https://host[:port], or * for any) read what serve serves (default: no CORS header)', commands: ['serve'] },
   help: { type: 'boolean', short: 'h', default: false, help: 'show help', commands: ['validate', 'build', 'plan', 'build-shard', 'finalize', 'inspect', 'verify', 'serve'] },
 } as const satisfies Record<string, OptionSpec>;
 
@@ -94,4 +98,96 @@ export function parseBytes(text: string): number | undefined {
   const unit = (m[2] ?? 'B')[0].toUpperCase();
   const mult = { B: 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 }[unit] ?? 1;
   return Math.round(Number(m[1]) * mult);
+}
+
+// ---- a build's options, checked and typed once -------------------------------------------------------------
+
+export interface Formats { json: boolean; pbf: boolean }
+export interface ImageSize { width: number; height: number }
+
+/** The options of a build with every default filled, every range checked, and the option text turned into values. */
+export interface BuildConfig {
+  options: Options;
+  formats: Formats;
+  /** The image the world covers: `--image-size`, else the `--image` header, else unknown (the data decide). */
+  imageSize?: ImageSize;
+  /** Properties holding plane values (`--plane-field`). */
+  planeFields: Partial<Record<Dim, string>>;
+  lod: 'auto' | 'none';
+}
+
+/** The finest zoom a pyramid may have: tile coordinates stay exact integers well beyond it. */
+export const MAX_ZOOM = 30;
+
+/**
+ * Checks and types the options of a build. `header` is the size read from the `--image` header, when the caller read
+ * one (this module does no I/O); `--image-size` wins over it. Throws a UsageError naming the option and the value.
+ */
+export function resolveBuildConfig(given: Partial<Options>, header?: ImageSize): BuildConfig {
+  const options = resolveOptions(given);
+  const o = options;
+  const check = (cond: boolean, message: string): void => {
+    if (!cond) throw new UsageError(message);
+  };
+  const formats = parseFormats(o.format);
+  check(Number.isInteger(o.workers) && o.workers >= 1, `--workers must be a whole number of at least 1, found ${o.workers}`);
+  check(Number.isInteger(o.unitSize) && o.unitSize >= 256 && Number.isInteger(Math.log2(o.unitSize)), `--unit-size must be a power of two of at least 256, found ${o.unitSize}`);
+  check(Number.isInteger(o.minZoom) && o.minZoom >= 0 && o.minZoom <= MAX_ZOOM, `--min-zoom must be 0..${MAX_ZOOM}, found ${o.minZoom}`);
+  check(o.maxZoom === undefined || (Number.isInteger(o.maxZoom) && o.maxZoom >= o.minZoom && o.maxZoom <= MAX_ZOOM), `--max-zoom must be ${o.minZoom}..${MAX_ZOOM} (at least --min-zoom), found ${o.maxZoom}`);
+  check(Number.isInteger(o.shards) && o.shards >= 1, `--shards must be a whole number of at least 1, found ${o.shards}`);
+  check(o.tileBudget > 0, `--tile-budget must be positive, found ${o.tileBudget}`);
+  check(o.memoryBudget > 0, `--memory-budget must be positive, found ${o.memoryBudget}`);
+  check(o.lod === 'auto' || o.lod === 'none', `--lod must be auto or none, found "${o.lod}"`);
+  check(!o.preview || formats.json, '--preview draws the zoom-0 JSON tiles: keep json in --format');
+  const imageSize = o.imageSize !== undefined ? parseImageSize(o.imageSize) : header;
+  return { options, formats, imageSize, planeFields: parsePlaneFields(o.planeField), lod: o.lod as 'auto' | 'none' };
+}
+
+/** `json`, `pbf` or `json,pbf` → which formats to write. */
+export function parseFormats(text: string): Formats {
+  const formats = { json: false, pbf: false };
+  for (const f of text.split(',')) {
+    const name = f.trim();
+    if (name !== 'json' && name !== 'pbf') throw new UsageError(`--format takes json, pbf or json,pbf, found "${f}"`);
+    formats[name] = true;
+  }
+  return formats;
+}
+
+/** `2000,1500` or `2000x1500` → { width: 2000, height: 1500 }. */
+export function parseImageSize(text: string): ImageSize {
+  const m = /^(\d+)\s*[,x]\s*(\d+)$/.exec(text.trim());
+  const width = Number(m?.[1]), height = Number(m?.[2]);
+  if (!m || !(width >= 1 && height >= 1 && Number.isSafeInteger(width) && Number.isSafeInteger(height))) {
+    throw new UsageError(`--image-size must be W,H in whole pixels of at least 1, found "${text}"`);
+  }
+  if (width > MAX_WORLD_SIDE || height > MAX_WORLD_SIDE) {
+    throw new UsageError(`--image-size must be at most ${MAX_WORLD_SIDE} pixels a side (tiles of 512 px at zoom 30), found "${text}"`);
+  }
+  return { width, height };
+}
+
+/** `t=frame,c=channel` → { t: 'frame', c: 'channel' }; nothing → {}. */
+export function parsePlaneFields(text: string | undefined): Partial<Record<Dim, string>> {
+  const out: Partial<Record<Dim, string>> = {};
+  if (!text) return out;
+  for (const part of text.split(',')) {
+    const m = /^([tcz])=(.+)$/.exec(part.trim());
+    if (!m) throw new UsageError(`--plane-field expects t=NAME,c=NAME,z=NAME, found "${part}"`);
+    if (out[m[1] as Dim] !== undefined) throw new UsageError(`--plane-field names ${m[1]} twice, found "${text}"`);
+    out[m[1] as Dim] = m[2];
+  }
+  return out;
+}
+
+/** `t=0,c=1` → { t: 0, c: 1 } (the plane of an `--input DIMS:FILE`). */
+export function parsePlane(text: string): Partial<Plane> {
+  const out: Partial<Plane> = {};
+  for (const part of text.split(',')) {
+    const m = /^([tcz])=(\d+)$/.exec(part.trim());
+    if (!m || !Number.isSafeInteger(Number(m[2]))) throw new UsageError(`a plane is written t=N,c=N,z=N with non-negative integers, found "${part}"`);
+    if (out[m[1] as Dim] !== undefined) throw new UsageError(`a plane gives ${m[1]} twice, found "${text}"`);
+    out[m[1] as Dim] = Number(m[2]);
+  }
+  return out;
 }

@@ -6,6 +6,12 @@
 // as the pyramid's {y} does. The MVT format maps tile-local coordinates (y down) into each tile's map extent, so
 // features land at (x, -y) with no further transform.
 
+import { BY_LAYER, collectFields, colourer, defaultField, hexToRgba, legendOf } from './colours.js';
+import { cardTable, featureId } from './card.js';
+import { dataExtent } from './extent.js';
+import { keptLines } from './kept.js';
+import { PLANE_DIMS, readViewState, writeViewState } from './state.js';
+
 const ol = window.ol;
 
 /** Everything that went wrong on the page, for people (the status line) and for tests. */
@@ -20,71 +26,9 @@ window.addEventListener('unhandledrejection', (e) => errors.push(`unhandled reje
 
 const $ = (id) => document.getElementById(id);
 
-// Distinct colours for categories (Sasha Trubetskoy's list, the most separable first).
-const PALETTE = ['#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#42d4f4', '#f032e6', '#bfef45', '#fabed4',
-  '#469990', '#dcbeff', '#9a6324', '#fffac8', '#800000', '#aaffc3', '#808000', '#ffd8b1', '#000075', '#a9a9a9'];
-// Viridis stops for numbers, from the field's minimum to its maximum.
-const RAMP = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
-const UNKNOWN = '#888888';
-const PLANE_DIMS = ['t', 'c', 'z'];
-
-function hashColour(value) {
-  const s = String(value);
-  let h = 2166136261;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
-  return PALETTE[(h >>> 0) % PALETTE.length];
-}
-
-function rampColour(v, lo, hi) {
-  const t = hi > lo ? Math.min(1, Math.max(0, (v - lo) / (hi - lo))) : 0.5;
-  const f = t * (RAMP.length - 1);
-  const i = Math.min(RAMP.length - 2, Math.floor(f));
-  const u = f - i;
-  const c = RAMP[i].map((a, k) => Math.round(a + (RAMP[i + 1][k] - a) * u));
-  return `#${c.map((x) => x.toString(16).padStart(2, '0')).join('')}`;
-}
-
-function hexToRgba(hex, alpha) {
-  const n = parseInt(hex.slice(1), 16);
-  return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${alpha})`;
-}
-
 /** Resolves a URL template against a base without percent-encoding its {placeholders}. */
 function resolveTemplate(template, base) {
   return new URL(template, base).href.replace(/%7B/gi, '{').replace(/%7D/gi, '}');
-}
-
-/** Fields of every layer merged: name → { type, enums (sorted strings), range [min, max] }. */
-function collectFields(descriptor) {
-  const out = new Map();
-  for (const l of descriptor.vector_layers ?? []) {
-    for (const [name, type] of Object.entries(l.fields ?? {})) {
-      const f = out.get(name) ?? { type, enums: new Set(), range: null };
-      for (const v of l.fieldenums?.[name] ?? []) f.enums.add(v);
-      const r = l.fieldranges?.[name];
-      if (Array.isArray(r) && r.length === 2 && typeof r[0] === 'number' && typeof r[1] === 'number') {
-        f.range = f.range ? [Math.min(f.range[0], r[0]), Math.max(f.range[1], r[1])] : [r[0], r[1]];
-      }
-      out.set(name, f);
-    }
-  }
-  for (const f of out.values()) f.enums = [...f.enums].sort();
-  return out;
-}
-
-/** Which colour a value of the chosen field gets; the same function draws the legend. */
-function colourer(fieldName, fields, layerIds) {
-  if (fieldName === 'layer') {
-    const index = new Map(layerIds.map((id, i) => [id, i]));
-    return (v) => (index.has(v) ? PALETTE[index.get(v) % PALETTE.length] : hashColour(v));
-  }
-  const f = fields.get(fieldName);
-  if (f && f.type === 'Number' && f.range) return (v) => (typeof v === 'number' ? rampColour(v, f.range[0], f.range[1]) : UNKNOWN);
-  if (f && f.enums.length) {
-    const index = new Map(f.enums.map((v, i) => [v, i]));
-    return (v) => (v === undefined || v === null ? UNKNOWN : index.has(String(v)) ? PALETTE[index.get(String(v)) % PALETTE.length] : hashColour(v));
-  }
-  return (v) => (v === undefined || v === null ? UNKNOWN : hashColour(v));
 }
 
 async function start() {
@@ -102,25 +46,37 @@ async function start() {
   const side = 2 ** Math.ceil(Math.log2(Math.max(1, maxX, maxY)));
   const minZoom = descriptor.minzoom ?? 0;
   const maxZoom = descriptor.maxzoom ?? 0;
-  const layerIds = (descriptor.vector_layers ?? []).map((l) => l.id);
+  const vectorLayers = descriptor.vector_layers ?? [];
+  const layerIds = vectorLayers.map((l) => l.id);
   const fields = collectFields(descriptor);
 
   $('title').textContent = descriptor.name ?? tilesetUrl.replace(/\/tileset\.json$/, '');
-  document.title = `${descriptor.name ?? 'pyramid'} — mudm-tiles viewer`;
+  document.title = descriptor.name ? `${descriptor.name} — mudm-tiles viewer` : 'mudm-tiles viewer';
 
-  // ── state ──
+  // ── state: the URL's hash first, then the descriptor's center, then the defaults ──
+  const asked = readViewState(window.location.hash);
+  const notes = [];
   const center = descriptor.center ?? [];
   const plane = { t: planeLo.t, c: planeLo.c, z: planeLo.z };
   if (center.length === 6) [plane.t, plane.c, plane.z] = center;
+  const planeIn = (values) => {
+    for (const d of dims) if (values[d] !== undefined && values[d] >= planeLo[d] && values[d] <= planeHi[d]) plane[d] = values[d];
+  };
+  planeIn(asked.plane);
   const hidden = new Set();
-  let field = fields.has('featureClass') ? 'featureClass'
-    : [...fields.entries()].find(([, f]) => f.type === 'String' && f.enums.length)?.[0] ?? 'layer';
+  const known = (name) => name === BY_LAYER || fields.has(name);
+  let field = defaultField(fields);
+  if (asked.colour !== undefined) {
+    if (known(asked.colour)) field = asked.colour;
+    else notes.push(`no field "${asked.colour}" in this pyramid: coloured by ${field}`);
+  }
   let colourOf = colourer(field, fields, layerIds);
 
   // ── map ──
   const projection = new ol.proj.Projection({ code: 'pixel', units: 'pixels', extent: [0, -side, side, 0] });
+  const resolutionOf = (zoom) => side / 256 / 2 ** zoom;
   const resolutions = [];
-  for (let z = 0; z <= maxZoom; z++) resolutions.push(side / 256 / 2 ** z);
+  for (let z = 0; z <= maxZoom; z++) resolutions.push(resolutionOf(z));
   const tileGrid = new ol.tilegrid.TileGrid({ extent: [0, -side, side, 0], origin: [0, 0], resolutions, tileSize: 256, minZoom });
 
   // The pyramid's template with the current plane filled in and its zoom placeholder {zlvl} renamed to OpenLayers'
@@ -155,81 +111,128 @@ async function start() {
     style: (feature) => {
       const props = feature.getProperties();
       if (hidden.has(props.layer)) return null;
-      return styleFor(colourOf(field === 'layer' ? props.layer : props[field]), feature.getType());
+      return styleFor(colourOf(field === BY_LAYER ? props.layer : props[field]), feature.getType());
     },
   });
 
-  const extent = [minX, -maxY, maxX, -minY];
+  const worldExtent = [minX, -maxY, maxX, -minY];
   const view = new ol.View({
     projection,
     extent: [minX - (maxX - minX), -maxY - (maxY - minY), maxX + (maxX - minX), -minY + (maxY - minY)],
-    maxResolution: (side / 256) * 2,
-    minResolution: side / 256 / 2 ** maxZoom / 16,
+    maxResolution: resolutionOf(-1),
+    minResolution: resolutionOf(maxZoom + 4),
     constrainOnlyCenter: true,
   });
 
-  // ── background: the preview image of the plane, when the descriptor lists one ──
-  const rasters = (descriptor.assets ?? []).filter((a) => a && a.role === 'raster' && typeof a.href === 'string');
-  const background = new ol.layer.Image({ visible: rasters.length > 0 });
-  const rasterFor = () => rasters.find((a) => dims.every((d) => a[d] === undefined || a[d] === plane[d])) ?? rasters[0];
+  // ── background: a downsampled image of the slide (asset role `background`), never a drawing of the vectors ──
+  const backgrounds = (descriptor.assets ?? []).filter((a) => a && a.role === 'background' && typeof a.href === 'string');
+  const background = new ol.layer.Image({ visible: backgrounds.length > 0 });
+  const backgroundFor = () => backgrounds.find((a) => dims.every((d) => a[d] === undefined || a[d] === plane[d])) ?? backgrounds[0];
   const showBackground = () => {
-    const a = rasterFor();
+    const a = backgroundFor();
     if (!a) return;
-    const e = Array.isArray(a.bbox) && a.bbox.length === 4 ? [a.bbox[0], -a.bbox[3], a.bbox[2], -a.bbox[1]] : extent;
+    const e = Array.isArray(a.bbox) && a.bbox.length === 4 ? [a.bbox[0], -a.bbox[3], a.bbox[2], -a.bbox[1]] : worldExtent;
     background.setSource(new ol.source.ImageStatic({ url: new URL(a.href, tilesetUrl).href, imageExtent: e, projection }));
   };
   showBackground();
 
+  // ── fit: the extent of the plane's features, read once per plane from a few tiles (extent.js) ──
+  const extents = new Map();
+  const planeKey = () => dims.map((d) => plane[d]).join('/');
+  const dataExtentOfPlane = () => {
+    if (!extents.has(planeKey())) {
+      const url = (z, x, y) => planeUrl().replace('{z}', String(z)).replace('{x}', String(x)).replace('{y}', String(y));
+      extents.set(planeKey(), dataExtent({ ol, projection, url, minZoom, maxZoom, side, world: [maxX, maxY] }));
+    }
+    return extents.get(planeKey());
+  };
+  const firstExtent = asked.view ? null : await dataExtentOfPlane();
+
   const map = new ol.Map({ target: 'map', layers: [background, layer], view });
-  // The panel covers the map's left side: the image is fitted beside it.
-  const panelWidth = $('panel').getBoundingClientRect().right;
-  view.fit(extent, { padding: [16, 48, 16, Math.round(panelWidth) + 16] });
+  // The panel covers the map's left side: the data is fitted beside it.
+  const fitPadding = () => [16, 48, 16, Math.round($('panel').getBoundingClientRect().right) + 16];
+  const fitTo = (e) => {
+    // A lone point or a tiny patch still gets some room around it.
+    const margin = Math.max(0, 32 - Math.min(ol.extent.getWidth(e), ol.extent.getHeight(e)) / 2);
+    view.fit(ol.extent.buffer(e, margin), { padding: fitPadding() });
+  };
+  const fitData = async () => fitTo((await dataExtentOfPlane()) ?? worldExtent);
+  const showView = (v) => {
+    view.setCenter([v.x, -v.y]);
+    view.setResolution(view.getConstrainedResolution(resolutionOf(v.zoom)));
+  };
+  if (asked.view) showView(asked.view); else fitTo(firstExtent ?? worldExtent);
+  $('fit').addEventListener('click', () => { fitData(); });
+
+  // ── the view in the URL, for sharing ──
+  const pyramidZoom = () => Math.log2(side / 256 / view.getResolution());
+  const saveView = () => {
+    const [x, y] = view.getCenter();
+    const hash = writeViewState({ zoom: pyramidZoom(), x, y: -y, resolution: view.getResolution(), plane, dims, colour: field });
+    if (hash !== window.location.hash) window.history.replaceState(null, '', `${window.location.pathname}${window.location.search}${hash}`);
+  };
+
+  // ── honesty: at a zoom where the build thinned a layer, say which share of it is drawn ──
+  const tileZoom = () => tileGrid.getZForResolution(view.getResolution(), source.zDirection);
+  const showKept = () => {
+    const lines = keptLines(vectorLayers, tileZoom(), hidden);
+    $('kept').replaceChildren(...lines.map((t) => Object.assign(document.createElement('div'), { textContent: t })));
+    $('kept').hidden = lines.length === 0;
+  };
+  map.on('moveend', () => { saveView(); showKept(); });
 
   // ── controls ──
   const fieldSelect = $('field');
-  for (const name of ['layer', ...[...fields.keys()].sort()]) {
+  for (const name of [BY_LAYER, ...[...fields.keys()].sort()]) {
     const o = document.createElement('option');
     o.value = name;
-    o.textContent = name === 'layer' ? 'layer (vector layer)' : name;
+    o.textContent = name === BY_LAYER ? 'layer (vector layer)' : name;
     fieldSelect.append(o);
   }
   fieldSelect.value = field;
   const drawLegend = () => {
-    const legend = $('legend');
-    legend.replaceChildren();
-    const f = fields.get(field);
-    const values = field === 'layer' ? layerIds : f && f.enums.length ? f.enums.slice(0, 24) : [];
-    for (const v of values) {
+    const { rows, more, ramp } = legendOf(field, fields, layerIds, colourOf);
+    const items = rows.map(({ value, colour }) => {
       const row = document.createElement('div');
       const sw = document.createElement('span');
       sw.className = 'swatch';
-      sw.style.background = colourOf(v);
-      row.append(sw, document.createTextNode(v));
-      legend.append(row);
+      sw.style.background = colour;
+      sw.dataset.colour = colour;
+      row.append(sw, document.createTextNode(value));
+      return row;
+    });
+    if (more) items.push(Object.assign(document.createElement('div'), { textContent: `… and ${more} more` }));
+    if (ramp) {
+      const bar = Object.assign(document.createElement('div'), { className: 'ramp' });
+      bar.style.background = `linear-gradient(to right, ${ramp.stops.join(', ')})`;
+      items.push(bar, Object.assign(document.createElement('div'), { className: 'ramp-ends', textContent: `${ramp.min} … ${ramp.max}` }));
     }
-    if (f && f.type === 'Number' && f.range) legend.textContent = `${field}: ${f.range[0]} (purple) … ${f.range[1]} (yellow)`;
+    $('legend').replaceChildren(...items);
   };
   const setColourField = (name) => {
+    if (!known(name)) return;
     field = name;
     fieldSelect.value = name;
     colourOf = colourer(field, fields, layerIds);
     drawLegend();
     layer.changed();
+    saveView();
   };
   fieldSelect.addEventListener('change', () => setColourField(fieldSelect.value));
   drawLegend();
 
   const setPlane = (values) => {
-    let changed = false;
+    const before = planeKey();
+    planeIn(Object.fromEntries(Object.entries(values).map(([d, v]) => [d, Number(v)])));
     for (const d of dims) {
-      if (values[d] !== undefined && values[d] !== plane[d]) { plane[d] = Number(values[d]); changed = true; }
       const sel = $(`plane-${d}`);
       if (sel) sel.value = String(plane[d]);
     }
-    if (!changed) return;
+    if (planeKey() === before) return;
     // A new URL is a new source key: OpenLayers drops the old plane's tiles and loads the new ones.
     source.setUrl(planeUrl());
     showBackground();
+    saveView();
   };
   for (const d of dims) {
     const label = document.createElement('label');
@@ -256,54 +259,60 @@ async function start() {
     box.addEventListener('change', () => {
       if (box.checked) hidden.delete(id); else hidden.add(id);
       layer.changed();
+      showKept();
     });
     label.append(box, document.createTextNode(` ${id}`));
     $('layers').append(label);
   }
-  if (rasters.length) {
+  if (backgrounds.length) {
     $('background-row').hidden = false;
     $('background').addEventListener('change', (e) => background.setVisible(e.target.checked));
   }
 
-  // ── hover card ──
+  // A hash typed or pasted into the address bar moves this page without a reload.
+  window.addEventListener('hashchange', () => {
+    const s = readViewState(window.location.hash);
+    setPlane(s.plane);
+    if (s.colour !== undefined) setColourField(s.colour);
+    if (s.view) showView(s.view);
+  });
+
+  // ── hover card: follows the pointer; a click pins it so that a long one can be scrolled ──
   const card = $('card');
+  let pinned = false;
   const featuresAtPixel = (pixel) => map.getFeaturesAtPixel(pixel, { layerFilter: (l) => l === layer, hitTolerance: 2 });
   const describe = (f) => {
     const props = { ...f.getProperties() };
     delete props.geometry;
-    return { id: f.getId(), layer: props.layer, properties: props, type: f.getType() };
+    return { id: featureId(props, f.getId()), layer: props.layer, properties: props, type: f.getType() };
   };
+  const hideCard = () => { card.hidden = true; pinned = false; card.classList.remove('pinned'); };
   const showCard = (pixel) => {
     const found = featuresAtPixel(pixel);
-    if (!found.length) { card.hidden = true; return; }
-    const d = describe(found[0]);
-    const table = document.createElement('table');
-    const add = (k, v) => {
-      const tr = document.createElement('tr');
-      const th = document.createElement('th');
-      const td = document.createElement('td');
-      th.textContent = k;
-      td.textContent = typeof v === 'string' ? v : JSON.stringify(v);
-      tr.append(th, td);
-      table.append(tr);
-    };
-    if (d.id !== undefined) add('id', d.id);
-    add('layer', d.layer);
-    for (const [k, v] of Object.entries(d.properties)) if (k !== 'layer') add(k, v);
-    if (found.length > 1) add('', `+ ${found.length - 1} more here`);
-    card.replaceChildren(table);
+    if (!found.length) { hideCard(); return false; }
+    const hint = Object.assign(document.createElement('div'), { className: 'hint' });
+    card.replaceChildren(hint, cardTable(found.map(describe)));
+    card.scrollTop = 0;
     card.hidden = false;
+    hint.textContent = pinned ? 'Esc or a click elsewhere closes' : card.scrollHeight > card.clientHeight ? 'click to keep this card and scroll it' : '';
     const r = map.getTargetElement().getBoundingClientRect();
-    card.style.left = `${Math.min(r.left + pixel[0] + 14, window.innerWidth - card.offsetWidth - 4)}px`;
-    card.style.top = `${Math.min(r.top + pixel[1] + 14, window.innerHeight - card.offsetHeight - 4)}px`;
+    card.style.left = `${Math.max(4, Math.min(r.left + pixel[0] + 14, window.innerWidth - card.offsetWidth - 4))}px`;
+    card.style.top = `${Math.max(4, Math.min(r.top + pixel[1] + 14, window.innerHeight - card.offsetHeight - 4))}px`;
+    return true;
   };
   map.on('pointermove', (e) => {
     if (e.dragging) return;
     const [x, y] = e.coordinate;
     $('position').textContent = `x ${x.toFixed(1)}, y ${(-y).toFixed(1)} px`;
-    showCard(e.pixel);
+    if (!pinned) showCard(e.pixel);
   });
-  map.getViewport().addEventListener('mouseleave', () => { card.hidden = true; });
+  map.on('singleclick', (e) => {
+    hideCard();
+    pinned = true;
+    if (showCard(e.pixel)) card.classList.add('pinned');
+  });
+  window.addEventListener('keydown', (e) => { if (e.key === 'Escape') hideCard(); });
+  map.getViewport().addEventListener('mouseleave', () => { if (!pinned) card.hidden = true; });
 
   // ── test and scripting helpers ──
   const idle = () => new Promise((resolve) => map.once('rendercomplete', () => resolve()));
@@ -320,11 +329,15 @@ async function start() {
   const rendered = idle();
   map.render();
   await rendered;
-  $('status').textContent = `${layerIds.length} layer(s), zooms ${minZoom}–${maxZoom}, ${maxX - minX} × ${maxY - minY} px`;
+  saveView();
+  showKept();
+  $('status').textContent = [`${layerIds.length} layer(s), zooms ${minZoom}–${maxZoom}, ${maxX - minX} × ${maxY - minY} px`, ...notes].join('; ');
   return {
     map, view, source, layer, background, descriptor, side, plane, errors,
-    featuresAt, toScreen, idle, setPlane, setColourField,
+    featuresAt, toScreen, idle, setPlane, setColourField, tileZoom,
     colourOf: (v) => colourOf(v),
+    field: () => field,
+    zoom: pyramidZoom,
     /** Resolves once every tile of a view is loaded and drawn: after the next change, or now when nothing is pending. */
     settle: () => {
       const next = idle();

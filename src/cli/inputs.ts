@@ -3,9 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileSource, streamSource } from '../io/read.js';
 import { MASK_FILE, maskSource } from '../io/mask-source.js';
-import { parsePlane, type InputSpec } from '../pipeline.js';
+import type { InputSpec } from '../build/context.js';
 import { InputError, UsageError } from '../report/errors.js';
-import type { Options } from '../options.js';
+import { parsePlane, type Options } from '../options.js';
 import type { Plane } from '../tiling/space.js';
 import type { CliIO } from './io.js';
 

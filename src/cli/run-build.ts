@@ -1,5 +1,5 @@
 // What the build-family commands share: progress on stderr, SIGINT/SIGTERM handling, and the printed summary.
-import type { ProgressEvent } from '../pipeline.js';
+import type { ProgressEvent } from '../report/types.js';
 import { progressLine } from '../report/format.js';
 import type { Options } from '../options.js';
 import type { CliIO } from './io.js';

@@ -1,6 +1,7 @@
 // Image headers (TIFF, PNG, JPEG) read with sharp without decoding pixels: the world size of a slide.
 import { stat } from 'node:fs/promises';
 import sharp, { type Metadata } from 'sharp';
+import { ImageError } from '../report/errors.js';
 
 export type ImageFormat = 'tiff' | 'png' | 'jpeg';
 export const IMAGE_FORMATS: readonly ImageFormat[] = ['tiff', 'png', 'jpeg'];
@@ -13,14 +14,6 @@ export interface ImageSize {
   /** Bands, alpha included. */
   channels: number;
   bitsPerSample?: number;
-}
-
-/** An image that cannot be used: missing, unreadable, or of a kind this tool does not take. */
-export class ImageError extends Error {
-  override readonly name = 'ImageError';
-  constructor(readonly path: string, readonly reason: string) {
-    super(`${path}: ${reason}`);
-  }
 }
 
 const BITS: Partial<Record<string, number>> = {

@@ -1,25 +1,26 @@
-// A label mask (PNG, TIFF) as a source of newline-delimited features: one polygon per label, into the same pipeline.
-import { labelsToFeatures, readLabelMask } from './mask.js';
-import type { Source } from './source.js';
+// A label mask (PNG, TIFF) as a source of features: one polygon per label, handed to the build as values.
+import { labelsToFeatures } from '../raster/features.js';
+import { readLabelMask } from './mask.js';
+import type { FeatureSource } from './source.js';
 
 /** File names read as label masks rather than as JSON. */
 export const MASK_FILE = /\.(tif|tiff|png)$/i;
 
-/** Features are emitted in label order, batched into chunks so the reader sees ordinary NDJSON. */
-export function maskSource(path: string): Source {
+/** Features per group handed on: one await for the reader per group, few traced polygons held at once. */
+const GROUP = 64;
+
+/** The mask's features in label order; the pixels are decoded and traced when the build first asks. */
+export function maskSource(path: string): FeatureSource {
   return {
     name: path,
-    open: async function* () {
+    features: async function* () {
       const mask = await readLabelMask(path);
-      let chunk = '';
+      let group = [];
       for (const f of labelsToFeatures(mask)) {
-        chunk += `${JSON.stringify(f)}\n`;
-        if (chunk.length > 1 << 20) {
-          yield new TextEncoder().encode(chunk);
-          chunk = '';
-        }
+        group.push(f);
+        if (group.length === GROUP) { yield group; group = []; }
       }
-      if (chunk) yield new TextEncoder().encode(chunk);
+      if (group.length > 0) yield group;
     },
   };
 }

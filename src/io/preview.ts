@@ -3,7 +3,8 @@ import { rename, rm, writeFile } from 'node:fs/promises';
 import sharp, { type Metadata, type Sharp, type SharpOptions } from 'sharp';
 import type { Feature } from '../model/feature.js';
 import type { Geometry, Position } from '../model/geometry.js';
-import { ImageError, describeSharpError } from './image.js';
+import { ImageError } from '../report/errors.js';
+import { describeSharpError } from './image.js';
 import { mulberry32 } from '../random.js';
 
 export interface PreviewOptions {

@@ -14,6 +14,8 @@ export interface TileSink {
   /** Reads a file back, or undefined when it does not exist. */
   read(relPath: string): Promise<Uint8Array | undefined>;
   remove(relPath: string): Promise<void>;
+  /** Makes every write so far survive the process being killed; a sink that buffers needs it before work is marked done. */
+  flush?(): Promise<void>;
   finish(): Promise<void>;
 }
 

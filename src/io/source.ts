@@ -2,6 +2,7 @@
 import { createReadStream } from 'node:fs';
 import { Readable, pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
+import type { Feature } from '../model/feature.js';
 
 /**
  * A named producer of raw JSON bytes; `open()` may be called more than once for files and memory, once for streams.
@@ -11,6 +12,16 @@ export interface Source {
   /** What messages call it: the path, or `-` for standard input. */
   name: string;
   open(): AsyncIterable<Uint8Array>;
+}
+
+/**
+ * A named producer of features made in memory rather than read as JSON (a label mask traced to polygons): they go to
+ * the build as values, never written out as text to be split and parsed again.
+ */
+export interface FeatureSource {
+  name: string;
+  /** The features in order, in groups (one await per group, not per feature). */
+  features(): AsyncIterable<Feature[]>;
 }
 
 /** 1 MiB reads: large enough that per-chunk overhead vanishes, small enough that a chunk never dominates memory. */

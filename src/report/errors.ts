@@ -1,34 +1,93 @@
-// Errors with stable codes: the CLI maps each class to an exit code; library code only throws them.
+// Every error class of the library with its stable code and exit code: library code only throws them, and the CLI
+// (src/cli/exit.ts) turns what it catches into the exit code the class names.
+
+export const EXIT_OK = 0;
+/** Invalid input data: a document fails validation, or any invalid feature with --strict. */
+export const EXIT_INVALID = 1;
+export const EXIT_USAGE = 2;
+/** An input cannot be read or is not JSON. */
+export const EXIT_UNREADABLE = 3;
+/** The output cannot be written (exists without --force, disk full, permission), or its work directory is unusable. */
+export const EXIT_OUTPUT = 4;
+export const EXIT_INTERNAL = 5;
+/** Stopped by SIGINT/SIGTERM: the shell convention 128 + SIGINT, which workflow engines read as "interrupted". */
+export const EXIT_INTERRUPTED = 130;
 
 /** Input data violates the spec (with --strict), or a document is invalid. Exit 1. */
 export class DataError extends Error {
   readonly code = 'invalid-data';
+  readonly exitCode = EXIT_INVALID;
 }
 
 /** Bad options or arguments. Exit 2. */
 export class UsageError extends Error {
   readonly code = 'usage';
+  readonly exitCode = EXIT_USAGE;
 }
 
 /** An input cannot be read or is not JSON. Exit 3. */
 export class InputError extends Error {
   readonly code = 'input-unreadable';
+  readonly exitCode = EXIT_UNREADABLE;
   constructor(message: string, readonly file?: string, readonly line?: number, readonly column?: number) {
     super(message);
   }
 }
 
+/**
+ * A syntax or I/O error in an input, found by the reader. `line` and `column` are 1-based and point at the offending
+ * byte (columns count bytes, which is characters for ASCII); both are 0 when no position applies (a file that cannot
+ * be opened). The message leaves the position out: `where` gives it. Exit 3.
+ */
+export class ReadError extends Error {
+  override readonly name = 'ReadError';
+  readonly code = 'input-unreadable';
+  readonly exitCode = EXIT_UNREADABLE;
+  constructor(
+    readonly file: string,
+    readonly line: number,
+    readonly column: number,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+
+  /** `file:line:column` (or just the file when there is no position), the way compilers and editors expect it. */
+  get where(): string {
+    return this.line > 0 ? `${this.file}:${this.line}:${this.column}` : this.file;
+  }
+}
+
+/** An image that cannot be used (--image, a label mask, a preview background): missing, unreadable, or of a kind this tool does not take. Exit 3. */
+export class ImageError extends InputError {
+  override readonly name = 'ImageError';
+  constructor(readonly path: string, readonly reason: string) {
+    super(`${path}: ${reason}`, path);
+  }
+}
+
 /** The output cannot be written: exists without --force, disk full, permission denied, a file in the way. Exit 4. */
 export class OutputError extends Error {
-  readonly code = 'output';
+  readonly code: string = 'output';
+  readonly exitCode = EXIT_OUTPUT;
   constructor(message: string, readonly path?: string) {
     super(message);
   }
 }
 
-/** The build was stopped by a signal; the work directory is kept for --resume. */
+/**
+ * The work directory of a build (OUT/.mudm-work) lacks what a step needs (the plan, a shard, a unit's marker or
+ * records) or was written by another version of mudm-tiles. Exit 4, like any other problem with the output.
+ */
+export class WorkStateError extends OutputError {
+  override readonly code = 'work-state';
+}
+
+/** The build was stopped by a signal; the work directory is kept for --resume. Exit 130 (143 for SIGTERM, set by the CLI). */
 export class InterruptedError extends Error {
   readonly code = 'interrupted';
+  readonly exitCode = EXIT_INTERRUPTED;
 }
 
 /** Describes a Node.js file-system error as the path and what went wrong, for OutputError messages. */

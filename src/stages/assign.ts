@@ -4,7 +4,7 @@ import type { FieldType, VectorLayer } from '../model/descriptor.js';
 import type { Issue } from '../validate/issue.js';
 import { shown } from '../validate/issue.js';
 import type { Dim, Plane } from '../tiling/space.js';
-import { isPbfId } from './encode-pbf.js';
+import { isPbfId } from '../tiling/flat.js';
 
 /** Where a feature's plane comes from, first to last: the input's fixed plane, named properties, a shared third coordinate. */
 export interface PlaneRule {

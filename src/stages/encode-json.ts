@@ -1,6 +1,5 @@
 // JSON tile encoder: data-model FeatureCollections in global pixels, written as bytes in a fixed key order.
-import type { FeatureHead } from './record.js';
-import type { TileGeometry } from './record.js';
+import { membersOf, type FeatureHead, type FeatureMembers, type TileGeometry } from '../tiling/flat.js';
 import { grown } from '../bytes.js';
 
 const utf8 = new TextEncoder();
@@ -20,6 +19,11 @@ export function featureHeadText(f: FeatureHead, layerId: string): string {
   if (f.parentId !== undefined) s += ',"parentId":' + JSON.stringify(f.parentId);
   if (f.ref !== undefined) s += ',"ref":' + JSON.stringify(f.ref);
   return s + ',"layer":' + JSON.stringify(layerId) + ',"properties":' + JSON.stringify(f.properties ?? null) + ',"geometry":';
+}
+
+/** The JSON tile head of a feature made from GeoJSON (one read from a unit record carries it as `headJson`). */
+export function headTextOf(f: FeatureMembers, layerId: string): string {
+  return featureHeadText(membersOf(f), layerId);
 }
 
 /** The collection-level start of every JSON tile of a build: type, then `multiscale` and `properties` when given. */

@@ -1,10 +1,7 @@
 // MVT v2 encoder on pbf's writer: tiled integer geometry to layers with deduplicated keys and values.
 import { PbfWriter } from 'pbf';
-import type { FeatureHead } from './record.js';
 import { EXTENT } from '../tiling/space.js';
-import type { TileGeometry } from './record.js';
-
-export type PbfValue = string | number | boolean;
+import type { FeatureTags, PbfValue, TileGeometry } from '../tiling/flat.js';
 
 /**
  * Every distinct tag key and value of a tiling call, numbered once. Features carry numbers, so building a
@@ -50,51 +47,6 @@ export interface PbfAttributes {
   values: number[];
 }
 
-function pbfValue(v: unknown): PbfValue | undefined {
-  if (v === null || v === undefined) return undefined;
-  if (typeof v === 'string' || typeof v === 'boolean') return v;
-  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
-  // Arrays and objects as JSON text, the way vt-pbf does it; descriptors declare such fields as String.
-  return JSON.stringify(v);
-}
-
-/** A feature's MVT id (null: it has none of its own, the tiler gives it seq) and tags, before numbering. */
-export interface FeatureTags { id: number | null; keys: string[]; values: PbfValue[] }
-
-/** Whether an id can be a PBF feature id (a non-negative safe integer); any other id travels as property `id`. */
-export function isPbfId(id: unknown): id is number {
-  return typeof id === 'number' && Number.isSafeInteger(id) && id >= 0;
-}
-
-/**
- * Id and tags of a feature. Id: the input id when it is a non-negative safe integer. Any other id (a string, a
- * negative or unsafe integer) travels as the tag `id`; `featureClass`, `parentId` and `ref` as tags of those names. These members come first and win over a
- * property of the same name, so a tag name never appears twice in one MVT feature.
- */
-export function featureTags(f: FeatureHead): FeatureTags {
-  const id = isPbfId(f.id) ? f.id : null;
-  const keys: string[] = [];
-  const values: PbfValue[] = [];
-  const member = (name: string, m: unknown) => {
-    const v = pbfValue(m);
-    if (v !== undefined) { keys.push(name); values.push(v); }
-  };
-  if (f.id !== undefined && id === null) member('id', f.id);
-  if (f.featureClass !== undefined) member('featureClass', f.featureClass);
-  if (f.parentId !== undefined) member('parentId', f.parentId);
-  if (f.ref !== undefined) member('ref', f.ref);
-  const props = f.properties ?? null;
-  if (props) {
-    for (const name of Object.keys(props)) {
-      const v = pbfValue(props[name]);
-      // Property names are unique, so a name already among the keys is one of the members above.
-      if (v === undefined || keys.includes(name)) continue;
-      keys.push(name); values.push(v);
-    }
-  }
-  return { id, keys, values };
-}
-
 /** The feature's tags numbered in `dict`; id `seq` when it has none of its own. */
 export function pbfAttributes(t: FeatureTags, seq: number, dict: PbfDictionary): PbfAttributes {
   const n = t.keys.length;
@@ -119,75 +71,13 @@ export function mvtFeatureCount(g: TileGeometry): number {
   return mvtType(g) === 0 ? 0 : 1;
 }
 
-// The writer is reused across tiles (a worker is one thread); tiles are copied out with slice().
-const w = new PbfWriter(new Uint8Array(64 * 1024));
-let ox = 0, oy = 0; // tile origin in zoom-global tile units, read by the geometry writer
-
 const zz = (n: number) => (n << 1) ^ (n >> 31);
-
-let cx = 0, cy = 0; // MVT cursor: it carries over from one part or ring to the next within a feature
-
-function writePart(c: ArrayLike<number>, polygon: boolean, pbf: PbfWriter): void {
-  // Rings are stored closed; MVT closes them with ClosePath instead of repeating the first position.
-  const n = (c.length >> 1) - (polygon ? 1 : 0);
-  for (let i = 0; i < n; i++) {
-    if (i === 0) pbf.writeVarint((1 << 3) | 1);
-    else if (i === 1) pbf.writeVarint(((n - 1) << 3) | 2);
-    const x = c[i * 2] - ox, y = c[i * 2 + 1] - oy;
-    pbf.writeVarint(zz(x - cx)); pbf.writeVarint(zz(y - cy)); cx = x; cy = y;
-  }
-  if (polygon) pbf.writeVarint((1 << 3) | 7);
-}
-
-function writeGeometry(g: TileGeometry, pbf: PbfWriter): void {
-  cx = 0; cy = 0;
-  if (g.k === 'points') {
-    const c = g.xy, n = c.length >> 1;
-    pbf.writeVarint((n << 3) | 1);
-    for (let i = 0; i < n; i++) {
-      const x = c[i * 2] - ox, y = c[i * 2 + 1] - oy;
-      pbf.writeVarint(zz(x - cx)); pbf.writeVarint(zz(y - cy)); cx = x; cy = y;
-    }
-  } else if (g.k === 'lines') for (const p of g.parts) writePart(p, false, pbf);
-  else if (g.k === 'polygons') for (const poly of g.polys) for (const r of poly) writePart(r, true, pbf);
-}
-
-// Tables of the layer being written, in first-seen order: dictionary number → table index, valid where the
-// stamp equals the layer's generation (no clearing between layers).
-let dict: PbfDictionary;
-let generation = 0;
-let keyStamp = new Int32Array(256), keyLocal = new Int32Array(256);
-let valueStamp = new Int32Array(1024), valueLocal = new Int32Array(1024);
-let keyList = new Int32Array(256), valueList = new Int32Array(1024);
-let keyCount = 0, valueCount = 0;
 
 function grow(a: Int32Array<ArrayBuffer>, n: number): Int32Array<ArrayBuffer> {
   if (a.length >= n) return a;
   const b = new Int32Array(Math.max(n, a.length * 2));
   b.set(a);
   return b;
-}
-
-function writeTags(a: PbfAttributes, pbf: PbfWriter): void {
-  for (let i = 0; i < a.keys.length; i++) {
-    const k = a.keys[i], v = a.values[i];
-    if (keyStamp[k] !== generation) { keyStamp[k] = generation; keyLocal[k] = keyCount; keyList[keyCount++] = k; }
-    if (valueStamp[v] !== generation) { valueStamp[v] = generation; valueLocal[v] = valueCount; valueList[valueCount++] = v; }
-    pbf.writeVarint(keyLocal[k]); pbf.writeVarint(valueLocal[v]);
-  }
-}
-
-let current: PbfAttributes;
-function writeFeature(g: TileGeometry, pbf: PbfWriter): void {
-  pbf.writeVarintField(1, current.id);
-  if (current.keys.length > 0) pbf.writeMessage(2, writeTags, current);
-  pbf.writeVarintField(3, mvtType(g));
-  pbf.writeMessage(4, writeGeometry, g);
-}
-
-function writeLeaves(g: TileGeometry, pbf: PbfWriter): void {
-  if (g.k === 'collection') { for (const m of g.members) writeLeaves(m, pbf); return; }
-  if (mvtType(g) !== 0) pbf.writeMessage(2, writeFeature, g);
 }
 
 function writeValue(v: PbfValue, pbf: PbfWriter): void {
@@ -199,35 +89,112 @@ function writeValue(v: PbfValue, pbf: PbfWriter): void {
   else pbf.writeVarintField(5, v);
 }
 
-function writeLayer(l: PbfLayerInput, pbf: PbfWriter): void {
-  generation++;
-  keyCount = 0; valueCount = 0;
-  pbf.writeVarintField(15, 2);
-  pbf.writeStringField(1, l.name);
-  pbf.writeVarintField(5, EXTENT);
-  for (const f of l.features) { current = f.attrs; writeLeaves(f.g, pbf); }
-  for (let i = 0; i < keyCount; i++) pbf.writeStringField(3, dict.keys[keyList[i]]);
-  for (let i = 0; i < valueCount; i++) pbf.writeMessage(4, writeValue, dict.values[valueList[i]]);
-}
-
 /**
- * Encodes a tile whose origin is (x0, y0) in zoom-global tile units (tile index × EXTENT): geometry is written
- * tile-local; tags are numbers in `dictionary`. Layers are written in the given order, skipping those without an MVT feature. Returns an empty
- * array when nothing could be written (only meshes, say).
+ * Writes MVT tiles. It owns what it reuses from tile to tile: the writer (tiles are copied out with slice()) and
+ * the key and value tables of the layer being written. One encoder per tiling call. The write callbacks are made
+ * once, here, as pbf's writeMessage takes a function and one argument.
  */
-export function encodePbf(layers: readonly PbfLayerInput[], x0: number, y0: number, dictionary: PbfDictionary): Uint8Array {
-  ox = x0; oy = y0;
-  dict = dictionary;
-  keyStamp = grow(keyStamp, dict.keys.length); keyLocal = grow(keyLocal, dict.keys.length); keyList = grow(keyList, dict.keys.length);
-  valueStamp = grow(valueStamp, dict.values.length); valueLocal = grow(valueLocal, dict.values.length); valueList = grow(valueList, dict.values.length);
-  w.pos = 0;
-  w.length = w.buf.length;
-  for (const l of layers) {
-    let n = 0;
-    for (const f of l.features) n += mvtFeatureCount(f.g);
-    if (n > 0) w.writeMessage(3, writeLayer, l);
+export class PbfEncoder {
+  private readonly w = new PbfWriter(new Uint8Array(64 * 1024));
+  private dict = new PbfDictionary();
+  // Tile origin in zoom-global tile units, and the MVT cursor, which carries over from one part or ring to the
+  // next within a feature.
+  private ox = 0;
+  private oy = 0;
+  private cx = 0;
+  private cy = 0;
+  // Tables of the layer being written, in first-seen order: dictionary number → table index, valid where the
+  // stamp equals the layer's generation (no clearing between layers).
+  private generation = 0;
+  private keyStamp = new Int32Array(256);
+  private keyLocal = new Int32Array(256);
+  private keyList = new Int32Array(256);
+  private valueStamp = new Int32Array(1024);
+  private valueLocal = new Int32Array(1024);
+  private valueList = new Int32Array(1024);
+  private keyCount = 0;
+  private valueCount = 0;
+  private current: PbfAttributes = { id: 0, keys: [], values: [] };
+
+  /**
+   * Encodes a tile whose origin is (x0, y0) in zoom-global tile units (tile index × EXTENT): geometry is written
+   * tile-local; tags are numbers in `dictionary`. Layers are written in the given order, skipping those without an
+   * MVT feature. Returns an empty array when nothing could be written (only meshes, say).
+   */
+  encode(layers: readonly PbfLayerInput[], x0: number, y0: number, dictionary: PbfDictionary): Uint8Array {
+    this.ox = x0; this.oy = y0;
+    const dict = (this.dict = dictionary);
+    this.keyStamp = grow(this.keyStamp, dict.keys.length); this.keyLocal = grow(this.keyLocal, dict.keys.length); this.keyList = grow(this.keyList, dict.keys.length);
+    this.valueStamp = grow(this.valueStamp, dict.values.length); this.valueLocal = grow(this.valueLocal, dict.values.length); this.valueList = grow(this.valueList, dict.values.length);
+    const w = this.w;
+    w.pos = 0;
+    w.length = w.buf.length;
+    for (const l of layers) {
+      let n = 0;
+      for (const f of l.features) n += mvtFeatureCount(f.g);
+      if (n > 0) w.writeMessage(3, this.writeLayer, l);
+    }
+    return w.buf.slice(0, w.pos);
   }
-  return w.buf.slice(0, w.pos);
+
+  private readonly writeLayer = (l: PbfLayerInput, pbf: PbfWriter): void => {
+    this.generation++;
+    this.keyCount = 0; this.valueCount = 0;
+    pbf.writeVarintField(15, 2);
+    pbf.writeStringField(1, l.name);
+    pbf.writeVarintField(5, EXTENT);
+    for (const f of l.features) { this.current = f.attrs; this.writeLeaves(f.g, pbf); }
+    for (let i = 0; i < this.keyCount; i++) pbf.writeStringField(3, this.dict.keys[this.keyList[i]]);
+    for (let i = 0; i < this.valueCount; i++) pbf.writeMessage(4, writeValue, this.dict.values[this.valueList[i]]);
+  };
+
+  private writeLeaves(g: TileGeometry, pbf: PbfWriter): void {
+    if (g.k === 'collection') { for (const m of g.members) this.writeLeaves(m, pbf); return; }
+    if (mvtType(g) !== 0) pbf.writeMessage(2, this.writeFeature, g);
+  }
+
+  private readonly writeFeature = (g: TileGeometry, pbf: PbfWriter): void => {
+    const a = this.current;
+    pbf.writeVarintField(1, a.id);
+    if (a.keys.length > 0) pbf.writeMessage(2, this.writeTags, a);
+    pbf.writeVarintField(3, mvtType(g));
+    pbf.writeMessage(4, this.writeGeometry, g);
+  };
+
+  private readonly writeTags = (a: PbfAttributes, pbf: PbfWriter): void => {
+    const { keyStamp, keyLocal, keyList, valueStamp, valueLocal, valueList, generation } = this;
+    for (let i = 0; i < a.keys.length; i++) {
+      const k = a.keys[i], v = a.values[i];
+      if (keyStamp[k] !== generation) { keyStamp[k] = generation; keyLocal[k] = this.keyCount; keyList[this.keyCount++] = k; }
+      if (valueStamp[v] !== generation) { valueStamp[v] = generation; valueLocal[v] = this.valueCount; valueList[this.valueCount++] = v; }
+      pbf.writeVarint(keyLocal[k]); pbf.writeVarint(valueLocal[v]);
+    }
+  };
+
+  private readonly writeGeometry = (g: TileGeometry, pbf: PbfWriter): void => {
+    this.cx = 0; this.cy = 0;
+    if (g.k === 'points') {
+      const c = g.xy, n = c.length >> 1;
+      pbf.writeVarint((n << 3) | 1);
+      for (let i = 0; i < n; i++) {
+        const x = c[i * 2] - this.ox, y = c[i * 2 + 1] - this.oy;
+        pbf.writeVarint(zz(x - this.cx)); pbf.writeVarint(zz(y - this.cy)); this.cx = x; this.cy = y;
+      }
+    } else if (g.k === 'lines') for (const p of g.parts) this.writePart(p, false, pbf);
+    else if (g.k === 'polygons') for (const poly of g.polys) for (const r of poly) this.writePart(r, true, pbf);
+  };
+
+  private writePart(c: ArrayLike<number>, polygon: boolean, pbf: PbfWriter): void {
+    // Rings are stored closed; MVT closes them with ClosePath instead of repeating the first position.
+    const n = (c.length >> 1) - (polygon ? 1 : 0);
+    for (let i = 0; i < n; i++) {
+      if (i === 0) pbf.writeVarint((1 << 3) | 1);
+      else if (i === 1) pbf.writeVarint(((n - 1) << 3) | 2);
+      const x = c[i * 2] - this.ox, y = c[i * 2 + 1] - this.oy;
+      pbf.writeVarint(zz(x - this.cx)); pbf.writeVarint(zz(y - this.cy)); this.cx = x; this.cy = y;
+    }
+    if (polygon) pbf.writeVarint((1 << 3) | 7);
+  }
 }
 
 function varintBytes(n: number): number {

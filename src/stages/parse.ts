@@ -1,24 +1,30 @@
-// Parse + validate + assign, for one batch of raw features: runs in a worker; returns unit records, issues and statistics.
+// Parse + validate + assign, for one batch of raw features (pure): in a worker for JSON text, on the reading thread for
+// values; returns unit records, issues and statistics.
 import type { Feature } from '../model/feature.js';
 import type { Geometry } from '../model/geometry.js';
 import { validateFeature } from '../validate/index.js';
 import { checkUtf8, replaceLoneSurrogates } from '../validate/values.js';
-import { jsonSyntaxError } from '../io/read.js';
-import type { Issue } from '../validate/issue.js';
+import { jsonSyntaxError } from '../io/json-errors.js';
+import { IssueTally, type IssueCounts } from '../validate/tally.js';
 import { enclosesNoArea } from '../model/measure.js';
-import { boxInside, type Rect } from '../tiling/clip.js';
-import { clipGeometry } from '../tiling/clip-geojson.js';
+import { boxInside, Clipper, cutToRect, type Rect } from '../tiling/clip.js';
 import { BUFFER, EXTENT, MAX_WORLD_SIDE, sideExponent, type Dim } from '../tiling/space.js';
 import { assignPlane, layerOf, observeFeature, type LayerStats, type PlaneRule } from './assign.js';
 import { routeRecord, unitChunks } from './partition.js';
+import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder } from './record.js';
 import type { ByteArena } from '../bytes.js';
+import { emptyBox, flatten, growBox } from '../tiling/flat.js';
 
-/** Numbers per feature in `ParseTask.meta`: index, line, column, start and end of its bytes. */
+/** Numbers per feature in a batch's `meta`: index, line, column (0 when unknown), start and end of its bytes. */
 export const META = 5;
 
-/** Features of a batch as the reading thread hands them over: their UTF-8 back to back, and where each lies. */
-export interface RawBatch { bytes: Uint8Array; meta: Float64Array }
+/**
+ * Features of a batch as the reading thread hands them over: JSON text (their UTF-8 back to back, `meta` saying where
+ * each lies), or values that were never text (a label mask's traced polygons, a whole-file document), parsed where
+ * they are (copying them to a worker cost more than the work); their `meta` start and end are unused.
+ */
+export type RawBatch = { bytes: Uint8Array; meta: Float64Array } | { values: unknown[]; meta: Float64Array };
 
 export interface ParseTask {
   kind: 'parse';
@@ -35,13 +41,11 @@ export interface ParseTask {
   side?: number;
   /** Sequence number of the first feature of the batch. */
   seq0: number;
-  /** The features (moved to the worker, not copied). */
+  /** The features (text moves to the worker, not copied). */
   raw: RawBatch;
   /** Samples kept per issue code; the rest are only counted. */
   sampleCap: number;
 }
-
-export interface IssueSample extends Issue { file: string; index: number; line: number }
 
 /** Valid features that the pyramid cannot hold, counted by reason. */
 export type Skipped = Record<string, number>;
@@ -50,13 +54,11 @@ export interface ParseResult {
   read: number;
   valid: number;
   invalid: number;
-  invalidByCode: Record<string, number>;
-  warningsByCode: Record<string, number>;
-  samples: IssueSample[];
+  issues: IssueCounts;
   skipped: Skipped;
   /** [minX, minY, maxX, maxY] of placed features, or null. */
   bounds: [number, number, number, number] | null;
-  /** Placed features by the world they need: `extent[k]` of them reach beyond a world of side 2^(k-1), not 2^k. */
+  /** Placed features by the world they need: `extent[k]` of them need a world of side 2^k (see `findOutliers`). */
   extent: number[];
   dims: Dim[];
   stats: LayerStats;
@@ -68,7 +70,7 @@ export interface ParseResult {
 
 const decoder = new TextDecoder();
 
-/** Members the value checks of `replaceLoneSurrogates` leave alone: the geometry holds no strings tiles carry. */
+/** Members `replaceLoneSurrogates` leaves alone: the geometry holds no text that tiles carry. */
 const NOT_TEXT = new Set(['geometry']);
 
 /** Removes `radius` from geometries (spec 2.1 rule 3: it belongs in properties), so meshes kept whole do not carry it. */
@@ -78,11 +80,11 @@ function dropRadius(g: Geometry): void {
 }
 
 export function parseBatch(task: ParseTask): ParseResult {
+  const tally = new IssueTally(task.sampleCap);
   const res: ParseResult = {
-    read: 0, valid: 0, invalid: 0, invalidByCode: {}, warningsByCode: {}, samples: [], skipped: {},
+    read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {},
     bounds: null, extent: [], dims: [], stats: {}, units: [],
   };
-  const perCode: Record<string, number> = {};
   const units = new Map<string, ByteArena>();
   const enc = new RecordEncoder();
   const dims = new Set<Dim>();
@@ -90,46 +92,48 @@ export function parseBatch(task: ParseTask): ParseResult {
   // One tile unit beyond the buffer: the tiler places features by their quantised bbox, which may reach that far.
   const pad = (C * (BUFFER + 1)) / EXTENT;
   const skip = (why: string) => { res.skipped[why] = (res.skipped[why] ?? 0) + 1; };
+  const bounds = emptyBox(new Float64Array(4));
   // Features are cut to the world (with room for the widest tile buffer, a zoom-0 tile's) before they are routed,
   // so no feature costs more cells, memory or time than the world has, whatever its coordinates.
   const side = task.side ?? MAX_WORLD_SIDE;
   const margin = side / 32;
   const world: Rect = { minX: -margin, minY: -margin, maxX: side + margin, maxY: side + margin };
   const lastCell = Math.ceil(side / C) - 1;
-  const issue = (is: Issue, index: number, line: number) => {
-    const counts = is.severity === 'error' ? res.invalidByCode : res.warningsByCode;
-    counts[is.code] = (counts[is.code] ?? 0) + 1;
-    perCode[is.code] = (perCode[is.code] ?? 0) + 1;
-    if (perCode[is.code] <= task.sampleCap) res.samples.push({ ...is, file: task.file, index, line });
-  };
-  let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+  const clipper = new Clipper();
 
-  const { bytes, meta } = task.raw;
+  const { raw } = task;
+  const meta = raw.meta;
   for (let i = 0; i < meta.length / META; i++) {
     const m = i * META;
-    const index = meta[m], line = meta[m + 1];
-    const text = decoder.decode(bytes.subarray(meta[m + 3], meta[m + 4]));
+    const index = meta[m], line = meta[m + 1], column = meta[m + 2];
     const seq = task.seq0 + i;
     res.read++;
     let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (err) {
-      const e = jsonSyntaxError(task.file, text, line, meta[m + 2], err);
-      res.syntax = { index, line: e.line, column: e.column, message: e.message };
-      return res;
+    let text = '';
+    if ('values' in raw) {
+      value = raw.values[i];
+    } else {
+      text = decoder.decode(raw.bytes.subarray(meta[m + 3], meta[m + 4]));
+      try {
+        value = JSON.parse(text);
+      } catch (err) {
+        const e = jsonSyntaxError(task.file, text, line, column, err);
+        res.syntax = { index, line: e.line, column: e.column, message: e.message };
+        return res;
+      }
     }
+    const place = { file: task.file, feature: index, line: line > 0 ? line : null, column: line > 0 ? column : null };
     // A bare geometry in a sequence is a feature without members.
     if (value !== null && typeof value === 'object' && !Array.isArray(value) && (value as { type?: unknown }).type !== 'Feature'
       && typeof (value as { type?: unknown }).type === 'string' && (value as { type: string }).type !== 'FeatureCollection') {
       value = { type: 'Feature', geometry: value, properties: null };
     }
     const issues = validateFeature(value, '');
-    checkUtf8(text, bytes, meta[m + 3], meta[m + 4], '', issues);
+    if (!('values' in raw)) checkUtf8(text, raw.bytes, meta[m + 3], meta[m + 4], '', issues);
     let bad = false;
     for (const is of issues) {
       if (is.severity === 'error') bad = true;
-      issue(is, index, line);
+      tally.add(is, place);
     }
     if (bad) { res.invalid++; continue; }
     const f = value as Feature;
@@ -138,7 +142,7 @@ export function parseBatch(task: ParseTask): ParseResult {
     const assigned = assignPlane(f, task.rule, '');
     if ('code' in assigned) {
       res.invalid++;
-      issue(assigned, index, line);
+      tally.add(assigned, place);
       continue;
     }
     res.valid++;
@@ -149,24 +153,21 @@ export function parseBatch(task: ParseTask): ParseResult {
     dropRadius(f.geometry);
     // Polygons without area draw nothing at any zoom: counted here rather than vanishing in the tiler.
     if (enclosesNoArea(f.geometry)) { skip('zero-area'); continue; }
+    const geom = flatten(f.geometry);
     // The feature itself is its head: only id, featureClass, parentId, ref and properties are read.
-    if (!enc.encodeGeoJSON(seq, layer, f, f.geometry)) { skip('no-inline-position'); continue; }
+    if (geom === null || !enc.encode(layer, { seq, geom, head: f })) { skip('no-inline-position'); continue; }
     const b = enc.box;
     if (b[2] < 0 || b[3] < 0 || b[0] >= side || b[1] >= side) { skip('outside-world'); continue; }
     if (!boxInside(b, world)) {
-      const inside = clipGeometry(f.geometry, world);
-      if (inside === null || !enc.encodeGeoJSON(seq, layer, f, inside)) { skip('outside-world'); continue; }
+      const inside = cutToRect(geom, world, clipper);
+      if (inside === null || !enc.encode(layer, { seq, geom: inside, head: f })) { skip('outside-world'); continue; }
     }
     const k = sideExponent(b[2], b[3]);
     res.extent[k] = (res.extent[k] ?? 0) + 1;
-    if (b[0] < minX) minX = b[0];
-    if (b[1] < minY) minY = b[1];
-    if (b[2] > maxX) maxX = b[2];
-    if (b[3] > maxY) maxY = b[3];
-    const p = assigned.plane;
-    routeRecord(units, `${p.t}/${p.c}/${p.z}/`, enc.bytes(), b, C, pad, lastCell);
+    growBox(bounds, b);
+    routeRecord(units, unitKeyPrefix(assigned.plane), enc.bytes(), b, C, pad, lastCell);
   }
-  if (minX <= maxX) res.bounds = [minX, minY, maxX, maxY];
+  if (bounds[0] <= bounds[2]) res.bounds = [bounds[0], bounds[1], bounds[2], bounds[3]];
   res.dims = [...dims];
   res.units = unitChunks(units);
   return res;

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ByteArena } from '../bytes.js';
 import { setHome } from './record.js';
+import { cellKey, compareUnitKeys, unitFileName, unitKeyOfFileName } from './unit-key.js';
 
 /**
  * Records of work units (see record.ts). Appends arrive in a fixed order (input order), so a unit's records are in
@@ -19,11 +20,6 @@ export interface UnitStore {
   /** Like take, but the records stay (another unit reads them too). */
   peek(key: string): UnitSource;
   close(): void;
-}
-
-/** File name of a unit key (keys hold `/` and digits only). */
-export function unitFileName(key: string): string {
-  return `${key.replace(/\//g, '_')}.rec`;
 }
 
 /**
@@ -44,7 +40,7 @@ export class SpillingStore implements UnitStore {
   constructor(private readonly dir: string, private readonly budget: number, private readonly mode: 'fresh' | 'existing' = 'fresh') {
     if (mode === 'existing') {
       this.spilled = true;
-      for (const f of fs.existsSync(dir) ? fs.readdirSync(dir) : []) if (f.endsWith('.rec')) this.known.add(f.slice(0, -4).replace(/_/g, '/'));
+      for (const f of fs.existsSync(dir) ? fs.readdirSync(dir) : []) if (f.endsWith('.rec')) this.known.add(unitKeyOfFileName(f.slice(0, -4)));
       return;
     }
     fs.rmSync(dir, { recursive: true, force: true });
@@ -56,7 +52,7 @@ export class SpillingStore implements UnitStore {
   append(key: string, bytes: Uint8Array): void {
     this.known.add(key);
     if (this.spilled) {
-      fs.appendFileSync(path.join(this.dir, unitFileName(key)), bytes);
+      fs.appendFileSync(this.file(key), bytes);
       return;
     }
     const list = this.mem.get(key);
@@ -71,7 +67,7 @@ export class SpillingStore implements UnitStore {
     if (this.spilled) return;
     fs.mkdirSync(this.dir, { recursive: true });
     for (const [key, list] of this.mem) {
-      const fd = fs.openSync(path.join(this.dir, unitFileName(key)), 'a');
+      const fd = fs.openSync(this.file(key), 'a');
       try { for (const b of list) fs.writeSync(fd, b); } finally { fs.closeSync(fd); }
     }
     this.mem.clear();
@@ -81,11 +77,11 @@ export class SpillingStore implements UnitStore {
   }
 
   keys(): string[] {
-    return [...this.known].sort(compareKeys);
+    return [...this.known].sort(compareUnitKeys);
   }
 
   take(key: string): UnitSource {
-    if (this.spilled) return { path: path.join(this.dir, unitFileName(key)) };
+    if (this.spilled) return { path: this.file(key) };
     const chunks = this.mem.get(key) ?? [];
     this.mem.delete(key);
     this.bytes -= this.sizes.get(key) ?? 0;
@@ -94,8 +90,12 @@ export class SpillingStore implements UnitStore {
   }
 
   peek(key: string): UnitSource {
-    if (this.spilled) return { path: path.join(this.dir, unitFileName(key)) };
+    if (this.spilled) return { path: this.file(key) };
     return { chunks: [...(this.mem.get(key) ?? [])] };
+  }
+
+  private file(key: string): string {
+    return path.join(this.dir, `${unitFileName(key)}.rec`);
   }
 
   close(): void {
@@ -104,18 +104,9 @@ export class SpillingStore implements UnitStore {
   }
 }
 
-/** Orders keys of `/`-separated integers numerically, part by part. */
-export function compareKeys(a: string, b: string): number {
-  const pa = a.split('/'), pb = b.split('/');
-  for (let i = 0; i < Math.min(pa.length, pb.length); i++) {
-    const d = Number(pa[i]) - Number(pb[i]);
-    if (d !== 0) return d;
-  }
-  return pa.length - pb.length;
-}
-
 /**
- * Adds one feature's record to every cell (of side `cell` pixels, indexes 0..last) its bbox plus `pad` meets; the
+ * Adds one feature's record to every cell (of side `cell` pixels, indexes 0..last) of the plane whose unit-key prefix
+ * is `prefix` that its bbox plus `pad` meets; the
  * cell holding the bbox centre is its home, where it is counted once. The record is encoded once, copied per cell.
  */
 export function routeRecord(
@@ -127,7 +118,7 @@ export function routeRecord(
   const y0 = Math.max(0, Math.floor((b[1] - pad) / cell)), y1 = Math.min(last, Math.floor((b[3] + pad) / cell));
   for (let cy = y0; cy <= y1; cy++) {
     for (let cx = x0; cx <= x1; cx++) {
-      const key = `${prefix}${cx}/${cy}`;
+      const key = cellKey(prefix, cx, cy);
       let arena = out.get(key);
       if (arena === undefined) { arena = new ByteArena(1 << 12); out.set(key, arena); }
       const at = arena.addBytes(record);

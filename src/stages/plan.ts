@@ -1,8 +1,9 @@
 // Plan stage: from what the reading pass found, fix the world, zooms, layers, levels and work units of a build.
 import type { Multiscale } from '../model/multiscale.js';
 import type { Properties } from '../model/feature.js';
-import { compareKeys } from './partition.js';
-import { comparePlanes, defaultMaxZoom, MAX_WORLD_SIDE, tileSize, worldSide, type Dim, type Plane, type World } from '../tiling/space.js';
+import { compareUnitKeys, parseUnitKey, unitKey } from './unit-key.js';
+import type { BuildConfig } from '../options.js';
+import { comparePlanes, defaultMaxZoom, MAX_WORLD_SIDE, planeKey, tileSize, worldSide, type Dim, type Plane, type World } from '../tiling/space.js';
 
 /**
  * Zooms between the cell zooms of two levels: each level above the first tiles this many zooms from reduced features.
@@ -39,6 +40,8 @@ export interface BuildPlan {
   lod: 'auto' | 'none';
   tileBudget: number;
   collection: { multiscale?: Multiscale; properties?: Properties };
+  /** Features that made a world from the data far larger than the rest need (reported, not left out). */
+  outliers?: Outliers;
 }
 
 export interface PlanInput {
@@ -102,40 +105,67 @@ export function planLevels(side: number, minZoom: number, maxZoom: number, cellS
   return levels;
 }
 
-function parseKey(key: string): { plane: Plane; x: number; y: number } {
-  const [t, c, z, x, y] = key.split('/').map(Number);
-  return { plane: { t, c, z }, x, y };
-}
-
 /** Level-0 units: cells at the level's zoom, each reading the pixel cells (of side cellSize) that overlap it. */
 export function planBaseUnits(storeKeys: string[], side: number, level: Level, cellSize: number): UnitPlan[] {
   const ts = tileSize(side, level.zoom);
   const n = 2 ** level.zoom;
   const units = new Map<string, UnitPlan>();
   for (const k of storeKeys) {
-    const { plane, x, y } = parseKey(k);
+    const { plane, x, y } = parseUnitKey(k);
     const ux0 = Math.floor((x * cellSize) / ts), uy0 = Math.floor((y * cellSize) / ts);
     const ux1 = Math.ceil(((x + 1) * cellSize) / ts) - 1, uy1 = Math.ceil(((y + 1) * cellSize) / ts) - 1;
     for (let uy = uy0; uy <= Math.min(uy1, n - 1); uy++) {
       for (let ux = ux0; ux <= Math.min(ux1, n - 1); ux++) {
-        const key = `${plane.t}/${plane.c}/${plane.z}/${ux}/${uy}`;
+        const key = unitKey(plane, ux, uy);
         let u = units.get(key);
         if (!u) units.set(key, (u = { key, level: 0, plane, cell: { z: level.zoom, x: ux, y: uy }, sources: [] }));
         u.sources.push(k);
       }
     }
   }
-  return [...units.values()].sort((a, b) => compareKeys(a.key, b.key));
+  return [...units.values()].sort((a, b) => compareUnitKeys(a.key, b.key));
 }
 
 /** Units of a level above 0: one per stored key (cells at the level's zoom). */
 export function planUpperUnits(storeKeys: string[], levelIndex: number, level: Level): UnitPlan[] {
   return storeKeys.map((key) => {
-    const { plane, x, y } = parseKey(key);
+    const { plane, x, y } = parseUnitKey(key);
     return { key, level: levelIndex, plane, cell: { z: level.zoom, x, y }, sources: [key] };
   });
 }
 
 export function sortPlanes(planes: Iterable<Plane>): Plane[] {
   return [...planes].sort(comparePlanes);
+}
+
+/** What the reading pass found that fixes the plan. */
+export interface PlanSources {
+  bounds: [number, number, number, number] | null;
+  /** Placed features by the world side they need (2^k), for outliers. */
+  extent?: readonly number[];
+  dims: Dim[];
+  layers: string[];
+  collection: { multiscale?: Multiscale; properties?: Properties };
+}
+
+/** The plan of a build and its level-0 units, from the config, what was read, and the keys of the stored records. */
+export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: string[]): { plan: BuildPlan; units: UnitPlan[] } {
+  const o = config.options;
+  const { world, minZoom, maxZoom } = planWorld({ imageSize: config.imageSize, bounds: found.bounds, minZoom: o.minZoom, maxZoom: o.maxZoom, cellSize: o.unitSize });
+  const levels = planLevels(world.side, minZoom, maxZoom, o.unitSize);
+  const planes = new Map<string, Plane>();
+  for (const k of storeKeys) {
+    const { plane } = parseUnitKey(k);
+    planes.set(planeKey(plane), plane);
+  }
+  const sorted = sortPlanes(planes.values());
+  if (sorted.length === 0) sorted.push({ t: 0, c: 0, z: 0 });
+  const plan: BuildPlan = {
+    world, minZoom, maxZoom, cellSize: o.unitSize, dims: found.dims, layers: [...found.layers].sort(), planes: sorted, levels,
+    formats: config.formats, lod: config.lod, tileBudget: o.tileBudget,
+    collection: { multiscale: found.collection.multiscale, properties: found.collection.properties },
+  };
+  const outliers = config.imageSize === undefined && found.extent ? findOutliers(found.extent, world.side) : null;
+  if (outliers) plan.outliers = outliers;
+  return { plan, units: planBaseUnits(storeKeys, world.side, levels[0], o.unitSize) };
 }

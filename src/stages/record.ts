@@ -1,68 +1,8 @@
-// Binary unit records: a feature's flat geometry, head and routing flags, so a unit loads without parsing coordinates again.
-import type { Feature } from '../model/feature.js';
-import type { Geometry, Mesh, Position } from '../model/geometry.js';
-import { bbox as geometryBBox } from '../model/measure.js';
-import type { Flat } from '../tiling/clip.js';
-import { featureHeadText } from './encode-json.js';
-import { featureTags, type FeatureTags, type PbfValue } from './encode-pbf.js';
+// Binary unit records: a feature's flat geometry, JSON tile head, PBF tags and routing flags, so a unit loads without parsing JSON.
+import type { Mesh } from '../model/geometry.js';
+import { emptyBox, growBox, tagsOf, type FeatureTags, type Flat, type FlatFeature, type PbfValue, type TileGeometry } from '../tiling/flat.js';
+import { headTextOf } from './encode-json.js';
 import { grown } from '../bytes.js';
-
-/** The members of a feature that tiles carry besides geometry. */
-export type FeatureHead = Pick<Feature, 'id' | 'featureClass' | 'parentId' | 'ref' | 'properties'>;
-
-/**
- * Geometry on flat arrays of x, y pairs, 2D. The tiler holds input geometry in global pixels this way, and
- * tiled geometry in zoom-global tile units: integers, where tile-local = value − tile index × EXTENT. Rings are
- * closed; tiled polygon rings are oriented exterior positive, holes negative.
- */
-export type TileGeometry =
-  | { k: 'points'; type: 'Point' | 'MultiPoint'; xy: Flat }
-  | { k: 'lines'; type: 'LineString' | 'MultiLineString'; parts: Flat[] }
-  | { k: 'polygons'; type: 'Polygon' | 'MultiPolygon'; polys: Flat[][] }
-  | { k: 'mesh'; geometry: Mesh; box: number[]; json?: Uint8Array }
-  | { k: 'collection'; members: TileGeometry[] };
-
-/**
- * A feature as the tiler takes it. `lod`, when set, is `[minX, minY, maxX, maxY, cx, cy]` of the feature as
- * input, before a reduction for coarser zooms simplified it or replaced it by its centroid.
- */
-export interface FlatFeature {
-  seq: number;
-  layer: number;
-  geom: TileGeometry;
-  lod?: number[];
-  /** The members tiles carry, for a feature made from GeoJSON; one read from a record has the three below instead. */
-  head?: FeatureHead;
-  /** The feature's JSON tile head (`featureHeadText` with its layer), as UTF-8. */
-  headJson?: Uint8Array;
-  /** Its PBF id and tags, and the record bytes they were read from (which carry the layer id too). */
-  tags?: FeatureTags;
-  tagsBytes?: Uint8Array;
-}
-
-/** The feature's PBF id and tags. */
-export function tagsOf(f: FlatFeature): FeatureTags {
-  return (f.tags ??= featureTags(headOfFlat(f)));
-}
-
-/** The feature's JSON tile head as text, for a feature made from GeoJSON (one from a record has `headJson`). */
-export function headTextOf(f: FlatFeature, layer: string): string {
-  return featureHeadText(headOfFlat(f), layer);
-}
-
-function headOfFlat(f: FlatFeature): FeatureHead {
-  if (f.head === undefined) throw new Error(`feature ${f.seq} has neither its members nor their record bytes`);
-  return f.head;
-}
-
-export function headOf(f: Feature): FeatureHead {
-  const h: FeatureHead = { properties: f.properties ?? null };
-  if (f.id !== undefined) h.id = f.id;
-  if (f.featureClass !== undefined) h.featureClass = f.featureClass;
-  if (f.parentId !== undefined) h.parentId = f.parentId;
-  if (f.ref !== undefined) h.ref = f.ref;
-  return h;
-}
 
 // Record layout, native byte order (every platform Node ships for is little-endian), 8-byte aligned so the numbers
 // can be read through one Float64Array over the whole unit:
@@ -137,13 +77,11 @@ class TagWriter {
   }
 }
 
-const tagWriter = new TagWriter();
-
 /**
  * Strings of the tags: the same few keys and classes come back in every record, so short ones are decoded once
- * and found again by their bytes.
+ * and found again by their bytes. One cache for all the records a unit reads.
  */
-class StringCache {
+export class StringCache {
   private readonly map = new Map<number, { b: Uint8Array; s: string }>();
 
   get(src: Uint8Array, start: number, end: number): string {
@@ -163,7 +101,8 @@ class StringCache {
   }
 }
 
-const strings = new StringCache();
+/** What a record holds: a feature in the tiler's form, but for its layer, which the record names by id. */
+export type RecordFeature = Omit<FlatFeature, 'layer'>;
 
 /** Encodes one record at a time into a reused buffer; `bytes()` is a view valid until the next `encode`. */
 export class RecordEncoder {
@@ -173,49 +112,25 @@ export class RecordEncoder {
   private n = 0; // numbers written
   private meshes: Mesh[] = [];
   private length = 0;
+  private readonly tags = new TagWriter();
   /** 2D bbox `[minX, minY, maxX, maxY]` of the positions of the last record (empty: min > max). */
   readonly box = new Float64Array(4);
 
   /**
-   * A feature in the tiler's form (a reduced one on its way to the next level); `layer` is its layer's id. False,
-   * with nothing to use, when the geometry has no position left.
+   * A feature (read from GeoJSON, or reduced on its way to the next level) of the layer `layer` (its id). False,
+   * with nothing to use, when the geometry has no position: a mesh given by `tiles`, empty coordinates.
    */
-  encode(layer: string, f: FlatFeature): boolean {
-    this.begin();
+  encode(layer: string, f: RecordFeature): boolean {
+    emptyBox(this.box);
+    this.n = 0;
+    this.meshes = [];
     this.geometry(f.geom);
     if (!(this.box[0] <= this.box[2])) return false;
-    this.finish(f.seq, f.tagsBytes ?? tagWriter.encode(layer, tagsOf(f)), f.headJson ?? headTextOf(f, layer), f.lod);
-    return true;
-  }
-
-  /**
-   * A GeoJSON feature, its geometry written straight into the stream (no flat arrays in between); false, with
-   * nothing to use, when the geometry has no inline position.
-   */
-  encodeGeoJSON(seq: number, layer: string, head: FeatureHead, g: Geometry): boolean {
-    this.begin();
-    this.geoJSON(g);
-    if (!(this.box[0] <= this.box[2])) return false; // no position met: a mesh given by `tiles`, empty coordinates
-    this.finish(seq, tagWriter.encode(layer, featureTags(head)), featureHeadText(head, layer));
+    this.finish(f.seq, f.tagsBytes ?? this.tags.encode(layer, tagsOf(f)), f.headJson ?? headTextOf(f, layer), f.lod);
     return true;
   }
 
   bytes(): Uint8Array { return this.buf.subarray(0, this.length); }
-
-  private begin(): void {
-    this.n = 0;
-    this.meshes = [];
-    const b = this.box;
-    b[0] = Infinity; b[1] = Infinity; b[2] = -Infinity; b[3] = -Infinity;
-  }
-
-  private grow(x: number, y: number): void {
-    const b = this.box;
-    if (x < b[0]) b[0] = x;
-    if (y < b[1]) b[1] = y;
-    if (x > b[2]) b[2] = x;
-    if (y > b[3]) b[3] = y;
-  }
 
   private finish(seq: number, tags: Uint8Array, head: string | Uint8Array, lod?: number[]): void {
     let flags = 0;
@@ -259,7 +174,7 @@ export class RecordEncoder {
     this.room(HEADER + (this.n + c.length) * 8);
     const base = HEADER / 8 + this.n;
     for (let i = 0; i < c.length; i++) this.f64[base + i] = c[i];
-    for (let i = 0; i + 1 < c.length; i += 2) this.grow(c[i], c[i + 1]);
+    growBox(this.box, c);
     this.n += c.length;
   }
 
@@ -279,71 +194,7 @@ export class RecordEncoder {
   private mesh(m: Mesh, box: ArrayLike<number>): void {
     this.num(G.Mesh); this.num(this.meshes.length); this.meshes.push(m);
     for (let i = 0; i < 4; i++) this.num(box[i]);
-    this.grow(box[0], box[1]);
-    this.grow(box[2], box[3]);
-  }
-
-  private point(x: number, y: number): void {
-    this.num(2); this.num(x); this.num(y);
-    this.grow(x, y);
-  }
-
-  /** Positions as `n, x0, y0, …` (2D), growing `box`. */
-  private positions(ps: readonly Position[]): void {
-    this.num(ps.length * 2);
-    this.room(HEADER + (this.n + ps.length * 2) * 8);
-    const f = this.f64;
-    let at = HEADER / 8 + this.n;
-    for (let i = 0; i < ps.length; i++) {
-      const x = ps[i][0], y = ps[i][1];
-      f[at++] = x; f[at++] = y;
-      this.grow(x, y);
-    }
-    this.n += ps.length * 2;
-  }
-
-  /** The stream of what `flatten` would give; false when nothing is left (a mesh given only by `tiles`). */
-  private geoJSON(g: Geometry): boolean {
-    switch (g.type) {
-      case 'Point': this.num(G.Point); this.point(g.coordinates[0], g.coordinates[1]); return true;
-      case 'MultiPoint': this.num(G.MultiPoint); this.positions(g.coordinates); return true;
-      case 'LineString':
-        this.num(G.LineString); this.num(g.coordinates.length > 0 ? 1 : 0);
-        if (g.coordinates.length > 0) this.positions(g.coordinates);
-        return true;
-      case 'MultiLineString': this.num(G.MultiLineString); this.num(g.coordinates.length); for (const l of g.coordinates) this.positions(l); return true;
-      case 'Polygon':
-        this.num(G.Polygon); this.num(g.coordinates.length > 0 ? 1 : 0);
-        if (g.coordinates.length > 0) { this.num(g.coordinates.length); for (const r of g.coordinates) this.positions(r); }
-        return true;
-      case 'MultiPolygon': {
-        this.num(G.MultiPolygon);
-        let polys = 0;
-        for (const p of g.coordinates) if (p.length > 0) polys++;
-        this.num(polys);
-        for (const p of g.coordinates) { if (p.length === 0) continue; this.num(p.length); for (const r of p) this.positions(r); }
-        return true;
-      }
-      case 'PolyhedralSurface': case 'TIN': {
-        const b = geometryBBox(g);
-        if (b === null) return false;
-        this.mesh(g, [b[0], b[1], b[3], b[4]]);
-        return true;
-      }
-      case 'GeometryCollection': {
-        this.num(G.Collection);
-        const countAt = this.n;
-        this.num(0);
-        let members = 0;
-        for (const m of g.geometries) {
-          const mark = this.n, meshes = this.meshes.length;
-          if (this.geoJSON(m)) members++;
-          else { this.n = mark; this.meshes.length = meshes; }
-        }
-        this.f64[HEADER / 8 + countAt] = members;
-        return true;
-      }
-    }
+    growBox(this.box, box);
   }
 }
 
@@ -365,7 +216,8 @@ export class RecordReader {
   seq = 0;
   home = false;
 
-  constructor(bytes: Uint8Array) {
+  /** `strings`: the cache of tag strings, shared by the readers of one unit's records. */
+  constructor(bytes: Uint8Array, private readonly strings = new StringCache()) {
     // Typed views need aligned offsets: a buffer from a pool or a base64 decode may not be.
     this.bytes = bytes.byteOffset % 8 === 0 ? bytes : bytes.slice();
     const b = this.bytes;
@@ -425,7 +277,7 @@ export class RecordReader {
 
   private tagString(): string {
     const n = this.view.getUint32(this.tp, true);
-    const s = strings.get(this.bytes, this.tp + 4, this.tp + 4 + n);
+    const s = this.strings.get(this.bytes, this.tp + 4, this.tp + 4 + n);
     this.tp += 4 + n;
     return s;
   }

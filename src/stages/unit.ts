@@ -1,9 +1,14 @@
 // Tile one work unit: read its records, tile and encode its zooms, and reduce its own features for the level above.
 import fs from 'node:fs';
 import { BUFFER, EXTENT, tilePath, tileSize, type Dim } from '../tiling/space.js';
-import { reduceForZoom, tileFeatures, type TileSpec } from './tile.js';
+import type { FlatFeature } from '../tiling/flat.js';
+import { Simplifier } from '../tiling/simplify.js';
+import { tileFeatures } from './tile/tiler.js';
+import { reduceForZoom } from './tile/reduce.js';
+import type { TileSpec } from './tile/spec.js';
 import { routeRecord, unitChunks, type UnitSource } from './partition.js';
-import { RecordEncoder, RecordReader, type FlatFeature } from './record.js';
+import { unitKeyPrefix } from './unit-key.js';
+import { RecordEncoder, RecordReader, StringCache } from './record.js';
 import type { ByteArena } from '../bytes.js';
 import type { UnitPlan } from './plan.js';
 
@@ -38,9 +43,10 @@ function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Set<numb
   const seen = new Set<number>();
   const home = new Set<number>();
   const features: FlatFeature[] = [];
+  const strings = new StringCache();
   for (const src of task.sources) {
     for (const bytes of 'chunks' in src ? src.chunks : [fs.readFileSync(src.path)]) {
-      const r = new RecordReader(bytes);
+      const r = new RecordReader(bytes, strings);
       while (r.next()) {
         if (r.home) home.add(r.seq);
         if (seen.has(r.seq)) continue;
@@ -89,13 +95,13 @@ function reduceForNext(features: FlatFeature[], home: Set<number>, kept: Set<num
   // One tile unit beyond the buffer: the tiler places features by their quantised bbox, which may reach that far.
   const pad = (ts * (BUFFER + 1)) / EXTENT;
   const n = 2 ** zoom;
-  const p = task.unit.plane;
-  const prefix = `${p.t}/${p.c}/${p.z}/`;
+  const prefix = unitKeyPrefix(task.unit.plane);
   const out = new Map<string, ByteArena>();
   const enc = new RecordEncoder();
+  const simplifier = new Simplifier();
   for (const f of features) {
     if (!home.has(f.seq) || !kept.has(f.seq)) continue;
-    const r = reduceForZoom(f, task.spec, reduceZoom);
+    const r = reduceForZoom(f, task.spec, reduceZoom, simplifier);
     if (r === null || !enc.encode(task.spec.layers[r.layer].id, r)) continue;
     routeRecord(out, prefix, enc.bytes(), enc.box, ts, pad, n - 1);
   }

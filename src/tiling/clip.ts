@@ -1,37 +1,8 @@
 // Clipping of flat coordinate arrays (x, y pairs) against an axis-aligned rectangle: rings, polylines and points.
-
-/** Flat `x0, y0, x1, y1, …` coordinates, read-only: a number[] or a typed array. */
-export type Coords = ArrayLike<number>;
-
-/**
- * What the functions here return: a plain number[] (V8 keeps it as unboxed doubles or small integers on the
- * heap). Small standalone Float64Arrays are avoided: each gets its own off-heap backing store that the garbage
- * collector tracks one by one, and with one array per ring per zoom that cost more than the clipping. (Views into
- * a shared arena were tried too: no faster, as each view is a heap object of its own.) Typed arrays stay for
- * scratch space.
- */
-export type Flat = number[];
-
-/** The first `n` numbers of a scratch buffer as a new array. */
-export function take(buf: Float64Array, n: number): Flat {
-  const out = new Array<number>(n);
-  for (let i = 0; i < n; i++) out[i] = buf[i];
-  return out;
-}
+import { take, type Coords, type Flat, type TileGeometry } from './flat.js';
 
 /** Inclusive rectangle `[minX, minY, maxX, maxY]`. */
 export interface Rect { minX: number; minY: number; maxX: number; maxY: number }
-
-// Sutherland–Hodgman passes ping-pong between two scratch buffers: the tiler calls this for every clipped ring of
-// every tile, and allocating per pass dominated the profile. One worker is one thread, so module scope is safe.
-let bufA = new Float64Array(1024);
-let bufB = new Float64Array(1024);
-
-/** Grows both scratch buffers to hold `n` numbers, keeping their contents (a pass reads one while writing the other). */
-function ensure(n: number): void {
-  if (bufA.length < n) { const a = new Float64Array(n * 2); a.set(bufA); bufA = a; }
-  if (bufB.length < n) { const b = new Float64Array(n * 2); b.set(bufB); bufB = b; }
-}
 
 /**
  * One Sutherland–Hodgman pass against the half-plane `coord(axis) >= bound` (keepAbove) or `<= bound`.
@@ -59,53 +30,6 @@ function clipPass(src: Float64Array, n: number, dst: Float64Array, axis: 0 | 1, 
   return m;
 }
 
-/**
- * Clips a ring (closed or not) to the rectangle with Sutherland–Hodgman. Returns a closed ring with consecutive
- * duplicates removed, or an empty array when nothing is left. With `round`, intersection points are rounded to
- * integers: the tiler clips quantised geometry and must stay on the integer grid.
- */
-export function clipRing(ring: Coords, r: Rect, round = false): Flat {
-  let n = ring.length >> 1;
-  if (n > 1 && ring[0] === ring[(n - 1) * 2] && ring[1] === ring[(n - 1) * 2 + 1]) n--;
-  if (n === 0) return [];
-  ensure(n * 2);
-  for (let i = 0; i < n * 2; i++) bufA[i] = ring[i];
-  // A pass emits at most one vertex per input vertex plus one per crossing: twice the input is always enough.
-  ensure(n * 4); n = clipPass(bufA, n, bufB, 0, r.minX, true, round);
-  ensure(n * 4); n = clipPass(bufB, n, bufA, 0, r.maxX, false, round);
-  ensure(n * 4); n = clipPass(bufA, n, bufB, 1, r.minY, true, round);
-  ensure(n * 4); n = clipPass(bufB, n, bufA, 1, r.maxY, false, round);
-  if (n === 0) return [];
-  // Remove consecutive duplicates (rounding and corner crossings make them), then close.
-  let m = 0;
-  for (let i = 0; i < n; i++) {
-    const x = bufA[i * 2], y = bufA[i * 2 + 1];
-    if (m > 0 && bufB[(m - 1) * 2] === x && bufB[(m - 1) * 2 + 1] === y) continue;
-    bufB[m * 2] = x; bufB[m * 2 + 1] = y; m++;
-  }
-  while (m > 1 && bufB[(m - 1) * 2] === bufB[0] && bufB[(m - 1) * 2 + 1] === bufB[1]) m--;
-  bufB[m * 2] = bufB[0]; bufB[m * 2 + 1] = bufB[1];
-  return take(bufB, (m + 1) * 2);
-}
-
-// Liang–Barsky parameter interval of the current segment, shared to avoid allocating per segment.
-let t0 = 0, t1 = 1;
-
-/** Narrows [t0, t1] by the constraint p·t <= q; false when the segment misses it entirely. */
-function narrow(p: number, q: number): boolean {
-  if (p === 0) return q >= 0;
-  const t = q / p;
-  if (p < 0) { if (t > t1) return false; if (t > t0) t0 = t; } else { if (t < t0) return false; if (t < t1) t1 = t; }
-  return true;
-}
-
-/** Parameter interval of segment a→b inside the rectangle, left in t0, t1; false when it lies outside. */
-function segmentRange(ax: number, ay: number, bx: number, by: number, r: Rect): boolean {
-  t0 = 0; t1 = 1;
-  const dx = bx - ax, dy = by - ay;
-  return narrow(-dx, ax - r.minX) && narrow(dx, r.maxX - ax) && narrow(-dy, ay - r.minY) && narrow(dy, r.maxY - ay);
-}
-
 /** Accumulates one polyline part, skipping consecutive duplicates. */
 class Part {
   a = new Float64Array(64);
@@ -120,36 +44,101 @@ class Part {
     this.n = 0;
   }
 }
-const part = new Part();
 
 /**
- * Clips a polyline to the rectangle: the parts inside, each with at least two distinct positions. With `round`,
- * entry and exit points are rounded to integers.
+ * Clips rings and polylines, reusing its scratch space from call to call: the tiler clips every ring that crosses
+ * a buffered tile edge, and allocating per pass dominated the profile. One clipper per tiling call.
  */
-export function clipLine(line: Coords, r: Rect, round = false): Flat[] {
-  const out: Flat[] = [];
-  const n = line.length >> 1;
-  part.n = 0;
-  if (n === 1) return out;
-  for (let i = 0; i + 1 < n; i++) {
-    const ax = line[i * 2], ay = line[i * 2 + 1], bx = line[i * 2 + 2], by = line[i * 2 + 3];
-    if (!segmentRange(ax, ay, bx, by, r)) { part.flush(out); continue; }
-    const s0 = t0, s1 = t1;
-    if (s0 > 0) {
-      part.flush(out);
-      let x = ax + (bx - ax) * s0, y = ay + (by - ay) * s0;
-      if (round) { x = Math.round(x); y = Math.round(y); }
-      part.push(x, y);
-    } else if (part.n === 0) part.push(ax, ay);
-    if (s1 < 1) {
-      let x = ax + (bx - ax) * s1, y = ay + (by - ay) * s1;
-      if (round) { x = Math.round(x); y = Math.round(y); }
-      part.push(x, y);
-      part.flush(out);
-    } else part.push(bx, by);
+export class Clipper {
+  // Sutherland–Hodgman passes ping-pong between these two.
+  private bufA = new Float64Array(1024);
+  private bufB = new Float64Array(1024);
+  private readonly part = new Part();
+  // Liang–Barsky parameter interval of the current segment.
+  private t0 = 0;
+  private t1 = 1;
+
+  /**
+   * Clips a ring (closed or not) to the rectangle with Sutherland–Hodgman. Returns a closed ring with consecutive
+   * duplicates removed, or an empty array when nothing is left. With `round`, intersection points are rounded to
+   * integers: the tiler clips quantised geometry and must stay on the integer grid.
+   */
+  ring(ring: Coords, r: Rect, round = false): Flat {
+    let n = ring.length >> 1;
+    if (n > 1 && ring[0] === ring[(n - 1) * 2] && ring[1] === ring[(n - 1) * 2 + 1]) n--;
+    if (n === 0) return [];
+    this.ensure(n * 2);
+    for (let i = 0; i < n * 2; i++) this.bufA[i] = ring[i];
+    // A pass emits at most one vertex per input vertex plus one per crossing: twice the input is always enough.
+    this.ensure(n * 4); n = clipPass(this.bufA, n, this.bufB, 0, r.minX, true, round);
+    this.ensure(n * 4); n = clipPass(this.bufB, n, this.bufA, 0, r.maxX, false, round);
+    this.ensure(n * 4); n = clipPass(this.bufA, n, this.bufB, 1, r.minY, true, round);
+    this.ensure(n * 4); n = clipPass(this.bufB, n, this.bufA, 1, r.maxY, false, round);
+    if (n === 0) return [];
+    // Remove consecutive duplicates (rounding and corner crossings make them), then close.
+    const a = this.bufA, b = this.bufB;
+    let m = 0;
+    for (let i = 0; i < n; i++) {
+      const x = a[i * 2], y = a[i * 2 + 1];
+      if (m > 0 && b[(m - 1) * 2] === x && b[(m - 1) * 2 + 1] === y) continue;
+      b[m * 2] = x; b[m * 2 + 1] = y; m++;
+    }
+    while (m > 1 && b[(m - 1) * 2] === b[0] && b[(m - 1) * 2 + 1] === b[1]) m--;
+    b[m * 2] = b[0]; b[m * 2 + 1] = b[1];
+    return take(b, (m + 1) * 2);
   }
-  part.flush(out);
-  return out;
+
+  /**
+   * Clips a polyline to the rectangle: the parts inside, each with at least two distinct positions. With `round`,
+   * entry and exit points are rounded to integers.
+   */
+  line(line: Coords, r: Rect, round = false): Flat[] {
+    const out: Flat[] = [];
+    const n = line.length >> 1;
+    const part = this.part;
+    part.n = 0;
+    if (n === 1) return out;
+    for (let i = 0; i + 1 < n; i++) {
+      const ax = line[i * 2], ay = line[i * 2 + 1], bx = line[i * 2 + 2], by = line[i * 2 + 3];
+      if (!this.segmentRange(ax, ay, bx, by, r)) { part.flush(out); continue; }
+      const s0 = this.t0, s1 = this.t1;
+      if (s0 > 0) {
+        part.flush(out);
+        let x = ax + (bx - ax) * s0, y = ay + (by - ay) * s0;
+        if (round) { x = Math.round(x); y = Math.round(y); }
+        part.push(x, y);
+      } else if (part.n === 0) part.push(ax, ay);
+      if (s1 < 1) {
+        let x = ax + (bx - ax) * s1, y = ay + (by - ay) * s1;
+        if (round) { x = Math.round(x); y = Math.round(y); }
+        part.push(x, y);
+        part.flush(out);
+      } else part.push(bx, by);
+    }
+    part.flush(out);
+    return out;
+  }
+
+  /** Grows both scratch buffers to hold `n` numbers, keeping their contents (a pass reads one while writing the other). */
+  private ensure(n: number): void {
+    if (this.bufA.length < n) { const a = new Float64Array(n * 2); a.set(this.bufA); this.bufA = a; }
+    if (this.bufB.length < n) { const b = new Float64Array(n * 2); b.set(this.bufB); this.bufB = b; }
+  }
+
+  /** Narrows [t0, t1] by the constraint p·t <= q; false when the segment misses it entirely. */
+  private narrow(p: number, q: number): boolean {
+    if (p === 0) return q >= 0;
+    const t = q / p;
+    if (p < 0) { if (t > this.t1) return false; if (t > this.t0) this.t0 = t; } else { if (t < this.t0) return false; if (t < this.t1) this.t1 = t; }
+    return true;
+  }
+
+  /** Parameter interval of segment a→b inside the rectangle, left in t0, t1; false when it lies outside. */
+  private segmentRange(ax: number, ay: number, bx: number, by: number, r: Rect): boolean {
+    this.t0 = 0; this.t1 = 1;
+    const dx = bx - ax, dy = by - ay;
+    return this.narrow(-dx, ax - r.minX) && this.narrow(dx, r.maxX - ax) && this.narrow(-dy, ay - r.minY) && this.narrow(dy, r.maxY - ay);
+  }
 }
 
 /** The points inside the rectangle (edges included). */
@@ -169,20 +158,6 @@ export function clipPoints(points: Coords, r: Rect): Flat {
   return out;
 }
 
-/** Bounding box of flat coordinates into `out` as `[minX, minY, maxX, maxY]`; Infinity-inverted when empty. */
-export function coordsBBox(c: Coords, out: Float64Array): Float64Array {
-  let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
-  for (let i = 0; i + 1 < c.length; i += 2) {
-    const x = c[i], y = c[i + 1];
-    if (x < minX) minX = x;
-    if (x > maxX) maxX = x;
-    if (y < minY) minY = y;
-    if (y > maxY) maxY = y;
-  }
-  out[0] = minX; out[1] = minY; out[2] = maxX; out[3] = maxY;
-  return out;
-}
-
 /** Whether the box `[minX, minY, maxX, maxY]` lies inside the rectangle (edges included). */
 export function boxInside(b: ArrayLike<number>, r: Rect): boolean {
   return b[0] >= r.minX && b[1] >= r.minY && b[2] <= r.maxX && b[3] <= r.maxY;
@@ -191,4 +166,74 @@ export function boxInside(b: ArrayLike<number>, r: Rect): boolean {
 /** Whether the box `[minX, minY, maxX, maxY]` meets the rectangle (edges included). */
 export function boxMeets(b: ArrayLike<number>, r: Rect): boolean {
   return b[0] <= r.maxX && b[2] >= r.minX && b[1] <= r.maxY && b[3] >= r.minY;
+}
+
+/**
+ * Coordinates beyond this are scaled down by an exact power of two while cutting: an edge between ±1e308 would
+ * otherwise overflow to Infinity, and its intersection with the rectangle to NaN.
+ */
+const LARGE = 2 ** 960;
+const SCALE = 2 ** -64;
+
+function largest(g: TileGeometry): number {
+  let m = 0;
+  const grow = (c: Coords) => { for (let i = 0; i < c.length; i++) m = Math.max(m, Math.abs(c[i])); };
+  const visit = (x: TileGeometry): void => {
+    switch (x.k) {
+      case 'points': grow(x.xy); return;
+      case 'lines': x.parts.forEach(grow); return;
+      case 'polygons': for (const p of x.polys) p.forEach(grow); return;
+      case 'mesh': return;
+      case 'collection': x.members.forEach(visit); return;
+    }
+  };
+  visit(g);
+  return m;
+}
+
+const scaled = (c: Coords, s: number): Flat => Array.from(c, (v) => v * s);
+
+function cutScaled(g: TileGeometry, r: Rect, s: number, clipper: Clipper): TileGeometry | null {
+  const back = (c: Flat) => (s === 1 ? c : c.map((v) => v / s));
+  switch (g.k) {
+    case 'points': {
+      const xy = back(clipPoints(scaled(g.xy, s), r));
+      return xy.length ? { k: 'points', type: xy.length > 2 ? 'MultiPoint' : g.type, xy } : null;
+    }
+    case 'lines': {
+      const parts = g.parts.flatMap((p) => clipper.line(scaled(p, s), r)).map(back);
+      return parts.length ? { k: 'lines', type: parts.length > 1 ? 'MultiLineString' : g.type, parts } : null;
+    }
+    case 'polygons': {
+      const polys: Flat[][] = [];
+      for (const poly of g.polys) {
+        const rings: Flat[] = [];
+        for (let i = 0; i < poly.length; i++) {
+          const ring = clipper.ring(scaled(poly[i], s), r);
+          // A ring left with fewer than 4 positions encloses nothing: an outer one leaves no polygon, a hole no hole.
+          if (ring.length >= 8) rings.push(back(ring));
+          else if (i === 0) break;
+        }
+        if (rings.length) polys.push(rings);
+      }
+      return polys.length ? { k: 'polygons', type: polys.length > 1 ? 'MultiPolygon' : g.type, polys } : null;
+    }
+    case 'mesh':
+      // Meshes are kept whole, as the tiler keeps them.
+      return g;
+    case 'collection': {
+      const members = g.members.map((m) => cutScaled(m, r, s, clipper)).filter((m): m is TileGeometry => m !== null);
+      return members.length ? { k: 'collection', members } : null;
+    }
+  }
+}
+
+/**
+ * The part of `g` (in pixels) inside the rectangle, or null when nothing is left: polygons cut with
+ * Sutherland–Hodgman (their edges may then run along the rectangle), lines into the pieces inside, points kept or
+ * dropped, meshes kept whole. Features are cut to the world this way before they are routed to work units.
+ */
+export function cutToRect(g: TileGeometry, r: Rect, clipper: Clipper): TileGeometry | null {
+  if (largest(g) <= LARGE) return cutScaled(g, r, 1, clipper);
+  return cutScaled(g, { minX: r.minX * SCALE, minY: r.minY * SCALE, maxX: r.maxX * SCALE, maxY: r.maxY * SCALE }, SCALE, clipper);
 }

@@ -1,5 +1,5 @@
 // Douglas–Peucker simplification, quantisation and ring measures on flat coordinate arrays (x, y pairs).
-import { take, type Coords, type Flat } from './clip.js';
+import { take, type Coords, type Flat } from './flat.js';
 
 /** Squared distance from p to the segment a–b (to a itself when the segment is a point). */
 function sqSegDist(px: number, py: number, ax: number, ay: number, bx: number, by: number): number {
@@ -13,95 +13,108 @@ function sqSegDist(px: number, py: number, ax: number, ay: number, bx: number, b
   return dx * dx + dy * dy;
 }
 
-let keep = new Uint8Array(256);
-let qbuf = new Float64Array(1024);
-let stack = new Int32Array(256);
-
 /**
- * Douglas–Peucker with squared tolerance `sqTol`, iterative (an explicit stack: rings of a whole-slide outline
- * have enough vertices to overflow recursion). The ends are always kept, so a closed ring stays closed. The
- * farthest vertex wins ties by its first index and is kept only when strictly beyond the tolerance: this makes
- * simplify(simplify(c, t1), t2) equal simplify(c, t2) for t2 >= t1, which lets the caller simplify a feature once
- * for a zoom and reuse it for every coarser zoom with the same result. Returns the input itself when nothing is
- * removed; with `ring`, null when fewer than 4 positions remain (the ring collapsed).
+ * Douglas–Peucker and quantisation, reusing their scratch space from call to call (they run for every ring at every
+ * zoom). One simplifier per tiling call.
  */
-export function simplify(c: Coords, sqTol: number, ring: boolean): Coords | null {
-  const n = c.length >> 1;
-  if (n <= 2) return ring ? null : c;
-  const kept = mark(c, sqTol);
-  if (ring && kept < 4) return null;
-  if (kept === n) return c;
-  const out = new Array<number>(kept * 2);
-  let m = 0;
-  for (let i = 0; i < n; i++) if (keep[i]) { out[m++] = c[i * 2]; out[m++] = c[i * 2 + 1]; }
-  return out;
-}
+export class Simplifier {
+  private keep = new Uint8Array(256);
+  private qbuf = new Float64Array(1024);
+  private stack = new Int32Array(256);
 
-/** Marks in `keep` the vertices Douglas–Peucker keeps (n >= 2); returns how many. */
-function mark(c: Coords, sqTol: number): number {
-  const n = c.length >> 1;
-  if (keep.length < n) keep = new Uint8Array(n * 2);
-  keep.fill(0, 0, n);
-  keep[0] = 1; keep[n - 1] = 1;
-  let kept = 2;
-  let sp = 0;
-  if (stack.length < 2 * n) stack = new Int32Array(4 * n);
-  stack[sp++] = 0; stack[sp++] = n - 1;
-  while (sp > 0) {
-    const last = stack[--sp], first = stack[--sp];
-    const ax = c[first * 2], ay = c[first * 2 + 1], bx = c[last * 2], by = c[last * 2 + 1];
-    let maxD = -1, index = -1;
-    for (let i = first + 1; i < last; i++) {
-      const d = sqSegDist(c[i * 2], c[i * 2 + 1], ax, ay, bx, by);
-      if (d > maxD) { maxD = d; index = i; }
+  /**
+   * Douglas–Peucker with squared tolerance `sqTol`, iterative (an explicit stack: rings of a whole-slide outline
+   * have enough vertices to overflow recursion). The ends are always kept, so a closed ring stays closed. The
+   * farthest vertex wins ties by its first index and is kept only when strictly beyond the tolerance: this makes
+   * simplify(simplify(c, t1), t2) equal simplify(c, t2) for t2 >= t1, which lets the caller simplify a feature once
+   * for a zoom and reuse it for every coarser zoom with the same result. Returns the input itself when nothing is
+   * removed; with `ring`, null when fewer than 4 positions remain (the ring collapsed).
+   */
+  simplify(c: Coords, sqTol: number, ring: boolean): Coords | null {
+    const n = c.length >> 1;
+    if (n <= 2) return ring ? null : c;
+    const kept = this.mark(c, sqTol);
+    if (ring && kept < 4) return null;
+    if (kept === n) return c;
+    const keep = this.keep;
+    const out = new Array<number>(kept * 2);
+    let m = 0;
+    for (let i = 0; i < n; i++) if (keep[i]) { out[m++] = c[i * 2]; out[m++] = c[i * 2 + 1]; }
+    return out;
+  }
+
+  /**
+   * `quantise(simplify(c, sqTol, ring), scale)` in one pass and one allocation (the tiler's hot path); no
+   * simplification when sqTol < 0. Null when a ring collapses in simplification or nothing is left.
+   */
+  simplifyQuantise(c: Coords, sqTol: number, ring: boolean, scale: number): Flat | null {
+    const n = c.length >> 1;
+    if (sqTol < 0 || (n <= 2 && !ring)) return n === 0 ? null : this.quantise(c, scale);
+    if (n <= 2) return null;
+    const kept = this.mark(c, sqTol);
+    if (ring && kept < 4) return null;
+    const keep = this.keep;
+    const out = this.scratch(n * 2);
+    let m = 0;
+    for (let i = 0; i < n; i++) {
+      if (!keep[i]) continue;
+      const x = Math.round(c[i * 2] * scale), y = Math.round(c[i * 2 + 1] * scale);
+      if (m > 0 && out[m - 2] === x && out[m - 1] === y) continue;
+      out[m++] = x; out[m++] = y;
     }
-    if (index >= 0 && maxD > sqTol) {
-      keep[index] = 1; kept++;
-      // Order does not matter for the result (marks only), but it bounds the stack by the tree depth.
-      if (last - index > 1) { stack[sp++] = index; stack[sp++] = last; }
-      if (index - first > 1) { stack[sp++] = first; stack[sp++] = index; }
+    return take(out, m);
+  }
+
+  /**
+   * Rounds `v * scale` for every coordinate and drops consecutive duplicate positions. A closed ring stays closed:
+   * its first and last positions round alike, and when a duplicate run reaches the end the earlier copy closes it.
+   */
+  quantise(c: Coords, scale: number): Flat {
+    const n = c.length >> 1;
+    const out = this.scratch(n * 2);
+    let m = 0;
+    for (let i = 0; i < n; i++) {
+      const x = Math.round(c[i * 2] * scale), y = Math.round(c[i * 2 + 1] * scale);
+      if (m > 0 && out[m - 2] === x && out[m - 1] === y) continue;
+      out[m++] = x; out[m++] = y;
     }
+    return take(out, m);
   }
-  return kept;
-}
 
-/**
- * `quantise(simplify(c, sqTol, ring), scale)` in one pass and one allocation (the tiler's hot path); no
- * simplification when sqTol < 0. Null when a ring collapses in simplification or nothing is left.
- */
-export function simplifyQuantise(c: Coords, sqTol: number, ring: boolean, scale: number): Flat | null {
-  const n = c.length >> 1;
-  if (sqTol < 0 || (n <= 2 && !ring)) return n === 0 ? null : quantise(c, scale);
-  if (n <= 2) return null;
-  const kept = mark(c, sqTol);
-  if (ring && kept < 4) return null;
-  if (qbuf.length < n * 2) qbuf = new Float64Array(n * 4);
-  const out = qbuf;
-  let m = 0;
-  for (let i = 0; i < n; i++) {
-    if (!keep[i]) continue;
-    const x = Math.round(c[i * 2] * scale), y = Math.round(c[i * 2 + 1] * scale);
-    if (m > 0 && out[m - 2] === x && out[m - 1] === y) continue;
-    out[m++] = x; out[m++] = y;
+  /** The quantisation buffer, grown to hold `n` numbers. */
+  private scratch(n: number): Float64Array {
+    if (this.qbuf.length < n) this.qbuf = new Float64Array(n * 2);
+    return this.qbuf;
   }
-  return take(out, m);
-}
 
-/**
- * Rounds `v * scale` for every coordinate and drops consecutive duplicate positions. A closed ring stays closed:
- * its first and last positions round alike, and when a duplicate run reaches the end the earlier copy closes it.
- */
-export function quantise(c: Coords, scale: number): Flat {
-  const n = c.length >> 1;
-  if (qbuf.length < n * 2) qbuf = new Float64Array(n * 4);
-  const out = qbuf;
-  let m = 0;
-  for (let i = 0; i < n; i++) {
-    const x = Math.round(c[i * 2] * scale), y = Math.round(c[i * 2 + 1] * scale);
-    if (m > 0 && out[m - 2] === x && out[m - 1] === y) continue;
-    out[m++] = x; out[m++] = y;
+  /** Marks in `keep` the vertices Douglas–Peucker keeps (n >= 2); returns how many. */
+  private mark(c: Coords, sqTol: number): number {
+    const n = c.length >> 1;
+    if (this.keep.length < n) this.keep = new Uint8Array(n * 2);
+    if (this.stack.length < 2 * n) this.stack = new Int32Array(4 * n);
+    const keep = this.keep, stack = this.stack;
+    keep.fill(0, 0, n);
+    keep[0] = 1; keep[n - 1] = 1;
+    let kept = 2;
+    let sp = 0;
+    stack[sp++] = 0; stack[sp++] = n - 1;
+    while (sp > 0) {
+      const last = stack[--sp], first = stack[--sp];
+      const ax = c[first * 2], ay = c[first * 2 + 1], bx = c[last * 2], by = c[last * 2 + 1];
+      let maxD = -1, index = -1;
+      for (let i = first + 1; i < last; i++) {
+        const d = sqSegDist(c[i * 2], c[i * 2 + 1], ax, ay, bx, by);
+        if (d > maxD) { maxD = d; index = i; }
+      }
+      if (index >= 0 && maxD > sqTol) {
+        keep[index] = 1; kept++;
+        // Order does not matter for the result (marks only), but it bounds the stack by the tree depth.
+        if (last - index > 1) { stack[sp++] = index; stack[sp++] = last; }
+        if (index - first > 1) { stack[sp++] = first; stack[sp++] = index; }
+      }
+    }
+    return kept;
   }
-  return take(out, m);
 }
 
 /** Rounds every coordinate times `scale` without dropping anything (points, where repeats are meaningful). */

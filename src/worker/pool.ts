@@ -1,10 +1,14 @@
-// Worker pool: piscina threads fed through a bounded window, results handed on in submission order.
+// Worker pool: piscina threads fed through a bounded window, results handed on in submission order (see protocol.ts).
 import { Piscina } from 'piscina';
 import type { ParseResult, ParseTask } from '../stages/parse.js';
 import type { TileTask, UnitResult } from '../stages/unit.js';
 import { InterruptedError } from '../report/errors.js';
+import { parseTransfers, transferable } from './protocol.js';
 
-/** The worker entry as JavaScript: next to this file in dist/, or in dist/ when tests run the TypeScript sources. */
+/**
+ * The worker entry as JavaScript: next to this file in dist/, or in dist/ when tests run the TypeScript sources (the
+ * vitest global setup compiles dist/ first, so it is never older than the sources).
+ */
 function workerFile(): string {
   const here = import.meta.url;
   return here.endsWith('.ts') ? new URL('../../dist/worker/entry.js', here).href : new URL('./entry.js', here).href;
@@ -27,20 +31,11 @@ export function createPool(threads: number, signal?: AbortSignal): Pool {
     throw signal?.aborted ? new InterruptedError('build interrupted') : e;
   });
   return {
-    // The batch's bytes move to the worker (the reading thread made them for it alone).
-    parse: (task) => run<ParseResult>(task, transferable([task.raw.bytes, new Uint8Array(task.raw.meta.buffer)])),
+    // The batch's text moves to the worker (the reading thread made it for the worker alone).
+    parse: (task) => run<ParseResult>(task, parseTransfers(task)),
     tile: (task, move = []) => run<UnitResult>(task, transferable(move)),
     close: () => pool.destroy(),
   };
-}
-
-/**
- * The buffers behind `views` that can move between threads: a buffer shared by several views is listed once, and
- * only views that own their whole buffer qualify (pooled Node buffers hold other data too).
- */
-export function transferable(views: Uint8Array[]): ArrayBuffer[] {
-  const owned = views.filter((v) => v.byteOffset === 0 && v.byteLength === v.buffer.byteLength && v.byteLength > 0);
-  return [...new Set(owned.map((v) => v.buffer as ArrayBuffer))];
 }
 
 /**

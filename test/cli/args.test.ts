@@ -14,8 +14,7 @@ import {
   describeError,
   exitCodeFor,
 } from '../../src/cli/exit.js';
-import { ReadError } from '../../src/io/read.js';
-import { DataError, InputError, OutputError, UsageError } from '../../src/report/errors.js';
+import { DataError, ImageError, InputError, OutputError, ReadError, UsageError, WorkStateError } from '../../src/report/errors.js';
 
 function usageMessage(f: () => unknown): string {
   try {
@@ -111,7 +110,10 @@ describe('exit codes', () => {
     expect(exitCodeFor(new OutputError('x'))).toBe(EXIT_OUTPUT);
     expect(exitCodeFor(new TypeError('bug'))).toBe(EXIT_INTERNAL);
     expect(exitCodeFor('thrown string')).toBe(EXIT_INTERNAL);
-    expect(exitCodeFor(Object.assign(new Error('x'), { code: 'output' }))).toBe(EXIT_OUTPUT);
+    expect(exitCodeFor(new ImageError('slide.tif', 'no such file'))).toBe(EXIT_UNREADABLE);
+    expect(exitCodeFor(new WorkStateError('no plan'))).toBe(EXIT_OUTPUT);
+    // An error of a second copy of the module (a bundler, a test) maps by its shape.
+    expect(exitCodeFor(Object.assign(new Error('x'), { exitCode: EXIT_OUTPUT }))).toBe(EXIT_OUTPUT);
   });
 
   it('describes located errors as file:line:column and bugs with their stack', () => {

@@ -84,6 +84,32 @@ describe('mudm-tiles build', () => {
     expect(fs.readdirSync(dir)).toEqual(['keep.txt']);
   });
 
+  it('exits 3 on an --image or a label mask that cannot be read, naming the file', async () => {
+    const dir = tmpDir('mudm-cli');
+    const missing = path.join(dir, 'slide.tif');
+    const r = await run(['build', 'sample-data/slide', '-o', path.join(dir, 'out'), '--image', missing]);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toContain(`error: ${missing}: no such file`);
+    const broken = path.join(dir, 'labels.png');
+    fs.writeFileSync(broken, 'not a PNG');
+    const m = await run(['build', broken, '-o', path.join(dir, 'out2')]);
+    expect(m.code, m.stderr).toBe(3);
+    expect(m.stderr).toContain(`error: ${broken}: not an image in a format sharp can read`);
+    expect(fs.existsSync(path.join(dir, 'out2', 'tileset.json'))).toBe(false);
+  });
+
+  it('exits 4 when the work directory lacks its plan or holds one of another version', async () => {
+    const out = path.join(tmpDir('mudm-cli'), 'out');
+    const none = await run(['finalize', out]);
+    expect(none.code, none.stderr).toBe(4);
+    expect(none.stderr).toContain(`error: no readable plan in ${path.join(out, '.mudm-work')}: run mudm-tiles plan first`);
+    fs.mkdirSync(path.join(out, '.mudm-work'), { recursive: true });
+    fs.writeFileSync(path.join(out, '.mudm-work', 'plan.json'), JSON.stringify({ version: 1, shards: 1, units: [] }));
+    const old = await run(['build-shard', out, '--shard', '0']);
+    expect(old.code, old.stderr).toBe(4);
+    expect(old.stderr).toMatch(/error: the plan in .*\.mudm-work has version 1, this mudm-tiles reads version \d+: it was written by another version/);
+  });
+
   it('turns a 16-bit label mask into polygons with holes, one feature per label', async () => {
     const dir = tmpDir('mudm-cli');
     const w = 64, h = 48, data = new Uint16Array(w * h);

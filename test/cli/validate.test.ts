@@ -129,7 +129,7 @@ describe('mudm-tiles validate', () => {
       counts: { 'ring-not-closed': 1 },
     });
     expect(report.files[0].samples).toEqual([
-      { feature: 1, line: expect.any(Number), column: 3, path: '/geometry/coordinates/0', message: expect.any(String), code: 'ring-not-closed', severity: 'error' },
+      { file: 'bad2.json', feature: 1, line: expect.any(Number), column: 3, path: '/geometry/coordinates/0', message: expect.any(String), code: 'ring-not-closed', severity: 'error' },
     ]);
     expect(report.files[1]).toMatchObject({ file: 'good.ndjson', kind: 'sequence', valid: true, features: 2, samples: [] });
   });

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { decodePbf } from '../helpers/pyramid.js';
-import { generateCells, removeTemps, runCli, tempDir } from '../pipelines/helpers.js';
+import { generateCells, removeTemps, runCli, tempDir } from '../e2e/helpers.js';
 import { described, mib, runMeasured } from './measure.js';
 
 afterAll(removeTemps);

@@ -1,6 +1,6 @@
 // The CLI as a child process under a time limit, with the peak resident memory of its whole process tree.
 import fs from 'node:fs';
-import { BIN } from '../pipelines/helpers.js';
+import { BIN } from '../e2e/helpers.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 
 export interface Measured {

@@ -6,7 +6,7 @@ import zlib from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { removeTemps, tempDir } from '../pipelines/helpers.js';
+import { removeTemps, tempDir } from '../e2e/helpers.js';
 import { described, mib, runMeasured } from './measure.js';
 
 afterAll(removeTemps);

@@ -4,10 +4,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodePbf } from '../helpers/pyramid.js';
-import { expectOk, removeTemps, runCli, tempDir, type RunResult } from '../pipelines/helpers.js';
+import { expectOk, removeTemps, runCli, tempDir, type RunResult } from '../e2e/helpers.js';
 
 interface Report {
-  features: { read: number; valid: number; invalid: number; invalidByCode: Record<string, number>; warningsByCode: Record<string, number>; notPlaced: Record<string, number>; samples: { code: string; file: string; index: number; path: string; message: string }[] };
+  features: { read: number; valid: number; invalid: number; invalidByCode: Record<string, number>; warningsByCode: Record<string, number>; notPlaced: Record<string, number>; samples: { code: string; file: string; feature: number | null; line: number | null; path: string; message: string }[] };
   world: { side: number; minZoom: number; maxZoom: number; outliers?: { features: number; of: number; side: number; bulkSide: number } };
 }
 
@@ -88,7 +88,7 @@ describe('values tiles cannot carry, one build', () => {
     const r = readReport(out);
     expect(r.features.invalidByCode).toEqual({ 'value-not-finite': 1 });
     const s = r.features.samples.find((x) => x.code === 'value-not-finite');
-    expect(s).toMatchObject({ file: path.join(dir, 'cells.json'), index: 1, path: '/properties/huge' });
+    expect(s).toMatchObject({ file: path.join(dir, 'cells.json'), feature: 1, line: 3, path: '/properties/huge' });
     expect(s?.message).toMatch(/Infinity/);
     expect(build.stdout).toMatch(/invalid value-not-finite: 1/);
     const d = JSON.parse(fs.readFileSync(path.join(out, 'tileset.json'), 'utf8')) as { vector_layers: { id: string; fields: Record<string, string>; fieldranges?: Record<string, unknown[]> }[] };
@@ -106,8 +106,8 @@ describe('values tiles cannot carry, one build', () => {
   it('invalid UTF-8 becomes U+FFFD with a warning counted by rule text-invalid-utf8 (a collection and a sequence)', () => {
     const r = readReport(out);
     expect(r.features.warningsByCode['text-invalid-utf8']).toBe(2);
-    const samples = r.features.samples.filter((x) => x.code === 'text-invalid-utf8').map((x) => [path.basename(x.file), x.index]);
-    expect(samples).toEqual([['cells.json', 2], ['more.ndjson', 1]]);
+    const samples = r.features.samples.filter((x) => x.code === 'text-invalid-utf8').map((x) => [path.basename(x.file), x.feature, x.line]);
+    expect(samples).toEqual([['cells.json', 2, 4], ['more.ndjson', 1, 2]]);
     const { json, pbf } = finestFeatures(out);
     expect(json.find((f) => f.properties.label === 3)?.properties.name).toBe('a\uFFFDb');
     expect(pbf.find((f) => f.properties.label === 9)?.properties.name).toBe('c\uFFFD\uFFFDd');
@@ -116,7 +116,7 @@ describe('values tiles cannot carry, one build', () => {
   it('a lone surrogate becomes U+FFFD in JSON and PBF tiles alike, with a warning string-lone-surrogate', () => {
     const r = readReport(out);
     expect(r.features.warningsByCode['string-lone-surrogate']).toBe(1);
-    expect(r.features.samples.find((x) => x.code === 'string-lone-surrogate')).toMatchObject({ index: 3, path: '/properties/name' });
+    expect(r.features.samples.find((x) => x.code === 'string-lone-surrogate')).toMatchObject({ feature: 3, line: 5, path: '/properties/name' });
     const { json, pbf } = finestFeatures(out);
     expect(json.find((f) => f.properties.label === 4)?.properties.name).toBe('x\uFFFDy');
     expect(pbf.find((f) => f.properties.label === 4)?.properties.name).toBe('x\uFFFDy');

@@ -1,5 +1,5 @@
 // A small known pyramid for inspect, verify and viewer tests: squares at known pixel positions, three featureClass values.
-import { buildPyramid, type InputSpec } from '../../src/pipeline.js';
+import { buildPyramid, type InputSpec } from '../../src/build/pipeline.js';
 import { MemorySink, type TileSink } from '../../src/io/sink.js';
 import { memorySource } from '../../src/io/read.js';
 import type { Options } from '../../src/options.js';

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ImageError, readImageSize } from '../../src/io/image.js';
+import { ImageError } from '../../src/report/errors.js';
+import { readImageSize } from '../../src/io/image.js';
 import { littleEndianTiff, type TiffEntry } from '../helpers/tiff.js';
 
 let dir = '';

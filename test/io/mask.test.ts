@@ -1,12 +1,14 @@
-// Label masks to polygons: exact outlines of known shapes, invariants on random masks, and reading 8/16/32-bit files.
+// Label masks to polygons (src/raster/): exact outlines of known shapes, invariants on random masks; and reading 8/16/32-bit files (src/io/mask.ts).
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ImageError } from '../../src/io/image.js';
-import { type LabelFeature, type LabelMask, labelsToFeatures, readLabelMask, traceLabelRings } from '../../src/io/mask.js';
+import { ImageError } from '../../src/report/errors.js';
+import { readLabelMask } from '../../src/io/mask.js';
+import { type LabelFeature, labelsToFeatures } from '../../src/raster/features.js';
+import { type LabelMask, traceLabelRings } from '../../src/raster/trace.js';
 import type { Position } from '../../src/model/geometry.js';
 import { littleEndianTiff, type TiffEntry } from '../helpers/tiff.js';
 

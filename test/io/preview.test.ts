@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ImageError } from '../../src/io/image.js';
+import { ImageError } from '../../src/report/errors.js';
 import { renderPreview, renderPreviewPng } from '../../src/io/preview.js';
 import type { Feature } from '../../src/model/feature.js';
 import type { Polygon } from '../../src/model/geometry.js';

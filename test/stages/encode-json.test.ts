@@ -1,7 +1,7 @@
 // JSON encoder tests: exact coordinate printing, fixed key order, tile framing.
 import { describe, expect, it } from 'vitest';
 import { featureHead, JsonWriter, TILE_SUFFIX, tilePrefix } from '../../src/stages/encode-json.js';
-import type { TileGeometry } from '../../src/stages/tile.js';
+import type { TileGeometry } from '../../src/tiling/flat.js';
 
 const text = (w: JsonWriter) => new TextDecoder().decode(w.buf.subarray(0, w.pos));
 const point = (x: number, y: number): TileGeometry => ({ k: 'points', type: 'Point', xy: [x, y] });

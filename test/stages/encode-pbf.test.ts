@@ -2,7 +2,9 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { PbfReader } from 'pbf';
-import { tileFeatures, type TileFeature, type TileResult } from '../../src/stages/tile.js';
+import { tileFeatures } from '../../src/stages/tile/tiler.js';
+import type { TileResult } from '../../src/stages/tile/spec.js';
+import type { TileFeature } from '../../src/tiling/flat.js';
 import {
   baseSpec, expectedId, expectedTags, jsonOf, jsonToTileUnits, pbfFeatures, pbfLayers, randomFeatures, tf,
 } from '../tiling/tile-fixtures.js';

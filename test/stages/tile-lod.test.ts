@@ -1,6 +1,10 @@
 // Coarse-zoom policy tests: sub-pixel features as points, deterministic thinning to a byte budget, reduceForZoom.
 import { describe, expect, it } from 'vitest';
-import { flatFeature, reduceForZoom, thinningPriority, tileFeatures, type FlatFeature, type TileFeature, type TileResult, type TileSpec } from '../../src/stages/tile.js';
+import { tileFeatures } from '../../src/stages/tile/tiler.js';
+import { reduceForZoom } from '../../src/stages/tile/reduce.js';
+import { thinningPriority } from '../../src/stages/tile/budget.js';
+import type { TileResult, TileSpec } from '../../src/stages/tile/spec.js';
+import { flatFeature, type FlatFeature, type TileFeature } from '../../src/tiling/flat.js';
 import { RecordEncoder, RecordReader } from '../../src/stages/record.js';
 import { baseSpec, byKey, jsonOf, key, pbfFeatures, rng, shuffled, starRing, tf } from '../tiling/tile-fixtures.js';
 

@@ -1,7 +1,9 @@
 // Tiler tests: a hand-checked golden case, area conservation, JSON/PBF agreement, world edges, determinism, cells.
 import { describe, expect, it } from 'vitest';
 import { clipRingToRect, ringArea } from '../helpers/pyramid.js';
-import { tileFeatures, untileable, type TileFeature, type TileResult } from '../../src/stages/tile.js';
+import { tileFeatures } from '../../src/stages/tile/tiler.js';
+import type { TileResult } from '../../src/stages/tile/spec.js';
+import { flatFeature, type TileFeature } from '../../src/tiling/flat.js';
 import {
   baseSpec, byKey, expectedId, expectedTags, jsonOf, jsonToTileUnits, key, pbfFeatures, perimeter, randomFeatures, shoelace, shuffled, tf,
 } from '../tiling/tile-fixtures.js';
@@ -107,11 +109,11 @@ describe('golden case', () => {
     expect(t.stats.notInPbf).toBe(1);
   });
 
-  it('skips null geometry and meshes without inline coordinates, and says why', () => {
+  it('skips null geometry and meshes without inline coordinates: they have no flat form', () => {
     for (const t of tiles.values()) expect(jsonOf(t).features.some((f) => f.id === 10 || f.id === 11)).toBe(false);
-    expect(untileable(golden[10].feature)).toBe('null-geometry');
-    expect(untileable(golden[11].feature)).toBe('mesh-without-coordinates');
-    expect(untileable(golden[0].feature)).toBeUndefined();
+    expect(flatFeature(golden[10])).toBeNull();
+    expect(flatFeature(golden[11])).toBeNull();
+    expect(flatFeature(golden[0])).not.toBeNull();
   });
 
   it('orders features by layer then seq, and copies collection members into JSON tiles', () => {

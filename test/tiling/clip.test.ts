@@ -1,8 +1,13 @@
 // Unit and property tests of the rectangle clipper: rings, polylines, points.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { clipLine, clipPoints, clipRing, type Rect } from '../../src/tiling/clip.js';
+import { Clipper, clipPoints, type Rect } from '../../src/tiling/clip.js';
 import { ringArea2 } from '../../src/tiling/simplify.js';
+
+// One clipper for every test, as one tiling call uses it: its scratch space must not leak from one call into the next.
+const clipper = new Clipper();
+const clipRing = clipper.ring.bind(clipper);
+const clipLine = clipper.line.bind(clipper);
 
 const R: Rect = { minX: 0, minY: 0, maxX: 10, maxY: 10 };
 const flat = (ps: number[][]) => ps.flat();

@@ -1,7 +1,13 @@
 // Unit and property tests of Douglas–Peucker, quantisation and ring measures on flat arrays.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { quantise, reverseRing, ringArea2, ringUsable, simplify, simplifyQuantise } from '../../src/tiling/simplify.js';
+import { reverseRing, ringArea2, ringUsable, Simplifier } from '../../src/tiling/simplify.js';
+
+// One simplifier for every test, as one tiling call uses it: its scratch space must not leak from one call into the next.
+const simplifier = new Simplifier();
+const simplify = simplifier.simplify.bind(simplifier);
+const simplifyQuantise = simplifier.simplifyQuantise.bind(simplifier);
+const quantise = simplifier.quantise.bind(simplifier);
 
 const flat = (ps: number[][]) => ps.flat();
 

@@ -4,7 +4,8 @@ import { PbfReader } from 'pbf';
 import type { Feature } from '../../src/model/feature.js';
 import type { Geometry } from '../../src/model/geometry.js';
 import { mulberry32 } from '../../src/random.js';
-import type { TileFeature, TileResult, TileSpec } from '../../src/stages/tile.js';
+import type { TileResult, TileSpec } from '../../src/stages/tile/spec.js';
+import type { TileFeature } from '../../src/tiling/flat.js';
 
 /** Deterministic PRNG (mulberry32) in [0, 1). */
 export const rng = mulberry32;

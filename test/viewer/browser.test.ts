@@ -9,26 +9,15 @@ import { startServer, type Server } from '../../src/serve.js';
 import { verifyPyramid } from '../../src/inspect/index.js';
 import { tmpDir } from '../helpers/pyramid.js';
 import { buildSquares, collection, square, SQUARES } from '../inspect/fixture.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const HAVE_CHROMIUM = fs.existsSync(CHROMIUM);
-if (!HAVE_CHROMIUM) console.warn(`skipping the viewer browser test: ${CHROMIUM} is not installed (Debian package chromium)`);
+import { close, fillOver as fillHexOver, HAVE_CHROMIUM, launch, openPage, screen as pageScreen, type FoundFeature, type ViewerHandle } from './page.js';
 
 /** Plane c = 1 holds one square of its own, where plane 0 has nothing. */
 const PLANE1_SQUARE = { id: 100, featureClass: 'gamma', x: 300, y: 100, s: 80 };
-/** A dark block of the preview image, in an empty part of plane 0, near the top (so a flipped image shows). */
+/** A dark block of the background image, in an empty part of plane 0, near the top (so a flipped image shows). */
 const BLOCK = { x: 200, y: 20, w: 80, h: 60, rgb: [32, 32, 32] };
-const FILL_ALPHA = 0.55;
+/** The quicklook's colour: nowhere on screen, since the viewer never draws it. */
+const QUICKLOOK = { r: 200, g: 0, b: 200 };
 
-interface FoundFeature { id: unknown; layer: string; properties: Record<string, unknown>; type: string }
-interface ViewerHandle {
-  ready: Promise<boolean>;
-  errors: string[];
-  featuresAt(px: number, py: number): FoundFeature[];
-  toScreen(px: number, py: number): [number, number];
-  colourOf(v: unknown): string;
-  settle(): Promise<void>;
-}
 declare const window: { __viewer: ViewerHandle };
 
 let dir: string;
@@ -46,26 +35,23 @@ beforeAll(async () => {
     { source: memorySource('a.json', collection()), layer: 'cells', plane: { c: 0 } },
     { source: memorySource('b.json', plane1), layer: 'cells', plane: { c: 1 } },
   ]);
-  // A preview image listed the way --preview lists it: an asset with role raster.
+  // A downsampled slide image as the background (role background); the vector quicklook (role raster) is never drawn.
   const png = await sharp({ create: { width: 1000, height: 600, channels: 3, background: '#ffffff' } })
     .composite([{ input: { create: { width: BLOCK.w, height: BLOCK.h, channels: 3, background: { r: BLOCK.rgb[0], g: BLOCK.rgb[1], b: BLOCK.rgb[2] } } }, left: BLOCK.x, top: BLOCK.y }])
     .png().toBuffer();
-  fs.writeFileSync(path.join(out, 'preview.png'), png);
+  fs.writeFileSync(path.join(out, 'slide.png'), png);
+  fs.writeFileSync(path.join(out, 'quicklook.png'), await sharp({ create: { width: 1000, height: 600, channels: 3, background: QUICKLOOK } }).png().toBuffer());
   const d = JSON.parse(fs.readFileSync(path.join(out, 'tileset.json'), 'utf8')) as Record<string, unknown>;
-  d.assets = [{ role: 'raster', href: 'preview.png', media_type: 'image/png', title: 'preview' }];
+  d.assets = [
+    { role: 'raster', href: 'quicklook.png', media_type: 'image/png', title: 'preview' },
+    { role: 'background', href: 'slide.png', media_type: 'image/png', title: 'slide' },
+  ];
   fs.writeFileSync(path.join(out, 'tileset.json'), JSON.stringify(d));
   expect(verifyPyramid(out).problems).toEqual([]);
 
   server = await startServer({ root: out, port: 0 });
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  page = await browser.newPage({ viewport: { width: 1000, height: 640 }, deviceScaleFactor: 1 });
-  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
-  page.on('pageerror', (e) => consoleErrors.push(`pageerror: ${e.message}`));
-  page.on('requestfailed', (r) => consoleErrors.push(`request failed: ${r.url()} ${r.failure()?.errorText ?? ''}`));
+  browser = await launch();
+  page = await openPage(browser, consoleErrors);
   await page.goto(server.url);
   await page.evaluate(() => window.__viewer.ready);
 }, 60_000);
@@ -77,13 +63,7 @@ afterAll(async () => {
 });
 
 /** The rendered page as RGB pixels. */
-async function screen(): Promise<(x: number, y: number) => number[]> {
-  const { data, info } = await sharp(await page.screenshot({ type: 'png' })).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  return (x, y) => {
-    const i = (Math.round(y) * info.width + Math.round(x)) * 3;
-    return [data[i], data[i + 1], data[i + 2]];
-  };
-}
+const screen = () => pageScreen(page);
 
 async function toScreen(px: number, py: number): Promise<[number, number]> {
   return page.evaluate(([x, y]) => window.__viewer.toScreen(x, y), [px, py] as const);
@@ -95,13 +75,7 @@ async function featuresAt(px: number, py: number): Promise<FoundFeature[]> {
 
 /** The fill colour of a class over a background, as the canvas composes it. */
 async function fillOver(featureClass: string, background: number[]): Promise<number[]> {
-  const hex = await page.evaluate((v) => window.__viewer.colourOf(v), featureClass);
-  const n = parseInt(hex.slice(1), 16);
-  return [(n >> 16) & 255, (n >> 8) & 255, n & 255].map((c, i) => FILL_ALPHA * c + (1 - FILL_ALPHA) * background[i]);
-}
-
-function close(a: number[], b: number[], tolerance = 12): boolean {
-  return a.every((v, i) => Math.abs(v - b[i]) <= tolerance);
+  return fillHexOver(await page.evaluate((v) => window.__viewer.colourOf(v), featureClass), background);
 }
 
 describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
@@ -119,7 +93,7 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     expect((await featuresAt(310, 410)).map((f) => f.id)).toContain(7);
   });
 
-  it('draws the squares in their featureClass colours at their screen positions, the preview image behind them', async () => {
+  it('draws the squares in their featureClass colours at their screen positions, the background image behind them, never the quicklook', async () => {
     const at = await screen();
     const white = [255, 255, 255];
     for (const q of SQUARES) {
@@ -130,10 +104,10 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     // Colours differ by class: alpha, beta and gamma are told apart on screen.
     const [a, b, g] = await Promise.all(['alpha', 'beta', 'gamma'].map((c) => fillOver(c, white)));
     expect(close(a, b) || close(b, g) || close(a, g)).toBe(false);
-    // The hole is background; empty image is background.
+    // The hole is background; empty image is background (white: the magenta quicklook is not drawn).
     expect(close(at(...(await toScreen(340, 440))), white, 3)).toBe(true);
     expect(close(at(...(await toScreen(600, 60))), white, 3)).toBe(true);
-    // The preview's dark block sits at the top of the image, not mirrored to the bottom.
+    // The background image's dark block sits at the top of the image, not mirrored to the bottom.
     expect(close(at(...(await toScreen(BLOCK.x + BLOCK.w / 2, BLOCK.y + BLOCK.h / 2))), BLOCK.rgb, 6)).toBe(true);
     expect(close(at(...(await toScreen(BLOCK.x + BLOCK.w / 2, 600 - BLOCK.y - BLOCK.h / 2))), white, 3)).toBe(true);
   });
@@ -174,6 +148,79 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     const want = await fillOver('cells', [255, 255, 255]);
     for (const q of SQUARES) expect(close(at(...(await toScreen(q.x + q.s / 2, q.y + q.s / 2))), want), `square ${q.id}`).toBe(true);
     await page.selectOption('#field', 'featureClass');
+  });
+
+  it('keeps the plane and colour-by in the URL hash, and a URL with them restores that view', async () => {
+    await page.selectOption('#plane-c', '1');
+    await page.selectOption('#field', 'label');
+    expect(Object.fromEntries(new URLSearchParams((await page.evaluate(() => location.hash)).slice(1)))).toMatchObject({ c: '1', colour: 'label' });
+    await page.selectOption('#plane-c', '0');
+    await page.selectOption('#field', 'featureClass');
+
+    const shared = await openPage(browser as Browser, consoleErrors);
+    try {
+      const p = PLANE1_SQUARE;
+      await shared.goto(`${server.url}#zoom=1.5&x=${p.x + p.s / 2}&y=${p.y + p.s / 2}&c=1&colour=layer`);
+      await shared.evaluate(() => window.__viewer.ready);
+      expect(await shared.locator('#plane-c').inputValue()).toBe('1');
+      expect(await shared.locator('#field').inputValue()).toBe('layer');
+      expect(await shared.evaluate(() => window.__viewer.zoom())).toBeCloseTo(1.5, 5);
+      // The square is at the centre of the map, which fills the page.
+      expect(await shared.evaluate(([x, y]) => window.__viewer.toScreen(x, y), [p.x + p.s / 2, p.y + p.s / 2] as const)).toEqual([500, 320]);
+      expect((await shared.evaluate(([x, y]) => window.__viewer.featuresAt(x, y), [p.x + p.s / 2, p.y + p.s / 2] as const)).map((f) => f.id)).toEqual([p.id]);
+
+      // A hash pasted into the address bar of an open page moves it without a reload.
+      await shared.evaluate(() => { location.hash = '#zoom=2.25&x=140&y=140&c=0&colour=label'; });
+      await shared.waitForFunction(() => window.__viewer.field() === 'label');
+      expect(await shared.locator('#plane-c').inputValue()).toBe('0');
+      expect(await shared.evaluate(() => window.__viewer.zoom())).toBeCloseTo(2.25, 5);
+      expect(await shared.evaluate(() => window.__viewer.toScreen(140, 140))).toEqual([500, 320]);
+
+      // A field the pyramid does not have: the default colour-by, and the page says so (a new load, not a hash change).
+      await shared.goto('about:blank');
+      await shared.goto(`${server.url}#colour=nosuchfield`);
+      await shared.evaluate(() => window.__viewer.ready);
+      expect(await shared.locator('#field').inputValue()).toBe('featureClass');
+      expect(await shared.locator('#status').innerText()).toMatch(/no field "nosuchfield" in this pyramid: coloured by featureClass/);
+    } finally {
+      await shared.close();
+    }
+  });
+
+  it('writes and reads view hashes, percentages, palettes and card rows (the viewer modules in the page)', async () => {
+    // A string, so that the test runner leaves the page's own dynamic imports alone.
+    const got = await page.evaluate(`(async () => {
+      const state = await import('/viewer/state.js');
+      const kept = await import('/viewer/kept.js');
+      const colours = await import('/viewer/colours.js');
+      const card = await import('/viewer/card.js');
+      const names = ['classification.name', 'measurements.Cell: Area', 'a&b=c', 'x+y %20', 'ü/#?'];
+      const fields = colours.collectFields({ vector_layers: [{ id: 'l', fields: { k: 'String' }, fieldenums: { k: ['A', 'B'] }, fieldcolors: { k: { A: '#E6194B', C: 'red' } } }] });
+      const colourOf = colours.colourer('k', fields, ['l']);
+      return {
+        hashes: names.map((colour) => state.readViewState(state.writeViewState({ zoom: 3.14159, x: 1234.5678, y: 42, resolution: 0.5, plane: { c: 2 }, dims: ['c'], colour }))),
+        ignored: state.readViewState('#zoom=2&x=abc&y=1&c=1.5&t=-1'),
+        percents: [0.9999, 0.5, 0.123, 0.045, 0.04, 0.004, 0.0004].map(kept.percent),
+        kept: kept.keptLines([{ id: 'cells', kept_fraction: { 2: 0.04, 3: 1 } }, { id: 'hidden', kept_fraction: { 2: 0.5 } }], 2, new Set(['hidden'])),
+        colours: ['A', 'B', 'C'].map(colourOf),
+        legend: colours.legendOf('k', fields, ['l'], colourOf).rows,
+        defaultField: colours.defaultField(fields),
+        rows: card.cardRows({ id: 'x', layer: 'cells', properties: { id: 'x', 'a.b': 1, plain: 3, 'a.c': 2, '.odd': 4, 'end.': 5 } }),
+      };
+    })()`) as Record<string, unknown>;
+    expect(got.hashes).toEqual(['classification.name', 'measurements.Cell: Area', 'a&b=c', 'x+y %20', 'ü/#?']
+      .map((colour) => ({ view: { zoom: 3.14, x: 1234.57, y: 42 }, plane: { c: 2 }, colour })));
+    expect(got.ignored).toEqual({ plane: { t: -1 } });
+    expect(got.percents).toEqual(['>99%', '50%', '12%', '4.5%', '4%', '0.4%', '0.04%']);
+    expect(got.kept).toEqual(['showing 4% of layer cells at this zoom; zoom in for more']);
+    // A's given colour (normalised), B a palette colour far from it (not the palette's first, which A took), C's
+    // colour unreadable so it is left to the palette.
+    const [a, b] = got.colours as string[];
+    expect(a).toBe('#e6194b');
+    expect(b).not.toBe('#e6194b');
+    expect(got.legend).toEqual([{ value: 'A', colour: a }, { value: 'B', colour: b }]);
+    expect(got.defaultField).toBe('k');
+    expect(got.rows).toEqual([['id', 'x'], ['layer', 'cells'], ['plain', 3], ['.odd', 4], ['end.', 5], ['a'], ['b', 1], ['c', 2]]);
   });
 
   it('logs no errors', async () => {

@@ -1,5 +1,5 @@
 // `mudm-tiles build-shard OUT --shard I`: tiles one shard's units (I from --shard or JOB_COMPLETION_INDEX); idempotent.
-import { buildShard } from '../../pipeline.js';
+import { buildShard } from '../../build/pipeline.js';
 import { InterruptedError, UsageError } from '../../report/errors.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
@@ -16,7 +16,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const progress = progressReporter(options, io);
   const signals = handleSignals(log);
   try {
-    const r = await buildShard({ ...ctx.given, out: args[0] }, shard, { onProgress: progress.onProgress, signal: signals.signal });
+    const r = await buildShard({ ...options, out: args[0] }, shard, { onProgress: progress.onProgress, signal: signals.signal });
     progress.end();
     log.info(`shard ${shard}: ${r.units} unit(s), ${r.skipped} already done`, { event: 'shard-done', shard, ...r });
     return EXIT_OK;

@@ -1,12 +1,11 @@
 // `mudm-tiles build INPUT... -o OUT`: the whole build on this machine (plan, every shard in the local pool, finalize).
-import { buildPyramid } from '../../pipeline.js';
+import { buildPyramid } from '../../build/pipeline.js';
 import { InterruptedError, UsageError } from '../../report/errors.js';
 import { summaryLines } from '../../report/format.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
 import { resolveInputs } from '../inputs.js';
 import { handleSignals, progressReporter, signalExitCode } from '../run-build.js';
-import { imageSizeOption } from '../image-option.js';
 
 export const usage = 'INPUT... -o DIR';
 
@@ -14,11 +13,10 @@ export async function run(ctx: CommandContext): Promise<number> {
   const { options, io, log } = ctx;
   if (!options.out) throw new UsageError('build needs an output directory: -o DIR');
   const inputs = resolveInputs(ctx.args, options, io);
-  const given = { ...ctx.given, ...(await imageSizeOption(options)) };
   const progress = progressReporter(options, io);
   const signals = handleSignals(log);
   try {
-    const report = await buildPyramid(inputs, given, { onProgress: progress.onProgress, signal: signals.signal });
+    const report = await buildPyramid(inputs, options, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), signal: signals.signal });
     progress.end();
     if (!options.quiet) {
       if (log.format === 'json') log.info('build complete', { event: 'done', out: options.out, features: report.features, tiles: { total: report.tiles.total, bytes: report.tiles.bytes }, timings: report.timings });

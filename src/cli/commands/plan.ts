@@ -1,11 +1,10 @@
 // `mudm-tiles plan INPUT... -o OUT --shards N`: one streaming pass fixing world, zooms, fields and work units for shards.
-import { planShardedBuild } from '../../pipeline.js';
+import { planShardedBuild } from '../../build/pipeline.js';
 import { UsageError } from '../../report/errors.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
 import { resolveInputs } from '../inputs.js';
 import { progressReporter } from '../run-build.js';
-import { imageSizeOption } from '../image-option.js';
 
 export const usage = 'INPUT... -o DIR --shards N';
 
@@ -14,7 +13,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (!options.out) throw new UsageError('plan needs an output directory: -o DIR');
   const inputs = resolveInputs(ctx.args, options, io);
   const progress = progressReporter(options, io);
-  const r = await planShardedBuild(inputs, { ...ctx.given, ...(await imageSizeOption(options)) }, { onProgress: progress.onProgress });
+  const r = await planShardedBuild(inputs, options, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f) });
   progress.end();
   log.info(`planned ${r.features} features into ${r.units} work unit(s) over ${r.shards} shard(s) in ${options.out}/.mudm-work`, { event: 'planned', ...r });
   return EXIT_OK;

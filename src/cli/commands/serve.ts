@@ -1,4 +1,4 @@
-// `mudm-tiles serve DIR [--port N]`: the pyramid and the viewer on 127.0.0.1 until SIGINT or SIGTERM.
+// `mudm-tiles serve DIR [--port N] [--cors ORIGIN]`: the pyramid and the viewer on 127.0.0.1 until SIGINT or SIGTERM.
 import fs from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../../report/errors.js';
@@ -9,10 +9,12 @@ import { EXIT_OK } from '../exit.js';
 export const usage = 'DIR';
 
 export const details =
-  'Serves DIR as static files (tiles, descriptors, previews; CORS allowed) and, at /, a viewer: OpenLayers in pixel ' +
-  'space reading tileset.json, layers coloured by featureClass or a chosen field, selectors for the t, c and z ' +
-  'planes, a card with the properties of the feature under the pointer, and the preview image as background when ' +
-  'the descriptor lists one. Only 127.0.0.1 listens. Ctrl-C stops it.';
+  'Serves DIR and, at /, a viewer: OpenLayers in pixel space reading tileset.json, layers coloured by featureClass ' +
+  'or a chosen field, selectors for the t, c and z planes, a card with the properties of the feature under the ' +
+  'pointer, and the preview image as background when the descriptor lists one. Only the regular files whose real ' +
+  'path lies inside DIR are served (tiles, descriptors, previews), never .mudm-work, hidden or temporary files: ' +
+  'anything else is 404. Only 127.0.0.1 listens, with no CORS header unless --cors names the origin allowed to ' +
+  'read. Ctrl-C stops it.';
 
 export async function run(ctx: CommandContext): Promise<number> {
   const { args, options, io, log } = ctx;
@@ -20,7 +22,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const dir = args[0];
   const port = options.port;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0..65535, found ${port}`);
-  const server = await startServer({ root: dir, port });
+  const server = await startServer({ root: dir, port, cors: options.cors });
   if (!fs.existsSync(path.join(dir, 'tileset.json'))) log.warn(`${dir} has no tileset.json yet: the viewer shows nothing until a build finishes there`);
   io.stdout.write(`serving ${dir} at ${server.url} (viewer at ${server.url}, Ctrl-C to stop)\n`);
   const signal = await new Promise<NodeJS.Signals>((resolve) => {

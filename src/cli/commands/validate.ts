@@ -1,60 +1,21 @@
-// `mudm-tiles validate FILE...`: streams each file through the validators and reports issues, capped samples and counts.
-import { fileSource, parseFeature, readEventBatches, ReadError, streamSource, type Source } from '../../io/read.js';
-import { InputError, UsageError } from '../../report/errors.js';
-import { CollectionValidator, validateDocument, type Issue, type Severity } from '../../validate/index.js';
+// `mudm-tiles validate FILE...`: validates each file (src/validate/files.ts) and prints issues, capped samples and counts.
+import { fileSource, streamSource } from '../../io/read.js';
+import { UsageError } from '../../report/errors.js';
+import { validateSource, validateTotals, type FileReport, type ValidateTotals } from '../../validate/files.js';
+import { sampleLine } from '../../validate/tally.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_INVALID, EXIT_OK, EXIT_UNREADABLE } from '../exit.js';
 import type { TextSink } from '../io.js';
 
 export const usage = 'FILE...';
 
-/** Samples kept (and printed) per rule code and file; the rest are only counted, so memory and output stay bounded. */
-export const SAMPLES_PER_CODE = 20;
-
 /** How the name of standard input appears in messages. */
 const STDIN_NAME = 'stdin';
 
-export interface IssueSample {
-  /** Index of the feature in its file (from 0), or null for collection-level and document issues. */
-  feature: number | null;
-  /** Where the feature (or document) starts in the file; null for collection members. */
-  line: number | null;
-  column: number | null;
-  /** JSON Pointer, relative to the feature for feature issues, else to the document. */
-  path: string;
-  message: string;
-  code: string;
-  severity: Severity;
-}
-
-export interface FileReport {
-  file: string;
-  /** What the file held; null when it could not be read. */
-  kind: 'collection' | 'sequence' | 'document' | 'descriptor' | null;
-  /** The top-level `type` (FeatureCollection, Feature, a geometry type) when there is one. */
-  type: string | null;
-  valid: boolean;
-  features: number;
-  invalidFeatures: number;
-  errors: number;
-  warnings: number;
-  /** Issues by rule code, all of them, including those beyond the samples. */
-  counts: Record<string, number>;
-  samples: IssueSample[];
-  unreadable?: { message: string; line: number; column: number };
-}
-
+/** What --json prints. */
 export interface ValidateReport {
   files: FileReport[];
-  total: {
-    files: number;
-    features: number;
-    invalidFeatures: number;
-    errors: number;
-    warnings: number;
-    invalidFiles: number;
-    unreadableFiles: number;
-  };
+  total: ValidateTotals;
   exitCode: number;
 }
 
@@ -71,7 +32,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     const report = await validateSource(source, {
       onSample: text
         ? (s) => {
-            if (!quiet || s.severity === 'error') io.stdout.write(`${sampleLine(source.name, s)}\n`);
+            if (!quiet || s.severity === 'error') io.stdout.write(`${sampleLine(s)}\n`);
           }
         : undefined,
       onProgress: progress,
@@ -91,15 +52,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     }
     files.push(report);
   }
-  const total = {
-    files: files.length,
-    features: sum(files, (f) => f.features),
-    invalidFeatures: sum(files, (f) => f.invalidFeatures),
-    errors: sum(files, (f) => f.errors),
-    warnings: sum(files, (f) => f.warnings),
-    invalidFiles: files.filter((f) => !f.valid && !f.unreadable).length,
-    unreadableFiles: files.filter((f) => f.unreadable).length,
-  };
+  const total = validateTotals(files);
   const exitCode = total.unreadableFiles > 0 ? EXIT_UNREADABLE : total.invalidFiles > 0 ? EXIT_INVALID : EXIT_OK;
   if (text && !quiet) {
     io.stdout.write(
@@ -113,104 +66,6 @@ export async function run(ctx: CommandContext): Promise<number> {
     io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   }
   return exitCode;
-}
-
-/**
- * Validates one source, one feature at a time. Syntax and I/O errors end the file and land in `unreadable`; any
- * other exception is a bug and propagates.
- */
-export async function validateSource(
-  source: Source,
-  hooks: { onSample?: (s: IssueSample) => void; onProgress?: (file: string, features: number) => void } = {},
-): Promise<FileReport> {
-  const report: FileReport = {
-    file: source.name,
-    kind: null,
-    type: null,
-    valid: true,
-    features: 0,
-    invalidFeatures: 0,
-    errors: 0,
-    warnings: 0,
-    counts: {},
-    samples: [],
-  };
-  const kept: Record<string, number> = {};
-  const record = (issue: Issue, feature: number | null, line: number | null, column: number | null, path: string): void => {
-    report.counts[issue.code] = (report.counts[issue.code] ?? 0) + 1;
-    if (issue.severity === 'error') report.errors++;
-    else report.warnings++;
-    if ((kept[issue.code] ?? 0) >= SAMPLES_PER_CODE) return;
-    kept[issue.code] = (kept[issue.code] ?? 0) + 1;
-    const sample: IssueSample = { feature, line, column, path, message: issue.message, code: issue.code, severity: issue.severity };
-    report.samples.push(sample);
-    hooks.onSample?.(sample);
-  };
-
-  const validator = new CollectionValidator();
-  // One array reused for every feature: the validator appends to it, saving an allocation per feature.
-  const scratch: Issue[] = [];
-  let sawMembers = false;
-  try {
-    for await (const events of readEventBatches(source)) {
-      for (const ev of events) {
-        if (ev.kind === 'feature') {
-          const value = parseFeature(ev);
-          scratch.length = 0;
-          validator.feature(value, ev.index, scratch);
-          report.features++;
-          if (scratch.length > 0) {
-            const prefix = `/features/${ev.index}`;
-            let invalid = false;
-            for (const issue of scratch) {
-              if (issue.severity === 'error') invalid = true;
-              record(issue, ev.index, ev.line, ev.column, relativeTo(issue.path, prefix));
-            }
-            if (invalid) report.invalidFeatures++;
-          }
-          if ((report.features & 4095) === 0) hooks.onProgress?.(source.name, report.features);
-        } else if (ev.kind === 'members') {
-          sawMembers = true;
-          const members = ev.members;
-          if (typeof members.type === 'string') report.type = members.type;
-          // A descriptor whose `features` member came before `tilejson` was streamed; its members are still a descriptor.
-          const issues = 'tilejson' in members ? validateDocument(members) : validator.end(members);
-          for (const issue of issues) record(issue, null, null, null, issue.path);
-        } else {
-          const value = ev.value;
-          const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);
-          report.kind = isObject && 'tilejson' in value ? 'descriptor' : 'document';
-          const type = isObject ? (value as { type?: unknown }).type : undefined;
-          if (typeof type === 'string') report.type = type;
-          const issues = validateDocument(value);
-          for (const issue of issues) record(issue, null, ev.line, ev.column, issue.path);
-          if (type === 'Feature') {
-            report.features = 1;
-            if (issues.some((i) => i.severity === 'error')) report.invalidFeatures = 1;
-          }
-        }
-      }
-    }
-    if (report.kind === null) report.kind = sawMembers ? 'collection' : 'sequence';
-  } catch (e) {
-    if (!(e instanceof ReadError || e instanceof InputError)) throw e;
-    report.unreadable = { message: e.message, line: e.line ?? 0, column: e.column ?? 0 };
-  }
-  report.valid = report.errors === 0 && !report.unreadable;
-  return report;
-}
-
-/** The issue path below the feature (`/features/3/geometry` → `/geometry`); other paths unchanged. */
-function relativeTo(path: string, prefix: string): string {
-  if (path === prefix) return '';
-  return path.startsWith(prefix) && path[prefix.length] === '/' ? path.slice(prefix.length) : path;
-}
-
-/** `file:feature N: /pointer: message [code]`, or `file: /pointer: message [code]` outside features. */
-export function sampleLine(file: string, s: IssueSample): string {
-  const where = s.feature === null ? file : `${file}:feature ${s.feature}`;
-  const severity = s.severity === 'warning' ? 'warning: ' : '';
-  return `${where}: ${s.path || '/'}: ${severity}${s.message} [${s.code}]`;
 }
 
 function fileSummary(r: FileReport): string {
@@ -228,10 +83,6 @@ function fileSummary(r: FileReport): string {
 
 function plural(n: number, word: string): string {
   return `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
-}
-
-function sum<T>(items: readonly T[], f: (t: T) => number): number {
-  return items.reduce((n, t) => n + f(t), 0);
 }
 
 interface Progress {

@@ -1,0 +1,216 @@
+// Reads PMTiles archives through byte ranges (a file, or bytes in memory): header, metadata, tiles by z/x/y, every tile in order.
+import fs from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { brotliDecompress, gunzip } from 'node:zlib';
+import { InputError } from '../report/errors.js';
+import {
+  Compression, HEADER_BYTES, decodeDirectory, decodeHeader, findEntry, tileIdToZxy, zxyToTileId, type Directory,
+  type PmtilesHeader,
+} from './pmtiles-format.js';
+
+const gunzipAsync = promisify(gunzip);
+const brotliAsync = promisify(brotliDecompress);
+
+/** Random access to the bytes of an archive: what a file, an HTTP server with Range, or memory offers. */
+export interface RangeSource {
+  /** Names the archive in error messages. */
+  readonly name: string;
+  readonly size: number;
+  /** Exactly `length` bytes from `offset`; throws InputError past the end. */
+  read(offset: number, length: number): Promise<Uint8Array>;
+  close(): Promise<void>;
+}
+
+export async function fileRangeSource(file: string): Promise<RangeSource> {
+  let handle: fs.FileHandle;
+  let size: number;
+  try {
+    handle = await fs.open(file, 'r');
+    size = (await handle.stat()).size;
+  } catch (err) {
+    throw new InputError(`cannot read ${file}: ${(err as Error).message}`, file);
+  }
+  return {
+    name: file,
+    size,
+    async read(offset, length) {
+      checkRange(file, size, offset, length);
+      const buf = Buffer.alloc(length);
+      for (let done = 0; done < length;) {
+        const { bytesRead } = await handle.read(buf, done, length - done, offset + done);
+        if (bytesRead === 0) throw new InputError(`${file} was cut short while being read (byte ${offset + done})`, file);
+        done += bytesRead;
+      }
+      return buf;
+    },
+    close: () => handle.close(),
+  };
+}
+
+/** In-memory twin of fileRangeSource. */
+export function memoryRangeSource(name: string, bytes: Uint8Array): RangeSource {
+  return {
+    name,
+    size: bytes.length,
+    async read(offset, length) {
+      checkRange(name, bytes.length, offset, length);
+      return bytes.subarray(offset, offset + length);
+    },
+    async close() {},
+  };
+}
+
+function checkRange(name: string, size: number, offset: number, length: number): void {
+  if (offset < 0 || length < 0 || offset + length > size) {
+    throw new InputError(`${name}: bytes ${offset}..${offset + length} are past the end of the archive (${size} bytes)`, name);
+  }
+}
+
+/** One addressed tile: where its stored bytes lie in the archive (offset from the start of the file). */
+export interface ArchiveTile {
+  z: number;
+  x: number;
+  y: number;
+  tileId: number;
+  offset: number;
+  length: number;
+}
+
+/** The spec discourages more than one level of leaves; a deeper chain means a corrupt archive (or a loop). */
+const MAX_DEPTH = 4;
+/** Leaf directories kept decoded; a client moving over a slide reuses a few. */
+const LEAF_CACHE = 64;
+
+export class PmtilesArchive {
+  private readonly leaves = new Map<number, Directory>();
+
+  private constructor(readonly source: RangeSource, readonly header: PmtilesHeader, private readonly root: Directory) {}
+
+  static async open(source: RangeSource): Promise<PmtilesArchive> {
+    return named(source, async () => {
+      const header = decodeHeader(await source.read(0, Math.min(source.size, HEADER_BYTES)));
+      const root = await directoryAt(source, header, header.rootDirectoryOffset, header.rootDirectoryLength);
+      return new PmtilesArchive(source, header, root);
+    });
+  }
+
+  get name(): string {
+    return this.source.name;
+  }
+
+  /** The JSON metadata, parsed. */
+  async metadata(): Promise<unknown> {
+    return named(this.source, async () => {
+      const h = this.header;
+      const text = Buffer.from(await decompress(await this.source.read(h.metadataOffset, h.metadataLength), h.internalCompression)).toString('utf8');
+      try {
+        return JSON.parse(text) as unknown;
+      } catch (err) {
+        throw new InputError(`the metadata is not JSON: ${(err as Error).message}`);
+      }
+    });
+  }
+
+  /** Where tile z/x/y's stored bytes lie in the archive (serve sends them as they are), or undefined. */
+  async tileLocation(z: number, x: number, y: number): Promise<{ offset: number; length: number } | undefined> {
+    const id = zxyToTileId(z, x, y);
+    return named(this.source, async () => {
+      let dir = this.root;
+      for (let depth = 0; depth < MAX_DEPTH; depth++) {
+        const i = findEntry(dir, id);
+        if (i < 0) return undefined;
+        if (dir.runLength[i] > 0) return { offset: this.header.tileDataOffset + dir.offset[i], length: dir.length[i] };
+        dir = await this.leaf(dir.offset[i], dir.length[i]);
+      }
+      throw new InputError(`leaf directories nest deeper than ${MAX_DEPTH} levels`);
+    });
+  }
+
+  /** Tile z/x/y as stored (in the header's tile compression), or undefined when the archive does not hold it. */
+  async storedTile(z: number, x: number, y: number): Promise<Uint8Array | undefined> {
+    const at = await this.tileLocation(z, x, y);
+    return at && this.source.read(at.offset, at.length);
+  }
+
+  /** Tile z/x/y as a client sees it (decompressed), or undefined. */
+  async tile(z: number, x: number, y: number): Promise<Uint8Array | undefined> {
+    const stored = await this.storedTile(z, x, y);
+    return stored && named(this.source, () => decompress(stored, this.header.tileCompression));
+  }
+
+  /** Every addressed tile in tile-id order, a run-length entry giving one tile per id it covers. */
+  async *tiles(): AsyncIterable<ArchiveTile> {
+    // Depth first with an explicit stack: nested generators would add a hop per level to every tile.
+    const stack: { dir: Directory; i: number }[] = [{ dir: this.root, i: 0 }];
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1];
+      if (top.i >= top.dir.count) {
+        stack.pop();
+        continue;
+      }
+      const { dir } = top;
+      const i = top.i++;
+      if (dir.runLength[i] === 0) {
+        if (stack.length >= MAX_DEPTH) throw new InputError(`${this.name}: leaf directories nest deeper than ${MAX_DEPTH} levels`, this.name);
+        const leaf = await named(this.source, () => directoryAt(this.source, this.header, this.header.leafDirectoriesOffset + dir.offset[i], dir.length[i]));
+        stack.push({ dir: leaf, i: 0 });
+        continue;
+      }
+      const offset = this.header.tileDataOffset + dir.offset[i];
+      for (let k = 0; k < dir.runLength[i]; k++) {
+        const tileId = dir.tileId[i] + k;
+        const [z, x, y] = tileIdToZxy(tileId);
+        yield { z, x, y, tileId, offset, length: dir.length[i] };
+      }
+    }
+  }
+
+  private async leaf(offset: number, length: number): Promise<Directory> {
+    const cached = this.leaves.get(offset);
+    if (cached) return cached;
+    const dir = await directoryAt(this.source, this.header, this.header.leafDirectoriesOffset + offset, length);
+    if (this.leaves.size >= LEAF_CACHE) this.leaves.delete(this.leaves.keys().next().value as number);
+    this.leaves.set(offset, dir);
+    return dir;
+  }
+
+  close(): Promise<void> {
+    return this.source.close();
+  }
+}
+
+/** Opens the archive file `file`; throws InputError naming it when it cannot be read or is not PMTiles v3. */
+export async function openPmtiles(file: string): Promise<PmtilesArchive> {
+  const source = await fileRangeSource(file);
+  try {
+    return await PmtilesArchive.open(source);
+  } catch (err) {
+    await source.close();
+    throw err;
+  }
+}
+
+async function directoryAt(source: RangeSource, header: PmtilesHeader, offset: number, length: number): Promise<Directory> {
+  return decodeDirectory(await decompress(await source.read(offset, length), header.internalCompression));
+}
+
+async function decompress(bytes: Uint8Array, compression: Compression): Promise<Uint8Array> {
+  try {
+    if (compression === Compression.None) return bytes;
+    if (compression === Compression.Gzip) return await gunzipAsync(bytes);
+    if (compression === Compression.Brotli) return await brotliAsync(bytes);
+  } catch (err) {
+    throw new InputError(`cannot decompress: ${(err as Error).message}`);
+  }
+  throw new InputError(`compression ${compression} is not supported (none, gzip and brotli are)`);
+}
+
+/** Runs `f`, naming the archive in the message of an InputError it throws that does not name it yet. */
+async function named<T>(source: RangeSource, f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (err) {
+    if (err instanceof InputError && err.file === undefined) throw new InputError(`${source.name}: ${err.message}`, source.name);
+    throw err;
+  }
+}

@@ -1,0 +1,211 @@
+// Writes PMTiles archives: tiles in any order into a part, then one pass assembling header, directories and data under a temporary name, renamed when whole.
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { InputError, OutputError, describeFsError } from '../report/errors.js';
+import type { PmtilesHeader } from './pmtiles-format.js';
+import { concatIndexes, layoutArchive, type ArchiveOptions, type TileIndex } from './pmtiles-layout.js';
+import { TilePart, readPartIndex } from './pmtiles-part.js';
+
+/** A part's file and its records (from `TilePart.index` or `readPartIndex`). */
+export interface ArchivePart {
+  path: string;
+  index: TileIndex;
+}
+
+export interface ArchiveSummary {
+  header: PmtilesHeader;
+  /** Size of the archive file. */
+  bytes: number;
+}
+
+/** Tile bytes move from parts to the archive through one buffer of this size (reads of adjacent tiles merged). */
+const COPY_BUFFER = 4 << 20;
+
+/** `NAME.tmp-TAG` (the archive being assembled) and `NAME.tmp-TAG.part` (a writer's own part). */
+const TEMPORARY = /^\.tmp-[0-9a-f]{8}(\.part)?$/;
+
+function temporaryName(file: string, suffix = ''): string {
+  return `${file}.tmp-${randomBytes(4).toString('hex')}${suffix}`;
+}
+
+/** Removes what writers of `file` left when they were killed (never `file` itself nor any other name). */
+export function removeArchiveTemporaries(file: string): void {
+  const dir = path.dirname(file);
+  const base = path.basename(file);
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    if (n.startsWith(base) && TEMPORARY.test(n.slice(base.length))) fs.rmSync(path.join(dir, n), { force: true });
+  }
+}
+
+/**
+ * Writes the archive of the given parts to `file`: tile bytes copied as stored (never re-encoded) in tile-id
+ * order, under `NAME.tmp-TAG`, renamed to `file` only once complete; on failure the temporary is removed and
+ * `file` untouched. The bytes depend only on the tiles, not on how they were split into parts nor in which order.
+ */
+export function assembleArchive(parts: readonly ArchivePart[], file: string, metadata: object, options: ArchiveOptions): ArchiveSummary {
+  if (parts.length > 0xffff) throw new OutputError(`cannot assemble ${parts.length} parts into one archive (at most 65535)`, file);
+  const index = concatIndexes(parts.map((p) => p.index));
+  const layout = layoutArchive(index, metadata, options);
+  const tmp = temporaryName(file);
+  const fds: (number | undefined)[] = parts.map(() => undefined);
+  let out: number | undefined;
+  try {
+    out = fs.openSync(tmp, 'wx');
+    writeAll(out, layout.head, layout.head.length);
+    const partFd = (k: number): number => (fds[k] ??= openPart(parts[k].path));
+    copyTiles(index, layout.data, partFd, parts, out);
+    fs.closeSync(out);
+    out = undefined;
+    fs.renameSync(tmp, file);
+  } catch (err) {
+    if (out !== undefined) fs.closeSync(out);
+    fs.rmSync(tmp, { force: true });
+    throw err instanceof OutputError || err instanceof InputError ? err : describeFsError(err, file);
+  } finally {
+    for (const fd of fds) if (fd !== undefined) fs.closeSync(fd);
+  }
+  return { header: layout.header, bytes: layout.header.tileDataOffset + layout.header.tileDataLength };
+}
+
+function openPart(file: string): number {
+  try {
+    return fs.openSync(file, 'r');
+  } catch (err) {
+    throw new InputError(`cannot read archive part ${file}: ${(err as Error).message}`, file);
+  }
+}
+
+/** Assembles the archive of finished parts (one per shard) written by `TilePart`; the parts are left in place. */
+export function mergeParts(partPaths: readonly string[], file: string, metadata: object, options: ArchiveOptions): ArchiveSummary {
+  return assembleArchive(partPaths.map((p) => ({ path: p, index: readPartIndex(p) })), file, metadata, options);
+}
+
+/** Copies the records `data` of `index` in order to `out`, merging reads of tiles that lie back to back in one part. */
+function copyTiles(index: TileIndex, data: Uint32Array, partFd: (k: number) => number, parts: readonly ArchivePart[], out: number): void {
+  const buf = Buffer.allocUnsafe(COPY_BUFFER);
+  let fill = 0;
+  let readPart = -1;
+  let readStart = 0;
+  let readEnd = 0;
+  const flushRead = () => {
+    const n = readEnd - readStart;
+    if (n > 0) readAll(partFd(readPart), buf, fill, n, readStart, parts[readPart].path);
+    fill += n;
+    readStart = readEnd;
+  };
+  const flushWrite = () => {
+    writeAll(out, buf, fill);
+    fill = 0;
+  };
+  for (const r of data) {
+    const k = index.part[r];
+    const at = index.offset[r];
+    const len = index.length[r];
+    if (k !== readPart || at !== readEnd) {
+      flushRead();
+      readPart = k;
+      readStart = readEnd = at;
+    }
+    if (fill + (readEnd - readStart) + len > buf.length) {
+      flushRead();
+      flushWrite();
+      readStart = readEnd = at;
+    }
+    if (len > buf.length) {
+      for (let done = 0; done < len; done += buf.length) {
+        const n = Math.min(buf.length, len - done);
+        readAll(partFd(k), buf, 0, n, at + done, parts[k].path);
+        writeAll(out, buf, n);
+      }
+      readStart = readEnd = at + len;
+      continue;
+    }
+    readEnd += len;
+  }
+  flushRead();
+  flushWrite();
+}
+
+function readAll(fd: number, buf: Uint8Array, at: number, length: number, position: number, file: string): void {
+  for (let done = 0; done < length;) {
+    const n = fs.readSync(fd, buf, at + done, length - done, position + done);
+    if (n === 0) throw new InputError(`archive part ${file} is shorter than its records say (byte ${position + done})`, file);
+    done += n;
+  }
+}
+
+function writeAll(fd: number, buf: Uint8Array, length: number): void {
+  for (let done = 0; done < length;) done += fs.writeSync(fd, buf, done, length - done);
+}
+
+export interface WriterOptions extends ArchiveOptions {
+  /** Where tiles wait until `finish`; default a temporary beside the archive, removed by finish and abort. */
+  partPath?: string;
+  /** Continue the part at `partPath` left by a killed writer instead of starting it anew. */
+  resume?: boolean;
+}
+
+/**
+ * One archive written tile by tile. Memory holds about 36 bytes per tile (id, offset, length, content hash);
+ * tile bytes wait in the part file. Nothing is named `file` until `finish` has written it whole.
+ */
+export class PmtilesWriter {
+  private readonly part: TilePart;
+  private readonly ownPart: boolean;
+
+  constructor(readonly file: string, private readonly options: WriterOptions) {
+    this.ownPart = options.partPath === undefined;
+    const partPath = options.partPath ?? temporaryName(file, '.part');
+    this.part = options.resume ? TilePart.resume(partPath) : TilePart.create(partPath);
+  }
+
+  /** Adds tile z/x/y, its bytes as they are to be stored (already compressed when the archive says so). */
+  add(z: number, x: number, y: number, bytes: Uint8Array): void {
+    this.part.add(z, x, y, bytes);
+  }
+
+  remove(z: number, x: number, y: number): void {
+    this.part.remove(z, x, y);
+  }
+
+  read(z: number, x: number, y: number): Uint8Array | undefined {
+    return this.part.read(z, x, y);
+  }
+
+  /** Makes every tile added so far survive the process being killed (a part the caller named can then be resumed). */
+  flush(): void {
+    this.part.flush();
+  }
+
+  /**
+   * Writes the archive with `metadata` as its JSON metadata and removes the part. On failure `file` is not
+   * written, and the part is removed too unless the caller named it (so a retry can reuse it).
+   */
+  finish(metadata: object): ArchiveSummary {
+    try {
+      this.part.close();
+      const summary = assembleArchive([{ path: this.part.path, index: this.part.index }], this.file, metadata, this.options);
+      fs.rmSync(this.part.path, { force: true });
+      return summary;
+    } catch (err) {
+      if (this.ownPart) fs.rmSync(this.part.path, { force: true });
+      throw err;
+    }
+  }
+
+  /** Gives up: removes the part (even one the caller named) and leaves `file` as it was. */
+  abort(): void {
+    try {
+      this.part.close();
+    } finally {
+      fs.rmSync(this.part.path, { force: true });
+    }
+  }
+}

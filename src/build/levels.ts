@@ -1,0 +1,110 @@
+// Tile stage of a build, level by level: a level's units go through the pool, their tiles to the sink, then each
+// unit's marker (and its reduced features for the level above) to the work directory.
+import path from 'node:path';
+import pLimit from 'p-limit';
+import { SpillingStore } from '../stages/partition.js';
+import { planUpperUnits, type UnitPlan } from '../stages/plan.js';
+import type { TileTask, UnitResult } from '../stages/unit.js';
+import { runOrdered } from '../worker/pool.js';
+import { secondsSince, storeBudget, throwIfAborted, type RunContext } from './context.js';
+import { isUnitDone, readUnitMarker, spillRoot, writeUnitMarker, type UnitMarker } from './state.js';
+
+/** Tiles the units of one level that have no marker yet, writing tiles, then each unit's marker. Returns how many were skipped. */
+export async function tileLevel(ctx: RunContext, level: number, units: UnitPlan[], store: SpillingStore): Promise<number> {
+  const { plan } = ctx.planFile;
+  const lv = plan.levels[level];
+  const next = plan.levels[level + 1];
+  const todo = units.filter((u) => !isUnitDone(ctx.work, level, u.key));
+  // A source cell may feed several units (cells smaller than it): its records leave memory after its last reader.
+  const lastReader = new Map<string, number>();
+  todo.forEach((u, i) => u.sources.forEach((src) => lastReader.set(src, i)));
+  const limit = pLimit(16);
+  let done = units.length - todo.length, tiles = 0, bytes = 0;
+  await runOrdered(todo.map((u, i) => ({ u, i })), ctx.config.options.workers * 2, ({ u, i }) => {
+    throwIfAborted(ctx.io.signal);
+    // Records that leave the store move to the worker; those another unit still reads are copied.
+    const moved: Uint8Array[] = [];
+    const sources = u.sources.map((src) => {
+      if (lastReader.get(src) !== i) return store.peek(src);
+      const taken = store.take(src);
+      if ('chunks' in taken) moved.push(...taken.chunks);
+      return taken;
+    });
+    const task: TileTask = {
+      kind: 'tile', unit: u, dims: plan.dims, next: next ? { zoom: next.zoom } : undefined, sources,
+      spec: {
+        side: plan.world.side, minZoom: Math.max(lv.zoom, plan.minZoom), maxZoom: lv.topZoom, finestZoom: plan.maxZoom, cell: u.cell,
+        layers: plan.layers.map((id) => ({ id })), formats: plan.formats, lod: plan.lod, tileBudget: plan.tileBudget, collection: plan.collection,
+      },
+    };
+    return ctx.pool.tile(task, moved);
+  }, async (r: UnitResult) => {
+    const marker = markerOf(r, ctx.planFile.preview.enabled, plan.formats.pbf);
+    const files = r.tiles.filter((t) => !isOverview(t));
+    await Promise.all(files.map((t) => limit(() => ctx.sink.write(t.path, t.bytes))));
+    // The marker comes after every tile of the unit: a unit with a marker never needs redoing.
+    writeUnitMarker(ctx.work, level, marker, r.next.map(([, b]) => b));
+    done++;
+    tiles += files.length;
+    bytes += files.reduce((n, t) => n + t.bytes.byteLength, 0);
+    ctx.io.onProgress?.({ phase: 'tile', level, units: done, unitsTotal: units.length, tiles, bytes, elapsed: secondsSince(ctx.t0) });
+  });
+  return units.length - todo.length;
+}
+
+/** The zoom-0 JSON tile of a plane is its overview descriptor, written by finalize (the preview is drawn from it). */
+function isOverview(t: UnitResult['tiles'][number]): boolean {
+  return t.z === 0 && t.path.endsWith('.json');
+}
+
+/** A unit's marker: its tiles and bytes per zoom and format, its largest tile, thinning counts, next-level record sizes. */
+function markerOf(r: UnitResult, preview: boolean, pbf: boolean): UnitMarker {
+  const marker: UnitMarker = {
+    key: r.key, byZoom: {}, largest: null, pointified: r.pointified, thinned: r.thinned, notInPbf: r.notInPbf,
+    next: r.next.map(([key, b]) => [key, b.byteLength]),
+  };
+  const z0 = r.tiles.find(isOverview);
+  if (z0 && preview) marker.overview = Buffer.from(z0.bytes.buffer, z0.bytes.byteOffset, z0.bytes.byteLength).toString('utf8');
+  for (const t of r.tiles) {
+    if (isOverview(t)) continue;
+    const zr = (marker.byZoom[t.z] ??= { json: { tiles: 0, bytes: 0 }, pbf: { tiles: 0, bytes: 0 }, features: 0 });
+    const f = t.path.endsWith('.json') ? zr.json : zr.pbf;
+    f.tiles++;
+    f.bytes += t.bytes.byteLength;
+    // Features are counted once per tile: in its PBF file, or in its JSON file when there is no PBF.
+    if (t.path.endsWith('.pbf') || !pbf) zr.features += t.features;
+    if (!marker.largest || t.bytes.byteLength > marker.largest.bytes || (t.bytes.byteLength === marker.largest.bytes && t.path < marker.largest.path)) {
+      marker.largest = { path: t.path, bytes: t.bytes.byteLength };
+    }
+  }
+  return marker;
+}
+
+/**
+ * Tiles the levels above 0 from the reduced features each level left in its markers. Returns every level's markers,
+ * each level in unit order, with how many units were skipped (resumed) and how many there were.
+ */
+export async function tileUpperLevels(ctx: RunContext): Promise<{ markers: UnitMarker[][]; resumed: number; units: number }> {
+  const { plan, units: baseUnits } = ctx.planFile;
+  const markers: UnitMarker[][] = [];
+  let resumed = 0;
+  let total = baseUnits.length;
+  let below = baseUnits;
+  for (let level = 1; level < plan.levels.length; level++) {
+    throwIfAborted(ctx.io.signal);
+    const store = new SpillingStore(path.join(spillRoot(ctx.config.options, ctx.work), `level-${level}`), storeBudget(ctx.config));
+    try {
+      // Markers are read in unit order, so what a unit of this level reads does not depend on who tiled the level
+      // below; each marker's records for this level go into the store as it is read, not all at once.
+      markers.push(below.map((u) => readUnitMarker(ctx.work, level - 1, u.key, store)));
+      const units = planUpperUnits(store.keys(), level, plan.levels[level]);
+      total += units.length;
+      resumed += await tileLevel(ctx, level, units, store);
+      below = units;
+    } finally {
+      store.close();
+    }
+  }
+  markers.push(below.map((u) => readUnitMarker(ctx.work, plan.levels.length - 1, u.key)));
+  return { markers, resumed, units: total };
+}

@@ -1,0 +1,184 @@
+// The order of a build, and nothing else: build = plan + every shard + finalize, on this machine or spread over many.
+// plan: read (build/read.ts) → plan (stages/plan.ts) → plan.json (build/state.ts); a shard: level 0 (build/levels.ts);
+// finalize: the levels above → previews and report (build/report.ts) → overview descriptors → report → descriptor last.
+import path from 'node:path';
+import { tilePath } from '../tiling/space.js';
+import { readImageSize } from '../io/image.js';
+import { DirectorySink, type TileSink } from '../io/sink.js';
+import type { WorkDir } from '../io/workdir.js';
+import { resolveBuildConfig, type BuildConfig, type Options } from '../options.js';
+import { InterruptedError, UsageError, WorkStateError } from '../report/errors.js';
+import type { BuildReport } from '../report/types.js';
+import { overviewDescriptor, tilesetDescriptor, type DescribeInput } from '../stages/describe.js';
+import { SpillingStore } from '../stages/partition.js';
+import { planBuild } from '../stages/plan.js';
+import { createPool, type Pool } from '../worker/pool.js';
+import { secondsSince, storeBudget, type BuildIO, type InputSpec, type RunContext } from './context.js';
+import { tileLevel, tileUpperLevels } from './levels.js';
+import { readInputs } from './read.js';
+import { buildReport, sumMarkers, writePreviews } from './report.js';
+import { outlierWarning } from '../report/format.js';
+import {
+  PLAN_VERSION, checkShardsDone, findPlan, fingerprintOf, loadPlan, markShardDone, savePlan, shardUnits, spillRoot, workDirFor,
+  type PlanFile,
+} from './state.js';
+
+export type { BuildIO, InputSpec } from './context.js';
+
+/** The options of a build, checked once; with --image (and no --image-size) the world comes from the image header. */
+async function configOf(given: Partial<Options>, io: BuildIO, readsInputs: boolean): Promise<BuildConfig> {
+  const header = readsInputs && given.image !== undefined && given.imageSize === undefined ? await readImageSize(given.image) : undefined;
+  const config = resolveBuildConfig(given, header);
+  if (io.sink === undefined && config.options.out === undefined) throw new UsageError('no output directory given (-o DIR)');
+  return config;
+}
+
+function sinkOf(config: BuildConfig, io: BuildIO): TileSink {
+  return io.sink ?? new DirectorySink(config.options.out as string);
+}
+
+/** Builds a pyramid on this machine: plan, every shard in the local pool, finalize. Returns the run report. */
+export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>, io: BuildIO = {}): Promise<BuildReport> {
+  const config = await configOf(given, io, true);
+  const o = config.options;
+  const sink = sinkOf(config, io);
+  const work = workDirFor(o, io.work);
+  const t0 = performance.now();
+  await sink.initialize({ force: o.force, resume: o.resume });
+  if (!o.resume) work.destroy();
+  const pool = createPool(o.workers, io.signal);
+  let store: SpillingStore | undefined;
+  let keepWork = false;
+  try {
+    store = new SpillingStore(path.join(spillRoot(o, work), 'level-0'), storeBudget(config));
+    const planFile = await plan(inputs, config, work, pool, store, io, t0, 1);
+    await sink.begin({ force: o.force, resume: o.resume });
+    const ctx: RunContext = { config, planFile, sink, work, pool, io, t0 };
+    const tTile = performance.now();
+    const resumed = await tileLevel(ctx, 0, planFile.units, store);
+    store.close();
+    return await finalize(ctx, resumed, secondsSince(tTile));
+  } catch (err) {
+    // An interrupted build, and a --resume refused (inputs changed, another version), keep what a later --resume needs.
+    keepWork = err instanceof InterruptedError || (o.resume && (err instanceof UsageError || err instanceof WorkStateError));
+    throw err;
+  } finally {
+    store?.close();
+    await pool.close();
+    // Any other failure leaves nothing behind.
+    if (!keepWork) work.destroy();
+    else work.removeFolder('spill');
+  }
+}
+
+/** `mudm-tiles plan`: one streaming pass that fixes world, zooms, fields and units, written to OUT/.mudm-work. */
+export async function planShardedBuild(inputs: InputSpec[], given: Partial<Options>, io: BuildIO = {}): Promise<{ units: number; shards: number; features: number }> {
+  const config = await configOf(given, {}, true);
+  const o = config.options;
+  const sink = sinkOf(config, io);
+  await sink.initialize({ force: o.force, resume: false });
+  const work = workDirFor(o, io.work);
+  if (work.root === undefined) throw new UsageError('plan needs a work directory on disk');
+  work.destroy();
+  const pool = createPool(o.workers, io.signal);
+  try {
+    // Shards on other machines read the units from the work directory: always on disk.
+    const store = new SpillingStore(path.join(work.root, 'level-0'), 0);
+    const planFile = await plan(inputs, config, work, pool, store, io, performance.now(), o.shards);
+    // Shards write tiles next: what an earlier build left (with --force) must not mix with them.
+    await sink.begin({ force: o.force, resume: false });
+    return { units: planFile.units.length, shards: planFile.shards, features: planFile.read.read };
+  } finally {
+    await pool.close();
+  }
+}
+
+/** `mudm-tiles build-shard OUT --shard I`: tiles the units of shard I and writes its completion marker. Idempotent. */
+export async function buildShard(given: Partial<Options>, shard: number, io: BuildIO = {}): Promise<{ units: number; skipped: number }> {
+  // Formats, zooms and layers come from the plan; only how to run (workers, budget) comes from these options.
+  const config = await configOf(given, {}, false);
+  const work = workDirFor(config.options, io.work);
+  const planFile = loadPlan(work);
+  if (!(Number.isInteger(shard) && shard >= 0 && shard < planFile.shards)) throw new UsageError(`--shard must be 0..${planFile.shards - 1}, found ${shard}`);
+  const sink = sinkOf(config, io);
+  const pool = createPool(config.options.workers, io.signal);
+  try {
+    const units = shardUnits(planFile.units, shard, planFile.shards);
+    // Reads the planned records from the work directory; nothing is appended, so the store's spill budget is 0.
+    const store = new SpillingStore(path.join(work.root as string, 'level-0'), 0, 'existing');
+    const skipped = await tileLevel({ config, planFile, sink, work, pool, io, t0: performance.now() }, 0, units, store);
+    markShardDone(work, shard, units);
+    return { units: units.length, skipped };
+  } finally {
+    await pool.close();
+  }
+}
+
+/** `mudm-tiles finalize OUT`: checks every shard, tiles the coarse levels, writes overview, report, descriptor; cleans up. */
+export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO = {}): Promise<BuildReport> {
+  // Formats, zooms and layers come from the plan; only how to run (workers, budget) comes from these options.
+  const config = await configOf(given, {}, false);
+  const work = workDirFor(config.options, io.work);
+  const planFile = loadPlan(work);
+  checkShardsDone(work, planFile);
+  const sink = sinkOf(config, io);
+  const pool = createPool(config.options.workers, io.signal);
+  try {
+    const report = await finalize({ config, planFile, sink, work, pool, io, t0: performance.now() }, 0, 0);
+    work.destroy();
+    return report;
+  } finally {
+    await pool.close();
+  }
+}
+
+/** Reads the inputs into `store` and writes the plan; with --resume, checks it matches the interrupted build's plan. */
+async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, pool: Pool, store: SpillingStore, io: BuildIO, t0: number, shards: number): Promise<PlanFile> {
+  const o = config.options;
+  const fingerprint = fingerprintOf(inputs, config);
+  const previous = o.resume ? findPlan(work) : undefined;
+  if (previous && previous.fingerprint !== fingerprint) {
+    throw new UsageError('--resume: the inputs or options differ from the interrupted build; run again without --resume');
+  }
+  if (!previous) work.removeFolder('units');
+  const read = await readInputs(inputs, config, pool, store, io, t0);
+  const { plan: buildPlan, units } = planBuild(config, { ...read, layers: Object.keys(read.stats) }, store.keys());
+  if (buildPlan.outliers) io.onWarning?.(outlierWarning(buildPlan.outliers), { event: 'outliers', ...buildPlan.outliers });
+  const planFile: PlanFile = {
+    version: PLAN_VERSION, fingerprint, plan: buildPlan, read, units, shards, spilled: store.isSpilled, readSeconds: secondsSince(t0),
+    meta: { name: o.name, description: o.description, attribution: o.attribution, version: o.version, baseUrl: o.baseUrl },
+    preview: { enabled: o.preview, image: o.image ? path.resolve(o.image) : undefined },
+  };
+  savePlan(work, planFile);
+  return planFile;
+}
+
+/** The levels above 0, then previews, the overview descriptor of each plane, the report, and the descriptor last. */
+async function finalize(ctx: RunContext, resumedBelow: number, tileSecondsBelow: number): Promise<BuildReport> {
+  const { plan: p, meta, read, readSeconds } = ctx.planFile;
+  const { sink } = ctx;
+  const tUpper = performance.now();
+  const upper = await tileUpperLevels(ctx);
+  const tileSeconds = tileSecondsBelow + secondsSince(tUpper);
+  const tDescribe = performance.now();
+  const totals = sumMarkers(p, upper.markers);
+  const assets = ctx.planFile.preview.enabled ? await writePreviews(ctx, upper.markers) : undefined;
+  const input: DescribeInput = { plan: p, stats: read.stats, pointified: totals.pointified, thinned: totals.thinned, vocabularies: read.collection.vocabularies, meta, assets };
+  if (p.formats.json) {
+    for (const plane of p.planes) {
+      const at = tilePath(0, 0, 0, plane, p.dims, 'json');
+      await sink.write(at, `${JSON.stringify(overviewDescriptor(input, plane, at), null, 2)}\n`);
+    }
+  }
+  const descriptor = tilesetDescriptor(input);
+  const report = buildReport(ctx, totals, descriptor, {
+    read, units: upper.units, resumed: resumedBelow + upper.resumed,
+    timings: { read: readSeconds, tile: tileSeconds, describe: secondsSince(tDescribe), total: secondsSince(ctx.t0) },
+  });
+  await sink.write('build-report.json', `${JSON.stringify(report, null, 2)}\n`);
+  // The descriptor goes last: its presence means the pyramid is complete.
+  await sink.write('tileset.json', `${JSON.stringify(descriptor, null, 2)}\n`);
+  await sink.finish();
+  ctx.io.onProgress?.({ phase: 'done', elapsed: secondsSince(ctx.t0) });
+  return report;
+}

@@ -1,0 +1,186 @@
+// Read stage of a build: sources → parse batches for the workers (validate, assign, partition) → unit records in the
+// store, and a summary of what was read; the collection members of the inputs are checked and kept here.
+import type { Properties } from '../model/feature.js';
+import type { Multiscale } from '../model/multiscale.js';
+import type { Vocabularies } from '../model/vocabulary.js';
+import { ByteArena } from '../bytes.js';
+import { layerNameFor, readEventBatches } from '../io/read.js';
+import type { FeatureSource, Source } from '../io/source.js';
+import type { BuildConfig } from '../options.js';
+import { DataError, InputError, ReadError } from '../report/errors.js';
+import { mergeStats, type PlaneRule } from '../stages/assign.js';
+import type { UnitStore } from '../stages/partition.js';
+import { META, parseBatch, type ParseResult, type ParseTask, type RawBatch } from '../stages/parse.js';
+import type { Dim } from '../tiling/space.js';
+import { validateCollectionMembers } from '../validate/index.js';
+import { IssueTally, SAMPLES_PER_CODE, sampleLine } from '../validate/tally.js';
+import { runOrdered, type Pool } from '../worker/pool.js';
+import { secondsSince, throwIfAborted, type BuildIO, type InputSpec } from './context.js';
+import type { ReadSummary } from './state.js';
+
+/** A parse batch closes at 4 MiB of JSON or 4,096 features, whichever comes first. */
+const BATCH_BYTES = 4 << 20;
+const BATCH_FEATURES = 4096;
+/**
+ * A batch of values closes at 64 features: values are parsed on this thread as soon as their batch closes, so a batch
+ * only bounds how many (possibly huge traced polygons) are held at once.
+ */
+const BATCH_VALUES = 64;
+
+interface Batch { file: string; layer: string; rule: PlaneRule; raw: RawBatch; count: number; seq0: number }
+
+/**
+ * Gathers one input's features into parse batches. JSON text goes into one reused buffer, and each batch moves to a
+ * worker as a copy of exactly its bytes (a fresh large buffer per batch would leave the allocator holding freed ones:
+ * RSS grew with the input). Values (features made in memory, whole-file documents) stay as they are.
+ */
+class BatchBuilder {
+  private readonly bytes = new ByteArena(BATCH_BYTES + (BATCH_BYTES >> 2));
+  private values: unknown[] = [];
+  private meta: number[] = [];
+
+  constructor(private readonly head: Pick<Batch, 'file' | 'layer' | 'rule'>, private readonly seq: { next: number }) {}
+
+  get full(): boolean {
+    return this.bytes.pos >= BATCH_BYTES || this.meta.length >= BATCH_FEATURES * META || this.values.length >= BATCH_VALUES;
+  }
+
+  get empty(): boolean {
+    return this.meta.length === 0;
+  }
+
+  /** True when a feature of this kind (text or value) cannot join the batch: take it first. */
+  mixes(value: boolean): boolean {
+    return !this.empty && value !== (this.values.length > 0);
+  }
+
+  addText(bytes: Uint8Array, index: number, line: number, column: number): void {
+    const start = this.bytes.addBytes(bytes);
+    this.meta.push(index, line, column, start, this.bytes.pos);
+  }
+
+  addValue(value: unknown, index: number, line: number, column: number): void {
+    this.values.push(value);
+    this.meta.push(index, line, column, 0, 0);
+  }
+
+  take(): Batch {
+    const meta = Float64Array.from(this.meta);
+    const raw: RawBatch = this.values.length > 0 ? { values: this.values, meta } : { bytes: this.bytes.copy(), meta };
+    const b = { ...this.head, raw, count: this.meta.length / META, seq0: this.seq.next };
+    this.seq.next += b.count;
+    this.bytes.pos = 0;
+    this.values = [];
+    this.meta = [];
+    return b;
+  }
+}
+
+/** Collection members of the first input that has each valid one: what the tiles and descriptor carry. */
+type Collection = ReadSummary['collection'];
+
+/**
+ * Reads every input in order: each batch of JSON text is parsed, validated and partitioned in a worker (values on
+ * this thread), and its unit records go into `store` in batch order (so the store's contents never depend on which
+ * worker was faster).
+ */
+export async function readInputs(inputs: readonly InputSpec[], config: BuildConfig, pool: Pool, store: UnitStore, io: BuildIO, t0: number): Promise<ReadSummary> {
+  const { options: o } = config;
+  const tally = new IssueTally(SAMPLES_PER_CODE);
+  const sum: ReadSummary = {
+    read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {}, bounds: null, extent: [], dims: [], stats: {}, collection: {},
+  };
+  const dims = new Set<Dim>();
+  const knownSide = config.imageSize ? 2 ** Math.ceil(Math.log2(Math.max(config.imageSize.width, config.imageSize.height))) : undefined;
+  const seq = { next: 0 };
+  const onMembers = (file: string, members: Record<string, unknown>) => collectMembers(sum.collection, tally, file, members, o.strict);
+
+  async function* batches(): AsyncGenerator<Batch> {
+    for (const input of inputs) {
+      const file = input.source.name;
+      const b = new BatchBuilder({ file, layer: o.layer ?? input.layer ?? layerNameFor(file), rule: { fixed: input.plane ?? {}, fields: config.planeFields } }, seq);
+      const features = 'features' in input.source ? madeFeatures(input.source) : readFeatures(input.source, onMembers);
+      // Features come in groups (a source chunk's worth): one await per group, not per feature.
+      for await (const group of features) {
+        for (const f of group) {
+          if (b.mixes(f.bytes === undefined)) yield b.take();
+          if (f.bytes === undefined) b.addValue(f.value, f.index, f.line, f.column);
+          else b.addText(f.bytes, f.index, f.line, f.column);
+          if (b.full) {
+            throwIfAborted(io.signal);
+            yield b.take();
+          }
+        }
+      }
+      if (!b.empty) yield b.take();
+    }
+  }
+
+  await runOrdered(batches(), o.workers * 2, async (b) => {
+    const task: ParseTask = {
+      kind: 'parse', file: b.file, layer: b.layer, layerBy: o.layerBy, rule: b.rule, cellSize: o.unitSize,
+      side: knownSide, seq0: b.seq0, raw: b.raw, sampleCap: SAMPLES_PER_CODE,
+    };
+    // Values are parsed here: copying them to a worker (structured clone of every position) cost more than the
+    // validation and encoding it would move off this thread (1.5x the CPU time on a traced label mask).
+    return 'values' in b.raw ? parseBatch(task) : pool.parse(task);
+  }, (r: ParseResult, b) => {
+    if (r.syntax) throw new ReadError(b.file, r.syntax.line, r.syntax.column, `feature ${r.syntax.index}: ${r.syntax.message}`);
+    sum.read += r.read; sum.valid += r.valid; sum.invalid += r.invalid;
+    tally.merge(r.issues);
+    for (const [why, n] of Object.entries(r.skipped)) sum.skipped[why] = (sum.skipped[why] ?? 0) + n;
+    if (o.strict && r.invalid > 0) {
+      const x = r.issues.samples.find((i) => i.severity === 'error');
+      throw new DataError(x ? sampleLine(x) : `${b.file}: invalid feature`);
+    }
+    const extent = (sum.extent ??= []);
+    r.extent.forEach((n, k) => { extent[k] = (extent[k] ?? 0) + n; });
+    if (r.bounds) {
+      const bb = (sum.bounds ??= [Infinity, Infinity, -Infinity, -Infinity]);
+      bb[0] = Math.min(bb[0], r.bounds[0]); bb[1] = Math.min(bb[1], r.bounds[1]);
+      bb[2] = Math.max(bb[2], r.bounds[2]); bb[3] = Math.max(bb[3], r.bounds[3]);
+    }
+    for (const d of r.dims) dims.add(d);
+    mergeStats(sum.stats, r.stats);
+    for (const [key, bytes] of r.units) store.append(key, bytes);
+    io.onProgress?.({ phase: 'read', file: b.file, features: sum.read, elapsed: secondsSince(t0) });
+  });
+  sum.dims = (['t', 'c', 'z'] as const).filter((d) => dims.has(d));
+  return sum;
+}
+
+/** One feature for a batch: its JSON text (`bytes`), or a value, with where it starts in its file (0: nowhere). */
+interface FoundFeature { index: number; line: number; column: number; bytes?: Uint8Array; value?: unknown }
+
+/** The features of a JSON source in order, a chunk's worth at a time; collection members go to `onMembers` as they are met. */
+async function* readFeatures(source: Source, onMembers: (file: string, members: Record<string, unknown>) => void): AsyncGenerator<FoundFeature[]> {
+  for await (const events of readEventBatches(source)) {
+    const group: FoundFeature[] = [];
+    for (const ev of events) {
+      if (ev.kind === 'members') onMembers(source.name, ev.members);
+      else if (ev.kind === 'feature') group.push(ev);
+      else if (ev.value !== null && typeof ev.value === 'object' && 'tilejson' in ev.value) throw new InputError(`${source.name} is a tileset descriptor, not annotations`, source.name);
+      else group.push({ index: ev.index, line: ev.line, column: ev.column, value: ev.value });
+    }
+    yield group;
+  }
+}
+
+/** The features of a source that makes them in memory, numbered in order; they have no place in a text. */
+async function* madeFeatures(source: FeatureSource): AsyncGenerator<FoundFeature[]> {
+  let index = 0;
+  for await (const made of source.features()) yield made.map((value) => ({ index: index++, line: 0, column: 0, value }));
+}
+
+/** Keeps the first input's collection members for the tiles; an invalid collection member is reported like a feature. */
+function collectMembers(c: Collection, tally: IssueTally, file: string, members: Record<string, unknown>, strict: boolean): void {
+  const issues = validateCollectionMembers(members);
+  for (const is of issues) {
+    tally.add(is, { file, feature: null, line: null, column: null });
+    if (strict && is.severity === 'error') throw new DataError(`${file}: ${is.path}: ${is.message} [${is.code}]`);
+  }
+  if (issues.some((i) => i.severity === 'error')) return;
+  if (c.multiscale === undefined && members.multiscale) c.multiscale = members.multiscale as Multiscale;
+  if (c.properties === undefined && members.properties && typeof members.properties === 'object') c.properties = members.properties as Properties;
+  if (c.vocabularies === undefined && members.vocabularies) c.vocabularies = members.vocabularies as Vocabularies;
+}

@@ -1,0 +1,178 @@
+// The durable state of a build in its work directory: plan.json (versioned, checked on load), one marker per finished
+// unit and shard, where each lives, and the fingerprint a resumed build or a shard must match.
+import os from 'node:os';
+import path from 'node:path';
+import { createHash, randomBytes } from 'node:crypto';
+import type { Properties } from '../model/feature.js';
+import type { Multiscale } from '../model/multiscale.js';
+import type { Vocabularies } from '../model/vocabulary.js';
+import { DiskWorkDir, MemoryWorkDir, type WorkDir } from '../io/workdir.js';
+import type { BuildConfig, Options } from '../options.js';
+import type { FormatCount } from '../report/types.js';
+import { WorkStateError } from '../report/errors.js';
+import type { LayerStats } from '../stages/assign.js';
+import type { UnitStore } from '../stages/partition.js';
+import type { BuildPlan, UnitPlan } from '../stages/plan.js';
+import { unitFileName } from '../stages/unit-key.js';
+import type { Dim, Plane } from '../tiling/space.js';
+import type { IssueCounts } from '../validate/tally.js';
+
+export const WORK_DIR_NAME = '.mudm-work';
+const PLAN_FILE = 'plan.json';
+/** The layout of plan.json and of the unit markers; a work directory of another version is refused, never misread. */
+export const PLAN_VERSION = 2;
+
+/** What the reading pass found: everything the plan, the descriptor and the report need. */
+export interface ReadSummary {
+  read: number; valid: number; invalid: number;
+  issues: IssueCounts;
+  /** Valid features the pyramid cannot place, by reason. */
+  skipped: Record<string, number>;
+  bounds: [number, number, number, number] | null;
+  /** Placed features by the world side they need: `extent[k]` need 2^k (see `findOutliers`). */
+  extent?: number[];
+  dims: Dim[];
+  stats: LayerStats;
+  collection: { multiscale?: Multiscale; properties?: Properties; vocabularies?: Vocabularies };
+}
+
+/** The plan of a build as kept in the work directory. */
+export interface PlanFile {
+  version: typeof PLAN_VERSION;
+  fingerprint: string;
+  plan: BuildPlan;
+  read: ReadSummary;
+  units: UnitPlan[];
+  shards: number;
+  meta: { name?: string; description?: string; attribution?: string; version?: string; baseUrl?: string };
+  /** --preview: PNG quicklooks per plane, drawn over this image when given. */
+  preview: { enabled: boolean; image?: string };
+  spilled: boolean;
+  readSeconds: number;
+}
+
+/** What one finished unit leaves in the work directory: its statistics and its features reduced for the level above. */
+export interface UnitMarker {
+  key: string;
+  byZoom: Record<string, { json: FormatCount; pbf: FormatCount; features: number }>;
+  largest: { path: string; bytes: number } | null;
+  pointified: number[][];
+  thinned: number[][];
+  notInPbf: number;
+  /** Next-level key → byte length of its binary records (record.ts), which lie back to back in the marker's `.next` file. */
+  next: [string, number][];
+  /** With --preview: the unit's zoom-0 JSON tile (a FeatureCollection), which the preview of its plane is drawn from. */
+  overview?: string;
+}
+
+/** The work directory: the caller's, else OUT/.mudm-work on disk, else memory. */
+export function workDirFor(options: Options, work: WorkDir | undefined): WorkDir {
+  if (work) return work;
+  if (options.out) return new DiskWorkDir(path.join(options.out, WORK_DIR_NAME));
+  return new MemoryWorkDir();
+}
+
+/** Where spilled records go: --tmp-dir, else the work directory, else the system temporary directory. */
+export function spillRoot(options: Options, work: WorkDir): string {
+  if (options.tmpDir) return path.join(options.tmpDir, `mudm-spill-${createHash('sha1').update(path.resolve(options.out ?? '.')).digest('hex').slice(0, 10)}`);
+  return work.root ? path.join(work.root, 'spill') : path.join(os.tmpdir(), `mudm-spill-${randomBytes(6).toString('hex')}`);
+}
+
+/** Identifies inputs and the options that change output (the image size however it was given): a resume must see the same ones. */
+export function fingerprintOf(inputs: readonly { source: { name: string }; layer?: string; plane?: Partial<Plane>; fingerprint?: string }[], config: BuildConfig): string {
+  const h = createHash('sha256');
+  for (const i of inputs) h.update(`${i.source.name}\0${i.layer ?? ''}\0${JSON.stringify(i.plane ?? {})}\0${i.fingerprint ?? ''}\n`);
+  for (const k of ['format', 'layer', 'layerBy', 'planeField', 'minZoom', 'maxZoom', 'lod', 'tileBudget', 'unitSize'] as const) h.update(`${k}=${String(config.options[k])}\n`);
+  h.update(`imageSize=${JSON.stringify(config.imageSize ?? null)}\n`);
+  return h.digest('hex');
+}
+
+export function savePlan(work: WorkDir, planFile: PlanFile): void {
+  work.writeJson(PLAN_FILE, planFile);
+}
+
+/** The plan of the work directory; a missing, unreadable or foreign one is a WorkStateError saying what to do. */
+export function loadPlan(work: WorkDir): PlanFile {
+  const planFile = findPlan(work);
+  if (!planFile) throw new WorkStateError(`no readable plan in ${where(work)}: run mudm-tiles plan first`, work.root);
+  return planFile;
+}
+
+/** The plan an earlier run left, if any (for --resume); one of another version is refused. */
+export function findPlan(work: WorkDir): PlanFile | undefined {
+  const value = work.readJson<unknown>(PLAN_FILE);
+  if (value === undefined) return undefined;
+  const version = value !== null && typeof value === 'object' ? (value as { version?: unknown }).version : undefined;
+  if (version !== PLAN_VERSION) {
+    throw new WorkStateError(
+      `the plan in ${where(work)} has version ${JSON.stringify(version ?? null)}, this mudm-tiles reads version ${PLAN_VERSION}: `
+      + 'it was written by another version; plan (or build) again without --resume', work.root,
+    );
+  }
+  return value as PlanFile;
+}
+
+function where(work: WorkDir): string {
+  return work.root ?? 'the work directory';
+}
+
+/** The marker of a finished unit, relative to the work directory. */
+export function markerPath(level: number, key: string): string {
+  return `units/${level}/${unitFileName(key)}.json`;
+}
+
+/** The unit's records for the level above, beside its marker. */
+function nextPath(level: number, key: string): string {
+  return `units/${level}/${unitFileName(key)}.next`;
+}
+
+export function isUnitDone(work: WorkDir, level: number, key: string): boolean {
+  return work.exists(markerPath(level, key));
+}
+
+/**
+ * Records a finished unit: its records for the level above, then its marker, which therefore means the unit never
+ * needs redoing. `next` are the records, in the order of `marker.next`.
+ */
+export function writeUnitMarker(work: WorkDir, level: number, marker: UnitMarker, next: readonly Uint8Array[]): void {
+  if (next.length > 0) work.writeBytes(nextPath(level, marker.key), next);
+  work.writeJson(markerPath(level, marker.key), marker);
+}
+
+/**
+ * The marker of a finished unit. With a store, the unit's records for the level above go into it as the marker is
+ * read, and leave the marker (`next` is emptied): they may be most of it. A missing marker or missing records are a
+ * WorkStateError naming the unit.
+ */
+export function readUnitMarker(work: WorkDir, level: number, key: string, store?: UnitStore): UnitMarker {
+  const m = work.readJson<UnitMarker>(markerPath(level, key));
+  if (m === undefined) {
+    throw new WorkStateError(`the marker of unit ${key} (level ${level}) is missing from ${where(work)}: the unit is not finished; run the build (or its shard) again`, work.root);
+  }
+  if (store && m.next.length > 0) {
+    const bytes = work.readBytes(nextPath(level, key));
+    if (bytes === undefined) throw new WorkStateError(`the records of unit ${key} (level ${level}) for the level above are missing from ${where(work)}`, work.root);
+    let at = 0;
+    for (const [k, length] of m.next) { store.append(k, bytes.subarray(at, at + length)); at += length; }
+  }
+  m.next = [];
+  return m;
+}
+
+/** Level-0 units of shard `shard` of `shards`: a fixed round-robin over the sorted units. */
+export function shardUnits(units: readonly UnitPlan[], shard: number, shards: number): UnitPlan[] {
+  return units.filter((_, i) => i % shards === shard);
+}
+
+export function markShardDone(work: WorkDir, shard: number, units: readonly UnitPlan[]): void {
+  work.writeJson(`shards/${shard}.json`, { shard, units: units.map((u) => u.key) });
+}
+
+/** Refuses to finalize while a shard or a level-0 unit is not finished. */
+export function checkShardsDone(work: WorkDir, planFile: PlanFile): void {
+  const missingShards = Array.from({ length: planFile.shards }, (_, i) => i).filter((i) => !work.exists(`shards/${i}.json`));
+  const missingUnits = planFile.units.filter((u) => !isUnitDone(work, 0, u.key));
+  if (missingShards.length || missingUnits.length) {
+    throw new WorkStateError(`cannot finalize: shard(s) ${missingShards.join(', ') || 'none'} not complete, ${missingUnits.length} unit(s) missing; run build-shard for them`, work.root);
+  }
+}

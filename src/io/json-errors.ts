@@ -1,0 +1,159 @@
+// Where JSON input is wrong: a JSON.parse failure as a ReadError at its absolute position, found by a second, small parser.
+import { ReadError } from '../report/errors.js';
+
+/**
+ * Turns a JSON.parse failure on `text` (which starts at `line`/`column` of `file`) into a ReadError at the absolute
+ * position. V8 names the position ("at position N") for most errors but not for "Unexpected token" or the end of
+ * input, so a small locator finds it then.
+ */
+export function jsonSyntaxError(file: string, text: string, line: number, column: number, e: unknown): ReadError {
+  const v8 = e instanceof Error ? e.message : String(e);
+  const m = /\bat position (\d+)/.exec(v8);
+  let position: number;
+  let message: string;
+  if (m) {
+    position = Number(m[1]);
+    message = v8
+      .replace(/\s*in JSON at position \d+/, '')
+      .replace(/\s*\(line \d+ column \d+\)/, '');
+  } else {
+    const found = locateJsonError(text);
+    position = found ? found.position : text.length;
+    message = found ? found.message : v8;
+  }
+  const at = positionToLineColumn(text, Math.min(position, text.length), line, column);
+  return new ReadError(file, at.line, at.column, message, { cause: e });
+}
+
+/** Line and byte column of UTF-16 offset `position` in `text`, which starts at `line`/`column`. */
+function positionToLineColumn(text: string, position: number, line: number, column: number): { line: number; column: number } {
+  let lastNewline = -1;
+  let l = line;
+  for (let k = text.indexOf('\n'); k >= 0 && k < position; k = text.indexOf('\n', k + 1)) {
+    l++;
+    lastNewline = k;
+  }
+  const bytes = Buffer.byteLength(text.slice(lastNewline + 1, position), 'utf8');
+  return { line: l, column: lastNewline < 0 ? column + bytes : bytes + 1 };
+}
+
+const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+
+function describeChar(c: string | undefined): string {
+  if (c === undefined) return 'end of input';
+  const code = c.codePointAt(0) ?? 0;
+  return code < 0x20 || code === 0x7f ? `control character U+${code.toString(16).toUpperCase().padStart(4, '0')}` : `'${c}'`;
+}
+
+/** Finds the first JSON syntax error in `s` (position as a UTF-16 offset), or null if `s` is valid JSON. */
+export function locateJsonError(s: string): { position: number; message: string } | null {
+  const n = s.length;
+  const stack: number[] = []; // 0 array, 1 object
+  type Expect = 'value' | 'value-or-close' | 'key' | 'key-or-close' | 'after';
+  let expect: Expect = 'value';
+  let i = 0;
+  const string = (start: number): number | { position: number; message: string } => {
+    let j = start + 1;
+    for (;;) {
+      if (j >= n) return { position: n, message: 'unterminated string' };
+      const c = s.charCodeAt(j);
+      if (c === 0x22) return j + 1;
+      if (c < 0x20) return { position: j, message: `${describeChar(s[j])} in a string (escape it)` };
+      if (c === 0x5c) {
+        const e = s[j + 1];
+        if (e === 'u') {
+          if (!/^[0-9a-fA-F]{4}$/.test(s.slice(j + 2, j + 6))) return { position: j, message: 'bad \\u escape in a string' };
+          j += 6;
+          continue;
+        }
+        if (e === undefined || !'"\\/bfnrt'.includes(e)) return { position: j, message: 'bad escape in a string' };
+        j += 2;
+        continue;
+      }
+      j++;
+    }
+  };
+  for (;;) {
+    while (i < n) {
+      const c = s.charCodeAt(i);
+      if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
+      i++;
+    }
+    if (i >= n) {
+      return expect === 'after' && stack.length === 0 ? null : { position: n, message: 'unexpected end of input' };
+    }
+    const c = s[i];
+    switch (expect) {
+      case 'value':
+      case 'value-or-close': {
+        if (c === ']' && expect === 'value-or-close') {
+          stack.pop();
+          i++;
+          expect = 'after';
+        } else if (c === '{') {
+          stack.push(1);
+          i++;
+          expect = 'key-or-close';
+        } else if (c === '[') {
+          stack.push(0);
+          i++;
+          expect = 'value-or-close';
+        } else if (c === '"') {
+          const r = string(i);
+          if (typeof r !== 'number') return r;
+          i = r;
+          expect = 'after';
+        } else if (c === '-' || (c >= '0' && c <= '9')) {
+          NUMBER.lastIndex = i;
+          const m = NUMBER.exec(s);
+          if (!m) return { position: c === '-' ? i + 1 : i, message: 'malformed number' };
+          i += m[0].length;
+          expect = 'after';
+        } else if (s.startsWith('true', i) || s.startsWith('null', i)) {
+          i += 4;
+          expect = 'after';
+        } else if (s.startsWith('false', i)) {
+          i += 5;
+          expect = 'after';
+        } else if (c === 't' || c === 'f' || c === 'n') {
+          return { position: i, message: 'invalid literal, expected true, false or null' };
+        } else {
+          return { position: i, message: `unexpected ${describeChar(c)}, expected a value` };
+        }
+        break;
+      }
+      case 'key-or-close':
+      case 'key': {
+        if (c === '}' && expect === 'key-or-close') {
+          stack.pop();
+          i++;
+          expect = 'after';
+          break;
+        }
+        if (c !== '"') return { position: i, message: `unexpected ${describeChar(c)}, expected a double-quoted property name` };
+        const r = string(i);
+        if (typeof r !== 'number') return r;
+        i = r;
+        while (i < n && ' \t\r\n'.includes(s[i])) i++;
+        if (s[i] !== ':') return { position: i, message: `unexpected ${describeChar(s[i])}, expected ':' after a property name` };
+        i++;
+        expect = 'value';
+        break;
+      }
+      case 'after': {
+        if (stack.length === 0) return { position: i, message: `unexpected ${describeChar(c)} after the JSON value` };
+        const top = stack[stack.length - 1];
+        if (c === ',') {
+          i++;
+          expect = top === 1 ? 'key' : 'value';
+        } else if ((top === 1 && c === '}') || (top === 0 && c === ']')) {
+          stack.pop();
+          i++;
+        } else {
+          return { position: i, message: `unexpected ${describeChar(c)}, expected ',' or '${top === 1 ? '}' : ']'}'` };
+        }
+        break;
+      }
+    }
+  }
+}

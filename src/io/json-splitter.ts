@@ -1,0 +1,382 @@
+// The byte-level splitter of JSON input and the events it reads: one feature at a time, never the whole file as one string.
+import { ReadError } from '../report/errors.js';
+import { jsonSyntaxError } from './json-errors.js';
+import { Capture, Cursor, describeByte, isValueStart, isWhitespace, RS, ValueScanner } from './json-value.js';
+
+/** One element of a top-level `features` array, or one record of an NDJSON / GeoJSON Text Sequence input. */
+export interface FeatureEvent {
+  kind: 'feature';
+  /** From 0, per file. */
+  index: number;
+  /** 1-based position of the element's first byte. */
+  line: number;
+  column: number;
+  /** The element's exact JSON (decoded from `bytes` when first asked for). */
+  readonly text: string;
+  /** The element's exact UTF-8 bytes (a view into the source's chunk). */
+  readonly bytes: Uint8Array;
+  /** The source name, so `parseFeature` can say where a syntax error is. */
+  file: string;
+}
+
+const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+const utf8Encoder = new TextEncoder();
+
+/**
+ * A feature whose text or bytes is made from the other only when asked for: the build hands the bytes to its
+ * workers, so the reading thread never decodes them.
+ */
+class SplitFeature implements FeatureEvent {
+  readonly kind = 'feature';
+  constructor(
+    readonly index: number, readonly line: number, readonly column: number, readonly file: string,
+    private raw: Uint8Array | undefined, private decoded: string | undefined,
+  ) {}
+
+  get text(): string { return (this.decoded ??= utf8Decoder.decode(this.raw)); }
+  get bytes(): Uint8Array { return (this.raw ??= utf8Encoder.encode(this.decoded)); }
+}
+
+/** Every top-level member but `features` of an object whose `features` were streamed, once, after the last feature. */
+export interface MembersEvent {
+  kind: 'members';
+  members: Record<string, unknown>;
+}
+
+/** The single top-level value of a file that is not a streamed FeatureCollection (a descriptor, a bare Feature...). */
+export interface DocumentEvent {
+  kind: 'document';
+  index: number;
+  line: number;
+  column: number;
+  value: unknown;
+}
+
+export type ReadEvent = FeatureEvent | MembersEvent | DocumentEvent;
+
+const enum S {
+  /** Between top-level values. */
+  Top,
+  /** Inside a UTF-8 byte order mark at the very start. */
+  Bom,
+  /** Scanning a top-level value kept whole (a sequence record, or a first value that is not an object). */
+  TopValue,
+  /** After the `{` of the first top-level object: a key or `}`. */
+  ObjOpen,
+  ObjKey,
+  ObjColon,
+  /** After `:`: the start of a member value. */
+  ObjValue,
+  ObjValueIn,
+  /** After a member: `,` or `}`. */
+  ObjNext,
+  /** After `,`: a key. */
+  ObjKeyRequired,
+  /** After the `[` of a streamed `features`: an element or `]`. */
+  ArrOpen,
+  ArrElementRequired,
+  ArrElementIn,
+  ArrNext,
+}
+
+/** The byte-level splitter: bytes in by `push`, events out into the array it was given; `end` at the end of input. */
+export class Splitter {
+  private state = S.Top;
+  private readonly at = new Cursor();
+  /** The value being scanned (element, member key or value, sequence record). */
+  private readonly value: ValueScanner;
+  /** The whole first top-level object, until its `features` start streaming. */
+  private readonly whole = new Capture();
+  private wholeLine = 0;
+  private wholeColumn = 0;
+
+  private valuesSeen = 0;
+  /** Records are features: the input started with RS or holds more than one top-level value. */
+  private sequence = false;
+  private streaming = false;
+  private pending: { text: string; line: number; column: number } | null = null;
+  private featureIndex = 0;
+  private members: Record<string, unknown> = {};
+  private key = '';
+  private decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+
+  constructor(
+    private readonly file: string,
+    private readonly out: ReadEvent[],
+  ) {
+    this.value = new ValueScanner(file, this.at);
+  }
+
+  push(chunk: Uint8Array): void {
+    const n = chunk.length;
+    let i = 0;
+    while (i < n) {
+      switch (this.state) {
+        case S.ArrElementIn: {
+          const end = this.value.scan(chunk, i);
+          if (end < 0) {
+            i = n;
+            break;
+          }
+          this.emitFeature(this.value.bytes.finish(chunk, end), this.value.line, this.value.column);
+          this.state = S.ArrNext;
+          i = end;
+          break;
+        }
+        case S.ArrNext:
+        case S.ArrOpen:
+        case S.ArrElementRequired: {
+          const b = chunk[i];
+          if (isWhitespace(b)) {
+            if (b === 0x0a) this.at.newline(i);
+            i++;
+          } else if (this.state === S.ArrNext) {
+            if (b === 0x2c) this.state = S.ArrElementRequired;
+            else if (b === 0x5d) this.state = S.ObjNext;
+            else this.fail(i, `unexpected ${describeByte(b)} after a feature, expected ',' or ']'`);
+            i++;
+          } else if (b === 0x5d && this.state === S.ArrOpen) {
+            this.state = S.ObjNext;
+            i++;
+          } else if (isValueStart(b)) {
+            this.value.begin(chunk, i);
+            this.state = S.ArrElementIn;
+            if (!this.value.scalar) i++;
+          } else {
+            this.fail(i, b === 0x5d ? "unexpected ']' after ',' (trailing comma)" : `unexpected ${describeByte(b)}, expected a feature`);
+          }
+          break;
+        }
+        case S.Top:
+          i = this.top(chunk, i);
+          break;
+        case S.Bom: {
+          // Only EF BB BF: anything else after EF is not UTF-8 JSON.
+          const expected = this.at.abs + i === 1 ? 0xbb : 0xbf;
+          if (chunk[i] !== expected) this.fail(i, `unexpected ${describeByte(chunk[i])} in a byte order mark`);
+          i++;
+          if (expected === 0xbf) {
+            this.at.lineStart = 3;
+            this.state = S.Top;
+          }
+          break;
+        }
+        case S.TopValue: {
+          const end = this.value.scan(chunk, i);
+          if (end < 0) {
+            i = n;
+            break;
+          }
+          const text = this.decoder.decode(this.value.bytes.finish(chunk, end));
+          if (this.sequence) this.emitFeature(text, this.value.line, this.value.column);
+          else this.pending = { text, line: this.value.line, column: this.value.column };
+          this.state = S.Top;
+          i = end;
+          break;
+        }
+        case S.ObjValueIn: {
+          const end = this.value.scan(chunk, i);
+          if (end < 0) {
+            i = n;
+            break;
+          }
+          const text = this.decoder.decode(this.value.bytes.finish(chunk, end));
+          this.setMember(this.key, this.parse(text, this.value.line, this.value.column));
+          this.state = S.ObjNext;
+          i = end;
+          break;
+        }
+        case S.ObjKey: {
+          const end = this.value.scan(chunk, i);
+          if (end < 0) {
+            i = n;
+            break;
+          }
+          this.key = this.parse(this.decoder.decode(this.value.bytes.finish(chunk, end)), this.value.line, this.value.column) as string;
+          this.state = S.ObjColon;
+          i = end;
+          break;
+        }
+        default:
+          i = this.objectPunctuation(chunk, i);
+      }
+    }
+    this.value.bytes.carry(chunk);
+    this.whole.carry(chunk);
+    this.at.abs += n;
+  }
+
+  end(): void {
+    switch (this.state) {
+      case S.Top:
+        break;
+      case S.TopValue:
+      case S.ArrElementIn:
+        if (this.value.scalar) {
+          // A number or literal ends with the input (`42` alone, a last NDJSON line `null`).
+          const empty = new Uint8Array(0);
+          const text = this.decoder.decode(this.value.bytes.finish(empty, 0));
+          if (this.state === S.TopValue) {
+            if (this.sequence) this.emitFeature(text, this.value.line, this.value.column);
+            else this.pending = { text, line: this.value.line, column: this.value.column };
+            break;
+          }
+        }
+        this.failAtEnd(`unexpected end of input: the value that starts at line ${this.value.line}, column ${this.value.column} is not closed`);
+        break;
+      default:
+        this.failAtEnd(
+          this.streaming
+            ? `unexpected end of input inside the FeatureCollection that starts at line ${this.wholeLine}, column ${this.wholeColumn}`
+            : `unexpected end of input: the object that starts at line ${this.wholeLine}, column ${this.wholeColumn} is not closed`,
+        );
+    }
+    if (this.pending) {
+      const p = this.pending;
+      this.pending = null;
+      this.out.push({ kind: 'document', index: 0, line: p.line, column: p.column, value: this.parse(p.text, p.line, p.column) });
+    } else if (this.valuesSeen === 0 && !this.sequence) {
+      throw new ReadError(this.file, this.at.line, this.at.abs - this.at.lineStart + 1, 'no JSON value: the input is empty');
+    }
+  }
+
+  /** Between top-level values: whitespace, RS, a byte order mark at offset 0, or the start of a value. */
+  private top(chunk: Uint8Array, i: number): number {
+    const b = chunk[i];
+    if (isWhitespace(b)) {
+      if (b === 0x0a) this.at.newline(i);
+      return i + 1;
+    }
+    if (b === 0xef && this.at.abs + i === 0) {
+      this.state = S.Bom;
+      return i + 1;
+    }
+    if (this.streaming) this.fail(i, `unexpected ${describeByte(b)} after the end of the FeatureCollection`);
+    if (b === RS) {
+      this.startSequence();
+      return i + 1;
+    }
+    if (!isValueStart(b)) this.fail(i, `unexpected ${describeByte(b)}, expected a JSON value`);
+    if (this.valuesSeen > 0) this.startSequence();
+    this.valuesSeen++;
+    if (!this.sequence && b === 0x7b) {
+      // The first object may be a FeatureCollection whose `features` must stream: parse it member by member, and keep
+      // its bytes in case it turns out to be a single document after all.
+      this.whole.begin(i);
+      this.wholeLine = this.at.line;
+      this.wholeColumn = this.at.column(i);
+      this.members = {};
+      this.state = S.ObjOpen;
+      return i + 1;
+    }
+    this.value.begin(chunk, i);
+    this.state = S.TopValue;
+    return this.value.scalar ? i : i + 1;
+  }
+
+  /** Whitespace, `:`, `,`, `}` and value starts around the members of the first top-level object. */
+  private objectPunctuation(chunk: Uint8Array, i: number): number {
+    const b = chunk[i];
+    if (isWhitespace(b)) {
+      if (b === 0x0a) this.at.newline(i);
+      return i + 1;
+    }
+    switch (this.state) {
+      case S.ObjOpen:
+      case S.ObjKeyRequired:
+        if (b === 0x22) {
+          this.value.begin(chunk, i);
+          this.state = S.ObjKey;
+          return i + 1;
+        }
+        if (b === 0x7d && this.state === S.ObjOpen) return this.closeObject(chunk, i);
+        return this.fail(
+          i,
+          b === 0x7d ? "unexpected '}' after ',' (trailing comma)" : `unexpected ${describeByte(b)}, expected a double-quoted property name`,
+        );
+      case S.ObjColon:
+        if (b !== 0x3a) this.fail(i, `unexpected ${describeByte(b)}, expected ':' after the property name`);
+        this.state = S.ObjValue;
+        return i + 1;
+      case S.ObjValue:
+        if (!isValueStart(b)) this.fail(i, `unexpected ${describeByte(b)}, expected a value`);
+        if (this.key === 'features' && b === 0x5b && this.mayStream()) {
+          this.streaming = true;
+          this.whole.drop();
+          this.state = S.ArrOpen;
+          return i + 1;
+        }
+        this.value.begin(chunk, i);
+        this.state = S.ObjValueIn;
+        return this.value.scalar ? i : i + 1;
+      case S.ObjNext:
+        if (b === 0x2c) {
+          this.state = S.ObjKeyRequired;
+          return i + 1;
+        }
+        if (b === 0x7d) return this.closeObject(chunk, i);
+        return this.fail(i, `unexpected ${describeByte(b)}, expected ',' or '}'`);
+      default:
+        return this.fail(i, 'internal reader error: unknown state');
+    }
+  }
+
+  /** Stream `features` unless members seen so far say this is not a FeatureCollection. */
+  private mayStream(): boolean {
+    const type = this.members.type;
+    return (type === undefined || type === 'FeatureCollection') && !('tilejson' in this.members);
+  }
+
+  private closeObject(chunk: Uint8Array, i: number): number {
+    if (this.streaming) {
+      this.out.push({ kind: 'members', members: this.members });
+      this.members = {};
+      // Back to the top level, where `streaming` now lets only whitespace through.
+      this.state = S.Top;
+    } else {
+      const text = this.decoder.decode(this.whole.finish(chunk, i + 1));
+      this.pending = { text, line: this.wholeLine, column: this.wholeColumn };
+      this.members = {};
+      this.state = S.Top;
+    }
+    return i + 1;
+  }
+
+  private setMember(key: string, value: unknown): void {
+    // defineProperty, not assignment: a `__proto__` member must stay data, as JSON.parse would keep it.
+    Object.defineProperty(this.members, key, { value, enumerable: true, writable: true, configurable: true });
+  }
+
+  /** More than one top-level value, or RS: every record is a feature, including a first value held back as a document. */
+  private startSequence(): void {
+    if (this.sequence) return;
+    this.sequence = true;
+    if (this.pending) {
+      const p = this.pending;
+      this.pending = null;
+      this.emitFeature(p.text, p.line, p.column);
+    }
+  }
+
+  private emitFeature(content: string | Uint8Array, line: number, column: number): void {
+    const text = typeof content === 'string' ? content : undefined;
+    const bytes = typeof content === 'string' ? undefined : content;
+    this.out.push(new SplitFeature(this.featureIndex++, line, column, this.file, bytes, text));
+  }
+
+  private parse(text: string, line: number, column: number): unknown {
+    try {
+      return JSON.parse(text);
+    } catch (e) {
+      throw jsonSyntaxError(this.file, text, line, column, e);
+    }
+  }
+
+  private fail(i: number, message: string): never {
+    throw new ReadError(this.file, this.at.line, this.at.column(i), message);
+  }
+
+  private failAtEnd(message: string): never {
+    throw new ReadError(this.file, this.at.line, this.at.abs - this.at.lineStart + 1, message);
+  }
+}

@@ -1,0 +1,204 @@
+// One JSON value scanned across chunks: where the input stands (line, column), the value's bytes, and where it ends.
+import { ReadError } from '../report/errors.js';
+import { concatBytes } from './source.js';
+
+/** The record separator of GeoJSON Text Sequences (RFC 8142). */
+export const RS = 0x1e;
+
+export function isValueStart(b: number): boolean {
+  return b === 0x7b || b === 0x5b || b === 0x22 || b === 0x2d || (b >= 0x30 && b <= 0x39) || b === 0x74 || b === 0x66 || b === 0x6e;
+}
+
+export function isWhitespace(b: number): boolean {
+  return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+}
+
+/** Bytes that end a number or literal. */
+export function isScalarEnd(b: number): boolean {
+  return isWhitespace(b) || b === 0x2c || b === 0x5d || b === 0x7d || b === 0x5b || b === 0x7b || b === 0x22 || b === 0x3a || b === 0x1e;
+}
+
+export function describeByte(b: number): string {
+  if (b >= 0x21 && b < 0x7f) return `'${String.fromCharCode(b)}'`;
+  if (b === 0x1e) return 'record separator (0x1E)';
+  if (b >= 0x80) return `byte 0x${b.toString(16).toUpperCase()}`;
+  return `control character U+${b.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+/** Where the splitter stands in the input, for 1-based lines and byte columns. */
+export class Cursor {
+  /** Absolute offset of the current chunk's first byte. */
+  abs = 0;
+  line = 1;
+  /** Absolute offset of the first byte of the current line (columns are offsets from it). */
+  lineStart = 0;
+
+  newline(i: number): void {
+    this.line++;
+    this.lineStart = this.abs + i + 1;
+  }
+
+  column(i: number): number {
+    return this.abs + i - this.lineStart + 1;
+  }
+}
+
+/** Bytes of one value that may span chunks: the tails of earlier chunks plus where it starts in the current one. */
+export class Capture {
+  active = false;
+  start = 0;
+  parts: Uint8Array[] = [];
+  length = 0;
+
+  begin(at: number): void {
+    this.active = true;
+    this.start = at;
+    this.parts.length = 0;
+    this.length = 0;
+  }
+
+  /** At the end of a chunk: keep a copy of the tail (sources may reuse their buffers). */
+  carry(chunk: Uint8Array): void {
+    if (!this.active) return;
+    const tail = chunk.slice(this.start);
+    this.parts.push(tail);
+    this.length += tail.length;
+    this.start = 0;
+  }
+
+  finish(chunk: Uint8Array, end: number): Uint8Array {
+    this.active = false;
+    // A plain view, not chunk.subarray(): on a Buffer that goes through Buffer's species machinery, per feature.
+    if (this.parts.length === 0) return new Uint8Array(chunk.buffer, chunk.byteOffset + this.start, end - this.start);
+    const last = new Uint8Array(chunk.buffer, chunk.byteOffset, end);
+    const out = concatBytes([...this.parts, last], this.length + last.length);
+    this.parts.length = 0;
+    this.length = 0;
+    return out;
+  }
+
+  drop(): void {
+    this.active = false;
+    this.parts.length = 0;
+    this.length = 0;
+  }
+}
+
+/**
+ * The value in progress (a feature, a member key or value, a sequence record): its bytes, where it starts, and
+ * how far the scan got, which carries over from one chunk to the next. It moves the cursor over the lines it spans.
+ */
+export class ValueScanner {
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+  /** A number or literal, which ends at the first byte that cannot continue it (scanned from its first byte). */
+  scalar = false;
+  /** 1-based position of the value's first byte. */
+  line = 0;
+  column = 0;
+  readonly bytes = new Capture();
+
+  constructor(private readonly file: string, private readonly at: Cursor) {}
+
+  /** Starts the value whose first byte is `chunk[i]`. */
+  begin(chunk: Uint8Array, i: number): void {
+    const b = chunk[i];
+    this.bytes.begin(i);
+    this.line = this.at.line;
+    this.column = this.at.column(i);
+    this.scalar = !(b === 0x7b || b === 0x5b || b === 0x22);
+    this.inString = b === 0x22;
+    this.depth = b === 0x22 ? 0 : 1;
+    this.escaped = false;
+  }
+
+  /**
+   * Advances through the value in progress from `i` (the byte after its first one, or its first for scalars).
+   * Returns the offset just past its end, or -1 when the chunk ran out first. Only strings and bracket depth are
+   * tracked: what lies between is checked by JSON.parse of the value, whose errors `jsonSyntaxError` maps back here.
+   */
+  scan(chunk: Uint8Array, i: number): number {
+    // The length read here, not passed in: a bound V8 can see is the array's own lets it drop the bounds checks.
+    const n = chunk.length;
+    if (this.scalar) {
+      while (i < n && !isScalarEnd(chunk[i])) i++;
+      return i < n ? i : -1;
+    }
+    // Locals, not fields, in the loop that sees every byte of every feature.
+    let depth = this.depth;
+    let inString = this.inString;
+    let escaped = this.escaped;
+    const at = this.at;
+    let line = at.line;
+    let lineStart = at.lineStart;
+    const abs = at.abs;
+    let end = -1;
+    let rs = -1;
+    // Two tight loops (inside and outside strings) rather than one with a state test per byte; outside strings the
+    // common bytes (digits, '.', ',', '-') fall through two comparisons. Measured 1.4x faster than a switch.
+    outer: while (i < n) {
+      if (inString) {
+        for (; i < n; i++) {
+          const b = chunk[i];
+          if (escaped) {
+            escaped = false;
+          } else if (b === 0x22) {
+            inString = false;
+            i++;
+            if (depth === 0) {
+              end = i;
+              break outer;
+            }
+            continue outer;
+          } else if (b === 0x5c) {
+            escaped = true;
+            continue;
+          }
+          if (b === 0x0a) {
+            line++;
+            lineStart = abs + i + 1;
+          }
+        }
+        break;
+      }
+      for (; i < n; i++) {
+        const b = chunk[i];
+        if (b >= 0x5b) {
+          if (b === 0x5b || b === 0x7b) {
+            depth++;
+          } else if (b === 0x5d || b === 0x7d) {
+            if (--depth === 0) {
+              end = i + 1;
+              break outer;
+            }
+          }
+        } else if (b <= 0x22) {
+          if (b === 0x22) {
+            inString = true;
+            i++;
+            continue outer;
+          }
+          if (b === 0x0a) {
+            line++;
+            lineStart = abs + i + 1;
+          } else if (b === RS) {
+            rs = i;
+            break outer;
+          }
+        }
+      }
+    }
+    this.depth = depth;
+    this.inString = inString;
+    this.escaped = escaped;
+    at.line = line;
+    at.lineStart = lineStart;
+    // Failing here rather than inside the loop keeps calls out of the loop body, which V8 compiles tighter.
+    if (rs >= 0) {
+      const message = `unexpected record separator (0x1E) inside the value that starts at line ${this.line}, column ${this.column} (truncated record?)`;
+      throw new ReadError(this.file, at.line, at.column(rs), message);
+    }
+    return end;
+  }
+}

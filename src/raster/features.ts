@@ -1,0 +1,117 @@
+// Rings of a traced label raster → one Polygon or MultiPolygon feature per label, holes under their outer rings (pure).
+import type { MultiPolygon, Polygon, Position } from '../model/geometry.js';
+import type { Feature } from '../model/feature.js';
+import { traceLabelRings, type LabelMask, type LabelRings } from './trace.js';
+
+export interface LabelProperties {
+  label: number;
+  /** Pixel count, which is also the polygon's area: outlines run along pixel edges. */
+  area: number;
+  [name: string]: unknown;
+}
+
+export type LabelFeature = Feature<Polygon | MultiPolygon> & { id: number; properties: LabelProperties };
+
+/**
+ * One Polygon or MultiPolygon feature per label, sorted by label: `id` and `properties.label` are the label,
+ * `properties.area` its pixel count. Holes are inner rings of the outer ring that contains them; a label with
+ * several 4-connected components becomes a MultiPolygon, components in raster order of their top-left pixel.
+ * Rings are closed, start at their first vertex in raster order (lowest y, then lowest x), and have no collinear
+ * vertices. The raster pass runs on the first call to `next()`; features are then built one at a time so that only
+ * flat typed arrays are held between them.
+ */
+export function* labelsToFeatures(mask: LabelMask): Generator<LabelFeature, void, undefined> {
+  const rings = traceLabelRings(mask);
+  yield* ringsToFeatures(rings);
+}
+
+/** Groups rings by label (ascending) and builds the features; see `labelsToFeatures`. */
+export function* ringsToFeatures(rings: LabelRings): Generator<LabelFeature, void, undefined> {
+  const { count, label } = rings;
+  const order = sortByLabel(label, count);
+  let g = 0;
+  while (g < count) {
+    const L = label[order[g]];
+    let e = g + 1;
+    while (e < count && label[order[e]] === L) e++;
+    yield buildFeature(rings, order.subarray(g, e), L);
+    g = e;
+  }
+}
+
+/**
+ * Ring indexes ordered by label, two stable 16-bit counting passes: rings of a label keep raster discovery order,
+ * and it takes linear time where a comparison sort of 10^5–10^6 rings with a callback was the slowest step.
+ */
+function sortByLabel(label: Uint32Array, count: number): Uint32Array {
+  let src = new Uint32Array(count), dst = new Uint32Array(count);
+  for (let i = 0; i < count; i++) src[i] = i;
+  const bucket = new Uint32Array(65537);
+  for (const shift of [0, 16]) {
+    bucket.fill(0);
+    for (let i = 0; i < count; i++) bucket[((label[src[i]] >>> shift) & 0xffff) + 1]++;
+    for (let k = 1; k <= 65536; k++) bucket[k] += bucket[k - 1];
+    for (let i = 0; i < count; i++) { const r = src[i]; dst[bucket[(label[r] >>> shift) & 0xffff]++] = r; }
+    const swap = src; src = dst; dst = swap;
+  }
+  return src;
+}
+
+function ringPositions(rings: LabelRings, r: number): Position[] {
+  const s = rings.start[r], n = rings.length[r], xy = rings.xy;
+  const out: Position[] = new Array(n + 1);
+  for (let i = 0; i < n; i++) out[i] = [xy[2 * (s + i)], xy[2 * (s + i) + 1]];
+  out[n] = [out[0][0], out[0][1]];
+  return out;
+}
+
+function buildFeature(rings: LabelRings, members: Uint32Array, L: number): LabelFeature {
+  const outers: number[] = [];
+  const holes: number[] = [];
+  let area2 = 0;
+  for (const r of members) {
+    area2 += rings.area2[r];
+    if (rings.area2[r] > 0) outers.push(r); else holes.push(r);
+  }
+  const holesOf: number[][] = outers.map(() => []);
+  if (outers.length === 1) {
+    holesOf[0] = holes;
+  } else {
+    for (const h of holes) holesOf[ownerOf(rings, h, outers)].push(h);
+  }
+  const polygons = outers.map((o, k) => [ringPositions(rings, o), ...holesOf[k].map((h) => ringPositions(rings, h))]);
+  const geometry: Polygon | MultiPolygon = polygons.length === 1
+    ? { type: 'Polygon', coordinates: polygons[0] }
+    : { type: 'MultiPolygon', coordinates: polygons };
+  return { type: 'Feature', id: L, geometry, properties: { label: L, area: area2 / 2 } };
+}
+
+/**
+ * The outer ring a hole belongs to. The probe is the centre of the labelled pixel beside the hole's first edge: a
+ * half-integer point is never on an outline, and that pixel belongs to the hole's own component. An outer ring of
+ * a component that surrounds this one (the component sits in its hole) contains the probe too; the innermost,
+ * i.e. the smallest containing outer ring, is the owner.
+ */
+function ownerOf(rings: LabelRings, h: number, outers: number[]): number {
+  const xy = rings.xy, s = rings.start[h];
+  const x0 = xy[2 * s], y0 = xy[2 * s + 1];
+  const dx = Math.sign(xy[2 * s + 2] - x0), dy = Math.sign(xy[2 * s + 3] - y0);
+  const px = x0 + 0.5 * dx - 0.5 * dy, py = y0 + 0.5 * dy + 0.5 * dx;
+  let best = 0, bestArea = Infinity;
+  for (let k = 0; k < outers.length; k++) {
+    const o = outers[k];
+    if (rings.area2[o] < bestArea && contains(rings, o, px, py)) { best = k; bestArea = rings.area2[o]; }
+  }
+  return best;
+}
+
+/** Even-odd ray casting; the probe is never on the ring, so edge cases of the test do not arise. */
+function contains(rings: LabelRings, r: number, px: number, py: number): boolean {
+  const xy = rings.xy, s = rings.start[r], n = rings.length[r];
+  let inside = false;
+  for (let i = 0, j = n - 1; i < n; j = i++) {
+    const xi = xy[2 * (s + i)], yi = xy[2 * (s + i) + 1], xj = xy[2 * (s + j)], yj = xy[2 * (s + j) + 1];
+    if ((yi > py) !== (yj > py) && px < ((xj - xi) * (py - yi)) / (yj - yi) + xi) inside = !inside;
+  }
+  return inside;
+}

@@ -1,0 +1,40 @@
+// What a build reports: progress events while it runs and the run report (build-report.json) at the end.
+import type { Dim } from '../tiling/space.js';
+import type { Outliers } from '../stages/plan.js';
+import type { IssueSample } from '../validate/tally.js';
+
+export type ProgressEvent =
+  | { phase: 'read'; file: string; features: number; elapsed: number }
+  | { phase: 'tile'; level: number; units: number; unitsTotal: number; tiles: number; bytes: number; elapsed: number }
+  | { phase: 'done'; elapsed: number };
+
+export interface FormatCount { tiles: number; bytes: number }
+export interface ZoomReport { tiles: number; bytes: number; json: FormatCount; pbf: FormatCount; features: number; pointified: number; thinned: number }
+
+export interface BuildReport {
+  features: {
+    read: number; valid: number; invalid: number;
+    invalidByCode: Record<string, number>;
+    warningsByCode: Record<string, number>;
+    /** Valid features the pyramid cannot place, by reason (null geometry, mesh only by `tiles`, outside the world). */
+    notPlaced: Record<string, number>;
+    /** Valid features a PBF tile cannot hold (meshes), kept in JSON tiles only. */
+    jsonOnly: number;
+    samples: IssueSample[];
+  };
+  world: {
+    side: number; width: number; height: number; minZoom: number; maxZoom: number; dims: Dim[]; planes: number; layers: string[];
+    /** When a few far features made a world from the data at least 16 times the side the rest need. */
+    outliers?: Outliers;
+  };
+  tiles: {
+    total: number; bytes: number;
+    byZoom: Record<string, ZoomReport>;
+    byLayer: Record<string, { pointified: number[]; thinned: number[]; completeZooms: number[] }>;
+    largest: { path: string; bytes: number } | null;
+  };
+  units: { levels: number; total: number };
+  /** How this run went, which may differ between runs that give the same pyramid (all else in the report may not). */
+  run: { workers: number; spilled: boolean; resumed: number };
+  timings: Record<string, number>;
+}

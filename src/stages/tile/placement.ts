@@ -1,0 +1,116 @@
+// Placement: each feature of a zoom on the zoom's grid (or as its centroid when sub-pixel), in every tile it reaches.
+import { BUFFER, EXTENT, tileRange } from '../../tiling/space.js';
+import { boxInside, type Rect } from '../../tiling/clip.js';
+import { hasExtent, hasMesh, lodOf, tagsOf, type FlatFeature, type TileGeometry } from '../../tiling/flat.js';
+import { centroidPoint, type Quantiser } from '../../tiling/quantise.js';
+import { pbfAttributes, type PbfAttributes, type PbfDictionary } from '../encode-pbf.js';
+import type { TileSpec, ZoomContext } from './spec.js';
+
+/** A feature ready for tiling: flat geometry and what every tile reuses, worked out once per tiling call. */
+export interface Prepared {
+  tf: FlatFeature;
+  flat: TileGeometry;
+  /** `[minX, minY, maxX, maxY, cx, cy]` for LOD decisions; computed when first needed. */
+  lod: number[] | null | undefined;
+  /** A Point that stands for a pointified feature (set by reduceForZoom). */
+  reducedToPoint: boolean;
+  /** Candidate for pointification: not a plain Point, not holding a mesh. */
+  pointable: boolean;
+  collapsible: boolean;
+  /** The feature's JSON head in the call's head arena: [headStart, headEnd), headEnd 0 until written. */
+  headStart: number;
+  headEnd: number;
+  attrs?: PbfAttributes;
+}
+
+/** A feature placed in a tile; `attrs` is the feature's PBF id and tags (shared, empty when PBF is off). */
+export interface Entry { p: Prepared; g: TileGeometry; pointified: boolean; attrs: PbfAttributes }
+
+/** A tile's entries, in placement order (layer, then seq). */
+export interface Bucket { x: number; y: number; entries: Entry[] }
+
+const NO_ATTRS: PbfAttributes = { id: 0, keys: [], values: [] };
+
+export function prepare(tf: FlatFeature): Prepared {
+  const g = tf.geom;
+  const point = g.k === 'points' && g.type === 'Point';
+  return {
+    tf, flat: g, lod: tf.lod, reducedToPoint: point && tf.lod !== undefined,
+    pointable: !(point && tf.lod === undefined) && !hasMesh(g), collapsible: hasExtent(g), headStart: 0, headEnd: 0, attrs: undefined,
+  };
+}
+
+function lodFor(p: Prepared): number[] | null {
+  if (p.lod === undefined) p.lod = lodOf(p.tf.geom);
+  return p.lod;
+}
+
+function attrsOf(p: Prepared, dict: PbfDictionary): PbfAttributes {
+  p.attrs ??= pbfAttributes(tagsOf(p.tf), p.tf.seq, dict);
+  return p.attrs;
+}
+
+/** The feature's centroid Point at the zoom, `box` set to it; null when it has no position to average. */
+function centroidAt(p: Prepared, zc: ZoomContext, box: Float64Array): TileGeometry | null {
+  const l = lodFor(p);
+  return l === null ? null : centroidPoint(l, zc.scale, box);
+}
+
+/** Whether a pointable feature is drawn as its centroid before any quantising: reduced to one, or smaller than a display pixel. */
+function subPixel(p: Prepared, zc: ZoomContext): boolean {
+  const l = lodFor(p);
+  return l !== null && (p.reducedToPoint || (l[2] - l[0] < zc.subPixel && l[3] - l[1] < zc.subPixel));
+}
+
+/**
+ * Places every feature of one zoom into its tiles (inside the cell), clipping only what crosses a buffered edge.
+ * Tiles come sorted by x, then y; each holds its entries in the order of `prepared`.
+ */
+export function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: ZoomContext, dict: PbfDictionary, quantiser: Quantiser): Bucket[] {
+  const { z } = zc;
+  const n = 2 ** z;
+  let cx0 = 0, cy0 = 0, cx1 = n - 1, cy1 = n - 1;
+  if (spec.cell) {
+    const d = 2 ** (z - spec.cell.z);
+    cx0 = spec.cell.x * d; cy0 = spec.cell.y * d; cx1 = cx0 + d - 1; cy1 = cy0 + d - 1;
+  }
+  const buckets = new Map<number | string, Bucket>();
+  const numericKeys = n <= 2 ** 26;
+  const lod = spec.lod === 'auto' && zc.coarse;
+  const u = zc.unit;
+  const r: Rect = { minX: 0, minY: 0, maxX: 0, maxY: 0 };
+  // Box of the feature at this zoom, in zoom-global tile units.
+  const box = new Float64Array(4);
+  for (const p of prepared) {
+    let at: TileGeometry | null = null;
+    let pointified = false;
+    if (lod && p.pointable && subPixel(p, zc)) {
+      at = centroidAt(p, zc, box);
+      pointified = true;
+    } else {
+      at = quantiser.quantise(p.flat, zc.scale, zc.sqTol, box);
+      // Collapsed at this zoom: keep it visible as its centroid rather than let it vanish from the overview.
+      if (at === null && lod && p.pointable && p.collapsible) {
+        at = centroidAt(p, zc, box);
+        pointified = at !== null;
+      }
+    }
+    if (at === null) continue;
+    const attrs = spec.formats.pbf ? attrsOf(p, dict) : NO_ATTRS;
+    const range = tileRange(spec.side, z, box[0] * u, box[1] * u, box[2] * u, box[3] * u, BUFFER * u);
+    if (range === null) continue;
+    const x0 = Math.max(range.x0, cx0), x1 = Math.min(range.x1, cx1), y0 = Math.max(range.y0, cy0), y1 = Math.min(range.y1, cy1);
+    for (let x = x0; x <= x1; x++) {
+      for (let y = y0; y <= y1; y++) {
+        r.minX = x * EXTENT - BUFFER; r.minY = y * EXTENT - BUFFER; r.maxX = (x + 1) * EXTENT + BUFFER; r.maxY = (y + 1) * EXTENT + BUFFER;
+        const g = boxInside(box, r) ? at : quantiser.clip(at, r, zc.scale);
+        if (g === null) continue;
+        const key = numericKeys ? x * n + y : `${x}/${y}`;
+        let b = buckets.get(key);
+        if (b === undefined) { b = { x, y, entries: [] }; buckets.set(key, b); }
+        b.entries.push({ p, g, pointified, attrs });
+      }
+    }
+  }
+  return [...buckets.values()].sort((a, b) => a.x - b.x || a.y - b.y);
+}

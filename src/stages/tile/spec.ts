@@ -1,0 +1,64 @@
+// What a tiling call is asked for (TileSpec) and gives back (TileResult), and the per-zoom constants derived from it.
+import { DISPLAY_TILE, EXTENT, tileSize } from '../../tiling/space.js';
+
+export interface LayerInfo { id: string }
+
+export interface TileSpec {
+  /** World side in pixels (a power of two). */
+  side: number;
+  /** Zooms this call produces. */
+  minZoom: number;
+  maxZoom: number;
+  /** The build's finest zoom: full detail there (no simplification, no LOD, no thinning). */
+  finestZoom: number;
+  /** Produce only tiles inside this cell (zooms >= cell.z); absent = the whole world. */
+  cell?: { z: number; x: number; y: number };
+  layers: LayerInfo[];
+  formats: { json: boolean; pbf: boolean };
+  lod: 'auto' | 'none';
+  /** Bytes; below finestZoom, with lod 'auto', a tile over budget in either format is thinned. */
+  tileBudget: number;
+  /** Copied into every JSON tile. */
+  collection?: { multiscale?: unknown; properties?: unknown };
+}
+
+/**
+ * One tile. `json` / `pbf` are absent when that format is off or has nothing to hold (a PBF tile of meshes only,
+ * a tile thinned to nothing): the tile is then not written, but its stats still count.
+ */
+export interface TileResult { z: number; x: number; y: number; json?: Uint8Array; pbf?: Uint8Array; stats: TileStats }
+
+export interface TileStats {
+  /** Input features in the tile (after thinning). */
+  features: number;
+  /** Per layer: features in the tile drawn as their centroid Point (sub-pixel, or collapsed at this zoom). */
+  pointified: number[];
+  /** Per layer: features dropped from the tile to keep it within the byte budget. */
+  thinned: number[];
+  /** Mesh features (or mesh members of collections) kept whole in the JSON tile. */
+  meshesJsonOnly: number;
+  /** Features in the tile that yield no PBF feature (meshes): only counted when PBF is produced. */
+  notInPbf: number;
+}
+
+/** Everything a zoom's tiles need that does not change from tile to tile. */
+export interface ZoomContext {
+  z: number;
+  /** Zoom-global tile units per pixel. */
+  scale: number;
+  /** Pixels per tile unit. */
+  unit: number;
+  /** Below the finest zoom: simplification, LOD, thinning. */
+  coarse: boolean;
+  /** Squared simplification tolerance in pixels, -1 at the finest zoom. */
+  sqTol: number;
+  /** A display pixel, in pixels. */
+  subPixel: number;
+}
+
+export function zoomContext(spec: Pick<TileSpec, 'side' | 'finestZoom'>, z: number): ZoomContext {
+  const ts = tileSize(spec.side, z);
+  const coarse = z < spec.finestZoom;
+  const tol = (3 * ts) / EXTENT;
+  return { z, scale: EXTENT / ts, unit: ts / EXTENT, coarse, sqTol: coarse ? tol * tol : -1, subPixel: ts / DISPLAY_TILE };
+}

@@ -1,0 +1,150 @@
+// Flat geometry onto a zoom's integer grid: simplify and quantise, orient rings, clip to a buffered tile.
+import { Clipper, boxInside, boxMeets, clipPoints, type Rect } from './clip.js';
+import { emptyBox, growBox, type Flat, type TileGeometry } from './flat.js';
+import { reverseRing, ringArea2, ringUsable, Simplifier, quantisePoints } from './simplify.js';
+
+/**
+ * Orientation shared by JSON and PBF: exterior rings have positive signed area on the raw numbers
+ * (Σ x_i·y_{i+1} − x_{i+1}·y_i > 0), holes negative. Read in y-up axes that is RFC 7946's counter-clockwise
+ * exterior; drawn on the y-down image it is clockwise, which is exactly MVT's rule for tile coordinates.
+ * Returns false for a ring with zero area (dropped).
+ */
+export function orient(r: Flat, exterior: boolean): boolean {
+  const a = ringArea2(r);
+  if (a === 0) return false;
+  if ((a > 0) !== exterior) reverseRing(r);
+  return true;
+}
+
+/** A centroid `[.., .., .., .., cx, cy]` (see `lodOf`) as a Point in zoom-global tile units; `box` becomes its box. */
+export function centroidPoint(lod: readonly number[], scale: number, box: Float64Array): TileGeometry {
+  const xy = [Math.round(lod[4] * scale), Math.round(lod[5] * scale)];
+  box[0] = xy[0]; box[1] = xy[1]; box[2] = xy[0]; box[3] = xy[1];
+  return { k: 'points', type: 'Point', xy };
+}
+
+/**
+ * Puts geometry on a zoom's grid and cuts it to tiles. It owns the scratch space this reuses for every ring of every
+ * feature (simplification marks, clipping passes, a ring's box): one quantiser per tiling call.
+ */
+export class Quantiser {
+  private readonly simplifier = new Simplifier();
+  private readonly clipper = new Clipper();
+  private readonly ringBox = new Float64Array(4);
+
+  /**
+   * Simplifies (when sqTol >= 0) in pixels, quantises to zoom-global tile units with `scale`, drops what
+   * degenerates and orients rings. `box` is set to the box of what is left (a polygon by its exterior rings);
+   * null when nothing is.
+   */
+  quantise(g: TileGeometry, scale: number, sqTol: number, box: Float64Array): TileGeometry | null {
+    emptyBox(box);
+    return this.quantiseInto(g, scale, sqTol, box);
+  }
+
+  private quantiseInto(g: TileGeometry, scale: number, sqTol: number, box: Float64Array): TileGeometry | null {
+    switch (g.k) {
+      case 'points': {
+        if (g.xy.length === 0) return null;
+        const xy = quantisePoints(g.xy, scale);
+        growBox(box, xy);
+        return { k: 'points', type: g.type, xy };
+      }
+      // Arrays are sized up front and trimmed: an empty literal grown by push reserves 17 slots, and these are
+      // made for every feature at every zoom.
+      case 'lines': {
+        const parts = new Array<Flat>(g.parts.length);
+        let n = 0;
+        for (const p of g.parts) {
+          const q = this.simplifier.simplifyQuantise(p, sqTol, false, scale);
+          if (q !== null && q.length >= 4) { parts[n++] = q; growBox(box, q); }
+        }
+        parts.length = n;
+        return n > 0 ? { k: 'lines', type: g.type, parts } : null;
+      }
+      case 'polygons': {
+        const polys = new Array<Flat[]>(g.polys.length);
+        let np = 0;
+        for (const poly of g.polys) {
+          const rings = new Array<Flat>(poly.length);
+          let nr = 0;
+          for (let i = 0; i < poly.length; i++) {
+            const q = this.simplifier.simplifyQuantise(poly[i], sqTol, true, scale);
+            if (q === null || !ringUsable(q) || !orient(q, i === 0)) {
+              if (i === 0) break; // no exterior, no polygon: its holes go with it
+              continue;
+            }
+            rings[nr++] = q;
+          }
+          rings.length = nr;
+          if (nr > 0) { polys[np++] = rings; growBox(box, rings[0]); }
+        }
+        polys.length = np;
+        return np > 0 ? { k: 'polygons', type: g.type, polys } : null;
+      }
+      case 'mesh':
+        growBox(box, [g.box[0] * scale, g.box[1] * scale, g.box[2] * scale, g.box[3] * scale]);
+        return g;
+      case 'collection': {
+        const members: TileGeometry[] = [];
+        for (const m of g.members) { const q = this.quantiseInto(m, scale, sqTol, box); if (q !== null) members.push(q); }
+        return members.length > 0 ? { k: 'collection', members } : null;
+      }
+    }
+  }
+
+  /** Clips quantised geometry to a buffered tile rectangle (zoom-global units); null when nothing is inside. */
+  clip(g: TileGeometry, r: Rect, scale: number): TileGeometry | null {
+    switch (g.k) {
+      case 'points': {
+        const xy = clipPoints(g.xy, r);
+        return xy.length > 0 ? { k: 'points', type: g.type, xy } : null;
+      }
+      case 'lines': {
+        const parts: Flat[] = [];
+        for (const p of g.parts) {
+          const b = this.boxOf(p);
+          if (boxInside(b, r)) parts.push(p);
+          else if (boxMeets(b, r)) for (const c of this.clipper.line(p, r, true)) parts.push(c);
+        }
+        return parts.length > 0 ? { k: 'lines', type: g.type, parts } : null;
+      }
+      case 'polygons': {
+        const polys: Flat[][] = [];
+        for (const poly of g.polys) {
+          const rings: Flat[] = [];
+          for (let i = 0; i < poly.length; i++) {
+            const ring = poly[i];
+            const b = this.boxOf(ring);
+            let c: Flat | null;
+            if (boxInside(b, r)) c = ring;
+            else if (!boxMeets(b, r)) c = null;
+            else {
+              c = this.clipper.ring(ring, r, true);
+              // Clipping keeps orientation, but rounding can flip or flatten a sliver: check again.
+              if (!ringUsable(c) || !orient(c, i === 0)) c = null;
+            }
+            if (c === null) { if (i === 0) break; continue; }
+            rings.push(c);
+          }
+          if (rings.length > 0) polys.push(rings);
+        }
+        return polys.length > 0 ? { k: 'polygons', type: g.type, polys } : null;
+      }
+      case 'mesh':
+        return boxMeets([g.box[0] * scale, g.box[1] * scale, g.box[2] * scale, g.box[3] * scale], r) ? g : null;
+      case 'collection': {
+        const members: TileGeometry[] = [];
+        for (const m of g.members) { const c = this.clip(m, r, scale); if (c !== null) members.push(c); }
+        return members.length > 0 ? { k: 'collection', members } : null;
+      }
+    }
+  }
+
+  /** The box of a part or ring, in the reused scratch box (valid until the next call). */
+  private boxOf(c: Flat): Float64Array {
+    const b = emptyBox(this.ringBox);
+    growBox(b, c);
+    return b;
+  }
+}

@@ -1,0 +1,129 @@
+// Validating whole inputs: each source streamed through the validators, one feature at a time, into a file report
+// (counts by rule, capped samples); `mudm-tiles validate` prints these.
+import { parseFeature, readEventBatches, type Source } from '../io/read.js';
+import { InputError, ReadError } from '../report/errors.js';
+import { validateDocument } from './index.js';
+import { CollectionValidator } from './feature.js';
+import type { Issue } from './issue.js';
+import { IssueTally, type IssueSample } from './tally.js';
+
+export interface FileReport {
+  file: string;
+  /** What the file held; null when it could not be read. */
+  kind: 'collection' | 'sequence' | 'document' | 'descriptor' | null;
+  /** The top-level `type` (FeatureCollection, Feature, a geometry type) when there is one. */
+  type: string | null;
+  valid: boolean;
+  features: number;
+  invalidFeatures: number;
+  errors: number;
+  warnings: number;
+  /** Issues by rule code, all of them, including those beyond the samples. */
+  counts: Record<string, number>;
+  samples: IssueSample[];
+  unreadable?: { message: string; line: number; column: number };
+}
+
+export interface ValidateTotals {
+  files: number;
+  features: number;
+  invalidFeatures: number;
+  errors: number;
+  warnings: number;
+  invalidFiles: number;
+  unreadableFiles: number;
+}
+
+export interface ValidateHooks {
+  /** Each sample as it is kept, so a command can print it at once. */
+  onSample?: (s: IssueSample) => void;
+  /** Every 4,096 features. */
+  onProgress?: (file: string, features: number) => void;
+}
+
+/**
+ * Validates one source, one feature at a time. Syntax and I/O errors end the file and land in `unreadable`; any
+ * other exception is a bug and propagates.
+ */
+export async function validateSource(source: Source, hooks: ValidateHooks = {}): Promise<FileReport> {
+  const file = source.name;
+  const tally = new IssueTally(undefined, hooks.onSample);
+  const report: FileReport = {
+    file, kind: null, type: null, valid: true, features: 0, invalidFeatures: 0, errors: 0, warnings: 0,
+    counts: tally.byCode, samples: tally.samples,
+  };
+  const validator = new CollectionValidator();
+  // One array reused for every feature: the validator appends to it, saving an allocation per feature.
+  const scratch: Issue[] = [];
+  let sawMembers = false;
+  try {
+    for await (const events of readEventBatches(source)) {
+      for (const ev of events) {
+        if (ev.kind === 'feature') {
+          const value = parseFeature(ev);
+          scratch.length = 0;
+          validator.feature(value, ev.index, scratch);
+          report.features++;
+          if (scratch.length > 0) {
+            const prefix = `/features/${ev.index}`;
+            const place = { file, feature: ev.index, line: ev.line, column: ev.column };
+            let invalid = false;
+            for (const issue of scratch) {
+              if (issue.severity === 'error') invalid = true;
+              tally.add(issue, place, relativeTo(issue.path, prefix));
+            }
+            if (invalid) report.invalidFeatures++;
+          }
+          if ((report.features & 4095) === 0) hooks.onProgress?.(file, report.features);
+        } else if (ev.kind === 'members') {
+          sawMembers = true;
+          const members = ev.members;
+          if (typeof members.type === 'string') report.type = members.type;
+          // A descriptor whose `features` member came before `tilejson` was streamed; its members are still a descriptor.
+          const issues = 'tilejson' in members ? validateDocument(members) : validator.end(members);
+          for (const issue of issues) tally.add(issue, { file, feature: null, line: null, column: null });
+        } else {
+          const value = ev.value;
+          const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);
+          report.kind = isObject && 'tilejson' in value ? 'descriptor' : 'document';
+          const type = isObject ? (value as { type?: unknown }).type : undefined;
+          if (typeof type === 'string') report.type = type;
+          const issues = validateDocument(value);
+          for (const issue of issues) tally.add(issue, { file, feature: null, line: ev.line, column: ev.column });
+          if (type === 'Feature') {
+            report.features = 1;
+            if (issues.some((i) => i.severity === 'error')) report.invalidFeatures = 1;
+          }
+        }
+      }
+    }
+    if (report.kind === null) report.kind = sawMembers ? 'collection' : 'sequence';
+  } catch (e) {
+    if (!(e instanceof ReadError || e instanceof InputError)) throw e;
+    report.unreadable = { message: e.message, line: e.line ?? 0, column: e.column ?? 0 };
+  }
+  report.errors = tally.errors;
+  report.warnings = tally.warnings;
+  report.valid = report.errors === 0 && !report.unreadable;
+  return report;
+}
+
+/** Sums of the file reports. */
+export function validateTotals(files: readonly FileReport[]): ValidateTotals {
+  const sum = (f: (r: FileReport) => number) => files.reduce((n, r) => n + f(r), 0);
+  return {
+    files: files.length,
+    features: sum((f) => f.features),
+    invalidFeatures: sum((f) => f.invalidFeatures),
+    errors: sum((f) => f.errors),
+    warnings: sum((f) => f.warnings),
+    invalidFiles: files.filter((f) => !f.valid && !f.unreadable).length,
+    unreadableFiles: files.filter((f) => f.unreadable).length,
+  };
+}
+
+/** The issue path below the feature (`/features/3/geometry` → `/geometry`); other paths unchanged. */
+function relativeTo(path: string, prefix: string): string {
+  if (path === prefix) return '';
+  return path.startsWith(prefix) && path[prefix.length] === '/' ? path.slice(prefix.length) : path;
+}

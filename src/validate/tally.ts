@@ -1,0 +1,88 @@
+// Issue tallies: counts by rule code and a bounded list of samples, the one way `validate`, the build's parse
+// workers and its run report keep the issues they found.
+import type { Issue, Severity } from './issue.js';
+
+/** Samples kept per rule code and file; the rest are only counted, so memory and output stay bounded. */
+export const SAMPLES_PER_CODE = 20;
+
+/** One issue as reports show it: where it was found, and what. */
+export interface IssueSample {
+  file: string;
+  /** Index of the feature in its file (from 0), or null for collection-level and document issues. */
+  feature: number | null;
+  /** Where the feature (or document) starts in the file; null when it has no place in the text (collection members, traced masks). */
+  line: number | null;
+  column: number | null;
+  /** JSON Pointer, relative to the feature for feature issues, else to the document. */
+  path: string;
+  message: string;
+  code: string;
+  severity: Severity;
+}
+
+/** Where an issue was found (the sample's place). */
+export type IssuePlace = Pick<IssueSample, 'file' | 'feature' | 'line' | 'column'>;
+
+/** What a tally holds, as plain data: it crosses threads (a parse worker's tally) and goes into reports. */
+export interface IssueCounts {
+  errorsByCode: Record<string, number>;
+  warningsByCode: Record<string, number>;
+  samples: IssueSample[];
+}
+
+/** Counts every issue by code and severity and keeps the first `cap` samples of each code in each file. */
+export class IssueTally implements IssueCounts {
+  readonly errorsByCode: Record<string, number> = {};
+  readonly warningsByCode: Record<string, number> = {};
+  /** Every code, in the order codes were first seen. */
+  readonly byCode: Record<string, number> = {};
+  readonly samples: IssueSample[] = [];
+  errors = 0;
+  warnings = 0;
+  private readonly kept = new Map<string, number>();
+
+  /** `onSample` sees each sample as it is kept (a command prints it at once). */
+  constructor(private readonly cap = SAMPLES_PER_CODE, private readonly onSample?: (s: IssueSample) => void) {}
+
+  /** Counts an issue; `path` replaces the issue's own (a pointer made relative to its feature). */
+  add(issue: Issue, place: IssuePlace, path = issue.path): void {
+    this.count(issue.code, issue.severity, 1);
+    this.keep({ ...place, path, message: issue.message, code: issue.code, severity: issue.severity });
+  }
+
+  /** Adds what another tally counted (a worker's, for one batch); its samples pass this tally's cap in their order. */
+  merge(other: IssueCounts): void {
+    for (const [code, n] of Object.entries(other.errorsByCode)) this.count(code, 'error', n);
+    for (const [code, n] of Object.entries(other.warningsByCode)) this.count(code, 'warning', n);
+    for (const s of other.samples) this.keep(s);
+  }
+
+  /** The plain data, for a worker's result. */
+  counts(): IssueCounts {
+    return { errorsByCode: this.errorsByCode, warningsByCode: this.warningsByCode, samples: this.samples };
+  }
+
+  private count(code: string, severity: Severity, n: number): void {
+    const into = severity === 'error' ? this.errorsByCode : this.warningsByCode;
+    into[code] = (into[code] ?? 0) + n;
+    this.byCode[code] = (this.byCode[code] ?? 0) + n;
+    if (severity === 'error') this.errors += n;
+    else this.warnings += n;
+  }
+
+  private keep(s: IssueSample): void {
+    const key = `${s.file}\0${s.code}`;
+    const n = (this.kept.get(key) ?? 0) + 1;
+    this.kept.set(key, n);
+    if (n > this.cap) return;
+    this.samples.push(s);
+    this.onSample?.(s);
+  }
+}
+
+/** `file:feature N: /pointer: message [code]`, or `file: /pointer: message [code]` outside features. */
+export function sampleLine(s: IssueSample): string {
+  const where = s.feature === null ? s.file : `${s.file}:feature ${s.feature}`;
+  const severity = s.severity === 'warning' ? 'warning: ' : '';
+  return `${where}: ${s.path || '/'}: ${severity}${s.message} [${s.code}]`;
+}

@@ -1,0 +1,308 @@
+// PMTiles writer: round trips through the `pmtiles` reader, directories, dedupe, clustering, determinism, parts, atomic rename.
+import fs from 'node:fs';
+import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { HEADER_BYTES, ROOT_WINDOW, TileType, Compression, decodeDirectory, zxyToTileId } from '../../src/archive/pmtiles-format.js';
+import { encodeArchive } from '../../src/archive/pmtiles-layout.js';
+import { PmtilesWriter, assembleArchive, mergeParts } from '../../src/archive/pmtiles-writer.js';
+import { TilePart, readPartIndex } from '../../src/archive/pmtiles-part.js';
+import { PmtilesArchive, memoryRangeSource, openPmtiles } from '../../src/archive/pmtiles-reader.js';
+import { InputError, OutputError } from '../../src/report/errors.js';
+import { METADATA, referenceReader, scratchDirs, shuffled, syntheticTiles, type SyntheticTile } from './helpers.js';
+
+const MVT = { tileType: TileType.Mvt, tileCompression: Compression.None } as const;
+const scratch = scratchDirs('pmtiles');
+
+function writeArchive(file: string, tiles: readonly SyntheticTile[], metadata: object = METADATA): void {
+  const w = new PmtilesWriter(file, MVT);
+  for (const t of tiles) w.add(t.z, t.x, t.y, t.bytes);
+  w.finish(metadata);
+}
+
+/** Every tile equals what was written, read by the reference reader; tiles never written are absent. */
+async function expectTiles(bytes: Uint8Array, tiles: readonly SyntheticTile[], every = 1): Promise<void> {
+  const ref = referenceReader(bytes);
+  for (let i = 0; i < tiles.length; i += every) {
+    const t = tiles[i];
+    const got = await ref.getZxy(t.z, t.x, t.y);
+    if (!got || !Buffer.from(got.data).equals(t.bytes)) expect({ tile: [t.z, t.x, t.y], got: got && [...new Uint8Array(got.data)] }).toEqual({ tile: [t.z, t.x, t.y], got: [...t.bytes] });
+  }
+}
+
+describe('PmtilesWriter', () => {
+  it('writes an archive the pmtiles reader opens: header, metadata and every tile', async () => {
+    const file = path.join(scratch(), 'slide.pmtiles');
+    const tiles = syntheticTiles(1, 6, 0.3);
+    writeArchive(file, shuffled(tiles, 2));
+    const bytes = fs.readFileSync(file);
+    const ref = referenceReader(bytes);
+    const h = await ref.getHeader();
+    expect(h).toMatchObject({
+      specVersion: 3, clustered: true, internalCompression: Compression.Gzip, tileCompression: Compression.None, tileType: TileType.Mvt,
+      minZoom: 0, maxZoom: 6, numAddressedTiles: tiles.length, numTileEntries: tiles.length, numTileContents: tiles.length,
+      rootDirectoryOffset: HEADER_BYTES, leafDirectoryLength: 0,
+    });
+    expect(h.tileDataOffset + (h.tileDataLength ?? 0)).toBe(bytes.length);
+    expect(h.tileDataLength).toBe(tiles.reduce((n, t) => n + t.bytes.length, 0));
+    expect(await ref.getMetadata()).toEqual(METADATA);
+    await expectTiles(bytes, tiles);
+    const missing = [...Array(64).keys()].map((x) => ({ z: 6, x, y: 5 })).find((m) => !tiles.some((t) => t.z === 6 && t.x === m.x && t.y === 5));
+    expect(missing).toBeDefined();
+    expect(await ref.getZxy(6, missing!.x, 5)).toBeUndefined();
+  });
+
+  it('puts the tiles in tile-id order, back to back (clustered)', async () => {
+    const file = path.join(scratch(), 'slide.pmtiles');
+    const tiles = syntheticTiles(3, 5, 0.5);
+    writeArchive(file, shuffled(tiles, 4));
+    const bytes = fs.readFileSync(file);
+    const archive = await PmtilesArchive.open(memoryRangeSource(file, bytes));
+    const listed = [];
+    for await (const t of archive.tiles()) listed.push(t);
+    const ids = tiles.map((t) => zxyToTileId(t.z, t.x, t.y)).sort((a, b) => a - b);
+    expect(listed.map((t) => t.tileId)).toEqual(ids);
+    let at = archive.header.tileDataOffset;
+    for (const t of listed) {
+      expect(t.offset).toBe(at);
+      at += t.length;
+    }
+    // The data section is the tiles themselves, in id order.
+    const byId = new Map(tiles.map((t) => [zxyToTileId(t.z, t.x, t.y), t.bytes]));
+    expect(Buffer.from(bytes.subarray(archive.header.tileDataOffset)).equals(Buffer.concat(ids.map((id) => byId.get(id) as Uint8Array)))).toBe(true);
+  });
+
+  it('stores identical tiles once: a run-length entry for consecutive ids, a shared offset for others', async () => {
+    const same = new TextEncoder().encode('same tile');
+    const other = new TextEncoder().encode('other');
+    // Zoom-1 ids 1..4 are (0,0), (0,1), (1,1), (1,0); zoom 2 starts at id 5.
+    const tiles = [
+      { z: 1, x: 0, y: 0, bytes: same }, { z: 1, x: 0, y: 1, bytes: same }, { z: 1, x: 1, y: 1, bytes: same },
+      { z: 1, x: 1, y: 0, bytes: other }, { z: 2, x: 0, y: 0, bytes: same }, { z: 0, x: 0, y: 0, bytes: other },
+    ];
+    const bytes = encodeArchive(shuffled(tiles, 1), METADATA, MVT);
+    const archive = await PmtilesArchive.open(memoryRangeSource('mem', bytes));
+    expect(archive.header).toMatchObject({ addressedTiles: 6, tileEntries: 4, tileContents: 2, tileDataLength: same.length + other.length });
+    const root = decodeDirectory(gunzipSync(bytes.subarray(archive.header.rootDirectoryOffset, archive.header.metadataOffset)));
+    expect([...root.tileId]).toEqual([0, 1, 4, 5]);
+    expect([...root.runLength]).toEqual([1, 3, 1, 1]);
+    expect([...root.offset]).toEqual([0, other.length, 0, other.length]);
+    await expectTiles(bytes, tiles);
+  });
+
+  it('writes leaf directories when the root would pass 16 KiB, and every tile stays readable', async () => {
+    const tiles = syntheticTiles(5, 9, 0.2);
+    expect(tiles.length).toBeGreaterThan(50_000);
+    const bytes = encodeArchive(tiles, METADATA, MVT);
+    const archive = await PmtilesArchive.open(memoryRangeSource('mem', bytes));
+    const h = archive.header;
+    expect(h.leafDirectoriesLength).toBeGreaterThan(0);
+    expect(h.rootDirectoryOffset + h.rootDirectoryLength).toBeLessThanOrEqual(ROOT_WINDOW);
+    const root = decodeDirectory(gunzipSync(bytes.subarray(h.rootDirectoryOffset, h.rootDirectoryOffset + h.rootDirectoryLength)));
+    expect([...root.runLength].every((r) => r === 0)).toBe(true);
+    // Leaves in ascending id order, back to back in the leaf section.
+    for (let i = 1; i < root.count; i++) {
+      expect(root.tileId[i]).toBeGreaterThan(root.tileId[i - 1]);
+      expect(root.offset[i]).toBe(root.offset[i - 1] + root.length[i - 1]);
+    }
+    expect(root.offset[root.count - 1] + root.length[root.count - 1]).toBe(h.leafDirectoriesLength);
+    const sorted = [...tiles].sort((a, b) => zxyToTileId(a.z, a.x, a.y) - zxyToTileId(b.z, b.x, b.y));
+    const listed: number[] = [];
+    for await (const t of archive.tiles()) listed.push(t.tileId);
+    expect(listed).toEqual(sorted.map((t) => zxyToTileId(t.z, t.x, t.y)));
+    // The reference reader through its own leaf lookup: a sample across all leaves, and the ends.
+    await expectTiles(bytes, sorted, 97);
+    await expectTiles(bytes, [sorted[0], sorted[sorted.length - 1]]);
+    const ours = await PmtilesArchive.open(memoryRangeSource('mem', bytes));
+    for (let i = 0; i < sorted.length; i += 13) {
+      expect(Buffer.from((await ours.tile(sorted[i].z, sorted[i].x, sorted[i].y)) as Uint8Array).equals(sorted[i].bytes)).toBe(true);
+    }
+  });
+
+  it('gives the same bytes whatever the order tiles come in, in memory and on disk', () => {
+    const tiles = syntheticTiles(7, 6, 0.4, 0.2);
+    const a = encodeArchive(tiles, METADATA, MVT);
+    const b = encodeArchive(shuffled(tiles, 9), METADATA, MVT);
+    expect(Buffer.from(a).equals(b)).toBe(true);
+    const file = path.join(scratch(), 'slide.pmtiles');
+    writeArchive(file, shuffled(tiles, 10));
+    expect(fs.readFileSync(file).equals(a)).toBe(true);
+  });
+
+  it('copies tiles larger than its buffers (1.5 MiB, 9 MiB) between small ones', async () => {
+    const file = path.join(scratch(), 'big.pmtiles');
+    const big = (n: number, fill: number) => new Uint8Array(n).fill(fill).map((v, i) => (i % 4093 === 0 ? i & 255 : v));
+    const tiles = [
+      { z: 1, x: 0, y: 0, bytes: Uint8Array.of(1) }, { z: 1, x: 0, y: 1, bytes: big(9 << 20, 2) },
+      { z: 1, x: 1, y: 1, bytes: Uint8Array.of(3) }, { z: 1, x: 1, y: 0, bytes: big(1.5 * 2 ** 20, 4) }, { z: 0, x: 0, y: 0, bytes: Uint8Array.of(5) },
+    ];
+    writeArchive(file, shuffled(tiles, 3));
+    const archive = await openPmtiles(file);
+    for (const t of tiles) expect(Buffer.from((await archive.tile(t.z, t.x, t.y)) as Uint8Array).equals(t.bytes)).toBe(true);
+    await archive.close();
+  });
+
+  it('places the header bounds on the finest tiles as a Web Mercator client reads z/x/y, the centre at the coarsest zoom', async () => {
+    const tiles = [{ z: 1, x: 0, y: 0 }, { z: 2, x: 1, y: 1 }, { z: 2, x: 2, y: 3 }].map((t) => ({ ...t, bytes: Uint8Array.of(t.x, t.y) }));
+    const h = await referenceReader(encodeArchive(tiles, METADATA, MVT)).getHeader();
+    const north = (Math.atan(Math.sinh(Math.PI / 2)) * 180) / Math.PI; // top of tile row 1 of 4
+    expect(h).toMatchObject({ minZoom: 1, maxZoom: 2, centerZoom: 1, minLon: -90, maxLon: 90, centerLon: 0 });
+    expect(h.maxLat).toBeCloseTo(north, 6);
+    expect(h.minLat).toBeCloseTo(-85.0511288, 6);
+    expect(h.centerLat).toBeCloseTo((north - 85.0511288) / 2, 6);
+  });
+
+  it('refuses an empty tile and a tile outside its zoom', () => {
+    const w = new PmtilesWriter(path.join(scratch(), 'slide.pmtiles'), MVT);
+    expect(() => w.add(3, 1, 2, new Uint8Array(0))).toThrow(/tile 3\/1\/2 is empty/);
+    expect(() => w.add(1, 2, 0, Uint8Array.of(1))).toThrow(/outside zoom 1/);
+    w.abort();
+  });
+
+  it('refuses MVT metadata without vector_layers', () => {
+    expect(() => encodeArchive([], { name: 'x' }, MVT)).toThrow(OutputError);
+    expect(() => encodeArchive([], { name: 'x' }, { tileType: TileType.Other, tileCompression: Compression.Gzip })).not.toThrow();
+  });
+});
+
+describe('parts', () => {
+  it('merge into the same bytes as one writer, however the tiles were split and in whatever order', () => {
+    const dir = scratch();
+    const tiles = syntheticTiles(11, 6, 0.4, 0.2);
+    const whole = encodeArchive(tiles, METADATA, MVT);
+    for (const [split, seed] of [[2, 1], [3, 2], [5, 3]]) {
+      const paths = Array.from({ length: split }, (_, k) => path.join(dir, `shard-${seed}-${k}.part`));
+      const parts = paths.map((p) => TilePart.create(p));
+      shuffled(tiles, seed).forEach((t, i) => parts[(i * 7 + seed) % split].add(t.z, t.x, t.y, t.bytes));
+      for (const p of parts) p.close();
+      const file = path.join(dir, `merged-${split}.pmtiles`);
+      mergeParts(shuffled(paths, seed), file, METADATA, MVT);
+      expect(fs.readFileSync(file).equals(whole)).toBe(true);
+    }
+  });
+
+  it('keep the last write of a tile in a part, drop removed tiles, and accept a tile two parts agree on', async () => {
+    const dir = scratch();
+    const a = TilePart.create(path.join(dir, 'a.part'));
+    const b = TilePart.create(path.join(dir, 'b.part'));
+    a.add(1, 0, 0, Uint8Array.of(1));
+    a.add(1, 0, 0, Uint8Array.of(2));
+    a.add(1, 1, 0, Uint8Array.of(3));
+    a.remove(1, 1, 0);
+    a.add(2, 3, 3, Uint8Array.of(4));
+    b.add(2, 3, 3, Uint8Array.of(6));
+    b.add(2, 3, 3, Uint8Array.of(4));
+    b.add(0, 0, 0, Uint8Array.of(5));
+    expect(a.read(1, 0, 0)).toEqual(Buffer.of(2));
+    expect(a.read(1, 1, 0)).toBeUndefined();
+    a.close();
+    b.close();
+    const file = path.join(dir, 'out.pmtiles');
+    mergeParts([a.path, b.path], file, METADATA, MVT);
+    const archive = await openPmtiles(file);
+    const listed = [];
+    for await (const t of archive.tiles()) listed.push([t.z, t.x, t.y]);
+    expect(listed).toEqual([[0, 0, 0], [1, 0, 0], [2, 3, 3]]);
+    expect(await archive.tile(1, 0, 0)).toEqual(Buffer.of(2));
+    await archive.close();
+  });
+
+  it('refuse a tile two parts hold with different bytes, naming it', () => {
+    const dir = scratch();
+    const a = TilePart.create(path.join(dir, 'a.part'));
+    const b = TilePart.create(path.join(dir, 'b.part'));
+    a.add(3, 5, 6, Uint8Array.of(1));
+    b.add(3, 5, 6, Uint8Array.of(2));
+    a.close();
+    b.close();
+    const file = path.join(dir, 'out.pmtiles');
+    expect(() => mergeParts([a.path, b.path], file, METADATA, MVT)).toThrow(/tile 3\/5\/6 is in parts 0 and 1 with different bytes/);
+    expect(fs.readdirSync(dir).sort()).toEqual(['a.part', 'b.part']);
+  });
+
+  it('resume after the last whole record of a part cut short, and refuse to merge a part cut short', () => {
+    const dir = scratch();
+    const p = path.join(dir, 'a.part');
+    const part = TilePart.create(p);
+    part.add(2, 1, 1, Uint8Array.of(1, 2, 3));
+    part.add(2, 1, 2, new Uint8Array(100).fill(7));
+    part.close();
+    fs.truncateSync(p, fs.statSync(p).size - 10);
+    expect(() => readPartIndex(p)).toThrow(InputError);
+    expect(() => readPartIndex(p)).toThrow(/ends in a partial record/);
+    const resumed = TilePart.resume(p);
+    expect(resumed.index.count).toBe(1);
+    expect(resumed.read(2, 1, 2)).toBeUndefined();
+    resumed.add(2, 1, 2, new Uint8Array(100).fill(7));
+    resumed.close();
+    const index = readPartIndex(p);
+    expect([...index.tileId]).toEqual([zxyToTileId(2, 1, 1), zxyToTileId(2, 1, 2)]);
+  });
+
+  it('refuse a file that is not a part', () => {
+    const p = path.join(scratch(), 'x.part');
+    fs.writeFileSync(p, 'hello, not a part at all');
+    expect(() => readPartIndex(p)).toThrow(/is not an archive part/);
+  });
+});
+
+describe('atomic writing', () => {
+  it('names nothing FILE until finish, and leaves only FILE after it', () => {
+    const dir = scratch();
+    const file = path.join(dir, 'slide.pmtiles');
+    const w = new PmtilesWriter(file, MVT);
+    for (const t of syntheticTiles(1, 3, 1)) w.add(t.z, t.x, t.y, t.bytes);
+    expect(fs.existsSync(file)).toBe(false);
+    expect(fs.readdirSync(dir)).toEqual([expect.stringMatching(/^slide\.pmtiles\.tmp-[0-9a-f]{8}\.part$/)]);
+    w.finish(METADATA);
+    expect(fs.readdirSync(dir)).toEqual(['slide.pmtiles']);
+  });
+
+  it('leaves no FILE and no temporaries when aborted', () => {
+    const dir = scratch();
+    const w = new PmtilesWriter(path.join(dir, 'slide.pmtiles'), MVT);
+    w.add(0, 0, 0, Uint8Array.of(1));
+    w.abort();
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  it('leaves no FILE and no temporaries when finishing fails, and an old FILE as it was', () => {
+    const dir = scratch();
+    const file = path.join(dir, 'slide.pmtiles');
+    const w = new PmtilesWriter(file, MVT);
+    w.add(0, 0, 0, Uint8Array.of(1));
+    expect(() => w.finish({ name: 'no vector_layers' })).toThrow(OutputError);
+    expect(fs.readdirSync(dir)).toEqual([]);
+
+    // The rename fails (a directory is in the way): the assembled temporary goes too.
+    fs.mkdirSync(path.join(file, 'in-the-way'), { recursive: true });
+    const w2 = new PmtilesWriter(file, MVT);
+    w2.add(0, 0, 0, Uint8Array.of(1));
+    expect(() => w2.finish(METADATA)).toThrow(OutputError);
+    expect(fs.readdirSync(dir)).toEqual(['slide.pmtiles']);
+    expect(fs.statSync(file).isDirectory()).toBe(true);
+  });
+
+  it('replaces an old FILE only with a whole new one', () => {
+    const dir = scratch();
+    const file = path.join(dir, 'slide.pmtiles');
+    writeArchive(file, syntheticTiles(1, 2, 1));
+    const old = fs.readFileSync(file);
+    const w = new PmtilesWriter(file, MVT);
+    w.add(0, 0, 0, Uint8Array.of(9));
+    expect(fs.readFileSync(file).equals(old)).toBe(true);
+    w.finish(METADATA);
+    expect(fs.readFileSync(file).equals(old)).toBe(false);
+  });
+
+  it('a part whose file vanished fails the assembly with the part named, leaving nothing', () => {
+    const dir = scratch();
+    const p = TilePart.create(path.join(dir, 'a.part'));
+    p.add(0, 0, 0, Uint8Array.of(1));
+    p.close();
+    const index = p.index;
+    fs.rmSync(p.path);
+    expect(() => assembleArchive([{ path: p.path, index }], path.join(dir, 'x.pmtiles'), METADATA, MVT)).toThrow(`cannot read archive part ${p.path}`);
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+});

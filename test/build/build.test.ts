@@ -1,0 +1,296 @@
+// End-to-end tests of buildPyramid in memory: outputs, areas, JSON/PBF agreement, determinism, errors.
+import { Readable } from 'node:stream';
+import fs from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+import { describe, expect, it } from 'vitest';
+import { buildPyramid, buildShard, finalizeShardedBuild, planShardedBuild, type InputSpec } from '../../src/build/pipeline.js';
+import type { FeatureSource } from '../../src/io/source.js';
+import type { Feature } from '../../src/model/feature.js';
+import { MemorySink } from '../../src/io/sink.js';
+import { fileSource, memorySource, streamSource } from '../../src/io/read.js';
+import { validateDescriptor, validateDocument } from '../../src/validate/index.js';
+import { DataError, OutputError } from '../../src/report/errors.js';
+import { circleRing, clipRingToRect, decodePbf, readTree, ringArea, tmpDir } from '../helpers/pyramid.js';
+
+const square = (x: number, y: number, s: number) => [[[x, y], [x + s, y], [x + s, y + s], [x, y + s], [x, y]]];
+
+/** A small annotation set exercising every geometry kind, tile borders and the world's edges (S = 2048). */
+function fixture(): object {
+  const features: object[] = [
+    { type: 'Feature', id: 1, featureClass: 'cell', properties: { label: 1, score: 0.5, class: 'tumor' }, geometry: { type: 'Polygon', coordinates: square(500, 500, 30) } },
+    { type: 'Feature', id: 2, featureClass: 'cell', properties: { label: 2, score: 0.25, class: 'stroma' }, geometry: { type: 'Polygon', coordinates: [square(1000, 1000, 100)[0], [[1020, 1020], [1020, 1060], [1060, 1060], [1060, 1020], [1020, 1020]]] } },
+    { type: 'Feature', id: 3, featureClass: 'cell', properties: { label: 3, class: 'tumor', tags: ['a', 'b'] }, geometry: { type: 'MultiPolygon', coordinates: [square(100, 1500, 20), square(160, 1500, 20)] } },
+    { type: 'Feature', id: 4, featureClass: 'nucleus', parentId: 1, properties: { label: 4 }, geometry: { type: 'Point', coordinates: [515, 515] } },
+    { type: 'Feature', id: 5, properties: { label: 5 }, geometry: { type: 'LineString', coordinates: [[10, 10], [2000, 900]] } },
+    { type: 'Feature', id: 6, properties: null, geometry: null },
+    { type: 'Feature', id: 7, properties: { label: 7 }, geometry: { type: 'GeometryCollection', geometries: [{ type: 'Point', coordinates: [700, 700] }, { type: 'Polygon', coordinates: square(710, 700, 12) }] } },
+    { type: 'Feature', id: 8, properties: { label: 8 }, geometry: { type: 'TIN', coordinates: [[[[300, 300, 0], [340, 300, 0], [300, 340, 1], [300, 300, 0]]]] } },
+    // At the world's edges: left, top, right, bottom.
+    { type: 'Feature', id: 9, properties: { label: 9 }, geometry: { type: 'Polygon', coordinates: square(0, 800, 10) } },
+    { type: 'Feature', id: 10, properties: { label: 10 }, geometry: { type: 'Polygon', coordinates: square(800, 0, 10) } },
+    { type: 'Feature', id: 11, properties: { label: 11 }, geometry: { type: 'Polygon', coordinates: square(2038, 600, 10) } },
+    { type: 'Feature', id: 12, properties: { label: 12 }, geometry: { type: 'Polygon', coordinates: square(600, 2038, 10) } },
+    // Crossing the border of the zoom-2 tiles at x = 512 and y = 1024, and a round one.
+    { type: 'Feature', id: 13, featureClass: 'cell', properties: { label: 13, class: 'immune' }, geometry: { type: 'Polygon', coordinates: square(490, 1010, 40) } },
+    { type: 'Feature', id: 14, featureClass: 'cell', properties: { label: 14 }, geometry: { type: 'Polygon', coordinates: [circleRing(1536, 512, 60, 24)] } },
+    // Invalid: an open TIN face and a one-number position.
+    { type: 'Feature', id: 15, properties: {}, geometry: { type: 'TIN', coordinates: [[[[0, 0, 0], [1, 0, 0], [0, 1, 0]]]] } },
+    { type: 'Feature', id: 16, properties: {}, geometry: { type: 'Point', coordinates: [1] } },
+  ];
+  return { type: 'FeatureCollection', properties: { slide: 'test-slide' }, multiscale: { axes: [{ name: 'x', type: 'space', unit: 'micrometer' }, { name: 'y', type: 'space', unit: 'micrometer' }] }, features };
+}
+
+const OPTS = { imageSize: '2048,2048', unitSize: 256, workers: 1, memoryBudget: 64 * 1024 * 1024 } as const;
+
+async function build(opts: Record<string, unknown> = {}, text = JSON.stringify(fixture())) {
+  const sink = new MemorySink();
+  const report = await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, ...opts }, { sink });
+  return { sink, report };
+}
+
+function json(sink: MemorySink, p: string): Record<string, unknown> {
+  const b = sink.files.get(p);
+  if (!b) throw new Error(`missing ${p}`);
+  return JSON.parse(Buffer.from(b).toString('utf8')) as Record<string, unknown>;
+}
+
+describe('buildPyramid', () => {
+  it('writes a valid descriptor, overview and report, counting invalid features by rule', async () => {
+    const { sink, report } = await build();
+    const d = json(sink, 'tileset.json');
+    expect(validateDescriptor(d).filter((i) => i.severity === 'error')).toEqual([]);
+    expect(d).toMatchObject({ tilejson: '3.0.0', tiles: ['{zlvl}/{x}/{y}.pbf'], format: 'pbf', minzoom: 0, maxzoom: 2, bounds: [0, 0, 2048, 2048], scale_factor: 2 });
+    const layer = (d.vector_layers as Array<Record<string, unknown>>)[0];
+    expect(layer.id).toBe('cells');
+    expect(layer.fields).toMatchObject({ label: 'Number', score: 'Number', class: 'String', featureClass: 'String', parentId: 'Number', tags: 'String' });
+    expect(layer.fieldranges).toMatchObject({ label: [1, 14], score: [0.25, 0.5] });
+    expect(layer.fieldenums).toMatchObject({ class: ['immune', 'stroma', 'tumor'], featureClass: ['cell', 'nucleus'] });
+    const overview = json(sink, '0/0/0.json');
+    expect(overview).toMatchObject({ format: 'json', tiles: ['../../{zlvl}/{x}/{y}.json'] });
+    expect(validateDescriptor(overview).filter((i) => i.severity === 'error')).toEqual([]);
+    expect(report.features).toMatchObject({ read: 16, valid: 14, invalid: 2, notPlaced: { 'null-geometry': 1 }, jsonOnly: 1 });
+    expect(Object.keys(report.features.invalidByCode).sort()).toEqual(expect.arrayContaining([expect.stringMatching(/tin/), expect.stringMatching(/position/)]));
+    const r = json(sink, 'build-report.json') as { features: { read: number } };
+    expect(r.features.read).toBe(16);
+  });
+
+  it('keeps every polygon whole: areas summed over the finest tiles match the input', async () => {
+    const { sink } = await build();
+    const fc = fixture() as { features: Array<{ id: number; geometry: { type: string; coordinates: number[][][] | number[][][][] } | null }> };
+    const S = 2048, ts = S / 4;
+    const areas = new Map<number, number>();
+    for (const [p, bytes] of sink.files) {
+      const m = /^2\/(\d+)\/(\d+)\.json$/.exec(p);
+      if (!m) continue;
+      const [x, y] = [Number(m[1]), Number(m[2])];
+      const tile = JSON.parse(Buffer.from(bytes).toString()) as { features: Array<{ id: number; geometry: { type: string; coordinates: unknown } }> };
+      for (const f of tile.features) {
+        const polys = f.geometry.type === 'Polygon' ? [f.geometry.coordinates as number[][][]] : f.geometry.type === 'MultiPolygon' ? (f.geometry.coordinates as number[][][][]) : [];
+        for (const poly of polys) {
+          poly.forEach((ring, i) => {
+            const a = Math.abs(ringArea(clipRingToRect(ring, x * ts, y * ts, (x + 1) * ts, (y + 1) * ts)));
+            areas.set(f.id, (areas.get(f.id) ?? 0) + (i === 0 ? a : -a));
+          });
+        }
+      }
+    }
+    for (const f of fc.features) {
+      if (!f.geometry || (f.geometry.type !== 'Polygon' && f.geometry.type !== 'MultiPolygon') || f.id > 14) continue;
+      const polys = f.geometry.type === 'Polygon' ? [f.geometry.coordinates as number[][][]] : (f.geometry.coordinates as number[][][][]);
+      const want = polys.reduce((s, poly) => s + poly.reduce((t, ring, i) => t + (i === 0 ? 1 : -1) * Math.abs(ringArea(ring)), 0), 0);
+      // Vertices are quantised to 1/8 pixel at the finest zoom: a relative error of 1e-3 is the budget.
+      expect(Math.abs((areas.get(f.id) ?? 0) - want) / want, `feature ${f.id}`).toBeLessThan(1e-3);
+    }
+  });
+
+  it('writes JSON and PBF tiles that agree feature for feature', async () => {
+    const { sink } = await build();
+    let compared = 0;
+    for (const [p, bytes] of sink.files) {
+      const m = /^(\d+)\/(\d+)\/(\d+)\.pbf$/.exec(p);
+      if (!m) continue;
+      const [z, x, y] = m.slice(1).map(Number);
+      const pbf = decodePbf(bytes, 2048, z, x, y);
+      if (z === 0) continue; // 0/0/0.json is the overview descriptor
+      const tile = json(sink, p.replace(/\.pbf$/, '.json')) as { features: Array<{ id: number; properties: Record<string, unknown>; geometry: { type: string } }> };
+      const jsonIds = tile.features.filter((f) => f.geometry.type !== 'TIN').map((f) => f.id);
+      expect([...new Set(pbf.map((f) => f.id))]).toEqual([...new Set(jsonIds)]);
+      for (const f of pbf) {
+        const jf = tile.features.find((g) => g.id === f.id);
+        expect(f.properties.label).toBe(jf?.properties?.label);
+      }
+      compared++;
+    }
+    expect(compared).toBeGreaterThan(5);
+  });
+
+  it('places features at the world edges exactly once in the unbuffered finest tiles', async () => {
+    const { sink } = await build();
+    for (const id of [9, 10, 11, 12]) {
+      let owners = 0;
+      for (const [p, bytes] of sink.files) {
+        const m = /^2\/(\d+)\/(\d+)\.json$/.exec(p);
+        if (!m) continue;
+        const ts = 512, x = Number(m[1]), y = Number(m[2]);
+        const tile = JSON.parse(Buffer.from(bytes).toString()) as { features: Array<{ id: number; geometry: { coordinates: number[][][] } }> };
+        for (const f of tile.features.filter((g) => g.id === id)) {
+          if (Math.abs(ringArea(clipRingToRect(f.geometry.coordinates[0], x * ts, y * ts, (x + 1) * ts, (y + 1) * ts))) > 0) owners++;
+        }
+      }
+      expect(owners, `feature ${id}`).toBe(1);
+    }
+  });
+
+  it('gives byte-identical output for 1 and 2 workers, with and without spilling to disk', async () => {
+    const a = await build({ workers: 1 });
+    const b = await build({ workers: 2 });
+    const c = await build({ workers: 2, memoryBudget: 1 });
+    const strip = (s: MemorySink) => new Map([...s.files].filter(([k]) => k !== 'build-report.json').map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
+    expect(strip(b.sink)).toEqual(strip(a.sink));
+    expect(strip(c.sink)).toEqual(strip(a.sink));
+    expect(c.report.run.spilled).toBe(true);
+  });
+
+  it('cuts units of about --unit-size pixels when --min-zoom is finer, with the same tiles', async () => {
+    // 2048 px world, 1024 px cells: units at zoom 1, each tiling zooms 2-3 of its cell (not one unit per zoom-2 tile
+    // re-reading a whole cell). The tiles are those of a build over all zooms.
+    const fine = await build({ minZoom: 2, maxZoom: 3, unitSize: 1024 });
+    const all = await build({ minZoom: 0, maxZoom: 3 });
+    expect(fine.report.units).toEqual({ levels: 1, total: 4 });
+    const tiles = (s: MemorySink) => new Map([...s.files].filter(([k]) => /^[23]\//.test(k)).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
+    expect(tiles(fine.sink).size).toBeGreaterThan(10);
+    expect(tiles(fine.sink)).toEqual(tiles(all.sink));
+    // Nothing coarser than --min-zoom but the overview descriptor at 0/0/0.
+    expect([...fine.sink.files.keys()].filter((k) => /^[01]\/\d+\/\d+\.(json|pbf)$/.test(k))).toEqual(['0/0/0.json']);
+  });
+
+  it('gives the same bytes for a file and the same file on stdin', async () => {
+    const dir = tmpDir('mudm-stdin');
+    const file = path.join(dir, 'cells.json');
+    fs.writeFileSync(file, JSON.stringify(fixture(), null, 2));
+    const fromFile = new MemorySink();
+    await buildPyramid([{ source: fileSource(file) }], { ...OPTS, layer: 'cells' }, { sink: fromFile });
+    const fromStdin = new MemorySink();
+    await buildPyramid([{ source: streamSource('-', Readable.from([fs.readFileSync(file)])) }], { ...OPTS, layer: 'cells' }, { sink: fromStdin });
+    const strip = (s: MemorySink) => new Map([...s.files].filter(([k]) => k !== 'build-report.json').map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
+    expect(strip(fromStdin)).toEqual(strip(fromFile));
+  });
+
+  it('gives the same bytes whatever the input framing and however the bytes are chunked', async () => {
+    const features = (fixture() as { features: Array<Record<string, unknown>> }).features;
+    // Multi-byte UTF-8 that tiny chunks cut in the middle.
+    (features[0].properties as Record<string, unknown>).note = 'Zellkern µ 🔬';
+    const texts = {
+      minified: JSON.stringify({ type: 'FeatureCollection', features }),
+      prettyCrlf: JSON.stringify({ type: 'FeatureCollection', features }, null, 2).replace(/\n/g, '\r\n'),
+      ndjson: features.map((f) => JSON.stringify(f)).join('\n') + '\n',
+      sequence: features.map((f) => `\x1e${JSON.stringify(f, null, 1)}\n`).join(''),
+    };
+    const outputs: Array<Map<string, string>> = [];
+    for (const text of Object.values(texts)) {
+      const bytes = Buffer.from(text, 'utf8');
+      const chunks = Array.from({ length: Math.ceil(bytes.length / 7) }, (_, i) => bytes.subarray(i * 7, i * 7 + 7));
+      const sink = new MemorySink();
+      await buildPyramid([{ source: streamSource('cells', Readable.from(chunks)) }], { ...OPTS, layer: 'cells' }, { sink });
+      outputs.push(new Map([...sink.files].filter(([k]) => k !== 'build-report.json').map(([k, v]) => [k, Buffer.from(v).toString('base64')])));
+    }
+    expect(outputs[0].size).toBeGreaterThan(10);
+    for (const o of outputs.slice(1)) expect(o).toEqual(outputs[0]);
+    const tile = JSON.parse(Buffer.from(outputs[0].get('2/0/0.json') as string, 'base64').toString('utf8')) as { features: Array<{ id: unknown; properties: Record<string, unknown> }> };
+    expect(tile.features.find((f) => f.id === 1)?.properties.note).toBe('Zellkern µ 🔬');
+  });
+
+  it('gives the same bytes for features handed over as values (a FeatureSource, a whole-file Feature) as for their JSON', async () => {
+    const features = (fixture() as { features: Feature[] }).features;
+    const files = async (inputs: InputSpec[]) => {
+      const sink = new MemorySink();
+      const report = await buildPyramid(inputs, { ...OPTS, layer: 'cells' }, { sink });
+      return { report, files: new Map([...sink.files].filter(([k]) => k !== 'build-report.json').map(([k, v]) => [k, Buffer.from(v).toString('base64')])) };
+    };
+    const text = await files([{ source: memorySource('cells.json', JSON.stringify({ type: 'FeatureCollection', features })) }]);
+    // Groups of 5 put the 64-value batch boundaries elsewhere than the groups'.
+    const made: FeatureSource = {
+      name: 'made',
+      features: async function* () { for (let i = 0; i < features.length; i += 5) yield structuredClone(features.slice(i, i + 5)); },
+    };
+    const values = await files([{ source: made }]);
+    expect(values.files.size).toBeGreaterThan(10);
+    expect(values.files).toEqual(text.files);
+    expect(values.report.features).toMatchObject({ read: 16, valid: text.report.features.valid, invalidByCode: text.report.features.invalidByCode });
+    // Made features have no place in a text: their issues name the feature but no line.
+    expect(values.report.features.samples.every((x) => x.file === 'made' && x.feature !== null && x.line === null && x.column === null)).toBe(true);
+    const one = features[13];
+    const documents = await files([{ source: memorySource('one.json', JSON.stringify(one, null, 2)) }]);
+    const ndjson = await files([{ source: memorySource('one.ndjson', `${JSON.stringify(one)}\n`) }]);
+    expect(documents.files.size).toBeGreaterThan(3);
+    expect(documents.files).toEqual(ndjson.files);
+  });
+
+  it('puts planes into paths, bounds and center, and splits layers by featureClass', async () => {
+    const fc = fixture() as { features: Array<{ properties: Record<string, unknown> | null }> };
+    fc.features.forEach((f, i) => { if (f.properties) f.properties.ch = i % 2; });
+    const { sink, report } = await build({ planeField: 'c=ch', layerBy: 'featureClass' }, JSON.stringify(fc));
+    const d = json(sink, 'tileset.json');
+    expect(d.tiles).toEqual(['{zlvl}/{c}/{x}/{y}.pbf']);
+    expect(d.bounds).toEqual([0, 0, 0, 0, 0, 0, 1, 0, 2048, 2048]);
+    expect((d.center as number[]).length).toBe(6);
+    expect(report.world.layers).toEqual(['cell', 'cells', 'nucleus']);
+    expect([...sink.files.keys()].some((k) => /^2\/1\/\d+\/\d+\.pbf$/.test(k))).toBe(true);
+    const overview = json(sink, '0/1/0/0.json');
+    expect(overview.tiles).toEqual(['../../../{zlvl}/{c}/{x}/{y}.json']);
+    expect(overview.bounds).toEqual([0, 1, 0, 0, 0, 0, 1, 0, 2048, 2048]);
+  });
+
+  it('keeps JSON tiles valid data-model FeatureCollections with the collection members', async () => {
+    const { sink } = await build();
+    const tile = json(sink, '2/1/1.json');
+    expect(validateDocument(tile).filter((i) => i.severity === 'error')).toEqual([]);
+    expect(tile).toMatchObject({ type: 'FeatureCollection', properties: { slide: 'test-slide' }, multiscale: { axes: [{ name: 'x' }, { name: 'y' }] } });
+  });
+
+  it('writes a PNG preview per plane, listed as a raster asset', async () => {
+    const { sink } = await build({ preview: true });
+    const d = json(sink, 'tileset.json') as { assets: Array<Record<string, unknown>> };
+    expect(d.assets).toEqual([{ role: 'raster', href: 'preview/preview.png', media_type: 'image/png', title: 'preview', bbox: [0, 0, 2048, 2048] }]);
+    const png = sink.files.get('preview/preview.png') as Uint8Array;
+    const meta = await sharp(Buffer.from(png)).metadata();
+    expect([meta.format, meta.width, meta.height]).toEqual(['png', 2048, 2048]);
+    // The pixel under the centre of feature 2 (a 100 px square at 1000..1100) is not background.
+    const { data } = await sharp(Buffer.from(png)).extract({ left: 1010, top: 1005, width: 1, height: 1 }).raw().toBuffer({ resolveWithObject: true });
+    expect([...data.subarray(0, 3)]).not.toEqual([17, 19, 24]);
+    expect(json(sink, '0/0/0.json').assets).toEqual([{ role: 'raster', href: '../../preview/preview.png', media_type: 'image/png', title: 'preview', bbox: [0, 0, 2048, 2048] }]);
+  });
+
+  it('stops with --strict before writing, leaving what was there', async () => {
+    const sink = new MemorySink();
+    sink.files.set('keep.txt', new Uint8Array([1]));
+    await expect(buildPyramid([{ source: memorySource('cells.json', JSON.stringify(fixture())) }], { ...OPTS, strict: true, force: true }, { sink }))
+      .rejects.toThrow(DataError);
+    expect([...sink.files.keys()]).toEqual(['keep.txt']);
+  });
+
+  it('refuses a non-empty output without --force', async () => {
+    const sink = new MemorySink();
+    sink.files.set('old.json', new Uint8Array([1]));
+    await expect(buildPyramid([{ source: memorySource('cells.json', JSON.stringify(fixture())) }], OPTS, { sink })).rejects.toThrow(OutputError);
+  });
+
+  it('builds the same pyramid sharded (plan, shards in any order, finalize) as on one machine', async () => {
+    const dir = tmpDir('mudm-shard');
+    const input = path.join(dir, 'cells.json');
+    fs.writeFileSync(input, JSON.stringify(fixture()));
+    const one = path.join(dir, 'one');
+    await buildPyramid([{ source: fileSource(input) }], { ...OPTS, out: one });
+    const sharded = path.join(dir, 'sharded');
+    const planned = await planShardedBuild([{ source: fileSource(input) }], { ...OPTS, out: sharded, shards: 3 });
+    expect(planned.shards).toBe(3);
+    for (const i of [2, 0, 1, 1]) await buildShard({ out: sharded, workers: 1 }, i);
+    await finalizeShardedBuild({ out: sharded, workers: 1 });
+    const a = readTree(one), b = readTree(sharded);
+    a.delete('build-report.json'); b.delete('build-report.json');
+    expect([...b.keys()].sort()).toEqual([...a.keys()].sort());
+    for (const [k, v] of a) expect(b.get(k)?.equals(v), k).toBe(true);
+    expect(fs.existsSync(path.join(sharded, '.mudm-work'))).toBe(false);
+  });
+});

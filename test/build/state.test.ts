@@ -1,0 +1,126 @@
+// The work-directory state of a build: plan.json versioned and checked, unit markers and their records, shards,
+// fingerprints; every broken state is a WorkStateError (exit 4) that says what is wrong, never a TypeError.
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  PLAN_VERSION, checkShardsDone, findPlan, fingerprintOf, loadPlan, markShardDone, readUnitMarker, savePlan, writeUnitMarker,
+  type PlanFile, type UnitMarker,
+} from '../../src/build/state.js';
+import { DiskWorkDir, MemoryWorkDir } from '../../src/io/workdir.js';
+import { resolveBuildConfig } from '../../src/options.js';
+import { EXIT_OUTPUT, WorkStateError } from '../../src/report/errors.js';
+import type { UnitSource, UnitStore } from '../../src/stages/partition.js';
+import type { UnitPlan } from '../../src/stages/plan.js';
+import { tmpDir } from '../helpers/pyramid.js';
+import { refusal as refuse } from '../helpers/errors.js';
+
+const refusal = (f: () => unknown) => refuse(f, WorkStateError, EXIT_OUTPUT);
+
+/** Records appended to a unit store, in order (the in-memory view of what a marker hands on). */
+class ListStore implements UnitStore {
+  readonly appended: [string, number[]][] = [];
+  append(key: string, bytes: Uint8Array): void { this.appended.push([key, [...bytes]]); }
+  keys(): string[] { return [...new Set(this.appended.map(([k]) => k))].sort(); }
+  take(): UnitSource { return { chunks: [] }; }
+  peek(): UnitSource { return { chunks: [] }; }
+  close(): void {}
+}
+
+const unit = (key: string): UnitPlan => ({ key, level: 0, plane: { t: 0, c: 0, z: 0 }, cell: { z: 1, x: 0, y: 0 }, sources: [key] });
+
+function planFile(units: UnitPlan[], shards = 1): PlanFile {
+  return {
+    version: PLAN_VERSION, fingerprint: 'f', units, shards, spilled: false, readSeconds: 0, meta: {}, preview: { enabled: false },
+    read: { read: 0, valid: 0, invalid: 0, issues: { errorsByCode: {}, warningsByCode: {}, samples: [] }, skipped: {}, bounds: null, dims: [], stats: {}, collection: {} },
+    plan: {
+      world: { side: 256, width: 256, height: 256 }, minZoom: 0, maxZoom: 0, cellSize: 256, dims: [], layers: [], planes: [{ t: 0, c: 0, z: 0 }],
+      levels: [{ zoom: 0, topZoom: 0 }], formats: { json: true, pbf: true }, lod: 'auto', tileBudget: 1, collection: {},
+    },
+  };
+}
+
+const marker = (key: string, next: [string, number][] = []): UnitMarker => ({ key, byZoom: {}, largest: null, pointified: [], thinned: [], notInPbf: 0, next });
+
+describe('plan.json', () => {
+  it('round-trips a plan of this version', () => {
+    const work = new MemoryWorkDir();
+    const p = planFile([unit('0/0/0/0/0')]);
+    savePlan(work, p);
+    expect(loadPlan(work)).toEqual(p);
+    expect(findPlan(work)).toEqual(p);
+  });
+
+  it('a missing plan: findPlan says none, loadPlan refuses and says to run plan', () => {
+    const work = new MemoryWorkDir();
+    expect(findPlan(work)).toBeUndefined();
+    expect(refusal(() => loadPlan(work))).toBe('no readable plan in the work directory: run mudm-tiles plan first');
+  });
+
+  it('a plan of another version or with no version is refused, naming both versions', () => {
+    const work = new MemoryWorkDir();
+    work.writeJson('plan.json', { ...planFile([]), version: 1 });
+    expect(refusal(() => loadPlan(work))).toBe(
+      `the plan in the work directory has version 1, this mudm-tiles reads version ${PLAN_VERSION}: it was written by another version; plan (or build) again without --resume`,
+    );
+    work.writeJson('plan.json', { fingerprint: 'f' });
+    expect(refusal(() => findPlan(work))).toMatch(/^the plan in the work directory has version null, this mudm-tiles reads version \d+: /);
+    work.writeJson('plan.json', 'not a plan');
+    expect(refusal(() => loadPlan(work))).toMatch(/has version null/);
+  });
+
+  it('an unreadable plan file on disk is a missing plan, named by its directory', () => {
+    const root = path.join(tmpDir('mudm-state'), 'w');
+    fs.mkdirSync(root, { recursive: true });
+    fs.writeFileSync(path.join(root, 'plan.json'), '{"version": 2,');
+    expect(refusal(() => loadPlan(new DiskWorkDir(root)))).toBe(`no readable plan in ${root}: run mudm-tiles plan first`);
+  });
+});
+
+describe('unit markers', () => {
+  it('hand their records for the level above to the store in marker order, then drop them from the marker', () => {
+    const work = new MemoryWorkDir();
+    writeUnitMarker(work, 0, marker('0/0/0/1/1', [['0/0/0/0/0', 2], ['0/0/0/0/1', 3]]), [Uint8Array.of(1, 2), Uint8Array.of(3, 4, 5)]);
+    const store = new ListStore();
+    const m = readUnitMarker(work, 0, '0/0/0/1/1', store);
+    expect(store.appended).toEqual([['0/0/0/0/0', [1, 2]], ['0/0/0/0/1', [3, 4, 5]]]);
+    expect(m.next).toEqual([]);
+    expect(m.key).toBe('0/0/0/1/1');
+  });
+
+  it('a missing marker or missing records are refused, naming the unit and level', () => {
+    const work = new MemoryWorkDir();
+    expect(refusal(() => readUnitMarker(work, 2, '0/1/0/3/4'))).toBe(
+      'the marker of unit 0/1/0/3/4 (level 2) is missing from the work directory: the unit is not finished; run the build (or its shard) again',
+    );
+    work.writeJson('units/0/0_0_0_1_1.json', marker('0/0/0/1/1', [['0/0/0/0/0', 2]]));
+    expect(refusal(() => readUnitMarker(work, 0, '0/0/0/1/1', new ListStore()))).toBe(
+      'the records of unit 0/0/0/1/1 (level 0) for the level above are missing from the work directory',
+    );
+  });
+});
+
+describe('shards and fingerprints', () => {
+  it('finalize is refused until every shard and unit is done', () => {
+    const work = new MemoryWorkDir();
+    const units = [unit('0/0/0/0/0'), unit('0/0/0/0/1'), unit('0/0/0/1/0')];
+    const p = planFile(units, 2);
+    expect(refusal(() => checkShardsDone(work, p))).toBe('cannot finalize: shard(s) 0, 1 not complete, 3 unit(s) missing; run build-shard for them');
+    for (const u of units) writeUnitMarker(work, 0, marker(u.key), []);
+    markShardDone(work, 0, [units[0], units[2]]);
+    expect(refusal(() => checkShardsDone(work, p))).toBe('cannot finalize: shard(s) 1 not complete, 0 unit(s) missing; run build-shard for them');
+    markShardDone(work, 1, [units[1]]);
+    expect(() => checkShardsDone(work, p)).not.toThrow();
+  });
+
+  it('the fingerprint follows the inputs, the output-changing options and the image size however given', () => {
+    const inputs = [{ source: { name: 'a.json' }, fingerprint: '10:1' }];
+    const base = fingerprintOf(inputs, resolveBuildConfig({ out: 'o' }));
+    expect(fingerprintOf(inputs, resolveBuildConfig({ out: 'elsewhere', workers: 7 }))).toBe(base);
+    expect(fingerprintOf([{ ...inputs[0], fingerprint: '11:1' }], resolveBuildConfig({ out: 'o' }))).not.toBe(base);
+    expect(fingerprintOf(inputs, resolveBuildConfig({ out: 'o', tileBudget: 1 }))).not.toBe(base);
+    const sized = fingerprintOf(inputs, resolveBuildConfig({ out: 'o', imageSize: '100,50' }));
+    expect(sized).not.toBe(base);
+    expect(fingerprintOf(inputs, resolveBuildConfig({ out: 'o', image: 'slide.tif' }, { width: 100, height: 50 }))).toBe(sized);
+  });
+});

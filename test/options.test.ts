@@ -1,0 +1,98 @@
+// Option resolution: defaults, the typed build config, every range check and text parser, with message and exit code.
+import { describe, expect, it } from 'vitest';
+import { MAX_ZOOM, parseFormats, parseImageSize, parsePlane, parsePlaneFields, resolveBuildConfig, resolveOptions, type Options } from '../src/options.js';
+import { EXIT_USAGE, UsageError } from '../src/report/errors.js';
+import { refusal as refuse } from './helpers/errors.js';
+
+const refusal = (f: () => unknown) => refuse(f, UsageError, EXIT_USAGE);
+
+const config = (given: Partial<Options>) => resolveBuildConfig({ out: 'out', ...given });
+
+describe('resolveBuildConfig', () => {
+  it('fills defaults and turns option text into values', () => {
+    const c = config({ format: 'pbf', imageSize: '2000x1500', planeField: 't=frame,c=channel', lod: 'none', workers: 3 });
+    expect(c.formats).toEqual({ json: false, pbf: true });
+    expect(c.imageSize).toEqual({ width: 2000, height: 1500 });
+    expect(c.planeFields).toEqual({ t: 'frame', c: 'channel' });
+    expect(c.lod).toBe('none');
+    expect(c.options).toMatchObject({ workers: 3, minZoom: 0, unitSize: 2048, tileBudget: 500 * 1024, memoryBudget: 1024 ** 3, version: '1.0.0' });
+    const d = config({});
+    expect(d.formats).toEqual({ json: true, pbf: true });
+    expect(d.imageSize).toBeUndefined();
+    expect(d.planeFields).toEqual({});
+    expect(d.lod).toBe('auto');
+  });
+
+  it('takes the image header size unless --image-size is given', () => {
+    expect(config({ image: 'slide.tif' }).imageSize).toBeUndefined();
+    expect(resolveBuildConfig({ image: 'slide.tif' }, { width: 7, height: 9 }).imageSize).toEqual({ width: 7, height: 9 });
+    expect(resolveBuildConfig({ image: 'slide.tif', imageSize: '10,20' }, { width: 7, height: 9 }).imageSize).toEqual({ width: 10, height: 20 });
+  });
+
+  it('accepts the edges of every range', () => {
+    expect(() => config({ workers: 1, unitSize: 256, minZoom: 0, maxZoom: 0, shards: 1, tileBudget: 1, memoryBudget: 1 })).not.toThrow();
+    expect(() => config({ minZoom: MAX_ZOOM, maxZoom: MAX_ZOOM, unitSize: 2 ** 20 })).not.toThrow();
+  });
+
+  it('refuses values out of range, naming the option and the value', () => {
+    expect(refusal(() => config({ workers: 0 }))).toBe('--workers must be a whole number of at least 1, found 0');
+    expect(refusal(() => config({ workers: 1.5 }))).toBe('--workers must be a whole number of at least 1, found 1.5');
+    expect(refusal(() => config({ unitSize: 1000 }))).toBe('--unit-size must be a power of two of at least 256, found 1000');
+    expect(refusal(() => config({ unitSize: 128 }))).toBe('--unit-size must be a power of two of at least 256, found 128');
+    expect(refusal(() => config({ minZoom: -1 }))).toBe(`--min-zoom must be 0..${MAX_ZOOM}, found -1`);
+    expect(refusal(() => config({ minZoom: 31 }))).toBe(`--min-zoom must be 0..${MAX_ZOOM}, found 31`);
+    expect(refusal(() => config({ minZoom: 3, maxZoom: 2 }))).toBe(`--max-zoom must be 3..${MAX_ZOOM} (at least --min-zoom), found 2`);
+    expect(refusal(() => config({ maxZoom: 31 }))).toBe(`--max-zoom must be 0..${MAX_ZOOM} (at least --min-zoom), found 31`);
+    expect(refusal(() => config({ shards: 0 }))).toBe('--shards must be a whole number of at least 1, found 0');
+    expect(refusal(() => config({ tileBudget: 0 }))).toBe('--tile-budget must be positive, found 0');
+    expect(refusal(() => config({ memoryBudget: -5 }))).toBe('--memory-budget must be positive, found -5');
+    expect(refusal(() => config({ lod: 'some' }))).toBe('--lod must be auto or none, found "some"');
+  });
+
+  it('refuses --preview without JSON tiles, and bad option text', () => {
+    expect(refusal(() => config({ preview: true, format: 'pbf' }))).toBe('--preview draws the zoom-0 JSON tiles: keep json in --format');
+    expect(refusal(() => config({ format: 'json,mvt' }))).toBe('--format takes json, pbf or json,pbf, found "mvt"');
+    expect(refusal(() => config({ imageSize: '2000' }))).toBe('--image-size must be W,H in whole pixels of at least 1, found "2000"');
+    expect(refusal(() => config({ planeField: 'q=frame' }))).toBe('--plane-field expects t=NAME,c=NAME,z=NAME, found "q=frame"');
+  });
+});
+
+describe('option text', () => {
+  it('formats', () => {
+    expect(parseFormats('json')).toEqual({ json: true, pbf: false });
+    expect(parseFormats('pbf,json')).toEqual({ json: true, pbf: true });
+    expect(refusal(() => parseFormats(''))).toBe('--format takes json, pbf or json,pbf, found ""');
+  });
+
+  it('image sizes: W,H or WxH in whole pixels of at least 1', () => {
+    expect(parseImageSize(' 10 , 20 ')).toEqual({ width: 10, height: 20 });
+    expect(parseImageSize('1x1')).toEqual({ width: 1, height: 1 });
+    for (const bad of ['0,5', '5,0', '-1,5', '1.5,2', 'a,b', '10,20,30', '']) {
+      expect(refusal(() => parseImageSize(bad))).toBe(`--image-size must be W,H in whole pixels of at least 1, found "${bad}"`);
+    }
+    expect(refusal(() => parseImageSize('99999999999999999999,1'))).toMatch(/--image-size must be W,H/);
+  });
+
+  it('plane fields: each dimension once', () => {
+    expect(parsePlaneFields(undefined)).toEqual({});
+    expect(parsePlaneFields('z=slice')).toEqual({ z: 'slice' });
+    expect(refusal(() => parsePlaneFields('t=a,t=b'))).toBe('--plane-field names t twice, found "t=a,t=b"');
+    expect(refusal(() => parsePlaneFields('t='))).toBe('--plane-field expects t=NAME,c=NAME,z=NAME, found "t="');
+  });
+
+  it('planes of --input: non-negative integers, each dimension once', () => {
+    expect(parsePlane('t=0,c=12')).toEqual({ t: 0, c: 12 });
+    expect(refusal(() => parsePlane('t=-1'))).toBe('a plane is written t=N,c=N,z=N with non-negative integers, found "t=-1"');
+    expect(refusal(() => parsePlane('c=x'))).toBe('a plane is written t=N,c=N,z=N with non-negative integers, found "c=x"');
+    expect(refusal(() => parsePlane('z=1,z=2'))).toBe('a plane gives z twice, found "z=1,z=2"');
+  });
+
+  it('resolveOptions fills only what was not given', () => {
+    const o = resolveOptions({ workers: 2, format: 'json' });
+    expect(o.workers).toBe(2);
+    expect(o.format).toBe('json');
+    expect(o.out).toBeUndefined();
+    expect(o.tileBudget).toBe(500 * 1024);
+    expect(resolveOptions({}).workers).toBeGreaterThanOrEqual(1);
+  });
+});

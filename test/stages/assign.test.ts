@@ -1,0 +1,101 @@
+// The assign stage: a feature's plane and layer, and the field statistics the descriptor's vector_layers come from.
+import { describe, expect, it } from 'vitest';
+import type { Feature } from '../../src/model/feature.js';
+import { assignPlane, describeFields, ENUM_CAP, layerOf, mergeStats, observeFeature, type LayerStats, type PlaneRule } from '../../src/stages/assign.js';
+
+const at = (coordinates: number[][], properties: Record<string, unknown> | null = null): Feature =>
+  ({ type: 'Feature', properties, geometry: { type: 'LineString', coordinates: coordinates as [number, number][] } });
+const none: PlaneRule = { fixed: {}, fields: {} };
+
+describe('assignPlane', () => {
+  it('reads plane properties, leaving dimensions without a value at 0 and out of the path', () => {
+    const rule: PlaneRule = { fixed: {}, fields: { t: 'frame', c: 'channel' } };
+    expect(assignPlane(at([[0, 0], [1, 1]], { frame: 3, channel: 1 }), rule, '/features/0')).toEqual({ plane: { t: 3, c: 1, z: 0 }, dims: ['t', 'c'] });
+    expect(assignPlane(at([[0, 0], [1, 1]], { frame: 2 }), rule, '')).toEqual({ plane: { t: 2, c: 0, z: 0 }, dims: ['t'] });
+    expect(assignPlane(at([[0, 0], [1, 1]]), rule, '')).toEqual({ plane: { t: 0, c: 0, z: 0 }, dims: [] });
+  });
+
+  it('lets the input\'s fixed plane win over properties', () => {
+    const rule: PlaneRule = { fixed: { c: 4 }, fields: { c: 'channel' } };
+    expect(assignPlane(at([[0, 0], [1, 1]], { channel: 1 }), rule, '')).toEqual({ plane: { t: 0, c: 4, z: 0 }, dims: ['c'] });
+  });
+
+  it('takes z from a third coordinate shared by every position, not from mixed ones or meshes', () => {
+    expect(assignPlane(at([[0, 0, 2], [1, 1, 2]]), none, '')).toEqual({ plane: { t: 0, c: 0, z: 2 }, dims: ['z'] });
+    expect(assignPlane(at([[0, 0, 2], [1, 1, 3]]), none, '')).toEqual({ plane: { t: 0, c: 0, z: 0 }, dims: [] });
+    expect(assignPlane(at([[0, 0, 2], [1, 1]]), none, '')).toEqual({ plane: { t: 0, c: 0, z: 0 }, dims: [] });
+    const collection: Feature = { type: 'Feature', properties: null, geometry: { type: 'GeometryCollection', geometries: [
+      { type: 'Point', coordinates: [1, 1, 5] }, { type: 'LineString', coordinates: [[0, 0, 5], [2, 2, 5]] },
+    ] } };
+    expect(assignPlane(collection, none, '')).toEqual({ plane: { t: 0, c: 0, z: 5 }, dims: ['z'] });
+    const tin: Feature = { type: 'Feature', properties: null, geometry: { type: 'TIN', coordinates: [[[[0, 0, 1], [1, 0, 1], [0, 1, 1], [0, 0, 1]]]] } };
+    expect(assignPlane(tin, none, '')).toEqual({ plane: { t: 0, c: 0, z: 0 }, dims: [] });
+    // A z property wins over the coordinates.
+    expect(assignPlane(at([[0, 0, 2], [1, 1, 2]], { slice: 7 }), { fixed: {}, fields: { z: 'slice' } }, '')).toEqual({ plane: { t: 0, c: 0, z: 7 }, dims: ['z'] });
+  });
+
+  it('refuses a plane value that is not a non-negative integer, naming where it was and what it was', () => {
+    const rule: PlaneRule = { fixed: {}, fields: { t: 'frame' } };
+    for (const [v, shown] of [[-1, '-1'], [1.5, '1.5'], ['2', '"2"']] as const) {
+      const r = assignPlane(at([[0, 0], [1, 1]], { frame: v }), rule, '/features/9');
+      expect(r).toMatchObject({ code: 'plane-value-invalid', severity: 'error', path: '/features/9/properties/frame' });
+      expect((r as { message: string }).message).toContain(`plane t must be a non-negative integer, found ${shown}`);
+    }
+    expect(assignPlane(at([[0, 0, -1], [1, 1, -1]]), none, '/features/2')).toMatchObject({ code: 'plane-value-invalid', path: '/features/2/geometry/coordinates' });
+  });
+});
+
+describe('layerOf', () => {
+  const f: Feature = { type: 'Feature', featureClass: 'cell', properties: { kind: 7, empty: '', gone: null }, geometry: null };
+
+  it('is the input\'s layer, or the value of --layer-by: a member first, else a property, as text', () => {
+    expect(layerOf(f, 'cells', undefined)).toBe('cells');
+    expect(layerOf(f, 'cells', 'featureClass')).toBe('cell');
+    expect(layerOf(f, 'cells', 'kind')).toBe('7');
+  });
+
+  it('falls back to the input\'s layer when the field is missing, null or empty', () => {
+    for (const by of ['missing', 'gone', 'empty', 'parentId']) expect(layerOf(f, 'cells', by)).toBe('cells');
+  });
+});
+
+describe('field statistics', () => {
+  const features: Feature[] = [
+    { type: 'Feature', id: 'a', featureClass: 'cell', parentId: 9, properties: { area: 10, ok: true, cls: 'tumor', mixed: 1, tags: ['x'], nothing: null }, geometry: null },
+    { type: 'Feature', id: 2, featureClass: 'cell', properties: { area: -2.5, ok: false, cls: 'stroma', mixed: 'one' }, geometry: null },
+    { type: 'Feature', featureClass: 'nucleus', properties: { area: 30, cls: 'tumor' }, geometry: null },
+  ];
+
+  it('declares numbers with their range, booleans, strings with their sorted values, mixed and nested as strings', () => {
+    const stats: LayerStats = {};
+    for (const f of features) observeFeature(stats, 'cells', f);
+    expect(describeFields(stats.cells)).toEqual({
+      fields: { area: 'Number', cls: 'String', featureClass: 'String', id: 'String', mixed: 'String', ok: 'Bool', parentId: 'Number', tags: 'String' },
+      fieldranges: { area: [-2.5, 30], parentId: [9, 9] },
+      fieldenums: { cls: ['stroma', 'tumor'], featureClass: ['cell', 'nucleus'], id: ['a'] },
+      fielddescriptions: {
+        mixed: 'mixed value types; non-strings are stringified in PBF tiles',
+        tags: 'arrays and objects are JSON-encoded strings in PBF tiles',
+      },
+    });
+  });
+
+  it('enumerates up to ENUM_CAP distinct strings, and stops past it', () => {
+    const stats: LayerStats = {};
+    for (let i = 0; i < ENUM_CAP; i++) observeFeature(stats, 'l', { type: 'Feature', properties: { name: `n${i}` }, geometry: null });
+    expect(describeFields(stats.l).fieldenums?.name).toHaveLength(ENUM_CAP);
+    observeFeature(stats, 'l', { type: 'Feature', properties: { name: 'one more' }, geometry: null });
+    expect(describeFields(stats.l)).toEqual({ fields: { name: 'String' } });
+  });
+
+  it('gives the same statistics whatever the batches and the order they are merged in', () => {
+    const whole: LayerStats = {};
+    for (const f of features) observeFeature(whole, 'cells', f);
+    const batches = features.map((f) => { const s: LayerStats = {}; observeFeature(s, 'cells', f); return s; });
+    for (const order of [[0, 1, 2], [2, 1, 0], [1, 2, 0]]) {
+      const merged: LayerStats = {};
+      for (const i of order) mergeStats(merged, batches[i]);
+      expect(describeFields(merged.cells)).toEqual(describeFields(whole.cells));
+    }
+  });
+});

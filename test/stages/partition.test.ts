@@ -1,0 +1,108 @@
+// The partition store: records in memory below the budget, one switch to files above it, and what each side hands out.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SpillingStore, type UnitSource } from '../../src/stages/partition.js';
+import { compareUnitKeys, unitFileName } from '../../src/stages/unit-key.js';
+import { tmpDir } from '../helpers/pyramid.js';
+
+const root = tmpDir('partition');
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+let n = 0;
+const fresh = () => path.join(root, `store-${n++}`);
+
+const rec = (seq: number, size = 8) => new Uint8Array(size).fill(seq);
+const fileOf = (key: string) => `${unitFileName(key)}.rec`;
+
+/** The bytes of a unit, from memory or from its file. */
+function bytesOf(src: UnitSource): number[] {
+  if ('path' in src) return [...fs.readFileSync(src.path)];
+  return src.chunks.flatMap((c) => [...c]);
+}
+
+describe('SpillingStore', () => {
+  it('holds records in memory up to its budget, writing nothing to disk', () => {
+    const dir = fresh();
+    const s = new SpillingStore(dir, 64);
+    for (let i = 0; i < 8; i++) s.append(`0/0/0/${i % 2}/0`, rec(i)); // exactly 64 bytes: not over
+    expect(s.isSpilled).toBe(false);
+    expect(fs.existsSync(dir)).toBe(false);
+    const a = s.take('0/0/0/0/0');
+    expect('chunks' in a).toBe(true);
+    expect(bytesOf(a)).toEqual([0, 2, 4, 6].flatMap((i) => [...rec(i)]));
+    s.close();
+  });
+
+  it('switches to files once, the moment the records pass the budget, keeping every record in order', () => {
+    const dir = fresh();
+    const s = new SpillingStore(dir, 64);
+    for (let i = 0; i < 8; i++) s.append(`0/0/0/${i % 2}/0`, rec(i));
+    s.append('0/0/0/1/0', rec(8, 1)); // 65 bytes: over
+    expect(s.isSpilled).toBe(true);
+    expect(fs.readdirSync(dir).sort()).toEqual([fileOf('0/0/0/0/0'), fileOf('0/0/0/1/0')]);
+    // After the switch, appends go to the files, behind what memory held.
+    s.append('0/0/0/0/0', rec(9));
+    s.append('0/0/1/0/0', rec(10));
+    const a = s.take('0/0/0/0/0'), b = s.peek('0/0/0/1/0');
+    expect('path' in a && 'path' in b).toBe(true);
+    expect(bytesOf(a)).toEqual([0, 2, 4, 6, 9].flatMap((i) => [...rec(i)]));
+    expect(bytesOf(b)).toEqual([...[1, 3, 5, 7].flatMap((i) => [...rec(i)]), 8]);
+    expect(bytesOf(s.take('0/0/1/0/0'))).toEqual([...rec(10)]);
+    expect(s.keys()).toEqual(['0/0/0/0/0', '0/0/0/1/0', '0/0/1/0/0']);
+    s.close();
+    expect(fs.existsSync(dir)).toBe(false);
+  });
+
+  it('spills from the start with a budget of 0, and starts afresh over what an earlier run left', () => {
+    const dir = fresh();
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, fileOf('0/0/0/0/0')), rec(99));
+    const s = new SpillingStore(dir, 0);
+    expect(s.isSpilled).toBe(true);
+    expect(s.keys()).toEqual([]);
+    s.append('0/0/0/0/0', rec(1));
+    expect(bytesOf(s.take('0/0/0/0/0'))).toEqual([...rec(1)]);
+    s.close();
+  });
+
+  it('take hands a unit\'s records over and forgets them; peek leaves them for the next reader', () => {
+    const s = new SpillingStore(fresh(), 1 << 20);
+    s.append('0/0/0/0/0', rec(1));
+    s.append('0/0/0/0/0', rec(2));
+    expect(bytesOf(s.peek('0/0/0/0/0'))).toEqual([...rec(1), ...rec(2)]);
+    expect(bytesOf(s.peek('0/0/0/0/0'))).toEqual([...rec(1), ...rec(2)]);
+    expect(bytesOf(s.take('0/0/0/0/0'))).toEqual([...rec(1), ...rec(2)]);
+    expect(bytesOf(s.take('0/0/0/0/0'))).toEqual([]);
+    // Taken bytes no longer count against the budget.
+    s.append('0/0/0/1/1', rec(3, 600 << 10));
+    s.take('0/0/0/1/1');
+    s.append('0/0/0/2/2', rec(4, 600 << 10));
+    expect(s.isSpilled).toBe(false);
+    s.append('0/0/0/2/2', rec(5, 600 << 10));
+    expect(s.isSpilled).toBe(true);
+    s.close();
+  });
+
+  it('reads what another process planned without appending to it or removing it', () => {
+    const dir = fresh();
+    const planned = new SpillingStore(dir, 0);
+    planned.append('0/0/0/1/0', rec(1));
+    planned.append('0/0/0/0/2', rec(2));
+    // The planning process leaves its files (as `plan` does); a shard opens them.
+    const shard = new SpillingStore(dir, 0, 'existing');
+    expect(shard.isSpilled).toBe(true);
+    expect(shard.keys()).toEqual(['0/0/0/0/2', '0/0/0/1/0']);
+    expect(bytesOf(shard.take('0/0/0/1/0'))).toEqual([...rec(1)]);
+    shard.close();
+    expect(fs.readdirSync(dir).sort()).toEqual([fileOf('0/0/0/0/2'), fileOf('0/0/0/1/0')]);
+    expect(new SpillingStore(fresh(), 0, 'existing').keys()).toEqual([]);
+  });
+});
+
+describe('compareUnitKeys', () => {
+  it('orders keys part by part as numbers', () => {
+    expect(['0/0/10/0/0', '0/0/2/0/0', '1/0/0/0/0', '0/0/2/0/10', '0/0/2/0/9'].sort(compareUnitKeys))
+      .toEqual(['0/0/2/0/0', '0/0/2/0/9', '0/0/2/0/10', '0/0/10/0/0', '1/0/0/0/0']);
+    expect(compareUnitKeys('0/1', '0/1/0')).toBeLessThan(0);
+  });
+});

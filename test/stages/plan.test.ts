@@ -1,0 +1,79 @@
+// The plan stage: the world and zoom range, the levels, and the work units each level tiles.
+import { describe, expect, it } from 'vitest';
+import { LEVEL_STEP, planBaseUnits, planLevels, planUpperUnits, planWorld, sortPlanes } from '../../src/stages/plan.js';
+
+describe('planWorld', () => {
+  it('takes the world from the image size when given, whatever the data', () => {
+    expect(planWorld({ imageSize: { width: 5000, height: 3000 }, bounds: [0, 0, 10, 10], minZoom: 0, cellSize: 2048 }))
+      .toEqual({ world: { side: 8192, width: 5000, height: 3000 }, minZoom: 0, maxZoom: 4 });
+  });
+
+  it('takes it from the features\' bounds otherwise (rounded up), and a one-pixel world when there are none', () => {
+    expect(planWorld({ bounds: [3, 4, 2011.2, 1341.5], minZoom: 0, cellSize: 2048 }))
+      .toEqual({ world: { side: 2048, width: 2012, height: 1342 }, minZoom: 0, maxZoom: 2 });
+    expect(planWorld({ bounds: null, minZoom: 0, cellSize: 2048 })).toEqual({ world: { side: 1, width: 1, height: 1 }, minZoom: 0, maxZoom: 0 });
+  });
+
+  it('keeps a given finest zoom, and never puts the default finest zoom below the coarsest', () => {
+    expect(planWorld({ bounds: [0, 0, 2048, 2048], minZoom: 0, maxZoom: 5, cellSize: 2048 }).maxZoom).toBe(5);
+    expect(planWorld({ bounds: [0, 0, 2048, 2048], minZoom: 4, cellSize: 2048 }).maxZoom).toBe(4);
+  });
+});
+
+describe('planLevels', () => {
+  it('puts level-0 cells at about the unit size and one zoom per level above, down to the coarsest zoom', () => {
+    expect(LEVEL_STEP).toBe(1);
+    // 8192 px world, 2048 px units: level-0 cells at zoom 2 tile zooms 2–4; then zoom 1, then zoom 0.
+    expect(planLevels(8192, 0, 4, 2048)).toEqual([{ zoom: 2, topZoom: 4 }, { zoom: 1, topZoom: 1 }, { zoom: 0, topZoom: 0 }]);
+    expect(planLevels(8192, 0, 4, 256)).toEqual([
+      { zoom: 4, topZoom: 4 }, { zoom: 3, topZoom: 3 }, { zoom: 2, topZoom: 2 }, { zoom: 1, topZoom: 1 }, { zoom: 0, topZoom: 0 },
+    ]);
+  });
+
+  it('never puts level-0 cells finer than the finest zoom, nor raises them to a finer coarsest zoom', () => {
+    expect(planLevels(2048, 0, 2, 64)).toEqual([{ zoom: 2, topZoom: 2 }, { zoom: 1, topZoom: 1 }, { zoom: 0, topZoom: 0 }]);
+    // --min-zoom 3 on an 8192 px world: cells stay at zoom 2 (2048 px), one level tiles zooms 3–4.
+    expect(planLevels(8192, 3, 4, 2048)).toEqual([{ zoom: 2, topZoom: 4 }]);
+    // A world smaller than a unit: one cell, zoom 0.
+    expect(planLevels(1024, 0, 1, 2048)).toEqual([{ zoom: 0, topZoom: 1 }]);
+  });
+});
+
+describe('planBaseUnits', () => {
+  it('gathers the stored pixel cells each level-0 cell covers, units in key order', () => {
+    // 512 px stored cells, level-0 cells of 1024 px (zoom 1 of a 2048 px world): each unit reads up to 4 stored cells.
+    const keys = ['0/0/0/3/3', '0/0/0/0/0', '0/0/0/1/1', '0/0/0/2/0', '0/1/0/0/1'];
+    const units = planBaseUnits(keys, 2048, { zoom: 1, topZoom: 2 }, 512);
+    expect(units.map((u) => [u.key, u.sources])).toEqual([
+      ['0/0/0/0/0', ['0/0/0/0/0', '0/0/0/1/1']],
+      ['0/0/0/1/0', ['0/0/0/2/0']],
+      ['0/0/0/1/1', ['0/0/0/3/3']],
+      ['0/1/0/0/0', ['0/1/0/0/1']],
+    ]);
+    expect(units[3]).toEqual({ key: '0/1/0/0/0', level: 0, plane: { t: 0, c: 1, z: 0 }, cell: { z: 1, x: 0, y: 0 }, sources: ['0/1/0/0/1'] });
+  });
+
+  it('lets one stored cell feed every finer level-0 cell inside it, within the grid', () => {
+    // A 2048 px stored cell in a 1024 px world covers all four zoom-1 cells (512 px), and no cell beyond the grid.
+    const units = planBaseUnits(['2/0/1/0/0'], 1024, { zoom: 1, topZoom: 1 }, 2048);
+    expect(units.map((u) => [u.key, u.cell, u.sources])).toEqual([
+      ['2/0/1/0/0', { z: 1, x: 0, y: 0 }, ['2/0/1/0/0']],
+      ['2/0/1/0/1', { z: 1, x: 0, y: 1 }, ['2/0/1/0/0']],
+      ['2/0/1/1/0', { z: 1, x: 1, y: 0 }, ['2/0/1/0/0']],
+      ['2/0/1/1/1', { z: 1, x: 1, y: 1 }, ['2/0/1/0/0']],
+    ]);
+  });
+});
+
+describe('planUpperUnits and sortPlanes', () => {
+  it('makes one unit per stored key of a level above 0, reading its own key', () => {
+    expect(planUpperUnits(['1/0/2/3/1'], 2, { zoom: 2, topZoom: 2 })).toEqual([
+      { key: '1/0/2/3/1', level: 2, plane: { t: 1, c: 0, z: 2 }, cell: { z: 2, x: 3, y: 1 }, sources: ['1/0/2/3/1'] },
+    ]);
+  });
+
+  it('orders planes by t, then c, then z', () => {
+    const planes = [{ t: 1, c: 0, z: 0 }, { t: 0, c: 2, z: 1 }, { t: 0, c: 2, z: 0 }, { t: 0, c: 10, z: 0 }];
+    expect(sortPlanes(planes)).toEqual([{ t: 0, c: 2, z: 0 }, { t: 0, c: 2, z: 1 }, { t: 0, c: 10, z: 0 }, { t: 1, c: 0, z: 0 }]);
+  });
+});

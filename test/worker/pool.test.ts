@@ -1,0 +1,135 @@
+// runOrdered (results in submission order, a bounded window, failures) and what the worker protocol moves between threads.
+import { describe, expect, it } from 'vitest';
+import { runOrdered } from '../../src/worker/pool.js';
+import { parseTransfers, resultTransfers, transferable } from '../../src/worker/protocol.js';
+import type { ParseResult, ParseTask } from '../../src/stages/parse.js';
+import type { UnitResult } from '../../src/stages/unit.js';
+
+/** A promise settled from outside, so a test decides in which order tasks finish. */
+function deferred<T>(): { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void } {
+  let resolve!: (v: T) => void, reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => { resolve = res; reject = rej; });
+  return { promise, resolve, reject };
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('runOrdered', () => {
+  it('hands results on in item order however the tasks finish, and runs every item once', async () => {
+    const tasks = new Map<number, ReturnType<typeof deferred<string>>>();
+    const consumed: Array<[string, number]> = [];
+    const run = runOrdered([0, 1, 2, 3, 4, 5], 3, (i) => {
+      const d = deferred<string>();
+      tasks.set(i, d);
+      return d.promise;
+    }, (r, i) => { consumed.push([r, i]); });
+    // Finish in reverse order, as far as the window lets tasks start.
+    for (const order of [[2, 1, 0], [5, 4, 3]]) {
+      await tick();
+      for (const i of order) { tasks.get(i)?.resolve(`r${i}`); await tick(); }
+    }
+    await run;
+    expect(consumed).toEqual([0, 1, 2, 3, 4, 5].map((i) => [`r${i}`, i]));
+    expect([...tasks.keys()].sort()).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+
+  it('never has more than `window` tasks in flight, and pulls items from the producer only as the window frees', async () => {
+    let inFlight = 0, most = 0, pulled = 0, consumedCount = 0;
+    let pulledAhead = 0;
+    async function* items() {
+      for (let i = 0; i < 20; i++) {
+        pulled++;
+        pulledAhead = Math.max(pulledAhead, pulled - consumedCount);
+        yield i;
+      }
+    }
+    await runOrdered(items(), 4, async (i) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      // Uneven durations: later items often finish first.
+      await new Promise((r) => setTimeout(r, (i * 7) % 5));
+      inFlight--;
+      return i * 2;
+    }, async (r, i) => {
+      expect(r).toBe(i * 2);
+      expect(i).toBe(consumedCount);
+      consumedCount++;
+      await tick();
+    });
+    expect(consumedCount).toBe(20);
+    expect(most).toBeLessThanOrEqual(4);
+    expect(most).toBeGreaterThan(1);
+    expect(pulledAhead).toBeLessThanOrEqual(4);
+  });
+
+  it('with a window of 1 runs one task at a time', async () => {
+    let inFlight = 0, most = 0;
+    const out: number[] = [];
+    await runOrdered([3, 1, 2], 1, async (i) => {
+      inFlight++; most = Math.max(most, inFlight);
+      await new Promise((r) => setTimeout(r, i));
+      inFlight--;
+      return i;
+    }, (r) => { out.push(r); });
+    expect(out).toEqual([3, 1, 2]);
+    expect(most).toBe(1);
+  });
+
+  it('stops at a failed task: results before it are consumed, none after, and tasks in flight settle before it throws', async () => {
+    const consumed: number[] = [];
+    const settled: number[] = [];
+    let started = 0;
+    const run = runOrdered([0, 1, 2, 3, 4, 5, 6, 7], 3, async (i) => {
+      started++;
+      await new Promise((r) => setTimeout(r, i === 2 ? 1 : 10));
+      settled.push(i);
+      if (i === 2) throw new Error('task 2 failed');
+      return i;
+    }, (r) => { consumed.push(r); });
+    await expect(run).rejects.toThrow('task 2 failed');
+    expect(consumed).toEqual([0, 1]);
+    // Everything started has settled by the time the error comes out: no task keeps running behind the caller's back.
+    expect(settled.length).toBe(started);
+    expect(started).toBeLessThan(8);
+  });
+
+  it('stops when consuming a result throws, after the tasks in flight settle', async () => {
+    const settled: number[] = [];
+    let started = 0;
+    const run = runOrdered([0, 1, 2, 3, 4, 5], 2, async (i) => {
+      started++;
+      await tick();
+      settled.push(i);
+      return i;
+    }, (r) => { if (r === 1) throw new Error(`cannot write ${r}`); });
+    await expect(run).rejects.toThrow('cannot write 1');
+    expect(settled.length).toBe(started);
+    expect(started).toBeLessThan(6);
+  });
+
+  it('does nothing for no items', async () => {
+    let calls = 0;
+    await runOrdered([], 2, async () => { calls++; }, () => { calls++; });
+    expect(calls).toBe(0);
+  });
+});
+
+describe('worker protocol transfers', () => {
+  it('moves only buffers a view owns whole, each once', () => {
+    const own = new Uint8Array(8);
+    const shared = new Uint8Array(new ArrayBuffer(16), 4, 8);
+    const a = new Uint8Array(new ArrayBuffer(4));
+    expect(transferable([own, shared, a, new Uint8Array(a.buffer), new Uint8Array(0)])).toEqual([own.buffer, a.buffer]);
+  });
+
+  it('moves a parse batch\'s bytes and positions to the worker, and unit records, tiles and next-level records back', () => {
+    const raw = { bytes: new Uint8Array(10), meta: new Float64Array(5) };
+    const task = { kind: 'parse', raw } as unknown as ParseTask;
+    expect(parseTransfers(task)).toEqual([raw.bytes.buffer, raw.meta.buffer]);
+    const units: [string, Uint8Array][] = [['0/0/0/0/0', new Uint8Array(8)], ['0/0/0/1/0', new Uint8Array(16)]];
+    expect(resultTransfers({ units } as unknown as ParseResult)).toEqual(units.map(([, b]) => b.buffer));
+    const tile = new Uint8Array(3), next = new Uint8Array(24);
+    const unit = { tiles: [{ path: '0/0/0.pbf', z: 0, bytes: tile, features: 1 }], next: [['0/0/0/0/0', next]] } as unknown as UnitResult;
+    expect(resultTransfers(unit)).toEqual([tile.buffer, next.buffer]);
+  });
+});

@@ -1,0 +1,63 @@
+// The hover card of the viewer: one feature's id, layer and properties as a table people can read.
+
+/** The id a person knows the feature by: the input's string id (kept as property `id`) before the PBF id. */
+export function featureId(props, pbfId) {
+  return props.id !== undefined && props.id !== null ? props.id : pbfId;
+}
+
+/** A value as text: numbers to 6 significant digits, everything else as written. */
+function shown(v) {
+  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(6)));
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+/**
+ * Rows of the card: `[key, value]`, or `[heading]` before a group. Plain names come first in their order; dotted names
+ * (`measurements.Cell: Area`, flattened from nested objects) are grouped under their first part, the rest as key.
+ */
+export function cardRows(feature) {
+  const plain = [['id', feature.id], ['layer', feature.layer]];
+  const groups = new Map();
+  for (const [k, v] of Object.entries(feature.properties)) {
+    if (k === 'id' || k === 'layer') continue;
+    const dot = k.indexOf('.');
+    if (dot <= 0 || dot === k.length - 1) { plain.push([k, v]); continue; }
+    const head = k.slice(0, dot);
+    if (!groups.has(head)) groups.set(head, []);
+    groups.get(head).push([k.slice(dot + 1), v]);
+  }
+  const rows = plain.filter(([, v]) => v !== undefined);
+  for (const [head, members] of groups) rows.push([head], ...members);
+  return rows;
+}
+
+/** The card's table for the features under the pointer (the first one shown, the others counted). */
+export function cardTable(features) {
+  const table = document.createElement('table');
+  const row = (cells, className) => {
+    const tr = document.createElement('tr');
+    if (className) tr.className = className;
+    tr.append(...cells);
+    table.append(tr);
+  };
+  const cell = (tag, text) => {
+    const c = document.createElement(tag);
+    c.textContent = text;
+    return c;
+  };
+  for (const r of cardRows(features[0])) {
+    if (r.length === 1) {
+      const th = cell('th', r[0]);
+      th.colSpan = 2;
+      row([th], 'group');
+    } else {
+      row([cell('th', r[0]), cell('td', shown(r[1]))]);
+    }
+  }
+  if (features.length > 1) {
+    const td = cell('td', `+ ${features.length - 1} more here`);
+    td.colSpan = 2;
+    row([td], 'more');
+  }
+  return table;
+}

@@ -1,0 +1,125 @@
+// Colours of the viewer: the fields a descriptor declares, which colour a value gets, the default colour-by, the legend.
+
+// Distinct colours for categories (Sasha Trubetskoy's list, the most separable first).
+const PALETTE = ['#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#42d4f4', '#f032e6', '#bfef45', '#fabed4',
+  '#469990', '#dcbeff', '#9a6324', '#fffac8', '#800000', '#aaffc3', '#808000', '#ffd8b1', '#000075', '#a9a9a9'];
+// Viridis stops for numbers, from the field's minimum to its maximum.
+const RAMP = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
+const UNKNOWN = '#888888';
+/** Below this RGB distance two colours are easily confused on a map. */
+const NEAR = 100;
+/** The pseudo-field that colours by vector layer; also the colour-by when the data has no categorical field. */
+export const BY_LAYER = 'layer';
+const LEGEND_ROWS = 24;
+
+function hashColour(value) {
+  const s = String(value);
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
+  return PALETTE[(h >>> 0) % PALETTE.length];
+}
+
+function rampColour(v, lo, hi) {
+  const t = hi > lo ? Math.min(1, Math.max(0, (v - lo) / (hi - lo))) : 0.5;
+  const f = t * (RAMP.length - 1);
+  const i = Math.min(RAMP.length - 2, Math.floor(f));
+  const u = f - i;
+  const c = RAMP[i].map((a, k) => Math.round(a + (RAMP[i + 1][k] - a) * u));
+  return `#${c.map((x) => x.toString(16).padStart(2, '0')).join('')}`;
+}
+
+/** `#rrggbb` (lower case) from `#rgb` or `#rrggbb`; undefined for anything else, so a bad colour never reaches the canvas. */
+function normalHex(colour) {
+  if (typeof colour !== 'string') return undefined;
+  const m = /^#([0-9a-f]{3}|[0-9a-f]{6})$/i.exec(colour.trim());
+  if (!m) return undefined;
+  const h = m[1].length === 3 ? [...m[1]].map((c) => c + c).join('') : m[1];
+  return `#${h.toLowerCase()}`;
+}
+
+const rgb = (hex) => [16, 8, 0].map((shift) => (parseInt(hex.slice(1), 16) >> shift) & 255);
+const distance = (a, b) => Math.hypot(...rgb(a).map((c, i) => c - rgb(b)[i]));
+
+export function hexToRgba(hex, alpha) {
+  return `rgba(${rgb(hex).join(', ')}, ${alpha})`;
+}
+
+/**
+ * Fields of every layer merged: name → { type, enums (sorted strings), range [min, max], colours (value → #rrggbb) }.
+ * Names are taken whole: `classification.name` and `measurements.Cell: Area` are plain PBF property names.
+ * `colours` comes from the layer's foreign member `fieldcolors` ({ field: { value: colour } }), the data's own class
+ * colours (QuPath's); the first layer to name a value's colour wins.
+ */
+export function collectFields(descriptor) {
+  const out = new Map();
+  for (const l of descriptor.vector_layers ?? []) {
+    for (const [name, type] of Object.entries(l.fields ?? {})) {
+      const f = out.get(name) ?? { type, enums: new Set(), range: null, colours: new Map() };
+      for (const v of l.fieldenums?.[name] ?? []) f.enums.add(String(v));
+      const r = l.fieldranges?.[name];
+      if (Array.isArray(r) && r.length === 2 && typeof r[0] === 'number' && typeof r[1] === 'number') {
+        f.range = f.range ? [Math.min(f.range[0], r[0]), Math.max(f.range[1], r[1])] : [r[0], r[1]];
+      }
+      const given = l.fieldcolors?.[name];
+      if (given && typeof given === 'object') {
+        for (const [value, colour] of Object.entries(given)) {
+          const hex = normalHex(colour);
+          if (hex && !f.colours.has(value)) f.colours.set(value, hex);
+        }
+      }
+      out.set(name, f);
+    }
+  }
+  for (const f of out.values()) f.enums = [...f.enums].sort();
+  return out;
+}
+
+/** Colour-by on open: a field with colours of its own, else a String field with enums (featureClass first), else the layer. */
+export function defaultField(fields) {
+  const entries = [...fields.entries()];
+  const coloured = entries.find(([, f]) => f.colours.size > 0);
+  if (coloured) return coloured[0];
+  const categorical = entries.filter(([, f]) => f.type === 'String' && f.enums.length);
+  return (categorical.find(([name]) => name === 'featureClass') ?? categorical[0])?.[0] ?? BY_LAYER;
+}
+
+/** Values of a categorical field, in legend order: those with given colours and the enums, sorted. */
+function categories(f) {
+  return [...new Set([...f.colours.keys(), ...f.enums])].sort();
+}
+
+/** Which colour a value of the chosen field gets; the same function draws the legend. */
+export function colourer(fieldName, fields, layerIds) {
+  if (fieldName === BY_LAYER) {
+    const index = new Map(layerIds.map((id, i) => [id, i]));
+    return (v) => (index.has(v) ? PALETTE[index.get(v) % PALETTE.length] : hashColour(v));
+  }
+  const f = fields.get(fieldName);
+  if (f && f.type === 'Number' && f.range) return (v) => (typeof v === 'number' ? rampColour(v, f.range[0], f.range[1]) : UNKNOWN);
+  // Palette colours go to the values without a given colour, in sorted order, so they stay the same across reloads;
+  // palette colours close to a given one are left out, so that a class without a colour is not taken for one with.
+  const given = f ? [...f.colours.values()] : [];
+  const free = PALETTE.filter((p) => given.every((g) => distance(p, g) > NEAR));
+  const palette = free.length ? free : PALETTE;
+  const index = new Map((f ? categories(f).filter((v) => !f.colours.has(v)) : []).map((v, i) => [v, i]));
+  return (v) => {
+    if (v === undefined || v === null) return UNKNOWN;
+    const s = String(v);
+    return f?.colours.get(s) ?? (index.has(s) ? palette[index.get(s) % palette.length] : hashColour(s));
+  };
+}
+
+/**
+ * The legend of a colour-by: `{ rows: [{ value, colour }], more, ramp }`: one row per category (at most LEGEND_ROWS,
+ * `more` counts the rest), or for a Number field its range and the ramp's colours from its minimum to its maximum.
+ */
+export function legendOf(fieldName, fields, layerIds, colourOf) {
+  const f = fields.get(fieldName);
+  if (f && f.type === 'Number' && f.range) {
+    const [min, max] = f.range;
+    const stops = RAMP.map((_, i) => colourOf(min + ((max - min) * i) / (RAMP.length - 1)));
+    return { rows: [], more: 0, ramp: { min, max, stops } };
+  }
+  const values = fieldName === BY_LAYER ? layerIds : f ? categories(f) : [];
+  return { rows: values.slice(0, LEGEND_ROWS).map((value) => ({ value, colour: colourOf(value) })), more: Math.max(0, values.length - LEGEND_ROWS), ramp: null };
+}

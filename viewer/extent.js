@@ -1,0 +1,68 @@
+// Where the data is: the extent of the features of a plane, read from a few of the pyramid's tiles.
+//
+// The descriptor's `bounds` are the world (the image, or the data from the origin): tile coordinates map through them,
+// so they start at 0 even when the features sit in a small patch far from the origin. The coarsest zoom's tiles hold
+// the whole plane in a few requests, but there small features are points and dense tiles thinned (uniformly, so the
+// extent of what is kept is the data's); the tiles of a finer zoom over that first extent give it to a few pixels.
+
+/** At most this many tiles are read per round. */
+const MAX_TILES = 16;
+
+/** Tile columns and rows at `zoom` over a map extent (y up: rows count down from the top, map y = -row * size). */
+function tileRange(extent, size) {
+  return {
+    x0: Math.max(0, Math.floor(extent[0] / size)), x1: Math.max(0, Math.ceil(extent[2] / size) - 1),
+    y0: Math.max(0, Math.floor(-extent[3] / size)), y1: Math.max(0, Math.ceil(-extent[1] / size) - 1),
+  };
+}
+
+const count = (r) => (r.x1 - r.x0 + 1) * (r.y1 - r.y0 + 1);
+
+/** The extent of the features of the tiles of a range, or null when they hold none (or cannot be read). */
+async function featureExtent(ol, projection, url, zoom, size, r) {
+  const format = new ol.format.MVT();
+  const extent = ol.extent.createEmpty();
+  const jobs = [];
+  for (let x = r.x0; x <= r.x1; x++) {
+    for (let y = r.y0; y <= r.y1; y++) {
+      jobs.push((async () => {
+        const response = await fetch(url(zoom, x, y));
+        // Empty tiles are not written: 204 from `serve`, 404 from a plain static server.
+        if (response.status !== 200) return;
+        const bytes = await response.arrayBuffer();
+        const tileExtent = [x * size, -(y + 1) * size, (x + 1) * size, -y * size];
+        for (const f of format.readFeatures(bytes, { extent: tileExtent, featureProjection: projection })) {
+          ol.extent.extend(extent, f.getExtent());
+        }
+      })());
+    }
+  }
+  // A tile that cannot be read only costs the fit; the map reports its own load errors.
+  await Promise.allSettled(jobs);
+  return ol.extent.isEmpty(extent) ? null : extent;
+}
+
+/**
+ * Extent `[minX, minY, maxX, maxY]` in map coordinates (y up, as the map shows pixel (x, y) at (x, -y)) of the plane's
+ * features, or null when its tiles hold none or are too many to read. `url(z, x, y)` names a tile; `world` is
+ * `[width, height]` in image pixels, `side` the world square's side.
+ */
+export async function dataExtent({ ol, projection, url, minZoom, maxZoom, side, world }) {
+  const worldExtent = [0, -world[1], world[0], 0];
+  const first = tileRange(worldExtent, side / 2 ** minZoom);
+  if (count(first) > MAX_TILES) return null;
+  let zoom = minZoom;
+  let extent = await featureExtent(ol, projection, url, zoom, side / 2 ** zoom, first);
+  if (!extent) return null;
+  // A feature drawn as a point is smaller than one display pixel (a 256th of a tile) of its zoom.
+  const pixel = (z) => side / 2 ** z / 256;
+  const around = ol.extent.buffer(extent, pixel(zoom));
+  let finer = zoom;
+  while (finer < maxZoom && count(tileRange(around, side / 2 ** (finer + 1))) <= MAX_TILES) finer++;
+  if (finer > zoom) {
+    const refined = await featureExtent(ol, projection, url, finer, side / 2 ** finer, tileRange(around, side / 2 ** finer));
+    if (refined) [zoom, extent] = [finer, refined];
+  }
+  // Features clipped with a buffer may reach past the world's edge: keep the extent on the image.
+  return ol.extent.getIntersection(ol.extent.buffer(extent, pixel(zoom) / 2), worldExtent);
+}
