@@ -142,7 +142,7 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   }
   if (!previous) work.removeFolder('units');
   const read = await readInputs(inputs, config, pool, store, io, t0);
-  const { plan: buildPlan, units } = planBuild(config, { ...read, layers: Object.keys(read.stats) }, store.keys());
+  const { plan: buildPlan, units } = planBuild(config, { ...read, layers: Object.keys(read.stats) }, store.keys(), (k) => store.bytesOf(k));
   if (buildPlan.outliers) io.onWarning?.(outlierWarning(buildPlan.outliers), { event: 'outliers', ...buildPlan.outliers });
   const planFile: PlanFile = {
     version: PLAN_VERSION, fingerprint, plan: buildPlan, read, units, shards, spilled: store.isSpilled, readSeconds: secondsSince(t0),

@@ -97,6 +97,11 @@ export interface FieldStat {
 }
 
 export const ENUM_CAP = 64;
+/**
+ * Enumerations are of labels: a string longer than this makes its field not enumerable, as too many distinct ones
+ * do. The statistics then hold no copy of it (a thousand 1 MB ids would otherwise be held, merged and planned).
+ */
+export const ENUM_STRING_MAX = 256;
 export type LayerStats = Record<string, Record<string, FieldStat>>;
 
 /** Feature members that travel as properties in PBF and are declared like them. */
@@ -108,7 +113,8 @@ function stat(stats: Record<string, FieldStat>, name: string): FieldStat {
 
 function addString(s: FieldStat, v: string): void {
   if (s.strings.length > ENUM_CAP) return;
-  if (!s.strings.includes(v)) s.strings.push(v);
+  if (v.length > ENUM_STRING_MAX) s.strings = new Array<string>(ENUM_CAP + 1).fill('');
+  else if (!s.strings.includes(v)) s.strings.push(v);
 }
 
 function observe(s: FieldStat, v: unknown): void {

@@ -6,6 +6,7 @@ import { validateFeature } from '../validate/index.js';
 import { checkUtf8, replaceLoneSurrogates } from '../validate/values.js';
 import { jsonSyntaxError } from '../io/json-errors.js';
 import { IssueTally, type IssueCounts } from '../validate/tally.js';
+import type { Issue } from '../validate/issue.js';
 import { enclosesNoArea } from '../model/measure.js';
 import { boxInside, Clipper, cutToRect, type Rect } from '../tiling/clip.js';
 import { BUFFER, EXTENT, MAX_WORLD_SIDE, sideExponent, type Dim } from '../tiling/space.js';
@@ -109,11 +110,12 @@ export function parseBatch(task: ParseTask): ParseResult {
     const seq = task.seq0 + i;
     res.read++;
     let value: unknown;
-    let text = '';
+    const utf8: Issue[] = [];
     if ('values' in raw) {
       value = raw.values[i];
     } else {
-      text = decoder.decode(raw.bytes.subarray(meta[m + 3], meta[m + 4]));
+      const text = decoder.decode(raw.bytes.subarray(meta[m + 3], meta[m + 4]));
+      checkUtf8(text, raw.bytes, meta[m + 3], meta[m + 4], '', utf8);
       try {
         value = JSON.parse(text);
       } catch (err) {
@@ -129,7 +131,7 @@ export function parseBatch(task: ParseTask): ParseResult {
       value = { type: 'Feature', geometry: value, properties: null };
     }
     const issues = validateFeature(value, '');
-    if (!('values' in raw)) checkUtf8(text, raw.bytes, meta[m + 3], meta[m + 4], '', issues);
+    issues.push(...utf8);
     let bad = false;
     for (const is of issues) {
       if (is.severity === 'error') bad = true;

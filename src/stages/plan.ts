@@ -92,11 +92,14 @@ export function findOutliers(extent: readonly number[], side: number): Outliers 
   return null;
 }
 
-/** Cell zooms of the levels, finest first. */
-export function planLevels(side: number, minZoom: number, maxZoom: number, cellSize: number): Level[] {
+/**
+ * Cell zooms of the levels, finest first. `finer` zooms more for level 0 split dense data into smaller units (see
+ * `planBuild`).
+ */
+export function planLevels(side: number, minZoom: number, maxZoom: number, cellSize: number, finer = 0): Level[] {
   // Level-0 cells are about cellSize pixels whatever the zoom range: cells of the minimum zoom, when it is finer, would
   // each read a whole stored pixel cell for a fraction of it (16 times over at two zooms finer: 4x the build time).
-  const k0 = Math.min(maxZoom, Math.max(0, Math.round(Math.log2(side / cellSize))));
+  const k0 = Math.min(maxZoom, Math.max(0, Math.round(Math.log2(side / cellSize))) + finer);
   const levels: Level[] = [{ zoom: k0, topZoom: maxZoom }];
   while (levels[levels.length - 1].zoom > minZoom) {
     const above = levels[levels.length - 1].zoom;
@@ -126,6 +129,15 @@ export function planBaseUnits(storeKeys: string[], side: number, level: Level, c
   return [...units.values()].sort((a, b) => compareUnitKeys(a.key, b.key));
 }
 
+/**
+ * The bytes of records a level-0 unit holds, estimated: its stored cells' records, a share of each by area when the
+ * unit is smaller than they are (records spread evenly: what a dense cell is split by).
+ */
+export function unitBytes(u: UnitPlan, side: number, cellSize: number, bytesOf: (key: string) => number): number {
+  const share = Math.min(1, (tileSize(side, u.cell.z) / Math.min(cellSize, side)) ** 2);
+  return u.sources.reduce((n, k) => n + bytesOf(k), 0) * share;
+}
+
 /** Units of a level above 0: one per stored key (cells at the level's zoom). */
 export function planUpperUnits(storeKeys: string[], levelIndex: number, level: Level): UnitPlan[] {
   return storeKeys.map((key) => {
@@ -148,11 +160,29 @@ export interface PlanSources {
   collection: { multiscale?: Multiscale; properties?: Properties };
 }
 
-/** The plan of a build and its level-0 units, from the config, what was read, and the keys of the stored records. */
-export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: string[]): { plan: BuildPlan; units: UnitPlan[] } {
+/**
+ * A level-0 unit should hold at most this share of the memory budget in records: tiling one takes a few times its
+ * records (decoded features, JSON and PBF tiles), beside the units in flight and the records kept in memory.
+ */
+export const UNIT_SHARE = 16;
+
+/**
+ * The plan of a build and its level-0 units, from the config, what was read, and the keys of the stored records
+ * with their bytes. Level 0 is split into finer units (down to the finest zoom) while its heaviest unit holds more
+ * than a UNIT_SHARE-th of the memory budget: a few huge features (1 MB ids) in one cell must not need it all at once.
+ */
+export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: string[], bytesOf: (key: string) => number = () => 0): { plan: BuildPlan; units: UnitPlan[] } {
   const o = config.options;
   const { world, minZoom, maxZoom } = planWorld({ imageSize: config.imageSize, bounds: found.bounds, minZoom: o.minZoom, maxZoom: o.maxZoom, cellSize: o.unitSize });
-  const levels = planLevels(world.side, minZoom, maxZoom, o.unitSize);
+  let levels = planLevels(world.side, minZoom, maxZoom, o.unitSize);
+  let units = planBaseUnits(storeKeys, world.side, levels[0], o.unitSize);
+  const heaviest = units.reduce((m, u) => Math.max(m, unitBytes(u, world.side, o.unitSize, bytesOf)), 0);
+  const limit = o.memoryBudget / UNIT_SHARE;
+  if (heaviest > limit && levels[0].zoom < maxZoom) {
+    // Each zoom finer quarters a unit.
+    levels = planLevels(world.side, minZoom, maxZoom, o.unitSize, Math.ceil(Math.log2(heaviest / limit) / 2));
+    units = planBaseUnits(storeKeys, world.side, levels[0], o.unitSize);
+  }
   const planes = new Map<string, Plane>();
   for (const k of storeKeys) {
     const { plane } = parseUnitKey(k);
@@ -167,5 +197,5 @@ export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: st
   };
   const outliers = config.imageSize === undefined && found.extent ? findOutliers(found.extent, world.side) : null;
   if (outliers) plan.outliers = outliers;
-  return { plan, units: planBaseUnits(storeKeys, world.side, levels[0], o.unitSize) };
+  return { plan, units };
 }

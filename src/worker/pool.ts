@@ -38,27 +38,37 @@ export function createPool(threads: number, signal?: AbortSignal): Pool {
   };
 }
 
+/** What a task weighs (the bytes it holds) and how much may be in flight at once; one task always may. */
+export interface Weights<T> { of: (item: T) => number; max: number }
+
 /**
  * Runs `work` over items with at most `window` tasks in flight, and calls `consume` with results strictly in item order,
- * so what is written never depends on which worker finishes first. The producer waits when the window is full.
+ * so what is written never depends on which worker finishes first. The producer waits when the window is full, and
+ * with `weights` also while the tasks in flight and the next weigh more than `weights.max` together.
  */
 export async function runOrdered<T, R>(
   items: AsyncIterable<T> | Iterable<T>,
   window: number,
   work: (item: T) => Promise<R>,
   consume: (result: R, item: T) => Promise<void> | void,
+  weights?: Weights<T>,
 ): Promise<void> {
-  const inFlight: Array<{ item: T; result: Promise<R> }> = [];
+  const inFlight: Array<{ item: T; result: Promise<R>; weight: number }> = [];
+  let load = 0;
   const drainOne = async () => {
-    const head = inFlight.shift() as { item: T; result: Promise<R> };
+    const head = inFlight.shift() as { item: T; result: Promise<R>; weight: number };
+    load -= head.weight;
     await consume(await head.result, head.item);
   };
   try {
     for await (const item of items) {
+      const weight = weights ? weights.of(item) : 0;
+      while (weights && inFlight.length > 0 && load + weight > weights.max) await drainOne();
       const result = work(item);
       // Attach a handler at once so a failure while we wait on an earlier task is not an unhandled rejection.
       result.catch(() => undefined);
-      inFlight.push({ item, result });
+      inFlight.push({ item, result, weight });
+      load += weight;
       if (inFlight.length >= window) await drainOne();
     }
     while (inFlight.length) await drainOne();
