@@ -44,7 +44,7 @@ export interface UnitResult {
 }
 
 /** A file's records a slice at a time: whole records, about SLICE bytes (a larger record alone); each valid until the next. */
-function* recordSlices(file: string): Generator<Uint8Array> {
+export function* recordSlices(file: string): Generator<Uint8Array> {
   const fd = fs.openSync(file, 'r');
   try {
     let buf = new Uint8Array(SLICE);
