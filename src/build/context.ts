@@ -1,7 +1,7 @@
 // What a build is given (inputs, the caller's sink, work directory and hooks) and what its steps share while it runs.
 import type { FeatureSource, Source } from '../io/source.js';
 import type { ValueLimit } from '../io/read.js';
-import type { TileSink } from '../io/sink.js';
+import type { Removal, TileSink } from '../io/sink.js';
 import type { WorkDir } from '../io/workdir.js';
 import type { BuildConfig } from '../options.js';
 import { InterruptedError } from '../report/errors.js';
@@ -30,6 +30,8 @@ export interface BuildIO {
   onWarning?: (message: string, fields: Record<string, unknown>) => void;
   /** Aborting stops the build between batches and units (SIGINT, SIGTERM); the work directory is kept for --resume. */
   signal?: AbortSignal;
+  /** What --force removed of earlier builds (nothing else is ever removed), for the caller to say. */
+  onRemoved?: (removal: Removal) => void;
 }
 
 /** A build from its plan on: what tiling the levels and describing the pyramid need. */
@@ -66,6 +68,8 @@ export function flightBudget(config: BuildConfig): number {
 
 /** One value (a feature, a whole document) may take at most this share of the budget as JSON text. */
 const VALUE_SHARE = 20;
+/** A budget too small to hold one ordinary feature (`--memory-budget 1` spills everything) still reads them. */
+const VALUE_FLOOR = 1 << 20;
 
 /**
  * The largest value a build reads: parsing, validating and tiling one takes about ten times its JSON text, beside
@@ -74,8 +78,8 @@ const VALUE_SHARE = 20;
  */
 export function valueLimit(config: BuildConfig): ValueLimit {
   const budget = config.options.memoryBudget;
-  const bytes = Math.floor(budget / VALUE_SHARE);
-  return { bytes, why: `the most one value may take with --memory-budget ${budget} (a ${VALUE_SHARE}th of it); raise --memory-budget to read it` };
+  const bytes = Math.max(VALUE_FLOOR, Math.floor(budget / VALUE_SHARE));
+  return { bytes, why: `the most one value may take with --memory-budget ${budget} (a ${VALUE_SHARE}th of it, at least ${VALUE_FLOOR}); raise --memory-budget to read it` };
 }
 
 export function secondsSince(t: number): number {

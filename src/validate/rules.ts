@@ -13,6 +13,7 @@ const warning = (summary: string): Rule => ({ severity: 'warning', summary });
 export const RULES = {
   // Documents (spec 2.1; dispatch of validateDocument)
   'document-not-object': error('a document must be a JSON object'),
+  'document-array': error('a top-level JSON array is not a document (build reads it as a sequence of features, like NDJSON)'),
   'document-type-unknown': error('a document must be a Feature, a FeatureCollection, a geometry or a tileset descriptor'),
 
   // Data-model objects: bbox (spec 2.1, 8)
@@ -102,6 +103,7 @@ export const RULES = {
   'value-not-finite': error('numbers must be finite: JSON text beyond ±1.8e308 (such as 1e400) reads as ±Infinity, which no tile can carry'),
   'string-lone-surrogate': warning('a string or member name holds a lone UTF-16 surrogate (\\uD800-\\uDFFF without its pair); tiles write U+FFFD for it'),
   'text-invalid-utf8': warning('the text is not valid UTF-8; each invalid byte sequence reads as U+FFFD'),
+  'nesting-too-deep': error('arrays and objects nest at most 128 levels deep (encoders recurse through them)'),
 
   // Tileset descriptor (spec 2.3, 4.2, 7.7, 7.8, 8)
   'tilejson-missing': error('a descriptor must have tilejson'),

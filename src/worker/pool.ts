@@ -1,4 +1,5 @@
 // Worker pool: piscina threads fed through a bounded window, results handed on in submission order (see protocol.ts).
+import type { Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { ParseResult, ParseTask } from '../stages/parse.js';
 import type { TileTask, UnitResult } from '../stages/unit.js';
@@ -30,12 +31,26 @@ export function createPool(threads: number, signal?: AbortSignal): Pool {
   const run = <R>(task: ParseTask | TileTask, transferList: ArrayBuffer[]) => (pool.run(task, { transferList, signal }) as Promise<R>).catch((e: unknown) => {
     throw signal?.aborted ? new InterruptedError('build interrupted') : e;
   });
+  // Ending a thread while it still loads its modules aborts the whole process (a V8 check in Node 20: "IsGraphAsync
+  // must be used on an instantiated module"), which a build that fails at once would do: close waits for the load.
+  const loaded = Promise.all(pool.threads.map(loadedOnce));
   return {
     // The batch's text moves to the worker (the reading thread made it for the worker alone).
     parse: (task) => run<ParseResult>(task, parseTransfers(task)),
     tile: (task, move = []) => run<UnitResult>(task, transferable(move)),
-    close: () => pool.destroy(),
+    close: async () => {
+      await loaded;
+      await pool.destroy();
+    },
   };
+}
+
+/** Settles once the thread has loaded (its first message is piscina's "ready", sent after the handler loaded) or ended. */
+function loadedOnce(thread: Worker): Promise<void> {
+  return new Promise((resolve) => {
+    thread.once('message', () => resolve());
+    thread.once('exit', () => resolve());
+  });
 }
 
 /** What a task weighs (the bytes it holds) and how much may be in flight at once; one task always may. */

@@ -61,7 +61,7 @@ describe('SIGTERM', () => {
     const stopped = (performance.now() - sentAt) / 1000;
     expect(sentAt, `no plan was written: ${described(m)}`).toBeGreaterThan(0);
     expect(m.code, described(m)).toBe(143);
-    expect(stopped, `exited ${stopped.toFixed(1)} s after SIGTERM`).toBeLessThan(2.5);
+    expect(stopped, `exited ${stopped.toFixed(1)} s after SIGTERM`).toBeLessThan(5);
     expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(false);
   });
 });

@@ -24,11 +24,11 @@ describe('a value over the limit', () => {
     expect((err as Error).message).toBe('in.json:3:3: feature 1 is larger than 1000 bytes, the test limit');
   });
 
-  it('a collection member after the features, and a top-level value (a bomb of "[")', async () => {
+  it('a collection member after the features, and an element of a top-level array (a bomb of "[")', async () => {
     const member = await read(`{"type":"FeatureCollection","features":[${point()}],"properties":{"n":"${'y'.repeat(2000)}"}}`).catch((e: unknown) => e);
     expect((member as Error).message).toMatch(/^in\.json:1:\d+: member "properties" of the top-level object is larger than 1000 bytes/);
     const bomb = await read('['.repeat(5000)).catch((e: unknown) => e);
-    expect((bomb as Error).message).toBe('in.json:1:1: the top-level value is larger than 1000 bytes, the test limit');
+    expect((bomb as Error).message).toBe('in.json:1:2: feature 0 is larger than 1000 bytes, the test limit');
   });
 
   it('within the limit, the same events as without one; members parsed when the features streamed', async () => {
