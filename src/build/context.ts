@@ -60,7 +60,7 @@ export function storeBudget(config: BuildConfig): number {
 
 /**
  * Bytes of unit records in flight (handed to workers) at once: a tenth of the budget, as a unit takes a few times
- * its records while it is tiled. One unit always goes, however heavy (see UNIT_SHARE in stages/plan.ts).
+ * its records while it is tiled. One unit always goes, however heavy (see UNIT_BYTES in stages/plan.ts).
  */
 export function flightBudget(config: BuildConfig): number {
   return Math.floor(config.options.memoryBudget / 10);

@@ -150,8 +150,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
       const x = r.issues.samples.find((i) => i.severity === 'error');
       throw new DataError(x ? sampleLine(x) : `${b.file}: invalid feature`);
     }
-    const extent = (sum.extent ??= []);
-    r.extent.forEach((n, k) => { extent[k] = (extent[k] ?? 0) + n; });
+    r.extent.forEach((n, k) => { sum.extent[k] = (sum.extent[k] ?? 0) + n; });
     if (r.bounds) grow(r.bounds);
     for (const name of r.optionFieldsSeen) fieldsSeen.add(name);
     for (const d of r.dims) dims.add(d);

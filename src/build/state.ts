@@ -30,7 +30,7 @@ export interface ReadSummary {
   skipped: Record<string, number>;
   bounds: [number, number, number, number] | null;
   /** Placed features by the world side they need: `extent[k]` need 2^k (see `findOutliers`). */
-  extent?: number[];
+  extent: number[];
   dims: Dim[];
   stats: LayerStats;
   collection: { multiscale?: Multiscale; properties?: Properties; vocabularies?: Vocabularies };

@@ -121,8 +121,9 @@ function isId(v: unknown): v is Id {
 }
 
 /**
- * A decoded MVT feature as a data-model feature. The members that travel as tags (spec decisions: an `id` that is not the PBF id,
- * `featureClass`, `parentId`, `ref`) become members again; the rest are properties. Key order follows the JSON tiles.
+ * A decoded MVT feature as a data-model feature. The members that travel as tags (spec decisions: an `id` that is
+ * not the PBF id, `featureClass`, `parentId`, `ref`) become members again; the rest are properties. Key order follows
+ * the JSON tiles.
  */
 export function pbfToFeature(f: PbfFeature): Feature {
   const props: Properties = { ...f.tags };

@@ -54,7 +54,7 @@ export class Splitter {
    * Members of the first top-level object as their JSON text, parsed only when its `features` turn out to stream: a
    * single document (a bare Feature of a million vertices) is parsed once, whole, not member by member first.
    */
-  private members = new Map<string, { text: string; line: number; column: number }>();
+  private readonly members = new Map<string, { text: string; line: number; column: number }>();
   private key = '';
   private decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
@@ -327,7 +327,6 @@ export class Splitter {
       }
       this.out.push({ kind: 'members', members });
     } else {
-      this.members.clear();
       // Not a streamed collection: the whole object is one document, parsed at the end of the input.
       this.pending = { content: this.decoder.decode(this.whole.finish(chunk, i + 1)), line: this.wholeLine, column: this.wholeColumn };
     }

@@ -161,15 +161,16 @@ export interface PlanSources {
 }
 
 /**
- * A level-0 unit should hold at most this share of the memory budget in records: tiling one takes a few times its
- * records (decoded features, JSON and PBF tiles), beside the units in flight and the records kept in memory.
+ * The most records a level-0 unit should hold: tiling one takes a few times its records (decoded features, JSON and
+ * PBF tiles). A constant, not a share of --memory-budget: the plan, and so the bytes of a thinned pyramid, must not
+ * depend on the budget (units at tile borders thin apart).
  */
-export const UNIT_SHARE = 16;
+export const UNIT_BYTES = 16 << 20;
 
 /**
  * The plan of a build and its level-0 units, from the config, what was read, and the keys of the stored records
  * with their bytes. Level 0 is split into finer units (down to the finest zoom) while its heaviest unit holds more
- * than a UNIT_SHARE-th of the memory budget: a few huge features (1 MB ids) in one cell must not need it all at once.
+ * than UNIT_BYTES: a few huge features (1 MB ids) in one cell must not be tiled all at once.
  */
 export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: string[], bytesOf: (key: string) => number = () => 0): { plan: BuildPlan; units: UnitPlan[] } {
   const o = config.options;
@@ -177,10 +178,9 @@ export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: st
   let levels = planLevels(world.side, minZoom, maxZoom, o.unitSize);
   let units = planBaseUnits(storeKeys, world.side, levels[0], o.unitSize);
   const heaviest = units.reduce((m, u) => Math.max(m, unitBytes(u, world.side, o.unitSize, bytesOf)), 0);
-  const limit = o.memoryBudget / UNIT_SHARE;
-  if (heaviest > limit && levels[0].zoom < maxZoom) {
+  if (heaviest > UNIT_BYTES && levels[0].zoom < maxZoom) {
     // Each zoom finer quarters a unit.
-    levels = planLevels(world.side, minZoom, maxZoom, o.unitSize, Math.ceil(Math.log2(heaviest / limit) / 2));
+    levels = planLevels(world.side, minZoom, maxZoom, o.unitSize, Math.ceil(Math.log2(heaviest / UNIT_BYTES) / 2));
     units = planBaseUnits(storeKeys, world.side, levels[0], o.unitSize);
   }
   const planes = new Map<string, Plane>();

@@ -1,6 +1,6 @@
 // The plan stage: the world and zoom range, the levels, and the work units each level tiles.
 import { describe, expect, it } from 'vitest';
-import { LEVEL_STEP, planBaseUnits, planBuild, planLevels, planUpperUnits, planWorld, sortPlanes, UNIT_SHARE } from '../../src/stages/plan.js';
+import { LEVEL_STEP, planBaseUnits, planBuild, planLevels, planUpperUnits, planWorld, sortPlanes, UNIT_BYTES } from '../../src/stages/plan.js';
 import { resolveBuildConfig } from '../../src/options.js';
 
 describe('planWorld', () => {
@@ -85,14 +85,14 @@ describe('planBuild: dense level-0 cells', () => {
   const keys = ['0/0/0/0/0', '0/0/0/1/0'];
   const config = resolveBuildConfig({ out: 'o', memoryBudget: 64 << 20 });
 
-  it('keeps units at the unit size while the heaviest holds at most a UNIT_SHARE-th of the budget', () => {
-    const { plan, units } = planBuild(config, found, keys, () => (64 << 20) / UNIT_SHARE);
+  it('keeps units at the unit size while the heaviest holds at most UNIT_BYTES, whatever the budget', () => {
+    const { plan, units } = planBuild(config, found, keys, () => UNIT_BYTES);
     expect(plan.levels[0].zoom).toBe(2);
     expect(units.map((u) => u.key)).toEqual(keys);
   });
 
   it('splits them a zoom finer per fourfold excess, each part reading its stored cell, never past the finest zoom', () => {
-    const heavy = (k: string) => (k === '0/0/0/0/0' ? 5 * ((64 << 20) / UNIT_SHARE) : 0);
+    const heavy = (k: string) => (k === '0/0/0/0/0' ? 5 * UNIT_BYTES : 0);
     const { plan, units } = planBuild(config, found, keys, heavy);
     // Five times the limit: two zooms finer (a sixteenth each).
     expect(plan.levels.map((l) => l.zoom)).toEqual([4, 3, 2, 1, 0]);
