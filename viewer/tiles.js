@@ -7,10 +7,10 @@
 
 import { PLANE_DIMS } from './state.js';
 
-export const PMTILES_MEDIA_TYPE = 'application/vnd.pmtiles';
+const PMTILES_MEDIA_TYPE = 'application/vnd.pmtiles';
 
 /** Whether a URL names a PMTiles archive: by the name its path ends with, whatever its query (a signed URL). */
-export const isArchiveUrl = (url) => new URL(url).pathname.toLowerCase().endsWith('.pmtiles');
+const isArchiveUrl = (url) => new URL(url).pathname.toLowerCase().endsWith('.pmtiles');
 
 /** Resolves a URL template against a base without percent-encoding its {placeholders}. */
 function resolveTemplate(template, base) {
@@ -18,7 +18,7 @@ function resolveTemplate(template, base) {
 }
 
 /** The PBF archives a descriptor lists, each with its absolute URL and plane. */
-export function archiveAssets(descriptor, base) {
+function archiveAssets(descriptor, base) {
   return (descriptor.assets ?? [])
     .filter((a) => a && a.role === 'tiles' && a.media_type === PMTILES_MEDIA_TYPE && a.format === 'pbf' && typeof a.href === 'string')
     .map((a) => ({ url: new URL(a.href, base).href, plane: Object.fromEntries(PLANE_DIMS.filter((d) => Number.isInteger(a[d])).map((d) => [d, a[d]])) }));

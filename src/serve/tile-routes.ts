@@ -4,7 +4,7 @@ import { dimsOfTemplate } from '../inspect/layout.js';
 import type { Dim, Plane } from '../tiling/space.js';
 
 /** Media type of a PMTiles archive, as descriptors name it in `assets`. */
-export const PMTILES_MEDIA_TYPE = 'application/vnd.pmtiles';
+const PMTILES_MEDIA_TYPE = 'application/vnd.pmtiles';
 
 export type TileFormat = 'pbf' | 'json';
 

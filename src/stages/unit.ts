@@ -12,6 +12,8 @@ import { RecordEncoder, RecordReader, setHome, StringCache } from './record.js';
 import type { ByteArena } from '../bytes.js';
 import { boxMeets } from '../tiling/clip.js';
 import type { UnitPlan } from './plan.js';
+import { keeps } from './thinning.js';
+import { PreviewPainter, paintFeature, type PatchArea } from '../raster/paint.js';
 
 export interface TileTask {
   kind: 'tile';
@@ -28,6 +30,8 @@ export interface TileTask {
    * whose box centre lies in its cell (the rule records were routed by).
    */
   part?: boolean;
+  /** With --preview, at level 0: the unit's patch of its plane's preview, painted from every feature it reads. */
+  preview?: { area: PatchArea; pointRadius: number };
 }
 
 export interface WrittenTile { path: string; z: number; bytes: Uint8Array; features: number }
@@ -39,8 +43,13 @@ export interface UnitResult {
   next: [string, Uint8Array][];
   features: number;
   pointified: number[][];
-  thinned: number[][];
+  /** Per zoom, per layer: the unit's own features (home) that the zoom draws. */
+  kept: number[][];
+  /** Per zoom: the lowest threshold at which every tile of the unit fits the budget, where one does not (else 0). */
+  needs: number[];
   notInPbf: number;
+  /** The preview patch: where it lies on the plane's preview grid, and its premultiplied RGBA. */
+  preview?: { area: PatchArea; rgba: Uint8Array };
 }
 
 /** A file's records a slice at a time: whole records, about SLICE bytes (a larger record alone); each valid until the next. */
@@ -140,32 +149,40 @@ export function tileUnit(task: TileTask): UnitResult {
   const layers = spec.layers.length;
   const res: UnitResult = {
     key: unit.key, tiles: [], next: [], features: features.length,
-    pointified: [], thinned: [], notInPbf: 0,
+    pointified: [], kept: [], needs: [], notInPbf: 0,
   };
   for (let z = spec.minZoom; z <= spec.maxZoom; z++) {
     res.pointified[z] = new Array<number>(layers).fill(0);
-    res.thinned[z] = new Array<number>(layers).fill(0);
+    res.kept[z] = new Array<number>(layers).fill(0);
+    res.needs[z] = 0;
+  }
+  for (const f of features) {
+    if (!home.has(f.seq)) continue;
+    for (let z = spec.minZoom; z <= spec.maxZoom; z++) if (keeps(spec.thresholds?.[z]?.[f.layer] ?? 0, f.seq)) res.kept[z][f.layer]++;
   }
   for (const t of tiles) {
-    for (let l = 0; l < layers; l++) {
-      res.pointified[t.z][l] += t.stats.pointified[l] ?? 0;
-      res.thinned[t.z][l] += t.stats.thinned[l] ?? 0;
-    }
+    for (let l = 0; l < layers; l++) res.pointified[t.z][l] += t.stats.pointified[l] ?? 0;
+    if (t.need !== undefined) res.needs[t.z] = Math.max(res.needs[t.z], t.need);
     res.notInPbf += t.stats.notInPbf;
     if (t.json) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'json'), z: t.z, bytes: t.json, features: t.stats.features });
     if (t.pbf) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'pbf'), z: t.z, bytes: t.pbf, features: t.stats.features });
   }
-  if (task.next && keptAtTop) res.next = reduceForNext(features, home, keptAtTop, task, task.next.zoom, res.thinned);
+  if (task.next && keptAtTop) res.next = reduceForNext(features, home, keptAtTop, task, task.next.zoom);
+  if (task.preview) {
+    // Every feature the unit reads, in input order: the patch is what one canvas of the whole plane shows there.
+    const painter = new PreviewPainter(task.preview.area, task.preview.pointRadius);
+    for (const f of features) paintFeature(painter, f);
+    res.preview = { area: task.preview.area, rgba: painter.rgba };
+  }
   return res;
 }
 
 /**
- * The unit's own features, reduced for the zoom just above its cells and routed into the next level's cells. A
- * feature whose JSON head alone is over the tile budget fits no tile below the finest zoom: it stops here, counted
- * in `thinned` at the zoom above, rather than weighing on every coarser unit (a thousand 1 MB ids would each be held
- * by every level).
+ * The unit's own features, reduced for the zoom just above its cells and routed into the next level's cells. Those
+ * that zoom's threshold thins go no further (thresholds only ever rise): a dense unit's coarser units do not hold
+ * what they would drop (a hundred 1 MB ids, of which a tile below the finest zoom keeps none).
  */
-function reduceForNext(features: FlatFeature[], home: Set<number>, kept: Set<number>, task: TileTask, zoom: number, thinned: number[][]): [string, Uint8Array][] {
+function reduceForNext(features: FlatFeature[], home: Set<number>, kept: Set<number>, task: TileTask, zoom: number): [string, Uint8Array][] {
   const { side } = task.spec;
   const reduceZoom = task.unit.cell.z - 1;
   const ts = tileSize(side, zoom);
@@ -177,11 +194,7 @@ function reduceForNext(features: FlatFeature[], home: Set<number>, kept: Set<num
   const enc = new RecordEncoder();
   const simplifier = new Simplifier();
   for (const f of features) {
-    if (!home.has(f.seq) || !kept.has(f.seq)) continue;
-    if (task.spec.lod === 'auto' && (f.headJson?.length ?? 0) > task.spec.tileBudget) {
-      (thinned[reduceZoom] ??= new Array<number>(task.spec.layers.length).fill(0))[f.layer]++;
-      continue;
-    }
+    if (!home.has(f.seq) || !kept.has(f.seq) || !keeps(task.spec.thresholds?.[reduceZoom]?.[f.layer] ?? 0, f.seq)) continue;
     const r = reduceForZoom(f, task.spec, reduceZoom, simplifier);
     if (r === null || !enc.encode(task.spec.layers[r.layer].id, r)) continue;
     routeRecord(out, prefix, enc.bytes(), enc.box, ts, pad, n - 1);

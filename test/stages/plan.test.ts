@@ -80,7 +80,7 @@ describe('planUpperUnits and sortPlanes', () => {
 });
 
 describe('planBuild: dense level-0 cells', () => {
-  const found = { bounds: [0, 0, 8000, 8000] as [number, number, number, number], dims: [], layers: ['cells'], collection: {} };
+  const found = { bounds: [0, 0, 8000, 8000] as [number, number, number, number], dims: [], stats: { cells: {} }, collection: {} };
   // An 8192 px world, zooms 0-4, 2048 px stored cells: level 0 at zoom 2, one unit per cell.
   const keys = ['0/0/0/0/0', '0/0/0/1/0'];
   const config = resolveBuildConfig({ out: 'o', memoryBudget: 64 << 20 });
