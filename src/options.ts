@@ -3,7 +3,7 @@
 // and typed once (`resolveBuildConfig`); the stages read that config, never option text.
 import os from 'node:os';
 import { UsageError } from './report/errors.js';
-import type { Dim, Plane } from './tiling/space.js';
+import { MAX_WORLD_SIDE, type Dim, type Plane } from './tiling/space.js';
 
 export type OptionType = 'boolean' | 'string' | 'integer' | 'bytes' | 'list';
 
@@ -180,6 +180,9 @@ export function parseImageSize(text: string): ImageSize {
   const width = Number(m?.[1]), height = Number(m?.[2]);
   if (!m || !(width >= 1 && height >= 1 && Number.isSafeInteger(width) && Number.isSafeInteger(height))) {
     throw new UsageError(`--image-size must be W,H in whole pixels of at least 1, found "${text}"`);
+  }
+  if (width > MAX_WORLD_SIDE || height > MAX_WORLD_SIDE) {
+    throw new UsageError(`--image-size must be at most ${MAX_WORLD_SIDE} pixels a side (tiles of 512 px at zoom 30), found "${text}"`);
   }
   return { width, height };
 }

@@ -1,5 +1,6 @@
 // What a build is given (inputs, the caller's sink, work directory and hooks) and what its steps share while it runs.
 import type { FeatureSource, Source } from '../io/source.js';
+import type { ValueLimit } from '../io/read.js';
 import type { Removal, TileSink } from '../io/sink.js';
 import type { WorkDir } from '../io/workdir.js';
 import type { BuildConfig } from '../options.js';
@@ -25,6 +26,8 @@ export interface BuildIO {
   /** Durable build state; default: OUT/.mudm-work on disk, or memory when a sink is given without OUT. */
   work?: WorkDir;
   onProgress?: (e: ProgressEvent) => void;
+  /** What the user should know before the tiles are made (a world made huge by outliers), with its figures. */
+  onWarning?: (message: string, fields: Record<string, unknown>) => void;
   /** Aborting stops the build between batches and units (SIGINT, SIGTERM); the work directory is kept for --resume. */
   signal?: AbortSignal;
   /** What --force removed of earlier builds (nothing else is ever removed), for the caller to say. */
@@ -53,6 +56,30 @@ export function throwIfAborted(signal: AbortSignal | undefined): void {
  */
 export function storeBudget(config: BuildConfig): number {
   return Math.floor(config.options.memoryBudget / 5);
+}
+
+/**
+ * Bytes of unit records in flight (handed to workers) at once: a tenth of the budget, as a unit takes a few times
+ * its records while it is tiled. One unit always goes, however heavy (see UNIT_BYTES in stages/plan.ts).
+ */
+export function flightBudget(config: BuildConfig): number {
+  return Math.floor(config.options.memoryBudget / 10);
+}
+
+/** One value (a feature, a whole document) may take at most this share of the budget as JSON text. */
+const VALUE_SHARE = 20;
+/** A budget too small to hold one ordinary feature (`--memory-budget 1` spills everything) still reads them. */
+const VALUE_FLOOR = 1 << 20;
+
+/**
+ * The largest value a build reads: parsing, validating and tiling one takes about ten times its JSON text, beside
+ * the batches and units in flight, so one feature cannot take the budget on its own. A larger one ends the read,
+ * named (exit 1), before it is held whole: a gzip bomb of `[` stops after a twentieth of the budget.
+ */
+export function valueLimit(config: BuildConfig): ValueLimit {
+  const budget = config.options.memoryBudget;
+  const bytes = Math.max(VALUE_FLOOR, Math.floor(budget / VALUE_SHARE));
+  return { bytes, why: `the most one value may take with --memory-budget ${budget} (a ${VALUE_SHARE}th of it, at least ${VALUE_FLOOR}); raise --memory-budget to read it` };
 }
 
 export function secondsSince(t: number): number {

@@ -4,9 +4,10 @@ import path from 'node:path';
 import pLimit from 'p-limit';
 import { SpillingStore } from '../stages/partition.js';
 import { planUpperUnits, type UnitPlan } from '../stages/plan.js';
+import { tileSize } from '../tiling/space.js';
 import type { TileTask, UnitResult } from '../stages/unit.js';
 import { runOrdered } from '../worker/pool.js';
-import { secondsSince, storeBudget, throwIfAborted, type RunContext } from './context.js';
+import { flightBudget, secondsSince, storeBudget, throwIfAborted, type RunContext } from './context.js';
 import { isUnitDone, readUnitMarker, removeUnitMarker, savePlan, spillRoot, writeUnitMarker, type UnitMarker } from './state.js';
 import { raiseThresholds } from '../stages/thinning.js';
 import { previewPatch } from './report.js';
@@ -25,6 +26,11 @@ export async function tileLevel(ctx: RunContext, level: number, units: UnitPlan[
   todo.forEach((u, i) => u.sources.forEach((src) => lastReader.set(src, i)));
   const limit = pLimit(16);
   let done = units.length - todo.length, tiles = 0, bytes = 0;
+  // Level-0 units smaller than the stored cells they read (dense data split finer) keep only their part of them.
+  const part = level === 0 && tileSize(plan.world.side, lv.zoom) < Math.min(plan.cellSize, plan.world.side);
+  // What a unit reads: units reading heavy stored cells go one at a time, however little of them they keep (the
+  // records of a cell are rarely spread evenly over its parts).
+  const weight = (u: UnitPlan) => u.sources.reduce((n, k) => n + store.bytesOf(k), 0);
   await runOrdered(todo.map((u, i) => ({ u, i })), ctx.config.options.workers * 2, ({ u, i }) => {
     throwIfAborted(ctx.io.signal);
     // Records that leave the store move to the worker; those another unit still reads are copied.
@@ -36,7 +42,7 @@ export async function tileLevel(ctx: RunContext, level: number, units: UnitPlan[
       return taken;
     });
     const task: TileTask = {
-      kind: 'tile', unit: u, dims: plan.dims, next: next ? { zoom: next.zoom } : undefined, sources,
+      kind: 'tile', unit: u, dims: plan.dims, next: next ? { zoom: next.zoom } : undefined, sources, part,
       spec: {
         side: plan.world.side, minZoom: Math.max(lv.zoom, plan.minZoom), maxZoom: lv.topZoom, finestZoom: plan.maxZoom, cell: u.cell,
         layers: plan.layers.map((id) => ({ id })), formats: plan.formats, lod: plan.lod, tileBudget: plan.tileBudget, collection: plan.collection,
@@ -57,7 +63,7 @@ export async function tileLevel(ctx: RunContext, level: number, units: UnitPlan[
     tiles += files.length;
     bytes += files.reduce((n, t) => n + t.bytes.byteLength, 0);
     ctx.io.onProgress?.({ phase: 'tile', level, units: done, unitsTotal: units.length, tiles, bytes, elapsed: secondsSince(ctx.t0) });
-  });
+  }, { of: ({ u }) => weight(u), max: flightBudget(ctx.config) });
   return units.length - todo.length;
 }
 

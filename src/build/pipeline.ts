@@ -21,6 +21,7 @@ import { tileLevel, tileLevelWithinBudget, tileUpperLevels } from './levels.js';
 import { layoutOf, outputSink } from './output.js';
 import { readInputs } from './read.js';
 import { buildReport, planPreview, sumMarkers, writePreviews } from './report.js';
+import { outlierWarning } from '../report/format.js';
 import {
   PLAN_VERSION, checkSamePlan, checkShardsDone, fingerprintOf, loadPlan, markShardDone, resumablePlan, savePlan, shardUnits, spillRoot,
   workDirFor, type PlanFile, type ReadSummary,
@@ -47,7 +48,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
   const previous = o.resume ? resumablePlan(work, fingerprintOf(inputs, config)) : undefined;
   await sink.initialize({ force: o.force, resume: o.resume });
   if (!o.resume) work.destroy();
-  const pool = createPool(o.workers);
+  const pool = createPool(o.workers, io.signal);
   let store: SpillingStore | undefined;
   let keepWork = false;
   try {
@@ -82,7 +83,7 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
   await sink.initialize({ force: o.force, resume: false });
   if (work.root === undefined) throw new UsageError('plan needs a work directory on disk');
   work.destroy();
-  const pool = createPool(o.workers);
+  const pool = createPool(o.workers, io.signal);
   try {
     // Shards on other machines read the units from the work directory: always on disk.
     const store = new SpillingStore(path.join(work.root, 'level-0'), 0);
@@ -107,7 +108,7 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
   const planFile = loadPlan(work);
   if (!(Number.isInteger(shard) && shard >= 0 && shard < planFile.shards)) throw new UsageError(`--shard must be 0..${planFile.shards - 1}, found ${shard}`);
   const sink = outputSink(config.options.out, planFile.archive ?? 'none', work, io, { kind: 'shard', shard }, planFile.plan);
-  const pool = createPool(config.options.workers);
+  const pool = createPool(config.options.workers, io.signal);
   try {
     const units = shardUnits(planFile.units, shard, planFile.shards);
     // Reads the planned records from the work directory; nothing is appended, so the store's spill budget is 0.
@@ -130,7 +131,7 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   const planFile = loadPlan(work);
   checkShardsDone(work, planFile);
   const sink = outputSink(config.options.out, planFile.archive ?? 'none', work, io, { kind: 'finalize' }, planFile.plan);
-  const pool = createPool(config.options.workers);
+  const pool = createPool(config.options.workers, io.signal);
   try {
     const ctx: RunContext = { config, planFile, sink, work, pool, io, t0: performance.now() };
     // The shards tiled with the plan's thresholds: where a tile was still over the budget, level 0 is tiled again here.
@@ -156,13 +157,14 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   const sketch = config.lod === 'auto' ? new TileSketch(config.formats.pbf ? 'pbf' : 'json') : undefined;
   const read = await readInputs(inputs, config, pool, store, io, t0, sketch);
   if (read.valid === 0) throw new DataError(noValidFeature(inputs, read));
-  const { plan: buildPlan, units } = planBuild(config, { ...read, sketch }, store.keys());
+  const { plan: buildPlan, units } = planBuild(config, { ...read, sketch }, store.keys(), (k) => store.bytesOf(k));
   if (previous) {
     // A resumed build keeps the thresholds the interrupted one tiled with (raised ones included); the rest must match.
     buildPlan.thresholds = previous.plan.thresholds;
     buildPlan.raised = previous.plan.raised;
     checkSamePlan(previous, buildPlan, units, work);
   }
+  if (buildPlan.outliers) io.onWarning?.(outlierWarning(buildPlan.outliers), { event: 'outliers', ...buildPlan.outliers });
   const planFile: PlanFile = {
     version: PLAN_VERSION, fingerprint, plan: buildPlan, read, units, shards, spilled: store.isSpilled, readSeconds: secondsSince(t0),
     meta: { name: o.name, description: o.description, attribution: o.attribution, version: o.version, baseUrl: o.baseUrl },

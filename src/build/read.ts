@@ -4,7 +4,7 @@ import type { Properties } from '../model/feature.js';
 import type { Multiscale } from '../model/multiscale.js';
 import type { Vocabularies } from '../model/vocabulary.js';
 import { ByteArena } from '../bytes.js';
-import { layerNameFor, readEventBatches } from '../io/read.js';
+import { layerNameFor, readEventBatches, type ValueLimit } from '../io/read.js';
 import type { FeatureSource, Source } from '../io/source.js';
 import { flagName, type BuildConfig } from '../options.js';
 import { DataError, InputError, ReadError, UsageError } from '../report/errors.js';
@@ -16,7 +16,7 @@ import type { TileSketch } from '../stages/thinning.js';
 import { shown, validateCollectionMembers } from '../validate/index.js';
 import { IssueTally, SAMPLES_PER_CODE, sampleLine } from '../validate/tally.js';
 import { runOrdered, type Pool } from '../worker/pool.js';
-import { secondsSince, throwIfAborted, type BuildIO, type InputSpec } from './context.js';
+import { secondsSince, throwIfAborted, valueLimit, type BuildIO, type InputSpec } from './context.js';
 import type { ReadSummary } from './state.js';
 
 /** A parse batch closes at 4 MiB of JSON or 4,096 features, whichever comes first. */
@@ -37,13 +37,15 @@ interface Batch { file: string; layer: string; rule: PlaneRule; raw: RawBatch; c
  */
 class BatchBuilder {
   private readonly bytes = new ByteArena(BATCH_BYTES + (BATCH_BYTES >> 2));
+  /** A feature of a batch size or more, alone in its batch: it moves to the worker as it is, never copied into `bytes`. */
+  private alone: Uint8Array | undefined;
   private values: unknown[] = [];
   private meta: number[] = [];
 
   constructor(private readonly head: Pick<Batch, 'file' | 'layer' | 'rule'>, private readonly seq: { next: number }) {}
 
   get full(): boolean {
-    return this.bytes.pos >= BATCH_BYTES || this.meta.length >= BATCH_FEATURES * META || this.values.length >= BATCH_VALUES;
+    return this.alone !== undefined || this.bytes.pos >= BATCH_BYTES || this.meta.length >= BATCH_FEATURES * META || this.values.length >= BATCH_VALUES;
   }
 
   get empty(): boolean {
@@ -56,6 +58,12 @@ class BatchBuilder {
   }
 
   addText(bytes: Uint8Array, index: number, line: number, column: number): void {
+    if (this.empty && bytes.length >= BATCH_BYTES) {
+      // Its own buffer when it spans chunks; a view into a chunk (which the source may reuse) is copied once.
+      this.alone = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
+      this.meta.push(index, line, column, 0, bytes.length);
+      return;
+    }
     const start = this.bytes.addBytes(bytes);
     this.meta.push(index, line, column, start, this.bytes.pos);
   }
@@ -67,7 +75,8 @@ class BatchBuilder {
 
   take(): Batch {
     const meta = Float64Array.from(this.meta);
-    const raw: RawBatch = this.values.length > 0 ? { values: this.values, meta } : { bytes: this.bytes.copy(), meta };
+    const raw: RawBatch = this.values.length > 0 ? { values: this.values, meta } : { bytes: this.alone ?? this.bytes.copy(), meta };
+    this.alone = undefined;
     const b = { ...this.head, raw, count: this.meta.length / META, seq0: this.seq.next };
     this.seq.next += b.count;
     this.bytes.pos = 0;
@@ -89,7 +98,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   const { options: o } = config;
   const tally = new IssueTally(SAMPLES_PER_CODE);
   const sum: ReadSummary = {
-    read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {}, bounds: null, dims: [], stats: {}, collection: {},
+    read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {}, bounds: null, extent: [], dims: [], stats: {}, collection: {},
   };
   const dims = new Set<Dim>();
   const knownSide = config.imageSize ? 2 ** Math.ceil(Math.log2(Math.max(config.imageSize.width, config.imageSize.height))) : undefined;
@@ -106,7 +115,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     for (const input of inputs) {
       const file = input.source.name;
       const b = new BatchBuilder({ file, layer: o.layer ?? input.layer ?? layerNameFor(file), rule: { fixed: input.plane ?? {}, fields: config.planeFields } }, seq);
-      const features = 'features' in input.source ? madeFeatures(input.source) : readFeatures(input.source, onMembers);
+      const features = 'features' in input.source ? madeFeatures(input.source) : readFeatures(input.source, onMembers, valueLimit(config));
       // Features come in groups (a source chunk's worth): one await per group, not per feature.
       for await (const group of features) {
         for (const f of group) {
@@ -143,6 +152,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
       const x = r.issues.samples.find((i) => i.severity === 'error');
       throw new DataError(x ? sampleLine(x) : `${b.file}: invalid feature`);
     }
+    r.extent.forEach((n, k) => { sum.extent[k] = (sum.extent[k] ?? 0) + n; });
     if (r.bounds) grow(r.bounds);
     for (const name of r.optionFieldsSeen) fieldsSeen.add(name);
     for (const d of r.dims) dims.add(d);
@@ -176,8 +186,8 @@ function checkOptionFields(config: BuildConfig, seen: ReadonlySet<string>, stats
 interface FoundFeature { index: number; line: number; column: number; bytes?: Uint8Array; value?: unknown }
 
 /** The features of a JSON source in order, a chunk's worth at a time; collection members go to `onMembers` as they are met. */
-async function* readFeatures(source: Source, onMembers: (file: string, members: Record<string, unknown>) => void): AsyncGenerator<FoundFeature[]> {
-  for await (const events of readEventBatches(source)) {
+async function* readFeatures(source: Source, onMembers: (file: string, members: Record<string, unknown>) => void, limit: ValueLimit): AsyncGenerator<FoundFeature[]> {
+  for await (const events of readEventBatches(source, limit)) {
     const group: FoundFeature[] = [];
     for (const ev of events) {
       if (ev.kind === 'members') onMembers(source.name, ev.members);

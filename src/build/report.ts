@@ -141,7 +141,10 @@ export function buildReport(ctx: RunContext, totals: MarkerTotals, descriptor: T
       invalidByCode: sortedRecord(r.issues.errorsByCode), warningsByCode: sortedRecord(r.issues.warningsByCode),
       notPlaced: sortedRecord(r.skipped), jsonOnly: totals.jsonOnly, samples: r.issues.samples,
     },
-    world: { ...plan.world, minZoom: plan.minZoom, maxZoom: plan.maxZoom, dims: plan.dims, planes: plan.planes.length, layers: plan.layers },
+    world: {
+      ...plan.world, minZoom: plan.minZoom, maxZoom: plan.maxZoom, dims: plan.dims, planes: plan.planes.length, layers: plan.layers,
+      ...(plan.outliers ? { outliers: plan.outliers } : {}),
+    },
     tiles: {
       total: sum.tiles, bytes: sum.bytes, byZoom: totals.byZoom, byLayer, largest: totals.largest,
       thinning: {

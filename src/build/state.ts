@@ -32,6 +32,8 @@ export interface ReadSummary {
   /** Valid features the pyramid cannot place, by reason. */
   skipped: Record<string, number>;
   bounds: [number, number, number, number] | null;
+  /** Placed features by the world side they need: `extent[k]` need 2^k (see `findOutliers`). */
+  extent: number[];
   dims: Dim[];
   stats: LayerStats;
   collection: { multiscale?: Multiscale; properties?: Properties; vocabularies?: Vocabularies };

@@ -121,14 +121,15 @@ function isId(v: unknown): v is Id {
 }
 
 /**
- * A decoded MVT feature as a data-model feature. The members that travel as tags (spec decisions: a string `id`,
- * `featureClass`, `parentId`, `ref`) become members again; the rest are properties. Key order follows the JSON tiles.
+ * A decoded MVT feature as a data-model feature. The members that travel as tags (spec decisions: an `id` that is
+ * not the PBF id, `featureClass`, `parentId`, `ref`) become members again; the rest are properties. Key order follows
+ * the JSON tiles.
  */
 export function pbfToFeature(f: PbfFeature): Feature {
   const props: Properties = { ...f.tags };
   const out = { type: 'Feature' } as Feature;
   let id: Id | undefined = f.id;
-  if (typeof props.id === 'string') { id = props.id; delete props.id; }
+  if (isId(props.id)) { id = props.id; delete props.id; }
   if (id !== undefined) out.id = id;
   if (typeof props.featureClass === 'string') { out.featureClass = props.featureClass; delete props.featureClass; }
   if (isId(props.parentId)) { out.parentId = props.parentId; delete props.parentId; }

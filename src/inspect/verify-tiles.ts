@@ -52,9 +52,9 @@ function tagValue(v: unknown): PbfValue | undefined {
 
 /**
  * The tags a JSON tile feature should have in PBF, from the spec decisions (not from the encoder, so that this is an
- * independent check): a string id as `id`, then `featureClass`, `parentId`, `ref`, then properties; a name is used
- * once, members first; nulls are dropped (MVT has no null); a nested object's members are `parent.child` tags at any
- * depth; arrays become JSON text.
+ * independent check): an id that cannot be the PBF id (a string, a negative or unsafe integer) as `id`, then
+ * `featureClass`, `parentId`, `ref`, then properties; a name is used once, members first; nulls are dropped (MVT has
+ * no null); a nested object's members are `parent.child` tags at any depth; arrays become JSON text.
  */
 function expectedTags(f: Feature): Record<string, PbfValue> {
   const out: Record<string, PbfValue> = {};
@@ -67,7 +67,7 @@ function expectedTags(f: Feature): Record<string, PbfValue> {
     const t = tagValue(v);
     if (t !== undefined) out[k] = t;
   };
-  if (typeof f.id === 'string') add('id', f.id);
+  if (f.id !== undefined && !(typeof f.id === 'number' && Number.isSafeInteger(f.id) && f.id >= 0)) add('id', f.id);
   add('featureClass', f.featureClass);
   add('parentId', f.parentId);
   add('ref', f.ref);

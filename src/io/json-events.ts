@@ -63,3 +63,6 @@ export interface ArrayEvent {
 }
 
 export type ReadEvent = FeatureEvent | MembersEvent | DocumentEvent | ArrayEvent;
+
+/** How much of one value the splitter may hold: a value passing `bytes` ends the read, `why` saying what set it. */
+export interface ValueLimit { bytes: number; why: string }

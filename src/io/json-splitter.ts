@@ -1,7 +1,7 @@
 // The byte-level splitter of JSON input: events (json-events.ts) one feature at a time, never the whole file as one string.
-import { ReadError } from '../report/errors.js';
+import { ReadError, ValueTooLargeError } from '../report/errors.js';
 import { jsonSyntaxError } from './json-errors.js';
-import { SplitFeature, type ReadEvent } from './json-events.js';
+import { SplitFeature, type ReadEvent, type ValueLimit } from './json-events.js';
 import { Capture, Cursor, describeByte, isValueStart, isWhitespace, RS, ValueScanner } from './json-value.js';
 
 const enum S {
@@ -47,15 +47,21 @@ export class Splitter {
   private streaming = false;
   /** What streams: a top-level array's elements, rather than a FeatureCollection's `features`. */
   private bareArray = false;
-  private pending: { text: string; line: number; column: number } | null = null;
+  /** The first top-level value, held (its own bytes) until a second one makes the input a sequence, or the input ends. */
+  private pending: { content: Uint8Array | string; line: number; column: number } | null = null;
   private featureIndex = 0;
-  private members: Record<string, unknown> = {};
+  /**
+   * Members of the first top-level object as their JSON text, parsed only when its `features` turn out to stream: a
+   * single document (a bare Feature of a million vertices) is parsed once, whole, not member by member first.
+   */
+  private readonly members = new Map<string, { text: string; line: number; column: number }>();
   private key = '';
   private decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
   constructor(
     private readonly file: string,
     private readonly out: ReadEvent[],
+    private readonly limit: ValueLimit = { bytes: Infinity, why: '' },
   ) {
     this.value = new ValueScanner(file, this.at);
   }
@@ -120,9 +126,7 @@ export class Splitter {
             i = n;
             break;
           }
-          const text = this.decoder.decode(this.value.bytes.finish(chunk, end));
-          if (this.sequence) this.emitFeature(text, this.value.line, this.value.column);
-          else this.pending = { text, line: this.value.line, column: this.value.column };
+          this.topValue(this.value.bytes.finish(chunk, end));
           this.state = S.Top;
           i = end;
           break;
@@ -134,7 +138,7 @@ export class Splitter {
             break;
           }
           const text = this.decoder.decode(this.value.bytes.finish(chunk, end));
-          this.setMember(this.key, this.parse(text, this.value.line, this.value.column));
+          this.members.set(this.key, { text, line: this.value.line, column: this.value.column });
           this.state = S.ObjNext;
           i = end;
           break;
@@ -157,6 +161,26 @@ export class Splitter {
     this.value.bytes.carry(chunk);
     this.whole.carry(chunk);
     this.at.abs += n;
+    this.checkLimit();
+  }
+
+  /** Ends the read when the value being held passes the limit: checked per chunk, so it is never held whole. */
+  private checkLimit(): void {
+    const max = this.limit.bytes;
+    if (this.whole.active && this.whole.length > max) {
+      throw new ValueTooLargeError(this.file, this.wholeLine, this.wholeColumn, 'the top-level object', max, this.limit.why);
+    }
+    if (!this.value.bytes.active || this.value.bytes.length <= max) return;
+    const what = this.state === S.ArrElementIn || (this.state === S.TopValue && this.sequence) ? `feature ${this.featureIndex}`
+      : this.state === S.TopValue ? 'the top-level value' : `member ${JSON.stringify(this.key)} of the top-level object`;
+    throw new ValueTooLargeError(this.file, this.value.line, this.value.column, what, max, this.limit.why);
+  }
+
+  /** A top-level value read whole: a record of a sequence, or the first value, held until it is known which. */
+  private topValue(bytes: Uint8Array): void {
+    if (this.sequence) this.emitFeature(bytes, this.value.line, this.value.column);
+    // Its own copy: the view would point into a chunk the source may reuse.
+    else this.pending = { content: bytes.slice(), line: this.value.line, column: this.value.column };
   }
 
   end(): void {
@@ -167,11 +191,9 @@ export class Splitter {
       case S.ArrElementIn:
         if (this.value.scalar) {
           // A number or literal ends with the input (`42` alone, a last NDJSON line `null`).
-          const empty = new Uint8Array(0);
-          const text = this.decoder.decode(this.value.bytes.finish(empty, 0));
+          const bytes = this.value.bytes.finish(new Uint8Array(0), 0);
           if (this.state === S.TopValue) {
-            if (this.sequence) this.emitFeature(text, this.value.line, this.value.column);
-            else this.pending = { text, line: this.value.line, column: this.value.column };
+            this.topValue(bytes);
             break;
           }
         }
@@ -187,7 +209,8 @@ export class Splitter {
     if (this.pending) {
       const p = this.pending;
       this.pending = null;
-      this.out.push({ kind: 'document', index: 0, line: p.line, column: p.column, value: this.parse(p.text, p.line, p.column) });
+      const text = typeof p.content === 'string' ? p.content : this.decoder.decode(p.content);
+      this.out.push({ kind: 'document', index: 0, line: p.line, column: p.column, value: this.parse(text, p.line, p.column) });
     } else if (this.valuesSeen === 0 && !this.sequence) {
       throw new ReadError(this.file, this.at.line, this.at.abs - this.at.lineStart + 1, 'no JSON value: the input is empty');
     }
@@ -228,7 +251,7 @@ export class Splitter {
       this.whole.begin(i);
       this.wholeLine = this.at.line;
       this.wholeColumn = this.at.column(i);
-      this.members = {};
+      this.members.clear();
       this.state = S.ObjOpen;
       return i + 1;
     }
@@ -291,28 +314,26 @@ export class Splitter {
 
   /** Stream `features` unless members seen so far say this is not a FeatureCollection. */
   private mayStream(): boolean {
-    const type = this.members.type;
-    return (type === undefined || type === 'FeatureCollection') && !('tilejson' in this.members);
+    const type = this.members.get('type');
+    return (type === undefined || this.parse(type.text, type.line, type.column) === 'FeatureCollection') && !this.members.has('tilejson');
   }
 
   private closeObject(chunk: Uint8Array, i: number): number {
     if (this.streaming) {
-      this.out.push({ kind: 'members', members: this.members });
-      this.members = {};
-      // Back to the top level, where `streaming` now lets only whitespace through.
-      this.state = S.Top;
+      const members: Record<string, unknown> = {};
+      for (const [key, m] of this.members) {
+        // defineProperty, not assignment: a `__proto__` member must stay data, as JSON.parse would keep it.
+        Object.defineProperty(members, key, { value: this.parse(m.text, m.line, m.column), enumerable: true, writable: true, configurable: true });
+      }
+      this.out.push({ kind: 'members', members });
     } else {
-      const text = this.decoder.decode(this.whole.finish(chunk, i + 1));
-      this.pending = { text, line: this.wholeLine, column: this.wholeColumn };
-      this.members = {};
-      this.state = S.Top;
+      // Not a streamed collection: the whole object is one document, parsed at the end of the input.
+      this.pending = { content: this.decoder.decode(this.whole.finish(chunk, i + 1)), line: this.wholeLine, column: this.wholeColumn };
     }
+    this.members.clear();
+    // Back to the top level, where `streaming` now lets only whitespace through.
+    this.state = S.Top;
     return i + 1;
-  }
-
-  private setMember(key: string, value: unknown): void {
-    // defineProperty, not assignment: a `__proto__` member must stay data, as JSON.parse would keep it.
-    Object.defineProperty(this.members, key, { value, enumerable: true, writable: true, configurable: true });
   }
 
   /** More than one top-level value, or RS: every record is a feature, including a first value held back as a document. */
@@ -322,7 +343,7 @@ export class Splitter {
     if (this.pending) {
       const p = this.pending;
       this.pending = null;
-      this.emitFeature(p.text, p.line, p.column);
+      this.emitFeature(p.content, p.line, p.column);
     }
   }
 

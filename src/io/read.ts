@@ -3,11 +3,11 @@ import { basename } from 'node:path';
 import { gunzipIfNeeded, type Source } from './source.js';
 import { InterruptedError, ReadError } from '../report/errors.js';
 import { jsonSyntaxError } from './json-errors.js';
-import type { FeatureEvent, ReadEvent } from './json-events.js';
+import type { FeatureEvent, ReadEvent, ValueLimit } from './json-events.js';
 import { Splitter } from './json-splitter.js';
 
 export { fileSource, memorySource, stdinSource, streamSource, type Source } from './source.js';
-export type { ReadEvent } from './json-events.js';
+export type { ReadEvent, ValueLimit } from './json-events.js';
 
 /** Events of one source, in input order. Throws `ReadError` on syntax errors the splitter sees and on I/O errors. */
 export async function* readDocuments(source: Source): AsyncGenerator<ReadEvent> {
@@ -16,11 +16,12 @@ export async function* readDocuments(source: Source): AsyncGenerator<ReadEvent> 
 
 /**
  * The events of `readDocuments`, a chunk's worth at a time (one await per chunk rather than per feature, for a
- * consumer that handles events synchronously). Each array is valid until the next is asked for.
+ * consumer that handles events synchronously). Each array is valid until the next is asked for. A value larger than
+ * `limit` ends the read with a `ValueTooLargeError` before it is held whole.
  */
-export async function* readEventBatches(source: Source): AsyncGenerator<readonly ReadEvent[]> {
+export async function* readEventBatches(source: Source, limit?: ValueLimit): AsyncGenerator<readonly ReadEvent[]> {
   const events: ReadEvent[] = [];
-  const splitter = new Splitter(source.name, events);
+  const splitter = new Splitter(source.name, events, limit);
   let chunks: AsyncIterable<Uint8Array>;
   try {
     // Built-in sources already decompress; this catches gzip from any other Source (a no-op on JSON bytes).

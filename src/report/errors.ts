@@ -19,6 +19,17 @@ export class DataError extends Error {
   readonly exitCode = EXIT_INVALID;
 }
 
+/**
+ * One value of an input (a feature, or a whole top-level value) is larger than the memory budget allows one value:
+ * found while it is read, before it is held whole. Exit 1, like any data the build cannot take.
+ */
+export class ValueTooLargeError extends DataError {
+  override readonly name = 'ValueTooLargeError';
+  constructor(readonly file: string, readonly line: number, readonly column: number, what: string, readonly limit: number, why: string) {
+    super(`${file}:${line}:${column}: ${what} is larger than ${limit} bytes, ${why}`);
+  }
+}
+
 /** Bad options or arguments. Exit 2. */
 export class UsageError extends Error {
   readonly code = 'usage';

@@ -2,6 +2,7 @@
 import type { Removal } from '../io/written.js';
 import { sampleLine } from '../validate/tally.js';
 import type { BuildReport, ProgressEvent } from './types.js';
+import type { Outliers } from '../stages/plan.js';
 
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
@@ -32,6 +33,12 @@ export function progressLine(e: ProgressEvent): string {
   }
 }
 
+/** What a world made huge by a few far features means for the build, and what to do about it. */
+export function outlierWarning(o: Outliers): string {
+  return `the world (${o.side} px a side) is set by ${o.features} of ${o.of} features lying beyond ${o.bulkSide} px, where the rest lie: `
+    + `${Math.log2(o.side / o.bulkSide)} zoom levels more than they need; check those features, or pass --image-size W,H to leave out what lies beyond the image`;
+}
+
 /**
  * The features a build read that its pyramid does not hold, by reason; undefined when there are none. Even a quiet
  * build says this: a count of lost features is not progress.
@@ -53,6 +60,7 @@ export function summaryLines(r: BuildReport, out: string): string[] {
     `pyramid ${out}: ${r.world.layers.length} layer(s) [${r.world.layers.join(', ')}], ${r.world.planes} plane(s)${r.world.dims.length ? ` over ${r.world.dims.join(',')}` : ''}, zooms ${r.world.minZoom}-${r.world.maxZoom}, world ${r.world.side}px (image ${r.world.width}x${r.world.height})`,
     `features: ${f.read} read, ${f.valid} valid, ${f.invalid} invalid`,
   ];
+  if (r.world.outliers) lines.splice(1, 0, `  outliers: ${r.world.outliers.features} of ${r.world.outliers.of} features beyond ${r.world.outliers.bulkSide} px set the world`);
   for (const [code, n] of Object.entries(f.invalidByCode)) lines.push(`  invalid ${code}: ${n}`);
   for (const [code, n] of Object.entries(f.warningsByCode)) lines.push(`  warning ${code}: ${n}`);
   for (const [why, n] of Object.entries(f.notPlaced)) lines.push(`  not placed (${why}): ${n}`);

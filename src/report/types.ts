@@ -1,5 +1,6 @@
 // What a build reports: progress events while it runs and the run report (build-report.json) at the end.
 import type { Dim } from '../tiling/space.js';
+import type { Outliers } from '../stages/plan.js';
 import type { IssueSample } from '../validate/tally.js';
 
 export type ProgressEvent =
@@ -21,7 +22,11 @@ export interface BuildReport {
     jsonOnly: number;
     samples: IssueSample[];
   };
-  world: { side: number; width: number; height: number; minZoom: number; maxZoom: number; dims: Dim[]; planes: number; layers: string[] };
+  world: {
+    side: number; width: number; height: number; minZoom: number; maxZoom: number; dims: Dim[]; planes: number; layers: string[];
+    /** When a few far features made a world from the data at least 16 times the side the rest need. */
+    outliers?: Outliers;
+  };
   tiles: {
     total: number; bytes: number;
     byZoom: Record<string, ZoomReport>;

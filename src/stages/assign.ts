@@ -5,6 +5,7 @@ import { fieldPath, fieldValue, forEachField } from '../model/fields.js';
 import type { Issue } from '../validate/issue.js';
 import { pointerToken, shown } from '../validate/issue.js';
 import type { Dim, Plane } from '../tiling/space.js';
+import { isPbfId } from '../tiling/flat.js';
 import { CLASS_FIELD, classColour } from './qupath.js';
 
 /** Where a feature's plane comes from, first to last: the input's fixed plane, named properties, a shared third coordinate. */
@@ -106,6 +107,11 @@ export interface FieldStat {
 }
 
 export const ENUM_CAP = 64;
+/**
+ * Enumerations are of labels: a string longer than this makes its field not enumerable, as too many distinct ones
+ * do. The statistics then hold no copy of it (a thousand 1 MB ids would otherwise be held, merged and planned).
+ */
+export const ENUM_STRING_MAX = 256;
 export type LayerStats = Record<string, Record<string, FieldStat>>;
 
 /** Feature members that travel as properties in PBF and are declared like them. */
@@ -117,7 +123,8 @@ function stat(stats: Record<string, FieldStat>, name: string): FieldStat {
 
 function addString(s: FieldStat, v: string): void {
   if (s.strings.length > ENUM_CAP) return;
-  if (!s.strings.includes(v)) s.strings.push(v);
+  if (v.length > ENUM_STRING_MAX) s.strings = new Array<string>(ENUM_CAP + 1).fill('');
+  else if (!s.strings.includes(v)) s.strings.push(v);
 }
 
 function observe(s: FieldStat, v: unknown): void {
@@ -145,7 +152,7 @@ export function observeFeature(stats: LayerStats, layer: string, f: Feature): vo
     if (c) addColour(stat(fields, CLASS_FIELD), c.value, c.colour);
   }
   for (const m of MEMBER_FIELDS) if (f[m] !== undefined) observe(stat(fields, m), f[m]);
-  if (typeof f.id === 'string') observe(stat(fields, 'id'), f.id);
+  if (f.id !== undefined && !isPbfId(f.id)) observe(stat(fields, 'id'), f.id);
 }
 
 /** Merges statistics gathered in parallel; the result does not depend on merge order. */

@@ -4,9 +4,13 @@ import type { Feature } from '../model/feature.js';
 import type { Geometry } from '../model/geometry.js';
 import { fieldValue } from '../model/fields.js';
 import { validateFeature, validateGeometry } from '../validate/index.js';
+import { checkUtf8, replaceLoneSurrogates } from '../validate/values.js';
 import { jsonSyntaxError } from '../io/json-errors.js';
 import { IssueTally, type IssueCounts } from '../validate/tally.js';
-import { BUFFER, EXTENT, type Dim, type Plane } from '../tiling/space.js';
+import type { Issue } from '../validate/issue.js';
+import { enclosesNoArea } from '../model/measure.js';
+import { boxInside, Clipper, cutToRect, type Rect } from '../tiling/clip.js';
+import { BUFFER, EXTENT, MAX_WORLD_SIDE, sideExponent, type Dim, type Plane } from '../tiling/space.js';
 import { assignPlane, layerOf, observeFeature, optionFieldValue, type LayerStats, type PlaneRule } from './assign.js';
 import { NUCLEUS_LAYER, NUCLEUS_SEQ, normaliseQuPath, nucleusOf } from './qupath.js';
 import { routeRecord, unitChunks } from './partition.js';
@@ -35,7 +39,10 @@ export interface ParseTask {
   rule: PlaneRule;
   /** Side in pixels of a level-0 cell. */
   cellSize: number;
-  /** World side when it is known before reading (from --image-size or --image): features beyond it are counted. */
+  /**
+   * World side when it is known before reading (from --image-size or --image); else the world is at most
+   * MAX_WORLD_SIDE. Features beyond it are counted, features across its edge cut to it.
+   */
   side?: number;
   /** Sequence number of the first feature of the batch. */
   seq0: number;
@@ -60,6 +67,8 @@ export interface ParseResult {
   skipped: Skipped;
   /** [minX, minY, maxX, maxY] of placed features, or null. */
   bounds: [number, number, number, number] | null;
+  /** Placed features by the world they need: `extent[k]` of them need a world of side 2^k (see `findOutliers`). */
+  extent: number[];
   dims: Dim[];
   stats: LayerStats;
   /** Unit key → records, keys in first-seen order; each in a buffer of its own (transferred, not copied). */
@@ -74,6 +83,9 @@ export interface ParseResult {
 
 const decoder = new TextDecoder();
 
+/** Members `replaceLoneSurrogates` leaves alone: the geometry holds no text that tiles carry. */
+const NOT_TEXT = new Set(['geometry']);
+
 /** Removes `radius` from geometries (spec 2.1 rule 3: it belongs in properties), so meshes kept whole do not carry it. */
 function dropRadius(g: Geometry): void {
   if ('radius' in g) delete (g as Record<string, unknown>).radius;
@@ -84,7 +96,7 @@ export function parseBatch(task: ParseTask): ParseResult {
   const tally = new IssueTally(task.sampleCap);
   const res: ParseResult = {
     read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {},
-    bounds: null, dims: [], stats: {}, units: [], optionFieldsSeen: [],
+    bounds: null, extent: [], dims: [], stats: {}, units: [], optionFieldsSeen: [],
   };
   const units = new Map<string, ByteArena>();
   const enc = new RecordEncoder();
@@ -94,6 +106,13 @@ export function parseBatch(task: ParseTask): ParseResult {
   const pad = (C * (BUFFER + 1)) / EXTENT;
   const skip = (why: string) => { res.skipped[why] = (res.skipped[why] ?? 0) + 1; };
   const bounds = emptyBox(new Float64Array(4));
+  // Features are cut to the world (with room for the widest tile buffer, a zoom-0 tile's) before they are routed,
+  // so no feature costs more cells, memory or time than the world has, whatever its coordinates.
+  const side = task.side ?? MAX_WORLD_SIDE;
+  const margin = side / 32;
+  const world: Rect = { minX: -margin, minY: -margin, maxX: side + margin, maxY: side + margin };
+  const lastCell = Math.ceil(side / C) - 1;
+  const clipper = new Clipper();
   const sketch = task.sketch ? new TileSketch(task.sketch.format) : undefined;
   // Fields named by options, each with how a feature holds it (--layer-by: a member too), until a feature has it.
   const unseen = new Map<string, (f: Feature) => unknown>();
@@ -104,15 +123,24 @@ export function parseBatch(task: ParseTask): ParseResult {
   const put = (seq: number, layer: string, f: Feature, plane: Plane): void => {
     if (f.geometry === null) { skip('null-geometry'); return; }
     dropRadius(f.geometry);
+    // Polygons without area draw nothing at any zoom: counted here rather than vanishing in the tiler.
+    if (enclosesNoArea(f.geometry)) { skip('zero-area'); return; }
     const geom = flatten(f.geometry);
     // The feature itself is its head: only id, featureClass, parentId, ref and properties are read.
-    const flat: RecordFeature | null = geom === null ? null : { seq, geom, head: f };
+    let flat: RecordFeature | null = geom === null ? null : { seq, geom, head: f };
     if (flat === null || !enc.encode(layer, flat)) { skip('no-inline-position'); return; }
     const b = enc.box;
-    if (b[2] < 0 || b[3] < 0 || (task.side !== undefined && (b[0] >= task.side || b[1] >= task.side))) { skip('outside-world'); return; }
+    if (b[2] < 0 || b[3] < 0 || b[0] >= side || b[1] >= side) { skip('outside-world'); return; }
+    if (!boxInside(b, world)) {
+      const inside = cutToRect(flat.geom, world, clipper);
+      flat = inside === null ? null : { seq, geom: inside, head: f };
+      if (flat === null || !enc.encode(layer, flat)) { skip('outside-world'); return; }
+    }
+    const k = sideExponent(b[2], b[3]);
+    res.extent[k] = (res.extent[k] ?? 0) + 1;
     growBox(bounds, b);
     const prefix = unitKeyPrefix(plane);
-    routeRecord(units, prefix, enc.bytes(), b, C, pad);
+    routeRecord(units, prefix, enc.bytes(), b, C, pad, lastCell);
     if (sketch) {
       const tags = tagsOf(flat);
       sketch.add(prefix, flat.geom, b, tags, tags.id ?? seq, sketch.format === 'json' ? Buffer.byteLength(headTextOf(flat, layer)) : 0);
@@ -127,10 +155,12 @@ export function parseBatch(task: ParseTask): ParseResult {
     const seq = task.seq0 + i;
     res.read++;
     let value: unknown;
+    const utf8: Issue[] = [];
     if ('values' in raw) {
       value = raw.values[i];
     } else {
       const text = decoder.decode(raw.bytes.subarray(meta[m + 3], meta[m + 4]));
+      checkUtf8(text, raw.bytes, meta[m + 3], meta[m + 4], '', utf8);
       try {
         value = JSON.parse(text);
       } catch (err) {
@@ -148,6 +178,7 @@ export function parseBatch(task: ParseTask): ParseResult {
     const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);
     if (isObject) normaliseQuPath(value as Record<string, unknown>);
     const issues = validateFeature(value, '');
+    issues.push(...utf8);
     // The nucleus must be valid too when it becomes a feature: its issues are the cell's.
     const nucleusGeometry = task.nucleusFeatures && isObject ? (value as Record<string, unknown>).nucleusGeometry : undefined;
     if (nucleusGeometry !== undefined && nucleusGeometry !== null) issues.push(...validateGeometry(nucleusGeometry, '/nucleusGeometry'));
@@ -161,6 +192,8 @@ export function parseBatch(task: ParseTask): ParseResult {
     }
     if (bad) { res.invalid++; continue; }
     const f = value as Feature;
+    // JSON tiles would keep a lone surrogate as an escape, PBF tiles (UTF-8) as U+FFFD: both get U+FFFD.
+    if (issues.some((is) => is.code === 'string-lone-surrogate')) replaceLoneSurrogates(f as unknown as Record<string, unknown>, NOT_TEXT);
     const assigned = assignPlane(f, task.rule, '');
     if ('code' in assigned) {
       res.invalid++;

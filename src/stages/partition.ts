@@ -34,6 +34,8 @@ export class SpillingStore implements UnitStore {
   private bytes = 0;
   private spilled = false;
   private readonly known = new Set<string>();
+  /** Bytes appended per key, in memory or spilled: how heavy each unit's records are. */
+  private readonly totals = new Map<string, number>();
 
   /**
    * `fresh` starts from nothing (records an interrupted run left would otherwise be appended to); `existing` reads the
@@ -53,6 +55,7 @@ export class SpillingStore implements UnitStore {
 
   append(key: string, bytes: Uint8Array): void {
     this.known.add(key);
+    this.totals.set(key, (this.totals.get(key) ?? 0) + bytes.byteLength);
     if (this.spilled) {
       const file = this.file(key);
       spillIo(file, () => fs.appendFileSync(file, bytes));
@@ -85,6 +88,14 @@ export class SpillingStore implements UnitStore {
 
   keys(): string[] {
     return [...this.known].sort(compareUnitKeys);
+  }
+
+  /** Bytes of the records under `key` (0 for an unknown key). */
+  bytesOf(key: string): number {
+    const known = this.totals.get(key);
+    if (known !== undefined) return known;
+    // Records another process planned: their file says.
+    try { return fs.statSync(this.file(key)).size; } catch { return 0; }
   }
 
   take(key: string): UnitSource {
@@ -143,7 +154,8 @@ export function routeRecord(
     for (let cx = x0; cx <= x1; cx++) {
       const key = cellKey(prefix, cx, cy);
       let arena = out.get(key);
-      if (arena === undefined) { arena = new ByteArena(1 << 12); out.set(key, arena); }
+      // Room for this record at once: a huge one (a million vertices) would otherwise be copied at every doubling.
+      if (arena === undefined) { arena = new ByteArena(Math.max(1 << 12, record.length)); out.set(key, arena); }
       const at = arena.addBytes(record);
       setHome(arena.buf, at, cx === hx && cy === hy);
     }

@@ -6,7 +6,7 @@ import type { BuildConfig } from '../options.js';
 import type { LayerStats } from './assign.js';
 import { tilePrefix } from './encode-json.js';
 import { planThresholds, tileOverhead, type TileSketch } from './thinning.js';
-import { comparePlanes, defaultMaxZoom, planeKey, tileSize, worldSide, type Dim, type Plane, type World } from '../tiling/space.js';
+import { comparePlanes, defaultMaxZoom, MAX_WORLD_SIDE, planeKey, tileSize, worldSide, type Dim, type Plane, type World } from '../tiling/space.js';
 
 /**
  * Zooms between the cell zooms of two levels: each level above the first tiles this many zooms from reduced features.
@@ -43,6 +43,8 @@ export interface BuildPlan {
   lod: 'auto' | 'none';
   tileBudget: number;
   collection: { multiscale?: Multiscale; properties?: Properties };
+  /** Features that made a world from the data far larger than the rest need (reported, not left out). */
+  outliers?: Outliers;
   /**
    * Per zoom (the index) and layer: the thinning threshold every tile of that zoom applies (stages/thinning.ts),
    * 0 where everything is drawn. Fixed by the plan from the read's estimates; raised after tiling where a tile
@@ -61,20 +63,53 @@ export interface PlanInput {
   cellSize: number;
 }
 
-/** The world square and zoom range: from the image size when given, else from the data (at least one pixel). */
+/**
+ * The world square and zoom range: from the image size when given, else from the data (at least one pixel, at
+ * most MAX_WORLD_SIDE: features were cut to it).
+ */
 export function planWorld(p: PlanInput): { world: World; minZoom: number; maxZoom: number } {
-  const width = p.imageSize?.width ?? Math.max(1, Math.ceil(p.bounds?.[2] ?? 1));
-  const height = p.imageSize?.height ?? Math.max(1, Math.ceil(p.bounds?.[3] ?? 1));
+  const fromData = (v: number | undefined) => Math.min(MAX_WORLD_SIDE, Math.max(1, Math.ceil(v ?? 1)));
+  const width = p.imageSize?.width ?? fromData(p.bounds?.[2]);
+  const height = p.imageSize?.height ?? fromData(p.bounds?.[3]);
   const side = worldSide(width, height);
   const maxZoom = p.maxZoom ?? Math.max(p.minZoom, defaultMaxZoom(side));
   return { world: { side, width, height }, minZoom: p.minZoom, maxZoom };
 }
 
-/** Cell zooms of the levels, finest first. */
-export function planLevels(side: number, minZoom: number, maxZoom: number, cellSize: number): Level[] {
+/** Features that make a world from the data far larger than the rest need: how many, and the side the rest need. */
+export interface Outliers { features: number; of: number; side: number; bulkSide: number }
+
+/** At most this share of the placed features (and at least one) may lie beyond the side the bulk needs... */
+const OUTLIER_SHARE = 0.01;
+/** ...when that side is this many times smaller than the world (4 zoom levels): then they are reported. */
+const OUTLIER_RATIO = 16;
+
+/**
+ * Outliers of a world sized by the data: `extent[k]` placed features need a world of side 2^k. The bulk is all but
+ * the farthest 1% (at least one feature); when the world is at least 16 times its side, those beyond are reported.
+ */
+export function findOutliers(extent: readonly number[], side: number): Outliers | null {
+  const of = extent.reduce((n, c) => n + (c ?? 0), 0);
+  if (of < 2) return null;
+  const bulk = of - Math.max(1, Math.floor(of * OUTLIER_SHARE));
+  let seen = 0;
+  for (let k = 0; k < extent.length; k++) {
+    seen += extent[k] ?? 0;
+    if (seen < bulk) continue;
+    const bulkSide = 2 ** k;
+    return side >= OUTLIER_RATIO * bulkSide ? { features: of - seen, of, side, bulkSide } : null;
+  }
+  return null;
+}
+
+/**
+ * Cell zooms of the levels, finest first. `finer` zooms more for level 0 split dense data into smaller units (see
+ * `planBuild`).
+ */
+export function planLevels(side: number, minZoom: number, maxZoom: number, cellSize: number, finer = 0): Level[] {
   // Level-0 cells are about cellSize pixels whatever the zoom range: cells of the minimum zoom, when it is finer, would
   // each read a whole stored pixel cell for a fraction of it (16 times over at two zooms finer: 4x the build time).
-  const k0 = Math.min(maxZoom, Math.max(0, Math.round(Math.log2(side / cellSize))));
+  const k0 = Math.min(maxZoom, Math.max(0, Math.round(Math.log2(side / cellSize))) + finer);
   const levels: Level[] = [{ zoom: k0, topZoom: maxZoom }];
   while (levels[levels.length - 1].zoom > minZoom) {
     const above = levels[levels.length - 1].zoom;
@@ -104,6 +139,15 @@ export function planBaseUnits(storeKeys: string[], side: number, level: Level, c
   return [...units.values()].sort((a, b) => compareUnitKeys(a.key, b.key));
 }
 
+/**
+ * The bytes of records a level-0 unit holds, estimated: its stored cells' records, a share of each by area when the
+ * unit is smaller than they are (records spread evenly: what a dense cell is split by).
+ */
+export function unitBytes(u: UnitPlan, side: number, cellSize: number, bytesOf: (key: string) => number): number {
+  const share = Math.min(1, (tileSize(side, u.cell.z) / Math.min(cellSize, side)) ** 2);
+  return u.sources.reduce((n, k) => n + bytesOf(k), 0) * share;
+}
+
 /** Units of a level above 0: one per stored key (cells at the level's zoom). */
 export function planUpperUnits(storeKeys: string[], levelIndex: number, level: Level): UnitPlan[] {
   return storeKeys.map((key) => {
@@ -119,17 +163,37 @@ export function sortPlanes(planes: Iterable<Plane>): Plane[] {
 /** What the reading pass found that fixes the plan; the tile estimates when the build thins (lod auto). */
 export interface PlanSources {
   bounds: [number, number, number, number] | null;
+  /** Placed features by the world side they need (2^k), for outliers. */
+  extent?: readonly number[];
   dims: Dim[];
   stats: LayerStats;
   collection: { multiscale?: Multiscale; properties?: Properties };
   sketch?: TileSketch;
 }
 
-/** The plan of a build and its level-0 units, from the config, what was read, and the keys of the stored records. */
-export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: string[]): { plan: BuildPlan; units: UnitPlan[] } {
+/**
+ * The most records a level-0 unit should hold: tiling one takes a few times its records (decoded features, JSON and
+ * PBF tiles). A constant, not a share of --memory-budget: the plan, and so the bytes of a thinned pyramid, must not
+ * depend on the budget (units at tile borders thin apart).
+ */
+export const UNIT_BYTES = 16 << 20;
+
+/**
+ * The plan of a build and its level-0 units, from the config, what was read, and the keys of the stored records
+ * with their bytes. Level 0 is split into finer units (down to the finest zoom) while its heaviest unit holds more
+ * than UNIT_BYTES: a few huge features (1 MB ids) in one cell must not be tiled all at once.
+ */
+export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: string[], bytesOf: (key: string) => number = () => 0): { plan: BuildPlan; units: UnitPlan[] } {
   const o = config.options;
   const { world, minZoom, maxZoom } = planWorld({ imageSize: config.imageSize, bounds: found.bounds, minZoom: o.minZoom, maxZoom: o.maxZoom, cellSize: o.unitSize });
-  const levels = planLevels(world.side, minZoom, maxZoom, o.unitSize);
+  let levels = planLevels(world.side, minZoom, maxZoom, o.unitSize);
+  let units = planBaseUnits(storeKeys, world.side, levels[0], o.unitSize);
+  const heaviest = units.reduce((m, u) => Math.max(m, unitBytes(u, world.side, o.unitSize, bytesOf)), 0);
+  if (heaviest > UNIT_BYTES && levels[0].zoom < maxZoom) {
+    // Each zoom finer quarters a unit.
+    levels = planLevels(world.side, minZoom, maxZoom, o.unitSize, Math.ceil(Math.log2(heaviest / UNIT_BYTES) / 2));
+    units = planBaseUnits(storeKeys, world.side, levels[0], o.unitSize);
+  }
   const planes = new Map<string, Plane>();
   for (const k of storeKeys) {
     const { plane } = parseUnitKey(k);
@@ -150,5 +214,7 @@ export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: st
     formats: config.formats, lod: config.lod, tileBudget: o.tileBudget, collection,
     thresholds: perZoom.map((t) => layers.map(() => t)), raised: [],
   };
-  return { plan, units: planBaseUnits(storeKeys, world.side, levels[0], o.unitSize) };
+  const outliers = config.imageSize === undefined && found.extent ? findOutliers(found.extent, world.side) : null;
+  if (outliers) plan.outliers = outliers;
+  return { plan, units };
 }

@@ -236,6 +236,26 @@ export class RecordReader {
     return true;
   }
 
+  /** Byte length of the current record. */
+  get length(): number {
+    return this.end - this.at;
+  }
+
+  /** The current record's bytes, a view. */
+  get record(): Uint8Array {
+    return this.bytes.subarray(this.at, this.end);
+  }
+
+  /**
+   * The 2D box of the current record's positions (meshes by their box) into `out`, the very box it was routed by,
+   * without decoding it: a unit that keeps only the records meeting its cell looks at every record this way.
+   */
+  box(out: Float64Array): Float64Array {
+    emptyBox(out);
+    new StreamReader(this.f64, (this.at + HEADER) >> 3, []).extend(out);
+    return out;
+  }
+
   /** The current record as a feature of layer index `layerIndex(layer id)`. */
   feature(layerIndex: (id: string) => number): FlatFeature {
     const w = this.at >> 2;
@@ -299,6 +319,21 @@ class StreamReader {
     const out = new Array<T>(n);
     for (let k = 0; k < n; k++) out[k] = item();
     return out;
+  }
+
+  /** Grows `b` by the positions of the geometry at `i` (as `geometry()` would read it), moving `i` past it. */
+  extend(b: Float64Array): void {
+    const code = this.f[this.i++] as G;
+    const flat = () => { const n = this.f[this.i++]; growBox(b, this.f.subarray(this.i, this.i + n)); this.i += n; };
+    const times = (each: () => void) => { const n = this.f[this.i++]; for (let k = 0; k < n; k++) each(); };
+    switch (code) {
+      case G.Point: case G.MultiPoint: flat(); return;
+      case G.LineString: case G.MultiLineString: times(flat); return;
+      case G.Polygon: case G.MultiPolygon: times(() => times(flat)); return;
+      case G.Mesh: growBox(b, this.f.subarray(this.i + 1, this.i + 5)); this.i += 5; return;
+      case G.Collection: times(() => this.extend(b)); return;
+      default: throw new Error(`corrupt unit record: geometry code ${String(code)}`);
+    }
   }
 
   geometry(): TileGeometry {

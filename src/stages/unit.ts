@@ -8,8 +8,9 @@ import { reduceForZoom } from './tile/reduce.js';
 import type { TileSpec } from './tile/spec.js';
 import { routeRecord, unitChunks, type UnitSource } from './partition.js';
 import { unitKeyPrefix } from './unit-key.js';
-import { RecordEncoder, RecordReader, StringCache } from './record.js';
+import { RecordEncoder, RecordReader, setHome, StringCache } from './record.js';
 import type { ByteArena } from '../bytes.js';
+import { boxMeets } from '../tiling/clip.js';
 import type { UnitPlan } from './plan.js';
 import { keeps } from './thinning.js';
 import { PreviewPainter, paintFeature, type PatchArea } from '../raster/paint.js';
@@ -23,6 +24,12 @@ export interface TileTask {
   dims: Dim[];
   /** Cell zoom of the next level, when there is one: the unit's own features are reduced for the zoom below its cells. */
   next?: { zoom: number };
+  /**
+   * The unit's cell is smaller than the stored cells it reads (dense data split into finer units): it keeps only the
+   * records whose box meets its cell and buffer, reading files a slice at a time, and counts as its own the features
+   * whose box centre lies in its cell (the rule records were routed by).
+   */
+  part?: boolean;
   /** With --preview, at level 0: the unit's patch of its plane's preview, painted from every feature it reads. */
   preview?: { area: PatchArea; pointRadius: number };
 }
@@ -45,6 +52,70 @@ export interface UnitResult {
   preview?: { area: PatchArea; rgba: Uint8Array };
 }
 
+/** A file's records a slice at a time: whole records, about SLICE bytes (a larger record alone); each valid until the next. */
+export function* recordSlices(file: string): Generator<Uint8Array> {
+  const fd = fs.openSync(file, 'r');
+  try {
+    let buf = new Uint8Array(SLICE);
+    let have = 0;
+    const lengthAt = (at: number) => buf[at] | (buf[at + 1] << 8) | (buf[at + 2] << 16) | (buf[at + 3] * 2 ** 24);
+    for (;;) {
+      // A record longer than the buffer: room for all of it.
+      if (have >= 4 && lengthAt(0) > buf.length) {
+        const b = new Uint8Array(lengthAt(0));
+        b.set(buf.subarray(0, have));
+        buf = b;
+      }
+      const got = fs.readSync(fd, buf, have, buf.length - have, null);
+      have += got;
+      let end = 0;
+      while (end + 4 <= have && lengthAt(end) > 0 && end + lengthAt(end) <= have) end += lengthAt(end);
+      if (end > 0) {
+        yield buf.subarray(0, end);
+        buf.copyWithin(0, end, have);
+        have -= end;
+      }
+      if (got === 0) {
+        if (have > 0) throw new Error(`corrupt unit records in ${file}: ${have} bytes of a truncated record at the end`);
+        return;
+      }
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+const SLICE = 4 << 20;
+
+/**
+ * The records of a part unit: those meeting its cell and buffer, each copied into a buffer of its own (one growing
+ * buffer would leave every size it outgrew behind until collected), flagged home when its centre is in the cell.
+ */
+function partRecords(task: TileTask): Uint8Array[] {
+  const { cell } = task.unit;
+  const ts = tileSize(task.spec.side, cell.z);
+  const pad = (ts * (BUFFER + 1)) / EXTENT;
+  const rect = { minX: cell.x * ts - pad, minY: cell.y * ts - pad, maxX: (cell.x + 1) * ts + pad, maxY: (cell.y + 1) * ts + pad };
+  const last = 2 ** cell.z - 1;
+  const kept: Uint8Array[] = [];
+  const box = new Float64Array(4);
+  for (const src of task.sources) {
+    for (const bytes of 'chunks' in src ? src.chunks : recordSlices(src.path)) {
+      const r = new RecordReader(bytes);
+      while (r.next()) {
+        if (!boxMeets(r.box(box), rect)) continue;
+        const record = r.record.slice();
+        // As routeRecord chose the home cell, at this unit's size.
+        const hx = Math.min(last, Math.max(0, Math.floor((box[0] + box[2]) / 2 / ts)));
+        const hy = Math.min(last, Math.max(0, Math.floor((box[1] + box[3]) / 2 / ts)));
+        setHome(record, 0, hx === cell.x && hy === cell.y);
+        kept.push(record);
+      }
+    }
+  }
+  return kept;
+}
+
 /** Reads the unit's records, each feature once (a feature near a cell border is stored in every cell it touches). */
 function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Set<number> } {
   const layerIndex = new Map(task.spec.layers.map((l, i) => [l.id, i]));
@@ -53,7 +124,8 @@ function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Set<numb
   const home = new Set<number>();
   const features: FlatFeature[] = [];
   const strings = new StringCache();
-  for (const src of task.sources) {
+  const sources = task.part ? [{ chunks: partRecords(task) }] : task.sources;
+  for (const src of sources) {
     for (const bytes of 'chunks' in src ? src.chunks : [fs.readFileSync(src.path)]) {
       const r = new RecordReader(bytes, strings);
       while (r.next()) {
@@ -64,7 +136,7 @@ function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Set<numb
       }
     }
   }
-  if (task.sources.length > 1) features.sort((a, b) => a.seq - b.seq);
+  if (sources.length > 1) features.sort((a, b) => a.seq - b.seq);
   return { features, home };
 }
 
@@ -105,7 +177,11 @@ export function tileUnit(task: TileTask): UnitResult {
   return res;
 }
 
-/** The unit's own features, reduced for the zoom just above its cells and routed into the next level's cells. */
+/**
+ * The unit's own features, reduced for the zoom just above its cells and routed into the next level's cells. Those
+ * that zoom's threshold thins go no further (thresholds only ever rise): a dense unit's coarser units do not hold
+ * what they would drop (a hundred 1 MB ids, of which a tile below the finest zoom keeps none).
+ */
 function reduceForNext(features: FlatFeature[], home: Set<number>, kept: Set<number>, task: TileTask, zoom: number): [string, Uint8Array][] {
   const { side } = task.spec;
   const reduceZoom = task.unit.cell.z - 1;
@@ -118,7 +194,7 @@ function reduceForNext(features: FlatFeature[], home: Set<number>, kept: Set<num
   const enc = new RecordEncoder();
   const simplifier = new Simplifier();
   for (const f of features) {
-    if (!home.has(f.seq) || !kept.has(f.seq)) continue;
+    if (!home.has(f.seq) || !kept.has(f.seq) || !keeps(task.spec.thresholds?.[reduceZoom]?.[f.layer] ?? 0, f.seq)) continue;
     const r = reduceForZoom(f, task.spec, reduceZoom, simplifier);
     if (r === null || !enc.encode(task.spec.layers[r.layer].id, r)) continue;
     routeRecord(out, prefix, enc.bytes(), enc.box, ts, pad, n - 1);

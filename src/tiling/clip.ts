@@ -1,5 +1,5 @@
 // Clipping of flat coordinate arrays (x, y pairs) against an axis-aligned rectangle: rings, polylines and points.
-import { take, type Coords, type Flat } from './flat.js';
+import { take, type Coords, type Flat, type TileGeometry } from './flat.js';
 
 /** Inclusive rectangle `[minX, minY, maxX, maxY]`. */
 export interface Rect { minX: number; minY: number; maxX: number; maxY: number }
@@ -166,4 +166,74 @@ export function boxInside(b: ArrayLike<number>, r: Rect): boolean {
 /** Whether the box `[minX, minY, maxX, maxY]` meets the rectangle (edges included). */
 export function boxMeets(b: ArrayLike<number>, r: Rect): boolean {
   return b[0] <= r.maxX && b[2] >= r.minX && b[1] <= r.maxY && b[3] >= r.minY;
+}
+
+/**
+ * Coordinates beyond this are scaled down by an exact power of two while cutting: an edge between ±1e308 would
+ * otherwise overflow to Infinity, and its intersection with the rectangle to NaN.
+ */
+const LARGE = 2 ** 960;
+const SCALE = 2 ** -64;
+
+function largest(g: TileGeometry): number {
+  let m = 0;
+  const grow = (c: Coords) => { for (let i = 0; i < c.length; i++) m = Math.max(m, Math.abs(c[i])); };
+  const visit = (x: TileGeometry): void => {
+    switch (x.k) {
+      case 'points': grow(x.xy); return;
+      case 'lines': x.parts.forEach(grow); return;
+      case 'polygons': for (const p of x.polys) p.forEach(grow); return;
+      case 'mesh': return;
+      case 'collection': x.members.forEach(visit); return;
+    }
+  };
+  visit(g);
+  return m;
+}
+
+const scaled = (c: Coords, s: number): Flat => Array.from(c, (v) => v * s);
+
+function cutScaled(g: TileGeometry, r: Rect, s: number, clipper: Clipper): TileGeometry | null {
+  const back = (c: Flat) => (s === 1 ? c : c.map((v) => v / s));
+  switch (g.k) {
+    case 'points': {
+      const xy = back(clipPoints(scaled(g.xy, s), r));
+      return xy.length ? { k: 'points', type: xy.length > 2 ? 'MultiPoint' : g.type, xy } : null;
+    }
+    case 'lines': {
+      const parts = g.parts.flatMap((p) => clipper.line(scaled(p, s), r)).map(back);
+      return parts.length ? { k: 'lines', type: parts.length > 1 ? 'MultiLineString' : g.type, parts } : null;
+    }
+    case 'polygons': {
+      const polys: Flat[][] = [];
+      for (const poly of g.polys) {
+        const rings: Flat[] = [];
+        for (let i = 0; i < poly.length; i++) {
+          const ring = clipper.ring(scaled(poly[i], s), r);
+          // A ring left with fewer than 4 positions encloses nothing: an outer one leaves no polygon, a hole no hole.
+          if (ring.length >= 8) rings.push(back(ring));
+          else if (i === 0) break;
+        }
+        if (rings.length) polys.push(rings);
+      }
+      return polys.length ? { k: 'polygons', type: polys.length > 1 ? 'MultiPolygon' : g.type, polys } : null;
+    }
+    case 'mesh':
+      // Meshes are kept whole, as the tiler keeps them.
+      return g;
+    case 'collection': {
+      const members = g.members.map((m) => cutScaled(m, r, s, clipper)).filter((m): m is TileGeometry => m !== null);
+      return members.length ? { k: 'collection', members } : null;
+    }
+  }
+}
+
+/**
+ * The part of `g` (in pixels) inside the rectangle, or null when nothing is left: polygons cut with
+ * Sutherland–Hodgman (their edges may then run along the rectangle), lines into the pieces inside, points kept or
+ * dropped, meshes kept whole. Features are cut to the world this way before they are routed to work units.
+ */
+export function cutToRect(g: TileGeometry, r: Rect, clipper: Clipper): TileGeometry | null {
+  if (largest(g) <= LARGE) return cutScaled(g, r, 1, clipper);
+  return cutScaled(g, { minX: r.minX * SCALE, minY: r.minY * SCALE, maxX: r.maxX * SCALE, maxY: r.maxY * SCALE }, SCALE, clipper);
 }

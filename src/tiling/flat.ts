@@ -131,21 +131,27 @@ function pbfValue(v: unknown): PbfValue | undefined {
   return JSON.stringify(v);
 }
 
+/** Whether an id can be a PBF feature id (a non-negative safe integer); any other id travels as property `id`. */
+export function isPbfId(id: unknown): id is number {
+  return typeof id === 'number' && Number.isSafeInteger(id) && id >= 0;
+}
+
 /**
- * Id and tags of a feature. Id: the input id when it is a non-negative safe integer. A string id travels as the
- * tag `id`; `featureClass`, `parentId` and `ref` as tags of those names. These members come first and win over a
- * property of the same name, so a tag name never appears twice in one MVT feature. Properties are fields as
- * `forEachField` names them: `{"classification": {"name": "Tumor"}}` is the tag `classification.name`.
+ * Id and tags of a feature. Id: the input id when it is a non-negative safe integer. Any other id (a string, a
+ * negative or unsafe integer such as 1.2e29) travels as the tag `id`; `featureClass`, `parentId` and `ref` as tags
+ * of those names. These members come first and win over a property of the same name, so a tag name never appears
+ * twice in one MVT feature. Properties are fields as `forEachField` names them: `{"classification": {"name":
+ * "Tumor"}}` is the tag `classification.name`.
  */
 export function featureTags(f: FeatureHead): FeatureTags {
-  const id = typeof f.id === 'number' && Number.isSafeInteger(f.id) && f.id >= 0 ? f.id : null;
+  const id = isPbfId(f.id) ? f.id : null;
   const keys: string[] = [];
   const values: PbfValue[] = [];
   const member = (name: string, m: unknown) => {
     const v = pbfValue(m);
     if (v !== undefined) { keys.push(name); values.push(v); }
   };
-  if (typeof f.id === 'string') member('id', f.id);
+  if (f.id !== undefined && id === null) member('id', f.id);
   if (f.featureClass !== undefined) member('featureClass', f.featureClass);
   if (f.parentId !== undefined) member('parentId', f.parentId);
   if (f.ref !== undefined) member('ref', f.ref);

@@ -5,6 +5,13 @@ export const EXTENT = 4096;
 export const BUFFER = 64;
 /** The finest tile spans at most this many image pixels by default. */
 export const FINEST_TILE_PIXELS = 512;
+/** The finest zoom TileJSON allows. */
+export const MAX_ZOOM = 30;
+/**
+ * Side of the largest world: the one whose tiles at MAX_ZOOM span FINEST_TILE_PIXELS (2^39 pixels). Features beyond
+ * it are outside any world; a world from the data is never larger.
+ */
+export const MAX_WORLD_SIDE = FINEST_TILE_PIXELS * 2 ** MAX_ZOOM;
 /** Display pixels across a tile: a feature smaller than S / 2^z / DISPLAY_TILE pixels is sub-pixel at zoom z. */
 export const DISPLAY_TILE = 256;
 
@@ -24,13 +31,17 @@ export interface World {
 
 /** Side of the smallest power-of-two square covering a width × height image. */
 export function worldSide(width: number, height: number): number {
-  const m = Math.max(1, Math.ceil(width), Math.ceil(height));
-  return 2 ** Math.ceil(Math.log2(m));
+  return 2 ** sideExponent(width, height);
 }
 
-/** Finest zoom such that a tile spans at most FINEST_TILE_PIXELS image pixels. */
+/** Finest zoom such that a tile spans at most FINEST_TILE_PIXELS image pixels, within what TileJSON allows. */
 export function defaultMaxZoom(side: number): number {
-  return Math.max(0, Math.ceil(Math.log2(side / FINEST_TILE_PIXELS)));
+  return Math.min(MAX_ZOOM, Math.max(0, Math.ceil(Math.log2(side / FINEST_TILE_PIXELS))));
+}
+
+/** The exponent of the world side a feature reaching `maxX`, `maxY` needs (worldSide = 2^exponent). */
+export function sideExponent(maxX: number, maxY: number): number {
+  return Math.ceil(Math.log2(Math.max(1, Math.ceil(maxX), Math.ceil(maxY))));
 }
 
 /** Side in pixels of one tile at zoom z. */

@@ -5,6 +5,11 @@ import { checkMultiscale } from './multiscale.js';
 import { report } from './rules.js';
 import { checkVocabularies } from './vocabulary.js';
 import { checkNesting, isObject, isStringOrInteger, type JsonObject } from './util.js';
+import { checkValues } from './values.js';
+
+/** Members whose values have rules of their own (geometry, bbox, ids): the walk for non-finite numbers skips them. */
+const FEATURE_RULED = new Set(['geometry', 'bbox', 'id', 'ref', 'parentId']);
+const COLLECTION_RULED = new Set(['features', 'bbox', 'id']);
 
 /** How many offending feature indexes a StitchingVector check keeps; the rest are only counted. */
 const KEPT_OFFENDERS = 100;
@@ -110,6 +115,7 @@ export function checkFeature(f: unknown, path: string, out: Issue[]): void {
   if (f.vocabularies !== undefined) checkVocabularies(f.vocabularies, `${path}/vocabularies`, out, true);
   if (f.multiscale !== undefined) checkMultiscale(f.multiscale, `${path}/multiscale`, out);
   if (f.bbox !== undefined) checkBBox(f.bbox, `${path}/bbox`, out);
+  checkValues(f, path, FEATURE_RULED, out);
 }
 
 /** Validates one Feature; `path` is its JSON Pointer inside the enclosing document ('' for a bare feature). */
@@ -154,6 +160,7 @@ export function checkCollectionMembers(members: unknown, path: string, out: Issu
   if (members.vocabularies !== undefined) checkVocabularies(members.vocabularies, `${path}/vocabularies`, out, true);
   if (members.multiscale !== undefined) checkMultiscale(members.multiscale, `${path}/multiscale`, out);
   if (members.bbox !== undefined) checkBBox(members.bbox, `${path}/bbox`, out);
+  checkValues(members, path, COLLECTION_RULED, out);
 }
 
 /** Validates the members of a FeatureCollection other than `features` (as the streaming reader delivers them). */

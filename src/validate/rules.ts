@@ -100,6 +100,9 @@ export const RULES = {
 
   // Shared by several objects
   'member-not-string': error('a member specified as a string has another type'),
+  'value-not-finite': error('numbers must be finite: JSON text beyond ±1.8e308 (such as 1e400) reads as ±Infinity, which no tile can carry'),
+  'string-lone-surrogate': warning('a string or member name holds a lone UTF-16 surrogate (\\uD800-\\uDFFF without its pair); tiles write U+FFFD for it'),
+  'text-invalid-utf8': warning('the text is not valid UTF-8; each invalid byte sequence reads as U+FFFD'),
   'nesting-too-deep': error('arrays and objects nest at most 128 levels deep (encoders recurse through them)'),
 
   // Tileset descriptor (spec 2.3, 4.2, 7.7, 7.8, 8)

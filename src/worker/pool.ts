@@ -3,6 +3,7 @@ import type { Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { ParseResult, ParseTask } from '../stages/parse.js';
 import type { TileTask, UnitResult } from '../stages/unit.js';
+import { InterruptedError } from '../report/errors.js';
 import { parseTransfers, transferable } from './protocol.js';
 
 /**
@@ -21,15 +22,22 @@ export interface Pool {
   close(): Promise<void>;
 }
 
-export function createPool(threads: number): Pool {
+/**
+ * A pool of `threads` workers. Aborting `signal` (SIGINT, SIGTERM) ends the tasks in flight at once, terminating
+ * their threads, so a stop never waits for a long unit or batch: they reject with InterruptedError.
+ */
+export function createPool(threads: number, signal?: AbortSignal): Pool {
   const pool = new Piscina({ filename: workerFile(), minThreads: threads, maxThreads: threads, idleTimeout: 60_000 });
+  const run = <R>(task: ParseTask | TileTask, transferList: ArrayBuffer[]) => (pool.run(task, { transferList, signal }) as Promise<R>).catch((e: unknown) => {
+    throw signal?.aborted ? new InterruptedError('build interrupted') : e;
+  });
   // Ending a thread while it still loads its modules aborts the whole process (a V8 check in Node 20: "IsGraphAsync
   // must be used on an instantiated module"), which a build that fails at once would do: close waits for the load.
   const loaded = Promise.all(pool.threads.map(loadedOnce));
   return {
     // The batch's text moves to the worker (the reading thread made it for the worker alone).
-    parse: (task) => pool.run(task, { transferList: parseTransfers(task) }) as Promise<ParseResult>,
-    tile: (task, move = []) => pool.run(task, { transferList: transferable(move) }) as Promise<UnitResult>,
+    parse: (task) => run<ParseResult>(task, parseTransfers(task)),
+    tile: (task, move = []) => run<UnitResult>(task, transferable(move)),
     close: async () => {
       await loaded;
       await pool.destroy();
@@ -45,27 +53,37 @@ function loadedOnce(thread: Worker): Promise<void> {
   });
 }
 
+/** What a task weighs (the bytes it holds) and how much may be in flight at once; one task always may. */
+export interface Weights<T> { of: (item: T) => number; max: number }
+
 /**
  * Runs `work` over items with at most `window` tasks in flight, and calls `consume` with results strictly in item order,
- * so what is written never depends on which worker finishes first. The producer waits when the window is full.
+ * so what is written never depends on which worker finishes first. The producer waits when the window is full, and
+ * with `weights` also while the tasks in flight and the next weigh more than `weights.max` together.
  */
 export async function runOrdered<T, R>(
   items: AsyncIterable<T> | Iterable<T>,
   window: number,
   work: (item: T) => Promise<R>,
   consume: (result: R, item: T) => Promise<void> | void,
+  weights?: Weights<T>,
 ): Promise<void> {
-  const inFlight: Array<{ item: T; result: Promise<R> }> = [];
+  const inFlight: Array<{ item: T; result: Promise<R>; weight: number }> = [];
+  let load = 0;
   const drainOne = async () => {
-    const head = inFlight.shift() as { item: T; result: Promise<R> };
+    const head = inFlight.shift() as { item: T; result: Promise<R>; weight: number };
+    load -= head.weight;
     await consume(await head.result, head.item);
   };
   try {
     for await (const item of items) {
+      const weight = weights ? weights.of(item) : 0;
+      while (weights && inFlight.length > 0 && load + weight > weights.max) await drainOne();
       const result = work(item);
       // Attach a handler at once so a failure while we wait on an earlier task is not an unhandled rejection.
       result.catch(() => undefined);
-      inFlight.push({ item, result });
+      inFlight.push({ item, result, weight });
+      load += weight;
       if (inFlight.length >= window) await drainOne();
     }
     while (inFlight.length) await drainOne();

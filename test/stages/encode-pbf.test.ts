@@ -66,13 +66,13 @@ describe('ids, values and tables', () => {
   const square = (x: number): TileFeature['feature']['geometry'] => ({ type: 'Polygon', coordinates: [[[x, 10], [x + 20, 10], [x + 20, 30], [x, 30], [x, 10]]] });
   const run = (fs: TileFeature[]) => tileFeatures(fs, baseSpec({ minZoom: 2, maxZoom: 2 }))[0];
 
-  it('uses the input id when a non-negative safe integer, else seq; a string id becomes the tag id', () => {
+  it('uses the input id when a non-negative safe integer, else seq; any other id becomes the tag id', () => {
     const t = run([
       tf(10, square(10), { id: 5 }), tf(11, square(40), { id: -3 }), tf(12, square(70), { id: 2 ** 53 }),
       tf(13, square(100), { id: 'abc' }), tf(14, square(130)), tf(15, square(160), { id: 0 }),
     ]);
     expect(pbfFeatures(t.pbf as Uint8Array).map((f) => [f.id, f.properties.id])).toEqual([
-      [5, undefined], [11, undefined], [12, undefined], [13, 'abc'], [14, undefined], [0, undefined],
+      [5, undefined], [11, -3], [12, 2 ** 53], [13, 'abc'], [14, undefined], [0, undefined],
     ]);
   });
 

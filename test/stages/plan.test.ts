@@ -1,6 +1,7 @@
 // The plan stage: the world and zoom range, the levels, and the work units each level tiles.
 import { describe, expect, it } from 'vitest';
-import { LEVEL_STEP, planBaseUnits, planLevels, planUpperUnits, planWorld, sortPlanes } from '../../src/stages/plan.js';
+import { LEVEL_STEP, planBaseUnits, planBuild, planLevels, planUpperUnits, planWorld, sortPlanes, UNIT_BYTES } from '../../src/stages/plan.js';
+import { resolveBuildConfig } from '../../src/options.js';
 
 describe('planWorld', () => {
   it('takes the world from the image size when given, whatever the data', () => {
@@ -75,5 +76,29 @@ describe('planUpperUnits and sortPlanes', () => {
   it('orders planes by t, then c, then z', () => {
     const planes = [{ t: 1, c: 0, z: 0 }, { t: 0, c: 2, z: 1 }, { t: 0, c: 2, z: 0 }, { t: 0, c: 10, z: 0 }];
     expect(sortPlanes(planes)).toEqual([{ t: 0, c: 2, z: 0 }, { t: 0, c: 2, z: 1 }, { t: 0, c: 10, z: 0 }, { t: 1, c: 0, z: 0 }]);
+  });
+});
+
+describe('planBuild: dense level-0 cells', () => {
+  const found = { bounds: [0, 0, 8000, 8000] as [number, number, number, number], dims: [], stats: { cells: {} }, collection: {} };
+  // An 8192 px world, zooms 0-4, 2048 px stored cells: level 0 at zoom 2, one unit per cell.
+  const keys = ['0/0/0/0/0', '0/0/0/1/0'];
+  const config = resolveBuildConfig({ out: 'o', memoryBudget: 64 << 20 });
+
+  it('keeps units at the unit size while the heaviest holds at most UNIT_BYTES, whatever the budget', () => {
+    const { plan, units } = planBuild(config, found, keys, () => UNIT_BYTES);
+    expect(plan.levels[0].zoom).toBe(2);
+    expect(units.map((u) => u.key)).toEqual(keys);
+  });
+
+  it('splits them a zoom finer per fourfold excess, each part reading its stored cell, never past the finest zoom', () => {
+    const heavy = (k: string) => (k === '0/0/0/0/0' ? 5 * UNIT_BYTES : 0);
+    const { plan, units } = planBuild(config, found, keys, heavy);
+    // Five times the limit: two zooms finer (a sixteenth each).
+    expect(plan.levels.map((l) => l.zoom)).toEqual([4, 3, 2, 1, 0]);
+    expect(units).toHaveLength(32);
+    expect(units.filter((u) => u.sources[0] === '0/0/0/0/0').map((u) => `${u.cell.x}/${u.cell.y}`)).toContain('3/3');
+    expect(units.every((u) => u.sources.length === 1 && u.cell.z === 4)).toBe(true);
+    expect(planBuild(config, found, keys, () => 1e12).plan.levels[0].zoom).toBe(4);
   });
 });

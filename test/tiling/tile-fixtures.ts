@@ -101,7 +101,8 @@ export function expectedTags(f: Feature): Record<string, unknown> {
     }
     out[k] = Array.isArray(v) ? JSON.stringify(v) : v;
   };
-  if (typeof f.id === 'string') add('id', f.id);
+  // Spec decisions: an id that cannot be the PBF id (a string, a negative or unsafe integer) travels as tag `id`.
+  if (f.id !== undefined && !(typeof f.id === 'number' && Number.isSafeInteger(f.id) && f.id >= 0)) add('id', f.id);
   add('featureClass', f.featureClass);
   add('parentId', f.parentId);
   add('ref', f.ref);

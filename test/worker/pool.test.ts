@@ -62,6 +62,22 @@ describe('runOrdered', () => {
     expect(pulledAhead).toBeLessThanOrEqual(4);
   });
 
+  it('with weights, starts a task only while those in flight and it weigh at most the maximum, one always', async () => {
+    let load = 0, most = 0;
+    const weight = (i: number) => (i === 2 ? 100 : 10);
+    const out: number[] = [];
+    await runOrdered([0, 1, 2, 3, 4, 5], 4, async (i) => {
+      load += weight(i);
+      most = Math.max(most, load);
+      await new Promise((r) => setTimeout(r, 2));
+      load -= weight(i);
+      return i;
+    }, (r) => { out.push(r); }, { of: weight, max: 30 });
+    expect(out).toEqual([0, 1, 2, 3, 4, 5]);
+    // The heavy task ran alone (over the maximum by itself); the others at most three at a time.
+    expect(most).toBe(100);
+  });
+
   it('with a window of 1 runs one task at a time', async () => {
     let inFlight = 0, most = 0;
     const out: number[] = [];

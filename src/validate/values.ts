@@ -1,0 +1,140 @@
+// Values that JSON text can spell but tiles cannot carry: numbers beyond float64 (1e400) and lone UTF-16 surrogates.
+import { pointerToken, shown, type Issue } from './issue.js';
+import { report } from './rules.js';
+
+/** A UTF-16 code unit of a surrogate pair standing alone (with the `u` flag a well-formed pair is one code point). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** Whether the string holds a lone surrogate, which no UTF-8 text (PBF strings) can hold. */
+export function hasLoneSurrogate(s: string): boolean {
+  return LONE_SURROGATE.test(s);
+}
+
+type Container = Record<string, unknown> | unknown[];
+
+function own(obj: Record<string, unknown>, key: string): boolean {
+  return Object.prototype.hasOwnProperty.call(obj, key);
+}
+
+const NOT_FINITE = 1, LONE_SURROGATE_FOUND = 2;
+
+/** Which of the two problems lie under `root` (a bit each): a walk without paths, as nearly every feature has none. */
+function problems(root: Record<string, unknown>, skip: ReadonlySet<string>): number {
+  let found = 0;
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) found |= NOT_FINITE;
+    } else if (typeof value === 'string') {
+      if (hasLoneSurrogate(value)) found |= LONE_SURROGATE_FOUND;
+    } else if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) stack.push(value[i]);
+    } else if (value !== null && typeof value === 'object') {
+      const obj = value as Record<string, unknown>;
+      for (const key in obj) {
+        if (!own(obj, key) || (value === root && skip.has(key))) continue;
+        if (hasLoneSurrogate(key)) found |= LONE_SURROGATE_FOUND;
+        stack.push(obj[key]);
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * Reports the first non-finite number (`value-not-finite`) and the first lone surrogate in a string or a member
+ * name (`string-lone-surrogate`) under the object `root`, but not under its members named in `skip` (geometry, bbox
+ * and ids have rules of their own): each once, since a feature is counted once per rule. Walks keep their own
+ * stack, so no nesting depth can overflow the call stack.
+ */
+export function checkValues(root: Record<string, unknown>, path: string, skip: ReadonlySet<string>, out: Issue[]): void {
+  const found = problems(root, skip);
+  if (found === 0) return;
+  let finite = (found & NOT_FINITE) === 0, wellFormed = (found & LONE_SURROGATE_FOUND) === 0;
+  const stack: { value: unknown; path: string }[] = [{ value: root, path }];
+  while (stack.length > 0 && (!finite || !wellFormed)) {
+    const { value, path: at } = stack.pop() as { value: unknown; path: string };
+    if (typeof value === 'number') {
+      if (!finite && !Number.isFinite(value)) {
+        finite = true;
+        report(out, 'value-not-finite', at, `a number beyond what JSON numbers hold (±1.8e308) reads as ${shown(value)}; tiles cannot carry it`);
+      }
+    } else if (typeof value === 'string') {
+      if (!wellFormed && hasLoneSurrogate(value)) {
+        wellFormed = true;
+        report(out, 'string-lone-surrogate', at, `the string ${shown(value)} holds a lone UTF-16 surrogate; tiles write U+FFFD for it`);
+      }
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: `${at}/${i}` });
+    } else if (value !== null && typeof value === 'object') {
+      const obj = value as Record<string, unknown>;
+      const keys = Object.keys(obj);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i];
+        if (value === root && skip.has(key)) continue;
+        const where = `${at}/${pointerToken(key)}`;
+        if (!wellFormed && hasLoneSurrogate(key)) {
+          wellFormed = true;
+          report(out, 'string-lone-surrogate', where, `the member name ${shown(key)} holds a lone UTF-16 surrogate; tiles write U+FFFD for it`);
+        }
+        stack.push({ value: obj[key], path: where });
+      }
+    }
+  }
+}
+
+const fixed = (s: string) => s.replace(/\p{Cs}/gu, '\uFFFD');
+
+/** defineProperty, not assignment: a `__proto__` member must stay data, as JSON.parse keeps it. */
+function define(obj: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/**
+ * Replaces, in place, every lone surrogate in the strings and member names under the object `root` (but its
+ * members named in `skip`) by U+FFFD, as UTF-8 text writes them, so JSON and PBF tiles say the same. Iterative, like
+ * `checkValues`.
+ */
+export function replaceLoneSurrogates(root: Record<string, unknown>, skip: ReadonlySet<string>): void {
+  const stack: Container[] = [root];
+  while (stack.length > 0) {
+    const c = stack.pop() as Container;
+    if (Array.isArray(c)) {
+      for (let i = 0; i < c.length; i++) {
+        const v = c[i];
+        if (typeof v === 'string') { if (hasLoneSurrogate(v)) c[i] = fixed(v); } else if (v !== null && typeof v === 'object') stack.push(v as Container);
+      }
+      continue;
+    }
+    const keys = Object.keys(c).filter((k) => !(c === root && skip.has(k)));
+    // A renamed member goes back in its place: every member after it is taken out and put back in order.
+    const renamed = keys.findIndex(hasLoneSurrogate);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
+      let v = c[key];
+      if (typeof v === 'string' && hasLoneSurrogate(v)) v = fixed(v);
+      else if (v !== null && typeof v === 'object') stack.push(v as Container);
+      if (renamed >= 0 && i >= renamed) {
+        delete c[key];
+        define(c, fixed(key), v);
+      } else if (v !== c[key]) define(c, key, v);
+    }
+  }
+}
+
+/**
+ * Reports `text-invalid-utf8` when decoding `bytes[start, end)` into `text` replaced invalid UTF-8: the text holds
+ * more U+FFFD than the bytes spell (EF BF BD). Nearly every text has none, which one `indexOf` tells.
+ */
+export function checkUtf8(text: string, bytes: Uint8Array, start: number, end: number, path: string, out: Issue[]): void {
+  let i = text.indexOf('\uFFFD');
+  if (i < 0) return;
+  let inText = 0;
+  for (; i >= 0; i = text.indexOf('\uFFFD', i + 1)) inText++;
+  let inBytes = 0;
+  for (let j = start; j + 2 < end; j++) if (bytes[j] === 0xef && bytes[j + 1] === 0xbf && bytes[j + 2] === 0xbd) inBytes++;
+  if (inText > inBytes) {
+    report(out, 'text-invalid-utf8', path, `${inText - inBytes} invalid UTF-8 byte sequence(s) in the text, each read as U+FFFD`);
+  }
+}

@@ -1,0 +1,178 @@
+// Values JSON can spell but tiles cannot carry (1e400, lone surrogates, invalid UTF-8, unsafe ids, flat polygons):
+// each counted by rule, and the pyramid `build` writes is one its own `verify` accepts.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodePbf } from '../helpers/pyramid.js';
+import { expectOk, removeTemps, runCli, tempDir, type RunResult } from '../e2e/helpers.js';
+
+interface Report {
+  features: { read: number; valid: number; invalid: number; invalidByCode: Record<string, number>; warningsByCode: Record<string, number>; notPlaced: Record<string, number>; samples: { code: string; file: string; feature: number | null; line: number | null; path: string; message: string }[] };
+  world: { side: number; minZoom: number; maxZoom: number; outliers?: { features: number; of: number; side: number; bulkSide: number } };
+}
+
+interface JsonFeature { id?: unknown; layer: string; properties: Record<string, unknown> }
+
+const square = (x: number, y: number, s = 20) => [[[x, y], [x + s, y], [x + s, y + s], [x, y + s], [x, y]]];
+const polygon = (props: string, x: number, y: number, extra = '') =>
+  `{"type":"Feature"${extra},"properties":${props},"geometry":{"type":"Polygon","coordinates":${JSON.stringify(square(x, y))}}}`;
+
+/** The text with `@` replaced by raw bytes (a byte sequence no JS string can spell as UTF-8). */
+const spliced = (text: string, raw: number[]) => {
+  const [a, b] = text.split('@');
+  return Buffer.concat([Buffer.from(a), Buffer.from(raw), Buffer.from(b)]);
+};
+
+function readReport(out: string): Report {
+  return JSON.parse(fs.readFileSync(path.join(out, 'build-report.json'), 'utf8')) as Report;
+}
+
+/** Every feature of the finest zoom's JSON tiles, and the PBF features beside them (a feature may lie in several tiles). */
+function finestFeatures(out: string): { json: JsonFeature[]; pbf: ReturnType<typeof decodePbf> } {
+  const d = JSON.parse(fs.readFileSync(path.join(out, 'tileset.json'), 'utf8')) as { maxzoom: number };
+  const r = readReport(out);
+  const z = d.maxzoom;
+  const json: JsonFeature[] = [];
+  const pbf: ReturnType<typeof decodePbf> = [];
+  for (const x of fs.readdirSync(path.join(out, String(z)))) {
+    for (const f of fs.readdirSync(path.join(out, String(z), x))) {
+      const file = path.join(out, String(z), x, f);
+      const y = Number(f.split('.')[0]);
+      if (f.endsWith('.json')) json.push(...(JSON.parse(fs.readFileSync(file, 'utf8')) as { features: JsonFeature[] }).features);
+      else pbf.push(...decodePbf(fs.readFileSync(file), r.world.side, z, Number(x), y));
+    }
+  }
+  return { json, pbf };
+}
+
+async function verified(out: string): Promise<RunResult> {
+  return runCli(['verify', out]);
+}
+
+afterAll(removeTemps);
+
+describe('values tiles cannot carry, one build', () => {
+  let dir = '';
+  let out = '';
+  let build: RunResult;
+  beforeAll(async () => {
+    dir = tempDir('values');
+    out = path.join(dir, 'out');
+    // Byte-level faults are written as bytes: \xff is not UTF-8; \ud800 is a JSON escape JSON.parse accepts.
+    const collection = Buffer.concat([
+      Buffer.from(`{"type":"FeatureCollection","features":[\n${polygon('{"label":1}', 10, 10, ',"id":7')},\n`),
+      Buffer.from(polygon('{"label":2,"huge":1e400}', 100, 10)), Buffer.from(',\n'),
+      spliced(polygon('{"label":3,"name":"a@b"}', 200, 10), [0xff]), Buffer.from(',\n'),
+      Buffer.from(polygon('{"label":4,"name":"x\\ud800y"}', 300, 10)), Buffer.from(',\n'),
+      Buffer.from(polygon('{"label":5}', 400, 10, ',"id":120000000000000000000000000000')), Buffer.from(',\n'),
+      Buffer.from(polygon('{"label":6}', 500, 10, ',"id":-3')), Buffer.from(',\n'),
+      Buffer.from('{"type":"Feature","properties":{"label":7},"geometry":{"type":"Polygon","coordinates":[[[10,300],[40,300],[70,300],[10,300]]]}}'),
+      Buffer.from('\n]}\n'),
+    ]);
+    fs.writeFileSync(path.join(dir, 'cells.json'), collection);
+    // The same invalid UTF-8 in a newline-delimited file, whose records the reader decodes on its own path.
+    fs.writeFileSync(path.join(dir, 'more.ndjson'), Buffer.concat([
+      Buffer.from(`${polygon('{"label":8}', 600, 10)}\n`),
+      spliced(`${polygon('{"label":9,"name":"c@d"}', 700, 10)}\n`, [0xfe, 0xff]),
+    ]));
+    build = await runCli(['build', path.join(dir, 'cells.json'), path.join(dir, 'more.ndjson'), '-o', out, '--workers', '2']);
+  });
+
+  it('exits 0 with a pyramid its own verify accepts', async () => {
+    expectOk(build, 'build');
+    const v = await verified(out);
+    expect(v.code, v.stdout + v.stderr).toBe(0);
+  });
+
+  it('a property 1e400 is an invalid feature counted by rule value-not-finite, naming file, feature and path', () => {
+    const r = readReport(out);
+    expect(r.features.invalidByCode).toEqual({ 'value-not-finite': 1 });
+    const s = r.features.samples.find((x) => x.code === 'value-not-finite');
+    expect(s).toMatchObject({ file: path.join(dir, 'cells.json'), feature: 1, line: 3, path: '/properties/huge' });
+    expect(s?.message).toMatch(/Infinity/);
+    expect(build.stdout).toMatch(/invalid value-not-finite: 1/);
+    const d = JSON.parse(fs.readFileSync(path.join(out, 'tileset.json'), 'utf8')) as { vector_layers: { id: string; fields: Record<string, string>; fieldranges?: Record<string, unknown[]> }[] };
+    const cells = d.vector_layers.find((l) => l.id === 'cells');
+    expect(cells?.fields.huge).toBeUndefined();
+    for (const range of Object.values(cells?.fieldranges ?? {})) for (const v of range) expect(v).not.toBeNull();
+  });
+
+  it('validate rejects a property 1e400 (exit 1) with the rule and the path', async () => {
+    const v = await runCli(['validate', path.join(dir, 'cells.json')]);
+    expect(v.code, v.stdout + v.stderr).toBe(1);
+    expect(v.stdout).toMatch(/cells\.json:feature 1: \/properties\/huge: .*\[value-not-finite\]/);
+  });
+
+  it('invalid UTF-8 becomes U+FFFD with a warning counted by rule text-invalid-utf8 (a collection and a sequence)', () => {
+    const r = readReport(out);
+    expect(r.features.warningsByCode['text-invalid-utf8']).toBe(2);
+    const samples = r.features.samples.filter((x) => x.code === 'text-invalid-utf8').map((x) => [path.basename(x.file), x.feature, x.line]);
+    expect(samples).toEqual([['cells.json', 2, 4], ['more.ndjson', 1, 2]]);
+    const { json, pbf } = finestFeatures(out);
+    expect(json.find((f) => f.properties.label === 3)?.properties.name).toBe('a\uFFFDb');
+    expect(pbf.find((f) => f.properties.label === 9)?.properties.name).toBe('c\uFFFD\uFFFDd');
+  });
+
+  it('a lone surrogate becomes U+FFFD in JSON and PBF tiles alike, with a warning string-lone-surrogate', () => {
+    const r = readReport(out);
+    expect(r.features.warningsByCode['string-lone-surrogate']).toBe(1);
+    expect(r.features.samples.find((x) => x.code === 'string-lone-surrogate')).toMatchObject({ feature: 3, line: 5, path: '/properties/name' });
+    const { json, pbf } = finestFeatures(out);
+    expect(json.find((f) => f.properties.label === 4)?.properties.name).toBe('x\uFFFDy');
+    expect(pbf.find((f) => f.properties.label === 4)?.properties.name).toBe('x\uFFFDy');
+  });
+
+  it('a zero-area polygon is counted as not placed (zero-area)', () => {
+    const r = readReport(out);
+    expect(r.features.notPlaced).toEqual({ 'zero-area': 1 });
+    expect(r.features.valid).toBe(8);
+    expect(build.stdout).toMatch(/zero-area/);
+  });
+
+  it('an id that is no PBF id (1.2e29, -3) gives the PBF feature its sequence number and travels as property id', () => {
+    const { json, pbf } = finestFeatures(out);
+    expect(json.find((f) => f.properties.label === 5)?.id).toBe(1.2e29);
+    const unsafe = pbf.find((f) => f.properties.label === 5);
+    expect(unsafe?.id).toBe(4);
+    expect(unsafe?.properties.id).toBe(1.2e29);
+    const negative = pbf.find((f) => f.properties.label === 6);
+    expect(negative?.id).toBe(5);
+    expect(negative?.properties.id).toBe(-3);
+    expect(pbf.find((f) => f.properties.label === 1)?.id).toBe(7);
+    expect(pbf.find((f) => f.properties.label === 1)?.properties.id).toBeUndefined();
+  });
+});
+
+describe('worlds made huge by outliers', () => {
+  const cells = (n: number) => Array.from({ length: n }, (_, i) => polygon(`{"label":${i}}`, (i % 10) * 50, Math.floor(i / 10) * 50));
+
+  it('a stray Point at (1e12, 1e12) lies beyond the largest world: not placed, zooms stay within 0-30, verify accepts', async () => {
+    const dir = tempDir('outlier-far');
+    const out = path.join(dir, 'out');
+    fs.writeFileSync(path.join(dir, 'cells.ndjson'), `${[...cells(50), '{"type":"Feature","properties":{"label":99},"geometry":{"type":"Point","coordinates":[1e12,1e12]}}'].join('\n')}\n`);
+    const r = await runCli(['build', path.join(dir, 'cells.ndjson'), '-o', out]);
+    expectOk(r, 'build');
+    const d = JSON.parse(fs.readFileSync(path.join(out, 'tileset.json'), 'utf8')) as { minzoom: number; maxzoom: number };
+    expect(d.maxzoom).toBeLessThanOrEqual(30);
+    const rep = readReport(out);
+    expect(rep.features.notPlaced).toEqual({ 'outside-world': 1 });
+    expect(rep.world.side).toBe(512);
+    const v = await verified(out);
+    expect(v.code, v.stdout + v.stderr).toBe(0);
+  });
+
+  it('a stray Point at (1e9, 1e9) makes the world 2^30 px: reported with counts in the report and the log', async () => {
+    const dir = tempDir('outlier-near');
+    const out = path.join(dir, 'out');
+    fs.writeFileSync(path.join(dir, 'cells.ndjson'), `${[...cells(50), '{"type":"Feature","properties":{"label":99},"geometry":{"type":"Point","coordinates":[1e9,1e9]}}'].join('\n')}\n`);
+    const r = await runCli(['build', path.join(dir, 'cells.ndjson'), '-o', out]);
+    expectOk(r, 'build');
+    const rep = readReport(out);
+    expect(rep.world.side).toBe(2 ** 30);
+    expect(rep.world.maxZoom).toBe(21);
+    expect(rep.world.outliers).toEqual({ features: 1, of: 51, side: 2 ** 30, bulkSide: 512 });
+    expect(r.stderr).toMatch(/1 of 51 features .*beyond 512 px.*--image-size/);
+    const v = await verified(out);
+    expect(v.code, v.stdout + v.stderr).toBe(0);
+  });
+});

@@ -1,0 +1,62 @@
+// A dense stored cell tiled as four part units (each keeping the records that meet it) gives the tiles the whole cell
+// gives, and makes each feature its own in exactly one part, the one holding its box centre.
+import { describe, expect, it } from 'vitest';
+import { parseBatch, META } from '../../src/stages/parse.js';
+import { tileUnit, type TileTask } from '../../src/stages/unit.js';
+import { RecordReader } from '../../src/stages/record.js';
+
+const SIDE = 2048;
+
+/** Parses features (in a 2048 px world, one 2048 px stored cell) into that cell's records, as a worker would. */
+function records(features: string[]): Uint8Array {
+  const text = features.join('');
+  const meta: number[] = [];
+  let at = 0;
+  features.forEach((f, i) => { meta.push(i, 1, 1, at, at + f.length); at += f.length; });
+  const r = parseBatch({
+    kind: 'parse', file: 'f', layer: 'cells', rule: { fixed: {}, fields: {} }, cellSize: 2048, side: SIDE, seq0: 0,
+    raw: { bytes: new TextEncoder().encode(text), meta: Float64Array.from(meta) }, sampleCap: 5,
+  });
+  expect(r.units.map(([k]) => k)).toEqual(['0/0/0/0/0']);
+  expect(meta.length / META).toBe(features.length);
+  return r.units[0][1];
+}
+
+function task(bytes: Uint8Array, cell: { z: number; x: number; y: number }, part: boolean): TileTask {
+  return {
+    kind: 'tile', unit: { key: `0/0/0/${cell.x}/${cell.y}`, level: 0, plane: { t: 0, c: 0, z: 0 }, cell, sources: ['0/0/0/0/0'] },
+    sources: [{ chunks: [bytes.slice()] }], dims: [], next: cell.z > 0 ? { zoom: cell.z - 1 } : undefined, part,
+    spec: {
+      side: SIDE, minZoom: cell.z, maxZoom: 3, finestZoom: 3, cell, layers: [{ id: 'cells' }], formats: { json: true, pbf: true },
+      lod: 'auto', tileBudget: 500 * 1024,
+    },
+  };
+}
+
+const square = (x: number, y: number, s: number) =>
+  `{"type":"Feature","properties":{"x":${x}},"geometry":{"type":"Polygon","coordinates":[[[${x},${y}],[${x + s},${y}],[${x + s},${y + s}],[${x},${y + s}],[${x},${y}]]]}}`;
+
+describe('part units', () => {
+  it('tile what the whole cell tiles, and own each feature once', () => {
+    // Small squares everywhere, some across the part borders (1024 px), one across all four parts.
+    const features = [square(1000, 1000, 48), square(1010, 200, 30), square(300, 1015, 20)];
+    for (let i = 0; i < 60; i++) features.push(square((i * 331) % 1990, (i * 577) % 1990, 8 + (i % 5)));
+    const bytes = records(features);
+    // The whole world as one unit (zooms 0-3), and its four quarters as part units (zooms 1-3).
+    const whole = tileUnit(task(bytes, { z: 0, x: 0, y: 0 }, false));
+    const parts = [0, 1].flatMap((y) => [0, 1].map((x) => tileUnit(task(bytes, { z: 1, x, y }, true))));
+    const tiles = (rs: typeof parts) => rs.flatMap((r) => r.tiles).filter((t) => t.z >= 1).map((t) => [t.path, Buffer.from(t.bytes).toString('base64')]).sort();
+    expect(tiles(parts).length).toBeGreaterThan(20);
+    expect(tiles(parts)).toEqual(tiles([whole]));
+    // What goes up to zoom 0: every feature once, from the part holding its centre.
+    const owners = new Map<number, number>();
+    for (const r of parts) {
+      for (const [, b] of r.next) {
+        const reader = new RecordReader(b);
+        while (reader.next()) owners.set(reader.seq, (owners.get(reader.seq) ?? 0) + 1);
+      }
+    }
+    expect([...owners.keys()].sort((a, b) => a - b)).toEqual(features.map((_, i) => i));
+    expect([...owners.values()].every((n) => n === 1)).toBe(true);
+  });
+});

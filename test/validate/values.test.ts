@@ -1,0 +1,67 @@
+// Values tiles cannot carry: non-finite numbers (errors), lone surrogates and invalid UTF-8 (warnings), and their mending.
+import { describe, expect, it } from 'vitest';
+import { validateCollectionMembers, validateDocument, validateFeature } from '../../src/validate/index.js';
+import { checkUtf8, replaceLoneSurrogates } from '../../src/validate/values.js';
+import type { Issue } from '../../src/validate/issue.js';
+import { codes, expectOne } from './helpers.js';
+
+const feature = (members: string) => JSON.parse(`{"type":"Feature","geometry":{"type":"Point","coordinates":[1,2]}${members}}`) as unknown;
+
+describe('value-not-finite', () => {
+  it('reports a property that JSON text spells beyond float64 (1e400 reads as Infinity), once per feature', () => {
+    const issues = validateFeature(feature(',"properties":{"a":1,"b":{"c":[2,-1e400]},"d":1e999}'));
+    expectOne(issues, 'value-not-finite', '/properties/b/c/1', '-Infinity');
+  });
+
+  it('leaves geometry, bbox and ids to their own rules (one issue, not two)', () => {
+    expect(codes(validateFeature(feature(',"properties":{},"id":1e400')))).toEqual(['id-type']);
+    expect(codes(validateFeature(feature(',"properties":{},"bbox":[0,0,1e400,1]')))).toEqual(['bbox-not-number']);
+  });
+
+  it('covers foreign members and collection members, and validate rejects the document', () => {
+    expectOne(validateFeature(feature(',"properties":null,"extra":{"x":1e400}')), 'value-not-finite', '/extra/x');
+    expectOne(validateCollectionMembers(JSON.parse('{"type":"FeatureCollection","properties":{"scale":1e400}}') as Record<string, unknown>), 'value-not-finite', '/properties/scale');
+    expect(codes(validateDocument(JSON.parse('{"type":"FeatureCollection","features":[],"provenance":{"n":1e400}}')))).toEqual(['value-not-finite']);
+  });
+
+  it('finds one deep inside, at any depth the nesting rule allows', () => {
+    const deep = `${'{"a":'.repeat(120)}1e400${'}'.repeat(120)}`;
+    const issues = validateFeature(feature(`,"properties":${deep}`));
+    expect(codes(issues)).toEqual(['value-not-finite']);
+  });
+});
+
+describe('string-lone-surrogate', () => {
+  it('warns on a lone surrogate in a string or a member name, not on a well-formed pair', () => {
+    expectOne(validateFeature(feature(',"properties":{"name":"a\\ud800b"}')), 'string-lone-surrogate', '/properties/name', '"a\\ud800b"');
+    expectOne(validateFeature(feature(',"properties":{"x\\udc00":1}')), 'string-lone-surrogate', '/properties/x\udc00');
+    expectOne(validateFeature(feature(',"properties":{},"featureClass":"\\udfff"')), 'string-lone-surrogate', '/featureClass');
+    expect(validateFeature(feature(',"properties":{"emoji":"\\ud83d\\ude00"}'))).toEqual([]);
+  });
+
+  it('replaceLoneSurrogates writes U+FFFD in place of each, in values and names, keeping member order and __proto__ as data', () => {
+    const f = JSON.parse('{"type":"Feature","properties":{"a":"x\\ud800","b\\udc00":["\\udbff",1],"__proto__":"p","c":"\\ud83d\\ude00"},"geometry":null}') as Record<string, unknown>;
+    replaceLoneSurrogates(f, new Set(['geometry']));
+    const props = f.properties as Record<string, unknown>;
+    expect(Object.keys(props)).toEqual(['a', 'b\uFFFD', '__proto__', 'c']);
+    expect(props.a).toBe('x\uFFFD');
+    expect(props['b\uFFFD']).toEqual(['\uFFFD', 1]);
+    expect(Object.getPrototypeOf(props)).toBe(Object.prototype);
+    expect(props.c).toBe('\ud83d\ude00');
+  });
+});
+
+describe('text-invalid-utf8', () => {
+  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+
+  it('warns when decoding replaced bytes, not for a U+FFFD the text spells itself', () => {
+    const bad = Uint8Array.from([0x22, 0x61, 0xff, 0x62, 0xc3, 0x22]);
+    const out: Issue[] = [];
+    checkUtf8(decode(bad), bad, 0, bad.length, '', out);
+    expectOne(out, 'text-invalid-utf8', '', '2 invalid');
+    const honest = new TextEncoder().encode('"a\uFFFDb"');
+    const none: Issue[] = [];
+    checkUtf8(decode(honest), honest, 0, honest.length, '', none);
+    expect(none).toEqual([]);
+  });
+});
