@@ -16,15 +16,11 @@ export function archiveName(plane: Plane, dims: readonly Dim[], format: ArchiveF
   return `tiles${dims.map((d) => `-${d}${plane[d]}`).join('')}.${format}.pmtiles`;
 }
 
-const NAME = /^tiles((?:-[tcz](?:0|[1-9]\d*))*)\.(json|pbf)\.pmtiles$/;
+const NAME = /^tiles(?:-[tcz](?:0|[1-9]\d*))*\.(?:json|pbf)\.pmtiles$/;
 
-/** The plane and format an archive name stands for, or undefined for any other name. */
-export function parseArchiveName(name: string): { plane: Partial<Plane>; format: ArchiveFormat } | undefined {
-  const m = NAME.exec(name);
-  if (!m) return undefined;
-  const plane: Partial<Plane> = {};
-  for (const part of m[1].split('-').slice(1)) plane[part[0] as Dim] = Number(part.slice(1));
-  return { plane, format: m[2] as ArchiveFormat };
+/** Whether `name` is one `archiveName` gives: under a directory, what a build may have written. */
+export function isArchiveName(name: string): boolean {
+  return NAME.test(name);
 }
 
 /** What the descriptor of `-o DIR --archive pmtiles` lists: one asset per plane and format, in plane order, PBF first. */

@@ -8,7 +8,7 @@ import { DirectorySink, type OutputLayout, type Removal, type SinkOpenOptions, t
 import { Journal, RECORD_DIR, readRecord } from '../io/written.js';
 import { OutputError, UsageError, describeFsError } from '../report/errors.js';
 import type { Plane } from '../tiling/space.js';
-import { archiveName, besideArchive, parseArchiveName, type ArchiveFormat } from './archive-names.js';
+import { archiveName, besideArchive, isArchiveName, type ArchiveFormat } from './archive-names.js';
 import { Compression, HEADER_BYTES, MAX_ZOOM, TileType, decodeHeader } from './pmtiles-format.js';
 import { PmtilesSink } from './pmtiles-sink.js';
 import { removeArchiveTemporaries } from './pmtiles-writer.js';
@@ -232,6 +232,8 @@ export class ArchiveSink implements TileSink {
     } catch (err) {
       ready = Promise.reject(describeFsError(err, partsDir));
     }
+    // Whoever writes to the archive awaits `ready` and sees its failure; this keeps it from counting as unhandled meanwhile.
+    ready.catch(() => undefined);
     e = { sink, ready };
     this.archives.set(name, e);
     return e;
@@ -255,7 +257,7 @@ function statOf(file: string): fs.Stats | undefined {
 
 /** The archives in DIR, and those a killed writer left only temporaries of. */
 function archivesIn(dir: string): string[] {
-  const names = new Set(listDir(dir).map((n) => n.replace(/\.tmp-[0-9a-f]{8}(\.part)?$/, '')).filter((n) => parseArchiveName(n)));
+  const names = new Set(listDir(dir).map((n) => n.replace(/\.tmp-[0-9a-f]{8}(\.part)?$/, '')).filter(isArchiveName));
   return [...names].map((n) => path.join(dir, n));
 }
 

@@ -13,8 +13,8 @@ import { dimsOfTemplate } from './layout.js';
 import { directoryReader, sortNames, type PyramidReader } from './reader.js';
 import { problem, type Problem } from './verify-problems.js';
 
-/** One archive of the output: its file, and the plane and format its tiles are of. */
-interface Member { file: string; plane: Plane; format: ArchiveFormat; fd: number; gzip: boolean }
+/** One archive of the output, open for reading. */
+interface Member { file: string; fd: number; gzip: boolean }
 
 /**
  * A pyramid read from archives. Opening indexes every tile (its path, archive, offset and length: about 100 bytes a
@@ -102,7 +102,7 @@ export class ArchiveReader implements PyramidReader {
       if (JSON.stringify(await archive.metadata()) !== JSON.stringify(descriptor)) this.problems.push(problem('archive-invalid', rel, 'its metadata is not the tileset descriptor'));
       const dims = dimsOfTemplate(descriptor.tiles[0]);
       const k = this.members.length;
-      this.members.push({ file: archive.name, plane, format, fd: fs.openSync(archive.name, 'r'), gzip: h.tileCompression === Compression.Gzip });
+      this.members.push({ file: archive.name, fd: fs.openSync(archive.name, 'r'), gzip: h.tileCompression === Compression.Gzip });
       for await (const t of archive.tiles()) {
         const p = tilePath(t.z, t.x, t.y, plane, dims, format);
         if (this.where.has(p)) this.problems.push(problem('archive-invalid', rel, `tile ${p} is in another archive too`));

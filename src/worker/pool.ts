@@ -26,6 +26,9 @@ export interface Pool {
  * A pool of `threads` workers. Aborting `signal` (SIGINT, SIGTERM) ends the tasks in flight at once, terminating
  * their threads, so a stop never waits for a long unit or batch: they reject with InterruptedError.
  */
+/** How long `close` waits for threads still loading their modules. */
+const LOAD_WAIT_MS = 5_000;
+
 export function createPool(threads: number, signal?: AbortSignal): Pool {
   const pool = new Piscina({ filename: workerFile(), minThreads: threads, maxThreads: threads, idleTimeout: 60_000 });
   const run = <R>(task: ParseTask | TileTask, transferList: ArrayBuffer[]) => (pool.run(task, { transferList, signal }) as Promise<R>).catch((e: unknown) => {
@@ -39,7 +42,11 @@ export function createPool(threads: number, signal?: AbortSignal): Pool {
     parse: (task) => run<ParseResult>(task, parseTransfers(task)),
     tile: (task, move = []) => run<UnitResult>(task, transferable(move)),
     close: async () => {
-      await loaded;
+      // Bounded: a thread whose ready message never reaches us must not leave the process waiting on nothing (with no
+      // timer alive Node ends with exit 13, an unsettled await); after the bound every thread has long loaded.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([loaded, new Promise<void>((resolve) => { timer = setTimeout(resolve, LOAD_WAIT_MS); })]);
+      clearTimeout(timer);
       await pool.destroy();
     },
   };

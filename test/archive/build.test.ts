@@ -109,7 +109,9 @@ describe('-o DIR --archive pmtiles', () => {
     expect(archives[0]).toEqual({ role: 'tiles', href: 'tiles-c0-z0.pbf.pmtiles', media_type: PMTILES_MEDIA_TYPE, title: 'PBF tiles of c=0, z=0', format: 'pbf', c: 0, z: 0 });
     expect({ ...descriptor, assets: dirDescriptor.assets }, 'the descriptor of the directory build, and the archives').toEqual(dirDescriptor);
     expect(descriptor.tiles).toEqual(['{zlvl}/{c}/{z}/{x}/{y}.pbf']);
-    expect(fs.readdirSync(planes).filter((n) => !n.startsWith('.')).sort()).toEqual(['build-report.json', 'preview', ...archives.map((a) => a.href).sort(), 'tileset.json']);
+    expect(fs.readdirSync(planes).sort()).toEqual(['.mudm-written', 'build-report.json', 'preview', ...archives.map((a) => a.href).sort(), 'tileset.json']);
+    const manifest = JSON.parse(fs.readFileSync(path.join(planes, '.mudm-written', 'manifest.json'), 'utf8')) as { files: string[] };
+    expect(manifest.files, 'the record lists every archive').toEqual(expect.arrayContaining(archives.map((a) => a.href)));
 
     const want = tileFiles(dirPlanes);
     let addressed = 0;

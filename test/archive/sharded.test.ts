@@ -81,7 +81,10 @@ describe('ArchiveSink', () => {
       await archive.close();
     }
     expect(held).toEqual(['tiles-c0.pbf.pmtiles 0/0/0 0107', 'tiles-c0.pbf.pmtiles 1/1/1 0207', 'tiles-c1.pbf.pmtiles 0/0/0 0307', 'tiles-c1.pbf.pmtiles 2/3/2 0407']);
-    expect(fs.readdirSync(out).filter((n) => !n.startsWith('.')).sort()).toEqual(['tiles-c0.pbf.pmtiles', 'tiles-c1.pbf.pmtiles', 'tileset.json']);
+    expect(fs.readdirSync(out).sort()).toEqual(['.mudm-written', 'tiles-c0.pbf.pmtiles', 'tiles-c1.pbf.pmtiles', 'tileset.json']);
+    // The record lists the archives: what a later --force may remove.
+    const manifest = JSON.parse(fs.readFileSync(path.join(out, '.mudm-written', 'manifest.json'), 'utf8')) as { files: string[] };
+    expect(manifest.files).toEqual(['tiles-c0.pbf.pmtiles', 'tiles-c1.pbf.pmtiles', 'tileset.json']);
   });
 
   it('refuses a tile path of no plane of the layout, and a zoom past what PMTiles holds', async () => {

@@ -77,6 +77,24 @@ describe('an archive in the way (exit 4)', () => {
     expect(fs.readdirSync(dir)).toEqual(['slide.pmtiles']);
   });
 
+  it('under --archive, an archive name the record does not list is refused even with --force; those it lists go', async () => {
+    const dir = scratch();
+    const out = path.join(dir, 'out');
+    expect((await cli('build', SAMPLE, '-o', out, '-q', '--archive', 'pmtiles', '--format', 'pbf', '--max-zoom', '1')).code).toBe(0);
+    // Where a JSON archive would go: no build wrote this one.
+    const theirs = path.join(out, 'tiles.json.pmtiles');
+    fs.writeFileSync(theirs, 'a user file under an archive name');
+    const refused = await cli('build', SAMPLE, '-o', out, '-q', '--archive', 'pmtiles', '--force', '--max-zoom', '1');
+    expect(refused.code).toBe(4);
+    expect(refused.err).toContain(`error: ${theirs}: not written by a mudm-tiles build (no record in ${path.join(out, '.mudm-written')}): --force and --resume only replace what a build wrote; move it away or choose another output`);
+    expect(fs.readFileSync(theirs, 'utf8')).toBe('a user file under an archive name');
+    fs.rmSync(theirs);
+    const forced = await cli('build', SAMPLE, '-o', out, '--archive', 'pmtiles', '--force', '--max-zoom', '1');
+    expect(forced.code, forced.err).toBe(0);
+    expect(forced.err).toMatch(/--force: removed 3 files and 0 directories an earlier build wrote in .* \(build-report\.json, tiles\.pbf\.pmtiles, tileset\.json\)/);
+    expect(fs.readdirSync(out).sort()).toEqual(['.mudm-written', 'build-report.json', 'tiles.json.pmtiles', 'tiles.pbf.pmtiles', 'tileset.json']);
+  });
+
   it('is replaced with --force when a build wrote it', async () => {
     const dir = scratch();
     const file = path.join(dir, 'slide.pmtiles');
