@@ -1,8 +1,9 @@
 // The naive baseline of issue 4, kept as a user would write it: whole file in memory, one geojson-vt index, vt-pbf per tile, one thread.
 //
-// Usage: node bench/naive.js INPUT OUTDIR [--min-zoom 0] [--max-zoom 5] [--layer NAME]
+// Usage: node bench/naive.js INPUT OUTDIR [--min-zoom 0] [--max-zoom 5] [--layer NAME] [--format json,pbf|pbf]
 // Writes OUTDIR/{z}/{x}/{y}.json (the tile's features in global pixels) and OUTDIR/{z}/{x}/{y}.pbf for every
-// non-empty tile from --min-zoom to --max-zoom, then prints a one-line JSON summary on stderr.
+// non-empty tile from --min-zoom to --max-zoom (with --format pbf the PBF tiles only), then prints a one-line JSON
+// summary on stderr.
 // It is deliberately not optimised: it is the yardstick, and it must fail where the naive approach fails
 // (readFileSync of a file over V8's 512 Mi-character string limit).
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -21,16 +22,18 @@ const { values, positionals } = parseArgs({
     'min-zoom': { type: 'string', default: '0' },
     'max-zoom': { type: 'string', default: '5' },
     layer: { type: 'string' },
+    format: { type: 'string', default: 'json,pbf' },
   },
 });
-if (positionals.length !== 2) {
-  process.stderr.write('usage: node bench/naive.js INPUT OUTDIR [--min-zoom N] [--max-zoom N] [--layer NAME]\n');
+if (positionals.length !== 2 || !['json,pbf', 'pbf'].includes(values.format)) {
+  process.stderr.write('usage: node bench/naive.js INPUT OUTDIR [--min-zoom N] [--max-zoom N] [--layer NAME] [--format json,pbf|pbf]\n');
   process.exit(2);
 }
 const [input, outDir] = positionals;
 const minZoom = Number(values['min-zoom']);
 const maxZoom = Number(values['max-zoom']);
 const layer = values.layer ?? basename(input).replace(/\.(geo)?json$/i, '');
+const writeJson = values.format === 'json,pbf';
 const times = {};
 let t0 = performance.now();
 const lap = (name) => {
@@ -113,21 +116,24 @@ while (stack.length) {
       mkdirSync(dir, { recursive: true });
       madeDirs.add(dir);
     }
-    const fc = {
-      type: 'FeatureCollection',
-      features: tile.features.map((f) => ({
-        type: 'Feature',
-        ...(f.id !== undefined ? { id: f.id } : {}),
-        geometry: toGeometry(f, z, x, y),
-        properties: f.tags,
-      })),
-    };
-    const json = JSON.stringify(fc);
-    writeFileSync(join(dir, `${y}.json`), json);
+    if (writeJson) {
+      const fc = {
+        type: 'FeatureCollection',
+        features: tile.features.map((f) => ({
+          type: 'Feature',
+          ...(f.id !== undefined ? { id: f.id } : {}),
+          geometry: toGeometry(f, z, x, y),
+          properties: f.tags,
+        })),
+      };
+      const json = JSON.stringify(fc);
+      writeFileSync(join(dir, `${y}.json`), json);
+      bytes += Buffer.byteLength(json);
+    }
     const pbf = vtpbf.fromGeojsonVt({ [layer]: tile }, { version: 2, extent: EXTENT });
     writeFileSync(join(dir, `${y}.pbf`), pbf);
     tiles++;
-    bytes += Buffer.byteLength(json) + pbf.length;
+    bytes += pbf.length;
   }
   if (z < maxZoom) {
     for (let i = 3; i >= 0; i--) stack.push([z + 1, 2 * x + (i & 1), 2 * y + (i >> 1)]);
@@ -135,4 +141,4 @@ while (stack.length) {
 }
 lap('tilesMs');
 
-process.stderr.write(JSON.stringify({ features: data.features.length, worldSize: S, tiles, files: tiles * 2, bytes, ...times }) + '\n');
+process.stderr.write(JSON.stringify({ features: data.features.length, worldSize: S, tiles, files: writeJson ? tiles * 2 : tiles, bytes, ...times }) + '\n');

@@ -4,6 +4,8 @@
 //   [--skip-naive] [--skip-one-core (no W=1 run pinned to one core at the smallest size)] [--gdal (also GDAL's ogr2ogr -f MVT, when installed)] [--out NAME (.bench/NAME.md/json, default results)] [--workers 1,2] [--seed 1]
 //   [--repeat N (default 3; the median run stands)] [--keep] [--timeout SECONDS] [--build-arg ARG ...]
 //   [--cli PATH (another build's bin/mudm-tiles.js)] [--poll (measure by polling /proc even if GNU time exists)]
+//   [--archive (also: ours at the top worker count, PBF into one PMTiles archive (-o X.pmtiles), and the naive script
+//   writing PBF only to a directory)]
 // Writes .bench/results.md and .bench/results.json (or --out NAME). Inputs are cached in .bench/ by size, seed and generator.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -39,6 +41,7 @@ const { values: args } = parseArgs({
     'build-arg': { type: 'string', multiple: true, default: [] },
     cli: { type: 'string' },
     poll: { type: 'boolean' },
+    archive: { type: 'boolean' },
   },
 });
 const sizes = args.quick ? [100000] : args.sizes.split(',').map((s) => Number(s.trim()));
@@ -75,7 +78,7 @@ function readProc(pid) {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-    return { hwm, cpu: ticks / CLK_TCK };
+    return { hwm, cpu: ticks / CLK_TCK, sys: (Number(f[12]) + Number(f[14])) / CLK_TCK };
   } catch {
     return null;
   }
@@ -85,6 +88,7 @@ function parseGnuTime(text) {
   const num = (re) => Number(re.exec(text)?.[1] ?? NaN);
   return {
     cpu: num(/User time \(seconds\): ([\d.]+)/) + num(/System time \(seconds\): ([\d.]+)/),
+    sys: num(/System time \(seconds\): ([\d.]+)/),
     peak: num(/Maximum resident set size \(kbytes\): (\d+)/) * 1024,
   };
 }
@@ -109,10 +113,10 @@ function measure(label, command, commandArgs, logBase) {
     // Own process group, so a timeout or Ctrl-C can end the command together with anything it started.
     const child = spawn(GNU_TIME ?? command, argv, { cwd: ROOT, stdio: ['ignore', outFd, errFd], detached: true });
     running = child;
-    let polled = { hwm: 0, cpu: 0 };
+    let polled = { hwm: 0, cpu: 0, sys: 0 };
     const poll = GNU_TIME ? null : setInterval(() => {
       const p = readProc(child.pid);
-      if (p) polled = { hwm: Math.max(polled.hwm, p.hwm), cpu: Math.max(polled.cpu, p.cpu) };
+      if (p) polled = { hwm: Math.max(polled.hwm, p.hwm), cpu: Math.max(polled.cpu, p.cpu), sys: Math.max(polled.sys, p.sys) };
     }, 20);
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -126,9 +130,9 @@ function measure(label, command, commandArgs, logBase) {
       if (poll) clearInterval(poll);
       closeSync(outFd);
       closeSync(errFd);
-      let cpu = polled.cpu;
+      let { cpu, sys } = polled;
       let peak = polled.hwm;
-      if (GNU_TIME && existsSync(timeFile)) ({ cpu, peak } = parseGnuTime(readFileSync(timeFile, 'utf8')));
+      if (GNU_TIME && existsSync(timeFile)) ({ cpu, sys, peak } = parseGnuTime(readFileSync(timeFile, 'utf8')));
       const stderr = readFileSync(`${logBase}.err`, 'utf8');
       // GNU time reports a failed command through its own exit status; the child's exit is what matters.
       const exitCode = code ?? (signal ? 128 : 1);
@@ -137,7 +141,7 @@ function measure(label, command, commandArgs, logBase) {
       if (spawnError) error = spawnError.message;
       else if (timedOut) error = `timed out after ${timeoutMs / 1000} s`;
       else if (!ok) error = `exit ${exitCode}${signal ? ` (${signal})` : ''}: ${lastLines(stderr, 4)}`;
-      done({ label, ok, exitCode, error, wall, cpu, peak, stderr });
+      done({ label, ok, exitCode, error, wall, cpu, sys, peak, stderr });
     };
     child.on('error', (e) => finish(null, null, e));
     child.on('close', (code, signal) => finish(code, signal, null));
@@ -227,16 +231,24 @@ const OGR2OGR = (() => {
   return r.status === 0 ? 'ogr2ogr' : null;
 })();
 
-/** What one case runs: our build at a worker count, the naive script, or GDAL's MVT writer, on one input. */
+/** Cases of our build: into a directory (`ours`) or, PBF only, into one PMTiles archive (`archive`). */
+const OURS = new Set(['ours', 'archive']);
+
+/** What one case runs: our build at a worker count, the naive script (both formats or PBF only), or GDAL's MVT writer, on one input. */
 function prepareCase({ kind, workers, meta, maxZoom, oneCore = false }) {
-  const label = kind === 'ours' ? `ours W=${workers}${oneCore ? ', one core' : ''}` : kind === 'gdal' ? 'GDAL ogr2ogr -f MVT (PBF only)' : 'naive';
-  const slug = kind === 'ours' ? `ours-w${workers}${oneCore ? '-1core' : ''}` : kind;
+  const label = kind === 'ours' ? `ours W=${workers}${oneCore ? ', one core' : ''}` : kind === 'archive' ? `ours W=${workers}, PBF into one archive`
+    : kind === 'gdal' ? 'GDAL ogr2ogr -f MVT (PBF only)' : kind === 'naive-pbf' ? 'naive, PBF only' : 'naive';
+  const slug = kind === 'ours' ? `ours-w${workers}${oneCore ? '-1core' : ''}` : kind === 'archive' ? `archive-w${workers}` : kind;
   const outDir = join(BENCH, 'out', `${meta.cells}`, slug);
   const zoomArgs = ['--min-zoom', '0', '--max-zoom', String(maxZoom)];
   let command = process.execPath;
   let commandArgs;
   if (kind === 'naive') commandArgs = [NAIVE, meta.file, outDir, ...zoomArgs];
-  else if (kind === 'ours') commandArgs = [CLI, 'build', meta.file, '-o', outDir, '--force', '--workers', String(workers), ...zoomArgs, '--progress', 'none', ...args['build-arg']];
+  else if (kind === 'naive-pbf') commandArgs = [NAIVE, meta.file, outDir, ...zoomArgs, '--format', 'pbf'];
+  else if (OURS.has(kind)) {
+    const out = kind === 'archive' ? join(outDir, 'slide.pmtiles') : outDir;
+    commandArgs = [CLI, 'build', meta.file, '-o', out, '--force', '--workers', String(workers), ...zoomArgs, '--progress', 'none', ...args['build-arg']];
+  }
   else {
     // The pixel world (side = 512 px × 2^maxZoom, as our default) as a square CRS extent whose top-left is the tile
     // origin. GDAL counts tile rows down from the top of a y-up CRS, so the pyramid comes out mirrored in y: the same
@@ -250,7 +262,7 @@ function prepareCase({ kind, workers, meta, maxZoom, oneCore = false }) {
     commandArgs = ['-c', '0', command, ...commandArgs];
     command = TASKSET;
   }
-  const base = { label, kind, workers: kind === 'ours' ? workers : 1, cells: meta.cells, features: meta.features,
+  const base = { label, kind, workers: OURS.has(kind) ? workers : 1, cells: meta.cells, features: meta.features,
     inputBytes: meta.bytes, maxZoom, command: [command === process.execPath ? 'node' : command, ...commandArgs.map((a) => (a === process.execPath ? 'node' : a.startsWith(ROOT) ? relative(ROOT, a) : a))].join(' ') };
   return { kind, meta, slug, outDir, command, commandArgs, base, attempts: [] };
 }
@@ -260,7 +272,7 @@ async function runAttempt(c) {
   const { kind, meta, slug, outDir, base } = c;
   if (c.attempts.some((a) => !a.ok)) return;
   const i = c.attempts.length;
-  if (kind === 'ours' && !existsSync(CLI)) {
+  if (OURS.has(kind) && !existsSync(CLI)) {
     c.attempts.push({ ok: false, wall: 0, error: `${relative(ROOT, CLI)} not found: the build command is not there yet (or \`npm run build\` did not produce it)` });
     return;
   }
@@ -269,9 +281,12 @@ async function runAttempt(c) {
   const r = await measure(base.label, c.command, c.commandArgs, join(BENCH, 'logs', `${meta.cells}-${slug}-${i + 1}`));
   const scanned = r.ok ? scanOutput(outDir) : null;
   let buildReport = null;
-  if (r.ok && kind === 'ours' && existsSync(join(outDir, 'build-report.json'))) {
-    try { buildReport = JSON.parse(readFileSync(join(outDir, 'build-report.json'), 'utf8')); } catch { /* optional */ }
+  const reportFile = join(outDir, kind === 'archive' ? 'slide.build-report.json' : 'build-report.json');
+  if (r.ok && OURS.has(kind) && existsSync(reportFile)) {
+    try { buildReport = JSON.parse(readFileSync(reportFile, 'utf8')); } catch { /* optional */ }
   }
+  // An archive holds its tiles: count them from the run report.
+  if (scanned && kind === 'archive' && buildReport) scanned.pbf = Object.values(buildReport.tiles.byZoom).reduce((n, z) => n + z.pbf.tiles, 0);
   c.attempts.push({ ...r, scanned, buildReport });
   if (!args.keep) rmSync(outDir, { recursive: true, force: true });
   log(r.ok ? `${base.label} @ ${meta.cells}: ${round(r.wall, 2)} s wall, ${round(r.cpu, 2)} s cpu, ${round(r.peak / MiB, 0)} MiB`
@@ -285,7 +300,7 @@ function summarize(c) {
   const chosen = failed ?? attempts.slice().sort((a, b) => a.wall - b.wall)[Math.floor(attempts.length / 2)];
   const result = {
     ...base, ok: chosen.ok, error: chosen.error, exitCode: chosen.exitCode,
-    wall: round(chosen.wall, 2), cpu: round(chosen.cpu, 2), peakMiB: chosen.peak == null ? null : round(chosen.peak / MiB, 0),
+    wall: round(chosen.wall, 2), cpu: round(chosen.cpu, 2), sys: round(chosen.sys, 2), peakMiB: chosen.peak == null ? null : round(chosen.peak / MiB, 0),
     cores: chosen.ok ? round(chosen.cpu / chosen.wall, 2) : null,
     tiles: chosen.scanned?.pbf ?? null, jsonTiles: chosen.scanned?.json ?? null, files: chosen.scanned?.files ?? null,
     bytesWritten: chosen.scanned?.bytes ?? null,
@@ -314,11 +329,11 @@ function fmt(v, digits = 1) {
 
 function table(results) {
   const rows = [
-    '| cells | run | wall s | cpu s | cores used | peak MiB | tiles | files | MB written | features/s | input MB/s | status |',
-    '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    '| cells | run | wall s | cpu s | sys s | cores used | peak MiB | tiles | files | MB written | features/s | input MB/s | status |',
+    '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
   ];
   for (const r of results) {
-    rows.push(`| ${r.cells.toLocaleString('en-US')} | ${r.label} | ${fmt(r.wall, 2)} | ${fmt(r.cpu, 2)} | ${fmt(r.cores, 2)} | ${fmt(r.peakMiB, 0)} | `
+    rows.push(`| ${r.cells.toLocaleString('en-US')} | ${r.label} | ${fmt(r.wall, 2)} | ${fmt(r.cpu, 2)} | ${fmt(r.sys, 2)} | ${fmt(r.cores, 2)} | ${fmt(r.peakMiB, 0)} | `
       + `${fmt(r.tiles, 0)} | ${fmt(r.files, 0)} | ${r.bytesWritten == null ? '–' : fmt(r.bytesWritten / 1e6, 1)} | `
       + `${fmt(r.featuresPerSecond, 0)} | ${fmt(r.inputMBps, 1)} | ${r.ok ? 'ok' : `failed: ${r.error.replace(/\|/g, '/')}`} |`);
   }
@@ -356,6 +371,15 @@ function ratios(results) {
       lines.push(`- W=1 / W=${top} speedup at ${n.toLocaleString('en-US')} cells: `
         + (w1 && wt ? `**×${out.speedup[n]}** (target ≥ 1.7); cores used ${w1.cores} (W=1) and ${wt.cores} (W=${top})` : 'n/a (our build failed)'));
     }
+  }
+  for (const n of sizes) {
+    const archive = find(n, `ours W=${top}, PBF into one archive`);
+    const naivePbf = find(n, 'naive, PBF only');
+    if (!archive) continue;
+    (out.archive ??= {})[n] = { naivePbfOverArchive: naivePbf ? round(naivePbf.wall / archive.wall, 2) : null, sysShare: round(archive.sys / archive.wall, 3) };
+    lines.push(`- archive (W=${top}, PBF into one file) at ${n.toLocaleString('en-US')} cells: naive PBF to a directory / ours `
+      + `**×${out.archive[n].naivePbfOverArchive ?? '–'}** (target ≥ 5); system time ${fmt(archive.sys, 2)} s, `
+      + `**${fmt(100 * out.archive[n].sysShare, 1)}%** of wall (target < 10%); peak ${archive.peakMiB} MiB`);
   }
   const oneCore = find(small, 'ours W=1, one core');
   if (oneCore && oursTop) {
@@ -401,6 +425,10 @@ async function main() {
     // The naive script needs the whole file as one string: at 1M cells (~800 MB) V8 refuses, and that
     // failure is itself the result, so it is run and recorded rather than skipped.
     if (!args['skip-naive']) cases.push(prepareCase({ kind: 'naive', meta, maxZoom }));
+    if (args.archive) {
+      cases.push(prepareCase({ kind: 'archive', workers: Math.max(...workerCounts), meta, maxZoom }));
+      if (!args['skip-naive']) cases.push(prepareCase({ kind: 'naive-pbf', meta, maxZoom }));
+    }
     if (args.gdal) {
       if (OGR2OGR) cases.push(prepareCase({ kind: 'gdal', meta, maxZoom }));
       else log('--gdal: ogr2ogr is not on the PATH (apt-get install gdal-bin); skipped');
@@ -430,7 +458,7 @@ async function main() {
   writeFileSync(join(BENCH, `${args.out}.json`), JSON.stringify({ started: started.toISOString(), machine: host, inputs, results, ratios: r.values }, null, 2) + '\n');
   log(`wrote ${relative(ROOT, join(BENCH, `${args.out}.md`))} and ${args.out}.json`);
   // Our build failing is a failed benchmark; the naive script failing is an expected finding.
-  return results.some((x) => x.kind === 'ours' && !x.ok) ? 1 : 0;
+  return results.some((x) => OURS.has(x.kind) && !x.ok) ? 1 : 0;
 }
 
 main().then(

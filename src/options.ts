@@ -21,14 +21,15 @@ export interface OptionSpec {
   arg?: string;
 }
 
-export type Command = 'validate' | 'build' | 'plan' | 'build-shard' | 'finalize' | 'inspect' | 'verify' | 'serve';
+export type Command = 'validate' | 'build' | 'plan' | 'build-shard' | 'finalize' | 'inspect' | 'verify' | 'serve' | 'extract';
 
 const BUILDING: Command[] = ['build', 'plan'];
 const TILING: Command[] = ['build', 'build-shard'];
 
 export const OPTIONS = {
-  out: { type: 'string', short: 'o', arg: 'DIR', help: 'output directory of the pyramid', commands: BUILDING },
-  force: { type: 'boolean', default: false, help: 'write into a non-empty output directory, replacing what is there', commands: BUILDING },
+  out: { type: 'string', short: 'o', arg: 'DIR', help: 'output directory of the pyramid, or FILE.pmtiles: one PMTiles archive of the PBF tiles of one plane (extract: the directory to write)', commands: [...BUILDING, 'extract'] },
+  archive: { type: 'string', arg: 'KIND', choices: ['pmtiles'], help: 'write the tiles of -o DIR into archives: pmtiles, one file per plane and format (DIR/tiles-c1-z2.pbf.pmtiles), listed in tileset.json', commands: BUILDING },
+  force: { type: 'boolean', default: false, help: 'write into a non-empty output directory, replacing what is there', commands: [...BUILDING, 'extract'] },
   strict: { type: 'boolean', default: false, help: 'stop with exit 1 at the first invalid feature, before anything is written', commands: BUILDING },
   workers: { type: 'integer', arg: 'N', default: () => os.availableParallelism(), help: 'worker threads for parsing and tiling (default: the cores)', commands: [...BUILDING, 'build-shard', 'finalize'] },
   layer: { type: 'string', arg: 'NAME', help: 'vector layer id for every input (default: the file name without extensions; stdin: features)', commands: BUILDING },
@@ -42,7 +43,7 @@ export const OPTIONS = {
   image: { type: 'string', arg: 'FILE', help: 'TIFF, PNG or JPEG whose size fixes the world (header only); with --preview, drawn under the quicklooks and copied, downsampled, as the viewer\'s background', commands: BUILDING },
   minZoom: { type: 'integer', arg: 'Z', default: 0, help: 'coarsest zoom', commands: BUILDING },
   maxZoom: { type: 'integer', arg: 'Z', help: 'finest zoom (default: the finest tile spans at most 512 image pixels)', commands: BUILDING },
-  format: { type: 'string', default: 'json,pbf', arg: 'LIST', help: 'tile formats to write: json, pbf or json,pbf (default: json,pbf); inspect: the file a tile is decoded from, json or pbf (default: pbf when the tile has one)', commands: [...BUILDING, 'inspect'] },
+  format: { type: 'string', arg: 'LIST', help: 'tile formats to write: json, pbf or json,pbf (default: json,pbf; pbf for -o FILE.pmtiles); inspect: the file a tile is decoded from, json or pbf (default: pbf when the tile has one)', commands: [...BUILDING, 'inspect'] },
   name: { type: 'string', help: 'descriptor name', commands: BUILDING },
   description: { type: 'string', help: 'descriptor description', commands: BUILDING },
   attribution: { type: 'string', help: 'descriptor attribution', commands: BUILDING },
@@ -58,12 +59,12 @@ export const OPTIONS = {
   resume: { type: 'boolean', default: false, help: 'continue an interrupted build, skipping finished work units', commands: ['build'] },
   preview: { type: 'boolean', default: false, help: 'write a PNG quicklook per plane of every feature (and with --image the image downsampled), listed in the descriptor assets', commands: BUILDING },
   progress: { type: 'string', default: 'auto', choices: ['auto', 'tty', 'json', 'none'], help: 'progress on stderr: auto (tty when stderr is a terminal), json lines, or none', commands: [...TILING, 'plan', 'validate'] },
-  quiet: { type: 'boolean', short: 'q', default: false, help: 'print nothing but errors', commands: ['validate', 'build', 'plan', 'build-shard', 'finalize'] },
-  log: { type: 'string', default: 'text', choices: ['text', 'json'], help: 'log format on stderr: text, or json lines for workflow engines', commands: ['validate', 'build', 'plan', 'build-shard', 'finalize'] },
+  quiet: { type: 'boolean', short: 'q', default: false, help: 'print nothing but errors', commands: ['validate', 'build', 'plan', 'build-shard', 'finalize', 'extract'] },
+  log: { type: 'string', default: 'text', choices: ['text', 'json'], help: 'log format on stderr: text, or json lines for workflow engines', commands: ['validate', 'build', 'plan', 'build-shard', 'finalize', 'extract'] },
   json: { type: 'boolean', default: false, help: 'print the whole report as JSON on stdout', commands: ['validate', 'inspect', 'verify'] },
   port: { type: 'integer', arg: 'N', default: 8080, help: 'port of the viewer server (127.0.0.1)', commands: ['serve'] },
   cors: { type: 'string', arg: 'ORIGIN', help: 'let pages of this origin (https://host[:port], or * for any) read what serve serves (default: no CORS header)', commands: ['serve'] },
-  help: { type: 'boolean', short: 'h', default: false, help: 'show help', commands: ['validate', 'build', 'plan', 'build-shard', 'finalize', 'inspect', 'verify', 'serve'] },
+  help: { type: 'boolean', short: 'h', default: false, help: 'show help', commands: ['validate', 'build', 'plan', 'build-shard', 'finalize', 'inspect', 'verify', 'serve', 'extract'] },
 } as const satisfies Record<string, OptionSpec>;
 
 export type OptionName = keyof typeof OPTIONS;
@@ -106,6 +107,16 @@ export function parseBytes(text: string): number | undefined {
 
 export interface Formats { json: boolean; pbf: boolean }
 export interface ImageSize { width: number; height: number }
+/**
+ * Where tiles go: a directory tree (`none`), one PMTiles archive (`file`: `-o FILE.pmtiles`, PBF tiles of one
+ * plane), or one archive per plane and format under a directory (`planes`: `-o DIR --archive pmtiles`).
+ */
+export type ArchiveMode = 'none' | 'file' | 'planes';
+
+/** `-o FILE.pmtiles` names one archive; any other output is a directory. */
+export function isArchiveFile(out: string | undefined): boolean {
+  return out !== undefined && /\.pmtiles$/i.test(out);
+}
 
 /** The options of a build with every default filled, every range checked, and the option text turned into values. */
 export interface BuildConfig {
@@ -116,6 +127,7 @@ export interface BuildConfig {
   /** Property fields holding plane values (`--plane-field`). */
   planeFields: Partial<Record<Dim, string>>;
   lod: 'auto' | 'none';
+  archive: ArchiveMode;
 }
 
 /** The finest zoom a pyramid may have: tile coordinates stay exact integers well beyond it. */
@@ -131,7 +143,13 @@ export function resolveBuildConfig(given: Partial<Options>, header?: ImageSize):
   const check = (cond: boolean, message: string): void => {
     if (!cond) throw new UsageError(message);
   };
-  const formats = parseFormats(o.format);
+  const archive: ArchiveMode = isArchiveFile(o.out) ? 'file' : o.archive === 'pmtiles' ? 'planes' : 'none';
+  check(o.archive === undefined || o.archive === 'pmtiles', `--archive takes pmtiles, found "${o.archive}"`);
+  // One archive holds one tile type: the PBF pyramid, what map clients read; JSON tiles go into archives per format.
+  check(archive !== 'file' || o.format === undefined || o.format.trim() === 'pbf',
+    `-o ${o.out} writes one PMTiles archive of PBF tiles; for --format ${o.format} write one archive per plane and format with -o DIR --archive pmtiles`);
+  options.format = o.format ?? (archive === 'file' ? 'pbf' : 'json,pbf');
+  const formats = parseFormats(options.format);
   check(Number.isInteger(o.workers) && o.workers >= 1, `--workers must be a whole number of at least 1, found ${o.workers}`);
   check(Number.isInteger(o.unitSize) && o.unitSize >= 256 && Number.isInteger(Math.log2(o.unitSize)), `--unit-size must be a power of two of at least 256, found ${o.unitSize}`);
   check(Number.isInteger(o.minZoom) && o.minZoom >= 0 && o.minZoom <= MAX_ZOOM, `--min-zoom must be 0..${MAX_ZOOM}, found ${o.minZoom}`);
@@ -140,8 +158,9 @@ export function resolveBuildConfig(given: Partial<Options>, header?: ImageSize):
   check(o.tileBudget > 0, `--tile-budget must be positive, found ${o.tileBudget}`);
   check(o.memoryBudget > 0, `--memory-budget must be positive, found ${o.memoryBudget}`);
   check(o.lod === 'auto' || o.lod === 'none', `--lod must be auto or none, found "${o.lod}"`);
+  check(!o.preview || archive !== 'file', `--preview writes PNG files beside the tiles, which -o ${o.out} (one archive) has no place for: write -o DIR --archive pmtiles`);
   const imageSize = o.imageSize !== undefined ? parseImageSize(o.imageSize) : header;
-  return { options, formats, imageSize, planeFields: parsePlaneFields(o.planeField), lod: o.lod as 'auto' | 'none' };
+  return { options, formats, imageSize, planeFields: parsePlaneFields(o.planeField), lod: o.lod as 'auto' | 'none', archive };
 }
 
 /** `json`, `pbf` or `json,pbf` → which formats to write. */

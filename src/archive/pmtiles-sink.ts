@@ -33,6 +33,10 @@ export interface PmtilesSinkOptions {
   partPath?: string;
   /** The path whose JSON becomes the archive's metadata. */
   descriptor?: string;
+  /** Leave the part after `finish`; the caller removes it once its whole output is complete (so that a resumed build finds it). */
+  keepPart?: boolean;
+  /** Finished parts of other writers (shards) merged into the archive at `finish`. */
+  parts?: readonly string[];
 }
 
 /** `z/…plane…/x/y.ext`: zoom first, column and row last, as `tilePath` writes them. */
@@ -90,9 +94,8 @@ export class PmtilesSink implements TileSink {
     } catch (err) {
       throw describeFsError(err, this.file);
     }
-    this.writer = new PmtilesWriter(this.file, {
-      tileType: this.options.tileType, tileCompression: this.tileCompression, partPath: this.partPath, resume,
-    });
+    const { tileType, keepPart, parts } = this.options;
+    this.writer = new PmtilesWriter(this.file, { tileType, tileCompression: this.tileCompression, partPath: this.partPath, resume, keepPart, parts });
   }
 
   async write(relPath: string, bytes: Uint8Array | string): Promise<void> {
@@ -136,6 +139,12 @@ export class PmtilesSink implements TileSink {
     }
     this.writer = undefined;
     this.result = writer.finish(metadata);
+  }
+
+  /** Closes the part without writing the archive: another process assembles it (a shard's part). */
+  async close(): Promise<void> {
+    this.writer?.close();
+    this.writer = undefined;
   }
 
   /** Gives up on the archive: removes its part; an archive already finished stays. */

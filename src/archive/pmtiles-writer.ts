@@ -150,6 +150,10 @@ export interface WriterOptions extends ArchiveOptions {
   partPath?: string;
   /** Continue the part at `partPath` left by a killed writer instead of starting it anew. */
   resume?: boolean;
+  /** Leave the part in place after `finish` (a build removes its parts once its whole output is complete). */
+  keepPart?: boolean;
+  /** Finished parts of other writers (shards) whose tiles the archive holds too. */
+  parts?: readonly string[];
 }
 
 /**
@@ -191,13 +195,19 @@ export class PmtilesWriter {
   finish(metadata: object): ArchiveSummary {
     try {
       this.part.close();
-      const summary = assembleArchive([{ path: this.part.path, index: this.part.index }], this.file, metadata, this.options);
-      fs.rmSync(this.part.path, { force: true });
+      const others = (this.options.parts ?? []).map((p) => ({ path: p, index: readPartIndex(p) }));
+      const summary = assembleArchive([{ path: this.part.path, index: this.part.index }, ...others], this.file, metadata, this.options);
+      if (!this.options.keepPart) fs.rmSync(this.part.path, { force: true });
       return summary;
     } catch (err) {
       if (this.ownPart) fs.rmSync(this.part.path, { force: true });
       throw err;
     }
+  }
+
+  /** Closes the part and leaves it for another process to assemble (a shard's part): `file` is not written. */
+  close(): void {
+    this.part.close();
   }
 
   /** Gives up: removes the part (even one the caller named) and leaves `file` as it was. */

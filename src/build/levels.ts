@@ -56,7 +56,8 @@ export async function tileLevel(ctx: RunContext, level: number, units: UnitPlan[
     if (r.preview) marker.preview = r.preview.area;
     const files = r.tiles.filter((t) => !isOverview(t));
     await Promise.all(files.map((t) => limit(() => ctx.sink.write(t.path, t.bytes))));
-    // The marker comes after every tile of the unit: a unit with a marker never needs redoing.
+    // The marker comes after every tile of the unit, flushed (an archive buffers them): a unit with a marker never needs redoing.
+    await ctx.sink.flush?.();
     writeUnitMarker(ctx.work, level, marker, r.next.map(([, b]) => b), r.preview?.rgba);
     done++;
     tiles += files.length;

@@ -2,9 +2,10 @@
 // plan: read (build/read.ts) → plan (stages/plan.ts) → plan.json (build/state.ts); a shard: level 0 (build/levels.ts);
 // finalize: the levels above → previews and report (build/report.ts) → overview descriptors → report → descriptor last.
 import path from 'node:path';
+import { archiveAssets } from '../archive/archive-names.js';
 import { tilePath } from '../tiling/space.js';
 import { readImageSize } from '../io/image.js';
-import { DirectorySink, type Removal, type TileSink } from '../io/sink.js';
+import type { Removal } from '../io/sink.js';
 import type { WorkDir } from '../io/workdir.js';
 import { resolveBuildConfig, type BuildConfig, type Options } from '../options.js';
 import { DataError, InterruptedError, UsageError, WorkStateError } from '../report/errors.js';
@@ -17,6 +18,7 @@ import { sampleLine } from '../validate/tally.js';
 import { createPool, type Pool } from '../worker/pool.js';
 import { secondsSince, storeBudget, type BuildIO, type InputSpec, type RunContext } from './context.js';
 import { tileLevel, tileLevelWithinBudget, tileUpperLevels } from './levels.js';
+import { layoutOf, outputSink } from './output.js';
 import { readInputs } from './read.js';
 import { buildReport, planPreview, sumMarkers, writePreviews } from './report.js';
 import { outlierWarning } from '../report/format.js';
@@ -35,16 +37,12 @@ async function configOf(given: Partial<Options>, io: BuildIO, readsInputs: boole
   return config;
 }
 
-function sinkOf(config: BuildConfig, io: BuildIO): TileSink {
-  return io.sink ?? new DirectorySink(config.options.out as string);
-}
-
 /** Builds a pyramid on this machine: plan, every shard in the local pool, finalize. Returns the run report. */
 export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>, io: BuildIO = {}): Promise<BuildReport> {
   const config = await configOf(given, io, true);
   const o = config.options;
-  const sink = sinkOf(config, io);
   const work = workDirFor(o, io.work);
+  const sink = outputSink(o.out, config.archive, work, io, { kind: 'build' });
   const t0 = performance.now();
   // A --resume that cannot continue what OUT holds is refused before anything there is touched.
   const previous = o.resume ? resumablePlan(work, fingerprintOf(inputs, config)) : undefined;
@@ -56,7 +54,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
   try {
     store = new SpillingStore(path.join(spillRoot(o, work), 'level-0'), storeBudget(config));
     const planFile = await plan(inputs, config, work, pool, store, io, t0, 1, previous);
-    sayRemoved(await sink.begin({ force: o.force, resume: o.resume }), io);
+    sayRemoved(await sink.begin({ force: o.force, resume: o.resume, layout: layoutOf(planFile.plan) }), io);
     const ctx: RunContext = { config, planFile, sink, work, pool, io, t0 };
     const tTile = performance.now();
     const resumed = await tileLevelWithinBudget(ctx, 0, planFile.units, store);
@@ -68,6 +66,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
     throw err;
   } finally {
     store?.close();
+    await sink.close?.();
     await pool.close();
     // Any other failure leaves nothing behind.
     if (!keepWork) work.destroy();
@@ -79,9 +78,9 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
 export async function planShardedBuild(inputs: InputSpec[], given: Partial<Options>, io: BuildIO = {}): Promise<{ units: number; shards: number; features: number }> {
   const config = await configOf(given, {}, true);
   const o = config.options;
-  const sink = sinkOf(config, io);
-  await sink.initialize({ force: o.force, resume: false });
   const work = workDirFor(o, io.work);
+  const sink = outputSink(o.out, config.archive, work, io, { kind: 'plan' });
+  await sink.initialize({ force: o.force, resume: false });
   if (work.root === undefined) throw new UsageError('plan needs a work directory on disk');
   work.destroy();
   const pool = createPool(o.workers, io.signal);
@@ -90,7 +89,7 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
     const store = new SpillingStore(path.join(work.root, 'level-0'), 0);
     const planFile = await plan(inputs, config, work, pool, store, io, performance.now(), o.shards);
     // Shards write tiles next: what an earlier build left (with --force) must not mix with them.
-    sayRemoved(await sink.begin({ force: o.force, resume: false }), io);
+    sayRemoved(await sink.begin({ force: o.force, resume: false, layout: layoutOf(planFile.plan) }), io);
     return { units: planFile.units.length, shards: planFile.shards, features: planFile.read.read };
   } catch (err) {
     // A plan that failed (a full disk, invalid input) leaves no work directory that shards could take for one.
@@ -108,16 +107,18 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
   const work = workDirFor(config.options, io.work);
   const planFile = loadPlan(work);
   if (!(Number.isInteger(shard) && shard >= 0 && shard < planFile.shards)) throw new UsageError(`--shard must be 0..${planFile.shards - 1}, found ${shard}`);
-  const sink = sinkOf(config, io);
+  const sink = outputSink(config.options.out, planFile.archive ?? 'none', work, io, { kind: 'shard', shard }, planFile.plan);
   const pool = createPool(config.options.workers, io.signal);
   try {
     const units = shardUnits(planFile.units, shard, planFile.shards);
     // Reads the planned records from the work directory; nothing is appended, so the store's spill budget is 0.
     const store = new SpillingStore(path.join(work.root as string, 'level-0'), 0, 'existing');
     const skipped = await tileLevel({ config, planFile, sink, work, pool, io, t0: performance.now() }, 0, units, store);
+    await sink.flush?.();
     markShardDone(work, shard, units);
     return { units: units.length, skipped };
   } finally {
+    await sink.close?.();
     await pool.close();
   }
 }
@@ -129,7 +130,7 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   const work = workDirFor(config.options, io.work);
   const planFile = loadPlan(work);
   checkShardsDone(work, planFile);
-  const sink = sinkOf(config, io);
+  const sink = outputSink(config.options.out, planFile.archive ?? 'none', work, io, { kind: 'finalize' }, planFile.plan);
   const pool = createPool(config.options.workers, io.signal);
   try {
     const ctx: RunContext = { config, planFile, sink, work, pool, io, t0: performance.now() };
@@ -140,6 +141,7 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
     work.destroy();
     return report;
   } finally {
+    await sink.close?.();
     await pool.close();
   }
 }
@@ -168,6 +170,7 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
     meta: { name: o.name, description: o.description, attribution: o.attribution, version: o.version, baseUrl: o.baseUrl },
     preview: planPreview(o.preview, o.image ? path.resolve(o.image) : undefined, buildPlan),
   };
+  if (config.archive !== 'none') planFile.archive = config.archive;
   savePlan(work, planFile);
   return planFile;
 }
@@ -205,7 +208,9 @@ async function finalize(ctx: RunContext, resumedBelow: number, tileSecondsBelow:
       await sink.write(at, `${JSON.stringify(overviewDescriptor(input, plane, at), null, 2)}\n`);
     }
   }
-  const descriptor = tilesetDescriptor(input);
+  // Under -o DIR --archive pmtiles the descriptor lists the archives (the overviews do not: they are tiles, in them).
+  const archives = ctx.planFile.archive === 'planes' ? archiveAssets(p.dims, p.planes, p.formats) : [];
+  const descriptor = tilesetDescriptor(archives.length ? { ...input, assets: [...(assets ?? []), ...archives] } : input);
   const report = buildReport(ctx, totals, descriptor, {
     read, units: upper.units, resumed: resumedBelow + upper.resumed,
     timings: { read: readSeconds, tile: tileSeconds, describe: secondsSince(tDescribe), total: secondsSince(ctx.t0) },

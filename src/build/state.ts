@@ -7,7 +7,8 @@ import type { Properties } from '../model/feature.js';
 import type { Multiscale } from '../model/multiscale.js';
 import type { Vocabularies } from '../model/vocabulary.js';
 import { DiskWorkDir, MemoryWorkDir, type WorkDir } from '../io/workdir.js';
-import type { BuildConfig, Options } from '../options.js';
+import { archiveWorkDir } from '../archive/archive-names.js';
+import { isArchiveFile, type BuildConfig, type Options } from '../options.js';
 import type { FormatCount } from '../report/types.js';
 import { UsageError, WorkStateError } from '../report/errors.js';
 import type { LayerStats } from '../stages/assign.js';
@@ -54,6 +55,8 @@ export interface PlanFile {
   preview: { enabled: boolean; image?: string; grid?: PreviewGrid; pointRadius?: number };
   spilled: boolean;
   readSeconds: number;
+  /** Tiles into PMTiles archives (`-o FILE.pmtiles`, or `--archive pmtiles`): shards and finalize write them so too. */
+  archive?: 'file' | 'planes';
 }
 
 /** What one finished unit leaves in the work directory: its statistics and its features reduced for the level above. */
@@ -75,10 +78,10 @@ export interface UnitMarker {
   preview?: PatchArea;
 }
 
-/** The work directory: the caller's, else OUT/.mudm-work on disk, else memory. */
+/** The work directory: the caller's, else OUT/.mudm-work (beside FILE.pmtiles: .FILE.pmtiles.mudm-work) on disk, else memory. */
 export function workDirFor(options: Options, work: WorkDir | undefined): WorkDir {
   if (work) return work;
-  if (options.out) return new DiskWorkDir(path.join(options.out, WORK_DIR_NAME));
+  if (options.out) return new DiskWorkDir(isArchiveFile(options.out) ? archiveWorkDir(options.out) : path.join(options.out, WORK_DIR_NAME));
   return new MemoryWorkDir();
 }
 
@@ -94,6 +97,8 @@ export function fingerprintOf(inputs: readonly { source: { name: string }; layer
   for (const i of inputs) h.update(`${i.source.name}\0${i.layer ?? ''}\0${JSON.stringify(i.plane ?? {})}\0${i.fingerprint ?? ''}\n`);
   for (const k of ['format', 'layer', 'layerBy', 'planeField', 'nucleusFeatures', 'minZoom', 'maxZoom', 'lod', 'tileBudget', 'unitSize'] as const) h.update(`${k}=${String(config.options[k])}\n`);
   h.update(`imageSize=${JSON.stringify(config.imageSize ?? null)}\n`);
+  // Only when set, so that the fingerprints of directory builds stay what they were.
+  if (config.archive !== 'none') h.update(`archive=${config.archive}\n`);
   return h.digest('hex');
 }
 

@@ -1,6 +1,7 @@
 // Read access to a built pyramid: a directory on disk or files in memory (a MemorySink's map), behind one interface.
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Problem } from './verify-problems.js';
 
 /** What inspect and verify need from a pyramid: files by relative path and directory listings. */
 export interface PyramidReader {
@@ -10,9 +11,11 @@ export interface PyramidReader {
   read(relPath: string): Uint8Array | undefined;
   /** Names of the entries (files and directories) of a directory relative to the root ('' is the root), sorted; empty when absent. */
   list(relDir: string): string[];
+  /** What is wrong with the container itself (an archive), found when it was opened; verify lists them. */
+  readonly problems?: readonly Problem[];
 }
 
-function sortNames(names: string[]): string[] {
+export function sortNames(names: string[]): string[] {
   // Numeric names (zooms, tile indexes) in numeric order, the rest after them by code point.
   return names.sort((a, b) => {
     const na = /^\d+$/.test(a), nb = /^\d+$/.test(b);

@@ -48,6 +48,7 @@ export function verifyPyramid(root: string | PyramidReader, opts: VerifyOptions 
     out.add([problem('descriptor-unusable', 'tileset.json', err.message)]);
     return { ok: false, problems: out.list, counts: out.counts, checked: { tiles: 0, features: 0 } };
   }
+  out.add(p.reader.problems ?? []);
   out.add(checkDescriptor(p));
   const layerIds = new Set((Array.isArray(p.descriptor.vector_layers) ? p.descriptor.vector_layers : []).map((l) => l.id));
   const pbfBuilt = p.format === 'pbf';

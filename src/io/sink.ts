@@ -3,10 +3,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { OutputError, describeFsError } from '../report/errors.js';
+import type { Dim, Plane } from '../tiling/space.js';
 import { makeDirectory } from './dirs.js';
 import { Journal, RECORD_DIR, isTileName, readRecord, removeRecorded, writeManifest, type Removal, type WrittenRecord } from './written.js';
 
 export interface SinkOpenOptions { force: boolean; resume: boolean }
+
+/** What a build is about to write, once planned: sinks that split the output by plane and format need it. */
+export interface OutputLayout {
+  dims: Dim[];
+  planes: Plane[];
+  formats: { json: boolean; pbf: boolean };
+  maxZoom: number;
+}
 
 export interface TileSink {
   /**
@@ -18,7 +27,7 @@ export interface TileSink {
    * Called once tiles are about to be written. With force, removes what earlier builds recorded writing there (and
    * says what in the result); with resume, only what a killed write left half done; never anything else.
    */
-  begin(opts: SinkOpenOptions): Promise<Removal | void>;
+  begin(opts: SinkOpenOptions & { layout?: OutputLayout }): Promise<Removal | void>;
   /** Writes one file atomically: a reader never sees a partial file under the final name. */
   write(relPath: string, bytes: Uint8Array | string): Promise<void>;
   /** Reads a file back, or undefined when it does not exist. */
@@ -28,6 +37,8 @@ export interface TileSink {
   flush?(): Promise<void>;
   /** The build is complete: its record of what it wrote becomes one manifest. */
   finish(): Promise<void>;
+  /** Lets go of open files without completing the output (a shard's end, a failed build); what was flushed stays. */
+  close?(): Promise<void>;
 }
 
 /** Files every build writes at fixed names; a user's file there is never overwritten. */

@@ -61,7 +61,7 @@ describe('parseArgs', () => {
     expect(usageMessage(() => parseArgs('build', ['--out', '--force']))).toBe('option --out needs a value (DIR)');
     expect(usageMessage(() => parseArgs('validate', ['--jsno']))).toBe('unknown option --jsno for validate; did you mean --json?');
     expect(usageMessage(() => parseArgs('validate', ['--frobnicate']))).toBe('unknown option --frobnicate for validate');
-    expect(usageMessage(() => parseArgs('validate', ['--out', 'x']))).toBe('option --out does not apply to validate (it is for build, plan)');
+    expect(usageMessage(() => parseArgs('validate', ['--out', 'x']))).toBe('option --out does not apply to validate (it is for build, plan, extract)');
     expect(usageMessage(() => parseArgs('validate', ['-z']))).toMatch(/unknown option -z for validate/);
   });
 

@@ -61,7 +61,7 @@ describe('mudm-tiles build', () => {
   it('exits 2 on usage errors', async () => {
     const r = await run(['build', 'sample-data/slide']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/output directory/);
+    expect(r.stderr).toMatch(/build needs an output: -o DIR/);
     const z = await run(['build', 'sample-data/slide', '-o', '/tmp/x', '--max-zoom', 'deep']);
     expect(z.code).toBe(2);
   });

@@ -9,11 +9,11 @@ import { resolveInputs } from '../inputs.js';
 import { createLogger } from '../log.js';
 import { handleSignals, progressReporter, removalLogger, signalExitCode } from '../run-build.js';
 
-export const usage = 'INPUT... -o DIR';
+export const usage = 'INPUT... -o DIR|FILE.pmtiles';
 
 export async function run(ctx: CommandContext): Promise<number> {
   const { options, io, log } = ctx;
-  if (!options.out) throw new UsageError('build needs an output directory: -o DIR');
+  if (!options.out) throw new UsageError('build needs an output: -o DIR, or -o FILE.pmtiles for one archive');
   const signals = handleSignals(log);
   const progress = progressReporter(options, io);
   try {

@@ -29,14 +29,15 @@ export const COMMANDS: readonly CommandInfo[] = [
   {
     name: 'build',
     summary: 'build a tile pyramid (JSON and PBF tiles, TileJSON descriptor) from annotation files',
-    usage: 'FILE... -o DIR',
+    usage: 'FILE... -o DIR|FILE.pmtiles',
   },
   { name: 'plan', summary: 'split a build into work units and shards for many machines', usage: 'FILE... -o DIR --shards N' },
   { name: 'build-shard', summary: 'tile the work units of one shard of a planned build', usage: 'DIR --shard I' },
   { name: 'finalize', summary: 'write descriptors and overviews once every shard of a planned build is done', usage: 'DIR' },
-  { name: 'inspect', summary: 'summarise a pyramid: zooms, tiles, layers, sizes', usage: 'DIR' },
-  { name: 'verify', summary: 'check a pyramid: every tile decodes, descriptors agree with the tiles', usage: 'DIR' },
-  { name: 'serve', summary: 'serve a pyramid (a directory or one PMTiles archive) and the viewer on 127.0.0.1', usage: 'DIR|FILE.pmtiles' },
+  { name: 'inspect', summary: 'summarise a pyramid (a directory or archives): zooms, tiles, layers, sizes', usage: 'DIR|FILE.pmtiles' },
+  { name: 'verify', summary: 'check a pyramid (a directory or archives): every tile decodes, descriptors agree with the tiles', usage: 'DIR|FILE.pmtiles' },
+  { name: 'serve', summary: 'serve a pyramid (a directory, archives, or one PMTiles archive) and the viewer on 127.0.0.1', usage: 'DIR|FILE.pmtiles' },
+  { name: 'extract', summary: 'write a PMTiles archive (or a directory of them) out as a pyramid directory', usage: 'FILE.pmtiles|DIR -o OUT' },
 ];
 
 export function commandInfo(name: string): CommandInfo | undefined {

@@ -1,18 +1,19 @@
 // `mudm-tiles inspect DIR [TILE]`: a pyramid's summary, or one tile decoded to data-model JSON in global pixels.
 import { UsageError } from '../../report/errors.js';
-import { decodeTile, formatSummary, inspectPyramid, openPyramid, parseTileAddress, type TileFormat } from '../../inspect/index.js';
+import { decodeTile, formatSummary, inspectPyramid, openPyramid, openPyramidReader, parseTileAddress, type TileFormat } from '../../inspect/index.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
 
-export const usage = 'DIR [Z/X/Y | Z/T/C/ZZ/X/Y]';
+export const usage = 'DIR|FILE.pmtiles [Z/X/Y | Z/T/C/ZZ/X/Y]';
 
 export const details =
   'With DIR alone: zooms, planes, layers and fields, tiles and bytes per zoom and format, features per zoom and the ' +
   'largest tiles (--json for the whole summary as JSON). With a tile address (plane values too, in tile-path order, ' +
   'only the dimensions the pyramid uses): that tile as a FeatureCollection in global pixel coordinates, decoded ' +
-  'from its PBF file (tile-local coordinates mapped back to pixels) or, with --format json, its JSON file.';
+  'from its PBF file (tile-local coordinates mapped back to pixels) or, with --format json, its JSON file. ' +
+  'Archives read as directories do: FILE.pmtiles, or a DIR whose tileset.json lists archives (--archive pmtiles).';
 
-function tileFormat(value: string, given: boolean): TileFormat | undefined {
+function tileFormat(value: string | undefined, given: boolean): TileFormat | undefined {
   if (!given) return undefined;
   if (value === 'json' || value === 'pbf') return value;
   throw new UsageError(`inspect reads a tile from one format: --format json or --format pbf, found "${value}"`);
@@ -22,15 +23,20 @@ export async function run(ctx: CommandContext): Promise<number> {
   const { args, options, io, log } = ctx;
   if (args.length < 1 || args.length > 2) throw new UsageError(`inspect takes a pyramid directory and optionally a tile address, found ${args.length} arguments`);
   const [dir, address] = args;
-  if (address === undefined) {
-    const summary = inspectPyramid(dir);
-    io.stdout.write(options.json ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary));
-    return EXIT_OK;
+  const reader = await openPyramidReader(dir);
+  try {
+    if (address === undefined) {
+      const summary = inspectPyramid(reader);
+      io.stdout.write(options.json ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary));
+      return EXIT_OK;
+    }
+    const pyramid = openPyramid(reader);
+    const { z, x, y, plane } = parseTileAddress(pyramid, address);
+    const tile = decodeTile(pyramid, z, x, y, plane, { format: tileFormat(options.format, ctx.given.format !== undefined) });
+    if (!tile.exists) log.warn(`${tile.path}: no such tile (an empty tile is not written: no features there)`, { path: tile.path });
+    io.stdout.write(`${JSON.stringify(tile.collection, null, 2)}\n`);
+  } finally {
+    reader.close();
   }
-  const pyramid = openPyramid(dir);
-  const { z, x, y, plane } = parseTileAddress(pyramid, address);
-  const tile = decodeTile(pyramid, z, x, y, plane, { format: tileFormat(options.format, ctx.given.format !== undefined) });
-  if (!tile.exists) log.warn(`${tile.path}: no such tile (an empty tile is not written: no features there)`, { path: tile.path });
-  io.stdout.write(`${JSON.stringify(tile.collection, null, 2)}\n`);
   return EXIT_OK;
 }

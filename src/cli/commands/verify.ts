@@ -1,22 +1,30 @@
 // `mudm-tiles verify DIR`: every check of a built pyramid; exit 0 when it holds, 1 with the list of problems.
 import { UsageError } from '../../report/errors.js';
-import { formatProblems, verifyPyramid } from '../../inspect/index.js';
+import { formatProblems, openPyramidReader, verifyPyramid, type VerifyResult } from '../../inspect/index.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_INVALID, EXIT_OK, EXIT_UNREADABLE } from '../exit.js';
 
-export const usage = 'DIR';
+export const usage = 'DIR|FILE.pmtiles';
 
 export const details =
   'Checks that the descriptor and every overview validate and match the layout, every tile decodes (JSON and PBF), ' +
   'JSON and PBF tiles agree feature for feature (ids, properties, layer, geometry in pixels), every tile and its ' +
   'features lie inside the grid, the bounds and the buffered tile, no tile below the finest zoom exceeds ' +
   '--tile-budget, no zoom directory lies outside minzoom–maxzoom, and build-report.json matches the files. ' +
-  'Exit 0: no problem; 1: problems (listed on stdout); 3: no readable tileset.json.';
+  'Archives (FILE.pmtiles, or a DIR whose tileset.json lists archives) are checked tile by tile as directories are, ' +
+  'and each archive\'s tile type and metadata (the descriptor) too. ' +
+  'Exit 0: no problem; 1: problems (listed on stdout); 3: no readable tileset.json or archive.';
 
 export async function run(ctx: CommandContext): Promise<number> {
   const { args, options, io } = ctx;
   if (args.length !== 1) throw new UsageError(`verify takes one pyramid directory, found ${args.length} arguments`);
-  const result = verifyPyramid(args[0], { tileBudget: options.tileBudget });
+  const reader = await openPyramidReader(args[0]);
+  let result: VerifyResult;
+  try {
+    result = verifyPyramid(reader, { tileBudget: options.tileBudget });
+  } finally {
+    reader.close();
+  }
   if (options.json) {
     io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } else if (result.ok) {

@@ -1,0 +1,69 @@
+// Names of a build's archive outputs (pure): one archive per plane and format under a directory, the files beside
+// a single archive, the descriptor assets that list the archives, and how a name reads back into plane and format.
+import path from 'node:path';
+import type { Asset } from '../model/descriptor.js';
+import { DIMS, type Dim, type Plane } from '../tiling/space.js';
+
+export type ArchiveFormat = 'json' | 'pbf';
+
+/** The media type of a PMTiles archive (IANA registration pending upstream; what the PMTiles project uses). */
+export const PMTILES_MEDIA_TYPE = 'application/vnd.pmtiles';
+/** Role of an archive in the descriptor's assets: it holds the tiles of the `tiles` template for its plane and format. */
+export const ARCHIVE_ROLE = 'tiles';
+
+/** `tiles.pbf.pmtiles`, or with plane dimensions `tiles-c1-z2.json.pmtiles` (only the dimensions in use, in path order). */
+export function archiveName(plane: Plane, dims: readonly Dim[], format: ArchiveFormat): string {
+  return `tiles${dims.map((d) => `-${d}${plane[d]}`).join('')}.${format}.pmtiles`;
+}
+
+const NAME = /^tiles((?:-[tcz](?:0|[1-9]\d*))*)\.(json|pbf)\.pmtiles$/;
+
+/** The plane and format an archive name stands for, or undefined for any other name. */
+export function parseArchiveName(name: string): { plane: Partial<Plane>; format: ArchiveFormat } | undefined {
+  const m = NAME.exec(name);
+  if (!m) return undefined;
+  const plane: Partial<Plane> = {};
+  for (const part of m[1].split('-').slice(1)) plane[part[0] as Dim] = Number(part.slice(1));
+  return { plane, format: m[2] as ArchiveFormat };
+}
+
+/** What the descriptor of `-o DIR --archive pmtiles` lists: one asset per plane and format, in plane order, PBF first. */
+export function archiveAssets(dims: readonly Dim[], planes: readonly Plane[], formats: { json: boolean; pbf: boolean }): Asset[] {
+  const out: Asset[] = [];
+  for (const plane of planes) {
+    for (const format of (['pbf', 'json'] as const).filter((f) => formats[f])) {
+      const where = dims.map((d) => `${d}=${plane[d]}`).join(', ');
+      // Foreign members: the plane and format of the archive (a viewer picks the one of the plane it shows).
+      const asset: Asset = { role: ARCHIVE_ROLE, href: archiveName(plane, dims, format), media_type: PMTILES_MEDIA_TYPE, title: `${format.toUpperCase()} tiles${where ? ` of ${where}` : ''}`, format };
+      for (const d of dims) asset[d] = plane[d];
+      out.push(asset);
+    }
+  }
+  return out;
+}
+
+/** The archives a descriptor lists (its assets of the PMTiles media type), with their plane and format. */
+export function listedArchives(descriptor: { assets?: unknown }): { href: string; plane: Plane; format: ArchiveFormat }[] {
+  const assets = Array.isArray(descriptor.assets) ? (descriptor.assets as Asset[]) : [];
+  return assets.filter((a) => a !== null && typeof a === 'object' && a.media_type === PMTILES_MEDIA_TYPE && typeof a.href === 'string').map((a) => {
+    const plane: Plane = { t: 0, c: 0, z: 0 };
+    for (const d of DIMS) if (typeof a[d] === 'number') plane[d] = a[d] as number;
+    const format: ArchiveFormat = a.format === 'json' ? 'json' : 'pbf';
+    return { href: a.href, plane, format };
+  });
+}
+
+/** `slide.pmtiles` → `slide`: the stem the files beside a single archive start with. */
+function stem(file: string): string {
+  return file.replace(/\.pmtiles$/i, '');
+}
+
+/** Files beside `-o FILE.pmtiles`: the run report (`FILE` less `.pmtiles`, then `.build-report.json`). */
+export function besideArchive(file: string, relPath: string): string | undefined {
+  return relPath === 'build-report.json' ? `${stem(file)}.build-report.json` : undefined;
+}
+
+/** The work directory of `-o FILE.pmtiles`: hidden beside it, as `.mudm-work` is inside a directory output. */
+export function archiveWorkDir(file: string): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}.mudm-work`);
+}

@@ -1,0 +1,334 @@
+// Routes a build's files into PMTiles archives: tiles by plane and format to one PmtilesSink each, the descriptor into
+// the metadata of every archive (and, under a directory, to DIR/tileset.json last), the run report and previews beside.
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
+import { DirectorySink, type OutputLayout, type Removal, type SinkOpenOptions, type TileSink } from '../io/sink.js';
+import { Journal, RECORD_DIR, readRecord } from '../io/written.js';
+import { OutputError, UsageError, describeFsError } from '../report/errors.js';
+import type { Plane } from '../tiling/space.js';
+import { archiveName, besideArchive, parseArchiveName, type ArchiveFormat } from './archive-names.js';
+import { Compression, HEADER_BYTES, MAX_ZOOM, TileType, decodeHeader } from './pmtiles-format.js';
+import { PmtilesSink } from './pmtiles-sink.js';
+import { removeArchiveTemporaries } from './pmtiles-writer.js';
+
+export interface ArchiveSinkOptions {
+  /** `file`: `out` is FILE.pmtiles, one archive (PBF, one plane); `planes`: `out` is a directory, one archive per plane and format. */
+  mode: 'file' | 'planes';
+  out: string;
+  /** Where this process keeps the parts its archives grow in (under the work directory), one per archive. */
+  partsDir: string;
+  /** Continue the parts found there whatever `begin` says: shards and finalize, which may be run again. */
+  resumeParts?: boolean;
+  /** Finished parts of other processes (shards) to merge into the archive named so at `finish`. */
+  mergeParts?: (archive: string) => string[];
+  /** The plan's layout, when known before `begin` (shards and finalize read it from the plan). */
+  layout?: OutputLayout;
+}
+
+/** `z/…plane…/x/y.ext`, as `tilePath` writes them. */
+const TILE_PATH = /^\d+((?:\/\d+)*)\/\d+\/\d+\.(json|pbf)$/;
+
+interface Entry { sink: PmtilesSink; ready: Promise<void> }
+
+/**
+ * A TileSink writing archives. Tiles may come in any order and from several processes (each with its own parts,
+ * merged by `finish` without re-encoding a tile); `flush` makes what was written survive a kill, for `--resume`.
+ * `finish` writes every archive of the layout (an empty one for a plane and format without tiles), then, under a
+ * directory, `tileset.json`: its presence means every archive is whole.
+ */
+export class ArchiveSink implements TileSink {
+  private readonly archives = new Map<string, Entry>();
+  /** Under a directory: tileset.json, build-report.json, previews. */
+  private readonly aux: DirectorySink | undefined;
+  /** Under a directory: each archive enters the build's record (OUT/.mudm-written) before it is renamed into place. */
+  private readonly journal: Journal | undefined;
+  private layout: OutputLayout | undefined;
+  private resume = false;
+  private descriptor: string | undefined;
+
+  constructor(private readonly options: ArchiveSinkOptions) {
+    this.aux = options.mode === 'planes' ? new DirectorySink(options.out) : undefined;
+    this.journal = this.aux ? new Journal(options.out, randomBytes(4).toString('hex')) : undefined;
+    this.layout = options.layout;
+  }
+
+  async initialize({ force, resume }: SinkOpenOptions): Promise<void> {
+    const { out } = this.options;
+    if (this.aux) {
+      await this.aux.initialize({ force, resume });
+      // An archive name no build recorded writing is a user's file: never replaced.
+      const record = readRecord(out);
+      const foreign = archivesIn(out).filter((f) => !record.files.has(path.basename(f)));
+      if (foreign.length > 0) {
+        throw new OutputError(`${foreign.join(', ')}: not written by a mudm-tiles build (no record in ${path.join(out, RECORD_DIR)}): --force and --resume only replace what a build wrote; move ${foreign.length === 1 ? 'it' : 'them'} away or choose another output`, out);
+      }
+      return;
+    }
+    const st = statOf(out);
+    if (st?.isDirectory()) throw new OutputError(`output ${out} is a directory, not an archive file (a directory of archives is -o DIR --archive pmtiles)`, out);
+    const report = besideArchive(out, 'build-report.json') as string;
+    for (const [file, kind] of [[out, 'archive'], [report, 'report']] as const) {
+      if (!statOf(file)) continue;
+      if (!force && !resume) throw new OutputError(`output ${file} exists; use --force to replace it`, file);
+      refuseForeign(file, kind);
+    }
+    try {
+      fs.mkdirSync(path.dirname(out), { recursive: true });
+      const probe = `${out}.probe-${randomBytes(4).toString('hex')}`;
+      fs.writeFileSync(probe, '');
+      fs.rmSync(probe);
+    } catch (err) {
+      throw describeFsError(err, out);
+    }
+  }
+
+  async begin({ force, resume, layout }: SinkOpenOptions & { layout?: OutputLayout }): Promise<Removal | undefined> {
+    this.layout = layout ?? this.layout;
+    this.resume = resume;
+    this.checkLayout();
+    const { out } = this.options;
+    // What an earlier build wrote goes now (initialize checked that a build wrote it): a failed rebuild never looks whole.
+    if (this.aux) {
+      // Read first: with force the directory sink removes what the record lists, the record included.
+      const record = readRecord(out);
+      const removal = await this.aux.begin({ force, resume });
+      removeArchives(archivesIn(out).filter((f) => record.files.has(path.basename(f))), out);
+      return removal;
+    }
+    const old = [out, besideArchive(out, 'build-report.json') as string].filter((f) => statOf(f));
+    removeArchives(old, out);
+    return force && old.length > 0 ? { files: old.length, dirs: 0, touched: old.map((f) => path.basename(f)), kept: [], keptCount: 0 } : undefined;
+  }
+
+  /** The archive of one plane holds PBF tiles of zooms the PMTiles tile ids reach. */
+  private checkLayout(): void {
+    const { mode, out } = this.options;
+    const l = this.layout;
+    if (!l) return;
+    if (l.maxZoom > MAX_ZOOM) throw new UsageError(`a PMTiles archive holds zooms 0..${MAX_ZOOM}; this pyramid's finest zoom is ${l.maxZoom}: lower --max-zoom or write a directory`);
+    if (mode === 'file' && l.planes.length > 1) {
+      const shown = l.planes.slice(0, 4).map((p) => l.dims.map((d) => `${d}=${p[d]}`).join(',')).join('; ');
+      throw new UsageError(`-o ${out} holds the tiles of one plane; the input has ${l.planes.length} (${shown}${l.planes.length > 4 ? '; ...' : ''}): write one archive per plane with -o DIR --archive pmtiles`);
+    }
+  }
+
+  async write(relPath: string, bytes: Uint8Array | string): Promise<void> {
+    const entry = this.route(relPath);
+    if (entry) {
+      await entry.ready;
+      await entry.sink.write(relPath, bytes);
+    } else if (relPath === 'tileset.json') {
+      // Into every archive's metadata at finish, and under a directory to DIR/tileset.json after them.
+      this.descriptor = typeof bytes === 'string' ? bytes : Buffer.from(bytes).toString('utf8');
+    } else if (this.aux) {
+      await this.aux.write(relPath, bytes);
+    } else {
+      writeBeside(this.beside(relPath), bytes);
+    }
+  }
+
+  async read(relPath: string): Promise<Uint8Array | undefined> {
+    const entry = this.route(relPath);
+    if (entry) {
+      await entry.ready;
+      return entry.sink.read(relPath);
+    }
+    if (relPath === 'tileset.json') return this.descriptor === undefined ? undefined : Buffer.from(this.descriptor);
+    if (this.aux) return this.aux.read(relPath);
+    try {
+      return fs.readFileSync(this.beside(relPath));
+    } catch {
+      return undefined;
+    }
+  }
+
+  async remove(relPath: string): Promise<void> {
+    const entry = this.route(relPath);
+    if (entry) {
+      await entry.ready;
+      await entry.sink.remove(relPath);
+    } else if (relPath === 'tileset.json') this.descriptor = undefined;
+    else if (this.aux) await this.aux.remove(relPath);
+    else fs.rmSync(this.beside(relPath), { force: true });
+  }
+
+  async flush(): Promise<void> {
+    for (const e of this.archives.values()) {
+      await e.ready;
+      await e.sink.flush();
+    }
+  }
+
+  /** Writes every archive (the descriptor as its metadata), then under a directory tileset.json, last. */
+  async finish(): Promise<void> {
+    const { descriptor, layout } = this;
+    if (descriptor === undefined) throw new OutputError(`${this.options.out}: no tileset.json was written, and it is the archives' metadata`, this.options.out);
+    // Every archive the descriptor promises, tiles or not (an input without features still makes its one archive).
+    if (this.options.mode === 'file') this.entry(path.basename(this.options.out), 'pbf');
+    else if (layout) {
+      for (const plane of layout.planes) {
+        for (const format of (['pbf', 'json'] as const).filter((f) => layout.formats[f])) this.entry(this.nameOf(plane, format), format);
+      }
+    }
+    for (const name of [...this.archives.keys()].sort()) {
+      const { sink, ready } = this.archives.get(name) as Entry;
+      await ready;
+      await sink.write('tileset.json', descriptor);
+      this.journal?.add({ file: name });
+      await sink.finish();
+    }
+    if (this.aux) {
+      this.journal?.close();
+      await this.aux.write('tileset.json', descriptor);
+      await this.aux.finish();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.journal?.close();
+    for (const e of this.archives.values()) {
+      await e.ready.catch(() => undefined);
+      await e.sink.close();
+    }
+  }
+
+  /** The archive a tile path goes to (opened on its first tile), or undefined for any other path. */
+  private route(relPath: string): Entry | undefined {
+    const m = TILE_PATH.exec(relPath);
+    if (!m) return undefined;
+    const format = m[2] as ArchiveFormat;
+    // One archive of PBF tiles: a JSON tile reaching it is refused by its sink, naming the path.
+    if (this.options.mode === 'file') return this.entry(path.basename(this.options.out), 'pbf');
+    const l = this.layout;
+    const values = m[1].split('/').slice(1).map(Number);
+    if (!l || values.length !== l.dims.length) throw new OutputError(`${this.options.out}: ${relPath} is not a tile path of this build's planes`, this.options.out);
+    const plane: Plane = { t: 0, c: 0, z: 0 };
+    l.dims.forEach((d, i) => { plane[d] = values[i]; });
+    return this.entry(this.nameOf(plane, format), format);
+  }
+
+  private nameOf(plane: Plane, format: ArchiveFormat): string {
+    return archiveName(plane, this.layout?.dims ?? [], format);
+  }
+
+  private entry(name: string, format: ArchiveFormat): Entry {
+    let e = this.archives.get(name);
+    if (e) return e;
+    const { out, partsDir, mergeParts, resumeParts } = this.options;
+    const file = this.aux ? path.join(out, name) : out;
+    const sink = new PmtilesSink(file, {
+      tileType: format === 'pbf' ? TileType.Mvt : TileType.Other, partPath: path.join(partsDir, `${name}.part`),
+      // The parts go with the work directory once the whole output is written: a build killed between two
+      // archives' finish resumes from them.
+      keepPart: true, parts: mergeParts?.(name),
+    });
+    const resume = resumeParts === true || this.resume;
+    let ready: Promise<void>;
+    try {
+      fs.mkdirSync(partsDir, { recursive: true });
+      ready = sink.begin({ force: false, resume });
+    } catch (err) {
+      ready = Promise.reject(describeFsError(err, partsDir));
+    }
+    e = { sink, ready };
+    this.archives.set(name, e);
+    return e;
+  }
+
+  private beside(relPath: string): string {
+    const file = besideArchive(this.options.out, relPath);
+    if (file === undefined) throw new OutputError(`${this.options.out}: beside an archive go its tiles' descriptor and the run report, not ${relPath}`, this.options.out);
+    return file;
+  }
+}
+
+function statOf(file: string): fs.Stats | undefined {
+  try {
+    return fs.statSync(file);
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ENOENT') return undefined;
+    throw describeFsError(err, file);
+  }
+}
+
+/** The archives in DIR, and those a killed writer left only temporaries of. */
+function archivesIn(dir: string): string[] {
+  const names = new Set(listDir(dir).map((n) => n.replace(/\.tmp-[0-9a-f]{8}(\.part)?$/, '')).filter((n) => parseArchiveName(n)));
+  return [...names].map((n) => path.join(dir, n));
+}
+
+/** Removes archives (or what is left of them: their temporaries). */
+function removeArchives(files: readonly string[], out: string): void {
+  try {
+    for (const file of files) {
+      fs.rmSync(file, { force: true });
+      removeArchiveTemporaries(file);
+    }
+  } catch (err) {
+    throw describeFsError(err, out);
+  }
+}
+
+function listDir(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Beside a single archive there is no record folder: the files say who wrote them. An archive must hold a tileset
+ * descriptor as its metadata, a report be one; anything else is refused.
+ */
+function refuseForeign(file: string, kind: 'archive' | 'report'): void {
+  const ours = kind === 'archive' ? holdsDescriptor(file) : isBuildReport(file);
+  if (!ours) {
+    throw new OutputError(
+      `${file} was not written by a mudm-tiles build (${kind === 'archive' ? 'not a PMTiles archive with a tileset descriptor as metadata' : 'not a build report'}): `
+      + '--force and --resume only replace what a build wrote; move it away or choose another output', file);
+  }
+}
+
+/** A PMTiles v3 archive whose metadata is a tileset descriptor (tilejson, vector_layers): what every build writes. */
+function holdsDescriptor(file: string): boolean {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(file, 'r');
+    const head = Buffer.alloc(HEADER_BYTES);
+    fs.readSync(fd, head, 0, HEADER_BYTES, 0);
+    const h = decodeHeader(head);
+    if (h.metadataLength > 64 << 20) return false;
+    const stored = Buffer.alloc(h.metadataLength);
+    fs.readSync(fd, stored, 0, stored.length, h.metadataOffset);
+    const meta = JSON.parse((h.internalCompression === Compression.Gzip ? gunzipSync(stored) : stored).toString('utf8')) as { tilejson?: unknown; vector_layers?: unknown };
+    return typeof meta.tilejson === 'string' && Array.isArray(meta.vector_layers);
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+function isBuildReport(file: string): boolean {
+  try {
+    const r = JSON.parse(fs.readFileSync(file, 'utf8')) as { features?: unknown; tiles?: unknown };
+    return typeof r.features === 'object' && typeof r.tiles === 'object';
+  } catch {
+    return false;
+  }
+}
+
+/** Writes a file beside the archive under a temporary name, then renames it. */
+function writeBeside(file: string, bytes: Uint8Array | string): void {
+  const tmp = `${file}.tmp-${randomBytes(4).toString('hex')}`;
+  try {
+    fs.writeFileSync(tmp, bytes);
+    fs.renameSync(tmp, file);
+  } catch (err) {
+    fs.rmSync(tmp, { force: true });
+    throw describeFsError(err, file);
+  }
+}

@@ -1,0 +1,198 @@
+// Read access to a build's archives as a pyramid: FILE.pmtiles, or a directory whose tileset.json lists archives. The
+// tiles appear at their spec paths, so inspect, verify and extract read archives exactly as they read directories.
+import fs from 'node:fs';
+import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { besideArchive, listedArchives, type ArchiveFormat } from '../archive/archive-names.js';
+import { Compression, TileType } from '../archive/pmtiles-format.js';
+import { openPmtiles, type PmtilesArchive } from '../archive/pmtiles-reader.js';
+import type { TilesetDescriptor } from '../model/descriptor.js';
+import { InputError } from '../report/errors.js';
+import { tilePath, type Plane } from '../tiling/space.js';
+import { dimsOfTemplate } from './layout.js';
+import { directoryReader, sortNames, type PyramidReader } from './reader.js';
+import { problem, type Problem } from './verify-problems.js';
+
+/** One archive of the output: its file, and the plane and format its tiles are of. */
+interface Member { file: string; plane: Plane; format: ArchiveFormat; fd: number; gzip: boolean }
+
+/**
+ * A pyramid read from archives. Opening indexes every tile (its path, archive, offset and length: about 100 bytes a
+ * tile); reads are synchronous, as directory reads are. What is wrong with an archive itself (unreadable, another
+ * tile type, metadata that is not the descriptor) is kept in `problems` for verify.
+ */
+export class ArchiveReader implements PyramidReader {
+  readonly problems: Problem[] = [];
+  private readonly members: Member[] = [];
+  private readonly where = new Map<string, number>();
+  private readonly member: number[] = [];
+  private readonly offset: number[] = [];
+  private readonly length: number[] = [];
+  private readonly children = new Map<string, Set<string>>();
+
+  private constructor(
+    readonly name: string,
+    /** `tileset.json` as a directory build writes it. */
+    private readonly descriptorText: string,
+    /** Files beside the archives (report, previews): a directory, or the single archive's report file. */
+    private readonly aux: PyramidReader | { file: string },
+  ) {}
+
+  /** Opens FILE.pmtiles, or a directory whose tileset.json lists archives; undefined for a directory that lists none. */
+  static async open(target: string): Promise<ArchiveReader | undefined> {
+    const st = fs.statSync(target, { throwIfNoEntry: false });
+    if (st === undefined) return undefined;
+    if (st.isDirectory()) return ArchiveReader.openDirectory(target);
+    const archive = await openPmtiles(target);
+    let descriptor: TilesetDescriptor;
+    try {
+      descriptor = asDescriptor(await archive.metadata(), target);
+    } catch (err) {
+      await archive.close();
+      throw err;
+    }
+    const reader = new ArchiveReader(target, `${JSON.stringify(descriptor, null, 2)}\n`, { file: besideArchive(target, 'build-report.json') as string });
+    const b = descriptor.bounds;
+    // One plane: the low corner of 10-number bounds (t, c, z first), as a single-plane build writes them.
+    const plane: Plane = Array.isArray(b) && b.length === 10 ? { t: b[0], c: b[1], z: b[2] } : { t: 0, c: 0, z: 0 };
+    await reader.add(target, archive, descriptor, plane, archive.header.tileType === TileType.Mvt ? 'pbf' : 'json');
+    return reader;
+  }
+
+  private static async openDirectory(dir: string): Promise<ArchiveReader | undefined> {
+    const files = directoryReader(dir);
+    const bytes = files.read('tileset.json');
+    if (bytes === undefined) return undefined;
+    let descriptor: TilesetDescriptor;
+    try {
+      descriptor = asDescriptor(JSON.parse(Buffer.from(bytes).toString('utf8')), path.join(dir, 'tileset.json'));
+    } catch {
+      return undefined; // verify reports an unusable descriptor as it does for any directory
+    }
+    const listed = listedArchives(descriptor);
+    if (listed.length === 0) return undefined;
+    const reader = new ArchiveReader(dir, Buffer.from(bytes).toString('utf8'), files);
+    for (const a of listed) {
+      if (path.basename(a.href) !== a.href || a.href.startsWith('.')) {
+        reader.problems.push(problem('archive-invalid', 'tileset.json', `archive asset ${JSON.stringify(a.href)} is not a file name beside tileset.json`));
+        continue;
+      }
+      let archive: PmtilesArchive;
+      try {
+        archive = await openPmtiles(path.join(dir, a.href));
+      } catch (err) {
+        reader.problems.push(problem('archive-invalid', a.href, (err as Error).message));
+        continue;
+      }
+      await reader.add(a.href, archive, descriptor, a.plane, a.format);
+    }
+    return reader;
+  }
+
+  /** Indexes the tiles of one archive (and closes its asynchronous handle: reads go through a descriptor of its own). */
+  private async add(rel: string, archive: PmtilesArchive, descriptor: TilesetDescriptor, plane: Plane, format: ArchiveFormat): Promise<void> {
+    try {
+      const h = archive.header;
+      const wantType = format === 'pbf' ? TileType.Mvt : TileType.Other;
+      if (h.tileType !== wantType) this.problems.push(problem('archive-invalid', rel, `holds ${format} tiles, so its tile type must be ${wantType}, found ${h.tileType}`));
+      if (h.tileCompression !== Compression.None && h.tileCompression !== Compression.Gzip) {
+        this.problems.push(problem('archive-invalid', rel, `tile compression ${h.tileCompression} is not one a build writes (none or gzip)`));
+        return;
+      }
+      if (JSON.stringify(await archive.metadata()) !== JSON.stringify(descriptor)) this.problems.push(problem('archive-invalid', rel, 'its metadata is not the tileset descriptor'));
+      const dims = dimsOfTemplate(descriptor.tiles[0]);
+      const k = this.members.length;
+      this.members.push({ file: archive.name, plane, format, fd: fs.openSync(archive.name, 'r'), gzip: h.tileCompression === Compression.Gzip });
+      for await (const t of archive.tiles()) {
+        const p = tilePath(t.z, t.x, t.y, plane, dims, format);
+        if (this.where.has(p)) this.problems.push(problem('archive-invalid', rel, `tile ${p} is in another archive too`));
+        this.where.set(p, this.offset.length);
+        this.member.push(k);
+        this.offset.push(t.offset);
+        this.length.push(t.length);
+        this.addPath(p);
+      }
+    } catch (err) {
+      if (!(err instanceof InputError)) throw err;
+      this.problems.push(problem('archive-invalid', rel, err.message));
+    } finally {
+      await archive.close();
+    }
+  }
+
+  private addPath(p: string): void {
+    let dir = '';
+    for (const part of p.split('/')) {
+      let names = this.children.get(dir);
+      if (!names) this.children.set(dir, (names = new Set()));
+      names.add(part);
+      dir = dir === '' ? part : `${dir}/${part}`;
+    }
+  }
+
+  /** Every tile path, in archive order (tile ids, archive after archive). */
+  tilePaths(): IterableIterator<string> {
+    return this.where.keys();
+  }
+
+  read(relPath: string): Uint8Array | undefined {
+    const i = this.where.get(relPath);
+    if (i !== undefined) {
+      const m = this.members[this.member[i]];
+      const buf = Buffer.alloc(this.length[i]);
+      for (let done = 0; done < buf.length;) {
+        const n = fs.readSync(m.fd, buf, done, buf.length - done, this.offset[i] + done);
+        if (n === 0) throw new InputError(`${m.file} was cut short while being read`, m.file);
+        done += n;
+      }
+      try {
+        return m.gzip ? gunzipSync(buf) : buf;
+      } catch (err) {
+        throw new InputError(`${m.file}: tile ${relPath} does not gunzip: ${(err as Error).message}`, m.file);
+      }
+    }
+    if (relPath === 'tileset.json') return Buffer.from(this.descriptorText);
+    if ('file' in this.aux) {
+      if (relPath !== 'build-report.json') return undefined;
+      try {
+        return fs.readFileSync(this.aux.file);
+      } catch {
+        return undefined;
+      }
+    }
+    return this.aux.read(relPath);
+  }
+
+  list(relDir: string): string[] {
+    const dir = relDir.replace(/^\.?\/*|\/+$/g, '');
+    const names = new Set(this.children.get(dir) ?? []);
+    if ('file' in this.aux) {
+      if (dir === '') {
+        names.add('tileset.json');
+        if (fs.existsSync(this.aux.file)) names.add('build-report.json');
+      }
+    } else if (!/^\d+(\/|$)/.test(dir)) {
+      // Files beside the archives (not the archives, nor hidden state): the tiles are the archives' only.
+      for (const n of this.aux.list(dir)) if (!n.startsWith('.') && !n.endsWith('.pmtiles') && !/^\d+$/.test(n)) names.add(n);
+    }
+    return sortNames([...names]);
+  }
+
+  close(): void {
+    for (const m of this.members.splice(0)) fs.closeSync(m.fd);
+  }
+}
+
+function asDescriptor(value: unknown, where: string): TilesetDescriptor {
+  const d = value as TilesetDescriptor | null;
+  if (d === null || typeof d !== 'object' || Array.isArray(d.tiles) === false || typeof d.tiles[0] !== 'string') {
+    throw new InputError(`${where}: the metadata is not a tileset descriptor (no tiles template)`, where);
+  }
+  return d;
+}
+
+/** A reader of whatever `target` is: an archive, a directory of archives, or a pyramid directory. */
+export async function openPyramidReader(target: string): Promise<PyramidReader & { close(): void }> {
+  const archives = await ArchiveReader.open(target);
+  return archives ?? { ...directoryReader(target), close() {} };
+}

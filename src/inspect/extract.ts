@@ -1,0 +1,53 @@
+// `extract`: a build's archives back into the spec's directory layout, byte for byte what a directory build writes.
+import fs from 'node:fs';
+import { PMTILES_MEDIA_TYPE } from '../archive/archive-names.js';
+import type { Asset, TilesetDescriptor } from '../model/descriptor.js';
+import { DirectorySink } from '../io/sink.js';
+import { InputError, UsageError } from '../report/errors.js';
+import { ArchiveReader } from './archive-reader.js';
+
+/** Tiles written, and every file (tiles, report, previews, descriptor) with their bytes. */
+export interface ExtractResult { tiles: number; files: number; bytes: number }
+
+/**
+ * Writes every tile of the archives at its path under `out`, the run report and the previews as they are, and
+ * `tileset.json` last without the archive assets (which a directory does not have): the descriptor a directory build
+ * of the same input writes. The usual output rules hold: a non-empty `out` needs `force`.
+ */
+export async function extractArchives(input: string, out: string, opts: { force: boolean }): Promise<ExtractResult> {
+  if (!fs.existsSync(input)) throw new InputError(`${input}: no such archive or directory`, input);
+  const reader = await ArchiveReader.open(input);
+  if (!reader) throw new UsageError(`${input} is neither a PMTiles archive nor a directory whose tileset.json lists archives`);
+  try {
+    const sink = new DirectorySink(out);
+    await sink.initialize({ force: opts.force, resume: false });
+    await sink.begin({ force: opts.force, resume: false });
+    const result: ExtractResult = { tiles: 0, bytes: 0, files: 0 };
+    const copy = async (rel: string): Promise<boolean> => {
+      const bytes = reader.read(rel);
+      if (bytes === undefined) return false;
+      await sink.write(rel, bytes);
+      result.bytes += bytes.length;
+      result.files++;
+      return true;
+    };
+    for (const rel of reader.tilePaths()) if (await copy(rel)) result.tiles++;
+    const descriptor = JSON.parse(Buffer.from(reader.read('tileset.json') as Uint8Array).toString('utf8')) as TilesetDescriptor;
+    const assets = (descriptor.assets ?? []).filter((a: Asset) => a.media_type !== PMTILES_MEDIA_TYPE);
+    // The files a build writes beside its tiles: the report, and the previews its descriptor lists.
+    for (const rel of ['build-report.json', ...assets.map((a) => a.href).filter(isLocalFile)]) await copy(rel);
+    if (assets.length) descriptor.assets = assets;
+    else delete descriptor.assets;
+    await sink.write('tileset.json', `${JSON.stringify(descriptor, null, 2)}\n`);
+    await sink.finish();
+    result.files++;
+    return result;
+  } finally {
+    reader.close();
+  }
+}
+
+/** A relative href naming a file below the descriptor (no scheme, no climbing out, no hidden names). */
+function isLocalFile(href: string): boolean {
+  return !/^[a-z][a-z0-9+.-]*:/i.test(href) && !href.startsWith('/') && href.split('/').every((s) => s !== '' && !s.startsWith('.'));
+}

@@ -1,0 +1,174 @@
+// Builds into archives (-o FILE.pmtiles, --archive pmtiles) against directory builds of the same input: every tile,
+// the header and metadata through the `pmtiles` reader, extract byte for byte, verify and inspect on archives.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Header } from 'pmtiles';
+import { archiveName, PMTILES_MEDIA_TYPE } from '../../src/archive/archive-names.js';
+import { Compression, TileType } from '../../src/archive/pmtiles-format.js';
+import { buildPyramid } from '../../src/build/pipeline.js';
+import { ArchiveReader, openPyramidReader } from '../../src/inspect/archive-reader.js';
+import { extractArchives } from '../../src/inspect/extract.js';
+import { inspectPyramid } from '../../src/inspect/summary.js';
+import { verifyPyramid } from '../../src/inspect/verify.js';
+import { fileSource } from '../../src/io/read.js';
+import type { Options } from '../../src/options.js';
+import type { Asset } from '../../src/model/descriptor.js';
+import { expectSamePyramid, listFiles } from '../e2e/helpers.js';
+import { tmpDir } from '../helpers/pyramid.js';
+import { referenceReader } from './helpers.js';
+
+const SAMPLE = path.resolve(import.meta.dirname, '../../sample-data/slide');
+const inputs = () => ['cells.json', 'nuclei.json'].map((f) => ({ source: fileSource(path.join(SAMPLE, f)) }));
+/** One plane, zooms 0–4 (tiles of 128 px): a few hundred tiles. */
+const ONE_PLANE: Partial<Options> = { maxZoom: 4, unitSize: 512, workers: 2 };
+/** Six planes (c × z), zooms 0–2, with previews. */
+const PLANES: Partial<Options> = { maxZoom: 2, unitSize: 512, workers: 2, planeField: 'c=c,z=z', preview: true };
+
+let root = '';
+let dirPbf = '';
+let dirPlanes = '';
+let file = '';
+let planes = '';
+
+beforeAll(async () => {
+  root = tmpDir('archive-build');
+  dirPbf = path.join(root, 'pbf');
+  dirPlanes = path.join(root, 'planes-dir');
+  file = path.join(root, 'slide.pmtiles');
+  planes = path.join(root, 'planes');
+  await buildPyramid(inputs(), { ...ONE_PLANE, out: dirPbf, format: 'pbf' });
+  await buildPyramid(inputs(), { ...ONE_PLANE, out: file });
+  await buildPyramid(inputs(), { ...PLANES, out: dirPlanes });
+  await buildPyramid(inputs(), { ...PLANES, out: planes, archive: 'pmtiles' });
+}, 120_000);
+
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+/** Tile files of a directory build: relative path → bytes. */
+function tileFiles(dir: string): Map<string, Buffer> {
+  return new Map(listFiles(dir).filter((f) => /^\d+\/.*\.(json|pbf)$/.test(f)).map((f) => [f, fs.readFileSync(path.join(dir, f))]));
+}
+
+/** The spec's layout: header, root directory, metadata, leaf directories, tile data, back to back to the end of the file. */
+function expectSpecLayout(h: Header, size: number): void {
+  expect(h.specVersion).toBe(3);
+  expect(h.rootDirectoryOffset).toBe(127);
+  expect(h.jsonMetadataOffset).toBe(h.rootDirectoryOffset + h.rootDirectoryLength);
+  expect(h.leafDirectoryOffset).toBe(h.jsonMetadataOffset + h.jsonMetadataLength);
+  expect(h.tileDataOffset).toBe(h.leafDirectoryOffset + (h.leafDirectoryLength ?? 0));
+  expect(h.tileDataOffset + (h.tileDataLength ?? 0)).toBe(size);
+  expect(h.internalCompression).toBe(Compression.Gzip);
+  expect(h.clustered).toBe(true);
+  expect(h.numTileContents).toBeLessThanOrEqual(h.numTileEntries);
+}
+
+const json = (f: string): unknown => JSON.parse(fs.readFileSync(f, 'utf8'));
+
+describe('-o FILE.pmtiles', () => {
+  it('holds the PBF pyramid of the plane, each tile equal to the directory build, the descriptor as metadata', async () => {
+    expect(fs.readdirSync(root).filter((n) => n.startsWith('slide') || n.startsWith('.slide')).sort(), 'the archive, its report beside, no work directory')
+      .toEqual(['slide.build-report.json', 'slide.pmtiles']);
+    const bytes = fs.readFileSync(file);
+    const ref = referenceReader(bytes);
+    const h = await ref.getHeader();
+    expectSpecLayout(h, bytes.length);
+    const want = tileFiles(dirPbf);
+    expect(want.size).toBeGreaterThan(100);
+    expect(h).toMatchObject({ tileType: TileType.Mvt, tileCompression: Compression.None, minZoom: 0, maxZoom: 4, numAddressedTiles: want.size });
+    expect(await ref.getMetadata()).toEqual(json(path.join(dirPbf, 'tileset.json')));
+    for (const [rel, tile] of want) {
+      const [z, x, y] = rel.replace(/\.pbf$/, '').split('/').map(Number);
+      const got = await ref.getZxy(z, x, y);
+      expect(got && Buffer.from(got.data).equals(tile), rel).toBe(true);
+    }
+  });
+
+  it('extracts to the directory build of the same input, byte for byte', async () => {
+    const out = path.join(root, 'extracted-file');
+    const r = await extractArchives(file, out, { force: false });
+    expect(r.tiles).toBe(tileFiles(dirPbf).size);
+    expectSamePyramid(out, dirPbf);
+  });
+
+  it('gives the same bytes with one worker', async () => {
+    const again = path.join(tmpDir('archive-w1'), 'slide.pmtiles');
+    await buildPyramid(inputs(), { ...ONE_PLANE, workers: 1, out: again });
+    expect(fs.readFileSync(again).equals(fs.readFileSync(file))).toBe(true);
+    fs.rmSync(path.dirname(again), { recursive: true });
+  });
+});
+
+describe('-o DIR --archive pmtiles', () => {
+  it('writes one archive per plane and format, listed in tileset.json, each tile equal to the directory build', async () => {
+    const descriptor = json(path.join(planes, 'tileset.json')) as { assets: Asset[]; tiles: string[] };
+    const dirDescriptor = json(path.join(dirPlanes, 'tileset.json')) as { assets: Asset[] };
+    const archives = descriptor.assets.filter((a) => a.media_type === PMTILES_MEDIA_TYPE);
+    expect(descriptor.assets.slice(0, dirDescriptor.assets.length), 'the previews first, as a directory build lists them').toEqual(dirDescriptor.assets);
+    expect(archives).toHaveLength(12);
+    expect(archives[0]).toEqual({ role: 'tiles', href: 'tiles-c0-z0.pbf.pmtiles', media_type: PMTILES_MEDIA_TYPE, title: 'PBF tiles of c=0, z=0', format: 'pbf', c: 0, z: 0 });
+    expect({ ...descriptor, assets: dirDescriptor.assets }, 'the descriptor of the directory build, and the archives').toEqual(dirDescriptor);
+    expect(descriptor.tiles).toEqual(['{zlvl}/{c}/{z}/{x}/{y}.pbf']);
+    expect(fs.readdirSync(planes).filter((n) => !n.startsWith('.')).sort()).toEqual(['build-report.json', 'preview', ...archives.map((a) => a.href).sort(), 'tileset.json']);
+
+    const want = tileFiles(dirPlanes);
+    let addressed = 0;
+    for (const a of archives) {
+      const bytes = fs.readFileSync(path.join(planes, a.href));
+      const ref = referenceReader(bytes);
+      const h = await ref.getHeader();
+      expectSpecLayout(h, bytes.length);
+      const pbf = a.format === 'pbf';
+      expect(h, a.href).toMatchObject({ tileType: pbf ? TileType.Mvt : TileType.Other, tileCompression: pbf ? Compression.None : Compression.Gzip });
+      expect(await ref.getMetadata()).toEqual(descriptor);
+      addressed += h.numAddressedTiles;
+    }
+    expect(addressed).toBe(want.size);
+    for (const [rel, tile] of want) {
+      const [z, c, zz, x, y] = rel.replace(/\.\w+$/, '').split('/').map(Number);
+      const ref = referenceReader(fs.readFileSync(path.join(planes, archiveName({ t: 0, c, z: zz }, ['c', 'z'], rel.endsWith('.pbf') ? 'pbf' : 'json'))));
+      const got = await ref.getZxy(z, x, y);
+      expect(got && Buffer.from(got.data).equals(tile), rel).toBe(true);
+    }
+  });
+
+  it('extracts to the directory build, JSON tiles, overviews and previews included, byte for byte', async () => {
+    const out = path.join(root, 'extracted-planes');
+    await extractArchives(planes, out, { force: false });
+    expectSamePyramid(out, dirPlanes);
+  });
+});
+
+describe('inspect and verify', () => {
+  it('verify passes archives, and inspect sums them as it sums the directory build', async () => {
+    for (const [target, dir] of [[file, dirPbf], [planes, dirPlanes]]) {
+      const reader = await openPyramidReader(target);
+      expect(reader).toBeInstanceOf(ArchiveReader);
+      const v = verifyPyramid(reader);
+      expect(v.problems, target).toEqual([]);
+      expect(v.checked).toEqual(verifyPyramid(dir).checked);
+      // All but where it is, its assets (the archives) and the report's timing.
+      const { root: _a, assets: _b, build: _c, ...summary } = inspectPyramid(reader);
+      const { root: _d, assets: _e, build: _f, ...fromDir } = inspectPyramid(dir);
+      expect(summary).toEqual(fromDir);
+      reader.close();
+    }
+  });
+
+  it('verify names an archive of the wrong tile type and one missing, with what goes wrong in their tiles', async () => {
+    const bad = path.join(root, 'tampered');
+    fs.cpSync(planes, bad, { recursive: true });
+    fs.copyFileSync(path.join(bad, 'tiles-c0-z0.json.pmtiles'), path.join(bad, 'tiles-c0-z0.pbf.pmtiles'));
+    fs.rmSync(path.join(bad, 'tiles-c1-z2.json.pmtiles'));
+    const reader = await openPyramidReader(bad);
+    const v = verifyPyramid(reader);
+    reader.close();
+    expect(v.ok).toBe(false);
+    const invalid = v.problems.filter((p) => p.code === 'archive-invalid');
+    expect(invalid.map((p) => p.path)).toEqual(['tiles-c0-z0.pbf.pmtiles', 'tiles-c1-z2.json.pmtiles']);
+    expect(invalid[0].message).toBe('holds pbf tiles, so its tile type must be 1, found 0');
+    expect(invalid[1].message).toMatch(/cannot read .*tiles-c1-z2\.json\.pmtiles/);
+    // Its JSON tiles now sit at PBF paths: they do not decode as PBF.
+    expect(v.counts['tile-undecodable']).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,57 @@
+// An archive build killed with SIGKILL in the middle, then run with --resume, ends byte-identical to a clean build.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SLOW_OPTS, expectOk, generateCells, removeTemps, runCli, startCli, tempDir, waitFor } from '../e2e/helpers.js';
+
+let input = '';
+let reference = '';
+
+/** Finished level-0 units of the build of `file`: the markers in its work directory beside it. */
+function markers(file: string): number {
+  try {
+    return fs.readdirSync(path.join(path.dirname(file), `.${path.basename(file)}.mudm-work`, 'units', '0')).filter((n) => n.endsWith('.json')).length;
+  } catch {
+    return 0;
+  }
+}
+
+function reportWithoutRun(file: string): unknown {
+  const { timings: _t, run: _r, ...rest } = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+  return rest;
+}
+
+beforeAll(async () => {
+  const dir = tempDir('archive-resume-in');
+  input = path.join(dir, 'cells.json');
+  generateCells(input, 30_000);
+  reference = path.join(dir, 'reference.pmtiles');
+  expectOk(await runCli(['build', input, '-o', reference, '-q', ...SLOW_OPTS]), 'uninterrupted build');
+}, 180_000);
+
+afterAll(removeTemps);
+
+describe('--resume of an archive build after SIGKILL', () => {
+  it('leaves no archive after the kill, skips the finished units, and gives the same bytes', async () => {
+    const dir = tempDir('archive-resume');
+    const out = path.join(dir, 'slide.pmtiles');
+    const { child, done } = startCli(['build', input, '-o', out, '-q', ...SLOW_OPTS]);
+    const started = await waitFor(() => markers(out) >= 3, 60_000);
+    child.kill('SIGKILL');
+    const killed = await done;
+    expect(started, 'no unit finished within 60 s').toBe(true);
+    expect(killed.signal, `the build ended before the kill (code ${killed.code}); the input is too small to interrupt`).toBe('SIGKILL');
+    expect(fs.existsSync(out), 'a killed build has no archive').toBe(false);
+    const finished = markers(out);
+    // An assembly the kill cut short leaves its temporary (planted here, as the kill may land anywhere).
+    const planted = `${out}.tmp-0badcafe`;
+    fs.writeFileSync(planted, 'half an archive');
+
+    expectOk(await runCli(['build', input, '-o', out, '-q', '--resume', ...SLOW_OPTS]), 'build --resume');
+    const report = JSON.parse(fs.readFileSync(path.join(dir, 'slide.build-report.json'), 'utf8')) as { run: { resumed: number } };
+    expect(report.run.resumed, 'units skipped because their markers existed').toBeGreaterThanOrEqual(finished);
+    expect(fs.readdirSync(dir).sort(), 'the archive and its report; no work directory, no temporary').toEqual(['slide.build-report.json', 'slide.pmtiles']);
+    expect(fs.readFileSync(out).equals(fs.readFileSync(reference)), 'the same bytes as the uninterrupted build').toBe(true);
+    expect(reportWithoutRun(path.join(dir, 'slide.build-report.json'))).toEqual(reportWithoutRun(reference.replace(/\.pmtiles$/, '.build-report.json')));
+  });
+});

@@ -1,0 +1,94 @@
+// Sharded archive builds: each shard writes its own parts, finalize merges them into the one-machine build's bytes;
+// a build stopped between two archives' assembly resumes from the parts it kept.
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ArchiveSink } from '../../src/archive/archive-sink.js';
+import { openPmtiles } from '../../src/archive/pmtiles-reader.js';
+import { buildPyramid, buildShard, finalizeShardedBuild, planShardedBuild } from '../../src/build/pipeline.js';
+import { fileSource } from '../../src/io/read.js';
+import type { OutputLayout } from '../../src/io/sink.js';
+import type { Options } from '../../src/options.js';
+import { listFiles } from '../e2e/helpers.js';
+import { METADATA, scratchDirs } from './helpers.js';
+
+const SAMPLE = path.resolve(import.meta.dirname, '../../sample-data/slide');
+const inputs = () => ['cells.json', 'nuclei.json'].map((f) => ({ source: fileSource(path.join(SAMPLE, f)) }));
+const scratch = scratchDirs('archive-sharded');
+
+/** The outputs of a build: every file but the run report (timings), with its bytes. */
+function outputs(dir: string): Map<string, Buffer> {
+  return new Map(listFiles(dir).filter((f) => !f.endsWith('build-report.json')).map((f) => [f, fs.readFileSync(path.join(dir, f))]));
+}
+
+describe('plan, build-shard, finalize into archives', () => {
+  it.each([
+    ['-o FILE.pmtiles', { out: 'slide.pmtiles', maxZoom: 3 }],
+    ['-o DIR --archive pmtiles', { out: 'planes', archive: 'pmtiles', planeField: 'c=c,z=z', maxZoom: 2 }],
+  ] as [string, Partial<Options>][])('%s: 3 shards give the one-machine bytes, tiles never re-encoded', async (_, opts) => {
+    const base = { ...opts, unitSize: 512, workers: 1 };
+    const local = scratch();
+    await buildPyramid(inputs(), { ...base, out: path.join(local, opts.out as string) });
+
+    const sharded = scratch();
+    const out = path.join(sharded, opts.out as string);
+    await planShardedBuild(inputs(), { ...base, out, shards: 3 });
+    for (const shard of [2, 0, 1]) await buildShard({ out, workers: 2 }, shard);
+    const work = fs.readdirSync(sharded).includes('.slide.pmtiles.mudm-work') ? path.join(sharded, '.slide.pmtiles.mudm-work') : path.join(out, '.mudm-work');
+    expect(fs.readdirSync(path.join(work, 'parts')), 'each shard its own parts').toEqual(['shard-0', 'shard-1', 'shard-2']);
+    await finalizeShardedBuild({ out, workers: 2 });
+
+    expect(fs.existsSync(work), 'finalize removes the work directory and the parts in it').toBe(false);
+    const want = outputs(local);
+    const got = outputs(sharded);
+    expect([...got.keys()]).toEqual([...want.keys()]);
+    expect([...got].filter(([f, b]) => !b.equals(want.get(f) as Buffer)).map(([f]) => f), 'files whose bytes differ').toEqual([]);
+  });
+});
+
+describe('ArchiveSink', () => {
+  const layout: OutputLayout = { dims: ['c'], planes: [{ t: 0, c: 0, z: 0 }, { t: 0, c: 1, z: 0 }], formats: { json: false, pbf: true }, maxZoom: 2 };
+  const tiles = ['0/0/0/0.pbf', '1/0/1/1.pbf', '0/1/0/0.pbf', '2/1/3/2.pbf'];
+
+  it('keeps its parts until the whole output is written: a build stopped between two archives finishes them whole on resume', async () => {
+    const dir = scratch();
+    const out = path.join(dir, 'out');
+    const partsDir = path.join(dir, 'work', 'parts', 'build');
+    const first = new ArchiveSink({ mode: 'planes', out, partsDir });
+    await first.initialize({ force: false, resume: false });
+    await first.begin({ force: false, resume: false, layout });
+    for (const [i, t] of tiles.entries()) await first.write(t, Uint8Array.of(i + 1, 7));
+    await first.flush();
+    await first.write('tileset.json', JSON.stringify(METADATA));
+    // The second archive cannot be renamed into place: the first is whole, then finish stops.
+    fs.mkdirSync(path.join(out, 'tiles-c1.pbf.pmtiles'));
+    await expect(first.finish()).rejects.toThrow(/tiles-c1\.pbf\.pmtiles/);
+    await first.close();
+    expect(fs.existsSync(path.join(out, 'tiles-c0.pbf.pmtiles'))).toBe(true);
+    expect(fs.existsSync(path.join(out, 'tileset.json')), 'no descriptor: the output is not whole').toBe(false);
+    fs.rmdirSync(path.join(out, 'tiles-c1.pbf.pmtiles'));
+
+    // Every unit was marked done: the resumed run writes no tile, only the descriptor.
+    const second = new ArchiveSink({ mode: 'planes', out, partsDir });
+    await second.initialize({ force: false, resume: true });
+    await second.begin({ force: false, resume: true, layout });
+    await second.write('tileset.json', JSON.stringify(METADATA));
+    await second.finish();
+    const held: string[] = [];
+    for (const name of ['tiles-c0.pbf.pmtiles', 'tiles-c1.pbf.pmtiles']) {
+      const archive = await openPmtiles(path.join(out, name));
+      for await (const t of archive.tiles()) held.push(`${name} ${t.z}/${t.x}/${t.y} ${Buffer.from((await archive.tile(t.z, t.x, t.y)) as Uint8Array).toString('hex')}`);
+      await archive.close();
+    }
+    expect(held).toEqual(['tiles-c0.pbf.pmtiles 0/0/0 0107', 'tiles-c0.pbf.pmtiles 1/1/1 0207', 'tiles-c1.pbf.pmtiles 0/0/0 0307', 'tiles-c1.pbf.pmtiles 2/3/2 0407']);
+    expect(fs.readdirSync(out).filter((n) => !n.startsWith('.')).sort()).toEqual(['tiles-c0.pbf.pmtiles', 'tiles-c1.pbf.pmtiles', 'tileset.json']);
+  });
+
+  it('refuses a tile path of no plane of the layout, and a zoom past what PMTiles holds', async () => {
+    const dir = scratch();
+    const sink = new ArchiveSink({ mode: 'planes', out: dir, partsDir: path.join(dir, '.parts'), layout });
+    await expect(sink.write('1/0/1/1/0.pbf', Uint8Array.of(1))).rejects.toThrow(`${dir}: 1/0/1/1/0.pbf is not a tile path of this build's planes`);
+    await expect(sink.begin({ force: false, resume: false, layout: { ...layout, maxZoom: 27 } }))
+      .rejects.toThrow("a PMTiles archive holds zooms 0..26; this pyramid's finest zoom is 27: lower --max-zoom or write a directory");
+  });
+});

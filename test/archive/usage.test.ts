@@ -1,0 +1,90 @@
+// What the CLI refuses about archives, with the message and the exit code: JSON tiles or several planes in one
+// archive, --preview without JSON tiles, an unknown --archive kind, an archive in the way, extract of no archive.
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { memoryIO } from '../../src/cli/io.js';
+import { scratchDirs } from './helpers.js';
+
+const SAMPLE = path.resolve(import.meta.dirname, '../../sample-data/slide');
+const scratch = scratchDirs('archive-usage');
+
+async function cli(...argv: string[]): Promise<{ code: number; err: string; out: string }> {
+  const io = memoryIO();
+  const code = await main(argv, io);
+  return { code, err: io.err(), out: io.out() };
+}
+
+describe('usage errors (exit 2) point to --archive', () => {
+  it.each([
+    [['--format', 'json'], (f: string) => `-o ${f} writes one PMTiles archive of PBF tiles; for --format json write one archive per plane and format with -o DIR --archive pmtiles`],
+    [['--format', 'json,pbf'], (f: string) => `-o ${f} writes one PMTiles archive of PBF tiles; for --format json,pbf write one archive per plane and format with -o DIR --archive pmtiles`],
+    [['--preview'], (f: string) => `--preview writes PNG files beside the tiles, which -o ${f} (one archive) has no place for: write -o DIR --archive pmtiles`],
+  ])('-o FILE.pmtiles %j', async (extra, message) => {
+    const dir = scratch();
+    const file = path.join(dir, 'slide.pmtiles');
+    const r = await cli('build', SAMPLE, '-o', file, ...extra);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`error: ${message(file)}\n`);
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  it('-o FILE.pmtiles of an input with several planes, after reading it; nothing is left', async () => {
+    const dir = scratch();
+    const file = path.join(dir, 'slide.pmtiles');
+    const r = await cli('build', SAMPLE, '-o', file, '--plane-field', 'c=c,z=z', '--workers', '1');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`error: -o ${file} holds the tiles of one plane; the input has 6 (c=0,z=0; c=0,z=1; c=0,z=2; c=1,z=0; ...): write one archive per plane with -o DIR --archive pmtiles\n`);
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  it('an --archive kind other than pmtiles, and --archive for a command that writes none', async () => {
+    const dir = scratch();
+    const r = await cli('build', SAMPLE, '-o', dir, '--archive', 'zip');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain("error: option --archive must be one of pmtiles, got 'zip'");
+    const f = await cli('finalize', dir, '--archive', 'pmtiles');
+    expect(f.code).toBe(2);
+    expect(f.err).toContain('error: option --archive does not apply to finalize (it is for build, plan)');
+  });
+
+  it('extract without -o, of a directory that lists no archive, of a path that is not there', async () => {
+    const dir = scratch();
+    expect(await cli('extract', path.join(dir, 'x.pmtiles'))).toMatchObject({ code: 2, err: expect.stringContaining('error: extract needs an output directory: -o DIR') });
+    fs.writeFileSync(path.join(dir, 'tileset.json'), '{"tilejson":"3.0.0","tiles":["{zlvl}/{x}/{y}.pbf"],"vector_layers":[]}');
+    expect(await cli('extract', dir, '-o', path.join(dir, 'out'))).toMatchObject({
+      code: 2, err: expect.stringContaining(`error: ${dir} is neither a PMTiles archive nor a directory whose tileset.json lists archives`),
+    });
+    expect(await cli('extract', path.join(dir, 'none.pmtiles'), '-o', path.join(dir, 'out'))).toMatchObject({
+      code: 3, err: expect.stringContaining(`error: ${path.join(dir, 'none.pmtiles')}: no such archive or directory`),
+    });
+  });
+});
+
+describe('an archive in the way (exit 4)', () => {
+  it('is refused without --force, and with --force when no build wrote it; the file stays as it was', async () => {
+    const dir = scratch();
+    const file = path.join(dir, 'slide.pmtiles');
+    fs.writeFileSync(file, 'not an archive');
+    const r = await cli('build', SAMPLE, '-o', file);
+    expect(r.code).toBe(4);
+    expect(r.err).toContain(`error: output ${file} exists; use --force to replace it`);
+    const forced = await cli('build', SAMPLE, '-o', file, '--force');
+    expect(forced.code).toBe(4);
+    expect(forced.err).toContain(`error: ${file} was not written by a mudm-tiles build (not a PMTiles archive with a tileset descriptor as metadata): --force and --resume only replace what a build wrote`);
+    expect(fs.readFileSync(file, 'utf8')).toBe('not an archive');
+    expect(fs.readdirSync(dir)).toEqual(['slide.pmtiles']);
+  });
+
+  it('is replaced with --force when a build wrote it', async () => {
+    const dir = scratch();
+    const file = path.join(dir, 'slide.pmtiles');
+    expect((await cli('build', SAMPLE, '-o', file, '-q', '--max-zoom', '1')).code).toBe(0);
+    const first = fs.readFileSync(file);
+    const r = await cli('build', SAMPLE, '-o', file, '-q', '--force', '--max-zoom', '2');
+    expect(r.code, r.err).toBe(0);
+    expect(fs.readFileSync(file).equals(first)).toBe(false);
+    expect(fs.readdirSync(dir).sort()).toEqual(['slide.build-report.json', 'slide.pmtiles']);
+  });
+});
