@@ -40,7 +40,7 @@ export const OPTIONS = {
   manifest: { type: 'string', arg: 'FILE', help: 'JSON file listing inputs and their planes: [{"path": "...", "t": 0, "c": 1, "z": 2}]', commands: BUILDING },
   planeField: { type: 'string', arg: 'DIM=NAME,...', help: 'property fields that hold the plane, e.g. t=frame,c=channel,z=slice (dotted names allowed)', commands: BUILDING },
   imageSize: { type: 'string', arg: 'W,H', help: 'image size in pixels; fixes the world (default: from --image, else the data)', commands: BUILDING },
-  image: { type: 'string', arg: 'FILE', help: 'TIFF, PNG or JPEG whose size fixes the world (header only) and that --preview draws over', commands: BUILDING },
+  image: { type: 'string', arg: 'FILE', help: 'TIFF, PNG or JPEG whose size fixes the world (header only); with --preview, drawn under the quicklooks and copied, downsampled, as the viewer\'s background', commands: BUILDING },
   minZoom: { type: 'integer', arg: 'Z', default: 0, help: 'coarsest zoom', commands: BUILDING },
   maxZoom: { type: 'integer', arg: 'Z', help: 'finest zoom (default: the finest tile spans at most 512 image pixels)', commands: BUILDING },
   format: { type: 'string', arg: 'LIST', help: 'tile formats to write: json, pbf or json,pbf (default: json,pbf; pbf for -o FILE.pmtiles); inspect: the file a tile is decoded from, json or pbf (default: pbf when the tile has one)', commands: [...BUILDING, 'inspect'] },
@@ -51,13 +51,13 @@ export const OPTIONS = {
   baseUrl: { type: 'string', arg: 'URL', help: 'absolute base of tile URLs in descriptors (default: relative URLs)', commands: BUILDING },
   memoryBudget: { type: 'bytes', arg: 'BYTES', default: 1024 ** 3, help: 'peak memory to stay under; work units spill to --tmp-dir beyond it (e.g. 1G, 512M)', commands: [...BUILDING, 'build-shard'] },
   tmpDir: { type: 'string', arg: 'DIR', help: 'where spilled work units go (default: OUT/.mudm-work)', commands: BUILDING },
-  tileBudget: { type: 'bytes', arg: 'BYTES', default: 500 * 1024, help: 'largest tile below the finest zoom; bigger tiles are thinned deterministically (verify: the budget to check against)', commands: [...BUILDING, 'verify'] },
+  tileBudget: { type: 'bytes', arg: 'BYTES', default: 500 * 1024, help: 'largest PBF tile below the finest zoom (JSON without PBF); each zoom is thinned uniformly to fit its densest tile (verify: the budget to check against)', commands: [...BUILDING, 'verify'] },
   lod: { type: 'string', default: 'auto', choices: ['auto', 'none'], help: 'coarse-zoom policy: auto (sub-pixel features become points, byte budget) or none', commands: BUILDING },
   unitSize: { type: 'integer', arg: 'PX', default: 2048, help: 'side in pixels of the spatial cell of a work unit (a power of two)', commands: BUILDING },
   shards: { type: 'integer', arg: 'N', default: 1, help: 'number of shards the work units are spread over', commands: ['plan'] },
   shard: { type: 'integer', arg: 'I', help: 'shard to build (default: $JOB_COMPLETION_INDEX)', commands: ['build-shard'] },
   resume: { type: 'boolean', default: false, help: 'continue an interrupted build, skipping finished work units', commands: ['build'] },
-  preview: { type: 'boolean', default: false, help: 'write a PNG quicklook per plane, listed in the descriptor assets', commands: BUILDING },
+  preview: { type: 'boolean', default: false, help: 'write a PNG quicklook per plane of every feature (and with --image the image downsampled), listed in the descriptor assets', commands: BUILDING },
   progress: { type: 'string', default: 'auto', choices: ['auto', 'tty', 'json', 'none'], help: 'progress on stderr: auto (tty when stderr is a terminal), json lines, or none', commands: [...TILING, 'plan', 'validate'] },
   quiet: { type: 'boolean', short: 'q', default: false, help: 'print nothing but errors', commands: ['validate', 'build', 'plan', 'build-shard', 'finalize', 'extract'] },
   log: { type: 'string', default: 'text', choices: ['text', 'json'], help: 'log format on stderr: text, or json lines for workflow engines', commands: ['validate', 'build', 'plan', 'build-shard', 'finalize', 'extract'] },
@@ -158,8 +158,7 @@ export function resolveBuildConfig(given: Partial<Options>, header?: ImageSize):
   check(o.tileBudget > 0, `--tile-budget must be positive, found ${o.tileBudget}`);
   check(o.memoryBudget > 0, `--memory-budget must be positive, found ${o.memoryBudget}`);
   check(o.lod === 'auto' || o.lod === 'none', `--lod must be auto or none, found "${o.lod}"`);
-  check(!o.preview || archive !== 'file', `--preview draws the zoom-0 JSON tiles, which -o ${o.out} (PBF only) does not hold: write -o DIR --archive pmtiles`);
-  check(!o.preview || formats.json, '--preview draws the zoom-0 JSON tiles: keep json in --format');
+  check(!o.preview || archive !== 'file', `--preview writes PNG files beside the tiles, which -o ${o.out} (one archive) has no place for: write -o DIR --archive pmtiles`);
   const imageSize = o.imageSize !== undefined ? parseImageSize(o.imageSize) : header;
   return { options, formats, imageSize, planeFields: parsePlaneFields(o.planeField), lod: o.lod as 'auto' | 'none', archive };
 }

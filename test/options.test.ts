@@ -49,8 +49,8 @@ describe('resolveBuildConfig', () => {
     expect(refusal(() => config({ lod: 'some' }))).toBe('--lod must be auto or none, found "some"');
   });
 
-  it('refuses --preview without JSON tiles, and bad option text', () => {
-    expect(refusal(() => config({ preview: true, format: 'pbf' }))).toBe('--preview draws the zoom-0 JSON tiles: keep json in --format');
+  it('takes --preview with PBF tiles only (previews are painted from the features), and refuses bad option text', () => {
+    expect(config({ preview: true, format: 'pbf' }).formats).toEqual({ json: false, pbf: true });
     expect(refusal(() => config({ format: 'json,mvt' }))).toBe('--format takes json, pbf or json,pbf, found "mvt"');
     expect(refusal(() => config({ imageSize: '2000' }))).toBe('--image-size must be W,H in whole pixels of at least 1, found "2000"');
     expect(refusal(() => config({ planeField: 'q=frame' }))).toBe('--plane-field expects t=NAME,c=NAME,z=NAME, found "q=frame"');

@@ -7,10 +7,15 @@ import { planUpperUnits, type UnitPlan } from '../stages/plan.js';
 import type { TileTask, UnitResult } from '../stages/unit.js';
 import { runOrdered } from '../worker/pool.js';
 import { secondsSince, storeBudget, throwIfAborted, type RunContext } from './context.js';
-import { isUnitDone, readUnitMarker, spillRoot, writeUnitMarker, type UnitMarker } from './state.js';
+import { isUnitDone, readUnitMarker, removeUnitMarker, savePlan, spillRoot, writeUnitMarker, type UnitMarker } from './state.js';
+import { raiseThresholds } from '../stages/thinning.js';
+import { previewPatch } from './report.js';
 
-/** Tiles the units of one level that have no marker yet, writing tiles, then each unit's marker. Returns how many were skipped. */
-export async function tileLevel(ctx: RunContext, level: number, units: UnitPlan[], store: SpillingStore): Promise<number> {
+/**
+ * Tiles the units of one level that have no marker yet, writing tiles, then each unit's marker. Returns how many were
+ * skipped. With `retain`, records stay in the store (copied to the workers), for a level that may be tiled again.
+ */
+export async function tileLevel(ctx: RunContext, level: number, units: UnitPlan[], store: SpillingStore, retain = false): Promise<number> {
   const { plan } = ctx.planFile;
   const lv = plan.levels[level];
   const next = plan.levels[level + 1];
@@ -25,7 +30,7 @@ export async function tileLevel(ctx: RunContext, level: number, units: UnitPlan[
     // Records that leave the store move to the worker; those another unit still reads are copied.
     const moved: Uint8Array[] = [];
     const sources = u.sources.map((src) => {
-      if (lastReader.get(src) !== i) return store.peek(src);
+      if (retain || lastReader.get(src) !== i) return store.peek(src);
       const taken = store.take(src);
       if ('chunks' in taken) moved.push(...taken.chunks);
       return taken;
@@ -35,16 +40,19 @@ export async function tileLevel(ctx: RunContext, level: number, units: UnitPlan[
       spec: {
         side: plan.world.side, minZoom: Math.max(lv.zoom, plan.minZoom), maxZoom: lv.topZoom, finestZoom: plan.maxZoom, cell: u.cell,
         layers: plan.layers.map((id) => ({ id })), formats: plan.formats, lod: plan.lod, tileBudget: plan.tileBudget, collection: plan.collection,
+        thresholds: plan.thresholds,
       },
+      preview: level === 0 ? previewPatch(ctx.planFile, u) : undefined,
     };
     return ctx.pool.tile(task, moved);
   }, async (r: UnitResult) => {
-    const marker = markerOf(r, ctx.planFile.preview.enabled, plan.formats.pbf);
+    const marker = markerOf(r, plan.formats.pbf, plan.maxZoom);
+    if (r.preview) marker.preview = r.preview.area;
     const files = r.tiles.filter((t) => !isOverview(t));
     await Promise.all(files.map((t) => limit(() => ctx.sink.write(t.path, t.bytes))));
     // The marker comes after every tile of the unit, flushed (an archive buffers them): a unit with a marker never needs redoing.
     await ctx.sink.flush?.();
-    writeUnitMarker(ctx.work, level, marker, r.next.map(([, b]) => b));
+    writeUnitMarker(ctx.work, level, marker, r.next.map(([, b]) => b), r.preview?.rgba);
     done++;
     tiles += files.length;
     bytes += files.reduce((n, t) => n + t.bytes.byteLength, 0);
@@ -53,21 +61,23 @@ export async function tileLevel(ctx: RunContext, level: number, units: UnitPlan[
   return units.length - todo.length;
 }
 
-/** The zoom-0 JSON tile of a plane is its overview descriptor, written by finalize (the preview is drawn from it). */
+/** The zoom-0 JSON tile of a plane is its overview descriptor, written by finalize. */
 function isOverview(t: UnitResult['tiles'][number]): boolean {
   return t.z === 0 && t.path.endsWith('.json');
 }
 
-/** A unit's marker: its tiles and bytes per zoom and format, its largest tile, thinning counts, next-level record sizes. */
-function markerOf(r: UnitResult, preview: boolean, pbf: boolean): UnitMarker {
+/**
+ * A unit's marker: its tiles and bytes per zoom and format, its largest tile, thinning counts and needs, the tiles it
+ * wrote below the finest zoom, next-level record sizes.
+ */
+function markerOf(r: UnitResult, pbf: boolean, finest: number): UnitMarker {
   const marker: UnitMarker = {
-    key: r.key, byZoom: {}, largest: null, pointified: r.pointified, thinned: r.thinned, notInPbf: r.notInPbf,
+    key: r.key, byZoom: {}, largest: null, pointified: r.pointified, kept: r.kept, needs: r.needs, coarse: [], notInPbf: r.notInPbf,
     next: r.next.map(([key, b]) => [key, b.byteLength]),
   };
-  const z0 = r.tiles.find(isOverview);
-  if (z0 && preview) marker.overview = Buffer.from(z0.bytes.buffer, z0.bytes.byteOffset, z0.bytes.byteLength).toString('utf8');
   for (const t of r.tiles) {
     if (isOverview(t)) continue;
+    if (t.z < finest) marker.coarse.push(t.path);
     const zr = (marker.byZoom[t.z] ??= { json: { tiles: 0, bytes: 0 }, pbf: { tiles: 0, bytes: 0 }, features: 0 });
     const f = t.path.endsWith('.json') ? zr.json : zr.pbf;
     f.tiles++;
@@ -100,7 +110,7 @@ export async function tileUpperLevels(ctx: RunContext): Promise<{ markers: UnitM
       markers.push(below.map((u) => readUnitMarker(ctx.work, level - 1, u.key, store)));
       const units = planUpperUnits(store.keys(), level, plan.levels[level]);
       total += units.length;
-      resumed += await tileLevel(ctx, level, units, store);
+      resumed += await tileLevelWithinBudget(ctx, level, units, store);
       below = units;
     } finally {
       store.close();
@@ -108,4 +118,28 @@ export async function tileUpperLevels(ctx: RunContext): Promise<{ markers: UnitM
   }
   markers.push(below.map((u) => readUnitMarker(ctx.work, plan.levels.length - 1, u.key)));
   return { markers, resumed, units: total };
+}
+
+/**
+ * Tiles a level until every tile is within the budget: where a unit found a tile over it (the estimate missed), the
+ * thresholds of that zoom and the coarser ones are raised for the whole build, the tiles the level wrote below the
+ * finest zoom are removed with its markers, and the level is tiled again (its records stay in the store for that).
+ * Returns how many units the first pass skipped.
+ */
+export async function tileLevelWithinBudget(ctx: RunContext, level: number, units: UnitPlan[], store: SpillingStore): Promise<number> {
+  const skipped = await tileLevel(ctx, level, units, store, true);
+  for (;;) {
+    const markers = units.map((u) => readUnitMarker(ctx.work, level, u.key));
+    const plan = ctx.planFile.plan;
+    const raised = raiseThresholds(plan.thresholds, markers.map((m) => m.needs), plan.minZoom, plan.maxZoom);
+    if (raised.length === 0) return skipped;
+    // Markers go before the raised plan is saved: an interruption in between redoes units, never keeps stale ones.
+    for (const m of markers) {
+      for (const p of m.coarse) await ctx.sink.remove(p);
+      removeUnitMarker(ctx.work, level, m.key);
+    }
+    plan.raised = [...new Set([...plan.raised, ...raised])].sort((a, b) => a - b);
+    savePlan(ctx.work, ctx.planFile);
+    await tileLevel(ctx, level, units, store, true);
+  }
 }

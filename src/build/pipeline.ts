@@ -13,13 +13,14 @@ import type { BuildReport } from '../report/types.js';
 import { overviewDescriptor, tilesetDescriptor, type DescribeInput } from '../stages/describe.js';
 import { SpillingStore } from '../stages/partition.js';
 import { planBuild } from '../stages/plan.js';
+import { TileSketch } from '../stages/thinning.js';
 import { sampleLine } from '../validate/tally.js';
 import { createPool, type Pool } from '../worker/pool.js';
 import { secondsSince, storeBudget, type BuildIO, type InputSpec, type RunContext } from './context.js';
-import { tileLevel, tileUpperLevels } from './levels.js';
+import { tileLevel, tileLevelWithinBudget, tileUpperLevels } from './levels.js';
 import { layoutOf, outputSink } from './output.js';
 import { readInputs } from './read.js';
-import { buildReport, sumMarkers, writePreviews } from './report.js';
+import { buildReport, planPreview, sumMarkers, writePreviews } from './report.js';
 import {
   PLAN_VERSION, checkSamePlan, checkShardsDone, fingerprintOf, loadPlan, markShardDone, resumablePlan, savePlan, shardUnits, spillRoot,
   workDirFor, type PlanFile, type ReadSummary,
@@ -55,7 +56,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
     sayRemoved(await sink.begin({ force: o.force, resume: o.resume, layout: layoutOf(planFile.plan) }), io);
     const ctx: RunContext = { config, planFile, sink, work, pool, io, t0 };
     const tTile = performance.now();
-    const resumed = await tileLevel(ctx, 0, planFile.units, store);
+    const resumed = await tileLevelWithinBudget(ctx, 0, planFile.units, store);
     store.close();
     return await finalize(ctx, resumed, secondsSince(tTile));
   } catch (err) {
@@ -131,7 +132,11 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   const sink = outputSink(config.options.out, planFile.archive ?? 'none', work, io, { kind: 'finalize' }, planFile.plan);
   const pool = createPool(config.options.workers);
   try {
-    const report = await finalize({ config, planFile, sink, work, pool, io, t0: performance.now() }, 0, 0);
+    const ctx: RunContext = { config, planFile, sink, work, pool, io, t0: performance.now() };
+    // The shards tiled with the plan's thresholds: where a tile was still over the budget, level 0 is tiled again here.
+    const t0 = performance.now();
+    await tileLevelWithinBudget(ctx, 0, planFile.units, new SpillingStore(path.join(work.root as string, 'level-0'), 0, 'existing'));
+    const report = await finalize(ctx, 0, secondsSince(t0));
     work.destroy();
     return report;
   } finally {
@@ -148,14 +153,20 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   const o = config.options;
   const fingerprint = fingerprintOf(inputs, config);
   if (!previous) work.removeFolder('units');
-  const read = await readInputs(inputs, config, pool, store, io, t0);
+  const sketch = config.lod === 'auto' ? new TileSketch(config.formats.pbf ? 'pbf' : 'json') : undefined;
+  const read = await readInputs(inputs, config, pool, store, io, t0, sketch);
   if (read.valid === 0) throw new DataError(noValidFeature(inputs, read));
-  const { plan: buildPlan, units } = planBuild(config, { ...read, layers: Object.keys(read.stats) }, store.keys());
-  if (previous) checkSamePlan(previous, buildPlan, units, work);
+  const { plan: buildPlan, units } = planBuild(config, { ...read, sketch }, store.keys());
+  if (previous) {
+    // A resumed build keeps the thresholds the interrupted one tiled with (raised ones included); the rest must match.
+    buildPlan.thresholds = previous.plan.thresholds;
+    buildPlan.raised = previous.plan.raised;
+    checkSamePlan(previous, buildPlan, units, work);
+  }
   const planFile: PlanFile = {
     version: PLAN_VERSION, fingerprint, plan: buildPlan, read, units, shards, spilled: store.isSpilled, readSeconds: secondsSince(t0),
     meta: { name: o.name, description: o.description, attribution: o.attribution, version: o.version, baseUrl: o.baseUrl },
-    preview: { enabled: o.preview, image: o.image ? path.resolve(o.image) : undefined },
+    preview: planPreview(o.preview, o.image ? path.resolve(o.image) : undefined, buildPlan),
   };
   if (config.archive !== 'none') planFile.archive = config.archive;
   savePlan(work, planFile);
@@ -184,8 +195,11 @@ async function finalize(ctx: RunContext, resumedBelow: number, tileSecondsBelow:
   const tileSeconds = tileSecondsBelow + secondsSince(tUpper);
   const tDescribe = performance.now();
   const totals = sumMarkers(p, upper.markers);
-  const assets = ctx.planFile.preview.enabled ? await writePreviews(ctx, upper.markers) : undefined;
-  const input: DescribeInput = { plan: p, stats: read.stats, pointified: totals.pointified, thinned: totals.thinned, vocabularies: read.collection.vocabularies, meta, assets };
+  const assets = ctx.planFile.preview.enabled ? await writePreviews(ctx, upper.markers[0]) : undefined;
+  const input: DescribeInput = {
+    plan: p, stats: read.stats, pointified: totals.pointified, thinned: totals.thinned, keptFraction: totals.keptFraction,
+    vocabularies: read.collection.vocabularies, meta, assets,
+  };
   if (p.formats.json) {
     for (const plane of p.planes) {
       const at = tilePath(0, 0, 0, plane, p.dims, 'json');

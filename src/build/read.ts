@@ -12,6 +12,7 @@ import { mergeStats, type LayerStats, type PlaneRule } from '../stages/assign.js
 import type { UnitStore } from '../stages/partition.js';
 import { META, parseBatch, type ParseResult, type ParseTask, type RawBatch } from '../stages/parse.js';
 import type { Dim } from '../tiling/space.js';
+import type { TileSketch } from '../stages/thinning.js';
 import { shown, validateCollectionMembers } from '../validate/index.js';
 import { IssueTally, SAMPLES_PER_CODE, sampleLine } from '../validate/tally.js';
 import { runOrdered, type Pool } from '../worker/pool.js';
@@ -82,9 +83,9 @@ type Collection = ReadSummary['collection'];
 /**
  * Reads every input in order: each batch of JSON text is parsed, validated and partitioned in a worker (values on
  * this thread), and its unit records go into `store` in batch order (so the store's contents never depend on which
- * worker was faster).
+ * worker was faster). With `sketch`, each batch's tile size estimates are added to it (thinning: lod auto).
  */
-export async function readInputs(inputs: readonly InputSpec[], config: BuildConfig, pool: Pool, store: UnitStore, io: BuildIO, t0: number): Promise<ReadSummary> {
+export async function readInputs(inputs: readonly InputSpec[], config: BuildConfig, pool: Pool, store: UnitStore, io: BuildIO, t0: number, sketch?: TileSketch): Promise<ReadSummary> {
   const { options: o } = config;
   const tally = new IssueTally(SAMPLES_PER_CODE);
   const sum: ReadSummary = {
@@ -128,6 +129,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     const task: ParseTask = {
       kind: 'parse', file: b.file, layer: b.layer, layerBy: o.layerBy, rule: b.rule, cellSize: o.unitSize,
       side: knownSide, seq0: b.seq0, raw: b.raw, sampleCap: SAMPLES_PER_CODE, nucleusFeatures: o.nucleusFeatures,
+      sketch: sketch ? { format: sketch.format } : undefined,
     };
     // Values are parsed here: copying them to a worker (structured clone of every position) cost more than the
     // validation and encoding it would move off this thread (1.5x the CPU time on a traced label mask).
@@ -146,6 +148,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     for (const d of r.dims) dims.add(d);
     mergeStats(sum.stats, r.stats);
     for (const [key, bytes] of r.units) store.append(key, bytes);
+    if (sketch && r.sketch) sketch.merge(r.sketch);
     io.onProgress?.({ phase: 'read', file: b.file, features: sum.read, elapsed: secondsSince(t0) });
   });
   sum.dims = (['t', 'c', 'z'] as const).filter((d) => dims.has(d));

@@ -1,20 +1,24 @@
-// Report stage of a build: the unit markers summed into the run report (build-report.json), and the PNG previews.
+// Report stage of a build: the unit markers summed into the run report (build-report.json), and the previews: the
+// quicklook of each plane put together from the level-0 units' patches, and the slide image downsampled.
 import type { Asset, TilesetDescriptor } from '../model/descriptor.js';
-import type { Feature } from '../model/feature.js';
-import { renderPreviewPng } from '../io/preview.js';
+import { PREVIEW_MAX_SIDE, backgroundJpeg, composePreview, previewGrid } from '../io/preview.js';
+import { placePatch } from '../raster/paint.js';
 import type { BuildReport, ZoomReport } from '../report/types.js';
-import type { BuildPlan } from '../stages/plan.js';
+import type { BuildPlan, UnitPlan } from '../stages/plan.js';
+import { PRIORITY_RANGE } from '../stages/thinning.js';
+import type { TileTask } from '../stages/unit.js';
 import { parseUnitKey } from '../stages/unit-key.js';
-import { planeKey } from '../tiling/space.js';
+import { BUFFER, EXTENT, planeKey, tileSize } from '../tiling/space.js';
 import type { RunContext } from './context.js';
-import type { ReadSummary, UnitMarker } from './state.js';
+import { readUnitPreview, type PlanFile, type ReadSummary, type UnitMarker } from './state.js';
 
-/** The markers of every level summed: what the descriptor (complete zooms) and the report need. */
+/** The markers of every level summed: what the descriptor (complete zooms, kept fractions) and the report need. */
 export interface MarkerTotals {
   byZoom: Record<string, ZoomReport>;
-  /** Per zoom, per layer. */
+  /** Per zoom, per layer: features drawn as points (counted per tile), thinned (not drawn), share drawn. */
   pointified: number[][];
   thinned: number[][];
+  keptFraction: number[][];
   largest: { path: string; bytes: number } | null;
   /** Meshes, counted once where they were read (upper levels see them again). */
   jsonOnly: number;
@@ -23,12 +27,12 @@ export interface MarkerTotals {
 /** Sums the markers of every level (`markers[level]`, each in unit order). */
 export function sumMarkers(plan: BuildPlan, markers: UnitMarker[][]): MarkerTotals {
   const byZoom: Record<string, ZoomReport> = {};
-  const pointified: number[][] = [], thinned: number[][] = [];
+  const pointified: number[][] = [], kept: number[][] = [];
   const L = plan.layers.length;
   for (let z = plan.minZoom; z <= plan.maxZoom; z++) {
     byZoom[z] = { tiles: 0, bytes: 0, json: { tiles: 0, bytes: 0 }, pbf: { tiles: 0, bytes: 0 }, features: 0, pointified: 0, thinned: 0 };
     pointified[z] = new Array<number>(L).fill(0);
-    thinned[z] = new Array<number>(L).fill(0);
+    kept[z] = new Array<number>(L).fill(0);
   }
   let largest: { path: string; bytes: number } | null = null;
   const jsonOnly = markers[0].reduce((n, m) => n + m.notInPbf, 0);
@@ -41,32 +45,71 @@ export function sumMarkers(plan: BuildPlan, markers: UnitMarker[][]): MarkerTota
       r.features += zr.features;
     }
     m.pointified.forEach((row, z) => row?.forEach((v, l) => { pointified[z][l] += v; }));
-    m.thinned.forEach((row, z) => row?.forEach((v, l) => { thinned[z][l] += v; }));
+    // Each zoom is tiled by one level, whose units each count their own features: a feature is counted once.
+    m.kept.forEach((row, z) => row?.forEach((v, l) => { kept[z][l] += v; }));
     if (m.largest && (!largest || m.largest.bytes > largest.bytes || (m.largest.bytes === largest.bytes && m.largest.path < largest.path))) largest = m.largest;
   }
+  // The finest zoom draws every feature: the layer's total.
+  const total = kept[plan.maxZoom];
+  const thinned: number[][] = [], keptFraction: number[][] = [];
   for (let z = plan.minZoom; z <= plan.maxZoom; z++) {
+    thinned[z] = kept[z].map((k, l) => total[l] - k);
+    keptFraction[z] = kept[z].map((k, l) => (total[l] > 0 ? k / total[l] : 1));
     byZoom[z].pointified = pointified[z].reduce((a, b) => a + b, 0);
     byZoom[z].thinned = thinned[z].reduce((a, b) => a + b, 0);
   }
-  return { byZoom, pointified, thinned, largest, jsonOnly };
+  return { byZoom, pointified, thinned, keptFraction, largest, jsonOnly };
 }
 
-/** One PNG quicklook per plane, drawn from the plane's zoom-0 tile over the image when one was given. */
-export async function writePreviews(ctx: RunContext, markers: UnitMarker[][]): Promise<Asset[]> {
+/**
+ * The preview part of a plan: the grid of the planes (a pixel no larger than a level-0 cell, so each unit paints whole
+ * pixels of its own), and how far a point's disc may reach: within the records a unit reads (BUFFER + 1 tile units of a
+ * cell beyond it), so that a patch shows every feature that meets it.
+ */
+export function planPreview(enabled: boolean, image: string | undefined, plan: BuildPlan): PlanFile['preview'] {
+  if (!enabled) return { enabled: false };
+  const grid = previewGrid(plan.world.width, plan.world.height, PREVIEW_MAX_SIDE, tileSize(plan.world.side, plan.levels[0].zoom));
+  const reach = (plan.cellSize * (BUFFER + 1)) / EXTENT;
+  return { enabled, image, grid, pointRadius: Math.max(0, Math.min(2, Math.floor(reach / grid.pixel) - 1)) };
+}
+
+/** What a level-0 unit paints: its cell's pixels of the preview grid (none outside the plane). */
+export function previewPatch(planFile: PlanFile, u: UnitPlan): TileTask['preview'] {
+  const { grid, pointRadius } = planFile.preview;
+  if (grid === undefined || pointRadius === undefined) return undefined;
+  const side = tileSize(planFile.plan.world.side, u.cell.z) / grid.pixel;
+  const x = u.cell.x * side, y = u.cell.y * side;
+  const width = Math.min(side, grid.width - x), height = Math.min(side, grid.height - y);
+  return width > 0 && height > 0 ? { area: { x, y, width, height, pixel: grid.pixel }, pointRadius } : undefined;
+}
+
+/**
+ * One PNG quicklook per plane, put together from the patches the level-0 units painted from every feature (`level0`:
+ * their markers), over the image when one was given; and that image downsampled, the viewer's background.
+ */
+export async function writePreviews(ctx: RunContext, level0: UnitMarker[]): Promise<Asset[]> {
   const { plan, preview } = ctx.planFile;
+  const grid = preview.grid;
+  if (grid === undefined) return [];
   const assets: Asset[] = [];
   for (const plane of plan.planes) {
-    // The zoom-0 tile of a plane comes from one unit of some level.
-    const overview = markers.flat().find((m) => m.overview !== undefined && planeKey(parseUnitKey(m.key).plane) === planeKey(plane))?.overview;
-    const features = overview ? (JSON.parse(overview) as { features: Feature[] }).features : [];
-    const { png } = await renderPreviewPng({ width: plan.world.width, height: plan.world.height, features, image: preview.image });
+    const canvas = new Uint8Array(grid.width * grid.height * 4);
+    for (const m of level0) {
+      if (m.preview && planeKey(parseUnitKey(m.key).plane) === planeKey(plane)) placePatch(canvas, grid.width, grid.height, readUnitPreview(ctx.work, m.key), m.preview);
+    }
+    const png = await composePreview(canvas, grid, preview.image);
     const name = plan.dims.length ? `preview/${plan.dims.map((d) => `${d}${plane[d]}`).join('-')}.png` : 'preview/preview.png';
     await ctx.sink.write(name, png);
     const asset: Asset = { role: 'raster', href: name, media_type: 'image/png', title: `preview${plan.dims.length ? ` of ${plan.dims.map((d) => `${d}=${plane[d]}`).join(', ')}` : ''}` };
     // Foreign members: the plane a preview shows (viewers pick the one of the current plane) and the pixels it covers.
     for (const d of plan.dims) asset[d] = plane[d];
-    asset.bbox = [0, 0, plan.world.width, plan.world.height];
+    asset.bbox = [0, 0, grid.width * grid.pixel, grid.height * grid.pixel];
     assets.push(asset);
+  }
+  if (preview.image !== undefined) {
+    const { jpeg } = await backgroundJpeg(preview.image, grid);
+    await ctx.sink.write('preview/image.jpg', jpeg);
+    assets.push({ role: 'background', href: 'preview/image.jpg', media_type: 'image/jpeg', title: 'the slide image, downsampled', bbox: [0, 0, plan.world.width, plan.world.height] });
   }
   return assets;
 }
@@ -87,6 +130,7 @@ export function buildReport(ctx: RunContext, totals: MarkerTotals, descriptor: T
     byLayer[id] = {
       pointified: totals.pointified.map((p) => p?.[l] ?? 0), thinned: totals.thinned.map((t) => t?.[l] ?? 0),
       completeZooms: descriptor.vector_layers[l].complete_zooms as number[],
+      keptFraction: (descriptor.vector_layers[l].kept_fraction ?? {}) as Record<string, number>,
     };
   });
   const sum = Object.values(totals.byZoom).reduce((a, z) => ({ tiles: a.tiles + z.tiles, bytes: a.bytes + z.bytes }), { tiles: 0, bytes: 0 });
@@ -98,7 +142,14 @@ export function buildReport(ctx: RunContext, totals: MarkerTotals, descriptor: T
       notPlaced: sortedRecord(r.skipped), jsonOnly: totals.jsonOnly, samples: r.issues.samples,
     },
     world: { ...plan.world, minZoom: plan.minZoom, maxZoom: plan.maxZoom, dims: plan.dims, planes: plan.planes.length, layers: plan.layers },
-    tiles: { total: sum.tiles, bytes: sum.bytes, byZoom: totals.byZoom, byLayer, largest: totals.largest },
+    tiles: {
+      total: sum.tiles, bytes: sum.bytes, byZoom: totals.byZoom, byLayer, largest: totals.largest,
+      thinning: {
+        budgeted: plan.formats.pbf ? 'pbf' : 'json',
+        share: plan.thresholds.map((t) => 1 - (t?.[0] ?? 0) / PRIORITY_RANGE),
+        thresholds: plan.thresholds.map((t) => t?.[0] ?? 0), raised: plan.raised,
+      },
+    },
     units: { levels: plan.levels.length, total: run.units },
     run: { workers: ctx.config.options.workers, spilled, resumed: run.resumed },
     timings: run.timings,

@@ -16,12 +16,14 @@ import type { UnitStore } from '../stages/partition.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import { unitFileName } from '../stages/unit-key.js';
 import type { Dim, Plane } from '../tiling/space.js';
+import type { PreviewGrid } from '../io/preview.js';
+import type { PatchArea } from '../raster/paint.js';
 import type { IssueCounts } from '../validate/tally.js';
 
 export const WORK_DIR_NAME = '.mudm-work';
 const PLAN_FILE = 'plan.json';
 /** The layout of plan.json and of the unit markers; a work directory of another version is refused, never misread. */
-export const PLAN_VERSION = 2;
+export const PLAN_VERSION = 3;
 
 /** What the reading pass found: everything the plan, the descriptor and the report need. */
 export interface ReadSummary {
@@ -44,8 +46,11 @@ export interface PlanFile {
   units: UnitPlan[];
   shards: number;
   meta: { name?: string; description?: string; attribution?: string; version?: string; baseUrl?: string };
-  /** --preview: PNG quicklooks per plane, drawn over this image when given. */
-  preview: { enabled: boolean; image?: string };
+  /**
+   * --preview: a PNG quicklook per plane on `grid`, painted by the level-0 units (points as discs of `pointRadius`),
+   * over this image when given, which also becomes the viewer's background.
+   */
+  preview: { enabled: boolean; image?: string; grid?: PreviewGrid; pointRadius?: number };
   spilled: boolean;
   readSeconds: number;
   /** Tiles into PMTiles archives (`-o FILE.pmtiles`, or `--archive pmtiles`): shards and finalize write them so too. */
@@ -58,12 +63,17 @@ export interface UnitMarker {
   byZoom: Record<string, { json: FormatCount; pbf: FormatCount; features: number }>;
   largest: { path: string; bytes: number } | null;
   pointified: number[][];
-  thinned: number[][];
+  /** Per zoom, per layer: the unit's own features that zoom draws. */
+  kept: number[][];
+  /** Per zoom: the threshold its tiles need to fit the budget, where one does not (0: all fit). */
+  needs: number[];
+  /** The tiles it wrote below the finest zoom: a budget correction removes them before the unit is tiled again. */
+  coarse: string[];
   notInPbf: number;
   /** Next-level key → byte length of its binary records (record.ts), which lie back to back in the marker's `.next` file. */
   next: [string, number][];
-  /** With --preview: the unit's zoom-0 JSON tile (a FeatureCollection), which the preview of its plane is drawn from. */
-  overview?: string;
+  /** With --preview, at level 0: where its patch lies on the plane's preview grid (the pixels lie beside the marker). */
+  preview?: PatchArea;
 }
 
 /** The work directory: the caller's, else OUT/.mudm-work (beside FILE.pmtiles: .FILE.pmtiles.mudm-work) on disk, else memory. */
@@ -154,17 +164,35 @@ function nextPath(level: number, key: string): string {
   return `units/${level}/${unitFileName(key)}.next`;
 }
 
+/** The unit's preview patch (premultiplied RGBA), beside its marker. */
+function previewPath(level: number, key: string): string {
+  return `units/${level}/${unitFileName(key)}.rgba`;
+}
+
 export function isUnitDone(work: WorkDir, level: number, key: string): boolean {
   return work.exists(markerPath(level, key));
 }
 
 /**
- * Records a finished unit: its records for the level above, then its marker, which therefore means the unit never
- * needs redoing. `next` are the records, in the order of `marker.next`.
+ * Records a finished unit: its records for the level above and its preview patch, then its marker, which therefore
+ * means the unit never needs redoing. `next` are the records, in the order of `marker.next`.
  */
-export function writeUnitMarker(work: WorkDir, level: number, marker: UnitMarker, next: readonly Uint8Array[]): void {
+export function writeUnitMarker(work: WorkDir, level: number, marker: UnitMarker, next: readonly Uint8Array[], preview?: Uint8Array): void {
   if (next.length > 0) work.writeBytes(nextPath(level, marker.key), next);
+  if (preview) work.writeBytes(previewPath(level, marker.key), [preview]);
   work.writeJson(markerPath(level, marker.key), marker);
+}
+
+/** Forgets that a unit was finished, so that it is tiled again. */
+export function removeUnitMarker(work: WorkDir, level: number, key: string): void {
+  work.removeFolder(markerPath(level, key));
+}
+
+/** The preview patch of a level-0 unit whose marker has a preview area. */
+export function readUnitPreview(work: WorkDir, key: string): Uint8Array {
+  const bytes = work.readBytes(previewPath(0, key));
+  if (bytes === undefined) throw new WorkStateError(`the preview patch of unit ${key} is missing from ${where(work)}`, work.root);
+  return bytes;
 }
 
 /**

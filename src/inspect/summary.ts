@@ -22,6 +22,8 @@ export interface LayerSummary {
   fields: FieldSummary[];
   /** Zooms at which the layer holds every feature at full form (descriptor member `complete_zooms`). */
   completeZooms?: number[];
+  /** Share of the layer's features each thinned zoom draws (descriptor member `kept_fraction`). */
+  keptFraction?: Record<string, number>;
 }
 
 export interface FormatCount { tiles: number; bytes: number }
@@ -82,6 +84,7 @@ function layerSummaries(p: Pyramid): LayerSummary[] {
     if (l.minzoom !== undefined) s.minzoom = l.minzoom;
     if (l.maxzoom !== undefined) s.maxzoom = l.maxzoom;
     if (Array.isArray(l.complete_zooms)) s.completeZooms = l.complete_zooms as number[];
+    if (l.kept_fraction !== null && typeof l.kept_fraction === 'object') s.keptFraction = l.kept_fraction as Record<string, number>;
     return s;
   });
 }
@@ -211,7 +214,8 @@ export function formatSummary(s: PyramidSummary): string {
   if (s.layers.length === 0) lines.push('  (none)');
   for (const l of s.layers) {
     const complete = l.completeZooms ? `, complete at ${l.completeZooms.length ? l.completeZooms.join(',') : 'no zoom'}` : '';
-    lines.push(`  ${l.id}  zooms ${l.minzoom ?? '?'}–${l.maxzoom ?? '?'}${complete}`);
+    const kept = Object.entries(l.keptFraction ?? {}).map(([z, f]) => `${z}: ${shareText(f)}`).join(', ');
+    lines.push(`  ${l.id}  zooms ${l.minzoom ?? '?'}–${l.maxzoom ?? '?'}${complete}${kept ? `; thinned, share drawn at zoom ${kept}` : ''}`);
     for (const f of l.fields) {
       let extra = '';
       if (f.range) extra = ` [${f.range.join(', ')}]`;
@@ -233,4 +237,9 @@ export function formatSummary(s: PyramidSummary): string {
   if (s.largest.length === 0) lines.push('  (none)');
   for (const t of s.largest) lines.push(`  ${bytesText(t.bytes).padStart(9)}  ${t.path}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** A share as a percentage with the digits it needs (4%, 0.35%). */
+function shareText(f: number): string {
+  return `${Number((f * 100).toPrecision(2))}%`;
 }

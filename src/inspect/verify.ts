@@ -94,7 +94,8 @@ export function verifyPyramid(root: string | PyramidReader, opts: VerifyOptions 
           } else {
             count.json.tiles++; count.json.bytes += bytes.length;
             jsonPlanes.set(planeKey(pair.json.plane), pair.json.plane);
-            out.add(checkBudget(ctx, pair.json, bytes.length));
+            // The budget holds the PBF tiles viewers stream; JSON tiles only in a pyramid without them.
+            if (!pbfBuilt) out.add(checkBudget(ctx, pair.json, bytes.length));
             const checked = checkJsonTile(ctx, pair.json, bytes);
             out.add(checked.problems);
             json = checked.fc;

@@ -1,24 +1,45 @@
-// PNG quicklook of one plane: features drawn as an SVG overlay, composed by sharp over the downscaled image or a dark background.
+// PNG quicklook of a plane and the downsampled slide image: features painted by raster/paint.ts, composed and encoded by sharp.
 import { rename, rm, writeFile } from 'node:fs/promises';
 import sharp, { type Metadata, type Sharp, type SharpOptions } from 'sharp';
 import type { Feature } from '../model/feature.js';
-import type { Geometry, Position } from '../model/geometry.js';
+import { flatten, headOf } from '../tiling/flat.js';
 import { ImageError } from '../report/errors.js';
 import { describeSharpError } from './image.js';
-import { mulberry32 } from '../random.js';
+import { PreviewPainter, overBackground, paintFeature, previewPixel, type Rgb } from '../raster/paint.js';
+
+export const PREVIEW_MAX_SIDE = 2048;
+const BACKGROUND: Rgb = { r: 17, g: 19, b: 24 };
+
+/**
+ * The preview grid of a plane: its size in preview pixels, the plane pixels per preview pixel (a power of two), and
+ * the plane's own size (the grid covers it, up to a pixel more).
+ */
+export interface PreviewGrid { width: number; height: number; pixel: number; plane: { width: number; height: number } }
+
+/**
+ * The grid of a width × height plane: the smallest power-of-two pixel that brings the longest side to `maxSide` or
+ * less, but at most `maxPixel` (a build keeps it within a work unit's cell, so each unit paints whole pixels).
+ */
+export function previewGrid(width: number, height: number, maxSide = PREVIEW_MAX_SIDE, maxPixel = Infinity): PreviewGrid {
+  if (!(width > 0 && height > 0 && Number.isFinite(width) && Number.isFinite(height))) {
+    throw new RangeError(`preview plane size ${width} × ${height} must be positive`);
+  }
+  const pixel = Math.min(previewPixel(width, height, maxSide), Math.max(1, maxPixel));
+  return { width: Math.ceil(width / pixel), height: Math.ceil(height / pixel), pixel, plane: { width, height } };
+}
 
 export interface PreviewOptions {
   /** Plane size in pixels: the coordinate space of the features. */
   width: number;
   height: number;
-  /** Drawn in input order; at most `maxFeatures` of them, chosen deterministically (see `renderPreviewPng`). */
+  /** Every feature is painted, in this order, at its full form; memory holds the picture, never the features. */
   features: Iterable<Feature> | AsyncIterable<Feature>;
   /** A TIFF, PNG or JPEG stretched over the plane as background; without it, a dark background. */
   image?: string;
   /** Longest side of the preview in pixels (default 2048); a smaller plane is drawn at its own size. */
   maxSide?: number;
-  /** Default 20,000: beyond that a preview is a blur of outlines and SVG rendering time grows. */
-  maxFeatures?: number;
+  /** Preview pixels a point's disc reaches beyond the point's own pixel (default 2). */
+  pointRadius?: number;
 }
 
 export interface PreviewFileOptions extends PreviewOptions {
@@ -29,17 +50,12 @@ export interface PreviewInfo {
   /** Preview size in pixels. */
   width: number;
   height: number;
-  /** Preview pixels per plane pixel. */
+  /** Preview pixels per plane pixel (1 / a power of two). */
   scale: number;
-  /** Features drawn, and features seen (with or without geometry). */
+  /** Features painted (those with a geometry), and features seen. */
   drawn: number;
   total: number;
 }
-
-export const PREVIEW_MAX_SIDE = 2048;
-export const PREVIEW_MAX_FEATURES = 20_000;
-const BACKGROUND = { r: 17, g: 19, b: 24 };
-const UNCLASSIFIED = '#36d6e7';
 
 /** Renders the preview and writes it to `outPath` (through a temporary name, so a reader never sees half a file). */
 export async function renderPreview(options: PreviewFileOptions): Promise<PreviewInfo & { path: string }> {
@@ -55,70 +71,72 @@ export async function renderPreview(options: PreviewFileOptions): Promise<Previe
   return { ...info, path: options.outPath };
 }
 
-/**
- * The preview as PNG bytes. The same options give the same bytes: sharp writes no timestamp, and when there are more
- * than `maxFeatures` features the ones drawn are a reservoir sample driven by a fixed-seed generator, so the choice
- * depends only on the input order, and the sample is spread over the whole input rather than its first part.
- */
+/** The preview as PNG bytes; the same options give the same bytes (sharp writes no timestamp). */
 export async function renderPreviewPng(options: PreviewOptions): Promise<PreviewInfo & { png: Buffer }> {
-  const { width, height } = options;
-  if (!(width > 0 && height > 0 && Number.isFinite(width) && Number.isFinite(height))) {
-    throw new RangeError(`preview plane size ${width} × ${height} must be positive`);
-  }
-  const maxSide = options.maxSide ?? PREVIEW_MAX_SIDE;
-  const maxFeatures = options.maxFeatures ?? PREVIEW_MAX_FEATURES;
-  const scale = Math.min(1, maxSide / Math.max(width, height));
-  const pw = Math.max(1, Math.round(width * scale));
-  const ph = Math.max(1, Math.round(height * scale));
-  const sx = pw / width, sy = ph / height;
-
-  const random = mulberry32(0x5eed);
-  const sample: Array<{ index: number; svg: string }> = [];
-  let total = 0, drawable = 0;
+  const grid = previewGrid(options.width, options.height, options.maxSide);
+  const painter = new PreviewPainter({ x: 0, y: 0, width: grid.width, height: grid.height, pixel: grid.pixel }, options.pointRadius);
+  let total = 0, drawn = 0;
   for await (const feature of options.features) {
-    const index = total++;
-    if (feature.geometry === null || feature.geometry === undefined) continue;
-    // Reservoir sampling (algorithm R): every drawable feature has the same chance to be drawn. SVG is made only
-    // for features that get a slot.
-    let slot = sample.length;
-    if (slot >= maxFeatures) {
-      slot = Math.floor(random() * (drawable + 1));
-      if (slot >= maxFeatures) { drawable++; continue; }
-    }
-    const svg = featureSvg(feature.geometry, colourOf(feature.featureClass), sx, sy);
-    if (svg === '') continue;
-    drawable++;
-    sample[slot] = { index, svg };
+    total++;
+    const geom = feature.geometry === null || feature.geometry === undefined ? null : flatten(feature.geometry);
+    if (geom === null) continue;
+    paintFeature(painter, { seq: total, layer: 0, geom, head: headOf(feature) });
+    drawn++;
   }
-  sample.sort((a, b) => a.index - b.index);
-  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${pw}" height="${ph}" viewBox="0 0 ${pw} ${ph}">`
-    + sample.map((s) => s.svg).join('') + '</svg>';
-
-  const base = options.image === undefined
-    ? sharp({ create: { width: pw, height: ph, channels: 3, background: BACKGROUND } })
-    : await imageBackground(options.image, pw, ph);
-  // Compositing may leave an alpha band depending on the base; a second step fixes the output to opaque RGB.
-  const composed = await base
-    .composite([{ input: Buffer.from(svg), top: 0, left: 0 }])
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  const png = await sharp(composed.data, { raw: { width: composed.info.width, height: composed.info.height, channels: composed.info.channels } })
-    .removeAlpha()
-    .png({ compressionLevel: 9, adaptiveFiltering: false })
-    .toBuffer();
-  return { png, width: pw, height: ph, scale, drawn: sample.length, total };
+  const png = await composePreview(painter.rgba, grid, options.image);
+  return { png, width: grid.width, height: grid.height, scale: 1 / grid.pixel, drawn, total };
 }
 
-/** The image fitted to the preview. Greyscale and 16-bit microscopy is usually dim, so non-8-bit images are stretched. */
-async function imageBackground(path: string, pw: number, ph: number): Promise<Sharp> {
+/** The PNG of a painted canvas (premultiplied RGBA over the whole grid) over the image, or over a dark background. */
+export async function composePreview(canvas: Uint8Array, grid: PreviewGrid, image?: string): Promise<Buffer> {
+  let background: Uint8Array | Rgb = BACKGROUND;
+  if (image !== undefined) {
+    // The image covers the plane, which the grid may exceed by part of a pixel: the rest stays dark.
+    const size = imageSize(grid);
+    const pixels = await imagePixels(image, size.width, size.height);
+    const rgb = new Uint8Array(grid.width * grid.height * 3);
+    for (let p = 0; p < grid.width * grid.height; p++) rgb.set([BACKGROUND.r, BACKGROUND.g, BACKGROUND.b], p * 3);
+    for (let j = 0; j < size.height; j++) rgb.set(pixels.subarray(j * size.width * 3, (j + 1) * size.width * 3), j * grid.width * 3);
+    background = rgb;
+  }
+  const rgb = overBackground(canvas, grid.width * grid.height, background);
+  return sharp(rgb, { raw: { width: grid.width, height: grid.height, channels: 3 } })
+    .png({ compressionLevel: 9, adaptiveFiltering: false })
+    .toBuffer();
+}
+
+/** Preview pixels the plane itself takes (rounded), at least one each way. */
+function imageSize(grid: PreviewGrid): { width: number; height: number } {
+  return {
+    width: Math.min(grid.width, Math.max(1, Math.round(grid.plane.width / grid.pixel))),
+    height: Math.min(grid.height, Math.max(1, Math.round(grid.plane.height / grid.pixel))),
+  };
+}
+
+/**
+ * The image over the plane, downsampled to the grid's pixel, as JPEG: what a viewer shows behind the vectors (asset
+ * role `background`, placed over the plane's bbox).
+ */
+export async function backgroundJpeg(image: string, grid: PreviewGrid): Promise<{ jpeg: Buffer; width: number; height: number }> {
+  const size = imageSize(grid);
+  const rgb = await imagePixels(image, size.width, size.height);
+  const jpeg = await sharp(rgb, { raw: { width: size.width, height: size.height, channels: 3 } }).jpeg({ quality: 85 }).toBuffer();
+  return { jpeg, ...size };
+}
+
+/** The image fitted to width × height as 8-bit RGB. Greyscale and 16-bit microscopy is usually dim, so non-8-bit images are stretched. */
+async function imagePixels(path: string, width: number, height: number): Promise<Uint8Array> {
   try {
-    const input = await pickLevel(path, pw, ph);
+    const input = await pickLevel(path, width, height);
     const meta = await sharp(path, input).metadata();
-    let img = sharp(path, input).resize(pw, ph, { fit: 'fill' });
+    let img: Sharp = sharp(path, input).resize(width, height, { fit: 'fill' });
     if (meta.depth !== 'uchar') img = img.normalise();
-    // Render once to a fixed 8-bit RGB buffer so compositing sees one layout whatever the source was.
-    const { data, info } = await img.flatten({ background: BACKGROUND }).toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
-    return sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } });
+    const { data, info } = await img.flatten({ background: BACKGROUND }).toColourspace('srgb').removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    if (info.channels === 3) return data;
+    // One band (sharp keeps greyscale as one channel): spread it over three.
+    const rgb = new Uint8Array(width * height * 3);
+    for (let p = 0; p < width * height; p++) rgb.fill(data[p * info.channels], p * 3, p * 3 + 3);
+    return rgb;
   } catch (err) {
     if (err instanceof ImageError) throw err;
     throw new ImageError(path, await describeSharpError(path, err));
@@ -144,81 +162,4 @@ async function pickLevel(path: string, pw: number, ph: number): Promise<SharpOpt
     if (sameShape && m.width >= pw && m.height >= ph && m.width * m.height < bestPixels) { best = c; bestPixels = m.width * m.height; }
   }
   return best;
-}
-
-/** A class keeps its colour across previews and builds: the hue comes from a hash of its name. */
-function colourOf(featureClass: string | undefined): string {
-  if (featureClass === undefined) return UNCLASSIFIED;
-  let h = 0x811c9dc5;
-  for (let i = 0; i < featureClass.length; i++) h = Math.imul(h ^ featureClass.charCodeAt(i), 0x01000193);
-  return hslHex((h >>> 0) % 360, 0.75, 0.58);
-}
-
-function hslHex(hue: number, s: number, l: number): string {
-  const a = s * Math.min(l, 1 - l);
-  const f = (n: number) => {
-    const k = (n + hue / 30) % 12;
-    const v = l - a * Math.max(-1, Math.min(k - 3, 9 - k, 1));
-    return Math.round(v * 255).toString(16).padStart(2, '0');
-  };
-  return `#${f(0)}${f(8)}${f(4)}`;
-}
-
-
-/** Two decimals are below what anyone sees and keep the SVG, and so the bytes, independent of float noise. */
-function num(v: number): string {
-  return String(Math.round(v * 100) / 100);
-}
-
-/** Path data for rings or lines in preview pixels; points that round to the same spot are dropped. */
-function pathData(parts: Position[][], sx: number, sy: number, close: boolean): { d: string; dots: string[] } {
-  let d = '';
-  const dots: string[] = [];
-  for (const part of parts) {
-    const pts: string[] = [];
-    let last = '';
-    for (const p of part) {
-      const s = `${num(p[0] * sx)} ${num(p[1] * sy)}`;
-      if (s !== last) pts.push(s);
-      last = s;
-    }
-    if (close && pts.length > 1 && pts[0] === pts[pts.length - 1]) pts.pop();
-    // A shape smaller than a preview pixel still shows, as a dot, so sparse small objects are not lost.
-    if (pts.length < (close ? 3 : 2)) { if (pts.length > 0) dots.push(pts[0]); continue; }
-    d += `M${pts[0]}L${pts.slice(1).join(' ')}${close ? 'Z' : ''}`;
-  }
-  return { d, dots };
-}
-
-function dotsSvg(points: string[], colour: string, r: number): string {
-  if (points.length === 0) return '';
-  const d = points.map((p) => {
-    const [x, y] = p.split(' ').map(Number);
-    return `M${num(x - r)} ${num(y)}a${r} ${r} 0 1 0 ${2 * r} 0a${r} ${r} 0 1 0 ${-2 * r} 0Z`;
-  }).join('');
-  return `<path d="${d}" fill="${colour}"/>`;
-}
-
-function featureSvg(g: Geometry, colour: string, sx: number, sy: number): string {
-  const area = (rings: Position[][]) => {
-    const { d, dots } = pathData(rings, sx, sy, true);
-    return (d === '' ? '' : `<path d="${d}" fill="${colour}" fill-opacity="0.35" fill-rule="evenodd" stroke="${colour}" stroke-opacity="0.95" stroke-width="1"/>`)
-      + dotsSvg(dots, colour, 1);
-  };
-  const line = (lines: Position[][]) => {
-    const { d, dots } = pathData(lines, sx, sy, false);
-    return (d === '' ? '' : `<path d="${d}" fill="none" stroke="${colour}" stroke-width="1.5"/>`) + dotsSvg(dots, colour, 1);
-  };
-  const points = (ps: Position[]) => dotsSvg(ps.map((p) => `${num(p[0] * sx)} ${num(p[1] * sy)}`), colour, 2.5);
-  switch (g.type) {
-    case 'Point': return points([g.coordinates]);
-    case 'MultiPoint': return points(g.coordinates);
-    case 'LineString': return line([g.coordinates]);
-    case 'MultiLineString': return line(g.coordinates);
-    case 'Polygon': return area(g.coordinates);
-    case 'MultiPolygon': return area(g.coordinates.flat());
-    // A mesh seen from above: the outlines of its faces.
-    case 'PolyhedralSurface': case 'TIN': return g.coordinates === undefined ? '' : line(g.coordinates.flat());
-    case 'GeometryCollection': return g.geometries.map((m) => featureSvg(m, colour, sx, sy)).join('');
-  }
 }

@@ -16,6 +16,7 @@ export interface WorkDir {
   exists(rel: string): boolean;
   /** Names of the entries of a folder, sorted; [] when it does not exist. */
   list(rel: string): string[];
+  /** Removes a folder and all it holds, or a single file. */
   removeFolder(rel: string): void;
   /** Removes the whole work directory. */
   destroy(): void;

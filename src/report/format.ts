@@ -64,7 +64,10 @@ export function summaryLines(r: BuildReport, out: string): string[] {
   for (const [z, zr] of Object.entries(r.tiles.byZoom)) {
     lines.push(`  ${z.padStart(4)} ${String(zr.json.tiles).padStart(11)} ${formatBytes(zr.json.bytes).padStart(15)} ${String(zr.pbf.tiles).padStart(11)} ${formatBytes(zr.pbf.bytes).padStart(15)} ${String(zr.features).padStart(10)} ${String(zr.pointified).padStart(7)} ${String(zr.thinned).padStart(8)}`);
   }
-  for (const [id, l] of Object.entries(r.tiles.byLayer)) lines.push(`  layer ${id}: complete at zooms ${l.completeZooms.join(',') || 'none'}`);
+  for (const [id, l] of Object.entries(r.tiles.byLayer)) {
+    const kept = Object.entries(l.keptFraction).map(([z, f]) => `${z}: ${Number((f * 100).toPrecision(2))}%`).join(', ');
+    lines.push(`  layer ${id}: complete at zooms ${l.completeZooms.join(',') || 'none'}${kept ? `; thinned uniformly, share drawn at zoom ${kept}` : ''}`);
+  }
   if (r.tiles.largest) lines.push(`  largest tile: ${r.tiles.largest.path} (${formatBytes(r.tiles.largest.bytes)})`);
   const t = r.timings;
   lines.push(`time: read ${t.read.toFixed(2)}s, tile+write ${t.tile.toFixed(2)}s, describe ${t.describe.toFixed(2)}s, total ${t.total.toFixed(2)}s with ${r.run.workers} worker(s); ${r.units.total} work unit(s) in ${r.units.levels} level(s)${r.run.spilled ? ', spilled to disk' : ''}${r.run.resumed ? `, ${r.run.resumed} resumed` : ''}`);

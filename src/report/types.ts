@@ -25,8 +25,14 @@ export interface BuildReport {
   tiles: {
     total: number; bytes: number;
     byZoom: Record<string, ZoomReport>;
-    byLayer: Record<string, { pointified: number[]; thinned: number[]; completeZooms: number[] }>;
+    /** Per layer and zoom: features drawn as points (per tile), features not drawn (thinned), share drawn where below 1. */
+    byLayer: Record<string, { pointified: number[]; thinned: number[]; completeZooms: number[]; keptFraction: Record<string, number> }>;
     largest: { path: string; bytes: number } | null;
+    /**
+     * Uniform thinning, per zoom: the format the budget holds, the share of the priority range drawn and its threshold
+     * (every layer alike), and the zooms whose threshold was raised after tiling because a tile was still over.
+     */
+    thinning: { budgeted: 'pbf' | 'json'; share: number[]; thresholds: number[]; raised: number[] };
   };
   units: { levels: number; total: number };
   /** How this run went, which may differ between runs that give the same pyramid (all else in the report may not). */

@@ -11,6 +11,8 @@ export interface DescribeInput {
   /** Per zoom, per layer: features replaced by points and features thinned (zooms where both are 0 are complete). */
   pointified: number[][];
   thinned: number[][];
+  /** Per zoom, per layer: the share of the layer's features the zoom draws. */
+  keptFraction?: number[][];
   vocabularies?: Vocabularies;
   meta: { name?: string; description?: string; attribution?: string; version?: string; baseUrl?: string };
   assets?: Asset[];
@@ -30,6 +32,16 @@ function completeZooms(input: DescribeInput, layer: number): number[] {
   return out.reverse();
 }
 
+/** `{ "<zoom>": share }` for the zooms that draw less than the whole layer, shares to 4 significant digits. */
+function keptFractions(input: DescribeInput, layer: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (let z = input.plan.minZoom; z <= input.plan.maxZoom; z++) {
+    const f = input.keptFraction?.[z]?.[layer] ?? 1;
+    if (f < 1) out[z] = Number(f.toPrecision(4));
+  }
+  return out;
+}
+
 function vectorLayers(input: DescribeInput): VectorLayer[] {
   const { plan } = input;
   const vocab = typeof input.vocabularies === 'object' ? input.vocabularies : undefined;
@@ -40,8 +52,11 @@ function vectorLayers(input: DescribeInput): VectorLayer[] {
       const used = Object.fromEntries(Object.entries(vocab).filter(([name]) => fields.fields && name in fields.fields));
       if (Object.keys(used).length) layer.vocabularies = used;
     }
-    // Foreign member: where the layer is complete; below, sub-pixel features are points and dense tiles are thinned.
+    // Foreign members: where the layer is complete; below, sub-pixel features are points and zooms may be thinned,
+    // each uniformly: the share of the layer's features a thinned zoom draws, everywhere alike (absent zooms: all).
     layer.complete_zooms = completeZooms(input, i);
+    const kept = keptFractions(input, i);
+    if (Object.keys(kept).length > 0) layer.kept_fraction = kept;
     return layer;
   });
 }

@@ -11,9 +11,11 @@ import { assignPlane, layerOf, observeFeature, optionFieldValue, type LayerStats
 import { NUCLEUS_LAYER, NUCLEUS_SEQ, normaliseQuPath, nucleusOf } from './qupath.js';
 import { routeRecord, unitChunks } from './partition.js';
 import { unitKeyPrefix } from './unit-key.js';
-import { RecordEncoder } from './record.js';
+import { RecordEncoder, type RecordFeature } from './record.js';
 import type { ByteArena } from '../bytes.js';
-import { emptyBox, flatten, growBox } from '../tiling/flat.js';
+import { emptyBox, flatten, growBox, tagsOf } from '../tiling/flat.js';
+import { headTextOf } from './encode-json.js';
+import { TileSketch, type SketchData } from './thinning.js';
 
 /** Numbers per feature in a batch's `meta`: index, line, column (0 when unknown), start and end of its bytes. */
 export const META = 5;
@@ -43,6 +45,8 @@ export interface ParseTask {
   sampleCap: number;
   /** A QuPath cell's `nucleusGeometry` becomes a feature of its own in layer `nucleus` (`--nucleus-features`). */
   nucleusFeatures?: boolean;
+  /** With thinning (lod auto): gather tile size estimates of the format the budget applies to. */
+  sketch?: { format: 'pbf' | 'json' };
 }
 
 /** Valid features that the pyramid cannot hold, counted by reason. */
@@ -62,6 +66,8 @@ export interface ParseResult {
   units: [string, Uint8Array][];
   /** The fields named by `layerBy` and `rule.fields` that some feature of the batch has (valid or not). */
   optionFieldsSeen: string[];
+  /** Tile size estimates of the batch (thinning.ts), when asked for. */
+  sketch?: SketchData;
   /** Syntax error inside a feature: fatal for the file. */
   syntax?: { index: number; line: number; column: number; message: string };
 }
@@ -88,6 +94,7 @@ export function parseBatch(task: ParseTask): ParseResult {
   const pad = (C * (BUFFER + 1)) / EXTENT;
   const skip = (why: string) => { res.skipped[why] = (res.skipped[why] ?? 0) + 1; };
   const bounds = emptyBox(new Float64Array(4));
+  const sketch = task.sketch ? new TileSketch(task.sketch.format) : undefined;
   // Fields named by options, each with how a feature holds it (--layer-by: a member too), until a feature has it.
   const unseen = new Map<string, (f: Feature) => unknown>();
   if (task.layerBy !== undefined) unseen.set(task.layerBy, (f) => optionFieldValue(f, task.layerBy as string));
@@ -99,11 +106,17 @@ export function parseBatch(task: ParseTask): ParseResult {
     dropRadius(f.geometry);
     const geom = flatten(f.geometry);
     // The feature itself is its head: only id, featureClass, parentId, ref and properties are read.
-    if (geom === null || !enc.encode(layer, { seq, geom, head: f })) { skip('no-inline-position'); return; }
+    const flat: RecordFeature | null = geom === null ? null : { seq, geom, head: f };
+    if (flat === null || !enc.encode(layer, flat)) { skip('no-inline-position'); return; }
     const b = enc.box;
     if (b[2] < 0 || b[3] < 0 || (task.side !== undefined && (b[0] >= task.side || b[1] >= task.side))) { skip('outside-world'); return; }
     growBox(bounds, b);
-    routeRecord(units, unitKeyPrefix(plane), enc.bytes(), b, C, pad);
+    const prefix = unitKeyPrefix(plane);
+    routeRecord(units, prefix, enc.bytes(), b, C, pad);
+    if (sketch) {
+      const tags = tagsOf(flat);
+      sketch.add(prefix, flat.geom, b, tags, tags.id ?? seq, sketch.format === 'json' ? Buffer.byteLength(headTextOf(flat, layer)) : 0);
+    }
   };
 
   const { raw } = task;
@@ -169,5 +182,6 @@ export function parseBatch(task: ParseTask): ParseResult {
   res.optionFieldsSeen = looked.filter((n) => !unseen.has(n));
   res.dims = [...dims];
   res.units = unitChunks(units);
+  if (sketch) res.sketch = sketch.data();
   return res;
 }

@@ -3,6 +3,9 @@ import type { Multiscale } from '../model/multiscale.js';
 import type { Properties } from '../model/feature.js';
 import { compareUnitKeys, parseUnitKey, unitKey } from './unit-key.js';
 import type { BuildConfig } from '../options.js';
+import type { LayerStats } from './assign.js';
+import { tilePrefix } from './encode-json.js';
+import { planThresholds, tileOverhead, type TileSketch } from './thinning.js';
 import { comparePlanes, defaultMaxZoom, planeKey, tileSize, worldSide, type Dim, type Plane, type World } from '../tiling/space.js';
 
 /**
@@ -40,6 +43,13 @@ export interface BuildPlan {
   lod: 'auto' | 'none';
   tileBudget: number;
   collection: { multiscale?: Multiscale; properties?: Properties };
+  /**
+   * Per zoom (the index) and layer: the thinning threshold every tile of that zoom applies (stages/thinning.ts),
+   * 0 where everything is drawn. Fixed by the plan from the read's estimates; raised after tiling where a tile
+   * was still over the budget, and then the zooms in `raised` were tiled again.
+   */
+  thresholds: number[][];
+  raised: number[];
 }
 
 export interface PlanInput {
@@ -106,12 +116,13 @@ export function sortPlanes(planes: Iterable<Plane>): Plane[] {
   return [...planes].sort(comparePlanes);
 }
 
-/** What the reading pass found that fixes the plan. */
+/** What the reading pass found that fixes the plan; the tile estimates when the build thins (lod auto). */
 export interface PlanSources {
   bounds: [number, number, number, number] | null;
   dims: Dim[];
-  layers: string[];
+  stats: LayerStats;
   collection: { multiscale?: Multiscale; properties?: Properties };
+  sketch?: TileSketch;
 }
 
 /** The plan of a build and its level-0 units, from the config, what was read, and the keys of the stored records. */
@@ -126,10 +137,18 @@ export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: st
   }
   const sorted = sortPlanes(planes.values());
   if (sorted.length === 0) sorted.push({ t: 0, c: 0, z: 0 });
+  const layers = Object.keys(found.stats).sort();
+  const collection = { multiscale: found.collection.multiscale, properties: found.collection.properties };
+  const perZoom = found.sketch && config.lod === 'auto'
+    ? planThresholds({
+      sketch: found.sketch, side: world.side, minZoom, maxZoom, budget: o.tileBudget,
+      overhead: tileOverhead(found.stats, found.sketch.format, tilePrefix(collection).length),
+    })
+    : new Array<number>(maxZoom + 1).fill(0);
   const plan: BuildPlan = {
-    world, minZoom, maxZoom, cellSize: o.unitSize, dims: found.dims, layers: [...found.layers].sort(), planes: sorted, levels,
-    formats: config.formats, lod: config.lod, tileBudget: o.tileBudget,
-    collection: { multiscale: found.collection.multiscale, properties: found.collection.properties },
+    world, minZoom, maxZoom, cellSize: o.unitSize, dims: found.dims, layers, planes: sorted, levels,
+    formats: config.formats, lod: config.lod, tileBudget: o.tileBudget, collection,
+    thresholds: perZoom.map((t) => layers.map(() => t)), raised: [],
   };
   return { plan, units: planBaseUnits(storeKeys, world.side, levels[0], o.unitSize) };
 }

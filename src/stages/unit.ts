@@ -11,6 +11,8 @@ import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder, RecordReader, StringCache } from './record.js';
 import type { ByteArena } from '../bytes.js';
 import type { UnitPlan } from './plan.js';
+import { keeps } from './thinning.js';
+import { PreviewPainter, paintFeature, type PatchArea } from '../raster/paint.js';
 
 export interface TileTask {
   kind: 'tile';
@@ -21,6 +23,8 @@ export interface TileTask {
   dims: Dim[];
   /** Cell zoom of the next level, when there is one: the unit's own features are reduced for the zoom below its cells. */
   next?: { zoom: number };
+  /** With --preview, at level 0: the unit's patch of its plane's preview, painted from every feature it reads. */
+  preview?: { area: PatchArea; pointRadius: number };
 }
 
 export interface WrittenTile { path: string; z: number; bytes: Uint8Array; features: number }
@@ -32,8 +36,13 @@ export interface UnitResult {
   next: [string, Uint8Array][];
   features: number;
   pointified: number[][];
-  thinned: number[][];
+  /** Per zoom, per layer: the unit's own features (home) that the zoom draws. */
+  kept: number[][];
+  /** Per zoom: the lowest threshold at which every tile of the unit fits the budget, where one does not (else 0). */
+  needs: number[];
   notInPbf: number;
+  /** The preview patch: where it lies on the plane's preview grid, and its premultiplied RGBA. */
+  preview?: { area: PatchArea; rgba: Uint8Array };
 }
 
 /** Reads the unit's records, each feature once (a feature near a cell border is stored in every cell it touches). */
@@ -68,22 +77,31 @@ export function tileUnit(task: TileTask): UnitResult {
   const layers = spec.layers.length;
   const res: UnitResult = {
     key: unit.key, tiles: [], next: [], features: features.length,
-    pointified: [], thinned: [], notInPbf: 0,
+    pointified: [], kept: [], needs: [], notInPbf: 0,
   };
   for (let z = spec.minZoom; z <= spec.maxZoom; z++) {
     res.pointified[z] = new Array<number>(layers).fill(0);
-    res.thinned[z] = new Array<number>(layers).fill(0);
+    res.kept[z] = new Array<number>(layers).fill(0);
+    res.needs[z] = 0;
+  }
+  for (const f of features) {
+    if (!home.has(f.seq)) continue;
+    for (let z = spec.minZoom; z <= spec.maxZoom; z++) if (keeps(spec.thresholds?.[z]?.[f.layer] ?? 0, f.seq)) res.kept[z][f.layer]++;
   }
   for (const t of tiles) {
-    for (let l = 0; l < layers; l++) {
-      res.pointified[t.z][l] += t.stats.pointified[l] ?? 0;
-      res.thinned[t.z][l] += t.stats.thinned[l] ?? 0;
-    }
+    for (let l = 0; l < layers; l++) res.pointified[t.z][l] += t.stats.pointified[l] ?? 0;
+    if (t.need !== undefined) res.needs[t.z] = Math.max(res.needs[t.z], t.need);
     res.notInPbf += t.stats.notInPbf;
     if (t.json) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'json'), z: t.z, bytes: t.json, features: t.stats.features });
     if (t.pbf) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'pbf'), z: t.z, bytes: t.pbf, features: t.stats.features });
   }
   if (task.next && keptAtTop) res.next = reduceForNext(features, home, keptAtTop, task, task.next.zoom);
+  if (task.preview) {
+    // Every feature the unit reads, in input order: the patch is what one canvas of the whole plane shows there.
+    const painter = new PreviewPainter(task.preview.area, task.preview.pointRadius);
+    for (const f of features) paintFeature(painter, f);
+    res.preview = { area: task.preview.area, rgba: painter.rgba };
+  }
   return res;
 }
 

@@ -14,6 +14,33 @@ function sqSegDist(px: number, py: number, ax: number, ay: number, bx: number, b
 }
 
 /**
+ * For each vertex, the largest squared tolerance at which Douglas–Peucker (as the tiler runs it: farthest vertex,
+ * first on ties, kept when strictly beyond) still keeps it: its split distance, capped by those of the splits above
+ * it. Simplifying at a tolerance keeps exactly the vertices whose value exceeds it, so one pass serves every zoom.
+ * Written into `out` from index `at` when given (a caller's scratch), else into a new array.
+ */
+export function simplificationRanks(xy: Coords, out?: Float64Array, at = 0): Float64Array {
+  const n = xy.length >> 1;
+  const eff = out ?? new Float64Array(n);
+  eff.fill(Infinity, at, at + n);
+  const stack: number[] = [0, n - 1, Infinity];
+  while (stack.length > 0) {
+    const cap = stack.pop() as number, last = stack.pop() as number, first = stack.pop() as number;
+    let maxD = -1, index = -1;
+    for (let i = first + 1; i < last; i++) {
+      const d = sqSegDist(xy[i * 2], xy[i * 2 + 1], xy[first * 2], xy[first * 2 + 1], xy[last * 2], xy[last * 2 + 1]);
+      if (d > maxD) { maxD = d; index = i; }
+    }
+    if (index < 0) continue;
+    const rank = Math.min(maxD, cap);
+    eff[at + index] = rank;
+    if (last - index > 1) stack.push(index, last, rank);
+    if (index - first > 1) stack.push(first, index, rank);
+  }
+  return eff;
+}
+
+/**
  * Douglas–Peucker and quantisation, reusing their scratch space from call to call (they run for every ring at every
  * zoom). One simplifier per tiling call.
  */

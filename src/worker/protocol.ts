@@ -41,8 +41,8 @@ export function parseTransfers(task: ParseTask): ArrayBuffer[] {
   return transferable([new Uint8Array(task.raw.meta.buffer), ...('bytes' in task.raw ? [task.raw.bytes] : [])]);
 }
 
-/** What of a result moves back to the main thread: unit records; tile bytes and records for the level above. */
+/** What of a result moves back to the main thread: unit records; tile bytes, records for the level above, a preview patch. */
 export function resultTransfers(result: TaskResult): ArrayBuffer[] {
   if ('units' in result) return transferable(result.units.map(([, b]) => b));
-  return transferable([...result.tiles.map((t) => t.bytes), ...result.next.map(([, b]) => b)]);
+  return transferable([...result.tiles.map((t) => t.bytes), ...result.next.map(([, b]) => b), ...(result.preview ? [result.preview.rgba] : [])]);
 }

@@ -1,5 +1,5 @@
 // What the CLI refuses about archives, with the message and the exit code: JSON tiles or several planes in one
-// archive, --preview without JSON tiles, an unknown --archive kind, an archive in the way, extract of no archive.
+// archive, --preview with one archive, an unknown --archive kind, an archive in the way, extract of no archive.
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -20,7 +20,7 @@ describe('usage errors (exit 2) point to --archive', () => {
   it.each([
     [['--format', 'json'], (f: string) => `-o ${f} writes one PMTiles archive of PBF tiles; for --format json write one archive per plane and format with -o DIR --archive pmtiles`],
     [['--format', 'json,pbf'], (f: string) => `-o ${f} writes one PMTiles archive of PBF tiles; for --format json,pbf write one archive per plane and format with -o DIR --archive pmtiles`],
-    [['--preview'], (f: string) => `--preview draws the zoom-0 JSON tiles, which -o ${f} (PBF only) does not hold: write -o DIR --archive pmtiles`],
+    [['--preview'], (f: string) => `--preview writes PNG files beside the tiles, which -o ${f} (one archive) has no place for: write -o DIR --archive pmtiles`],
   ])('-o FILE.pmtiles %j', async (extra, message) => {
     const dir = scratch();
     const file = path.join(dir, 'slide.pmtiles');

@@ -35,12 +35,12 @@ function planFile(units: UnitPlan[], shards = 1): PlanFile {
     read: { read: 0, valid: 0, invalid: 0, issues: { errorsByCode: {}, warningsByCode: {}, samples: [] }, skipped: {}, bounds: null, dims: [], stats: {}, collection: {} },
     plan: {
       world: { side: 256, width: 256, height: 256 }, minZoom: 0, maxZoom: 0, cellSize: 256, dims: [], layers: [], planes: [{ t: 0, c: 0, z: 0 }],
-      levels: [{ zoom: 0, topZoom: 0 }], formats: { json: true, pbf: true }, lod: 'auto', tileBudget: 1, collection: {},
+      levels: [{ zoom: 0, topZoom: 0 }], formats: { json: true, pbf: true }, lod: 'auto', tileBudget: 1, collection: {}, thresholds: [[]], raised: [],
     },
   };
 }
 
-const marker = (key: string, next: [string, number][] = []): UnitMarker => ({ key, byZoom: {}, largest: null, pointified: [], thinned: [], notInPbf: 0, next });
+const marker = (key: string, next: [string, number][] = []): UnitMarker => ({ key, byZoom: {}, largest: null, pointified: [], kept: [], needs: [], coarse: [], notInPbf: 0, next });
 
 describe('plan.json', () => {
   it('round-trips a plan of this version', () => {

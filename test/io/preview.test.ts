@@ -1,4 +1,4 @@
-// PNG previews: size, features visible over a dark background or an image, deterministic bytes, bounded feature count.
+// PNG previews: power-of-two size, every feature visible over a dark background or an image, deterministic bytes.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,24 +27,27 @@ async function decode(png: Buffer) {
 }
 
 describe('renderPreview', () => {
-  it('scales the plane to maxSide and draws features over a dark background', async () => {
+  it('scales the plane by a power of two to maxSide and draws features over a dark background', async () => {
     const features: Feature[] = [
       square(100, 100, 500, 400, 'cell'),
       { type: 'Feature', featureClass: 'spot', geometry: { type: 'Point', coordinates: [800, 250] } },
       { type: 'Feature', geometry: { type: 'LineString', coordinates: [[0, 450], [1000, 450]] } },
       { type: 'Feature', geometry: null },
     ];
+    // 1000 / 200 = 5 plane pixels per preview pixel at least: 8, the next power of two.
     const out = await renderPreviewPng({ width: 1000, height: 500, features, maxSide: 200 });
-    expect(out).toMatchObject({ width: 200, height: 100, scale: 0.2, drawn: 3, total: 4 });
+    expect(out).toMatchObject({ width: 125, height: 63, scale: 0.125, drawn: 3, total: 4 });
     const { info, at } = await decode(out.png);
-    expect([info.width, info.height, info.channels]).toEqual([200, 100, 3]);
+    expect([info.width, info.height, info.channels]).toEqual([125, 63, 3]);
     expect((await sharp(out.png).metadata()).format).toBe('png');
-    const background = at(150, 20);
-    expect(at(60, 50)).not.toEqual(background); // inside the square (20..100, 20..80)
-    expect(at(20, 50)).not.toEqual(background); // on its outline
-    expect(at(160, 50)).not.toEqual(background); // the point
-    expect(at(100, 90)).not.toEqual(background); // the line
-    expect(at(60, 50)).not.toEqual(at(160, 50)); // classes get different colours
+    const background = at(120, 5);
+    expect(background).toEqual([17, 19, 24]);
+    expect(at(40, 30)).not.toEqual(background); // inside the square (12.5..62.5, 12.5..50)
+    expect(at(12, 30)).not.toEqual(background); // on its outline
+    expect(at(12, 30)).not.toEqual(at(40, 30)); // outline and interior differ
+    expect(at(100, 31)).not.toEqual(background); // the point
+    expect(at(100, 56)).not.toEqual(background); // the line
+    expect(at(40, 30)).not.toEqual(at(100, 31)); // classes get different colours
   });
 
   it('gives the same bytes for the same input, and writes them to the file', async () => {
@@ -54,21 +57,19 @@ describe('renderPreview', () => {
     expect(Buffer.compare(a.png, b.png)).toBe(0);
     const outPath = join(dir, 'plane.png');
     const written = await renderPreview({ width: 1000, height: 500, features: features(), maxSide: 300, outPath });
-    expect(written).toMatchObject({ path: outPath, width: 300, height: 150, drawn: 200 });
+    expect(written).toMatchObject({ path: outPath, width: 250, height: 125, drawn: 200 });
     expect(Buffer.compare(await readFile(outPath), a.png)).toBe(0);
   });
 
-  it('draws at most maxFeatures, the same ones every time, from an async iterable too', async () => {
-    async function* many() { for (let i = 0; i < 1000; i++) yield square(i, 0, i + 1, 10); }
-    const a = await renderPreviewPng({ width: 1000, height: 10, features: many(), maxFeatures: 25 });
-    const b = await renderPreviewPng({ width: 1000, height: 10, features: many(), maxFeatures: 25 });
-    expect(a).toMatchObject({ drawn: 25, total: 1000 });
-    expect(Buffer.compare(a.png, b.png)).toBe(0);
-    // The sample spreads over the input, not only its beginning.
+  it('paints every feature, from an async iterable too, however many there are', async () => {
+    async function* many() { for (let i = 0; i < 1000; i++) yield square(i + 0.2, 2, i + 0.6, 8); }
+    const a = await renderPreviewPng({ width: 1000, height: 10, features: many() });
+    expect(a).toMatchObject({ drawn: 1000, total: 1000, width: 1000 });
     const { at } = await decode(a.png);
-    let drawnRight = 0;
-    for (let x = 500; x < 1000; x++) if (at(x, 5)[0] > 40) drawnRight++;
-    expect(drawnRight).toBeGreaterThan(0);
+    // Each square is narrower than a pixel and between pixel centres: its outline still marks its column.
+    const unmarked = Array.from({ length: 1000 }, (_, x) => x).filter((x) => at(x, 5).join() === '17,19,24');
+    expect(unmarked).toEqual([]);
+    expect(at(500, 0)).toEqual([17, 19, 24]);
   });
 
   it('draws over the downscaled image: a pixel under a feature differs from the image', async () => {

@@ -9,7 +9,7 @@ function plan(over: Partial<BuildPlan> = {}): BuildPlan {
   return {
     world: { side: 4096, width: 3000, height: 2000 }, minZoom: 0, maxZoom: 3, cellSize: 2048, dims: [], layers: ['cells', 'nuclei'],
     planes: [{ t: 0, c: 0, z: 0 }], levels: [{ zoom: 1, topZoom: 3 }, { zoom: 0, topZoom: 0 }],
-    formats: { json: true, pbf: true }, lod: 'auto', tileBudget: 500 * 1024, collection: {}, ...over,
+    formats: { json: true, pbf: true }, lod: 'auto', tileBudget: 500 * 1024, collection: {}, thresholds: [], raised: [], ...over,
   };
 }
 
@@ -43,6 +43,15 @@ describe('tilesetDescriptor', () => {
     expect(d.vector_layers.map((l) => l.complete_zooms)).toEqual([[1, 2, 3], [2, 3]]);
     const thinnedFine = tilesetDescriptor(input({ thinned: [[0, 0], [0, 0], [1, 0], [0, 0]], pointified: [[0, 0], [0, 0], [0, 0], [0, 0]] }));
     expect(thinnedFine.vector_layers.map((l) => l.complete_zooms)).toEqual([[3], [0, 1, 2, 3]]);
+  });
+
+  it('says per layer which share of its features each thinned zoom draws (kept_fraction), in the overview too', () => {
+    const keptFraction = [[0.0123456, 1], [0.5, 1], [1, 1], [1, 1]];
+    const d = tilesetDescriptor(input({ keptFraction }));
+    expect(d.vector_layers.map((l) => l.kept_fraction)).toEqual([{ 0: 0.01235, 1: 0.5 }, undefined]);
+    const o = overviewDescriptor(input({ keptFraction }), { t: 0, c: 0, z: 0 }, '0/0/0.json');
+    expect(o.vector_layers[0].kept_fraction).toEqual({ 0: 0.01235, 1: 0.5 });
+    expect(errors(d)).toEqual([]);
   });
 
   it('describes the JSON pyramid when only JSON is built, and carries meta, base URL, multiscale and used vocabularies', () => {

@@ -1,8 +1,8 @@
-// Coarse-zoom policy tests: sub-pixel features as points, deterministic thinning to a byte budget, reduceForZoom.
+// Coarse-zoom policy tests: sub-pixel features as points, thinning by per-zoom thresholds and the budget's needs, reduceForZoom.
 import { describe, expect, it } from 'vitest';
 import { tileFeatures } from '../../src/stages/tile/tiler.js';
 import { reduceForZoom } from '../../src/stages/tile/reduce.js';
-import { thinningPriority } from '../../src/stages/tile/budget.js';
+import { PRIORITY_RANGE, keeps, thinningPriority } from '../../src/stages/thinning.js';
 import type { TileResult, TileSpec } from '../../src/stages/tile/spec.js';
 import { flatFeature, type FlatFeature, type TileFeature } from '../../src/tiling/flat.js';
 import { RecordEncoder, RecordReader } from '../../src/stages/record.js';
@@ -55,111 +55,93 @@ describe('pointification', () => {
   });
 });
 
-describe('thinning', () => {
+describe('uniform thinning', () => {
   const r = rng(3);
   const points: TileFeature[] = [];
   for (let i = 0; i < 3000; i++) {
     points.push(tf(i * 7 + 3, { type: 'Point', coordinates: [Math.round(r() * 10240) / 10, Math.round(r() * 10240) / 10] },
       { id: i, properties: { label: `cell-${i}`, score: Math.round(r() * 1000) / 1000, class: ['a', 'b', 'c'][i % 3] } }, i % 2));
   }
-  const spec: TileSpec = baseSpec({ minZoom: 0, maxZoom: 1, finestZoom: 1, tileBudget: 20_000 });
-  const tiles = tileFeatures(points, spec);
-  const z0 = tiles[0];
+  const spec: TileSpec = baseSpec({ minZoom: 0, maxZoom: 2, finestZoom: 2, tileBudget: 20_000 });
+  const at = (share0: number, share1: number) => [share0, share1, 1].map((s) => [(1 - s) * PRIORITY_RANGE, (1 - s) * PRIORITY_RANGE]);
+  const ids = (t: TileResult) => jsonOf(t).features.map((f) => f.id as number);
 
-  it('keeps coarse tiles within the budget in both formats', () => {
-    expect(z0.z).toBe(0);
-    expect((z0.json as Uint8Array).length).toBeLessThanOrEqual(20_000);
-    expect((z0.pbf as Uint8Array).length).toBeLessThanOrEqual(20_000);
-    expect(z0.stats.features + z0.stats.thinned[0] + z0.stats.thinned[1]).toBe(3000);
-    expect(z0.stats.features).toBe(jsonOf(z0).features.length);
-    expect(z0.stats.features).toBe(pbfFeatures(z0.pbf as Uint8Array).length);
-    expect(z0.stats.features).toBeGreaterThan(50);
+  it('draws at a zoom exactly the features its threshold keeps, in every tile and both formats', () => {
+    const thresholds = at(0.1, 0.4);
+    const tiles = tileFeatures(points, { ...spec, thresholds, tileBudget: Infinity });
+    for (const z of [0, 1]) {
+      const expected = points.filter((p) => keeps(thresholds[z][p.layer], p.seq)).map((p) => p.feature.id as number).sort((a, b) => a - b);
+      const drawn = new Set<number>();
+      for (const t of tiles.filter((x) => x.z === z)) {
+        const json = ids(t);
+        expect(pbfFeatures(t.pbf as Uint8Array).map((f) => f.id).sort()).toEqual(json.slice().sort());
+        for (const id of json) {
+          drawn.add(id);
+          expect(keeps(thresholds[z][id % 2], points[id].seq)).toBe(true);
+        }
+      }
+      expect([...drawn].sort((a, b) => a - b)).toEqual(expected);
+    }
+    // Nested: what zoom 0 draws, zoom 1 draws too.
+    const z1 = new Set(tiles.filter((t) => t.z === 1).flatMap(ids));
+    expect(tiles.filter((t) => t.z === 0).flatMap(ids).every((id) => z1.has(id))).toBe(true);
   });
 
-  it('fills the budget: the next feature by priority would not have fitted in JSON', () => {
-    const kept = jsonOf(z0).features.length;
-    const all = tileFeatures(points, { ...spec, maxZoom: 0, tileBudget: Infinity })[0];
-    expect((all.json as Uint8Array).length).toBeGreaterThan(20_000);
-    // Average feature size times one more feature crosses the budget, give or take one feature.
-    const avg = ((all.json as Uint8Array).length - 30) / 3000;
-    expect((z0.json as Uint8Array).length + 2 * avg).toBeGreaterThan(20_000);
-    expect(kept).toBeLessThan(3000);
+  it('reports, for a tile over the budget, the lowest threshold at which it fits, exactly', () => {
+    const z0 = tileFeatures(points, { ...spec, maxZoom: 0 })[0];
+    expect((z0.pbf as Uint8Array).length).toBeGreaterThan(20_000);
+    const need = z0.need as number;
+    expect(need).toBeGreaterThan(0);
+    const with_ = (t: number) => tileFeatures(points, { ...spec, maxZoom: 0, thresholds: [[t, t]] })[0];
+    expect((with_(need).pbf as Uint8Array).length).toBeLessThanOrEqual(20_000);
+    expect(with_(need).need).toBeUndefined();
+    // One step lower draws the feature whose priority is need - 1, and the tile no longer fits.
+    expect(points.some((p) => thinningPriority(p.seq) === need - 1)).toBe(true);
+    expect((with_(need - 1).pbf as Uint8Array).length).toBeGreaterThan(20_000);
   });
 
-  it('keeps the highest priorities: every kept feature outranks every thinned one', () => {
-    const keptSeqs = new Set(jsonOf(z0).features.map((f) => points[f.id as number].seq));
-    const prio = (s: number) => thinningPriority(s);
-    const minKept = Math.min(...[...keptSeqs].map(prio));
-    const maxDropped = Math.max(...points.filter((p) => !keptSeqs.has(p.seq)).map((p) => prio(p.seq)));
-    expect(minKept).toBeGreaterThan(maxDropped);
+  it('holds the JSON tile to the budget only in a build without PBF', () => {
+    const both = tileFeatures(points, { ...spec, maxZoom: 0, tileBudget: 200_000 })[0];
+    expect((both.json as Uint8Array).length).toBeGreaterThan(200_000);
+    expect(both.need).toBeUndefined();
+    const json = tileFeatures(points, { ...spec, maxZoom: 0, tileBudget: 200_000, formats: { json: true, pbf: false } })[0];
+    const t = json.need as number;
+    const fitted = tileFeatures(points, { ...spec, maxZoom: 0, tileBudget: 200_000, formats: { json: true, pbf: false }, thresholds: [[t, t]] })[0];
+    expect((fitted.json as Uint8Array).length).toBeLessThanOrEqual(200_000);
   });
 
   it('is identical for any input order', () => {
-    same(tiles, tileFeatures(shuffled(points, 1), spec));
-    same(tiles, tileFeatures(shuffled(points, 2), spec));
+    const thin = { ...spec, thresholds: at(0.05, 0.3) };
+    const tiles = tileFeatures(points, thin);
+    same(tiles, tileFeatures(shuffled(points, 1), thin));
+    same(tiles, tileFeatures(shuffled(points, 2), thin));
   });
 
-  it('never thins the finest zoom, even over budget', () => {
-    const finest = tiles.filter((t) => t.z === 1);
+  it('never thins the finest zoom nor asks it to fit, and does nothing with lod none', () => {
+    const tiles = tileFeatures(points, { ...spec, thresholds: [[1, 1], [1, 1], [2 ** 32, 2 ** 32]] });
+    const finest = tiles.filter((t) => t.z === 2);
     expect(finest.reduce((s, t) => s + t.stats.features, 0)).toBeGreaterThanOrEqual(3000);
-    expect(finest.every((t) => t.stats.thinned.every((n) => n === 0))).toBe(true);
-    expect(finest.some((t) => (t.json as Uint8Array).length > 20_000)).toBe(true);
-  });
-
-  it('does not thin with lod none', () => {
-    const none = tileFeatures(points, { ...spec, lod: 'none', maxZoom: 0 })[0];
+    expect(tileFeatures(points, { ...spec, minZoom: 2, tileBudget: 100 }).every((t) => t.need === undefined)).toBe(true);
+    const none = tileFeatures(points, { ...spec, lod: 'none', maxZoom: 0, thresholds: at(0.1, 0.4) })[0];
     expect(none.stats.features).toBe(3000);
+    expect(none.need).toBeUndefined();
   });
 
-  it('keeps exactly the priority prefix that fits, whatever the budget (tiles that look over budget or not)', () => {
-    // In the zoom-1 tile 0/0: polygons with long heads, more than the tiler guesses for a feature without a record
-    // (so some budgets are found to be passed only after writing), and points.
-    const rs = rng(11);
-    const mixed: TileFeature[] = [];
-    for (let i = 0; i < 150; i++) {
-      const g = i % 3 === 0 ? { type: 'Point' as const, coordinates: [100 + Math.round(rs() * 3000) / 10, 100 + Math.round(rs() * 3000) / 10] as [number, number] }
-        : { type: 'Polygon' as const, coordinates: [starRing(rs, 110 + rs() * 290, 110 + rs() * 290, 50, 40)] };
-      mixed.push(tf(i * 5 + 1, g, { id: i, properties: { n: i, note: 'n'.repeat(i % 3 === 0 ? 0 : 200) } }));
-    }
-    const z0 = (budget: number) => tileFeatures(mixed, { ...spec, minZoom: 1, maxZoom: 1, finestZoom: 2, tileBudget: budget, formats: { json: true, pbf: false } })[0];
-    const all = jsonOf(z0(Infinity)).features;
-    const size = new Map(all.map((f) => [f.id as number, Buffer.byteLength(JSON.stringify(f))]));
-    const total = (all.length > 0 ? 30 : 0) + [...size.values()].reduce((a, b) => a + b + 1, 0);
-    const byPriority = mixed.slice().sort((a, b) => thinningPriority(b.seq) - thinningPriority(a.seq));
-    for (const budget of [200, 2_000, 10_000, Math.floor(total * 0.6), Math.floor(total * 0.9), total - 3_000, total - 200, total + 1_000]) {
-      const t = z0(budget);
-      const kept = t.json ? jsonOf(t).features.map((f) => f.id as number) : [];
-      let used = Buffer.byteLength('{"type":"FeatureCollection","features":[]}') - 1;
-      const expected: number[] = [];
-      for (const f of byPriority) {
-        const s = size.get(f.feature.id as number) as number;
-        if (used + s + 1 > budget) break;
-        used += s + 1;
-        expected.push(f.feature.id as number);
-      }
-      expect(kept.slice().sort((a, b) => a - b)).toEqual(expected.sort((a, b) => a - b));
-      expect(t.json?.length ?? 0).toBeLessThanOrEqual(budget);
-    }
-  });
-
-  it('breaks a tie of priorities by seq, whatever the layers', () => {
+  it('keeps or drops features of equal priority together', () => {
     // The hash takes seq's low half xor a multiple of its high half: these two seqs share a priority.
     const a = (5 ^ Math.imul(1, 0x9e3779b1)) >>> 0, b = 2 ** 32 + 5;
     expect(thinningPriority(a)).toBe(thinningPriority(b));
     const pt = (seq: number, id: number, layer: number) => tf(seq, { type: 'Point', coordinates: [100, 100] }, { id, properties: {} }, layer);
-    // b in layer 0 comes first in the tile, but a has the smaller seq: a is kept when only one fits.
     const feats = [pt(b, 2, 0), pt(a, 1, 1)];
-    const one = Buffer.byteLength(JSON.stringify({ type: 'FeatureCollection', features: [jsonOf(tileFeatures(feats, { ...spec, maxZoom: 0, tileBudget: Infinity })[0]).features[0]] }));
-    const t = tileFeatures(feats, { ...spec, maxZoom: 0, tileBudget: one + 10, formats: { json: true, pbf: false } })[0];
-    expect(jsonOf(t).features.map((f) => f.id)).toEqual([1]);
+    const one = (tileFeatures([feats[1]], { ...spec, maxZoom: 0 })[0].pbf as Uint8Array).length;
+    const t = tileFeatures(feats, { ...spec, maxZoom: 0, tileBudget: one + 2 })[0];
+    expect(t.need).toBe(thinningPriority(a) + 1);
   });
 
-  it('reports a tile thinned to nothing without bytes', () => {
-    const t = tileFeatures(points.slice(0, 5), { ...spec, maxZoom: 0, tileBudget: 10 })[0];
-    expect(t.json).toBeUndefined();
-    expect(t.pbf).toBeUndefined();
-    expect(t.stats.features).toBe(0);
-    expect(t.stats.thinned[0] + t.stats.thinned[1]).toBe(5);
+  it('writes no tile where the threshold keeps nothing', () => {
+    const tiles = tileFeatures(points.slice(0, 5), { ...spec, thresholds: [[2 ** 32, 2 ** 32], [0, 0], [0, 0]] });
+    expect(tiles.filter((t) => t.z === 0)).toEqual([]);
+    expect(tiles.filter((t) => t.z === 1).length).toBeGreaterThan(0);
   });
 });
 

@@ -36,7 +36,7 @@ export const COMMANDS: readonly CommandInfo[] = [
   { name: 'finalize', summary: 'write descriptors and overviews once every shard of a planned build is done', usage: 'DIR' },
   { name: 'inspect', summary: 'summarise a pyramid (a directory or archives): zooms, tiles, layers, sizes', usage: 'DIR|FILE.pmtiles' },
   { name: 'verify', summary: 'check a pyramid (a directory or archives): every tile decodes, descriptors agree with the tiles', usage: 'DIR|FILE.pmtiles' },
-  { name: 'serve', summary: 'serve a pyramid and the viewer on 127.0.0.1', usage: 'DIR' },
+  { name: 'serve', summary: 'serve a pyramid (a directory, archives, or one PMTiles archive) and the viewer on 127.0.0.1', usage: 'DIR|FILE.pmtiles' },
   { name: 'extract', summary: 'write a PMTiles archive (or a directory of them) out as a pyramid directory', usage: 'FILE.pmtiles|DIR -o OUT' },
 ];
 

@@ -16,25 +16,29 @@ export interface TileSpec {
   layers: LayerInfo[];
   formats: { json: boolean; pbf: boolean };
   lod: 'auto' | 'none';
-  /** Bytes; below finestZoom, with lod 'auto', a tile over budget in either format is thinned. */
+  /**
+   * Bytes of the largest tile below finestZoom (PBF; JSON when there is no PBF), with lod 'auto'. Thinning keeps the
+   * budget by `thresholds`; a tile still over it reports the threshold it needs (`TileResult.need`).
+   */
   tileBudget: number;
+  /** Per zoom, per layer: the thinning threshold (thinning.ts `keeps`); absent or 0: every feature is drawn. */
+  thresholds?: number[][];
   /** Copied into every JSON tile. */
   collection?: { multiscale?: unknown; properties?: unknown };
 }
 
 /**
- * One tile. `json` / `pbf` are absent when that format is off or has nothing to hold (a PBF tile of meshes only,
- * a tile thinned to nothing): the tile is then not written, but its stats still count.
+ * One tile. `json` / `pbf` are absent when that format is off or has nothing to hold (a PBF tile of meshes only):
+ * the tile is then not written, but its stats still count. `need`, on a tile over the budget, is the lowest
+ * threshold at which it would fit.
  */
-export interface TileResult { z: number; x: number; y: number; json?: Uint8Array; pbf?: Uint8Array; stats: TileStats }
+export interface TileResult { z: number; x: number; y: number; json?: Uint8Array; pbf?: Uint8Array; stats: TileStats; need?: number }
 
 export interface TileStats {
   /** Input features in the tile (after thinning). */
   features: number;
   /** Per layer: features in the tile drawn as their centroid Point (sub-pixel, or collapsed at this zoom). */
   pointified: number[];
-  /** Per layer: features dropped from the tile to keep it within the byte budget. */
-  thinned: number[];
   /** Mesh features (or mesh members of collections) kept whole in the JSON tile. */
   meshesJsonOnly: number;
   /** Features in the tile that yield no PBF feature (meshes): only counted when PBF is produced. */

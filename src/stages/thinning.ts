@@ -1,0 +1,334 @@
+// Uniform thinning: tile size estimates gathered while reading, the per-zoom priority thresholds a plan fixes from the
+// densest tile, and the keep rule every tile applies (one decision per zoom, the same in every tile).
+import { hasExtent, hasMesh, type FeatureTags, type Flat, type PbfValue, type TileGeometry } from '../tiling/flat.js';
+import { simplificationRanks } from '../tiling/simplify.js';
+import { BUFFER, DISPLAY_TILE, EXTENT } from '../tiling/space.js';
+import type { LayerStats } from './assign.js';
+
+/** Thresholds are in [0, 2^32]: 0 keeps everything, 2^32 nothing. */
+export const PRIORITY_RANGE = 4294967296;
+
+/**
+ * Deterministic thinning priority from the sequence number (murmur3's 32-bit finaliser over both halves):
+ * uniform over features whatever their place or class, and never dependent on input order or timing.
+ */
+export function thinningPriority(seq: number): number {
+  let h = (seq >>> 0) ^ Math.imul(Math.floor(seq / 4294967296) >>> 0, 0x9e3779b1);
+  h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/**
+ * Whether a feature is drawn at a zoom with this threshold: its priority is at least the threshold. Thresholds never
+ * fall from a zoom to a coarser one, so what a zoom draws, every finer zoom draws too.
+ */
+export function keeps(threshold: number, seq: number): boolean {
+  return threshold === 0 || thinningPriority(seq) >= threshold;
+}
+
+// ───────────────────────────── estimates, gathered while reading ─────────────────────────────
+
+/** Tiles smaller than 2^10 pixels get no estimate: a tile that small rarely nears a budget; a miss is corrected. */
+export const SKETCH_MIN_LOG2 = 10;
+const MAX_LOG2 = 31;
+// Per tile: features, bytes (value indexes at 2 bytes), bytes², value references, values counted per feature.
+const COLS = 5;
+
+const varintBytes = (n: number): number => (n < 128 ? 1 : n < 16384 ? 2 : n < 2097152 ? 3 : n < 268435456 ? 4 : 5);
+const zz = (n: number): number => (n < 0 ? -2 * n - 1 : 2 * n);
+
+/** Encoded size of a value message in a PBF layer's value table. */
+function pbfValueBytes(v: PbfValue): number {
+  if (typeof v === 'boolean') return 4;
+  if (typeof v === 'number') return Number.isSafeInteger(v) ? 3 + (v < 0 ? varintBytes(-2 * v) : varintBytes(v)) : 11;
+  const n = Buffer.byteLength(v);
+  return 3 + n + varintBytes(n) + varintBytes(n + 1 + varintBytes(n));
+}
+
+/**
+ * Encoded bytes of a feature's geometry at one tile size, simplified and quantised as the tiler does it: Douglas–Peucker
+ * ranks of every line and ring computed once (`rank`), then per size a walk that keeps the vertices ranked above the
+ * tolerance and counts their varint deltas (PBF) or their text (JSON). Clipping at tile edges is not seen.
+ */
+class GeometrySizer {
+  private ranks = new Float64Array(1024);
+  private at = 0;
+  /** Whether the last `bytes` call left anything (a mesh counts, though it has no PBF bytes). */
+  left = false;
+
+  /** `leafBytes`: an MVT feature's bytes with `geom` bytes of geometry. */
+  constructor(private readonly json: boolean, readonly leafBytes: (geom: number) => number) {}
+
+  rank(g: TileGeometry): void {
+    this.at = 0;
+    this.rankParts(g);
+  }
+
+  private rankParts(g: TileGeometry): void {
+    const one = (c: Flat) => {
+      const n = c.length >> 1;
+      if (this.ranks.length < this.at + n) { const r = new Float64Array((this.at + n) * 2); r.set(this.ranks); this.ranks = r; }
+      simplificationRanks(c, this.ranks, this.at);
+      this.at += n;
+    };
+    if (g.k === 'lines') for (const p of g.parts) one(p);
+    else if (g.k === 'polygons') for (const poly of g.polys) for (const r of poly) one(r);
+    else if (g.k === 'collection') for (const m of g.members) this.rankParts(m);
+  }
+
+  /** Bytes of every MVT feature (PBF) or of the geometry's text (JSON) at a squared tolerance and scale. */
+  bytes(g: TileGeometry, sqTol: number, scale: number): number {
+    this.at = 0;
+    this.left = false;
+    return this.leaves(g, sqTol, scale);
+  }
+
+  private leaves(g: TileGeometry, sqTol: number, scale: number): number {
+    const json = this.json;
+    let geom = 0;
+    switch (g.k) {
+      case 'points': this.left = true; geom = json ? 18 * (g.xy.length >> 1) : 1 + 2 * g.xy.length; break;
+      case 'mesh': this.left = true; return json ? 18 * 64 : 0;
+      case 'collection': { let sum = 0; for (const m of g.members) sum += this.leaves(m, sqTol, scale); return sum; }
+      case 'lines': for (const p of g.parts) geom += Math.max(0, this.part(p, false, sqTol, scale)); break;
+      case 'polygons':
+        for (const poly of g.polys) {
+          // A ring that collapses drops out; an exterior that collapses takes its holes with it.
+          const exterior = this.part(poly[0], true, sqTol, scale);
+          for (let i = 1; i < poly.length; i++) {
+            const hole = exterior < 0 ? -1 : this.part(poly[i], true, sqTol, scale);
+            if (exterior < 0) this.at += poly[i].length >> 1;
+            if (hole > 0) geom += hole;
+          }
+          if (exterior > 0) geom += exterior;
+        }
+        break;
+    }
+    if (geom === 0) return 0;
+    this.left = true;
+    return json ? geom : this.leafBytes(geom);
+  }
+
+  /** Bytes of one part (PBF: commands and varint deltas; JSON: text), or -1 when it collapses. */
+  private part(c: Flat, ring: boolean, sqTol: number, scale: number): number {
+    const n = c.length >> 1, ranks = this.ranks, base = this.at;
+    this.at += n;
+    let kept = 0, bytes = 0, px = NaN, py = NaN;
+    for (let i = 0; i < n; i++) {
+      if (!(ranks[base + i] > sqTol)) continue;
+      const x = Math.round(c[i * 2] * scale), y = Math.round(c[i * 2 + 1] * scale);
+      if (x === px && y === py) continue;
+      bytes += this.json ? 18 : kept === 0 ? 4 : varintBytes(zz(x - px)) + varintBytes(zz(y - py));
+      kept++; px = x; py = y;
+    }
+    if (ring ? kept < 4 : kept < 2) return -1;
+    if (this.json) return bytes + 2;
+    // MoveTo, LineTo with its count, ClosePath; a ring's closing position is not written.
+    return ring ? bytes - 2 + 2 + varintBytes(((kept - 2) << 3) | 2) : bytes + 1 + varintBytes(((kept - 1) << 3) | 2);
+  }
+}
+
+/**
+ * Per-tile sums of estimated encoded bytes, at every tile size 2^j from `minLog2` up, per plane. Workers fill one
+ * per parse batch; the reading thread merges them. A value counts in full where it first appears in a batch for its
+ * key, and is taken as shared with earlier features after that (a class name), since a tile stores a value once.
+ */
+export class TileSketch {
+  private readonly planes = new Map<string, { slots: Map<number, number>; keys: number[]; cols: number[]; tail: Float64Array }>();
+  private readonly seen = new Map<string, Set<PbfValue>>();
+  private readonly sizer: GeometrySizer;
+  /** Bytes of an MVT feature of the feature being added besides its geometry: id, tags, type, field headers. */
+  private fixed = 0;
+
+  constructor(readonly format: 'pbf' | 'json', readonly minLog2 = SKETCH_MIN_LOG2) {
+    this.sizer = new GeometrySizer(format === 'json', (geom) => {
+      const body = this.fixed + varintBytes(geom) + geom;
+      return 1 + varintBytes(body) + body;
+    });
+  }
+
+  /**
+   * One placed feature: its plane key, flat geometry, bbox `[minX, minY, maxX, maxY]`, tags, MVT id and JSON head
+   * length (used for JSON estimates only).
+   */
+  add(plane: string, g: TileGeometry, box: ArrayLike<number>, tags: FeatureTags, id: number, headBytes: number): void {
+    let values = 0, counted = 0;
+    for (let i = 0; i < tags.keys.length; i++) {
+      let set = this.seen.get(tags.keys[i]);
+      if (set === undefined) this.seen.set(tags.keys[i], (set = new Set()));
+      if (set.has(tags.values[i])) continue;
+      set.add(tags.values[i]);
+      values += pbfValueBytes(tags.values[i]);
+      counted++;
+    }
+    const json = this.format === 'json';
+    const refs = tags.keys.length;
+    // Tags: a key index of 1 byte and a value index of 2 per tag (the plan corrects the value index width).
+    this.fixed = 1 + varintBytes(id) + (refs > 0 ? 1 + varintBytes(refs * 3) + refs * 3 : 0) + 2 + 1;
+    const pointBytes = json ? headBytes + 40 : this.sizer.leafBytes(5) + values;
+    const pointable = !(g.k === 'points' && g.type === 'Point') && !hasMesh(g);
+    // From tile size 2^jp on, the feature is below a display pixel: its centroid Point.
+    const extent = Math.max(box[2] - box[0], box[3] - box[1]);
+    const jp = pointable ? Math.max(this.minLog2, Math.floor(Math.log2(extent * DISPLAY_TILE)) + 1) : Infinity;
+    if (jp > this.minLog2 && hasExtent(g)) this.sizer.rank(g);
+    const cx = (box[0] + box[2]) / 2, cy = (box[1] + box[3]) / 2;
+    for (let j = this.minLog2; j <= MAX_LOG2; j++) {
+      const ts = 2 ** j;
+      let bytes = pointBytes, point = true;
+      if (j < jp) {
+        const tol = (3 * ts) / EXTENT;
+        const b = this.sizer.bytes(g, tol * tol, EXTENT / ts);
+        // Collapsed at this size: the tiler keeps it visible as its centroid (when it may stand for it).
+        if (this.sizer.left) { bytes = json ? headBytes + 30 + b : b > 0 ? values + b : 0; point = false; } else if (!pointable) continue;
+      }
+      if (bytes === 0) continue;
+      const buf = (BUFFER * ts) / EXTENT;
+      const tx0 = Math.max(0, Math.floor(((point ? cx : box[0]) - buf) / ts)), ty0 = Math.max(0, Math.floor(((point ? cy : box[1]) - buf) / ts));
+      const tx1 = Math.floor(((point ? cx : box[2]) + buf) / ts), ty1 = Math.floor(((point ? cy : box[3]) + buf) / ts);
+      // From here on the feature adds the same to tile (0, 0) at every size: counted once, for every larger size.
+      if ((point || g.k === 'points') && tx1 === 0 && ty1 === 0) { this.addTail(plane, j, bytes, refs, counted); break; }
+      for (let ty = ty0; ty <= ty1; ty++) for (let tx = tx0; tx <= tx1; tx++) this.addTile(plane, j, tx, ty, bytes, refs, counted);
+    }
+  }
+
+  private plane(key: string) {
+    let p = this.planes.get(key);
+    if (p === undefined) this.planes.set(key, (p = { slots: new Map(), keys: [], cols: [], tail: new Float64Array(COLS * (MAX_LOG2 + 1)) }));
+    return p;
+  }
+
+  private addTile(plane: string, j: number, tx: number, ty: number, bytes: number, refs: number, values: number): void {
+    const p = this.plane(plane);
+    const key = (j * 2 ** 24 + tx) * 2 ** 24 + ty;
+    let slot = p.slots.get(key);
+    if (slot === undefined) { slot = p.keys.length; p.slots.set(key, slot); p.keys.push(key); p.cols.push(0, 0, 0, 0, 0); }
+    const o = slot * COLS, c = p.cols;
+    c[o]++; c[o + 1] += bytes; c[o + 2] += bytes * bytes; c[o + 3] += refs; c[o + 4] += values;
+  }
+
+  private addTail(plane: string, j: number, bytes: number, refs: number, values: number): void {
+    const t = this.plane(plane).tail, o = j * COLS;
+    t[o]++; t[o + 1] += bytes; t[o + 2] += bytes * bytes; t[o + 3] += refs; t[o + 4] += values;
+  }
+
+  /** The sums, for a worker to hand to the reading thread. */
+  data(): SketchData {
+    return [...this.planes].map(([plane, p]) => ({ plane, keys: Float64Array.from(p.keys), cols: Float64Array.from(p.cols), tail: p.tail }));
+  }
+
+  /** Adds sums gathered elsewhere (the order of merges does not change the result). */
+  merge(data: SketchData): void {
+    for (const d of data) {
+      const p = this.plane(d.plane);
+      for (let i = 0; i < d.tail.length; i++) p.tail[i] += d.tail[i];
+      for (let s = 0; s < d.keys.length; s++) {
+        const key = d.keys[s];
+        let slot = p.slots.get(key);
+        if (slot === undefined) { slot = p.keys.length; p.slots.set(key, slot); p.keys.push(key); p.cols.push(0, 0, 0, 0, 0); }
+        for (let c = 0; c < COLS; c++) p.cols[slot * COLS + c] += d.cols[s * COLS + c];
+      }
+    }
+  }
+
+  /** Every tile of side 2^j that holds something, over all planes, as sums `[features, bytes, bytes², refs, values]`. */
+  *tiles(j: number): Generator<Float64Array> {
+    for (const p of this.planes.values()) {
+      const origin = new Float64Array(COLS);
+      for (let k = this.minLog2; k <= j; k++) for (let c = 0; c < COLS; c++) origin[c] += p.tail[k * COLS + c];
+      let originSeen = false;
+      for (let s = 0; s < p.keys.length; s++) {
+        const key = p.keys[s];
+        if (Math.floor(key / 2 ** 48) !== j) continue;
+        const sums = Float64Array.from(p.cols.slice(s * COLS, s * COLS + COLS));
+        if (key % 2 ** 48 === 0) { originSeen = true; for (let c = 0; c < COLS; c++) sums[c] += origin[c]; }
+        yield sums;
+      }
+      if (!originSeen && origin[0] > 0) yield origin;
+    }
+  }
+}
+
+export type SketchData = Array<{ plane: string; keys: Float64Array; cols: Float64Array; tail: Float64Array }>;
+
+// ───────────────────────────── the decision, made by the plan ─────────────────────────────
+
+/** Share of the budget the estimate aims at: the rest is for what the estimate cannot see (clipping, rounding). */
+const AIM = 0.95;
+/** Standard deviations of the kept bytes of a tile allowed for: priorities pick a random share of its features. */
+const SIGMAS = 3;
+
+/**
+ * Largest share f of a tile's features that the budget holds: layer headers, keys and shared values once, f of the
+ * bytes, value indexes as wide as f of the values needs, and SIGMAS deviations of a random choice of that share.
+ */
+export function fittingShare(sums: readonly number[] | Float64Array, overhead: number, budget: number): number {
+  const [, bytes, squares, refs, values] = sums;
+  const aim = budget * AIM;
+  const size = (f: number) => overhead + f * bytes + f * refs * (varintBytes(Math.ceil(f * values)) - 2) + SIGMAS * Math.sqrt(Math.max(0, f * (1 - f) * squares));
+  if (size(1) <= aim) return 1;
+  let lo = 0, hi = 1;
+  for (let i = 0; i < 48; i++) {
+    const mid = (lo + hi) / 2;
+    if (size(mid) <= aim) lo = mid; else hi = mid;
+  }
+  return lo;
+}
+
+/** Bytes every tile may carry whatever it holds: per layer its header, its keys, and its enumerable string values. */
+export function tileOverhead(stats: LayerStats, format: 'pbf' | 'json', collectionBytes: number): number {
+  if (format === 'json') return collectionBytes + 64;
+  let total = 0;
+  for (const [layer, fields] of Object.entries(stats)) {
+    total += 12 + Buffer.byteLength(layer);
+    for (const [name, f] of Object.entries(fields)) {
+      total += 3 + Buffer.byteLength(name);
+      if (f.strings.length <= 64) for (const s of f.strings) total += pbfValueBytes(s);
+    }
+  }
+  return total;
+}
+
+export interface ThresholdInput {
+  sketch: TileSketch;
+  side: number;
+  minZoom: number;
+  maxZoom: number;
+  budget: number;
+  overhead: number;
+}
+
+/**
+ * One threshold per zoom (index = zoom; the finest zoom 0): at each coarser zoom the share of features that fits
+ * the densest tile's budget, the same share everywhere; never lower than the threshold of the zoom below, so kept
+ * sets nest. Zooms whose tiles are smaller than the sketch's sizes get 0 (a miss there is corrected after tiling).
+ */
+export function planThresholds(p: ThresholdInput): number[] {
+  const out = new Array<number>(p.maxZoom + 1).fill(0);
+  const log2Side = Math.round(Math.log2(p.side));
+  for (let z = p.maxZoom - 1; z >= p.minZoom; z--) {
+    const j = log2Side - z;
+    let share = 1;
+    if (j >= p.sketch.minLog2) for (const sums of p.sketch.tiles(j)) share = Math.min(share, fittingShare(sums, p.overhead, p.budget));
+    const t = share >= 1 ? 0 : Math.min(PRIORITY_RANGE, Math.ceil((1 - share) * PRIORITY_RANGE));
+    out[z] = Math.max(t, out[z + 1]);
+  }
+  return out;
+}
+
+/**
+ * Raises, in place, the thresholds of the zooms where some unit needs more (a tile over the budget: `needs[unit][z]`),
+ * and those of every coarser zoom to at least the zoom below, so kept sets stay nested. Returns the zooms raised.
+ */
+export function raiseThresholds(thresholds: number[][], needs: ReadonlyArray<ReadonlyArray<number | null>>, minZoom: number, maxZoom: number): number[] {
+  const raised: number[] = [];
+  for (let z = maxZoom - 1; z >= minZoom; z--) {
+    let need = 0;
+    for (const n of needs) need = Math.max(need, n[z] ?? 0);
+    const before = thresholds[z];
+    thresholds[z] = before.map((t, l) => Math.max(t, need, thresholds[z + 1]?.[l] ?? 0));
+    if (thresholds[z].some((t, l) => t > before[l])) raised.push(z);
+  }
+  return raised.reverse();
+}

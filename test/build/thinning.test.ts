@@ -1,0 +1,193 @@
+// Uniform thinning end to end: a slide with a dense and a sparse half keeps the same share everywhere at each zoom,
+// nested across zooms in both formats, every PBF tile within the budget, and the share stated in the descriptor.
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildPyramid, buildShard, fileSource, finalizeShardedBuild, memorySource, MemorySink, planShardedBuild } from '../../src/index.js';
+import { thinningPriority } from '../../src/stages/thinning.js';
+import { decodePbf, readTree, tmpDir } from '../helpers/pyramid.js';
+
+const W = 8192, H = 4096, MAX = 5, BUDGET = 20 * 1024;
+
+/** Deterministic numbers in [0, 1). */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Cell { id: number; x: number; y: number; text: string }
+
+/** Small hexagonal cells: 3,000 in the left half, 300 in the right half (ten times sparser). */
+function slide(): Cell[] {
+  const r = rng(42);
+  const cells: Cell[] = [];
+  const classes = ['tumor', 'stroma', 'immune'];
+  for (let i = 0; i < 3300; i++) {
+    const dense = i % 11 !== 0;
+    const x = dense ? 8 + r() * (W / 2 - 16) : W / 2 + 8 + r() * (W / 2 - 16), y = 8 + r() * (H - 16);
+    const ring = Array.from({ length: 7 }, (_, k) => [Math.round((x + 6 * Math.cos((k % 6) * Math.PI / 3)) * 100) / 100, Math.round((y + 6 * Math.sin((k % 6) * Math.PI / 3)) * 100) / 100]);
+    const feature = { type: 'Feature', id: i, featureClass: classes[i % 3], properties: { area: Math.round(r() * 1e6) / 1e4 }, geometry: { type: 'Polygon', coordinates: [ring] } };
+    cells.push({ id: i, x, y, text: JSON.stringify(feature) });
+  }
+  return cells;
+}
+
+async function build(cells: Cell[], tileBudget: number) {
+  const sink = new MemorySink();
+  const text = cells.map((c) => c.text).join('\n');
+  await buildPyramid([{ source: memorySource('cells.ndjson', text) }], { imageSize: `${W},${H}`, maxZoom: MAX, unitSize: 1024, workers: 2, tileBudget, layer: 'cells' }, { sink });
+  return sink;
+}
+
+/** Per zoom: for each tile written, the ids its PBF and JSON files hold. */
+function tilesByZoom(sink: MemorySink) {
+  const pbf = new Map<number, Map<string, number[]>>(), json = new Map<number, Map<string, number[]>>();
+  for (const [p, bytes] of sink.files) {
+    const m = /^(\d+)\/(\d+)\/(\d+)\.(pbf|json)$/.exec(p);
+    if (!m) continue;
+    const [z, x, y] = [Number(m[1]), Number(m[2]), Number(m[3])];
+    const ids = m[4] === 'pbf'
+      ? decodePbf(bytes, 8192, z, x, y).map((f) => f.id as number)
+      : (JSON.parse(Buffer.from(bytes).toString('utf8')) as { features?: { id: number }[] }).features?.map((f) => f.id);
+    if (ids === undefined) continue; // the zoom-0 JSON file is the overview descriptor
+    const into = m[4] === 'pbf' ? pbf : json;
+    if (!into.has(z)) into.set(z, new Map());
+    (into.get(z) as Map<string, number[]>).set(`${x}/${y}`, ids);
+  }
+  return { pbf, json };
+}
+
+const drawn = (tiles: Map<string, number[]> | undefined) => new Set([...(tiles ?? new Map<string, number[]>()).values()].flat());
+
+describe('uniform thinning of a slide with a dense and a sparse half', async () => {
+  const cells = slide();
+  const sink = await build(cells, BUDGET);
+  const { pbf, json } = tilesByZoom(sink);
+  const descriptor = JSON.parse(Buffer.from(sink.files.get('tileset.json') as Uint8Array).toString('utf8'));
+  // Zooms that draw fewer than all features, and the share each draws, as counted in the tiles.
+  const share = (z: number) => drawn(pbf.get(z)).size / cells.length;
+  const thinnedZooms = Array.from({ length: MAX + 1 }, (_, z) => z).filter((z) => share(z) < 1);
+
+  it('thins the coarse zooms and says by how much in the descriptor: the share drawn, per zoom', () => {
+    expect(thinnedZooms).toEqual([0, 1, 2]);
+    const kept: Record<string, number> = descriptor.vector_layers[0].kept_fraction;
+    expect(Object.keys(kept).map(Number)).toEqual(thinnedZooms);
+    for (const z of thinnedZooms) expect(kept[z]).toBeCloseTo(share(z), 3);
+  });
+
+  it('draws the same share in every tile at each thinned zoom, dense or sparse (features counted by the tile of their centre)', () => {
+    for (const z of thinnedZooms) {
+      const ts = 8192 / 2 ** z, f = share(z);
+      const shown = drawn(pbf.get(z));
+      const n = new Map<string, number>(), k = new Map<string, number>();
+      for (const c of cells) {
+        const t = `${Math.floor(c.x / ts)}/${Math.floor(c.y / ts)}`;
+        n.set(t, (n.get(t) ?? 0) + 1);
+        if (shown.has(c.id)) k.set(t, (k.get(t) ?? 0) + 1);
+      }
+      const shares: number[] = [];
+      for (const [t, count] of n) {
+        if (count < 40) continue;
+        const share = (k.get(t) ?? 0) / count;
+        shares.push(share);
+        // Within four standard deviations of a binomial draw of the zoom's share.
+        expect(Math.abs(share - f), `zoom ${z} tile ${t}: ${k.get(t) ?? 0} of ${count}, the zoom draws ${f}`).toBeLessThanOrEqual(4 * Math.sqrt((f * (1 - f)) / count) + 0.01);
+      }
+      // Zoom 0 is one tile; from zoom 1 on, dense and sparse tiles are compared.
+      expect(shares.length).toBeGreaterThanOrEqual(z === 0 ? 1 : 2);
+    }
+  });
+
+  it('keeps every PBF tile below the finest zoom within the budget', () => {
+    let checked = 0;
+    for (const [p, bytes] of sink.files) {
+      const m = /^(\d+)\/\d+\/\d+\.pbf$/.exec(p);
+      if (!m || Number(m[1]) >= MAX) continue;
+      expect(bytes.length, p).toBeLessThanOrEqual(BUDGET);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(5);
+  });
+
+  it('nests: what a zoom draws, every finer zoom draws, in PBF and in JSON tiles alike', () => {
+    // The zoom-0 JSON file is the overview descriptor: JSON tiles start at zoom 1.
+    for (let z = 0; z < MAX; z++) {
+      for (const format of z === 0 ? [pbf] : [pbf, json]) {
+        const finer = drawn(format.get(z + 1));
+        const missing = [...drawn(format.get(z))].filter((id) => !finer.has(id));
+        expect(missing, `zoom ${z} draws features zoom ${z + 1} does not`).toEqual([]);
+      }
+      if (z > 0) expect([...drawn(json.get(z))].sort()).toEqual([...drawn(pbf.get(z))].sort());
+    }
+  });
+
+  it('gives a feature the same fate in every tile it reaches, buffers included', async () => {
+    // Unthinned, each feature lies in some tiles at each zoom; thinned, it lies in all of them or none.
+    const all = tilesByZoom(await build(cells, 1 << 30)).pbf;
+    for (const z of thinnedZooms) {
+      const shown = drawn(pbf.get(z));
+      const where = (tiles: Map<string, number[]> | undefined) => {
+        const m = new Map<number, string[]>();
+        for (const [t, ids] of tiles ?? []) for (const id of ids) m.set(id, [...(m.get(id) ?? []), t]);
+        return m;
+      };
+      const thin = where(pbf.get(z)), full = where(all.get(z));
+      let split = 0;
+      for (const [id, tiles] of full) if (shown.has(id) && (thin.get(id) ?? []).join() !== tiles.join()) split++;
+      expect(split).toBe(0);
+      if (z > 0) expect([...full.values()].some((t) => t.length > 1)).toBe(true);
+    }
+  });
+});
+
+describe('a zoom the estimate gets wrong', () => {
+  // 2,000 points, each named from 300 long names in no order: the estimate counts a name once per read batch, but
+  // each 4096-px tile stores its own copy of each name, so the plan's thresholds leave tiles over the budget.
+  const r = rng(7);
+  const names = Array.from({ length: 300 }, (_, i) => `name-${i}-${'x'.repeat(56)}`);
+  const text = Array.from({ length: 2000 }, () => JSON.stringify({
+    type: 'Feature', properties: { name: names[Math.floor(r() * names.length)] }, geometry: { type: 'Point', coordinates: [8 + Math.floor(r() * 8000), 8 + Math.floor(r() * 8000)] },
+  })).join('\n');
+  const opts = { imageSize: '8192,8192', maxZoom: 3, unitSize: 2048, tileBudget: 16 * 1024, layer: 'points' };
+
+  it('raises the threshold of the whole zoom, tiles again, and keeps every tile within the budget, nested', async () => {
+    const sink = new MemorySink();
+    const report = await buildPyramid([{ source: memorySource('points.ndjson', text) }], { ...opts, workers: 2 }, { sink });
+    expect(report.tiles.thinning.raised).toEqual([0, 1]);
+    const { pbf } = tilesByZoom(sink);
+    for (const [p, bytes] of sink.files) if (/^[0-2]\/\d+\/\d+\.pbf$/.test(p)) expect(bytes.length, p).toBeLessThanOrEqual(opts.tileBudget);
+    // Every feature drawn at a zoom passes that zoom's final threshold (no tile of the first pass is left), and nests.
+    for (let z = 0; z < 3; z++) {
+      const t = report.tiles.thinning.thresholds[z];
+      for (const id of drawn(pbf.get(z))) expect(thinningPriority(id) >= t, `zoom ${z} feature ${id}`).toBe(true);
+      const finer = drawn(pbf.get(z + 1));
+      expect([...drawn(pbf.get(z))].every((id) => finer.has(id))).toBe(true);
+    }
+    expect(drawn(pbf.get(1)).size).toBeLessThan(2000);
+  });
+
+  it('gives the same bytes on one machine (one worker) and sharded (finalize with two)', async () => {
+    const dir = tmpDir('mudm-thin');
+    const input = path.join(dir, 'points.ndjson');
+    fs.writeFileSync(input, text);
+    const one = path.join(dir, 'one'), sharded = path.join(dir, 'sharded');
+    await buildPyramid([{ source: fileSource(input) }], { ...opts, out: one, workers: 1 });
+    await planShardedBuild([{ source: fileSource(input) }], { ...opts, out: sharded, shards: 3, workers: 1 });
+    for (const i of [1, 2, 0]) await buildShard({ out: sharded, workers: 1 }, i);
+    await finalizeShardedBuild({ out: sharded, workers: 2 });
+    const trees = [one, sharded].map((d) => readTree(d));
+    for (const t of trees) t.delete('build-report.json');
+    for (const t of trees.slice(1)) {
+      expect([...t.keys()].sort()).toEqual([...trees[0].keys()].sort());
+      for (const [k, v] of trees[0]) expect(t.get(k)?.equals(v), k).toBe(true);
+    }
+    const report = JSON.parse(fs.readFileSync(path.join(sharded, 'build-report.json'), 'utf8'));
+    expect(report.tiles.thinning.raised).toEqual([0, 1]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
