@@ -1,5 +1,5 @@
 // What the CLI refuses about archives, with the message and the exit code: JSON tiles or several planes in one
-// archive, --preview without JSON tiles, an unknown --archive kind, an archive in the way, extract of no archive.
+// archive, --preview with one archive, an unknown --archive kind, an archive in the way, extract of no archive.
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
