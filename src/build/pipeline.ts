@@ -14,7 +14,7 @@ import { SpillingStore } from '../stages/partition.js';
 import { planBuild } from '../stages/plan.js';
 import { createPool, type Pool } from '../worker/pool.js';
 import { secondsSince, storeBudget, type BuildIO, type InputSpec, type RunContext } from './context.js';
-import { tileLevel, tileUpperLevels } from './levels.js';
+import { tileLevels, type LevelsOutcome } from './levels.js';
 import { readInputs } from './read.js';
 import { buildReport, sumMarkers, writePreviews } from './report.js';
 import {
@@ -54,9 +54,9 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
     await sink.begin({ force: o.force, resume: o.resume });
     const ctx: RunContext = { config, planFile, sink, work, pool, io, t0 };
     const tTile = performance.now();
-    const resumed = await tileLevel(ctx, 0, planFile.units, store);
+    const levels = await tileLevels(ctx, planFile.units, store, true);
     store.close();
-    return await finalize(ctx, resumed, secondsSince(tTile));
+    return await finalize(ctx, levels, secondsSince(tTile));
   } catch (err) {
     // An interrupted build, and a --resume refused (inputs changed, another version), keep what a later --resume needs.
     keepWork = err instanceof InterruptedError || (o.resume && (err instanceof UsageError || err instanceof WorkStateError));
@@ -105,9 +105,9 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
     const units = shardUnits(planFile.units, shard, planFile.shards);
     // Reads the planned records from the work directory; nothing is appended, so the store's spill budget is 0.
     const store = new SpillingStore(path.join(work.root as string, 'level-0'), 0, 'existing');
-    const skipped = await tileLevel({ config, planFile, sink, work, pool, io, t0: performance.now() }, 0, units, store);
+    const { resumed } = await tileLevels({ config, planFile, sink, work, pool, io, t0: performance.now() }, units, store, false);
     markShardDone(work, shard, units);
-    return { units: units.length, skipped };
+    return { units: units.length, skipped: resumed };
   } finally {
     await pool.close();
   }
@@ -123,7 +123,11 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   const sink = sinkOf(config, io);
   const pool = createPool(config.options.workers);
   try {
-    const report = await finalize({ config, planFile, sink, work, pool, io, t0: performance.now() }, 0, 0);
+    const ctx: RunContext = { config, planFile, sink, work, pool, io, t0: performance.now() };
+    // Every level-0 unit has its marker (checked above): the levels above start from them; only theirs count as resumed.
+    const tStart = performance.now();
+    const levels = await tileLevels(ctx, planFile.units, undefined, true);
+    const report = await finalize(ctx, { ...levels, resumed: levels.resumed - planFile.units.length }, secondsSince(tStart));
     work.destroy();
     return report;
   } finally {
@@ -151,13 +155,10 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   return planFile;
 }
 
-/** The levels above 0, then previews, the overview descriptor of each plane, the report, and the descriptor last. */
-async function finalize(ctx: RunContext, resumedBelow: number, tileSecondsBelow: number): Promise<BuildReport> {
+/** Once every level is tiled: previews, the overview descriptor of each plane, the report, and the descriptor last. */
+async function finalize(ctx: RunContext, upper: LevelsOutcome, tileSeconds: number): Promise<BuildReport> {
   const { plan: p, meta, read, readSeconds } = ctx.planFile;
   const { sink } = ctx;
-  const tUpper = performance.now();
-  const upper = await tileUpperLevels(ctx);
-  const tileSeconds = tileSecondsBelow + secondsSince(tUpper);
   const tDescribe = performance.now();
   const totals = sumMarkers(p, upper.markers);
   const assets = ctx.planFile.preview.enabled ? await writePreviews(ctx, upper.markers) : undefined;
@@ -170,7 +171,7 @@ async function finalize(ctx: RunContext, resumedBelow: number, tileSecondsBelow:
   }
   const descriptor = tilesetDescriptor(input);
   const report = buildReport(ctx, totals, descriptor, {
-    read, units: upper.units, resumed: resumedBelow + upper.resumed,
+    read, units: upper.units, resumed: upper.resumed,
     timings: { read: readSeconds, tile: tileSeconds, describe: secondsSince(tDescribe), total: secondsSince(ctx.t0) },
   });
   await sink.write('build-report.json', `${JSON.stringify(report, null, 2)}\n`);

@@ -88,7 +88,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   const { options: o } = config;
   const tally = new IssueTally(SAMPLES_PER_CODE);
   const sum: ReadSummary = {
-    read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {}, bounds: null, dims: [], stats: {}, collection: {},
+    read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {}, bounds: null, halfExtent: 0, dims: [], stats: {}, collection: {},
   };
   const dims = new Set<Dim>();
   const knownSide = config.imageSize ? 2 ** Math.ceil(Math.log2(Math.max(config.imageSize.width, config.imageSize.height))) : undefined;
@@ -138,6 +138,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
       bb[0] = Math.min(bb[0], r.bounds[0]); bb[1] = Math.min(bb[1], r.bounds[1]);
       bb[2] = Math.max(bb[2], r.bounds[2]); bb[3] = Math.max(bb[3], r.bounds[3]);
     }
+    sum.halfExtent = Math.max(sum.halfExtent, r.halfExtent);
     for (const d of r.dims) dims.add(d);
     mergeStats(sum.stats, r.stats);
     for (const [key, bytes] of r.units) store.append(key, bytes);

@@ -20,7 +20,7 @@ import type { IssueCounts } from '../validate/tally.js';
 export const WORK_DIR_NAME = '.mudm-work';
 const PLAN_FILE = 'plan.json';
 /** The layout of plan.json and of the unit markers; a work directory of another version is refused, never misread. */
-export const PLAN_VERSION = 2;
+export const PLAN_VERSION = 3;
 
 /** What the reading pass found: everything the plan, the descriptor and the report need. */
 export interface ReadSummary {
@@ -29,6 +29,11 @@ export interface ReadSummary {
   /** Valid features the pyramid cannot place, by reason. */
   skipped: Record<string, number>;
   bounds: [number, number, number, number] | null;
+  /**
+   * The largest half width or half height of a placed feature's box (pixels): a unit's features reach no further
+   * from its cell, which tells the levels when a coarser unit's inputs are final (build/schedule.ts).
+   */
+  halfExtent: number;
   dims: Dim[];
   stats: LayerStats;
   collection: { multiscale?: Multiscale; properties?: Properties; vocabularies?: Vocabularies };
@@ -142,7 +147,7 @@ export function writeUnitMarker(work: WorkDir, level: number, marker: UnitMarker
  * read, and leave the marker (`next` is emptied): they may be most of it. A missing marker or missing records are a
  * WorkStateError naming the unit.
  */
-export function readUnitMarker(work: WorkDir, level: number, key: string, store?: UnitStore): UnitMarker {
+export function readUnitMarker(work: WorkDir, level: number, key: string, store?: Pick<UnitStore, 'append'>): UnitMarker {
   const m = work.readJson<UnitMarker>(markerPath(level, key));
   if (m === undefined) {
     throw new WorkStateError(`the marker of unit ${key} (level ${level}) is missing from ${where(work)}: the unit is not finished; run the build (or its shard) again`, work.root);

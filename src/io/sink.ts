@@ -1,4 +1,4 @@
-// Tile sinks: where a build's files go. A directory (each file written to a temporary name, then renamed) or memory.
+// Tile sinks: where a build's files go. A directory (tiles written in place by the workers, other files through a temporary name) or memory.
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -9,6 +9,11 @@ export interface TileSink {
   initialize(opts: { force: boolean; resume: boolean }): Promise<void>;
   /** Called once tiles are about to be written: removes what marks a previous build complete (and, with force, its tiles). */
   begin(opts: { force: boolean; resume: boolean }): Promise<void>;
+  /**
+   * A directory that tile files may be written into directly, by any thread, under their final names (see
+   * io/tile-files.ts: the unit markers and the descriptor, written last, cover a crash). Absent: tiles go through `write`.
+   */
+  readonly tileDirectory?: string;
   /** Writes one file atomically: a reader never sees a partial file under the final name. */
   write(relPath: string, bytes: Uint8Array | string): Promise<void>;
   /** Reads a file back, or undefined when it does not exist. */
@@ -29,6 +34,10 @@ export class DirectorySink implements TileSink {
   private readonly tag = randomBytes(4).toString('hex');
 
   constructor(readonly root: string) {}
+
+  get tileDirectory(): string {
+    return this.root;
+  }
 
   async initialize({ force, resume }: { force: boolean; resume: boolean }): Promise<void> {
     let entries: string[] = [];

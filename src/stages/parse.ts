@@ -52,6 +52,8 @@ export interface ParseResult {
   skipped: Skipped;
   /** [minX, minY, maxX, maxY] of placed features, or null. */
   bounds: [number, number, number, number] | null;
+  /** The largest half width or half height of a placed feature's box: how far a feature reaches from its centre. */
+  halfExtent: number;
   dims: Dim[];
   stats: LayerStats;
   /** Unit key → records, keys in first-seen order; each in a buffer of its own (transferred, not copied). */
@@ -72,7 +74,7 @@ export function parseBatch(task: ParseTask): ParseResult {
   const tally = new IssueTally(task.sampleCap);
   const res: ParseResult = {
     read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {},
-    bounds: null, dims: [], stats: {}, units: [],
+    bounds: null, halfExtent: 0, dims: [], stats: {}, units: [],
   };
   const units = new Map<string, ByteArena>();
   const enc = new RecordEncoder();
@@ -135,6 +137,7 @@ export function parseBatch(task: ParseTask): ParseResult {
     const b = enc.box;
     if (b[2] < 0 || b[3] < 0 || (task.side !== undefined && (b[0] >= task.side || b[1] >= task.side))) { skip('outside-world'); continue; }
     growBox(bounds, b);
+    res.halfExtent = Math.max(res.halfExtent, (b[2] - b[0]) / 2, (b[3] - b[1]) / 2);
     routeRecord(units, unitKeyPrefix(assigned.plane), enc.bytes(), b, C, pad);
   }
   if (bounds[0] <= bounds[2]) res.bounds = [bounds[0], bounds[1], bounds[2], bounds[3]];

@@ -23,7 +23,8 @@ export interface TileTask {
   next?: { zoom: number };
 }
 
-export interface WrittenTile { path: string; z: number; bytes: Uint8Array; features: number }
+/** A tile of a unit: its bytes, until whoever writes it (a worker writing files itself) drops them; `size` stays. */
+export interface WrittenTile { path: string; z: number; size: number; features: number; bytes?: Uint8Array }
 
 export interface UnitResult {
   key: string;
@@ -55,7 +56,8 @@ function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Set<numb
       }
     }
   }
-  if (task.sources.length > 1) features.sort((a, b) => a.seq - b.seq);
+  // Records may arrive in any order (a coarser level's come from units finishing in any order): sequence order is the one order.
+  features.sort((a, b) => a.seq - b.seq);
   return { features, home };
 }
 
@@ -80,8 +82,8 @@ export function tileUnit(task: TileTask): UnitResult {
       res.thinned[t.z][l] += t.stats.thinned[l] ?? 0;
     }
     res.notInPbf += t.stats.notInPbf;
-    if (t.json) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'json'), z: t.z, bytes: t.json, features: t.stats.features });
-    if (t.pbf) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'pbf'), z: t.z, bytes: t.pbf, features: t.stats.features });
+    if (t.json) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'json'), z: t.z, size: t.json.byteLength, bytes: t.json, features: t.stats.features });
+    if (t.pbf) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'pbf'), z: t.z, size: t.pbf.byteLength, bytes: t.pbf, features: t.stats.features });
   }
   if (task.next && keptAtTop) res.next = reduceForNext(features, home, keptAtTop, task, task.next.zoom);
   return res;

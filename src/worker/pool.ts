@@ -1,8 +1,7 @@
 // Worker pool: piscina threads fed through a bounded window, results handed on in submission order (see protocol.ts).
 import { Piscina } from 'piscina';
 import type { ParseResult, ParseTask } from '../stages/parse.js';
-import type { TileTask, UnitResult } from '../stages/unit.js';
-import { parseTransfers, transferable } from './protocol.js';
+import { parseTransfers, transferable, type TileBatch, type TileBatchResult } from './protocol.js';
 
 /**
  * The worker entry as JavaScript: next to this file in dist/, or in dist/ when tests run the TypeScript sources (the
@@ -16,7 +15,7 @@ function workerFile(): string {
 export interface Pool {
   parse(task: ParseTask): Promise<ParseResult>;
   /** `move`: bytes of the task that move to the worker rather than being copied (the caller must not use them again). */
-  tile(task: TileTask, move?: Uint8Array[]): Promise<UnitResult>;
+  tile(batch: TileBatch, move?: Uint8Array[]): Promise<TileBatchResult>;
   close(): Promise<void>;
 }
 
@@ -25,7 +24,7 @@ export function createPool(threads: number): Pool {
   return {
     // The batch's text moves to the worker (the reading thread made it for the worker alone).
     parse: (task) => pool.run(task, { transferList: parseTransfers(task) }) as Promise<ParseResult>,
-    tile: (task, move = []) => pool.run(task, { transferList: transferable(move) }) as Promise<UnitResult>,
+    tile: (batch, move = []) => pool.run(batch, { transferList: transferable(move) }) as Promise<TileBatchResult>,
     close: () => pool.destroy(),
   };
 }
