@@ -32,10 +32,12 @@ export const OPTIONS = {
   strict: { type: 'boolean', default: false, help: 'stop with exit 1 at the first invalid feature, before anything is written', commands: BUILDING },
   workers: { type: 'integer', arg: 'N', default: () => os.availableParallelism(), help: 'worker threads for parsing and tiling (default: the cores)', commands: [...BUILDING, 'build-shard', 'finalize'] },
   layer: { type: 'string', arg: 'NAME', help: 'vector layer id for every input (default: the file name without extensions; stdin: features)', commands: BUILDING },
-  layerBy: { type: 'string', arg: 'FIELD', help: 'split layers by a feature member (featureClass) or a property name', commands: BUILDING },
+  layerBy: { type: 'string', arg: 'FIELD', help: 'split layers by a feature member (featureClass) or a property field; dotted names reach into nested objects (classification.name)', commands: BUILDING },
+  layerPerFile: { type: 'boolean', default: false, help: 'a directory input makes one layer per file (named after the file) instead of one named after the directory', commands: BUILDING },
+  nucleusFeatures: { type: 'boolean', default: false, help: "a QuPath cell's nucleusGeometry becomes a feature of its own, in layer nucleus with parentId the cell's id", commands: BUILDING },
   input: { type: 'list', arg: 'DIMS:FILE', default: [], help: 'an input with a fixed plane, e.g. t=0,c=1:cells.json', commands: BUILDING },
   manifest: { type: 'string', arg: 'FILE', help: 'JSON file listing inputs and their planes: [{"path": "...", "t": 0, "c": 1, "z": 2}]', commands: BUILDING },
-  planeField: { type: 'string', arg: 'DIM=NAME,...', help: 'feature properties that hold the plane, e.g. t=frame,c=channel,z=slice', commands: BUILDING },
+  planeField: { type: 'string', arg: 'DIM=NAME,...', help: 'property fields that hold the plane, e.g. t=frame,c=channel,z=slice (dotted names allowed)', commands: BUILDING },
   imageSize: { type: 'string', arg: 'W,H', help: 'image size in pixels; fixes the world (default: from --image, else the data)', commands: BUILDING },
   image: { type: 'string', arg: 'FILE', help: 'TIFF, PNG or JPEG whose size fixes the world (header only) and that --preview draws over', commands: BUILDING },
   minZoom: { type: 'integer', arg: 'Z', default: 0, help: 'coarsest zoom', commands: BUILDING },
@@ -111,7 +113,7 @@ export interface BuildConfig {
   formats: Formats;
   /** The image the world covers: `--image-size`, else the `--image` header, else unknown (the data decide). */
   imageSize?: ImageSize;
-  /** Properties holding plane values (`--plane-field`). */
+  /** Property fields holding plane values (`--plane-field`). */
   planeFields: Partial<Record<Dim, string>>;
   lod: 'auto' | 'none';
 }

@@ -1,16 +1,17 @@
-// Static HTTP server for a pyramid and its viewer page: tiles with the right content types, OpenLayers, nothing outside OUT.
+// Static HTTP server for a pyramid (a folder, or one PMTiles archive) and its viewer page: tiles, byte ranges, nothing outside OUT.
 import fs from 'node:fs';
-import fsp, { type FileHandle } from 'node:fs/promises';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import path from 'node:path';
 import { pipeline } from 'node:stream';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { InputError, UsageError } from './report/errors.js';
+import { ArchiveShelf, FileArchive, FolderArchives, type TileAnswer } from './serve/archives.js';
+import { contentType, defaultViewerDir, openInside, openRegular, requestSegments, vendorFiles, type Opened } from './serve/files.js';
+import { acceptsGzip, byteRange, ifRangeHolds, validators } from './serve/ranges.js';
+
+export { contentType, defaultViewerDir, requestSegments, servable, vendorFiles } from './serve/files.js';
 
 export interface ServeOptions {
-  /** The pyramid directory. */
+  /** The pyramid directory, or one PMTiles archive file. */
   root: string;
   /** 0 picks a free port. */
   port?: number;
@@ -26,51 +27,6 @@ export interface Server {
   port: number;
   /** Stops accepting connections, ends the open ones (keep-alive included) and resolves when the server is closed. */
   close(): Promise<void>;
-}
-
-// A Map, not an object literal: an extension from a request must never find an Object.prototype member.
-const TYPES = new Map<string, string>([
-  ['.json', 'application/json'],
-  ['.pbf', 'application/x-protobuf'],
-  ['.mvt', 'application/vnd.mapbox-vector-tile'],
-  ['.png', 'image/png'],
-  ['.jpg', 'image/jpeg'],
-  ['.jpeg', 'image/jpeg'],
-  ['.tif', 'image/tiff'],
-  ['.tiff', 'image/tiff'],
-  ['.html', 'text/html; charset=utf-8'],
-  ['.js', 'text/javascript; charset=utf-8'],
-  ['.mjs', 'text/javascript; charset=utf-8'],
-  ['.css', 'text/css; charset=utf-8'],
-  ['.map', 'application/json'],
-  ['.svg', 'image/svg+xml'],
-  ['.txt', 'text/plain; charset=utf-8'],
-]);
-
-export function contentType(file: string): string {
-  return TYPES.get(path.extname(file).toLowerCase()) ?? 'application/octet-stream';
-}
-
-/** The viewer directory shipped with the package: `viewer/` beside `src/` (sources) and `dist/` (build). */
-export function defaultViewerDir(): string {
-  return fileURLToPath(new URL('../viewer/', import.meta.url));
-}
-
-/**
- * OpenLayers' single-file build (UMD, global `ol`) and its stylesheet, resolved the way Node resolves the package
- * from this module, so it is found wherever the package manager put `ol`. A name is absent when it is not installed.
- */
-export function vendorFiles(): Map<string, string> {
-  const require = createRequire(import.meta.url);
-  const out = new Map<string, string>();
-  for (const [name, spec] of [['ol.js', 'ol/dist/ol.js'], ['ol.css', 'ol/ol.css']] as const) {
-    try {
-      out.set(name, require.resolve(spec));
-    } catch {
-      // Reported when the file is asked for: the server still serves tiles without the viewer.
-    }
-  }
-  return out;
 }
 
 /**
@@ -91,85 +47,6 @@ export function corsOrigin(value: string): string {
   return value;
 }
 
-/**
- * The decoded path segments of a request target, or undefined when it is not a path (`*`, absolute form) or cannot
- * be decoded (bad percent-encoding, NUL). Each segment is decoded on its own, so `%2f` stays inside its segment
- * (and is refused by `servable`) instead of becoming a separator.
- */
-export function requestSegments(target: string): string[] | undefined {
-  if (!target.startsWith('/')) return undefined;
-  const end = target.search(/[?#]/);
-  const segments: string[] = [];
-  for (const raw of (end < 0 ? target : target.slice(0, end)).split('/')) {
-    if (raw === '') continue;
-    let s: string;
-    try {
-      s = decodeURIComponent(raw);
-    } catch {
-      return undefined;
-    }
-    if (s.includes('\0')) return undefined;
-    segments.push(s);
-  }
-  return segments;
-}
-
-/**
- * Whether a path segment may be served. Never: `.` and `..`, any hidden name (`.mudm-work/`, the work state, the
- * sink's probe file), a temporary name of a write in progress (`NAME.tmp-…`), spill folders (`mudm-spill-…`, when
- * `--tmp-dir` is inside OUT), or a segment holding a separator.
- */
-export function servable(segment: string): boolean {
-  return segment !== '' && !segment.startsWith('.') && !segment.includes('.tmp-') && !segment.startsWith('mudm-spill-')
-    && !/[/\\\0]/.test(segment);
-}
-
-interface Opened {
-  /** The path opened, whose extension gives the content type. */
-  file: string;
-  handle: FileHandle;
-  stats: fs.Stats;
-}
-
-/**
- * Opens a regular file; null when it is absent, unreadable or anything else. O_NONBLOCK keeps a FIFO planted in the
- * folder from blocking the open (a regular file ignores it); O_NOFOLLOW refuses a symlink put in place since.
- */
-async function openRegular(file: string): Promise<Opened | null> {
-  let handle: FileHandle;
-  try {
-    handle = await fsp.open(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0));
-  } catch {
-    return null;
-  }
-  try {
-    const stats = await handle.stat();
-    if (stats.isFile()) return { file, handle, stats };
-  } catch {
-    // Not servable: closed below.
-  }
-  await handle.close();
-  return null;
-}
-
-/**
- * Opens the file the segments name under `realBase` (a real path) when its own real path, symlinks resolved, is
- * inside `realBase` and every segment of it is servable: a symlink out of the folder, or to its work state, is
- * treated as absent.
- */
-async function openInside(realBase: string, segments: string[]): Promise<Opened | null> {
-  if (segments.length === 0 || !segments.every(servable)) return null;
-  let real: string;
-  try {
-    real = await fsp.realpath(path.join(realBase, ...segments));
-  } catch {
-    return null;
-  }
-  const rel = path.relative(realBase, real);
-  if (rel === '' || path.isAbsolute(rel) || !rel.split(path.sep).every(servable)) return null;
-  return openRegular(real);
-}
-
 /** True when a Host header names this machine by address or `localhost`, so no DNS name can be rebound onto us. */
 function localHost(header: string | undefined): boolean {
   if (header === undefined) return true;
@@ -179,49 +56,100 @@ function localHost(header: string | undefined): boolean {
   return net.isIP(name) !== 0 || name === 'localhost' || name.endsWith('.localhost');
 }
 
-function send(res: http.ServerResponse, status: number, text: string): void {
-  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+function send(res: http.ServerResponse, status: number, text: string, headers: http.OutgoingHttpHeaders = {}): void {
+  res.writeHead(status, { ...headers, 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
 }
 
 /** A PBF tile path of the layout (`{zlvl}/[t/c/z/]{x}/{y}.pbf`): when absent it is an empty tile, not an error. */
 const PBF_TILE = /^\d+(\/\d+){2,5}\.pbf$/;
 
+/** A request header Node does not type (it joins repeated ones with commas). */
+const headerOf = (req: http.IncomingMessage, name: string): string | undefined => {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+};
+
+/** An absent file: an empty tile when it is a PBF tile path, else 404. */
+function sendAbsent(res: http.ServerResponse, emptyTile: boolean): void {
+  if (emptyTile) {
+    // Empty tiles are not written. 204 tells a map client "no features" without the failed request a 404 is to
+    // the browser (logged as an error, and retried by some clients).
+    res.writeHead(204, { 'Content-Type': 'application/x-protobuf', 'Cache-Control': 'no-cache' });
+    res.end();
+    return;
+  }
+  send(res, 404, 'not found\n');
+}
+
+/**
+ * A file, whole or the byte range a GET asks for (206, or 416 when no range of it lies in the file), with the
+ * validators a range reader checks between requests (`ETag`; `If-Range` is honoured).
+ */
 async function sendFile(req: http.IncomingMessage, res: http.ServerResponse, opened: Opened | null, emptyTile = false): Promise<void> {
   if (!opened) {
-    if (emptyTile) {
-      // Empty tiles are not written. 204 tells a map client "no features" without the failed request a 404 is to
-      // the browser (logged as an error, and retried by some clients).
-      res.writeHead(204, { 'Content-Type': 'application/x-protobuf', 'Cache-Control': 'no-cache' });
-      res.end();
-      return;
-    }
-    send(res, 404, 'not found\n');
+    sendAbsent(res, emptyTile);
     return;
   }
   const { handle, stats } = opened;
-  res.writeHead(200, {
-    'Content-Type': contentType(opened.file),
-    'Content-Length': stats.size,
+  const v = validators(stats);
+  const range = req.method === 'GET' && ifRangeHolds(headerOf(req, 'if-range'), v) ? byteRange(req.headers.range, stats.size) : undefined;
+  const common = {
+    'Accept-Ranges': 'bytes',
     // A pyramid may be rebuilt while it is served: always revalidate.
     'Cache-Control': 'no-cache',
-    'Last-Modified': stats.mtime.toUTCString(),
-  });
+    'Last-Modified': v.lastModified,
+    ETag: v.etag,
+  };
+  if (range === 'unsatisfiable') {
+    await handle.close();
+    send(res, 416, 'range not satisfiable\n', { ...common, 'Content-Range': `bytes */${stats.size}` });
+    return;
+  }
+  const type = contentType(opened.file);
+  if (range) {
+    res.writeHead(206, { ...common, 'Content-Type': type, 'Content-Length': range.end - range.start + 1, 'Content-Range': `bytes ${range.start}-${range.end}/${stats.size}` });
+  } else {
+    res.writeHead(200, { ...common, 'Content-Type': type, 'Content-Length': stats.size });
+  }
   if (req.method === 'HEAD') {
     res.end();
     await handle.close();
     return;
   }
   // pipeline closes the file whether the client reads to the end or goes away.
-  pipeline(handle.createReadStream(), res, (err) => {
+  pipeline(handle.createReadStream(range ?? {}), res, (err) => {
     if (err) res.destroy();
   });
 }
 
+/** What an archive answers (a tile, gzip-encoded as stored when the client takes gzip; its metadata), absent, or an unreadable archive. */
+function sendTile(req: http.IncomingMessage, res: http.ServerResponse, answer: Exclude<TileAnswer, undefined>, emptyTile: boolean): void {
+  if (answer === 'absent') {
+    sendAbsent(res, emptyTile);
+  } else if ('unreadable' in answer) {
+    send(res, 500, `${answer.unreadable} is not a readable PMTiles archive\n`);
+  } else {
+    res.writeHead(200, {
+      'Content-Type': contentType(`tile.${answer.ext}`),
+      'Content-Length': answer.bytes.length,
+      'Cache-Control': 'no-cache',
+      'Last-Modified': answer.modified.toUTCString(),
+      // The same URL is gzip or not by the request's Accept-Encoding.
+      Vary: 'Accept-Encoding',
+      ...(answer.gzip ? { 'Content-Encoding': 'gzip' } : {}),
+    });
+    res.end(req.method === 'HEAD' ? undefined : answer.bytes);
+  }
+}
+
 /**
  * Starts the server on 127.0.0.1 (by default). Rejects with UsageError when the port is taken or `cors` is not an
- * origin. It serves the viewer at `/` and `/viewer/`, OpenLayers at `/vendor/`, and below that the regular files whose
- * real path lies inside `root`, never a hidden or temporary one; everything else is 404, and no request stops it.
+ * origin, InputError when `root` is neither a folder nor a PMTiles archive. It serves the viewer at `/` and
+ * `/viewer/`, OpenLayers and the PMTiles readers at `/vendor/`, and below that, for a folder, the regular files whose
+ * real path lies inside it (never a hidden or temporary one) and the tiles of the archives its `tileset.json` lists;
+ * for an archive, the archive under its own name, its metadata as `/tileset.json` and its tiles. Files are served
+ * with byte ranges. Everything else is 404, and no request stops it.
  */
 export async function startServer(opts: ServeOptions): Promise<Server> {
   const cors = opts.cors === undefined ? undefined : corsOrigin(opts.cors);
@@ -231,7 +159,15 @@ export async function startServer(opts: ServeOptions): Promise<Server> {
   } catch {
     throw new InputError(`${opts.root} does not exist`, opts.root);
   }
-  if (!fs.statSync(root).isDirectory()) throw new InputError(`${opts.root} is not a directory`, opts.root);
+  const shelf = new ArchiveShelf();
+  let folder: FolderArchives | undefined;
+  let single: FileArchive | undefined;
+  if (fs.statSync(root).isDirectory()) {
+    folder = new FolderArchives(root, shelf);
+  } else {
+    single = new FileArchive(root, shelf);
+    if (!(await single.check())) throw new InputError(`${opts.root} is neither a pyramid directory nor a PMTiles v3 archive`, opts.root);
+  }
   let viewer: string | undefined;
   try {
     viewer = fs.realpathSync(opts.viewerDir ?? defaultViewerDir());
@@ -245,7 +181,11 @@ export async function startServer(opts: ServeOptions): Promise<Server> {
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     res.setHeader('X-Content-Type-Options', 'nosniff');
-    if (cors) res.setHeader('Access-Control-Allow-Origin', cors);
+    if (cors) {
+      res.setHeader('Access-Control-Allow-Origin', cors);
+      // What a range reader of another origin checks: where a range lies, and whether the archive changed.
+      res.setHeader('Access-Control-Expose-Headers', 'Content-Range, Accept-Ranges, ETag');
+    }
     if (checkHost && !localHost(req.headers.host)) {
       send(res, 421, 'this server answers only to 127.0.0.1 and localhost\n');
       return;
@@ -274,7 +214,27 @@ export async function startServer(opts: ServeOptions): Promise<Server> {
       const file = rest.length === 1 ? vendor.get(rest[0]) : undefined;
       await sendFile(req, res, file ? await openRegular(file) : null);
     } else {
-      await sendFile(req, res, await openInside(root, segments), PBF_TILE.test(segments.join('/')));
+      await sendPyramid(req, res, segments);
+    }
+  }
+
+  /** Below the viewer: the folder's files and archive tiles, or the one archive, its metadata and its tiles. */
+  async function sendPyramid(req: http.IncomingMessage, res: http.ServerResponse, segments: string[]): Promise<void> {
+    const emptyTile = PBF_TILE.test(segments.join('/'));
+    const gzipOk = acceptsGzip(req.headers['accept-encoding']);
+    if (folder) {
+      const answer = await folder.tile(segments, gzipOk);
+      if (answer) sendTile(req, res, answer, emptyTile);
+      else await sendFile(req, res, await openInside(root, segments), emptyTile);
+      return;
+    }
+    const archive = single as FileArchive;
+    if (segments.length === 1 && segments[0] === archive.name) {
+      await sendFile(req, res, await archive.open());
+    } else if (segments.length === 1 && segments[0] === 'tileset.json') {
+      sendTile(req, res, await archive.descriptor(), false);
+    } else {
+      sendTile(req, res, (await archive.tile(segments, gzipOk)) ?? 'absent', emptyTile);
     }
   }
 
@@ -290,6 +250,7 @@ export async function startServer(opts: ServeOptions): Promise<Server> {
   await new Promise<void>((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => {
       server.off('listening', onListening);
+      void shelf.close();
       if (err.code === 'EADDRINUSE') reject(new UsageError(`port ${opts.port} on ${host} is in use; choose another with --port`));
       else if (err.code === 'EACCES') reject(new UsageError(`port ${opts.port} on ${host} needs privileges; choose one above 1023 with --port`));
       else reject(err);
@@ -314,7 +275,7 @@ export async function startServer(opts: ServeOptions): Promise<Server> {
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      });
+      }).then(() => shelf.close());
       return closing;
     },
   };

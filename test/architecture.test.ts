@@ -1,5 +1,6 @@
 // The house rules a reader relies on, checked over src/: no import cycle (type-only imports count), arrows pointing
-// down (nothing imports the build or the CLI), no file over about 400 lines, a line on what each file is for.
+// down (nothing imports the build or the CLI), no file over about 400 lines, a line on what each file is for, and no
+// module-level mutable state in the pure stages.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -79,5 +80,21 @@ describe('the shape of src/', () => {
 
   it('opens every file with a comment line saying what it is for', () => {
     expect(files.filter((f) => !fs.readFileSync(path.join(SRC, f), 'utf8').startsWith('// '))).toEqual([]);
+  });
+
+  it('keeps no module-level mutable state in the pure stages (scratch belongs to an object that owns it)', () => {
+    const pure = files.filter((f) => /^(stages|tiling|model|validate|raster)\//.test(f));
+    // A top-level `let`/`var`, or a `const` made with `new` that is neither a constant table (UPPER_CASE, filled once),
+    // a read-only view, nor a stateless text codec, is state shared by every call of the module.
+    const offending = pure.flatMap((f) => fs.readFileSync(path.join(SRC, f), 'utf8').split('\n').flatMap((line, i) => {
+      if (/^(export )?(let|var) /.test(line)) return [`${f}:${i + 1}: ${line}`];
+      const made = /^(export )?const ([A-Za-z_$][\w$]*)(: ([^=]+))? = new (\w+)/.exec(line);
+      if (!made) return [];
+      const [, , name, , type = '', ctor] = made;
+      const allowed = /^[A-Z][A-Z0-9_]*$/.test(name) || /^Readonly/.test(type.trim()) || /^Text(En|De)coder$/.test(ctor);
+      return allowed ? [] : [`${f}:${i + 1}: ${line}`];
+    }));
+    expect(offending).toEqual([]);
+    expect(pure.length).toBeGreaterThan(20);
   });
 });

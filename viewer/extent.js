@@ -19,17 +19,15 @@ function tileRange(extent, size) {
 const count = (r) => (r.x1 - r.x0 + 1) * (r.y1 - r.y0 + 1);
 
 /** The extent of the features of the tiles of a range, or null when they hold none (or cannot be read). */
-async function featureExtent(ol, projection, url, zoom, size, r) {
+async function featureExtent(ol, projection, tile, zoom, size, r) {
   const format = new ol.format.MVT();
   const extent = ol.extent.createEmpty();
   const jobs = [];
   for (let x = r.x0; x <= r.x1; x++) {
     for (let y = r.y0; y <= r.y1; y++) {
       jobs.push((async () => {
-        const response = await fetch(url(zoom, x, y));
-        // Empty tiles are not written: 204 from `serve`, 404 from a plain static server.
-        if (response.status !== 200) return;
-        const bytes = await response.arrayBuffer();
+        const bytes = await tile(zoom, x, y);
+        if (!bytes) return;
         const tileExtent = [x * size, -(y + 1) * size, (x + 1) * size, -y * size];
         for (const f of format.readFeatures(bytes, { extent: tileExtent, featureProjection: projection })) {
           ol.extent.extend(extent, f.getExtent());
@@ -44,15 +42,16 @@ async function featureExtent(ol, projection, url, zoom, size, r) {
 
 /**
  * Extent `[minX, minY, maxX, maxY]` in map coordinates (y up, as the map shows pixel (x, y) at (x, -y)) of the plane's
- * features, or null when its tiles hold none or are too many to read. `url(z, x, y)` names a tile; `world` is
- * `[width, height]` in image pixels, `side` the world square's side.
+ * features, or null when its tiles hold none or are too many to read. `tile(z, x, y)` reads a tile's PBF bytes (null
+ * when there is none: tile URLs and archives alike, tiles.js); `world` is `[width, height]` in image pixels, `side` the
+ * world square's side.
  */
-export async function dataExtent({ ol, projection, url, minZoom, maxZoom, side, world }) {
+export async function dataExtent({ ol, projection, tile, minZoom, maxZoom, side, world }) {
   const worldExtent = [0, -world[1], world[0], 0];
   const first = tileRange(worldExtent, side / 2 ** minZoom);
   if (count(first) > MAX_TILES) return null;
   let zoom = minZoom;
-  let extent = await featureExtent(ol, projection, url, zoom, side / 2 ** zoom, first);
+  let extent = await featureExtent(ol, projection, tile, zoom, side / 2 ** zoom, first);
   if (!extent) return null;
   // A feature drawn as a point is smaller than one display pixel (a 256th of a tile) of its zoom.
   const pixel = (z) => side / 2 ** z / 256;
@@ -60,7 +59,7 @@ export async function dataExtent({ ol, projection, url, minZoom, maxZoom, side, 
   let finer = zoom;
   while (finer < maxZoom && count(tileRange(around, side / 2 ** (finer + 1))) <= MAX_TILES) finer++;
   if (finer > zoom) {
-    const refined = await featureExtent(ol, projection, url, finer, side / 2 ** finer, tileRange(around, side / 2 ** finer));
+    const refined = await featureExtent(ol, projection, tile, finer, side / 2 ** finer, tileRange(around, side / 2 ** finer));
     if (refined) [zoom, extent] = [finer, refined];
   }
   // Features clipped with a buffer may reach past the world's edge: keep the extent on the image.

@@ -1,4 +1,5 @@
-// Viewer of a mudm-tiles pyramid: OpenLayers (global `ol`, served at vendor/ol.js) reading tileset.json in pixel space.
+// Viewer of a mudm-tiles pyramid: OpenLayers (global `ol`, served at vendor/ol.js) reading tileset.json or a PMTiles
+// archive (tiles.js) in pixel space.
 //
 // Pixel space: origin top-left, x right, y down; the world is a square of side S (a power of two). OpenLayers' map y
 // grows upward, so the map shows pixel (x, y) at map coordinate (x, -y): the projection extent is [0, -S, S, 0] and
@@ -10,7 +11,8 @@ import { BY_LAYER, collectFields, colourer, defaultField, hexToRgba, legendOf } 
 import { cardTable, featureId } from './card.js';
 import { dataExtent } from './extent.js';
 import { keptLines } from './kept.js';
-import { PLANE_DIMS, readViewState, writeViewState } from './state.js';
+import { readViewState, writeViewState } from './state.js';
+import { openPyramid } from './tiles.js';
 
 const ol = window.ol;
 
@@ -26,19 +28,11 @@ window.addEventListener('unhandledrejection', (e) => errors.push(`unhandled reje
 
 const $ = (id) => document.getElementById(id);
 
-/** Resolves a URL template against a base without percent-encoding its {placeholders}. */
-function resolveTemplate(template, base) {
-  return new URL(template, base).href.replace(/%7B/gi, '{').replace(/%7D/gi, '}');
-}
-
 async function start() {
   const params = new window.URLSearchParams(window.location.search);
+  // `?tileset=` names a tileset.json or a PMTiles archive (`….pmtiles`), relative to this page or absolute.
   const tilesetUrl = new URL(params.get('tileset') ?? 'tileset.json', window.location.href).href;
-  const response = await fetch(tilesetUrl);
-  if (!response.ok) throw new Error(`${tilesetUrl}: HTTP ${response.status}`);
-  const descriptor = await response.json();
-  const template = resolveTemplate(descriptor.tiles[0], tilesetUrl);
-  const dims = [...descriptor.tiles[0].matchAll(/\{([a-z]+)\}/g)].map((m) => m[1]).filter((n) => PLANE_DIMS.includes(n));
+  const { descriptor, dims, tiles } = await openPyramid(ol, tilesetUrl);
   const b = descriptor.bounds ?? [0, 0, 256, 256];
   const [minX, minY, maxX, maxY] = b.length === 10 ? [b[3], b[4], b[8], b[9]] : b;
   const planeLo = b.length === 10 ? { t: b[0], c: b[1], z: b[2] } : { t: 0, c: 0, z: 0 };
@@ -50,7 +44,7 @@ async function start() {
   const layerIds = vectorLayers.map((l) => l.id);
   const fields = collectFields(descriptor);
 
-  $('title').textContent = descriptor.name ?? tilesetUrl.replace(/\/tileset\.json$/, '');
+  $('title').textContent = descriptor.name ?? tilesetUrl.replace(/\/tileset\.json$/, '').replace(/^.*\//, '');
   document.title = descriptor.name ? `${descriptor.name} — mudm-tiles viewer` : 'mudm-tiles viewer';
 
   // ── state: the URL's hash first, then the descriptor's center, then the defaults ──
@@ -79,18 +73,13 @@ async function start() {
   for (let z = 0; z <= maxZoom; z++) resolutions.push(resolutionOf(z));
   const tileGrid = new ol.tilegrid.TileGrid({ extent: [0, -side, side, 0], origin: [0, 0], resolutions, tileSize: 256, minZoom });
 
-  // The pyramid's template with the current plane filled in and its zoom placeholder {zlvl} renamed to OpenLayers'
-  // {z}; {x} and {y} are OpenLayers' own, rows counted down from the top-left origin like the pyramid's.
-  const planeUrl = () => template.replace(/\{([a-z]+)\}/g, (m, name) => (name === 'zlvl' ? '{z}' : PLANE_DIMS.includes(name) ? String(plane[name]) : m));
-  const source = new ol.source.VectorTile({
-    projection,
-    tileGrid,
-    format: new ol.format.MVT(),
-    url: planeUrl(),
-    wrapX: false,
-    transition: 0,
-  });
-  source.on('tileloaderror', (e) => errors.push(`tile failed to load: ${e.tile && e.tile.getTileCoord ? e.tile.getTileCoord().join('/') : '?'}`));
+  // One source per plane: its tiles by URL ({x} and {y} are OpenLayers' own, rows counted down from the top-left
+  // origin like the pyramid's), or out of the plane's archive.
+  const planeSource = async () => {
+    const s = await tiles.source({ ...plane }, { projection, tileGrid, wrapX: false, transition: 0 });
+    s.on('tileloaderror', (e) => errors.push(`tile failed to load: ${e.tile && e.tile.getTileCoord ? e.tile.getTileCoord().join('/') : '?'}`));
+    return s;
+  };
 
   const styles = new Map();
   const styleFor = (colour, type) => {
@@ -107,7 +96,7 @@ async function start() {
     return s;
   };
   const layer = new ol.layer.VectorTile({
-    source,
+    source: await planeSource(),
     style: (feature) => {
       const props = feature.getProperties();
       if (hidden.has(props.layer)) return null;
@@ -141,8 +130,8 @@ async function start() {
   const planeKey = () => dims.map((d) => plane[d]).join('/');
   const dataExtentOfPlane = () => {
     if (!extents.has(planeKey())) {
-      const url = (z, x, y) => planeUrl().replace('{z}', String(z)).replace('{x}', String(x)).replace('{y}', String(y));
-      extents.set(planeKey(), dataExtent({ ol, projection, url, minZoom, maxZoom, side, world: [maxX, maxY] }));
+      const tile = (z, x, y) => tiles.bytes({ ...plane }, z, x, y);
+      extents.set(planeKey(), dataExtent({ ol, projection, tile, minZoom, maxZoom, side, world: [maxX, maxY] }));
     }
     return extents.get(planeKey());
   };
@@ -173,7 +162,7 @@ async function start() {
   };
 
   // ── honesty: at a zoom where the build thinned a layer, say which share of it is drawn ──
-  const tileZoom = () => tileGrid.getZForResolution(view.getResolution(), source.zDirection);
+  const tileZoom = () => tileGrid.getZForResolution(view.getResolution(), layer.getSource().zDirection);
   const showKept = () => {
     const lines = keptLines(vectorLayers, tileZoom(), hidden);
     $('kept').replaceChildren(...lines.map((t) => Object.assign(document.createElement('div'), { textContent: t })));
@@ -221,6 +210,8 @@ async function start() {
   fieldSelect.addEventListener('change', () => setColourField(fieldSelect.value));
   drawLegend();
 
+  // The plane's source is being made (an archive's header read): settle() waits for it.
+  let switching = Promise.resolve();
   const setPlane = (values) => {
     const before = planeKey();
     planeIn(Object.fromEntries(Object.entries(values).map(([d, v]) => [d, Number(v)])));
@@ -229,10 +220,15 @@ async function start() {
       if (sel) sel.value = String(plane[d]);
     }
     if (planeKey() === before) return;
-    // A new URL is a new source key: OpenLayers drops the old plane's tiles and loads the new ones.
-    source.setUrl(planeUrl());
     showBackground();
     saveView();
+    // A new source: OpenLayers drops the old plane's tiles and loads the new ones. Only the last plane asked for
+    // gets its source, however the reads of their archives' headers end.
+    const key = planeKey();
+    switching = planeSource().then(
+      (s) => { if (planeKey() === key) layer.setSource(s); },
+      (err) => { errors.push(`plane ${key}: ${err.message ?? err}`); },
+    );
   };
   for (const d of dims) {
     const label = document.createElement('label');
@@ -333,13 +329,14 @@ async function start() {
   showKept();
   $('status').textContent = [`${layerIds.length} layer(s), zooms ${minZoom}–${maxZoom}, ${maxX - minX} × ${maxY - minY} px`, ...notes].join('; ');
   return {
-    map, view, source, layer, background, descriptor, side, plane, errors,
+    map, view, layer, background, descriptor, side, plane, errors,
     featuresAt, toScreen, idle, setPlane, setColourField, tileZoom,
     colourOf: (v) => colourOf(v),
     field: () => field,
     zoom: pyramidZoom,
     /** Resolves once every tile of a view is loaded and drawn: after the next change, or now when nothing is pending. */
-    settle: () => {
+    settle: async () => {
+      await switching;
       const next = idle();
       map.render();
       return next;

@@ -30,15 +30,20 @@ export async function fileRangeSource(file: string): Promise<RangeSource> {
   } catch (err) {
     throw new InputError(`cannot read ${file}: ${(err as Error).message}`, file);
   }
+  return handleRangeSource(file, handle, size);
+}
+
+/** The bytes of a file already open (`size` bytes when opened), named `name`; closing the source closes the handle. */
+export function handleRangeSource(name: string, handle: fs.FileHandle, size: number): RangeSource {
   return {
-    name: file,
+    name,
     size,
     async read(offset, length) {
-      checkRange(file, size, offset, length);
+      checkRange(name, size, offset, length);
       const buf = Buffer.alloc(length);
       for (let done = 0; done < length;) {
         const { bytesRead } = await handle.read(buf, done, length - done, offset + done);
-        if (bytesRead === 0) throw new InputError(`${file} was cut short while being read (byte ${offset + done})`, file);
+        if (bytesRead === 0) throw new InputError(`${name} was cut short while being read (byte ${offset + done})`, name);
         done += bytesRead;
       }
       return buf;

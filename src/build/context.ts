@@ -1,6 +1,6 @@
 // What a build is given (inputs, the caller's sink, work directory and hooks) and what its steps share while it runs.
 import type { FeatureSource, Source } from '../io/source.js';
-import type { TileSink } from '../io/sink.js';
+import type { Removal, TileSink } from '../io/sink.js';
 import type { WorkDir } from '../io/workdir.js';
 import type { BuildConfig } from '../options.js';
 import { InterruptedError } from '../report/errors.js';
@@ -27,6 +27,8 @@ export interface BuildIO {
   onProgress?: (e: ProgressEvent) => void;
   /** Aborting stops the build between batches and units (SIGINT, SIGTERM); the work directory is kept for --resume. */
   signal?: AbortSignal;
+  /** What --force removed of earlier builds (nothing else is ever removed), for the caller to say. */
+  onRemoved?: (removal: Removal) => void;
 }
 
 /** A build from its plan on: what tiling the levels and describing the pyramid need. */

@@ -56,6 +56,8 @@ class LevelRun {
   /** Level 0: a source cell may feed several units; its records leave memory after its last reader. */
   private readonly lastReader = new Map<string, UnitPlan>();
   private readonly inFlight = new Set<InFlight>();
+  /** Where workers write tiles themselves (a directory sink), else undefined: tile bytes come back to this thread. */
+  private readonly writeTo: string | undefined;
   private readonly limit = pLimit(16);
   private resumed = 0;
   private units = 0;
@@ -71,6 +73,8 @@ class LevelRun {
     this.received = Array.from({ length: levels }, () => new Set<string>());
     this.ready = Array.from({ length: levels }, () => []);
     this.markers = Array.from({ length: levels }, () => new Map());
+    const zooms = Array.from({ length: this.plan.maxZoom - this.plan.minZoom + 1 }, (_, i) => this.plan.minZoom + i);
+    this.writeTo = ctx.sink.directTiles?.(zooms);
     this.graph = new LevelGraph(this.plan, ctx.planFile.read.halfExtent, 0, base.map((u) => u.key), levels);
     const todo = new Set(base.filter((u) => !isUnitDone(ctx.work, 0, u.key)));
     for (const u of todo) for (const src of u.sources) this.lastReader.set(src, u);
@@ -131,7 +135,7 @@ class LevelRun {
       units.push({ unit, sources });
     }
     const batch: TileBatch = {
-      kind: 'tiles', spec: this.spec(level), dims: this.plan.dims, units, writeTo: this.ctx.sink.tileDirectory,
+      kind: 'tiles', spec: this.spec(level), dims: this.plan.dims, units, writeTo: this.writeTo,
       next: level + 1 < this.plan.levels.length ? { zoom: this.plan.levels[level + 1].zoom } : undefined,
     };
     const done = this.ctx.pool.tile(batch, moved).then((result) => ({ result }), (error: unknown) => ({ error }));

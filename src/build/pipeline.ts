@@ -4,22 +4,23 @@
 import path from 'node:path';
 import { tilePath } from '../tiling/space.js';
 import { readImageSize } from '../io/image.js';
-import { DirectorySink, type TileSink } from '../io/sink.js';
+import { DirectorySink, type Removal, type TileSink } from '../io/sink.js';
 import type { WorkDir } from '../io/workdir.js';
 import { resolveBuildConfig, type BuildConfig, type Options } from '../options.js';
-import { InterruptedError, UsageError, WorkStateError } from '../report/errors.js';
+import { DataError, InterruptedError, UsageError, WorkStateError } from '../report/errors.js';
 import type { BuildReport } from '../report/types.js';
 import { overviewDescriptor, tilesetDescriptor, type DescribeInput } from '../stages/describe.js';
 import { SpillingStore } from '../stages/partition.js';
 import { planBuild } from '../stages/plan.js';
+import { sampleLine } from '../validate/tally.js';
 import { createPool, type Pool } from '../worker/pool.js';
 import { secondsSince, storeBudget, type BuildIO, type InputSpec, type RunContext } from './context.js';
 import { tileLevels, type LevelsOutcome } from './levels.js';
 import { readInputs } from './read.js';
 import { buildReport, sumMarkers, writePreviews } from './report.js';
 import {
-  PLAN_VERSION, checkShardsDone, findPlan, fingerprintOf, loadPlan, markShardDone, savePlan, shardUnits, spillRoot, workDirFor,
-  type PlanFile,
+  PLAN_VERSION, checkSamePlan, checkShardsDone, fingerprintOf, loadPlan, markShardDone, resumablePlan, savePlan, shardUnits, spillRoot,
+  workDirFor, type PlanFile, type ReadSummary,
 } from './state.js';
 
 export type { BuildIO, InputSpec } from './context.js';
@@ -43,6 +44,8 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
   const sink = sinkOf(config, io);
   const work = workDirFor(o, io.work);
   const t0 = performance.now();
+  // A --resume that cannot continue what OUT holds is refused before anything there is touched.
+  const previous = o.resume ? resumablePlan(work, fingerprintOf(inputs, config)) : undefined;
   await sink.initialize({ force: o.force, resume: o.resume });
   if (!o.resume) work.destroy();
   const pool = createPool(o.workers);
@@ -50,8 +53,8 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
   let keepWork = false;
   try {
     store = new SpillingStore(path.join(spillRoot(o, work), 'level-0'), storeBudget(config));
-    const planFile = await plan(inputs, config, work, pool, store, io, t0, 1);
-    await sink.begin({ force: o.force, resume: o.resume });
+    const planFile = await plan(inputs, config, work, pool, store, io, t0, 1, previous);
+    sayRemoved(await sink.begin({ force: o.force, resume: o.resume }), io);
     const ctx: RunContext = { config, planFile, sink, work, pool, io, t0 };
     const tTile = performance.now();
     const levels = await tileLevels(ctx, planFile.units, store, true);
@@ -85,8 +88,12 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
     const store = new SpillingStore(path.join(work.root, 'level-0'), 0);
     const planFile = await plan(inputs, config, work, pool, store, io, performance.now(), o.shards);
     // Shards write tiles next: what an earlier build left (with --force) must not mix with them.
-    await sink.begin({ force: o.force, resume: false });
+    sayRemoved(await sink.begin({ force: o.force, resume: false }), io);
     return { units: planFile.units.length, shards: planFile.shards, features: planFile.read.read };
+  } catch (err) {
+    // A plan that failed (a full disk, invalid input) leaves no work directory that shards could take for one.
+    work.destroy();
+    throw err;
   } finally {
     await pool.close();
   }
@@ -135,17 +142,18 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   }
 }
 
-/** Reads the inputs into `store` and writes the plan; with --resume, checks it matches the interrupted build's plan. */
-async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, pool: Pool, store: SpillingStore, io: BuildIO, t0: number, shards: number): Promise<PlanFile> {
+/**
+ * Reads the inputs into `store` and writes the plan; a build with no valid feature ends here. With --resume
+ * (`previous`, the interrupted build's plan), checks that the plan read now is the same.
+ */
+async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, pool: Pool, store: SpillingStore, io: BuildIO, t0: number, shards: number, previous?: PlanFile): Promise<PlanFile> {
   const o = config.options;
   const fingerprint = fingerprintOf(inputs, config);
-  const previous = o.resume ? findPlan(work) : undefined;
-  if (previous && previous.fingerprint !== fingerprint) {
-    throw new UsageError('--resume: the inputs or options differ from the interrupted build; run again without --resume');
-  }
   if (!previous) work.removeFolder('units');
   const read = await readInputs(inputs, config, pool, store, io, t0);
+  if (read.valid === 0) throw new DataError(noValidFeature(inputs, read));
   const { plan: buildPlan, units } = planBuild(config, { ...read, layers: Object.keys(read.stats) }, store.keys());
+  if (previous) checkSamePlan(previous, buildPlan, units, work);
   const planFile: PlanFile = {
     version: PLAN_VERSION, fingerprint, plan: buildPlan, read, units, shards, spilled: store.isSpilled, readSeconds: secondsSince(t0),
     meta: { name: o.name, description: o.description, attribution: o.attribution, version: o.version, baseUrl: o.baseUrl },
@@ -153,6 +161,19 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   };
   savePlan(work, planFile);
   return planFile;
+}
+
+/** Says what --force removed, through the caller's hook. */
+function sayRemoved(removal: Removal | void, io: BuildIO): void {
+  if (removal) io.onRemoved?.(removal);
+}
+
+/** Why a build that read no valid feature stops: the files, the counts, and the first errors found. */
+function noValidFeature(inputs: readonly InputSpec[], read: ReadSummary): string {
+  const files = inputs.map((i) => i.source.name).join(', ');
+  const codes = Object.entries(read.issues.errorsByCode).map(([code, n]) => `${code}: ${n}`).join(', ');
+  const first = read.issues.samples.filter((s) => s.severity === 'error').slice(0, 3).map((s) => `\n  ${sampleLine(s)}`).join('');
+  return `${files}: no valid feature (${read.read} read${read.invalid > 0 ? `, ${read.invalid} invalid${codes ? `: ${codes}` : ''}` : ''}): nothing to build, no descriptor written${first}`;
 }
 
 /** Once every level is tiled: previews, the overview descriptor of each plane, the report, and the descriptor last. */

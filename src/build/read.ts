@@ -6,13 +6,13 @@ import type { Vocabularies } from '../model/vocabulary.js';
 import { ByteArena } from '../bytes.js';
 import { layerNameFor, readEventBatches } from '../io/read.js';
 import type { FeatureSource, Source } from '../io/source.js';
-import type { BuildConfig } from '../options.js';
-import { DataError, InputError, ReadError } from '../report/errors.js';
-import { mergeStats, type PlaneRule } from '../stages/assign.js';
+import { flagName, type BuildConfig } from '../options.js';
+import { DataError, InputError, ReadError, UsageError } from '../report/errors.js';
+import { mergeStats, type LayerStats, type PlaneRule } from '../stages/assign.js';
 import type { UnitStore } from '../stages/partition.js';
 import { META, parseBatch, type ParseResult, type ParseTask, type RawBatch } from '../stages/parse.js';
 import type { Dim } from '../tiling/space.js';
-import { validateCollectionMembers } from '../validate/index.js';
+import { shown, validateCollectionMembers } from '../validate/index.js';
 import { IssueTally, SAMPLES_PER_CODE, sampleLine } from '../validate/tally.js';
 import { runOrdered, type Pool } from '../worker/pool.js';
 import { secondsSince, throwIfAborted, type BuildIO, type InputSpec } from './context.js';
@@ -93,6 +93,12 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   const dims = new Set<Dim>();
   const knownSide = config.imageSize ? 2 ** Math.ceil(Math.log2(Math.max(config.imageSize.width, config.imageSize.height))) : undefined;
   const seq = { next: 0 };
+  const fieldsSeen = new Set<string>();
+  const grow = (b: readonly number[]) => {
+    const bb = (sum.bounds ??= [Infinity, Infinity, -Infinity, -Infinity]);
+    bb[0] = Math.min(bb[0], b[0]); bb[1] = Math.min(bb[1], b[1]);
+    bb[2] = Math.max(bb[2], b[2]); bb[3] = Math.max(bb[3], b[3]);
+  };
   const onMembers = (file: string, members: Record<string, unknown>) => collectMembers(sum.collection, tally, file, members, o.strict);
 
   async function* batches(): AsyncGenerator<Batch> {
@@ -113,13 +119,15 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
         }
       }
       if (!b.empty) yield b.take();
+      const size = 'features' in input.source ? input.source.imageSize?.() : undefined;
+      if (size) grow([0, 0, size.width, size.height]);
     }
   }
 
   await runOrdered(batches(), o.workers * 2, async (b) => {
     const task: ParseTask = {
       kind: 'parse', file: b.file, layer: b.layer, layerBy: o.layerBy, rule: b.rule, cellSize: o.unitSize,
-      side: knownSide, seq0: b.seq0, raw: b.raw, sampleCap: SAMPLES_PER_CODE,
+      side: knownSide, seq0: b.seq0, raw: b.raw, sampleCap: SAMPLES_PER_CODE, nucleusFeatures: o.nucleusFeatures,
     };
     // Values are parsed here: copying them to a worker (structured clone of every position) cost more than the
     // validation and encoding it would move off this thread (1.5x the CPU time on a traced label mask).
@@ -133,11 +141,8 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
       const x = r.issues.samples.find((i) => i.severity === 'error');
       throw new DataError(x ? sampleLine(x) : `${b.file}: invalid feature`);
     }
-    if (r.bounds) {
-      const bb = (sum.bounds ??= [Infinity, Infinity, -Infinity, -Infinity]);
-      bb[0] = Math.min(bb[0], r.bounds[0]); bb[1] = Math.min(bb[1], r.bounds[1]);
-      bb[2] = Math.max(bb[2], r.bounds[2]); bb[3] = Math.max(bb[3], r.bounds[3]);
-    }
+    if (r.bounds) grow(r.bounds);
+    for (const name of r.optionFieldsSeen) fieldsSeen.add(name);
     sum.halfExtent = Math.max(sum.halfExtent, r.halfExtent);
     for (const d of r.dims) dims.add(d);
     mergeStats(sum.stats, r.stats);
@@ -145,7 +150,24 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     io.onProgress?.({ phase: 'read', file: b.file, features: sum.read, elapsed: secondsSince(t0) });
   });
   sum.dims = (['t', 'c', 'z'] as const).filter((d) => dims.has(d));
+  if (sum.read > 0) checkOptionFields(config, fieldsSeen, sum.stats);
   return sum;
+}
+
+/**
+ * A field named by `--layer-by` or `--plane-field` that no feature read has (valid or not) is a misspelling, not a
+ * choice: a UsageError naming it and the fields there are. Workers report which names they met, so the check runs
+ * once everything is read, before the plan is written and any tile with it.
+ */
+function checkOptionFields(config: BuildConfig, seen: ReadonlySet<string>, stats: LayerStats): void {
+  const named: [string, string][] = [];
+  if (config.options.layerBy !== undefined) named.push([config.options.layerBy, `--${flagName('layerBy')} ${config.options.layerBy}`]);
+  for (const [d, name] of Object.entries(config.planeFields)) named.push([name, `--${flagName('planeField')} ${d}=${name}`]);
+  const missing = named.find(([name]) => !seen.has(name));
+  if (!missing) return;
+  const fields = [...new Set(Object.values(stats).flatMap((l) => Object.keys(l)))].sort();
+  const shown = fields.length > 40 ? `${fields.slice(0, 40).join(', ')}, … (${fields.length - 40} more)` : fields.join(', ') || 'none';
+  throw new UsageError(`${missing[1]}: no feature has a field "${missing[0]}"; the fields are: ${shown}`);
 }
 
 /** One feature for a batch: its JSON text (`bytes`), or a value, with where it starts in its file (0: nowhere). */
@@ -158,11 +180,31 @@ async function* readFeatures(source: Source, onMembers: (file: string, members: 
     for (const ev of events) {
       if (ev.kind === 'members') onMembers(source.name, ev.members);
       else if (ev.kind === 'feature') group.push(ev);
+      else if (ev.kind === 'array') continue; // its elements follow as features
       else if (ev.value !== null && typeof ev.value === 'object' && 'tilejson' in ev.value) throw new InputError(`${source.name} is a tileset descriptor, not annotations`, source.name);
-      else group.push({ index: ev.index, line: ev.line, column: ev.column, value: ev.value });
+      else {
+        const found = notFeatureSource(ev.value);
+        if (found) throw new DataError(`${source.name} is not a feature source: found ${found}; a build reads a FeatureCollection, a Feature or geometry, or a sequence of them (one per line)`);
+        group.push({ index: ev.index, line: ev.line, column: ev.column, value: ev.value });
+      }
     }
     yield group;
   }
+}
+
+/**
+ * What a whole-file document is when no feature can come of it (a scalar, a collection whose `features` is not an
+ * array), else undefined: any other object is a feature, valid or not. (A top-level array is no document: the
+ * reader streams its elements as features.)
+ */
+function notFeatureSource(value: unknown): string | undefined {
+  if (value === null) return 'null';
+  if (typeof value === 'string') return `a string (${shown(value)})`;
+  if (typeof value !== 'object') return `${typeof value} ${shown(value)}`;
+  const { type, features } = value as { type?: unknown; features?: unknown };
+  if ((type !== 'FeatureCollection' && features === undefined) || Array.isArray(features)) return undefined;
+  if (features === undefined) return 'a FeatureCollection without features';
+  return `a FeatureCollection whose features is not an array but ${features === null ? 'null' : typeof features === 'object' ? 'an object' : `${typeof features} ${shown(features)}`}`;
 }
 
 /** The features of a source that makes them in memory, numbered in order; they have no place in a text. */

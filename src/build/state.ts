@@ -9,7 +9,7 @@ import type { Vocabularies } from '../model/vocabulary.js';
 import { DiskWorkDir, MemoryWorkDir, type WorkDir } from '../io/workdir.js';
 import type { BuildConfig, Options } from '../options.js';
 import type { FormatCount } from '../report/types.js';
-import { WorkStateError } from '../report/errors.js';
+import { UsageError, WorkStateError } from '../report/errors.js';
 import type { LayerStats } from '../stages/assign.js';
 import type { UnitStore } from '../stages/partition.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
@@ -85,7 +85,7 @@ export function spillRoot(options: Options, work: WorkDir): string {
 export function fingerprintOf(inputs: readonly { source: { name: string }; layer?: string; plane?: Partial<Plane>; fingerprint?: string }[], config: BuildConfig): string {
   const h = createHash('sha256');
   for (const i of inputs) h.update(`${i.source.name}\0${i.layer ?? ''}\0${JSON.stringify(i.plane ?? {})}\0${i.fingerprint ?? ''}\n`);
-  for (const k of ['format', 'layer', 'layerBy', 'planeField', 'minZoom', 'maxZoom', 'lod', 'tileBudget', 'unitSize'] as const) h.update(`${k}=${String(config.options[k])}\n`);
+  for (const k of ['format', 'layer', 'layerBy', 'planeField', 'nucleusFeatures', 'minZoom', 'maxZoom', 'lod', 'tileBudget', 'unitSize'] as const) h.update(`${k}=${String(config.options[k])}\n`);
   h.update(`imageSize=${JSON.stringify(config.imageSize ?? null)}\n`);
   return h.digest('hex');
 }
@@ -113,6 +113,31 @@ export function findPlan(work: WorkDir): PlanFile | undefined {
     );
   }
   return value as PlanFile;
+}
+
+/**
+ * --resume continues only the build the work directory describes, with the same inputs and options: anything else
+ * is refused (a UsageError, exit 2) before anything is touched. Returns the interrupted build's plan.
+ */
+export function resumablePlan(work: WorkDir, fingerprint: string): PlanFile {
+  const previous = findPlan(work);
+  if (!previous) {
+    throw new UsageError(`--resume: there is no interrupted build in ${where(work)} (no ${PLAN_FILE}): nothing to continue; build without --resume (--force replaces what an earlier build wrote)`);
+  }
+  if (previous.fingerprint !== fingerprint) {
+    throw new UsageError(`--resume: the inputs or options differ from those of the interrupted build in ${where(work)}; run again with the same ones, or without --resume`);
+  }
+  return previous;
+}
+
+/**
+ * After reading, a resumed build's plan must be the interrupted one's: standard input has no size or date to
+ * fingerprint, so this is where other bytes on stdin show.
+ */
+export function checkSamePlan(previous: PlanFile, plan: BuildPlan, units: readonly UnitPlan[], work: WorkDir): void {
+  if (JSON.stringify(previous.plan) !== JSON.stringify(plan) || JSON.stringify(previous.units) !== JSON.stringify(units)) {
+    throw new UsageError(`--resume: the inputs read now differ from those of the interrupted build in ${where(work)}; run again without --resume`);
+  }
 }
 
 function where(work: WorkDir): string {

@@ -1,7 +1,7 @@
 // Turns command-line inputs (files, directories, `-`, --input t=0,c=1:FILE, --manifest) into pipeline inputs.
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileSource, streamSource } from '../io/read.js';
+import { fileSource, layerNameFor, streamSource } from '../io/read.js';
 import { MASK_FILE, maskSource } from '../io/mask-source.js';
 import type { InputSpec } from '../build/context.js';
 import { InputError, UsageError } from '../report/errors.js';
@@ -26,8 +26,11 @@ function fileInput(file: string, plane?: Partial<Plane>, layer?: string): InputS
   return { source: fileSource(file), plane, layer, fingerprint: `${st.size}:${st.mtimeMs}` };
 }
 
-/** A path argument: a file, or a directory whose data files are taken in name order. */
-function expand(arg: string, io: CliIO, plane?: Partial<Plane>, layer?: string): InputSpec[] {
+/**
+ * A path argument: a file, or a directory whose data files are taken in name order, into one layer named after the
+ * directory (its files are parts of one export, such as per-patch files) unless `perFile`, or a layer given.
+ */
+function expand(arg: string, io: CliIO, perFile: boolean, plane?: Partial<Plane>, layer?: string): InputSpec[] {
   if (arg === '-') return [{ source: streamSource('-', io.stdin), plane, layer }];
   const full = path.resolve(io.cwd, arg);
   let st: fs.Stats;
@@ -39,7 +42,8 @@ function expand(arg: string, io: CliIO, plane?: Partial<Plane>, layer?: string):
   if (!st.isDirectory()) return [fileInput(arg === full ? full : path.relative(io.cwd, full) || full, plane, layer)];
   const files = fs.readdirSync(full).filter((n) => DATA_FILE.test(n)).sort();
   if (files.length === 0) throw new InputError(`directory ${arg} holds no .json, .geojson or .ndjson files`, arg);
-  return files.map((n) => fileInput(path.join(arg, n), plane, layer));
+  const dirLayer = layer ?? (perFile ? undefined : layerNameFor(full));
+  return files.map((n) => fileInput(path.join(arg, n), plane, dirLayer));
 }
 
 interface ManifestEntry { path: string; t?: number; c?: number; z?: number; layer?: string }
@@ -67,18 +71,19 @@ function readManifest(file: string): ManifestEntry[] {
 export function resolveInputs(args: string[], options: Options, io: CliIO): InputSpec[] {
   const inputs: InputSpec[] = [];
   if (args.filter((a) => a === '-').length > 1) throw new UsageError('- (standard input) can be given only once');
-  for (const a of args) inputs.push(...expand(a, io));
+  const perFile = options.layerPerFile;
+  for (const a of args) inputs.push(...expand(a, io, perFile));
   for (const spec of options.input) {
     const i = spec.indexOf(':');
     if (i < 0) throw new UsageError(`--input expects DIMS:FILE such as t=0,c=1:cells.json, found "${spec}"`);
-    inputs.push(...expand(spec.slice(i + 1), io, parsePlane(spec.slice(0, i))));
+    inputs.push(...expand(spec.slice(i + 1), io, perFile, parsePlane(spec.slice(0, i))));
   }
   if (options.manifest) {
     const file = path.resolve(io.cwd, options.manifest);
     for (const e of readManifest(file)) {
       const plane: Partial<Plane> = {};
       for (const d of ['t', 'c', 'z'] as const) if (e[d] !== undefined) plane[d] = e[d];
-      inputs.push(...expand(path.resolve(path.dirname(file), e.path), io, plane, e.layer));
+      inputs.push(...expand(path.resolve(path.dirname(file), e.path), io, perFile, plane, e.layer));
     }
   }
   if (inputs.length === 0) throw new UsageError('no input given: pass files, directories, - for stdin, --input or --manifest');

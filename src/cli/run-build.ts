@@ -1,6 +1,7 @@
-// What the build-family commands share: progress on stderr, SIGINT/SIGTERM handling, and the printed summary.
+// What the build-family commands share: progress on stderr, SIGINT/SIGTERM handling, what --force removed.
+import type { Removal } from '../io/sink.js';
 import type { ProgressEvent } from '../report/types.js';
-import { progressLine } from '../report/format.js';
+import { progressLine, removalLine } from '../report/format.js';
 import type { Options } from '../options.js';
 import type { CliIO } from './io.js';
 import type { Logger } from './log.js';
@@ -54,4 +55,12 @@ export function handleSignals(log: Logger): SignalState {
 
 export function signalExitCode(sig: NodeJS.Signals | undefined): number | undefined {
   return sig === 'SIGINT' ? 130 : sig === 'SIGTERM' ? 143 : undefined;
+}
+
+/** Says on stderr what --force removed of earlier builds in OUT (an info line: -q hides it). */
+export function removalLogger(log: Logger, out: string): (r: Removal) => void {
+  return (r) => {
+    const line = removalLine(r, out);
+    if (line) log.info(line, { event: 'removed', ...r });
+  };
 }

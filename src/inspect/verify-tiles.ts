@@ -53,11 +53,16 @@ function tagValue(v: unknown): PbfValue | undefined {
 /**
  * The tags a JSON tile feature should have in PBF, from the spec decisions (not from the encoder, so that this is an
  * independent check): a string id as `id`, then `featureClass`, `parentId`, `ref`, then properties; a name is used
- * once, members first; nulls are dropped (MVT has no null); arrays and objects become JSON text.
+ * once, members first; nulls are dropped (MVT has no null); a nested object's members are `parent.child` tags at any
+ * depth; arrays become JSON text.
  */
 function expectedTags(f: Feature): Record<string, PbfValue> {
   const out: Record<string, PbfValue> = {};
   const add = (k: string, v: unknown) => {
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      for (const [ik, iv] of Object.entries(v)) add(`${k}.${ik}`, iv);
+      return;
+    }
     if (Object.prototype.hasOwnProperty.call(out, k)) return;
     const t = tagValue(v);
     if (t !== undefined) out[k] = t;

@@ -1,58 +1,8 @@
-// The byte-level splitter of JSON input and the events it reads: one feature at a time, never the whole file as one string.
+// The byte-level splitter of JSON input: events (json-events.ts) one feature at a time, never the whole file as one string.
 import { ReadError } from '../report/errors.js';
 import { jsonSyntaxError } from './json-errors.js';
+import { SplitFeature, type ReadEvent } from './json-events.js';
 import { Capture, Cursor, describeByte, isValueStart, isWhitespace, RS, ValueScanner } from './json-value.js';
-
-/** One element of a top-level `features` array, or one record of an NDJSON / GeoJSON Text Sequence input. */
-export interface FeatureEvent {
-  kind: 'feature';
-  /** From 0, per file. */
-  index: number;
-  /** 1-based position of the element's first byte. */
-  line: number;
-  column: number;
-  /** The element's exact JSON (decoded from `bytes` when first asked for). */
-  readonly text: string;
-  /** The element's exact UTF-8 bytes (a view into the source's chunk). */
-  readonly bytes: Uint8Array;
-  /** The source name, so `parseFeature` can say where a syntax error is. */
-  file: string;
-}
-
-const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true });
-const utf8Encoder = new TextEncoder();
-
-/**
- * A feature whose text or bytes is made from the other only when asked for: the build hands the bytes to its
- * workers, so the reading thread never decodes them.
- */
-class SplitFeature implements FeatureEvent {
-  readonly kind = 'feature';
-  constructor(
-    readonly index: number, readonly line: number, readonly column: number, readonly file: string,
-    private raw: Uint8Array | undefined, private decoded: string | undefined,
-  ) {}
-
-  get text(): string { return (this.decoded ??= utf8Decoder.decode(this.raw)); }
-  get bytes(): Uint8Array { return (this.raw ??= utf8Encoder.encode(this.decoded)); }
-}
-
-/** Every top-level member but `features` of an object whose `features` were streamed, once, after the last feature. */
-export interface MembersEvent {
-  kind: 'members';
-  members: Record<string, unknown>;
-}
-
-/** The single top-level value of a file that is not a streamed FeatureCollection (a descriptor, a bare Feature...). */
-export interface DocumentEvent {
-  kind: 'document';
-  index: number;
-  line: number;
-  column: number;
-  value: unknown;
-}
-
-export type ReadEvent = FeatureEvent | MembersEvent | DocumentEvent;
 
 const enum S {
   /** Between top-level values. */
@@ -72,7 +22,7 @@ const enum S {
   ObjNext,
   /** After `,`: a key. */
   ObjKeyRequired,
-  /** After the `[` of a streamed `features`: an element or `]`. */
+  /** After the `[` of a streamed `features` (or of a top-level array): an element or `]`. */
   ArrOpen,
   ArrElementRequired,
   ArrElementIn,
@@ -87,6 +37,7 @@ export class Splitter {
   private readonly value: ValueScanner;
   /** The whole first top-level object, until its `features` start streaming. */
   private readonly whole = new Capture();
+  /** Where the first top-level object or array starts. */
   private wholeLine = 0;
   private wholeColumn = 0;
 
@@ -94,6 +45,8 @@ export class Splitter {
   /** Records are features: the input started with RS or holds more than one top-level value. */
   private sequence = false;
   private streaming = false;
+  /** What streams: a top-level array's elements, rather than a FeatureCollection's `features`. */
+  private bareArray = false;
   private pending: { text: string; line: number; column: number } | null = null;
   private featureIndex = 0;
   private members: Record<string, unknown> = {};
@@ -132,11 +85,11 @@ export class Splitter {
             i++;
           } else if (this.state === S.ArrNext) {
             if (b === 0x2c) this.state = S.ArrElementRequired;
-            else if (b === 0x5d) this.state = S.ObjNext;
+            else if (b === 0x5d) this.state = this.bareArray ? S.Top : S.ObjNext;
             else this.fail(i, `unexpected ${describeByte(b)} after a feature, expected ',' or ']'`);
             i++;
           } else if (b === 0x5d && this.state === S.ArrOpen) {
-            this.state = S.ObjNext;
+            this.state = this.bareArray ? S.Top : S.ObjNext;
             i++;
           } else if (isValueStart(b)) {
             this.value.begin(chunk, i);
@@ -227,7 +180,7 @@ export class Splitter {
       default:
         this.failAtEnd(
           this.streaming
-            ? `unexpected end of input inside the FeatureCollection that starts at line ${this.wholeLine}, column ${this.wholeColumn}`
+            ? `unexpected end of input inside the ${this.streamed()} that starts at line ${this.wholeLine}, column ${this.wholeColumn}`
             : `unexpected end of input: the object that starts at line ${this.wholeLine}, column ${this.wholeColumn} is not closed`,
         );
     }
@@ -251,7 +204,7 @@ export class Splitter {
       this.state = S.Bom;
       return i + 1;
     }
-    if (this.streaming) this.fail(i, `unexpected ${describeByte(b)} after the end of the FeatureCollection`);
+    if (this.streaming) this.fail(i, `unexpected ${describeByte(b)} after the end of the ${this.streamed()}`);
     if (b === RS) {
       this.startSequence();
       return i + 1;
@@ -259,6 +212,16 @@ export class Splitter {
     if (!isValueStart(b)) this.fail(i, `unexpected ${describeByte(b)}, expected a JSON value`);
     if (this.valuesSeen > 0) this.startSequence();
     this.valuesSeen++;
+    if (!this.sequence && b === 0x5b) {
+      // A first value that is an array: its elements stream as features, one at a time, like a sequence's records.
+      this.streaming = true;
+      this.bareArray = true;
+      this.wholeLine = this.at.line;
+      this.wholeColumn = this.at.column(i);
+      this.out.push({ kind: 'array', line: this.wholeLine, column: this.wholeColumn });
+      this.state = S.ArrOpen;
+      return i + 1;
+    }
     if (!this.sequence && b === 0x7b) {
       // The first object may be a FeatureCollection whose `features` must stream: parse it member by member, and keep
       // its bytes in case it turns out to be a single document after all.
@@ -319,6 +282,11 @@ export class Splitter {
       default:
         return this.fail(i, 'internal reader error: unknown state');
     }
+  }
+
+  /** What is streaming, as messages name it. */
+  private streamed(): string {
+    return this.bareArray ? 'top-level array' : 'FeatureCollection';
   }
 
   /** Stream `features` unless members seen so far say this is not a FeatureCollection. */

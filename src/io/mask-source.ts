@@ -11,10 +11,14 @@ const GROUP = 64;
 
 /** The mask's features in label order; the pixels are decoded and traced when the build first asks. */
 export function maskSource(path: string): FeatureSource {
+  let size: { width: number; height: number } | undefined;
   return {
     name: path,
+    // The mask's own size, not the extent of its labels: a label-free margin is part of the image.
+    imageSize: () => size,
     features: async function* () {
       const mask = await readLabelMask(path);
+      size = { width: mask.width, height: mask.height };
       let group = [];
       for (const f of labelsToFeatures(mask)) {
         group.push(f);

@@ -1,12 +1,13 @@
 // Streaming reader: splits FeatureCollections, NDJSON and GeoJSON Text Sequences of any size into one feature at a time.
 import { basename } from 'node:path';
 import { gunzipIfNeeded, type Source } from './source.js';
-import { ReadError } from '../report/errors.js';
+import { InterruptedError, ReadError } from '../report/errors.js';
 import { jsonSyntaxError } from './json-errors.js';
-import { Splitter, type FeatureEvent, type ReadEvent } from './json-splitter.js';
+import type { FeatureEvent, ReadEvent } from './json-events.js';
+import { Splitter } from './json-splitter.js';
 
 export { fileSource, memorySource, stdinSource, streamSource, type Source } from './source.js';
-export type { ReadEvent } from './json-splitter.js';
+export type { ReadEvent } from './json-events.js';
 
 /** Events of one source, in input order. Throws `ReadError` on syntax errors the splitter sees and on I/O errors. */
 export async function* readDocuments(source: Source): AsyncGenerator<ReadEvent> {
@@ -90,8 +91,9 @@ export function layerNameFor(path: string): string {
   return name || 'features';
 }
 
-function ioError(file: string, e: unknown): ReadError {
-  if (e instanceof ReadError) return e;
+function ioError(file: string, e: unknown): ReadError | InterruptedError {
+  // A read a signal ended (abortableSource) is an interruption, not an unreadable input.
+  if (e instanceof ReadError || e instanceof InterruptedError) return e;
   const err = e as { code?: unknown; message?: unknown };
   const code = typeof err?.code === 'string' ? err.code : undefined;
   const text = typeof err?.message === 'string' ? err.message : String(e);

@@ -3,17 +3,29 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { OutputError, describeFsError } from '../report/errors.js';
+import { makeDirectory } from './dirs.js';
+import { Journal, RECORD_DIR, isTileName, readRecord, removeRecorded, writeManifest, type Removal, type WrittenRecord } from './written.js';
+
+export interface SinkOpenOptions { force: boolean; resume: boolean }
 
 export interface TileSink {
-  /** Checks that the output may be written (refusing a non-empty one without force); changes nothing that is there. */
-  initialize(opts: { force: boolean; resume: boolean }): Promise<void>;
-  /** Called once tiles are about to be written: removes what marks a previous build complete (and, with force, its tiles). */
-  begin(opts: { force: boolean; resume: boolean }): Promise<void>;
   /**
-   * A directory that tile files may be written into directly, by any thread, under their final names (see
-   * io/tile-files.ts: the unit markers and the descriptor, written last, cover a crash). Absent: tiles go through `write`.
+   * Checks that the output may be written, changing nothing there: refuses a non-empty one without force, and a
+   * file the build would overwrite (descriptor, report) that no build wrote.
    */
-  readonly tileDirectory?: string;
+  initialize(opts: SinkOpenOptions): Promise<void>;
+  /**
+   * Called once tiles are about to be written. With force, removes what earlier builds recorded writing there (and
+   * says what in the result); with resume, only what a killed write left half done; never anything else.
+   */
+  begin(opts: SinkOpenOptions): Promise<Removal | void>;
+  /**
+   * Opens the directory of each zoom for tiles written in place by any thread (io/tile-files.ts: no temporary name;
+   * the unit markers and the descriptor, written last, cover a kill), making and recording it; returns the root to
+   * write under. Undefined when the sink has no such directory, or a zoom's directory is there and no build recorded
+   * making it: tiles then go through `write`, which checks each file.
+   */
+  directTiles?(zooms: readonly number[]): string | undefined;
   /** Writes one file atomically: a reader never sees a partial file under the final name. */
   write(relPath: string, bytes: Uint8Array | string): Promise<void>;
   /** Reads a file back, or undefined when it does not exist. */
@@ -21,57 +33,98 @@ export interface TileSink {
   remove(relPath: string): Promise<void>;
   /** Makes every write so far survive the process being killed; a sink that buffers needs it before work is marked done. */
   flush?(): Promise<void>;
+  /** The build is complete: its record of what it wrote becomes one manifest. */
   finish(): Promise<void>;
 }
 
-/** Files a previous build leaves that mark it complete; removed first so a failed rebuild never looks complete. */
+/** Files every build writes at fixed names; a user's file there is never overwritten. */
 export const COMPLETION_FILES = ['tileset.json', 'build-report.json'];
 
+/** Entries of OUT that are the tool's own state, not output: they do not make OUT "not empty". */
+const OWN_STATE = new Set(['.mudm-work', RECORD_DIR]);
+
+export type { Removal } from './written.js';
+
+/** Refuses a build that would replace `existing` (descriptor, report) when no build recorded writing them. */
+function refuseUnrecorded(existing: string[], root?: string): void {
+  if (existing.length === 0) return;
+  const one = existing.length === 1;
+  throw new OutputError(
+    `${existing.map((f) => (root ? path.join(root, f) : f)).join(', ')} ${one ? 'was' : 'were'} not written by a mudm-tiles build (no record of ${one ? 'it' : 'them'}${root ? ` in ${path.join(root, RECORD_DIR)}` : ''}): --force and --resume only replace what a build wrote; move ${one ? 'it' : 'them'} away or choose another output`,
+    root,
+  );
+}
+
 export class DirectorySink implements TileSink {
+  /** Directories this process has written into. */
   private readonly dirs = new Set<string>();
+  /** Directories this build created, in this process or in the runs it resumes: their tile files are its own. */
+  private readonly created = new Set<string>();
   private tmpCounter = 0;
-  /** Distinguishes this writer's temporary files from another process writing the same pyramid (a retried shard). */
+  /** Distinguishes this writer's temporary files and journal from another process writing the same pyramid (a retried shard). */
   private readonly tag = randomBytes(4).toString('hex');
+  private readonly journal: Journal;
+  /** The record as last read, for `recorded`. */
+  private record: WrittenRecord | undefined;
 
-  constructor(readonly root: string) {}
-
-  get tileDirectory(): string {
-    return this.root;
+  constructor(readonly root: string) {
+    this.journal = new Journal(root, this.tag);
   }
 
-  async initialize({ force, resume }: { force: boolean; resume: boolean }): Promise<void> {
+  async initialize({ force, resume }: SinkOpenOptions): Promise<void> {
     let entries: string[] = [];
     try {
       const st = fs.statSync(this.root);
       if (!st.isDirectory()) throw new OutputError(`output ${this.root} is a file, not a directory`, this.root);
       entries = fs.readdirSync(this.root);
     } catch (err) {
-      if (err instanceof OutputError) throw err;
       if ((err as { code?: string }).code !== 'ENOENT') throw describeFsError(err, this.root);
     }
-    const visible = entries.filter((e) => e !== '.mudm-work');
+    const visible = entries.filter((e) => !OWN_STATE.has(e));
     if (visible.length > 0 && !force && !resume) {
-      throw new OutputError(`output ${this.root} is not empty (${visible.length} entries); use --force to replace it`, this.root);
+      throw new OutputError(`output ${this.root} is not empty (${visible.length} entries); use --force to replace what an earlier build wrote there`, this.root);
+    }
+    if (visible.length > 0) {
+      const record = readRecord(this.root);
+      refuseUnrecorded(COMPLETION_FILES.filter((f) => entries.includes(f) && !record.files.has(f)), this.root);
     }
     try {
-      fs.mkdirSync(this.root, { recursive: true });
+      makeDirectory(this.root);
       this.probe();
-    } catch (err) {
-      throw err instanceof OutputError ? err : describeFsError(err, this.root);
-    }
-  }
-
-  async begin({ force, resume }: { force: boolean; resume: boolean }): Promise<void> {
-    try {
-      for (const f of COMPLETION_FILES) fs.rmSync(path.join(this.root, f), { force: true });
-      const zoomDirs = fs.readdirSync(this.root).filter((e) => /^\d+$/.test(e)).map((e) => path.join(this.root, e));
-      // Old tiles would mix with new ones: the zoom directories go, other files the user put there stay.
-      if (force && !resume) for (const d of zoomDirs) fs.rmSync(d, { recursive: true, force: true });
-      // A build killed while writing leaves a temporary file beside the tile it was writing.
-      if (resume) for (const d of zoomDirs) removeTemporaries(d);
     } catch (err) {
       throw describeFsError(err, this.root);
     }
+  }
+
+  async begin({ force, resume }: SinkOpenOptions): Promise<Removal | undefined> {
+    try {
+      const record = readRecord(this.root);
+      if (resume) {
+        // The earlier runs' directories stay this build's; a write they were killed in left a temporary file.
+        for (const d of record.dirs) this.created.add(d);
+        removeRecorded(this.root, record, 'temporaries');
+        // A failed rebuild must never look complete.
+        for (const f of COMPLETION_FILES) if (record.files.has(f)) fs.rmSync(path.join(this.root, f), { force: true });
+        return undefined;
+      }
+      // Without force OUT held nothing visible: a record there describes files that are gone.
+      return removeRecorded(this.root, force ? record : { dirs: new Set(), files: new Set() });
+    } catch (err) {
+      throw describeFsError(err, this.root);
+    }
+  }
+
+  directTiles(zooms: readonly number[]): string | undefined {
+    const dirs = zooms.map(String);
+    try {
+      const unrecorded = dirs.filter((d) => !this.created.has(d) && fs.existsSync(path.join(this.root, d)));
+      if (unrecorded.length > 0 && unrecorded.some((d) => !readRecord(this.root).dirs.has(d))) return undefined;
+      for (const d of unrecorded) this.created.add(d);
+      for (const d of dirs) if (!this.dirs.has(d)) this.openDirectory(d);
+    } catch (err) {
+      throw describeFsError(err, this.root);
+    }
+    return this.root;
   }
 
   /** Fails early, with the path, when the directory cannot be written. */
@@ -83,13 +136,19 @@ export class DirectorySink implements TileSink {
 
   async write(relPath: string, bytes: Uint8Array | string): Promise<void> {
     const full = path.join(this.root, relPath);
-    const dir = path.dirname(full);
     const tmp = `${full}.tmp-${this.tag}-${this.tmpCounter++}`; // as TEMPORARY matches
+    const slash = relPath.lastIndexOf('/');
+    const dir = slash < 0 ? '' : relPath.slice(0, slash);
     try {
-      if (!this.dirs.has(dir)) {
-        fs.mkdirSync(dir, { recursive: true });
-        this.dirs.add(dir);
-      }
+      if (dir !== '' && !this.dirs.has(dir)) this.openDirectory(dir);
+      if (!this.created.has(dir)) {
+        // In a folder the build did not make, a file already there may be the user's: never replaced.
+        if (fs.existsSync(full) && !this.recorded(relPath)) {
+          throw new OutputError(`${full} is in the way: no build wrote it, and this build would replace it; move it away or choose another output`, full);
+        }
+        // The journal has the file before the file exists: a kill never leaves a file of the build unrecorded.
+        this.journal.add({ file: relPath });
+      } else if (!isTileName(relPath.slice(slash + 1))) this.journal.add({ file: relPath });
       // Synchronous writes measured fastest for many small files on 2 cores (stack.md); the main thread is idle here.
       fs.writeFileSync(tmp, bytes);
       fs.renameSync(tmp, full);
@@ -97,6 +156,33 @@ export class DirectorySink implements TileSink {
       fs.rmSync(tmp, { force: true });
       throw describeFsError(err, full);
     }
+  }
+
+  /**
+   * Whether a build (an earlier run of this one, another shard) recorded writing `relPath`. Read again when not found:
+   * other processes' journals grow while this one runs.
+   */
+  private recorded(relPath: string): boolean {
+    const slash = relPath.lastIndexOf('/');
+    const has = (r: WrittenRecord): boolean => r.files.has(relPath) || (r.dirs.has(relPath.slice(0, Math.max(0, slash))) && isTileName(relPath.slice(slash + 1)));
+    if (this.record && has(this.record)) return true;
+    this.record = readRecord(this.root);
+    return has(this.record);
+  }
+
+  /** Makes `dir` (relative) and records the directories this made, whose tile files are then the build's. */
+  private openDirectory(dir: string): void {
+    const first = makeDirectory(path.join(this.root, dir));
+    if (first !== undefined) {
+      const parts = dir.split('/');
+      const from = path.relative(this.root, first).split(path.sep).length;
+      for (let i = from; i <= parts.length; i++) {
+        const made = parts.slice(0, i).join('/');
+        this.journal.add({ dir: made });
+        this.created.add(made);
+      }
+    }
+    this.dirs.add(dir);
   }
 
   async read(relPath: string): Promise<Uint8Array | undefined> {
@@ -111,32 +197,47 @@ export class DirectorySink implements TileSink {
     fs.rmSync(path.join(this.root, relPath), { force: true, recursive: true });
   }
 
-  async finish(): Promise<void> {}
-}
-
-/** Names of the temporary files of `DirectorySink.write`: `NAME.tmp-TAG-N`. */
-const TEMPORARY = /\.tmp-[0-9a-f]{8}-\d+$/;
-
-/** Removes the temporary files of `write` under `dir`. */
-function removeTemporaries(dir: string): void {
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) removeTemporaries(p);
-    else if (TEMPORARY.test(e.name)) fs.rmSync(p, { force: true });
+  async finish(): Promise<void> {
+    try {
+      this.journal.close();
+      writeManifest(this.root);
+    } catch (err) {
+      throw describeFsError(err, path.join(this.root, RECORD_DIR));
+    }
   }
 }
 
-/** In-memory twin of DirectorySink, for tests and library callers that want the files as values. */
+/**
+ * In-memory twin of DirectorySink, for tests and library callers that want the files as values. `files` may hold
+ * entries nobody built (a caller's own): force removes only the keys a build wrote.
+ */
 export class MemorySink implements TileSink {
   readonly files = new Map<string, Uint8Array>();
-  async initialize({ force, resume }: { force: boolean; resume: boolean }): Promise<void> {
-    if (this.files.size > 0 && !force && !resume) throw new OutputError('output is not empty; use --force to replace it');
+  /** The record: keys builds wrote into `files`. */
+  readonly written = new Set<string>();
+  async initialize({ force, resume }: SinkOpenOptions): Promise<void> {
+    if (this.files.size > 0 && !force && !resume) throw new OutputError('output is not empty; use --force to replace what an earlier build wrote there');
+    if (this.files.size > 0) refuseUnrecorded(COMPLETION_FILES.filter((f) => this.files.has(f) && !this.written.has(f)));
   }
-  async begin({ force, resume }: { force: boolean; resume: boolean }): Promise<void> {
-    for (const f of COMPLETION_FILES) this.files.delete(f);
-    if (force && !resume) for (const k of [...this.files.keys()]) if (/^\d+\//.test(k)) this.files.delete(k);
+  async begin({ force, resume }: SinkOpenOptions): Promise<Removal | undefined> {
+    if (resume) {
+      for (const f of COMPLETION_FILES) if (this.written.has(f)) this.files.delete(f);
+      return undefined;
+    }
+    const removal: Removal = { files: 0, dirs: 0, touched: [], kept: [], keptCount: 0 };
+    const touched = new Set<string>();
+    for (const k of this.written) {
+      if (force && this.files.delete(k)) {
+        removal.files++;
+        touched.add(k.split('/')[0]);
+      }
+    }
+    this.written.clear();
+    removal.touched = [...touched].sort();
+    return removal;
   }
   async write(relPath: string, bytes: Uint8Array | string): Promise<void> {
+    this.written.add(relPath);
     this.files.set(relPath, typeof bytes === 'string' ? new TextEncoder().encode(bytes) : new Uint8Array(bytes));
   }
   async read(relPath: string): Promise<Uint8Array | undefined> {

@@ -1,8 +1,9 @@
 // Byte sources for the reader: a file, a stream (stdin) or memory, each yielding decompressed bytes (gzip found by magic bytes).
-import { createReadStream } from 'node:fs';
+import fs, { createReadStream } from 'node:fs';
 import { Readable, pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { Feature } from '../model/feature.js';
+import { InterruptedError } from '../report/errors.js';
 
 /**
  * A named producer of raw JSON bytes; `open()` may be called more than once for files and memory, once for streams.
@@ -12,6 +13,11 @@ export interface Source {
   /** What messages call it: the path, or `-` for standard input. */
   name: string;
   open(): AsyncIterable<Uint8Array>;
+  /**
+   * Ends a read the operating system holds (a FIFO waiting for a writer or for data): it holds a thread, and a
+   * process cannot exit while one of its threads is held.
+   */
+  unblock?(): void;
 }
 
 /**
@@ -22,6 +28,8 @@ export interface FeatureSource {
   name: string;
   /** The features in order, in groups (one await per group, not per feature). */
   features(): AsyncIterable<Feature[]>;
+  /** The size of the image the features come from, once `features()` has been read through: the world covers it. */
+  imageSize?(): { width: number; height: number } | undefined;
 }
 
 /** 1 MiB reads: large enough that per-chunk overhead vanishes, small enough that a chunk never dominates memory. */
@@ -32,7 +40,23 @@ export function fileSource(path: string): Source {
   return {
     name: path,
     open: () => gunzipIfNeeded(createReadStream(path, { highWaterMark: CHUNK })),
+    unblock: () => unblockFifo(path),
   };
+}
+
+/**
+ * Opening a FIFO waits for a writer, and reading it for data, each in a thread of its own. Being that writer for a
+ * moment (one byte, which nobody reads any more) lets both return.
+ */
+function unblockFifo(path: string): void {
+  try {
+    if (!fs.statSync(path).isFIFO()) return;
+    // Non-blocking: with no reader waiting this fails (ENXIO), and then nothing is held.
+    const fd = fs.openSync(path, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+    try { fs.writeSync(fd, '\n'); } finally { fs.closeSync(fd); }
+  } catch {
+    // Nothing to release, or the FIFO is full: its reader is not waiting for data then.
+  }
 }
 
 /**
@@ -72,6 +96,40 @@ export function memorySource(name: string, content: Uint8Array | string, chunkSi
       return gunzipIfNeeded(chunks());
     },
   };
+}
+
+/**
+ * The same bytes, but reading ends with an InterruptedError as soon as `signal` aborts, even while a read is blocked
+ * (standard input or a FIFO with no writer), where a check between chunks would never run.
+ */
+export function abortableSource(source: Source, signal: AbortSignal): Source {
+  return { name: source.name, open: () => abortable(source, signal), unblock: source.unblock };
+}
+
+async function* abortable(source: Source, signal: AbortSignal): AsyncGenerator<Uint8Array> {
+  const it = source.open()[Symbol.asyncIterator]();
+  let onAbort = (): void => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => {
+      source.unblock?.();
+      reject(new InterruptedError(`reading ${source.name} interrupted`));
+    };
+  });
+  aborted.catch(() => {}); // The race below is what reports it.
+  if (signal.aborted) onAbort();
+  else signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    for (;;) {
+      const r = await Promise.race([it.next(), aborted]);
+      if (r.done) return;
+      yield r.value;
+    }
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    // A read still blocked would hold up the return as long as it blocks: close the source without waiting for it.
+    const closing = Promise.resolve(it.return?.()).catch(() => {});
+    if (!signal.aborted) await closing;
+  }
 }
 
 async function* asBytes(readable: AsyncIterable<Uint8Array | string>): AsyncGenerator<Uint8Array> {

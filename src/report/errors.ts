@@ -90,13 +90,17 @@ export class InterruptedError extends Error {
   readonly exitCode = EXIT_INTERRUPTED;
 }
 
-/** Describes a Node.js file-system error as the path and what went wrong, for OutputError messages. */
-export function describeFsError(err: unknown, path: string): OutputError {
+/**
+ * Describes a Node.js file-system error as the path and what went wrong, for OutputError messages; `role` says what
+ * the path is for when the user may not know it (spilled work units).
+ */
+export function describeFsError(err: unknown, path: string, role?: string): OutputError {
+  if (err instanceof OutputError) return err;
   const code = (err as { code?: string }).code;
   const why = code === 'ENOSPC' ? 'no space left on device'
     : code === 'EACCES' || code === 'EPERM' ? 'permission denied'
     : code === 'ENOTDIR' || code === 'EEXIST' ? 'a file is in the way of a directory'
     : code === 'EROFS' ? 'read-only file system'
     : err instanceof Error ? err.message : String(err);
-  return new OutputError(`cannot write ${path}: ${why}`, path);
+  return new OutputError(`cannot write ${path}${role ? ` (${role})` : ''}: ${why}`, path);
 }

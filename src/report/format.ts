@@ -1,4 +1,5 @@
 // Human-readable renderings of build progress and of the run report; pure, so the CLI only decides where they go.
+import type { Removal } from '../io/written.js';
 import { sampleLine } from '../validate/tally.js';
 import type { BuildReport, ProgressEvent } from './types.js';
 
@@ -31,6 +32,20 @@ export function progressLine(e: ProgressEvent): string {
   }
 }
 
+/**
+ * The features a build read that its pyramid does not hold, by reason; undefined when there are none. Even a quiet
+ * build says this: a count of lost features is not progress.
+ */
+export function lostFeatures(r: BuildReport): string | undefined {
+  const f = r.features;
+  const notPlaced = Object.values(f.notPlaced).reduce((a, b) => a + b, 0);
+  if (f.invalid === 0 && notPlaced === 0) return undefined;
+  const parts: string[] = [];
+  if (f.invalid > 0) parts.push(`${f.invalid} invalid (${Object.entries(f.invalidByCode).map(([code, n]) => `${code}: ${n}`).join(', ')})`);
+  if (notPlaced > 0) parts.push(`${notPlaced} not placed (${Object.entries(f.notPlaced).map(([why, n]) => `${why}: ${n}`).join(', ')})`);
+  return `${f.invalid + notPlaced} of ${f.read} features are not in the pyramid: ${parts.join(', ')}`;
+}
+
 /** The printed summary of a build: features by outcome, tiles and bytes per zoom, the largest tile, time per stage. */
 export function summaryLines(r: BuildReport, out: string): string[] {
   const f = r.features;
@@ -54,4 +69,11 @@ export function summaryLines(r: BuildReport, out: string): string[] {
   const t = r.timings;
   lines.push(`time: read ${t.read.toFixed(2)}s, tile+write ${t.tile.toFixed(2)}s, describe ${t.describe.toFixed(2)}s, total ${t.total.toFixed(2)}s with ${r.run.workers} worker(s); ${r.units.total} work unit(s) in ${r.units.levels} level(s)${r.run.spilled ? ', spilled to disk' : ''}${r.run.resumed ? `, ${r.run.resumed} resumed` : ''}`);
   return lines;
+}
+
+/** What --force removed from OUT, for the log; undefined when there was nothing to remove. */
+export function removalLine(r: Removal, out: string): string | undefined {
+  if (r.files === 0 && r.dirs === 0) return undefined;
+  const kept = r.keptCount > 0 ? `; kept ${r.keptCount} entr${r.keptCount === 1 ? 'y' : 'ies'} no build wrote among them (${r.kept.join(', ')}${r.keptCount > r.kept.length ? ', ...' : ''})` : '';
+  return `--force: removed ${r.files} file${r.files === 1 ? '' : 's'} and ${r.dirs} director${r.dirs === 1 ? 'y' : 'ies'} an earlier build wrote in ${out} (${r.touched.join(', ')})${kept}`;
 }

@@ -1,15 +1,17 @@
 // Assign stage: a feature's plane (t, c, z), its layer, and the field statistics the descriptor is inferred from.
 import type { Feature } from '../model/feature.js';
 import type { FieldType, VectorLayer } from '../model/descriptor.js';
+import { fieldPath, fieldValue, forEachField } from '../model/fields.js';
 import type { Issue } from '../validate/issue.js';
-import { shown } from '../validate/issue.js';
+import { pointerToken, shown } from '../validate/issue.js';
 import type { Dim, Plane } from '../tiling/space.js';
+import { CLASS_FIELD, classColour } from './qupath.js';
 
 /** Where a feature's plane comes from, first to last: the input's fixed plane, named properties, a shared third coordinate. */
 export interface PlaneRule {
   /** Dimensions fixed for the whole input (`--input t=0,c=1:FILE`, manifest). */
   fixed: Partial<Plane>;
-  /** Property names holding plane values (`--plane-field`). */
+  /** Fields holding plane values (`--plane-field`; dotted names reach into nested objects). */
   fields: Partial<Record<Dim, string>>;
 }
 
@@ -58,11 +60,10 @@ export function assignPlane(f: Feature, rule: PlaneRule, path: string): Assigned
     if (rule.fixed[d] !== undefined) {
       v = rule.fixed[d];
     } else if (rule.fields[d] !== undefined) {
-      const name = rule.fields[d] as string;
-      const props = f.properties;
-      v = props && typeof props === 'object' ? props[name] : undefined;
-      where = `${path}/properties/${name}`;
-      if (v === undefined) continue;
+      const keys = fieldPath(f.properties, rule.fields[d] as string);
+      if (keys === undefined) continue;
+      v = fieldValue(f.properties, rule.fields[d] as string);
+      where = `${path}/properties/${keys.map(pointerToken).join('/')}`;
     } else if (d === 'z') {
       v = sharedZ(f.geometry);
       where = `${path}/geometry/coordinates`;
@@ -79,12 +80,19 @@ export function assignPlane(f: Feature, rule: PlaneRule, path: string): Assigned
   return { plane, dims };
 }
 
-/** The layer of a feature: the input's layer, or the value of `--layer-by` (a member such as featureClass, else a property). */
+/** The value of `--layer-by` or a plane field in a feature: a member such as featureClass, else a (dotted) property field. */
+export function optionFieldValue(f: Feature, name: string): unknown {
+  // Only scalar members: `geometry` and `properties` are no field.
+  const member = Object.prototype.hasOwnProperty.call(f, name) ? (f as Record<string, unknown>)[name] : undefined;
+  return member !== undefined && (member === null || typeof member !== 'object') ? member : fieldValue(f.properties, name);
+}
+
+/** The layer of a feature: the input's layer, or the value of `--layer-by` (arrays as their JSON, as in PBF tiles). */
 export function layerOf(f: Feature, inputLayer: string, layerBy: string | undefined): string {
   if (layerBy === undefined) return inputLayer;
-  const member = (f as Record<string, unknown>)[layerBy];
-  const v = member !== undefined ? member : f.properties?.[layerBy];
-  return v === undefined || v === null || v === '' ? inputLayer : String(v);
+  const v = optionFieldValue(f, layerBy);
+  if (v === undefined || v === null || v === '') return inputLayer;
+  return typeof v === 'object' ? JSON.stringify(v) : String(v);
 }
 
 /** Running statistics of one field: the JSON types seen, the numeric range, distinct strings (capped). */
@@ -93,6 +101,8 @@ export interface FieldStat {
   min: number; max: number;
   /** Distinct strings, sorted; capped at ENUM_CAP + 1 (more means "too many to enumerate"). */
   strings: string[];
+  /** Colours the data gives some values (QuPath's class colours), value → `#rrggbb`; the first seen wins. */
+  colors?: Record<string, string>;
 }
 
 export const ENUM_CAP = 64;
@@ -120,11 +130,20 @@ function observe(s: FieldStat, v: unknown): void {
   else if (v !== null && v !== undefined) s.other++;
 }
 
-/** Adds one feature's properties (and PBF-carried members) to its layer's statistics. */
+function addColour(s: FieldStat, value: string, colour: string): void {
+  const colors = (s.colors ??= {});
+  if (colors[value] === undefined && Object.keys(colors).length < ENUM_CAP) colors[value] = colour;
+}
+
+/** Adds one feature's fields (nested objects flattened, as PBF tiles carry them) and PBF-carried members to its layer's statistics. */
 export function observeFeature(stats: LayerStats, layer: string, f: Feature): void {
   const fields = (stats[layer] ??= {});
   const props = f.properties;
-  if (props) for (const k in props) observe(stat(fields, k), props[k]);
+  if (props) {
+    forEachField(props, (name, v) => observe(stat(fields, name), v));
+    const c = classColour(props);
+    if (c) addColour(stat(fields, CLASS_FIELD), c.value, c.colour);
+  }
   for (const m of MEMBER_FIELDS) if (f[m] !== undefined) observe(stat(fields, m), f[m]);
   if (typeof f.id === 'string') observe(stat(fields, 'id'), f.id);
 }
@@ -139,16 +158,23 @@ export function mergeStats(into: LayerStats, from: LayerStats): void {
       if (b.min < a.min) a.min = b.min;
       if (b.max > a.max) a.max = b.max;
       for (const s of b.strings) addString(a, s);
+      if (b.colors) for (const [v, c] of Object.entries(b.colors)) addColour(a, v, c);
     }
   }
 }
 
-/** The layer's `fields`, `fieldranges`, `fieldenums`, `fielddescriptions`, as spec-decisions.md infers them. */
-export function describeFields(fields: Record<string, FieldStat>): Pick<VectorLayer, 'fields' | 'fieldranges' | 'fieldenums' | 'fielddescriptions'> {
+export type DescribedFields = Pick<VectorLayer, 'fields' | 'fieldranges' | 'fieldenums' | 'fielddescriptions'> & {
+  /** Foreign member: colours the data gives values of a String field (QuPath's class colours), field → value → `#rrggbb`. */
+  fieldcolors?: Record<string, Record<string, string>>;
+};
+
+/** The layer's `fields`, `fieldranges`, `fieldenums`, `fielddescriptions`, as spec-decisions.md infers them, and `fieldcolors`. */
+export function describeFields(fields: Record<string, FieldStat>): DescribedFields {
   const out: Record<string, FieldType> = {};
   const ranges: Record<string, number[]> = {};
   const enums: Record<string, string[]> = {};
   const notes: Record<string, string> = {};
+  const colors: Record<string, Record<string, string>> = {};
   for (const name of Object.keys(fields).sort()) {
     const s = fields[name];
     const kinds = (s.number > 0 ? 1 : 0) + (s.bool > 0 ? 1 : 0) + (s.string > 0 ? 1 : 0) + (s.other > 0 ? 1 : 0);
@@ -157,12 +183,14 @@ export function describeFields(fields: Record<string, FieldStat>): Pick<VectorLa
     if (kinds === 1 && s.bool > 0) { out[name] = 'Bool'; continue; }
     out[name] = 'String';
     if (kinds === 1 && s.string > 0 && s.strings.length <= ENUM_CAP) enums[name] = [...s.strings].sort();
-    if (s.other > 0) notes[name] = 'arrays and objects are JSON-encoded strings in PBF tiles';
+    if (s.colors) colors[name] = Object.fromEntries(Object.keys(s.colors).sort().map((v) => [v, (s.colors as Record<string, string>)[v]]));
+    if (s.other > 0) notes[name] = 'arrays are JSON-encoded strings in PBF tiles';
     else if (kinds > 1) notes[name] = 'mixed value types; non-strings are stringified in PBF tiles';
   }
-  const res: Pick<VectorLayer, 'fields' | 'fieldranges' | 'fieldenums' | 'fielddescriptions'> = { fields: out };
+  const res: DescribedFields = { fields: out };
   if (Object.keys(ranges).length) res.fieldranges = ranges;
   if (Object.keys(enums).length) res.fieldenums = enums;
   if (Object.keys(notes).length) res.fielddescriptions = notes;
+  if (Object.keys(colors).length) res.fieldcolors = colors;
   return res;
 }

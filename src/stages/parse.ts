@@ -2,11 +2,13 @@
 // values; returns unit records, issues and statistics.
 import type { Feature } from '../model/feature.js';
 import type { Geometry } from '../model/geometry.js';
-import { validateFeature } from '../validate/index.js';
+import { fieldValue } from '../model/fields.js';
+import { validateFeature, validateGeometry } from '../validate/index.js';
 import { jsonSyntaxError } from '../io/json-errors.js';
 import { IssueTally, type IssueCounts } from '../validate/tally.js';
-import { BUFFER, EXTENT, type Dim } from '../tiling/space.js';
-import { assignPlane, layerOf, observeFeature, type LayerStats, type PlaneRule } from './assign.js';
+import { BUFFER, EXTENT, type Dim, type Plane } from '../tiling/space.js';
+import { assignPlane, layerOf, observeFeature, optionFieldValue, type LayerStats, type PlaneRule } from './assign.js';
+import { NUCLEUS_LAYER, NUCLEUS_SEQ, normaliseQuPath, nucleusOf } from './qupath.js';
 import { routeRecord, unitChunks } from './partition.js';
 import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder } from './record.js';
@@ -39,6 +41,8 @@ export interface ParseTask {
   raw: RawBatch;
   /** Samples kept per issue code; the rest are only counted. */
   sampleCap: number;
+  /** A QuPath cell's `nucleusGeometry` becomes a feature of its own in layer `nucleus` (`--nucleus-features`). */
+  nucleusFeatures?: boolean;
 }
 
 /** Valid features that the pyramid cannot hold, counted by reason. */
@@ -58,6 +62,8 @@ export interface ParseResult {
   stats: LayerStats;
   /** Unit key → records, keys in first-seen order; each in a buffer of its own (transferred, not copied). */
   units: [string, Uint8Array][];
+  /** The fields named by `layerBy` and `rule.fields` that some feature of the batch has (valid or not). */
+  optionFieldsSeen: string[];
   /** Syntax error inside a feature: fatal for the file. */
   syntax?: { index: number; line: number; column: number; message: string };
 }
@@ -74,7 +80,7 @@ export function parseBatch(task: ParseTask): ParseResult {
   const tally = new IssueTally(task.sampleCap);
   const res: ParseResult = {
     read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {},
-    bounds: null, halfExtent: 0, dims: [], stats: {}, units: [],
+    bounds: null, halfExtent: 0, dims: [], stats: {}, units: [], optionFieldsSeen: [],
   };
   const units = new Map<string, ByteArena>();
   const enc = new RecordEncoder();
@@ -84,6 +90,24 @@ export function parseBatch(task: ParseTask): ParseResult {
   const pad = (C * (BUFFER + 1)) / EXTENT;
   const skip = (why: string) => { res.skipped[why] = (res.skipped[why] ?? 0) + 1; };
   const bounds = emptyBox(new Float64Array(4));
+  // Fields named by options, each with how a feature holds it (--layer-by: a member too), until a feature has it.
+  const unseen = new Map<string, (f: Feature) => unknown>();
+  if (task.layerBy !== undefined) unseen.set(task.layerBy, (f) => optionFieldValue(f, task.layerBy as string));
+  for (const name of Object.values(task.rule.fields)) if (!unseen.has(name)) unseen.set(name, (f) => fieldValue(f.properties, name));
+  const looked = [...unseen.keys()];
+  /** Encodes a valid feature into its unit's records, or counts in `skipped` why it cannot be placed. */
+  const put = (seq: number, layer: string, f: Feature, plane: Plane): void => {
+    if (f.geometry === null) { skip('null-geometry'); return; }
+    dropRadius(f.geometry);
+    const geom = flatten(f.geometry);
+    // The feature itself is its head: only id, featureClass, parentId, ref and properties are read.
+    if (geom === null || !enc.encode(layer, { seq, geom, head: f })) { skip('no-inline-position'); return; }
+    const b = enc.box;
+    if (b[2] < 0 || b[3] < 0 || (task.side !== undefined && (b[0] >= task.side || b[1] >= task.side))) { skip('outside-world'); return; }
+    growBox(bounds, b);
+    res.halfExtent = Math.max(res.halfExtent, (b[2] - b[0]) / 2, (b[3] - b[1]) / 2);
+    routeRecord(units, unitKeyPrefix(plane), enc.bytes(), b, C, pad);
+  };
 
   const { raw } = task;
   const meta = raw.meta;
@@ -111,7 +135,15 @@ export function parseBatch(task: ParseTask): ParseResult {
       && typeof (value as { type?: unknown }).type === 'string' && (value as { type: string }).type !== 'FeatureCollection') {
       value = { type: 'Feature', geometry: value, properties: null };
     }
+    const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);
+    if (isObject) normaliseQuPath(value as Record<string, unknown>);
     const issues = validateFeature(value, '');
+    // The nucleus must be valid too when it becomes a feature: its issues are the cell's.
+    const nucleusGeometry = task.nucleusFeatures && isObject ? (value as Record<string, unknown>).nucleusGeometry : undefined;
+    if (nucleusGeometry !== undefined && nucleusGeometry !== null) issues.push(...validateGeometry(nucleusGeometry, '/nucleusGeometry'));
+    if (unseen.size > 0 && isObject) {
+      for (const [name, get] of unseen) if (get(value as Feature) !== undefined) unseen.delete(name);
+    }
     let bad = false;
     for (const is of issues) {
       if (is.severity === 'error') bad = true;
@@ -129,18 +161,15 @@ export function parseBatch(task: ParseTask): ParseResult {
     for (const d of assigned.dims) dims.add(d);
     const layer = layerOf(f, task.layer, task.layerBy);
     observeFeature(res.stats, layer, f);
-    if (f.geometry === null) { skip('null-geometry'); continue; }
-    dropRadius(f.geometry);
-    const geom = flatten(f.geometry);
-    // The feature itself is its head: only id, featureClass, parentId, ref and properties are read.
-    if (geom === null || !enc.encode(layer, { seq, geom, head: f })) { skip('no-inline-position'); continue; }
-    const b = enc.box;
-    if (b[2] < 0 || b[3] < 0 || (task.side !== undefined && (b[0] >= task.side || b[1] >= task.side))) { skip('outside-world'); continue; }
-    growBox(bounds, b);
-    res.halfExtent = Math.max(res.halfExtent, (b[2] - b[0]) / 2, (b[3] - b[1]) / 2);
-    routeRecord(units, unitKeyPrefix(assigned.plane), enc.bytes(), b, C, pad);
+    put(seq, layer, f, assigned.plane);
+    const nucleus = task.nucleusFeatures ? nucleusOf(f) : undefined;
+    if (nucleus) {
+      observeFeature(res.stats, NUCLEUS_LAYER, nucleus);
+      put(NUCLEUS_SEQ + seq, NUCLEUS_LAYER, nucleus, assigned.plane);
+    }
   }
   if (bounds[0] <= bounds[2]) res.bounds = [bounds[0], bounds[1], bounds[2], bounds[3]];
+  res.optionFieldsSeen = looked.filter((n) => !unseen.has(n));
   res.dims = [...dims];
   res.units = unitChunks(units);
   return res;

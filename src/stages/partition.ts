@@ -2,6 +2,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ByteArena } from '../bytes.js';
+import { makeDirectory } from '../io/dirs.js';
+import { describeFsError } from '../report/errors.js';
 import { setHome } from './record.js';
 import { cellKey, compareUnitKeys, unitFileName, unitKeyOfFileName } from './unit-key.js';
 
@@ -43,7 +45,7 @@ export class SpillingStore implements UnitStore {
       for (const f of fs.existsSync(dir) ? fs.readdirSync(dir) : []) if (f.endsWith('.rec')) this.known.add(unitKeyOfFileName(f.slice(0, -4)));
       return;
     }
-    fs.rmSync(dir, { recursive: true, force: true });
+    spillIo(dir, () => fs.rmSync(dir, { recursive: true, force: true }));
     if (budget <= 0) this.spill();
   }
 
@@ -52,7 +54,8 @@ export class SpillingStore implements UnitStore {
   append(key: string, bytes: Uint8Array): void {
     this.known.add(key);
     if (this.spilled) {
-      fs.appendFileSync(this.file(key), bytes);
+      const file = this.file(key);
+      spillIo(file, () => fs.appendFileSync(file, bytes));
       return;
     }
     const list = this.mem.get(key);
@@ -65,10 +68,14 @@ export class SpillingStore implements UnitStore {
   /** Moves every in-memory unit to its file. */
   spill(): void {
     if (this.spilled) return;
-    fs.mkdirSync(this.dir, { recursive: true });
+    spillIo(this.dir, () => makeDirectory(this.dir));
     for (const [key, list] of this.mem) {
-      const fd = fs.openSync(this.file(key), 'a');
-      try { for (const b of list) fs.writeSync(fd, b); } finally { fs.closeSync(fd); }
+      const file = this.file(key);
+      spillIo(file, () => {
+        const fd = fs.openSync(file, 'a');
+        // With a descriptor, writeFileSync writes all of the data at the current position (writeSync may write less).
+        try { for (const b of list) fs.writeFileSync(fd, b); } finally { fs.closeSync(fd); }
+      });
     }
     this.mem.clear();
     this.sizes.clear();
@@ -98,9 +105,25 @@ export class SpillingStore implements UnitStore {
     return path.join(this.dir, `${unitFileName(key)}.rec`);
   }
 
+  /** Drops the records, and in `fresh` mode the folder (and the one above when it is left empty: --tmp-dir's own). */
   close(): void {
     this.mem.clear();
-    if (this.mode === 'fresh') fs.rmSync(this.dir, { recursive: true, force: true });
+    if (this.mode !== 'fresh') return;
+    try {
+      fs.rmSync(this.dir, { recursive: true, force: true });
+      fs.rmdirSync(path.dirname(this.dir));
+    } catch {
+      // Cleaning up after a failure must not hide it: what is left is in a folder of the tool's own.
+    }
+  }
+}
+
+/** Runs one file-system step on spilled records; a failure (disk full, read-only, a file in the way) names the path. */
+function spillIo(file: string, step: () => void): void {
+  try {
+    step();
+  } catch (err) {
+    throw describeFsError(err, file, 'spilled work units; --tmp-dir sets where they go');
   }
 }
 

@@ -1,6 +1,7 @@
 // The tiler's form of a feature: geometry on flat x, y arrays, the members tiles carry, its PBF tags; one flattener, one box.
 import type { Feature } from '../model/feature.js';
 import type { Geometry, Mesh, Position } from '../model/geometry.js';
+import { forEachField } from '../model/fields.js';
 import { bbox as geometryBBox } from '../model/measure.js';
 
 /** Flat `x0, y0, x1, y1, …` coordinates, read-only: a number[] or a typed array. */
@@ -126,14 +127,15 @@ function pbfValue(v: unknown): PbfValue | undefined {
   if (v === null || v === undefined) return undefined;
   if (typeof v === 'string' || typeof v === 'boolean') return v;
   if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
-  // Arrays and objects as JSON text, the way vt-pbf does it; descriptors declare such fields as String.
+  // Arrays as JSON text, the way vt-pbf does it (objects never get here: they are flattened); declared as String.
   return JSON.stringify(v);
 }
 
 /**
  * Id and tags of a feature. Id: the input id when it is a non-negative safe integer. A string id travels as the
  * tag `id`; `featureClass`, `parentId` and `ref` as tags of those names. These members come first and win over a
- * property of the same name, so a tag name never appears twice in one MVT feature.
+ * property of the same name, so a tag name never appears twice in one MVT feature. Properties are fields as
+ * `forEachField` names them: `{"classification": {"name": "Tumor"}}` is the tag `classification.name`.
  */
 export function featureTags(f: FeatureHead): FeatureTags {
   const id = typeof f.id === 'number' && Number.isSafeInteger(f.id) && f.id >= 0 ? f.id : null;
@@ -149,12 +151,14 @@ export function featureTags(f: FeatureHead): FeatureTags {
   if (f.ref !== undefined) member('ref', f.ref);
   const props = f.properties ?? null;
   if (props) {
-    for (const name of Object.keys(props)) {
-      const v = pbfValue(props[name]);
-      // Property names are unique, so a name already among the keys is one of the members above.
-      if (v === undefined || keys.includes(name)) continue;
+    // Nested objects become dotted fields; the first of two fields of one name (`a.b` and a: {b}) wins, as members do.
+    const taken = new Set(keys);
+    forEachField(props, (name, value) => {
+      const v = pbfValue(value);
+      if (v === undefined || taken.has(name)) return;
+      taken.add(name);
       keys.push(name); values.push(v);
-    }
+    });
   }
   return { id, keys, values };
 }

@@ -4,7 +4,7 @@ import { checkBBox, checkGeometry } from './geometry.js';
 import { checkMultiscale } from './multiscale.js';
 import { report } from './rules.js';
 import { checkVocabularies } from './vocabulary.js';
-import { isObject, isStringOrInteger, type JsonObject } from './util.js';
+import { checkNesting, isObject, isStringOrInteger, type JsonObject } from './util.js';
 
 /** How many offending feature indexes a StitchingVector check keeps; the rest are only counted. */
 const KEPT_OFFENDERS = 100;
@@ -82,6 +82,7 @@ export function checkFeature(f: unknown, path: string, out: Issue[]): void {
     report(out, 'feature-not-object', path, `feature must be an object, found ${shown(f)}`);
     return;
   }
+  if (checkNesting(f, 'feature', path, out)) return;
   const type = f.type;
   if (type !== 'Feature') {
     report(out, 'feature-type-invalid', type === undefined ? path : `${path}/type`,
@@ -138,6 +139,7 @@ export function checkCollectionMembers(members: unknown, path: string, out: Issu
     report(out, 'document-not-object', path, `FeatureCollection must be an object, found ${shown(members)}`);
     return;
   }
+  if (checkNesting(members, 'collection', path, out)) return;
   const type = members.type;
   if (type !== 'FeatureCollection') {
     report(out, 'collection-type-invalid', type === undefined ? path : `${path}/type`,

@@ -2,15 +2,15 @@
 // (counts by rule, capped samples); `mudm-tiles validate` prints these.
 import { parseFeature, readEventBatches, type Source } from '../io/read.js';
 import { InputError, ReadError } from '../report/errors.js';
-import { validateDocument } from './index.js';
+import { arrayDocumentIssue, validateDocument } from './index.js';
 import { CollectionValidator } from './feature.js';
 import type { Issue } from './issue.js';
 import { IssueTally, type IssueSample } from './tally.js';
 
 export interface FileReport {
   file: string;
-  /** What the file held; null when it could not be read. */
-  kind: 'collection' | 'sequence' | 'document' | 'descriptor' | null;
+  /** What the file held (`array`: a top-level array of features, which the build reads); null when it could not be read. */
+  kind: 'collection' | 'sequence' | 'array' | 'document' | 'descriptor' | null;
   /** The top-level `type` (FeatureCollection, Feature, a geometry type) when there is one. */
   type: string | null;
   valid: boolean;
@@ -75,6 +75,9 @@ export async function validateSource(source: Source, hooks: ValidateHooks = {}):
             if (invalid) report.invalidFeatures++;
           }
           if ((report.features & 4095) === 0) hooks.onProgress?.(file, report.features);
+        } else if (ev.kind === 'array') {
+          report.kind = 'array';
+          tally.add(arrayDocumentIssue(), { file, feature: null, line: ev.line, column: ev.column });
         } else if (ev.kind === 'members') {
           sawMembers = true;
           const members = ev.members;

@@ -4,8 +4,8 @@ import { checkDescriptor } from './descriptor.js';
 import { checkCollection, checkFeature } from './feature.js';
 import { checkGeometry } from './geometry.js';
 import { shown, type Issue } from './issue.js';
-import { report } from './rules.js';
-import { isObject } from './util.js';
+import { report, RULES } from './rules.js';
+import { checkNesting, isObject } from './util.js';
 
 export { hasErrors, pointerToken, shown, type Issue, type Severity } from './issue.js';
 export { RULES, type Rule, type RuleCode } from './rules.js';
@@ -14,6 +14,14 @@ export { CollectionValidator, validateCollectionMembers, validateFeature } from 
 export { validateMultiscale } from './multiscale.js';
 export { validateVocabularies } from './vocabulary.js';
 export { validateDescriptor } from './descriptor.js';
+
+/** What a top-level JSON array of features is: not a muDM document, though `build` reads it (QuPath, other tools write it). */
+export function arrayDocumentIssue(): Issue {
+  return {
+    code: 'document-array', severity: RULES['document-array'].severity, path: '',
+    message: 'a top-level JSON array is not a muDM document (wrap the features in a FeatureCollection); build accepts it and reads its elements as a sequence of features, like NDJSON',
+  };
+}
 
 const GEOMETRY_TYPE_SET: ReadonlySet<unknown> = new Set<unknown>(GEOMETRY_TYPES);
 
@@ -25,6 +33,11 @@ const GEOMETRY_TYPE_SET: ReadonlySet<unknown> = new Set<unknown>(GEOMETRY_TYPES)
  */
 export function validateDocument(value: unknown): Issue[] {
   const out: Issue[] = [];
+  if (Array.isArray(value)) {
+    out.push(arrayDocumentIssue());
+    value.forEach((f, i) => checkFeature(f, `/${i}`, out));
+    return out;
+  }
   if (!isObject(value)) {
     report(out, 'document-not-object', '', `document must be a JSON object, found ${shown(value)}`);
     return out;
@@ -37,13 +50,13 @@ export function validateDocument(value: unknown): Issue[] {
   } else if (type === 'Feature') {
     checkFeature(value, '', out);
   } else if (GEOMETRY_TYPE_SET.has(type)) {
-    checkGeometry(value, '', out);
+    if (!checkNesting(value, 'geometry', '', out)) checkGeometry(value, '', out);
   } else if (value.features !== undefined) {
     checkCollection(value, out);
   } else if (value.geometry !== undefined) {
     checkFeature(value, '', out);
   } else if (value.coordinates !== undefined || value.geometries !== undefined) {
-    checkGeometry(value, '', out);
+    if (!checkNesting(value, 'geometry', '', out)) checkGeometry(value, '', out);
   } else {
     report(out, 'document-type-unknown', type === undefined ? '' : '/type',
       `document type must be Feature, FeatureCollection or a geometry type (or the document a tileset descriptor with tilejson), found ${type === undefined ? 'no type' : shown(type)}`);

@@ -13,6 +13,7 @@ const warning = (summary: string): Rule => ({ severity: 'warning', summary });
 export const RULES = {
   // Documents (spec 2.1; dispatch of validateDocument)
   'document-not-object': error('a document must be a JSON object'),
+  'document-array': error('a top-level JSON array is not a document (build reads it as a sequence of features, like NDJSON)'),
   'document-type-unknown': error('a document must be a Feature, a FeatureCollection, a geometry or a tileset descriptor'),
 
   // Data-model objects: bbox (spec 2.1, 8)
@@ -99,6 +100,7 @@ export const RULES = {
 
   // Shared by several objects
   'member-not-string': error('a member specified as a string has another type'),
+  'nesting-too-deep': error('arrays and objects nest at most 128 levels deep (encoders recurse through them)'),
 
   // Tileset descriptor (spec 2.3, 4.2, 7.7, 7.8, 8)
   'tilejson-missing': error('a descriptor must have tilejson'),

@@ -8,7 +8,7 @@ export const SAMPLES_PER_CODE = 20;
 /** One issue as reports show it: where it was found, and what. */
 export interface IssueSample {
   file: string;
-  /** Index of the feature in its file (from 0), or null for collection-level and document issues. */
+  /** Index of the feature in its file (from 0), or null for collection-level (line null too) and document issues. */
   feature: number | null;
   /** Where the feature (or document) starts in the file; null when it has no place in the text (collection members, traced masks). */
   line: number | null;
@@ -80,9 +80,10 @@ export class IssueTally implements IssueCounts {
   }
 }
 
-/** `file:feature N: /pointer: message [code]`, or `file: /pointer: message [code]` outside features. */
+/** `file:feature N: /pointer: message [code]`, `file:collection: ...` for a collection's members, `file: ...` for a document. */
 export function sampleLine(s: IssueSample): string {
-  const where = s.feature === null ? s.file : `${s.file}:feature ${s.feature}`;
+  // A collection's own members have no place in the text (line null); a whole document has its line.
+  const where = s.feature !== null ? `${s.file}:feature ${s.feature}` : s.line === null ? `${s.file}:collection` : s.file;
   const severity = s.severity === 'warning' ? 'warning: ' : '';
   return `${where}: ${s.path || '/'}: ${severity}${s.message} [${s.code}]`;
 }

@@ -14,18 +14,22 @@ function moving(value: TaskResult, list: ArrayBuffer[]): ReturnType<typeof Pisci
 function tileBatch(batch: TileBatch): TileBatchResult {
   const files = batch.writeTo === undefined ? undefined : new TileFiles(batch.writeTo);
   const res: TileBatchResult = { kind: 'tiles', units: [] };
-  for (const { unit, sources } of batch.units) {
-    const r = tileUnit({ kind: 'tile', unit, sources, dims: batch.dims, next: batch.next, spec: { ...batch.spec, cell: unit.cell } });
-    res.units.push(r);
-    if (files === undefined) continue;
-    for (const t of r.tiles) {
-      if (t.bytes === undefined || isOverview(t)) continue;
-      res.failed = files.write(t.path, t.bytes);
-      if (res.failed) return res;
-      t.bytes = undefined;
+  try {
+    for (const { unit, sources } of batch.units) {
+      const r = tileUnit({ kind: 'tile', unit, sources, dims: batch.dims, next: batch.next, spec: { ...batch.spec, cell: unit.cell } });
+      res.units.push(r);
+      if (files === undefined) continue;
+      for (const t of r.tiles) {
+        if (t.bytes === undefined || isOverview(t)) continue;
+        res.failed = files.write(t.path, t.bytes);
+        if (res.failed) return res;
+        t.bytes = undefined;
+      }
     }
+    return res;
+  } finally {
+    files?.close();
   }
-  return res;
 }
 
 export default function run(task: Task): ReturnType<typeof Piscina.move> {

@@ -1,4 +1,5 @@
 // Worker pool: piscina threads fed through a bounded window, results handed on in submission order (see protocol.ts).
+import type { Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { ParseResult, ParseTask } from '../stages/parse.js';
 import { parseTransfers, transferable, type TileBatch, type TileBatchResult } from './protocol.js';
@@ -21,12 +22,26 @@ export interface Pool {
 
 export function createPool(threads: number): Pool {
   const pool = new Piscina({ filename: workerFile(), minThreads: threads, maxThreads: threads, idleTimeout: 60_000 });
+  // Ending a thread while it still loads its modules aborts the whole process (a V8 check in Node 20: "IsGraphAsync
+  // must be used on an instantiated module"), which a build that fails at once would do: close waits for the load.
+  const loaded = Promise.all(pool.threads.map(loadedOnce));
   return {
     // The batch's text moves to the worker (the reading thread made it for the worker alone).
     parse: (task) => pool.run(task, { transferList: parseTransfers(task) }) as Promise<ParseResult>,
     tile: (batch, move = []) => pool.run(batch, { transferList: transferable(move) }) as Promise<TileBatchResult>,
-    close: () => pool.destroy(),
+    close: async () => {
+      await loaded;
+      await pool.destroy();
+    },
   };
+}
+
+/** Settles once the thread has loaded (its first message is piscina's "ready", sent after the handler loaded) or ended. */
+function loadedOnce(thread: Worker): Promise<void> {
+  return new Promise((resolve) => {
+    thread.once('message', () => resolve());
+    thread.once('exit', () => resolve());
+  });
 }
 
 /**

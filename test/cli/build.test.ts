@@ -24,7 +24,7 @@ const feature = (id: number, x: number, y: number, extra = '') =>
 describe('mudm-tiles build', () => {
   it('builds the sample slide, prints the summary and writes a pyramid that verifies (exit 0)', async () => {
     const out = path.join(tmpDir('mudm-cli'), 'out');
-    const r = await run(['build', 'sample-data/slide', '-o', out, '--plane-field', 'c=c,z=z', '--workers', '2']);
+    const r = await run(['build', 'sample-data/slide', '-o', out, '--plane-field', 'c=c,z=z', '--layer-per-file', '--workers', '2']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/2 layer\(s\) \[cells, nuclei\], 6 plane\(s\) over c,z/);

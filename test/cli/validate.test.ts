@@ -80,7 +80,7 @@ describe('mudm-tiles validate', () => {
     expect([q.code, q.stdout, q.stderr]).toEqual([0, '', '']);
   });
 
-  it('exit 1: feature issues as file:feature N: /pointer: message [code]; collection issues as file: /pointer', async () => {
+  it('exit 1: feature issues as file:feature N: /pointer: message [code]; collection issues as file:collection: /pointer', async () => {
     const bad = file(
       'bad.json',
       fc([cell(0), cell(1, { geometry: square(false) }), cell(2, { id: 2.5 })], { multiscale: { axes: 'xy' } }),
@@ -90,7 +90,7 @@ describe('mudm-tiles validate', () => {
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^bad\.json:feature 1: \/geometry\/coordinates\/0: .+ \[ring-not-closed\]$/);
     expect(lines[1]).toMatch(/^bad\.json:feature 2: \/id: .+ \[id-type\]$/);
-    expect(lines[2]).toMatch(/^bad\.json: \/multiscale\/axes: .+ \[[a-z-]+\]$/);
+    expect(lines[2]).toMatch(/^bad\.json:collection: \/multiscale\/axes: .+ \[[a-z-]+\]$/);
     expect(lines[3]).toBe('bad.json: invalid, 3 features (2 invalid), 3 errors, 0 warnings');
     expect(lines[4]).toBe('total: 1 file (1 invalid, 0 unreadable), 3 features, 3 errors, 0 warnings, 2 invalid features');
     // --quiet keeps the errors, drops the summaries.

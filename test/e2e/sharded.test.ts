@@ -72,10 +72,9 @@ describe('plan, build-shard, finalize', () => {
 
   it('plan --force over an earlier pyramid replaces it: no file of the old one survives', async () => {
     const out = path.join(tempDir('force'), 'out');
-    // What an earlier build with more zooms leaves: a tile this build does not write, and a descriptor.
-    fs.mkdirSync(path.join(out, '7', '0'), { recursive: true });
-    fs.writeFileSync(path.join(out, '7', '0', '0.pbf'), 'stale');
-    fs.writeFileSync(path.join(out, 'tileset.json'), '{}');
+    // An earlier build with more zooms: tiles this build does not write, and a descriptor.
+    expectOk(await runCli(['build', SAMPLE, '-o', out, '--max-zoom', '4', '-q', ...SHARDED_OPTS]), 'earlier build');
+    expect(fs.existsSync(path.join(out, '4'))).toBe(true);
     expectOk(await runCli(['plan', SAMPLE, '-o', out, '--force', '--shards', '2', ...SHARDED_OPTS]), 'plan --force');
     expectOk(await runCli(['build-shard', out, '--shard', '0']), 'shard 0');
     expectOk(await runCli(['build-shard', out, '--shard', '1']), 'shard 1');

@@ -74,6 +74,42 @@ describe('the work state and temporary files', () => {
   });
 });
 
+describe('archives listed in OUT/tileset.json', () => {
+  it('answers tile paths of plane 0 from the archives inside OUT', async () => {
+    const pbf = await get('/1/0/1/0.pbf');
+    expect(pbf.status).toBe(200);
+    expect(pbf.body.equals(fx.archiveTiles[1])).toBe(true);
+    const json = await get('/0/0/0/0.json');
+    expect(json.status).toBe(200);
+    expect(json.body.equals(fx.archiveTiles[2])).toBe(true);
+  });
+
+  it('never reads a listed archive outside OUT, hidden, in the work state or a part: their tiles are absent', async () => {
+    for (const c of [1, 2, 3, 4, 5]) {
+      for (const target of [`/0/${c}/0/0.pbf`, `/1/${c}/1/0.pbf`]) {
+        const r = await get(target, { headers: { 'Accept-Encoding': 'gzip' } });
+        expect(r.status, target).toBe(204);
+        expect(r.body.length, target).toBe(0);
+      }
+    }
+    for (const target of ['/tiles-c1.pbf.pmtiles', '/.hidden.pmtiles', '/.mudm-work/state.pmtiles', '/tiles-c5.pbf.pmtiles.part', '/%2e%2e/secret/outside.pmtiles']) {
+      for (const range of [undefined, 'bytes=0-16383', 'bytes=-100']) {
+        const r = await get(target, { headers: range ? { Range: range } : {} });
+        expect(r.status, `${target} ${range}`).toBe(404);
+        expect(leaked(r.body, fx), target).toEqual([]);
+      }
+    }
+  });
+
+  it('answers 500 naming a listed file that is no archive, as OUT names it, and keeps serving', async () => {
+    const r = await get('/0/6/0/0.pbf');
+    expect(r.status).toBe(500);
+    expect(r.body.toString()).toBe('broken.pmtiles is not a readable PMTiles archive\n');
+    expect(r.body.toString()).not.toContain(fx.out);
+    await stillAnswers();
+  });
+});
+
 describe('CORS', () => {
   it('sends no CORS header by default, neither on GET nor on a preflight', async () => {
     const r = await get('/tileset.json', { headers: { Origin: 'https://evil.example' } });

@@ -36,7 +36,7 @@ function compare(name: string, out: string): void {
 
 describe('pyramid bytes (hashes.json)', () => {
   it('the sample slide, planes from properties', async () => {
-    const { out, report } = await build('sample-slide', [SAMPLE, '--plane-field', 'c=c,z=z', '--workers', '2']);
+    const { out, report } = await build('sample-slide', [SAMPLE, '--plane-field', 'c=c,z=z', '--layer-per-file', '--workers', '2']);
     expect(report).toMatchObject({ world: { planes: 6 } });
     compare('sample-slide', out);
   });

@@ -12,6 +12,7 @@ import {
   memorySource,
   parseFeature,
   readDocuments,
+  readEventBatches,
   streamSource,
   type ReadEvent,
   type Source,
@@ -142,10 +143,42 @@ describe('sequences and single documents', () => {
   });
 
   it('a single bare Feature, geometry, descriptor or scalar is a document', async () => {
-    for (const value of [F1, { type: 'Point', coordinates: [1, 2] }, { tilejson: '3.0.0', tiles: ['{z}/{x}/{y}.pbf'], vector_layers: [] }, [1, 2], 'x', 7]) {
+    for (const value of [F1, { type: 'Point', coordinates: [1, 2] }, { tilejson: '3.0.0', tiles: ['{z}/{x}/{y}.pbf'], vector_layers: [] }, 'x', 7]) {
       const evs = await everyChunking('doc.json', `\n  ${JSON.stringify(value, null, 1)}\n`);
       expect(evs).toEqual([{ kind: 'document', index: 0, line: 2, column: 3, value }]);
     }
+  });
+
+  it('a top-level array streams its elements as features, after an array event, whatever the chunking', async () => {
+    const text = `\n [\n${JSON.stringify(F1)},\r\n  ${JSON.stringify(F2, null, 1)}, 7, [1]\n]\n`;
+    const evs = await everyChunking('bare.json', text);
+    expect(evs[0]).toEqual({ kind: 'array', line: 2, column: 2 });
+    expect(evs.slice(1).map((e) => e.kind === 'feature' && [e.index, e.line, e.column, JSON.parse(e.text)])).toEqual([
+      [0, 3, 1, F1],
+      [1, 4, 3, F2],
+      [2, 9, 4, 7],
+      [3, 9, 7, [1]],
+    ]);
+    expect(await everyChunking('empty.json', '[ ]')).toEqual([{ kind: 'array', line: 1, column: 1 }]);
+  });
+
+  it('a top-level array keeps flat memory: its elements come out chunk by chunk, never the whole array at once', async () => {
+    const element = JSON.stringify(F1);
+    const n = 2000;
+    async function* chunks() {
+      yield new TextEncoder().encode('[');
+      for (let i = 0; i < n; i++) yield new TextEncoder().encode(`${i ? ',' : ''}${element}`);
+      yield new TextEncoder().encode(']');
+    }
+    let batches = 0, most = 0, count = 0;
+    for await (const events of readEventBatches({ name: 'big.json', open: chunks })) {
+      batches++;
+      most = Math.max(most, events.length);
+      count += events.filter((e) => e.kind === 'feature').length;
+    }
+    expect(count).toBe(n);
+    expect(most).toBeLessThanOrEqual(2);
+    expect(batches).toBeGreaterThan(n / 2);
   });
 
   it('a descriptor that has features is not streamed (tilejson first)', async () => {
@@ -234,6 +267,9 @@ describe('syntax errors: exact line and column', () => {
     ['garbage at the top level', '\n\n   @', 3, 4, /'@'/],
     ['missing colon', '{"type" "FeatureCollection"}', 1, 9, /expected ':'/],
     ['data after the collection', '{"type":"FeatureCollection","features":[]}\n{"a":1}', 2, 1, /after the end of the FeatureCollection/],
+    ['data after a top-level array', '[{"a":1}]\n{"a":1}', 2, 1, /after the end of the top-level array/],
+    ['unclosed top-level array', '[\n{"a":1},\n', 3, 1, /end of input inside the top-level array that starts at line 1, column 1/],
+    ['trailing comma in a top-level array', '[{"a":1},]', 1, 10, /trailing comma/],
     ['unclosed collection', '{"type":"FeatureCollection","features":[{"a":1}', 1, 48, /end of input/],
     ['unclosed feature', '{"features":[\n{"a":[1,2', 2, 10, /line 2, column 1 is not closed/],
     ['empty input', '  \n', 2, 1, /empty/],

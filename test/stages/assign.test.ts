@@ -66,7 +66,7 @@ describe('field statistics', () => {
     { type: 'Feature', featureClass: 'nucleus', properties: { area: 30, cls: 'tumor' }, geometry: null },
   ];
 
-  it('declares numbers with their range, booleans, strings with their sorted values, mixed and nested as strings', () => {
+  it('declares numbers with their range, booleans, strings with their sorted values, mixed and arrays as strings', () => {
     const stats: LayerStats = {};
     for (const f of features) observeFeature(stats, 'cells', f);
     expect(describeFields(stats.cells)).toEqual({
@@ -75,7 +75,7 @@ describe('field statistics', () => {
       fieldenums: { cls: ['stroma', 'tumor'], featureClass: ['cell', 'nucleus'], id: ['a'] },
       fielddescriptions: {
         mixed: 'mixed value types; non-strings are stringified in PBF tiles',
-        tags: 'arrays and objects are JSON-encoded strings in PBF tiles',
+        tags: 'arrays are JSON-encoded strings in PBF tiles',
       },
     });
   });

@@ -76,16 +76,30 @@ describe('ids, values and tables', () => {
     ]);
   });
 
-  it('encodes integers as uint or sint, fractions and huge integers as doubles, nested values as JSON text', () => {
+  it('encodes integers as uint or sint, fractions and huge integers as doubles, arrays as JSON text', () => {
     const t = run([tf(0, square(10), {
       featureClass: 'cell', parentId: 'p1', ref: 7,
-      properties: { u: 7, s: -7, d: 2.5, b: true, str: 'x', arr: [1, 2], obj: { a: 1 }, nul: null, huge: 2 ** 60, featureClass: 'ignored' },
+      properties: { u: 7, s: -7, d: 2.5, b: true, str: 'x', arr: [1, 2], nul: null, huge: 2 ** 60, featureClass: 'ignored' },
     })]);
     const [f] = pbfFeatures(t.pbf as Uint8Array);
-    expect(f.properties).toEqual({ featureClass: 'cell', parentId: 'p1', ref: 7, u: 7, s: -7, d: 2.5, b: true, str: 'x', arr: '[1,2]', obj: '{"a":1}', huge: 2 ** 60 });
-    expect(pbfLayers(t.pbf as Uint8Array)[0].keys).toEqual(['featureClass', 'parentId', 'ref', 'u', 's', 'd', 'b', 'str', 'arr', 'obj', 'huge']);
-    // cell, p1: string; 7: uint (shared by ref and u); -7: sint; 2.5: double; true: bool; x, [1,2], {"a":1}: string; 2^60: double.
-    expect(valueFields(t.pbf as Uint8Array)).toEqual([[1, 1, 5, 6, 3, 7, 1, 1, 1, 3]]);
+    expect(f.properties).toEqual({ featureClass: 'cell', parentId: 'p1', ref: 7, u: 7, s: -7, d: 2.5, b: true, str: 'x', arr: '[1,2]', huge: 2 ** 60 });
+    expect(pbfLayers(t.pbf as Uint8Array)[0].keys).toEqual(['featureClass', 'parentId', 'ref', 'u', 's', 'd', 'b', 'str', 'arr', 'huge']);
+    // cell, p1: string; 7: uint (shared by ref and u); -7: sint; 2.5: double; true: bool; x, [1,2]: string; 2^60: double.
+    expect(valueFields(t.pbf as Uint8Array)).toEqual([[1, 1, 5, 6, 3, 7, 1, 1, 3]]);
+  });
+
+  it('flattens nested objects to dotted fields, keeping the first of two fields of one name; JSON tiles keep the objects', () => {
+    const properties = {
+      classification: { name: 'Tumor: Positive', names: ['Tumor', 'Positive'], color: [200, 0, 0] },
+      measurements: { 'Cell: Area': 52.5, 'Nucleus: Area': 20 }, 'measurements.Cell: Area': 1, deep: { a: { b: { c: true } }, empty: {} },
+    };
+    const t = run([tf(0, square(10), { id: 'c1', properties })]);
+    const [f] = pbfFeatures(t.pbf as Uint8Array);
+    expect(f.properties).toEqual({
+      id: 'c1', 'classification.name': 'Tumor: Positive', 'classification.names': '["Tumor","Positive"]', 'classification.color': '[200,0,0]',
+      'measurements.Cell: Area': 52.5, 'measurements.Nucleus: Area': 20, 'deep.a.b.c': true,
+    });
+    expect(jsonOf(t).features[0].properties).toEqual(properties);
   });
 
   it('deduplicates keys and values in first-seen order across features', () => {

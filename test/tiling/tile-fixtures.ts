@@ -87,12 +87,19 @@ export function byKey(ts: readonly TileResult[]): Map<string, TileResult> {
   return new Map(ts.map((t) => [key(t), t]));
 }
 
-/** The PBF tags a feature should carry by the spec's rules (members first, then properties; null dropped). */
+/**
+ * The PBF tags a feature should carry by the spec's rules (members first, then properties; null dropped; nested
+ * objects as dotted names, arrays as JSON text).
+ */
 export function expectedTags(f: Feature): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const add = (k: string, v: unknown) => {
     if (v === null || v === undefined || k in out) return;
-    out[k] = typeof v === 'object' ? JSON.stringify(v) : v;
+    if (typeof v === 'object' && !Array.isArray(v)) {
+      for (const [ik, iv] of Object.entries(v)) add(`${k}.${ik}`, iv);
+      return;
+    }
+    out[k] = Array.isArray(v) ? JSON.stringify(v) : v;
   };
   if (typeof f.id === 'string') add('id', f.id);
   add('featureClass', f.featureClass);

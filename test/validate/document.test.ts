@@ -22,7 +22,9 @@ describe('validateDocument dispatch', () => {
   });
   it('document-not-object and document-type-unknown', () => {
     expectOne(validateDocument(null), 'document-not-object', '', 'document must be a JSON object, found null');
-    expectOne(validateDocument([]), 'document-not-object', '', 'found []');
+    expectOne(validateDocument([]), 'document-array', '', 'build accepts it');
+    expect(codes(validateDocument([{ type: 'Feature', geometry: null }, { type: 'Feature' }]))).toEqual(['document-array', 'feature-geometry-missing']);
+    expect(validateDocument([{ type: 'Feature' }])[1].path).toBe('/0');
     expectOne(validateDocument({ type: 'Image' }), 'document-type-unknown', '/type', 'found "Image"');
     expectOne(validateDocument({}), 'document-type-unknown', '', 'found no type');
   });

@@ -1,26 +1,33 @@
 // `mudm-tiles build INPUT... -o OUT`: the whole build on this machine (plan, every shard in the local pool, finalize).
 import { buildPyramid } from '../../build/pipeline.js';
+import { abortableSource } from '../../io/source.js';
 import { InterruptedError, UsageError } from '../../report/errors.js';
-import { summaryLines } from '../../report/format.js';
+import { lostFeatures, summaryLines } from '../../report/format.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
 import { resolveInputs } from '../inputs.js';
-import { handleSignals, progressReporter, signalExitCode } from '../run-build.js';
+import { createLogger } from '../log.js';
+import { handleSignals, progressReporter, removalLogger, signalExitCode } from '../run-build.js';
 
 export const usage = 'INPUT... -o DIR';
 
 export async function run(ctx: CommandContext): Promise<number> {
   const { options, io, log } = ctx;
   if (!options.out) throw new UsageError('build needs an output directory: -o DIR');
-  const inputs = resolveInputs(ctx.args, options, io);
-  const progress = progressReporter(options, io);
   const signals = handleSignals(log);
+  const progress = progressReporter(options, io);
   try {
-    const report = await buildPyramid(inputs, options, { onProgress: progress.onProgress, signal: signals.signal });
+    // A signal must stop a read blocked on standard input or a FIFO too, not only the work between reads.
+    const inputs = resolveInputs(ctx.args, options, io).map((i) => ('open' in i.source ? { ...i, source: abortableSource(i.source, signals.signal) } : i));
+    const report = await buildPyramid(inputs, options, { onProgress: progress.onProgress, signal: signals.signal, onRemoved: removalLogger(log, options.out) });
     progress.end();
     if (!options.quiet) {
       if (log.format === 'json') log.info('build complete', { event: 'done', out: options.out, features: report.features, tiles: { total: report.tiles.total, bytes: report.tiles.bytes }, timings: report.timings });
       else io.stdout.write(`${summaryLines(report, options.out).join('\n')}\n`);
+    } else {
+      // Quiet hides progress and the summary, never how many features the pyramid lost.
+      const lost = lostFeatures(report);
+      if (lost) createLogger(io.stderr, log.format).warn(lost, { event: 'features-lost', features: report.features });
     }
     return EXIT_OK;
   } catch (e) {

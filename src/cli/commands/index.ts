@@ -36,7 +36,7 @@ export const COMMANDS: readonly CommandInfo[] = [
   { name: 'finalize', summary: 'write descriptors and overviews once every shard of a planned build is done', usage: 'DIR' },
   { name: 'inspect', summary: 'summarise a pyramid: zooms, tiles, layers, sizes', usage: 'DIR' },
   { name: 'verify', summary: 'check a pyramid: every tile decodes, descriptors agree with the tiles', usage: 'DIR' },
-  { name: 'serve', summary: 'serve a pyramid and the viewer on 127.0.0.1', usage: 'DIR' },
+  { name: 'serve', summary: 'serve a pyramid (a directory or one PMTiles archive) and the viewer on 127.0.0.1', usage: 'DIR|FILE.pmtiles' },
 ];
 
 export function commandInfo(name: string): CommandInfo | undefined {

@@ -1,0 +1,65 @@
+// The events the JSON splitter reads out of an input: features, a collection's other members, whole documents, arrays.
+
+/**
+ * One element of a top-level `features` array or of a top-level array, or one record of an NDJSON / GeoJSON Text
+ * Sequence input.
+ */
+export interface FeatureEvent {
+  kind: 'feature';
+  /** From 0, per file. */
+  index: number;
+  /** 1-based position of the element's first byte. */
+  line: number;
+  column: number;
+  /** The element's exact JSON (decoded from `bytes` when first asked for). */
+  readonly text: string;
+  /** The element's exact UTF-8 bytes (a view into the source's chunk). */
+  readonly bytes: Uint8Array;
+  /** The source name, so `parseFeature` can say where a syntax error is. */
+  file: string;
+}
+
+const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+const utf8Encoder = new TextEncoder();
+
+/**
+ * A feature whose text or bytes is made from the other only when asked for: the build hands the bytes to its
+ * workers, so the reading thread never decodes them.
+ */
+export class SplitFeature implements FeatureEvent {
+  readonly kind = 'feature';
+  constructor(
+    readonly index: number, readonly line: number, readonly column: number, readonly file: string,
+    private raw: Uint8Array | undefined, private decoded: string | undefined,
+  ) {}
+
+  get text(): string { return (this.decoded ??= utf8Decoder.decode(this.raw)); }
+  get bytes(): Uint8Array { return (this.raw ??= utf8Encoder.encode(this.decoded)); }
+}
+
+/** Every top-level member but `features` of an object whose `features` were streamed, once, after the last feature. */
+export interface MembersEvent {
+  kind: 'members';
+  members: Record<string, unknown>;
+}
+
+/** The single top-level value of a file that is not a streamed FeatureCollection (a descriptor, a bare Feature...). */
+export interface DocumentEvent {
+  kind: 'document';
+  index: number;
+  line: number;
+  column: number;
+  value: unknown;
+}
+
+/**
+ * A top-level JSON array, before its elements (which follow as feature events, like NDJSON records). It is no
+ * data-model document, but what QuPath and per-patch exporters write: the build reads it, `validate` says what it is.
+ */
+export interface ArrayEvent {
+  kind: 'array';
+  line: number;
+  column: number;
+}
+
+export type ReadEvent = FeatureEvent | MembersEvent | DocumentEvent | ArrayEvent;

@@ -1,0 +1,185 @@
+// The record of what builds wrote into an output folder: all that `--force` may remove, and all that a resume may sweep.
+import fs from 'node:fs';
+import path from 'node:path';
+import { makeDirectory } from './dirs.js';
+
+/**
+ * Folder in OUT holding the record: while a build runs, one journal per writing process (a sharded build has several,
+ * perhaps on other machines); once it is complete, one manifest. Readers take the union of both.
+ */
+export const RECORD_DIR = '.mudm-written';
+const MANIFEST = 'manifest.json';
+const JOURNAL = /^[0-9a-f]{8}\.jsonl$/;
+
+/** Temporary files of DirectorySink.write: `NAME.tmp-TAG-N`. */
+export const TEMPORARY = /\.tmp-[0-9a-f]{8}-\d+$/;
+/** Names of tiles and of their temporaries: in a directory a build created, every such file is the build's. */
+const TILE_FILE = /^(0|[1-9]\d*)\.(json|pbf)(\.tmp-[0-9a-f]{8}-\d+)?$/;
+
+export function isTileName(name: string): boolean {
+  return TILE_FILE.test(name);
+}
+
+/**
+ * What builds wrote, by path relative to OUT (`/`-separated): the directories they created, whose tile files are
+ * theirs, and every other file (descriptor, report, previews, tiles in a directory that was already there). Tiles
+ * are not listed one by one: 400,000 tiles lie in a few thousand directories.
+ */
+export interface WrittenRecord { dirs: Set<string>; files: Set<string> }
+
+/** What removing a record took away, for the log. */
+export interface Removal {
+  files: number;
+  dirs: number;
+  /** Top-level entries of OUT it removed or removed from. */
+  touched: string[];
+  /** Entries left in directories a build created, because no build wrote them (first few) and how many. */
+  kept: string[];
+  keptCount: number;
+}
+
+type Entry = { dir: string } | { file: string };
+
+function addEntry(record: WrittenRecord, e: unknown): void {
+  if (e === null || typeof e !== 'object') return;
+  const { dir, file } = e as { dir?: unknown; file?: unknown };
+  if (typeof dir === 'string') record.dirs.add(dir);
+  if (typeof file === 'string') record.files.add(file);
+}
+
+/** The union of the manifest and every journal in OUT; empty when no build recorded anything there. */
+export function readRecord(root: string): WrittenRecord {
+  const record: WrittenRecord = { dirs: new Set(), files: new Set() };
+  const dir = path.join(root, RECORD_DIR);
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return record;
+  }
+  for (const name of names) {
+    if (name === MANIFEST) {
+      try {
+        const m = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as { dirs?: unknown; files?: unknown };
+        for (const d of Array.isArray(m.dirs) ? m.dirs : []) addEntry(record, { dir: d });
+        for (const f of Array.isArray(m.files) ? m.files : []) addEntry(record, { file: f });
+      } catch {
+        // A manifest is replaced atomically; an unreadable one was not written by a build.
+      }
+    } else if (JOURNAL.test(name)) {
+      // A process killed mid-line leaves a partial last line: every whole line before it still counts.
+      for (const line of fs.readFileSync(path.join(dir, name), 'utf8').split('\n')) {
+        try { addEntry(record, JSON.parse(line)); } catch { /* the partial line */ }
+      }
+    }
+  }
+  return record;
+}
+
+/** One process's journal: each entry is on disk before the file it covers is written. */
+export class Journal {
+  private fd: number | undefined;
+  constructor(private readonly root: string, private readonly tag: string) {}
+
+  add(entry: Entry): void {
+    if (this.fd === undefined) {
+      makeDirectory(path.join(this.root, RECORD_DIR));
+      this.fd = fs.openSync(path.join(this.root, RECORD_DIR, `${this.tag}.jsonl`), 'a');
+    }
+    fs.writeSync(this.fd, `${JSON.stringify(entry)}\n`);
+  }
+
+  close(): void {
+    if (this.fd !== undefined) fs.closeSync(this.fd);
+    this.fd = undefined;
+  }
+}
+
+/**
+ * Replaces the journals by one manifest (sorted, so the same build gives the same bytes). Tiles another process
+ * listed one by one in a directory some process created fold into that directory's entry.
+ */
+export function writeManifest(root: string): void {
+  const record = readRecord(root);
+  const dir = path.join(root, RECORD_DIR);
+  const files = [...record.files].filter((f) => !(record.dirs.has(posixDirname(f)) && isTileName(path.posix.basename(f)))).sort();
+  const manifest = { 'written-by': 'mudm-tiles', version: 1, dirs: [...record.dirs].sort(), files };
+  makeDirectory(dir);
+  const tmp = path.join(dir, `${MANIFEST}.tmp`);
+  fs.writeFileSync(tmp, `${JSON.stringify(manifest, null, 1)}\n`);
+  fs.renameSync(tmp, path.join(dir, MANIFEST));
+  for (const name of fs.readdirSync(dir)) if (JOURNAL.test(name)) fs.rmSync(path.join(dir, name), { force: true });
+}
+
+function posixDirname(rel: string): string {
+  const d = path.posix.dirname(rel);
+  return d === '.' ? '' : d;
+}
+
+function depth(rel: string): number {
+  return rel.split('/').length;
+}
+
+/**
+ * Removes what the record lists (with `only: 'temporaries'`, only the temporary files a killed write left) and, in
+ * full mode, the record itself and the directories it lists once they are empty. Everything else stays: a user's
+ * files, and the directories that hold them.
+ */
+export function removeRecorded(root: string, record: WrittenRecord, only?: 'temporaries'): Removal {
+  const removal: Removal = { files: 0, dirs: 0, touched: [], kept: [], keptCount: 0 };
+  const touched = new Set<string>();
+  const unlink = (rel: string): void => {
+    try {
+      fs.unlinkSync(path.join(root, rel));
+      removal.files++;
+      touched.add(rel.split('/')[0]);
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'ENOENT') throw err;
+    }
+  };
+  const list = (rel: string): fs.Dirent[] => {
+    try {
+      return fs.readdirSync(path.join(root, rel), { withFileTypes: true });
+    } catch {
+      return [];
+    }
+  };
+  // Files listed one by one, and the temporaries beside them.
+  const byDir = new Map<string, Set<string>>();
+  for (const f of record.files) {
+    const d = posixDirname(f);
+    if (!byDir.has(d)) byDir.set(d, new Set());
+    byDir.get(d)?.add(path.posix.basename(f));
+    if (only === undefined) unlink(f);
+  }
+  for (const [d, names] of byDir) {
+    for (const e of list(d)) {
+      const m = TEMPORARY.exec(e.name);
+      if (e.isFile() && m && names.has(e.name.slice(0, m.index))) unlink(d ? `${d}/${e.name}` : e.name);
+    }
+  }
+  // Directories a build created, deepest first, so each is empty of the build's files when its turn comes.
+  for (const d of [...record.dirs].sort((a, b) => depth(b) - depth(a) || (a < b ? -1 : 1))) {
+    for (const e of list(d)) {
+      if (e.isFile() && isTileName(e.name) && (only === undefined || TEMPORARY.test(e.name))) unlink(`${d}/${e.name}`);
+    }
+    if (only !== undefined) continue;
+    try {
+      fs.rmdirSync(path.join(root, d));
+      removal.dirs++;
+      touched.add(d.split('/')[0]);
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code !== 'ENOENT' && code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+      for (const e of list(d)) {
+        const rel = `${d}/${e.name}`;
+        if (e.isDirectory() && record.dirs.has(rel)) continue;
+        if (removal.kept.length < 5) removal.kept.push(rel);
+        removal.keptCount++;
+      }
+    }
+  }
+  if (only === undefined) fs.rmSync(path.join(root, RECORD_DIR), { recursive: true, force: true });
+  removal.touched = [...touched].sort();
+  return removal;
+}

@@ -1,0 +1,205 @@
+// Tiles for `serve` out of PMTiles archives: the one archive it was started on, or those OUT/tileset.json lists.
+import fs from 'node:fs';
+import path from 'node:path';
+import { Compression, TileType } from '../archive/pmtiles-format.js';
+import { PmtilesArchive, handleRangeSource } from '../archive/pmtiles-reader.js';
+import { openInside, openRegular, type Opened } from './files.js';
+import { archiveFor, descriptorPlane, samePlane, tileRequest, tileRoutes, type TileFormat, type TileRequest, type TileRoutes } from './tile-routes.js';
+
+/** A tile found in an archive, as it goes out: gzip-encoded only when the client takes gzip. */
+export interface FoundTile {
+  bytes: Uint8Array;
+  gzip: boolean;
+  ext: TileFormat;
+  modified: Date;
+}
+
+/**
+ * What a request path is to the archives: not a tile path of theirs (`undefined`: the files answer), a tile they
+ * do not hold (`'absent'`), a tile, or an archive that cannot be read (`{ unreadable }`, naming it as OUT names it).
+ */
+export type TileAnswer = FoundTile | 'absent' | { unreadable: string } | undefined;
+
+/** The last segment of a tile path. */
+const TILE_NAME = /^\d+\.(pbf|json)$/;
+
+/** A file's identity: a rebuild renames a new file over the old one, which changes at least one of these. */
+const identity = (s: fs.Stats) => `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}`;
+
+export interface Held {
+  archive: PmtilesArchive;
+  identity: string;
+  /** Requests using it now: a replaced archive is closed when the last one is done. */
+  users: number;
+  current: boolean;
+  /** The metadata, parsed once. */
+  metadata?: Promise<unknown>;
+}
+
+/**
+ * Archives kept open between requests, by real path, at most `limit` of them. Each request opens the file anew
+ * (the same checks as any file) and compares its identity with the archive held, so a rebuilt archive is read
+ * from its new bytes while requests on the old one finish on the old handle.
+ */
+export class ArchiveShelf {
+  private readonly held = new Map<string, Held>();
+
+  constructor(private readonly limit = 32) {}
+
+  /** Runs `use` on the archive `opened` holds (its handle is the shelf's from now on); `unreadable` when it is not PMTiles v3. */
+  async with<T>(opened: Opened, use: (archive: PmtilesArchive, held: Held) => Promise<T>): Promise<T | 'unreadable'> {
+    let h = this.held.get(opened.file);
+    if (h && h.identity === identity(opened.stats)) {
+      await opened.handle.close();
+    } else {
+      let archive: PmtilesArchive;
+      try {
+        archive = await PmtilesArchive.open(handleRangeSource(opened.file, opened.handle, opened.stats.size));
+      } catch {
+        await opened.handle.close();
+        return 'unreadable';
+      }
+      if (h) this.retire(h);
+      h = { archive, identity: identity(opened.stats), users: 0, current: true };
+    }
+    // Most recently used last: eviction takes from the front.
+    this.held.delete(opened.file);
+    this.held.set(opened.file, h);
+    this.evict();
+    h.users++;
+    try {
+      return await use(h.archive, h);
+    } finally {
+      h.users--;
+      if (!h.current && h.users === 0) await h.archive.close();
+    }
+  }
+
+  /** Closes every archive not in use; those in use close when their requests end. */
+  async close(): Promise<void> {
+    for (const h of this.held.values()) this.retire(h);
+    this.held.clear();
+  }
+
+  private retire(h: Held): void {
+    h.current = false;
+    if (h.users === 0) void h.archive.close().catch(() => {});
+  }
+
+  private evict(): void {
+    for (const [file, h] of this.held) {
+      if (this.held.size <= this.limit) return;
+      if (h.users > 0) continue;
+      this.held.delete(file);
+      this.retire(h);
+    }
+  }
+}
+
+/** The metadata of an archive, parsed once per archive held. */
+function metadataOf(archive: PmtilesArchive, held: Held): Promise<unknown> {
+  held.metadata ??= archive.metadata().catch(() => undefined);
+  return held.metadata;
+}
+
+/** The tile a request names, out of an archive; the stored bytes when the client takes them as they are. */
+async function readTile(archive: PmtilesArchive, tile: TileRequest, gzipOk: boolean, modified: Date): Promise<FoundTile | 'absent'> {
+  const compression = archive.header.tileCompression;
+  const asStored = compression === Compression.None || (compression === Compression.Gzip && gzipOk);
+  const bytes = asStored ? await archive.storedTile(tile.z, tile.x, tile.y) : await archive.tile(tile.z, tile.x, tile.y);
+  if (!bytes) return 'absent';
+  return { bytes, gzip: asStored && compression === Compression.Gzip, ext: tile.ext, modified };
+}
+
+/**
+ * The tiles of archives under a pyramid folder: the `assets` of its `tileset.json` (re-read when the file changes)
+ * route the spec's tile paths of each plane and format to an archive inside the folder.
+ */
+export class FolderArchives {
+  private routes: { identity: string; routes: TileRoutes } | undefined;
+
+  constructor(private readonly root: string, private readonly shelf: ArchiveShelf) {}
+
+  async tile(segments: string[], gzipOk: boolean): Promise<TileAnswer> {
+    // Only a tile-shaped path costs a look at the descriptor.
+    if (!TILE_NAME.test(segments[segments.length - 1] ?? '')) return undefined;
+    const routes = await this.currentRoutes();
+    if (!routes || routes.archives.length === 0) return undefined;
+    const tile = tileRequest(segments, routes.dims);
+    const asset = tile && archiveFor(routes.archives, tile);
+    if (!tile || !asset) return undefined;
+    const opened = await openInside(this.root, asset.segments);
+    if (!opened) return undefined;
+    const modified = opened.stats.mtime;
+    const found = await this.shelf.with(opened, (archive) => readTile(archive, tile, gzipOk, modified)).catch(() => 'unreadable' as const);
+    return found === 'unreadable' ? { unreadable: asset.segments.join('/') } : found;
+  }
+
+  private async currentRoutes(): Promise<TileRoutes | undefined> {
+    const opened = await openInside(this.root, ['tileset.json']);
+    if (!opened) return undefined;
+    try {
+      const id = identity(opened.stats);
+      if (this.routes?.identity !== id) {
+        let descriptor: unknown;
+        try {
+          descriptor = JSON.parse((await opened.handle.readFile()).toString('utf8'));
+        } catch {
+          // A descriptor that is not JSON routes nothing; the file itself is still served as it is.
+        }
+        this.routes = { identity: id, routes: tileRoutes(descriptor) };
+      }
+      return this.routes.routes;
+    } finally {
+      await opened.handle.close();
+    }
+  }
+}
+
+/**
+ * One archive served on its own (`serve slide.pmtiles`): its metadata is the descriptor (`/tileset.json`), the
+ * archive itself is served under its name, and the spec's tile paths of its plane and format read from it.
+ */
+export class FileArchive {
+  readonly name: string;
+
+  constructor(private readonly file: string, private readonly shelf: ArchiveShelf) {
+    this.name = path.basename(file);
+  }
+
+  /** Reads the archive once; false when it cannot be opened as PMTiles v3. */
+  async check(): Promise<boolean> {
+    const opened = await openRegular(this.file);
+    return opened !== null && (await this.shelf.with(opened, async () => true)) === true;
+  }
+
+  /** The archive file, opened (null when it is gone). */
+  open(): Promise<Opened | null> {
+    return openRegular(this.file);
+  }
+
+  /** The metadata as the descriptor's JSON bytes; absent when the archive is gone. */
+  async descriptor(): Promise<Exclude<TileAnswer, undefined>> {
+    const opened = await openRegular(this.file);
+    if (!opened) return 'absent';
+    const modified = opened.stats.mtime;
+    const got = await this.shelf.with(opened, (archive, held) => metadataOf(archive, held)).catch(() => undefined);
+    if (got === undefined || got === 'unreadable') return { unreadable: this.name };
+    return { bytes: Buffer.from(JSON.stringify(got)), gzip: false, ext: 'json', modified };
+  }
+
+  async tile(segments: string[], gzipOk: boolean): Promise<TileAnswer> {
+    const opened = await openRegular(this.file);
+    if (!opened) return undefined;
+    const modified = opened.stats.mtime;
+    const found = await this.shelf.with(opened, async (archive, held) => {
+      const metadata = await metadataOf(archive, held);
+      const tile = tileRequest(segments, tileRoutes(metadata).dims);
+      if (!tile) return undefined;
+      const format: TileFormat = archive.header.tileType === TileType.Mvt ? 'pbf' : 'json';
+      if (tile.ext !== format || !samePlane(descriptorPlane(metadata), tile.plane)) return 'absent';
+      return readTile(archive, tile, gzipOk, modified);
+    }).catch(() => 'unreadable' as const);
+    return found === 'unreadable' ? { unreadable: this.name } : found;
+  }
+}

@@ -1,0 +1,99 @@
+// Which archive holds a requested tile: tile paths of the spec's URL pattern, and the PMTiles archives a descriptor lists.
+import { MAX_ZOOM } from '../archive/pmtiles-format.js';
+import { dimsOfTemplate } from '../inspect/layout.js';
+import type { Dim, Plane } from '../tiling/space.js';
+
+/** Media type of a PMTiles archive, as descriptors name it in `assets`. */
+const PMTILES_MEDIA_TYPE = 'application/vnd.pmtiles';
+
+export type TileFormat = 'pbf' | 'json';
+
+/** A tile asked for by the spec's URL pattern `{zlvl}/{t}/{c}/{z}/{x}/{y}.{ext}` (only the plane dimensions in use). */
+export interface TileRequest {
+  z: number;
+  x: number;
+  y: number;
+  plane: Partial<Plane>;
+  ext: TileFormat;
+}
+
+/** An archive a descriptor lists: where it is (path segments from the descriptor's folder), its tile format and plane. */
+export interface ArchiveAsset {
+  segments: string[];
+  format: TileFormat;
+  plane: Partial<Plane>;
+}
+
+/** What a descriptor says about routing tiles: the plane dimensions of its tile paths and the archives it lists. */
+export interface TileRoutes {
+  dims: Dim[];
+  archives: ArchiveAsset[];
+}
+
+const INDEX = /^(0|[1-9]\d{0,8})$/;
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * The plane dimensions of a descriptor's first `tiles` template; none when it has no template. Without `{zlvl}`,
+ * the first `{z}` is the zoom (the spec's 2D example `{z}/{x}/{y}`), not the z plane.
+ */
+function templateDims(descriptor: Record<string, unknown>): Dim[] {
+  const t = Array.isArray(descriptor.tiles) ? descriptor.tiles[0] : undefined;
+  if (typeof t !== 'string') return [];
+  return dimsOfTemplate(t.includes('{zlvl}') ? t : t.replace('{z}', '{zlvl}'));
+}
+
+/**
+ * The routes of a descriptor (parsed JSON). Archives are the `assets` with role `tiles`, media type
+ * `application/vnd.pmtiles`, `format` `pbf` or `json`, and a relative `href` (no scheme, no leading `/`, no query);
+ * their plane is their `t`, `c`, `z` members. Anything else in `assets` is not a route.
+ */
+export function tileRoutes(descriptor: unknown): TileRoutes {
+  if (!isObject(descriptor)) return { dims: [], archives: [] };
+  const archives: ArchiveAsset[] = [];
+  for (const a of Array.isArray(descriptor.assets) ? descriptor.assets : []) {
+    if (!isObject(a) || a.role !== 'tiles' || a.media_type !== PMTILES_MEDIA_TYPE) continue;
+    if ((a.format !== 'pbf' && a.format !== 'json') || typeof a.href !== 'string') continue;
+    if (/^[a-z][a-z0-9+.-]*:|^\/|[?#]/i.test(a.href)) continue;
+    const plane: Partial<Plane> = {};
+    for (const d of ['t', 'c', 'z'] as const) if (Number.isInteger(a[d])) plane[d] = a[d] as number;
+    archives.push({ segments: a.href.split('/').filter((s) => s !== ''), format: a.format, plane });
+  }
+  return { dims: templateDims(descriptor), archives };
+}
+
+/** The tile a request path names under the pattern with plane dimensions `dims`, or undefined when it names none. */
+export function tileRequest(segments: string[], dims: readonly Dim[]): TileRequest | undefined {
+  if (segments.length !== dims.length + 3) return undefined;
+  const last = /^(\d+)\.(pbf|json)$/.exec(segments[segments.length - 1]);
+  if (!last) return undefined;
+  const numbers = [...segments.slice(0, -1), last[1]];
+  if (!numbers.every((s) => INDEX.test(s))) return undefined;
+  const [z, ...rest] = numbers.map(Number);
+  const [x, y] = rest.slice(-2);
+  if (z > MAX_ZOOM || x >= 2 ** z || y >= 2 ** z) return undefined;
+  const plane: Partial<Plane> = {};
+  dims.forEach((d, i) => { plane[d] = rest[i]; });
+  return { z, x, y, plane, ext: last[2] as TileFormat };
+}
+
+/** Whether a plane given by some dimensions agrees with a request's on every dimension both name. */
+export function samePlane(a: Partial<Plane>, b: Partial<Plane>): boolean {
+  return (['t', 'c', 'z'] as const).every((d) => a[d] === undefined || b[d] === undefined || a[d] === b[d]);
+}
+
+/** The archive of a request's plane and format among those listed. */
+export function archiveFor(archives: readonly ArchiveAsset[], tile: TileRequest): ArchiveAsset | undefined {
+  return archives.find((a) => a.format === tile.ext && samePlane(a.plane, tile.plane));
+}
+
+/** The plane of a one-plane descriptor: the low corner of 10-number `bounds`; empty (any plane) otherwise. */
+export function descriptorPlane(descriptor: unknown): Partial<Plane> {
+  const b = isObject(descriptor) ? descriptor.bounds : undefined;
+  if (!Array.isArray(b) || b.length !== 10 || !b.every((v) => Number.isInteger(v))) return {};
+  const dims = templateDims(descriptor as Record<string, unknown>);
+  const plane: Partial<Plane> = {};
+  for (const [i, d] of (['t', 'c', 'z'] as const).entries()) if (dims.includes(d)) plane[d] = b[i] as number;
+  return plane;
+}

@@ -1,0 +1,161 @@
+// --force removes only what an earlier build recorded writing; --resume continues only the build OUT's work state describes.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOk, listFiles, removeTemps, runCli, tempDir } from '../e2e/helpers.js';
+
+afterAll(removeTemps);
+
+/** A small FeatureCollection of `n` squares along the diagonal of a `side` px image. */
+function squares(file: string, n: number, side: number): void {
+  const step = side / (n + 1);
+  const features = Array.from({ length: n }, (_, i) => {
+    const x = step * (i + 0.5), y = step * (i + 0.5), s = step / 2;
+    return { type: 'Feature', id: i + 1, geometry: { type: 'Polygon', coordinates: [[[x, y], [x + s, y], [x + s, y + s], [x, y + s], [x, y]]] }, properties: { n: i } };
+  });
+  fs.writeFileSync(file, JSON.stringify({ type: 'FeatureCollection', features }));
+}
+
+/** Every file under `dir` with its bytes, for "nothing was touched". */
+function snapshot(dir: string): Map<string, string> {
+  return new Map(listFiles(dir).map((f) => [f, fs.readFileSync(path.join(dir, f)).toString('base64')]));
+}
+
+/** The user's own files: digit-named folders included, one of them where the build writes its zoom-0 tiles. */
+const USER_FILES: Record<string, string> = {
+  '2024/holiday/img.jpg': 'x',
+  '7/readme': 'notes',
+  '0/data.csv': 'a,b\n1,2\n',
+  'notes.txt': 'mine',
+};
+
+function plantUserFiles(out: string): void {
+  for (const [rel, text] of Object.entries(USER_FILES)) {
+    fs.mkdirSync(path.dirname(path.join(out, rel)), { recursive: true });
+    fs.writeFileSync(path.join(out, rel), text);
+  }
+}
+
+function expectUserFiles(out: string): void {
+  for (const [rel, text] of Object.entries(USER_FILES)) {
+    expect(fs.existsSync(path.join(out, rel)), `${rel} survives`).toBe(true);
+    expect(fs.readFileSync(path.join(out, rel), 'utf8')).toBe(text);
+  }
+}
+
+let big = '';
+let small = '';
+let cleanSmall = '';
+
+beforeAll(async () => {
+  const dir = tempDir('force-in');
+  big = path.join(dir, 'big.json');
+  small = path.join(dir, 'small.json');
+  squares(big, 40, 4000);
+  squares(small, 5, 900);
+  cleanSmall = path.join(dir, 'clean');
+  expectOk(await runCli(['build', small, '-o', cleanSmall, '-q']), 'clean build of small.json');
+});
+
+/** Files of the pyramid alone: what a build into an empty folder writes, without the record of it. */
+function pyramidFiles(out: string): string[] {
+  return listFiles(out).filter((f) => !f.startsWith('.mudm-written/') && !(f in USER_FILES));
+}
+
+describe('--force', () => {
+  it('keeps a user\'s files, digit-named folders included, and says what it removes', async () => {
+    const out = path.join(tempDir('force'), 'd');
+    plantUserFiles(out);
+    // The first build has more zooms (a bigger image) than the second: its extra zoom folders must go.
+    expectOk(await runCli(['build', big, '-o', out, '--force', '-q']), 'build big.json into the user\'s folder');
+    expectUserFiles(out);
+    const first = await runCli(['build', small, '-o', out, '--force']);
+    expectOk(first, 'build small.json --force over it');
+    expectUserFiles(out);
+    expect(first.stderr).toMatch(/--force: removed \d+ files? and \d+ director(y|ies) an earlier build wrote/);
+    // Exactly the pyramid a build into an empty folder writes, beside the user's files: no tile of big.json is left.
+    expect(pyramidFiles(out)).toEqual(pyramidFiles(cleanSmall));
+    // The record lists what the build wrote; the user's files are not in it.
+    const manifest = fs.readFileSync(path.join(out, '.mudm-written', 'manifest.json'), 'utf8');
+    expect(manifest).toContain('tileset.json');
+    for (const rel of Object.keys(USER_FILES)) expect(manifest).not.toContain(rel);
+  });
+
+  it('plan --force and a sharded build keep them too, and record all the shards wrote', async () => {
+    const out = path.join(tempDir('force-sharded'), 'd');
+    plantUserFiles(out);
+    expectOk(await runCli(['plan', big, '-o', out, '--force', '--shards', '2', '-q']), 'plan --force');
+    for (const shard of ['0', '1']) expectOk(await runCli(['build-shard', out, '--shard', shard, '-q']), `shard ${shard}`);
+    expectOk(await runCli(['finalize', out, '-q']), 'finalize');
+    expectUserFiles(out);
+    // Every tile of the sharded big.json build goes: the shards' records are complete.
+    expectOk(await runCli(['build', small, '-o', out, '--force', '-q']), 'build small.json --force');
+    expect(pyramidFiles(out)).toEqual(pyramidFiles(cleanSmall));
+    expectUserFiles(out);
+  });
+
+  it('never replaces a user\'s file where a tile of the build goes (exit 4), and a later --force removes only the build\'s', async () => {
+    const out = tempDir('force-in-the-way');
+    fs.mkdirSync(path.join(out, '0', '0'), { recursive: true });
+    fs.writeFileSync(path.join(out, '0', '0', '0.pbf'), 'mine');
+    const r = await runCli(['build', small, '-o', out, '--force']);
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.stderr).toContain(path.join(out, '0', '0', '0.pbf'));
+    expect(r.stderr).toMatch(/no build wrote it/);
+    expect(fs.readFileSync(path.join(out, '0', '0', '0.pbf'), 'utf8')).toBe('mine');
+    expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(false);
+    fs.renameSync(path.join(out, '0', '0', '0.pbf'), path.join(out, 'mine.pbf'));
+    expectOk(await runCli(['build', small, '-o', out, '--force', '-q']), 'once the file is moved away');
+    expect(listFiles(out).filter((f) => !f.startsWith('.mudm-written/') && f !== 'mine.pbf')).toEqual(pyramidFiles(cleanSmall));
+  });
+
+  it('refuses (exit 4) to replace a tileset.json no build wrote, and touches nothing', async () => {
+    const out = tempDir('force-foreign');
+    fs.writeFileSync(path.join(out, 'tileset.json'), '{"mine": true}');
+    fs.mkdirSync(path.join(out, '3'));
+    fs.writeFileSync(path.join(out, '3', '0.json'), 'mine too');
+    const before = snapshot(out);
+    const r = await runCli(['build', small, '-o', out, '--force']);
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.stderr).toContain(path.join(out, 'tileset.json'));
+    expect(r.stderr).toMatch(/not written by a mudm-tiles build/);
+    expect(snapshot(out)).toEqual(before);
+  });
+});
+
+describe('--resume', () => {
+  it('refuses (exit 2) a folder no build started, and leaves the user\'s tileset.json alone', async () => {
+    const out = tempDir('resume-foreign');
+    fs.writeFileSync(path.join(out, 'tileset.json'), '{"mine": true}');
+    fs.writeFileSync(path.join(out, 'notes.txt'), 'mine');
+    const before = snapshot(out);
+    const r = await runCli(['build', small, '-o', out, '--resume']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/--resume: .*no interrupted build/);
+    expect(r.stderr).toContain(out);
+    expect(snapshot(out)).toEqual(before);
+  });
+
+  it('refuses (exit 2) a finished pyramid of other inputs, and touches nothing', async () => {
+    const out = path.join(tempDir('resume-finished'), 'out');
+    expectOk(await runCli(['build', big, '-o', out, '-q']), 'build big.json');
+    const before = snapshot(out);
+    const r = await runCli(['build', small, '-o', out, '--resume']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/--resume: .*no interrupted build/);
+    expect(snapshot(out)).toEqual(before);
+  });
+
+  it('refuses (exit 2) an interrupted build of other options, keeping its work state for the right --resume', async () => {
+    const out = path.join(tempDir('resume-options'), 'out');
+    // A plan is the work state a build killed after reading leaves.
+    expectOk(await runCli(['plan', small, '-o', out, '--shards', '1', '-q']), 'plan');
+    const before = snapshot(out);
+    const r = await runCli(['build', small, '-o', out, '--resume', '--max-zoom', '1']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/--resume: .*(options|inputs)/);
+    expect(snapshot(out)).toEqual(before);
+    expectOk(await runCli(['build', small, '-o', out, '--resume', '-q']), 'the matching --resume');
+    expect(pyramidFiles(out)).toEqual(pyramidFiles(cleanSmall));
+  });
+});

@@ -1,0 +1,82 @@
+// The record of what builds wrote: journals survive a kill mid-line, removal takes only what the record lists.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DirectorySink, MemorySink } from '../../src/io/sink.js';
+import { RECORD_DIR, readRecord, removeRecorded } from '../../src/io/written.js';
+
+const temps: string[] = [];
+function tempDir(): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'mudm-written-'));
+  temps.push(d);
+  return d;
+}
+afterAll(() => { for (const d of temps) fs.rmSync(d, { recursive: true, force: true }); });
+
+function files(root: string): string[] {
+  const out: string[] = [];
+  const walk = (rel: string): void => {
+    for (const e of fs.readdirSync(path.join(root, rel), { withFileTypes: true })) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) walk(r); else out.push(r);
+    }
+  };
+  walk('');
+  return out.sort();
+}
+
+describe('DirectorySink record', () => {
+  it('journals directories it creates and files it writes elsewhere; removal keeps the rest', async () => {
+    const root = tempDir();
+    fs.mkdirSync(path.join(root, '0'));
+    fs.writeFileSync(path.join(root, '0', 'data.csv'), 'mine');
+    const sink = new DirectorySink(root);
+    await sink.initialize({ force: true, resume: false });
+    await sink.begin({ force: true, resume: false });
+    await sink.write('0/0/0.pbf', 'tile');
+    await sink.write('0/1.json', 'tile in a folder the user made');
+    await sink.write('3/1/2.json', 'tile');
+    await sink.write('tileset.json', '{}');
+    const record = readRecord(root);
+    expect([...record.dirs].sort()).toEqual(['0/0', '3', '3/1']);
+    expect([...record.files].sort()).toEqual(['0/1.json', 'tileset.json']);
+    // A user's file in a directory the build created, a tile-named one in the user's folder: both stay.
+    fs.writeFileSync(path.join(root, '3', 'readme'), 'mine');
+    fs.writeFileSync(path.join(root, '0', '5.json'), 'mine');
+    await sink.finish();
+    expect(fs.readdirSync(path.join(root, RECORD_DIR))).toEqual(['manifest.json']);
+    const removal = removeRecorded(root, readRecord(root));
+    expect(files(root)).toEqual(['0/5.json', '0/data.csv', '3/readme']);
+    expect(removal).toMatchObject({ files: 4, dirs: 2, kept: ['3/readme'], keptCount: 1 });
+  });
+
+  it('reads every whole line of a journal a kill cut short', () => {
+    const root = tempDir();
+    fs.mkdirSync(path.join(root, RECORD_DIR));
+    fs.writeFileSync(path.join(root, RECORD_DIR, '0badcafe.jsonl'), '{"dir":"2"}\n{"file":"tileset.json"}\n{"dir":"2/');
+    const record = readRecord(root);
+    expect([...record.dirs]).toEqual(['2']);
+    expect([...record.files]).toEqual(['tileset.json']);
+  });
+});
+
+describe('MemorySink, the in-memory twin', () => {
+  it('force removes only the keys a build wrote', async () => {
+    const sink = new MemorySink();
+    sink.files.set('0/data.csv', new Uint8Array([1]));
+    await sink.initialize({ force: true, resume: false });
+    await sink.begin({ force: true, resume: false });
+    await sink.write('0/0/0.pbf', 'tile');
+    await sink.write('tileset.json', '{}');
+    const removal = await sink.begin({ force: true, resume: false });
+    expect(removal?.files).toBe(2);
+    expect([...sink.files.keys()]).toEqual(['0/data.csv']);
+  });
+
+  it('refuses to replace a tileset.json it did not write', async () => {
+    const sink = new MemorySink();
+    sink.files.set('tileset.json', new Uint8Array([1]));
+    await expect(sink.initialize({ force: true, resume: false })).rejects.toThrow(/not written by a mudm-tiles build/);
+  });
+});

@@ -1,0 +1,190 @@
+// The viewer in headless Chromium over PMTiles archives of the sample slide: through `serve` and from a plain static
+// server with Range (no mudm-tiles running), each view drawn as the directory build's view, features at their pixels.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { buildPyramid } from '../../src/build/pipeline.js';
+import { fileSource, memorySource } from '../../src/io/read.js';
+import { startServer, type Server } from '../../src/serve.js';
+import { buildArchive, buildArchiveFolder } from '../helpers/archives.js';
+import { tmpDir } from '../helpers/pyramid.js';
+import { copyViewer, startStaticServer, type StaticServer } from '../helpers/static-server.js';
+import { close, HAVE_CHROMIUM, launch, openPage, screen, type ViewerHandle } from './page.js';
+
+declare const window: { __viewer: ViewerHandle & { setPlane(v: Record<string, number>): void } };
+
+const SLIDE = path.resolve('sample-data/slide');
+const OPTIONS = { planeField: 'c=c,z=z', workers: 1, memoryBudget: 64 * 1024 * 1024, name: 'sample slide' };
+/** One view for every page: zoom 2 (2 image pixels a screen pixel) over the middle of the slide. */
+const VIEW = 'zoom=2&x=1006&y=671';
+const WHITE = [255, 255, 255];
+
+interface Cell { id: number; x: number; y: number; c: number; z: number }
+type Feature = { id: number; properties: { c: number; z: number }; geometry: { coordinates: number[][][] } };
+
+/** The cells of the sample slide without a hole, with a point inside each (the mean of a star-shaped ring's vertices). */
+function cells(): Cell[] {
+  const doc = JSON.parse(fs.readFileSync(path.join(SLIDE, 'cells.json'), 'utf8')) as { features: Feature[] };
+  return doc.features.filter((f) => f.geometry.coordinates.length === 1).map((f) => {
+    const ring = f.geometry.coordinates[0].slice(0, -1);
+    return { id: f.id, x: ring.reduce((s, p) => s + p[0], 0) / ring.length, y: ring.reduce((s, p) => s + p[1], 0) / ring.length, c: f.properties.c, z: f.properties.z };
+  });
+}
+
+/** The features of plane c = 0, z = 0 of one file, as a collection of its own (a one-plane slide). */
+function onePlane(file: string): string {
+  const doc = JSON.parse(fs.readFileSync(path.join(SLIDE, file), 'utf8')) as { features: Feature[] };
+  return JSON.stringify({ ...doc, features: doc.features.filter((f) => f.properties.c === 0 && f.properties.z === 0) });
+}
+
+const slideInputs = () => ['cells.json', 'nuclei.json'].map((f) => ({ source: fileSource(path.join(SLIDE, f)) }));
+const onePlaneInputs = () => ['cells.json', 'nuclei.json'].map((f) => ({ source: memorySource(f, onePlane(f)) }));
+
+let dir: string;
+const servers: { close(): Promise<void> }[] = [];
+let browser: Browser | undefined;
+/** One page, loaded anew for each view (a new page costs as much again). */
+let page: Page;
+const consoleErrors: string[] = [];
+/** Where each pyramid is viewed: `serve` of the directory builds (the reference), of the archives, and a static host. */
+const at: Record<string, string> = {};
+
+beforeAll(async () => {
+  if (!HAVE_CHROMIUM) return;
+  dir = tmpDir('mudm-archive-viewer');
+  const site = path.join(dir, 'site');
+  await buildPyramid(slideInputs(), { ...OPTIONS, out: path.join(dir, 'slide-dir') });
+  await buildPyramid(onePlaneInputs(), { ...OPTIONS, planeField: undefined, out: path.join(dir, 'plane-dir'), format: 'pbf' });
+  await buildArchiveFolder(slideInputs(), OPTIONS, path.join(site, 'slide'));
+  await buildArchive(onePlaneInputs(), { ...OPTIONS, planeField: undefined }, path.join(site, 'slide.pmtiles'));
+  copyViewer(site);
+  const serve = async (root: string) => {
+    const s: Server = await startServer({ root, port: 0 });
+    servers.push(s);
+    return s.url;
+  };
+  at.slideDir = await serve(path.join(dir, 'slide-dir'));
+  at.planeDir = await serve(path.join(dir, 'plane-dir'));
+  at.slideArchives = await serve(path.join(site, 'slide'));
+  at.planeArchive = await serve(path.join(site, 'slide.pmtiles'));
+  const host: StaticServer = await startStaticServer(site);
+  servers.push(host);
+  at.host = host.url;
+  browser = await launch();
+  page = await openPage(browser, consoleErrors);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  for (const s of servers) await s.close();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** The page showing `url` (a new load, even when only the hash differs), once its first view is drawn. */
+async function view(url: string): Promise<void> {
+  await page.goto('about:blank');
+  await page.goto(url);
+  await page.evaluate(() => window.__viewer.ready);
+  await page.evaluate(() => window.__viewer.settle());
+}
+
+/**
+ * Ids found at each cell's point, and the screen colour there, for every third cell of a plane on screen beside the
+ * panel; `name` saves the screenshot under $VIEWER_SCREENSHOTS.
+ */
+async function probe(plane: { c: number; z: number }, name: string): Promise<{ ids: number[][]; colours: number[][]; cells: Cell[] }> {
+  const pixel = await screen(page, name);
+  const panelRight = ((await page.locator('#panel').boundingBox())?.width ?? 0) + 16;
+  const onPlane = cells().filter((c, i) => c.c === plane.c && c.z === plane.z && i % 3 === 0);
+  // One call for all: where each point is on screen, and which features the map finds there.
+  const found = await page.evaluate((points) => points.map(([x, y]) => ({
+    at: window.__viewer.toScreen(x, y), ids: window.__viewer.featuresAt(x, y).map((f) => Number(f.id)).sort((a, b) => a - b),
+  })), onPlane.map((c) => [c.x, c.y] as const));
+  const shown: Cell[] = [];
+  const ids: number[][] = [];
+  const colours: number[][] = [];
+  found.forEach(({ at: [sx, sy], ids: here }, i) => {
+    if (sx < panelRight || sx > 990 || sy < 10 || sy > 630) return;
+    shown.push(onPlane[i]);
+    ids.push(here);
+    colours.push(pixel(sx, sy));
+  });
+  return { ids, colours, cells: shown };
+}
+
+async function errorsOf(): Promise<string[]> {
+  return page.evaluate(() => window.__viewer.errors);
+}
+
+describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
+  it('shows every plane of the slide from its archives, through serve and from a static host, as from the directory build', async () => {
+    for (const plane of [{ c: 0, z: 0 }, { c: 1, z: 2 }]) {
+      const hash = `#${VIEW}&c=${plane.c}&z=${plane.z}`;
+      await view(`${at.slideDir}${hash}`);
+      const want = await probe(plane, `directory-c${plane.c}-z${plane.z}`);
+      // Enough cells on screen to mean something, each found at its point (the nucleus inside it too) and drawn there.
+      expect(want.cells.length).toBeGreaterThan(60);
+      want.cells.forEach((cell, i) => expect(want.ids[i], `cell ${cell.id}`).toContain(cell.id));
+      want.colours.forEach((c, i) => expect(close(c, WHITE, 24), `cell ${want.cells[i].id} drawn`).toBe(false));
+      for (const [name, url] of [['serve-archives', `${at.slideArchives}${hash}`], ['static-archives', `${at.host}index.html?tileset=slide/tileset.json${hash}`]]) {
+        await view(url);
+        const got = await probe(plane, `${name}-c${plane.c}-z${plane.z}`);
+        expect(got.cells.map((c) => c.id), name).toEqual(want.cells.map((c) => c.id));
+        expect(got.ids, name).toEqual(want.ids);
+        got.colours.forEach((c, i) => expect(close(c, want.colours[i], 2), `${name}: cell ${got.cells[i].id} ${c} vs ${want.colours[i]}`).toBe(true));
+        expect(await errorsOf(), name).toEqual([]);
+      }
+    }
+  });
+
+  it('switches planes from archive to archive on a static host', async () => {
+    await view(`${at.host}index.html?tileset=slide/tileset.json#${VIEW}&c=0&z=0`);
+    expect(await page.locator('#plane-c option').allInnerTexts()).toEqual(['0', '1']);
+    expect(await page.locator('#plane-z option').allInnerTexts()).toEqual(['0', '1', '2']);
+    await page.selectOption('#plane-z', '1');
+    await page.evaluate(() => window.__viewer.settle());
+    const plane = { c: 0, z: 1 };
+    const got = await probe(plane, 'static-archives-switched-c0-z1');
+    expect(got.cells.length).toBeGreaterThan(60);
+    got.cells.forEach((cell, i) => expect(got.ids[i], `cell ${cell.id}`).toContain(cell.id));
+    got.colours.forEach((c, i) => expect(close(c, WHITE, 24), `cell ${got.cells[i].id} drawn`).toBe(false));
+    // A cell of the plane left is no longer there.
+    const other = cells().find((c) => c.c === 0 && c.z === 0 && got.cells.every((g) => Math.hypot(g.x - c.x, g.y - c.y) > 30)) as Cell;
+    expect((await page.evaluate(([x, y]) => window.__viewer.featuresAt(x, y), [other.x, other.y] as const)).map((f) => f.id)).not.toContain(other.id);
+    expect(await errorsOf()).toEqual([]);
+  });
+
+  it('shows one archive (slide.pmtiles) through serve, by its tile URLs and read by ranges, and from a static host, as its directory build', async () => {
+    const plane = { c: 0, z: 0 };
+    await view(`${at.planeDir}#${VIEW}`);
+    const want = await probe(plane, 'one-plane-directory');
+    expect(want.cells.length).toBeGreaterThan(60);
+    want.cells.forEach((cell, i) => expect(want.ids[i], `cell ${cell.id}`).toContain(cell.id));
+    want.colours.forEach((c, i) => expect(close(c, WHITE, 24), `cell ${want.cells[i].id} drawn`).toBe(false));
+    for (const [name, url] of [['serve-file', `${at.planeArchive}#${VIEW}`], ['serve-file-ranges', `${at.planeArchive}?tileset=slide.pmtiles#${VIEW}`], ['static-file', `${at.host}index.html?tileset=slide.pmtiles#${VIEW}`]]) {
+      await view(url);
+      expect(await page.locator('#title').innerText(), name).toBe('sample slide');
+      const got = await probe(plane, name);
+      expect(got.ids, name).toEqual(want.ids);
+      got.colours.forEach((c, i) => expect(close(c, want.colours[i], 2), `${name}: cell ${got.cells[i].id}`).toBe(true));
+      expect(await errorsOf(), name).toEqual([]);
+    }
+  });
+
+  it('fits the first view to the data from an archive as from the directory', async () => {
+    const centre = async (url: string) => {
+      await view(url);
+      const got = await page.evaluate(() => [...window.__viewer.view.getCenter(), window.__viewer.zoom()]);
+      await screen(page, `fit-${url.includes('?') ? 'static' : 'directory'}`);
+      return got;
+    };
+    const want = await centre(at.planeDir);
+    const got = await centre(`${at.host}index.html?tileset=slide.pmtiles`);
+    got.forEach((v, i) => expect(v).toBeCloseTo(want[i], 6));
+  });
+
+  it('logs no errors', () => {
+    expect(consoleErrors).toEqual([]);
+  });
+});

@@ -1,0 +1,248 @@
+// `serve` over archives: the spec's tile URLs answered from PMTiles archives as from directories, and archive files (any
+// file) read by byte ranges, by the `pmtiles` reader itself over HTTP.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import { PMTiles } from 'pmtiles';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { memorySource } from '../../src/io/read.js';
+import { InputError } from '../../src/report/errors.js';
+import { startServer, type Server } from '../../src/serve.js';
+import { buildArchive, buildArchiveFolder, type ListedArchive } from '../helpers/archives.js';
+import { rawRequest, type RawResponse } from '../helpers/http.js';
+import { readTree, tmpDir } from '../helpers/pyramid.js';
+import { BUILD_OPTIONS, buildSquares, collection, square } from '../inspect/fixture.js';
+
+const BIN = fileURLToPath(new URL('../../bin/mudm-tiles.js', import.meta.url));
+
+const plane1 = JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', id: 100, featureClass: 'gamma', properties: { label: 100 }, geometry: { type: 'Polygon', coordinates: square(300, 100, 80) } }] });
+const inputs = () => [
+  { source: memorySource('a.json', collection()), layer: 'cells', plane: { c: 0 } },
+  { source: memorySource('b.json', plane1), layer: 'cells', plane: { c: 1 } },
+];
+
+let dir: string;
+/** The directory build, every file by path. */
+let expected: Map<string, Buffer>;
+let listed: ListedArchive[];
+let folder: Server;
+let single: Server;
+let singleFile: string;
+let singleDescriptor: Record<string, unknown>;
+let singleTiles: Map<string, Buffer>;
+
+beforeAll(async () => {
+  dir = tmpDir('mudm-serve-archives');
+  await buildSquares({ out: path.join(dir, 'dir') }, inputs());
+  expected = readTree(path.join(dir, 'dir'));
+  listed = await buildArchiveFolder(inputs(), BUILD_OPTIONS, path.join(dir, 'archives'));
+  folder = await startServer({ root: path.join(dir, 'archives'), port: 0 });
+  // One plane on its own: the single-file case, beside a directory build of the same input to compare with.
+  await buildSquares({ out: path.join(dir, 'one-dir'), format: 'pbf' });
+  singleTiles = readTree(path.join(dir, 'one-dir'));
+  fs.mkdirSync(path.join(dir, 'one'));
+  singleFile = path.join(dir, 'one', 'slide.pmtiles');
+  singleDescriptor = await buildArchive([{ source: memorySource('cells.json', collection()) }], BUILD_OPTIONS, singleFile);
+  fs.writeFileSync(path.join(dir, 'one', 'secret.txt'), 'beside the archive');
+  single = await startServer({ root: singleFile, port: 0 });
+}, 60_000);
+
+afterAll(async () => {
+  await folder?.close();
+  await single?.close();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const get = (s: Server, target: string, headers: Record<string, string> = {}, method = 'GET'): Promise<RawResponse> => rawRequest(s.port, target, { headers, method });
+const tilePaths = (files: Map<string, Buffer>, ext: string) => [...files.keys()].filter((k) => /^\d+\//.test(k) && k.endsWith(`.${ext}`));
+
+describe('serve OUT with one archive per plane and format', () => {
+  it('lists archives of both planes and formats', () => {
+    expect(listed.map((a) => a.href)).toEqual(['tiles-c0.json.pmtiles', 'tiles-c0.pbf.pmtiles', 'tiles-c1.json.pmtiles', 'tiles-c1.pbf.pmtiles']);
+    expect(fs.readdirSync(path.join(dir, 'archives')).filter((n) => /^\d+$/.test(n))).toEqual([]);
+  });
+
+  it('answers every PBF tile URL with the directory build\'s bytes', async () => {
+    const paths = tilePaths(expected, 'pbf');
+    expect(paths.length).toBeGreaterThan(10);
+    for (const p of paths) {
+      const r = await get(folder, `/${p}`);
+      expect(r.status, p).toBe(200);
+      expect(r.headers.get('content-type'), p).toBe('application/x-protobuf');
+      expect(r.headers.has('content-encoding'), p).toBe(false);
+      expect(r.body.equals(expected.get(p) as Buffer), p).toBe(true);
+    }
+  });
+
+  it('answers JSON tile URLs gzip-encoded as stored when the client takes gzip, else decoded, both the directory\'s JSON', async () => {
+    const paths = tilePaths(expected, 'json');
+    expect(paths.length).toBeGreaterThan(10);
+    for (const p of paths) {
+      const zipped = await get(folder, `/${p}`, { 'Accept-Encoding': 'gzip, deflate, br' });
+      expect(zipped.status, p).toBe(200);
+      expect(zipped.headers.get('content-type'), p).toBe('application/json');
+      expect(zipped.headers.get('content-encoding'), p).toBe('gzip');
+      expect(zipped.headers.get('vary'), p).toBe('Accept-Encoding');
+      expect(gunzipSync(zipped.body).equals(expected.get(p) as Buffer), p).toBe(true);
+      const plain = await get(folder, `/${p}`);
+      expect(plain.headers.has('content-encoding'), p).toBe(false);
+      expect(plain.body.equals(expected.get(p) as Buffer), p).toBe(true);
+    }
+    // fetch decodes what it is sent: the overview descriptor of plane 1, whole.
+    const overview = await (await fetch(`${folder.url}0/1/0/0.json`)).json();
+    expect(overview).toEqual(JSON.parse((expected.get('0/1/0/0.json') as Buffer).toString('utf8')));
+  });
+
+  it('answers a tile the archives do not hold as a directory does: PBF 204, JSON 404; HEAD with the length and no body', async () => {
+    const absentPbf = [...Array(4).keys()].map((x) => `2/1/${x}/3.pbf`).find((p) => !expected.has(p)) as string;
+    expect(absentPbf).toBeDefined();
+    expect((await get(folder, `/${absentPbf}`)).status).toBe(204);
+    expect((await get(folder, `/${absentPbf.replace('.pbf', '.json')}`)).status).toBe(404);
+    // A plane without an archive falls through to the folder's files: none there either.
+    expect((await get(folder, '/0/7/0/0.pbf')).status).toBe(204);
+    const p = tilePaths(expected, 'pbf')[0];
+    const head = await get(folder, `/${p}`, {}, 'HEAD');
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(String((expected.get(p) as Buffer).length));
+    expect(head.body.length).toBe(0);
+  });
+
+  it('serves an archive file by byte ranges that the pmtiles reader reads whole over HTTP', async () => {
+    const file = path.join(dir, 'archives', 'tiles-c0.pbf.pmtiles');
+    const bytes = fs.readFileSync(file);
+    const r = await get(folder, '/tiles-c0.pbf.pmtiles', { Range: 'bytes=0-16383' });
+    expect(r.status).toBe(206);
+    expect(r.headers.get('content-type')).toBe('application/vnd.pmtiles');
+    expect(r.headers.get('accept-ranges')).toBe('bytes');
+    expect(r.headers.get('content-range')).toBe(`bytes 0-${Math.min(16383, bytes.length - 1)}/${bytes.length}`);
+    expect(r.body.equals(bytes.subarray(0, 16384))).toBe(true);
+    const reader = new PMTiles(`${folder.url}tiles-c0.pbf.pmtiles`);
+    expect(await reader.getMetadata()).toMatchObject({ tiles: ['{zlvl}/{c}/{x}/{y}.pbf'], vector_layers: [{ id: 'cells' }] });
+    for (const p of tilePaths(expected, 'pbf').filter((k) => k.split('/')[1] === '0')) {
+      const [z, , x, y] = p.replace('.pbf', '').split('/').map(Number);
+      const got = await reader.getZxy(z, x, y);
+      expect(got && Buffer.from(got.data).equals(expected.get(p) as Buffer), p).toBe(true);
+    }
+  });
+});
+
+describe('byte ranges of any file', () => {
+  const file = () => fs.readFileSync(path.join(dir, 'archives', 'tileset.json'));
+
+  it('sends a range (206), a suffix, an open end, several ranges as one, and the whole file for another unit or a HEAD', async () => {
+    const bytes = file();
+    const n = bytes.length;
+    const cases: [string, number, number][] = [['bytes=0-9', 0, 9], ['bytes=-10', n - 10, n - 1], [`bytes=${n - 5}-`, n - 5, n - 1], ['bytes=2-3, 8-9', 2, 9], [`bytes=10-${n + 100}`, 10, n - 1]];
+    for (const [range, start, end] of cases) {
+      const r = await get(folder, '/tileset.json', { Range: range });
+      expect(r.status, range).toBe(206);
+      expect(r.headers.get('content-range'), range).toBe(`bytes ${start}-${end}/${n}`);
+      expect(r.headers.get('content-length'), range).toBe(String(end - start + 1));
+      expect(r.body.equals(bytes.subarray(start, end + 1)), range).toBe(true);
+    }
+    const other = await get(folder, '/tileset.json', { Range: 'items=0-1' });
+    expect(other.status).toBe(200);
+    expect(other.body.equals(bytes)).toBe(true);
+    const head = await get(folder, '/tileset.json', { Range: 'bytes=0-9' }, 'HEAD');
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(String(n));
+    expect(head.headers.get('accept-ranges')).toBe('bytes');
+  });
+
+  it('answers 416 with the size for a range outside the file or a malformed one', async () => {
+    const n = file().length;
+    for (const range of [`bytes=${n}-`, `bytes=${n + 10}-${n + 20}`, 'bytes=9-2', 'bytes=x-y', 'bytes=-0']) {
+      const r = await get(folder, '/tileset.json', { Range: range });
+      expect(r.status, range).toBe(416);
+      expect(r.headers.get('content-range'), range).toBe(`bytes */${n}`);
+    }
+  });
+
+  it('sends the range only while If-Range matches the file (its ETag or Last-Modified), else the whole file', async () => {
+    const whole = await get(folder, '/tileset.json');
+    const etag = whole.headers.get('etag') as string;
+    const modified = whole.headers.get('last-modified') as string;
+    expect(etag).toMatch(/^"[0-9a-f-]+"$/);
+    expect((await get(folder, '/tileset.json', { Range: 'bytes=0-0', 'If-Range': etag })).status).toBe(206);
+    expect((await get(folder, '/tileset.json', { Range: 'bytes=0-0', 'If-Range': modified })).status).toBe(206);
+    const stale = await get(folder, '/tileset.json', { Range: 'bytes=0-0', 'If-Range': '"0-0-0"' });
+    expect(stale.status).toBe(200);
+    expect(stale.body.equals(file())).toBe(true);
+  });
+
+  it('exposes the range headers to the --cors origin', async () => {
+    const s = await startServer({ root: path.join(dir, 'archives'), port: 0, cors: 'https://viewer.example' });
+    try {
+      const r = await get(s, '/tiles-c0.pbf.pmtiles', { Range: 'bytes=0-126', Origin: 'https://viewer.example' });
+      expect(r.status).toBe(206);
+      expect(r.headers.get('access-control-allow-origin')).toBe('https://viewer.example');
+      expect(r.headers.get('access-control-expose-headers')).toBe('Content-Range, Accept-Ranges, ETag');
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('serve slide.pmtiles', () => {
+  it('answers /tileset.json with the archive metadata, the descriptor', async () => {
+    const r = await get(single, '/tileset.json');
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('application/json');
+    expect(JSON.parse(r.body.toString('utf8'))).toEqual(singleDescriptor);
+    expect(singleDescriptor.tiles).toEqual(['{zlvl}/{x}/{y}.pbf']);
+  });
+
+  it('answers the tile URLs of its plane from the archive, equal to a directory build, and nothing else', async () => {
+    const paths = tilePaths(singleTiles, 'pbf');
+    expect(paths.length).toBeGreaterThan(5);
+    for (const p of paths) {
+      const r = await get(single, `/${p}`);
+      expect(r.status, p).toBe(200);
+      expect(r.body.equals(singleTiles.get(p) as Buffer), p).toBe(true);
+    }
+    // No JSON tiles in a PBF archive; a PBF path of another shape is an empty tile; files beside it are not served.
+    expect((await get(single, '/0/0/0.json')).status).toBe(404);
+    expect((await get(single, '/0/1/0/0.pbf')).status).toBe(204);
+    for (const t of ['/secret.txt', '/slide.pmtiles.part', '/..%2fsecret.txt', '/one/secret.txt']) expect((await get(single, t)).status, t).toBe(404);
+  });
+
+  it('serves the archive under its name by ranges, as the viewer reads it', async () => {
+    const bytes = fs.readFileSync(singleFile);
+    const r = await get(single, '/slide.pmtiles', { Range: 'bytes=100-199' });
+    expect(r.status).toBe(206);
+    expect(r.body.equals(bytes.subarray(100, 200))).toBe(true);
+    expect(await new PMTiles(`${single.url}slide.pmtiles`).getMetadata()).toEqual(singleDescriptor);
+  });
+
+  it('reads a rebuilt archive from its new bytes (renamed over the old one while served)', async () => {
+    const dir2 = path.join(dir, 'rebuild');
+    fs.mkdirSync(dir2);
+    const file = path.join(dir2, 'slide.pmtiles');
+    await buildArchive([{ source: memorySource('cells.json', collection()) }], BUILD_OPTIONS, file);
+    const s = await startServer({ root: file, port: 0 });
+    try {
+      const before = await get(s, '/0/0/0.pbf');
+      const etag = (await get(s, '/slide.pmtiles', { Range: 'bytes=0-0' })).headers.get('etag');
+      await buildArchive([{ source: memorySource('cells.json', plane1) }], { ...BUILD_OPTIONS, name: 'rebuilt' }, `${file}.new`);
+      fs.renameSync(`${file}.new`, file);
+      const after = await get(s, '/0/0/0.pbf');
+      expect(after.status).toBe(200);
+      expect(after.body.equals(before.body)).toBe(false);
+      expect(JSON.parse((await get(s, '/tileset.json')).body.toString('utf8')).name).toBe('rebuilt');
+      expect((await get(s, '/slide.pmtiles', { Range: 'bytes=0-0' })).headers.get('etag')).not.toBe(etag);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('refuses a file that is not an archive: InputError from the library, exit 3 from the command', async () => {
+    const text = path.join(dir, 'one', 'secret.txt');
+    await expect(startServer({ root: text, port: 0 })).rejects.toThrow(InputError);
+    await expect(startServer({ root: text, port: 0 })).rejects.toThrow(`${text} is neither a pyramid directory nor a PMTiles v3 archive`);
+    const run = spawnSync(process.execPath, [BIN, 'serve', text, '--port', '0'], { encoding: 'utf8' });
+    expect(run.status).toBe(3);
+    expect(run.stderr).toContain(`${text} is neither a pyramid directory nor a PMTiles v3 archive`);
+  });
+});

@@ -1,0 +1,2 @@
+// `ol/source/VectorTile.js` for ol-pmtiles (mapped by the import map of index.html): the page's OpenLayers class.
+export default window.ol.source.VectorTile;
