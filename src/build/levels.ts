@@ -42,7 +42,7 @@ export async function tileLevels(ctx: RunContext, base: UnitPlan[], store: UnitS
   }
 }
 
-interface InFlight { level: number; units: UnitPlan[]; done: Promise<{ result?: TileBatchResult; error?: unknown }> }
+interface InFlight { level: number; units: UnitPlan[]; bytes: number; done: Promise<{ result?: TileBatchResult; error?: unknown }> }
 
 class LevelRun {
   private readonly plan: RunContext['planFile']['plan'];
@@ -109,10 +109,17 @@ class LevelRun {
     for (const s of this.stores.slice(1)) s?.close();
   }
 
-  /** Sends batches while the window has room: coarser levels first (they are the ones the end of the build waits for). */
+  /**
+   * Sends batches while the window has room: coarser levels first (they are the ones the end of the build waits for).
+   * Beyond one batch per worker, records in flight stay under the store's budget: a coarse unit can hold hundreds of
+   * thousands of features, and four of them decoded at once were most of a build's peak.
+   */
   private fill(): void {
-    const window = this.ctx.config.options.workers * 2;
-    while (this.inFlight.size < window) {
+    const { workers } = this.ctx.config.options;
+    const budget = storeBudget(this.ctx.config);
+    for (;;) {
+      const size = this.inFlight.size;
+      if (size >= workers * 2 || (size >= workers && this.inFlightBytes() >= budget)) return;
       let level = this.ready.length - 1;
       while (level >= 0 && this.ready[level].length === 0) level--;
       if (level < 0) return;
@@ -139,7 +146,13 @@ class LevelRun {
       next: level + 1 < this.plan.levels.length ? { zoom: this.plan.levels[level + 1].zoom } : undefined,
     };
     const done = this.ctx.pool.tile(batch, moved).then((result) => ({ result }), (error: unknown) => ({ error }));
-    this.inFlight.add({ level, units: units.map((u) => u.unit), done });
+    this.inFlight.add({ level, units: units.map((u) => u.unit), bytes, done });
+  }
+
+  private inFlightBytes(): number {
+    let n = 0;
+    for (const b of this.inFlight) n += b.bytes;
+    return n;
   }
 
   /** Where a unit's records are: records that leave the store move to the worker; those another unit still reads are copied. */
