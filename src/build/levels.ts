@@ -47,6 +47,8 @@ interface InFlight { level: number; units: UnitPlan[]; bytes: number; done: Prom
 class LevelRun {
   private readonly plan: RunContext['planFile']['plan'];
   private readonly stores: (UnitStore | undefined)[];
+  /** Per level above 0: bytes of records its store holds in memory (all of them share half the store budget). */
+  private readonly held: number[];
   private graph: LevelGraph;
   /** Per level: cells that received records (a cell is a unit only if it did). */
   private readonly received: Set<string>[];
@@ -67,9 +69,9 @@ class LevelRun {
 
   constructor(private readonly ctx: RunContext, base: UnitPlan[], store: UnitStore | undefined, private readonly levels: number) {
     this.plan = ctx.planFile.plan;
-    const budget = storeBudget(ctx.config);
     this.stores = [store];
-    for (let l = 1; l < levels; l++) this.stores.push(new SpillingStore(path.join(spillRoot(ctx.config.options, ctx.work), `level-${l}`), budget));
+    for (let l = 1; l < levels; l++) this.stores.push(new SpillingStore(path.join(spillRoot(ctx.config.options, ctx.work), `level-${l}`), Infinity));
+    this.held = new Array<number>(levels).fill(0);
     this.received = Array.from({ length: levels }, () => new Set<string>());
     this.ready = Array.from({ length: levels }, () => []);
     this.markers = Array.from({ length: levels }, () => new Map());
@@ -111,21 +113,31 @@ class LevelRun {
 
   /**
    * Sends batches while the window has room: coarser levels first (they are the ones the end of the build waits for).
-   * Beyond one batch per worker, records in flight stay under the store's budget: a coarse unit can hold hundreds of
-   * thousands of features, and four of them decoded at once were most of a build's peak.
+   * Records in flight stay under half the store budget (a batch goes alone when it is larger): a coarse unit of a
+   * PBF-only build holds hundreds of thousands of features, and several of them decoded at once were its peak.
    */
   private fill(): void {
     const { workers } = this.ctx.config.options;
-    const budget = storeBudget(this.ctx.config);
+    const budget = storeBudget(this.ctx.config) / 2;
     for (;;) {
-      const size = this.inFlight.size;
-      if (size >= workers * 2 || (size >= workers && this.inFlightBytes() >= budget)) return;
       let level = this.ready.length - 1;
       while (level >= 0 && this.ready[level].length === 0) level--;
-      if (level < 0) return;
+      if (level < 0 || this.inFlight.size >= workers * 2) return;
+      if (this.inFlight.size > 0 && this.inFlightBytes() + this.unitBytes(level, this.ready[level][0]) > budget) return;
       throwIfAborted(this.ctx.io.signal);
       this.dispatch(level);
     }
+  }
+
+  /** Bytes of a unit's records, where they are now. */
+  private unitBytes(level: number, unit: UnitPlan): number {
+    const store = this.stores[level] as UnitStore;
+    let n = 0;
+    for (const src of unit.sources) {
+      const s = store.peek(src);
+      n += 'chunks' in s ? s.chunks.reduce((m, c) => m + c.byteLength, 0) : fileSize(s.path);
+    }
+    return n;
   }
 
   /** One batch of ready units of `level`: about BATCH_BYTES of records, and no more than a worker's share of what is ready. */
@@ -162,6 +174,7 @@ class LevelRun {
     if (level === 0 && this.lastReader.get(src) !== unit) return store.peek(src);
     const taken = store.take(src);
     if ('chunks' in taken) moved.push(...taken.chunks);
+    this.release(level, taken);
     return taken;
   }
 
@@ -216,7 +229,21 @@ class LevelRun {
   private append(level: number, key: string, bytes: Uint8Array): void {
     if (!this.graph.accepts(level, key)) throw new Error(`internal: records for cell ${key} of level ${level} after its inputs were final`);
     this.received[level].add(key);
-    (this.stores[level] as UnitStore).append(key, bytes);
+    const store = this.stores[level] as SpillingStore;
+    store.append(key, bytes);
+    if (store.isSpilled) return;
+    this.held[level] += bytes.byteLength;
+    // The levels above 0 share half the store budget in memory: past it, the level holding most spills to disk.
+    if (this.held.reduce((a, b) => a + b, 0) > storeBudget(this.ctx.config) / 2) {
+      const most = this.held.indexOf(Math.max(...this.held));
+      (this.stores[most] as SpillingStore).spill();
+      this.held[most] = 0;
+    }
+  }
+
+  /** Records that left the store of `level` (above 0) no longer count against its memory. */
+  private release(level: number, taken: UnitSource): void {
+    if (level > 0 && 'chunks' in taken) this.held[level] -= taken.chunks.reduce((n, c) => n + c.byteLength, 0);
   }
 
   /** A cell is settled: cells above it whose inputs are now final become units (or settle at once when empty). */
@@ -245,7 +272,7 @@ class LevelRun {
       return;
     }
     // Its records were appended again by the resumed units below; they are not needed.
-    (this.stores[level] as UnitStore).take(key);
+    this.release(level, (this.stores[level] as UnitStore).take(key));
     this.resume(level, unit);
   }
 }
