@@ -17,7 +17,7 @@ import { TileSketch } from '../stages/thinning.js';
 import { sampleLine } from '../validate/tally.js';
 import { createPool, type Pool } from '../worker/pool.js';
 import { secondsSince, storeBudget, type BuildIO, type InputSpec, type RunContext } from './context.js';
-import { tileLevel, tileLevelWithinBudget, tileUpperLevels } from './levels.js';
+import { tileLevels, type LevelsOutcome } from './levels.js';
 import { layoutOf, outputSink } from './output.js';
 import { readInputs } from './read.js';
 import { buildReport, planPreview, sumMarkers, writePreviews } from './report.js';
@@ -57,9 +57,9 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
     sayRemoved(await sink.begin({ force: o.force, resume: o.resume, layout: layoutOf(planFile.plan) }), io);
     const ctx: RunContext = { config, planFile, sink, work, pool, io, t0 };
     const tTile = performance.now();
-    const resumed = await tileLevelWithinBudget(ctx, 0, planFile.units, store);
+    const levels = await tileLevels(ctx, planFile.units, store, true);
     store.close();
-    return await finalize(ctx, resumed, secondsSince(tTile));
+    return await finalize(ctx, levels, secondsSince(tTile));
   } catch (err) {
     // An interrupted build, and a --resume refused (inputs changed, another version), keep what a later --resume needs.
     keepWork = err instanceof InterruptedError || (o.resume && (err instanceof UsageError || err instanceof WorkStateError));
@@ -113,10 +113,9 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
     const units = shardUnits(planFile.units, shard, planFile.shards);
     // Reads the planned records from the work directory; nothing is appended, so the store's spill budget is 0.
     const store = new SpillingStore(path.join(work.root as string, 'level-0'), 0, 'existing');
-    const skipped = await tileLevel({ config, planFile, sink, work, pool, io, t0: performance.now() }, 0, units, store);
-    await sink.flush?.();
+    const { resumed } = await tileLevels({ config, planFile, sink, work, pool, io, t0: performance.now() }, units, store, false);
     markShardDone(work, shard, units);
-    return { units: units.length, skipped };
+    return { units: units.length, skipped: resumed };
   } finally {
     await sink.close?.();
     await pool.close();
@@ -134,10 +133,11 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   const pool = createPool(config.options.workers, io.signal);
   try {
     const ctx: RunContext = { config, planFile, sink, work, pool, io, t0: performance.now() };
-    // The shards tiled with the plan's thresholds: where a tile was still over the budget, level 0 is tiled again here.
-    const t0 = performance.now();
-    await tileLevelWithinBudget(ctx, 0, planFile.units, new SpillingStore(path.join(work.root as string, 'level-0'), 0, 'existing'));
-    const report = await finalize(ctx, 0, secondsSince(t0));
+    // The shards tiled level 0 with the plan's thresholds: where a tile was still over the budget, it is tiled again
+    // here (from the records they read), then every level above. Only the levels above count as resumed.
+    const tStart = performance.now();
+    const levels = await tileLevels(ctx, planFile.units, new SpillingStore(path.join(work.root as string, 'level-0'), 0, 'existing'), true);
+    const report = await finalize(ctx, { ...levels, resumed: levels.resumed - planFile.units.length }, secondsSince(tStart));
     work.destroy();
     return report;
   } finally {
@@ -188,13 +188,10 @@ function noValidFeature(inputs: readonly InputSpec[], read: ReadSummary): string
   return `${files}: no valid feature (${read.read} read${read.invalid > 0 ? `, ${read.invalid} invalid${codes ? `: ${codes}` : ''}` : ''}): nothing to build, no descriptor written${first}`;
 }
 
-/** The levels above 0, then previews, the overview descriptor of each plane, the report, and the descriptor last. */
-async function finalize(ctx: RunContext, resumedBelow: number, tileSecondsBelow: number): Promise<BuildReport> {
+/** Once every level is tiled: previews, the overview descriptor of each plane, the report, and the descriptor last. */
+async function finalize(ctx: RunContext, upper: LevelsOutcome, tileSeconds: number): Promise<BuildReport> {
   const { plan: p, meta, read, readSeconds } = ctx.planFile;
   const { sink } = ctx;
-  const tUpper = performance.now();
-  const upper = await tileUpperLevels(ctx);
-  const tileSeconds = tileSecondsBelow + secondsSince(tUpper);
   const tDescribe = performance.now();
   const totals = sumMarkers(p, upper.markers);
   const assets = ctx.planFile.preview.enabled ? await writePreviews(ctx, upper.markers[0]) : undefined;
@@ -212,7 +209,7 @@ async function finalize(ctx: RunContext, resumedBelow: number, tileSecondsBelow:
   const archives = ctx.planFile.archive === 'planes' ? archiveAssets(p.dims, p.planes, p.formats) : [];
   const descriptor = tilesetDescriptor(archives.length ? { ...input, assets: [...(assets ?? []), ...archives] } : input);
   const report = buildReport(ctx, totals, descriptor, {
-    read, units: upper.units, resumed: resumedBelow + upper.resumed,
+    read, units: upper.units, resumed: upper.resumed,
     timings: { read: readSeconds, tile: tileSeconds, describe: secondsSince(tDescribe), total: secondsSince(ctx.t0) },
   });
   await sink.write('build-report.json', `${JSON.stringify(report, null, 2)}\n`);

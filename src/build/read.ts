@@ -98,7 +98,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   const { options: o } = config;
   const tally = new IssueTally(SAMPLES_PER_CODE);
   const sum: ReadSummary = {
-    read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {}, bounds: null, extent: [], dims: [], stats: {}, collection: {},
+    read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {}, bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, collection: {},
   };
   const dims = new Set<Dim>();
   const knownSide = config.imageSize ? 2 ** Math.ceil(Math.log2(Math.max(config.imageSize.width, config.imageSize.height))) : undefined;
@@ -155,6 +155,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     r.extent.forEach((n, k) => { sum.extent[k] = (sum.extent[k] ?? 0) + n; });
     if (r.bounds) grow(r.bounds);
     for (const name of r.optionFieldsSeen) fieldsSeen.add(name);
+    sum.halfExtent = Math.max(sum.halfExtent, r.halfExtent);
     for (const d of r.dims) dims.add(d);
     mergeStats(sum.stats, r.stats);
     for (const [key, bytes] of r.units) store.append(key, bytes);

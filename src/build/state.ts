@@ -34,6 +34,11 @@ export interface ReadSummary {
   bounds: [number, number, number, number] | null;
   /** Placed features by the world side they need: `extent[k]` need 2^k (see `findOutliers`). */
   extent: number[];
+  /**
+   * The largest half width or half height of a placed feature's box (pixels): a unit's features reach no further
+   * from its cell, which tells the levels when a coarser unit's inputs are final (build/schedule.ts).
+   */
+  halfExtent: number;
   dims: Dim[];
   stats: LayerStats;
   collection: { multiscale?: Multiscale; properties?: Properties; vocabularies?: Vocabularies };
@@ -202,7 +207,7 @@ export function readUnitPreview(work: WorkDir, key: string): Uint8Array {
  * read, and leave the marker (`next` is emptied): they may be most of it. A missing marker or missing records are a
  * WorkStateError naming the unit.
  */
-export function readUnitMarker(work: WorkDir, level: number, key: string, store?: UnitStore): UnitMarker {
+export function readUnitMarker(work: WorkDir, level: number, key: string, store?: Pick<UnitStore, 'append'>): UnitMarker {
   const m = work.readJson<UnitMarker>(markerPath(level, key));
   if (m === undefined) {
     throw new WorkStateError(`the marker of unit ${key} (level ${level}) is missing from ${where(work)}: the unit is not finished; run the build (or its shard) again`, work.root);

@@ -1,4 +1,4 @@
-// Tile sinks: where a build's files go. A directory (each file written to a temporary name, then renamed) or memory.
+// Tile sinks: where a build's files go. A directory (tiles written in place by the workers, other files through a temporary name) or memory.
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -28,6 +28,13 @@ export interface TileSink {
    * says what in the result); with resume, only what a killed write left half done; never anything else.
    */
   begin(opts: SinkOpenOptions & { layout?: OutputLayout }): Promise<Removal | void>;
+  /**
+   * Opens the directory of each zoom for tiles written in place by any thread (io/tile-files.ts: no temporary name;
+   * the unit markers and the descriptor, written last, cover a kill), making and recording it; returns the root to
+   * write under. Undefined when the sink has no such directory, or a zoom's directory is there and no build recorded
+   * making it: tiles then go through `write`, which checks each file.
+   */
+  directTiles?(zooms: readonly number[]): string | undefined;
   /** Writes one file atomically: a reader never sees a partial file under the final name. */
   write(relPath: string, bytes: Uint8Array | string): Promise<void>;
   /** Reads a file back, or undefined when it does not exist. */
@@ -116,6 +123,19 @@ export class DirectorySink implements TileSink {
     } catch (err) {
       throw describeFsError(err, this.root);
     }
+  }
+
+  directTiles(zooms: readonly number[]): string | undefined {
+    const dirs = zooms.map(String);
+    try {
+      const unrecorded = dirs.filter((d) => !this.created.has(d) && fs.existsSync(path.join(this.root, d)));
+      if (unrecorded.length > 0 && unrecorded.some((d) => !readRecord(this.root).dirs.has(d))) return undefined;
+      for (const d of unrecorded) this.created.add(d);
+      for (const d of dirs) if (!this.dirs.has(d)) this.openDirectory(d);
+    } catch (err) {
+      throw describeFsError(err, this.root);
+    }
+    return this.root;
   }
 
   /** Fails early, with the path, when the directory cannot be written. */

@@ -102,7 +102,8 @@ export class MemoryWorkDir implements WorkDir {
   writeBytes(rel: string, parts: readonly Uint8Array[]): void { this.files.set(rel, Buffer.concat(parts)); }
   readBytes(rel: string): Uint8Array | undefined {
     const b = this.files.get(rel);
-    return b instanceof Uint8Array ? b : undefined;
+    // A copy, as a file read gives: what the caller moves to another thread must not empty the stored bytes.
+    return b instanceof Uint8Array ? new Uint8Array(b) : undefined;
   }
   exists(rel: string): boolean { return this.files.has(rel) || this.list(rel).length > 0; }
   list(rel: string): string[] {

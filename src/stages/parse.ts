@@ -69,6 +69,8 @@ export interface ParseResult {
   bounds: [number, number, number, number] | null;
   /** Placed features by the world they need: `extent[k]` of them need a world of side 2^k (see `findOutliers`). */
   extent: number[];
+  /** The largest half width or half height of a placed feature's box: how far a feature reaches from its centre. */
+  halfExtent: number;
   dims: Dim[];
   stats: LayerStats;
   /** Unit key → records, keys in first-seen order; each in a buffer of its own (transferred, not copied). */
@@ -96,7 +98,7 @@ export function parseBatch(task: ParseTask): ParseResult {
   const tally = new IssueTally(task.sampleCap);
   const res: ParseResult = {
     read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {},
-    bounds: null, extent: [], dims: [], stats: {}, units: [], optionFieldsSeen: [],
+    bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, units: [], optionFieldsSeen: [],
   };
   const units = new Map<string, ByteArena>();
   const enc = new RecordEncoder();
@@ -139,6 +141,7 @@ export function parseBatch(task: ParseTask): ParseResult {
     const k = sideExponent(b[2], b[3]);
     res.extent[k] = (res.extent[k] ?? 0) + 1;
     growBox(bounds, b);
+    res.halfExtent = Math.max(res.halfExtent, (b[2] - b[0]) / 2, (b[3] - b[1]) / 2);
     const prefix = unitKeyPrefix(plane);
     routeRecord(units, prefix, enc.bytes(), b, C, pad, lastCell);
     if (sketch) {

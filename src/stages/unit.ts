@@ -34,7 +34,8 @@ export interface TileTask {
   preview?: { area: PatchArea; pointRadius: number };
 }
 
-export interface WrittenTile { path: string; z: number; bytes: Uint8Array; features: number }
+/** A tile of a unit: its bytes, until whoever writes it (a worker writing files itself) drops them; `size` stays. */
+export interface WrittenTile { path: string; z: number; size: number; features: number; bytes?: Uint8Array }
 
 export interface UnitResult {
   key: string;
@@ -136,7 +137,8 @@ function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Set<numb
       }
     }
   }
-  if (sources.length > 1) features.sort((a, b) => a.seq - b.seq);
+  // Records may arrive in any order (a coarser level's come from units finishing in any order): sequence order is the one order.
+  features.sort((a, b) => a.seq - b.seq);
   return { features, home };
 }
 
@@ -164,8 +166,8 @@ export function tileUnit(task: TileTask): UnitResult {
     for (let l = 0; l < layers; l++) res.pointified[t.z][l] += t.stats.pointified[l] ?? 0;
     if (t.need !== undefined) res.needs[t.z] = Math.max(res.needs[t.z], t.need);
     res.notInPbf += t.stats.notInPbf;
-    if (t.json) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'json'), z: t.z, bytes: t.json, features: t.stats.features });
-    if (t.pbf) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'pbf'), z: t.z, bytes: t.pbf, features: t.stats.features });
+    if (t.json) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'json'), z: t.z, size: t.json.byteLength, bytes: t.json, features: t.stats.features });
+    if (t.pbf) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'pbf'), z: t.z, size: t.pbf.byteLength, bytes: t.pbf, features: t.stats.features });
   }
   if (task.next && keptAtTop) res.next = reduceForNext(features, home, keptAtTop, task, task.next.zoom);
   if (task.preview) {

@@ -1,15 +1,38 @@
-// Worker thread entry: runs one parse batch or one tile unit per call (see protocol.ts); result bytes go back by transfer, not copy.
+// Worker thread entry: runs one parse batch or one batch of tile units per call (see protocol.ts); result bytes go back by transfer, not copy.
 import { Piscina, transferableSymbol, valueSymbol } from 'piscina';
+import { TileFiles } from '../io/tile-files.js';
 import { parseBatch } from '../stages/parse.js';
 import { tileUnit } from '../stages/unit.js';
-import { resultTransfers, type Task, type TaskResult } from './protocol.js';
+import { isOverview, resultTransfers, type Task, type TaskResult, type TileBatch, type TileBatchResult } from './protocol.js';
 
 /** `value` with the buffers listed moved to the caller. */
 function moving(value: TaskResult, list: ArrayBuffer[]): ReturnType<typeof Piscina.move> {
   return Piscina.move({ get [transferableSymbol]() { return list; }, get [valueSymbol]() { return value; } } as never);
 }
 
+/** Tiles each unit of the batch; with `writeTo`, writes its tiles (all but the overview, which finalize writes) and drops their bytes. */
+function tileBatch(batch: TileBatch): TileBatchResult {
+  const files = batch.writeTo === undefined ? undefined : new TileFiles(batch.writeTo);
+  const res: TileBatchResult = { kind: 'tiles', units: [] };
+  try {
+    for (const { unit, sources, preview } of batch.units) {
+      const r = tileUnit({ kind: 'tile', unit, sources, dims: batch.dims, next: batch.next, part: batch.part, preview, spec: { ...batch.spec, cell: unit.cell } });
+      res.units.push(r);
+      if (files === undefined) continue;
+      for (const t of r.tiles) {
+        if (t.bytes === undefined || isOverview(t)) continue;
+        res.failed = files.write(t.path, t.bytes);
+        if (res.failed) return res;
+        t.bytes = undefined;
+      }
+    }
+    return res;
+  } finally {
+    files?.close();
+  }
+}
+
 export default function run(task: Task): ReturnType<typeof Piscina.move> {
-  const res = task.kind === 'parse' ? parseBatch(task) : tileUnit(task);
+  const res = task.kind === 'parse' ? parseBatch(task) : tileBatch(task);
   return moving(res, resultTransfers(res));
 }

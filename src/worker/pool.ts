@@ -2,9 +2,8 @@
 import type { Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { ParseResult, ParseTask } from '../stages/parse.js';
-import type { TileTask, UnitResult } from '../stages/unit.js';
 import { InterruptedError } from '../report/errors.js';
-import { parseTransfers, transferable } from './protocol.js';
+import { parseTransfers, transferable, type TileBatch, type TileBatchResult } from './protocol.js';
 
 /**
  * The worker entry as JavaScript: next to this file in dist/, or in dist/ when tests run the TypeScript sources (the
@@ -18,7 +17,7 @@ function workerFile(): string {
 export interface Pool {
   parse(task: ParseTask): Promise<ParseResult>;
   /** `move`: bytes of the task that move to the worker rather than being copied (the caller must not use them again). */
-  tile(task: TileTask, move?: Uint8Array[]): Promise<UnitResult>;
+  tile(batch: TileBatch, move?: Uint8Array[]): Promise<TileBatchResult>;
   close(): Promise<void>;
 }
 
@@ -31,7 +30,7 @@ const LOAD_WAIT_MS = 5_000;
 
 export function createPool(threads: number, signal?: AbortSignal): Pool {
   const pool = new Piscina({ filename: workerFile(), minThreads: threads, maxThreads: threads, idleTimeout: 60_000 });
-  const run = <R>(task: ParseTask | TileTask, transferList: ArrayBuffer[]) => (pool.run(task, { transferList, signal }) as Promise<R>).catch((e: unknown) => {
+  const run = <R>(task: ParseTask | TileBatch, transferList: ArrayBuffer[]) => (pool.run(task, { transferList, signal }) as Promise<R>).catch((e: unknown) => {
     throw signal?.aborted ? new InterruptedError('build interrupted') : e;
   });
   // Ending a thread while it still loads its modules aborts the whole process (a V8 check in Node 20: "IsGraphAsync
@@ -40,7 +39,7 @@ export function createPool(threads: number, signal?: AbortSignal): Pool {
   return {
     // The batch's text moves to the worker (the reading thread made it for the worker alone).
     parse: (task) => run<ParseResult>(task, parseTransfers(task)),
-    tile: (task, move = []) => run<UnitResult>(task, transferable(move)),
+    tile: (batch, move = []) => run<TileBatchResult>(batch, transferable(move)),
     close: async () => {
       // Bounded: a thread whose ready message never reaches us must not leave the process waiting on nothing (with no
       // timer alive Node ends with exit 13, an unsettled await); after the bound every thread has long loaded.

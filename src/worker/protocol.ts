@@ -1,6 +1,11 @@
 // The worker protocol: what goes to a worker thread, what comes back, which bytes move rather than being copied, in what order.
+import type { TileWriteFailure } from '../io/tile-files.js';
 import type { ParseResult, ParseTask } from '../stages/parse.js';
+import type { UnitPlan } from '../stages/plan.js';
+import type { UnitSource } from '../stages/partition.js';
+import type { TileSpec } from '../stages/tile/spec.js';
 import type { TileTask, UnitResult } from '../stages/unit.js';
+import type { Dim } from '../tiling/space.js';
 
 /*
  * The message sequence of a build, main thread ⇄ piscina worker threads (worker/pool.ts ⇄ worker/entry.ts):
@@ -11,21 +16,53 @@ import type { TileTask, UnitResult } from '../stages/unit.js';
  *    this worker alone: `parseTransfers`). The worker parses, validates, assigns planes and layers and encodes unit
  *    records (`parseBatch`); worker → main: a `ParseResult`, whose unit record buffers move back (`resultTransfers`).
  *    Batches of values that were never text (traced masks, whole-file documents) are parsed on the main thread: a
- *    structured clone to a worker cost more than the work.
- * 3. Tiling (each level, each shard): per unit, main → worker: a `TileTask` (kind 'tile'): the spec, the unit, and
- *    its records as files to read or as chunks of bytes; chunks that leave the store move, chunks another unit still
- *    reads are copied (the pool's caller says which). The worker tiles the unit (`tileUnit`); worker → main: a
- *    `UnitResult`, whose tile bytes and records for the level above move back (`resultTransfers`).
- * 4. Order: tasks run on any worker in any order, but the main thread consumes results strictly in submission order
- *    (`runOrdered`), with at most a window of tasks in flight, so what is written never depends on timing.
- * 5. A failure in a worker rejects that task's promise; when the main thread reaches it in order, it stops
- *    submitting, waits for the tasks still in flight and throws. `close()` ends the workers.
+ *    structured clone to a worker cost more than the work. Results are consumed in batch order (`runOrdered`).
+ * 3. Tiling (every level, each shard): main → worker: a `TileBatch` (kind 'tiles'), several units of one level
+ *    sharing one spec, each with its records as files to read or as chunks of bytes; chunks that leave the store
+ *    move, chunks another unit still reads are copied (the pool's caller says which). The worker tiles each unit
+ *    (`tileUnit`). With `writeTo` (a directory sink) it writes the tile files itself (`io/tile-files.ts`) and sends
+ *    back only their sizes; otherwise the tile bytes move back. Worker → main: a `TileBatchResult`, one
+ *    `UnitResult` per unit in the batch's order, whose tile bytes (when not written) and records for the level
+ *    above move back (`resultTransfers`). A tile that could not be written is reported in `failed`, not thrown
+ *    (an error's class does not survive the trip). Results are consumed as batches finish, in any order: what a
+ *    unit writes is a function of its records alone (build/levels.ts).
+ * 4. A failure in a worker rejects that task's promise; the main thread stops submitting, waits for the tasks
+ *    still in flight and throws. `close()` ends the workers.
  *
  * Nothing else crosses: a worker holds no state from one task to the next.
  */
 
-export type Task = ParseTask | TileTask;
-export type TaskResult = ParseResult | UnitResult;
+/** One unit of a tile batch: its plan, where its records are, and at level 0 with --preview its patch to paint. */
+export interface BatchUnit { unit: UnitPlan; sources: UnitSource[]; preview?: TileTask['preview'] }
+
+export interface TileBatch {
+  kind: 'tiles';
+  /** The level's spec; each unit's own cell is set in the worker. */
+  spec: TileSpec;
+  dims: Dim[];
+  /** Cell zoom of the next level, when there is one. */
+  next?: { zoom: number };
+  units: BatchUnit[];
+  /** Level-0 units smaller than the stored cells they read: each keeps only its part (see TileTask). */
+  part?: boolean;
+  /** Directory the worker writes tile files into (a directory sink's root); absent: tile bytes come back. */
+  writeTo?: string;
+}
+
+export interface TileBatchResult {
+  kind: 'tiles';
+  units: UnitResult[];
+  /** The first tile that could not be written; the batch stops there. */
+  failed?: TileWriteFailure;
+}
+
+export type Task = ParseTask | TileBatch;
+export type TaskResult = ParseResult | TileBatchResult;
+
+/** The zoom-0 JSON tile of a plane is its overview descriptor, written by finalize (which draws the preview from it). */
+export function isOverview(t: { z: number; path: string }): boolean {
+  return t.z === 0 && t.path.endsWith('.json');
+}
 
 /**
  * The buffers behind `views` that can move between threads: a buffer shared by several views is listed once, and
@@ -41,8 +78,14 @@ export function parseTransfers(task: ParseTask): ArrayBuffer[] {
   return transferable([new Uint8Array(task.raw.meta.buffer), ...('bytes' in task.raw ? [task.raw.bytes] : [])]);
 }
 
-/** What of a result moves back to the main thread: unit records; tile bytes, records for the level above, a preview patch. */
+/** What of a result moves back to the main thread: unit records; tile bytes not written, records for the level above, preview patches. */
 export function resultTransfers(result: TaskResult): ArrayBuffer[] {
-  if ('units' in result) return transferable(result.units.map(([, b]) => b));
-  return transferable([...result.tiles.map((t) => t.bytes), ...result.next.map(([, b]) => b), ...(result.preview ? [result.preview.rgba] : [])]);
+  if (!('kind' in result)) return transferable(result.units.map(([, b]) => b));
+  const views: Uint8Array[] = [];
+  for (const u of result.units) {
+    for (const t of u.tiles) if (t.bytes) views.push(t.bytes);
+    for (const [, b] of u.next) views.push(b);
+    if (u.preview) views.push(u.preview.rgba);
+  }
+  return transferable(views);
 }

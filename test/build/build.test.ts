@@ -152,6 +152,18 @@ describe('buildPyramid', () => {
     expect(c.report.run.spilled).toBe(true);
   });
 
+  it('gives the same bytes at any parallelism when a long feature makes each level wait for the whole level below', async () => {
+    // 256 px units in a 2,048 px world to zoom 2: three levels (cells at zooms 2, 1, 0). The 2,000 px LineString
+    // reaches beyond a parent's neighbours from each, so each level waits for all of the level below (build/schedule.ts).
+    const a = await build({ workers: 1, unitSize: 256 });
+    const b = await build({ workers: 2, unitSize: 256 });
+    const c = await build({ workers: 2, unitSize: 256, memoryBudget: 1 });
+    const strip = (s: MemorySink) => new Map([...s.files].filter(([k]) => k !== 'build-report.json').map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
+    expect(a.report.units.levels).toBe(3);
+    expect(strip(b.sink)).toEqual(strip(a.sink));
+    expect(strip(c.sink)).toEqual(strip(a.sink));
+  });
+
   it('cuts units of about --unit-size pixels when --min-zoom is finer, with the same tiles', async () => {
     // 2048 px world, 1024 px cells: units at zoom 1, each tiling zooms 2-3 of its cell (not one unit per zoom-2 tile
     // re-reading a whole cell). The tiles are those of a build over all zooms.

@@ -32,7 +32,7 @@ const unit = (key: string): UnitPlan => ({ key, level: 0, plane: { t: 0, c: 0, z
 function planFile(units: UnitPlan[], shards = 1): PlanFile {
   return {
     version: PLAN_VERSION, fingerprint: 'f', units, shards, spilled: false, readSeconds: 0, meta: {}, preview: { enabled: false },
-    read: { read: 0, valid: 0, invalid: 0, issues: { errorsByCode: {}, warningsByCode: {}, samples: [] }, skipped: {}, bounds: null, extent: [], dims: [], stats: {}, collection: {} },
+    read: { read: 0, valid: 0, invalid: 0, issues: { errorsByCode: {}, warningsByCode: {}, samples: [] }, skipped: {}, bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, collection: {} },
     plan: {
       world: { side: 256, width: 256, height: 256 }, minZoom: 0, maxZoom: 0, cellSize: 256, dims: [], layers: [], planes: [{ t: 0, c: 0, z: 0 }],
       levels: [{ zoom: 0, topZoom: 0 }], formats: { json: true, pbf: true }, lod: 'auto', tileBudget: 1, collection: {}, thresholds: [[]], raised: [],

@@ -2,17 +2,39 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SLOW_OPTS, expectOk, expectSamePyramid, generateCells, markerCount, removeTemps, runCli, startCli, tempDir, waitFor } from './helpers.js';
+import { mulberry32 } from '../../src/random.js';
+import { SLOW_OPTS, expectOk, expectSamePyramid, generateCells, listFiles, markerCount, removeTemps, runCli, startCli, tempDir, waitFor } from './helpers.js';
+
+/**
+ * Cuts to half every tile written after the newest unit marker: such a tile's unit has no marker (a unit's marker
+ * comes after all its tiles), so this is what a kill mid-write may leave, made certain. Returns how many.
+ */
+function cutUnmarkedTiles(out: string): number {
+  const files = fs.existsSync(out) ? listFiles(out) : [];
+  const mtime = (f: string) => fs.statSync(path.join(out, f)).mtimeMs;
+  const newestMarker = Math.max(0, ...files.filter((f) => f.startsWith('.mudm-work/units/')).map(mtime));
+  let cut = 0;
+  for (const f of files.filter((x) => /^\d+\/.*\.(json|pbf)$/.test(x) && mtime(x) > newestMarker)) {
+    const bytes = fs.readFileSync(path.join(out, f));
+    fs.writeFileSync(path.join(out, f), bytes.subarray(0, bytes.length >> 1));
+    cut++;
+  }
+  return cut;
+}
 
 let input = '';
 let reference = '';
+/** How long the uninterrupted build took: kills land anywhere in that span. */
+let referenceMs = 0;
 
 beforeAll(async () => {
   const dir = tempDir('resume-in');
   input = path.join(dir, 'cells.json');
   generateCells(input, 30_000);
   reference = path.join(dir, 'reference');
+  const t0 = Date.now();
   expectOk(await runCli(['build', input, '-o', reference, '-q', ...SLOW_OPTS]), 'uninterrupted build');
+  referenceMs = Date.now() - t0;
 });
 
 afterAll(removeTemps);
@@ -43,6 +65,44 @@ describe('--resume after SIGKILL', () => {
     expect(fs.existsSync(path.join(out, '.mudm-work')), 'a finished build removes its work directory').toBe(false);
     expect(fs.existsSync(planted), 'resume removes temporary files of the killed build').toBe(false);
     // run.resumed describes the run, not the pyramid; the report keeps such fields under run.
+    expectSamePyramid(out, reference);
+  });
+
+  // Tiles are written in place (no temporary name): a kill mid-write leaves a partial tile, which is safe only because
+  // its unit has no marker and --resume rewrites every tile of such a unit. Kills at random moments (reading, tiling
+  // any level, two workers writing, finalizing) must never leave a byte that differs from the clean build.
+  it('killed at random moments again and again, each run resumed, ends with the bytes of a clean build', async () => {
+    const out = path.join(tempDir('resume-random'), 'out');
+    const seed = Number(process.env.KILL_SEED ?? 20261123);
+    const random = mulberry32(seed);
+    // --resume once a plan is there to resume; before (a kill while reading) or after a run that finished, a fresh build.
+    const args = () => ['build', input, '-o', out, '-q', '--workers', '2', '--unit-size', '256',
+      ...(fs.existsSync(path.join(out, '.mudm-work', 'plan.json')) ? ['--resume'] : fs.existsSync(out) ? ['--force'] : [])];
+    const kills: number[] = [];
+    let cut = 0;
+    let resumes = 0;
+    for (let i = 0; i < 6; i++) {
+      const run = args();
+      if (run.includes('--resume')) resumes++;
+      const { child, done } = startCli(run);
+      const at = Math.round(random() * referenceMs);
+      const timer = setTimeout(() => child.kill('SIGKILL'), at);
+      const r = await done;
+      clearTimeout(timer);
+      if (r.signal === 'SIGKILL') {
+        kills.push(at);
+        expect(fs.existsSync(path.join(out, 'tileset.json')), `a build killed at ${at} ms (seed ${seed}) has no descriptor`).toBe(false);
+        cut += cutUnmarkedTiles(out);
+      } else {
+        expectOk(r, `run ${i} (seed ${seed})`);
+      }
+    }
+    expect(kills.length, `kills that landed before the build ended (seed ${seed})`).toBeGreaterThanOrEqual(3);
+    expect(cut, 'partial tiles left for --resume to rewrite').toBeGreaterThan(0);
+    const last = args();
+    if (last.includes('--resume')) resumes++;
+    expect(resumes, `runs that resumed a killed one (seed ${seed})`).toBeGreaterThanOrEqual(3);
+    expectOk(await runCli(last), `the last run (seed ${seed}, kills at ${kills.join(', ')} ms)`);
     expectSamePyramid(out, reference);
   });
 });

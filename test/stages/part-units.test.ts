@@ -45,7 +45,7 @@ describe('part units', () => {
     // The whole world as one unit (zooms 0-3), and its four quarters as part units (zooms 1-3).
     const whole = tileUnit(task(bytes, { z: 0, x: 0, y: 0 }, false));
     const parts = [0, 1].flatMap((y) => [0, 1].map((x) => tileUnit(task(bytes, { z: 1, x, y }, true))));
-    const tiles = (rs: typeof parts) => rs.flatMap((r) => r.tiles).filter((t) => t.z >= 1).map((t) => [t.path, Buffer.from(t.bytes).toString('base64')]).sort();
+    const tiles = (rs: typeof parts) => rs.flatMap((r) => r.tiles).filter((t) => t.z >= 1).map((t) => [t.path, Buffer.from(t.bytes as Uint8Array).toString('base64')]).sort();
     expect(tiles(parts).length).toBeGreaterThan(20);
     expect(tiles(parts)).toEqual(tiles([whole]));
     // What goes up to zoom 0: every feature once, from the part holding its centre.

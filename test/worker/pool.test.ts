@@ -145,7 +145,9 @@ describe('worker protocol transfers', () => {
     const units: [string, Uint8Array][] = [['0/0/0/0/0', new Uint8Array(8)], ['0/0/0/1/0', new Uint8Array(16)]];
     expect(resultTransfers({ units } as unknown as ParseResult)).toEqual(units.map(([, b]) => b.buffer));
     const tile = new Uint8Array(3), next = new Uint8Array(24);
-    const unit = { tiles: [{ path: '0/0/0.pbf', z: 0, bytes: tile, features: 1 }], next: [['0/0/0/0/0', next]] } as unknown as UnitResult;
-    expect(resultTransfers(unit)).toEqual([tile.buffer, next.buffer]);
+    // A tile the worker wrote itself has no bytes left to move.
+    const written = { path: '1/0/0.pbf', z: 1, size: 5, features: 1 };
+    const unit = { tiles: [{ path: '0/0/0.pbf', z: 0, size: 3, bytes: tile, features: 1 }, written], next: [['0/0/0/0/0', next]] } as unknown as UnitResult;
+    expect(resultTransfers({ kind: 'tiles', units: [unit] })).toEqual([tile.buffer, next.buffer]);
   });
 });

@@ -1,0 +1,54 @@
+// Tile files written straight under a pyramid directory, from whichever thread encoded them: no temporary name and rename.
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { makeDirectory } from './dirs.js';
+import { Journal } from './written.js';
+
+/** Why a tile could not be written, as plain data: it crosses from a worker thread to the one that reports it. */
+export interface TileWriteFailure { path: string; code?: string; message: string }
+
+/**
+ * Writes tiles of one pyramid under a root whose zoom directories the sink opened (`TileSink.directTiles`). A tile is
+ * written in place: a kill mid-write leaves a partial file, which is safe because the unit that owns it has no marker
+ * yet, and `--resume` rewrites every tile of an unmarked unit (a unit's tiles are the same files with the same bytes
+ * every time); the descriptor, written last, says when all are whole. A directory this makes goes into a journal of
+ * its own (io/written.ts) before any tile goes into it, so --force can later remove what the build made.
+ */
+export class TileFiles {
+  private readonly dirs = new Set<string>();
+  private readonly journal: Journal;
+
+  constructor(readonly root: string) {
+    this.journal = new Journal(root, randomBytes(4).toString('hex'));
+  }
+
+  /** Writes `bytes` at `relPath`; returns what went wrong instead of throwing. */
+  write(relPath: string, bytes: Uint8Array): TileWriteFailure | undefined {
+    const full = path.join(this.root, relPath);
+    try {
+      const dir = relPath.slice(0, relPath.lastIndexOf('/'));
+      if (!this.dirs.has(dir)) this.open(dir);
+      fs.writeFileSync(full, bytes);
+      return undefined;
+    } catch (err) {
+      const e = err as { code?: string; message?: string };
+      return { path: full, code: e.code, message: e.message ?? String(err) };
+    }
+  }
+
+  /** Makes `dir` (relative) and records each directory that made. */
+  private open(dir: string): void {
+    const first = makeDirectory(path.join(this.root, dir));
+    if (first !== undefined) {
+      const parts = dir.split('/');
+      const from = path.relative(this.root, first).split(path.sep).length;
+      for (let i = from; i <= parts.length; i++) this.journal.add({ dir: parts.slice(0, i).join('/') });
+    }
+    this.dirs.add(dir);
+  }
+
+  close(): void {
+    this.journal.close();
+  }
+}
