@@ -3,11 +3,13 @@
 //
 // Usage (via `npm run bench`, which builds first): node bench/run.js [--quick] [--shapes dense,real100k,real1m]
 //   [--repeat N (default 3, the 100,000-cell cases)] [--repeat-large N (default 1, the 1,000,000-cell cases)]
-//   [--skip-naive] [--no-readme] [--out NAME (.bench/NAME.md/json, default results)] [--workers 2] [--seed 1]
+//   [--skip-naive] [--skip-archive] [--no-readme] [--out NAME (.bench/NAME.md/json, default results)] [--workers 2] [--seed 1]
 //   [--keep] [--timeout SECONDS] [--build-arg ARG ...] [--cli PATH (another build's bin/mudm-tiles.js)] [--poll]
 // Shapes: `dense`, 100,000 cells on 11,619 × 7,746 px (minified, zooms 0–5: the case of issue 4); `real100k`,
 // 100,000 cells over 100,000 × 100,000 px (pretty-printed, zooms 0–8); `real1m`, 1,000,000 cells over
 // 316,000 × 316,000 px (pretty-printed, zooms 0–10), each format alone and both. Every cell has a nucleus point.
+// On the real shapes also (issue 14): ours writing PBF into one PMTiles archive (`-o slide.pmtiles`), and at 100,000
+// cells the naive script writing PBF only into a directory (`--skip-archive` drops both).
 // `--quick`: real100k only. Inputs are cached in .bench/ by shape, seed and generator.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -34,6 +36,7 @@ const { values: args } = parseArgs({
     quick: { type: 'boolean' },
     shapes: { type: 'string', default: 'dense,real100k,real1m' },
     'skip-naive': { type: 'boolean' },
+    'skip-archive': { type: 'boolean' },
     'no-readme': { type: 'boolean' },
     out: { type: 'string', default: 'results' },
     workers: { type: 'string', default: '2' },
@@ -56,12 +59,12 @@ const SHAPES = {
   },
   real100k: {
     cells: 100000, title: '100,000 cells over 100,000 × 100,000 px (pretty-printed)', gen: ['--format', 'fc-pretty', '--width', '100000', '--height', '100000'],
-    naive: true, formats: ['json,pbf'],
+    naive: true, formats: ['json,pbf'], archive: true,
   },
   real1m: {
     cells: 1000000, title: '1,000,000 cells over 316,000 × 316,000 px (pretty-printed)', gen: ['--format', 'fc-pretty', '--width', '316000', '--height', '316000'],
     // The naive script reads the whole file as one string: V8 refuses one over 512 Mi characters (this one is 2.8 GB).
-    naive: false, formats: ['json,pbf', 'json', 'pbf'],
+    naive: false, formats: ['json,pbf', 'json', 'pbf'], archive: true,
   },
 };
 const shapeNames = args.quick ? ['real100k'] : args.shapes.split(',').map((s) => s.trim());
@@ -201,6 +204,16 @@ function scanOutput(dir) {
   return out;
 }
 
+/** PBF tiles in an archive, from its build report; null when the report cannot be read. */
+function archiveTiles(reportFile) {
+  try {
+    const report = JSON.parse(readFileSync(reportFile, 'utf8'));
+    return Object.values(report.tiles.byZoom).reduce((n, z) => n + z.pbf.tiles, 0);
+  } catch {
+    return null;
+  }
+}
+
 // ---------------------------------------------------------------- inputs
 
 function sha1(file) {
@@ -253,17 +266,22 @@ function maxZoomFor(meta) {
 
 // ---------------------------------------------------------------- runs
 
-/** One case: our build with some formats, or the naive script, on one input. */
+/** Our build's cases: into a directory (`ours`), or PBF into one PMTiles archive (`archive`). */
+const OURS = new Set(['ours', 'archive']);
+
+/** One case on one input: our build with some formats or into an archive, or the naive script (both formats or PBF only). */
 function prepareCase({ kind, meta, maxZoom, formats }) {
-  const label = kind === 'naive' ? 'naive script, JSON + PBF' : `mudm-tiles W=${workers}, ${formats === 'json,pbf' ? 'JSON + PBF' : formats.toUpperCase()}`;
-  const slug = kind === 'naive' ? 'naive' : `ours-w${workers}-${formats.replace(',', '-')}`;
+  const label = kind === 'naive' ? 'naive script, JSON + PBF' : kind === 'naive-pbf' ? 'naive script, PBF only'
+    : kind === 'archive' ? `mudm-tiles W=${workers}, PBF into one archive` : `mudm-tiles W=${workers}, ${formats === 'json,pbf' ? 'JSON + PBF' : formats.toUpperCase()}`;
+  const slug = kind === 'ours' ? `ours-w${workers}-${formats.replace(',', '-')}` : kind;
   const outDir = join(BENCH, 'out', meta.shape, slug);
   const zoomArgs = ['--min-zoom', '0', '--max-zoom', String(maxZoom)];
-  const commandArgs = kind === 'naive'
-    ? [NAIVE, meta.file, outDir, ...zoomArgs]
-    : [CLI, 'build', meta.file, '-o', outDir, '--force', '--workers', String(workers), '--format', formats, ...zoomArgs, '--progress', 'none', ...args['build-arg']];
+  const ours = (out, fmt) => [CLI, 'build', meta.file, '-o', out, '--force', '--workers', String(workers), '--format', fmt, ...zoomArgs, '--progress', 'none', ...args['build-arg']];
+  const commandArgs = kind === 'naive' ? [NAIVE, meta.file, outDir, ...zoomArgs]
+    : kind === 'naive-pbf' ? [NAIVE, meta.file, outDir, ...zoomArgs, '--format', 'pbf']
+    : kind === 'archive' ? ours(join(outDir, 'slide.pmtiles'), 'pbf') : ours(outDir, formats);
   const base = {
-    shape: meta.shape, label, kind, formats: kind === 'naive' ? 'json,pbf' : formats, cells: meta.cells, features: meta.features, maxZoom,
+    shape: meta.shape, label, kind, formats: kind === 'naive' ? 'json,pbf' : kind === 'ours' ? formats : 'pbf', cells: meta.cells, features: meta.features, maxZoom,
     command: ['node', ...commandArgs.map((a) => (a.startsWith(ROOT) ? relative(ROOT, a) : a))].join(' '),
   };
   return { kind, meta, slug, outDir, command: process.execPath, commandArgs, base, attempts: [] };
@@ -274,7 +292,7 @@ async function runAttempt(c) {
   const { kind, meta, slug, outDir, base } = c;
   if (c.attempts.some((a) => !a.ok)) return;
   const i = c.attempts.length;
-  if (kind === 'ours' && !existsSync(CLI)) {
+  if (OURS.has(kind) && !existsSync(CLI)) {
     c.attempts.push({ ok: false, wall: 0, error: `${relative(ROOT, CLI)} not found (run \`npm run build\`)` });
     return;
   }
@@ -282,6 +300,8 @@ async function runAttempt(c) {
   log(`${base.label} @ ${meta.shape}, zooms 0-${base.maxZoom}, run ${i + 1}...`);
   const r = await measure(base.label, c.command, c.commandArgs, join(BENCH, 'logs', `${meta.shape}-${slug}-${i + 1}`));
   const scanned = r.ok ? scanOutput(outDir) : null;
+  // An archive holds its tiles: they are counted from the run report beside it.
+  if (scanned && kind === 'archive') scanned.pbf = archiveTiles(join(outDir, 'slide.build-report.json'));
   c.attempts.push({ ...r, stderr: undefined, scanned });
   if (!args.keep) rmSync(outDir, { recursive: true, force: true });
   log(r.ok ? `${base.label} @ ${meta.shape}: ${round(r.wall, 2)} s wall, ${round(r.user, 2)} s user, ${round(r.sys, 2)} s sys, ${round(r.peak / MiB, 0)} MiB`
@@ -346,15 +366,30 @@ function targets(results, inputs) {
   for (const shape of ['dense', 'real100k']) {
     const naive = find(shape, (r) => r.kind === 'naive');
     const ours = find(shape, (r) => r.kind === 'ours' && r.formats === 'json,pbf');
+    const archive = find(shape, (r) => r.kind === 'archive');
+    const naivePbf = find(shape, (r) => r.kind === 'naive-pbf');
+    if (archive && naivePbf) {
+      const a = { naivePbfOverArchive: round(naivePbf.wall / archive.wall, 2), sysShare: round(archive.sys / archive.wall, 3) };
+      out[`${shape}Archive`] = a;
+      lines.push(`- ${SHAPES[shape].title}, PBF: naive script into a directory / ours into one archive wall **×${a.naivePbfOverArchive}** (target ≥ 5); `
+        + `system time ${archive.sys} s, **${fmt(100 * a.sysShare, 1)}%** of wall (target < 10%); peak ${archive.peakMiB} MiB`);
+    }
     if (!naive || !ours) continue;
     const speed = round(naive.wall / ours.wall, 2), cpu = round(ours.user / naive.user, 2);
     out[shape] = { naiveOverOurs: speed, userOursOverNaive: cpu };
     lines.push(`- ${SHAPES[shape].title}: naive / ours wall **×${speed}** (target ≥ 3); ours / naive user CPU **×${cpu}** (target ≤ 0.8); `
       + `system time ${ours.sys} s vs ${naive.sys} s; peak ${ours.peakMiB} vs ${naive.peakMiB} MiB`);
   }
+  const floor = inputs.find((i) => i.shape === 'real1m')?.parseFloor;
+  const largeArchive = find('real1m', (r) => r.kind === 'archive');
+  if (largeArchive) {
+    const a = { overParseFloor: floor ? round(largeArchive.wall / floor, 2) : null, peakMiB: largeArchive.peakMiB };
+    out.real1mArchive = a;
+    lines.push(`- ${SHAPES.real1m.title}, PBF into one archive: wall ${largeArchive.wall} s = **×${a.overParseFloor ?? '–'}** the parse floor `
+      + `(target ≤ 6); peak RSS **${a.peakMiB} MiB** (target < 1,024); system time ${largeArchive.sys} s`);
+  }
   const large = results.filter((r) => r.shape === 'real1m' && r.kind === 'ours');
   if (large.length) {
-    const floor = inputs.find((i) => i.shape === 'real1m')?.parseFloor;
     out.real1m = Object.fromEntries(large.map((r) => [r.formats, { peakMiB: r.peakMiB, wall: r.wall }]));
     lines.push(`- ${SHAPES.real1m.title}: peak RSS ${large.map((r) => `${r.formats === 'json,pbf' ? 'JSON + PBF' : r.formats.toUpperCase()} **${r.peakMiB ?? '–'} MiB**`).join(', ')} `
       + `(target ≤ 768 with the default budget); wall ${large.map((r) => `${r.wall ?? '–'} s`).join(' / ')} against a parse floor of ${floor ?? '–'} s of CPU`);
@@ -395,6 +430,10 @@ async function main() {
     const maxZoom = maxZoomFor(meta);
     const cases = shape.formats.map((formats) => prepareCase({ kind: 'ours', meta, maxZoom, formats }));
     if (shape.naive && !args['skip-naive']) cases.push(prepareCase({ kind: 'naive', meta, maxZoom }));
+    if (shape.archive && !args['skip-archive']) {
+      cases.push(prepareCase({ kind: 'archive', meta, maxZoom }));
+      if (shape.naive && !args['skip-naive']) cases.push(prepareCase({ kind: 'naive-pbf', meta, maxZoom }));
+    }
     // Repeats go round the cases (ours, naive, ours, ...), so a slow spell of a shared machine does not land on one case only.
     const repeat = Math.max(1, Number(shape.cells >= 1000000 ? args['repeat-large'] : args.repeat));
     for (let i = 0; i < repeat; i++) for (const c of cases) await runAttempt(c);
@@ -422,7 +461,7 @@ async function main() {
   log(`wrote ${relative(ROOT, join(BENCH, `${args.out}.md`))} and ${args.out}.json`);
   if (!args['no-readme']) writeReadme(md);
   // Our build failing is a failed benchmark; the naive script failing is a finding.
-  return results.some((x) => x.kind === 'ours' && !x.ok) ? 1 : 0;
+  return results.some((x) => OURS.has(x.kind) && !x.ok) ? 1 : 0;
 }
 
 main().then(

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { OutputError, describeFsError } from '../report/errors.js';
 import type { Dim, Plane } from '../tiling/space.js';
 import { makeDirectory } from './dirs.js';
-import { Journal, RECORD_DIR, isTileName, readRecord, removeRecorded, writeManifest, type Removal, type WrittenRecord } from './written.js';
+import { Journal, RECORD_DIR, isTileName, makeJournaledDirectory, readRecord, removeRecorded, writeManifest, type Removal, type WrittenRecord } from './written.js';
 
 export interface SinkOpenOptions { force: boolean; resume: boolean }
 
@@ -181,18 +181,9 @@ export class DirectorySink implements TileSink {
     return has(this.record);
   }
 
-  /** Makes `dir` (relative) and records the directories this made, whose tile files are then the build's. */
+  /** Makes `dir` (relative), recording each directory it makes before making it: their tile files are then the build's. */
   private openDirectory(dir: string): void {
-    const first = makeDirectory(path.join(this.root, dir));
-    if (first !== undefined) {
-      const parts = dir.split('/');
-      const from = path.relative(this.root, first).split(path.sep).length;
-      for (let i = from; i <= parts.length; i++) {
-        const made = parts.slice(0, i).join('/');
-        this.journal.add({ dir: made });
-        this.created.add(made);
-      }
-    }
+    for (const made of makeJournaledDirectory(this.root, dir, this.journal)) this.created.add(made);
     this.dirs.add(dir);
   }
 

@@ -2,8 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { makeDirectory } from './dirs.js';
-import { Journal } from './written.js';
+import { Journal, makeJournaledDirectory } from './written.js';
 
 /** Why a tile could not be written, as plain data: it crosses from a worker thread to the one that reports it. */
 export interface TileWriteFailure { path: string; code?: string; message: string }
@@ -37,14 +36,9 @@ export class TileFiles {
     }
   }
 
-  /** Makes `dir` (relative) and records each directory that made. */
+  /** Makes `dir` (relative), recording each directory it makes before making it. */
   private open(dir: string): void {
-    const first = makeDirectory(path.join(this.root, dir));
-    if (first !== undefined) {
-      const parts = dir.split('/');
-      const from = path.relative(this.root, first).split(path.sep).length;
-      for (let i = from; i <= parts.length; i++) this.journal.add({ dir: parts.slice(0, i).join('/') });
-    }
+    makeJournaledDirectory(this.root, dir, this.journal);
     this.dirs.add(dir);
   }
 

@@ -96,6 +96,21 @@ export class Journal {
 }
 
 /**
+ * `mkdir -p root/rel`, each directory it is about to make in the journal first (a kill between the two leaves a
+ * recorded directory that does not exist, never one made and unrecorded). Returns those directories, relative.
+ */
+export function makeJournaledDirectory(root: string, rel: string, journal: Journal): string[] {
+  const parts = rel.split('/');
+  let have = parts.length;
+  while (have > 0 && !fs.existsSync(path.join(root, ...parts.slice(0, have)))) have--;
+  const missing: string[] = [];
+  for (let i = have + 1; i <= parts.length; i++) missing.push(parts.slice(0, i).join('/'));
+  for (const dir of missing) journal.add({ dir });
+  makeDirectory(path.join(root, rel));
+  return missing;
+}
+
+/**
  * Replaces the journals by one manifest (sorted, so the same build gives the same bytes). Tiles another process
  * listed one by one in a directory some process created fold into that directory's entry.
  */

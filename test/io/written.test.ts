@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySink, MemorySink } from '../../src/io/sink.js';
-import { RECORD_DIR, readRecord, removeRecorded } from '../../src/io/written.js';
+import { Journal, RECORD_DIR, makeJournaledDirectory, readRecord, removeRecorded } from '../../src/io/written.js';
 
 const temps: string[] = [];
 function tempDir(): string {
@@ -78,5 +78,23 @@ describe('MemorySink, the in-memory twin', () => {
     const sink = new MemorySink();
     sink.files.set('tileset.json', new Uint8Array([1]));
     await expect(sink.initialize({ force: true, resume: false })).rejects.toThrow(/not written by a mudm-tiles build/);
+  });
+});
+
+describe('makeJournaledDirectory', () => {
+  it('records the directories it makes, before making them, and none that were there', () => {
+    const root = tempDir();
+    fs.mkdirSync(path.join(root, '5'));
+    const journal = new Journal(root, '0badcafe');
+    // The journal is written first: once an entry is there, the directory may still be missing (a kill in between).
+    const add = journal.add.bind(journal);
+    const seen: boolean[] = [];
+    journal.add = (e) => { add(e); seen.push(fs.existsSync(path.join(root, (e as { dir: string }).dir))); };
+    expect(makeJournaledDirectory(root, '5/3/7', journal)).toEqual(['5/3', '5/3/7']);
+    expect(seen).toEqual([false, false]);
+    expect(fs.statSync(path.join(root, '5/3/7')).isDirectory()).toBe(true);
+    expect(makeJournaledDirectory(root, '5/3', journal)).toEqual([]);
+    journal.close();
+    expect([...readRecord(root).dirs].sort()).toEqual(['5/3', '5/3/7']);
   });
 });
