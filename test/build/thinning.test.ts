@@ -171,16 +171,17 @@ describe('a zoom the estimate gets wrong', () => {
     expect(drawn(pbf.get(1)).size).toBeLessThan(2000);
   });
 
-  it('gives the same bytes on one machine (one worker) and sharded (finalize with two)', async () => {
+  it('gives the same bytes on one machine (one worker, two: levels overlap, a correction restarts) and sharded (finalize with two)', async () => {
     const dir = tmpDir('mudm-thin');
     const input = path.join(dir, 'points.ndjson');
     fs.writeFileSync(input, text);
-    const one = path.join(dir, 'one'), sharded = path.join(dir, 'sharded');
+    const one = path.join(dir, 'one'), two = path.join(dir, 'two'), sharded = path.join(dir, 'sharded');
     await buildPyramid([{ source: fileSource(input) }], { ...opts, out: one, workers: 1 });
+    await buildPyramid([{ source: fileSource(input) }], { ...opts, out: two, workers: 2 });
     await planShardedBuild([{ source: fileSource(input) }], { ...opts, out: sharded, shards: 3, workers: 1 });
     for (const i of [1, 2, 0]) await buildShard({ out: sharded, workers: 1 }, i);
     await finalizeShardedBuild({ out: sharded, workers: 2 });
-    const trees = [one, sharded].map((d) => readTree(d));
+    const trees = [one, two, sharded].map((d) => readTree(d));
     for (const t of trees) t.delete('build-report.json');
     for (const t of trees.slice(1)) {
       expect([...t.keys()].sort()).toEqual([...trees[0].keys()].sort());
