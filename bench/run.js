@@ -232,7 +232,8 @@ async function ensureInput(name) {
   let meta = null;
   if (existsSync(file) && existsSync(metaFile)) {
     const m = JSON.parse(readFileSync(metaFile, 'utf8'));
-    if (m.generator === generator && m.args.join(' ') === genArgs.join(' ') && statSync(file).size === m.bytes) meta = m;
+    // The checkout may have moved since: the input is the file here.
+    if (m.generator === generator && m.args.join(' ') === genArgs.join(' ') && statSync(file).size === m.bytes) meta = { ...m, file };
   }
   if (meta) log(`input ${relative(ROOT, file)} (cached)`);
   else {
