@@ -108,19 +108,23 @@ export function abortableSource(source: Source, signal: AbortSignal): Source {
 
 async function* abortable(source: Source, signal: AbortSignal): AsyncGenerator<Uint8Array> {
   const it = source.open()[Symbol.asyncIterator]();
-  let onAbort = (): void => {};
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => {
-      source.unblock?.();
-      reject(new InterruptedError(`reading ${source.name} interrupted`));
-    };
-  });
-  aborted.catch(() => {}); // The race below is what reports it.
-  if (signal.aborted) onAbort();
-  else signal.addEventListener('abort', onAbort, { once: true });
+  const interrupted = () => new InterruptedError(`reading ${source.name} interrupted`);
+  // The read in progress, to be failed at once on abort. One promise per read: racing every read against one
+  // long-lived promise kept a reaction per race on it, and with it every chunk read (memory grew with the input).
+  let failRead: ((e: Error) => void) | undefined;
+  const onAbort = (): void => {
+    source.unblock?.();
+    failRead?.(interrupted());
+  };
+  signal.addEventListener('abort', onAbort, { once: true });
   try {
     for (;;) {
-      const r = await Promise.race([it.next(), aborted]);
+      if (signal.aborted) throw interrupted();
+      const r = await new Promise<IteratorResult<Uint8Array>>((resolve, reject) => {
+        failRead = reject;
+        it.next().then(resolve, reject);
+      });
+      failRead = undefined;
       if (r.done) return;
       yield r.value;
     }
