@@ -304,7 +304,9 @@ async function runAttempt(c) {
   // An archive holds its tiles: they are counted from the run report beside it.
   if (scanned && kind === 'archive') scanned.pbf = archiveTiles(join(outDir, 'slide.build-report.json'));
   c.attempts.push({ ...r, stderr: undefined, scanned });
-  if (!args.keep) rmSync(outDir, { recursive: true, force: true });
+  // Deleted after the last timing, not now: for minutes after a tree of many files is deleted, ext4 skips its
+  // recently freed inodes when it makes new files, which tripled the system time of the next run (9 s → 39 s).
+  if (existsSync(outDir)) renameSync(outDir, `${outDir}.run${i + 1}`);
   log(r.ok ? `${base.label} @ ${meta.shape}: ${round(r.wall, 2)} s wall, ${round(r.user, 2)} s user, ${round(r.sys, 2)} s sys, ${round(r.peak / MiB, 0)} MiB`
     : `${base.label} @ ${meta.shape}: FAILED after ${round(r.wall, 2)} s: ${r.error}`);
 }
@@ -418,7 +420,14 @@ function writeReadme(md) {
 
 // ---------------------------------------------------------------- main
 
+/** Removes every run's output (or, with --keep, leaves them under .bench/out). */
+function removeOutputs() {
+  if (!args.keep) rmSync(join(BENCH, 'out'), { recursive: true, force: true });
+}
+
 async function main() {
+  // Outputs a crashed bench left: removed before the first timing (see runAttempt).
+  rmSync(join(BENCH, 'out'), { recursive: true, force: true });
   const started = new Date();
   const host = machine();
   log(`machine: ${host.cpus} × ${host.cpuModel}, ${host.memGiB} GiB, node ${host.node}, load ${host.loadAverage.join(' ')}; measuring with ${host.timeTool}`);
@@ -441,6 +450,7 @@ async function main() {
     results.push(...cases.map(summarize));
   }
   const loadEnd = loadavg().map((l) => round(l, 2));
+  removeOutputs();
   const t = targets(results, inputs);
   const md = [
     `### Benchmark (${started.toISOString().slice(0, 16).replace('T', ' ')} UTC)`,
