@@ -5,10 +5,10 @@ import path from 'node:path';
 import pLimit from 'p-limit';
 import { describeFsError } from '../report/errors.js';
 import { SpillingStore, type UnitSource } from '../stages/partition.js';
-import type { UnitPlan } from '../stages/plan.js';
+import { planUpperUnits, type UnitPlan } from '../stages/plan.js';
 import type { TileSpec } from '../stages/tile/spec.js';
 import { raiseThresholds } from '../stages/thinning.js';
-import { compareUnitKeys, parseUnitKey } from '../stages/unit-key.js';
+import { compareUnitKeys } from '../stages/unit-key.js';
 import type { UnitResult } from '../stages/unit.js';
 import { tileSize } from '../tiling/space.js';
 import { isOverview, type BatchUnit, type TileBatch, type TileBatchResult } from '../worker/protocol.js';
@@ -312,8 +312,7 @@ class LevelRun {
       this.settle(level, key);
       return;
     }
-    const { plane, x, y } = parseUnitKey(key);
-    const unit: UnitPlan = { key, level, plane, cell: { z: this.plan.levels[level].zoom, x, y }, sources: [key] };
+    const [unit] = planUpperUnits([key], level, this.plan.levels[level]);
     this.units++;
     if (!isUnitDone(this.ctx.work, level, key)) {
       this.ready[level].push(unit);

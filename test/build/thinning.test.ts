@@ -138,7 +138,9 @@ describe('uniform thinning of a slide with a dense and a sparse half', async () 
       };
       const thin = where(pbf.get(z)), full = where(all.get(z));
       let split = 0;
-      for (const [id, tiles] of full) if (shown.has(id) && (thin.get(id) ?? []).join() !== tiles.join()) split++;
+      // Tiles in path order: a memory sink lists files in the order they were written, which follows the order units finish.
+      const key = (tiles: string[] | undefined) => [...(tiles ?? [])].sort().join();
+      for (const [id, tiles] of full) if (shown.has(id) && key(thin.get(id)) !== key(tiles)) split++;
       expect(split).toBe(0);
       if (z > 0) expect([...full.values()].some((t) => t.length > 1)).toBe(true);
     }
