@@ -12,7 +12,7 @@ import { compareUnitKeys } from '../stages/unit-key.js';
 import type { UnitResult } from '../stages/unit.js';
 import { tileSize } from '../tiling/space.js';
 import { isOverview, type BatchUnit, type TileBatch, type TileBatchResult } from '../worker/protocol.js';
-import { secondsSince, storeBudget, throwIfAborted, type RunContext } from './context.js';
+import { flightBudget, secondsSince, storeBudget, throwIfAborted, type RunContext } from './context.js';
 import { previewPatch } from './report.js';
 import { LevelGraph } from './schedule.js';
 import { isUnitDone, readUnitMarker, removeUnitMarker, savePlan, spillRoot, writeUnitMarker, type UnitMarker } from './state.js';
@@ -153,13 +153,13 @@ class LevelRun {
 
   /**
    * Sends batches while the window has room: coarser levels first (they are the ones the end of the build waits for),
-   * none coarser than a level being corrected. Records in flight stay under half the store budget (a batch goes alone
-   * when it is larger): a coarse unit of a PBF-only build holds hundreds of thousands of features, and several of them
-   * decoded at once were its peak.
+   * none coarser than a level being corrected. Records in flight stay under `flightBudget` (a batch goes alone when it
+   * is larger): a coarse unit of a PBF-only build holds hundreds of thousands of features, and several of them decoded
+   * at once were its peak.
    */
   private fill(): void {
     const { workers } = this.ctx.config.options;
-    const budget = storeBudget(this.ctx.config) / 2;
+    const budget = flightBudget(this.ctx.config);
     for (;;) {
       let level = Math.min(this.ready.length - 1, this.restart ?? Infinity);
       while (level >= 0 && this.ready[level].length === 0) level--;
