@@ -84,6 +84,7 @@ export interface ParseResult {
 }
 
 const decoder = new TextDecoder();
+const encoder = new TextEncoder();
 
 /** Members `replaceLoneSurrogates` leaves alone: the geometry holds no text that tiles carry. */
 const NOT_TEXT = new Set(['geometry']);
@@ -129,14 +130,19 @@ export function parseBatch(task: ParseTask): ParseResult {
     if (enclosesNoArea(f.geometry)) { skip('zero-area'); return; }
     const geom = flatten(f.geometry);
     // The feature itself is its head: only id, featureClass, parentId, ref and properties are read.
-    let flat: RecordFeature | null = geom === null ? null : { seq, geom, head: f };
-    if (flat === null || !enc.encode(layer, flat)) { skip('no-inline-position'); return; }
+    if (geom === null) { skip('no-inline-position'); return; }
+    let flat: RecordFeature = { seq, geom, head: f };
+    // A JSON-only sketch sizes the head text the record holds: made once, for both.
+    if (sketch?.format === 'json') flat.headJson = encoder.encode(headTextOf(flat, layer));
+    if (!enc.encode(layer, flat)) { skip('no-inline-position'); return; }
     const b = enc.box;
     if (b[2] < 0 || b[3] < 0 || b[0] >= side || b[1] >= side) { skip('outside-world'); return; }
     if (!boxInside(b, world)) {
       const inside = cutToRect(flat.geom, world, clipper);
-      flat = inside === null ? null : { seq, geom: inside, head: f };
-      if (flat === null || !enc.encode(layer, flat)) { skip('outside-world'); return; }
+      // The cut feature keeps the tags and head the first encoding made.
+      if (inside === null) { skip('outside-world'); return; }
+      flat = { ...flat, geom: inside };
+      if (!enc.encode(layer, flat)) { skip('outside-world'); return; }
     }
     const k = sideExponent(b[2], b[3]);
     res.extent[k] = (res.extent[k] ?? 0) + 1;
@@ -146,7 +152,7 @@ export function parseBatch(task: ParseTask): ParseResult {
     routeRecord(units, prefix, enc.bytes(), b, C, pad, lastCell);
     if (sketch) {
       const tags = tagsOf(flat);
-      sketch.add(prefix, flat.geom, b, tags, tags.id ?? seq, sketch.format === 'json' ? Buffer.byteLength(headTextOf(flat, layer)) : 0);
+      sketch.add(prefix, flat.geom, b, tags, tags.id ?? seq, flat.headJson?.byteLength ?? 0);
     }
   };
 
