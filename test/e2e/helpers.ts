@@ -216,3 +216,16 @@ export function sampleValue(name: OptionName): string {
   if (spec.type === 'bytes') return '1M';
   return 'x';
 }
+
+/**
+ * Starts the CLI with `args`, SIGKILLs it once `started()` holds (within 60 s), and checks that the kill, not the
+ * end of the build, stopped it: the first half of every kill-and-resume test.
+ */
+export async function killWhen(args: readonly string[], started: () => boolean): Promise<void> {
+  const { child, done } = startCli(args);
+  const ready = await waitFor(started, 60_000);
+  child.kill('SIGKILL');
+  const killed = await done;
+  expect(ready, 'no unit finished within 60 s').toBe(true);
+  expect(killed.signal, `the build ended before the kill (code ${killed.code}); the input is too small to interrupt`).toBe('SIGKILL');
+}
