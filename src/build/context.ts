@@ -9,6 +9,7 @@ import type { ProgressEvent } from '../report/types.js';
 import type { Plane } from '../tiling/space.js';
 import type { Pool } from '../worker/pool.js';
 import type { PlanFile } from './state.js';
+import type { UnitLog } from './unit-log.js';
 
 export interface InputSpec {
   /** JSON bytes, or features made in memory (a label mask's traced polygons). */
@@ -40,6 +41,8 @@ export interface RunContext {
   planFile: PlanFile;
   sink: TileSink;
   work: WorkDir;
+  /** The finished units' markers, in the work directory. */
+  units: UnitLog;
   pool: Pool;
   io: BuildIO;
   /** When the run started (performance.now()). */

@@ -15,7 +15,8 @@ import { isOverview, type BatchUnit, type TileBatch, type TileBatchResult } from
 import { flightBudget, secondsSince, storeBudget, throwIfAborted, type RunContext } from './context.js';
 import { previewPatch } from './report.js';
 import { LevelGraph } from './schedule.js';
-import { isUnitDone, readUnitMarker, removeUnitMarker, savePlan, spillRoot, writeUnitMarker, type UnitMarker } from './state.js';
+import { savePlan, spillRoot } from './state.js';
+import type { UnitMarker } from './unit-log.js';
 
 /**
  * Records per batch sent to a worker: one message carries many small units (a real slide's units hold a few dozen
@@ -66,12 +67,14 @@ export async function tileLevels(ctx: RunContext, base: UnitPlan[], store: Spill
 async function raiseAndUndo(ctx: RunContext, level: number, markers: UnitMarker[][]): Promise<void> {
   const plan = ctx.planFile.plan;
   const raised = raiseThresholds(plan.thresholds, markers[level].map((m) => m.needs), plan.minZoom, plan.maxZoom);
+  const undone: [number, string][] = [];
   for (let l = level; l < markers.length; l++) {
     for (const m of markers[l]) {
       for (const p of m.coarse) await ctx.sink.remove(p);
-      removeUnitMarker(ctx.work, l, m.key);
+      undone.push([l, m.key]);
     }
   }
+  ctx.units.remove(undone);
   plan.raised = [...new Set([...plan.raised, ...raised])].sort((a, b) => a - b);
   savePlan(ctx.work, ctx.planFile);
 }
@@ -117,7 +120,7 @@ class LevelRun {
     const zooms = Array.from({ length: this.plan.maxZoom - this.plan.minZoom + 1 }, (_, i) => this.plan.minZoom + i);
     this.writeTo = ctx.sink.directTiles?.(zooms);
     this.graph = new LevelGraph(this.plan, ctx.planFile.read.halfExtent, 0, base.map((u) => u.key), levels);
-    const todo = new Set(base.filter((u) => !isUnitDone(ctx.work, 0, u.key)));
+    const todo = new Set(base.filter((u) => !ctx.units.has(0, u.key)));
     for (const u of todo) for (const src of u.sources) this.lastReader.set(src, u);
     this.units = base.length;
     for (const u of base) {
@@ -245,7 +248,7 @@ class LevelRun {
   private finish(level: number, unit: UnitPlan, r: UnitResult): void {
     const marker = markerOf(r, this.plan.formats.pbf, this.plan.maxZoom);
     if (r.preview) marker.preview = r.preview.area;
-    writeUnitMarker(this.ctx.work, level, marker, r.next.map(([, b]) => b), r.preview?.rgba);
+    this.ctx.units.write(level, marker, r.next.map(([, b]) => b), r.preview?.rgba);
     if (level + 1 < this.levels) for (const [key, b] of r.next) this.append(level + 1, key, b);
     this.markers[level].set(unit.key, marker);
     this.finished++;
@@ -259,7 +262,7 @@ class LevelRun {
   /** A unit finished by an earlier run: its marker, and its records for the level above from the work directory. */
   private resume(level: number, unit: UnitPlan): void {
     const up = level + 1 < this.levels ? { append: (key: string, b: Uint8Array) => this.append(level + 1, key, b) } : undefined;
-    const marker = readUnitMarker(this.ctx.work, level, unit.key, up);
+    const marker = this.ctx.units.read(level, unit.key, up);
     this.markers[level].set(unit.key, marker);
     this.resumed++;
     this.settled(level, unit.key, marker);
@@ -314,7 +317,7 @@ class LevelRun {
     }
     const [unit] = planUpperUnits([key], level, this.plan.levels[level]);
     this.units++;
-    if (!isUnitDone(this.ctx.work, level, key)) {
+    if (!this.ctx.units.has(level, key)) {
       this.ready[level].push(unit);
       return;
     }

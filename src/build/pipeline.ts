@@ -20,6 +20,7 @@ import { secondsSince, storeBudget, type BuildIO, type InputSpec, type RunContex
 import { tileLevels, type LevelsOutcome } from './levels.js';
 import { layoutOf, outputSink } from './output.js';
 import { readInputs } from './read.js';
+import { UnitLog } from './unit-log.js';
 import { buildReport, planPreview, sumMarkers, writePreviews } from './report.js';
 import { outlierWarning } from '../report/format.js';
 import {
@@ -55,7 +56,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
     store = new SpillingStore(path.join(spillRoot(o, work), 'level-0'), storeBudget(config));
     const planFile = await plan(inputs, config, work, pool, store, io, t0, 1, previous);
     sayRemoved(await sink.begin({ force: o.force, resume: o.resume, layout: layoutOf(planFile.plan) }), io);
-    const ctx: RunContext = { config, planFile, sink, work, pool, io, t0 };
+    const ctx: RunContext = { config, planFile, sink, work, units: new UnitLog(work), pool, io, t0 };
     const tTile = performance.now();
     const levels = await tileLevels(ctx, planFile.units, store, true);
     store.close();
@@ -113,7 +114,7 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
     const units = shardUnits(planFile.units, shard, planFile.shards);
     // Reads the planned records from the work directory; nothing is appended, so the store's spill budget is 0.
     const store = new SpillingStore(path.join(work.root as string, 'level-0'), 0, 'existing');
-    const { resumed } = await tileLevels({ config, planFile, sink, work, pool, io, t0: performance.now() }, units, store, false);
+    const { resumed } = await tileLevels({ config, planFile, sink, work, units: new UnitLog(work), pool, io, t0: performance.now() }, units, store, false);
     markShardDone(work, shard, units);
     return { units: units.length, skipped: resumed };
   } finally {
@@ -128,11 +129,12 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   const config = await configOf(given, {}, false);
   const work = workDirFor(config.options, io.work);
   const planFile = loadPlan(work);
-  checkShardsDone(work, planFile);
+  const units = new UnitLog(work);
+  checkShardsDone(work, planFile, units);
   const sink = outputSink(config.options.out, planFile.archive ?? 'none', work, io, { kind: 'finalize' }, planFile.plan);
   const pool = createPool(config.options.workers, io.signal);
   try {
-    const ctx: RunContext = { config, planFile, sink, work, pool, io, t0: performance.now() };
+    const ctx: RunContext = { config, planFile, sink, work, units, pool, io, t0: performance.now() };
     // The shards tiled level 0 with the plan's thresholds: where a tile was still over the budget, it is tiled again
     // here (from the records they read), then every level above. Only the levels above count as resumed.
     const tStart = performance.now();

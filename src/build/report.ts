@@ -10,7 +10,8 @@ import type { TileTask } from '../stages/unit.js';
 import { parseUnitKey } from '../stages/unit-key.js';
 import { BUFFER, EXTENT, planeKey, tileSize } from '../tiling/space.js';
 import type { RunContext } from './context.js';
-import { readUnitPreview, type PlanFile, type ReadSummary, type UnitMarker } from './state.js';
+import type { PlanFile, ReadSummary } from './state.js';
+import type { UnitMarker } from './unit-log.js';
 
 /** The markers of every level summed: what the descriptor (complete zooms, kept fractions) and the report need. */
 export interface MarkerTotals {
@@ -95,7 +96,7 @@ export async function writePreviews(ctx: RunContext, level0: UnitMarker[]): Prom
   for (const plane of plan.planes) {
     const canvas = new Uint8Array(grid.width * grid.height * 4);
     for (const m of level0) {
-      if (m.preview && planeKey(parseUnitKey(m.key).plane) === planeKey(plane)) placePatch(canvas, grid.width, grid.height, readUnitPreview(ctx.work, m.key), m.preview);
+      if (m.preview && planeKey(parseUnitKey(m.key).plane) === planeKey(plane)) placePatch(canvas, grid.width, grid.height, ctx.units.preview(m.key), m.preview);
     }
     const png = await composePreview(canvas, grid, preview.image);
     const name = plan.dims.length ? `preview/${plan.dims.map((d) => `${d}${plane[d]}`).join('-')}.png` : 'preview/preview.png';

@@ -1,5 +1,5 @@
 // The durable state of a build in its work directory: plan.json (versioned, checked on load), one marker per finished
-// unit and shard, where each lives, and the fingerprint a resumed build or a shard must match.
+// shard (units have theirs in build/unit-log.ts), where each lives, and the fingerprint a resumed build or a shard must match.
 import os from 'node:os';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
@@ -9,21 +9,18 @@ import type { Vocabularies } from '../model/vocabulary.js';
 import { DiskWorkDir, MemoryWorkDir, type WorkDir } from '../io/workdir.js';
 import { archiveWorkDir } from '../archive/archive-names.js';
 import { isArchiveFile, type BuildConfig, type Options } from '../options.js';
-import type { FormatCount } from '../report/types.js';
 import { UsageError, WorkStateError } from '../report/errors.js';
 import type { LayerStats } from '../stages/assign.js';
-import type { UnitStore } from '../stages/partition.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
-import { unitFileName } from '../stages/unit-key.js';
 import type { Dim, Plane } from '../tiling/space.js';
 import type { PreviewGrid } from '../io/preview.js';
-import type { PatchArea } from '../raster/paint.js';
 import type { IssueCounts } from '../validate/tally.js';
+import type { UnitLog } from './unit-log.js';
 
 export const WORK_DIR_NAME = '.mudm-work';
 const PLAN_FILE = 'plan.json';
 /** The layout of plan.json and of the unit markers; a work directory of another version is refused, never misread. */
-export const PLAN_VERSION = 3;
+export const PLAN_VERSION = 4;
 
 /** What the reading pass found: everything the plan, the descriptor and the report need. */
 export interface ReadSummary {
@@ -62,25 +59,6 @@ export interface PlanFile {
   readSeconds: number;
   /** Tiles into PMTiles archives (`-o FILE.pmtiles`, or `--archive pmtiles`): shards and finalize write them so too. */
   archive?: 'file' | 'planes';
-}
-
-/** What one finished unit leaves in the work directory: its statistics and its features reduced for the level above. */
-export interface UnitMarker {
-  key: string;
-  byZoom: Record<string, { json: FormatCount; pbf: FormatCount; features: number }>;
-  largest: { path: string; bytes: number } | null;
-  pointified: number[][];
-  /** Per zoom, per layer: the unit's own features that zoom draws. */
-  kept: number[][];
-  /** Per zoom: the threshold its tiles need to fit the budget, where one does not (0: all fit). */
-  needs: number[];
-  /** The tiles it wrote below the finest zoom: a budget correction removes them before the unit is tiled again. */
-  coarse: string[];
-  notInPbf: number;
-  /** Next-level key → byte length of its binary records (record.ts), which lie back to back in the marker's `.next` file. */
-  next: [string, number][];
-  /** With --preview, at level 0: where its patch lies on the plane's preview grid (the pixels lie beside the marker). */
-  preview?: PatchArea;
 }
 
 /** The work directory: the caller's, else OUT/.mudm-work (beside FILE.pmtiles: .FILE.pmtiles.mudm-work) on disk, else memory. */
@@ -161,67 +139,6 @@ function where(work: WorkDir): string {
   return work.root ?? 'the work directory';
 }
 
-/** The marker of a finished unit, relative to the work directory. */
-export function markerPath(level: number, key: string): string {
-  return `units/${level}/${unitFileName(key)}.json`;
-}
-
-/** The unit's records for the level above, beside its marker. */
-function nextPath(level: number, key: string): string {
-  return `units/${level}/${unitFileName(key)}.next`;
-}
-
-/** The unit's preview patch (premultiplied RGBA), beside its marker. */
-function previewPath(level: number, key: string): string {
-  return `units/${level}/${unitFileName(key)}.rgba`;
-}
-
-export function isUnitDone(work: WorkDir, level: number, key: string): boolean {
-  return work.exists(markerPath(level, key));
-}
-
-/**
- * Records a finished unit: its records for the level above and its preview patch, then its marker, which therefore
- * means the unit never needs redoing. `next` are the records, in the order of `marker.next`.
- */
-export function writeUnitMarker(work: WorkDir, level: number, marker: UnitMarker, next: readonly Uint8Array[], preview?: Uint8Array): void {
-  if (next.length > 0) work.writeBytes(nextPath(level, marker.key), next);
-  if (preview) work.writeBytes(previewPath(level, marker.key), [preview]);
-  work.writeJson(markerPath(level, marker.key), marker);
-}
-
-/** Forgets that a unit was finished, so that it is tiled again. */
-export function removeUnitMarker(work: WorkDir, level: number, key: string): void {
-  work.removeFolder(markerPath(level, key));
-}
-
-/** The preview patch of a level-0 unit whose marker has a preview area. */
-export function readUnitPreview(work: WorkDir, key: string): Uint8Array {
-  const bytes = work.readBytes(previewPath(0, key));
-  if (bytes === undefined) throw new WorkStateError(`the preview patch of unit ${key} is missing from ${where(work)}`, work.root);
-  return bytes;
-}
-
-/**
- * The marker of a finished unit. With a store, the unit's records for the level above go into it as the marker is
- * read, and leave the marker (`next` is emptied): they may be most of it. A missing marker or missing records are a
- * WorkStateError naming the unit.
- */
-export function readUnitMarker(work: WorkDir, level: number, key: string, store?: Pick<UnitStore, 'append'>): UnitMarker {
-  const m = work.readJson<UnitMarker>(markerPath(level, key));
-  if (m === undefined) {
-    throw new WorkStateError(`the marker of unit ${key} (level ${level}) is missing from ${where(work)}: the unit is not finished; run the build (or its shard) again`, work.root);
-  }
-  if (store && m.next.length > 0) {
-    const bytes = work.readBytes(nextPath(level, key));
-    if (bytes === undefined) throw new WorkStateError(`the records of unit ${key} (level ${level}) for the level above are missing from ${where(work)}`, work.root);
-    let at = 0;
-    for (const [k, length] of m.next) { store.append(k, bytes.subarray(at, at + length)); at += length; }
-  }
-  m.next = [];
-  return m;
-}
-
 /** Level-0 units of shard `shard` of `shards`: a fixed round-robin over the sorted units. */
 export function shardUnits(units: readonly UnitPlan[], shard: number, shards: number): UnitPlan[] {
   return units.filter((_, i) => i % shards === shard);
@@ -232,9 +149,9 @@ export function markShardDone(work: WorkDir, shard: number, units: readonly Unit
 }
 
 /** Refuses to finalize while a shard or a level-0 unit is not finished. */
-export function checkShardsDone(work: WorkDir, planFile: PlanFile): void {
+export function checkShardsDone(work: WorkDir, planFile: PlanFile, units: Pick<UnitLog, 'has'>): void {
   const missingShards = Array.from({ length: planFile.shards }, (_, i) => i).filter((i) => !work.exists(`shards/${i}.json`));
-  const missingUnits = planFile.units.filter((u) => !isUnitDone(work, 0, u.key));
+  const missingUnits = planFile.units.filter((u) => !units.has(0, u.key));
   if (missingShards.length || missingUnits.length) {
     throw new WorkStateError(`cannot finalize: shard(s) ${missingShards.join(', ') || 'none'} not complete, ${missingUnits.length} unit(s) missing; run build-shard for them`, work.root);
   }

@@ -13,6 +13,10 @@ export interface WorkDir {
   /** Writes the parts one after the other as one file, atomically. */
   writeBytes(rel: string, parts: readonly Uint8Array[]): void;
   readBytes(rel: string): Uint8Array | undefined;
+  /** Appends the parts to a file (made with its folder when missing); a kill may leave the last append cut short. */
+  append(rel: string, parts: readonly Uint8Array[]): void;
+  /** `length` bytes at `offset`, or undefined when the file is missing or shorter. */
+  readRange(rel: string, offset: number, length: number): Uint8Array | undefined;
   exists(rel: string): boolean;
   /** Names of the entries of a folder, sorted; [] when it does not exist. */
   list(rel: string): string[];
@@ -48,6 +52,44 @@ export class DiskWorkDir implements WorkDir {
       return fs.readFileSync(path.join(this.root, rel));
     } catch {
       return undefined;
+    }
+  }
+
+  append(rel: string, parts: readonly Uint8Array[]): void {
+    const full = path.join(this.root, rel);
+    try {
+      let fd: number;
+      try {
+        fd = fs.openSync(full, 'a');
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'ENOENT') throw err;
+        fs.mkdirSync(path.dirname(full), { recursive: true });
+        fd = fs.openSync(full, 'a');
+      }
+      try { for (const p of parts) fs.writeFileSync(fd, p); } finally { fs.closeSync(fd); }
+    } catch (err) {
+      throw describeFsError(err, full);
+    }
+  }
+
+  readRange(rel: string, offset: number, length: number): Uint8Array | undefined {
+    let fd: number;
+    try {
+      fd = fs.openSync(path.join(this.root, rel), 'r');
+    } catch {
+      return undefined;
+    }
+    try {
+      const out = new Uint8Array(length);
+      let got = 0;
+      while (got < length) {
+        const n = fs.readSync(fd, out, got, length - got, offset + got);
+        if (n === 0) return undefined;
+        got += n;
+      }
+      return out;
+    } finally {
+      fs.closeSync(fd);
     }
   }
 
@@ -94,12 +136,34 @@ export class DiskWorkDir implements WorkDir {
 export class MemoryWorkDir implements WorkDir {
   readonly root = undefined;
   private readonly files = new Map<string, string | Uint8Array>();
-  writeJson(rel: string, value: unknown): void { this.files.set(rel, JSON.stringify(value)); }
+  /** Files grown by append: a buffer that doubles, and how much of it is written. */
+  private readonly grown = new Map<string, { buf: Uint8Array; size: number }>();
+  writeJson(rel: string, value: unknown): void { this.grown.delete(rel); this.files.set(rel, JSON.stringify(value)); }
   readJson<T>(rel: string): T | undefined {
     const s = this.files.get(rel);
     return typeof s === 'string' ? (JSON.parse(s) as T) : undefined;
   }
-  writeBytes(rel: string, parts: readonly Uint8Array[]): void { this.files.set(rel, Buffer.concat(parts)); }
+  writeBytes(rel: string, parts: readonly Uint8Array[]): void {
+    this.grown.delete(rel);
+    this.files.set(rel, Buffer.concat(parts));
+  }
+  append(rel: string, parts: readonly Uint8Array[]): void {
+    const old = this.files.get(rel);
+    let g = this.grown.get(rel) ?? { buf: old instanceof Uint8Array ? old : new Uint8Array(0), size: old instanceof Uint8Array ? old.byteLength : 0 };
+    const size = parts.reduce((n, p) => n + p.byteLength, g.size);
+    if (size > g.buf.byteLength) {
+      const buf = new Uint8Array(Math.max(size, 2 * g.buf.byteLength, 1024));
+      buf.set(g.buf.subarray(0, g.size));
+      g = { buf, size: g.size };
+    }
+    for (const p of parts) { g.buf.set(p, g.size); g.size += p.byteLength; }
+    this.grown.set(rel, g);
+    this.files.set(rel, g.buf.subarray(0, g.size));
+  }
+  readRange(rel: string, offset: number, length: number): Uint8Array | undefined {
+    const b = this.files.get(rel);
+    return b instanceof Uint8Array && offset + length <= b.byteLength ? b.slice(offset, offset + length) : undefined;
+  }
   readBytes(rel: string): Uint8Array | undefined {
     const b = this.files.get(rel);
     // A copy, as a file read gives: what the caller moves to another thread must not empty the stored bytes.
@@ -113,7 +177,7 @@ export class MemoryWorkDir implements WorkDir {
     return [...names].sort();
   }
   removeFolder(rel: string): void {
-    for (const k of [...this.files.keys()]) if (k === rel || k.startsWith(`${rel}/`)) this.files.delete(k);
+    for (const k of [...this.files.keys()]) if (k === rel || k.startsWith(`${rel}/`)) { this.files.delete(k); this.grown.delete(k); }
   }
-  destroy(): void { this.files.clear(); }
+  destroy(): void { this.files.clear(); this.grown.clear(); }
 }

@@ -2,18 +2,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SLOW_OPTS, expectOk, generateCells, killWhen, removeTemps, runCli, tempDir } from '../e2e/helpers.js';
+import { SLOW_OPTS, expectOk, generateCells, killWhen, markerCount, removeTemps, runCli, tempDir } from '../e2e/helpers.js';
 
 let input = '';
 let reference = '';
 
 /** Finished level-0 units of the build of `file`: the markers in its work directory beside it. */
 function markers(file: string): number {
-  try {
-    return fs.readdirSync(path.join(path.dirname(file), `.${path.basename(file)}.mudm-work`, 'units', '0')).filter((n) => n.endsWith('.json')).length;
-  } catch {
-    return 0;
-  }
+  return markerCount(file, 0, path.join(path.dirname(file), `.${path.basename(file)}.mudm-work`));
 }
 
 function reportWithoutRun(file: string): unknown {

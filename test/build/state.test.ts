@@ -1,31 +1,19 @@
-// The work-directory state of a build: plan.json versioned and checked, unit markers and their records, shards,
-// fingerprints; every broken state is a WorkStateError (exit 4) that says what is wrong, never a TypeError.
+// The work-directory state of a build: plan.json versioned and checked, shards, fingerprints (unit markers: unit-log.test.ts); every broken state is a WorkStateError (exit 4) that says what is wrong, never a TypeError.
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
-  PLAN_VERSION, checkShardsDone, findPlan, fingerprintOf, loadPlan, markShardDone, readUnitMarker, savePlan, writeUnitMarker,
-  type PlanFile, type UnitMarker,
+  PLAN_VERSION, checkShardsDone, findPlan, fingerprintOf, loadPlan, markShardDone, savePlan, type PlanFile,
 } from '../../src/build/state.js';
+import { UnitLog, type UnitMarker } from '../../src/build/unit-log.js';
 import { DiskWorkDir, MemoryWorkDir } from '../../src/io/workdir.js';
 import { resolveBuildConfig } from '../../src/options.js';
 import { EXIT_OUTPUT, WorkStateError } from '../../src/report/errors.js';
-import type { UnitSource, UnitStore } from '../../src/stages/partition.js';
 import type { UnitPlan } from '../../src/stages/plan.js';
 import { tmpDir } from '../helpers/pyramid.js';
 import { refusal as refuse } from '../helpers/errors.js';
 
 const refusal = (f: () => unknown) => refuse(f, WorkStateError, EXIT_OUTPUT);
-
-/** Records appended to a unit store, in order (the in-memory view of what a marker hands on). */
-class ListStore implements UnitStore {
-  readonly appended: [string, number[]][] = [];
-  append(key: string, bytes: Uint8Array): void { this.appended.push([key, [...bytes]]); }
-  keys(): string[] { return [...new Set(this.appended.map(([k]) => k))].sort(); }
-  take(): UnitSource { return { chunks: [] }; }
-  peek(): UnitSource { return { chunks: [] }; }
-  close(): void {}
-}
 
 const unit = (key: string): UnitPlan => ({ key, level: 0, plane: { t: 0, c: 0, z: 0 }, cell: { z: 1, x: 0, y: 0 }, sources: [key] });
 
@@ -77,40 +65,18 @@ describe('plan.json', () => {
   });
 });
 
-describe('unit markers', () => {
-  it('hand their records for the level above to the store in marker order, then drop them from the marker', () => {
-    const work = new MemoryWorkDir();
-    writeUnitMarker(work, 0, marker('0/0/0/1/1', [['0/0/0/0/0', 2], ['0/0/0/0/1', 3]]), [Uint8Array.of(1, 2), Uint8Array.of(3, 4, 5)]);
-    const store = new ListStore();
-    const m = readUnitMarker(work, 0, '0/0/0/1/1', store);
-    expect(store.appended).toEqual([['0/0/0/0/0', [1, 2]], ['0/0/0/0/1', [3, 4, 5]]]);
-    expect(m.next).toEqual([]);
-    expect(m.key).toBe('0/0/0/1/1');
-  });
-
-  it('a missing marker or missing records are refused, naming the unit and level', () => {
-    const work = new MemoryWorkDir();
-    expect(refusal(() => readUnitMarker(work, 2, '0/1/0/3/4'))).toBe(
-      'the marker of unit 0/1/0/3/4 (level 2) is missing from the work directory: the unit is not finished; run the build (or its shard) again',
-    );
-    work.writeJson('units/0/0_0_0_1_1.json', marker('0/0/0/1/1', [['0/0/0/0/0', 2]]));
-    expect(refusal(() => readUnitMarker(work, 0, '0/0/0/1/1', new ListStore()))).toBe(
-      'the records of unit 0/0/0/1/1 (level 0) for the level above are missing from the work directory',
-    );
-  });
-});
-
 describe('shards and fingerprints', () => {
   it('finalize is refused until every shard and unit is done', () => {
     const work = new MemoryWorkDir();
     const units = [unit('0/0/0/0/0'), unit('0/0/0/0/1'), unit('0/0/0/1/0')];
     const p = planFile(units, 2);
-    expect(refusal(() => checkShardsDone(work, p))).toBe('cannot finalize: shard(s) 0, 1 not complete, 3 unit(s) missing; run build-shard for them');
-    for (const u of units) writeUnitMarker(work, 0, marker(u.key), []);
+    expect(refusal(() => checkShardsDone(work, p, new UnitLog(work)))).toBe('cannot finalize: shard(s) 0, 1 not complete, 3 unit(s) missing; run build-shard for them');
+    // Each shard appends to a log of its own; finalize reads them all.
+    for (const u of units) new UnitLog(work).write(0, marker(u.key), []);
     markShardDone(work, 0, [units[0], units[2]]);
-    expect(refusal(() => checkShardsDone(work, p))).toBe('cannot finalize: shard(s) 1 not complete, 0 unit(s) missing; run build-shard for them');
+    expect(refusal(() => checkShardsDone(work, p, new UnitLog(work)))).toBe('cannot finalize: shard(s) 1 not complete, 0 unit(s) missing; run build-shard for them');
     markShardDone(work, 1, [units[1]]);
-    expect(() => checkShardsDone(work, p)).not.toThrow();
+    expect(() => checkShardsDone(work, p, new UnitLog(work))).not.toThrow();
   });
 
   it('the fingerprint follows the inputs, the output-changing options and the image size however given', () => {

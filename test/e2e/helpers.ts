@@ -7,6 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { OPTIONS, flagName, type Command, type OptionName, type OptionSpec } from '../../src/options.js';
 import { COMMANDS } from '../../src/cli/commands/index.js';
+import { UnitLog } from '../../src/build/unit-log.js';
+import { DiskWorkDir } from '../../src/io/workdir.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BIN = path.join(ROOT, 'bin', 'mudm-tiles.js');
@@ -142,12 +144,8 @@ export async function waitFor(cond: () => boolean, timeoutMs: number, everyMs = 
 }
 
 /** Number of unit markers of `level` in OUT's work directory. */
-export function markerCount(out: string, level = 0): number {
-  try {
-    return fs.readdirSync(path.join(out, '.mudm-work', 'units', String(level))).filter((n) => n.endsWith('.json')).length;
-  } catch {
-    return 0;
-  }
+export function markerCount(out: string, level = 0, work = path.join(out, '.mudm-work')): number {
+  return new UnitLog(new DiskWorkDir(work)).count(level);
 }
 
 /** Writes `cells` synthetic cells (and their nuclei) with bench/generate.js, deterministic for a seed. */

@@ -12,7 +12,7 @@ import { SLOW_OPTS, expectOk, expectSamePyramid, generateCells, killWhen, listFi
 function cutUnmarkedTiles(out: string): number {
   const files = fs.existsSync(out) ? listFiles(out) : [];
   const mtime = (f: string) => fs.statSync(path.join(out, f)).mtimeMs;
-  const newestMarker = Math.max(0, ...files.filter((f) => f.startsWith('.mudm-work/units/')).map(mtime));
+  const newestMarker = Math.max(0, ...files.filter((f) => f.startsWith('.mudm-work/units/') && f.endsWith('.log')).map(mtime));
   let cut = 0;
   for (const f of files.filter((x) => /^\d+\/.*\.(json|pbf)$/.test(x) && mtime(x) > newestMarker)) {
     const bytes = fs.readFileSync(path.join(out, f));

@@ -24,6 +24,19 @@ describe.each(twins)('work directory %s', (_, make) => {
     expect(w.exists('units/0/a.json')).toBe(false);
   });
 
+  it('appends parts to a file, making it and its folder, and reads ranges of it back', () => {
+    const w = make();
+    w.append('units/a.log', [Uint8Array.of(1, 2), Uint8Array.of(3)]);
+    w.append('units/a.log', [new Uint8Array(0), Uint8Array.of(4, 5, 6)]);
+    expect([...(w.readBytes('units/a.log') ?? [])]).toEqual([1, 2, 3, 4, 5, 6]);
+    expect([...(w.readRange('units/a.log', 2, 3) ?? [])]).toEqual([3, 4, 5]);
+    expect(w.readRange('units/a.log', 4, 3), 'past the end').toBeUndefined();
+    expect(w.readRange('units/b.log', 0, 1), 'missing').toBeUndefined();
+    expect(w.list('units')).toEqual(['a.log']);
+    w.removeFolder('units');
+    expect(w.exists('units/a.log')).toBe(false);
+  });
+
   it('replaces a byte file whole, leaving no temporary file', () => {
     const w = make();
     w.writeBytes('x.next', [new Uint8Array(100).fill(7)]);
