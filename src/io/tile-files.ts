@@ -15,20 +15,31 @@ export interface TileWriteFailure { path: string; code?: string; message: string
  * its own (io/written.ts) before any tile goes into it, so --force can later remove what the build made.
  */
 export class TileFiles {
-  private readonly dirs = new Set<string>();
   private readonly journal: Journal;
+  /** The root as path.join spells it, with a separator after it. */
+  private readonly prefix: string;
 
-  constructor(readonly root: string) {
+  /** `dirs`: the directories under `root` known to exist, shared by the writers of one thread from batch to batch. */
+  constructor(readonly root: string, private readonly dirs = new Set<string>()) {
     this.journal = new Journal(root, randomBytes(4).toString('hex'));
+    this.prefix = path.join(root, 'x').slice(0, -1);
   }
 
   /** Writes `bytes` at `relPath`; returns what went wrong instead of throwing. */
   write(relPath: string, bytes: Uint8Array): TileWriteFailure | undefined {
-    const full = path.join(this.root, relPath);
+    // relPath is a tile path the build made (z/x/y.ext, planes before it): joined as it is, not normalised again.
+    const full = this.prefix + relPath;
     try {
       const dir = relPath.slice(0, relPath.lastIndexOf('/'));
       if (!this.dirs.has(dir)) this.open(dir);
-      fs.writeFileSync(full, bytes);
+      try {
+        fs.writeFileSync(full, bytes);
+      } catch (err) {
+        // A directory known from an earlier batch that is gone: made again (and journaled), then the tile written.
+        if ((err as { code?: string }).code !== 'ENOENT') throw err;
+        this.open(dir);
+        fs.writeFileSync(full, bytes);
+      }
       return undefined;
     } catch (err) {
       const e = err as { code?: string; message?: string };

@@ -97,7 +97,11 @@ export class JsonWriter {
       for (let f = 0; f < this.scale; f++) {
         // f / 2^shift = f·5^shift / 10^shift: `shift` digits, trailing zeros dropped.
         const digits = String(f * pow5).padStart(this.shift, '0').replace(/0+$/, '');
-        this.fractions.push(ascii(digits === '' ? '' : '.' + digits));
+        // Byte by byte: TextEncoder costs microseconds a call, and every tiling call sets its zooms' tables.
+        const bytes = new Uint8Array(digits === '' ? 0 : digits.length + 1);
+        for (let i = 0; i < digits.length; i++) bytes[i + 1] = digits.charCodeAt(i);
+        if (bytes.length > 0) bytes[0] = 0x2e;
+        this.fractions.push(bytes);
       }
     }
   }

@@ -10,9 +10,21 @@ function moving(value: TaskResult, list: ArrayBuffer[]): ReturnType<typeof Pisci
   return Piscina.move({ get [transferableSymbol]() { return list; }, get [valueSymbol]() { return value; } } as never);
 }
 
+/**
+ * Per pyramid root, the tile directories this thread made or found: a batch need not look for them again. A pool's
+ * threads live for one build, so this lives no longer than the directories it names.
+ */
+const knownDirs = new Map<string, Set<string>>();
+
+function dirsOf(root: string): Set<string> {
+  let dirs = knownDirs.get(root);
+  if (dirs === undefined) knownDirs.set(root, (dirs = new Set()));
+  return dirs;
+}
+
 /** Tiles each unit of the batch; with `writeTo`, writes its tiles (all but the overview, which finalize writes) and drops their bytes. */
 function tileBatch(batch: TileBatch): TileBatchResult {
-  const files = batch.writeTo === undefined ? undefined : new TileFiles(batch.writeTo);
+  const files = batch.writeTo === undefined ? undefined : new TileFiles(batch.writeTo, dirsOf(batch.writeTo));
   const res: TileBatchResult = { kind: 'tiles', units: [] };
   try {
     for (const { unit, sources, preview } of batch.units) {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySink, MemorySink } from '../../src/io/sink.js';
 import { Journal, RECORD_DIR, makeJournaledDirectory, readRecord, removeRecorded } from '../../src/io/written.js';
+import { TileFiles } from '../../src/io/tile-files.js';
 
 const temps: string[] = [];
 function tempDir(): string {
@@ -96,5 +97,32 @@ describe('makeJournaledDirectory', () => {
     expect(makeJournaledDirectory(root, '5/3', journal)).toEqual([]);
     journal.close();
     expect([...readRecord(root).dirs].sort()).toEqual(['5/3', '5/3/7']);
+  });
+});
+
+describe('TileFiles', () => {
+  it('writers of one thread share the directories they know; one gone since is made and journaled again', () => {
+    const root = tempDir();
+    const known = new Set<string>();
+    const first = new TileFiles(root, known);
+    expect(first.write('5/3/4.pbf', Uint8Array.of(1))).toBeUndefined();
+    first.close();
+    expect(known).toEqual(new Set(['5/3']));
+    fs.rmSync(path.join(root, '5'), { recursive: true });
+    const second = new TileFiles(root, known);
+    expect(second.write('5/3/5.pbf', Uint8Array.of(2, 3))).toBeUndefined();
+    second.close();
+    expect([...fs.readFileSync(path.join(root, '5', '3', '5.pbf'))]).toEqual([2, 3]);
+    expect([...readRecord(root).dirs].sort()).toEqual(['5', '5/3']);
+  });
+
+  it('says what went wrong, with the full path, instead of throwing', () => {
+    const root = tempDir();
+    fs.writeFileSync(path.join(root, '5'), 'a file in the way');
+    const files = new TileFiles(root);
+    const failed = files.write('5/3/4.pbf', Uint8Array.of(1));
+    files.close();
+    expect(failed?.code).toBe('ENOTDIR');
+    expect(failed?.path).toBe(path.join(root, '5/3/4.pbf'));
   });
 });
