@@ -207,6 +207,23 @@ describe('parts', () => {
     await archive.close();
   });
 
+  it('a part cut short after its records were read is refused, naming it, and no archive is left', () => {
+    const dir = scratch();
+    const a = TilePart.create(path.join(dir, 'a.part'));
+    a.add(1, 0, 0, new Uint8Array(100).fill(1));
+    a.add(1, 1, 1, new Uint8Array(100).fill(2));
+    a.close();
+    const index = readPartIndex(a.path);
+    const whole = fs.readFileSync(a.path);
+    fs.writeFileSync(a.path, whole.subarray(0, 150));
+    const file = path.join(dir, 'out.pmtiles');
+    let err: unknown;
+    try { assembleArchive([{ path: a.path, index }], file, METADATA, MVT); } catch (e) { err = e; }
+    expect(err).toBeInstanceOf(InputError);
+    expect((err as Error).message).toBe(`archive part ${a.path} is shorter than its records say (byte 150)`);
+    expect(fs.readdirSync(dir).sort()).toEqual(['a.part']);
+  });
+
   it('refuse a tile two parts hold with different bytes, naming it', () => {
     const dir = scratch();
     const a = TilePart.create(path.join(dir, 'a.part'));
