@@ -100,9 +100,10 @@ export function mergeParts(partPaths: readonly string[], file: string, metadata:
   return assembleArchive(partPaths.map((p) => ({ path: p, index: readPartIndex(p) })), file, metadata, options);
 }
 
-/** Copies the records `data` of `index` in order to `out`, merging reads of tiles that lie back to back in one part. */
+/** Reads `length` bytes of part `k` at `position` into `into` at `at`. */
 type ReadPart = (k: number, into: Uint8Array, at: number, length: number, position: number) => void;
 
+/** Copies the records `data` of `index` in order to `out`, merging reads of tiles that lie back to back in one part. */
 function copyTiles(index: TileIndex, data: Uint32Array, read: ReadPart, out: number): void {
   const buf = Buffer.allocUnsafe(COPY_BUFFER);
   let fill = 0;

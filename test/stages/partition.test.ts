@@ -65,6 +65,26 @@ describe('SpillingStore', () => {
     s.close();
   });
 
+  it('spilled records wait in memory, then reach their files in append order: on flush, before a read, or past 32 MiB', () => {
+    const dir = fresh();
+    const s = new SpillingStore(dir, 0);
+    s.append('0/0/0/0/0', rec(1));
+    s.append('0/0/0/0/1', rec(2));
+    s.append('0/0/0/0/0', rec(3));
+    expect(fs.readdirSync(dir), 'nothing written yet').toEqual([]);
+    s.flush();
+    expect(fs.readFileSync(path.join(dir, fileOf('0/0/0/0/0')))).toEqual(Buffer.concat([rec(1), rec(3)]));
+    s.append('0/0/0/0/1', rec(4));
+    // A read writes what waits first.
+    expect(bytesOf(s.peek('0/0/0/0/1'))).toEqual([...rec(2), ...rec(4)]);
+    // Past 32 MiB waiting, everything goes to the files.
+    s.append('0/0/0/1/1', rec(5, 20 << 20));
+    expect(fs.existsSync(path.join(dir, fileOf('0/0/0/1/1')))).toBe(false);
+    s.append('0/0/0/1/2', rec(6, 20 << 20));
+    expect(fs.statSync(path.join(dir, fileOf('0/0/0/1/1'))).size + fs.statSync(path.join(dir, fileOf('0/0/0/1/2'))).size).toBe(rec(5, 20 << 20).length + rec(6, 20 << 20).length);
+    s.close();
+  });
+
   it('take hands a unit\'s records over and forgets them; peek leaves them for the next reader', () => {
     const s = new SpillingStore(fresh(), 1 << 20);
     s.append('0/0/0/0/0', rec(1));
@@ -88,7 +108,8 @@ describe('SpillingStore', () => {
     const planned = new SpillingStore(dir, 0);
     planned.append('0/0/0/1/0', rec(1));
     planned.append('0/0/0/0/2', rec(2));
-    // The planning process leaves its files (as `plan` does); a shard opens them.
+    // The planning process flushes and leaves its files (as `plan` does); a shard opens them.
+    planned.flush();
     const shard = new SpillingStore(dir, 0, 'existing');
     expect(shard.isSpilled).toBe(true);
     expect(shard.keys()).toEqual(['0/0/0/0/2', '0/0/0/1/0']);
