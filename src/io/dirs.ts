@@ -1,4 +1,5 @@
-// Creating directories with the real reason when it fails: Node's recursive mkdir says ENOENT on a read-only file system.
+// Creating directories with the real reason when it fails (Node's recursive mkdir says ENOENT on a read-only file
+// system), and writing many buffers to a file in few system calls.
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -21,5 +22,24 @@ export function makeDirectory(dir: string): string | undefined {
     // The first missing directory, made alone, fails with the reason (or succeeds after a race: then try again).
     if (missing.length > 0) fs.mkdirSync(missing[0]);
     return fs.mkdirSync(dir, { recursive: true }) ?? missing[0];
+  }
+}
+
+/** writev takes at most this many buffers a call (IOV_MAX on Linux). */
+const IOV_MAX = 1024;
+
+/**
+ * Writes the parts one after the other at the descriptor's position: one system call per 1,024 parts, not one per
+ * part (writev may write less than asked: the rest goes in the next call).
+ */
+export function writeParts(fd: number, parts: readonly Uint8Array[]): void {
+  let list = parts.filter((p) => p.byteLength > 0);
+  while (list.length > 0) {
+    const batch = list.slice(0, IOV_MAX);
+    let n = fs.writevSync(fd, batch);
+    let i = 0;
+    while (i < batch.length && n >= batch[i].byteLength) n -= batch[i++].byteLength;
+    list = list.slice(i);
+    if (n > 0) list[0] = list[0].subarray(n);
   }
 }

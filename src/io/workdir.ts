@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { describeFsError } from '../report/errors.js';
+import { writeParts } from './dirs.js';
 
 /** Durable state between the steps of a build (plan, build-shard, finalize) and across an interruption (resume). */
 export interface WorkDir {
@@ -43,8 +44,7 @@ export class DiskWorkDir implements WorkDir {
   }
 
   writeBytes(rel: string, parts: readonly Uint8Array[]): void {
-    // With a descriptor, writeFileSync writes all of the data at the current position (writeSync may write less).
-    this.writeAtomically(rel, (fd) => { for (const p of parts) fs.writeFileSync(fd, p); });
+    this.writeAtomically(rel, (fd) => writeParts(fd, parts));
   }
 
   readBytes(rel: string): Uint8Array | undefined {
@@ -66,7 +66,7 @@ export class DiskWorkDir implements WorkDir {
         fs.mkdirSync(path.dirname(full), { recursive: true });
         fd = fs.openSync(full, 'a');
       }
-      try { for (const p of parts) fs.writeFileSync(fd, p); } finally { fs.closeSync(fd); }
+      try { writeParts(fd, parts); } finally { fs.closeSync(fd); }
     } catch (err) {
       throw describeFsError(err, full);
     }

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ByteArena } from '../bytes.js';
-import { makeDirectory } from '../io/dirs.js';
+import { makeDirectory, writeParts } from '../io/dirs.js';
 import { describeFsError } from '../report/errors.js';
 import { setHome } from './record.js';
 import { cellKey, compareUnitKeys, unitFileName, unitKeyOfFileName } from './unit-key.js';
@@ -114,8 +114,7 @@ export class SpillingStore implements UnitStore {
       const file = this.file(key);
       spillIo(file, () => {
         const fd = fs.openSync(file, 'a');
-        // With a descriptor, writeFileSync writes all of the data at the current position (writeSync may write less).
-        try { for (const b of list) fs.writeFileSync(fd, b); } finally { fs.closeSync(fd); }
+        try { writeParts(fd, list); } finally { fs.closeSync(fd); }
       });
     }
     this.pending = new Map();

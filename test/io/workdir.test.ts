@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DiskWorkDir, MemoryWorkDir, type WorkDir } from '../../src/io/workdir.js';
+import { writeParts } from '../../src/io/dirs.js';
 import { tmpDir } from '../helpers/pyramid.js';
 
 const twins: Array<[string, () => WorkDir]> = [
@@ -45,5 +46,15 @@ describe.each(twins)('work directory %s', (_, make) => {
     if (w.root) expect(fs.readdirSync(w.root)).toEqual(['x.next']);
     w.destroy();
     expect(w.readBytes('x.next')).toBeUndefined();
+  });
+});
+
+describe('writeParts', () => {
+  it('writes more parts than one writev takes, empty ones included, in order', () => {
+    const file = path.join(tmpDir('mudm-writev'), 'f');
+    const parts = Array.from({ length: 3000 }, (_, i) => (i % 7 === 0 ? new Uint8Array(0) : new Uint8Array(i % 5 + 1).fill(i & 0xff)));
+    const fd = fs.openSync(file, 'w');
+    try { writeParts(fd, parts); } finally { fs.closeSync(fd); }
+    expect(fs.readFileSync(file).equals(Buffer.concat(parts))).toBe(true);
   });
 });
