@@ -26,9 +26,10 @@ export interface UnitStore {
 
 /**
  * Spilled records wait in memory up to this many bytes, then go to their files together: appending each batch's
- * records to each unit's file opened and closed that file 190,000 times at 1,000,000 cells.
+ * records to each unit's file opened and closed that file 190,000 times at 1,000,000 cells. Small beside the
+ * budget, as every spilled store of a build (one per level) may hold this much.
  */
-const SPILL_WRITES = 32 << 20;
+const SPILL_WRITES = 8 << 20;
 
 /**
  * Keeps records in memory until they pass `budget` bytes, then moves everything to `dir` and appends there.

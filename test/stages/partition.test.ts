@@ -65,7 +65,7 @@ describe('SpillingStore', () => {
     s.close();
   });
 
-  it('spilled records wait in memory, then reach their files in append order: on flush, before a read, or past 32 MiB', () => {
+  it('spilled records wait in memory, then reach their files in append order: on flush, before a read, or past 8 MiB', () => {
     const dir = fresh();
     const s = new SpillingStore(dir, 0);
     s.append('0/0/0/0/0', rec(1));
@@ -77,11 +77,11 @@ describe('SpillingStore', () => {
     s.append('0/0/0/0/1', rec(4));
     // A read writes what waits first.
     expect(bytesOf(s.peek('0/0/0/0/1'))).toEqual([...rec(2), ...rec(4)]);
-    // Past 32 MiB waiting, everything goes to the files.
-    s.append('0/0/0/1/1', rec(5, 20 << 20));
+    // Past 8 MiB waiting, everything goes to the files.
+    s.append('0/0/0/1/1', rec(5, 5 << 20));
     expect(fs.existsSync(path.join(dir, fileOf('0/0/0/1/1')))).toBe(false);
-    s.append('0/0/0/1/2', rec(6, 20 << 20));
-    expect(fs.statSync(path.join(dir, fileOf('0/0/0/1/1'))).size + fs.statSync(path.join(dir, fileOf('0/0/0/1/2'))).size).toBe(rec(5, 20 << 20).length + rec(6, 20 << 20).length);
+    s.append('0/0/0/1/2', rec(6, 5 << 20));
+    expect(fs.statSync(path.join(dir, fileOf('0/0/0/1/1'))).size + fs.statSync(path.join(dir, fileOf('0/0/0/1/2'))).size).toBe(rec(5, 5 << 20).length + rec(6, 5 << 20).length);
     s.close();
   });
 
