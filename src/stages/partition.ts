@@ -70,7 +70,7 @@ export class SpillingStore implements UnitStore {
       const list = this.pending.get(key);
       if (list) list.push(bytes); else this.pending.set(key, [bytes]);
       this.pendingBytes += bytes.byteLength;
-      if (this.pendingBytes > SPILL_WRITES) this.writePending();
+      if (this.pendingBytes > SPILL_WRITES) this.flush();
       return;
     }
     const list = this.mem.get(key);
@@ -85,7 +85,7 @@ export class SpillingStore implements UnitStore {
     if (this.spilled) return;
     spillIo(this.dir, () => makeDirectory(this.dir));
     this.pending = this.mem;
-    this.writePending();
+    this.flush();
     this.mem = new Map();
     this.sizes.clear();
     this.bytes = 0;
@@ -104,13 +104,11 @@ export class SpillingStore implements UnitStore {
     try { return fs.statSync(this.file(key)).size; } catch { return 0; }
   }
 
-  /** Puts every spilled record in its file, for another process to read (`plan`, then shards). */
+  /**
+   * Appends the spilled records waiting in memory to their units' files (one open per unit and flush, not one per
+   * batch that sent it records): past SPILL_WRITES, before a read, and for another process (`plan`, then shards).
+   */
   flush(): void {
-    this.writePending();
-  }
-
-  /** Appends what waits to each unit's file: one open per unit and flush, not one per batch that sent it records. */
-  private writePending(): void {
     for (const [key, list] of this.pending) {
       const file = this.file(key);
       spillIo(file, () => {
@@ -123,8 +121,10 @@ export class SpillingStore implements UnitStore {
   }
 
   take(key: string): UnitSource {
-    if (this.spilled) this.writePending();
-    if (this.spilled) return { path: this.file(key) };
+    if (this.spilled) {
+      this.flush();
+      return { path: this.file(key) };
+    }
     const chunks = this.mem.get(key) ?? [];
     this.mem.delete(key);
     this.bytes -= this.sizes.get(key) ?? 0;
@@ -133,8 +133,10 @@ export class SpillingStore implements UnitStore {
   }
 
   peek(key: string): UnitSource {
-    if (this.spilled) this.writePending();
-    if (this.spilled) return { path: this.file(key) };
+    if (this.spilled) {
+      this.flush();
+      return { path: this.file(key) };
+    }
     return { chunks: [...(this.mem.get(key) ?? [])] };
   }
 

@@ -31,6 +31,12 @@ const twins: Array<[string, () => WorkDir]> = [
   ['in memory', () => new MemoryWorkDir()],
 ];
 
+/** The newest log file of a work directory: the generation made last. */
+function newestLog(work: WorkDir): string {
+  const logs = work.list('units').filter((n) => n.endsWith('.log')).sort();
+  return `units/${logs[logs.length - 1]}`;
+}
+
 /** The one log file a work directory holds. */
 function onlyLog(work: WorkDir): string {
   const logs = work.list('units').filter((n) => n.endsWith('.log'));
@@ -48,7 +54,7 @@ describe.each(twins)('unit log %s', (_, make) => {
     const store = new ListStore();
     const m = log.read(0, '0/0/0/1/1', store);
     expect(store.appended).toEqual([['0/0/0/0/0', [1, 2]], ['0/0/0/0/1', [3, 4, 5]]]);
-    expect(m).toEqual({ ...marker('0/0/0/1/1', [], [0, 7]) });
+    expect(m).toEqual(marker('0/0/0/1/1', [], [0, 7]));
   });
 
   it('keeps preview patches after the records, per unit', () => {
@@ -86,6 +92,10 @@ describe.each(twins)('unit log %s', (_, make) => {
     work.writeBytes(file, [whole.subarray(0, whole.byteLength - 3)]);
     const cut = new UnitLog(work);
     expect([cut.has(0, 'a'), cut.has(0, 'b')]).toEqual([true, false]);
+    // The resumed run tiles b again; its marker goes into a log of its own, after the cut one.
+    cut.write(0, marker('b'), [Uint8Array.of(2)]);
+    expect(new UnitLog(work).count(0)).toBe(2);
+    work.removeFolder(newestLog(work));
     // A frame whose JSON does not match its check: zeros or garbage a cut write may leave.
     const garbled = Uint8Array.from(whole);
     garbled[whole.byteLength - 2] ^= 0xff;
