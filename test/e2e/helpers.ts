@@ -113,9 +113,11 @@ function reportWithout(text: string, drop: readonly string[]): unknown {
  * The same files with the same bytes; build-report.json is compared without its timings (and `dropFromReport`,
  * fields that describe the run rather than the pyramid, e.g. how many units a resumed run skipped).
  */
-export function expectSamePyramid(actual: string, expected: string, dropFromReport: readonly string[] = []): void {
-  const a = listFiles(actual);
-  const e = listFiles(expected);
+export function expectSamePyramid(actual: string, expected: string, dropFromReport: readonly string[] = [], visibleOnly = false): void {
+  // visibleOnly: leaves out what lies under a dot folder (work state, the record of what was written).
+  const visible = (files: string[]) => (visibleOnly ? files.filter((f) => !f.split('/').some((part) => part.startsWith('.'))) : files);
+  const a = visible(listFiles(actual));
+  const e = visible(listFiles(expected));
   expect(a, `files of ${actual} vs ${expected}`).toEqual(e);
   const differing = e.filter((f) => f !== 'build-report.json' && !fs.readFileSync(path.join(actual, f)).equals(fs.readFileSync(path.join(expected, f))));
   expect(differing, 'files whose bytes differ').toEqual([]);
