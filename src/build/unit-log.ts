@@ -75,21 +75,17 @@ export class UnitLog {
    */
   write(level: number, marker: UnitMarker, next: readonly Uint8Array[], preview?: Uint8Array): void {
     const data = preview ? [...next, preview] : next;
-    const records = next.reduce((n, b) => n + b.byteLength, 0);
-    const at = this.dataSize;
+    const frame: Frame = { op: 'add', level, marker, at: this.dataSize, preview: preview?.byteLength ?? 0 };
     if (data.length > 0) {
       this.work.append(dataFile(this.name), data);
-      this.dataSize += records + (preview?.byteLength ?? 0);
+      this.dataSize += data.reduce((n, b) => n + b.byteLength, 0);
     }
-    const jsonLength = this.append({ op: 'add', level, marker, at, preview: preview?.byteLength ?? 0 });
-    this.index.set(id(level, marker.key), { log: this.name, frameAt: this.logSize - HEAD - jsonLength, jsonLength, at, records, preview: preview?.byteLength ?? 0 });
+    this.record(frame);
   }
 
   /** Forgets that these units were finished, so that they are tiled again. */
   remove(units: readonly [number, string][]): void {
-    if (units.length === 0) return;
-    this.append({ op: 'remove', units: [...units] });
-    for (const [level, key] of units) this.index.delete(id(level, key));
+    if (units.length > 0) this.record({ op: 'remove', units: [...units] });
   }
 
   /**
@@ -121,8 +117,8 @@ export class UnitLog {
     return bytes;
   }
 
-  /** Appends a frame to this process's log; returns the length of its JSON. */
-  private append(frame: Frame): number {
+  /** Appends a frame to this process's log, then applies it to the index as a log read back would. */
+  private record(frame: Frame): void {
     const json = new TextEncoder().encode(JSON.stringify(frame));
     const head = new Uint8Array(HEAD);
     const view = new DataView(head.buffer);
@@ -130,8 +126,8 @@ export class UnitLog {
     view.setUint32(4, json.byteLength, true);
     view.setUint32(8, fnv1a(json), true);
     this.work.append(logFile(this.name), [head, json]);
+    this.apply(this.name, frame, this.logSize, json.byteLength);
     this.logSize += HEAD + json.byteLength;
-    return json.byteLength;
   }
 
   /** Replays one log into the index, up to its first cut or foreign frame. */
@@ -145,15 +141,19 @@ export class UnitLog {
       if (view.getUint32(at, true) !== MAGIC || end > bytes.byteLength) return;
       const json = bytes.subarray(at + HEAD, end);
       if (fnv1a(json) !== view.getUint32(at + 8, true)) return;
-      const frame = JSON.parse(new TextDecoder().decode(json)) as Frame;
-      if (frame.op === 'add') {
-        const records = frame.marker.next.reduce((n, [, b]) => n + b, 0);
-        this.index.set(id(frame.level, frame.marker.key), { log, frameAt: at, jsonLength: length, at: frame.at, records, preview: frame.preview });
-      } else {
-        for (const [level, key] of frame.units) this.index.delete(id(level, key));
-      }
+      this.apply(log, JSON.parse(new TextDecoder().decode(json)) as Frame, at, length);
       at = end;
     }
+  }
+
+  /** The index after frame `frame`, whose JSON of `jsonLength` bytes lies in `log` at `frameAt` + HEAD. */
+  private apply(log: string, frame: Frame, frameAt: number, jsonLength: number): void {
+    if (frame.op === 'remove') {
+      for (const [level, key] of frame.units) this.index.delete(id(level, key));
+      return;
+    }
+    const records = frame.marker.next.reduce((n, [, b]) => n + b, 0);
+    this.index.set(id(frame.level, frame.marker.key), { log, frameAt, jsonLength, at: frame.at, records, preview: frame.preview });
   }
 
   private where(): string {
