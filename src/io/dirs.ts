@@ -43,3 +43,9 @@ export function writeParts(fd: number, parts: readonly Uint8Array[]): void {
     if (n > 0) list[0] = list[0].subarray(n);
   }
 }
+
+/** Appends the parts to `file`, made when missing (its folder must exist). */
+export function appendParts(file: string, parts: readonly Uint8Array[]): void {
+  const fd = fs.openSync(file, 'a');
+  try { writeParts(fd, parts); } finally { fs.closeSync(fd); }
+}

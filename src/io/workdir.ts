@@ -2,8 +2,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { ByteArena } from '../bytes.js';
 import { describeFsError } from '../report/errors.js';
-import { writeParts } from './dirs.js';
+import { appendParts, writeParts } from './dirs.js';
 
 /** Durable state between the steps of a build (plan, build-shard, finalize) and across an interruption (resume). */
 export interface WorkDir {
@@ -58,15 +59,13 @@ export class DiskWorkDir implements WorkDir {
   append(rel: string, parts: readonly Uint8Array[]): void {
     const full = path.join(this.root, rel);
     try {
-      let fd: number;
       try {
-        fd = fs.openSync(full, 'a');
+        appendParts(full, parts);
       } catch (err) {
         if ((err as { code?: string }).code !== 'ENOENT') throw err;
         fs.mkdirSync(path.dirname(full), { recursive: true });
-        fd = fs.openSync(full, 'a');
+        appendParts(full, parts);
       }
-      try { writeParts(fd, parts); } finally { fs.closeSync(fd); }
     } catch (err) {
       throw describeFsError(err, full);
     }
@@ -136,8 +135,8 @@ export class DiskWorkDir implements WorkDir {
 export class MemoryWorkDir implements WorkDir {
   readonly root = undefined;
   private readonly files = new Map<string, string | Uint8Array>();
-  /** Files grown by append: a buffer that doubles, and how much of it is written. */
-  private readonly grown = new Map<string, { buf: Uint8Array; size: number }>();
+  /** Files grown by append, each in a buffer that doubles as it fills. */
+  private readonly grown = new Map<string, ByteArena>();
   writeJson(rel: string, value: unknown): void { this.grown.delete(rel); this.files.set(rel, JSON.stringify(value)); }
   readJson<T>(rel: string): T | undefined {
     const s = this.files.get(rel);
@@ -148,17 +147,14 @@ export class MemoryWorkDir implements WorkDir {
     this.files.set(rel, Buffer.concat(parts));
   }
   append(rel: string, parts: readonly Uint8Array[]): void {
-    const old = this.files.get(rel);
-    let g = this.grown.get(rel) ?? { buf: old instanceof Uint8Array ? old : new Uint8Array(0), size: old instanceof Uint8Array ? old.byteLength : 0 };
-    const size = parts.reduce((n, p) => n + p.byteLength, g.size);
-    if (size > g.buf.byteLength) {
-      const buf = new Uint8Array(Math.max(size, 2 * g.buf.byteLength, 1024));
-      buf.set(g.buf.subarray(0, g.size));
-      g = { buf, size: g.size };
+    let arena = this.grown.get(rel);
+    if (arena === undefined) {
+      const old = this.files.get(rel);
+      this.grown.set(rel, (arena = new ByteArena(1024)));
+      if (old instanceof Uint8Array) arena.addBytes(old);
     }
-    for (const p of parts) { g.buf.set(p, g.size); g.size += p.byteLength; }
-    this.grown.set(rel, g);
-    this.files.set(rel, g.buf.subarray(0, g.size));
+    for (const p of parts) arena.addBytes(p);
+    this.files.set(rel, arena.buf.subarray(0, arena.pos));
   }
   readRange(rel: string, offset: number, length: number): Uint8Array | undefined {
     const b = this.files.get(rel);

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ByteArena } from '../bytes.js';
-import { makeDirectory, writeParts } from '../io/dirs.js';
+import { appendParts, makeDirectory } from '../io/dirs.js';
 import { describeFsError } from '../report/errors.js';
 import { setHome } from './record.js';
 import { cellKey, compareUnitKeys, unitFileName, unitKeyOfFileName } from './unit-key.js';
@@ -67,14 +67,12 @@ export class SpillingStore implements UnitStore {
     this.known.add(key);
     this.totals.set(key, (this.totals.get(key) ?? 0) + bytes.byteLength);
     if (this.spilled) {
-      const list = this.pending.get(key);
-      if (list) list.push(bytes); else this.pending.set(key, [bytes]);
+      pushTo(this.pending, key, bytes);
       this.pendingBytes += bytes.byteLength;
       if (this.pendingBytes > SPILL_WRITES) this.flush();
       return;
     }
-    const list = this.mem.get(key);
-    if (list) list.push(bytes); else this.mem.set(key, [bytes]);
+    pushTo(this.mem, key, bytes);
     this.sizes.set(key, (this.sizes.get(key) ?? 0) + bytes.byteLength);
     this.bytes += bytes.byteLength;
     if (this.bytes > this.budget) this.spill();
@@ -111,10 +109,7 @@ export class SpillingStore implements UnitStore {
   flush(): void {
     for (const [key, list] of this.pending) {
       const file = this.file(key);
-      spillIo(file, () => {
-        const fd = fs.openSync(file, 'a');
-        try { writeParts(fd, list); } finally { fs.closeSync(fd); }
-      });
+      spillIo(file, () => appendParts(file, list));
     }
     this.pending = new Map();
     this.pendingBytes = 0;
@@ -156,6 +151,11 @@ export class SpillingStore implements UnitStore {
       // Cleaning up after a failure must not hide it: what is left is in a folder of the tool's own.
     }
   }
+}
+
+function pushTo(lists: Map<string, Uint8Array[]>, key: string, bytes: Uint8Array): void {
+  const list = lists.get(key);
+  if (list) list.push(bytes); else lists.set(key, [bytes]);
 }
 
 /** Runs one file-system step on spilled records; a failure (disk full, read-only, a file in the way) names the path. */
