@@ -70,7 +70,7 @@ export function assembleArchive(parts: readonly ArchivePart[], file: string, met
     const whole = sizes.reduce((a, b) => a + b, 0) <= WHOLE_PARTS ? sizes.map((n, k) => readWhole(partFd(k), n, parts[k].path)) : undefined;
     const read = (k: number, into: Uint8Array, at: number, length: number, position: number): void => {
       if (whole === undefined) readAll(partFd(k), into, at, length, position, parts[k].path);
-      else if (position + length > whole[k].length) throw new InputError(`archive part ${parts[k].path} is shorter than its records say (byte ${whole[k].length})`, parts[k].path);
+      else if (position + length > whole[k].length) throw shortPart(parts[k].path, whole[k].length);
       else into.set(whole[k].subarray(position, position + length), at);
     };
     copyTiles(index, layout.data, read, out);
@@ -155,10 +155,14 @@ function readWhole(fd: number, size: number, file: string): Uint8Array {
   return bytes;
 }
 
+function shortPart(file: string, byte: number): InputError {
+  return new InputError(`archive part ${file} is shorter than its records say (byte ${byte})`, file);
+}
+
 function readAll(fd: number, buf: Uint8Array, at: number, length: number, position: number, file: string): void {
   for (let done = 0; done < length;) {
     const n = fs.readSync(fd, buf, at + done, length - done, position + done);
-    if (n === 0) throw new InputError(`archive part ${file} is shorter than its records say (byte ${position + done})`, file);
+    if (n === 0) throw shortPart(file, position + done);
     done += n;
   }
 }
