@@ -138,7 +138,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     const task: ParseTask = {
       kind: 'parse', file: b.file, layer: b.layer, layerBy: o.layerBy, rule: b.rule, cellSize: o.unitSize,
       side: knownSide, seq0: b.seq0, raw: b.raw, sampleCap: SAMPLES_PER_CODE, nucleusFeatures: o.nucleusFeatures,
-      sketch: sketch ? { format: sketch.format } : undefined,
+      sketch: sketch ? { format: sketch.format } : undefined, json: config.formats.json,
     };
     // Values are parsed here: copying them to a worker (structured clone of every position) cost more than the
     // validation and encoding it would move off this thread (1.5x the CPU time on a traced label mask).

@@ -23,7 +23,8 @@ function fileInput(file: string, plane?: Partial<Plane>, layer?: string): InputS
   if (MASK_FILE.test(file)) {
     return { source: maskSource(file), plane, layer: layer ?? path.basename(file).replace(MASK_FILE, ''), fingerprint: `${st.size}:${st.mtimeMs}` };
   }
-  return { source: fileSource(file), plane, layer, fingerprint: `${st.size}:${st.mtimeMs}` };
+  // The build copies each feature's bytes into its batch before reading on: one read buffer serves the whole file.
+  return { source: fileSource(file, { reuseChunks: true }), plane, layer, fingerprint: `${st.size}:${st.mtimeMs}` };
 }
 
 /**

@@ -1,5 +1,5 @@
 // Byte sources for the reader: a file, a stream (stdin) or memory, each yielding decompressed bytes (gzip found by magic bytes).
-import fs, { createReadStream } from 'node:fs';
+import fs from 'node:fs';
 import { Readable, pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { Feature } from '../model/feature.js';
@@ -7,7 +7,8 @@ import { InterruptedError } from '../report/errors.js';
 
 /**
  * A named producer of raw JSON bytes; `open()` may be called more than once for files and memory, once for streams.
- * Chunks are not written to after they are yielded: features are handed on as views into them.
+ * Chunks are not written to after they are yielded (features are handed on as views into them), except those of a
+ * file source made with `reuseChunks`, each valid only until the next is asked for.
  */
 export interface Source {
   /** What messages call it: the path, or `-` for standard input. */
@@ -35,13 +36,38 @@ export interface FeatureSource {
 /** 1 MiB reads: large enough that per-chunk overhead vanishes, small enough that a chunk never dominates memory. */
 const CHUNK = 1 << 20;
 
-/** A file on disk; gzip is recognised by its first two bytes, never by the file name. */
-export function fileSource(path: string): Source {
+/**
+ * A file on disk; gzip is recognised by its first two bytes, never by the file name. With `reuseChunks` every read
+ * goes into the same buffer (for a reader that copies what it keeps before asking for more, as a build does): a
+ * fresh buffer per read cost a page fault per 4 KiB, a tenth of a build's system time.
+ */
+export function fileSource(path: string, options: { reuseChunks?: boolean } = {}): Source {
   return {
     name: path,
-    open: () => gunzipIfNeeded(createReadStream(path, { highWaterMark: CHUNK })),
+    open: () => gunzipIfNeeded(fileChunks(path, options.reuseChunks === true)),
     unblock: () => unblockFifo(path),
   };
+}
+
+/**
+ * A file's bytes, CHUNK at a time; with `reuse`, read into one buffer again and again. Gzip bytes get a buffer per
+ * read all the same, as the decompressor reads ahead; so does a file whose first read is too short to tell (a FIFO).
+ */
+async function* fileChunks(path: string, reuseChunks: boolean): AsyncGenerator<Uint8Array> {
+  const file = await fs.promises.open(path, 'r');
+  try {
+    let buf = new Uint8Array(CHUNK);
+    let reuse: boolean | undefined;
+    for (;;) {
+      const { bytesRead } = await file.read(buf, 0, CHUNK, null);
+      if (bytesRead === 0) return;
+      reuse ??= reuseChunks && bytesRead >= 2 && !(buf[0] === 0x1f && buf[1] === 0x8b);
+      yield buf.subarray(0, bytesRead);
+      if (!reuse) buf = new Uint8Array(CHUNK);
+    }
+  } finally {
+    await file.close();
+  }
 }
 
 /**

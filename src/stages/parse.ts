@@ -54,6 +54,8 @@ export interface ParseTask {
   nucleusFeatures?: boolean;
   /** With thinning (lod auto): gather tile size estimates of the format the budget applies to. */
   sketch?: { format: 'pbf' | 'json' };
+  /** JSON tiles are built: records carry each feature's JSON head. */
+  json: boolean;
 }
 
 /** Valid features that the pyramid cannot hold, counted by reason. */
@@ -102,7 +104,7 @@ export function parseBatch(task: ParseTask): ParseResult {
     bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, units: [], optionFieldsSeen: [],
   };
   const units = new Map<string, ByteArena>();
-  const enc = new RecordEncoder();
+  const enc = new RecordEncoder(task.json);
   const dims = new Set<Dim>();
   const C = task.cellSize;
   // One tile unit beyond the buffer: the tiler places features by their quantised bbox, which may reach that far.

@@ -104,7 +104,11 @@ export class StringCache {
 /** What a record holds: a feature in the tiler's form, but for its layer, which the record names by id. */
 export type RecordFeature = Omit<FlatFeature, 'layer'>;
 
-/** Encodes one record at a time into a reused buffer; `bytes()` is a view valid until the next `encode`. */
+/**
+ * Encodes one record at a time into a reused buffer; `bytes()` is a view valid until the next `encode`. Without
+ * `heads` (a build with no JSON tiles) a record's JSON head is left empty: nothing reads it, and it was a quarter of
+ * a cell's record.
+ */
 export class RecordEncoder {
   private buf = new Uint8Array(1 << 12);
   private f64 = new Float64Array(this.buf.buffer);
@@ -116,6 +120,8 @@ export class RecordEncoder {
   /** 2D bbox `[minX, minY, maxX, maxY]` of the positions of the last record (empty: min > max). */
   readonly box = new Float64Array(4);
 
+  constructor(private readonly heads = true) {}
+
   /**
    * A feature (read from GeoJSON, or reduced on its way to the next level) of the layer `layer` (its id). False,
    * with nothing to use, when the geometry has no position: a mesh given by `tiles`, empty coordinates.
@@ -126,7 +132,7 @@ export class RecordEncoder {
     this.meshes = [];
     this.geometry(f.geom);
     if (!(this.box[0] <= this.box[2])) return false;
-    this.finish(f.seq, f.tagsBytes ?? this.tags.encode(layer, tagsOf(f)), f.headJson ?? headTextOf(f, layer), f.lod);
+    this.finish(f.seq, f.tagsBytes ?? this.tags.encode(layer, tagsOf(f)), !this.heads ? '' : f.headJson ?? headTextOf(f, layer), f.lod);
     return true;
   }
 

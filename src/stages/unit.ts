@@ -117,28 +117,44 @@ function partRecords(task: TileTask): Uint8Array[] {
   return kept;
 }
 
-/** Reads the unit's records, each feature once (a feature near a cell border is stored in every cell it touches). */
-function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Set<number> } {
+/**
+ * Reads the unit's records, each feature once (a feature near a cell border is stored in every cell it touches), in
+ * sequence order, with `home[i]` 1 where features[i] is the unit's own. Flags in bytes, not sets of seqs: a unit's
+ * sets were large objects, allocated and freed per unit (a tenth of a build's page faults).
+ */
+function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Uint8Array } {
   const layerIndex = new Map(task.spec.layers.map((l, i) => [l.id, i]));
   const indexOf = (id: string) => layerIndex.get(id) ?? 0;
-  const seen = new Set<number>();
-  const home = new Set<number>();
-  const features: FlatFeature[] = [];
+  let features: FlatFeature[] = [];
+  let home = new Uint8Array(1024);
+  let sorted = true;
   const strings = new StringCache();
   const sources = task.part ? [{ chunks: partRecords(task) }] : task.sources;
   for (const src of sources) {
     for (const bytes of 'chunks' in src ? src.chunks : [fs.readFileSync(src.path)]) {
       const r = new RecordReader(bytes, strings);
       while (r.next()) {
-        if (r.home) home.add(r.seq);
-        if (seen.has(r.seq)) continue;
-        seen.add(r.seq);
+        const n = features.length;
+        if (n === home.length) { const h = new Uint8Array(n * 2); h.set(home); home = h; }
+        home[n] = r.home ? 1 : 0;
+        if (n > 0 && features[n - 1].seq >= r.seq) sorted = false;
         features.push(r.feature(indexOf));
       }
     }
   }
-  // Records may arrive in any order (a coarser level's come from units finishing in any order): sequence order is the one order.
-  features.sort((a, b) => a.seq - b.seq);
+  if (sorted) return { features, home };
+  // Records may arrive in any order (a coarser level's come from units finishing in any order), and twice (from
+  // stored cells a feature touches): sequence order is the one order, the first copy of a feature the one kept.
+  const order = Uint32Array.from(features.keys()).sort((a, b) => features[a].seq - features[b].seq || a - b);
+  const all = features, allHome = home;
+  features = [];
+  home = new Uint8Array(all.length);
+  for (const i of order) {
+    const n = features.length;
+    if (n > 0 && features[n - 1].seq === all[i].seq) { home[n - 1] |= allHome[i]; continue; }
+    home[n] = allHome[i];
+    features.push(all[i]);
+  }
   return { features, home };
 }
 
@@ -146,7 +162,7 @@ export function tileUnit(task: TileTask): UnitResult {
   const { unit, spec } = task;
   const { features, home } = loadFeatures(task);
   // Only features still drawn at the unit's coarsest zoom go up to the next level: the rest were thinned away.
-  const keptAtTop = task.next ? new Set<number>() : undefined;
+  const keptAtTop = task.next ? new Uint8Array(features.length) : undefined;
   const tiles = tileFeatures(features, spec, keptAtTop);
   const layers = spec.layers.length;
   const res: UnitResult = {
@@ -158,10 +174,10 @@ export function tileUnit(task: TileTask): UnitResult {
     res.kept[z] = new Array<number>(layers).fill(0);
     res.needs[z] = 0;
   }
-  for (const f of features) {
-    if (!home.has(f.seq)) continue;
+  features.forEach((f, i) => {
+    if (home[i] === 0) return;
     for (let z = spec.minZoom; z <= spec.maxZoom; z++) if (keeps(spec.thresholds?.[z]?.[f.layer] ?? 0, f.seq)) res.kept[z][f.layer]++;
-  }
+  });
   for (const t of tiles) {
     for (let l = 0; l < layers; l++) res.pointified[t.z][l] += t.stats.pointified[l] ?? 0;
     if (t.need !== undefined) res.needs[t.z] = Math.max(res.needs[t.z], t.need);
@@ -184,7 +200,7 @@ export function tileUnit(task: TileTask): UnitResult {
  * that zoom's threshold thins go no further (thresholds only ever rise): a dense unit's coarser units do not hold
  * what they would drop (a hundred 1 MB ids, of which a tile below the finest zoom keeps none).
  */
-function reduceForNext(features: FlatFeature[], home: Set<number>, kept: Set<number>, task: TileTask, zoom: number): [string, Uint8Array][] {
+function reduceForNext(features: FlatFeature[], home: Uint8Array, kept: Uint8Array, task: TileTask, zoom: number): [string, Uint8Array][] {
   const { side } = task.spec;
   const reduceZoom = task.unit.cell.z - 1;
   const ts = tileSize(side, zoom);
@@ -193,10 +209,11 @@ function reduceForNext(features: FlatFeature[], home: Set<number>, kept: Set<num
   const n = 2 ** zoom;
   const prefix = unitKeyPrefix(task.unit.plane);
   const out = new Map<string, ByteArena>();
-  const enc = new RecordEncoder();
+  const enc = new RecordEncoder(task.spec.formats.json);
   const simplifier = new Simplifier();
-  for (const f of features) {
-    if (!home.has(f.seq) || !kept.has(f.seq) || !keeps(task.spec.thresholds?.[reduceZoom]?.[f.layer] ?? 0, f.seq)) continue;
+  for (let i = 0; i < features.length; i++) {
+    const f = features[i];
+    if (home[i] === 0 || kept[i] === 0 || !keeps(task.spec.thresholds?.[reduceZoom]?.[f.layer] ?? 0, f.seq)) continue;
     const r = reduceForZoom(f, task.spec, reduceZoom, simplifier);
     if (r === null || !enc.encode(task.spec.layers[r.layer].id, r)) continue;
     routeRecord(out, prefix, enc.bytes(), enc.box, ts, pad, n - 1);

@@ -210,6 +210,28 @@ describe('sources', () => {
     expect(features(await collect(memorySource('m.gz', gzipSync(fc), 1)))).toHaveLength(2);
   });
 
+  it('a file read into one reused buffer gives the events of the same bytes in memory, across many chunks, plain or gzip', async () => {
+    // Features of every size, one longer than a 1 MiB chunk, so values span chunk ends and a chunk holds many values.
+    const big = { ...F1, properties: { s: 'x'.repeat(1_500_000) } };
+    const many = Array.from({ length: 40_000 }, (_, i) => ({ ...F1, id: i, properties: { s: 'é'.repeat(i % 97) } }));
+    const text = JSON.stringify({ type: 'FeatureCollection', features: [...many.slice(0, 20_000), big, ...many.slice(20_000)] });
+    expect(text.length).toBeGreaterThan(4 << 20);
+    writeFileSync(join(dir, 'many.json'), text);
+    writeFileSync(join(dir, 'many.json.gz'), gzipSync(text));
+    // What a build keeps: each chunk's feature texts, taken before the next chunk is asked for.
+    const texts = async (source: Source) => {
+      const out: string[] = [];
+      for await (const evs of readEventBatches(source)) for (const ev of evs) if (ev.kind === 'feature') out.push(ev.text);
+      return out;
+    };
+    const expected = await texts(memorySource('m', text));
+    expect(expected).toHaveLength(40_001);
+    expect(await texts(fileSource(join(dir, 'many.json'), { reuseChunks: true }))).toEqual(expected);
+    expect(await texts(fileSource(join(dir, 'many.json.gz'), { reuseChunks: true }))).toEqual(expected);
+    // Without reuseChunks, events may be kept past the next chunk (the library default).
+    expect(features(await collect(fileSource(join(dir, 'many.json')))).map((e) => e.kind === 'feature' && e.text)).toEqual(expected);
+  });
+
   it('streams (stdin), strings or bytes', async () => {
     const evs = await collect(streamSource('-', Readable.from([fc.slice(0, 10), Buffer.from(fc.slice(10))])));
     expect(features(evs)).toHaveLength(2);

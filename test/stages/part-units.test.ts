@@ -15,7 +15,7 @@ function records(features: string[]): Uint8Array {
   features.forEach((f, i) => { meta.push(i, 1, 1, at, at + f.length); at += f.length; });
   const r = parseBatch({
     kind: 'parse', file: 'f', layer: 'cells', rule: { fixed: {}, fields: {} }, cellSize: 2048, side: SIDE, seq0: 0,
-    raw: { bytes: new TextEncoder().encode(text), meta: Float64Array.from(meta) }, sampleCap: 5,
+    raw: { bytes: new TextEncoder().encode(text), meta: Float64Array.from(meta) }, sampleCap: 5, json: true,
   });
   expect(r.units.map(([k]) => k)).toEqual(['0/0/0/0/0']);
   expect(meta.length / META).toBe(features.length);

@@ -63,6 +63,24 @@ describe('unit records', () => {
     });
   });
 
+  it('without heads (no JSON tiles) a record keeps geometry and tags, and its JSON head is empty', () => {
+    const withHeads = new RecordEncoder(), without = new RecordEncoder(false);
+    geometries.forEach((g, i) => {
+      expect(encodeGeoJSON(withHeads, i, 'cells', head, g)).toBe(true);
+      expect(encodeGeoJSON(without, i, 'cells', head, g)).toBe(true);
+      // A record stays 8-byte aligned, and is shorter by the head.
+      expect(without.bytes().length % 8).toBe(0);
+      expect(without.bytes().length).toBeLessThan(withHeads.bytes().length);
+      const full = new RecordReader(withHeads.bytes().slice()), bare = new RecordReader(without.bytes().slice());
+      expect(full.next() && bare.next()).toBe(true);
+      const a = full.feature(() => 0), b = bare.feature(() => 0);
+      expect(b.geom).toEqual(a.geom);
+      expect(b.tags).toEqual(a.tags);
+      expect(b.seq).toBe(i);
+      expect(b.headJson?.length).toBe(0);
+    });
+  });
+
   it('keeps the lod of a reduced feature and the head bytes it came with; reads unaligned bytes', () => {
     const enc = new RecordEncoder();
     const f = flatFeature({ seq: 9, layer: 0, feature: { type: 'Feature', geometry: { type: 'Point', coordinates: [3, 4] }, properties: { a: 1 } } }) as FlatFeature;

@@ -39,7 +39,12 @@ export async function openPage(browser: Browser, errors: string[]): Promise<Page
   const page = await browser.newPage({ viewport: { width: 1000, height: 640 }, deviceScaleFactor: 1 });
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-  page.on('requestfailed', (r) => errors.push(`request failed: ${r.url()} ${r.failure()?.errorText ?? ''}`));
+  // A load the page itself cancels (a tile no longer in view, the page closed mid-load) fails as net::ERR_ABORTED:
+  // the viewer's choice, not a fault. A server that fails shows as a reset or an HTTP status.
+  page.on('requestfailed', (r) => {
+    const why = r.failure()?.errorText ?? '';
+    if (why !== 'net::ERR_ABORTED') errors.push(`request failed: ${r.url()} ${why}`);
+  });
   return page;
 }
 

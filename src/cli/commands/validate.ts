@@ -28,7 +28,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const progress = makeProgress(options.progress, io.stderr);
   const files: FileReport[] = [];
   for (const arg of args) {
-    const source = arg === '-' ? streamSource(STDIN_NAME, io.stdin) : fileSource(arg);
+    const source = arg === '-' ? streamSource(STDIN_NAME, io.stdin) : fileSource(arg, { reuseChunks: true });
     const report = await validateSource(source, {
       onSample: text
         ? (s) => {

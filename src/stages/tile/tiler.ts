@@ -33,30 +33,34 @@ function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext): TileResult {
  * All tiles of the zoom range (inside the cell), sorted by z, x, y; tiles without features are omitted.
  * Output bytes depend only on the set of input features: they are ordered by (layer, seq) first. Below the finest
  * zoom (lod auto) a zoom draws only the features its threshold keeps (`spec.thresholds`), the same rule in every
- * tile, so a feature's fate at a zoom never depends on the tile or the cell. `placedAtTop`, when given, receives the
- * seq of every feature placed at the coarsest zoom produced: the caller forwards only those to the level above.
+ * tile, so a feature's fate at a zoom never depends on the tile or the cell. `placedAtTop`, when given (one byte per
+ * input feature), gets a 1 for every feature placed at the coarsest zoom produced: the caller forwards only those to
+ * the level above.
  */
-export function tileFeatures(features: ReadonlyArray<FlatFeature | TileFeature>, spec: TileSpec, placedAtTop?: Set<number>): TileResult[] {
-  const flat: FlatFeature[] = [];
-  for (const f of features) { const x = 'feature' in f ? flatFeature(f) : f; if (x !== null) flat.push(x); }
-  flat.sort((a, b) => a.layer - b.layer || a.seq - b.seq);
-  const ec = encodeContext(spec, flat.reduce((n, f) => n + (f.headJson ? 0 : 1), 0));
+export function tileFeatures(features: ReadonlyArray<FlatFeature | TileFeature>, spec: TileSpec, placedAtTop?: Uint8Array): TileResult[] {
+  // Finest zoom first: thresholds only rise towards coarser zooms, so each zoom's candidates are the finer one's kept.
+  let candidates: Prepared[] = [];
+  let heads = 0;
+  features.forEach((f, i) => {
+    const x = 'feature' in f ? flatFeature(f) : f;
+    if (x === null) return;
+    candidates.push(prepare(x, i));
+    if (!x.headJson) heads++;
+  });
+  candidates.sort((a, b) => a.tf.layer - b.tf.layer || a.tf.seq - b.tf.seq);
+  const ec = encodeContext(spec, heads);
   const quantiser = new Quantiser();
   const results: TileResult[] = [];
   const from = spec.cell ? Math.max(spec.minZoom, spec.cell.z) : spec.minZoom;
-  // Finest zoom first: thresholds only rise towards coarser zooms, so each zoom's candidates are the finer one's kept.
-  let candidates: Prepared[] = flat.map(prepare);
   for (let z = spec.maxZoom; z >= from; z--) {
     const zc = zoomContext(spec, z);
     const thresholds = spec.thresholds?.[z];
     if (zc.coarse && ec.lodAuto && thresholds?.some((t) => t > 0)) candidates = candidates.filter((p) => keeps(thresholds[p.tf.layer] ?? 0, p.tf.seq));
     ec.json.setUnit(zc.unit);
-    const placed = new Set<Prepared>();
     for (const b of placeZoom(candidates, spec, zc, ec.dict, quantiser)) {
       results.push(encodeTile(b, zc, ec));
-      if (z === from) for (const e of b.entries) placed.add(e.p);
+      if (z === from && placedAtTop) for (const e of b.entries) placedAtTop[e.p.at] = 1;
     }
-    if (z === from && placedAtTop) for (const p of placed) placedAtTop.add(p.tf.seq);
   }
   return results.sort((a, b) => a.z - b.z || a.x - b.x || a.y - b.y);
 }
