@@ -181,6 +181,26 @@ describe('parts', () => {
     }
   });
 
+  it('assembled a window at a time, read where the tiles lie (run by run) or from whole parts, give the same bytes', () => {
+    const dir = scratch();
+    // A tile longer than a window goes through in pieces.
+    const tiles = [...syntheticTiles(12, 6, 0.5, 0.2).filter((t) => !(t.z === 6 && t.x === 63 && t.y === 63)), { z: 6, x: 63, y: 63, bytes: new Uint8Array(2500).fill(7) }];
+    const whole = encodeArchive(tiles, METADATA, MVT);
+    const paths = [0, 1].map((k) => path.join(dir, `w-${k}.part`));
+    const parts = paths.map((p) => TilePart.create(p));
+    // As units write them: groups of tiles adjacent in tile-id order, the groups in another order, into either part.
+    const byId = [...tiles].sort((a, b) => zxyToTileId(a.z, a.x, a.y) - zxyToTileId(b.z, b.x, b.y));
+    const groups = Array.from({ length: Math.ceil(byId.length / 20) }, (_, g) => byId.slice(g * 20, g * 20 + 20));
+    shuffled(groups, 4).forEach((g, i) => { for (const t of g) parts[i % 2].add(t.z, t.x, t.y, t.bytes); });
+    for (const p of parts) p.close();
+    const indexed = paths.map((p) => ({ path: p, index: readPartIndex(p) }));
+    for (const limits of [{ window: 3000, wholeParts: 0 }, { window: 3000, wholeParts: 1 << 30 }, { window: 311, wholeParts: 0 }]) {
+      const file = path.join(dir, `w-${limits.window}-${limits.wholeParts}.pmtiles`);
+      assembleArchive(indexed, file, METADATA, MVT, limits);
+      expect(fs.readFileSync(file).equals(whole), JSON.stringify(limits)).toBe(true);
+    }
+  });
+
   it('keep the last write of a tile in a part, drop removed tiles, and accept a tile two parts agree on', async () => {
     const dir = scratch();
     const a = TilePart.create(path.join(dir, 'a.part'));
