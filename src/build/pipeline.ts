@@ -118,6 +118,7 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
     markShardDone(work, shard, units);
     return { units: units.length, skipped: resumed };
   } finally {
+    work.close();
     await sink.close?.();
     await pool.close();
   }
@@ -143,6 +144,7 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
     work.destroy();
     return report;
   } finally {
+    work.close();
     await sink.close?.();
     await pool.close();
   }

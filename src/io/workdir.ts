@@ -4,7 +4,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ByteArena } from '../bytes.js';
 import { describeFsError } from '../report/errors.js';
-import { appendParts, writeParts } from './dirs.js';
+import { writeParts } from './dirs.js';
 
 /** Durable state between the steps of a build (plan, build-shard, finalize) and across an interruption (resume). */
 export interface WorkDir {
@@ -15,8 +15,13 @@ export interface WorkDir {
   /** Writes the parts one after the other as one file, atomically. */
   writeBytes(rel: string, parts: readonly Uint8Array[]): void;
   readBytes(rel: string): Uint8Array | undefined;
-  /** Appends the parts to a file (made with its folder when missing); a kill may leave the last append cut short. */
+  /**
+   * Appends the parts to a file (made with its folder when missing); a kill may leave the last append cut short. The
+   * file stays open for the next append until `close`, `removeFolder` or `destroy`.
+   */
   append(rel: string, parts: readonly Uint8Array[]): void;
+  /** Closes the files kept open for appending (a later append opens them again). */
+  close(): void;
   /** `length` bytes at `offset`, or undefined when the file is missing or shorter. */
   readRange(rel: string, offset: number, length: number): Uint8Array | undefined;
   exists(rel: string): boolean;
@@ -30,6 +35,8 @@ export interface WorkDir {
 
 export class DiskWorkDir implements WorkDir {
   private readonly tag = randomBytes(4).toString('hex');
+  /** Files appended to, by path, open: a build appends a unit's marker and records to two files, unit after unit. */
+  private readonly appending = new Map<string, number>();
   constructor(readonly root: string) {}
 
   writeJson(rel: string, value: unknown): void {
@@ -59,16 +66,21 @@ export class DiskWorkDir implements WorkDir {
   append(rel: string, parts: readonly Uint8Array[]): void {
     const full = path.join(this.root, rel);
     try {
-      try {
-        appendParts(full, parts);
-      } catch (err) {
-        if ((err as { code?: string }).code !== 'ENOENT') throw err;
+      let fd = this.appending.get(full);
+      if (fd === undefined) {
         fs.mkdirSync(path.dirname(full), { recursive: true });
-        appendParts(full, parts);
+        fd = fs.openSync(full, 'a');
+        this.appending.set(full, fd);
       }
+      writeParts(fd, parts);
     } catch (err) {
       throw describeFsError(err, full);
     }
+  }
+
+  close(): void {
+    for (const fd of this.appending.values()) fs.closeSync(fd);
+    this.appending.clear();
   }
 
   readRange(rel: string, offset: number, length: number): Uint8Array | undefined {
@@ -123,10 +135,12 @@ export class DiskWorkDir implements WorkDir {
   }
 
   removeFolder(rel: string): void {
+    this.close();
     fs.rmSync(path.join(this.root, rel), { recursive: true, force: true });
   }
 
   destroy(): void {
+    this.close();
     fs.rmSync(this.root, { recursive: true, force: true });
   }
 }
@@ -172,6 +186,7 @@ export class MemoryWorkDir implements WorkDir {
     for (const k of this.files.keys()) if (k.startsWith(prefix)) names.add(k.slice(prefix.length).split('/')[0]);
     return [...names].sort();
   }
+  close(): void {}
   removeFolder(rel: string): void {
     for (const k of [...this.files.keys()]) if (k === rel || k.startsWith(`${rel}/`)) { this.files.delete(k); this.grown.delete(k); }
   }

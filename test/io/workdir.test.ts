@@ -49,6 +49,30 @@ describe.each(twins)('work directory %s', (_, make) => {
   });
 });
 
+describe('the work directory on disk', () => {
+  it('keeps a file open between appends, and closes it on close, removal and destroy; appends after a close go on', () => {
+    const openFds = () => fs.readdirSync('/proc/self/fd').length;
+    const w = new DiskWorkDir(path.join(tmpDir('mudm-work'), 'w'));
+    const before = openFds();
+    w.append('units/a.log', [Uint8Array.of(1)]);
+    w.append('units/a.data', [Uint8Array.of(2)]);
+    w.append('units/a.log', [Uint8Array.of(3)]);
+    expect(openFds()).toBe(before + 2);
+    w.close();
+    expect(openFds()).toBe(before);
+    w.append('units/a.log', [Uint8Array.of(4)]);
+    expect([...(w.readBytes('units/a.log') ?? [])]).toEqual([1, 3, 4]);
+    // An append after the folder is removed makes the file anew, rather than writing to the removed one.
+    w.removeFolder('units');
+    expect(openFds()).toBe(before);
+    w.append('units/a.log', [Uint8Array.of(5)]);
+    expect([...(w.readBytes('units/a.log') ?? [])]).toEqual([5]);
+    w.destroy();
+    expect(openFds()).toBe(before);
+    expect(fs.existsSync(w.root)).toBe(false);
+  });
+});
+
 describe('writeParts', () => {
   it('writes more parts than one writev takes, empty ones included, in order', () => {
     const file = path.join(tmpDir('mudm-writev'), 'f');
