@@ -38,20 +38,20 @@ function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext): TileResult {
  * the level above.
  */
 export function tileFeatures(features: ReadonlyArray<FlatFeature | TileFeature>, spec: TileSpec, placedAtTop?: Uint8Array): TileResult[] {
-  // Finest zoom first: thresholds only rise towards coarser zooms, so each zoom's candidates are the finer one's kept.
   let candidates: Prepared[] = [];
-  let heads = 0;
+  let headsToWrite = 0;
   features.forEach((f, i) => {
     const x = 'feature' in f ? flatFeature(f) : f;
     if (x === null) return;
     candidates.push(prepare(x, i));
-    if (!x.headJson) heads++;
+    if (!x.headJson) headsToWrite++;
   });
   candidates.sort((a, b) => a.tf.layer - b.tf.layer || a.tf.seq - b.tf.seq);
-  const ec = encodeContext(spec, heads);
+  const ec = encodeContext(spec, headsToWrite);
   const quantiser = new Quantiser();
   const results: TileResult[] = [];
   const from = spec.cell ? Math.max(spec.minZoom, spec.cell.z) : spec.minZoom;
+  // Finest zoom first: thresholds only rise towards coarser zooms, so each zoom's candidates are the finer one's kept.
   for (let z = spec.maxZoom; z >= from; z--) {
     const zc = zoomContext(spec, z);
     const thresholds = spec.thresholds?.[z];
