@@ -23,6 +23,8 @@ const CODE = { Point: G.Point, MultiPoint: G.MultiPoint, LineString: G.LineStrin
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+/** The head of a record without one (a build with no JSON tiles): one empty view, not one per record read. */
+const NO_HEAD = new Uint8Array(0);
 
 /** Writes a feature's tags (see the layout above) into a reused buffer; the view is valid until the next call. */
 class TagWriter {
@@ -132,7 +134,7 @@ export class RecordEncoder {
     this.meshes = [];
     this.geometry(f.geom);
     if (!(this.box[0] <= this.box[2])) return false;
-    this.finish(f.seq, f.tagsBytes ?? this.tags.encode(layer, tagsOf(f)), !this.heads ? '' : f.headJson ?? headTextOf(f, layer), f.lod);
+    this.finish(f.seq, f.tagsBytes ?? this.tags.encode(layer, tagsOf(f)), !this.heads ? NO_HEAD : f.headJson ?? headTextOf(f, layer), f.lod);
     return true;
   }
 
@@ -270,7 +272,7 @@ export class RecordReader {
     const textAt = this.at + HEADER + count * 8;
     const headAt = textAt + 4 + this.view.getUint32(textAt, true);
     const headBytes = flags & MESHES ? this.f64[base + count - 1] : textAt + textBytes - headAt;
-    const headJson = this.bytes.subarray(headAt, headAt + headBytes);
+    const headJson = headBytes === 0 ? NO_HEAD : this.bytes.subarray(headAt, headAt + headBytes);
     const { layer, tags } = this.tags(textAt);
     const meshes = flags & MESHES ? JSON.parse(decoder.decode(this.bytes.subarray(headAt + headBytes, textAt + textBytes))) as Mesh[] : [];
     const r = new StreamReader(this.f64, base, meshes);

@@ -9,7 +9,7 @@ import type { TileSpec } from './tile/spec.js';
 import { routeRecord, unitChunks, type UnitSource } from './partition.js';
 import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder, RecordReader, setHome, StringCache } from './record.js';
-import type { ByteArena } from '../bytes.js';
+import { grown, type ByteArena } from '../bytes.js';
 import { boxMeets } from '../tiling/clip.js';
 import type { UnitPlan } from './plan.js';
 import { keeps } from './thinning.js';
@@ -135,7 +135,7 @@ function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Uint8Arr
       const r = new RecordReader(bytes, strings);
       while (r.next()) {
         const n = features.length;
-        if (n === home.length) { const h = new Uint8Array(n * 2); h.set(home); home = h; }
+        home = grown(home, n, 1);
         home[n] = r.home ? 1 : 0;
         if (n > 0 && features[n - 1].seq >= r.seq) sorted = false;
         features.push(r.feature(indexOf));
