@@ -136,7 +136,7 @@ class GeometrySizer {
  * key, and is taken as shared with earlier features after that (a class name), since a tile stores a value once.
  */
 export class TileSketch {
-  private readonly planes = new Map<string, { slots: Map<number, number>; keys: number[]; cols: number[]; tail: Float64Array }>();
+  private readonly planes = new Map<string, SketchPlane>();
   private readonly seen = new Map<string, Set<PbfValue>>();
   private readonly sizer: GeometrySizer;
   /** Bytes of an MVT feature of the feature being added besides its geometry: id, tags, type, field headers. */
@@ -174,8 +174,11 @@ export class TileSketch {
     const jp = pointable ? Math.max(this.minLog2, Math.floor(Math.log2(extent * DISPLAY_TILE)) + 1) : Infinity;
     if (jp > this.minLog2 && hasExtent(g)) this.sizer.rank(g);
     const cx = (box[0] + box[2]) / 2, cy = (box[1] + box[3]) / 2;
+    const p = this.plane(plane);
+    // Doubled from one size to the next: `2 ** j` is a call to pow, per size of every feature.
+    let ts = 2 ** this.minLog2 / 2;
     for (let j = this.minLog2; j <= MAX_LOG2; j++) {
-      const ts = 2 ** j;
+      ts *= 2;
       let bytes = pointBytes, point = true;
       if (j < jp) {
         const tol = (3 * ts) / EXTENT;
@@ -188,29 +191,18 @@ export class TileSketch {
       const tx0 = Math.max(0, Math.floor(((point ? cx : box[0]) - buf) / ts)), ty0 = Math.max(0, Math.floor(((point ? cy : box[1]) - buf) / ts));
       const tx1 = Math.floor(((point ? cx : box[2]) + buf) / ts), ty1 = Math.floor(((point ? cy : box[3]) + buf) / ts);
       // From here on the feature adds the same to tile (0, 0) at every size: counted once, for every larger size.
-      if ((point || g.k === 'points') && tx1 === 0 && ty1 === 0) { this.addTail(plane, j, bytes, refs, counted); break; }
-      for (let ty = ty0; ty <= ty1; ty++) for (let tx = tx0; tx <= tx1; tx++) this.addTile(plane, j, tx, ty, bytes, refs, counted);
+      if ((point || g.k === 'points') && tx1 === 0 && ty1 === 0) { addTail(p, j, bytes, refs, counted); break; }
+      for (let ty = ty0; ty <= ty1; ty++) for (let tx = tx0; tx <= tx1; tx++) addTile(p, j, tx, ty, bytes, refs, counted);
     }
   }
 
-  private plane(key: string) {
+  private plane(key: string): SketchPlane {
     let p = this.planes.get(key);
-    if (p === undefined) this.planes.set(key, (p = { slots: new Map(), keys: [], cols: [], tail: new Float64Array(COLS * (MAX_LOG2 + 1)) }));
+    if (p === undefined) {
+      p = { slots: new Map(), keys: [], cols: [], tail: new Float64Array(COLS * (MAX_LOG2 + 1)), lastKey: new Float64Array(MAX_LOG2 + 1).fill(-1), lastSlot: new Int32Array(MAX_LOG2 + 1) };
+      this.planes.set(key, p);
+    }
     return p;
-  }
-
-  private addTile(plane: string, j: number, tx: number, ty: number, bytes: number, refs: number, values: number): void {
-    const p = this.plane(plane);
-    const key = (j * 2 ** 24 + tx) * 2 ** 24 + ty;
-    let slot = p.slots.get(key);
-    if (slot === undefined) { slot = p.keys.length; p.slots.set(key, slot); p.keys.push(key); p.cols.push(0, 0, 0, 0, 0); }
-    const o = slot * COLS, c = p.cols;
-    c[o]++; c[o + 1] += bytes; c[o + 2] += bytes * bytes; c[o + 3] += refs; c[o + 4] += values;
-  }
-
-  private addTail(plane: string, j: number, bytes: number, refs: number, values: number): void {
-    const t = this.plane(plane).tail, o = j * COLS;
-    t[o]++; t[o + 1] += bytes; t[o + 2] += bytes * bytes; t[o + 3] += refs; t[o + 4] += values;
   }
 
   /** The sums, for a worker to hand to the reading thread. */
@@ -224,10 +216,8 @@ export class TileSketch {
       const p = this.plane(d.plane);
       for (let i = 0; i < d.tail.length; i++) p.tail[i] += d.tail[i];
       for (let s = 0; s < d.keys.length; s++) {
-        const key = d.keys[s];
-        let slot = p.slots.get(key);
-        if (slot === undefined) { slot = p.keys.length; p.slots.set(key, slot); p.keys.push(key); p.cols.push(0, 0, 0, 0, 0); }
-        for (let c = 0; c < COLS; c++) p.cols[slot * COLS + c] += d.cols[s * COLS + c];
+        const o = slotOf(p, d.keys[s]) * COLS;
+        for (let c = 0; c < COLS; c++) p.cols[o + c] += d.cols[s * COLS + c];
       }
     }
   }
@@ -251,6 +241,32 @@ export class TileSketch {
 }
 
 export type SketchData = Array<{ plane: string; keys: Float64Array; cols: Float64Array; tail: Float64Array }>;
+
+/**
+ * One plane's sums: per tile key a slot of COLS sums, and per size the sums of tile (0, 0) beyond where a feature
+ * reaches it whole (`tail`). `lastKey`/`lastSlot` per size: features come in input order, mostly near the one before,
+ * so most land in the tile the one before did, without a lookup of its float key.
+ */
+interface SketchPlane { slots: Map<number, number>; keys: number[]; cols: number[]; tail: Float64Array; lastKey: Float64Array; lastSlot: Int32Array }
+
+function slotOf(p: SketchPlane, key: number): number {
+  let slot = p.slots.get(key);
+  if (slot === undefined) { slot = p.keys.length; p.slots.set(key, slot); p.keys.push(key); p.cols.push(0, 0, 0, 0, 0); }
+  return slot;
+}
+
+function addTile(p: SketchPlane, j: number, tx: number, ty: number, bytes: number, refs: number, values: number): void {
+  const key = (j * 2 ** 24 + tx) * 2 ** 24 + ty;
+  let slot = p.lastSlot[j];
+  if (p.lastKey[j] !== key) { slot = slotOf(p, key); p.lastKey[j] = key; p.lastSlot[j] = slot; }
+  const o = slot * COLS, c = p.cols;
+  c[o]++; c[o + 1] += bytes; c[o + 2] += bytes * bytes; c[o + 3] += refs; c[o + 4] += values;
+}
+
+function addTail(p: SketchPlane, j: number, bytes: number, refs: number, values: number): void {
+  const t = p.tail, o = j * COLS;
+  t[o]++; t[o + 1] += bytes; t[o + 2] += bytes * bytes; t[o + 3] += refs; t[o + 4] += values;
+}
 
 // ───────────────────────────── the decision, made by the plan ─────────────────────────────
 
