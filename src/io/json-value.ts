@@ -4,6 +4,8 @@ import { concatBytes } from './source.js';
 
 /** The record separator of GeoJSON Text Sequences (RFC 8142). */
 export const RS = 0x1e;
+/** Four spaces as one 32-bit word (in either byte order). */
+const SPACES = 0x20202020;
 
 export function isValueStart(b: number): boolean {
   return b === 0x7b || b === 0x5b || b === 0x22 || b === 0x2d || (b >= 0x30 && b <= 0x39) || b === 0x74 || b === 0x66 || b === 0x6e;
@@ -99,7 +101,19 @@ export class ValueScanner {
   column = 0;
   readonly bytes = new Capture();
 
+  /** The chunk being scanned as 32-bit words (null when it is not 4-byte aligned), made once per chunk. */
+  private words: Uint32Array | null = null;
+  private wordsChunk: Uint8Array | null = null;
+
   constructor(private readonly file: string, private readonly at: Cursor) {}
+
+  private wordsOf(chunk: Uint8Array): Uint32Array | null {
+    if (chunk !== this.wordsChunk) {
+      this.wordsChunk = chunk;
+      this.words = chunk.byteOffset % 4 === 0 ? new Uint32Array(chunk.buffer, chunk.byteOffset, chunk.length >> 2) : null;
+    }
+    return this.words;
+  }
 
   /** Starts the value whose first byte is `chunk[i]`. */
   begin(chunk: Uint8Array, i: number): void {
@@ -135,6 +149,7 @@ export class ValueScanner {
     const abs = at.abs;
     let end = -1;
     let rs = -1;
+    const words = this.wordsOf(chunk);
     // Two tight loops (inside and outside strings) rather than one with a state test per byte; outside strings the
     // common bytes (digits, '.', ',', '-') fall through two comparisons. Measured 1.4x faster than a switch.
     outer: while (i < n) {
@@ -182,6 +197,18 @@ export class ValueScanner {
           if (b === 0x0a) {
             line++;
             lineStart = abs + i + 1;
+            // Pretty-printed input indents every line: those spaces, most of its bytes, are skipped four at a time.
+            let j = i + 1;
+            if (words !== null) {
+              while (j < n && (j & 3) !== 0 && chunk[j] === 0x20) j++;
+              if ((j & 3) === 0) {
+                let w = j >> 2;
+                while (w < words.length && words[w] === SPACES) w++;
+                j = w << 2;
+              }
+            }
+            while (j < n && chunk[j] === 0x20) j++;
+            i = j - 1;
           } else if (b === RS) {
             rs = i;
             break outer;

@@ -66,6 +66,16 @@ describe('FeatureCollection', () => {
     expect(evs[evs.length - 1]).toEqual({ kind: 'members', members: { type: 'FeatureCollection', properties: { a: 1 }, bbox: [0, 0, 1, 1] } });
   });
 
+  it('deep indentation (skipped four bytes at a time where the chunk allows): the same events and positions at any chunking', async () => {
+    const text = JSON.stringify({ type: 'FeatureCollection', features: [F1, F2, F1] }, null, 9);
+    const whole = await everyChunking('fc.json', text);
+    for (const size of [4, 8, 12, 16, 1 << 20]) expect(await collect(memorySource('fc.json', text, size)), `chunk size ${size}`).toEqual(whole);
+    const starts = text.split('\n').flatMap((l, i) => (l === `${' '.repeat(18)}{` ? [i + 1] : []));
+    expect(starts).toHaveLength(3);
+    expect(features(whole).map((e) => e.kind === 'feature' && [e.line, e.column])).toEqual(starts.map((line) => [line, 19]));
+    expect(features(whole).map((e) => e.kind === 'feature' && JSON.parse(e.text))).toEqual([F1, F2, F1]);
+  });
+
   it('minified on one line', async () => {
     const text = JSON.stringify({ type: 'FeatureCollection', features: [F1, F2, F1] });
     const evs = await everyChunking('fc.json', text);
@@ -300,6 +310,7 @@ describe('syntax errors: exact line and column', () => {
     // Inside features: found by JSON.parse, mapped back by parseFeature.
     ['inside a feature, V8 gives the position', '{"features":[\n  {"a": [1,2}\n]}', 2, 13, /Expected ',' or '\]'/],
     ['inside a feature, "Unexpected token" (no position from V8)', '{"features":[\n  {"a":\n     }\n]}', 3, 6, /expected a value/],
+    ['inside a feature, after a long indentation', `{"features":[\n  {"a":\n${' '.repeat(21)}}\n]}`, 3, 22, /expected a value/],
     ['inside a feature after a line break', '{"features":[{"a":1,\n  "b": 01}]}', 2, 9, /./],
     ['inside an NDJSON line', '{"a":1}\n{"b":nul}\n', 2, 6, /literal/],
     ['raw newline in a string', '{"features":[{"a":"x\ny"}]}', 1, 21, /control character|Bad control/i],
