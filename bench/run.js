@@ -67,6 +67,17 @@ const SHAPES = {
     naive: false, formats: ['json,pbf', 'json', 'pbf'], archive: true,
   },
 };
+/** The options of this run that change what it measures, as typed after `npm run bench --`. */
+function commandArgs() {
+  const given = [];
+  if (args.quick) given.push('--quick');
+  else if (args.shapes !== 'dense,real100k,real1m') given.push(`--shapes ${args.shapes}`);
+  if (args.repeat !== '3') given.push(`--repeat ${args.repeat}`);
+  if (args['repeat-large'] !== '1') given.push(`--repeat-large ${args['repeat-large']}`);
+  if (args.workers !== '2') given.push(`--workers ${args.workers}`);
+  return given.length > 0 ? ` -- ${given.join(' ')}` : '';
+}
+
 const shapeNames = args.quick ? ['real100k'] : args.shapes.split(',').map((s) => s.trim());
 const workers = Number(args.workers);
 const seed = Number(args.seed);
@@ -458,7 +469,7 @@ async function main() {
     `Machine: ${host.cpus} × ${host.cpuModel}, ${host.memGiB} GiB RAM, Node ${host.node}, ${host.platform}; load average `
       + `${host.loadAverage.join(' / ')} at the start, ${loadEnd.join(' / ')} at the end. Times, and the peak resident set of the `
       + `process (its worker threads included), from ${host.timeTool}; each figure the median of the runs, our build and the naive `
-      + `script taking turns. Every cell has a nucleus point (two features per cell). Command: \`npm run bench\`${args.quick ? ' -- --quick' : ''}.`,
+      + `script taking turns. Every cell has a nucleus point (two features per cell). Command: \`npm run bench${commandArgs()}\`.`,
     '',
     table(results, inputs),
     '',
