@@ -30,26 +30,24 @@ const PARSE_FLOOR = join(ROOT, 'bench', 'parse-floor.js');
 const README = join(ROOT, 'README.md');
 const MiB = 1024 * 1024;
 
-const { values: args } = parseArgs({
-  args: process.argv.slice(2),
-  options: {
-    quick: { type: 'boolean' },
-    shapes: { type: 'string', default: 'dense,real100k,real1m' },
-    'skip-naive': { type: 'boolean' },
-    'skip-archive': { type: 'boolean' },
-    'no-readme': { type: 'boolean' },
-    out: { type: 'string', default: 'results' },
-    workers: { type: 'string', default: '2' },
-    seed: { type: 'string', default: '1' },
-    repeat: { type: 'string', default: '3' },
-    'repeat-large': { type: 'string', default: '1' },
-    keep: { type: 'boolean' },
-    timeout: { type: 'string', default: '3600' },
-    'build-arg': { type: 'string', multiple: true, default: [] },
-    cli: { type: 'string' },
-    poll: { type: 'boolean' },
-  },
-});
+const OPTIONS = {
+  quick: { type: 'boolean' },
+  shapes: { type: 'string', default: 'dense,real100k,real1m' },
+  'skip-naive': { type: 'boolean' },
+  'skip-archive': { type: 'boolean' },
+  'no-readme': { type: 'boolean' },
+  out: { type: 'string', default: 'results' },
+  workers: { type: 'string', default: '2' },
+  seed: { type: 'string', default: '1' },
+  repeat: { type: 'string', default: '3' },
+  'repeat-large': { type: 'string', default: '1' },
+  keep: { type: 'boolean' },
+  timeout: { type: 'string', default: '3600' },
+  'build-arg': { type: 'string', multiple: true, default: [] },
+  cli: { type: 'string' },
+  poll: { type: 'boolean' },
+};
+const { values: args } = parseArgs({ args: process.argv.slice(2), options: OPTIONS });
 
 /** The slides: generator arguments, whether the naive script runs on it, and our runs (formats). */
 const SHAPES = {
@@ -69,12 +67,10 @@ const SHAPES = {
 };
 /** The options of this run that change what it measures, as typed after `npm run bench --`. */
 function commandArgs() {
-  const given = [];
-  if (args.quick) given.push('--quick');
-  else if (args.shapes !== 'dense,real100k,real1m') given.push(`--shapes ${args.shapes}`);
-  if (args.repeat !== '3') given.push(`--repeat ${args.repeat}`);
-  if (args['repeat-large'] !== '1') given.push(`--repeat-large ${args['repeat-large']}`);
-  if (args.workers !== '2') given.push(`--workers ${args.workers}`);
+  const given = args.quick ? ['--quick'] : [];
+  for (const name of [...(args.quick ? [] : ['shapes']), 'repeat', 'repeat-large', 'workers']) {
+    if (args[name] !== OPTIONS[name].default) given.push(`--${name} ${args[name]}`);
+  }
   return given.length > 0 ? ` -- ${given.join(' ')}` : '';
 }
 

@@ -175,10 +175,8 @@ export class TileSketch {
     if (jp > this.minLog2 && hasExtent(g)) this.sizer.rank(g);
     const cx = (box[0] + box[2]) / 2, cy = (box[1] + box[3]) / 2;
     const p = this.plane(plane);
-    // Doubled from one size to the next: `2 ** j` is a call to pow, per size of every feature.
-    let ts = 2 ** this.minLog2 / 2;
-    for (let j = this.minLog2; j <= MAX_LOG2; j++) {
-      ts *= 2;
+    // The size doubled from one j to the next: `2 ** j` is a call to pow, per size of every feature.
+    for (let j = this.minLog2, ts = 2 ** j; j <= MAX_LOG2; j++, ts *= 2) {
       let bytes = pointBytes, point = true;
       if (j < jp) {
         const tol = (3 * ts) / EXTENT;
