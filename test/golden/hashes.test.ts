@@ -41,7 +41,7 @@ describe('pyramid bytes (hashes.json)', () => {
     compare('sample-slide', out);
   });
 
-  it('a generated slide: 4 planes, 3 levels, thinned and pointified tiles, records spilled to disk', async () => {
+  it('a generated slide: 4 planes, 2 levels, thinned and pointified tiles, records spilled to disk', async () => {
     const input = path.join(scratch, 'generated.ndjson');
     expectOk(await runProcess(process.execPath, [path.join(ROOT, 'bench', 'generate.js'), '--cells', '2000', '--seed', '7', '--nuclei', 'polygons',
       '--planes', 't=2,z=2', '--width', '6000', '--height', '4000', '--format', 'ndjson', '--quiet', '-o', input]), 'generate');

@@ -1,6 +1,6 @@
 // The plan stage: the world and zoom range, the levels, and the work units each level tiles.
 import { describe, expect, it } from 'vitest';
-import { LEVEL_STEP, planBaseUnits, planBuild, planLevels, planUpperUnits, planWorld, sortPlanes, UNIT_BYTES } from '../../src/stages/plan.js';
+import { FIRST_UPPER_ZOOMS, planBaseUnits, planBuild, planLevels, planUpperUnits, planWorld, sortPlanes, UNIT_BYTES } from '../../src/stages/plan.js';
 import { resolveBuildConfig } from '../../src/options.js';
 
 describe('planWorld', () => {
@@ -22,17 +22,21 @@ describe('planWorld', () => {
 });
 
 describe('planLevels', () => {
-  it('puts level-0 cells at about the unit size and one zoom per level above, down to the coarsest zoom', () => {
-    expect(LEVEL_STEP).toBe(1);
-    // 8192 px world, 2048 px units: level-0 cells at zoom 2 tile zooms 2–4; then zoom 1, then zoom 0.
-    expect(planLevels(8192, 0, 4, 2048)).toEqual([{ zoom: 2, topZoom: 4 }, { zoom: 1, topZoom: 1 }, { zoom: 0, topZoom: 0 }]);
-    expect(planLevels(8192, 0, 4, 256)).toEqual([
-      { zoom: 4, topZoom: 4 }, { zoom: 3, topZoom: 3 }, { zoom: 2, topZoom: 2 }, { zoom: 1, topZoom: 1 }, { zoom: 0, topZoom: 0 },
+  it('puts level-0 cells at about the unit size, two zooms in the level above, then one zoom per level', () => {
+    expect(FIRST_UPPER_ZOOMS).toBe(2);
+    // 8192 px world, 2048 px units: level-0 cells at zoom 2 tile zooms 2–4; then zoom-0 cells tile zooms 0–1.
+    expect(planLevels(8192, 0, 4, 2048)).toEqual([{ zoom: 2, topZoom: 4 }, { zoom: 0, topZoom: 1 }]);
+    expect(planLevels(8192, 0, 4, 256)).toEqual([{ zoom: 4, topZoom: 4 }, { zoom: 2, topZoom: 3 }, { zoom: 1, topZoom: 1 }, { zoom: 0, topZoom: 0 }]);
+    // The real 100k-cell shape: 131,072 px world, zooms 0–8.
+    expect(planLevels(131072, 0, 8, 2048)).toEqual([
+      { zoom: 6, topZoom: 8 }, { zoom: 4, topZoom: 5 }, { zoom: 3, topZoom: 3 }, { zoom: 2, topZoom: 2 }, { zoom: 1, topZoom: 1 }, { zoom: 0, topZoom: 0 },
     ]);
   });
 
   it('never puts level-0 cells finer than the finest zoom, nor raises them to a finer coarsest zoom', () => {
-    expect(planLevels(2048, 0, 2, 64)).toEqual([{ zoom: 2, topZoom: 2 }, { zoom: 1, topZoom: 1 }, { zoom: 0, topZoom: 0 }]);
+    expect(planLevels(2048, 0, 2, 64)).toEqual([{ zoom: 2, topZoom: 2 }, { zoom: 0, topZoom: 1 }]);
+    // --min-zoom 1 cuts the pair above level 0 short.
+    expect(planLevels(8192, 1, 4, 2048)).toEqual([{ zoom: 2, topZoom: 4 }, { zoom: 1, topZoom: 1 }]);
     // --min-zoom 3 on an 8192 px world: cells stay at zoom 2 (2048 px), one level tiles zooms 3–4.
     expect(planLevels(8192, 3, 4, 2048)).toEqual([{ zoom: 2, topZoom: 4 }]);
     // A world smaller than a unit: one cell, zoom 0.
@@ -95,7 +99,7 @@ describe('planBuild: dense level-0 cells', () => {
     const heavy = (k: string) => (k === '0/0/0/0/0' ? 5 * UNIT_BYTES : 0);
     const { plan, units } = planBuild(config, found, keys, heavy);
     // Five times the limit: two zooms finer (a sixteenth each).
-    expect(plan.levels.map((l) => l.zoom)).toEqual([4, 3, 2, 1, 0]);
+    expect(plan.levels.map((l) => l.zoom)).toEqual([4, 2, 1, 0]);
     expect(units).toHaveLength(32);
     expect(units.filter((u) => u.sources[0] === '0/0/0/0/0').map((u) => `${u.cell.x}/${u.cell.y}`)).toContain('3/3');
     expect(units.every((u) => u.sources.length === 1 && u.cell.z === 4)).toBe(true);
