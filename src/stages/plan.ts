@@ -9,14 +9,12 @@ import { planThresholds, tileOverhead, type TileSketch } from './thinning.js';
 import { comparePlanes, defaultMaxZoom, MAX_WORLD_SIDE, planeKey, tileSize, worldSide, type Dim, type Plane, type World } from '../tiling/space.js';
 
 /**
- * Zooms tiled by the first level above level 0; each level above it tiles one. The first upper level's cost is mostly
- * loading its records and reducing them for the level above, not tiling: tiling two zooms from one load saves both for
- * the zoom below level 0's cells (at 100k cells: 1.5 of the 3.1 CPU-seconds those two levels took), and its units
- * stay many (169 instead of 625 at 100k cells), so the pool stays busy. Above it, one zoom per level gives four times
- * the units two would; pairing there saved no time and raised the peak (a unit of zoom-2 cells holding a tenth of the
- * slide for two zooms: 700–780 MB against 540–555 MB at 100k cells). Tiles are the same bytes either way.
+ * The most zooms the first level above level 0 tiles (see FIRST_UPPER_BYTES); each level above it tiles one. That
+ * level's cost is mostly loading its records and reducing them for the level above, not tiling (at 100k cells,
+ * before: 1.7 CPU-s for zoom 5, 1.4 s for zoom 4, 1.1 s for zoom 3, each tiling all 200,000 features): tiling several
+ * zooms from one load saves the loads and reductions between them. Tiles are the same bytes however they are grouped.
  */
-export const FIRST_UPPER_ZOOMS = 2;
+export const FIRST_UPPER_ZOOMS = 3;
 
 /**
  * A level tiles zooms [max(zoom, minZoom), topZoom] from cells at `zoom`; level 0 reads the input, higher levels the
@@ -107,16 +105,16 @@ export function findOutliers(extent: readonly number[], side: number): Outliers 
 
 /**
  * Cell zooms of the levels, finest first. `finer` zooms more for level 0 split dense data into smaller units (see
- * `planBuild`).
+ * `planBuild`); `firstUpper` zooms for the level above it (see firstUpperZooms).
  */
-export function planLevels(side: number, minZoom: number, maxZoom: number, cellSize: number, finer = 0): Level[] {
+export function planLevels(side: number, minZoom: number, maxZoom: number, cellSize: number, finer = 0, firstUpper = 1): Level[] {
   // Level-0 cells are about cellSize pixels whatever the zoom range: cells of the minimum zoom, when it is finer, would
   // each read a whole stored pixel cell for a fraction of it (16 times over at two zooms finer: 4x the build time).
   const k0 = Math.min(maxZoom, Math.max(0, Math.round(Math.log2(side / cellSize))) + finer);
   const levels: Level[] = [{ zoom: k0, topZoom: maxZoom }];
   while (levels[levels.length - 1].zoom > minZoom) {
     const above = levels[levels.length - 1].zoom;
-    const zooms = levels.length === 1 ? FIRST_UPPER_ZOOMS : 1;
+    const zooms = levels.length === 1 ? firstUpper : 1;
     levels.push({ zoom: Math.max(minZoom, above - zooms), topZoom: above - 1 });
   }
   return levels;
@@ -152,6 +150,26 @@ export function unitBytes(u: UnitPlan, side: number, cellSize: number, bytesOf: 
   return u.sources.reduce((n, k) => n + bytesOf(k), 0) * share;
 }
 
+/**
+ * Zooms the first level above level 0 tiles: the most, up to FIRST_UPPER_ZOOMS, for which each of its cells covers
+ * at most FIRST_UPPER_BYTES of records, estimated by the level-0 units inside it (records for a coarser zoom are
+ * reduced, so never larger). Dense data keep one zoom: the dense slide's cells of zoom 2 would cover 58 MiB.
+ */
+export function firstUpperZooms(units: UnitPlan[], bytesOf: (u: UnitPlan) => number): number {
+  for (let n = FIRST_UPPER_ZOOMS; n > 1; n--) {
+    const cells = new Map<string, number>();
+    let heaviest = 0;
+    for (const u of units) {
+      const key = unitKey(u.plane, u.cell.x >> n, u.cell.y >> n);
+      const bytes = (cells.get(key) ?? 0) + bytesOf(u);
+      cells.set(key, bytes);
+      heaviest = Math.max(heaviest, bytes);
+    }
+    if (heaviest <= FIRST_UPPER_BYTES) return n;
+  }
+  return 1;
+}
+
 /** Units of a level above 0: one per stored key (cells at the level's zoom). */
 export function planUpperUnits(storeKeys: string[], levelIndex: number, level: Level): UnitPlan[] {
   return storeKeys.map((key) => {
@@ -183,6 +201,14 @@ export interface PlanSources {
 export const UNIT_BYTES = 16 << 20;
 
 /**
+ * The most records (estimated) a cell of the first level above level 0 may cover; fewer zooms are taken above it. Its
+ * units hold their decoded features and the tiles of all their zooms at once. At 100k cells a cell of zoom 3 covers
+ * 3.5 MiB (PBF) to 5 MiB (JSON + PBF) and one of zoom 2 11.5 to 16 MiB: four zooms from zoom-2 cells raised the peak
+ * by 100–180 MB and took longer than three.
+ */
+export const FIRST_UPPER_BYTES = UNIT_BYTES / 2;
+
+/**
  * The plan of a build and its level-0 units, from the config, what was read, and the keys of the stored records
  * with their bytes. Level 0 is split into finer units (down to the finest zoom) while its heaviest unit holds more
  * than UNIT_BYTES: a few huge features (1 MB ids) in one cell must not be tiled all at once.
@@ -190,14 +216,18 @@ export const UNIT_BYTES = 16 << 20;
 export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: string[], bytesOf: (key: string) => number = () => 0): { plan: BuildPlan; units: UnitPlan[] } {
   const o = config.options;
   const { world, minZoom, maxZoom } = planWorld({ imageSize: config.imageSize, bounds: found.bounds, minZoom: o.minZoom, maxZoom: o.maxZoom, cellSize: o.unitSize });
+  let finer = 0;
   let levels = planLevels(world.side, minZoom, maxZoom, o.unitSize);
   let units = planBaseUnits(storeKeys, world.side, levels[0], o.unitSize);
   const heaviest = units.reduce((m, u) => Math.max(m, unitBytes(u, world.side, o.unitSize, bytesOf)), 0);
   if (heaviest > UNIT_BYTES && levels[0].zoom < maxZoom) {
     // Each zoom finer quarters a unit.
-    levels = planLevels(world.side, minZoom, maxZoom, o.unitSize, Math.ceil(Math.log2(heaviest / UNIT_BYTES) / 2));
+    finer = Math.ceil(Math.log2(heaviest / UNIT_BYTES) / 2);
+    levels = planLevels(world.side, minZoom, maxZoom, o.unitSize, finer);
     units = planBaseUnits(storeKeys, world.side, levels[0], o.unitSize);
   }
+  const upper = firstUpperZooms(units, (u) => unitBytes(u, world.side, o.unitSize, bytesOf));
+  if (upper > 1) levels = planLevels(world.side, minZoom, maxZoom, o.unitSize, finer, upper);
   const planes = new Map<string, Plane>();
   for (const k of storeKeys) {
     const { plane } = parseUnitKey(k);

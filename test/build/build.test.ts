@@ -153,12 +153,13 @@ describe('buildPyramid', () => {
   });
 
   it('gives the same bytes at any parallelism when a long feature makes each level wait for the whole level below', async () => {
-    // 256 px units in a 2,048 px world to zoom 3: three levels (cells at zooms 3, 1 for zooms 1–2, and 0). The 2,000 px
-    // LineString reaches beyond a parent's neighbours from each, so each level waits for all of the level below
-    // (build/schedule.ts).
-    const a = await build({ workers: 1, unitSize: 256, maxZoom: 3 });
-    const b = await build({ workers: 2, unitSize: 256, maxZoom: 3 });
-    const c = await build({ workers: 2, unitSize: 256, maxZoom: 3, memoryBudget: 1 });
+    // 256 px units in a 4,096 px world to zoom 4: three levels (cells at zoom 4; at zoom 1 for zooms 1–3; zoom 0).
+    // The 2,000 px LineString reaches beyond a parent's neighbours from each, so each level waits for nearly all of
+    // the level below (build/schedule.ts).
+    const opts = { unitSize: 256, imageSize: '4096,4096', maxZoom: 4 };
+    const a = await build({ ...opts, workers: 1 });
+    const b = await build({ ...opts, workers: 2 });
+    const c = await build({ ...opts, workers: 2, memoryBudget: 1 });
     const strip = (s: MemorySink) => new Map([...s.files].filter(([k]) => k !== 'build-report.json').map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
     expect(a.report.units.levels).toBe(3);
     expect(strip(b.sink)).toEqual(strip(a.sink));

@@ -1,6 +1,6 @@
 // The plan stage: the world and zoom range, the levels, and the work units each level tiles.
 import { describe, expect, it } from 'vitest';
-import { FIRST_UPPER_ZOOMS, planBaseUnits, planBuild, planLevels, planUpperUnits, planWorld, sortPlanes, UNIT_BYTES } from '../../src/stages/plan.js';
+import { FIRST_UPPER_BYTES, FIRST_UPPER_ZOOMS, firstUpperZooms, planBaseUnits, planBuild, planLevels, planUpperUnits, planWorld, sortPlanes, UNIT_BYTES } from '../../src/stages/plan.js';
 import { resolveBuildConfig } from '../../src/options.js';
 
 describe('planWorld', () => {
@@ -22,21 +22,26 @@ describe('planWorld', () => {
 });
 
 describe('planLevels', () => {
-  it('puts level-0 cells at about the unit size, two zooms in the level above, then one zoom per level', () => {
-    expect(FIRST_UPPER_ZOOMS).toBe(2);
-    // 8192 px world, 2048 px units: level-0 cells at zoom 2 tile zooms 2–4; then zoom-0 cells tile zooms 0–1.
-    expect(planLevels(8192, 0, 4, 2048)).toEqual([{ zoom: 2, topZoom: 4 }, { zoom: 0, topZoom: 1 }]);
-    expect(planLevels(8192, 0, 4, 256)).toEqual([{ zoom: 4, topZoom: 4 }, { zoom: 2, topZoom: 3 }, { zoom: 1, topZoom: 1 }, { zoom: 0, topZoom: 0 }]);
-    // The real 100k-cell shape: 131,072 px world, zooms 0–8.
-    expect(planLevels(131072, 0, 8, 2048)).toEqual([
-      { zoom: 6, topZoom: 8 }, { zoom: 4, topZoom: 5 }, { zoom: 3, topZoom: 3 }, { zoom: 2, topZoom: 2 }, { zoom: 1, topZoom: 1 }, { zoom: 0, topZoom: 0 },
+  it('puts level-0 cells at about the unit size and one zoom per level above, down to the coarsest zoom', () => {
+    // 8192 px world, 2048 px units: level-0 cells at zoom 2 tile zooms 2–4; then zoom 1, then zoom 0.
+    expect(planLevels(8192, 0, 4, 2048)).toEqual([{ zoom: 2, topZoom: 4 }, { zoom: 1, topZoom: 1 }, { zoom: 0, topZoom: 0 }]);
+    expect(planLevels(8192, 0, 4, 256)).toEqual([
+      { zoom: 4, topZoom: 4 }, { zoom: 3, topZoom: 3 }, { zoom: 2, topZoom: 2 }, { zoom: 1, topZoom: 1 }, { zoom: 0, topZoom: 0 },
     ]);
   });
 
+  it('lets the first level above level 0 tile several zooms, then one per level, never below the coarsest zoom', () => {
+    // The real 100k-cell shape: 131,072 px world, zooms 0–8, three zooms in the first upper level.
+    expect(planLevels(131072, 0, 8, 2048, 0, 3)).toEqual([
+      { zoom: 6, topZoom: 8 }, { zoom: 3, topZoom: 5 }, { zoom: 2, topZoom: 2 }, { zoom: 1, topZoom: 1 }, { zoom: 0, topZoom: 0 },
+    ]);
+    expect(planLevels(8192, 0, 4, 256, 0, 2)).toEqual([{ zoom: 4, topZoom: 4 }, { zoom: 2, topZoom: 3 }, { zoom: 1, topZoom: 1 }, { zoom: 0, topZoom: 0 }]);
+    expect(planLevels(8192, 1, 4, 256, 0, 3)).toEqual([{ zoom: 4, topZoom: 4 }, { zoom: 1, topZoom: 3 }]);
+    expect(planLevels(8192, 0, 4, 2048, 0, 3)).toEqual([{ zoom: 2, topZoom: 4 }, { zoom: 0, topZoom: 1 }]);
+  });
+
   it('never puts level-0 cells finer than the finest zoom, nor raises them to a finer coarsest zoom', () => {
-    expect(planLevels(2048, 0, 2, 64)).toEqual([{ zoom: 2, topZoom: 2 }, { zoom: 0, topZoom: 1 }]);
-    // --min-zoom 1 cuts the pair above level 0 short.
-    expect(planLevels(8192, 1, 4, 2048)).toEqual([{ zoom: 2, topZoom: 4 }, { zoom: 1, topZoom: 1 }]);
+    expect(planLevels(2048, 0, 2, 64)).toEqual([{ zoom: 2, topZoom: 2 }, { zoom: 1, topZoom: 1 }, { zoom: 0, topZoom: 0 }]);
     // --min-zoom 3 on an 8192 px world: cells stay at zoom 2 (2048 px), one level tiles zooms 3–4.
     expect(planLevels(8192, 3, 4, 2048)).toEqual([{ zoom: 2, topZoom: 4 }]);
     // A world smaller than a unit: one cell, zoom 0.
@@ -99,10 +104,50 @@ describe('planBuild: dense level-0 cells', () => {
     const heavy = (k: string) => (k === '0/0/0/0/0' ? 5 * UNIT_BYTES : 0);
     const { plan, units } = planBuild(config, found, keys, heavy);
     // Five times the limit: two zooms finer (a sixteenth each).
-    expect(plan.levels.map((l) => l.zoom)).toEqual([4, 2, 1, 0]);
+    expect(plan.levels.map((l) => l.zoom)).toEqual([4, 3, 2, 1, 0]);
     expect(units).toHaveLength(32);
     expect(units.filter((u) => u.sources[0] === '0/0/0/0/0').map((u) => `${u.cell.x}/${u.cell.y}`)).toContain('3/3');
     expect(units.every((u) => u.sources.length === 1 && u.cell.z === 4)).toBe(true);
     expect(planBuild(config, found, keys, () => 1e12).plan.levels[0].zoom).toBe(4);
+  });
+});
+
+describe('firstUpperZooms', () => {
+  // 64 level-0 units at zoom 6 (an 8 × 8 block of cells), each holding `each` bytes.
+  const units = planBaseUnits(
+    Array.from({ length: 64 }, (_, i) => `0/0/0/${i % 8}/${Math.floor(i / 8)}`), 131072, { zoom: 6, topZoom: 8 }, 2048,
+  );
+  const zooms = (each: number) => firstUpperZooms(units, () => each);
+
+  it(`takes up to ${FIRST_UPPER_ZOOMS} zooms while a cell of the coarsest covers at most FIRST_UPPER_BYTES, estimated by level 0`, () => {
+    expect(FIRST_UPPER_ZOOMS).toBe(3);
+    // Three zooms up, one cell holds all 64 units; two up, 16; one up, 4.
+    expect(zooms(FIRST_UPPER_BYTES / 64)).toBe(3);
+    expect(zooms(FIRST_UPPER_BYTES / 64 + 1)).toBe(2);
+    expect(zooms(FIRST_UPPER_BYTES / 16)).toBe(2);
+    expect(zooms(FIRST_UPPER_BYTES / 16 + 1)).toBe(1);
+    expect(zooms(FIRST_UPPER_BYTES)).toBe(1);
+  });
+
+  it('counts cells apart per plane, and the heaviest cell decides', () => {
+    const twoPlanes = [...units, ...units.map((u) => ({ ...u, plane: { t: 1, c: 0, z: 0 } }))];
+    expect(firstUpperZooms(twoPlanes, () => FIRST_UPPER_BYTES / 64)).toBe(3);
+    const oneHeavy = (bytes: number) => (u: { cell: { x: number; y: number } }) => (u.cell.x === 5 && u.cell.y === 2 ? bytes : 0);
+    expect(firstUpperZooms(units, oneHeavy(FIRST_UPPER_BYTES))).toBe(3);
+    expect(firstUpperZooms(units, oneHeavy(FIRST_UPPER_BYTES + 1))).toBe(1);
+    // Two columns of units at a quarter each: a 4 × 4 block holds twice the limit, a 2 × 2 block the limit.
+    expect(firstUpperZooms(units, (u) => (u.cell.x < 2 ? FIRST_UPPER_BYTES / 4 : 0))).toBe(1);
+  });
+
+  it('gives a plan whose first upper level tiles those zooms', () => {
+    const found = { bounds: [0, 0, 100000, 100000] as [number, number, number, number], dims: [], stats: { cells: {} }, collection: {} };
+    const config = resolveBuildConfig({ out: 'o', memoryBudget: 64 << 20 });
+    const keys = units.map((u) => u.key);
+    expect(planBuild(config, found, keys, () => 1024).plan.levels.slice(0, 3)).toEqual([
+      { zoom: 6, topZoom: 8 }, { zoom: 3, topZoom: 5 }, { zoom: 2, topZoom: 2 },
+    ]);
+    expect(planBuild(config, found, keys, () => UNIT_BYTES / 8).plan.levels.slice(0, 3)).toEqual([
+      { zoom: 6, topZoom: 8 }, { zoom: 5, topZoom: 5 }, { zoom: 4, topZoom: 4 },
+    ]);
   });
 });
