@@ -153,7 +153,7 @@ export function unitBytes(u: UnitPlan, side: number, cellSize: number, bytesOf: 
 /**
  * Zooms the first level above level 0 tiles: the most, up to FIRST_UPPER_ZOOMS, for which each of its cells covers
  * at most FIRST_UPPER_BYTES of records, estimated by the level-0 units inside it (records for a coarser zoom are
- * reduced, so never larger). Dense data keep one zoom: the dense slide's cells of zoom 2 would cover 58 MiB.
+ * reduced, so never larger). Dense data keep one zoom: on the dense slide two zooms would take cells of 58 MiB.
  */
 export function firstUpperZooms(units: UnitPlan[], bytesOf: (u: UnitPlan) => number): number {
   for (let n = FIRST_UPPER_ZOOMS; n > 1; n--) {

@@ -135,7 +135,7 @@ describe('firstUpperZooms', () => {
     const oneHeavy = (bytes: number) => (u: { cell: { x: number; y: number } }) => (u.cell.x === 5 && u.cell.y === 2 ? bytes : 0);
     expect(firstUpperZooms(units, oneHeavy(FIRST_UPPER_BYTES))).toBe(3);
     expect(firstUpperZooms(units, oneHeavy(FIRST_UPPER_BYTES + 1))).toBe(1);
-    // Two columns of units at a quarter each: a 4 × 4 block holds twice the limit, a 2 × 2 block the limit.
+    // Two columns of units at a quarter each: an 8 × 8 block holds four times the limit, a 4 × 4 block twice.
     expect(firstUpperZooms(units, (u) => (u.cell.x < 2 ? FIRST_UPPER_BYTES / 4 : 0))).toBe(1);
   });
 
