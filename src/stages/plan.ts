@@ -216,18 +216,18 @@ export const FIRST_UPPER_BYTES = UNIT_BYTES / 2;
 export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: string[], bytesOf: (key: string) => number = () => 0): { plan: BuildPlan; units: UnitPlan[] } {
   const o = config.options;
   const { world, minZoom, maxZoom } = planWorld({ imageSize: config.imageSize, bounds: found.bounds, minZoom: o.minZoom, maxZoom: o.maxZoom, cellSize: o.unitSize });
+  // Level 0 decides the units; the levels above it follow from their bytes.
+  const baseLevel = (finer: number) => planLevels(world.side, minZoom, maxZoom, o.unitSize, finer)[0];
+  const bytes = (u: UnitPlan) => unitBytes(u, world.side, o.unitSize, bytesOf);
   let finer = 0;
-  let levels = planLevels(world.side, minZoom, maxZoom, o.unitSize);
-  let units = planBaseUnits(storeKeys, world.side, levels[0], o.unitSize);
-  const heaviest = units.reduce((m, u) => Math.max(m, unitBytes(u, world.side, o.unitSize, bytesOf)), 0);
-  if (heaviest > UNIT_BYTES && levels[0].zoom < maxZoom) {
+  let units = planBaseUnits(storeKeys, world.side, baseLevel(finer), o.unitSize);
+  const heaviest = units.reduce((m, u) => Math.max(m, bytes(u)), 0);
+  if (heaviest > UNIT_BYTES && baseLevel(finer).zoom < maxZoom) {
     // Each zoom finer quarters a unit.
     finer = Math.ceil(Math.log2(heaviest / UNIT_BYTES) / 2);
-    levels = planLevels(world.side, minZoom, maxZoom, o.unitSize, finer);
-    units = planBaseUnits(storeKeys, world.side, levels[0], o.unitSize);
+    units = planBaseUnits(storeKeys, world.side, baseLevel(finer), o.unitSize);
   }
-  const upper = firstUpperZooms(units, (u) => unitBytes(u, world.side, o.unitSize, bytesOf));
-  if (upper > 1) levels = planLevels(world.side, minZoom, maxZoom, o.unitSize, finer, upper);
+  const levels = planLevels(world.side, minZoom, maxZoom, o.unitSize, finer, firstUpperZooms(units, bytes));
   const planes = new Map<string, Plane>();
   for (const k of storeKeys) {
     const { plane } = parseUnitKey(k);
