@@ -22,6 +22,8 @@ import type { ReadSummary } from './state.js';
 /** A parse batch closes at 4 MiB of JSON or 4,096 features, whichever comes first. */
 const BATCH_BYTES = 4 << 20;
 const BATCH_FEATURES = 4096;
+/** A batch's text buffer: room for a batch and most of the feature that closes it (a longer one grows it). */
+const BATCH_CAPACITY = BATCH_BYTES + (BATCH_BYTES >> 2);
 /**
  * A batch of values closes at 64 features: values are parsed on this thread as soon as their batch closes, so a batch
  * only bounds how many (possibly huge traced polygons) are held at once.
@@ -31,18 +33,22 @@ const BATCH_VALUES = 64;
 interface Batch { file: string; layer: string; rule: PlaneRule; raw: RawBatch; count: number; seq0: number }
 
 /**
- * Gathers one input's features into parse batches. JSON text goes into one reused buffer, and each batch moves to a
- * worker as a copy of exactly its bytes (a fresh large buffer per batch would leave the allocator holding freed ones:
- * RSS grew with the input). Values (features made in memory, whole-file documents) stay as they are.
+ * Gathers one input's features into parse batches. JSON text goes into a buffer that moves to the worker whole, and
+ * the worker hands it back with the batch's result for a later batch (`Spares`): a copy of each batch into a fresh
+ * buffer cost the reading thread a copy of the whole input and a page fault per 4 KiB of it. Values (features made in
+ * memory, whole-file documents) stay as they are.
  */
 class BatchBuilder {
-  private readonly bytes = new ByteArena(BATCH_BYTES + (BATCH_BYTES >> 2));
+  private readonly bytes: ByteArena;
   /** A feature of a batch size or more, alone in its batch: it moves to the worker as it is, never copied into `bytes`. */
   private alone: Uint8Array | undefined;
   private values: unknown[] = [];
   private meta: number[] = [];
 
-  constructor(private readonly head: Pick<Batch, 'file' | 'layer' | 'rule'>, private readonly seq: { next: number }) {}
+  constructor(private readonly head: Pick<Batch, 'file' | 'layer' | 'rule'>, private readonly seq: { next: number }, private readonly spares: Spares) {
+    this.bytes = new ByteArena(0);
+    this.bytes.buf = spares.take();
+  }
 
   get full(): boolean {
     return this.alone !== undefined || this.bytes.pos >= BATCH_BYTES || this.meta.length >= BATCH_FEATURES * META || this.values.length >= BATCH_VALUES;
@@ -75,7 +81,7 @@ class BatchBuilder {
 
   take(): Batch {
     const meta = Float64Array.from(this.meta);
-    const raw: RawBatch = this.values.length > 0 ? { values: this.values, meta } : { bytes: this.alone ?? this.bytes.copy(), meta };
+    const raw: RawBatch = this.values.length > 0 ? { values: this.values, meta } : { bytes: this.alone ?? this.textOut(), meta };
     this.alone = undefined;
     const b = { ...this.head, raw, count: this.meta.length / META, seq0: this.seq.next };
     this.seq.next += b.count;
@@ -83,6 +89,30 @@ class BatchBuilder {
     this.values = [];
     this.meta = [];
     return b;
+  }
+
+  /** The batch's text, a view of a buffer that now belongs to the batch; the builder goes on in a spare one. */
+  private textOut(): Uint8Array {
+    const text = this.bytes.buf.subarray(0, this.bytes.pos);
+    this.bytes.buf = this.spares.take();
+    return text;
+  }
+}
+
+/**
+ * Text buffers of parse batches that workers handed back, for the next batches. At most `max` are kept (the batches
+ * in flight plus the one being filled), so what a build holds never grows with its input.
+ */
+class Spares {
+  private readonly free: Uint8Array[] = [];
+  constructor(private readonly max: number) {}
+
+  take(): Uint8Array {
+    return this.free.pop() ?? new Uint8Array(BATCH_CAPACITY);
+  }
+
+  give(buf: Uint8Array): void {
+    if (buf.length >= BATCH_CAPACITY && this.free.length < this.max) this.free.push(buf);
   }
 }
 
@@ -103,6 +133,8 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   const dims = new Set<Dim>();
   const knownSide = config.imageSize ? 2 ** Math.ceil(Math.log2(Math.max(config.imageSize.width, config.imageSize.height))) : undefined;
   const seq = { next: 0 };
+  const window = o.workers * 2;
+  const spares = new Spares(window + 1);
   const fieldsSeen = new Set<string>();
   const grow = (b: readonly number[]) => {
     const bb = (sum.bounds ??= [Infinity, Infinity, -Infinity, -Infinity]);
@@ -114,7 +146,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   async function* batches(): AsyncGenerator<Batch> {
     for (const input of inputs) {
       const file = input.source.name;
-      const b = new BatchBuilder({ file, layer: o.layer ?? input.layer ?? layerNameFor(file), rule: { fixed: input.plane ?? {}, fields: config.planeFields } }, seq);
+      const b = new BatchBuilder({ file, layer: o.layer ?? input.layer ?? layerNameFor(file), rule: { fixed: input.plane ?? {}, fields: config.planeFields } }, seq, spares);
       const features = 'features' in input.source ? madeFeatures(input.source) : readFeatures(input.source, onMembers, valueLimit(config));
       // Features come in groups (a source chunk's worth): one await per group, not per feature.
       for await (const group of features) {
@@ -134,7 +166,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     }
   }
 
-  await runOrdered(batches(), o.workers * 2, async (b) => {
+  await runOrdered(batches(), window, async (b) => {
     const task: ParseTask = {
       kind: 'parse', file: b.file, layer: b.layer, layerBy: o.layerBy, rule: b.rule, cellSize: o.unitSize,
       side: knownSide, seq0: b.seq0, raw: b.raw, sampleCap: SAMPLES_PER_CODE, nucleusFeatures: o.nucleusFeatures,
@@ -144,6 +176,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     // validation and encoding it would move off this thread (1.5x the CPU time on a traced label mask).
     return 'values' in b.raw ? parseBatch(task) : pool.parse(task);
   }, (r: ParseResult, b) => {
+    if (r.text) spares.give(r.text);
     if (r.syntax) throw new ReadError(b.file, r.syntax.line, r.syntax.column, `feature ${r.syntax.index}: ${r.syntax.message}`);
     sum.read += r.read; sum.valid += r.valid; sum.invalid += r.invalid;
     tally.merge(r.issues);

@@ -81,6 +81,8 @@ export interface ParseResult {
   optionFieldsSeen: string[];
   /** Tile size estimates of the batch (thinning.ts), when asked for. */
   sketch?: SketchData;
+  /** The whole buffer the batch's text came in, handed back to carry a later batch (text batches only). */
+  text?: Uint8Array;
   /** Syntax error inside a feature: fatal for the file. */
   syntax?: { index: number; line: number; column: number; message: string };
 }
@@ -160,6 +162,7 @@ export function parseBatch(task: ParseTask): ParseResult {
 
   const { raw } = task;
   const meta = raw.meta;
+  if ('bytes' in raw) res.text = new Uint8Array(raw.bytes.buffer);
   for (let i = 0; i < meta.length / META; i++) {
     const m = i * META;
     const index = meta[m], line = meta[m + 1], column = meta[m + 2];

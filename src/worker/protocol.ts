@@ -14,7 +14,8 @@ import type { Dim } from '../tiling/space.js';
  * 2. Reading (plan): the main thread splits the inputs into batches of features. Per batch of JSON text, main →
  *    worker: a `ParseTask` (kind 'parse'), whose `raw.bytes` and `raw.meta` move (the reading thread made them for
  *    this worker alone: `parseTransfers`). The worker parses, validates, assigns planes and layers and encodes unit
- *    records (`parseBatch`); worker → main: a `ParseResult`, whose unit record buffers move back (`resultTransfers`).
+ *    records (`parseBatch`); worker → main: a `ParseResult`, whose unit record buffers move back, and the batch's
+ *    text buffer with them, for the reading thread to fill again (`resultTransfers`).
  *    Batches of values that were never text (traced masks, whole-file documents) are parsed on the main thread: a
  *    structured clone to a worker cost more than the work. Results are consumed in batch order (`runOrdered`).
  * 3. Tiling (every level, each shard): main → worker: a `TileBatch` (kind 'tiles'), several units of one level
@@ -73,14 +74,17 @@ export function transferable(views: Uint8Array[]): ArrayBuffer[] {
   return [...new Set(owned.map((v) => v.buffer as ArrayBuffer))];
 }
 
-/** What of a parse task moves to the worker: the batch's text and the positions of its features (values are copied). */
+/**
+ * What of a parse task moves to the worker: the positions of its features and the whole buffer its text is in, which
+ * the reading thread filled for this batch alone (values are copied).
+ */
 export function parseTransfers(task: ParseTask): ArrayBuffer[] {
-  return transferable([new Uint8Array(task.raw.meta.buffer), ...('bytes' in task.raw ? [task.raw.bytes] : [])]);
+  return transferable([new Uint8Array(task.raw.meta.buffer), ...('bytes' in task.raw ? [new Uint8Array(task.raw.bytes.buffer)] : [])]);
 }
 
 /** What of a result moves back to the main thread: unit records; tile bytes not written, records for the level above, preview patches. */
 export function resultTransfers(result: TaskResult): ArrayBuffer[] {
-  if (!('kind' in result)) return transferable(result.units.map(([, b]) => b));
+  if (!('kind' in result)) return transferable([...result.units.map(([, b]) => b), ...(result.text ? [result.text] : [])]);
   const views: Uint8Array[] = [];
   for (const u of result.units) {
     for (const t of u.tiles) if (t.bytes) views.push(t.bytes);

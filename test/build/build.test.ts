@@ -166,6 +166,36 @@ describe('buildPyramid', () => {
     expect(strip(c.sink)).toEqual(strip(a.sink));
   });
 
+  it('reads an input of many parse batches whole and in place, at one worker and at two', async () => {
+    // 40,000 features: ten batches of 4,096, so the text buffers the workers hand back carry later batches. A buffer
+    // filled again while a worker still parsed it would move or drop features: each must be in the finest tiles, with
+    // its own id and at its own place.
+    const N = 40_000;
+    const at = (i: number) => [(i % 200) * 10 + 3, Math.floor(i / 200) * 10 + 3];
+    const features = Array.from({ length: N }, (_, i) => ({ type: 'Feature', id: i + 1, properties: { label: i + 1 }, geometry: { type: 'Polygon', coordinates: square(at(i)[0], at(i)[1], 4) } }));
+    const text = JSON.stringify({ type: 'FeatureCollection', features });
+    const opts = { maxZoom: 3, unitSize: 1024, format: 'pbf' };
+    const one = await build({ ...opts, workers: 1 }, text);
+    const two = await build({ ...opts, workers: 2 }, text);
+    expect(two.report.features).toMatchObject({ read: N, valid: N, invalid: 0 });
+    const seen = new Set<number>();
+    for (const [k, v] of two.sink.files) {
+      const m = /^3\/(\d+)\/(\d+)\.pbf$/.exec(k);
+      if (!m) continue;
+      for (const f of decodePbf(v, 2048, 3, Number(m[1]), Number(m[2]))) {
+        const id = Number(f.id);
+        const xs = f.rings.flat().map((p) => p[0]), ys = f.rings.flat().map((p) => p[1]);
+        // Inside its own square (a tile's buffer edge may cut it).
+        const [x, y] = at(id - 1);
+        expect([f.properties.label, Math.min(...xs) >= x, Math.max(...xs) <= x + 4, Math.min(...ys) >= y, Math.max(...ys) <= y + 4]).toEqual([id, true, true, true, true]);
+        seen.add(id);
+      }
+    }
+    expect(seen.size).toBe(N);
+    const strip = (s: MemorySink) => new Map([...s.files].filter(([k]) => k !== 'build-report.json').map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
+    expect(strip(two.sink)).toEqual(strip(one.sink));
+  });
+
   it('cuts units of about --unit-size pixels when --min-zoom is finer, with the same tiles', async () => {
     // 2048 px world, 1024 px cells: units at zoom 1, each tiling zooms 2-3 of its cell (not one unit per zoom-2 tile
     // re-reading a whole cell). The tiles are those of a build over all zooms.

@@ -130,24 +130,33 @@ describe('runOrdered', () => {
   });
 });
 
+/** The very buffers expected, in order (toEqual would take any two empty-looking ArrayBuffers as equal). */
+function expectSame(got: ArrayBufferLike[], want: ArrayBufferLike[]): void {
+  expect(got.length).toBe(want.length);
+  got.forEach((b, i) => expect(b).toBe(want[i]));
+}
+
 describe('worker protocol transfers', () => {
   it('moves only buffers a view owns whole, each once', () => {
     const own = new Uint8Array(8);
     const shared = new Uint8Array(new ArrayBuffer(16), 4, 8);
     const a = new Uint8Array(new ArrayBuffer(4));
-    expect(transferable([own, shared, a, new Uint8Array(a.buffer), new Uint8Array(0)])).toEqual([own.buffer, a.buffer]);
+    expectSame(transferable([own, shared, a, new Uint8Array(a.buffer), new Uint8Array(0)]), [own.buffer, a.buffer]);
   });
 
   it('moves a parse batch\'s bytes and positions to the worker, and unit records, tiles and next-level records back', () => {
-    const raw = { bytes: new Uint8Array(10), meta: new Float64Array(5) };
+    // The batch's text is a view of the buffer the reading thread filled for it: the whole buffer moves.
+    const raw = { bytes: new Uint8Array(16).subarray(0, 10), meta: new Float64Array(5) };
     const task = { kind: 'parse', raw } as unknown as ParseTask;
-    expect(parseTransfers(task)).toEqual([raw.bytes.buffer, raw.meta.buffer]);
+    expectSame(parseTransfers(task), [raw.meta.buffer, raw.bytes.buffer]);
     const units: [string, Uint8Array][] = [['0/0/0/0/0', new Uint8Array(8)], ['0/0/0/1/0', new Uint8Array(16)]];
-    expect(resultTransfers({ units } as unknown as ParseResult)).toEqual(units.map(([, b]) => b.buffer));
+    const text = new Uint8Array(raw.bytes.buffer);
+    expectSame(resultTransfers({ units } as unknown as ParseResult), units.map(([, b]) => b.buffer));
+    expectSame(resultTransfers({ units, text } as unknown as ParseResult), [...units.map(([, b]) => b.buffer), text.buffer]);
     const tile = new Uint8Array(3), next = new Uint8Array(24);
     // A tile the worker wrote itself has no bytes left to move.
     const written = { path: '1/0/0.pbf', z: 1, size: 5, features: 1 };
     const unit = { tiles: [{ path: '0/0/0.pbf', z: 0, size: 3, bytes: tile, features: 1 }, written], next: [['0/0/0/0/0', next]] } as unknown as UnitResult;
-    expect(resultTransfers({ kind: 'tiles', units: [unit] })).toEqual([tile.buffer, next.buffer]);
+    expectSame(resultTransfers({ kind: 'tiles', units: [unit] }), [tile.buffer, next.buffer]);
   });
 });
