@@ -19,7 +19,8 @@ export function grown<B extends Uint8Array>(buf: B, pos: number, n: number): B |
 export class ByteArena {
   buf: Uint8Array;
   pos = 0;
-  constructor(size = 1 << 16) { this.buf = new Uint8Array(size); }
+  /** A new buffer of `init` bytes, or the buffer given (whatever it holds is written over). */
+  constructor(init: number | Uint8Array = 1 << 16) { this.buf = typeof init === 'number' ? new Uint8Array(init) : init; }
 
   /** Appends the string's UTF-8 bytes; returns where they start (they end at `pos`). */
   add(s: string): number {

@@ -46,8 +46,7 @@ class BatchBuilder {
   private meta: number[] = [];
 
   constructor(private readonly head: Pick<Batch, 'file' | 'layer' | 'rule'>, private readonly seq: { next: number }, private readonly spares: Spares) {
-    this.bytes = new ByteArena(0);
-    this.bytes.buf = spares.take();
+    this.bytes = new ByteArena(spares.take());
   }
 
   get full(): boolean {
