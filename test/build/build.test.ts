@@ -55,6 +55,11 @@ function json(sink: MemorySink, p: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(b).toString('utf8')) as Record<string, unknown>;
 }
 
+/** A sink's files but the build report (which describes the run), as base64, to compare two builds byte by byte. */
+function strip(s: MemorySink): Map<string, string> {
+  return new Map([...s.files].filter(([k]) => k !== 'build-report.json').map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
+}
+
 describe('buildPyramid', () => {
   it('writes a valid descriptor, overview and report, counting invalid features by rule', async () => {
     const { sink, report } = await build();
@@ -146,7 +151,6 @@ describe('buildPyramid', () => {
     const a = await build({ workers: 1 });
     const b = await build({ workers: 2 });
     const c = await build({ workers: 2, memoryBudget: 1 });
-    const strip = (s: MemorySink) => new Map([...s.files].filter(([k]) => k !== 'build-report.json').map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
     expect(strip(b.sink)).toEqual(strip(a.sink));
     expect(strip(c.sink)).toEqual(strip(a.sink));
     expect(c.report.run.spilled).toBe(true);
@@ -160,7 +164,6 @@ describe('buildPyramid', () => {
     const a = await build({ ...opts, workers: 1 });
     const b = await build({ ...opts, workers: 2 });
     const c = await build({ ...opts, workers: 2, memoryBudget: 1 });
-    const strip = (s: MemorySink) => new Map([...s.files].filter(([k]) => k !== 'build-report.json').map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
     expect(a.report.units.levels).toBe(3);
     expect(strip(b.sink)).toEqual(strip(a.sink));
     expect(strip(c.sink)).toEqual(strip(a.sink));
@@ -192,7 +195,6 @@ describe('buildPyramid', () => {
       }
     }
     expect(seen.size).toBe(N);
-    const strip = (s: MemorySink) => new Map([...s.files].filter(([k]) => k !== 'build-report.json').map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
     expect(strip(two.sink)).toEqual(strip(one.sink));
   });
 
@@ -217,7 +219,6 @@ describe('buildPyramid', () => {
     await buildPyramid([{ source: fileSource(file) }], { ...OPTS, layer: 'cells' }, { sink: fromFile });
     const fromStdin = new MemorySink();
     await buildPyramid([{ source: streamSource('-', Readable.from([fs.readFileSync(file)])) }], { ...OPTS, layer: 'cells' }, { sink: fromStdin });
-    const strip = (s: MemorySink) => new Map([...s.files].filter(([k]) => k !== 'build-report.json').map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
     expect(strip(fromStdin)).toEqual(strip(fromFile));
   });
 
