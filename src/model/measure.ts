@@ -65,34 +65,3 @@ export function centroid(g: Geometry | null): [number, number, number] | null {
   visit(g);
   return n === 0 ? null : [sx / n, sy / n, sz / n];
 }
-
-/** Twice the signed area of a ring (shoelace), against a tolerance for the rounding of collinear points. */
-function ringHasArea(r: Position[]): boolean {
-  let a = 0, minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
-  for (let i = 0; i + 1 < r.length; i++) {
-    const p = r[i], q = r[i + 1];
-    a += p[0] * q[1] - q[0] * p[1];
-    if (p[0] < minX) minX = p[0];
-    if (p[0] > maxX) maxX = p[0];
-    if (p[1] < minY) minY = p[1];
-    if (p[1] > maxY) maxY = p[1];
-  }
-  const size = maxX - minX + (maxY - minY);
-  const tolerance = 1e-12 * size * size;
-  // Huge coordinates overflow the products: such a ring is not known to be flat, so it counts as having area.
-  if (!Number.isFinite(a) || !Number.isFinite(tolerance)) return true;
-  return Math.abs(a) > tolerance;
-}
-
-/**
- * Whether the geometry is polygons only (a Polygon, a MultiPolygon, or a collection of them) none of whose outer
- * rings encloses any area (collinear or repeated positions): such a feature draws nothing at any zoom.
- */
-export function enclosesNoArea(g: Geometry): boolean {
-  switch (g.type) {
-    case 'Polygon': return g.coordinates.length > 0 && !ringHasArea(g.coordinates[0]);
-    case 'MultiPolygon': return g.coordinates.length > 0 && g.coordinates.every((p) => p.length > 0 && !ringHasArea(p[0]));
-    case 'GeometryCollection': return g.geometries.length > 0 && g.geometries.every(enclosesNoArea);
-    default: return false;
-  }
-}

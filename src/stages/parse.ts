@@ -8,7 +8,6 @@ import { checkUtf8, replaceLoneSurrogates } from '../validate/values.js';
 import { jsonSyntaxError } from '../io/json-errors.js';
 import { IssueTally, type IssueCounts } from '../validate/tally.js';
 import type { Issue } from '../validate/issue.js';
-import { enclosesNoArea } from '../model/measure.js';
 import { boxInside, Clipper, cutToRect, type Rect } from '../tiling/clip.js';
 import { BUFFER, EXTENT, MAX_WORLD_SIDE, sideExponent, type Dim, type Plane } from '../tiling/space.js';
 import { assignPlane, layerOf, observeFeature, optionFieldValue, type LayerStats, type PlaneRule } from './assign.js';
@@ -17,7 +16,7 @@ import { routeRecord, unitChunks } from './partition.js';
 import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder, type RecordFeature } from './record.js';
 import type { ByteArena } from '../bytes.js';
-import { emptyBox, flatten, growBox, tagsOf } from '../tiling/flat.js';
+import { emptyBox, enclosesNoArea, flatten, growBox, tagsOf } from '../tiling/flat.js';
 import { headTextOf } from './encode-json.js';
 import { TileSketch, type SketchData } from './thinning.js';
 
@@ -130,11 +129,11 @@ export function parseBatch(task: ParseTask): ParseResult {
   const put = (seq: number, layer: string, f: Feature, plane: Plane): void => {
     if (f.geometry === null) { skip('null-geometry'); return; }
     dropRadius(f.geometry);
-    // Polygons without area draw nothing at any zoom: counted here rather than vanishing in the tiler.
-    if (enclosesNoArea(f.geometry)) { skip('zero-area'); return; }
     const geom = flatten(f.geometry);
     // The feature itself is its head: only id, featureClass, parentId, ref and properties are read.
     if (geom === null) { skip('no-inline-position'); return; }
+    // Polygons without area draw nothing at any zoom: counted here rather than vanishing in the tiler.
+    if (enclosesNoArea(geom, f.geometry)) { skip('zero-area'); return; }
     let flat: RecordFeature = { seq, geom, head: f };
     // A JSON-only sketch sizes the head text the record holds: made once, for both.
     if (sketch?.format === 'json') flat.headJson = encoder.encode(headTextOf(flat, layer));

@@ -1,8 +1,7 @@
 // Features cut to the world before routing: every geometry kind, huge coordinates, and what is left when nothing is.
 import { describe, expect, it } from 'vitest';
 import { Clipper, cutToRect } from '../../src/tiling/clip.js';
-import { flatten, type TileGeometry } from '../../src/tiling/flat.js';
-import { enclosesNoArea } from '../../src/model/measure.js';
+import { enclosesNoArea, flatten, type TileGeometry } from '../../src/tiling/flat.js';
 import { findOutliers } from '../../src/stages/plan.js';
 import { defaultMaxZoom, MAX_WORLD_SIDE, MAX_ZOOM } from '../../src/tiling/space.js';
 import type { Geometry } from '../../src/model/geometry.js';
@@ -70,17 +69,35 @@ describe('cutToRect', () => {
 });
 
 describe('enclosesNoArea', () => {
+  /** As the parse stage asks it: of the flat geometry, knowing the GeoJSON it came from. */
+  const noArea = (g: Geometry) => {
+    const flat = flatten(g);
+    return flat !== null && enclosesNoArea(flat, g);
+  };
+  const flatRing: Geometry = { type: 'Polygon', coordinates: [[[10, 10], [20, 10], [30, 10], [10, 10]]] };
+
   it('is true for polygons of collinear or repeated positions only', () => {
-    expect(enclosesNoArea({ type: 'Polygon', coordinates: [[[10, 10], [20, 10], [30, 10], [10, 10]]] })).toBe(true);
-    expect(enclosesNoArea({ type: 'Polygon', coordinates: [[[0.1, 0.3], [0.2, 0.6], [0.3, 0.9], [0.1, 0.3]]] })).toBe(true);
-    expect(enclosesNoArea({ type: 'MultiPolygon', coordinates: [[[[1, 1], [1, 1], [1, 1], [1, 1]]], [[[0, 0], [5, 0], [0, 0], [0, 0]]]] })).toBe(true);
+    expect(noArea(flatRing)).toBe(true);
+    expect(noArea({ type: 'Polygon', coordinates: [[[0.1, 0.3], [0.2, 0.6], [0.3, 0.9], [0.1, 0.3]]] })).toBe(true);
+    expect(noArea({ type: 'MultiPolygon', coordinates: [[[[1, 1], [1, 1], [1, 1], [1, 1]]], [[[0, 0], [5, 0], [0, 0], [0, 0]]]] })).toBe(true);
+    expect(noArea({ type: 'GeometryCollection', geometries: [flatRing, { type: 'GeometryCollection', geometries: [flatRing] }] })).toBe(true);
   });
 
   it('is false for a polygon with area, however small or huge, and for other geometry', () => {
-    expect(enclosesNoArea({ type: 'Polygon', coordinates: [[[0, 0], [0.001, 0], [0.001, 0.001], [0, 0]]] })).toBe(false);
-    expect(enclosesNoArea({ type: 'Polygon', coordinates: [[[-1e308, -1e308], [1e308, -1e308], [1e308, 1e308], [-1e308, -1e308]]] })).toBe(false);
-    expect(enclosesNoArea({ type: 'MultiPolygon', coordinates: [[[[1, 1], [1, 1], [1, 1], [1, 1]]], [[[0, 0], [5, 0], [5, 5], [0, 0]]]] })).toBe(false);
-    expect(enclosesNoArea({ type: 'LineString', coordinates: [[0, 0], [1, 0]] })).toBe(false);
+    expect(noArea({ type: 'Polygon', coordinates: [[[0, 0], [0.001, 0], [0.001, 0.001], [0, 0]]] })).toBe(false);
+    expect(noArea({ type: 'Polygon', coordinates: [[[-1e308, -1e308], [1e308, -1e308], [1e308, 1e308], [-1e308, -1e308]]] })).toBe(false);
+    expect(noArea({ type: 'MultiPolygon', coordinates: [[[[1, 1], [1, 1], [1, 1], [1, 1]]], [[[0, 0], [5, 0], [5, 5], [0, 0]]]] })).toBe(false);
+    expect(noArea({ type: 'LineString', coordinates: [[0, 0], [1, 0]] })).toBe(false);
+  });
+
+  it('takes what flattening leaves out as drawn, as the GeoJSON would be', () => {
+    // An empty polygon of a MultiPolygon and an empty Polygon.
+    expect(noArea({ type: 'MultiPolygon', coordinates: [[], [[[10, 10], [20, 10], [30, 10], [10, 10]]]] })).toBe(false);
+    expect(noArea({ type: 'Polygon', coordinates: [] })).toBe(false);
+    // A collection member held by tiles only (no inline positions), and an empty collection.
+    expect(noArea({ type: 'GeometryCollection', geometries: [flatRing, { type: 'TIN', tiles: ['0/0/0'] } as unknown as Geometry] })).toBe(false);
+    expect(noArea({ type: 'GeometryCollection', geometries: [] })).toBe(false);
+    expect(noArea({ type: 'GeometryCollection', geometries: [flatRing, { type: 'Point', coordinates: [1, 1] }] })).toBe(false);
   });
 });
 
