@@ -1,6 +1,7 @@
 // Image headers (TIFF, PNG, JPEG) read with sharp without decoding pixels: the world size of a slide.
 import { stat } from 'node:fs/promises';
-import sharp, { type Metadata } from 'sharp';
+import type { Metadata } from 'sharp';
+import { loadSharp } from './sharp.js';
 import { ImageError } from '../report/errors.js';
 
 export type ImageFormat = 'tiff' | 'png' | 'jpeg';
@@ -28,6 +29,7 @@ export async function readImageSize(path: string): Promise<ImageSize> {
   let meta: Metadata;
   try {
     // A slide is far above sharp's default pixel limit; reading the header decodes nothing anyway.
+    const sharp = await loadSharp();
     meta = await sharp(path, { limitInputPixels: false }).metadata();
   } catch (err) {
     throw new ImageError(path, await describeSharpError(path, err));

@@ -1,5 +1,6 @@
 // Label masks (8, 16, 32-bit PNG/TIFF) decoded into a label raster; src/raster/ traces it into polygon features.
-import sharp, { type DepthEnum, type Metadata, type OutputInfo } from 'sharp';
+import type { DepthEnum, Metadata, OutputInfo } from 'sharp';
+import { loadSharp } from './sharp.js';
 import { ImageError } from '../report/errors.js';
 import type { LabelMask } from '../raster/trace.js';
 import { describeSharpError } from './image.js';
@@ -13,6 +14,7 @@ import { describeSharpError } from './image.js';
  */
 export async function readLabelMask(path: string): Promise<LabelMask> {
   // Whole-slide masks exceed sharp's default pixel limit by far; the caller chose the file.
+  const sharp = await loadSharp();
   const open = () => sharp(path, { limitInputPixels: false });
   let meta: Metadata;
   try {

@@ -1,6 +1,7 @@
 // PNG quicklook of a plane and the downsampled slide image: features painted by raster/paint.ts, composed and encoded by sharp.
 import { rename, rm, writeFile } from 'node:fs/promises';
-import sharp, { type Metadata, type Sharp, type SharpOptions } from 'sharp';
+import type { Metadata, Sharp, SharpOptions } from 'sharp';
+import { loadSharp } from './sharp.js';
 import type { Feature } from '../model/feature.js';
 import { flatten, headOf } from '../tiling/flat.js';
 import { ImageError } from '../report/errors.js';
@@ -100,6 +101,7 @@ export async function composePreview(canvas: Uint8Array, grid: PreviewGrid, imag
     background = rgb;
   }
   const rgb = overBackground(canvas, grid.width * grid.height, background);
+  const sharp = await loadSharp();
   return sharp(rgb, { raw: { width: grid.width, height: grid.height, channels: 3 } })
     .png({ compressionLevel: 9, adaptiveFiltering: false })
     .toBuffer();
@@ -120,12 +122,14 @@ function imageSize(grid: PreviewGrid): { width: number; height: number } {
 export async function backgroundJpeg(image: string, grid: PreviewGrid): Promise<{ jpeg: Buffer; width: number; height: number }> {
   const size = imageSize(grid);
   const rgb = await imagePixels(image, size.width, size.height);
+  const sharp = await loadSharp();
   const jpeg = await sharp(rgb, { raw: { width: size.width, height: size.height, channels: 3 } }).jpeg({ quality: 85 }).toBuffer();
   return { jpeg, ...size };
 }
 
 /** The image fitted to width × height as 8-bit RGB. Greyscale and 16-bit microscopy is usually dim, so non-8-bit images are stretched. */
 async function imagePixels(path: string, width: number, height: number): Promise<Uint8Array> {
+  const sharp = await loadSharp();
   try {
     const input = await pickLevel(path, width, height);
     const meta = await sharp(path, input).metadata();
@@ -150,6 +154,7 @@ async function imagePixels(path: string, width: number, height: number): Promise
  */
 async function pickLevel(path: string, pw: number, ph: number): Promise<SharpOptions> {
   const base: SharpOptions = { limitInputPixels: false };
+  const sharp = await loadSharp();
   const meta: Metadata = await sharp(path, base).metadata();
   if (meta.format !== 'tiff') return base;
   const candidates: SharpOptions[] = [];

@@ -10,9 +10,9 @@ import { decodePbf, tmpDir } from '../helpers/pyramid.js';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const BIN = path.join(ROOT, 'bin/mudm-tiles.js');
 
-function run(args: string[], cwd = ROOT): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(args: string[], cwd = ROOT, nodeArgs: string[] = []): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('node', [BIN, ...args], { cwd, maxBuffer: 1 << 26 }, (error, stdout, stderr) => {
+    execFile('node', [...nodeArgs, BIN, ...args], { cwd, maxBuffer: 1 << 26 }, (error, stdout, stderr) => {
       resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });
@@ -129,5 +129,21 @@ describe('mudm-tiles build', () => {
     const holed = feats.find((f) => f.properties.label === 4464);
     expect(holed?.rings.length).toBe(2);
     expect(holed?.properties.area).toBe(20 * 20 - 25);
+  });
+
+  it('loads libvips only for an image, a mask or a preview (0.1 s of start-up and its memory otherwise)', async () => {
+    // At exit the process says whether libvips is mapped into it.
+    const probe = ['--import', `data:text/javascript,${encodeURIComponent(
+      "import fs from 'node:fs'; process.on('exit', () => process.stderr.write(fs.readFileSync('/proc/self/maps', 'utf8').includes('libvips') ? 'vips: loaded' : 'vips: not loaded'));",
+    )}`];
+    const dir = tmpDir('mudm-cli');
+    const plain = await run(['build', 'sample-data/slide/cells.json', '-o', path.join(dir, 'plain.pmtiles'), '--format', 'pbf'], ROOT, probe);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.stderr).toBe('vips: not loaded');
+    fs.writeFileSync(path.join(dir, 'cells.json'), `${feature(1, 10, 10)}\n`);
+    await sharp({ create: { width: 40, height: 40, channels: 3, background: '#000' } }).png().toFile(path.join(dir, 'slide.png'));
+    const imaged = await run(['build', path.join(dir, 'cells.json'), '-o', path.join(dir, 'imaged'), '--image', path.join(dir, 'slide.png')], ROOT, probe);
+    expect(imaged.code, imaged.stderr).toBe(0);
+    expect(imaged.stderr).toBe('vips: loaded');
   });
 });
