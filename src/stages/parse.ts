@@ -12,10 +12,9 @@ import { boxInside, Clipper, cutToRect, type Rect } from '../tiling/clip.js';
 import { BUFFER, EXTENT, MAX_WORLD_SIDE, sideExponent, type Dim, type Plane } from '../tiling/space.js';
 import { assignPlane, layerOf, observeFeature, optionFieldValue, type LayerStats, type PlaneRule } from './assign.js';
 import { NUCLEUS_LAYER, NUCLEUS_SEQ, normaliseQuPath, nucleusOf } from './qupath.js';
-import { routeRecord, unitChunks } from './partition.js';
+import { RecordRouter } from './partition.js';
 import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder, type RecordFeature } from './record.js';
-import type { ByteArena } from '../bytes.js';
 import { emptyBox, enclosesNoArea, flatten, growBox, tagsOf } from '../tiling/flat.js';
 import { headTextOf } from './encode-json.js';
 import { TileSketch, type SketchData } from './thinning.js';
@@ -98,13 +97,13 @@ function dropRadius(g: Geometry): void {
   if (g.type === 'GeometryCollection') for (const m of g.geometries) dropRadius(m);
 }
 
-export function parseBatch(task: ParseTask): ParseResult {
+/** `router` holds the batch's records on their way to their cells (a worker's own, reused from batch to batch). */
+export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseResult {
   const tally = new IssueTally(task.sampleCap);
   const res: ParseResult = {
     read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {},
     bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, units: [], optionFieldsSeen: [],
   };
-  const units = new Map<string, ByteArena>();
   const enc = new RecordEncoder(task.json);
   const dims = new Set<Dim>();
   const C = task.cellSize;
@@ -152,7 +151,7 @@ export function parseBatch(task: ParseTask): ParseResult {
     growBox(bounds, b);
     res.halfExtent = Math.max(res.halfExtent, (b[2] - b[0]) / 2, (b[3] - b[1]) / 2);
     const prefix = unitKeyPrefix(plane);
-    routeRecord(units, prefix, enc.bytes(), b, C, pad, lastCell);
+    router.route(prefix, enc.bytes(), b, C, pad, lastCell);
     if (sketch) {
       const tags = tagsOf(flat);
       sketch.add(prefix, flat.geom, b, tags, tags.id ?? seq, flat.headJson?.byteLength ?? 0);
@@ -227,7 +226,7 @@ export function parseBatch(task: ParseTask): ParseResult {
   if (bounds[0] <= bounds[2]) res.bounds = [bounds[0], bounds[1], bounds[2], bounds[3]];
   res.optionFieldsSeen = looked.filter((n) => !unseen.has(n));
   res.dims = [...dims];
-  res.units = unitChunks(units);
+  res.units = router.take();
   if (sketch) res.sketch = sketch.data();
   return res;
 }

@@ -1,7 +1,7 @@
 // Partition stage: work-unit records grouped by key, held in memory below a budget and spilled to files above it.
 import fs from 'node:fs';
 import path from 'node:path';
-import { ByteArena } from '../bytes.js';
+import { grown } from '../bytes.js';
 import { appendParts, makeDirectory } from '../io/dirs.js';
 import { describeFsError } from '../report/errors.js';
 import { setHome } from './record.js';
@@ -168,30 +168,73 @@ function spillIo(file: string, step: () => void): void {
 }
 
 /**
- * Adds one feature's record to every cell (of side `cell` pixels, indexes 0..last) of the plane whose unit-key prefix
- * is `prefix` that its bbox plus `pad` meets; the
- * cell holding the bbox centre is its home, where it is counted once. The record is encoded once, copied per cell.
+ * Routes records to the cells they meet, then hands out each cell's records in a buffer of its own (transferable).
+ * A record is kept once in a scratch buffer the router reuses from batch to batch, whatever the number of cells it
+ * meets; a cell's buffer is made once, at its size. Growing a buffer per cell and copying it out at the end faulted in
+ * about three times the records' bytes of fresh memory per batch, in every worker.
  */
-export function routeRecord(
-  out: Map<string, ByteArena>, prefix: string, record: Uint8Array,
-  b: ArrayLike<number>, cell: number, pad: number, last = Infinity,
-): void {
-  const hx = Math.min(last, Math.max(0, Math.floor((b[0] + b[2]) / 2 / cell))), hy = Math.min(last, Math.max(0, Math.floor((b[1] + b[3]) / 2 / cell)));
-  const x0 = Math.max(0, Math.floor((b[0] - pad) / cell)), x1 = Math.min(last, Math.floor((b[2] + pad) / cell));
-  const y0 = Math.max(0, Math.floor((b[1] - pad) / cell)), y1 = Math.min(last, Math.floor((b[3] + pad) / cell));
-  for (let cy = y0; cy <= y1; cy++) {
-    for (let cx = x0; cx <= x1; cx++) {
-      const key = cellKey(prefix, cx, cy);
-      let arena = out.get(key);
-      // Room for this record at once: a huge one (a million vertices) would otherwise be copied at every doubling.
-      if (arena === undefined) { arena = new ByteArena(Math.max(1 << 12, record.length)); out.set(key, arena); }
-      const at = arena.addBytes(record);
-      setHome(arena.buf, at, cx === hx && cy === hy);
+export class RecordRouter {
+  private scratch = new Uint8Array(1 << 16);
+  private used = 0;
+  /** Per placement, four numbers: the cell's index in `keys`, where the record is in `scratch`, its length, home (1). */
+  private places = new Uint32Array(1 << 14);
+  private placed = 0;
+  private readonly keys = new Map<string, number>();
+  private sizes: number[] = [];
+
+  /**
+   * Adds one feature's record to every cell (of side `cell` pixels, indexes 0..last) of the plane whose unit-key
+   * prefix is `prefix` that its bbox plus `pad` meets; the cell holding the bbox centre is its home, where it is
+   * counted once.
+   */
+  route(prefix: string, record: Uint8Array, b: ArrayLike<number>, cell: number, pad: number, last = Infinity): void {
+    const hx = Math.min(last, Math.max(0, Math.floor((b[0] + b[2]) / 2 / cell))), hy = Math.min(last, Math.max(0, Math.floor((b[1] + b[3]) / 2 / cell)));
+    const x0 = Math.max(0, Math.floor((b[0] - pad) / cell)), x1 = Math.min(last, Math.floor((b[2] + pad) / cell));
+    const y0 = Math.max(0, Math.floor((b[1] - pad) / cell)), y1 = Math.min(last, Math.floor((b[3] + pad) / cell));
+    if (x0 > x1 || y0 > y1) return;
+    const at = this.used;
+    if (at + record.length > this.scratch.length) this.scratch = grown(this.scratch, at, record.length) as Uint8Array<ArrayBuffer>;
+    this.scratch.set(record, at);
+    this.used = at + record.length;
+    for (let cy = y0; cy <= y1; cy++) {
+      for (let cx = x0; cx <= x1; cx++) {
+        const key = cellKey(prefix, cx, cy);
+        let k = this.keys.get(key);
+        if (k === undefined) { k = this.keys.size; this.keys.set(key, k); this.sizes.push(0); }
+        this.sizes[k] += record.length;
+        this.place(k, at, record.length, cx === hx && cy === hy);
+      }
     }
   }
-}
 
-/** Each cell's records in a buffer of its own, keys in first-seen order. */
-export function unitChunks(out: Map<string, ByteArena>): [string, Uint8Array][] {
-  return [...out].map(([k, arena]) => [k, arena.copy()]);
+  /** Each cell's records, in the order they were routed, keys in first-seen order; the router is then empty. */
+  take(): [string, Uint8Array][] {
+    const out: Uint8Array[] = this.sizes.map((n) => new Uint8Array(n));
+    const fill = new Array<number>(out.length).fill(0);
+    const p = this.places;
+    for (let i = 0; i < this.placed; i += 4) {
+      const k = p[i], at = p[i + 1], n = p[i + 2], buf = out[k], to = fill[k];
+      buf.set(this.scratch.subarray(at, at + n), to);
+      setHome(buf, to, p[i + 3] === 1);
+      fill[k] = to + n;
+    }
+    const chunks: [string, Uint8Array][] = [...this.keys.keys()].map((key, k) => [key, out[k]]);
+    this.keys.clear();
+    this.sizes = [];
+    this.used = 0;
+    this.placed = 0;
+    return chunks;
+  }
+
+  private place(k: number, at: number, n: number, home: boolean): void {
+    const i = this.placed;
+    if (i === this.places.length) {
+      const more = new Uint32Array(i * 2);
+      more.set(this.places);
+      this.places = more;
+    }
+    const p = this.places;
+    p[i] = k; p[i + 1] = at; p[i + 2] = n; p[i + 3] = home ? 1 : 0;
+    this.placed = i + 4;
+  }
 }

@@ -6,10 +6,10 @@ import { Simplifier } from '../tiling/simplify.js';
 import { tileFeatures } from './tile/tiler.js';
 import { reduceForZoom } from './tile/reduce.js';
 import type { TileSpec } from './tile/spec.js';
-import { routeRecord, unitChunks, type UnitSource } from './partition.js';
+import { RecordRouter, type UnitSource } from './partition.js';
 import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder, RecordReader, setHome, StringCache } from './record.js';
-import { grown, type ByteArena } from '../bytes.js';
+import { grown } from '../bytes.js';
 import { boxMeets } from '../tiling/clip.js';
 import type { UnitPlan } from './plan.js';
 import { keeps } from './thinning.js';
@@ -158,7 +158,7 @@ function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Uint8Arr
   return { features, home };
 }
 
-export function tileUnit(task: TileTask): UnitResult {
+export function tileUnit(task: TileTask, router = new RecordRouter()): UnitResult {
   const { unit, spec } = task;
   const { features, home } = loadFeatures(task);
   // Only features still drawn at the unit's coarsest zoom go up to the next level: the rest were thinned away.
@@ -185,7 +185,7 @@ export function tileUnit(task: TileTask): UnitResult {
     if (t.json) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'json'), z: t.z, size: t.json.byteLength, bytes: t.json, features: t.stats.features });
     if (t.pbf) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'pbf'), z: t.z, size: t.pbf.byteLength, bytes: t.pbf, features: t.stats.features });
   }
-  if (task.next && keptAtTop) res.next = reduceForNext(features, home, keptAtTop, task, task.next.zoom);
+  if (task.next && keptAtTop) res.next = reduceForNext(features, home, keptAtTop, task, task.next.zoom, router);
   if (task.preview) {
     // Every feature the unit reads, in input order: the patch is what one canvas of the whole plane shows there.
     const painter = new PreviewPainter(task.preview.area, task.preview.pointRadius);
@@ -200,7 +200,7 @@ export function tileUnit(task: TileTask): UnitResult {
  * that zoom's threshold thins go no further (thresholds only ever rise): a dense unit's coarser units do not hold
  * what they would drop (a hundred 1 MB ids, of which a tile below the finest zoom keeps none).
  */
-function reduceForNext(features: FlatFeature[], home: Uint8Array, kept: Uint8Array, task: TileTask, zoom: number): [string, Uint8Array][] {
+function reduceForNext(features: FlatFeature[], home: Uint8Array, kept: Uint8Array, task: TileTask, zoom: number, router: RecordRouter): [string, Uint8Array][] {
   const { side } = task.spec;
   const reduceZoom = task.unit.cell.z - 1;
   const ts = tileSize(side, zoom);
@@ -208,7 +208,6 @@ function reduceForNext(features: FlatFeature[], home: Uint8Array, kept: Uint8Arr
   const pad = (ts * (BUFFER + 1)) / EXTENT;
   const n = 2 ** zoom;
   const prefix = unitKeyPrefix(task.unit.plane);
-  const out = new Map<string, ByteArena>();
   const enc = new RecordEncoder(task.spec.formats.json);
   const simplifier = new Simplifier();
   for (let i = 0; i < features.length; i++) {
@@ -216,7 +215,7 @@ function reduceForNext(features: FlatFeature[], home: Uint8Array, kept: Uint8Arr
     if (home[i] === 0 || kept[i] === 0 || !keeps(task.spec.thresholds?.[reduceZoom]?.[f.layer] ?? 0, f.seq)) continue;
     const r = reduceForZoom(f, task.spec, reduceZoom, simplifier);
     if (r === null || !enc.encode(task.spec.layers[r.layer].id, r)) continue;
-    routeRecord(out, prefix, enc.bytes(), enc.box, ts, pad, n - 1);
+    router.route(prefix, enc.bytes(), enc.box, ts, pad, n - 1);
   }
-  return unitChunks(out);
+  return router.take();
 }

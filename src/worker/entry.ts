@@ -2,6 +2,7 @@
 import { Piscina, transferableSymbol, valueSymbol } from 'piscina';
 import { TileFiles } from '../io/tile-files.js';
 import { parseBatch } from '../stages/parse.js';
+import { RecordRouter } from '../stages/partition.js';
 import { tileUnit } from '../stages/unit.js';
 import { isOverview, resultTransfers, type Task, type TaskResult, type TileBatch, type TileBatchResult } from './protocol.js';
 
@@ -16,6 +17,9 @@ function moving(value: TaskResult, list: ArrayBuffer[]): ReturnType<typeof Pisci
  */
 const knownDirs = new Map<string, Set<string>>();
 
+/** This thread's records on their way to their cells: its scratch memory stays from one task to the next. */
+const router = new RecordRouter();
+
 function dirsOf(root: string): Set<string> {
   let dirs = knownDirs.get(root);
   if (dirs === undefined) knownDirs.set(root, (dirs = new Set()));
@@ -28,7 +32,7 @@ function tileBatch(batch: TileBatch): TileBatchResult {
   const res: TileBatchResult = { kind: 'tiles', units: [] };
   try {
     for (const { unit, sources, preview } of batch.units) {
-      const r = tileUnit({ kind: 'tile', unit, sources, dims: batch.dims, next: batch.next, part: batch.part, preview, spec: { ...batch.spec, cell: unit.cell } });
+      const r = tileUnit({ kind: 'tile', unit, sources, dims: batch.dims, next: batch.next, part: batch.part, preview, spec: { ...batch.spec, cell: unit.cell } }, router);
       res.units.push(r);
       if (files === undefined) continue;
       for (const t of r.tiles) {
@@ -45,6 +49,6 @@ function tileBatch(batch: TileBatch): TileBatchResult {
 }
 
 export default function run(task: Task): ReturnType<typeof Piscina.move> {
-  const res = task.kind === 'parse' ? parseBatch(task) : tileBatch(task);
+  const res = task.kind === 'parse' ? parseBatch(task, router) : tileBatch(task);
   return moving(res, resultTransfers(res));
 }

@@ -3,10 +3,9 @@ import { describe, expect, it } from 'vitest';
 import type { Feature } from '../../src/model/feature.js';
 import type { Geometry } from '../../src/model/geometry.js';
 import { featureHeadText } from '../../src/stages/encode-json.js';
-import { routeRecord, unitChunks } from '../../src/stages/partition.js';
+import { RecordRouter } from '../../src/stages/partition.js';
 import { RecordEncoder, RecordReader } from '../../src/stages/record.js';
 import { featureTags, flatFeature, flatten, headOf, type FeatureHead, type FlatFeature } from '../../src/tiling/flat.js';
-import type { ByteArena } from '../../src/bytes.js';
 
 /** A GeoJSON geometry into a record, as the parse stage does it. */
 function encodeGeoJSON(enc: RecordEncoder, seq: number, layer: string, head: FeatureHead, g: Geometry): boolean {
@@ -131,36 +130,52 @@ describe('unit records', () => {
     expect(encodeGeoJSON(new RecordEncoder(), 1, 'l', { properties: null }, { type: 'LineString', coordinates: [] })).toBe(false);
   });
 
-  it('routes a record to every cell it meets, home only in the cell of its centre, however full the cells get', () => {
-    const out = new Map<string, ByteArena>();
+  it('routes a record to every cell it meets, home only in the cell of its centre, batch after batch', () => {
+    const router = new RecordRouter();
     const enc = new RecordEncoder();
-    const homes = new Map<number, string>();
-    // Enough records that every cell's buffer grows several times.
-    for (let seq = 0; seq < 3000; seq++) {
-      const x = (seq * 37) % 200, y = (seq * 91) % 200;
-      const f: Feature = { type: 'Feature', geometry: { type: 'Polygon', coordinates: [[[x, y], [x + 30, y], [x + 30, y + 30], [x, y]]] }, properties: { seq } };
-      encodeGeoJSON(enc, seq, 'cells', headOf(f), f.geometry as Geometry);
-      routeRecord(out, '0/0/0/', enc.bytes(), enc.box, 100, 2, 1);
-      homes.set(seq, `0/0/0/${Math.min(1, Math.floor((x + 15) / 100))}/${Math.min(1, Math.floor((y + 15) / 100))}`);
-    }
-    const seenHome = new Map<number, string[]>();
-    const seenIn = new Map<number, number>();
-    for (const [key, bytes] of unitChunks(out)) {
-      const r = new RecordReader(bytes);
-      let last = -1;
-      while (r.next()) {
-        expect(r.seq).toBeGreaterThan(last); // input order kept
-        last = r.seq;
-        seenIn.set(r.seq, (seenIn.get(r.seq) ?? 0) + 1);
-        if (r.home) seenHome.set(r.seq, [...(seenHome.get(r.seq) ?? []), key]);
-        expect(r.feature(() => 0).tags).toEqual({ id: null, keys: ['seq'], values: [r.seq] });
+    // Two batches through one router, each with enough records that its scratch and placement lists grow: the second
+    // must hold its own records only, each home in the cell of its centre alone.
+    for (const first of [0, 3000]) {
+      const homes = new Map<number, string>();
+      const seenKeys: string[] = [];
+      for (let seq = first; seq < first + 3000; seq++) {
+        const x = (seq * 37) % 200, y = (seq * 91) % 200;
+        const f: Feature = { type: 'Feature', geometry: { type: 'Polygon', coordinates: [[[x, y], [x + 30, y], [x + 30, y + 30], [x, y]]] }, properties: { seq } };
+        encodeGeoJSON(enc, seq, 'cells', headOf(f), f.geometry as Geometry);
+        router.route('0/0/0/', enc.bytes(), enc.box, 100, 2, 1);
+        homes.set(seq, `0/0/0/${Math.min(1, Math.floor((x + 15) / 100))}/${Math.min(1, Math.floor((y + 15) / 100))}`);
+        for (let cy = Math.max(0, Math.floor((y - 2) / 100)); cy <= Math.min(1, Math.floor((y + 32) / 100)); cy++) {
+          for (let cx = Math.max(0, Math.floor((x - 2) / 100)); cx <= Math.min(1, Math.floor((x + 32) / 100)); cx++) {
+            if (!seenKeys.includes(`0/0/0/${cx}/${cy}`)) seenKeys.push(`0/0/0/${cx}/${cy}`);
+          }
+        }
+      }
+      const seenHome = new Map<number, string[]>();
+      const seenIn = new Map<number, number>();
+      const chunks = router.take();
+      // Keys in the order cells were first met, row by row within a record.
+      expect(chunks.map(([k]) => k)).toEqual(seenKeys);
+      for (const [key, bytes] of chunks) {
+        expect(bytes.byteOffset).toBe(0);
+        expect(bytes.byteLength).toBe(bytes.buffer.byteLength); // a buffer of its own, to transfer
+        const r = new RecordReader(bytes);
+        let last = -1;
+        while (r.next()) {
+          expect(r.seq).toBeGreaterThan(last); // input order kept
+          last = r.seq;
+          seenIn.set(r.seq, (seenIn.get(r.seq) ?? 0) + 1);
+          if (r.home) seenHome.set(r.seq, [...(seenHome.get(r.seq) ?? []), key]);
+          expect(r.feature(() => 0).tags).toEqual({ id: null, keys: ['seq'], values: [r.seq] });
+        }
+      }
+      expect(seenIn.size).toBe(3000);
+      for (const [seq, key] of homes) {
+        expect(seenHome.get(seq)).toEqual([key]);
+        const x = (seq * 37) % 200, y = (seq * 91) % 200;
+        const span = (v: number) => Math.min(1, Math.floor((v + 32) / 100)) - Math.max(0, Math.floor((v - 2) / 100)) + 1;
+        expect(seenIn.get(seq)).toBe(span(x) * span(y));
       }
     }
-    for (const [seq, key] of homes) {
-      expect(seenHome.get(seq)).toEqual([key]);
-      const x = (seq * 37) % 200, y = (seq * 91) % 200;
-      const span = (v: number) => Math.min(1, Math.floor((v + 32) / 100)) - Math.max(0, Math.floor((v - 2) / 100)) + 1;
-      expect(seenIn.get(seq)).toBe(span(x) * span(y));
-    }
+    expect(router.take()).toEqual([]);
   });
 });
