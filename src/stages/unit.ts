@@ -106,7 +106,7 @@ function partRecords(task: TileTask): Uint8Array[] {
       while (r.next()) {
         if (!boxMeets(r.box(box), rect)) continue;
         const record = r.record.slice();
-        // As routeRecord chose the home cell, at this unit's size.
+        // As RecordRouter chose the home cell, at this unit's size.
         const hx = Math.min(last, Math.max(0, Math.floor((box[0] + box[2]) / 2 / ts)));
         const hy = Math.min(last, Math.max(0, Math.floor((box[1] + box[3]) / 2 / ts)));
         setHome(record, 0, hx === cell.x && hy === cell.y);
