@@ -53,11 +53,6 @@ export class ByteArena {
     return start;
   }
 
-  /** A copy of what was written, in a buffer of its own (transferable between threads). */
-  copy(): Uint8Array {
-    return this.buf.slice(0, this.pos);
-  }
-
   private reserve(n: number): void {
     this.buf = grown(this.buf, this.pos, n);
   }

@@ -174,6 +174,8 @@ function spillIo(file: string, step: () => void): void {
  * about three times the records' bytes of fresh memory per batch, in every worker.
  */
 export class RecordRouter {
+  /** What the scratch keeps between tasks at most: a task with a huge record does not hold its memory for the rest. */
+  private static readonly KEPT = 8 << 20;
   private scratch = new Uint8Array(1 << 16);
   private used = 0;
   /** Per placement, four numbers: the cell's index in `keys`, where the record is in `scratch`, its length, home (1). */
@@ -223,6 +225,8 @@ export class RecordRouter {
     this.sizes = [];
     this.used = 0;
     this.placed = 0;
+    if (this.scratch.length > RecordRouter.KEPT) this.scratch = new Uint8Array(1 << 16);
+    if (this.places.length > RecordRouter.KEPT >> 2) this.places = new Uint32Array(1 << 14);
     return chunks;
   }
 

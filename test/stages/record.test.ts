@@ -178,4 +178,30 @@ describe('unit records', () => {
     }
     expect(router.take()).toEqual([]);
   });
+
+  it('lets go of a huge record after its task, and routes the next ones whole', () => {
+    const router = new RecordRouter();
+    const enc = new RecordEncoder();
+    // 600,000 vertices: a record of about 9.6 MB, past what the router keeps between tasks.
+    const ring = Array.from({ length: 600_000 }, (_, i) => [50 + 40 * Math.cos(i / 1e5), 50 + 40 * Math.sin(i / 1e5)]);
+    ring.push(ring[0]);
+    const huge: Geometry = { type: 'Polygon', coordinates: [ring] };
+    encodeGeoJSON(enc, 1, 'cells', { properties: null }, huge);
+    const hugeBytes = enc.bytes().slice();
+    router.route('0/0/0/', enc.bytes(), enc.box, 1000, 2, 0);
+    const [[key, bytes]] = router.take();
+    expect(key).toBe('0/0/0/0/0');
+    expect(bytes.length).toBe(hugeBytes.length);
+    expect(bytes.subarray(8)).toEqual(hugeBytes.subarray(8)); // all but the length and flags (home set here)
+    const small: Geometry = { type: 'Point', coordinates: [10, 10] };
+    encodeGeoJSON(enc, 2, 'cells', { properties: null }, small);
+    router.route('0/0/0/', enc.bytes(), enc.box, 1000, 2, 0);
+    const chunks = router.take();
+    expect(chunks.map(([k, b]) => [k, b.length])).toEqual([['0/0/0/0/0', enc.bytes().length]]);
+    const r = new RecordReader(chunks[0][1]);
+    expect(r.next()).toBe(true);
+    expect(r.seq).toBe(2);
+    expect(r.home).toBe(true);
+    expect(r.next()).toBe(false);
+  });
 });
