@@ -30,7 +30,8 @@ import type { Dim } from '../tiling/space.js';
  * 4. A failure in a worker rejects that task's promise; the main thread stops submitting, waits for the tasks
  *    still in flight and throws. `close()` ends the workers.
  *
- * Nothing else crosses: a worker holds no state from one task to the next.
+ * Nothing else crosses: a worker keeps no data from one task to the next (only scratch memory, its `RecordRouter`'s,
+ * and the tile directories it has made).
  */
 
 /** One unit of a tile batch: its plan, where its records are, and at level 0 with --preview its patch to paint. */
