@@ -1,7 +1,7 @@
 // Unit records: binary round trip of every geometry kind, heads as JSON tiles write them, and routing with home flags.
 import { describe, expect, it } from 'vitest';
 import type { Feature } from '../../src/model/feature.js';
-import type { Geometry } from '../../src/model/geometry.js';
+import type { Geometry, Position } from '../../src/model/geometry.js';
 import { featureHeadText } from '../../src/stages/encode-json.js';
 import { RecordRouter } from '../../src/stages/partition.js';
 import { RecordEncoder, RecordReader } from '../../src/stages/record.js';
@@ -183,7 +183,7 @@ describe('unit records', () => {
     const router = new RecordRouter();
     const enc = new RecordEncoder();
     // 600,000 vertices: a record of about 9.6 MB, past what the router keeps between tasks.
-    const ring = Array.from({ length: 600_000 }, (_, i) => [50 + 40 * Math.cos(i / 1e5), 50 + 40 * Math.sin(i / 1e5)]);
+    const ring = Array.from({ length: 600_000 }, (_, i): Position => [50 + 40 * Math.cos(i / 1e5), 50 + 40 * Math.sin(i / 1e5)]);
     ring.push(ring[0]);
     const huge: Geometry = { type: 'Polygon', coordinates: [ring] };
     encodeGeoJSON(enc, 1, 'cells', { properties: null }, huge);
