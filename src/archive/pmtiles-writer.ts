@@ -166,7 +166,8 @@ function writeAll(fd: number, buf: Uint8Array, length: number): void {
 function writeAllOf(fd: number, views: Uint8Array[], bytes: number): void {
   let done = fs.writevSync(fd, views);
   if (done === bytes) return;
-  // A short write (not seen on regular files): the rest one view at a time.
+  // libuv writes on until all is written or a write fails; after some progress it returns the count short (a disk
+  // full part way): writing the rest a view at a time raises that error.
   for (const v of views) {
     const skip = Math.min(done, v.length);
     done -= skip;

@@ -182,7 +182,6 @@ export class RecordRouter {
   private places = new Uint32Array(1 << 14);
   private placed = 0;
   private readonly keys = new Map<string, number>();
-  private sizes: number[] = [];
 
   /**
    * Adds one feature's record to every cell (of side `cell` pixels, indexes 0..last) of the plane whose unit-key
@@ -190,7 +189,7 @@ export class RecordRouter {
    * counted once.
    */
   route(prefix: string, record: Uint8Array, b: ArrayLike<number>, cell: number, pad: number, last = Infinity): void {
-    const hx = Math.min(last, Math.max(0, Math.floor((b[0] + b[2]) / 2 / cell))), hy = Math.min(last, Math.max(0, Math.floor((b[1] + b[3]) / 2 / cell)));
+    const hx = homeCell(b[0], b[2], cell, last), hy = homeCell(b[1], b[3], cell, last);
     const x0 = Math.max(0, Math.floor((b[0] - pad) / cell)), x1 = Math.min(last, Math.floor((b[2] + pad) / cell));
     const y0 = Math.max(0, Math.floor((b[1] - pad) / cell)), y1 = Math.min(last, Math.floor((b[3] + pad) / cell));
     if (x0 > x1 || y0 > y1) return;
@@ -202,8 +201,7 @@ export class RecordRouter {
       for (let cx = x0; cx <= x1; cx++) {
         const key = cellKey(prefix, cx, cy);
         let k = this.keys.get(key);
-        if (k === undefined) { k = this.keys.size; this.keys.set(key, k); this.sizes.push(0); }
-        this.sizes[k] += record.length;
+        if (k === undefined) this.keys.set(key, (k = this.keys.size));
         this.place(k, at, record.length, cx === hx && cy === hy);
       }
     }
@@ -211,9 +209,12 @@ export class RecordRouter {
 
   /** Each cell's records, in the order they were routed, keys in first-seen order; the router is then empty. */
   take(): [string, Uint8Array][] {
-    const out: Uint8Array[] = this.sizes.map((n) => new Uint8Array(n));
-    const fill = new Array<number>(out.length).fill(0);
     const p = this.places;
+    // Each cell's bytes first, so its buffer is made once at its size; then the same counts say where to copy to.
+    const fill = new Float64Array(this.keys.size);
+    for (let i = 0; i < this.placed; i += 4) fill[p[i]] += p[i + 2];
+    const out = Array.from(fill, (n) => new Uint8Array(n));
+    fill.fill(0);
     for (let i = 0; i < this.placed; i += 4) {
       const k = p[i], at = p[i + 1], n = p[i + 2], buf = out[k], to = fill[k];
       buf.set(this.scratch.subarray(at, at + n), to);
@@ -222,7 +223,6 @@ export class RecordRouter {
     }
     const chunks: [string, Uint8Array][] = [...this.keys.keys()].map((key, k) => [key, out[k]]);
     this.keys.clear();
-    this.sizes = [];
     this.used = 0;
     this.placed = 0;
     if (this.scratch.length > RecordRouter.KEPT) this.scratch = new Uint8Array(1 << 16);
@@ -241,4 +241,12 @@ export class RecordRouter {
     p[i] = k; p[i + 1] = at; p[i + 2] = n; p[i + 3] = home ? 1 : 0;
     this.placed = i + 4;
   }
+}
+
+/**
+ * The index of the cell (of side `cell`, indexes 0..last) holding the centre of the span [lo, hi] on one axis: a
+ * record's home, where its feature is counted once, whichever cells it is stored in.
+ */
+export function homeCell(lo: number, hi: number, cell: number, last: number): number {
+  return Math.min(last, Math.max(0, Math.floor((lo + hi) / 2 / cell)));
 }

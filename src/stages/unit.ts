@@ -6,7 +6,7 @@ import { Simplifier } from '../tiling/simplify.js';
 import { tileFeatures } from './tile/tiler.js';
 import { reduceForZoom } from './tile/reduce.js';
 import type { TileSpec } from './tile/spec.js';
-import { RecordRouter, type UnitSource } from './partition.js';
+import { homeCell, RecordRouter, type UnitSource } from './partition.js';
 import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder, RecordReader, setHome, StringCache } from './record.js';
 import { grown } from '../bytes.js';
@@ -106,10 +106,8 @@ function partRecords(task: TileTask): Uint8Array[] {
       while (r.next()) {
         if (!boxMeets(r.box(box), rect)) continue;
         const record = r.record.slice();
-        // As RecordRouter chose the home cell, at this unit's size.
-        const hx = Math.min(last, Math.max(0, Math.floor((box[0] + box[2]) / 2 / ts)));
-        const hy = Math.min(last, Math.max(0, Math.floor((box[1] + box[3]) / 2 / ts)));
-        setHome(record, 0, hx === cell.x && hy === cell.y);
+        // The home rule of the router, at this unit's size.
+        setHome(record, 0, homeCell(box[0], box[2], ts, last) === cell.x && homeCell(box[1], box[3], ts, last) === cell.y);
         kept.push(record);
       }
     }

@@ -103,8 +103,13 @@ export function flatten(g: Geometry): TileGeometry | null {
  */
 export function enclosesNoArea(flat: TileGeometry, g: Geometry): boolean {
   switch (flat.k) {
-    case 'polygons':
-      return flat.polys.length > 0 && flat.polys.length === (g.type === 'MultiPolygon' ? g.coordinates.length : 1) && flat.polys.every((p) => !ringHasArea(p[0]));
+    case 'polygons': {
+      // Runs on every polygon read: a loop, not a closure per feature.
+      const { polys } = flat;
+      if (polys.length === 0 || polys.length !== (g.type === 'MultiPolygon' ? g.coordinates.length : 1)) return false;
+      for (const p of polys) if (ringHasArea(p[0])) return false;
+      return true;
+    }
     case 'collection':
       return g.type === 'GeometryCollection' && flat.members.length > 0 && flat.members.length === g.geometries.length
         && flat.members.every((m, i) => enclosesNoArea(m, g.geometries[i]));
