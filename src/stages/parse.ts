@@ -14,8 +14,8 @@ import { assignPlane, layerOf, observeFeature, optionFieldValue, type LayerStats
 import { NUCLEUS_LAYER, NUCLEUS_SEQ, normaliseQuPath, nucleusOf } from './qupath.js';
 import { RecordRouter } from './partition.js';
 import { unitKeyPrefix } from './unit-key.js';
-import { RecordEncoder, type RecordFeature } from './record.js';
-import { emptyBox, enclosesNoArea, flatten, growBox, tagsOf } from '../tiling/flat.js';
+import { RecordEncoder } from './record.js';
+import { emptyBox, enclosesNoArea, flatFeatureOf, flatten, growBox, tagsOf, withGeometry } from '../tiling/flat.js';
 import { headTextOf } from './encode-json.js';
 import { TileSketch, type SketchData } from './thinning.js';
 
@@ -133,7 +133,8 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     if (geom === null) { skip('no-inline-position'); return; }
     // Polygons without area draw nothing at any zoom: counted here rather than vanishing in the tiler.
     if (enclosesNoArea(geom, f.geometry)) { skip('zero-area'); return; }
-    let flat: RecordFeature = { seq, geom, head: f };
+    // Its layer travels beside it (the id, to `encode`); -1 stands in the one-shape feature.
+    let flat = flatFeatureOf(seq, -1, geom, undefined, f, undefined, undefined, undefined);
     // A JSON-only sketch sizes the head text the record holds: made once, for both.
     if (sketch?.format === 'json') flat.headJson = encoder.encode(headTextOf(flat, layer));
     if (!enc.encode(layer, flat)) { skip('no-inline-position'); return; }
@@ -143,7 +144,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
       const inside = cutToRect(flat.geom, world, clipper);
       // The cut feature keeps the tags and head the first encoding made.
       if (inside === null) { skip('outside-world'); return; }
-      flat = { ...flat, geom: inside };
+      flat = withGeometry(flat, inside, flat.lod);
       if (!enc.encode(layer, flat)) { skip('outside-world'); return; }
     }
     const k = sideExponent(b[2], b[3]);

@@ -1,6 +1,6 @@
 // Binary unit records: a feature's flat geometry, JSON tile head, PBF tags and routing flags, so a unit loads without parsing JSON.
 import type { Mesh } from '../model/geometry.js';
-import { emptyBox, growBox, tagsOf, type FeatureTags, type Flat, type FlatFeature, type PbfValue, type TileGeometry } from '../tiling/flat.js';
+import { emptyBox, flatFeatureOf, growBox, tagsOf, type FeatureTags, type Flat, type FlatFeature, type PbfValue, type TileGeometry } from '../tiling/flat.js';
 import { headTextOf } from './encode-json.js';
 import { grown } from '../bytes.js';
 
@@ -277,9 +277,8 @@ export class RecordReader {
     const meshes = flags & MESHES ? JSON.parse(decoder.decode(this.bytes.subarray(headAt + headBytes, textAt + textBytes))) as Mesh[] : [];
     const r = new StreamReader(this.f64, base, meshes);
     const geom = r.geometry();
-    const f: FlatFeature = { seq: this.seq, layer: layerIndex(layer), geom, headJson, tags, tagsBytes: this.bytes.subarray(textAt, headAt) };
-    if (flags & LOD) f.lod = Array.from(this.f64.subarray(r.i, r.i + 6));
-    return f;
+    const lod = flags & LOD ? Array.from(this.f64.subarray(r.i, r.i + 6)) : undefined;
+    return flatFeatureOf(this.seq, layerIndex(layer), geom, lod, undefined, headJson, tags, this.bytes.subarray(textAt, headAt));
   }
 
   /** The tags written at `at` (see TagWriter): the layer id and the feature's PBF id and tags. */

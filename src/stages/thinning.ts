@@ -1,7 +1,7 @@
 // Uniform thinning: tile size estimates gathered while reading, the per-zoom priority thresholds a plan fixes from the
 // densest tile, and the keep rule every tile applies (one decision per zoom, the same in every tile).
 import { hasExtent, hasMesh, type FeatureTags, type Flat, type PbfValue, type TileGeometry } from '../tiling/flat.js';
-import { simplificationRanks } from '../tiling/simplify.js';
+import { Ranker } from '../tiling/simplify.js';
 import { BUFFER, DISPLAY_TILE, EXTENT } from '../tiling/space.js';
 import type { LayerStats } from './assign.js';
 
@@ -54,6 +54,7 @@ function pbfValueBytes(v: PbfValue): number {
  */
 class GeometrySizer {
   private ranks = new Float64Array(1024);
+  private readonly ranker = new Ranker();
   private at = 0;
   /** Whether the last `bytes` call left anything (a mesh counts, though it has no PBF bytes). */
   left = false;
@@ -67,15 +68,16 @@ class GeometrySizer {
   }
 
   private rankParts(g: TileGeometry): void {
-    const one = (c: Flat) => {
-      const n = c.length >> 1;
-      if (this.ranks.length < this.at + n) { const r = new Float64Array((this.at + n) * 2); r.set(this.ranks); this.ranks = r; }
-      simplificationRanks(c, this.ranks, this.at);
-      this.at += n;
-    };
-    if (g.k === 'lines') for (const p of g.parts) one(p);
-    else if (g.k === 'polygons') for (const poly of g.polys) for (const r of poly) one(r);
+    if (g.k === 'lines') for (const p of g.parts) this.rankPart(p);
+    else if (g.k === 'polygons') for (const poly of g.polys) for (const r of poly) this.rankPart(r);
     else if (g.k === 'collection') for (const m of g.members) this.rankParts(m);
+  }
+
+  private rankPart(c: Flat): void {
+    const n = c.length >> 1;
+    if (this.ranks.length < this.at + n) { const r = new Float64Array((this.at + n) * 2); r.set(this.ranks); this.ranks = r; }
+    this.ranker.rank(c, this.ranks, this.at);
+    this.at += n;
   }
 
   /** Bytes of every MVT feature (PBF) or of the geometry's text (JSON) at a squared tolerance and scale. */

@@ -147,7 +147,24 @@ export function headOf(f: Feature): FeatureHead {
 /** The tiler's form of a GeoJSON feature; null when it has nothing to place. */
 export function flatFeature(tf: TileFeature): FlatFeature | null {
   const geom = tf.feature.geometry === null ? null : flatten(tf.feature.geometry);
-  return geom === null ? null : { seq: tf.seq, layer: tf.layer, head: headOf(tf.feature), geom };
+  return geom === null ? null : flatFeatureOf(tf.seq, tf.layer, geom, undefined, headOf(tf.feature), undefined, undefined, undefined);
+}
+
+/**
+ * Every FlatFeature is made here, all members in one order (absent ones undefined): the tiler's hot functions then
+ * see one object shape. Literals with members left out, added later, or spread from another feature each had their
+ * own, and every new one met in a hot function threw away its optimised code (about 150 deoptimisations a build).
+ */
+export function flatFeatureOf(
+  seq: number, layer: number, geom: TileGeometry, lod: number[] | undefined, head: FeatureHead | undefined,
+  headJson: Uint8Array | undefined, tags: FeatureTags | undefined, tagsBytes: Uint8Array | undefined,
+): FlatFeature {
+  return { seq, layer, geom, lod, head, headJson, tags, tagsBytes };
+}
+
+/** `f` with other geometry (and its original box and centroid in `lod`). */
+export function withGeometry(f: FlatFeature, geom: TileGeometry, lod: number[] | undefined): FlatFeature {
+  return flatFeatureOf(f.seq, f.layer, geom, lod, f.head, f.headJson, f.tags, f.tagsBytes);
 }
 
 /** The members of a feature made from GeoJSON (one read from a record carries their bytes instead). */

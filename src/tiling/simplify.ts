@@ -17,27 +17,45 @@ function sqSegDist(px: number, py: number, ax: number, ay: number, bx: number, b
  * For each vertex, the largest squared tolerance at which Douglas–Peucker (as the tiler runs it: farthest vertex,
  * first on ties, kept when strictly beyond) still keeps it: its split distance, capped by those of the splits above
  * it. Simplifying at a tolerance keeps exactly the vertices whose value exceeds it, so one pass serves every zoom.
- * Written into `out` from index `at` when given (a caller's scratch), else into a new array.
+ * One ranker per caller: it keeps its split stack from call to call (the tile sketch ranks every ring read; a number
+ * array as the stack made this twice as slow).
  */
-export function simplificationRanks(xy: Coords, out?: Float64Array, at = 0): Float64Array {
-  const n = xy.length >> 1;
-  const eff = out ?? new Float64Array(n);
-  eff.fill(Infinity, at, at + n);
-  const stack: number[] = [0, n - 1, Infinity];
-  while (stack.length > 0) {
-    const cap = stack.pop() as number, last = stack.pop() as number, first = stack.pop() as number;
-    let maxD = -1, index = -1;
-    for (let i = first + 1; i < last; i++) {
-      const d = sqSegDist(xy[i * 2], xy[i * 2 + 1], xy[first * 2], xy[first * 2 + 1], xy[last * 2], xy[last * 2 + 1]);
-      if (d > maxD) { maxD = d; index = i; }
+export class Ranker {
+  private spans = new Int32Array(256);
+  private caps = new Float64Array(128);
+
+  /** The ranks of `xy`'s vertices, written into `out` from index `at`. */
+  rank(xy: Coords, out: Float64Array, at = 0): Float64Array {
+    const n = xy.length >> 1;
+    out.fill(Infinity, at, at + n);
+    if (n < 3) return out;
+    if (this.caps.length < n) { this.spans = new Int32Array(4 * n); this.caps = new Float64Array(2 * n); }
+    const spans = this.spans, caps = this.caps;
+    spans[0] = 0; spans[1] = n - 1; caps[0] = Infinity;
+    let sp = 1;
+    while (sp > 0) {
+      sp--;
+      const first = spans[sp * 2], last = spans[sp * 2 + 1], cap = caps[sp];
+      const ax = xy[first * 2], ay = xy[first * 2 + 1], bx = xy[last * 2], by = xy[last * 2 + 1];
+      let maxD = -1, index = -1;
+      for (let i = first + 1; i < last; i++) {
+        const d = sqSegDist(xy[i * 2], xy[i * 2 + 1], ax, ay, bx, by);
+        if (d > maxD) { maxD = d; index = i; }
+      }
+      if (index < 0) continue;
+      const rank = Math.min(maxD, cap);
+      out[at + index] = rank;
+      // At most one span per vertex is waiting at any time, so n slots suffice.
+      if (last - index > 1) { spans[sp * 2] = index; spans[sp * 2 + 1] = last; caps[sp++] = rank; }
+      if (index - first > 1) { spans[sp * 2] = first; spans[sp * 2 + 1] = index; caps[sp++] = rank; }
     }
-    if (index < 0) continue;
-    const rank = Math.min(maxD, cap);
-    eff[at + index] = rank;
-    if (last - index > 1) stack.push(index, last, rank);
-    if (index - first > 1) stack.push(first, index, rank);
+    return out;
   }
-  return eff;
+}
+
+/** `Ranker.rank` into a new array, for one-off callers. */
+export function simplificationRanks(xy: Coords): Float64Array {
+  return new Ranker().rank(xy, new Float64Array(xy.length >> 1));
 }
 
 /**

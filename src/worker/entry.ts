@@ -3,6 +3,7 @@ import { Piscina, transferableSymbol, valueSymbol } from 'piscina';
 import { TileFiles } from '../io/tile-files.js';
 import { parseBatch } from '../stages/parse.js';
 import { RecordRouter } from '../stages/partition.js';
+import { cellSpec } from '../stages/tile/spec.js';
 import { tileUnit } from '../stages/unit.js';
 import { isOverview, resultTransfers, type Task, type TaskResult, type TileBatch, type TileBatchResult } from './protocol.js';
 
@@ -32,7 +33,7 @@ function tileBatch(batch: TileBatch): TileBatchResult {
   const res: TileBatchResult = { kind: 'tiles', units: [] };
   try {
     for (const { unit, sources, preview } of batch.units) {
-      const r = tileUnit({ kind: 'tile', unit, sources, dims: batch.dims, next: batch.next, part: batch.part, preview, spec: { ...batch.spec, cell: unit.cell } }, router);
+      const r = tileUnit({ kind: 'tile', unit, sources, dims: batch.dims, next: batch.next, part: batch.part, preview, spec: cellSpec(batch.spec, unit.cell) }, router);
       res.units.push(r);
       if (files === undefined) continue;
       for (const t of r.tiles) {

@@ -1,4 +1,5 @@
-// Unit records: binary round trip of every geometry kind, heads as JSON tiles write them, and routing with home flags.
+// Unit records: binary round trip of every geometry kind, heads as JSON tiles write them, routing with home flags, and
+// the one shape of every flat feature and cell spec the tiler meets.
 import { describe, expect, it } from 'vitest';
 import type { Feature } from '../../src/model/feature.js';
 import type { Geometry, Position } from '../../src/model/geometry.js';
@@ -6,6 +7,8 @@ import { featureHeadText } from '../../src/stages/encode-json.js';
 import { RecordRouter } from '../../src/stages/partition.js';
 import { RecordEncoder, RecordReader } from '../../src/stages/record.js';
 import { featureTags, flatFeature, flatten, headOf, type FeatureHead, type FlatFeature } from '../../src/tiling/flat.js';
+import { reduceForZoom } from '../../src/stages/tile/reduce.js';
+import { cellSpec, thins, type TileSpec } from '../../src/stages/tile/spec.js';
 
 /** A GeoJSON geometry into a record, as the parse stage does it. */
 function encodeGeoJSON(enc: RecordEncoder, seq: number, layer: string, head: FeatureHead, g: Geometry): boolean {
@@ -203,5 +206,38 @@ describe('unit records', () => {
     expect(r.seq).toBe(2);
     expect(r.home).toBe(true);
     expect(r.next()).toBe(false);
+  });
+});
+
+describe('one shape for every flat feature', () => {
+  // The tiler's optimised code is specialised to the object shapes it has met; each new one (members in another
+  // order, one added later) throws it away. Every way a FlatFeature is made must give the same members in one order.
+  it('from GeoJSON, from a record (with and without lod) and reduced for the level above', () => {
+    const polygon: Geometry = { type: 'Polygon', coordinates: [[[0, 0], [40, 0], [40, 20], [40, 40], [20, 41], [0, 40], [0, 0]]] };
+    const made = flatFeature({ seq: 1, layer: 0, feature: { type: 'Feature', geometry: polygon, ...head } }) as FlatFeature;
+    const reduced = reduceForZoom(made, { side: 2 ** 20, lod: 'auto' }, 4) as FlatFeature;
+    const simplified = reduceForZoom(made, { side: 2 ** 8, lod: 'auto' }, 0) as FlatFeature;
+    expect(reduced.geom.k).toBe('points');
+    expect(simplified.geom.k).toBe('polygons');
+    expect(simplified).not.toBe(made);
+    const enc = new RecordEncoder();
+    const bytes: number[] = [];
+    for (const f of [made, reduced]) { expect(enc.encode('cells', f)).toBe(true); bytes.push(...enc.bytes()); }
+    const r = new RecordReader(new Uint8Array(bytes));
+    const read: FlatFeature[] = [];
+    while (r.next()) read.push(r.feature(() => 0));
+    expect(read.map((f) => f.lod === undefined)).toEqual([true, false]);
+    const keys = Object.keys(made);
+    expect(keys).toEqual(['seq', 'layer', 'geom', 'lod', 'head', 'headJson', 'tags', 'tagsBytes']);
+    for (const f of [reduced, simplified, ...read]) expect(Object.keys(f)).toEqual(keys);
+  });
+
+  it('cell specs: every member in one order, thresholds as float rows', () => {
+    const base: TileSpec = { side: 1024, minZoom: 0, maxZoom: 2, finestZoom: 2, layers: [{ id: 'a' }], formats: { json: false, pbf: true }, lod: 'auto', tileBudget: 500_000, thresholds: [[2 ** 31 + 5], [0], [0]] };
+    const s = cellSpec(base, { z: 1, x: 1, y: 0 });
+    expect(Object.keys(s)).toEqual(['side', 'minZoom', 'maxZoom', 'finestZoom', 'cell', 'layers', 'formats', 'lod', 'tileBudget', 'thresholds', 'collection']);
+    expect(s.thresholds?.map((row) => row instanceof Float64Array && Array.from(row))).toEqual([[2 ** 31 + 5], [0], [0]]);
+    expect(s.cell).toEqual({ z: 1, x: 1, y: 0 });
+    expect([thins(s.thresholds?.[0]), thins(s.thresholds?.[1]), thins(undefined)]).toEqual([true, false, false]);
   });
 });

@@ -1,6 +1,7 @@
 // runOrdered (results in submission order, a bounded window, failures) and what the worker protocol moves between threads.
 import { describe, expect, it } from 'vitest';
-import { runOrdered } from '../../src/worker/pool.js';
+import { Piscina } from 'piscina';
+import { poolOptions, runOrdered } from '../../src/worker/pool.js';
 import { parseTransfers, resultTransfers, transferable } from '../../src/worker/protocol.js';
 import type { ParseResult, ParseTask } from '../../src/stages/parse.js';
 import type { UnitResult } from '../../src/stages/unit.js';
@@ -158,5 +159,18 @@ describe('worker protocol transfers', () => {
     const written = { path: '1/0/0.pbf', z: 1, size: 5, features: 1 };
     const unit = { tiles: [{ path: '0/0/0.pbf', z: 0, size: 3, bytes: tile, features: 1 }, written], next: [['0/0/0/0/0', next]] } as unknown as UnitResult;
     expectSame(resultTransfers({ kind: 'tiles', units: [unit] }), [tile.buffer, next.buffer]);
+  });
+});
+
+describe('pool threads', () => {
+  it('run with the larger young generation (V8 reports the limits each thread was started with)', async () => {
+    const pool = new Piscina(poolOptions(2));
+    try {
+      await Promise.all(pool.threads.map((t) => new Promise((resolve) => t.once('message', resolve))));
+      expect(pool.threads).toHaveLength(2);
+      for (const t of pool.threads) expect(t.resourceLimits?.maxYoungGenerationSizeMb).toBe(96);
+    } finally {
+      await pool.destroy();
+    }
   });
 });

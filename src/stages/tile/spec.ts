@@ -22,9 +22,28 @@ export interface TileSpec {
    */
   tileBudget: number;
   /** Per zoom, per layer: the thinning threshold (thinning.ts `keeps`); absent or 0: every feature is drawn. */
-  thresholds?: number[][];
+  thresholds?: ReadonlyArray<ArrayLike<number>>;
   /** Copied into every JSON tile. */
   collection?: { multiscale?: unknown; properties?: unknown };
+}
+
+/**
+ * `spec` for the tiles of one cell, all members in one order (absent ones undefined): a spec cloned from a message and
+ * then spread had its own shape per level, and the tiler's hot functions deoptimised on each. Thresholds become
+ * float arrays: rows of small integers (0) and of thresholds past 2^31 had two number representations, and code
+ * optimised for the first threw itself away on meeting the second.
+ */
+export function cellSpec(spec: TileSpec, cell: TileSpec['cell']): TileSpec {
+  const { side, minZoom, maxZoom, finestZoom, layers, formats, lod, tileBudget, collection } = spec;
+  const thresholds = spec.thresholds?.map((row) => Float64Array.from(row));
+  return { side, minZoom, maxZoom, finestZoom, cell, layers, formats, lod, tileBudget, thresholds, collection };
+}
+
+/** Whether a zoom's thresholds thin any layer. */
+export function thins(row: ArrayLike<number> | undefined): row is ArrayLike<number> {
+  if (row === undefined) return false;
+  for (let i = 0; i < row.length; i++) if (row[i] > 0) return true;
+  return false;
 }
 
 /**

@@ -6,7 +6,7 @@ import { keeps } from '../thinning.js';
 import { budgetedBytes, thresholdToFit } from './budget.js';
 import { encodeContext, jsonTileOf, pbfTile, type EncodeContext } from './encode.js';
 import { placeZoom, prepare, type Bucket, type Prepared } from './placement.js';
-import { zoomContext, type TileResult, type TileSpec, type TileStats, type ZoomContext } from './spec.js';
+import { thins, zoomContext, type TileResult, type TileSpec, type TileStats, type ZoomContext } from './spec.js';
 
 /** A tile's bytes and stats from its placed entries; below the finest zoom, a tile over the budget says what it needs. */
 function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext): TileResult {
@@ -55,7 +55,7 @@ export function tileFeatures(features: ReadonlyArray<FlatFeature | TileFeature>,
   for (let z = spec.maxZoom; z >= from; z--) {
     const zc = zoomContext(spec, z);
     const thresholds = spec.thresholds?.[z];
-    if (zc.coarse && ec.lodAuto && thresholds?.some((t) => t > 0)) candidates = candidates.filter((p) => keeps(thresholds[p.tf.layer] ?? 0, p.tf.seq));
+    if (zc.coarse && ec.lodAuto && thins(thresholds)) candidates = candidates.filter((p) => keeps(thresholds[p.tf.layer] ?? 0, p.tf.seq));
     ec.json.setUnit(zc.unit);
     for (const b of placeZoom(candidates, spec, zc, ec.dict, quantiser)) {
       results.push(encodeTile(b, zc, ec));
