@@ -6,6 +6,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/setup-temps.ts'],
     environment: 'node',
     testTimeout: 120_000,
     hookTimeout: 120_000,

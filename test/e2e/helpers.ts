@@ -1,7 +1,6 @@
 // Shared by the pipeline tests: running the built CLI as a process, temp dirs, and byte-for-byte pyramid comparison.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
@@ -9,6 +8,7 @@ import { OPTIONS, flagName, type Command, type OptionName, type OptionSpec } fro
 import { COMMANDS } from '../../src/cli/commands/index.js';
 import { UnitLog } from '../../src/build/unit-log.js';
 import { DiskWorkDir } from '../../src/io/workdir.js';
+import { makeTemp, removeMadeTemps } from '../helpers/temps.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BIN = path.join(ROOT, 'bin', 'mudm-tiles.js');
@@ -61,18 +61,12 @@ export function expectOk(r: RunResult, what: string): void {
   expect(r.code, `${what} failed (code ${r.code}, signal ${r.signal}):\n${r.stderr}${r.stdout}`).toBe(0);
 }
 
-const temps: string[] = [];
-
-/** A fresh directory under the system temp dir; `removeTemps` in afterAll deletes them all. */
+/** A fresh directory under the system temp dir, removed after the test file (or earlier by `removeTemps`). */
 export function tempDir(prefix: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `mudm-${prefix}-`));
-  temps.push(dir);
-  return dir;
+  return makeTemp(`mudm-${prefix}`);
 }
 
-export function removeTemps(): void {
-  for (const d of temps.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-}
+export const removeTemps = removeMadeTemps;
 
 /** A directory holding a `mudm-tiles` command that runs this checkout's CLI: what "the package's bin on PATH" means. */
 export function cliBinDir(): string {

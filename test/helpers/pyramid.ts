@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { VectorTile } from '@mapbox/vector-tile';
 import { PbfReader } from 'pbf';
+import { makeTemp } from './temps.js';
 
 export interface DecodedFeature { layer: string; id: number | undefined; type: number; properties: Record<string, unknown>; rings: number[][][] }
 
@@ -74,6 +75,7 @@ export function circleRing(cx: number, cy: number, r: number, n = 16): number[][
   return ring;
 }
 
+/** A fresh temporary directory, removed after the test file (test/setup-temps.ts). */
 export function tmpDir(prefix: string): string {
-  return fs.mkdtempSync(path.join(fs.realpathSync(process.env.TMPDIR ?? '/tmp'), `${prefix}-`));
+  return makeTemp(prefix);
 }
