@@ -91,7 +91,7 @@ function writeValue(v: PbfValue, pbf: PbfWriter): void {
 
 /**
  * Writes MVT tiles. It owns what it reuses from tile to tile: the writer (tiles are copied out with slice()) and
- * the key and value tables of the layer being written. One encoder per tiling call. The write callbacks are made
+ * the key and value tables of the layer being written; a thread reuses one from call to call. The write callbacks are made
  * once, here, as pbf's writeMessage takes a function and one argument.
  */
 export class PbfEncoder {

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { BUFFER, EXTENT, tilePath, tileSize, type Dim } from '../tiling/space.js';
 import type { FlatFeature } from '../tiling/flat.js';
 import { Simplifier } from '../tiling/simplify.js';
-import { tileFeatures } from './tile/tiler.js';
+import { tileFeatures, TilerScratch } from './tile/tiler.js';
 import { reduceForZoom } from './tile/reduce.js';
 import type { TileSpec } from './tile/spec.js';
 import { homeCell, RecordRouter, type UnitSource } from './partition.js';
@@ -156,12 +156,12 @@ function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Uint8Arr
   return { features, home };
 }
 
-export function tileUnit(task: TileTask, router = new RecordRouter()): UnitResult {
+export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = new TilerScratch()): UnitResult {
   const { unit, spec } = task;
   const { features, home } = loadFeatures(task);
   // Only features still drawn at the unit's coarsest zoom go up to the next level: the rest were thinned away.
   const keptAtTop = task.next ? new Uint8Array(features.length) : undefined;
-  const tiles = tileFeatures(features, spec, keptAtTop);
+  const tiles = tileFeatures(features, spec, keptAtTop, scratch);
   const layers = spec.layers.length;
   const res: UnitResult = {
     key: unit.key, tiles: [], next: [], features: features.length,

@@ -25,7 +25,7 @@ export function centroidPoint(lod: readonly number[], scale: number, box: Float6
 
 /**
  * Puts geometry on a zoom's grid and cuts it to tiles. It owns the scratch space this reuses for every ring of every
- * feature (simplification marks, clipping passes, a ring's box): one quantiser per tiling call.
+ * feature (simplification marks, clipping passes, a ring's box); a thread reuses one from call to call.
  */
 export class Quantiser {
   private readonly simplifier = new Simplifier();

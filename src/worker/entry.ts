@@ -4,6 +4,7 @@ import { TileFiles } from '../io/tile-files.js';
 import { parseBatch } from '../stages/parse.js';
 import { RecordRouter } from '../stages/partition.js';
 import { cellSpec } from '../stages/tile/spec.js';
+import { TilerScratch } from '../stages/tile/tiler.js';
 import { tileUnit } from '../stages/unit.js';
 import { isOverview, resultTransfers, type Task, type TaskResult, type TileBatch, type TileBatchResult } from './protocol.js';
 
@@ -18,8 +19,9 @@ function moving(value: TaskResult, list: ArrayBuffer[]): ReturnType<typeof Pisci
  */
 const knownDirs = new Map<string, Set<string>>();
 
-/** This thread's records on their way to their cells: its scratch memory stays from one task to the next. */
+/** This thread's records on their way to their cells, and its tiler's buffers: scratch memory kept from task to task. */
 const router = new RecordRouter();
+const tiler = new TilerScratch();
 
 function dirsOf(root: string): Set<string> {
   let dirs = knownDirs.get(root);
@@ -33,7 +35,7 @@ function tileBatch(batch: TileBatch): TileBatchResult {
   const res: TileBatchResult = { kind: 'tiles', units: [] };
   try {
     for (const { unit, sources, preview } of batch.units) {
-      const r = tileUnit({ kind: 'tile', unit, sources, dims: batch.dims, next: batch.next, part: batch.part, preview, spec: cellSpec(batch.spec, unit.cell) }, router);
+      const r = tileUnit({ kind: 'tile', unit, sources, dims: batch.dims, next: batch.next, part: batch.part, preview, spec: cellSpec(batch.spec, unit.cell) }, router, tiler);
       res.units.push(r);
       if (files === undefined) continue;
       for (const t of r.tiles) {

@@ -1,7 +1,7 @@
 // Tiler tests: a hand-checked golden case, area conservation, JSON/PBF agreement, world edges, determinism, cells.
 import { describe, expect, it } from 'vitest';
 import { clipRingToRect, ringArea } from '../helpers/pyramid.js';
-import { tileFeatures } from '../../src/stages/tile/tiler.js';
+import { tileFeatures, TilerScratch } from '../../src/stages/tile/tiler.js';
 import type { TileResult } from '../../src/stages/tile/spec.js';
 import { flatFeature, type TileFeature } from '../../src/tiling/flat.js';
 import {
@@ -226,6 +226,18 @@ describe('properties over random data', () => {
       expect(Buffer.from(t.json as Uint8Array).equals(Buffer.from(tiles[i].json as Uint8Array))).toBe(true);
       expect(Buffer.from(t.pbf as Uint8Array).equals(Buffer.from(tiles[i].pbf as Uint8Array))).toBe(true);
       expect(t.stats).toEqual(tiles[i].stats);
+    });
+  });
+
+  it('gives the same bytes with scratch a thread reused for other calls (larger tiles, other zooms) as with fresh scratch', () => {
+    const scratch = new TilerScratch();
+    tileFeatures(randomFeatures(3, 900, side), baseSpec({ side, minZoom: 0, maxZoom: 2, finestZoom: 2 }), undefined, scratch);
+    tileFeatures(golden, baseSpec(), undefined, scratch);
+    const again = tileFeatures(features, spec, undefined, scratch);
+    expect(again.map(key)).toEqual(tiles.map(key));
+    again.forEach((t, i) => {
+      expect(Buffer.from(t.json as Uint8Array).equals(Buffer.from(tiles[i].json as Uint8Array))).toBe(true);
+      expect(Buffer.from(t.pbf as Uint8Array).equals(Buffer.from(tiles[i].pbf as Uint8Array))).toBe(true);
     });
   });
 

@@ -4,7 +4,7 @@ import { Quantiser } from '../../tiling/quantise.js';
 import { mvtFeatureCount } from '../encode-pbf.js';
 import { keeps } from '../thinning.js';
 import { budgetedBytes, thresholdToFit } from './budget.js';
-import { encodeContext, jsonTileOf, pbfTile, type EncodeContext } from './encode.js';
+import { encodeContext, EncodeScratch, jsonTileOf, pbfTile, type EncodeContext } from './encode.js';
 import { placeZoom, prepare, type Bucket, type Prepared } from './placement.js';
 import { thins, zoomContext, type TileResult, type TileSpec, type TileStats, type ZoomContext } from './spec.js';
 
@@ -29,6 +29,12 @@ function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext): TileResult {
   return result;
 }
 
+/** What a thread's tiling calls reuse from one call to the next: the encoders' buffers and the quantiser's scratch. */
+export class TilerScratch {
+  readonly encode = new EncodeScratch();
+  readonly quantiser = new Quantiser();
+}
+
 /**
  * All tiles of the zoom range (inside the cell), sorted by z, x, y; tiles without features are omitted.
  * Output bytes depend only on the set of input features: they are ordered by (layer, seq) first. Below the finest
@@ -37,18 +43,17 @@ function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext): TileResult {
  * input feature), gets a 1 for every feature placed at the coarsest zoom produced: the caller forwards only those to
  * the level above.
  */
-export function tileFeatures(features: ReadonlyArray<FlatFeature | TileFeature>, spec: TileSpec, placedAtTop?: Uint8Array): TileResult[] {
+export function tileFeatures(
+  features: ReadonlyArray<FlatFeature | TileFeature>, spec: TileSpec, placedAtTop?: Uint8Array, scratch = new TilerScratch(),
+): TileResult[] {
   let candidates: Prepared[] = [];
-  let headsToWrite = 0;
   features.forEach((f, i) => {
     const x = 'feature' in f ? flatFeature(f) : f;
-    if (x === null) return;
-    candidates.push(prepare(x, i));
-    if (!x.headJson) headsToWrite++;
+    if (x !== null) candidates.push(prepare(x, i));
   });
   candidates.sort((a, b) => a.tf.layer - b.tf.layer || a.tf.seq - b.tf.seq);
-  const ec = encodeContext(spec, headsToWrite);
-  const quantiser = new Quantiser();
+  const ec = encodeContext(spec, scratch.encode);
+  const quantiser = scratch.quantiser;
   const results: TileResult[] = [];
   const from = spec.cell ? Math.max(spec.minZoom, spec.cell.z) : spec.minZoom;
   // Finest zoom first: thresholds only rise towards coarser zooms, so each zoom's candidates are the finer one's kept.
