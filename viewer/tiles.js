@@ -8,6 +8,10 @@
 import { PLANE_DIMS } from './state.js';
 
 const PMTILES_MEDIA_TYPE = 'application/vnd.pmtiles';
+/** PMTiles tile type of Mapbox Vector Tiles: the only tiles the viewer draws. */
+const PMTILES_MVT = 1;
+/** OpenLayers' TileState.ERROR (the global build does not export the enum). */
+const TILE_ERROR = 3;
 
 /** Whether a URL names a PMTiles archive: by the name its path ends with, whatever its query (a signed URL). */
 const isArchiveUrl = (url) => new URL(url).pathname.toLowerCase().endsWith('.pmtiles');
@@ -24,18 +28,41 @@ function archiveAssets(descriptor, base) {
     .map((a) => ({ url: new URL(a.href, base).href, plane: Object.fromEntries(PLANE_DIMS.filter((d) => Number.isInteger(a[d])).map((d) => [d, a[d]])) }));
 }
 
+/**
+ * A tile load function that fills a vector tile from `read()` (bytes, or null for an empty tile). A failed read marks
+ * the tile failed, with its reason in `tile.failure`, so that the source fires `tileloaderror`: ol-pmtiles' own
+ * loader set the tile loaded (no features) before failed, and OpenLayers then fired no event at all.
+ */
+function loadWith(read) {
+  return (tile, src) => tile.setLoader((extent, resolution, projection) => {
+    read(src).then(
+      (bytes) => tile.setFeatures(bytes ? tile.getFormat().readFeatures(bytes, { extent, featureProjection: projection }) : []),
+      (err) => {
+        tile.failure = err && err.message ? err.message : String(err);
+        tile.setState(TILE_ERROR);
+      },
+    );
+  });
+}
+
+/** A tile's bytes by URL: null for an empty tile, which is not written (204 from `serve`, 404 from a static host). */
+async function fetchTile(url) {
+  const response = await fetch(url);
+  if (response.status === 204 || response.status === 404) return null;
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return response.arrayBuffer();
+}
+
 /** Tiles by URL: the template with the plane filled in and {zlvl} renamed to OpenLayers' {z}. */
 function urlTiles(ol, template) {
   const planeUrl = (plane) => template.replace(/\{([a-z]+)\}/g, (m, name) => (name === 'zlvl' ? '{z}' : PLANE_DIMS.includes(name) ? String(plane[name]) : m));
   return {
     kind: 'url',
     async source(plane, options) {
-      return new ol.source.VectorTile({ ...options, format: new ol.format.MVT(), url: planeUrl(plane) });
+      return new ol.source.VectorTile({ ...options, format: new ol.format.MVT(), url: planeUrl(plane), tileLoadFunction: loadWith(fetchTile) });
     },
     async bytes(plane, z, x, y) {
-      const response = await fetch(planeUrl(plane).replace('{z}', String(z)).replace('{x}', String(x)).replace('{y}', String(y)));
-      // Empty tiles are not written: 204 from `serve`, 404 from a plain static server.
-      return response.status === 200 ? response.arrayBuffer() : null;
+      return fetchTile(planeUrl(plane).replace('{z}', String(z)).replace('{x}', String(x)).replace('{y}', String(y)));
     },
   };
 }
@@ -48,14 +75,28 @@ async function archiveTiles(ol, urlOf) {
     if (!archives.has(url)) archives.set(url, new PMTiles(url));
     return archives.get(url);
   };
+  /** The archive's header; it must hold vector tiles, and a failure names the archive (the reader's does not). */
+  const headerOf = async (url) => {
+    let header;
+    try {
+      header = await archive(url).getHeader();
+    } catch (err) {
+      throw new Error(`${url}: ${err && err.message ? err.message : err}`);
+    }
+    if (header.tileType !== PMTILES_MVT) {
+      throw new Error(`${url} holds tiles of PMTiles type ${header.tileType}, not vector tiles (MVT, type 1): open the pyramid's PBF archive or its tileset.json`);
+    }
+    return header;
+  };
   return {
     kind: 'archive',
     archive,
+    headerOf,
     async source(plane, options) {
       const url = urlOf(plane);
       if (url === undefined) return new ol.source.VectorTile({ ...options, format: new ol.format.MVT(), tileUrlFunction: () => undefined });
       // Read here first, so that an archive that cannot be read fails this call with its reason.
-      await archive(url).getHeader();
+      await headerOf(url);
       const source = new PMTilesVectorSource({ ...options, url, extent: options.tileGrid.getExtent(), format: new ol.format.MVT() });
       // The source reads the header again and is 'loading' until then; a map does not wait for a source to be
       // ready before it calls a render complete, so the source is handed over ready.
@@ -63,6 +104,13 @@ async function archiveTiles(ol, urlOf) {
         const ready = () => source.getState() === 'ready' && (source.un('change', ready), resolve());
         if (!ready()) source.on('change', ready);
       });
+      // Tiles are read by this module's reader of the archive (its header already read), failures reported.
+      const reader = archive(url);
+      source.setTileLoadFunction(loadWith(async (src) => {
+        const [z, x, y] = src.slice('pmtiles://'.length).split('/').map(Number);
+        const tile = await reader.getZxy(z, x, y);
+        return tile ? tile.data : null;
+      }));
       return source;
     },
     async bytes(plane, z, x, y) {
@@ -75,13 +123,17 @@ async function archiveTiles(ol, urlOf) {
 
 /**
  * Opens what `url` names: a PMTiles archive, or a tileset.json (whose archives are used when it lists any).
- * Resolves to the descriptor, the plane dimensions of its tile paths, and `tiles`: `source(plane, options)` makes
- * an OpenLayers source of a plane (options: projection, tileGrid, …); `bytes(plane, z, x, y)` reads one tile.
+ * Resolves to the descriptor, the plane dimensions of its tile paths, `tiles`: `source(plane, options)` makes
+ * an OpenLayers source of a plane (options: projection, tileGrid, …), `bytes(plane, z, x, y)` reads one tile, and
+ * `plane`: the plane of an archive opened directly that is one of a folder's (else undefined).
  */
 export async function openPyramid(ol, url) {
-  let descriptor, tiles;
+  let descriptor, tiles, plane;
+  // Which archive holds a plane: for an archive opened directly, that one, unless its metadata lists it (below).
+  let route = () => url;
   if (isArchiveUrl(url)) {
-    tiles = await archiveTiles(ol, () => url);
+    tiles = await archiveTiles(ol, (p) => route(p));
+    await tiles.headerOf(url);
     descriptor = await tiles.archive(url).getMetadata();
   } else {
     const response = await fetch(url);
@@ -92,11 +144,18 @@ export async function openPyramid(ol, url) {
   // Without {zlvl}, a first {z} is the zoom (the spec's 2D example {z}/{x}/{y}), not the z plane.
   const template = descriptor.tiles[0].includes('{zlvl}') ? descriptor.tiles[0] : descriptor.tiles[0].replace('{z}', '{zlvl}');
   const dims = [...template.matchAll(/\{([a-z]+)\}/g)].map((m) => m[1]).filter((n) => PLANE_DIMS.includes(n));
+  const listed = archiveAssets(descriptor, url);
+  const archiveOf = (p) => listed.find((a) => dims.every((d) => a.plane[d] === undefined || a.plane[d] === p[d]))?.url;
   if (!tiles) {
-    const listed = archiveAssets(descriptor, url);
-    tiles = listed.length > 0
-      ? await archiveTiles(ol, (plane) => listed.find((a) => dims.every((d) => a.plane[d] === undefined || a.plane[d] === plane[d]))?.url)
-      : urlTiles(ol, resolveTemplate(template, url));
+    tiles = listed.length > 0 ? await archiveTiles(ol, archiveOf) : urlTiles(ol, resolveTemplate(template, url));
+  } else {
+    // One of a folder's archives (its metadata is the folder's descriptor, listing them all): its own plane first,
+    // the other planes from the archives beside it, as through the folder's tileset.json.
+    const own = listed.find((a) => a.url === url);
+    if (own) {
+      plane = own.plane;
+      route = archiveOf;
+    }
   }
-  return { descriptor, dims, tiles };
+  return { descriptor, dims, tiles, plane };
 }

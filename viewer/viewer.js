@@ -31,8 +31,9 @@ const $ = (id) => document.getElementById(id);
 async function start() {
   const params = new window.URLSearchParams(window.location.search);
   // `?tileset=` names a tileset.json or a PMTiles archive (`….pmtiles`), relative to this page or absolute.
-  const tilesetUrl = new URL(params.get('tileset') ?? 'tileset.json', window.location.href).href;
-  const { descriptor, dims, tiles } = await openPyramid(ol, tilesetUrl);
+  // A '#' in the value was sent encoded (%23): part of a file name, not the start of a fragment.
+  const tilesetUrl = new URL((params.get('tileset') ?? 'tileset.json').replaceAll('#', '%23'), window.location.href).href;
+  const { descriptor, dims, tiles, plane: opened } = await openPyramid(ol, tilesetUrl);
   const b = descriptor.bounds ?? [0, 0, 256, 256];
   const [minX, minY, maxX, maxY] = b.length === 10 ? [b[3], b[4], b[8], b[9]] : b;
   const planeLo = b.length === 10 ? { t: b[0], c: b[1], z: b[2] } : { t: 0, c: 0, z: 0 };
@@ -50,12 +51,22 @@ async function start() {
   // ── state: the URL's hash first, then the descriptor's center, then the defaults ──
   const asked = readViewState(window.location.hash);
   const notes = [];
+  // The status line: what is shown, notes on the view asked for, and how many tiles failed (each one in `errors`).
+  let failedTiles = 0;
+  let statusReady = false;
+  const showStatus = () => {
+    if (!statusReady) return;
+    const failed = failedTiles > 0 ? [`${failedTiles} tile(s) failed to load`] : [];
+    $('status').textContent = [`${layerIds.length} layer(s), zooms ${minZoom}–${maxZoom}, ${maxX - minX} × ${maxY - minY} px`, ...notes, ...failed].join('; ');
+    $('status').className = failedTiles > 0 ? 'error' : '';
+  };
   const center = descriptor.center ?? [];
   const plane = { t: planeLo.t, c: planeLo.c, z: planeLo.z };
   if (center.length === 6) [plane.t, plane.c, plane.z] = center;
   const planeIn = (values) => {
     for (const d of dims) if (values[d] !== undefined && values[d] >= planeLo[d] && values[d] <= planeHi[d]) plane[d] = values[d];
   };
+  if (opened) planeIn(opened);
   planeIn(asked.plane);
   const hidden = new Set();
   const known = (name) => name === BY_LAYER || fields.has(name);
@@ -77,7 +88,12 @@ async function start() {
   // origin like the pyramid's), or out of the plane's archive.
   const planeSource = async () => {
     const s = await tiles.source({ ...plane }, { projection, tileGrid, wrapX: false, transition: 0 });
-    s.on('tileloaderror', (e) => errors.push(`tile failed to load: ${e.tile && e.tile.getTileCoord ? e.tile.getTileCoord().join('/') : '?'}`));
+    s.on('tileloaderror', (e) => {
+      const at = e.tile && e.tile.getTileCoord ? e.tile.getTileCoord().join('/') : '?';
+      errors.push(`tile failed to load: ${at}${e.tile && e.tile.failure ? ` (${e.tile.failure})` : ''}`);
+      failedTiles++;
+      showStatus();
+    });
     return s;
   };
 
@@ -95,7 +111,12 @@ async function start() {
     }
     return s;
   };
+  const worldExtent = [minX, -maxY, maxX, -minY];
+  // Tiles are asked for over the data's bounds only (a little wider, for strokes on the edge): outside them there is
+  // nothing, and a static host answers each such tile with a 404.
+  const margin = Math.max(maxX - minX, maxY - minY) / 64;
   const layer = new ol.layer.VectorTile({
+    extent: [worldExtent[0] - margin, worldExtent[1] - margin, worldExtent[2] + margin, worldExtent[3] + margin],
     source: await planeSource(),
     style: (feature) => {
       const props = feature.getProperties();
@@ -104,7 +125,6 @@ async function start() {
     },
   });
 
-  const worldExtent = [minX, -maxY, maxX, -minY];
   const view = new ol.View({
     projection,
     extent: [minX - (maxX - minX), -maxY - (maxY - minY), maxX + (maxX - minX), -minY + (maxY - minY)],
@@ -327,7 +347,8 @@ async function start() {
   await rendered;
   saveView();
   showKept();
-  $('status').textContent = [`${layerIds.length} layer(s), zooms ${minZoom}–${maxZoom}, ${maxX - minX} × ${maxY - minY} px`, ...notes].join('; ');
+  statusReady = true;
+  showStatus();
   return {
     map, view, layer, background, descriptor, side, plane, errors,
     featuresAt, toScreen, idle, setPlane, setColourField, tileZoom,
@@ -362,3 +383,5 @@ window.__viewer = {
   }),
   featuresAt: () => [],
 };
+// The failure is shown and in `errors` already: a script awaiting `ready` still sees it reject, the page no more.
+window.__viewer.ready.catch(() => {});

@@ -18,6 +18,8 @@ export function byteRange(header: string | undefined, size: number): ByteRange |
   if (eq < 0 || header.slice(0, eq).trim().toLowerCase() !== 'bytes') return undefined;
   let start = Infinity, end = -1;
   for (const spec of header.slice(eq + 1).split(',')) {
+    // A list may hold empty elements (RFC 9110 section 5.6.1).
+    if (spec.trim() === '') continue;
     const m = /^\s*(\d*)-(\d*)\s*$/.exec(spec);
     if (!m || (m[1] === '' && m[2] === '')) return 'unsatisfiable';
     let first: number, last: number;
@@ -28,11 +30,11 @@ export function byteRange(header: string | undefined, size: number): ByteRange |
       [first, last] = [Math.max(0, size - n), size - 1];
     } else {
       first = Number(m[1]);
-      last = m[2] === '' ? size - 1 : Number(m[2]);
-      if (last < first) return 'unsatisfiable';
-      last = Math.min(last, size - 1);
+      if (m[2] !== '' && Number(m[2]) < first) return 'unsatisfiable';
+      // A range starting past the end is left out, whatever its end: the others may still be served.
+      if (first >= size) continue;
+      last = Math.min(m[2] === '' ? size - 1 : Number(m[2]), size - 1);
     }
-    if (first >= size) continue;
     start = Math.min(start, first);
     end = Math.max(end, last);
   }

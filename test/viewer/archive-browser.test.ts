@@ -58,6 +58,13 @@ beforeAll(async () => {
   await buildPyramid(onePlaneInputs(), { ...OPTIONS, planeField: undefined, out: path.join(dir, 'plane-dir'), format: 'pbf' });
   await buildArchiveFolder(slideInputs(), OPTIONS, path.join(site, 'slide'));
   await buildArchive(onePlaneInputs(), { ...OPTIONS, planeField: undefined }, path.join(site, 'slide.pmtiles'));
+  // As the CLI writes them (`--archive pmtiles`): every archive's metadata lists its siblings; JSON archives too.
+  await buildPyramid(slideInputs(), { ...OPTIONS, out: path.join(site, 'folder'), archive: 'pmtiles', format: 'json,pbf' });
+  // A static host of a directory build: empty tiles are missing files there (404), not 204s.
+  fs.cpSync(path.join(dir, 'slide-dir'), path.join(site, 'slide-dir'), { recursive: true });
+  // An archive cut inside its tile data: its header, directories and metadata read, its tiles fail.
+  const whole = fs.readFileSync(path.join(site, 'slide.pmtiles'));
+  fs.writeFileSync(path.join(site, 'cut.pmtiles'), whole.subarray(0, Number(whole.readBigUInt64LE(56)) + 64));
   copyViewer(site);
   const serve = async (root: string) => {
     const s: Server = await startServer({ root, port: 0 });
@@ -182,6 +189,81 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     const want = await centre(at.planeDir);
     const got = await centre(`${at.host}index.html?tileset=slide.pmtiles`);
     got.forEach((v, i) => expect(v).toBeCloseTo(want[i], 6));
+  });
+
+  it('shows a directory build from a static host, its missing (empty) tiles as empty, asking only for tiles over the data', async () => {
+    const plane = { c: 1, z: 2 };
+    const hash = `#${VIEW}&c=${plane.c}&z=${plane.z}`;
+    await view(`${at.slideDir}${hash}`);
+    const want = await probe(plane, 'directory-reference');
+    const asked: string[] = [];
+    const onRequest = (r: { url(): string }) => { if (/\.pbf$/.test(r.url())) asked.push(r.url()); };
+    page.on('request', onRequest);
+    // Over the slide's bottom-right corner, at its finest tiles (512 px): the row below y 1536 holds nothing.
+    for (const url of [`${at.host}index.html?tileset=slide-dir/tileset.json${hash}`, `${at.host}index.html?tileset=slide-dir/tileset.json#zoom=3&x=1900&y=1300&c=1&z=2`]) {
+      await view(url);
+      expect(await errorsOf(), url).toEqual([]);
+    }
+    page.off('request', onRequest);
+    await view(`${at.host}index.html?tileset=slide-dir/tileset.json${hash}`);
+    const got = await probe(plane, 'static-directory');
+    expect(got.ids).toEqual(want.ids);
+    got.colours.forEach((c, i) => expect(close(c, want.colours[i], 2), `cell ${got.cells[i].id}`).toBe(true));
+    // The slide is 2012 × 1342 px in a 2048 px world: nothing asked for starts past x 2012 or y 1342 (plus the
+    // view's margin, 1/64 of 2012 px); without the bounds, row 3 of zoom 2 was asked for, and 404 was an error.
+    expect(asked.length).toBeGreaterThan(0);
+    for (const url of asked) {
+      const [z, x, y] = url.split('/').slice(-3).map((v) => parseInt(v, 10));
+      const tilePx = 2048 / 2 ** z;
+      expect(x * tilePx, url).toBeLessThan(2012 + 2012 / 64);
+      expect(y * tilePx, url).toBeLessThan(1342 + 2012 / 64);
+    }
+  });
+
+  it('opens one archive of a folder directly at its own plane, and the other planes from the archives beside it', async () => {
+    await view(`${at.host}index.html?tileset=folder/tiles-c1-z2.pbf.pmtiles#${VIEW}`);
+    expect(await page.evaluate(() => ({ ...(window.__viewer as unknown as { plane: object }).plane }))).toEqual({ t: 0, c: 1, z: 2 });
+    const got = await probe({ c: 1, z: 2 }, 'folder-archive-direct-c1-z2');
+    expect(got.cells.length).toBeGreaterThan(60);
+    got.cells.forEach((cell, i) => expect(got.ids[i], `cell ${cell.id}`).toContain(cell.id));
+    await page.selectOption('#plane-c', '0');
+    await page.selectOption('#plane-z', '0');
+    await page.evaluate(() => window.__viewer.settle());
+    const other = await probe({ c: 0, z: 0 }, 'folder-archive-direct-switched-c0-z0');
+    expect(other.cells.length).toBeGreaterThan(60);
+    other.cells.forEach((cell, i) => expect(other.ids[i], `cell ${cell.id}`).toContain(cell.id));
+    expect(await errorsOf()).toEqual([]);
+  });
+
+  it('refuses an archive of JSON tiles with a message saying so, once, and what to open instead', async () => {
+    await page.goto('about:blank');
+    await page.goto(`${at.host}index.html?tileset=folder/tiles-c0-z0.json.pmtiles`);
+    const failure = await page.evaluate(() => window.__viewer.ready.then(() => 'ready', (e: Error) => e.message));
+    expect(failure).toMatch(/tiles-c0-z0\.json\.pmtiles holds tiles of PMTiles type 0, not vector tiles \(MVT, type 1\): open the pyramid's PBF archive or its tileset\.json$/);
+    expect(await page.locator('#status').innerText()).toBe(`cannot show this pyramid: ${failure}`);
+    expect(await errorsOf()).toEqual([failure]);
+  });
+
+  it('names an archive it cannot find', async () => {
+    await page.goto('about:blank');
+    await page.goto(`${at.host}index.html?tileset=nowhere.pmtiles`);
+    const failure = await page.evaluate(() => window.__viewer.ready.then(() => 'ready', (e: Error) => e.message));
+    expect(failure).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/nowhere\.pmtiles: .*404/);
+    expect(await errorsOf()).toEqual([failure]);
+    // The page's own request of the missing file is logged by the browser: not a fault of the viewer.
+    consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/404/.test(e)));
+  });
+
+  it('reports tiles it cannot read from an archive, in its errors and on the status line', async () => {
+    await page.goto('about:blank');
+    await page.goto(`${at.host}index.html?tileset=cut.pmtiles#${VIEW}`);
+    await page.evaluate(() => window.__viewer.ready);
+    await page.evaluate(() => window.__viewer.settle());
+    const errors = await errorsOf();
+    expect(errors.length).toBeGreaterThan(0);
+    for (const e of errors) expect(e).toMatch(/^tile failed to load: \d+\/\d+\/\d+ \(.+\)$/);
+    expect(await page.locator('#status').innerText()).toContain(`${errors.length} tile(s) failed to load`);
+    consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/416/.test(e)));
   });
 
   it('logs no errors', () => {

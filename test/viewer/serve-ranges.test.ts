@@ -17,6 +17,11 @@ describe('byteRange', () => {
   it('answers several ranges with the one range spanning those inside the file', () => {
     expect(byteRange('bytes=0-4, 20-29', 100)).toEqual({ start: 0, end: 29 });
     expect(byteRange('bytes=50-59,-5,200-300', 100)).toEqual({ start: 50, end: 99 });
+    // A range starting past the end is left out whether its end is given or open; empty list elements are allowed.
+    expect(byteRange('bytes=0-1,105-', 100)).toEqual({ start: 0, end: 1 });
+    expect(byteRange('bytes=0-1,105-110', 100)).toEqual({ start: 0, end: 1 });
+    expect(byteRange('bytes=0-1,,5-9', 100)).toEqual({ start: 0, end: 9 });
+    expect(byteRange('bytes=, 3-4', 100)).toEqual({ start: 3, end: 4 });
   });
 
   it('is unsatisfiable (416) when no range starts inside the file or the set is malformed', () => {
