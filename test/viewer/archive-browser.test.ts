@@ -65,6 +65,7 @@ beforeAll(async () => {
   // An archive cut inside its tile data: its header, directories and metadata read, its tiles fail.
   const whole = fs.readFileSync(path.join(site, 'slide.pmtiles'));
   fs.writeFileSync(path.join(site, 'cut.pmtiles'), whole.subarray(0, Number(whole.readBigUInt64LE(56)) + 64));
+  fs.copyFileSync(path.join(site, 'slide.pmtiles'), path.join(site, 'slide #1.pmtiles'));
   copyViewer(site);
   const serve = async (root: string) => {
     const s: Server = await startServer({ root, port: 0 });
@@ -169,7 +170,7 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     expect(want.cells.length).toBeGreaterThan(60);
     want.cells.forEach((cell, i) => expect(want.ids[i], `cell ${cell.id}`).toContain(cell.id));
     want.colours.forEach((c, i) => expect(close(c, WHITE, 24), `cell ${want.cells[i].id} drawn`).toBe(false));
-    for (const [name, url] of [['serve-file', `${at.planeArchive}#${VIEW}`], ['serve-file-ranges', `${at.planeArchive}?tileset=slide.pmtiles#${VIEW}`], ['static-file', `${at.host}index.html?tileset=slide.pmtiles#${VIEW}`]]) {
+    for (const [name, url] of [['serve-file', `${at.planeArchive}#${VIEW}`], ['serve-file-ranges', `${at.planeArchive}?tileset=slide.pmtiles#${VIEW}`], ['static-file', `${at.host}index.html?tileset=slide.pmtiles#${VIEW}`], ['static-file-hash-in-name', `${at.host}index.html?tileset=slide%20%231.pmtiles#${VIEW}`]]) {
       await view(url);
       expect(await page.locator('#title').innerText(), name).toBe('sample slide');
       const got = await probe(plane, name);
