@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream';
 import { InputError, UsageError } from './report/errors.js';
 import { ArchiveShelf, FileArchive, FolderArchives, type TileAnswer } from './serve/archives.js';
 import { contentType, defaultViewerDir, openInside, openRegular, requestSegments, vendorFiles, type Opened } from './serve/files.js';
-import { acceptsGzip, byteRange, ifRangeHolds, validators } from './serve/ranges.js';
+import { acceptsGzip, answerFor, contentValidators, validators, type ByteRange, type Validators } from './serve/ranges.js';
 
 export { contentType, defaultViewerDir, requestSegments, servable, vendorFiles } from './serve/files.js';
 
@@ -83,8 +83,51 @@ function sendAbsent(res: http.ServerResponse, emptyTile: boolean): void {
 }
 
 /**
- * A file, whole or the byte range a GET asks for (206, or 416 when no range of it lies in the file), with the
- * validators a range reader checks between requests (`ETag`; `If-Range` is honoured).
+ * Writes the status and headers of a GET or HEAD of a representation (`size` bytes, validators `v`, `headers` of its
+ * content) and says what of it goes out: the whole, one range, or nothing (a 304, 412 or 416, or a HEAD).
+ */
+function startAnswer(req: http.IncomingMessage, res: http.ServerResponse, v: Validators, size: number, headers: http.OutgoingHttpHeaders): ByteRange | 'whole' | undefined {
+  const common = {
+    'Accept-Ranges': 'bytes',
+    // A pyramid may be rebuilt while it is served: always revalidate.
+    'Cache-Control': 'no-cache',
+    'Last-Modified': v.lastModified,
+    ETag: v.etag,
+    ...(headers.Vary === undefined ? {} : { Vary: headers.Vary }),
+  };
+  const answer = answerFor(req.method ?? 'GET', {
+    range: headerOf(req, 'range'), ifRange: headerOf(req, 'if-range'), ifMatch: headerOf(req, 'if-match'), ifNoneMatch: headerOf(req, 'if-none-match'),
+    ifModifiedSince: headerOf(req, 'if-modified-since'), ifUnmodifiedSince: headerOf(req, 'if-unmodified-since'),
+  }, v, size);
+  if (answer.status === 304) {
+    res.writeHead(304, common);
+    res.end();
+    return undefined;
+  }
+  if (answer.status === 412) {
+    send(res, 412, 'precondition failed\n', common);
+    return undefined;
+  }
+  if (answer.status === 416) {
+    send(res, 416, 'range not satisfiable\n', { ...common, 'Content-Range': `bytes */${size}` });
+    return undefined;
+  }
+  if (answer.status === 206) {
+    const { start, end } = answer.range;
+    res.writeHead(206, { ...common, ...headers, 'Content-Length': end - start + 1, 'Content-Range': `bytes ${start}-${end}/${size}` });
+  } else {
+    res.writeHead(200, { ...common, ...headers, 'Content-Length': size });
+  }
+  if (req.method === 'HEAD') {
+    res.end();
+    return undefined;
+  }
+  return answer.status === 206 ? answer.range : 'whole';
+}
+
+/**
+ * A file, whole or the byte range a GET asks for, with the validators a range reader checks between requests
+ * (`ETag`; `If-Range` is honoured) and a revalidating client's preconditions (`If-None-Match`: 304).
  */
 async function sendFile(req: http.IncomingMessage, res: http.ServerResponse, opened: Opened | null, emptyTile = false): Promise<void> {
   if (!opened) {
@@ -92,33 +135,13 @@ async function sendFile(req: http.IncomingMessage, res: http.ServerResponse, ope
     return;
   }
   const { handle, stats } = opened;
-  const v = validators(stats);
-  const range = req.method === 'GET' && ifRangeHolds(headerOf(req, 'if-range'), v) ? byteRange(req.headers.range, stats.size) : undefined;
-  const common = {
-    'Accept-Ranges': 'bytes',
-    // A pyramid may be rebuilt while it is served: always revalidate.
-    'Cache-Control': 'no-cache',
-    'Last-Modified': v.lastModified,
-    ETag: v.etag,
-  };
-  if (range === 'unsatisfiable') {
-    await handle.close();
-    send(res, 416, 'range not satisfiable\n', { ...common, 'Content-Range': `bytes */${stats.size}` });
-    return;
-  }
-  const type = contentType(opened.file);
-  if (range) {
-    res.writeHead(206, { ...common, 'Content-Type': type, 'Content-Length': range.end - range.start + 1, 'Content-Range': `bytes ${range.start}-${range.end}/${stats.size}` });
-  } else {
-    res.writeHead(200, { ...common, 'Content-Type': type, 'Content-Length': stats.size });
-  }
-  if (req.method === 'HEAD') {
-    res.end();
+  const out = startAnswer(req, res, validators(stats), stats.size, { 'Content-Type': contentType(opened.file) });
+  if (out === undefined) {
     await handle.close();
     return;
   }
   // pipeline closes the file whether the client reads to the end or goes away.
-  pipeline(handle.createReadStream(range ?? {}), res, (err) => {
+  pipeline(handle.createReadStream(out === 'whole' ? {} : out), res, (err) => {
     if (err) res.destroy();
   });
 }
@@ -130,16 +153,14 @@ function sendTile(req: http.IncomingMessage, res: http.ServerResponse, answer: E
   } else if ('unreadable' in answer) {
     send(res, 500, `${answer.unreadable} is not a readable PMTiles archive\n`);
   } else {
-    res.writeHead(200, {
+    const { bytes } = answer;
+    const out = startAnswer(req, res, contentValidators(bytes, answer.modified), bytes.length, {
       'Content-Type': contentType(`tile.${answer.ext}`),
-      'Content-Length': answer.bytes.length,
-      'Cache-Control': 'no-cache',
-      'Last-Modified': answer.modified.toUTCString(),
       // The same URL is gzip or not by the request's Accept-Encoding.
       Vary: 'Accept-Encoding',
       ...(answer.gzip ? { 'Content-Encoding': 'gzip' } : {}),
     });
-    res.end(req.method === 'HEAD' ? undefined : answer.bytes);
+    if (out !== undefined) res.end(out === 'whole' ? bytes : bytes.subarray(out.start, out.end + 1));
   }
 }
 

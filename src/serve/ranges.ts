@@ -1,4 +1,5 @@
 // HTTP byte ranges, validators and content codings for `serve` (RFC 9110): pure functions of header values and file stats.
+import { createHash } from 'node:crypto';
 
 /** Bytes `start..end` of a file, both included. */
 export interface ByteRange {
@@ -53,6 +54,11 @@ export function validators(stats: { size: number; mtimeMs: number; ino: number; 
   return { etag: `"${hex(stats.size)}-${hex(stats.mtimeMs)}-${hex(stats.ino)}"`, lastModified: stats.mtime.toUTCString() };
 }
 
+/** Validators of bytes made on request (a tile read out of an archive): a strong tag of their content, and the archive's time. */
+export function contentValidators(bytes: Uint8Array, modified: Date): Validators {
+  return { etag: `"${createHash('sha1').update(bytes).digest('base64url')}"`, lastModified: modified.toUTCString() };
+}
+
 /**
  * Whether an `If-Range` precondition holds, so the range may be sent (else the whole file is): absent, the same
  * strong entity tag, or exactly the Last-Modified date. A weak tag never matches (RFC 9110 section 13.1.5).
@@ -64,6 +70,48 @@ export function ifRangeHolds(header: string | undefined, v: Validators): boolean
   if (h.startsWith('W/')) return false;
   const date = Date.parse(h);
   return !Number.isNaN(date) && date === Date.parse(v.lastModified);
+}
+
+/** Whether a list of entity tags (`If-Match`, `If-None-Match`) holds `etag`: `*`, or the tag itself (weakly, the W/ aside). */
+function tagListHas(header: string, etag: string, weak: boolean): boolean {
+  if (header.trim() === '*') return true;
+  const strip = (t: string) => (weak ? t.replace(/^W\//, '') : t);
+  return (header.match(/(W\/)?"[^"]*"/g) ?? []).some((t) => strip(t) === strip(etag) && (weak || !t.startsWith('W/')));
+}
+
+/** Whether `header` is a date at or after `lastModified` (both whole seconds); false for no date. */
+const notBefore = (header: string | undefined, lastModified: string) => {
+  const d = header === undefined ? NaN : Date.parse(header);
+  return !Number.isNaN(d) && Date.parse(lastModified) <= d;
+};
+
+/** Request headers the answer depends on. */
+export interface ConditionalHeaders {
+  range?: string;
+  ifRange?: string;
+  ifMatch?: string;
+  ifNoneMatch?: string;
+  ifModifiedSince?: string;
+  ifUnmodifiedSince?: string;
+}
+
+/** How a representation is answered: whole, one range of it, or a status without its body. */
+export type Answer = { status: 200 } | { status: 206; range: ByteRange } | { status: 304 | 412 | 416 };
+
+/**
+ * The answer to a GET or HEAD of a representation of `size` bytes with validators `v`, by the order of RFC 9110
+ * section 13.2.2: `If-Match` (else `If-Unmodified-Since`) failing is 412; `If-None-Match` matching (else
+ * `If-Modified-Since` not before the last modification) is 304, so a client revalidating gets no body again; then
+ * the range of a GET (206 or 416) when `If-Range` holds, else the whole.
+ */
+export function answerFor(method: string, h: ConditionalHeaders, v: Validators, size: number): Answer {
+  if (h.ifMatch !== undefined ? !tagListHas(h.ifMatch, v.etag, false) : h.ifUnmodifiedSince !== undefined && !Number.isNaN(Date.parse(h.ifUnmodifiedSince)) && !notBefore(h.ifUnmodifiedSince, v.lastModified)) {
+    return { status: 412 };
+  }
+  if (h.ifNoneMatch !== undefined ? tagListHas(h.ifNoneMatch, v.etag, true) : notBefore(h.ifModifiedSince, v.lastModified)) return { status: 304 };
+  const range = method === 'GET' && ifRangeHolds(h.ifRange, v) ? byteRange(h.range, size) : undefined;
+  if (range === undefined) return { status: 200 };
+  return range === 'unsatisfiable' ? { status: 416 } : { status: 206, range };
 }
 
 /**

@@ -1,6 +1,6 @@
 // serve's header rules (byte ranges, If-Range, Accept-Encoding) and its routing of tile paths to archives, as pure functions.
 import { describe, expect, it } from 'vitest';
-import { acceptsGzip, byteRange, ifRangeHolds, validators } from '../../src/serve/ranges.js';
+import { acceptsGzip, answerFor, byteRange, contentValidators, ifRangeHolds, validators } from '../../src/serve/ranges.js';
 import { archiveFor, descriptorPlane, tileRequest, tileRoutes } from '../../src/serve/tile-routes.js';
 
 describe('byteRange', () => {
@@ -58,6 +58,51 @@ describe('validators and If-Range', () => {
     expect(ifRangeHolds(`W/${v.etag}`, v)).toBe(false);
     expect(ifRangeHolds('Tue, 14 Nov 2023 22:13:21 GMT', v)).toBe(false);
     expect(ifRangeHolds('not a date', v)).toBe(false);
+  });
+});
+
+describe('answerFor: preconditions, then ranges', () => {
+  const v = validators({ size: 1000, mtimeMs: 1_700_000_000_123.4, ino: 42, mtime: new Date(1_700_000_000_123) });
+  const later = 'Tue, 14 Nov 2023 22:13:21 GMT', earlier = 'Tue, 14 Nov 2023 22:13:19 GMT';
+  const answer = (h: Parameters<typeof answerFor>[1], method = 'GET') => answerFor(method, h, v, 1000);
+
+  it('answers a revalidation that still matches with 304: the tag (weakly, in a list, *), else the date', () => {
+    for (const ifNoneMatch of [v.etag, `W/${v.etag}`, `"x", ${v.etag}`, '*']) expect(answer({ ifNoneMatch }), ifNoneMatch).toEqual({ status: 304 });
+    expect(answer({ ifNoneMatch: v.etag }, 'HEAD')).toEqual({ status: 304 });
+    expect(answer({ ifModifiedSince: v.lastModified })).toEqual({ status: 304 });
+    expect(answer({ ifModifiedSince: later })).toEqual({ status: 304 });
+    // A tag given decides alone: another tag is a change, whatever the date says.
+    expect(answer({ ifNoneMatch: '"other"', ifModifiedSince: later })).toEqual({ status: 200 });
+    expect(answer({ ifModifiedSince: earlier })).toEqual({ status: 200 });
+    expect(answer({ ifModifiedSince: 'not a date' })).toEqual({ status: 200 });
+  });
+
+  it('fails (412) an If-Match of another or a weak tag, and an If-Unmodified-Since before the last change', () => {
+    expect(answer({ ifMatch: '"nope"' })).toEqual({ status: 412 });
+    expect(answer({ ifMatch: `W/${v.etag}` })).toEqual({ status: 412 });
+    expect(answer({ ifUnmodifiedSince: earlier })).toEqual({ status: 412 });
+    expect(answer({ ifMatch: v.etag, range: 'bytes=0-9' })).toEqual({ status: 206, range: { start: 0, end: 9 } });
+    expect(answer({ ifMatch: '*' })).toEqual({ status: 200 });
+    expect(answer({ ifUnmodifiedSince: later })).toEqual({ status: 200 });
+    // An If-Match given decides alone; an unreadable date is no precondition.
+    expect(answer({ ifMatch: v.etag, ifUnmodifiedSince: earlier })).toEqual({ status: 200 });
+    expect(answer({ ifUnmodifiedSince: 'soon' })).toEqual({ status: 200 });
+  });
+
+  it('then serves the range of a GET (not of a HEAD) when If-Range holds', () => {
+    expect(answer({ range: 'bytes=10-19' })).toEqual({ status: 206, range: { start: 10, end: 19 } });
+    expect(answer({ range: 'bytes=10-19' }, 'HEAD')).toEqual({ status: 200 });
+    expect(answer({ range: 'bytes=10-19', ifRange: '"other"' })).toEqual({ status: 200 });
+    expect(answer({ range: 'bytes=2000-' })).toEqual({ status: 416 });
+    expect(answer({})).toEqual({ status: 200 });
+  });
+
+  it('tags bytes made on request by their content', () => {
+    const a = contentValidators(Buffer.from('tile a'), new Date(1_700_000_000_000));
+    expect(a.etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
+    expect(contentValidators(Buffer.from('tile a'), new Date(0)).etag).toBe(a.etag);
+    expect(contentValidators(Buffer.from('tile b'), new Date(1_700_000_000_000)).etag).not.toBe(a.etag);
+    expect(a.lastModified).toBe('Tue, 14 Nov 2023 22:13:20 GMT');
   });
 });
 
