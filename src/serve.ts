@@ -84,11 +84,11 @@ function sendAbsent(res: http.ServerResponse, emptyTile: boolean): void {
 
 /**
  * Writes the status and headers of a GET or HEAD of a representation (`size` bytes, validators `v`, `headers` of its
- * content) and says what of it goes out: the whole, one range, or nothing (a 304, 412 or 416, or a HEAD).
+ * content) and says what of it goes out: the whole, one range (files only), or nothing (a 304, 412 or 416, a HEAD).
  */
-function startAnswer(req: http.IncomingMessage, res: http.ServerResponse, v: Validators, size: number, headers: http.OutgoingHttpHeaders): ByteRange | 'whole' | undefined {
+function startAnswer(req: http.IncomingMessage, res: http.ServerResponse, v: Validators, size: number, headers: http.OutgoingHttpHeaders, ranges: boolean): ByteRange | 'whole' | undefined {
   const common = {
-    'Accept-Ranges': 'bytes',
+    ...(ranges ? { 'Accept-Ranges': 'bytes' } : {}),
     // A pyramid may be rebuilt while it is served: always revalidate.
     'Cache-Control': 'no-cache',
     'Last-Modified': v.lastModified,
@@ -96,7 +96,7 @@ function startAnswer(req: http.IncomingMessage, res: http.ServerResponse, v: Val
     ...(headers.Vary === undefined ? {} : { Vary: headers.Vary }),
   };
   const answer = answerFor(req.method ?? 'GET', {
-    range: headerOf(req, 'range'), ifRange: headerOf(req, 'if-range'), ifMatch: headerOf(req, 'if-match'), ifNoneMatch: headerOf(req, 'if-none-match'),
+    range: ranges ? headerOf(req, 'range') : undefined, ifRange: headerOf(req, 'if-range'), ifMatch: headerOf(req, 'if-match'), ifNoneMatch: headerOf(req, 'if-none-match'),
     ifModifiedSince: headerOf(req, 'if-modified-since'), ifUnmodifiedSince: headerOf(req, 'if-unmodified-since'),
   }, v, size);
   if (answer.status === 304) {
@@ -135,7 +135,7 @@ async function sendFile(req: http.IncomingMessage, res: http.ServerResponse, ope
     return;
   }
   const { handle, stats } = opened;
-  const out = startAnswer(req, res, validators(stats), stats.size, { 'Content-Type': contentType(opened.file) });
+  const out = startAnswer(req, res, validators(stats), stats.size, { 'Content-Type': contentType(opened.file) }, true);
   if (out === undefined) {
     await handle.close();
     return;
@@ -159,7 +159,8 @@ function sendTile(req: http.IncomingMessage, res: http.ServerResponse, answer: E
       // The same URL is gzip or not by the request's Accept-Encoding.
       Vary: 'Accept-Encoding',
       ...(answer.gzip ? { 'Content-Encoding': 'gzip' } : {}),
-    });
+    // Tiles are small and may be gzip-encoded on the way: no ranges of them.
+    }, false);
     if (out !== undefined) res.end(out === 'whole' ? bytes : bytes.subarray(out.start, out.end + 1));
   }
 }

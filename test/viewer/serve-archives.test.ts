@@ -175,7 +175,8 @@ describe('byte ranges of any file', () => {
   it('answers a revalidation of an unchanged file with 304 and no body, and a failed If-Match with 412', async () => {
     const whole = await get(folder, '/tileset.json');
     const etag = whole.headers.get('etag') as string;
-    for (const headers of [{ 'If-None-Match': etag }, { 'If-Modified-Since': whole.headers.get('last-modified') as string }]) {
+    const revalidations: Record<string, string>[] = [{ 'If-None-Match': etag }, { 'If-Modified-Since': whole.headers.get('last-modified') as string }];
+    for (const headers of revalidations) {
       const r = await get(folder, '/tileset.json', headers);
       expect(r.status).toBe(304);
       expect(r.body.length).toBe(0);
@@ -186,18 +187,18 @@ describe('byte ranges of any file', () => {
     expect([failed.status, failed.body.toString()]).toEqual([412, 'precondition failed\n']);
   });
 
-  it('tags tiles read out of archives by their content: revalidated with 304, read by ranges', async () => {
+  it('tags tiles read out of archives by their content: revalidated with 304; sent whole, whatever Range asks', async () => {
     const p = tilePaths(expected, 'pbf')[0];
     const want = expected.get(p) as Buffer;
     const r = await get(folder, `/${p}`);
     const etag = r.headers.get('etag') as string;
     expect(etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
-    expect(r.headers.get('accept-ranges')).toBe('bytes');
+    expect(r.headers.has('accept-ranges')).toBe(false);
     const again = await get(folder, `/${p}`, { 'If-None-Match': etag });
     expect([again.status, again.body.length, again.headers.get('vary')]).toEqual([304, 0, 'Accept-Encoding']);
     const part = await get(folder, `/${p}`, { Range: 'bytes=1-4' });
-    expect([part.status, part.headers.get('content-range')]).toEqual([206, `bytes 1-4/${want.length}`]);
-    expect(part.body.equals(want.subarray(1, 5))).toBe(true);
+    expect([part.status, part.headers.has('content-range')]).toEqual([200, false]);
+    expect(part.body.equals(want)).toBe(true);
     // Another tile, another tag.
     const other = await get(folder, `/${tilePaths(expected, 'pbf').find((q) => !(expected.get(q) as Buffer).equals(want))}`);
     expect(other.headers.get('etag')).not.toBe(etag);
