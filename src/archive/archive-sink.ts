@@ -294,7 +294,7 @@ function refuseForeign(file: string, kind: 'archive' | 'report'): void {
   }
 }
 
-/** A PMTiles v3 archive whose metadata is a tileset descriptor (tilejson, vector_layers): what every build writes. */
+/** A PMTiles v3 archive whose metadata is a tileset descriptor (tilejson, vector_layers, scale_factor 2, format): what every build writes. */
 function holdsDescriptor(file: string): boolean {
   let fd: number | undefined;
   try {
@@ -305,8 +305,9 @@ function holdsDescriptor(file: string): boolean {
     if (h.metadataLength > 64 << 20) return false;
     const stored = Buffer.alloc(h.metadataLength);
     fs.readSync(fd, stored, 0, stored.length, h.metadataOffset);
-    const meta = JSON.parse((h.internalCompression === Compression.Gzip ? gunzipSync(stored) : stored).toString('utf8')) as { tilejson?: unknown; vector_layers?: unknown };
-    return typeof meta.tilejson === 'string' && Array.isArray(meta.vector_layers);
+    const meta = JSON.parse((h.internalCompression === Compression.Gzip ? gunzipSync(stored) : stored).toString('utf8')) as Record<string, unknown>;
+    // TileJSON, and what only a mudm-tiles descriptor has beside it: another tiler's TileJSON metadata is not ours.
+    return typeof meta.tilejson === 'string' && Array.isArray(meta.vector_layers) && meta.scale_factor === 2 && (meta.format === 'pbf' || meta.format === 'json');
   } catch {
     return false;
   } finally {

@@ -72,7 +72,7 @@ export function assembleArchive(parts: readonly ArchivePart[], file: string, met
     copyTiles(index, layout.data, read, out, window);
     fs.closeSync(out);
     out = undefined;
-    fs.renameSync(tmp, file);
+    publish(tmp, file);
   } catch (err) {
     if (out !== undefined) fs.closeSync(out);
     fs.rmSync(tmp, { force: true });
@@ -81,6 +81,26 @@ export function assembleArchive(parts: readonly ArchivePart[], file: string, met
     for (const fd of fds) if (fd !== undefined) fs.closeSync(fd);
   }
   return { header: layout.header, bytes: layout.header.tileDataOffset + layout.header.tileDataLength };
+}
+
+/**
+ * Gives the finished archive its name, never over a file: the build removed what it replaces when it began, so a
+ * file there now appeared while it ran (another build, a user's copy), and is left as it is. A hard link fails
+ * atomically when the name is taken; where links are not supported, the name is looked at just before the rename.
+ */
+function publish(tmp: string, file: string): void {
+  const taken = () => new OutputError(`${file} appeared while this build ran (another build, or a file put there): left as it is; this build's archive was not written`, file);
+  try {
+    fs.linkSync(tmp, file);
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === 'EEXIST') throw taken();
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS' && code !== 'EXDEV') throw err;
+    if (fs.existsSync(file)) throw taken();
+    fs.renameSync(tmp, file);
+    return;
+  }
+  fs.rmSync(tmp);
 }
 
 function openPart(file: string): number {

@@ -48,7 +48,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
   // A --resume that cannot continue what OUT holds is refused before anything there is touched.
   const previous = o.resume ? resumablePlan(work, fingerprintOf(inputs, config)) : undefined;
   await sink.initialize({ force: o.force, resume: o.resume });
-  if (!o.resume) work.destroy();
+  if (!o.resume) startOver(work, o.force);
   const pool = createPool(o.workers, io.signal);
   let store: SpillingStore | undefined;
   let keepWork = false;
@@ -75,6 +75,15 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
   }
 }
 
+/**
+ * A new build's work directory: another build's state (interrupted, running, planned for shards) is removed only
+ * with --force, else refused before anything is touched.
+ */
+function startOver(work: WorkDir, force: boolean): void {
+  if (force) work.destroy();
+  work.claim();
+}
+
 /** `mudm-tiles plan`: one streaming pass that fixes world, zooms, fields and units, written to OUT/.mudm-work. */
 export async function planShardedBuild(inputs: InputSpec[], given: Partial<Options>, io: BuildIO = {}): Promise<{ units: number; shards: number; features: number }> {
   const config = await configOf(given, {}, true);
@@ -83,7 +92,7 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
   const sink = outputSink(o.out, config.archive, work, io, { kind: 'plan' });
   await sink.initialize({ force: o.force, resume: false });
   if (work.root === undefined) throw new UsageError('plan needs a work directory on disk');
-  work.destroy();
+  startOver(work, o.force);
   const pool = createPool(o.workers, io.signal);
   try {
     // Shards on other machines read the units from the work directory: always on disk.
@@ -133,6 +142,8 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   const units = new UnitLog(work);
   checkShardsDone(work, planFile, units);
   const sink = outputSink(config.options.out, planFile.archive ?? 'none', work, io, { kind: 'finalize' }, planFile.plan);
+  // What finalize writes may only replace what a build wrote (a finalize run before): checked before anything goes.
+  await sink.initialize({ force: config.options.force, resume: true });
   const pool = createPool(config.options.workers, io.signal);
   try {
     const ctx: RunContext = { config, planFile, sink, work, units, pool, io, t0: performance.now() };

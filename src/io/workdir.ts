@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ByteArena } from '../bytes.js';
-import { describeFsError } from '../report/errors.js';
+import { describeFsError, WorkStateError } from '../report/errors.js';
 import { writeParts } from './dirs.js';
 
 /** Durable state between the steps of a build (plan, build-shard, finalize) and across an interruption (resume). */
@@ -31,7 +31,17 @@ export interface WorkDir {
   removeFolder(rel: string): void;
   /** Removes the whole work directory. */
   destroy(): void;
+  /**
+   * Makes the work directory for a new build, which must not find one (an interrupted, running or sharded build's
+   * state): a WorkStateError then, with nothing touched. Two builds started into one output cannot both claim it.
+   */
+  claim(): void;
 }
+
+/** Why a new build cannot start where a work directory is. */
+const claimedMessage = (where: string) => `${where} holds the state of another build of this output (interrupted, still running, or `
+  + 'planned for shards): --resume continues an interrupted build, --force starts over (removing that state), '
+  + 'build-shard and finalize go on with a plan';
 
 export class DiskWorkDir implements WorkDir {
   private readonly tag = randomBytes(4).toString('hex');
@@ -143,6 +153,17 @@ export class DiskWorkDir implements WorkDir {
     this.close();
     fs.rmSync(this.root, { recursive: true, force: true });
   }
+
+  claim(): void {
+    try {
+      fs.mkdirSync(path.dirname(this.root), { recursive: true });
+      // Not recursive: it fails when the directory is there, whoever made it in between.
+      fs.mkdirSync(this.root);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'EEXIST') throw new WorkStateError(claimedMessage(this.root), this.root);
+      throw describeFsError(err, this.root);
+    }
+  }
 }
 
 /** In-memory twin: the same contract without touching the disk. */
@@ -191,4 +212,7 @@ export class MemoryWorkDir implements WorkDir {
     for (const k of [...this.files.keys()]) if (k === rel || k.startsWith(`${rel}/`)) { this.files.delete(k); this.grown.delete(k); }
   }
   destroy(): void { this.files.clear(); this.grown.clear(); }
+  claim(): void {
+    if (this.files.size > 0) throw new WorkStateError(claimedMessage('the work directory'));
+  }
 }

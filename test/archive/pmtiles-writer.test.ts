@@ -320,16 +320,19 @@ describe('atomic writing', () => {
     expect(fs.statSync(file).isDirectory()).toBe(true);
   });
 
-  it('replaces an old FILE only with a whole new one', () => {
+  it('never writes over a file: one at the name when it finishes (put there while it ran) stays, and finish fails naming it', () => {
     const dir = scratch();
     const file = path.join(dir, 'slide.pmtiles');
-    writeArchive(file, syntheticTiles(1, 2, 1));
-    const old = fs.readFileSync(file);
     const w = new PmtilesWriter(file, MVT);
     w.add(0, 0, 0, Uint8Array.of(9));
-    expect(fs.readFileSync(file).equals(old)).toBe(true);
-    w.finish(METADATA);
-    expect(fs.readFileSync(file).equals(old)).toBe(false);
+    fs.writeFileSync(file, 'a user\'s file');
+    expect(() => w.finish(METADATA)).toThrow(`${file} appeared while this build ran (another build, or a file put there): left as it is; this build's archive was not written`);
+    expect(fs.readFileSync(file, 'utf8')).toBe('a user\'s file');
+    expect(fs.readdirSync(dir).filter((n) => n.includes('.tmp-'))).toEqual([]);
+    // Without a file in the way, the whole archive appears at once under its name.
+    fs.rmSync(file);
+    writeArchive(file, syntheticTiles(1, 2, 1));
+    expect(fs.readFileSync(file).subarray(0, 7).toString()).toBe('PMTiles');
   });
 
   it('a part whose file vanished fails the assembly with the part named, leaving nothing', () => {

@@ -5,6 +5,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { memoryIO } from '../../src/cli/io.js';
+import { Compression, TileType } from '../../src/archive/pmtiles-format.js';
+import { PmtilesWriter } from '../../src/archive/pmtiles-writer.js';
 import { scratchDirs } from './helpers.js';
 
 const SAMPLE = path.resolve(import.meta.dirname, '../../sample-data/slide');
@@ -93,6 +95,63 @@ describe('an archive in the way (exit 4)', () => {
     expect(forced.code, forced.err).toBe(0);
     expect(forced.err).toMatch(/--force: removed 3 files and 0 directories an earlier build wrote in .* \(build-report\.json, tiles\.pbf\.pmtiles, tileset\.json\)/);
     expect(fs.readdirSync(out).sort()).toEqual(['.mudm-written', 'build-report.json', 'tiles.json.pmtiles', 'tiles.pbf.pmtiles', 'tileset.json']);
+  });
+
+  it('is refused with --force when another tiler wrote it, though its metadata is TileJSON', async () => {
+    const dir = scratch();
+    const file = path.join(dir, 'basemap.pmtiles');
+    const w = new PmtilesWriter(file, { tileType: TileType.Mvt, tileCompression: Compression.None });
+    w.add(0, 0, 0, Uint8Array.of(1));
+    w.finish({ tilejson: '3.0.0', name: 'basemap', format: 'pbf', vector_layers: [{ id: 'roads', fields: {} }] });
+    const before = fs.readFileSync(file);
+    const r = await cli('build', SAMPLE, '-o', file, '--force', '-q');
+    expect(r.code).toBe(4);
+    expect(r.err).toContain(`error: ${file} was not written by a mudm-tiles build (not a PMTiles archive with a tileset descriptor as metadata)`);
+    expect(fs.readFileSync(file).equals(before)).toBe(true);
+  });
+
+  it('a plain build does not start over another build\'s work directory (interrupted, running, planned): exit 4, nothing touched', async () => {
+    const dir = scratch();
+    const file = path.join(dir, 'slide.pmtiles');
+    const work = path.join(dir, '.slide.pmtiles.mudm-work');
+    expect((await cli('plan', SAMPLE, '-o', file, '--shards', '2', '-q', '--max-zoom', '1')).code).toBe(0);
+    expect((await cli('build-shard', file, '--shard', '0', '-q')).code).toBe(0);
+    const state = fs.readdirSync(work).sort();
+    for (const argv of [['build', SAMPLE, '-o', file, '-q', '--max-zoom', '1'], ['plan', SAMPLE, '-o', file, '--shards', '2', '-q', '--max-zoom', '1']]) {
+      const r = await cli(...argv);
+      expect(r.code, argv[0]).toBe(4);
+      expect(r.err).toContain(`error: ${work} holds the state of another build of this output (interrupted, still running, or planned for shards): --resume continues an interrupted build, --force starts over (removing that state), build-shard and finalize go on with a plan`);
+      expect(fs.readdirSync(work).sort()).toEqual(state);
+      expect(fs.existsSync(file)).toBe(false);
+    }
+    // The shards go on and finalize, as planned.
+    expect((await cli('build-shard', file, '--shard', '1', '-q')).code).toBe(0);
+    const done = await cli('finalize', file, '-q');
+    expect(done.code, done.err).toBe(0);
+    expect(fs.readdirSync(dir).sort()).toEqual(['slide.build-report.json', 'slide.pmtiles']);
+  });
+
+  it('finalize refuses what no build wrote at the names it writes, before touching anything', async () => {
+    const dir = scratch();
+    const file = path.join(dir, 'slide.pmtiles');
+    expect((await cli('plan', SAMPLE, '-o', file, '--shards', '1', '-q', '--max-zoom', '1')).code).toBe(0);
+    expect((await cli('build-shard', file, '--shard', '0', '-q')).code).toBe(0);
+    fs.writeFileSync(file, 'precious');
+    const r = await cli('finalize', file, '-q');
+    expect(r.code).toBe(4);
+    expect(r.err).toContain(`error: ${file} was not written by a mudm-tiles build`);
+    expect(fs.readFileSync(file, 'utf8')).toBe('precious');
+    // Under --archive: a foreign archive name and a foreign report in OUT; nothing goes, the work state stays.
+    const out = path.join(dir, 'out');
+    expect((await cli('plan', SAMPLE, '-o', out, '--archive', 'pmtiles', '--shards', '1', '-q', '--max-zoom', '1')).code).toBe(0);
+    expect((await cli('build-shard', out, '--shard', '0', '-q')).code).toBe(0);
+    fs.writeFileSync(path.join(out, 'tiles.pbf.pmtiles'), 'mine');
+    fs.writeFileSync(path.join(out, 'build-report.json'), '{"mine":1}');
+    const refused = await cli('finalize', out, '-q');
+    expect(refused.code).toBe(4);
+    expect(fs.readFileSync(path.join(out, 'tiles.pbf.pmtiles'), 'utf8')).toBe('mine');
+    expect(fs.readFileSync(path.join(out, 'build-report.json'), 'utf8')).toBe('{"mine":1}');
+    expect(fs.existsSync(path.join(out, '.mudm-work', 'plan.json'))).toBe(true);
   });
 
   it('is replaced with --force when a build wrote it', async () => {

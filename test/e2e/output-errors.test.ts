@@ -1,16 +1,41 @@
 // Output problems end with exit 4 and a message naming the path: a file in the way, not empty, permission, disk full.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BIN, SAMPLE, removeTemps, runCli, runProcess, tempDir, tmpLeftovers } from './helpers.js';
+import { BIN, SAMPLE, removeTemps, runCli, runProcess, tempDir, tmpLeftovers, waitFor } from './helpers.js';
 
 afterAll(removeTemps);
 
 const isRoot = process.getuid?.() === 0;
 /** As root, chmod does not stop writes: the CLI then runs as `nobody` through setpriv, when there is one. */
 const setpriv = isRoot && spawnSync('setpriv', ['--version']).status === 0 ? 'setpriv' : undefined;
+
+describe('two builds into one archive', () => {
+  it('the second is refused (exit 4) while the first runs, and the first finishes whole', async () => {
+    const dir = tempDir('two-builds');
+    const file = path.join(dir, 'slide.pmtiles');
+    const input = fs.readFileSync(path.join(SAMPLE, 'cells.json'));
+    const args = ['build', '-', '-q', '--max-zoom', '1', '-o'];
+    // The first reads standard input: it holds its output until the input is given.
+    const first = spawn(process.execPath, [BIN, ...args, file], { stdio: ['pipe', 'ignore', 'pipe'] });
+    let firstErr = '';
+    first.stderr.setEncoding('utf8').on('data', (t: string) => { firstErr += t; });
+    const firstExit = new Promise<number | null>((resolve) => first.on('close', resolve));
+    expect(await waitFor(() => fs.existsSync(path.join(dir, '.slide.pmtiles.mudm-work')), 20_000)).toBe(true);
+    const second = await runCli(['build', path.join(SAMPLE, 'cells.json'), '-q', '--max-zoom', '1', '-o', file]);
+    expect(second.code, second.stderr).toBe(4);
+    expect(second.stderr).toContain(`${path.join(dir, '.slide.pmtiles.mudm-work')} holds the state of another build of this output`);
+    first.stdin.end(input);
+    expect(await firstExit, firstErr).toBe(0);
+    // Whole: the bytes of the same build run alone.
+    const alone = path.join(dir, 'alone.pmtiles');
+    expect(spawnSync(process.execPath, [BIN, ...args, alone], { input }).status).toBe(0);
+    expect(fs.readFileSync(file).equals(fs.readFileSync(alone))).toBe(true);
+    expect(fs.readdirSync(dir).sort()).toEqual(['alone.build-report.json', 'alone.pmtiles', 'slide.build-report.json', 'slide.pmtiles']);
+  });
+});
 
 describe('exit 4 naming the path', () => {
   it.each(['build', 'plan'])('%s: the output path is a file', async (command) => {
