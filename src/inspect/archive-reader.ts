@@ -7,7 +7,7 @@ import { besideArchive, listedArchives, type ArchiveFormat } from '../archive/ar
 import { Compression, TileType } from '../archive/pmtiles-format.js';
 import { openPmtiles, type PmtilesArchive } from '../archive/pmtiles-reader.js';
 import type { TilesetDescriptor } from '../model/descriptor.js';
-import { InputError } from '../report/errors.js';
+import { InputError, UsageError } from '../report/errors.js';
 import { tilePath, type Plane } from '../tiling/space.js';
 import { dimsOfTemplate } from './layout.js';
 import { directoryReader, sortNames, type PyramidReader } from './reader.js';
@@ -50,6 +50,13 @@ export class ArchiveReader implements PyramidReader {
     } catch (err) {
       await archive.close();
       throw err;
+    }
+    // One of a folder's archives (--archive): its tiles are one plane of a pyramid that only the folder holds whole.
+    const member = listedArchives(descriptor).find((a) => a.href === path.basename(target));
+    if (member) {
+      await archive.close();
+      const plane = dimsOfTemplate(descriptor.tiles[0]).map((d) => `${d}=${member.plane[d]}`).join(', ');
+      throw new UsageError(`${target} is one archive of a folder build (${plane ? `plane ${plane}, ` : ''}${member.format} tiles): give the folder, ${path.dirname(target)}, whose tileset.json lists it`);
     }
     const reader = new ArchiveReader(target, `${JSON.stringify(descriptor, null, 2)}\n`, { file: besideArchive(target, 'build-report.json') as string });
     const b = descriptor.bounds;

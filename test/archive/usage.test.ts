@@ -64,6 +64,22 @@ describe('usage errors (exit 2) point to --archive', () => {
   });
 });
 
+describe('one archive of a folder build', () => {
+  it('is refused by inspect, verify and extract (exit 2), which point to the folder', async () => {
+    const out = path.join(scratch(), 'out');
+    expect((await cli('build', SAMPLE, '-o', out, '-q', '--archive', 'pmtiles', '--plane-field', 'c=c,z=z', '--layer-per-file', '--format', 'json,pbf', '--max-zoom', '1')).code).toBe(0);
+    for (const [argv, name] of [[['inspect'], 'tiles-c1-z2.pbf.pmtiles'], [['verify'], 'tiles-c1-z2.pbf.pmtiles'], [['extract', '-o', path.join(out, 'x')], 'tiles-c0-z1.json.pmtiles']] as const) {
+      const file = path.join(out, name);
+      const r = await cli(argv[0], file, ...argv.slice(1));
+      expect(r.code, argv[0]).toBe(2);
+      const plane = name.includes('c1-z2') ? 'plane c=1, z=2, pbf tiles' : 'plane c=0, z=1, json tiles';
+      expect(r.err).toContain(`error: ${file} is one archive of a folder build (${plane}): give the folder, ${out}, whose tileset.json lists it`);
+    }
+    expect(fs.existsSync(path.join(out, 'x'))).toBe(false);
+    expect((await cli('verify', out)).code).toBe(0);
+  });
+});
+
 describe('an archive in the way (exit 4)', () => {
   it('is refused without --force, and with --force when no build wrote it; the file stays as it was', async () => {
     const dir = scratch();
