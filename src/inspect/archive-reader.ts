@@ -23,6 +23,7 @@ interface Member { file: string; fd: number; gzip: boolean }
  */
 export class ArchiveReader implements PyramidReader {
   readonly problems: Problem[] = [];
+  readonly wholeWithoutReport: boolean;
   private readonly members: Member[] = [];
   private readonly where = new Map<string, number>();
   private readonly member: number[] = [];
@@ -36,7 +37,9 @@ export class ArchiveReader implements PyramidReader {
     private readonly descriptorText: string,
     /** Files beside the archives (report, previews): a directory, or the single archive's report file. */
     private readonly aux: PyramidReader | { file: string },
-  ) {}
+  ) {
+    this.wholeWithoutReport = 'file' in aux;
+  }
 
   /** Opens FILE.pmtiles, or a directory whose tileset.json lists archives; undefined for a directory that lists none. */
   static async open(target: string): Promise<ArchiveReader | undefined> {

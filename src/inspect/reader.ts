@@ -13,6 +13,8 @@ export interface PyramidReader {
   list(relDir: string): string[];
   /** What is wrong with the container itself (an archive), found when it was opened; verify lists them. */
   readonly problems?: readonly Problem[];
+  /** Whole without a build report: one archive file, which takes its name only once complete (`-o FILE.pmtiles`). */
+  readonly wholeWithoutReport?: boolean;
 }
 
 export function sortNames(names: string[]): string[] {

@@ -29,6 +29,8 @@ export interface VerifyResult {
   /** Every problem counted by code, including those not kept. */
   counts: Partial<Record<ProblemCode, number>>;
   checked: { tiles: number; features: number };
+  /** What was not checked, and why (a single archive copied without its report). */
+  notes: string[];
 }
 
 function anyJson(p: Pyramid, z: number): boolean {
@@ -46,7 +48,7 @@ export function verifyPyramid(root: string | PyramidReader, opts: VerifyOptions 
   } catch (err) {
     if (!(err instanceof InputError)) throw err;
     out.add([problem('descriptor-unusable', 'tileset.json', err.message)]);
-    return { ok: false, problems: out.list, counts: out.counts, checked: { tiles: 0, features: 0 } };
+    return { ok: false, problems: out.list, counts: out.counts, checked: { tiles: 0, features: 0 }, notes: [] };
   }
   out.add(p.reader.problems ?? []);
   out.add(checkDescriptor(p));
@@ -133,8 +135,13 @@ export function verifyPyramid(root: string | PyramidReader, opts: VerifyOptions 
       if (!overviews.has(path)) out.add([problem('overview-missing', path, 'the plane has JSON tiles but no overview descriptor at zoom 0')]);
     }
   }
-  out.add(checkReport(p, counted));
-  return { ok: out.list.length === 0, problems: out.list, counts: out.counts, checked: { tiles: tilesChecked, features: featuresChecked } };
+  const notes: string[] = [];
+  if (p.reader.wholeWithoutReport && p.reader.read('build-report.json') === undefined) {
+    notes.push('no build report beside the archive, so the tile counts were not compared with it');
+  } else {
+    out.add(checkReport(p, counted));
+  }
+  return { ok: out.list.length === 0, problems: out.list, counts: out.counts, checked: { tiles: tilesChecked, features: featuresChecked }, notes };
 }
 
 /** Problems as text, one per line, with the count of those not listed. */

@@ -157,6 +157,25 @@ describe('inspect and verify', () => {
     }
   });
 
+  it('verify passes one archive copied without its report, saying the counts were not compared; a folder still needs its report', async () => {
+    const lone = path.join(root, 'lone', 'slide.pmtiles');
+    fs.mkdirSync(path.dirname(lone));
+    fs.copyFileSync(file, lone);
+    const reader = await openPyramidReader(lone);
+    const v = verifyPyramid(reader);
+    reader.close();
+    expect([v.ok, v.problems, v.notes]).toEqual([true, [], ['no build report beside the archive, so the tile counts were not compared with it']]);
+    const withReport = await openPyramidReader(file);
+    expect(verifyPyramid(withReport).notes).toEqual([]);
+    withReport.close();
+    const folder = path.join(root, 'no-report');
+    fs.cpSync(planes, folder, { recursive: true });
+    fs.rmSync(path.join(folder, 'build-report.json'));
+    const f = await openPyramidReader(folder);
+    expect(verifyPyramid(f).problems.map((p) => p.code)).toEqual(['report-missing']);
+    f.close();
+  });
+
   it('verify names an archive of the wrong tile type and one missing, with what goes wrong in their tiles', async () => {
     const bad = path.join(root, 'tampered');
     fs.cpSync(planes, bad, { recursive: true });

@@ -28,7 +28,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (options.json) {
     io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } else if (result.ok) {
-    io.stdout.write(`${args[0]}: ok, ${result.checked.tiles} tiles and ${result.checked.features} features checked\n`);
+    io.stdout.write(`${args[0]}: ok, ${result.checked.tiles} tiles and ${result.checked.features} features checked${result.notes.map((n) => `; ${n}`).join('')}\n`);
   } else {
     io.stdout.write(formatProblems(result));
     const total = Object.values(result.counts).reduce((a, b) => a + (b ?? 0), 0);
