@@ -47,6 +47,8 @@ export class ArchiveSink implements TileSink {
   private layout: OutputLayout | undefined;
   private resume = false;
   private descriptor: string | undefined;
+  /** Files written beside `-o FILE.pmtiles` (the report): removed when the archive cannot be written. */
+  private readonly besides = new Set<string>();
 
   constructor(private readonly options: ArchiveSinkOptions) {
     this.aux = options.mode === 'planes' ? new DirectorySink(options.out) : undefined;
@@ -125,7 +127,9 @@ export class ArchiveSink implements TileSink {
     } else if (this.aux) {
       await this.aux.write(relPath, bytes);
     } else {
-      writeBeside(this.beside(relPath), bytes);
+      const file = this.beside(relPath);
+      writeBeside(file, bytes);
+      this.besides.add(file);
     }
   }
 
@@ -172,12 +176,18 @@ export class ArchiveSink implements TileSink {
         for (const format of (['pbf', 'json'] as const).filter((f) => layout.formats[f])) this.entry(this.nameOf(plane, format), format);
       }
     }
-    for (const name of [...this.archives.keys()].sort()) {
-      const { sink, ready } = this.archives.get(name) as Entry;
-      await ready;
-      await sink.write('tileset.json', descriptor);
-      this.journal?.add({ file: name });
-      await sink.finish();
+    try {
+      for (const name of [...this.archives.keys()].sort()) {
+        const { sink, ready } = this.archives.get(name) as Entry;
+        await ready;
+        await sink.write('tileset.json', descriptor);
+        this.journal?.add({ file: name });
+        await sink.finish();
+      }
+    } catch (err) {
+      // Beside one archive, what this build wrote (the report) goes with it: alone, it would tell of an archive not there.
+      for (const f of this.besides) fs.rmSync(f, { force: true });
+      throw err;
     }
     if (this.aux) {
       this.journal?.close();

@@ -52,6 +52,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
   const pool = createPool(o.workers, io.signal);
   let store: SpillingStore | undefined;
   let keepWork = false;
+  let failed = false;
   try {
     store = new SpillingStore(path.join(spillRoot(o, work), 'level-0'), storeBudget(config));
     const planFile = await plan(inputs, config, work, pool, store, io, t0, 1, previous);
@@ -62,17 +63,30 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
     store.close();
     return await finalize(ctx, levels, secondsSince(tTile));
   } catch (err) {
+    failed = true;
     // An interrupted build, and a --resume refused (inputs changed, another version), keep what a later --resume needs.
     keepWork = err instanceof InterruptedError || (o.resume && (err instanceof UsageError || err instanceof WorkStateError));
     throw err;
   } finally {
-    store?.close();
-    await sink.close?.();
-    await pool.close();
-    // Any other failure leaves nothing behind.
-    if (!keepWork) work.destroy();
-    else work.removeFolder('spill');
+    // Any other failure leaves nothing behind, even when closing fails too (a full disk fails the part's close).
+    await cleanUp(failed, () => store?.close(), () => sink.close?.(), () => pool.close(), () => (keepWork ? work.removeFolder('spill') : work.destroy()));
   }
+}
+
+/**
+ * Runs every cleanup step, each even when one before it threw. The first error is thrown once all have run, unless
+ * the build failed already: its own error says more.
+ */
+async function cleanUp(failed: boolean, ...steps: (() => unknown)[]): Promise<void> {
+  let first: { error: unknown } | undefined;
+  for (const step of steps) {
+    try {
+      await step();
+    } catch (error) {
+      first ??= { error };
+    }
+  }
+  if (first && !failed) throw first.error;
 }
 
 /**

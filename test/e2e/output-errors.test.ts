@@ -104,4 +104,23 @@ describe('exit 4 naming the path', () => {
       expect(tmpLeftovers(out), 'temporary files left on the full disk').toEqual([]);
     },
   );
+
+  // The sample's archive is 1.3 MB: 512 KiB fill while its parts are written, 2 MiB while they are assembled.
+  it.skipIf(!mounted).each(['512k', '2m'])(
+    mounted ? 'build -o FILE.pmtiles: disk full (a tmpfs of %s) leaves nothing, no work directory and no report' : 'SKIPPED disk full %s',
+    async (size) => {
+      const small = path.join(mnt, `archive-${size}`);
+      fs.mkdirSync(small);
+      expect(spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', small]).status).toBe(0);
+      try {
+        const file = path.join(small, 'slide.pmtiles');
+        const r = await runCli(['build', SAMPLE, '-o', file, '--workers', '1']);
+        expect(r.code, r.stderr).toBe(4);
+        expect(r.stderr).toMatch(/no space left/i);
+        expect(fs.readdirSync(small)).toEqual([]);
+      } finally {
+        spawnSync('umount', [small]);
+      }
+    },
+  );
 });
