@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { besideArchive, listedArchives, type ArchiveFormat } from '../archive/archive-names.js';
-import { Compression, TileType } from '../archive/pmtiles-format.js';
+import { Compression, TileType, type PmtilesHeader } from '../archive/pmtiles-format.js';
 import { openPmtiles, type PmtilesArchive } from '../archive/pmtiles-reader.js';
 import type { TilesetDescriptor } from '../model/descriptor.js';
 import { InputError, UsageError } from '../report/errors.js';
@@ -113,6 +113,8 @@ export class ArchiveReader implements PyramidReader {
       const dims = dimsOfTemplate(descriptor.tiles[0]);
       const k = this.members.length;
       this.members.push({ file: archive.name, fd: fs.openSync(archive.name, 'r'), gzip: h.tileCompression === Compression.Gzip });
+      let addressed = 0, minZoom = Infinity, maxZoom = -Infinity;
+      const contents = new Set<number>();
       for await (const t of archive.tiles()) {
         const p = tilePath(t.z, t.x, t.y, plane, dims, format);
         if (this.where.has(p)) this.problems.push(problem('archive-invalid', rel, `tile ${p} is in another archive too`));
@@ -121,12 +123,27 @@ export class ArchiveReader implements PyramidReader {
         this.offset.push(t.offset);
         this.length.push(t.length);
         this.addPath(p);
+        addressed++;
+        contents.add(t.offset);
+        minZoom = Math.min(minZoom, t.z);
+        maxZoom = Math.max(maxZoom, t.z);
       }
+      this.checkHeader(rel, h, { addressed, contents: contents.size, minZoom, maxZoom });
     } catch (err) {
       if (!(err instanceof InputError)) throw err;
       this.problems.push(problem('archive-invalid', rel, err.message));
     } finally {
       await archive.close();
+    }
+  }
+
+  /** The header's counts and zooms against the directories (0 is "unknown" for a count, as the spec allows). */
+  private checkHeader(rel: string, h: PmtilesHeader, found: { addressed: number; contents: number; minZoom: number; maxZoom: number }): void {
+    const say = (what: string, header: number, dirs: number) => this.problems.push(problem('archive-invalid', rel, `the header says ${header} ${what}, the directories hold ${dirs}`));
+    if (h.addressedTiles !== 0 && h.addressedTiles !== found.addressed) say('addressed tiles', h.addressedTiles, found.addressed);
+    if (h.tileContents !== 0 && h.tileContents !== found.contents) say('distinct tile contents', h.tileContents, found.contents);
+    if (found.addressed > 0 && (h.minZoom !== found.minZoom || h.maxZoom !== found.maxZoom)) {
+      this.problems.push(problem('archive-invalid', rel, `the header says zooms ${h.minZoom}..${h.maxZoom}, the tiles are at zooms ${found.minZoom}..${found.maxZoom}`));
     }
   }
 

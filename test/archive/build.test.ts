@@ -176,6 +176,25 @@ describe('inspect and verify', () => {
     f.close();
   });
 
+  it('verify checks the header against the directories: addressed tiles, distinct contents, zooms', async () => {
+    const bad = path.join(root, 'header', 'slide.pmtiles');
+    fs.mkdirSync(path.dirname(bad));
+    const bytes = fs.readFileSync(file);
+    const addressed = Number(bytes.readBigUInt64LE(72)), contents = Number(bytes.readBigUInt64LE(88)), maxZoom = bytes[101];
+    bytes.writeBigUInt64LE(BigInt(addressed - 2), 72);
+    bytes.writeBigUInt64LE(BigInt(contents + 1), 88);
+    bytes[101] = maxZoom + 3;
+    fs.writeFileSync(bad, bytes);
+    const reader = await openPyramidReader(bad);
+    const v = verifyPyramid(reader);
+    reader.close();
+    expect(v.problems.map((p) => p.message)).toEqual([
+      `the header says ${addressed - 2} addressed tiles, the directories hold ${addressed}`,
+      `the header says ${contents + 1} distinct tile contents, the directories hold ${contents}`,
+      `the header says zooms ${bytes[100]}..${maxZoom + 3}, the tiles are at zooms ${bytes[100]}..${maxZoom}`,
+    ]);
+  });
+
   it('verify names an archive of the wrong tile type and one missing, with what goes wrong in their tiles', async () => {
     const bad = path.join(root, 'tampered');
     fs.cpSync(planes, bad, { recursive: true });
