@@ -113,9 +113,17 @@ export class ArchiveReader implements PyramidReader {
       const dims = dimsOfTemplate(descriptor.tiles[0]);
       const k = this.members.length;
       this.members.push({ file: archive.name, fd: fs.openSync(archive.name, 'r'), gzip: h.tileCompression === Compression.Gzip });
-      let addressed = 0, minZoom = Infinity, maxZoom = -Infinity;
+      let addressed = 0, minZoom = Infinity, maxZoom = -Infinity, end = 0;
       const contents = new Set<number>();
+      const size = fs.fstatSync(this.members[k].fd).size;
       for await (const t of archive.tiles()) {
+        addressed++;
+        contents.add(t.offset);
+        minZoom = Math.min(minZoom, t.z);
+        maxZoom = Math.max(maxZoom, t.z);
+        end = Math.max(end, t.offset + t.length);
+        // Past the end of a file cut short: not there to read (the problem below says so).
+        if (t.offset + t.length > size) continue;
         const p = tilePath(t.z, t.x, t.y, plane, dims, format);
         if (this.where.has(p)) this.problems.push(problem('archive-invalid', rel, `tile ${p} is in another archive too`));
         this.where.set(p, this.offset.length);
@@ -123,15 +131,13 @@ export class ArchiveReader implements PyramidReader {
         this.offset.push(t.offset);
         this.length.push(t.length);
         this.addPath(p);
-        addressed++;
-        contents.add(t.offset);
-        minZoom = Math.min(minZoom, t.z);
-        maxZoom = Math.max(maxZoom, t.z);
       }
       this.checkHeader(rel, h, { addressed, contents: contents.size, minZoom, maxZoom });
+      if (end > size) this.problems.push(problem('archive-invalid', rel, `its tiles reach byte ${end}, the file ends at ${size}: it was cut short`));
     } catch (err) {
       if (!(err instanceof InputError)) throw err;
-      this.problems.push(problem('archive-invalid', rel, err.message));
+      // The problem names the archive already: the reader's message need not again.
+      this.problems.push(problem('archive-invalid', rel, err.message.startsWith(`${archive.name}: `) ? err.message.slice(archive.name.length + 2) : err.message));
     } finally {
       await archive.close();
     }

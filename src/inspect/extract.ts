@@ -19,6 +19,11 @@ export async function extractArchives(input: string, out: string, opts: { force:
   const reader = await ArchiveReader.open(input);
   if (!reader) throw new UsageError(`${input} is neither a PMTiles archive nor a directory whose tileset.json lists archives`);
   try {
+    // A damaged archive would extract to a pyramid with tiles missing that looks whole: nothing is written.
+    if (reader.problems.length > 0) {
+      const listed = reader.problems.slice(0, 5).map((p) => `${p.path}: ${p.message}`).join('; ');
+      throw new InputError(`${input} cannot be extracted whole (${listed}${reader.problems.length > 5 ? '; …' : ''}); nothing was written; mudm-tiles verify lists what is wrong`, input);
+    }
     const sink = new DirectorySink(out);
     await sink.initialize({ force: opts.force, resume: false });
     await sink.begin({ force: opts.force, resume: false });

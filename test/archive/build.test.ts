@@ -195,6 +195,26 @@ describe('inspect and verify', () => {
     ]);
   });
 
+  it('an archive cut short: verify says so and misses its tiles, extract writes nothing', async () => {
+    const cut = path.join(root, 'cut', 'slide.pmtiles');
+    fs.mkdirSync(path.dirname(cut));
+    const bytes = fs.readFileSync(file);
+    const dataStart = Number(bytes.readBigUInt64LE(56));
+    const keep = dataStart + Math.floor((bytes.length - dataStart) / 2);
+    fs.writeFileSync(cut, bytes.subarray(0, keep));
+    fs.copyFileSync(file.replace(/\.pmtiles$/, '.build-report.json'), cut.replace(/\.pmtiles$/, '.build-report.json'));
+    const reader = await openPyramidReader(cut);
+    const v = verifyPyramid(reader);
+    reader.close();
+    expect(v.ok).toBe(false);
+    expect(v.problems[0]).toEqual({ code: 'archive-invalid', path: cut, message: `its tiles reach byte ${bytes.length}, the file ends at ${keep}: it was cut short` });
+    expect(v.counts['report-mismatch']).toBeGreaterThan(0);
+    expect(v.checked.tiles).toBeLessThan(verifyPyramid(dirPbf).checked.tiles);
+    const out = path.join(root, 'cut-out');
+    await expect(extractArchives(cut, out, { force: false })).rejects.toThrow(`${cut} cannot be extracted whole (${cut}: its tiles reach byte ${bytes.length}, the file ends at ${keep}: it was cut short); nothing was written; mudm-tiles verify lists what is wrong`);
+    expect(fs.existsSync(out)).toBe(false);
+  });
+
   it('verify names an archive of the wrong tile type and one missing, with what goes wrong in their tiles', async () => {
     const bad = path.join(root, 'tampered');
     fs.cpSync(planes, bad, { recursive: true });

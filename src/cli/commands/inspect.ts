@@ -24,6 +24,8 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (args.length < 1 || args.length > 2) throw new UsageError(`inspect takes a pyramid directory and optionally a tile address, found ${args.length} arguments`);
   const [dir, address] = args;
   const reader = await openPyramidReader(dir);
+  // A damaged archive hides tiles: what is read below may be short of them.
+  for (const p of reader.problems ?? []) log.warn(`${p.path}: ${p.message} (mudm-tiles verify checks the whole pyramid)`, { path: p.path, code: p.code });
   try {
     if (address === undefined) {
       const summary = inspectPyramid(reader);
