@@ -23,6 +23,7 @@ describe('usage errors (exit 2) point to --archive', () => {
     [['--format', 'json'], (f: string) => `-o ${f} writes one PMTiles archive of PBF tiles; for --format json write one archive per plane and format with -o DIR --archive pmtiles`],
     [['--format', 'json,pbf'], (f: string) => `-o ${f} writes one PMTiles archive of PBF tiles; for --format json,pbf write one archive per plane and format with -o DIR --archive pmtiles`],
     [['--preview'], (f: string) => `--preview writes PNG files beside the tiles, which -o ${f} (one archive) has no place for: write -o DIR --archive pmtiles`],
+    [['--archive', 'pmtiles'], (f: string) => `-o ${f} is one PMTiles archive already; --archive pmtiles writes one archive per plane and format under a directory: drop --archive, or give -o a directory name`],
   ])('-o FILE.pmtiles %j', async (extra, message) => {
     const dir = scratch();
     const file = path.join(dir, 'slide.pmtiles');
