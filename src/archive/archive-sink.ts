@@ -73,8 +73,9 @@ export class ArchiveSink implements TileSink {
     const report = besideArchive(out, 'build-report.json') as string;
     for (const [file, kind] of [[out, 'archive'], [report, 'report']] as const) {
       if (!statOf(file)) continue;
-      if (!force && !resume) throw new OutputError(`output ${file} exists; use --force to replace it`, file);
+      // A file no build wrote is refused as such: --force would not replace it either.
       refuseForeign(file, kind);
+      if (!force && !resume) throw new OutputError(`output ${file} exists, written by an earlier build; use --force to replace it`, file);
     }
     try {
       fs.mkdirSync(path.dirname(out), { recursive: true });

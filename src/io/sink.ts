@@ -93,7 +93,7 @@ export class DirectorySink implements TileSink {
     }
     const visible = entries.filter((e) => !OWN_STATE.has(e));
     if (visible.length > 0 && !force && !resume) {
-      throw new OutputError(`output ${this.root} is not empty (${visible.length} entries); use --force to replace what an earlier build wrote there`, this.root);
+      throw new OutputError(`output ${this.root} is not empty (${visible.length} ${visible.length === 1 ? 'entry' : 'entries'}); use --force to replace what an earlier build wrote there`, this.root);
     }
     if (visible.length > 0) {
       const record = readRecord(this.root);

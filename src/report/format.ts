@@ -67,7 +67,7 @@ export function summaryLines(r: BuildReport, out: string): string[] {
   if (f.jsonOnly) lines.push(`  in JSON tiles only (meshes cannot go into PBF): ${f.jsonOnly}`);
   const shown = f.samples.filter((s) => s.severity === 'error').slice(0, 5);
   for (const s of shown) lines.push(`  ${sampleLine(s)}`);
-  lines.push(`tiles: ${r.tiles.total} files, ${formatBytes(r.tiles.bytes)}`);
+  lines.push(`tiles: ${r.tiles.total}, ${formatBytes(r.tiles.bytes)}`);
   lines.push('  zoom   json tiles      json bytes   pbf tiles       pbf bytes   features  points  thinned');
   for (const [z, zr] of Object.entries(r.tiles.byZoom)) {
     lines.push(`  ${z.padStart(4)} ${String(zr.json.tiles).padStart(11)} ${formatBytes(zr.json.bytes).padStart(15)} ${String(zr.pbf.tiles).padStart(11)} ${formatBytes(zr.pbf.bytes).padStart(15)} ${String(zr.features).padStart(10)} ${String(zr.pointified).padStart(7)} ${String(zr.thinned).padStart(8)}`);

@@ -86,12 +86,11 @@ describe('an archive in the way (exit 4)', () => {
     const dir = scratch();
     const file = path.join(dir, 'slide.pmtiles');
     fs.writeFileSync(file, 'not an archive');
-    const r = await cli('build', SAMPLE, '-o', file);
-    expect(r.code).toBe(4);
-    expect(r.err).toContain(`error: output ${file} exists; use --force to replace it`);
-    const forced = await cli('build', SAMPLE, '-o', file, '--force');
-    expect(forced.code).toBe(4);
-    expect(forced.err).toContain(`error: ${file} was not written by a mudm-tiles build (not a PMTiles archive with a tileset descriptor as metadata): --force and --resume only replace what a build wrote`);
+    for (const argv of [[], ['--force']]) {
+      const r = await cli('build', SAMPLE, '-o', file, ...argv);
+      expect(r.code).toBe(4);
+      expect(r.err).toContain(`error: ${file} was not written by a mudm-tiles build (not a PMTiles archive with a tileset descriptor as metadata): --force and --resume only replace what a build wrote`);
+    }
     expect(fs.readFileSync(file, 'utf8')).toBe('not an archive');
     expect(fs.readdirSync(dir)).toEqual(['slide.pmtiles']);
   });
@@ -176,6 +175,9 @@ describe('an archive in the way (exit 4)', () => {
     const file = path.join(dir, 'slide.pmtiles');
     expect((await cli('build', SAMPLE, '-o', file, '-q', '--max-zoom', '1')).code).toBe(0);
     const first = fs.readFileSync(file);
+    const again = await cli('build', SAMPLE, '-o', file, '-q', '--max-zoom', '2');
+    expect(again.code).toBe(4);
+    expect(again.err).toContain(`error: output ${file} exists, written by an earlier build; use --force to replace it`);
     const r = await cli('build', SAMPLE, '-o', file, '-q', '--force', '--max-zoom', '2');
     expect(r.code, r.err).toBe(0);
     expect(fs.readFileSync(file).equals(first)).toBe(false);
