@@ -47,8 +47,11 @@ export class ArchiveSink implements TileSink {
   private layout: OutputLayout | undefined;
   private resume = false;
   private descriptor: string | undefined;
-  /** Files written beside `-o FILE.pmtiles` (the report): removed when the archive cannot be written. */
-  private readonly besides = new Set<string>();
+  /**
+   * Files beside `-o FILE.pmtiles` (the report), held until the archive has its name: written before it, a kill or a
+   * full disk in between left a report of an archive that is not there.
+   */
+  private readonly besides = new Map<string, Uint8Array | string>();
 
   constructor(private readonly options: ArchiveSinkOptions) {
     this.aux = options.mode === 'planes' ? new DirectorySink(options.out) : undefined;
@@ -128,9 +131,7 @@ export class ArchiveSink implements TileSink {
     } else if (this.aux) {
       await this.aux.write(relPath, bytes);
     } else {
-      const file = this.beside(relPath);
-      writeBeside(file, bytes);
-      this.besides.add(file);
+      this.besides.set(this.beside(relPath), bytes);
     }
   }
 
@@ -142,6 +143,8 @@ export class ArchiveSink implements TileSink {
     }
     if (relPath === 'tileset.json') return this.descriptor === undefined ? undefined : Buffer.from(this.descriptor);
     if (this.aux) return this.aux.read(relPath);
+    const held = this.besides.get(this.beside(relPath));
+    if (held !== undefined) return typeof held === 'string' ? Buffer.from(held) : held;
     try {
       return fs.readFileSync(this.beside(relPath));
     } catch {
@@ -156,7 +159,10 @@ export class ArchiveSink implements TileSink {
       await entry.sink.remove(relPath);
     } else if (relPath === 'tileset.json') this.descriptor = undefined;
     else if (this.aux) await this.aux.remove(relPath);
-    else fs.rmSync(this.beside(relPath), { force: true });
+    else {
+      this.besides.delete(this.beside(relPath));
+      fs.rmSync(this.beside(relPath), { force: true });
+    }
   }
 
   async flush(): Promise<void> {
@@ -177,19 +183,15 @@ export class ArchiveSink implements TileSink {
         for (const format of (['pbf', 'json'] as const).filter((f) => layout.formats[f])) this.entry(this.nameOf(plane, format), format);
       }
     }
-    try {
-      for (const name of [...this.archives.keys()].sort()) {
-        const { sink, ready } = this.archives.get(name) as Entry;
-        await ready;
-        await sink.write('tileset.json', descriptor);
-        this.journal?.add({ file: name });
-        await sink.finish();
-      }
-    } catch (err) {
-      // Beside one archive, what this build wrote (the report) goes with it: alone, it would tell of an archive not there.
-      for (const f of this.besides) fs.rmSync(f, { force: true });
-      throw err;
+    for (const name of [...this.archives.keys()].sort()) {
+      const { sink, ready } = this.archives.get(name) as Entry;
+      await ready;
+      await sink.write('tileset.json', descriptor);
+      this.journal?.add({ file: name });
+      await sink.finish();
     }
+    for (const [file, bytes] of this.besides) writeBeside(file, bytes);
+    this.besides.clear();
     if (this.aux) {
       this.journal?.close();
       await this.aux.write('tileset.json', descriptor);

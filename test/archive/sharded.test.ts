@@ -87,6 +87,37 @@ describe('ArchiveSink', () => {
     expect(manifest.files).toEqual(['tiles-c0.pbf.pmtiles', 'tiles-c1.pbf.pmtiles', 'tileset.json']);
   });
 
+  it('writes the report beside one archive only once the archive has its name; a failed archive leaves neither', async () => {
+    const dir = scratch();
+    const file = path.join(dir, 'slide.pmtiles');
+    const report = path.join(dir, 'slide.build-report.json');
+    const oneLayout: OutputLayout = { dims: [], planes: [{ t: 0, c: 0, z: 0 }], formats: { json: false, pbf: true }, maxZoom: 1 };
+    const sink = new ArchiveSink({ mode: 'file', out: file, partsDir: path.join(dir, '.parts'), layout: oneLayout });
+    await sink.initialize({ force: false, resume: false });
+    await sink.begin({ force: false, resume: false, layout: oneLayout });
+    await sink.write('0/0/0.pbf', Uint8Array.of(1, 2));
+    await sink.write('build-report.json', '{"report":1}');
+    expect(fs.existsSync(report)).toBe(false);
+    expect(Buffer.from((await sink.read('build-report.json')) as Uint8Array).toString()).toBe('{"report":1}');
+    await sink.write('tileset.json', JSON.stringify(METADATA));
+    // A file put at the archive's name while it was built: the archive is not written, nor its report.
+    fs.writeFileSync(file, 'theirs');
+    await expect(sink.finish()).rejects.toThrow(`${file} appeared while this build ran`);
+    expect(fs.readdirSync(dir).filter((n) => !n.startsWith('.')).sort()).toEqual(['slide.pmtiles']);
+    await sink.close();
+    fs.rmSync(file);
+    const again = new ArchiveSink({ mode: 'file', out: file, partsDir: path.join(dir, '.parts2'), layout: oneLayout });
+    await again.initialize({ force: false, resume: false });
+    await again.begin({ force: false, resume: false, layout: oneLayout });
+    await again.write('0/0/0.pbf', Uint8Array.of(1, 2));
+    await again.write('build-report.json', '{"report":1}');
+    await again.write('tileset.json', JSON.stringify(METADATA));
+    await again.finish();
+    await again.close();
+    expect(fs.readFileSync(report, 'utf8')).toBe('{"report":1}');
+    expect(fs.statSync(report).mtimeMs).toBeGreaterThanOrEqual(fs.statSync(file).mtimeMs);
+  });
+
   it('refuses a tile path of no plane of the layout, and a zoom past what PMTiles holds', async () => {
     const dir = scratch();
     const sink = new ArchiveSink({ mode: 'planes', out: dir, partsDir: path.join(dir, '.parts'), layout });
