@@ -98,14 +98,18 @@ async function start() {
   };
 
   const styles = new Map();
-  const styleFor = (colour, type) => {
-    const key = `${colour}|${type}`;
+  // Points are drawn smaller once an image pixel is under half a screen pixel: there a point mostly stands for a
+  // feature too small to draw (a nucleus of a few pixels), and 6 px discs covered the cells around them.
+  const pointRadius = (resolution) => (resolution >= 2 ? 1.5 : 3);
+  const styleFor = (colour, type, resolution) => {
+    const point = type === 'Point' || type === 'MultiPoint';
+    const key = `${colour}|${type}|${point ? pointRadius(resolution) : ''}`;
     let s = styles.get(key);
     if (!s) {
       const stroke = new ol.style.Stroke({ color: colour, width: type === 'LineString' || type === 'MultiLineString' ? 2 : 1.25 });
       const fill = new ol.style.Fill({ color: hexToRgba(colour, 0.55) });
-      s = type === 'Point' || type === 'MultiPoint'
-        ? new ol.style.Style({ image: new ol.style.Circle({ radius: 3, fill: new ol.style.Fill({ color: colour }), stroke: new ol.style.Stroke({ color: '#0008', width: 0.5 }) }) })
+      s = point
+        ? new ol.style.Style({ image: new ol.style.Circle({ radius: pointRadius(resolution), fill: new ol.style.Fill({ color: colour }), stroke: new ol.style.Stroke({ color: '#0008', width: 0.5 }) }) })
         : new ol.style.Style({ stroke, fill });
       styles.set(key, s);
     }
@@ -118,10 +122,10 @@ async function start() {
   const layer = new ol.layer.VectorTile({
     extent: [worldExtent[0] - margin, worldExtent[1] - margin, worldExtent[2] + margin, worldExtent[3] + margin],
     source: await planeSource(),
-    style: (feature) => {
+    style: (feature, resolution) => {
       const props = feature.getProperties();
       if (hidden.has(props.layer)) return null;
-      return styleFor(colourOf(field === BY_LAYER ? props.layer : props[field]), feature.getType());
+      return styleFor(colourOf(field === BY_LAYER ? props.layer : props[field]), feature.getType(), resolution);
     },
   });
 
