@@ -1,5 +1,6 @@
 // Human-readable renderings of build progress and of the run report; pure, so the CLI only decides where they go.
 import type { Removal } from '../io/written.js';
+import { isArchiveFile } from '../options.js';
 import { sampleLine } from '../validate/tally.js';
 import type { BuildReport, ProgressEvent } from './types.js';
 import type { Outliers } from '../stages/plan.js';
@@ -85,6 +86,8 @@ export function summaryLines(r: BuildReport, out: string): string[] {
 /** What --force removed from OUT, for the log; undefined when there was nothing to remove. */
 export function removalLine(r: Removal, out: string): string | undefined {
   if (r.files === 0 && r.dirs === 0) return undefined;
+  // -o FILE.pmtiles: the archive and its report, files beside each other, not a directory's contents.
+  if (isArchiveFile(out) && r.dirs === 0) return `--force: removed what an earlier build wrote: ${r.touched.join(', ')}`;
   const kept = r.keptCount > 0 ? `; kept ${r.keptCount} entr${r.keptCount === 1 ? 'y' : 'ies'} no build wrote among them (${r.kept.join(', ')}${r.keptCount > r.kept.length ? ', ...' : ''})` : '';
   return `--force: removed ${r.files} file${r.files === 1 ? '' : 's'} and ${r.dirs} director${r.dirs === 1 ? 'y' : 'ies'} an earlier build wrote in ${out} (${r.touched.join(', ')})${kept}`;
 }
