@@ -145,6 +145,8 @@ export function resolveBuildConfig(given: Partial<Options>, header?: ImageSize):
   };
   const archive: ArchiveMode = isArchiveFile(o.out) ? 'file' : o.archive === 'pmtiles' ? 'planes' : 'none';
   check(o.archive === undefined || o.archive === 'pmtiles', `--archive takes pmtiles, found "${o.archive}"`);
+  // A directory named like an archive would pass for one, to readers and to people.
+  check(!/\.pmtiles[\\/]+$/i.test(o.out ?? ''), `-o ${o.out} names a directory ending in .pmtiles: one archive is -o ${(o.out ?? '').replace(/[\\/]+$/, '')}; a directory needs another name`);
   // A name ending in .pmtiles is one archive; --archive asks for a directory of them: the two do not go together.
   check(archive !== 'file' || o.archive === undefined, `-o ${o.out} is one PMTiles archive already; --archive pmtiles writes one archive per plane and format under a directory: drop --archive, or give -o a directory name`);
   // One archive holds one tile type: the PBF pyramid, what map clients read; JSON tiles go into archives per format.

@@ -159,3 +159,13 @@ export function parseTileAddress(p: Pick<Pyramid, 'dims'>, text: string): { z: n
   p.dims.forEach((d, i) => { plane[d] = n[1 + i]; });
   return { z: n[0], plane, x: n[want - 2], y: n[want - 1] };
 }
+
+/** Why a tile address lies outside the pyramid (zoom, column or row, plane), or undefined when it lies inside. */
+export function outsidePyramid(p: Pick<Pyramid, 'dims' | 'minZoom' | 'maxZoom' | 'planeLo' | 'planeHi'>, a: { z: number; x: number; y: number; plane: Plane }): string | undefined {
+  if (a.z < p.minZoom || a.z > p.maxZoom) return `zoom ${a.z} is outside this pyramid's zooms ${p.minZoom}–${p.maxZoom}`;
+  const n = 2 ** a.z;
+  if (a.x >= n || a.y >= n) return `zoom ${a.z} has ${n} × ${n} tiles, x and y 0–${n - 1}`;
+  const off = p.dims.filter((d) => a.plane[d] < p.planeLo[d] || a.plane[d] > p.planeHi[d]);
+  if (off.length) return `no plane ${off.map((d) => `${d}=${a.plane[d]}`).join(', ')} in this pyramid (${off.map((d) => `${d} ${p.planeLo[d]}–${p.planeHi[d]}`).join(', ')})`;
+  return undefined;
+}

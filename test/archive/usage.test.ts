@@ -33,6 +33,15 @@ describe('usage errors (exit 2) point to --archive', () => {
     expect(fs.readdirSync(dir)).toEqual([]);
   });
 
+  it('-o NAME.pmtiles/ (a directory named like an archive)', async () => {
+    const dir = scratch();
+    const out = `${path.join(dir, 'y.pmtiles')}/`;
+    const r = await cli('build', SAMPLE, '-o', out);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`error: -o ${out} names a directory ending in .pmtiles: one archive is -o ${path.join(dir, 'y.pmtiles')}; a directory needs another name\n`);
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
   it('-o FILE.pmtiles of an input with several planes, after reading it; nothing is left', async () => {
     const dir = scratch();
     const file = path.join(dir, 'slide.pmtiles');

@@ -4,9 +4,10 @@ import path from 'node:path';
 import { describe, expect, it, beforeAll } from 'vitest';
 import { MemorySink } from '../../src/io/sink.js';
 import { memorySource } from '../../src/io/read.js';
-import { decodeTile, directoryReader, inspectPyramid, memoryReader, openPyramid, parseTileAddress, formatSummary } from '../../src/inspect/index.js';
+import { decodeTile, directoryReader, inspectPyramid, memoryReader, openPyramid, outsidePyramid, parseTileAddress, formatSummary } from '../../src/inspect/index.js';
 import { classifyRings } from '../../src/inspect/decode.js';
 import type { Polygon, Position } from '../../src/model/geometry.js';
+import type { Dim } from '../../src/tiling/space.js';
 import { tmpDir } from '../helpers/pyramid.js';
 import { buildSquares, collection, SQUARES } from './fixture.js';
 
@@ -83,6 +84,16 @@ describe('decodeTile', () => {
     expect(parseTileAddress({ dims: [] }, '2/1/0')).toEqual({ z: 2, x: 1, y: 0, plane: { t: 0, c: 0, z: 0 } });
     expect(parseTileAddress({ dims: ['t', 'z'] }, '3/4/5/6/7.pbf')).toEqual({ z: 3, x: 6, y: 7, plane: { t: 4, c: 0, z: 5 } });
     expect(() => parseTileAddress({ dims: ['c'] }, '2/1/0')).toThrow(/Z\/C\/X\/Y/);
+  });
+
+  it('says why an address lies outside the pyramid: its zoom, its column or row, its plane', () => {
+    const p = { dims: ['c', 'z'] as Dim[], minZoom: 1, maxZoom: 3, planeLo: { t: 0, c: 0, z: 0 }, planeHi: { t: 0, c: 1, z: 2 } };
+    const at = (z: number, x: number, y: number, c: number, zz: number) => outsidePyramid(p, { z, x, y, plane: { t: 0, c, z: zz } });
+    expect(at(2, 3, 3, 1, 2)).toBeUndefined();
+    expect(at(4, 0, 0, 0, 0)).toBe("zoom 4 is outside this pyramid's zooms 1–3");
+    expect(at(0, 0, 0, 0, 0)).toBe("zoom 0 is outside this pyramid's zooms 1–3");
+    expect(at(2, 4, 0, 0, 0)).toBe('zoom 2 has 4 × 4 tiles, x and y 0–3');
+    expect(at(2, 0, 0, 2, 3)).toBe('no plane c=2, z=3 in this pyramid (c 0–1, z 0–2)');
   });
 });
 

@@ -1,6 +1,6 @@
 // `mudm-tiles inspect DIR [TILE]`: a pyramid's summary, or one tile decoded to data-model JSON in global pixels.
 import { UsageError } from '../../report/errors.js';
-import { decodeTile, formatSummary, inspectPyramid, openPyramid, openPyramidReader, parseTileAddress, type TileFormat } from '../../inspect/index.js';
+import { decodeTile, formatSummary, inspectPyramid, openPyramid, openPyramidReader, outsidePyramid, parseTileAddress, type TileFormat } from '../../inspect/index.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
 
@@ -35,7 +35,8 @@ export async function run(ctx: CommandContext): Promise<number> {
     const pyramid = openPyramid(reader);
     const { z, x, y, plane } = parseTileAddress(pyramid, address);
     const tile = decodeTile(pyramid, z, x, y, plane, { format: tileFormat(options.format, ctx.given.format !== undefined) });
-    if (!tile.exists) log.warn(`${tile.path}: no such tile (an empty tile is not written: no features there)`, { path: tile.path });
+    const outside = outsidePyramid(pyramid, { z, x, y, plane });
+    if (!tile.exists) log.warn(`${tile.path}: no such tile (${outside ?? 'an empty tile is not written: no features there'})`, { path: tile.path });
     io.stdout.write(`${JSON.stringify(tile.collection, null, 2)}\n`);
   } finally {
     reader.close();
