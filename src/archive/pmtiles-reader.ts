@@ -94,7 +94,7 @@ export class PmtilesArchive {
   static async open(source: RangeSource): Promise<PmtilesArchive> {
     return named(source, async () => {
       const header = decodeHeader(await source.read(0, Math.min(source.size, HEADER_BYTES)));
-      const root = await directoryAt(source, header, header.rootDirectoryOffset, header.rootDirectoryLength);
+      const root = await directoryAt(source, header, header.rootDirectoryOffset, header.rootDirectoryLength, 'the root directory');
       return new PmtilesArchive(source, header, root);
     });
   }
@@ -107,7 +107,7 @@ export class PmtilesArchive {
   async metadata(): Promise<unknown> {
     return named(this.source, async () => {
       const h = this.header;
-      const text = Buffer.from(await decompress(await this.source.read(h.metadataOffset, h.metadataLength), h.internalCompression)).toString('utf8');
+      const text = Buffer.from(await decompress(await this.source.read(h.metadataOffset, h.metadataLength), h.internalCompression, `the metadata (bytes ${h.metadataOffset}–${h.metadataOffset + h.metadataLength - 1})`)).toString('utf8');
       try {
         return JSON.parse(text) as unknown;
       } catch (err) {
@@ -140,7 +140,7 @@ export class PmtilesArchive {
   /** Tile z/x/y as a client sees it (decompressed), or undefined. */
   async tile(z: number, x: number, y: number): Promise<Uint8Array | undefined> {
     const stored = await this.storedTile(z, x, y);
-    return stored && named(this.source, () => decompress(stored, this.header.tileCompression));
+    return stored && named(this.source, () => decompress(stored, this.header.tileCompression, `tile ${z}/${x}/${y}`));
   }
 
   /** Every addressed tile in tile-id order, a run-length entry giving one tile per id it covers. */
@@ -157,7 +157,7 @@ export class PmtilesArchive {
       const i = top.i++;
       if (dir.runLength[i] === 0) {
         if (stack.length >= MAX_DEPTH) throw new InputError(`${this.name}: leaf directories nest deeper than ${MAX_DEPTH} levels`, this.name);
-        const leaf = await named(this.source, () => directoryAt(this.source, this.header, this.header.leafDirectoriesOffset + dir.offset[i], dir.length[i]));
+        const leaf = await named(this.source, () => directoryAt(this.source, this.header, this.header.leafDirectoriesOffset + dir.offset[i], dir.length[i], 'a leaf directory'));
         stack.push({ dir: leaf, i: 0 });
         continue;
       }
@@ -173,7 +173,7 @@ export class PmtilesArchive {
   private async leaf(offset: number, length: number): Promise<Directory> {
     const cached = this.leaves.get(offset);
     if (cached) return cached;
-    const dir = await directoryAt(this.source, this.header, this.header.leafDirectoriesOffset + offset, length);
+    const dir = await directoryAt(this.source, this.header, this.header.leafDirectoriesOffset + offset, length, 'a leaf directory');
     if (this.leaves.size >= LEAF_CACHE) this.leaves.delete(this.leaves.keys().next().value as number);
     this.leaves.set(offset, dir);
     return dir;
@@ -195,17 +195,19 @@ export async function openPmtiles(file: string): Promise<PmtilesArchive> {
   }
 }
 
-async function directoryAt(source: RangeSource, header: PmtilesHeader, offset: number, length: number): Promise<Directory> {
-  return decodeDirectory(await decompress(await source.read(offset, length), header.internalCompression));
+/** `what` names the directory in messages (the root, a leaf); the bytes it lies at are added. */
+async function directoryAt(source: RangeSource, header: PmtilesHeader, offset: number, length: number, what: string): Promise<Directory> {
+  return decodeDirectory(await decompress(await source.read(offset, length), header.internalCompression, `${what} (bytes ${offset}–${offset + length - 1})`));
 }
 
-async function decompress(bytes: Uint8Array, compression: Compression): Promise<Uint8Array> {
+/** `what` names the part decompressed (the metadata, a directory, a tile) in the message of a failure. */
+async function decompress(bytes: Uint8Array, compression: Compression, what: string): Promise<Uint8Array> {
   try {
     if (compression === Compression.None) return bytes;
     if (compression === Compression.Gzip) return await gunzipAsync(bytes);
     if (compression === Compression.Brotli) return await brotliAsync(bytes);
   } catch (err) {
-    throw new InputError(`cannot decompress: ${(err as Error).message}`);
+    throw new InputError(`${what} does not decompress: ${(err as Error).message}`);
   }
   throw new InputError(`compression ${compression} is not supported (none, gzip and brotli are)`);
 }

@@ -142,6 +142,30 @@ describe('PmtilesWriter', () => {
     await archive.close();
   });
 
+  it('names the part of an archive that does not decompress: the root directory, the metadata, with their bytes', async () => {
+    const file = path.join(scratch(), 'flipped.pmtiles');
+    writeArchive(file, syntheticTiles(1, 2, 1));
+    const whole = fs.readFileSync(file);
+    const at = (o: number) => Number(whole.readBigUInt64LE(o));
+    const gzip = whole[97] === Compression.Gzip;
+    expect(gzip).toBe(true);
+    for (const [offsetAt, lengthAt, what] of [[8, 16, 'the root directory'], [24, 32, 'the metadata']] as const) {
+      const bytes = Buffer.from(whole);
+      const [offset, length] = [at(offsetAt), at(lengthAt)];
+      bytes[offset + Math.floor(length / 2)] ^= 0xff;
+      fs.writeFileSync(file, bytes);
+      const open = async () => {
+        const archive = await openPmtiles(file);
+        try {
+          return await archive.metadata();
+        } finally {
+          await archive.close();
+        }
+      };
+      await expect(open()).rejects.toThrow(`${file}: ${what} (bytes ${offset}–${offset + length - 1}) does not decompress:`);
+    }
+  });
+
   it('places the header bounds on the finest tiles as a Web Mercator client reads z/x/y, the centre at the coarsest zoom', async () => {
     const tiles = [{ z: 1, x: 0, y: 0 }, { z: 2, x: 1, y: 1 }, { z: 2, x: 2, y: 3 }].map((t) => ({ ...t, bytes: Uint8Array.of(t.x, t.y) }));
     const h = await referenceReader(encodeArchive(tiles, METADATA, MVT)).getHeader();
