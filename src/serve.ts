@@ -189,6 +189,8 @@ export async function startServer(opts: ServeOptions): Promise<Server> {
   } else {
     single = new FileArchive(root, shelf);
     if (!(await single.check())) throw new InputError(`${opts.root} is neither a pyramid directory nor a PMTiles v3 archive`, opts.root);
+    const member = await single.alone();
+    if (member) throw new UsageError(member);
   }
   let viewer: string | undefined;
   try {

@@ -144,6 +144,9 @@ export async function openPyramid(ol, url) {
   // Without {zlvl}, a first {z} is the zoom (the spec's 2D example {z}/{x}/{y}), not the z plane.
   const template = descriptor.tiles[0].includes('{zlvl}') ? descriptor.tiles[0] : descriptor.tiles[0].replace('{z}', '{zlvl}');
   const dims = [...template.matchAll(/\{([a-z]+)\}/g)].map((m) => m[1]).filter((n) => PLANE_DIMS.includes(n));
+  if (/\.json([?#]|$)/.test(template)) {
+    throw new Error(`${url}: this pyramid has JSON tiles only, and the viewer draws PBF tiles: build it with --format json,pbf (or pbf)`);
+  }
   const listed = archiveAssets(descriptor, url);
   const archiveOf = (p) => listed.find((a) => dims.every((d) => a.plane[d] === undefined || a.plane[d] === p[d]))?.url;
   if (!tiles) {

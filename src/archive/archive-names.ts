@@ -49,6 +49,18 @@ export function listedArchives(descriptor: { assets?: unknown }): { href: string
   });
 }
 
+/**
+ * When `file` is one of the archives its own metadata lists (one plane and format of an `--archive` folder), what to
+ * give instead: the folder; undefined for an archive that stands alone.
+ */
+export function folderMemberProblem(descriptor: { assets?: unknown; tiles?: unknown }, file: string, verb: string): string | undefined {
+  const member = listedArchives(descriptor).find((a) => a.href === path.basename(file));
+  if (!member) return undefined;
+  const template = Array.isArray(descriptor.tiles) ? String(descriptor.tiles[0]) : '';
+  const plane = [...template.matchAll(/\{([tcz])\}/g)].map((m) => `${m[1]}=${member.plane[m[1] as Dim]}`).join(', ');
+  return `${file} is one archive of a folder build (${plane ? `plane ${plane}, ` : ''}${member.format} tiles): ${verb} the folder, ${path.dirname(file)}, whose tileset.json lists it`;
+}
+
 /** `slide.pmtiles` → `slide`: the stem the files beside a single archive start with. */
 function stem(file: string): string {
   return file.replace(/\.pmtiles$/i, '');

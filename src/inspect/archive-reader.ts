@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { besideArchive, listedArchives, type ArchiveFormat } from '../archive/archive-names.js';
+import { besideArchive, folderMemberProblem, listedArchives, type ArchiveFormat } from '../archive/archive-names.js';
 import { Compression, TileType, type PmtilesHeader } from '../archive/pmtiles-format.js';
 import { openPmtiles, type PmtilesArchive } from '../archive/pmtiles-reader.js';
 import type { TilesetDescriptor } from '../model/descriptor.js';
@@ -55,11 +55,10 @@ export class ArchiveReader implements PyramidReader {
       throw err;
     }
     // One of a folder's archives (--archive): its tiles are one plane of a pyramid that only the folder holds whole.
-    const member = listedArchives(descriptor).find((a) => a.href === path.basename(target));
+    const member = folderMemberProblem(descriptor, target, 'give');
     if (member) {
       await archive.close();
-      const plane = dimsOfTemplate(descriptor.tiles[0]).map((d) => `${d}=${member.plane[d]}`).join(', ');
-      throw new UsageError(`${target} is one archive of a folder build (${plane ? `plane ${plane}, ` : ''}${member.format} tiles): give the folder, ${path.dirname(target)}, whose tileset.json lists it`);
+      throw new UsageError(member);
     }
     const reader = new ArchiveReader(target, `${JSON.stringify(descriptor, null, 2)}\n`, { file: besideArchive(target, 'build-report.json') as string });
     const b = descriptor.bounds;

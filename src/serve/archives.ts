@@ -1,6 +1,7 @@
 // Tiles for `serve` out of PMTiles archives: the one archive it was started on, or those OUT/tileset.json lists.
 import fs from 'node:fs';
 import path from 'node:path';
+import { folderMemberProblem } from '../archive/archive-names.js';
 import { Compression, TileType } from '../archive/pmtiles-format.js';
 import { PmtilesArchive, handleRangeSource } from '../archive/pmtiles-reader.js';
 import { openInside, openRegular, type Opened } from './files.js';
@@ -171,6 +172,14 @@ export class FileArchive {
   async check(): Promise<boolean> {
     const opened = await openRegular(this.file);
     return opened !== null && (await this.shelf.with(opened, async () => true)) === true;
+  }
+
+  /** Why the archive cannot be served alone (one plane of a folder build: serve the folder), or undefined. */
+  async alone(): Promise<string | undefined> {
+    const opened = await openRegular(this.file);
+    if (!opened) return undefined;
+    const metadata = await this.shelf.with(opened, (archive, held) => metadataOf(archive, held));
+    return metadata !== null && typeof metadata === 'object' ? folderMemberProblem(metadata, this.file, 'serve') : undefined;
   }
 
   /** The archive file, opened (null when it is gone). */

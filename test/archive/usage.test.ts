@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
+import { startServer } from '../../src/serve.js';
 import { memoryIO } from '../../src/cli/io.js';
 import { Compression, TileType } from '../../src/archive/pmtiles-format.js';
 import { PmtilesWriter } from '../../src/archive/pmtiles-writer.js';
@@ -87,6 +88,9 @@ describe('one archive of a folder build', () => {
     }
     expect(fs.existsSync(path.join(out, 'x'))).toBe(false);
     expect((await cli('verify', out)).code).toBe(0);
+    // serve would answer its tiles at the first plane's URLs, and the viewer would ask for the others beside it.
+    const member = path.join(out, 'tiles-c1-z2.pbf.pmtiles');
+    await expect(startServer({ root: member, port: 0 })).rejects.toThrow(`${member} is one archive of a folder build (plane c=1, z=2, pbf tiles): serve the folder, ${out}, whose tileset.json lists it`);
   });
 });
 

@@ -66,6 +66,7 @@ beforeAll(async () => {
   const whole = fs.readFileSync(path.join(site, 'slide.pmtiles'));
   fs.writeFileSync(path.join(site, 'cut.pmtiles'), whole.subarray(0, Number(whole.readBigUInt64LE(56)) + 64));
   fs.copyFileSync(path.join(site, 'slide.pmtiles'), path.join(site, 'slide #1.pmtiles'));
+  await buildPyramid(onePlaneInputs(), { ...OPTIONS, planeField: undefined, out: path.join(site, 'json-only'), format: 'json', maxZoom: 1 });
   copyViewer(site);
   const serve = async (root: string) => {
     const s: Server = await startServer({ root, port: 0 });
@@ -242,6 +243,14 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     const failure = await page.evaluate(() => window.__viewer.ready.then(() => 'ready', (e: Error) => e.message));
     expect(failure).toMatch(/tiles-c0-z0\.json\.pmtiles holds tiles of PMTiles type 0, not vector tiles \(MVT, type 1\): open the pyramid's PBF archive or its tileset\.json$/);
     expect(await page.locator('#status').innerText()).toBe(`cannot show this pyramid: ${failure}`);
+    expect(await errorsOf()).toEqual([failure]);
+  });
+
+  it('says a pyramid of JSON tiles only is not one it draws', async () => {
+    await page.goto('about:blank');
+    await page.goto(`${at.host}index.html?tileset=json-only/tileset.json`);
+    const failure = await page.evaluate(() => window.__viewer.ready.then(() => 'ready', (e: Error) => e.message));
+    expect(failure).toMatch(/json-only\/tileset\.json: this pyramid has JSON tiles only, and the viewer draws PBF tiles: build it with --format json,pbf \(or pbf\)$/);
     expect(await errorsOf()).toEqual([failure]);
   });
 
