@@ -77,50 +77,50 @@ describe('exit 4 naming the path', () => {
     },
   );
 
-  // A full disk needs a small file system: a tmpfs of 512 KiB, which only root (CAP_SYS_ADMIN) may mount.
+  // A full disk needs a small file system: a tmpfs, which only root (CAP_SYS_ADMIN) may mount. Each test mounts its
+  // own and unmounts it, so that a run filtered to other tests leaves no mount behind (a probe is undone at once).
   const mnt = path.join(os.tmpdir(), `mudm-enospc-${process.pid}`);
-  const mounted = (() => {
-    if (!isRoot || os.platform() !== 'linux') return false;
+  const mounted = isRoot && os.platform() === 'linux' && (() => {
     fs.mkdirSync(mnt, { recursive: true });
-    const ok = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=512k', 'tmpfs', mnt]).status === 0;
-    if (!ok) fs.rmSync(mnt, { recursive: true, force: true });
+    const ok = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', mnt]).status === 0;
+    if (ok) spawnSync('umount', [mnt]);
+    fs.rmSync(mnt, { recursive: true, force: true });
     return ok;
   })();
-  afterAll(() => {
-    if (!mounted) return;
-    spawnSync('umount', [mnt]);
-    fs.rmSync(mnt, { recursive: true, force: true });
-  });
+  /** Runs `use` on a fresh tmpfs of `size`, unmounted after. */
+  const onSmallDisk = async (size: string, use: (dir: string) => Promise<void>) => {
+    const dir = path.join(mnt, size);
+    fs.mkdirSync(dir, { recursive: true });
+    expect(spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir]).status).toBe(0);
+    try {
+      await use(dir);
+    } finally {
+      spawnSync('umount', [dir]);
+      fs.rmSync(mnt, { recursive: true, force: true });
+    }
+  };
 
   it.skipIf(!mounted)(
     mounted ? 'build: disk full (ENOSPC on a 512 KiB tmpfs)' : 'SKIPPED disk full: cannot mount a small tmpfs here (needs root with CAP_SYS_ADMIN)',
-    async () => {
-      const out = path.join(mnt, 'out');
+    () => onSmallDisk('512k', async (disk) => {
+      const out = path.join(disk, 'out');
       const r = await runCli(['build', SAMPLE, '-o', out, '--workers', '1']);
       expect(r.code, r.stderr).toBe(4);
       expect(r.stderr).toMatch(/no space left/i);
       expect(r.stderr).toContain(out);
       expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(false);
       expect(tmpLeftovers(out), 'temporary files left on the full disk').toEqual([]);
-    },
+    }),
   );
 
   // The sample's archive is 1.3 MB: 512 KiB fill while its parts are written, 2 MiB while they are assembled.
   it.skipIf(!mounted).each(['512k', '2m'])(
     mounted ? 'build -o FILE.pmtiles: disk full (a tmpfs of %s) leaves nothing, no work directory and no report' : 'SKIPPED disk full %s',
-    async (size) => {
-      const small = path.join(mnt, `archive-${size}`);
-      fs.mkdirSync(small);
-      expect(spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', small]).status).toBe(0);
-      try {
-        const file = path.join(small, 'slide.pmtiles');
-        const r = await runCli(['build', SAMPLE, '-o', file, '--workers', '1']);
-        expect(r.code, r.stderr).toBe(4);
-        expect(r.stderr).toMatch(/no space left/i);
-        expect(fs.readdirSync(small)).toEqual([]);
-      } finally {
-        spawnSync('umount', [small]);
-      }
-    },
+    (size) => onSmallDisk(size, async (disk) => {
+      const r = await runCli(['build', SAMPLE, '-o', path.join(disk, 'slide.pmtiles'), '--workers', '1']);
+      expect(r.code, r.stderr).toBe(4);
+      expect(r.stderr).toMatch(/no space left/i);
+      expect(fs.readdirSync(disk)).toEqual([]);
+    }),
   );
 });
