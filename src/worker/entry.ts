@@ -3,7 +3,7 @@ import { Piscina, transferableSymbol, valueSymbol } from 'piscina';
 import { TileFiles } from '../io/tile-files.js';
 import { parseBatch } from '../stages/parse.js';
 import { RecordRouter } from '../stages/partition.js';
-import { cellSpec } from '../stages/tile/spec.js';
+import { cellSpecs } from '../stages/tile/spec.js';
 import { TilerScratch } from '../stages/tile/tiler.js';
 import { tileUnit } from '../stages/unit.js';
 import { isOverview, resultTransfers, type Task, type TaskResult, type TileBatch, type TileBatchResult } from './protocol.js';
@@ -33,9 +33,10 @@ function dirsOf(root: string): Set<string> {
 function tileBatch(batch: TileBatch): TileBatchResult {
   const files = batch.writeTo === undefined ? undefined : new TileFiles(batch.writeTo, dirsOf(batch.writeTo));
   const res: TileBatchResult = { kind: 'tiles', units: [] };
+  const specOf = cellSpecs(batch.spec);
   try {
     for (const { unit, sources, preview } of batch.units) {
-      const r = tileUnit({ kind: 'tile', unit, sources, dims: batch.dims, next: batch.next, part: batch.part, preview, spec: cellSpec(batch.spec, unit.cell) }, router, tiler);
+      const r = tileUnit({ kind: 'tile', unit, sources, dims: batch.dims, next: batch.next, part: batch.part, preview, spec: specOf(unit.cell) }, router, tiler);
       res.units.push(r);
       if (files === undefined) continue;
       for (const t of r.tiles) {

@@ -8,7 +8,7 @@ import { RecordRouter } from '../../src/stages/partition.js';
 import { RecordEncoder, RecordReader } from '../../src/stages/record.js';
 import { featureTags, flatFeature, flatten, headOf, type FeatureHead, type FlatFeature } from '../../src/tiling/flat.js';
 import { reduceForZoom } from '../../src/stages/tile/reduce.js';
-import { cellSpec, thins, type TileSpec } from '../../src/stages/tile/spec.js';
+import { cellSpecs, thins, type TileSpec } from '../../src/stages/tile/spec.js';
 
 /** A GeoJSON geometry into a record, as the parse stage does it. */
 function encodeGeoJSON(enc: RecordEncoder, seq: number, layer: string, head: FeatureHead, g: Geometry): boolean {
@@ -234,7 +234,7 @@ describe('one shape for every flat feature', () => {
 
   it('cell specs: every member in one order, thresholds as float rows', () => {
     const base: TileSpec = { side: 1024, minZoom: 0, maxZoom: 2, finestZoom: 2, layers: [{ id: 'a' }], formats: { json: false, pbf: true }, lod: 'auto', tileBudget: 500_000, thresholds: [[2 ** 31 + 5], [0], [0]] };
-    const s = cellSpec(base, { z: 1, x: 1, y: 0 });
+    const s = cellSpecs(base)({ z: 1, x: 1, y: 0 });
     expect(Object.keys(s)).toEqual(['side', 'minZoom', 'maxZoom', 'finestZoom', 'cell', 'layers', 'formats', 'lod', 'tileBudget', 'thresholds', 'collection']);
     expect(s.thresholds?.map((row) => row instanceof Float64Array && Array.from(row))).toEqual([[2 ** 31 + 5], [0], [0]]);
     expect(s.cell).toEqual({ z: 1, x: 1, y: 0 });

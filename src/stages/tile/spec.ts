@@ -28,15 +28,15 @@ export interface TileSpec {
 }
 
 /**
- * `spec` for the tiles of one cell, all members in one order (absent ones undefined): a spec cloned from a message and
- * then spread had its own shape per level, and the tiler's hot functions deoptimised on each. Thresholds become
- * float arrays: rows of small integers (0) and of thresholds past 2^31 had two number representations, and code
- * optimised for the first threw itself away on meeting the second.
+ * The spec of each cell of `spec`'s batch, all members in one order (absent ones undefined): a spec cloned from a
+ * message and then spread had its own shape per level, and the tiler's hot functions deoptimised on each. Thresholds
+ * become float arrays, once for the batch: rows of small integers (0) and of thresholds past 2^31 had two number
+ * representations, and code optimised for the first threw itself away on meeting the second.
  */
-export function cellSpec(spec: TileSpec, cell: TileSpec['cell']): TileSpec {
+export function cellSpecs(spec: TileSpec): (cell: TileSpec['cell']) => TileSpec {
   const { side, minZoom, maxZoom, finestZoom, layers, formats, lod, tileBudget, collection } = spec;
   const thresholds = spec.thresholds?.map((row) => Float64Array.from(row));
-  return { side, minZoom, maxZoom, finestZoom, cell, layers, formats, lod, tileBudget, thresholds, collection };
+  return (cell) => ({ side, minZoom, maxZoom, finestZoom, cell, layers, formats, lod, tileBudget, thresholds, collection });
 }
 
 /** Whether a zoom's thresholds thin any layer. */
