@@ -53,11 +53,6 @@ export class Ranker {
   }
 }
 
-/** `Ranker.rank` into a new array, for one-off callers. */
-export function simplificationRanks(xy: Coords): Float64Array {
-  return new Ranker().rank(xy, new Float64Array(xy.length >> 1));
-}
-
 /**
  * Douglas–Peucker and quantisation, reusing their scratch space from call to call (they run for every ring at every
  * zoom). One simplifier per tiling call.

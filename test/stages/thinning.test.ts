@@ -1,7 +1,7 @@
 // Uniform thinning: the keep rule, the one-pass simplification ranks, tile estimates and the per-zoom thresholds.
 import { describe, expect, it } from 'vitest';
 import { PRIORITY_RANGE, TileSketch, fittingShare, keeps, planThresholds, thinningPriority } from '../../src/stages/thinning.js';
-import { Simplifier, simplificationRanks } from '../../src/tiling/simplify.js';
+import { Ranker, Simplifier } from '../../src/tiling/simplify.js';
 import { mulberry32 } from '../../src/random.js';
 import type { Geometry, Position } from '../../src/model/geometry.js';
 import { flatten, type TileGeometry } from '../../src/tiling/flat.js';
@@ -119,7 +119,7 @@ describe('simplification ranks', () => {
     const random = mulberry32(5);
     for (let k = 0; k < 50; k++) {
       const ring = blob(random, 100, 100, 50, 10 + Math.floor(random() * 60)).flat();
-      const ranks = simplificationRanks(Float64Array.from(ring));
+      const ranks = new Ranker().rank(Float64Array.from(ring), new Float64Array(ring.length >> 1));
       for (const tol of [0.5, 2, 6, 20]) {
         const kept = (new Simplifier().simplify(ring, tol * tol, false) ?? []) as number[];
         const ranked = ring.filter((_, i) => ranks[i >> 1] > tol * tol);
