@@ -159,9 +159,9 @@ function sendTile(req: http.IncomingMessage, res: http.ServerResponse, answer: E
       // The same URL is gzip or not by the request's Accept-Encoding.
       Vary: 'Accept-Encoding',
       ...(answer.gzip ? { 'Content-Encoding': 'gzip' } : {}),
-    // Tiles are small and may be gzip-encoded on the way: no ranges of them.
+    // Tiles are small and may be gzip-encoded on the way: no ranges of them, so what goes out is the whole.
     }, false);
-    if (out !== undefined) res.end(out === 'whole' ? bytes : bytes.subarray(out.start, out.end + 1));
+    if (out !== undefined) res.end(bytes);
   }
 }
 
@@ -189,8 +189,8 @@ export async function startServer(opts: ServeOptions): Promise<Server> {
   } else {
     single = new FileArchive(root, shelf);
     if (!(await single.check())) throw new InputError(`${opts.root} is neither a pyramid directory nor a PMTiles v3 archive`, opts.root);
-    const member = await single.alone();
-    if (member) throw new UsageError(member);
+    const whyNot = await single.alone();
+    if (whyNot) throw new UsageError(whyNot);
   }
   let viewer: string | undefined;
   try {

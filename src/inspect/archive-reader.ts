@@ -23,7 +23,6 @@ interface Member { file: string; fd: number; gzip: boolean }
  */
 export class ArchiveReader implements PyramidReader {
   readonly problems: Problem[] = [];
-  readonly wholeWithoutReport: boolean;
   private readonly members: Member[] = [];
   private readonly where = new Map<string, number>();
   private readonly member: number[] = [];
@@ -37,8 +36,11 @@ export class ArchiveReader implements PyramidReader {
     private readonly descriptorText: string,
     /** Files beside the archives (report, previews): a directory, or the single archive's report file. */
     private readonly aux: PyramidReader | { file: string },
-  ) {
-    this.wholeWithoutReport = 'file' in aux;
+  ) {}
+
+  /** One archive file, whole once it has its name: its report is beside it, not part of it. */
+  get wholeWithoutReport(): boolean {
+    return 'file' in this.aux;
   }
 
   /** Opens FILE.pmtiles, or a directory whose tileset.json lists archives; undefined for a directory that lists none. */
@@ -55,10 +57,10 @@ export class ArchiveReader implements PyramidReader {
       throw err;
     }
     // One of a folder's archives (--archive): its tiles are one plane of a pyramid that only the folder holds whole.
-    const member = folderMemberProblem(descriptor, target, 'give');
-    if (member) {
+    const whyNot = folderMemberProblem(descriptor, target, 'give');
+    if (whyNot) {
       await archive.close();
-      throw new UsageError(member);
+      throw new UsageError(whyNot);
     }
     const reader = new ArchiveReader(target, `${JSON.stringify(descriptor, null, 2)}\n`, { file: besideArchive(target, 'build-report.json') as string });
     const b = descriptor.bounds;
