@@ -69,10 +69,15 @@ function urlTiles(ol, template) {
 
 /** Tiles out of archives: `urlOf(plane)` names the plane's archive (undefined: the plane has none, an empty map). */
 async function archiveTiles(ol, urlOf) {
-  const [{ PMTiles }, { PMTilesVectorSource }] = await Promise.all([import('pmtiles'), import('ol-pmtiles')]);
+  const [{ PMTiles, FetchSource }, { PMTilesVectorSource }] = await Promise.all([import('pmtiles'), import('ol-pmtiles')]);
   const archives = new Map();
+  const sources = new Map();
+  const sourceOf = (url) => {
+    if (!sources.has(url)) sources.set(url, startOnce(new FetchSource(url)));
+    return sources.get(url);
+  };
   const archive = (url) => {
-    if (!archives.has(url)) archives.set(url, new PMTiles(url));
+    if (!archives.has(url)) archives.set(url, new PMTiles(sourceOf(url)));
     return archives.get(url);
   };
   /** The archive's header; it must hold vector tiles, and a failure names the archive (the reader's does not). */
@@ -97,9 +102,11 @@ async function archiveTiles(ol, urlOf) {
       if (url === undefined) return new ol.source.VectorTile({ ...options, format: new ol.format.MVT(), tileUrlFunction: () => undefined });
       // Read here first, so that an archive that cannot be read fails this call with its reason.
       await headerOf(url);
-      const source = new PMTilesVectorSource({ ...options, url, extent: options.tileGrid.getExtent(), format: new ol.format.MVT() });
-      // The source reads the header again and is 'loading' until then; a map does not wait for a source to be
-      // ready before it calls a render complete, so the source is handed over ready.
+      // ol-pmtiles makes a reader of its own for `url`: given the archive's source, its header read is answered from
+      // the bytes already fetched, not asked of the host again.
+      const source = new PMTilesVectorSource({ ...options, url: sourceOf(url), extent: options.tileGrid.getExtent(), format: new ol.format.MVT() });
+      // The source reads the header and is 'loading' until then; a map does not wait for a source to be ready before
+      // it calls a render complete, so the source is handed over ready.
       await new Promise((resolve) => {
         const ready = () => source.getState() === 'ready' && (source.un('change', ready), resolve());
         if (!ready()) source.on('change', ready);
@@ -117,6 +124,39 @@ async function archiveTiles(ol, urlOf) {
       const url = urlOf(plane);
       const tile = url === undefined ? undefined : await archive(url).getZxy(z, x, y);
       return tile ? tile.data : null;
+    },
+  };
+}
+
+/**
+ * A PMTiles source whose first bytes (header and root directory, read by every reader of the archive) are fetched once
+ * for two readers: this module's and the one ol-pmtiles makes. Fetched bytes serve one more read at offset 0, then
+ * are forgotten, as they are when any read fails: a reader that finds the archive changed (another ETag) reads the
+ * start anew. Other ranges go to `inner`.
+ */
+function startOnce(inner) {
+  let start;
+  return {
+    getKey: () => inner.getKey(),
+    getBytes(offset, length, signal, etag) {
+      if (offset !== 0) {
+        return inner.getBytes(offset, length, signal, etag).catch((err) => {
+          start = undefined;
+          throw err;
+        });
+      }
+      if (start !== undefined) {
+        const kept = start;
+        start = undefined;
+        return kept;
+      }
+      // Not aborted by this reader's signal: the other reader may take the same bytes.
+      const fetched = inner.getBytes(offset, length, undefined, etag);
+      start = fetched;
+      fetched.catch(() => {
+        if (start === fetched) start = undefined;
+      });
+      return fetched;
     },
   };
 }

@@ -172,7 +172,15 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     want.cells.forEach((cell, i) => expect(want.ids[i], `cell ${cell.id}`).toContain(cell.id));
     want.colours.forEach((c, i) => expect(close(c, WHITE, 24), `cell ${want.cells[i].id} drawn`).toBe(false));
     for (const [name, url] of [['serve-file', `${at.planeArchive}#${VIEW}`], ['serve-file-ranges', `${at.planeArchive}?tileset=slide.pmtiles#${VIEW}`], ['static-file', `${at.host}index.html?tileset=slide.pmtiles#${VIEW}`], ['static-file-hash-in-name', `${at.host}index.html?tileset=slide%20%231.pmtiles#${VIEW}`]]) {
+      // The archive's start (header and root directory) is asked of the host once, though two readers read it.
+      const starts: string[] = [];
+      const onRequest = (r: { url(): string; headers(): Record<string, string> }) => {
+        if (/\.pmtiles$/.test(r.url()) && /^bytes=0-/.test(r.headers().range ?? '')) starts.push(r.url());
+      };
+      page.on('request', onRequest);
       await view(url);
+      page.off('request', onRequest);
+      if (url.includes('?tileset=')) expect(starts, name).toHaveLength(1);
       expect(await page.locator('#title').innerText(), name).toBe('sample slide');
       const got = await probe(plane, name);
       expect(got.ids, name).toEqual(want.ids);
