@@ -234,7 +234,7 @@ export function findEntry(dir: Directory, id: number): number {
 /** First tile id of each zoom 0..MAX_ZOOM + 1: the tiles of all coarser zooms, 1 + 4 + … + 4^(z-1) = (4^z − 1) / 3. */
 const FIRST_IDS: readonly number[] = Object.freeze(Array.from({ length: MAX_ZOOM + 2 }, (_, z) => (4 ** z - 1) / 3));
 
-function firstId(z: number): number {
+export function firstId(z: number): number {
   return FIRST_IDS[z];
 }
 

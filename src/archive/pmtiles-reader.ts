@@ -4,9 +4,12 @@ import { promisify } from 'node:util';
 import { brotliDecompress, gunzip } from 'node:zlib';
 import { InputError } from '../report/errors.js';
 import {
-  Compression, HEADER_BYTES, decodeDirectory, decodeHeader, findEntry, tileIdToZxy, zxyToTileId, type Directory,
+  Compression, HEADER_BYTES, MAX_ZOOM, decodeDirectory, decodeHeader, findEntry, firstId, tileIdToZxy, zxyToTileId, type Directory,
   type PmtilesHeader,
 } from './pmtiles-format.js';
+
+/** Tiles `tiles()` lists at most (2^25; a reader indexing them holds about 100 bytes each). */
+export const MAX_LISTED = 33_554_432;
 
 const gunzipAsync = promisify(gunzip);
 const brotliAsync = promisify(brotliDecompress);
@@ -147,6 +150,15 @@ export class PmtilesArchive {
   async *tiles(): AsyncIterable<ArchiveTile> {
     // Depth first with an explicit stack: nested generators would add a hop per level to every tile.
     const stack: { dir: Directory; i: number }[] = [{ dir: this.root, i: 0 }];
+    // Entries are bounded before a run is walked tile by tile: a run of 2^31 in a damaged or hostile archive would
+    // otherwise be listed until memory runs out. Up to twice the addressed tiles the header declares are walked, so
+    // that a reader can still say how many the directories hold where that count is a little off, and never more
+    // than MAX_LISTED.
+    const h = this.header;
+    const endId = firstId(Math.min(h.maxZoom, MAX_ZOOM) + 1);
+    const limit = Math.min(MAX_LISTED, h.addressedTiles > 0 ? 2 * h.addressedTiles : Infinity);
+    let left = limit;
+    const invalid = (why: string) => new InputError(`${this.name}: ${why}`, this.name);
     while (stack.length > 0) {
       const top = stack[stack.length - 1];
       if (top.i >= top.dir.count) {
@@ -162,6 +174,12 @@ export class PmtilesArchive {
         continue;
       }
       const offset = this.header.tileDataOffset + dir.offset[i];
+      const last = dir.tileId[i] + dir.runLength[i] - 1;
+      if (last >= endId) throw invalid(`a directory entry addresses tile ids up to ${last}, past the last of zoom ${Math.min(h.maxZoom, MAX_ZOOM)} (${endId - 1}), the header's maximum`);
+      left -= dir.runLength[i];
+      if (left < 0) {
+        throw invalid(limit === MAX_LISTED ? `the directories address more than ${MAX_LISTED} tiles, more than a build writes` : `the directories address more than twice the ${h.addressedTiles} tiles the header says`);
+      }
       for (let k = 0; k < dir.runLength[i]; k++) {
         const tileId = dir.tileId[i] + k;
         const [z, x, y] = tileIdToZxy(tileId);

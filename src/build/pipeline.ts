@@ -53,9 +53,11 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
   let store: SpillingStore | undefined;
   let keepWork = false;
   let failed = false;
+  let planned = false;
   try {
     store = new SpillingStore(path.join(spillRoot(o, work), 'level-0'), storeBudget(config));
     const planFile = await plan(inputs, config, work, pool, store, io, t0, 1, previous);
+    planned = true;
     sayRemoved(await sink.begin({ force: o.force, resume: o.resume, layout: layoutOf(planFile.plan) }), io);
     const ctx: RunContext = { config, planFile, sink, work, units: new UnitLog(work), pool, io, t0 };
     const tTile = performance.now();
@@ -65,6 +67,8 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
   } catch (err) {
     failed = true;
     // An interrupted build, and a --resume refused (inputs changed, another version), keep what a later --resume needs.
+    // A new build stopped before its plan was written has nothing to continue: it leaves nothing, and says so.
+    if (err instanceof InterruptedError && !planned && !o.resume) throw new InterruptedError(err.message, false);
     keepWork = err instanceof InterruptedError || (o.resume && (err instanceof UsageError || err instanceof WorkStateError));
     throw err;
   } finally {

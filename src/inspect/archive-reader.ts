@@ -66,7 +66,9 @@ export class ArchiveReader implements PyramidReader {
     const b = descriptor.bounds;
     // One plane: the low corner of 10-number bounds (t, c, z first), as a single-plane build writes them.
     const plane: Plane = Array.isArray(b) && b.length === 10 ? { t: b[0], c: b[1], z: b[2] } : { t: 0, c: 0, z: 0 };
-    await reader.add(target, archive, descriptor, plane, archive.header.tileType === TileType.Mvt ? 'pbf' : 'json');
+    // The format the descriptor names (its tile template's too); the header's tile type is checked against it.
+    const format = descriptor.format === 'pbf' || descriptor.format === 'json' ? descriptor.format : archive.header.tileType === TileType.Mvt ? 'pbf' : 'json';
+    await reader.add(target, archive, descriptor, plane, format);
     return reader;
   }
 

@@ -1,5 +1,6 @@
 // `extract`: a build's archives back into the spec's directory layout, byte for byte what a directory build writes.
 import fs from 'node:fs';
+import path from 'node:path';
 import { PMTILES_MEDIA_TYPE } from '../archive/archive-names.js';
 import type { Asset, TilesetDescriptor } from '../model/descriptor.js';
 import { DirectorySink } from '../io/sink.js';
@@ -16,40 +17,74 @@ export interface ExtractResult { tiles: number; files: number; bytes: number }
  */
 export async function extractArchives(input: string, out: string, opts: { force: boolean }): Promise<ExtractResult> {
   if (!fs.existsSync(input)) throw new InputError(`${input}: no such archive or directory`, input);
+  refuseOverlap(input, out);
   const reader = await ArchiveReader.open(input);
   if (!reader) throw new UsageError(`${input} is neither a PMTiles archive nor a directory whose tileset.json lists archives`);
+  // A damaged archive would extract to a pyramid with tiles missing that looks whole: nothing is written.
+  const refuse = (why: string) => new InputError(`${input} cannot be extracted whole (${why}); nothing was written; mudm-tiles verify lists what is wrong`, input);
   try {
-    // A damaged archive would extract to a pyramid with tiles missing that looks whole: nothing is written.
     if (reader.problems.length > 0) {
-      const listed = reader.problems.slice(0, 5).map((p) => `${p.path}: ${p.message}`).join('; ');
-      throw new InputError(`${input} cannot be extracted whole (${listed}${reader.problems.length > 5 ? '; …' : ''}); nothing was written; mudm-tiles verify lists what is wrong`, input);
+      throw refuse(`${reader.problems.slice(0, 5).map((p) => `${p.path}: ${p.message}`).join('; ')}${reader.problems.length > 5 ? '; …' : ''}`);
     }
     const sink = new DirectorySink(out);
     await sink.initialize({ force: opts.force, resume: false });
     await sink.begin({ force: opts.force, resume: false });
-    const result: ExtractResult = { tiles: 0, bytes: 0, files: 0 };
-    const copy = async (rel: string): Promise<boolean> => {
-      const bytes = reader.read(rel);
-      if (bytes === undefined) return false;
-      await sink.write(rel, bytes);
-      result.bytes += bytes.length;
-      result.files++;
-      return true;
-    };
-    for (const rel of reader.tilePaths()) if (await copy(rel)) result.tiles++;
-    const descriptor = JSON.parse(Buffer.from(reader.read('tileset.json') as Uint8Array).toString('utf8')) as TilesetDescriptor;
-    const assets = (descriptor.assets ?? []).filter((a: Asset) => a.media_type !== PMTILES_MEDIA_TYPE);
-    // The files a build writes beside its tiles: the report, and the previews its descriptor lists.
-    for (const rel of ['build-report.json', ...assets.map((a) => a.href).filter(isLocalFile)]) await copy(rel);
-    if (assets.length) descriptor.assets = assets;
-    else delete descriptor.assets;
-    await sink.write('tileset.json', `${JSON.stringify(descriptor, null, 2)}\n`);
-    await sink.finish();
-    result.files++;
-    return result;
+    try {
+      return await copyAll(reader, sink);
+    } catch (err) {
+      // A tile found damaged only when read (its gzip): what was written goes again.
+      sink.discard();
+      throw err instanceof InputError ? refuse(err.message) : err;
+    }
   } finally {
     reader.close();
   }
+}
+
+/**
+ * Refuses an output that is the input, holds it or lies inside it: `--force` would remove the archives being read
+ * (they are in a folder build's record), and tiles written into the input folder would mix with its archives.
+ */
+function refuseOverlap(input: string, out: string): void {
+  const real = (p: string): string => {
+    // The output may not exist yet: the real path of its nearest existing ancestor, and the rest as given.
+    const rest: string[] = [];
+    let at = path.resolve(p);
+    while (!fs.existsSync(at) && path.dirname(at) !== at) {
+      rest.unshift(path.basename(at));
+      at = path.dirname(at);
+    }
+    return path.join(fs.realpathSync(at), ...rest);
+  };
+  const from = real(input), to = real(out);
+  const inside = (a: string, b: string): boolean => a === b || a.startsWith(b.endsWith(path.sep) ? b : `${b}${path.sep}`);
+  if (inside(from, to) || inside(to, from)) {
+    throw new UsageError(`extract cannot write ${out}: it ${from === to ? 'is' : inside(from, to) ? 'holds' : 'lies inside'} the input ${input}; choose an output outside it`);
+  }
+}
+
+/** Every tile, then the report and previews, then the descriptor: what `extractArchives` writes. */
+async function copyAll(reader: ArchiveReader, sink: DirectorySink): Promise<ExtractResult> {
+  const result: ExtractResult = { tiles: 0, bytes: 0, files: 0 };
+  const copy = async (rel: string): Promise<boolean> => {
+    const bytes = reader.read(rel);
+    if (bytes === undefined) return false;
+    await sink.write(rel, bytes);
+    result.bytes += bytes.length;
+    result.files++;
+    return true;
+  };
+  for (const rel of reader.tilePaths()) if (await copy(rel)) result.tiles++;
+  const descriptor = JSON.parse(Buffer.from(reader.read('tileset.json') as Uint8Array).toString('utf8')) as TilesetDescriptor;
+  const assets = (descriptor.assets ?? []).filter((a: Asset) => a.media_type !== PMTILES_MEDIA_TYPE);
+  // The files a build writes beside its tiles: the report, and the previews its descriptor lists.
+  for (const rel of ['build-report.json', ...assets.map((a) => a.href).filter(isLocalFile)]) await copy(rel);
+  if (assets.length) descriptor.assets = assets;
+  else delete descriptor.assets;
+  await sink.write('tileset.json', `${JSON.stringify(descriptor, null, 2)}\n`);
+  await sink.finish();
+  result.files++;
+  return result;
 }
 
 /** A relative href naming a file below the descriptor (no scheme, no climbing out, no hidden names). */

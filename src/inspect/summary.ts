@@ -4,6 +4,7 @@ import { planeKey, type Dim, type Plane } from '../tiling/space.js';
 import { countPbfFeatures } from './decode.js';
 import { isOverview, listTiles, openPyramid, readJson, type Pyramid, type TileFormat } from './layout.js';
 import type { PyramidReader } from './reader.js';
+import { InputError } from '../report/errors.js';
 
 export interface FieldSummary {
   name: string;
@@ -60,6 +61,8 @@ export interface PyramidSummary {
   assets: Asset[];
   /** From build-report.json, when present. */
   build?: { read?: number; valid?: number; invalid?: number; seconds?: number };
+  /** Tiles that could not be read (an archive's tile whose gzip does not decode), when there are any. */
+  unreadable?: { path: string; message: string }[];
 }
 
 export interface InspectOptions {
@@ -113,8 +116,16 @@ export function inspectPyramid(root: string | PyramidReader, opts: InspectOption
   let overviews = 0;
   // tileset.json describes the PBF pyramid whenever PBF tiles were built.
   const featuresFrom: TileFormat = p.format;
+  const unreadable: { path: string; message: string }[] = [];
   for (const t of listTiles(p)) {
-    const bytes = p.reader.read(t.path);
+    let bytes: Uint8Array | undefined;
+    try {
+      bytes = p.reader.read(t.path);
+    } catch (err) {
+      if (!(err instanceof InputError)) throw err;
+      unreadable.push({ path: t.path, message: err.message });
+      continue;
+    }
     if (bytes === undefined) continue;
     planes.set(planeKey(t.plane), t.plane);
     found.add(t.ext);
@@ -169,6 +180,7 @@ export function inspectPyramid(root: string | PyramidReader, opts: InspectOption
   if (typeof d.version === 'string') summary.version = d.version;
   const build = buildInfo(p);
   if (build) summary.build = build;
+  if (unreadable.length > 0) summary.unreadable = unreadable;
   return summary;
 }
 

@@ -38,6 +38,17 @@ function anyJson(p: Pyramid, z: number): boolean {
   return false;
 }
 
+/** A tile's bytes; one that cannot be read (an archive's tile whose gzip does not decode) is a problem of its own. */
+function readTile(p: Pyramid, rel: string, out: ProblemList): Uint8Array | undefined {
+  try {
+    return p.reader.read(rel);
+  } catch (err) {
+    if (!(err instanceof InputError)) throw err;
+    out.add([problem('tile-undecodable', rel, err.message)]);
+    return undefined;
+  }
+}
+
 /** Checks a whole pyramid; never throws for what it finds (a missing or unusable descriptor is a problem too). */
 export function verifyPyramid(root: string | PyramidReader, opts: VerifyOptions = {}): VerifyResult {
   const out = new ProblemList(opts.maxPerCode ?? 50);
@@ -87,7 +98,7 @@ export function verifyPyramid(root: string | PyramidReader, opts: VerifyOptions 
       out.add(misplaced);
       let json: FeatureCollection | null = null, pbf: PbfLayer[] | null = null;
       if (pair.json) {
-        const bytes = p.reader.read(pair.json.path);
+        const bytes = readTile(p, pair.json.path, out);
         if (bytes !== undefined) {
           tilesChecked++;
           if (isOverview(pair.json)) {
@@ -106,7 +117,7 @@ export function verifyPyramid(root: string | PyramidReader, opts: VerifyOptions 
         }
       }
       if (pair.pbf) {
-        const bytes = p.reader.read(pair.pbf.path);
+        const bytes = readTile(p, pair.pbf.path, out);
         if (bytes !== undefined) {
           tilesChecked++;
           count.pbf.tiles++; count.pbf.bytes += bytes.length;

@@ -77,6 +77,8 @@ export class DirectorySink implements TileSink {
   private readonly journal: Journal;
   /** The record as last read, for `recorded`. */
   private record: WrittenRecord | undefined;
+  /** The first directory `initialize` made on the way to OUT (OUT or an ancestor), when OUT did not exist. */
+  private madeFrom: string | undefined;
 
   constructor(readonly root: string) {
     this.journal = new Journal(root, this.tag);
@@ -100,10 +102,29 @@ export class DirectorySink implements TileSink {
       refuseUnrecorded(COMPLETION_FILES.filter((f) => entries.includes(f) && !record.files.has(f)), this.root);
     }
     try {
-      makeDirectory(this.root);
+      this.madeFrom = makeDirectory(this.root);
       this.probe();
     } catch (err) {
       throw describeFsError(err, this.root);
+    }
+  }
+
+  /**
+   * Removes what was written since `begin` (everything recorded: `begin` removed what earlier builds had, or OUT held
+   * nothing), and the directories `initialize` made for OUT, left empty. For a run that must write all or nothing.
+   */
+  discard(): void {
+    try {
+      this.journal.close();
+      removeRecorded(this.root, readRecord(this.root));
+      if (this.madeFrom === undefined) return;
+      const stop = path.resolve(this.madeFrom);
+      for (let d = path.resolve(this.root); ; d = path.dirname(d)) {
+        fs.rmdirSync(d);
+        if (d === stop || path.dirname(d) === d) break;
+      }
+    } catch {
+      // Best effort after a failure that is reported already; what is left is listed in OUT's record.
     }
   }
 

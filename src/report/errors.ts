@@ -99,6 +99,10 @@ export class WorkStateError extends OutputError {
 export class InterruptedError extends Error {
   readonly code = 'interrupted';
   readonly exitCode = EXIT_INTERRUPTED;
+  /** Whether the build left state that `--resume` continues (false: stopped while reading, before its plan). */
+  constructor(message: string, readonly resumable = true) {
+    super(message);
+  }
 }
 
 /**

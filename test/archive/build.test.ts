@@ -5,7 +5,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Header } from 'pmtiles';
 import { archiveName, PMTILES_MEDIA_TYPE } from '../../src/archive/archive-names.js';
-import { Compression, TileType } from '../../src/archive/pmtiles-format.js';
+import { Compression, encodeDirectory, encodeHeader, HEADER_BYTES, TileType } from '../../src/archive/pmtiles-format.js';
+import { MAX_LISTED, openPmtiles } from '../../src/archive/pmtiles-reader.js';
 import { buildPyramid } from '../../src/build/pipeline.js';
 import { ArchiveReader, openPyramidReader } from '../../src/inspect/archive-reader.js';
 import { extractArchives } from '../../src/inspect/extract.js';
@@ -230,5 +231,96 @@ describe('inspect and verify', () => {
     expect(invalid[1].message).toMatch(/cannot read .*tiles-c1-z2\.json\.pmtiles/);
     // Its JSON tiles now sit at PBF paths: they do not decode as PBF.
     expect(v.counts['tile-undecodable']).toBeGreaterThan(0);
+  });
+});
+
+describe('damaged and hostile archives', () => {
+  /** A copy of `from` (file or folder) under a new name in `root`. */
+  const copyOf = (from: string, name: string): string => {
+    const to = path.join(root, name);
+    fs.cpSync(from, to, { recursive: true });
+    if (!fs.statSync(from).isDirectory()) fs.copyFileSync(from.replace(/\.pmtiles$/, '.build-report.json'), to.replace(/\.pmtiles$/, '.build-report.json'));
+    return to;
+  };
+
+  it('a JSON tile whose gzip is damaged: verify names it, inspect leaves it out, extract writes nothing', async () => {
+    const bad = copyOf(planes, 'gzip-damaged');
+    const member = path.join(bad, 'tiles-c0-z0.json.pmtiles');
+    const archive = await openPmtiles(member);
+    let hit: { z: number; x: number; y: number; offset: number; length: number } | undefined;
+    for await (const t of archive.tiles()) if (t.z > 0 && hit === undefined) hit = t;
+    await archive.close();
+    if (!hit) throw new Error('no tile below zoom 0');
+    const bytes = fs.readFileSync(member);
+    // The deflate stream's middle: the gzip trailer's CRC no longer matches (or the stream no longer inflates).
+    bytes.fill(0, hit.offset + 12, hit.offset + Math.min(hit.length - 8, 40));
+    fs.writeFileSync(member, bytes);
+    const tile = `${hit.z}/0/0/${hit.x}/${hit.y}.json`;
+
+    const reader = await openPyramidReader(bad);
+    const v = verifyPyramid(reader);
+    const summary = inspectPyramid(reader);
+    reader.close();
+    expect(v.ok).toBe(false);
+    const undecodable = v.problems.filter((p) => p.code === 'tile-undecodable');
+    expect(undecodable.map((p) => p.path)).toEqual([tile]);
+    expect(undecodable[0].message).toContain(`${member}: tile ${tile} does not gunzip`);
+    expect(summary.unreadable?.map((u) => u.path)).toEqual([tile]);
+    const out = path.join(root, 'gzip-damaged-out');
+    await expect(extractArchives(bad, out, { force: false })).rejects.toThrow(`${bad} cannot be extracted whole (${member}: tile ${tile} does not gunzip`);
+    expect(fs.existsSync(out), 'nothing of the extract is left').toBe(false);
+  });
+
+  it('a PBF archive whose header says tile type 0: verify and extract go by the descriptor, and say so', async () => {
+    const bad = copyOf(file, 'type0.pmtiles');
+    const bytes = fs.readFileSync(bad);
+    bytes[99] = TileType.Other;
+    fs.writeFileSync(bad, bytes);
+    const reader = await openPyramidReader(bad);
+    const v = verifyPyramid(reader);
+    reader.close();
+    expect(v.problems[0]).toEqual({ code: 'archive-invalid', path: bad, message: 'holds pbf tiles, so its tile type must be 1, found 0' });
+    const out = path.join(root, 'type0-out');
+    await expect(extractArchives(bad, out, { force: false })).rejects.toThrow(`${bad} cannot be extracted whole (${bad}: holds pbf tiles, so its tile type must be 1, found 0); nothing was written`);
+    expect(fs.existsSync(out)).toBe(false);
+  });
+
+  /** A one-entry archive by hand: the sample's descriptor as metadata, one tile, the entry's ids and run as given. */
+  async function handMade(name: string, tileId: number, runLength: number, maxZoom: number): Promise<string> {
+    const meta = Buffer.from(JSON.stringify(await (await openPmtiles(file)).metadata()));
+    const tile = Buffer.from([0x1a, 0x00]);
+    const dir = encodeDirectory({ count: 1, tileId: Float64Array.of(tileId), offset: Float64Array.of(0), length: Uint32Array.of(tile.length), runLength: Uint32Array.of(runLength) });
+    const at = HEADER_BYTES + dir.length + meta.length;
+    const header = encodeHeader({
+      rootDirectoryOffset: HEADER_BYTES, rootDirectoryLength: dir.length, metadataOffset: HEADER_BYTES + dir.length, metadataLength: meta.length,
+      leafDirectoriesOffset: at, leafDirectoriesLength: 0, tileDataOffset: at, tileDataLength: tile.length, addressedTiles: 0, tileEntries: 1, tileContents: 1,
+      clustered: true, internalCompression: Compression.None, tileCompression: Compression.None, tileType: TileType.Mvt, minZoom: 0, maxZoom,
+      minLon: 0, minLat: 0, maxLon: 1, maxLat: 1, centerZoom: 0, centerLon: 0, centerLat: 0,
+    });
+    const out = path.join(root, name);
+    fs.writeFileSync(out, Buffer.concat([header, dir, meta, tile]));
+    return out;
+  }
+
+  it('a run of 2^31 tiles, and tiles past the header\'s zooms, are refused at once, not listed', async () => {
+    const run = await handMade('run.pmtiles', 0, 2 ** 31, 26);
+    // Listing the run tile by tile would take minutes and gigabytes: refused from the entry alone.
+    const reader = await ArchiveReader.open(run) as ArchiveReader;
+    expect(reader.problems).toEqual([{ code: 'archive-invalid', path: run, message: `the directories address more than ${MAX_LISTED} tiles, more than a build writes` }]);
+    reader.close();
+    const deep = await handMade('deep.pmtiles', (4 ** 5 - 1) / 3, 1, 4);
+    const r2 = await ArchiveReader.open(deep) as ArchiveReader;
+    expect(r2.problems.map((p) => p.message)).toEqual([`a directory entry addresses tile ids up to ${(4 ** 5 - 1) / 3}, past the last of zoom 4 (${(4 ** 5 - 1) / 3 - 1}), the header's maximum`]);
+    r2.close();
+  });
+
+  it('extract refuses an output that is its input, or lies inside it, and leaves the input as it was', async () => {
+    const folder = copyOf(planes, 'self');
+    const before = listFiles(folder);
+    await expect(extractArchives(folder, folder, { force: true })).rejects.toThrow(`extract cannot write ${folder}: it is the input ${folder}; choose an output outside it`);
+    await expect(extractArchives(folder, path.join(folder, 'x'), { force: true })).rejects.toThrow(`extract cannot write ${path.join(folder, 'x')}: it lies inside the input ${folder}`);
+    const one = copyOf(file, 'self-one.pmtiles');
+    await expect(extractArchives(one, root, { force: true })).rejects.toThrow(`extract cannot write ${root}: it holds the input ${one}`);
+    expect(listFiles(folder)).toEqual(before);
   });
 });

@@ -34,7 +34,8 @@ export async function run(ctx: CommandContext): Promise<number> {
     progress.end();
     const code = signalExitCode(signals.received());
     if (e instanceof InterruptedError && code !== undefined) {
-      log.error(`build interrupted by ${signals.received()}: no descriptor written; run again with --resume to continue`, { exitCode: code });
+      const next = e.resumable ? 'run again with --resume to continue' : 'it stopped while reading its input, before anything was kept: run the build again';
+      log.error(`build interrupted by ${signals.received()}: no descriptor written; ${next}`, { exitCode: code });
       return code;
     }
     throw e;
