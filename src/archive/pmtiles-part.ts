@@ -1,21 +1,23 @@
 // A part of an archive on disk: tiles appended as records in the order they come, readable back into a TileIndex.
 import fs from 'node:fs';
-import { InputError, describeFsError } from '../report/errors.js';
+import { InputError, WorkStateError, describeFsError } from '../report/errors.js';
 import { zxyToTileId } from './pmtiles-format.js';
 import { HASH_BYTES, TileIndexBuilder, tileHash, type TileIndex } from './pmtiles-layout.js';
 
 /**
- * File layout: `MUDMPRT1` and 8 zero bytes, then one record per write: u32 length, u32 zero, f64 tile id,
- * HASH_BYTES of content hash, then `length` tile bytes (all little-endian). A record of length 0 removes the
- * tile. The records say everything, so a part killed while writing is read back up to its last whole record
- * (`--resume`), and a finished part needs no separate index file. Records wait in a buffer until `flush`
- * (one write call per megabyte, not per tile: a tenth of the time at a million tiles).
+ * File layout: `MUDMPRT1` and a u64 (`FLUSHED_AT`): the part's size after its last flush (0: unknown), then one
+ * record per write: u32 length, u32 zero, f64 tile id, HASH_BYTES of content hash, then `length` tile bytes (all
+ * little-endian). A record of length 0 removes the tile. The records say everything, so a part killed while writing
+ * is read back up to its last whole record (`--resume`), and a finished part needs no separate index file; the
+ * flushed size says whether records a unit's marker counts on were lost since (a part cut short on disk). Records
+ * wait in a buffer until `flush` (one write call per megabyte, not per tile: a tenth of the time at a million tiles).
  */
 const MAGIC = Buffer.from('MUDMPRT1\0\0\0\0\0\0\0\0', 'latin1');
 const RECORD_HEAD = 16 + HASH_BYTES;
 const SCAN_CHUNK = 4 << 20;
 const NO_HASH = new Uint8Array(HASH_BYTES);
 const WRITE_BUFFER = 1 << 20;
+const FLUSHED_AT = 8;
 
 export class TilePart {
   private readonly records = new TileIndexBuilder();
@@ -44,11 +46,18 @@ export class TilePart {
       fd = fs.openSync(path, 'r+');
       const part = new TilePart(path, fd, 0);
       part.size = scan(fd, path, (id, offset, length, hash) => part.records.add(id, offset, length, hash));
+      const head = Buffer.alloc(8);
+      fs.readSync(fd, head, 0, 8, FLUSHED_AT);
+      const flushed = Number(head.readBigUInt64LE(0));
+      // Units were marked done after their records reached this size: records missing below it are tiles lost.
+      if (part.size < flushed) {
+        throw new WorkStateError(`archive part ${path} holds ${part.size} bytes of whole records, but ${flushed} had been written: it was cut short or damaged since, and the units marked done would lose tiles; start over with --force`, path);
+      }
       fs.ftruncateSync(fd, part.size);
       return part;
     } catch (err) {
       if (fd !== undefined) fs.closeSync(fd);
-      throw err instanceof InputError ? err : describeFsError(err, path);
+      throw err instanceof InputError || err instanceof WorkStateError ? err : describeFsError(err, path);
     }
   }
 
@@ -92,6 +101,14 @@ export class TilePart {
     if (this.fill === 0) return;
     this.writeAt(this.pending.subarray(0, this.fill), this.size - this.fill);
     this.fill = 0;
+    this.markFlushed();
+  }
+
+  /** Writes the part's size into its head, after the records it covers. */
+  private markFlushed(): void {
+    const head = Buffer.alloc(8);
+    head.writeBigUInt64LE(BigInt(this.size));
+    this.writeAt(head, FLUSHED_AT);
   }
 
   /** Flushes and closes the file; the index stays readable. */
@@ -167,7 +184,7 @@ function scan(fd: number, path: string, onRecord: OnRecord): number {
   const size = fs.fstatSync(fd).size;
   const buf = Buffer.alloc(SCAN_CHUNK);
   const got = fs.readSync(fd, buf, 0, MAGIC.length, 0);
-  if (got < MAGIC.length || !buf.subarray(0, MAGIC.length).equals(MAGIC)) {
+  if (got < MAGIC.length || !buf.subarray(0, FLUSHED_AT).equals(MAGIC.subarray(0, FLUSHED_AT))) {
     throw new InputError(`${path} is not an archive part (no ${MAGIC.subarray(0, 8).toString('latin1')} mark)`, path);
   }
   let pos = MAGIC.length;

@@ -17,12 +17,12 @@ export interface ExtractResult { tiles: number; files: number; bytes: number }
  */
 export async function extractArchives(input: string, out: string, opts: { force: boolean }): Promise<ExtractResult> {
   if (!fs.existsSync(input)) throw new InputError(`${input}: no such archive or directory`, input);
-  refuseOverlap(input, out);
   const reader = await ArchiveReader.open(input);
   if (!reader) throw new UsageError(`${input} is neither a PMTiles archive nor a directory whose tileset.json lists archives`);
   // A damaged archive would extract to a pyramid with tiles missing that looks whole: nothing is written.
   const refuse = (why: string) => new InputError(`${input} cannot be extracted whole (${why}); nothing was written; mudm-tiles verify lists what is wrong`, input);
   try {
+    refuseOverlap(input, out);
     if (reader.problems.length > 0) {
       throw refuse(`${reader.problems.slice(0, 5).map((p) => `${p.path}: ${p.message}`).join('; ')}${reader.problems.length > 5 ? '; …' : ''}`);
     }

@@ -8,7 +8,7 @@ import { encodeArchive } from '../../src/archive/pmtiles-layout.js';
 import { PmtilesWriter, assembleArchive, mergeParts } from '../../src/archive/pmtiles-writer.js';
 import { TilePart, readPartIndex } from '../../src/archive/pmtiles-part.js';
 import { PmtilesArchive, memoryRangeSource, openPmtiles } from '../../src/archive/pmtiles-reader.js';
-import { InputError, OutputError } from '../../src/report/errors.js';
+import { InputError, WorkStateError, OutputError } from '../../src/report/errors.js';
 import { METADATA, referenceReader, scratchDirs, shuffled, syntheticTiles, type SyntheticTile } from './helpers.js';
 
 const MVT = { tileType: TileType.Mvt, tileCompression: Compression.None } as const;
@@ -286,9 +286,13 @@ describe('parts', () => {
     const p = path.join(dir, 'a.part');
     const part = TilePart.create(p);
     part.add(2, 1, 1, Uint8Array.of(1, 2, 3));
+    part.flush();
+    const flushed = fs.statSync(p).size;
     part.add(2, 1, 2, new Uint8Array(100).fill(7));
     part.close();
+    // A kill while the second record was being written: its head and some of its bytes are on disk.
     fs.truncateSync(p, fs.statSync(p).size - 10);
+    fs.writeFileSync(p, Buffer.concat([fs.readFileSync(p).subarray(0, 8), Buffer.from(new BigUint64Array([BigInt(flushed)]).buffer), fs.readFileSync(p).subarray(16)]));
     expect(() => readPartIndex(p)).toThrow(InputError);
     expect(() => readPartIndex(p)).toThrow(/ends in a partial record/);
     const resumed = TilePart.resume(p);
@@ -298,6 +302,18 @@ describe('parts', () => {
     resumed.close();
     const index = readPartIndex(p);
     expect([...index.tileId]).toEqual([zxyToTileId(2, 1, 1), zxyToTileId(2, 1, 2)]);
+  });
+
+  it('refuse to resume a part that lost records written before its last flush (units marked done would lose tiles)', () => {
+    const p = path.join(scratch(), 'a.part');
+    const part = TilePart.create(p);
+    part.add(2, 1, 1, Uint8Array.of(1, 2, 3));
+    part.add(2, 1, 2, new Uint8Array(100).fill(7));
+    part.close();
+    const size = fs.statSync(p).size;
+    fs.truncateSync(p, size - 10);
+    expect(() => TilePart.resume(p)).toThrow(WorkStateError);
+    expect(() => TilePart.resume(p)).toThrow(`archive part ${p} holds ${size - 100 - 32} bytes of whole records, but ${size} had been written: it was cut short or damaged since, and the units marked done would lose tiles; start over with --force`);
   });
 
   it('refuse a file that is not a part', () => {
