@@ -60,8 +60,15 @@ export class ArchiveShelf {
         await opened.handle.close();
         return 'unreadable';
       }
-      if (h) this.retire(h);
-      h = { archive, identity: identity(opened.stats), users: 0, current: true };
+      // Requests that came at once each opened the archive: the first to get here is kept, the others' handles close.
+      const now = this.held.get(opened.file);
+      if (now && now.identity === identity(opened.stats)) {
+        await archive.close();
+        h = now;
+      } else {
+        if (now) this.retire(now);
+        h = { archive, identity: identity(opened.stats), users: 0, current: true };
+      }
     }
     // Most recently used last: eviction takes from the front.
     this.held.delete(opened.file);

@@ -109,6 +109,23 @@ describe('serve OUT with one archive per plane and format', () => {
     expect(head.body.length).toBe(0);
   });
 
+  it('opens an archive once for requests that come at once: no handle is left to the garbage collector', async () => {
+    const s = await startServer({ root: path.join(dir, 'archives'), port: 0 });
+    try {
+      const pbf = tilePaths(expected, 'pbf');
+      const answers = await Promise.all(pbf.map((t) => get(s, `/${t}`)));
+      expect(answers.map((r) => r.status).every((c) => c === 200)).toBe(true);
+      const archives = new Set(listed.filter((a) => a.format === 'pbf').map((a) => fs.realpathSync(path.join(dir, 'archives', a.href))));
+      const open = fs.readdirSync('/proc/self/fd').map((fd) => {
+        try { return fs.readlinkSync(`/proc/self/fd/${fd}`); } catch { return ''; }
+      }).filter((target) => archives.has(target));
+      // One handle per PBF archive read (the folder's server above holds its own, opened one request at a time).
+      expect(open.length).toBeLessThanOrEqual(2 * archives.size);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('serves an archive file by byte ranges that the pmtiles reader reads whole over HTTP', async () => {
     const file = path.join(dir, 'archives', 'tiles-c0.pbf.pmtiles');
     const bytes = fs.readFileSync(file);
