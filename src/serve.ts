@@ -152,6 +152,8 @@ function sendTile(req: http.IncomingMessage, res: http.ServerResponse, answer: E
     sendAbsent(res, emptyTile);
   } else if ('unreadable' in answer) {
     send(res, 500, `${answer.unreadable} is not a readable PMTiles archive\n`);
+  } else if ('missing' in answer) {
+    send(res, 404, `${answer.missing}, listed in tileset.json, is not in the served folder\n`);
   } else {
     const { bytes } = answer;
     const out = startAnswer(req, res, contentValidators(bytes, answer.modified), bytes.length, {

@@ -19,7 +19,7 @@ export interface FoundTile {
  * What a request path is to the archives: not a tile path of theirs (`undefined`: the files answer), a tile they
  * do not hold (`'absent'`), a tile, or an archive that cannot be read (`{ unreadable }`, naming it as OUT names it).
  */
-export type TileAnswer = FoundTile | 'absent' | { unreadable: string } | undefined;
+export type TileAnswer = FoundTile | 'absent' | { unreadable: string } | { missing: string } | undefined;
 
 /** The last segment of a tile path. */
 const TILE_NAME = /^\d+\.(pbf|json)$/;
@@ -137,7 +137,8 @@ export class FolderArchives {
     const asset = tile && archiveFor(routes.archives, tile);
     if (!tile || !asset) return undefined;
     const opened = await openInside(this.root, asset.segments);
-    if (!opened) return undefined;
+    // A plane the descriptor lists has an archive: without it, its tiles are not known to be empty.
+    if (!opened) return { missing: asset.segments.join('/') };
     const modified = opened.stats.mtime;
     const found = await this.shelf.with(opened, (archive) => readTile(archive, tile, gzipOk, modified)).catch(() => 'unreadable' as const);
     return found === 'unreadable' ? { unreadable: asset.segments.join('/') } : found;
