@@ -35,13 +35,13 @@ function archiveAssets(descriptor, base) {
  */
 function loadWith(read) {
   return (tile, src) => tile.setLoader((extent, resolution, projection) => {
-    read(src).then(
-      (bytes) => tile.setFeatures(bytes ? tile.getFormat().readFeatures(bytes, { extent, featureProjection: projection }) : []),
-      (err) => {
+    read(src)
+      // Decoded in the chain: bytes that are no vector tile fail the tile too, rather than leave it loading for good.
+      .then((bytes) => (bytes ? tile.getFormat().readFeatures(bytes, { extent, featureProjection: projection }) : []))
+      .then((features) => tile.setFeatures(features), (err) => {
         tile.failure = err && err.message ? err.message : String(err);
         tile.setState(TILE_ERROR);
-      },
-    );
+      });
   });
 }
 
@@ -140,8 +140,19 @@ function startOnce(inner) {
     getKey: () => inner.getKey(),
     getBytes(offset, length, signal, etag) {
       if (offset !== 0) {
-        return inner.getBytes(offset, length, signal, etag).catch((err) => {
+        return inner.getBytes(offset, length, signal, etag).then((got) => {
+          // The reader takes what a 206 brings: fewer bytes than a directory or tile spans are its first part only.
+          if (got.data.byteLength < length) {
+            throw new Error(`bytes ${offset}–${offset + length - 1} asked, ${got.data.byteLength} sent: the archive ends before its directories say (cut short?)`);
+          }
+          return got;
+        }).catch((err) => {
           start = undefined;
+          // Without an ETag to compare, the reader's "non-matching ETag" can only be its reading of a 416: the range
+          // starts past the end of the file.
+          if (etag === undefined && err && /non-matching ETag/.test(err.message)) {
+            throw new Error(`bytes ${offset}–${offset + length - 1} lie past the end of the archive (HTTP 416): it ends before its directories say (cut short?)`);
+          }
           throw err;
         });
       }

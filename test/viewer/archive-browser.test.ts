@@ -66,6 +66,16 @@ beforeAll(async () => {
   const whole = fs.readFileSync(path.join(site, 'slide.pmtiles'));
   fs.writeFileSync(path.join(site, 'cut.pmtiles'), whole.subarray(0, Number(whole.readBigUInt64LE(56)) + 64));
   fs.copyFileSync(path.join(site, 'slide.pmtiles'), path.join(site, 'slide #1.pmtiles'));
+  // Cut inside its tile data: a tile whose range runs past the end comes back short (206 with fewer bytes).
+  const dataStart = Number(whole.readBigUInt64LE(56));
+  fs.writeFileSync(path.join(site, 'cut-mid.pmtiles'), whole.subarray(0, dataStart + Math.floor((whole.length - dataStart) * 0.6)));
+  // A directory build whose PBF tiles are cut in half: they do not decode.
+  fs.cpSync(path.join(dir, 'plane-dir'), path.join(site, 'bad-dir'), { recursive: true });
+  for (const f of fs.readdirSync(path.join(site, 'bad-dir'), { recursive: true, encoding: 'utf8' })) {
+    if (!f.endsWith('.pbf')) continue;
+    const tile = fs.readFileSync(path.join(site, 'bad-dir', f));
+    fs.writeFileSync(path.join(site, 'bad-dir', f), tile.subarray(0, tile.length >> 1));
+  }
   await buildPyramid(onePlaneInputs(), { ...OPTIONS, planeField: undefined, out: path.join(site, 'json-only'), format: 'json', maxZoom: 1 });
   copyViewer(site);
   const serve = async (root: string) => {
@@ -281,6 +291,25 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     expect(errors.length).toBeGreaterThan(0);
     for (const e of errors) expect(e).toMatch(/^tile failed to load: \d+\/\d+\/\d+ \(.+\)$/);
     expect(await page.locator('#status').innerText()).toContain(`${errors.length} tile(s) failed to load`);
+    consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/416/.test(e)));
+  });
+
+  it('reports tiles that arrive short or do not decode, and still opens: an archive cut inside a tile, a directory of broken tiles', async () => {
+    for (const [name, url, reason] of [
+      ['cut inside a tile', `${at.host}index.html?tileset=cut-mid.pmtiles#${VIEW}`, /(asked, \d+ sent: the archive ends before its directories say|lie past the end of the archive \(HTTP 416\): it ends before its directories say) \(cut short\?\)/],
+      ['broken tiles', `${at.host}index.html?tileset=bad-dir/tileset.json#${VIEW}`, /.+/],
+    ] as const) {
+      await page.goto('about:blank');
+      await page.goto(url);
+      await page.evaluate(() => window.__viewer.ready);
+      await page.evaluate(() => window.__viewer.settle());
+      const errors = (await errorsOf()).filter((e) => e.startsWith('tile failed to load'));
+      expect(errors.length, name).toBeGreaterThan(0);
+      for (const e of errors) expect(e, name).toMatch(/^tile failed to load: \d+\/\d+\/\d+ \(.+\)$/);
+      expect(errors.some((e) => reason.test(e)), `${name}: ${errors.join('; ')}`).toBe(true);
+      expect(await errorsOf(), name).toEqual(errors);
+      expect(await page.locator('#status').innerText(), name).toContain(`${errors.length} tile(s) failed to load`);
+    }
     consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/416/.test(e)));
   });
 
