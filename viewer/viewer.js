@@ -54,11 +54,14 @@ async function start() {
   // The status line: what is shown, notes on the view asked for, and how many tiles failed (each one in `errors`).
   let failedTiles = 0;
   let statusReady = false;
+  /** Why the plane selected cannot be shown (its archive missing or unreadable), or undefined. */
+  let planeProblem;
   const showStatus = () => {
     if (!statusReady) return;
     const failed = failedTiles > 0 ? [`${failedTiles} tile(s) failed to load`] : [];
-    $('status').textContent = [`${layerIds.length} layer(s), zooms ${minZoom}–${maxZoom}, ${maxX - minX} × ${maxY - minY} px`, ...notes, ...failed].join('; ');
-    $('status').className = failedTiles > 0 ? 'error' : '';
+    const problem = planeProblem ? [planeProblem] : [];
+    $('status').textContent = [`${layerIds.length} layer(s), zooms ${minZoom}–${maxZoom}, ${maxX - minX} × ${maxY - minY} px`, ...notes, ...problem, ...failed].join('; ');
+    $('status').className = failedTiles > 0 || planeProblem ? 'error' : '';
   };
   const center = descriptor.center ?? [];
   const plane = { t: planeLo.t, c: planeLo.c, z: planeLo.z };
@@ -96,6 +99,27 @@ async function start() {
     });
     return s;
   };
+  /**
+   * The plane's source, or, when it cannot be made (its archive missing or unreadable), an empty one and the reason on
+   * the status line: another plane's tiles are never left on screen under this plane's name.
+   */
+  const planeSourceOrEmpty = async () => {
+    const name = dims.map((d) => `${d}=${plane[d]}`).join(', ');
+    // A switch that ends after a later one says nothing about the plane shown.
+    const current = () => dims.map((d) => `${d}=${plane[d]}`).join(', ') === name;
+    try {
+      const s = await planeSource();
+      if (current()) planeProblem = undefined;
+      return s;
+    } catch (err) {
+      const problem = `${name ? `plane ${name}` : 'the tiles'} cannot be shown: ${err && err.message ? err.message : err}`;
+      errors.push(problem);
+      if (current()) planeProblem = problem;
+      return new ol.source.VectorTile({ projection, tileGrid, format: new ol.format.MVT(), tileUrlFunction: () => undefined });
+    } finally {
+      showStatus();
+    }
+  };
 
   const styles = new Map();
   // Points are drawn smaller once an image pixel is under half a screen pixel: there a point mostly stands for a
@@ -121,7 +145,7 @@ async function start() {
   const margin = Math.max(maxX - minX, maxY - minY) / 64;
   const layer = new ol.layer.VectorTile({
     extent: [worldExtent[0] - margin, worldExtent[1] - margin, worldExtent[2] + margin, worldExtent[3] + margin],
-    source: await planeSource(),
+    source: await planeSourceOrEmpty(),
     style: (feature, resolution) => {
       const props = feature.getProperties();
       if (hidden.has(props.layer)) return null;
@@ -249,10 +273,7 @@ async function start() {
     // A new source: OpenLayers drops the old plane's tiles and loads the new ones. Only the last plane asked for
     // gets its source, however the reads of their archives' headers end.
     const key = planeKey();
-    switching = planeSource().then(
-      (s) => { if (planeKey() === key) layer.setSource(s); },
-      (err) => { errors.push(`plane ${key}: ${err.message ?? err}`); },
-    );
+    switching = planeSourceOrEmpty().then((s) => { if (planeKey() === key) layer.setSource(s); });
   };
   for (const d of dims) {
     const label = document.createElement('label');

@@ -69,6 +69,9 @@ beforeAll(async () => {
   // Cut inside its tile data: a tile whose range runs past the end comes back short (206 with fewer bytes).
   const dataStart = Number(whole.readBigUInt64LE(56));
   fs.writeFileSync(path.join(site, 'cut-mid.pmtiles'), whole.subarray(0, dataStart + Math.floor((whole.length - dataStart) * 0.6)));
+  // A folder whose archive of one plane is gone.
+  fs.cpSync(path.join(site, 'slide'), path.join(site, 'slide-missing'), { recursive: true });
+  fs.rmSync(path.join(site, 'slide-missing', 'tiles-c1-z2.pbf.pmtiles'));
   // A directory build whose PBF tiles are cut in half: they do not decode.
   fs.cpSync(path.join(dir, 'plane-dir'), path.join(site, 'bad-dir'), { recursive: true });
   for (const f of fs.readdirSync(path.join(site, 'bad-dir'), { recursive: true, encoding: 'utf8' })) {
@@ -292,6 +295,26 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     for (const e of errors) expect(e).toMatch(/^tile failed to load: \d+\/\d+\/\d+ \(.+\)$/);
     expect(await page.locator('#status').innerText()).toContain(`${errors.length} tile(s) failed to load`);
     consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/416/.test(e)));
+  });
+
+  it('shows no tiles, and says why, for a plane whose archive is missing: switched to, or opened at', async () => {
+    const problem = /^plane c=1, z=2 cannot be shown: http:\/\/127\.0\.0\.1:\d+\/slide-missing\/tiles-c1-z2\.pbf\.pmtiles: .*404/;
+    const other = cells().filter((c) => c.c === 0 && c.z === 0)[0];
+    await view(`${at.host}index.html?tileset=slide-missing/tileset.json#${VIEW}&c=0&z=0`);
+    expect((await page.evaluate(([x, y]) => window.__viewer.featuresAt(x, y), [other.x, other.y] as const)).map((f) => f.id)).toContain(other.id);
+    await page.evaluate(() => window.__viewer.setPlane({ c: 1, z: 2 }));
+    await page.evaluate(() => window.__viewer.settle());
+    await screen(page, 'missing-plane-switched');
+    // The plane before is gone from the map, not left under the new plane's name.
+    expect(await page.evaluate(([x, y]) => window.__viewer.featuresAt(x, y), [other.x, other.y] as const)).toEqual([]);
+    expect(await page.locator('#status').innerText()).toMatch(/plane c=1, z=2 cannot be shown: .*tiles-c1-z2\.pbf\.pmtiles/);
+    expect(await errorsOf()).toEqual([expect.stringMatching(problem)]);
+    // Opened at that plane: the page opens, with its plane selectors, and says why the map is empty.
+    await view(`${at.host}index.html?tileset=slide-missing/tileset.json#${VIEW}&c=1&z=2`);
+    expect(await page.locator('#plane-c option').allInnerTexts()).toEqual(['0', '1']);
+    expect(await page.locator('#status').innerText()).toMatch(/plane c=1, z=2 cannot be shown/);
+    expect(await errorsOf()).toEqual([expect.stringMatching(problem)]);
+    consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/404/.test(e)));
   });
 
   it('reports tiles that arrive short or do not decode, and still opens: an archive cut inside a tile, a directory of broken tiles', async () => {
