@@ -51,14 +51,19 @@ export function listedArchives(descriptor: { assets?: unknown }): { href: string
 
 /**
  * When `file` is one of the archives its own metadata lists (one plane and format of an `--archive` folder), what to
- * give instead: the folder; undefined for an archive that stands alone.
+ * give instead: the folder (`folderDescriptor`: its tileset.json is beside the file), or, copied away from it, the
+ * whole folder; undefined for an archive that stands alone.
  */
-export function folderMemberProblem(descriptor: { assets?: unknown; tiles?: unknown }, file: string, verb: string): string | undefined {
+export function folderMemberProblem(descriptor: { assets?: unknown; tiles?: unknown }, file: string, verb: string, folderDescriptor: boolean): string | undefined {
   const member = listedArchives(descriptor).find((a) => a.href === path.basename(file));
   if (!member) return undefined;
   const template = Array.isArray(descriptor.tiles) ? String(descriptor.tiles[0]) : '';
   const plane = [...template.matchAll(/\{([tcz])\}/g)].map((m) => `${m[1]}=${member.plane[m[1] as Dim]}`).join(', ');
-  return `${file} is one archive of a folder build (${plane ? `plane ${plane}, ` : ''}${member.format} tiles): ${verb} the folder, ${path.dirname(file)}, whose tileset.json lists it`;
+  const what = `${file} is one archive of a folder build (${plane ? `plane ${plane}, ` : ''}${member.format} tiles)`;
+  const folder = path.dirname(file);
+  // Copied away from its folder, there is no folder to point to: what is missing is said instead.
+  if (!folderDescriptor) return `${what}, without the folder's tileset.json beside it: it is not read alone; ${verb} the whole folder the build wrote (every archive and tileset.json)`;
+  return `${what}: ${verb} the folder, ${folder}, whose tileset.json lists it`;
 }
 
 /** `slide.pmtiles` → `slide`: the stem the files beside a single archive start with. */

@@ -57,7 +57,7 @@ export class ArchiveReader implements PyramidReader {
       throw err;
     }
     // One of a folder's archives (--archive): its tiles are one plane of a pyramid that only the folder holds whole.
-    const whyNot = folderMemberProblem(descriptor, target, 'give');
+    const whyNot = folderMemberProblem(descriptor, target, 'give', fs.existsSync(path.join(path.dirname(target), 'tileset.json')));
     if (whyNot) {
       await archive.close();
       throw new UsageError(whyNot);

@@ -187,7 +187,7 @@ export class FileArchive {
     const opened = await openRegular(this.file);
     if (!opened) return undefined;
     const metadata = await this.shelf.with(opened, (archive, held) => metadataOf(archive, held));
-    return metadata !== null && typeof metadata === 'object' ? folderMemberProblem(metadata, this.file, 'serve') : undefined;
+    return metadata !== null && typeof metadata === 'object' ? folderMemberProblem(metadata, this.file, 'serve', fs.existsSync(path.join(path.dirname(this.file), 'tileset.json'))) : undefined;
   }
 
   /** The archive file, opened (null when it is gone). */

@@ -88,6 +88,12 @@ describe('one archive of a folder build', () => {
     }
     expect(fs.existsSync(path.join(out, 'x'))).toBe(false);
     expect((await cli('verify', out)).code).toBe(0);
+    // Copied away from its folder: there is no folder to give, and the message says what is missing.
+    const alone = path.join(scratch(), 'tiles-c1-z2.pbf.pmtiles');
+    fs.copyFileSync(path.join(out, 'tiles-c1-z2.pbf.pmtiles'), alone);
+    const r = await cli('verify', alone);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`error: ${alone} is one archive of a folder build (plane c=1, z=2, pbf tiles), without the folder's tileset.json beside it: it is not read alone; give the whole folder the build wrote (every archive and tileset.json)`);
     // serve would answer its tiles at the first plane's URLs, and the viewer would ask for the others beside it.
     const member = path.join(out, 'tiles-c1-z2.pbf.pmtiles');
     await expect(startServer({ root: member, port: 0 })).rejects.toThrow(`${member} is one archive of a folder build (plane c=1, z=2, pbf tiles): serve the folder, ${out}, whose tileset.json lists it`);
