@@ -103,7 +103,7 @@ function startOver(work: WorkDir, force: boolean): void {
 }
 
 /** `mudm-tiles plan`: one streaming pass that fixes world, zooms, fields and units, written to OUT/.mudm-work. */
-export async function planShardedBuild(inputs: InputSpec[], given: Partial<Options>, io: BuildIO = {}): Promise<{ units: number; shards: number; features: number }> {
+export async function planShardedBuild(inputs: InputSpec[], given: Partial<Options>, io: BuildIO = {}): Promise<{ units: number; shards: number; features: number; workDir: string }> {
   const config = await configOf(given, {}, true);
   const o = config.options;
   const work = workDirFor(o, io.work);
@@ -118,7 +118,7 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
     const planFile = await plan(inputs, config, work, pool, store, io, performance.now(), o.shards);
     // Shards write tiles next: what an earlier build left (with --force) must not mix with them.
     sayRemoved(await sink.begin({ force: o.force, resume: false, layout: layoutOf(planFile.plan) }), io);
-    return { units: planFile.units.length, shards: planFile.shards, features: planFile.read.read };
+    return { units: planFile.units.length, shards: planFile.shards, features: planFile.read.read, workDir: work.root };
   } catch (err) {
     // A plan that failed (a full disk, invalid input) leaves no work directory that shards could take for one.
     work.destroy();

@@ -169,7 +169,10 @@ describe('an archive in the way (exit 4)', () => {
   it('finalize refuses what no build wrote at the names it writes, before touching anything', async () => {
     const dir = scratch();
     const file = path.join(dir, 'slide.pmtiles');
-    expect((await cli('plan', SAMPLE, '-o', file, '--shards', '1', '-q', '--max-zoom', '1')).code).toBe(0);
+    const planned = await cli('plan', SAMPLE, '-o', file, '--shards', '1', '--max-zoom', '1');
+    expect(planned.code).toBe(0);
+    // The work directory it names is the one beside the file.
+    expect(planned.err + planned.out).toContain(`over 1 shard(s) in ${path.join(dir, '.slide.pmtiles.mudm-work')}`);
     expect((await cli('build-shard', file, '--shard', '0', '-q')).code).toBe(0);
     fs.writeFileSync(file, 'precious');
     const r = await cli('finalize', file, '-q');

@@ -15,6 +15,6 @@ export async function run(ctx: CommandContext): Promise<number> {
   const progress = progressReporter(options, io);
   const r = await planShardedBuild(inputs, options, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), onRemoved: removalLogger(log, options.out) });
   progress.end();
-  log.info(`planned ${r.features} features into ${r.units} work unit(s) over ${r.shards} shard(s) in ${options.out}/.mudm-work`, { event: 'planned', ...r });
+  log.info(`planned ${r.features} features into ${r.units} work unit(s) over ${r.shards} shard(s) in ${r.workDir}`, { event: 'planned', ...r });
   return EXIT_OK;
 }
