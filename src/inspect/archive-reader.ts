@@ -128,7 +128,8 @@ export class ArchiveReader implements PyramidReader {
         // Past the end of a file cut short: not there to read (the problem below says so).
         if (t.offset + t.length > size) continue;
         const p = tilePath(t.z, t.x, t.y, plane, dims, format);
-        if (this.where.has(p)) this.problems.push(problem('archive-invalid', rel, `tile ${p} is in another archive too`));
+        // Two entries of one archive (a directory that repeats a tile id) or two archives (planes listed twice).
+        if (this.where.has(p)) this.problems.push(problem('archive-invalid', rel, `tile ${p} is ${this.member[this.where.get(p) as number] === k ? 'addressed twice in it' : 'in another archive too'}`));
         this.where.set(p, this.offset.length);
         this.member.push(k);
         this.offset.push(t.offset);
@@ -229,6 +230,7 @@ function asDescriptor(value: unknown, where: string): TilesetDescriptor {
 
 /** A reader of whatever `target` is: an archive, a directory of archives, or a pyramid directory. */
 export async function openPyramidReader(target: string): Promise<PyramidReader & { close(): void }> {
+  if (!fs.existsSync(target)) throw new InputError(`${target}: no such ${/\.pmtiles$/i.test(target) ? 'archive' : 'pyramid directory or archive'}`, target);
   const archives = await ArchiveReader.open(target);
   return archives ?? { ...directoryReader(target), close() {} };
 }

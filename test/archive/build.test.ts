@@ -286,14 +286,17 @@ describe('damaged and hostile archives', () => {
   });
 
   /** A one-entry archive by hand: the sample's descriptor as metadata, one tile, the entry's ids and run as given. */
-  async function handMade(name: string, tileId: number, runLength: number, maxZoom: number): Promise<string> {
+  async function handMade(name: string, entries: [tileId: number, runLength: number][], maxZoom: number): Promise<string> {
     const meta = Buffer.from(JSON.stringify(await (await openPmtiles(file)).metadata()));
     const tile = Buffer.from([0x1a, 0x00]);
-    const dir = encodeDirectory({ count: 1, tileId: Float64Array.of(tileId), offset: Float64Array.of(0), length: Uint32Array.of(tile.length), runLength: Uint32Array.of(runLength) });
+    const n = entries.length;
+    const dir = encodeDirectory({
+      count: n, tileId: Float64Array.from(entries, (e) => e[0]), offset: new Float64Array(n), length: new Uint32Array(n).fill(tile.length), runLength: Uint32Array.from(entries, (e) => e[1]),
+    });
     const at = HEADER_BYTES + dir.length + meta.length;
     const header = encodeHeader({
       rootDirectoryOffset: HEADER_BYTES, rootDirectoryLength: dir.length, metadataOffset: HEADER_BYTES + dir.length, metadataLength: meta.length,
-      leafDirectoriesOffset: at, leafDirectoriesLength: 0, tileDataOffset: at, tileDataLength: tile.length, addressedTiles: 0, tileEntries: 1, tileContents: 1,
+      leafDirectoriesOffset: at, leafDirectoriesLength: 0, tileDataOffset: at, tileDataLength: tile.length, addressedTiles: 0, tileEntries: n, tileContents: 1,
       clustered: true, internalCompression: Compression.None, tileCompression: Compression.None, tileType: TileType.Mvt, minZoom: 0, maxZoom,
       minLon: 0, minLat: 0, maxLon: 1, maxLat: 1, centerZoom: 0, centerLon: 0, centerLat: 0,
     });
@@ -303,15 +306,19 @@ describe('damaged and hostile archives', () => {
   }
 
   it('a run of 2^31 tiles, and tiles past the header\'s zooms, are refused at once, not listed', async () => {
-    const run = await handMade('run.pmtiles', 0, 2 ** 31, 26);
+    const run = await handMade('run.pmtiles', [[0, 2 ** 31]], 26);
     // Listing the run tile by tile would take minutes and gigabytes: refused from the entry alone.
     const reader = await ArchiveReader.open(run) as ArchiveReader;
     expect(reader.problems).toEqual([{ code: 'archive-invalid', path: run, message: `the directories address more than ${MAX_LISTED} tiles, more than a build writes` }]);
     reader.close();
-    const deep = await handMade('deep.pmtiles', (4 ** 5 - 1) / 3, 1, 4);
+    const deep = await handMade('deep.pmtiles', [[(4 ** 5 - 1) / 3, 1]], 4);
     const r2 = await ArchiveReader.open(deep) as ArchiveReader;
     expect(r2.problems.map((p) => p.message)).toEqual([`a directory entry addresses tile ids up to ${(4 ** 5 - 1) / 3}, past the last of zoom 4 (${(4 ** 5 - 1) / 3 - 1}), the header's maximum`]);
     r2.close();
+    const twice = await handMade('twice.pmtiles', [[1, 1], [1, 1]], 4);
+    const r3 = await ArchiveReader.open(twice) as ArchiveReader;
+    expect(r3.problems.map((p) => p.message)).toContain('tile 1/0/0.pbf is addressed twice in it');
+    r3.close();
   });
 
   it('extract refuses an output that is its input, or lies inside it, and leaves the input as it was', async () => {

@@ -74,5 +74,11 @@ describe('mudm-tiles inspect / verify', () => {
     expect(budget.code).toBe(1);
     expect(budget.stdout).toMatch(/tile-over-budget/);
     expect((await cli('verify', path.join(dir, 'nothing'))).code).toBe(3);
+    // A path that is not there is named as such, not as a pyramid without its descriptor.
+    const missing = await cli('inspect', path.join(dir, 'missing.pmtiles'));
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toContain(`error: ${path.join(dir, 'missing.pmtiles')}: no such archive`);
+    const gone = await cli('verify', path.join(dir, 'nothing'));
+    expect(gone.stderr).toContain(`${path.join(dir, 'nothing')}: no such pyramid directory or archive`);
   });
 });
