@@ -2,7 +2,7 @@
 import type { FeatureSource, Source } from '../io/source.js';
 import type { ValueLimit } from '../io/read.js';
 import type { Removal, TileSink } from '../io/sink.js';
-import type { WorkDir } from '../io/workdir.js';
+import type { ProcessProbe, WorkDir } from '../io/workdir.js';
 import type { BuildConfig } from '../options.js';
 import { InterruptedError } from '../report/errors.js';
 import type { ProgressEvent } from '../report/types.js';
@@ -33,6 +33,11 @@ export interface BuildIO {
   signal?: AbortSignal;
   /** What --force removed of earlier builds (nothing else is ever removed), for the caller to say. */
   onRemoved?: (removal: Removal) => void;
+  /**
+   * This process, and whether another runs: the work directory records its build's process, and --force or --resume
+   * refuse one that another process still running on this machine works in. Without it, no such check.
+   */
+  processes?: ProcessProbe;
 }
 
 /** A build from its plan on: what tiling the levels and describing the pyramid need. */

@@ -42,13 +42,15 @@ async function configOf(given: Partial<Options>, io: BuildIO, readsInputs: boole
 export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>, io: BuildIO = {}): Promise<BuildReport> {
   const config = await configOf(given, io, true);
   const o = config.options;
-  const work = workDirFor(o, io.work);
+  const work = workDirFor(o, io.work, io.processes);
   const sink = outputSink(o.out, config.archive, work, io, { kind: 'build' });
   const t0 = performance.now();
   // A --resume that cannot continue what OUT holds is refused before anything there is touched.
+  refuseRunning(work, o.force, o.resume);
   const previous = o.resume ? resumablePlan(work, fingerprintOf(inputs, config)) : undefined;
   await sink.initialize({ force: o.force, resume: o.resume });
   if (!o.resume) startOver(work, o.force);
+  else work.own();
   const pool = createPool(o.workers, io.signal);
   let store: SpillingStore | undefined;
   let keepWork = false;
@@ -94,6 +96,18 @@ async function cleanUp(failed: boolean, ...steps: (() => unknown)[]): Promise<vo
 }
 
 /**
+ * --force would remove, and --resume take over, the state of a build another process on this machine is still
+ * running: that build would then fail on files gone from under it. Refused before anything is touched.
+ */
+function refuseRunning(work: WorkDir, force: boolean, resume: boolean): void {
+  if (!force && !resume) return;
+  const owner = work.liveOwner();
+  if (owner) {
+    throw new WorkStateError(`${work.root ?? 'the work directory'} belongs to a build that is still running (${owner}): ${force ? '--force' : '--resume'} does not stop it; wait for it to end or stop it first`, work.root);
+  }
+}
+
+/**
  * A new build's work directory: another build's state (interrupted, running, planned for shards) is removed only
  * with --force, else refused before anything is touched.
  */
@@ -106,8 +120,9 @@ function startOver(work: WorkDir, force: boolean): void {
 export async function planShardedBuild(inputs: InputSpec[], given: Partial<Options>, io: BuildIO = {}): Promise<{ units: number; shards: number; features: number; workDir: string }> {
   const config = await configOf(given, {}, true);
   const o = config.options;
-  const work = workDirFor(o, io.work);
+  const work = workDirFor(o, io.work, io.processes);
   const sink = outputSink(o.out, config.archive, work, io, { kind: 'plan' });
+  refuseRunning(work, o.force, false);
   await sink.initialize({ force: o.force, resume: false });
   if (work.root === undefined) throw new UsageError('plan needs a work directory on disk');
   startOver(work, o.force);

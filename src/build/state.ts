@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Properties } from '../model/feature.js';
 import type { Multiscale } from '../model/multiscale.js';
 import type { Vocabularies } from '../model/vocabulary.js';
-import { DiskWorkDir, MemoryWorkDir, type WorkDir } from '../io/workdir.js';
+import { DiskWorkDir, MemoryWorkDir, type ProcessProbe, type WorkDir } from '../io/workdir.js';
 import { archiveWorkDir } from '../archive/archive-names.js';
 import { isArchiveFile, type BuildConfig, type Options } from '../options.js';
 import { UsageError, WorkStateError } from '../report/errors.js';
@@ -62,9 +62,9 @@ export interface PlanFile {
 }
 
 /** The work directory: the caller's, else OUT/.mudm-work (beside FILE.pmtiles: .FILE.pmtiles.mudm-work) on disk, else memory. */
-export function workDirFor(options: Options, work: WorkDir | undefined): WorkDir {
+export function workDirFor(options: Options, work: WorkDir | undefined, processes?: ProcessProbe): WorkDir {
   if (work) return work;
-  if (options.out) return new DiskWorkDir(isArchiveFile(options.out) ? archiveWorkDir(options.out) : path.join(options.out, WORK_DIR_NAME));
+  if (options.out) return new DiskWorkDir(isArchiveFile(options.out) ? archiveWorkDir(options.out) : path.join(options.out, WORK_DIR_NAME), processes);
   return new MemoryWorkDir();
 }
 

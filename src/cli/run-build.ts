@@ -1,5 +1,6 @@
 // What the build-family commands share: progress on stderr, SIGINT/SIGTERM handling, what --force removed.
 import type { Removal } from '../io/sink.js';
+import type { ProcessProbe } from '../io/workdir.js';
 import type { ProgressEvent } from '../report/types.js';
 import { progressLine, removalLine } from '../report/format.js';
 import type { Options } from '../options.js';
@@ -64,3 +65,16 @@ export function removalLogger(log: Logger, out: string): (r: Removal) => void {
     if (line) log.info(line, { event: 'removed', ...r });
   };
 }
+
+/** This process, and whether process `pid` runs (signal 0 asks without sending; EPERM: running, another user's). */
+export const localProcesses: ProcessProbe = {
+  pid: process.pid,
+  alive(pid) {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (err) {
+      return (err as { code?: string }).code === 'EPERM';
+    }
+  },
+};

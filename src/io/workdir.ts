@@ -1,5 +1,6 @@
 // The work directory of a build: its plan, one completion marker per work unit and per shard; on disk or in memory.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ByteArena } from '../bytes.js';
@@ -36,6 +37,20 @@ export interface WorkDir {
    * state): a WorkStateError then, with nothing touched. Two builds started into one output cannot both claim it.
    */
   claim(): void;
+  /** Records this process as the build working here (`claim` does too): a resumed build takes the directory over. */
+  own(): void;
+  /** The build recorded as working here when it is another process still running on this machine ("pid N"). */
+  liveOwner(): string | undefined;
+}
+
+/** Who works in a work directory: the process that claimed or resumed it, on which machine. */
+const OWNER = 'owner.json';
+interface Owner { pid: number; host: string }
+
+/** This process and whether another one runs: given by the CLI (library code does not look at `process`). */
+export interface ProcessProbe {
+  pid: number;
+  alive(pid: number): boolean;
 }
 
 /** Why a new build cannot start where a work directory is. */
@@ -47,7 +62,8 @@ export class DiskWorkDir implements WorkDir {
   private readonly tag = randomBytes(4).toString('hex');
   /** Files appended to, by path, open: a build appends a unit's marker and records to two files, unit after unit. */
   private readonly appending = new Map<string, number>();
-  constructor(readonly root: string) {}
+  /** Without `processes`, no owner is recorded or looked for. */
+  constructor(readonly root: string, private readonly processes?: ProcessProbe) {}
 
   writeJson(rel: string, value: unknown): void {
     this.writeAtomically(rel, (fd) => fs.writeFileSync(fd, JSON.stringify(value)));
@@ -163,6 +179,19 @@ export class DiskWorkDir implements WorkDir {
       if ((err as { code?: string }).code === 'EEXIST') throw new WorkStateError(claimedMessage(this.root), this.root);
       throw describeFsError(err, this.root);
     }
+    this.own();
+  }
+
+  own(): void {
+    if (this.processes) this.writeJson(OWNER, { pid: this.processes.pid, host: os.hostname() } satisfies Owner);
+  }
+
+  liveOwner(): string | undefined {
+    const o = this.readJson<Owner>(OWNER);
+    const p = this.processes;
+    // Another machine's process cannot be asked after (a shared volume): only this machine's are.
+    if (!p || !o || o.host !== os.hostname() || !Number.isInteger(o.pid) || o.pid === p.pid) return undefined;
+    return p.alive(o.pid) ? `pid ${o.pid}` : undefined;
   }
 }
 
@@ -215,4 +244,7 @@ export class MemoryWorkDir implements WorkDir {
   claim(): void {
     if (this.files.size > 0) throw new WorkStateError(claimedMessage('the work directory'));
   }
+  own(): void {}
+  /** In memory, the directory is this process's own. */
+  liveOwner(): string | undefined { return undefined; }
 }

@@ -27,6 +27,12 @@ describe('two builds into one archive', () => {
     const second = await runCli(['build', path.join(SAMPLE, 'cells.json'), '-q', '--max-zoom', '1', '-o', file]);
     expect(second.code, second.stderr).toBe(4);
     expect(second.stderr).toContain(`${path.join(dir, '.slide.pmtiles.mudm-work')} holds the state of another build of this output`);
+    // Nor do --force (which would remove its state from under it) and --resume (which would take it over).
+    for (const flag of ['--force', '--resume']) {
+      const r = await runCli(['build', path.join(SAMPLE, 'cells.json'), '-q', '--max-zoom', '1', flag, '-o', file]);
+      expect(r.code, r.stderr).toBe(4);
+      expect(r.stderr).toContain(`${path.join(dir, '.slide.pmtiles.mudm-work')} belongs to a build that is still running (pid ${first.pid}): ${flag} does not stop it; wait for it to end or stop it first`);
+    }
     first.stdin.end(input);
     expect(await firstExit, firstErr).toBe(0);
     // Whole: the bytes of the same build run alone.

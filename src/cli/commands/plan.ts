@@ -4,7 +4,7 @@ import { UsageError } from '../../report/errors.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
 import { resolveInputs } from '../inputs.js';
-import { progressReporter, removalLogger } from '../run-build.js';
+import { localProcesses, progressReporter, removalLogger } from '../run-build.js';
 
 export const usage = 'INPUT... -o DIR --shards N';
 
@@ -13,7 +13,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (!options.out) throw new UsageError('plan needs an output directory: -o DIR');
   const inputs = resolveInputs(ctx.args, options, io);
   const progress = progressReporter(options, io);
-  const r = await planShardedBuild(inputs, options, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), onRemoved: removalLogger(log, options.out) });
+  const r = await planShardedBuild(inputs, options, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), onRemoved: removalLogger(log, options.out), processes: localProcesses });
   progress.end();
   log.info(`planned ${r.features} features into ${r.units} work unit(s) over ${r.shards} shard(s) in ${r.workDir}`, { event: 'planned', ...r });
   return EXIT_OK;
