@@ -186,14 +186,19 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     want.colours.forEach((c, i) => expect(close(c, WHITE, 24), `cell ${want.cells[i].id} drawn`).toBe(false));
     for (const [name, url] of [['serve-file', `${at.planeArchive}#${VIEW}`], ['serve-file-ranges', `${at.planeArchive}?tileset=slide.pmtiles#${VIEW}`], ['static-file', `${at.host}index.html?tileset=slide.pmtiles#${VIEW}`], ['static-file-hash-in-name', `${at.host}index.html?tileset=slide%20%231.pmtiles#${VIEW}`]]) {
       // The archive's start (header and root directory) is asked of the host once, though two readers read it.
-      const starts: string[] = [];
+      // Nor is any other range asked twice: tiles the fit read are drawn from those bytes.
+      const ranges: string[] = [];
       const onRequest = (r: { url(): string; headers(): Record<string, string> }) => {
-        if (/\.pmtiles$/.test(r.url()) && /^bytes=0-/.test(r.headers().range ?? '')) starts.push(r.url());
+        if (/\.pmtiles$/.test(r.url()) && r.headers().range) ranges.push(r.headers().range);
       };
       page.on('request', onRequest);
       await view(url);
       page.off('request', onRequest);
-      if (url.includes('?tileset=')) expect(starts, name).toHaveLength(1);
+      if (url.includes('?tileset=')) {
+        expect(ranges.filter((r) => r.startsWith('bytes=0-')), name).toHaveLength(1);
+        expect(ranges.length, name).toBeGreaterThan(2);
+        expect(ranges.filter((r, i) => ranges.indexOf(r) !== i), name).toEqual([]);
+      }
       expect(await page.locator('#title').innerText(), name).toBe('sample slide');
       const got = await probe(plane, name);
       expect(got.ids, name).toEqual(want.ids);
@@ -210,8 +215,17 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
       return got;
     };
     const want = await centre(at.planeDir);
+    const ranges: string[] = [];
+    const onRequest = (r: { url(): string; headers(): Record<string, string> }) => {
+      if (/\.pmtiles$/.test(r.url()) && r.headers().range) ranges.push(r.headers().range);
+    };
+    page.on('request', onRequest);
     const got = await centre(`${at.host}index.html?tileset=slide.pmtiles`);
+    page.off('request', onRequest);
     got.forEach((v, i) => expect(v).toBeCloseTo(want[i], 6));
+    // The tiles the fit read are drawn from those bytes: no range is asked of the host twice.
+    expect(ranges.length).toBeGreaterThan(2);
+    expect(ranges.filter((r, i) => ranges.indexOf(r) !== i)).toEqual([]);
   });
 
   it('shows a directory build from a static host, its missing (empty) tiles as empty, asking only for tiles over the data', async () => {
