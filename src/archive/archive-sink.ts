@@ -12,6 +12,7 @@ import { archiveName, besideArchive, isArchiveName, type ArchiveFormat } from '.
 import { Compression, HEADER_BYTES, MAX_ZOOM, TileType, decodeHeader } from './pmtiles-format.js';
 import { PmtilesSink } from './pmtiles-sink.js';
 import { removeArchiveTemporaries } from './pmtiles-writer.js';
+import { makeDirectory, removeMadeDirectories } from '../io/dirs.js';
 
 export interface ArchiveSinkOptions {
   /** `file`: `out` is FILE.pmtiles, one archive (PBF, one plane); `planes`: `out` is a directory, one archive per plane and format. */
@@ -52,6 +53,8 @@ export class ArchiveSink implements TileSink {
    * full disk in between left a report of an archive that is not there.
    */
   private readonly besides = new Map<string, Uint8Array | string>();
+  /** With -o FILE.pmtiles, the first folder `initialize` made for the file (its folder did not exist). */
+  private madeFrom: string | undefined;
 
   constructor(private readonly options: ArchiveSinkOptions) {
     this.aux = options.mode === 'planes' ? new DirectorySink(options.out) : undefined;
@@ -81,7 +84,7 @@ export class ArchiveSink implements TileSink {
       if (!force && !resume) throw new OutputError(`output ${file} exists, written by an earlier build; use --force to replace it`, file);
     }
     try {
-      fs.mkdirSync(path.dirname(out), { recursive: true });
+      this.madeFrom = makeDirectory(path.dirname(out));
       const probe = `${out}.probe-${randomBytes(4).toString('hex')}`;
       fs.writeFileSync(probe, '');
       fs.rmSync(probe);
@@ -197,6 +200,11 @@ export class ArchiveSink implements TileSink {
       await this.aux.write('tileset.json', descriptor);
       await this.aux.finish();
     }
+  }
+
+  abandon(): void {
+    if (this.aux) this.aux.abandon();
+    else removeMadeDirectories(path.dirname(this.options.out), this.madeFrom);
   }
 
   async close(): Promise<void> {

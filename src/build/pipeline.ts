@@ -75,7 +75,10 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
     throw err;
   } finally {
     // Any other failure leaves nothing behind, even when closing fails too (a full disk fails the part's close).
-    await cleanUp(failed, () => store?.close(), () => sink.close?.(), () => pool.close(), () => (keepWork ? work.removeFolder('spill') : work.destroy()));
+    await cleanUp(
+      failed, () => store?.close(), () => sink.close?.(), () => pool.close(), () => (keepWork ? work.removeFolder('spill') : work.destroy()),
+      () => failed && !keepWork && sink.abandon?.(),
+    );
   }
 }
 
@@ -137,6 +140,7 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
   } catch (err) {
     // A plan that failed (a full disk, invalid input) leaves no work directory that shards could take for one.
     work.destroy();
+    sink.abandon?.();
     throw err;
   } finally {
     await pool.close();

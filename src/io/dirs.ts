@@ -25,6 +25,23 @@ export function makeDirectory(dir: string): string | undefined {
   }
 }
 
+/**
+ * Undoes `makeDirectory(dir)` that returned `made`: removes `dir` and its parents up to `made`, each only while it is
+ * empty (a directory anything was put in stays, with its parents). Best effort: for cleaning up after a failure.
+ */
+export function removeMadeDirectories(dir: string, made: string | undefined): void {
+  if (made === undefined) return;
+  const stop = path.resolve(made);
+  try {
+    for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+      fs.rmdirSync(d);
+      if (d === stop || path.dirname(d) === d) return;
+    }
+  } catch {
+    // Not empty, or gone already: what is left is the user's or another run's.
+  }
+}
+
 /** writev takes at most this many buffers a call (IOV_MAX on Linux). */
 const IOV_MAX = 1024;
 

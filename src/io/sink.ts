@@ -4,7 +4,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { OutputError, describeFsError } from '../report/errors.js';
 import type { Dim, Plane } from '../tiling/space.js';
-import { makeDirectory } from './dirs.js';
+import { makeDirectory, removeMadeDirectories } from './dirs.js';
 import { Journal, RECORD_DIR, isTileName, makeJournaledDirectory, readRecord, removeRecorded, writeManifest, type Removal, type WrittenRecord } from './written.js';
 
 export interface SinkOpenOptions { force: boolean; resume: boolean }
@@ -46,6 +46,11 @@ export interface TileSink {
   finish(): Promise<void>;
   /** Lets go of open files without completing the output (a shard's end, a failed build); what was flushed stays. */
   close?(): Promise<void>;
+  /**
+   * After a run that failed and keeps no work state: removes the directories `initialize` made for the output, when
+   * they are left empty (an invalid input with --strict leaves no empty OUT behind).
+   */
+  abandon?(): void;
 }
 
 /** Files every build writes at fixed names; a user's file there is never overwritten. */
@@ -117,15 +122,14 @@ export class DirectorySink implements TileSink {
     try {
       this.journal.close();
       removeRecorded(this.root, readRecord(this.root));
-      if (this.madeFrom === undefined) return;
-      const stop = path.resolve(this.madeFrom);
-      for (let d = path.resolve(this.root); ; d = path.dirname(d)) {
-        fs.rmdirSync(d);
-        if (d === stop || path.dirname(d) === d) break;
-      }
     } catch {
       // Best effort after a failure that is reported already; what is left is listed in OUT's record.
     }
+    this.abandon();
+  }
+
+  abandon(): void {
+    removeMadeDirectories(this.root, this.madeFrom);
   }
 
   async begin({ force, resume }: SinkOpenOptions): Promise<Removal | undefined> {

@@ -43,7 +43,17 @@ describe('mudm-tiles build', () => {
     const r = await run(['build', file, '-o', path.join(dir, 'out'), '--strict']);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/cells\.ndjson:feature 1: \/geometry\/coordinates: .*\[position-length\]/);
-    expect(fs.existsSync(path.join(dir, 'out', 'tileset.json'))).toBe(false);
+    // Before anything is written: not even the output folders the build made for itself are left.
+    expect(fs.existsSync(path.join(dir, 'out'))).toBe(false);
+    for (const out of [['-o', path.join(dir, 'archives', 'out'), '--archive', 'pmtiles'], ['-o', path.join(dir, 'single', 'slide.pmtiles')]]) {
+      const a = await run(['build', file, ...out, '--strict']);
+      expect(a.code, out.join(' ')).toBe(1);
+      expect(fs.existsSync(path.join(dir, out[1].split(path.sep).at(-2) as string)), out.join(' ')).toBe(false);
+    }
+    // An output folder that was there before stays.
+    fs.mkdirSync(path.join(dir, 'mine'));
+    expect((await run(['build', file, '-o', path.join(dir, 'mine'), '--strict'])).code).toBe(1);
+    expect(fs.readdirSync(path.join(dir, 'mine'))).toEqual([]);
   });
 
   it('skips invalid features without --strict and counts them by rule', async () => {
