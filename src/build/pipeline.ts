@@ -50,7 +50,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
   const previous = o.resume ? resumablePlan(work, fingerprintOf(inputs, config)) : undefined;
   await sink.initialize({ force: o.force, resume: o.resume });
   if (!o.resume) startOver(work, o.force);
-  else work.own();
+  work.own();
   const pool = createPool(o.workers, io.signal);
   let store: SpillingStore | undefined;
   let keepWork = false;

@@ -37,7 +37,10 @@ export interface WorkDir {
    * state): a WorkStateError then, with nothing touched. Two builds started into one output cannot both claim it.
    */
   claim(): void;
-  /** Records this process as the build working here (`claim` does too): a resumed build takes the directory over. */
+  /**
+   * Records this process as the build working here (a build after `claim`, a resumed build taking it over). `plan`
+   * does not: shards, other processes, work in what it leaves (and copy it between steps of a workflow).
+   */
   own(): void;
   /** The build recorded as working here when it is another process still running on this machine ("pid N"). */
   liveOwner(): string | undefined;
@@ -179,7 +182,6 @@ export class DiskWorkDir implements WorkDir {
       if ((err as { code?: string }).code === 'EEXIST') throw new WorkStateError(claimedMessage(this.root), this.root);
       throw describeFsError(err, this.root);
     }
-    this.own();
   }
 
   own(): void {
