@@ -46,9 +46,7 @@ export class TilePart {
       fd = fs.openSync(path, 'r+');
       const part = new TilePart(path, fd, 0);
       part.size = scan(fd, path, (id, offset, length, hash) => part.records.add(id, offset, length, hash));
-      const head = Buffer.alloc(8);
-      fs.readSync(fd, head, 0, 8, FLUSHED_AT);
-      const flushed = Number(head.readBigUInt64LE(0));
+      const flushed = flushedSize(fd);
       // Units were marked done after their records reached this size: records missing below it are tiles lost.
       if (part.size < flushed) {
         throw new WorkStateError(`archive part ${path} holds ${part.size} bytes of whole records, but ${flushed} had been written: it was cut short or damaged since, and the units marked done would lose tiles; start over with --force`, path);
@@ -138,7 +136,8 @@ export class TilePart {
     head.writeUInt32LE(0, 4);
     head.writeDoubleLE(id, 8);
     head.set(hash, 16);
-    if (want > this.pending.length) {
+    const direct = want > this.pending.length;
+    if (direct) {
       this.writeAt(head, this.size);
       this.writeAt(bytes, this.size + RECORD_HEAD);
     } else {
@@ -147,6 +146,8 @@ export class TilePart {
     }
     this.records.add(id, this.size + RECORD_HEAD, bytes.length, hash);
     this.size += want;
+    // A record too large for the buffer went straight to the file (the buffer was flushed first): all is on disk.
+    if (direct) this.markFlushed();
   }
 
   private writeAt(bytes: Uint8Array, position: number): void {
@@ -168,12 +169,22 @@ export function readPartIndex(path: string): TileIndex {
     const size = fs.fstatSync(fd).size;
     const end = scan(fd, path, (id, offset, length, hash) => records.add(id, offset, length, hash));
     if (end !== size) throw new InputError(`archive part ${path} ends in a partial record at byte ${end}: its writer did not finish`, path);
+    // Cut at a record's end (copied short between the steps of a workflow): the records it had flushed say so.
+    const flushed = flushedSize(fd);
+    if (end < flushed) throw new InputError(`archive part ${path} holds ${end} bytes of whole records, but ${flushed} had been written: it was cut short`, path);
     return records.view();
   } catch (err) {
     throw err instanceof InputError ? err : new InputError(`cannot read archive part ${path}: ${(err as Error).message}`, path);
   } finally {
     if (fd !== undefined) fs.closeSync(fd);
   }
+}
+
+/** The part's size at its last flush, from its head (0: unknown, a part of an earlier version). */
+function flushedSize(fd: number): number {
+  const head = Buffer.alloc(8);
+  fs.readSync(fd, head, 0, 8, FLUSHED_AT);
+  return Number(head.readBigUInt64LE(0));
 }
 
 /** Receives each record; `hash` is a view into a scratch buffer, valid only during the call. */

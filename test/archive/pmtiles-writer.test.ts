@@ -316,6 +316,20 @@ describe('parts', () => {
     expect(() => TilePart.resume(p)).toThrow(`archive part ${p} holds ${size - 100 - 32} bytes of whole records, but ${size} had been written: it was cut short or damaged since, and the units marked done would lose tiles; start over with --force`);
   });
 
+  it('a tile larger than the write buffer counts as flushed, and a finished part cut at a record\'s end is refused', () => {
+    const p = path.join(scratch(), 'big.part');
+    const part = TilePart.create(p);
+    part.add(2, 1, 1, new Uint8Array(100).fill(1));
+    part.flush();
+    part.add(2, 1, 2, new Uint8Array(2 << 20).fill(2));
+    part.close();
+    const whole = fs.statSync(p).size;
+    // Cut at the end of the first record: the large one, on disk before, is lost.
+    fs.truncateSync(p, 16 + 32 + 100);
+    expect(() => TilePart.resume(p)).toThrow(`archive part ${p} holds ${16 + 32 + 100} bytes of whole records, but ${whole} had been written`);
+    expect(() => readPartIndex(p)).toThrow(`archive part ${p} holds ${16 + 32 + 100} bytes of whole records, but ${whole} had been written: it was cut short`);
+  });
+
   it('refuse a file that is not a part', () => {
     const p = path.join(scratch(), 'x.part');
     fs.writeFileSync(p, 'hello, not a part at all');
