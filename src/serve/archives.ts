@@ -49,9 +49,11 @@ export class ArchiveShelf {
 
   /** Runs `use` on the archive `opened` holds (its handle is the shelf's from now on); `unreadable` when it is not PMTiles v3. */
   async with<T>(opened: Opened, use: (archive: PmtilesArchive, held: Held) => Promise<T>): Promise<T | 'unreadable'> {
+    const id = identity(opened.stats);
     let h = this.held.get(opened.file);
-    if (h && h.identity === identity(opened.stats)) {
-      await opened.handle.close();
+    if (h && h.identity === id) {
+      // Not awaited: between an await and `users++` another request could retire or evict the archive held.
+      void opened.handle.close().catch(() => {});
     } else {
       let archive: PmtilesArchive;
       try {
@@ -62,19 +64,19 @@ export class ArchiveShelf {
       }
       // Requests that came at once each opened the archive: the first to get here is kept, the others' handles close.
       const now = this.held.get(opened.file);
-      if (now && now.identity === identity(opened.stats)) {
-        await archive.close();
+      if (now && now.identity === id) {
+        void archive.close().catch(() => {});
         h = now;
       } else {
         if (now) this.retire(now);
-        h = { archive, identity: identity(opened.stats), users: 0, current: true };
+        h = { archive, identity: id, users: 0, current: true };
       }
     }
-    // Most recently used last: eviction takes from the front.
+    // In use before anything else runs, then most recently used last: eviction takes from the front, never this one.
+    h.users++;
     this.held.delete(opened.file);
     this.held.set(opened.file, h);
     this.evict();
-    h.users++;
     try {
       return await use(h.archive, h);
     } finally {
