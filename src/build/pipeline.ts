@@ -6,7 +6,7 @@ import { archiveAssets } from '../archive/archive-names.js';
 import { tilePath } from '../tiling/space.js';
 import { readImageSize } from '../io/image.js';
 import type { Removal } from '../io/sink.js';
-import type { WorkDir } from '../io/workdir.js';
+import { OWNER_FILE, type WorkDir } from '../io/workdir.js';
 import { resolveBuildConfig, type BuildConfig, type Options } from '../options.js';
 import { DataError, InterruptedError, UsageError, WorkStateError } from '../report/errors.js';
 import type { BuildReport } from '../report/types.js';
@@ -106,7 +106,8 @@ function refuseRunning(work: WorkDir, force: boolean, resume: boolean): void {
   if (!force && !resume) return;
   const owner = work.liveOwner();
   if (owner) {
-    throw new WorkStateError(`${work.root ?? 'the work directory'} belongs to a build that is still running (${owner}): ${force ? '--force' : '--resume'} does not stop it; wait for it to end or stop it first`, work.root);
+    const root = work.root ?? 'the work directory';
+    throw new WorkStateError(`${root} belongs to a build that is still running (${owner}): ${force ? '--force' : '--resume'} does not stop it; wait for it to end or stop it first (if no build runs there, remove ${path.join(root, OWNER_FILE)})`, work.root);
   }
 }
 

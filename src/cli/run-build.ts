@@ -1,4 +1,5 @@
 // What the build-family commands share: progress on stderr, SIGINT/SIGTERM handling, what --force removed.
+import fs from 'node:fs';
 import type { Removal } from '../io/sink.js';
 import type { ProcessProbe } from '../io/workdir.js';
 import type { ProgressEvent } from '../report/types.js';
@@ -66,10 +67,30 @@ export function removalLogger(log: Logger, out: string): (r: Removal) => void {
   };
 }
 
-/** This process, and whether process `pid` runs (signal 0 asks without sending; EPERM: running, another user's). */
+/**
+ * When process `pid` started: the boot's id and its start time in clock ticks (field 22 of /proc/PID/stat, counted
+ * after the command name, which may hold spaces). Undefined where /proc does not say (not Linux, or no such process).
+ */
+function startOf(pid: number): string | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const boot = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    return `${boot}:${stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * This process, and whether process `pid` runs: the same start when both are known (a reused pid is another
+ * process), else signal 0 (asks without sending; EPERM: running, another user's).
+ */
 export const localProcesses: ProcessProbe = {
   pid: process.pid,
-  alive(pid) {
+  start: startOf(process.pid),
+  alive(pid, start) {
+    const now = startOf(pid);
+    if (start !== undefined && now !== undefined) return now === start;
     try {
       process.kill(pid, 0);
       return true;

@@ -42,18 +42,24 @@ export interface WorkDir {
    * does not: shards, other processes, work in what it leaves (and copy it between steps of a workflow).
    */
   own(): void;
-  /** The build recorded as working here when it is another process still running on this machine ("pid N"). */
+  /**
+   * The build recorded as working here when it is another process still running on this machine ("pid N"), known by
+   * its pid and start (a pid reused by another process is not it).
+   */
   liveOwner(): string | undefined;
 }
 
 /** Who works in a work directory: the process that claimed or resumed it, on which machine. */
-const OWNER = 'owner.json';
-interface Owner { pid: number; host: string }
+export const OWNER_FILE = 'owner.json';
+interface Owner { pid: number; host: string; start?: string }
 
 /** This process and whether another one runs: given by the CLI (library code does not look at `process`). */
 export interface ProcessProbe {
   pid: number;
-  alive(pid: number): boolean;
+  /** When this process started (where the system says: boot and start time), so a reused pid is not taken for it. */
+  start?: string;
+  /** Whether process `pid` runs, and is the one that started at `start` when that is known. */
+  alive(pid: number, start?: string): boolean;
 }
 
 /** Why a new build cannot start where a work directory is. */
@@ -185,15 +191,16 @@ export class DiskWorkDir implements WorkDir {
   }
 
   own(): void {
-    if (this.processes) this.writeJson(OWNER, { pid: this.processes.pid, host: os.hostname() } satisfies Owner);
+    const p = this.processes;
+    if (p) this.writeJson(OWNER_FILE, { pid: p.pid, host: os.hostname(), ...(p.start ? { start: p.start } : {}) } satisfies Owner);
   }
 
   liveOwner(): string | undefined {
-    const o = this.readJson<Owner>(OWNER);
+    const o = this.readJson<Owner>(OWNER_FILE);
     const p = this.processes;
     // Another machine's process cannot be asked after (a shared volume): only this machine's are.
-    if (!p || !o || o.host !== os.hostname() || !Number.isInteger(o.pid) || o.pid === p.pid) return undefined;
-    return p.alive(o.pid) ? `pid ${o.pid}` : undefined;
+    if (!p || !o || o.host !== os.hostname() || !Number.isInteger(o.pid) || (o.pid === p.pid && o.start === p.start)) return undefined;
+    return p.alive(o.pid, o.start) ? `pid ${o.pid}` : undefined;
   }
 }
 

@@ -43,6 +43,33 @@ describe('two builds into one archive', () => {
   });
 });
 
+describe('a work directory whose recorded process is gone', () => {
+  it('is taken over when its pid now names another process (started later), and refused while the same one runs', async () => {
+    const dir = tempDir('owner');
+    const file = path.join(dir, 'slide.pmtiles');
+    const work = path.join(dir, '.slide.pmtiles.mudm-work');
+    const args = ['build', path.join(SAMPLE, 'cells.json'), '-q', '--max-zoom', '1', '-o', file];
+    // A live process standing in for the build: its pid, once with its own start, once with another's.
+    const other = spawn('sleep', ['30']);
+    try {
+      const stat = fs.readFileSync(`/proc/${other.pid}/stat`, 'utf8');
+      const boot = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+      const start = `${boot}:${stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]}`;
+      fs.mkdirSync(work);
+      fs.writeFileSync(path.join(work, 'owner.json'), JSON.stringify({ pid: other.pid, host: os.hostname(), start }));
+      const refused = await runCli([...args, '--force']);
+      expect(refused.code, refused.stderr).toBe(4);
+      expect(refused.stderr).toContain(`belongs to a build that is still running (pid ${other.pid}): --force does not stop it; wait for it to end or stop it first (if no build runs there, remove ${path.join(work, 'owner.json')})`);
+      fs.writeFileSync(path.join(work, 'owner.json'), JSON.stringify({ pid: other.pid, host: os.hostname(), start: `${boot}:1` }));
+      const taken = await runCli([...args, '--force']);
+      expect(taken.code, taken.stderr).toBe(0);
+      expect(fs.readdirSync(dir).sort()).toEqual(['slide.build-report.json', 'slide.pmtiles']);
+    } finally {
+      other.kill();
+    }
+  });
+});
+
 describe('exit 4 naming the path', () => {
   it.each(['build', 'plan'])('%s: the output path is a file', async (command) => {
     const file = path.join(tempDir('file'), 'pyramid');
