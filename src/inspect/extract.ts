@@ -20,7 +20,8 @@ export async function extractArchives(input: string, out: string, opts: { force:
   const reader = await ArchiveReader.open(input);
   if (!reader) throw new UsageError(`${input} is neither a PMTiles archive nor a directory whose tileset.json lists archives`);
   // A damaged archive would extract to a pyramid with tiles missing that looks whole: nothing is written.
-  const refuse = (why: string) => new InputError(`${input} cannot be extracted whole (${why}); nothing was written; mudm-tiles verify lists what is wrong`, input);
+  const refuse = (why: string, removed = 0) => new InputError(`${input} cannot be extracted whole (${why}); nothing was written${
+    removed > 0 ? ` (--force had removed the earlier output's ${removed} files)` : ''}; mudm-tiles verify lists what is wrong`, input);
   try {
     refuseOverlap(input, out);
     if (reader.problems.length > 0) {
@@ -28,13 +29,14 @@ export async function extractArchives(input: string, out: string, opts: { force:
     }
     const sink = new DirectorySink(out);
     await sink.initialize({ force: opts.force, resume: false });
-    await sink.begin({ force: opts.force, resume: false });
+    const removal = await sink.begin({ force: opts.force, resume: false });
     try {
       return await copyAll(reader, sink);
     } catch (err) {
-      // A tile found damaged only when read (its gzip): what was written goes again.
+      // A tile found damaged only when read (its gzip): what was written goes again. What --force removed before is
+      // gone (checking every tile first would read them all twice): the message says so.
       sink.discard();
-      throw err instanceof InputError ? refuse(err.message) : err;
+      throw err instanceof InputError ? refuse(err.message, removal?.files ?? 0) : err;
     }
   } finally {
     reader.close();

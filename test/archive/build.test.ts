@@ -269,6 +269,10 @@ describe('damaged and hostile archives', () => {
     const out = path.join(root, 'gzip-damaged-out');
     await expect(extractArchives(bad, out, { force: false })).rejects.toThrow(`${bad} cannot be extracted whole (${member}: tile ${tile} does not gunzip`);
     expect(fs.existsSync(out), 'nothing of the extract is left').toBe(false);
+    // Over an earlier extract with --force: what --force removed is said, not left unsaid behind "nothing was written".
+    const earlier = await extractArchives(planes, out, { force: false });
+    await expect(extractArchives(bad, out, { force: true })).rejects.toThrow(/; nothing was written \(--force had removed the earlier output's \d+ files\)/);
+    expect(earlier.files).toBeGreaterThan(0);
   });
 
   it('a PBF archive whose header says tile type 0: verify and extract go by the descriptor, and say so', async () => {
