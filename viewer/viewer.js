@@ -28,6 +28,21 @@ window.addEventListener('unhandledrejection', (e) => errors.push(`unhandled reje
 
 const $ = (id) => document.getElementById(id);
 
+/**
+ * What to call a pyramid without a name: its folder or archive as the URL names it, decoded (`my slide #1.pmtiles`),
+ * or the host when it is served at the root (`serve slide.pmtiles`).
+ */
+function nameOf(url) {
+  const u = new URL(url);
+  const last = u.pathname.replace(/\/tileset\.json$/, '').split('/').filter((p) => p !== '').pop();
+  if (last === undefined) return u.host;
+  try {
+    return decodeURIComponent(last);
+  } catch {
+    return last;
+  }
+}
+
 async function start() {
   const params = new window.URLSearchParams(window.location.search);
   // `?tileset=` names a tileset.json or a PMTiles archive (`….pmtiles`), relative to this page or absolute.
@@ -45,8 +60,9 @@ async function start() {
   const layerIds = vectorLayers.map((l) => l.id);
   const fields = collectFields(descriptor);
 
-  $('title').textContent = descriptor.name ?? tilesetUrl.replace(/\/tileset\.json$/, '').replace(/^.*\//, '');
-  document.title = descriptor.name ? `${descriptor.name} — mudm-tiles viewer` : 'mudm-tiles viewer';
+  const title = descriptor.name ?? nameOf(tilesetUrl);
+  $('title').textContent = title;
+  document.title = `${title} — mudm-tiles viewer`;
 
   // ── state: the URL's hash first, then the descriptor's center, then the defaults ──
   const asked = readViewState(window.location.hash);

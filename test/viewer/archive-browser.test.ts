@@ -66,6 +66,8 @@ beforeAll(async () => {
   const whole = fs.readFileSync(path.join(site, 'slide.pmtiles'));
   fs.writeFileSync(path.join(site, 'cut.pmtiles'), whole.subarray(0, Number(whole.readBigUInt64LE(56)) + 64));
   fs.copyFileSync(path.join(site, 'slide.pmtiles'), path.join(site, 'slide #1.pmtiles'));
+  // Without a name: the viewer calls it by its file name.
+  await buildArchive(onePlaneInputs(), { ...OPTIONS, planeField: undefined, name: undefined }, path.join(site, 'my slide #2.pmtiles'));
   // Cut inside its tile data: a tile whose range runs past the end comes back short (206 with fewer bytes).
   const dataStart = Number(whole.readBigUInt64LE(56));
   fs.writeFileSync(path.join(site, 'cut-mid.pmtiles'), whole.subarray(0, dataStart + Math.floor((whole.length - dataStart) * 0.6)));
@@ -205,6 +207,13 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
       got.colours.forEach((c, i) => expect(close(c, want.colours[i], 2), `${name}: cell ${got.cells[i].id}`).toBe(true));
       expect(await errorsOf(), name).toEqual([]);
     }
+  });
+
+  it('calls a pyramid without a name by its archive\'s file name, decoded', async () => {
+    await view(`${at.host}index.html?tileset=my%20slide%20%232.pmtiles#${VIEW}`);
+    expect(await page.locator('#title').innerText()).toBe('my slide #2.pmtiles');
+    expect(await page.title()).toBe('my slide #2.pmtiles — mudm-tiles viewer');
+    expect(await errorsOf()).toEqual([]);
   });
 
   it('fits the first view to the data from an archive as from the directory', async () => {
