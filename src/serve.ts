@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
+import path from 'node:path';
 import { pipeline } from 'node:stream';
 import { InputError, UsageError } from './report/errors.js';
 import { ArchiveShelf, FileArchive, FolderArchives, type TileAnswer } from './serve/archives.js';
@@ -189,7 +190,8 @@ export async function startServer(opts: ServeOptions): Promise<Server> {
   if (fs.statSync(root).isDirectory()) {
     folder = new FolderArchives(root, shelf);
   } else {
-    single = new FileArchive(root, shelf);
+    // Served under the name given, read through it (a link to the current build stays one).
+    single = new FileArchive(path.resolve(opts.root), shelf);
     if (!(await single.check())) throw new InputError(`${opts.root} is neither a pyramid directory nor a PMTiles v3 archive`, opts.root);
     const whyNot = await single.alone();
     if (whyNot) throw new UsageError(whyNot);

@@ -169,7 +169,8 @@ export class FolderArchives {
 
 /**
  * One archive served on its own (`serve slide.pmtiles`): its metadata is the descriptor (`/tileset.json`), the
- * archive itself is served under its name, and the spec's tile paths of its plane and format read from it.
+ * archive itself is served under its name, and the spec's tile paths of its plane and format read from it. `file`
+ * is the path as given: a symlink is followed at each request, so a link retargeted to a new build is served anew.
  */
 export class FileArchive {
   readonly name: string;
@@ -180,13 +181,13 @@ export class FileArchive {
 
   /** Reads the archive once; false when it cannot be opened as PMTiles v3. */
   async check(): Promise<boolean> {
-    const opened = await openRegular(this.file);
+    const opened = await openRegular(this.file, true);
     return opened !== null && (await this.shelf.with(opened, async () => true)) === true;
   }
 
   /** Why the archive cannot be served alone (one plane of a folder build: serve the folder), or undefined. */
   async alone(): Promise<string | undefined> {
-    const opened = await openRegular(this.file);
+    const opened = await openRegular(this.file, true);
     if (!opened) return undefined;
     const metadata = await this.shelf.with(opened, (archive, held) => metadataOf(archive, held));
     return metadata !== null && typeof metadata === 'object' ? folderMemberProblem(metadata, this.file, 'serve', fs.existsSync(path.join(path.dirname(this.file), 'tileset.json'))) : undefined;
@@ -194,12 +195,12 @@ export class FileArchive {
 
   /** The archive file, opened (null when it is gone). */
   open(): Promise<Opened | null> {
-    return openRegular(this.file);
+    return openRegular(this.file, true);
   }
 
   /** The metadata as the descriptor's JSON bytes; absent when the archive is gone. */
   async descriptor(): Promise<Exclude<TileAnswer, undefined>> {
-    const opened = await openRegular(this.file);
+    const opened = await openRegular(this.file, true);
     if (!opened) return 'absent';
     const modified = opened.stats.mtime;
     const got = await this.shelf.with(opened, (archive, held) => metadataOf(archive, held)).catch(() => undefined);
@@ -208,7 +209,7 @@ export class FileArchive {
   }
 
   async tile(segments: string[], gzipOk: boolean): Promise<TileAnswer> {
-    const opened = await openRegular(this.file);
+    const opened = await openRegular(this.file, true);
     if (!opened) return undefined;
     const modified = opened.stats.mtime;
     const found = await this.shelf.with(opened, async (archive, held) => {

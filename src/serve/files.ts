@@ -109,12 +109,13 @@ export interface Opened {
 
 /**
  * Opens a regular file; null when it is absent, unreadable or anything else. O_NONBLOCK keeps a FIFO planted in the
- * folder from blocking the open (a regular file ignores it); O_NOFOLLOW refuses a symlink put in place since.
+ * folder from blocking the open (a regular file ignores it); O_NOFOLLOW refuses a symlink put in place since, unless
+ * `follow` (the one archive the user named, which may be a link retargeted from build to build).
  */
-export async function openRegular(file: string): Promise<Opened | null> {
+export async function openRegular(file: string, follow = false): Promise<Opened | null> {
   let handle: FileHandle;
   try {
-    handle = await fsp.open(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0));
+    handle = await fsp.open(file, fs.constants.O_RDONLY | (follow ? 0 : fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0));
   } catch {
     return null;
   }

@@ -265,6 +265,31 @@ describe('serve slide.pmtiles', () => {
     expect(await new PMTiles(`${single.url}slide.pmtiles`).getMetadata()).toEqual(singleDescriptor);
   });
 
+  it('serves a symlink to an archive under the link\'s name, and follows the link when it is retargeted', async () => {
+    const dir3 = path.join(dir, 'linked');
+    fs.mkdirSync(dir3);
+    const first = path.join(dir3, 'build-1.pmtiles');
+    const second = path.join(dir3, 'build-2.pmtiles');
+    await buildArchive([{ source: memorySource('cells.json', collection()) }], BUILD_OPTIONS, first);
+    await buildArchive([{ source: memorySource('cells.json', plane1) }], { ...BUILD_OPTIONS, name: 'second' }, second);
+    const link = path.join(dir3, 'current.pmtiles');
+    fs.symlinkSync('build-1.pmtiles', link);
+    const s = await startServer({ root: link, port: 0 });
+    try {
+      const whole = await get(s, '/current.pmtiles');
+      expect(whole.status).toBe(200);
+      expect(whole.body.equals(fs.readFileSync(first))).toBe(true);
+      expect((await get(s, '/build-1.pmtiles')).status).toBe(404);
+      // The link now names the next build: served from its bytes, metadata and tiles alike.
+      fs.symlinkSync('build-2.pmtiles', `${link}.new`);
+      fs.renameSync(`${link}.new`, link);
+      expect((await get(s, '/current.pmtiles')).body.equals(fs.readFileSync(second))).toBe(true);
+      expect(JSON.parse((await get(s, '/tileset.json')).body.toString('utf8')).name).toBe('second');
+    } finally {
+      await s.close();
+    }
+  });
+
   it('reads a rebuilt archive from its new bytes (renamed over the old one while served)', async () => {
     const dir2 = path.join(dir, 'rebuild');
     fs.mkdirSync(dir2);
