@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PMTILES_MEDIA_TYPE } from '../archive/archive-names.js';
 import type { Asset, TilesetDescriptor } from '../model/descriptor.js';
+import { existingAncestor } from '../io/dirs.js';
 import { DirectorySink } from '../io/sink.js';
 import { InputError, UsageError } from '../report/errors.js';
 import { ArchiveReader } from './archive-reader.js';
@@ -50,13 +51,8 @@ export async function extractArchives(input: string, out: string, opts: { force:
 function refuseOverlap(input: string, out: string): void {
   const real = (p: string): string => {
     // The output may not exist yet: the real path of its nearest existing ancestor, and the rest as given.
-    const rest: string[] = [];
-    let at = path.resolve(p);
-    while (!fs.existsSync(at) && path.dirname(at) !== at) {
-      rest.unshift(path.basename(at));
-      at = path.dirname(at);
-    }
-    return path.join(fs.realpathSync(at), ...rest);
+    const { existing, missing } = existingAncestor(p);
+    return path.join(fs.realpathSync(existing), ...missing);
   };
   const from = real(input), to = real(out);
   const inside = (a: string, b: string): boolean => a === b || a.startsWith(b.endsWith(path.sep) ? b : `${b}${path.sep}`);

@@ -13,16 +13,23 @@ export function makeDirectory(dir: string): string | undefined {
     return fs.mkdirSync(dir, { recursive: true });
   } catch (err) {
     if ((err as { code?: string }).code !== 'ENOENT') throw err;
-    let existing = path.resolve(dir);
-    const missing: string[] = [];
-    while (!fs.existsSync(existing) && path.dirname(existing) !== existing) {
-      missing.unshift(existing);
-      existing = path.dirname(existing);
-    }
+    const { existing, missing } = existingAncestor(dir);
     // The first missing directory, made alone, fails with the reason (or succeeds after a race: then try again).
-    if (missing.length > 0) fs.mkdirSync(missing[0]);
-    return fs.mkdirSync(dir, { recursive: true }) ?? missing[0];
+    const first = missing.length > 0 ? path.join(existing, missing[0]) : undefined;
+    if (first !== undefined) fs.mkdirSync(first);
+    return fs.mkdirSync(dir, { recursive: true }) ?? first;
   }
+}
+
+/** The nearest of `p` and its parents that exists (absolute), and the names below it that do not, outermost first. */
+export function existingAncestor(p: string): { existing: string; missing: string[] } {
+  let existing = path.resolve(p);
+  const missing: string[] = [];
+  while (!fs.existsSync(existing) && path.dirname(existing) !== existing) {
+    missing.unshift(path.basename(existing));
+    existing = path.dirname(existing);
+  }
+  return { existing, missing };
 }
 
 /**
