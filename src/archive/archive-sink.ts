@@ -11,7 +11,6 @@ import type { Plane } from '../tiling/space.js';
 import { archiveName, besideArchive, isArchiveName, type ArchiveFormat } from './archive-names.js';
 import { Compression, HEADER_BYTES, MAX_ZOOM, TileType, decodeHeader } from './pmtiles-format.js';
 import { PmtilesSink } from './pmtiles-sink.js';
-import { removeArchiveTemporaries } from './pmtiles-writer.js';
 import { makeDirectory, removeMadeDirectories } from '../io/dirs.js';
 
 export interface ArchiveSinkOptions {
@@ -276,19 +275,14 @@ function statOf(file: string): fs.Stats | undefined {
   }
 }
 
-/** The archives in DIR, and those a killed writer left only temporaries of. */
+/** The archives in DIR. */
 function archivesIn(dir: string): string[] {
-  const names = new Set(listDir(dir).map((n) => n.replace(/\.tmp-[0-9a-f]{8}(\.part)?$/, '')).filter(isArchiveName));
-  return [...names].map((n) => path.join(dir, n));
+  return listDir(dir).filter(isArchiveName).map((n) => path.join(dir, n));
 }
 
-/** Removes archives (or what is left of them: their temporaries). */
 function removeArchives(files: readonly string[], out: string): void {
   try {
-    for (const file of files) {
-      fs.rmSync(file, { force: true });
-      removeArchiveTemporaries(file);
-    }
+    for (const file of files) fs.rmSync(file, { force: true });
   } catch (err) {
     throw describeFsError(err, out);
   }

@@ -7,7 +7,7 @@ import { gunzip, gzip } from 'node:zlib';
 import { OutputError, describeFsError } from '../report/errors.js';
 import type { TileSink } from '../io/sink.js';
 import { Compression, MAX_ZOOM, TileType } from './pmtiles-format.js';
-import { PmtilesWriter, removeArchiveTemporaries, type ArchiveSummary } from './pmtiles-writer.js';
+import { PmtilesWriter, type ArchiveSummary } from './pmtiles-writer.js';
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
@@ -90,7 +90,6 @@ export class PmtilesSink implements TileSink {
     try {
       // The old archive is whole but not this build's: gone now, a failed rebuild never looks complete.
       fs.rmSync(this.file, { force: true });
-      removeArchiveTemporaries(this.file);
     } catch (err) {
       throw describeFsError(err, this.file);
     }

@@ -1,6 +1,5 @@
 // Writes PMTiles archives: tiles in any order into a part, then one pass assembling header, directories and data under a temporary name, renamed when whole.
 import fs from 'node:fs';
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { InputError, OutputError, describeFsError } from '../report/errors.js';
 import type { PmtilesHeader } from './pmtiles-format.js';
@@ -29,38 +28,26 @@ const WINDOW = 16 << 20;
 /** A read goes on over a gap up to this long to the next tile it needs: a part has a record head between two tiles. */
 const MAX_GAP = 4096;
 
-/** `NAME.tmp-TAG` (the archive being assembled) and `NAME.tmp-TAG.part` (a writer's own part). */
-const TEMPORARY = /^\.tmp-[0-9a-f]{8}(\.part)?$/;
-
+/** A temporary beside `file`: `NAME.tmp-TAG`, or `NAME.tmp-TAG.part` (a writer's own part). */
 function temporaryName(file: string, suffix = ''): string {
   return `${file}.tmp-${randomBytes(4).toString('hex')}${suffix}`;
 }
 
-/** Removes what writers of `file` left when they were killed (never `file` itself nor any other name). */
-export function removeArchiveTemporaries(file: string): void {
-  const dir = path.dirname(file);
-  const base = path.basename(file);
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const n of names) {
-    if (n.startsWith(base) && TEMPORARY.test(n.slice(base.length))) fs.rmSync(path.join(dir, n), { force: true });
-  }
-}
-
 /**
  * Writes the archive of the given parts to `file`: tile bytes copied as stored (never re-encoded) in tile-id
- * order, under `NAME.tmp-TAG`, renamed to `file` only once complete; on failure the temporary is removed and
- * `file` untouched. The bytes depend only on the tiles, not on how they were split into parts nor in which order.
+ * order, under a temporary name (`temporary`, else `NAME.tmp-TAG` beside it), given the name `file` only once
+ * complete; on failure the temporary is removed and `file` untouched. The bytes depend only on the tiles, not on
+ * how they were split into parts nor in which order.
  */
-export function assembleArchive(parts: readonly ArchivePart[], file: string, metadata: object, options: ArchiveOptions, window = WINDOW): ArchiveSummary {
+export function assembleArchive(
+  parts: readonly ArchivePart[], file: string, metadata: object, options: ArchiveOptions, temporary?: string, window = WINDOW,
+): ArchiveSummary {
   if (parts.length > 0xffff) throw new OutputError(`cannot assemble ${parts.length} parts into one archive (at most 65535)`, file);
   const index = concatIndexes(parts.map((p) => p.index));
   const layout = layoutArchive(index, metadata, options);
-  const tmp = temporaryName(file);
+  const tmp = temporary ?? temporaryName(file);
+  // A temporary the caller names is its own: what a killed assembly left there is replaced.
+  if (temporary !== undefined) fs.rmSync(temporary, { force: true });
   const fds: (number | undefined)[] = parts.map(() => undefined);
   let out: number | undefined;
   try {
@@ -95,7 +82,19 @@ function publish(tmp: string, file: string): void {
   } catch (err) {
     const code = (err as { code?: string }).code;
     if (code === 'EEXIST') throw taken();
-    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS' && code !== 'EXDEV') throw err;
+    if (code === 'EXDEV') {
+      // Assembled on another file system (a work directory elsewhere): copied beside the archive, then named.
+      const beside = temporaryName(file);
+      try {
+        fs.copyFileSync(tmp, beside, fs.constants.COPYFILE_EXCL);
+        publish(beside, file);
+      } finally {
+        fs.rmSync(beside, { force: true });
+      }
+      fs.rmSync(tmp);
+      return;
+    }
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw err;
     if (fs.existsSync(file)) throw taken();
     fs.renameSync(tmp, file);
     return;
@@ -246,7 +245,10 @@ export class PmtilesWriter {
     try {
       this.part.close();
       const others = (this.options.parts ?? []).map((p) => ({ path: p, index: readPartIndex(p) }));
-      const summary = assembleArchive([{ path: this.part.path, index: this.part.index }, ...others], this.file, metadata, this.options);
+      // A named part lies in its caller's work directory: the archive is assembled there too, so what a killed
+      // assembly leaves goes with that directory, and nothing but the archive is ever written beside it.
+      const temporary = this.ownPart ? undefined : `${this.part.path}.archive`;
+      const summary = assembleArchive([{ path: this.part.path, index: this.part.index }, ...others], this.file, metadata, this.options, temporary);
       if (!this.options.keepPart) fs.rmSync(this.part.path, { force: true });
       return summary;
     } catch (err) {

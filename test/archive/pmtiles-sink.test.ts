@@ -85,7 +85,7 @@ describe('PmtilesSink', () => {
     await expect(new PmtilesSink(inTheWay, pbfOptions).initialize({ force: true, resume: false })).rejects.toThrow(/is a directory, not an archive file/);
   });
 
-  it('removes the old archive and what killed writers left of it at begin, nothing else', async () => {
+  it('removes the old archive at begin, and no file it did not write (temporaries of that name included)', async () => {
     const dir = scratch();
     const file = path.join(dir, 'slide.pmtiles');
     for (const n of ['slide.pmtiles', 'slide.pmtiles.tmp-0123abcd', 'slide.pmtiles.tmp-89abcdef.part', 'other.pmtiles.tmp-0123abcd', 'slide.pmtiles.tmp-notmine', 'notes.txt']) {
@@ -94,7 +94,9 @@ describe('PmtilesSink', () => {
     const sink = new PmtilesSink(file, pbfOptions);
     await sink.initialize({ force: true, resume: false });
     await sink.begin({ force: true, resume: false });
-    expect(fs.readdirSync(dir).sort()).toEqual(['notes.txt', 'other.pmtiles.tmp-0123abcd', 'slide.pmtiles.part', 'slide.pmtiles.tmp-notmine']);
+    expect(fs.readdirSync(dir).sort()).toEqual([
+      'notes.txt', 'other.pmtiles.tmp-0123abcd', 'slide.pmtiles.part', 'slide.pmtiles.tmp-0123abcd', 'slide.pmtiles.tmp-89abcdef.part', 'slide.pmtiles.tmp-notmine',
+    ]);
     sink.abort();
     expect(fs.existsSync(path.join(dir, 'slide.pmtiles.part'))).toBe(false);
   });

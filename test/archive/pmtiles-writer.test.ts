@@ -1,5 +1,6 @@
 // PMTiles writer: round trips through the `pmtiles` reader, directories, dedupe, clustering, determinism, parts, atomic rename.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -220,7 +221,7 @@ describe('parts', () => {
     const indexed = paths.map((p) => ({ path: p, index: readPartIndex(p) }));
     for (const window of [311, 3000, 1 << 20]) {
       const file = path.join(dir, `w-${window}.pmtiles`);
-      assembleArchive(indexed, file, METADATA, MVT, window);
+      assembleArchive(indexed, file, METADATA, MVT, undefined, window);
       expect(fs.readFileSync(file).equals(whole), `window ${window}`).toBe(true);
     }
   });
@@ -347,6 +348,44 @@ describe('atomic writing', () => {
     expect(fs.readdirSync(dir)).toEqual([expect.stringMatching(/^slide\.pmtiles\.tmp-[0-9a-f]{8}\.part$/)]);
     w.finish(METADATA);
     expect(fs.readdirSync(dir)).toEqual(['slide.pmtiles']);
+  });
+
+  it('with a part it names (a work directory), assembles beside the part, replacing what a killed assembly left there', async () => {
+    const dir = scratch();
+    const work = scratch();
+    const file = path.join(dir, 'slide.pmtiles');
+    const partPath = path.join(work, 'slide.part');
+    fs.writeFileSync(`${partPath}.archive`, 'half an archive a kill left');
+    fs.writeFileSync(`${file}.tmp-0badcafe`, 'not the writer\'s');
+    const w = new PmtilesWriter(file, { ...MVT, partPath });
+    const tiles = syntheticTiles(1, 3, 1);
+    for (const t of tiles) w.add(t.z, t.x, t.y, t.bytes);
+    w.finish(METADATA);
+    expect(fs.readdirSync(dir).sort()).toEqual(['slide.pmtiles', 'slide.pmtiles.tmp-0badcafe']);
+    expect(fs.readdirSync(work)).toEqual([]);
+    const archive = await openPmtiles(file);
+    for (const t of tiles) expect(Buffer.from((await archive.tile(t.z, t.x, t.y)) as Uint8Array).equals(t.bytes)).toBe(true);
+    await archive.close();
+  });
+
+  const shm = fs.existsSync('/dev/shm') && fs.statSync('/dev/shm').dev !== fs.statSync(os.tmpdir()).dev ? '/dev/shm' : undefined;
+  it.skipIf(!shm)('assembled on another file system (a work directory elsewhere), the archive is copied beside its name, then named', async () => {
+    const dir = scratch();
+    const work = fs.mkdtempSync(path.join(shm as string, 'mudm-part-'));
+    try {
+      const file = path.join(dir, 'slide.pmtiles');
+      const w = new PmtilesWriter(file, { ...MVT, partPath: path.join(work, 'slide.part') });
+      const tiles = syntheticTiles(1, 3, 1);
+      for (const t of tiles) w.add(t.z, t.x, t.y, t.bytes);
+      w.finish(METADATA);
+      expect(fs.readdirSync(dir)).toEqual(['slide.pmtiles']);
+      expect(fs.readdirSync(work)).toEqual([]);
+      const archive = await openPmtiles(file);
+      for (const t of tiles) expect(Buffer.from((await archive.tile(t.z, t.x, t.y)) as Uint8Array).equals(t.bytes)).toBe(true);
+      await archive.close();
+    } finally {
+      fs.rmSync(work, { recursive: true, force: true });
+    }
   });
 
   it('leaves no FILE and no temporaries when aborted', () => {

@@ -34,14 +34,20 @@ describe('--resume of an archive build after SIGKILL', () => {
     await killWhen(['build', input, '-o', out, '-q', ...SLOW_OPTS], () => markers(out) >= 3);
     expect(fs.existsSync(out), 'a killed build has no archive').toBe(false);
     const finished = markers(out);
-    // An assembly the kill cut short leaves its temporary (planted here, as the kill may land anywhere).
-    const planted = `${out}.tmp-0badcafe`;
-    fs.writeFileSync(planted, 'half an archive');
+    // An assembly the kill cut short leaves its temporary in the work directory beside the part (planted here, as the
+    // kill may land anywhere); a file of that pattern beside the archive is not the build's, and stays.
+    const parts = path.join(dir, '.slide.pmtiles.mudm-work', 'parts', 'build');
+    const part = fs.readdirSync(parts).find((n) => n.endsWith('.part'));
+    expect(part, 'the part in the work directory').toBeDefined();
+    fs.writeFileSync(path.join(parts, `${part}.archive`), 'half an archive');
+    const foreign = `${out}.tmp-0badcafe`;
+    fs.writeFileSync(foreign, 'a file the build did not write');
 
     expectOk(await runCli(['build', input, '-o', out, '-q', '--resume', ...SLOW_OPTS]), 'build --resume');
     const report = JSON.parse(fs.readFileSync(path.join(dir, 'slide.build-report.json'), 'utf8')) as { run: { resumed: number } };
     expect(report.run.resumed, 'units skipped because their markers existed').toBeGreaterThanOrEqual(finished);
-    expect(fs.readdirSync(dir).sort(), 'the archive and its report; no work directory, no temporary').toEqual(['slide.build-report.json', 'slide.pmtiles']);
+    expect(fs.readdirSync(dir).sort(), 'the archive and its report; no work directory; the foreign file kept').toEqual(['slide.build-report.json', 'slide.pmtiles', 'slide.pmtiles.tmp-0badcafe']);
+    expect(fs.readFileSync(foreign, 'utf8')).toBe('a file the build did not write');
     expect(fs.readFileSync(out).equals(fs.readFileSync(reference)), 'the same bytes as the uninterrupted build').toBe(true);
     expect(reportWithoutRun(path.join(dir, 'slide.build-report.json'))).toEqual(reportWithoutRun(reference.replace(/\.pmtiles$/, '.build-report.json')));
   });
