@@ -62,16 +62,13 @@ function send(res: http.ServerResponse, status: number, text: string, headers: h
   res.end(text);
 }
 
-/** A PBF tile path of the layout (`{zlvl}/[t/c/z/]{x}/{y}.pbf`): when absent it is an empty tile, not an error. */
-const PBF_TILE = /^\d+(\/\d+){2,5}\.pbf$/;
-
 /** A request header Node does not type (it joins repeated ones with commas). */
 const headerOf = (req: http.IncomingMessage, name: string): string | undefined => {
   const v = req.headers[name];
   return Array.isArray(v) ? v.join(', ') : v;
 };
 
-/** An absent file: an empty tile when it is a PBF tile path, else 404. */
+/** An absent file: an empty tile when it is a PBF tile the pyramid may hold, else 404. */
 function sendAbsent(res: http.ServerResponse, emptyTile: boolean): void {
   if (emptyTile) {
     // Empty tiles are not written. 204 tells a map client "no features" without the failed request a 404 is to
@@ -130,9 +127,9 @@ function startAnswer(req: http.IncomingMessage, res: http.ServerResponse, v: Val
  * A file, whole or the byte range a GET asks for, with the validators a range reader checks between requests
  * (`ETag`; `If-Range` is honoured) and a revalidating client's preconditions (`If-None-Match`: 304).
  */
-async function sendFile(req: http.IncomingMessage, res: http.ServerResponse, opened: Opened | null, emptyTile = false): Promise<void> {
+async function sendFile(req: http.IncomingMessage, res: http.ServerResponse, opened: Opened | null): Promise<void> {
   if (!opened) {
-    sendAbsent(res, emptyTile);
+    send(res, 404, 'not found\n');
     return;
   }
   const { handle, stats } = opened;
@@ -248,12 +245,18 @@ export async function startServer(opts: ServeOptions): Promise<Server> {
 
   /** Below the viewer: the folder's files and archive tiles, or the one archive, its metadata and its tiles. */
   async function sendPyramid(req: http.IncomingMessage, res: http.ServerResponse, segments: string[]): Promise<void> {
-    const emptyTile = PBF_TILE.test(segments.join('/'));
+    // An absent PBF tile the pyramid may hold is an empty tile; other absent paths, tile-shaped or not, are not found.
+    const pbf = segments[segments.length - 1].endsWith('.pbf');
     const gzipOk = acceptsGzip(req.headers['accept-encoding']);
     if (folder) {
       const answer = await folder.tile(segments, gzipOk);
-      if (answer) sendTile(req, res, answer, emptyTile);
-      else await sendFile(req, res, await openInside(root, segments), emptyTile);
+      if (answer) {
+        sendTile(req, res, answer, pbf);
+        return;
+      }
+      const opened = await openInside(root, segments);
+      if (opened) await sendFile(req, res, opened);
+      else sendAbsent(res, pbf && (await folder.holds(segments)));
       return;
     }
     const archive = single as FileArchive;
@@ -262,7 +265,9 @@ export async function startServer(opts: ServeOptions): Promise<Server> {
     } else if (segments.length === 1 && segments[0] === 'tileset.json') {
       sendTile(req, res, await archive.descriptor(), false);
     } else {
-      sendTile(req, res, (await archive.tile(segments, gzipOk)) ?? 'absent', emptyTile);
+      const answer = await archive.tile(segments, gzipOk);
+      if (answer) sendTile(req, res, answer, pbf);
+      else send(res, 404, 'not found\n');
     }
   }
 

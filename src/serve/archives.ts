@@ -5,7 +5,7 @@ import { folderMemberProblem } from '../archive/archive-names.js';
 import { Compression, TileType } from '../archive/pmtiles-format.js';
 import { PmtilesArchive, handleRangeSource } from '../archive/pmtiles-reader.js';
 import { openInside, openRegular, type Opened } from './files.js';
-import { archiveFor, descriptorPlane, samePlane, tileRequest, tileRoutes, type TileFormat, type TileRequest, type TileRoutes } from './tile-routes.js';
+import { archiveFor, descriptorPlane, pyramidTile, samePlane, tileRoutes, type TileFormat, type TileRequest, type TileRoutes } from './tile-routes.js';
 
 /** A tile found in an archive, as it goes out: gzip-encoded only when the client takes gzip. */
 export interface FoundTile {
@@ -135,7 +135,7 @@ export class FolderArchives {
     if (!TILE_NAME.test(segments[segments.length - 1] ?? '')) return undefined;
     const routes = await this.currentRoutes();
     if (!routes || routes.archives.length === 0) return undefined;
-    const tile = tileRequest(segments, routes.dims);
+    const tile = pyramidTile(segments, routes);
     const asset = tile && archiveFor(routes.archives, tile);
     if (!tile || !asset) return undefined;
     const opened = await openInside(this.root, asset.segments);
@@ -144,6 +144,16 @@ export class FolderArchives {
     const modified = opened.stats.mtime;
     const found = await this.shelf.with(opened, (archive) => readTile(archive, tile, gzipOk, modified)).catch(() => 'unreadable' as const);
     return found === 'unreadable' ? { unreadable: asset.segments.join('/') } : found;
+  }
+
+  /**
+   * Whether the folder's pyramid may hold the tile a path names (its layout, zooms and planes, by its `tileset.json`),
+   * so that, absent, it is an empty tile. A plane without an archive counts when within the descriptor's bounds.
+   */
+  async holds(segments: string[]): Promise<boolean> {
+    if (!TILE_NAME.test(segments[segments.length - 1] ?? '')) return false;
+    const routes = await this.currentRoutes();
+    return routes !== undefined && pyramidTile(segments, routes) !== undefined;
   }
 
   private async currentRoutes(): Promise<TileRoutes | undefined> {
@@ -214,10 +224,10 @@ export class FileArchive {
     const modified = opened.stats.mtime;
     const found = await this.shelf.with(opened, async (archive, held) => {
       const metadata = await metadataOf(archive, held);
-      const tile = tileRequest(segments, tileRoutes(metadata).dims);
-      if (!tile) return undefined;
+      const tile = pyramidTile(segments, tileRoutes(metadata));
       const format: TileFormat = archive.header.tileType === TileType.Mvt ? 'pbf' : 'json';
-      if (tile.ext !== format || !samePlane(descriptorPlane(metadata), tile.plane)) return 'absent';
+      // Only the tiles of its plane, format and zooms are the archive's: anything else is not found, not empty.
+      if (!tile || tile.ext !== format || !samePlane(descriptorPlane(metadata), tile.plane)) return undefined;
       return readTile(archive, tile, gzipOk, modified);
     }).catch(() => 'unreadable' as const);
     return found === 'unreadable' ? { unreadable: this.name } : found;

@@ -24,10 +24,15 @@ export interface ArchiveAsset {
   plane: Partial<Plane>;
 }
 
-/** What a descriptor says about routing tiles: the plane dimensions of its tile paths and the archives it lists. */
+/**
+ * What a descriptor says about routing tiles: the plane dimensions of its tile paths, the archives it lists, and
+ * where its tiles may be: zooms `minzoom..maxzoom`, planes within 10-number `bounds` (each when given).
+ */
 export interface TileRoutes {
   dims: Dim[];
   archives: ArchiveAsset[];
+  zooms: [number, number];
+  planes: { low: Partial<Plane>; high: Partial<Plane> };
 }
 
 const INDEX = /^(0|[1-9]\d{0,8})$/;
@@ -50,7 +55,7 @@ function templateDims(descriptor: Record<string, unknown>): Dim[] {
  * their plane is their `t`, `c`, `z` members. Anything else in `assets` is not a route.
  */
 export function tileRoutes(descriptor: unknown): TileRoutes {
-  if (!isObject(descriptor)) return { dims: [], archives: [] };
+  if (!isObject(descriptor)) return { dims: [], archives: [], zooms: [0, MAX_ZOOM], planes: { low: {}, high: {} } };
   const archives: ArchiveAsset[] = [];
   for (const a of Array.isArray(descriptor.assets) ? descriptor.assets : []) {
     if (!isObject(a) || a.role !== 'tiles' || a.media_type !== PMTILES_MEDIA_TYPE) continue;
@@ -60,7 +65,29 @@ export function tileRoutes(descriptor: unknown): TileRoutes {
     for (const d of ['t', 'c', 'z'] as const) if (Number.isInteger(a[d])) plane[d] = a[d] as number;
     archives.push({ segments: a.href.split('/').filter((s) => s !== ''), format: a.format, plane });
   }
-  return { dims: templateDims(descriptor), archives };
+  const zoom = (v: unknown, otherwise: number) => (Number.isInteger(v) ? (v as number) : otherwise);
+  const zooms: [number, number] = [zoom(descriptor.minzoom, 0), zoom(descriptor.maxzoom, MAX_ZOOM)];
+  const b = descriptor.bounds;
+  const planes = { low: {} as Partial<Plane>, high: {} as Partial<Plane> };
+  if (Array.isArray(b) && b.length === 10 && b.every((v) => typeof v === 'number')) {
+    for (const [i, d] of (['t', 'c', 'z'] as const).entries()) { planes.low[d] = b[i] as number; planes.high[d] = b[i + 5] as number; }
+  }
+  return { dims: templateDims(descriptor), archives, zooms, planes };
+}
+
+/**
+ * The tile a request path names when the descriptor's pyramid may hold it (its layout, zooms and planes): an absent
+ * one is an empty tile. Undefined for any other path, tile-shaped or not.
+ */
+export function pyramidTile(segments: string[], routes: TileRoutes): TileRequest | undefined {
+  const tile = tileRequest(segments, routes.dims);
+  if (!tile || tile.z < routes.zooms[0] || tile.z > routes.zooms[1]) return undefined;
+  const { low, high } = routes.planes;
+  const inside = (['t', 'c', 'z'] as const).every((d) => {
+    const v = tile.plane[d];
+    return v === undefined || ((low[d] === undefined || v >= low[d]) && (high[d] === undefined || v <= high[d]));
+  });
+  return inside ? tile : undefined;
 }
 
 /** The tile a request path names under the pattern with plane dimensions `dims`, or undefined when it names none. */

@@ -51,6 +51,7 @@ export function makeServeFixture(): ServeFixture {
   const partial = `PARTIAL-${randomBytes(8).toString('hex')}`;
   fs.mkdirSync(path.join(out, '0/0'), { recursive: true });
   fs.mkdirSync(path.join(out, '1/0'), { recursive: true });
+  fs.mkdirSync(path.join(out, '0/7/0'), { recursive: true });
   fs.mkdirSync(path.join(out, '.mudm-work/spill'), { recursive: true });
   fs.mkdirSync(secretDir);
   fs.writeFileSync(path.join(secretDir, 'secret.txt'), secret);
@@ -76,7 +77,7 @@ export function makeServeFixture(): ServeFixture {
   fs.symlinkSync('/etc/passwd', path.join(out, 'passwd'));
   fs.symlinkSync('/', path.join(out, 'rootlink'));
   fs.symlinkSync(secretDir, path.join(out, 'outdir'));
-  fs.symlinkSync(path.join(dir, 'secret.txt'), path.join(out, '0/0/1.pbf'));
+  fs.symlinkSync(path.join(dir, 'secret.txt'), path.join(out, '0/7/0/0.pbf'));
   fs.symlinkSync('..', path.join(out, 'up'));
   fs.symlinkSync('.mudm-work', path.join(out, 'work'));
   // A symlink that stays inside OUT is as good as the file it names.

@@ -100,8 +100,12 @@ describe('serve OUT with one archive per plane and format', () => {
     expect(absentPbf).toBeDefined();
     expect((await get(folder, `/${absentPbf}`)).status).toBe(204);
     expect((await get(folder, `/${absentPbf.replace('.pbf', '.json')}`)).status).toBe(404);
-    // A plane without an archive falls through to the folder's files: none there either.
-    expect((await get(folder, '/0/7/0/0.pbf')).status).toBe(204);
+    // Paths the pyramid cannot hold are not found, not empty: a plane beyond the descriptor's bounds, a zoom beyond
+    // its maxzoom, a tile beyond its zoom's grid, a number spelt two ways, a path of another layout.
+    const maxzoom = (JSON.parse((expected.get('tileset.json') as Buffer).toString('utf8')) as { maxzoom: number }).maxzoom;
+    for (const t of ['/0/7/0/0.pbf', `/${maxzoom + 1}/0/0/0.pbf`, '/1/0/2/0.pbf', '/01/0/0/0.pbf', '/0/0/0.pbf', '/0/0/0/0/0.pbf']) {
+      expect((await get(folder, t)).status, t).toBe(404);
+    }
     const p = tilePaths(expected, 'pbf')[0];
     const head = await get(folder, `/${p}`, {}, 'HEAD');
     expect(head.status).toBe(200);
@@ -251,9 +255,14 @@ describe('serve slide.pmtiles', () => {
       expect(r.status, p).toBe(200);
       expect(r.body.equals(singleTiles.get(p) as Buffer), p).toBe(true);
     }
-    // No JSON tiles in a PBF archive; a PBF path of another shape is an empty tile; files beside it are not served.
+    // A tile of its zooms the archive does not hold is empty; no JSON tiles in a PBF archive, nor PBF paths of
+    // another layout or beyond its zooms; files beside it are not served.
+    const maxzoom = singleDescriptor.maxzoom as number;
+    const absent = [...Array(2 ** maxzoom).keys()].map((x) => `${maxzoom}/${x}/${2 ** maxzoom - 1}.pbf`).find((p) => !singleTiles.has(p)) as string;
+    expect(absent).toBeDefined();
+    expect((await get(single, `/${absent}`)).status).toBe(204);
     expect((await get(single, '/0/0/0.json')).status).toBe(404);
-    expect((await get(single, '/0/1/0/0.pbf')).status).toBe(204);
+    for (const t of ['/0/1/0/0.pbf', `/${maxzoom + 1}/0/0.pbf`]) expect((await get(single, t)).status, t).toBe(404);
     for (const t of ['/secret.txt', '/slide.pmtiles.part', '/..%2fsecret.txt', '/one/secret.txt']) expect((await get(single, t)).status, t).toBe(404);
   });
 

@@ -1,7 +1,7 @@
 // serve's header rules (byte ranges, If-Range, Accept-Encoding) and its routing of tile paths to archives, as pure functions.
 import { describe, expect, it } from 'vitest';
 import { acceptsGzip, answerFor, byteRange, contentValidators, ifRangeHolds, validators } from '../../src/serve/ranges.js';
-import { archiveFor, descriptorPlane, tileRequest, tileRoutes } from '../../src/serve/tile-routes.js';
+import { archiveFor, descriptorPlane, pyramidTile, tileRequest, tileRoutes } from '../../src/serve/tile-routes.js';
 
 describe('byteRange', () => {
   it('reads one range, an open end, a suffix, and cuts an end past the file', () => {
@@ -140,11 +140,24 @@ describe('tile routes', () => {
       { segments: ['tiles-c0-z0.json.pmtiles'], format: 'json', plane: { c: 0, z: 0 } },
       { segments: ['sub', 'tiles-c1-z2.pbf.pmtiles'], format: 'pbf', plane: { c: 1, z: 2 } },
     ]);
-    for (const d of [undefined, null, [], 'x', { assets: 'x' }]) expect(tileRoutes(d)).toEqual({ dims: [], archives: [] });
+    expect(routes.zooms).toEqual([0, 26]);
+    expect(routes.planes).toEqual({ low: { t: 0, c: 0, z: 0 }, high: { t: 0, c: 1, z: 2 } });
+    for (const d of [undefined, null, [], 'x', { assets: 'x' }]) {
+      expect(tileRoutes(d)).toEqual({ dims: [], archives: [], zooms: [0, 26], planes: { low: {}, high: {} } });
+    }
+    expect(tileRoutes({ minzoom: 2, maxzoom: 5, bounds: [0, 0, 10, 10] })).toMatchObject({ zooms: [2, 5], planes: { low: {}, high: {} } });
     // The spec's 2D example names the zoom {z}: without {zlvl}, a first {z} is the zoom.
     expect(tileRoutes({ tiles: ['{z}/{x}/{y}.pbf'] }).dims).toEqual([]);
     expect(tileRoutes({ tiles: ['{z}/{c}/{z}/{x}/{y}.pbf'] }).dims).toEqual(['c', 'z']);
     expect(tileRoutes({ tiles: ['https://host/{zlvl}/{t}/{x}/{y}.pbf'] }).dims).toEqual(['t']);
+  });
+
+  it('knows the tiles a pyramid may hold: its layout, zooms and planes', () => {
+    const routes = tileRoutes({ ...descriptor, minzoom: 1, maxzoom: 3 });
+    expect(pyramidTile(['2', '1', '2', '3', '0.pbf'], routes)).toEqual({ z: 2, x: 3, y: 0, plane: { c: 1, z: 2 }, ext: 'pbf' });
+    for (const s of [['0', '0', '0', '0', '0.pbf'], ['4', '0', '0', '0', '0.pbf'], ['2', '2', '0', '0', '0.pbf'], ['2', '0', '3', '0', '0.pbf'], ['2', '0', '0', '0.pbf']]) {
+      expect(pyramidTile(s, routes), s.join('/')).toBeUndefined();
+    }
   });
 
   it('reads tile paths of the pattern, and nothing else', () => {
