@@ -46,8 +46,11 @@ function nameOf(url) {
 async function start() {
   const params = new window.URLSearchParams(window.location.search);
   // `?tileset=` names a tileset.json or a PMTiles archive (`….pmtiles`), relative to this page or absolute.
-  // A '#' in the value was sent encoded (%23): part of a file name, not the start of a fragment.
-  const tilesetUrl = new URL((params.get('tileset') ?? 'tileset.json').replaceAll('#', '%23'), window.location.href).href;
+  const given = params.get('tileset') ?? 'tileset.json';
+  // A relative value is a path whose every character names itself ('#', '?' and '%' in a file name included); an
+  // absolute URL is taken as written (a signed URL keeps its query and escapes).
+  const asUrl = /^[a-z][a-z0-9+.-]*:/i.test(given) ? given : given.replace(/[%#?]/g, (c) => encodeURIComponent(c));
+  const tilesetUrl = new URL(asUrl, window.location.href).href;
   const { descriptor, dims, tiles, plane: opened } = await openPyramid(ol, tilesetUrl);
   const b = descriptor.bounds ?? [0, 0, 256, 256];
   const [minX, minY, maxX, maxY] = b.length === 10 ? [b[3], b[4], b[8], b[9]] : b;
