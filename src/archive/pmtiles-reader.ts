@@ -148,8 +148,9 @@ export class PmtilesArchive {
 
   /** Every addressed tile in tile-id order, a run-length entry giving one tile per id it covers. */
   async *tiles(): AsyncIterable<ArchiveTile> {
-    // Depth first with an explicit stack: nested generators would add a hop per level to every tile.
-    const stack: { dir: Directory; i: number }[] = [{ dir: this.root, i: 0 }];
+    // Depth first with an explicit stack: nested generators would add a hop per level to every tile. Each directory
+    // holds the ids [lo, hi) its parent's entry covers: up to the parent's next entry, where a search goes instead.
+    const stack: { dir: Directory; i: number; lo: number; hi: number }[] = [{ dir: this.root, i: 0, lo: 0, hi: Infinity }];
     // Entries are bounded before a run is walked tile by tile: a run of 2^31 in a damaged or hostile archive would
     // otherwise be listed until memory runs out. Up to twice the addressed tiles the header declares are walked, so
     // that a reader can still say how many the directories hold where that count is a little off, and never more
@@ -159,23 +160,38 @@ export class PmtilesArchive {
     const limit = Math.min(MAX_LISTED, h.addressedTiles > 0 ? 2 * h.addressedTiles : Infinity);
     let left = limit;
     const invalid = (why: string) => new InputError(`${this.name}: ${why}`, this.name);
+    // The last tile id listed: ids come in order, so one addressed again by an overlapping run shows here.
+    let prev = -1;
+    const ids = (lo: number, hi: number) => (hi === Infinity ? `ids from ${lo}` : `ids ${lo}–${hi - 1}`);
     while (stack.length > 0) {
       const top = stack[stack.length - 1];
       if (top.i >= top.dir.count) {
         stack.pop();
         continue;
       }
-      const { dir } = top;
+      const { dir, lo, hi } = top;
       const i = top.i++;
+      const first = dir.tileId[i];
+      // A search for an id goes to the entry holding the largest id not above it: entries outside their parent's
+      // range are never reached that way, so a reader (the viewer, OpenLayers) would not find their tiles.
+      if (first < lo || first >= hi) {
+        throw invalid(`a leaf directory's entry addresses tile id ${first}, outside the ${ids(lo, hi)} of the entry pointing to it: readers searching the directories never find it`);
+      }
       if (dir.runLength[i] === 0) {
         if (stack.length >= MAX_DEPTH) throw new InputError(`${this.name}: leaf directories nest deeper than ${MAX_DEPTH} levels`, this.name);
         const leaf = await named(this.source, () => directoryAt(this.source, this.header, this.header.leafDirectoriesOffset + dir.offset[i], dir.length[i], 'a leaf directory'));
-        stack.push({ dir: leaf, i: 0 });
+        stack.push({ dir: leaf, i: 0, lo: first, hi: i + 1 < dir.count ? dir.tileId[i + 1] : hi });
         continue;
       }
       const offset = this.header.tileDataOffset + dir.offset[i];
-      const last = dir.tileId[i] + dir.runLength[i] - 1;
+      const last = first + dir.runLength[i] - 1;
       if (last >= endId) throw invalid(`a directory entry addresses tile ids up to ${last}, past the last of zoom ${Math.min(h.maxZoom, MAX_ZOOM)} (${endId - 1}), the header's maximum`);
+      if (last >= hi) {
+        throw invalid(`a leaf directory's entry addresses tile ids ${first}–${last}, past the ${ids(lo, hi)} of the entry pointing to it: readers searching the directories never find those beyond`);
+      }
+      // The same id again (a repeated entry) is listed for the reader to name; a run reaching back over ids listed before is refused.
+      if (first < prev) throw invalid(`a directory entry addresses tile ids ${first}–${last}, though the entries before it reach ${prev}: runs overlap`);
+      prev = last;
       left -= dir.runLength[i];
       if (left < 0) {
         throw invalid(limit === MAX_LISTED ? `the directories address more than ${MAX_LISTED} tiles, more than a build writes` : `the directories address more than twice the ${h.addressedTiles} tiles the header says`);

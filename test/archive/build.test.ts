@@ -289,25 +289,53 @@ describe('damaged and hostile archives', () => {
     expect(fs.existsSync(out)).toBe(false);
   });
 
-  /** A one-entry archive by hand: the sample's descriptor as metadata, one tile, the entry's ids and run as given. */
-  async function handMade(name: string, entries: [tileId: number, runLength: number][], maxZoom: number): Promise<string> {
+  /**
+   * An archive by hand: the sample's descriptor as metadata, one tile every entry points to, the entries' ids and runs
+   * as given; a run of 0 points to the one leaf directory, holding `leaf`'s entries.
+   */
+  async function handMade(name: string, entries: [tileId: number, runLength: number][], maxZoom: number, leaf: [tileId: number, runLength: number][] = []): Promise<string> {
     const meta = Buffer.from(JSON.stringify(await (await openPmtiles(file)).metadata()));
     const tile = Buffer.from([0x1a, 0x00]);
-    const n = entries.length;
-    const dir = encodeDirectory({
-      count: n, tileId: Float64Array.from(entries, (e) => e[0]), offset: new Float64Array(n), length: new Uint32Array(n).fill(tile.length), runLength: Uint32Array.from(entries, (e) => e[1]),
+    const directory = (es: [number, number][], leafLength: number) => encodeDirectory({
+      count: es.length, tileId: Float64Array.from(es, (e) => e[0]), offset: new Float64Array(es.length),
+      length: Uint32Array.from(es, (e) => (e[1] === 0 ? leafLength : tile.length)), runLength: Uint32Array.from(es, (e) => e[1]),
     });
-    const at = HEADER_BYTES + dir.length + meta.length;
+    const leafDir = directory(leaf, 0);
+    const dir = directory(entries, leafDir.length);
+    const leaves = HEADER_BYTES + dir.length + meta.length;
+    const at = leaves + leafDir.length;
     const header = encodeHeader({
       rootDirectoryOffset: HEADER_BYTES, rootDirectoryLength: dir.length, metadataOffset: HEADER_BYTES + dir.length, metadataLength: meta.length,
-      leafDirectoriesOffset: at, leafDirectoriesLength: 0, tileDataOffset: at, tileDataLength: tile.length, addressedTiles: 0, tileEntries: n, tileContents: 1,
+      leafDirectoriesOffset: leaves, leafDirectoriesLength: leafDir.length, tileDataOffset: at, tileDataLength: tile.length, addressedTiles: 0,
+      tileEntries: entries.length + leaf.length, tileContents: 1,
       clustered: true, internalCompression: Compression.None, tileCompression: Compression.None, tileType: TileType.Mvt, minZoom: 0, maxZoom,
       minLon: 0, minLat: 0, maxLon: 1, maxLat: 1, centerZoom: 0, centerLon: 0, centerLat: 0,
     });
     const out = path.join(root, name);
-    fs.writeFileSync(out, Buffer.concat([header, dir, meta, tile]));
+    fs.writeFileSync(out, Buffer.concat([header, dir, meta, leafDir, tile]));
     return out;
   }
+
+  it('refuses directories a reader searching them cannot follow: a leaf\'s tiles outside its entry\'s range, runs that overlap', async () => {
+    const messages = async (name: string, entries: [number, number][], leaf: [number, number][] = []) => {
+      const reader = await ArchiveReader.open(await handMade(name, entries, 4, leaf)) as ArchiveReader;
+      reader.close();
+      return reader.problems.map((p) => p.message);
+    };
+    // The leaf the root points to from id 5 holds ids 5 and 6; the root's next entry takes over at 6: id 6 is never found.
+    expect(await messages('past.pmtiles', [[5, 0], [6, 1]], [[5, 2]])).toEqual([
+      'a leaf directory\'s entry addresses tile ids 5–6, past the ids 5–5 of the entry pointing to it: readers searching the directories never find those beyond',
+    ]);
+    // A leaf holding an id below the one its entry starts at.
+    expect(await messages('below.pmtiles', [[5, 0]], [[3, 1], [5, 1]])).toEqual([
+      'a leaf directory\'s entry addresses tile id 3, outside the ids from 5 of the entry pointing to it: readers searching the directories never find it',
+    ]);
+    expect(await messages('overlap.pmtiles', [[1, 3], [2, 1]])).toEqual(['a directory entry addresses tile ids 2–2, though the entries before it reach 3: runs overlap']);
+    // Within its range a leaf is read as the root is: its tiles listed, none missing.
+    const good = await ArchiveReader.open(await handMade('good.pmtiles', [[1, 1], [5, 0], [9, 1]], 4, [[5, 2], [8, 1]])) as ArchiveReader;
+    good.close();
+    expect(good.problems.filter((p) => /directory|leaf|overlap/.test(p.message))).toEqual([]);
+  });
 
   it('a run of 2^31 tiles, and tiles past the header\'s zooms, are refused at once, not listed', async () => {
     const run = await handMade('run.pmtiles', [[0, 2 ** 31]], 26);
