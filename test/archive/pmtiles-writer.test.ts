@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { HEADER_BYTES, ROOT_WINDOW, TileType, Compression, decodeDirectory, zxyToTileId } from '../../src/archive/pmtiles-format.js';
 import { encodeArchive } from '../../src/archive/pmtiles-layout.js';
 import { PmtilesWriter, assembleArchive, mergeParts } from '../../src/archive/pmtiles-writer.js';
@@ -386,6 +386,24 @@ describe('atomic writing', () => {
     } finally {
       fs.rmSync(work, { recursive: true, force: true });
     }
+  });
+
+  it('syncs the assembled archive to disk before naming it, and the folder after (whole after a power loss too)', () => {
+    const dir = scratch();
+    const file = path.join(dir, 'slide.pmtiles');
+    const w = new PmtilesWriter(file, MVT);
+    for (const t of syntheticTiles(1, 3, 1)) w.add(t.z, t.x, t.y, t.bytes);
+    const order: string[] = [];
+    const sync = vi.spyOn(fs, 'fsyncSync').mockImplementation((fd) => { order.push(`sync ${fs.readlinkSync(`/proc/self/fd/${fd}`)}`); });
+    const link = vi.spyOn(fs, 'linkSync');
+    link.mockImplementation((from, to) => { order.push(`link ${String(to)}`); link.mockRestore(); fs.linkSync(from, to); });
+    try {
+      w.finish(METADATA);
+    } finally {
+      sync.mockRestore();
+      link.mockRestore();
+    }
+    expect(order).toEqual([expect.stringMatching(/^sync .*slide\.pmtiles\.tmp-[0-9a-f]{8}$/), `link ${file}`, `sync ${fs.realpathSync(dir)}`]);
   });
 
   it('leaves no FILE and no temporaries when aborted', () => {
