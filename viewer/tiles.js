@@ -128,6 +128,11 @@ async function archiveTiles(ol, urlOf) {
   };
 }
 
+/** The archive's ETag now (asked without the cache), or undefined when it has none or the request fails. */
+function currentEtag(url) {
+  return fetch(url, { method: 'HEAD', cache: 'no-store' }).then((r) => r.headers.get('ETag') ?? undefined, () => undefined);
+}
+
 /**
  * A PMTiles source whose first bytes (header and root directory, read by every reader of the archive) are fetched once
  * for two readers: this module's and the one ol-pmtiles makes. Fetched bytes serve one more read at offset 0, then
@@ -146,11 +151,13 @@ function startOnce(inner) {
             throw new Error(`bytes ${offset}–${offset + length - 1} asked, ${got.data.byteLength} sent: the archive ends before its directories say (cut short?)`);
           }
           return got;
-        }).catch((err) => {
+        }).catch(async (err) => {
           start = undefined;
-          // Without an ETag to compare, the reader's "non-matching ETag" can only be its reading of a 416: the range
-          // starts past the end of the file.
-          if (etag === undefined && err && /non-matching ETag/.test(err.message)) {
+          // The reader calls a 416 (a range starting past the end of the file) a "non-matching ETag" too: when the
+          // archive has no ETag, or still the one the reader knows, that is what it was.
+          if (err && /non-matching ETag/.test(err.message) && (etag === undefined || (await currentEtag(inner.getKey())) === etag)) {
+            // Unchanged: the browser's cache stays good for the reads to come.
+            inner.mustReload = false;
             throw new Error(`bytes ${offset}–${offset + length - 1} lie past the end of the archive (HTTP 416): it ends before its directories say (cut short?)`);
           }
           throw err;
