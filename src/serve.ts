@@ -193,6 +193,8 @@ export async function startServer(opts: ServeOptions): Promise<Server> {
     const whyNot = await single.alone();
     if (whyNot) throw new UsageError(whyNot);
   }
+  /** The folder or archive as the command named it (a link's name, not its target's). */
+  const servedName = path.basename(path.resolve(opts.root));
   let viewer: string | undefined;
   try {
     viewer = fs.realpathSync(opts.viewerDir ?? defaultViewerDir());
@@ -209,7 +211,7 @@ export async function startServer(opts: ServeOptions): Promise<Server> {
     if (cors) {
       res.setHeader('Access-Control-Allow-Origin', cors);
       // What a range reader of another origin checks: where a range lies, and whether the archive changed.
-      res.setHeader('Access-Control-Expose-Headers', 'Content-Range, Accept-Ranges, ETag');
+      res.setHeader('Access-Control-Expose-Headers', 'Content-Range, Accept-Ranges, ETag, X-Pyramid-Name');
     }
     if (checkHost && !localHost(req.headers.host)) {
       send(res, 421, 'this server answers only to 127.0.0.1 and localhost\n');
@@ -245,6 +247,8 @@ export async function startServer(opts: ServeOptions): Promise<Server> {
 
   /** Below the viewer: the folder's files and archive tiles, or the one archive, its metadata and its tiles. */
   async function sendPyramid(req: http.IncomingMessage, res: http.ServerResponse, segments: string[]): Promise<void> {
+    // The page's URL names no folder or file at the root: the viewer titles a pyramid without a name by this one.
+    if (segments.length === 1 && segments[0] === 'tileset.json') res.setHeader('X-Pyramid-Name', encodeURIComponent(servedName));
     // An absent PBF tile the pyramid may hold is an empty tile; other absent paths, tile-shaped or not, are not found.
     const pbf = segments[segments.length - 1].endsWith('.pbf');
     const gzipOk = acceptsGzip(req.headers['accept-encoding']);

@@ -179,14 +179,24 @@ function startOnce(inner) {
   };
 }
 
+/** Percent-decoded text, or the text as it is where it does not decode. */
+export function safeDecode(text) {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
 /**
  * Opens what `url` names: a PMTiles archive, or a tileset.json (whose archives are used when it lists any).
  * Resolves to the descriptor, the plane dimensions of its tile paths, `tiles`: `source(plane, options)` makes
  * an OpenLayers source of a plane (options: projection, tileGrid, …), `bytes(plane, z, x, y)` reads one tile, and
- * `plane`: the plane of an archive opened directly that is one of a folder's (else undefined).
+ * `plane`: the plane of an archive opened directly that is one of a folder's (else undefined), and `servedName`: the
+ * folder or archive `serve` serves (its `X-Pyramid-Name`), when the descriptor came from there.
  */
 export async function openPyramid(ol, url) {
-  let descriptor, tiles, plane;
+  let descriptor, tiles, plane, served;
   // Which archive holds a plane: for an archive opened directly, that one, unless its metadata lists it (below).
   let route = () => url;
   if (isArchiveUrl(url)) {
@@ -197,6 +207,7 @@ export async function openPyramid(ol, url) {
     const response = await fetch(url);
     if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
     descriptor = await response.json();
+    served = response.headers.get('X-Pyramid-Name') ?? undefined;
   }
   if (!Array.isArray(descriptor.tiles) || typeof descriptor.tiles[0] !== 'string') throw new Error(`${url}: the descriptor has no tiles template`);
   // Without {zlvl}, a first {z} is the zoom (the spec's 2D example {z}/{x}/{y}), not the z plane.
@@ -218,5 +229,5 @@ export async function openPyramid(ol, url) {
       route = archiveOf;
     }
   }
-  return { descriptor, dims, tiles, plane };
+  return { descriptor, dims, tiles, plane, servedName: served && safeDecode(served) };
 }

@@ -12,7 +12,7 @@ import { cardTable, featureId } from './card.js';
 import { dataExtent } from './extent.js';
 import { keptLines } from './kept.js';
 import { readViewState, writeViewState } from './state.js';
-import { openPyramid } from './tiles.js';
+import { openPyramid, safeDecode } from './tiles.js';
 
 const ol = window.ol;
 
@@ -29,18 +29,13 @@ window.addEventListener('unhandledrejection', (e) => errors.push(`unhandled reje
 const $ = (id) => document.getElementById(id);
 
 /**
- * What to call a pyramid without a name: its folder or archive as the URL names it, decoded (`my slide #1.pmtiles`),
- * or the host when it is served at the root (`serve slide.pmtiles`).
+ * What to call a pyramid without a name: its folder or archive as the URL names it, decoded (`my slide #1.pmtiles`);
+ * at the root, the folder or archive `serve` names (`serve slide.pmtiles`), else the host.
  */
-function nameOf(url) {
+function nameOf(url, servedName) {
   const u = new URL(url);
   const last = u.pathname.replace(/\/tileset\.json$/, '').split('/').filter((p) => p !== '').pop();
-  if (last === undefined) return u.host;
-  try {
-    return decodeURIComponent(last);
-  } catch {
-    return last;
-  }
+  return last === undefined ? servedName ?? u.host : safeDecode(last);
 }
 
 async function start() {
@@ -51,7 +46,7 @@ async function start() {
   // absolute URL is taken as written (a signed URL keeps its query and escapes).
   const asUrl = /^[a-z][a-z0-9+.-]*:/i.test(given) ? given : given.replace(/[%#?]/g, (c) => encodeURIComponent(c));
   const tilesetUrl = new URL(asUrl, window.location.href).href;
-  const { descriptor, dims, tiles, plane: opened } = await openPyramid(ol, tilesetUrl);
+  const { descriptor, dims, tiles, plane: opened, servedName } = await openPyramid(ol, tilesetUrl);
   const b = descriptor.bounds ?? [0, 0, 256, 256];
   const [minX, minY, maxX, maxY] = b.length === 10 ? [b[3], b[4], b[8], b[9]] : b;
   const planeLo = b.length === 10 ? { t: b[0], c: b[1], z: b[2] } : { t: 0, c: 0, z: 0 };
@@ -63,7 +58,7 @@ async function start() {
   const layerIds = vectorLayers.map((l) => l.id);
   const fields = collectFields(descriptor);
 
-  const title = descriptor.name ?? nameOf(tilesetUrl);
+  const title = descriptor.name ?? nameOf(tilesetUrl, servedName);
   $('title').textContent = title;
   document.title = `${title} — mudm-tiles viewer`;
 

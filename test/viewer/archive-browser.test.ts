@@ -94,6 +94,7 @@ beforeAll(async () => {
   at.planeArchive = await serve(path.join(site, 'slide.pmtiles'));
   // The whole site through serve: its archives with ETags, as a range reader compares them.
   at.site = await serve(site);
+  at.nameless = await serve(path.join(site, 'my slide #2 (50%?).pmtiles'));
   const host: StaticServer = await startStaticServer(site);
   servers.push(host);
   at.host = host.url;
@@ -211,11 +212,15 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     }
   });
 
-  it('calls a pyramid without a name by its archive\'s file name, decoded', async () => {
+  it('calls a pyramid without a name by its archive\'s file name, decoded, from a static host and through serve', async () => {
     // '#', '?' and '%' in the file name, sent escaped in the query as a link to it is.
     await view(`${at.host}index.html?tileset=${encodeURIComponent('my slide #2 (50%?).pmtiles')}#${VIEW}`);
     expect(await page.locator('#title').innerText()).toBe('my slide #2 (50%?).pmtiles');
     expect(await page.title()).toBe('my slide #2 (50%?).pmtiles — mudm-tiles viewer');
+    expect(await errorsOf()).toEqual([]);
+    // Served on its own, at the root: the URL names no file, serve does.
+    await view(`${at.nameless}#${VIEW}`);
+    expect(await page.locator('#title').innerText()).toBe('my slide #2 (50%?).pmtiles');
     expect(await errorsOf()).toEqual([]);
   });
 

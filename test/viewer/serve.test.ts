@@ -45,6 +45,9 @@ describe('startServer', () => {
     const tile = new Uint8Array(await (await fetch(`${server.url}0/0/0.pbf`)).arrayBuffer());
     expect(Buffer.from(tile).equals(fs.readFileSync(path.join(out, '0/0/0.pbf')))).toBe(true);
     expect(await (await fetch(server.url)).text()).toMatch(/vendor\/ol\.js/);
+    // The root's descriptor says which folder it is (the viewer's title when the pyramid has no name); nothing else does.
+    expect((await fetch(`${server.url}tileset.json`)).headers.get('x-pyramid-name')).toBe('out');
+    expect((await fetch(`${server.url}0/0/0.pbf`)).headers.has('x-pyramid-name')).toBe(false);
   });
 
   it('answers a missing PBF tile with 204 (empty), other missing files with 404', async () => {
