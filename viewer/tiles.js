@@ -72,8 +72,9 @@ async function archiveTiles(ol, urlOf) {
   const [{ PMTiles, FetchSource }, { PMTilesVectorSource }] = await Promise.all([import('pmtiles'), import('ol-pmtiles')]);
   const archives = new Map();
   const sources = new Map();
+  const changeListeners = [];
   const sourceOf = (url) => {
-    if (!sources.has(url)) sources.set(url, startOnce(new FetchSource(url)));
+    if (!sources.has(url)) sources.set(url, startOnce(new FetchSource(url), () => changeListeners.forEach((f) => f(url))));
     return sources.get(url);
   };
   const archive = (url) => {
@@ -97,6 +98,10 @@ async function archiveTiles(ol, urlOf) {
     kind: 'archive',
     archive,
     headerOf,
+    /** Calls `listener(url)` when an archive is found replaced (another ETag) since it was first read. */
+    onChange(listener) {
+      changeListeners.push(listener);
+    },
     async source(plane, options) {
       const url = urlOf(plane);
       if (url === undefined) return new ol.source.VectorTile({ ...options, format: new ol.format.MVT(), tileUrlFunction: () => undefined });
@@ -137,10 +142,12 @@ function currentEtag(url) {
  * A PMTiles source whose first bytes (header and root directory, read by every reader of the archive) are fetched once
  * for two readers: this module's and the one ol-pmtiles makes. Fetched bytes serve one more read at offset 0, then
  * are forgotten, as they are when any read fails: a reader that finds the archive changed (another ETag) reads the
- * start anew. Other ranges go to `inner`.
+ * start anew, and `changed()` is called. Other ranges go to `inner`.
  */
-function startOnce(inner) {
+function startOnce(inner, changed) {
   let start;
+  // The ETag of the archive's first read: the reader reads the start anew when it finds another, a new archive.
+  let first;
   return {
     getKey: () => inner.getKey(),
     getBytes(offset, length, signal, etag) {
@@ -171,7 +178,11 @@ function startOnce(inner) {
       // Not aborted by this reader's signal: the other reader may take the same bytes.
       const fetched = inner.getBytes(offset, length, undefined, etag);
       start = fetched;
-      fetched.catch(() => {
+      fetched.then((got) => {
+        if (got.etag === undefined) return;
+        if (first !== undefined && got.etag !== first) changed();
+        first = got.etag;
+      }, () => {
         if (start === fetched) start = undefined;
       });
       return fetched;

@@ -77,6 +77,13 @@ async function start() {
     $('status').textContent = [`${layerIds.length} layer(s), zooms ${minZoom}–${maxZoom}, ${maxX - minX} × ${maxY - minY} px`, ...notes, ...problem, ...failed].join('; ');
     $('status').className = failedTiles > 0 || planeProblem ? 'error' : '';
   };
+  // Tiles of a replaced archive are read anew, but its layers, fields and planes are those the page opened with.
+  tiles.onChange?.((url) => {
+    const note = `${safeDecode(url.split('/').pop())} was replaced since this page opened: reload the page to see its layers and fields`;
+    if (notes.includes(note)) return;
+    notes.push(note);
+    showStatus();
+  });
   const center = descriptor.center ?? [];
   const plane = { t: planeLo.t, c: planeLo.c, z: planeLo.z };
   if (center.length === 6) [plane.t, plane.c, plane.z] = center;

@@ -66,6 +66,7 @@ beforeAll(async () => {
   const whole = fs.readFileSync(path.join(site, 'slide.pmtiles'));
   fs.writeFileSync(path.join(site, 'cut.pmtiles'), whole.subarray(0, Number(whole.readBigUInt64LE(56)) + 64));
   fs.copyFileSync(path.join(site, 'slide.pmtiles'), path.join(site, 'slide #1.pmtiles'));
+  fs.copyFileSync(path.join(site, 'slide.pmtiles'), path.join(site, 'replaced.pmtiles'));
   // Without a name: the viewer calls it by its file name.
   await buildArchive(onePlaneInputs(), { ...OPTIONS, planeField: undefined, name: undefined }, path.join(site, 'my slide #2 (50%?).pmtiles'));
   // Cut inside its tile data: a tile whose range runs past the end comes back short (206 with fewer bytes).
@@ -369,6 +370,18 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
       expect(await page.locator('#status').innerText(), name).toContain(`${errors.length} tile(s) failed to load`);
     }
     consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/416/.test(e)));
+  });
+
+  it('says when an archive is replaced while viewed (another ETag through serve), and reads the new one', async () => {
+    const file = path.join(dir, 'site', 'replaced.pmtiles');
+    await view(`${at.site}index.html?tileset=replaced.pmtiles#${VIEW}`);
+    expect(await page.locator('#status').innerText()).not.toContain('replaced since');
+    // Another build of the same plane, its tiles at other offsets (its metadata has no name).
+    fs.writeFileSync(file, fs.readFileSync(path.join(dir, 'site', 'my slide #2 (50%?).pmtiles')));
+    await page.evaluate(() => window.__viewer.view.setZoom(0));
+    await page.evaluate(() => window.__viewer.settle());
+    expect(await page.locator('#status').innerText()).toContain('replaced.pmtiles was replaced since this page opened: reload the page to see its layers and fields');
+    expect(await errorsOf()).toEqual([]);
   });
 
   it('logs no errors', () => {
