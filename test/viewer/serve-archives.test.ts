@@ -231,7 +231,7 @@ describe('byte ranges of any file', () => {
       const r = await get(s, '/tiles-c0.pbf.pmtiles', { Range: 'bytes=0-126', Origin: 'https://viewer.example' });
       expect(r.status).toBe(206);
       expect(r.headers.get('access-control-allow-origin')).toBe('https://viewer.example');
-      expect(r.headers.get('access-control-expose-headers')).toBe('Content-Range, Accept-Ranges, ETag');
+      expect(r.headers.get('access-control-expose-headers')).toBe('Content-Range, Accept-Ranges, ETag, X-Pyramid-Name');
     } finally {
       await s.close();
     }
