@@ -16,9 +16,14 @@ const TILE_ERROR = 3;
 /** Whether a URL names a PMTiles archive: by the name its path ends with, whatever its query (a signed URL). */
 const isArchiveUrl = (url) => new URL(url).pathname.toLowerCase().endsWith('.pmtiles');
 
-/** Resolves a URL template against a base without percent-encoding its {placeholders}. */
+/**
+ * Resolves a URL template against a base, its {placeholders} kept as they are: each stands aside as a marker while the
+ * URL is resolved (braces would be percent-encoded), so a brace in the base (a folder named `run {c}`) stays encoded.
+ */
 function resolveTemplate(template, base) {
-  return new URL(template, base).href.replace(/%7B/gi, '{').replace(/%7D/gi, '}');
+  const names = [];
+  const marked = template.replace(/\{([a-z]+)\}/g, (m, name) => `MUDMPLACEHOLDER${names.push(name) - 1}X`);
+  return new URL(marked, base).href.replace(/MUDMPLACEHOLDER(\d+)X/g, (m, i) => `{${names[Number(i)]}}`);
 }
 
 /** The PBF archives a descriptor lists, each with its absolute URL and plane. */
@@ -45,24 +50,31 @@ function loadWith(read) {
   });
 }
 
-/** A tile's bytes by URL: null for an empty tile, which is not written (204 from `serve`, 404 from a static host). */
-async function fetchTile(url) {
+/**
+ * A tile's bytes by URL: null for an empty tile, which is not written: 204 from `serve`, 404 from a static host.
+ * `serve` answers 404 only for what the pyramid cannot hold, or an archive gone: from it (`served`) a 404 fails the tile.
+ */
+async function fetchTile(url, served) {
   const response = await fetch(url);
-  if (response.status === 204 || response.status === 404) return null;
-  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  if (response.status === 204 || (response.status === 404 && !served)) return null;
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}${response.status === 404 ? ' (from serve: not a tile of this pyramid, or its archive is gone)' : ''}`);
   return response.arrayBuffer();
 }
 
-/** Tiles by URL: the template with the plane filled in and {zlvl} renamed to OpenLayers' {z}. */
-function urlTiles(ol, template) {
+/**
+ * Tiles by URL: the template with the plane filled in and {zlvl} renamed to OpenLayers' {z}; `served`: the descriptor
+ * came from `serve` (see fetchTile).
+ */
+function urlTiles(ol, template, served) {
   const planeUrl = (plane) => template.replace(/\{([a-z]+)\}/g, (m, name) => (name === 'zlvl' ? '{z}' : PLANE_DIMS.includes(name) ? String(plane[name]) : m));
+  const read = (url) => fetchTile(url, served);
   return {
     kind: 'url',
     async source(plane, options) {
-      return new ol.source.VectorTile({ ...options, format: new ol.format.MVT(), url: planeUrl(plane), tileLoadFunction: loadWith(fetchTile) });
+      return new ol.source.VectorTile({ ...options, format: new ol.format.MVT(), url: planeUrl(plane), tileLoadFunction: loadWith(read) });
     },
     async bytes(plane, z, x, y) {
-      return fetchTile(planeUrl(plane).replace('{z}', String(z)).replace('{x}', String(x)).replace('{y}', String(y)));
+      return read(planeUrl(plane).replace('{z}', String(z)).replace('{x}', String(x)).replace('{y}', String(y)));
     },
   };
 }
@@ -230,7 +242,7 @@ export async function openPyramid(ol, url) {
   const listed = archiveAssets(descriptor, url);
   const archiveOf = (p) => listed.find((a) => dims.every((d) => a.plane[d] === undefined || a.plane[d] === p[d]))?.url;
   if (!tiles) {
-    tiles = listed.length > 0 ? await archiveTiles(ol, archiveOf) : urlTiles(ol, resolveTemplate(template, url));
+    tiles = listed.length > 0 ? await archiveTiles(ol, archiveOf) : urlTiles(ol, resolveTemplate(template, url), served !== undefined);
   } else {
     // One of a folder's archives (its metadata is the folder's descriptor, listing them all): its own plane first,
     // the other planes from the archives beside it, as through the folder's tileset.json.

@@ -62,6 +62,11 @@ beforeAll(async () => {
   await buildPyramid(slideInputs(), { ...OPTIONS, out: path.join(site, 'folder'), archive: 'pmtiles', format: 'json,pbf' });
   // A static host of a directory build: empty tiles are missing files there (404), not 204s.
   fs.cpSync(path.join(dir, 'slide-dir'), path.join(site, 'slide-dir'), { recursive: true });
+  // A folder whose name holds braces, as a template's placeholders do.
+  fs.cpSync(path.join(dir, 'slide-dir'), path.join(site, 'run {c}'), { recursive: true });
+  // One archive served on its own, then deleted while viewed.
+  fs.mkdirSync(path.join(dir, 'alone'));
+  fs.copyFileSync(path.join(site, 'slide.pmtiles'), path.join(dir, 'alone', 'gone.pmtiles'));
   // An archive cut inside its tile data: its header, directories and metadata read, its tiles fail.
   const whole = fs.readFileSync(path.join(site, 'slide.pmtiles'));
   fs.writeFileSync(path.join(site, 'cut.pmtiles'), whole.subarray(0, Number(whole.readBigUInt64LE(56)) + 64));
@@ -96,6 +101,7 @@ beforeAll(async () => {
   // The whole site through serve: its archives with ETags, as a range reader compares them.
   at.site = await serve(site);
   at.nameless = await serve(path.join(site, 'my slide #2 (50%?).pmtiles'));
+  at.gone = await serve(path.join(dir, 'alone', 'gone.pmtiles'));
   const host: StaticServer = await startStaticServer(site);
   servers.push(host);
   at.host = host.url;
@@ -382,6 +388,28 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     await page.evaluate(() => window.__viewer.settle());
     expect(await page.locator('#status').innerText()).toContain('replaced.pmtiles was replaced since this page opened: reload the page to see its layers and fields');
     expect(await errorsOf()).toEqual([]);
+  });
+
+  it('reads a pyramid whose folder name holds braces, from a static host and through serve', async () => {
+    const cell = cells().filter((c) => c.c === 0 && c.z === 0)[0];
+    for (const base of [at.host, at.site]) {
+      await view(`${base}index.html?tileset=${encodeURIComponent('run {c}/tileset.json')}#${VIEW}&c=0&z=0`);
+      expect((await page.evaluate(([x, y]) => window.__viewer.featuresAt(x, y), [cell.x, cell.y] as const)).map((f) => f.id), base).toContain(cell.id);
+      expect(await errorsOf(), base).toEqual([]);
+    }
+  });
+
+  it('counts tiles as failed, not empty, once the archive serve serves is deleted while viewed', async () => {
+    await view(`${at.gone}#${VIEW}`);
+    expect(await errorsOf()).toEqual([]);
+    fs.rmSync(path.join(dir, 'alone', 'gone.pmtiles'));
+    await page.evaluate(() => window.__viewer.view.setZoom(0));
+    await page.evaluate(() => window.__viewer.settle());
+    const errors = await errorsOf();
+    expect(errors.length).toBeGreaterThan(0);
+    for (const e of errors) expect(e).toMatch(/^tile failed to load: 0\/\d+\/\d+ \(.*HTTP 404 \(from serve: not a tile of this pyramid, or its archive is gone\)\)$/);
+    expect(await page.locator('#status').innerText()).toContain(`${errors.length} tile(s) failed to load`);
+    consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/404/.test(e)));
   });
 
   it('logs no errors', () => {
