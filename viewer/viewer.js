@@ -77,13 +77,6 @@ async function start() {
     $('status').textContent = [`${layerIds.length} layer(s), zooms ${minZoom}–${maxZoom}, ${maxX - minX} × ${maxY - minY} px`, ...notes, ...problem, ...failed].join('; ');
     $('status').className = failedTiles > 0 || planeProblem ? 'error' : '';
   };
-  // Tiles of a replaced archive are read anew, but its layers, fields and planes are those the page opened with.
-  tiles.onChange?.((url) => {
-    const note = `${safeDecode(url.split('/').pop())} was replaced since this page opened: reload the page to see its layers and fields`;
-    if (notes.includes(note)) return;
-    notes.push(note);
-    showStatus();
-  });
   const center = descriptor.center ?? [];
   const plane = { t: planeLo.t, c: planeLo.c, z: planeLo.z };
   if (center.length === 6) [plane.t, plane.c, plane.z] = center;
@@ -172,6 +165,15 @@ async function start() {
       if (hidden.has(props.layer)) return null;
       return styleFor(colourOf(field === BY_LAYER ? props.layer : props[field]), feature.getType(), resolution);
     },
+  });
+  // A replaced archive: the tiles on screen, read from the old one, are read again from the new one; the page's
+  // layers, fields and planes stay those it opened with, and the status line says so.
+  tiles.onChange?.((url) => {
+    layer.getSource()?.refresh();
+    const note = `${safeDecode(url.split('/').pop())} was replaced since this page opened: reload the page to see its layers and fields`;
+    if (notes.includes(note)) return;
+    notes.push(note);
+    showStatus();
   });
 
   const view = new ol.View({

@@ -380,13 +380,27 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
 
   it('says when an archive is replaced while viewed (another ETag through serve), and reads the new one', async () => {
     const file = path.join(dir, 'site', 'replaced.pmtiles');
-    await view(`${at.site}index.html?tileset=replaced.pmtiles#${VIEW}`);
+    const now = cells().filter((c) => c.c === 1 && c.z === 2);
+    // A cell of the plane opened, near a cell of the one replacing it (so both lie in the tiles on screen).
+    const was = cells().filter((c) => c.c === 0 && c.z === 0).sort((a, b) => Math.hypot(a.x - now[0].x, a.y - now[0].y) - Math.hypot(b.x - now[0].x, b.y - now[0].y))[0];
+    const idsAt = (c: { x: number; y: number }) => page.evaluate(([x, y]) => window.__viewer.featuresAt(x, y).map((f) => f.id), [c.x, c.y] as const);
+    const goTo = async (x: number, y: number) => {
+      await page.evaluate(([cx, cy]) => { window.__viewer.view.setZoom(4); window.__viewer.view.setCenter([cx, -cy]); }, [x, y] as const);
+      await page.evaluate(() => window.__viewer.settle());
+    };
+    // Close in (its tiles over part of the slide only), then away to tiles not read yet.
+    await view(`${at.site}index.html?tileset=replaced.pmtiles#zoom=4&x=${was.x}&y=${was.y}`);
     expect(await page.locator('#status').innerText()).not.toContain('replaced since');
-    // Another build of the same plane, its tiles at other offsets (its metadata has no name).
-    fs.writeFileSync(file, fs.readFileSync(path.join(dir, 'site', 'my slide #2 (50%?).pmtiles')));
-    await page.evaluate(() => window.__viewer.view.setZoom(0));
-    await page.evaluate(() => window.__viewer.settle());
+    expect(await idsAt(was)).toContain(was.id);
+    // Another build: the slide's plane c=1, z=2, its tiles at other offsets.
+    fs.writeFileSync(file, fs.readFileSync(path.join(dir, 'site', 'slide', 'tiles-c1-z2.pbf.pmtiles')));
+    const far = cells().filter((c) => c.c === 1 && c.z === 2).sort((a, b) => Math.hypot(b.x - was.x, b.y - was.y) - Math.hypot(a.x - was.x, a.y - was.y))[0];
+    await goTo(far.x, far.y);
     expect(await page.locator('#status').innerText()).toContain('replaced.pmtiles was replaced since this page opened: reload the page to see its layers and fields');
+    // Back where it was: the tiles read from the old archive are not shown again, the new archive's are.
+    await goTo(was.x, was.y);
+    expect(await idsAt(now[0])).toContain(now[0].id);
+    expect(await idsAt(was)).not.toContain(was.id);
     expect(await errorsOf()).toEqual([]);
   });
 
