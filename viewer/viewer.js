@@ -65,7 +65,8 @@ async function start() {
   // ── state: the URL's hash first, then the descriptor's center, then the defaults ──
   const asked = readViewState(window.location.hash);
   const notes = [];
-  // The status line: what is shown, notes on the view asked for, and how many tiles failed (each one in `errors`).
+  // The status line: what is shown, notes on the view asked for, and how many tiles of the plane shown failed (each
+  // one, of any plane, in `errors`).
   let failedTiles = 0;
   let statusReady = false;
   /** Why the plane selected cannot be shown (its archive missing or unreadable), or undefined. */
@@ -108,6 +109,8 @@ async function start() {
     s.on('tileloaderror', (e) => {
       const at = e.tile && e.tile.getTileCoord ? e.tile.getTileCoord().join('/') : '?';
       errors.push(`tile failed to load: ${at}${e.tile && e.tile.failure ? ` (${e.tile.failure})` : ''}`);
+      // A plane switched away from may still finish loading: its failures are not the plane shown.
+      if (layer.getSource() !== s) return;
       failedTiles++;
       showStatus();
     });
@@ -296,7 +299,12 @@ async function start() {
     // A new source: OpenLayers drops the old plane's tiles and loads the new ones. Only the last plane asked for
     // gets its source, however the reads of their archives' headers end.
     const key = planeKey();
-    switching = planeSourceOrEmpty().then((s) => { if (planeKey() === key) layer.setSource(s); });
+    switching = planeSourceOrEmpty().then((s) => {
+      if (planeKey() !== key) return;
+      layer.setSource(s);
+      failedTiles = 0;
+      showStatus();
+    });
   };
   for (const d of dims) {
     const label = document.createElement('label');

@@ -77,6 +77,10 @@ beforeAll(async () => {
   // Cut inside its tile data: a tile whose range runs past the end comes back short (206 with fewer bytes).
   const dataStart = Number(whole.readBigUInt64LE(56));
   fs.writeFileSync(path.join(site, 'cut-mid.pmtiles'), whole.subarray(0, dataStart + Math.floor((whole.length - dataStart) * 0.6)));
+  // A folder whose archive of one plane is cut short: its tiles fail, the other plane's do not.
+  fs.cpSync(path.join(site, 'slide'), path.join(site, 'slide-cut'), { recursive: true });
+  const c0 = fs.readFileSync(path.join(site, 'slide', 'tiles-c0-z0.pbf.pmtiles'));
+  fs.writeFileSync(path.join(site, 'slide-cut', 'tiles-c0-z0.pbf.pmtiles'), c0.subarray(0, Number(c0.readBigUInt64LE(56)) + 64));
   // A folder whose archive of one plane is gone.
   fs.cpSync(path.join(site, 'slide'), path.join(site, 'slide-missing'), { recursive: true });
   fs.rmSync(path.join(site, 'slide-missing', 'tiles-c1-z2.pbf.pmtiles'));
@@ -424,6 +428,20 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     for (const e of errors) expect(e).toMatch(/^tile failed to load: 0\/\d+\/\d+ \(.*HTTP 404 \(from serve: not a tile of this pyramid, or its archive is gone\)\)$/);
     expect(await page.locator('#status').innerText()).toContain(`${errors.length} tile(s) failed to load`);
     consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/404/.test(e)));
+  });
+
+  it('counts the failed tiles of the plane shown: switched to a sound plane, the count of the one before is gone', async () => {
+    await view(`${at.host}index.html?tileset=slide-cut/tileset.json#${VIEW}&c=0&z=0`);
+    expect(await page.locator('#status').innerText()).toMatch(/\d+ tile\(s\) failed to load/);
+    const before = (await errorsOf()).length;
+    expect(before).toBeGreaterThan(0);
+    await page.evaluate(() => window.__viewer.setPlane({ c: 1, z: 2 }));
+    await page.evaluate(() => window.__viewer.settle());
+    expect(await page.locator('#status').innerText()).not.toContain('failed to load');
+    expect(await page.locator('#status').getAttribute('class')).toBe('');
+    // Every failure stays listed in errors, whichever plane it was of.
+    expect((await errorsOf()).length).toBe(before);
+    consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/416/.test(e)));
   });
 
   it('logs no errors', () => {
