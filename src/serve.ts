@@ -6,7 +6,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream';
 import { InputError, UsageError } from './report/errors.js';
 import { ArchiveShelf, FileArchive, FolderArchives, type TileAnswer } from './serve/archives.js';
-import { contentType, defaultViewerDir, openInside, openRegular, requestSegments, vendorFiles, type Opened } from './serve/files.js';
+import { contentType, defaultViewerDir, openInside, openRegular, requestSegments, targetAuthority, vendorFiles, type Opened } from './serve/files.js';
 import { acceptsGzip, answerFor, contentValidators, validators, type ByteRange, type Validators } from './serve/ranges.js';
 
 export { contentType, defaultViewerDir, requestSegments, servable, vendorFiles } from './serve/files.js';
@@ -213,7 +213,9 @@ export async function startServer(opts: ServeOptions): Promise<Server> {
       // What a range reader of another origin checks: where a range lies, and whether the archive changed.
       res.setHeader('Access-Control-Expose-Headers', 'Content-Range, Accept-Ranges, ETag, X-Pyramid-Name');
     }
-    if (checkHost && !localHost(req.headers.host)) {
+    // An absolute-form target names the host the request is for too (RFC 9112 3.2.2): both must be this machine.
+    const authority = targetAuthority(req.url ?? '');
+    if (checkHost && (!localHost(req.headers.host) || (authority !== undefined && !localHost(authority)))) {
       send(res, 421, 'this server answers only to 127.0.0.1 and localhost\n');
       return;
     }

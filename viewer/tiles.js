@@ -227,7 +227,10 @@ export async function openPyramid(ol, url) {
     await tiles.headerOf(url);
     descriptor = await tiles.archive(url).getMetadata();
   } else {
-    const response = await fetch(url);
+    // A request the browser refuses (another origin without CORS headers, a host down) says only "Failed to fetch".
+    const response = await fetch(url).catch((err) => {
+      throw new Error(`${url}: ${err && err.message ? err.message : err} (the host is down, or, on another origin, does not allow this page: CORS)`);
+    });
     if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
     descriptor = await response.json();
     served = response.headers.get('X-Pyramid-Name') ?? undefined;

@@ -41,7 +41,7 @@ function nameOf(url, servedName) {
 async function start() {
   const params = new window.URLSearchParams(window.location.search);
   // `?tileset=` names a tileset.json or a PMTiles archive (`….pmtiles`), relative to this page or absolute.
-  const given = params.get('tileset') ?? 'tileset.json';
+  const given = params.get('tileset') || 'tileset.json';
   // A relative value is a path whose every character names itself ('#', '?' and '%' in a file name included); an
   // absolute URL is taken as written (a signed URL keeps its query and escapes).
   const asUrl = /^[a-z][a-z0-9+.-]*:/i.test(given) ? given : given.replace(/[%#?]/g, (c) => encodeURIComponent(c));

@@ -66,12 +66,23 @@ export function vendorFiles(): Map<string, string> {
   return out;
 }
 
+/** The scheme and authority of an absolute-form request target (`http://host:port`), the authority captured. */
+const ABSOLUTE_FORM = /^https?:\/\/([^/?#]*)/i;
+
+/** The authority an absolute-form request target names (checked as the Host header is), or undefined in origin form. */
+export function targetAuthority(target: string): string | undefined {
+  return ABSOLUTE_FORM.exec(target)?.[1];
+}
+
 /**
- * The decoded path segments of a request target, or undefined when it is not a path (`*`, absolute form) or cannot
- * be decoded (bad percent-encoding, NUL). Each segment is decoded on its own, so `%2f` stays inside its segment
- * (and is refused by `servable`) instead of becoming a separator.
+ * The decoded path segments of a request target, its path (origin form) or the path of its URL (absolute form, which
+ * a server must accept: RFC 9112, 3.2.2), or undefined when it is neither (`*`) or cannot be decoded (bad
+ * percent-encoding, NUL). Each segment is decoded on its own, so `%2f` stays inside its segment (and is refused by
+ * `servable`) instead of becoming a separator.
  */
-export function requestSegments(target: string): string[] | undefined {
+export function requestSegments(given: string): string[] | undefined {
+  const absolute = ABSOLUTE_FORM.exec(given);
+  const target = absolute ? `/${given.slice(absolute[0].length).replace(/^\//, '')}` : given;
   if (!target.startsWith('/')) return undefined;
   const end = target.search(/[?#]/);
   const segments: string[] = [];

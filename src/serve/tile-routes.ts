@@ -61,9 +61,12 @@ export function tileRoutes(descriptor: unknown): TileRoutes {
     if (!isObject(a) || a.role !== 'tiles' || a.media_type !== PMTILES_MEDIA_TYPE) continue;
     if ((a.format !== 'pbf' && a.format !== 'json') || typeof a.href !== 'string') continue;
     if (/^[a-z][a-z0-9+.-]*:|^\/|[?#]/i.test(a.href)) continue;
+    // An href is a URL reference: its segments are percent-decoded to name files, as a browser resolving it does.
+    const segments = decodedSegments(a.href);
+    if (segments === undefined) continue;
     const plane: Partial<Plane> = {};
     for (const d of ['t', 'c', 'z'] as const) if (Number.isInteger(a[d])) plane[d] = a[d] as number;
-    archives.push({ segments: a.href.split('/').filter((s) => s !== ''), format: a.format, plane });
+    archives.push({ segments, format: a.format, plane });
   }
   const zoom = (v: unknown, otherwise: number) => (Number.isInteger(v) ? (v as number) : otherwise);
   const zooms: [number, number] = [zoom(descriptor.minzoom, 0), zoom(descriptor.maxzoom, MAX_ZOOM)];
@@ -88,6 +91,15 @@ export function pyramidTile(segments: string[], routes: TileRoutes): TileRequest
     return v === undefined || ((low[d] === undefined || v >= low[d]) && (high[d] === undefined || v <= high[d]));
   });
   return inside ? tile : undefined;
+}
+
+/** The non-empty segments of a relative URL path, percent-decoded; undefined when one does not decode. */
+function decodedSegments(href: string): string[] | undefined {
+  try {
+    return href.split('/').filter((s) => s !== '').map((s) => decodeURIComponent(s));
+  } catch {
+    return undefined;
+  }
 }
 
 /** The tile a request path names under the pattern with plane dimensions `dims`, or undefined when it names none. */

@@ -1,6 +1,7 @@
 // The viewer in headless Chromium over PMTiles archives of the sample slide: through `serve` and from a plain static
 // server with Range (no mudm-tiles running), each view drawn as the directory build's view, features at their pixels.
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
@@ -325,6 +326,24 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     expect(await errorsOf()).toEqual([failure]);
     // The page's own request of the missing file is logged by the browser: not a fault of the viewer.
     consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/404/.test(e)));
+  });
+
+  it('names a descriptor it cannot fetch (no host there), and opens the default one for an empty ?tileset=', async () => {
+    // A port nothing listens on (taken, then let go).
+    const port = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const p = (probe.address() as net.AddressInfo).port;
+        probe.close(() => resolve(p));
+      });
+    });
+    await page.goto('about:blank');
+    await page.goto(`${at.host}index.html?tileset=${encodeURIComponent(`http://127.0.0.1:${port}/tileset.json`)}`);
+    const failure = await page.evaluate(() => window.__viewer.ready.then(() => 'ready', (e: Error) => e.message));
+    expect(failure).toBe(`http://127.0.0.1:${port}/tileset.json: Failed to fetch (the host is down, or, on another origin, does not allow this page: CORS)`);
+    consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/ERR_CONNECTION_REFUSED/.test(e)));
+    await view(`${at.planeDir}?tileset=#${VIEW}`);
+    expect(await errorsOf()).toEqual([]);
+    expect(await page.locator('#status').innerText()).toMatch(/^2 layer\(s\)/);
   });
 
   it('reports tiles it cannot read from an archive, in its errors and on the status line, from a static host and through serve (ETags)', async () => {

@@ -121,6 +121,9 @@ describe('tile routes', () => {
       { role: 'tiles', href: 'tiles-c0-z0.pbf.pmtiles', media_type: 'application/vnd.pmtiles', format: 'pbf', c: 0, z: 0 },
       { role: 'tiles', href: 'tiles-c0-z0.json.pmtiles', media_type: 'application/vnd.pmtiles', format: 'json', c: 0, z: 0 },
       { role: 'tiles', href: 'sub/tiles-c1-z2.pbf.pmtiles', media_type: 'application/vnd.pmtiles', format: 'pbf', c: 1, z: 2 },
+      // A URL reference: percent-decoded to name the file, as a browser resolving it would; one that does not decode is none.
+      { role: 'tiles', href: 'my%20tiles%231.pbf.pmtiles', media_type: 'application/vnd.pmtiles', format: 'pbf', c: 2, z: 0 },
+      { role: 'tiles', href: 'bad%zz.pbf.pmtiles', media_type: 'application/vnd.pmtiles', format: 'pbf', c: 3, z: 0 },
       // Not routes: another role, another media type, an unknown format, a URL, an absolute path, a query.
       { role: 'raster', href: 'preview.pmtiles', media_type: 'application/vnd.pmtiles', format: 'pbf' },
       { role: 'tiles', href: 'x.pbf', media_type: 'application/x-protobuf', format: 'pbf' },
@@ -139,6 +142,7 @@ describe('tile routes', () => {
       { segments: ['tiles-c0-z0.pbf.pmtiles'], format: 'pbf', plane: { c: 0, z: 0 } },
       { segments: ['tiles-c0-z0.json.pmtiles'], format: 'json', plane: { c: 0, z: 0 } },
       { segments: ['sub', 'tiles-c1-z2.pbf.pmtiles'], format: 'pbf', plane: { c: 1, z: 2 } },
+      { segments: ['my tiles#1.pbf.pmtiles'], format: 'pbf', plane: { c: 2, z: 0 } },
     ]);
     expect(routes.zooms).toEqual([0, 26]);
     expect(routes.planes).toEqual({ low: { t: 0, c: 0, z: 0 }, high: { t: 0, c: 1, z: 2 } });

@@ -11,7 +11,8 @@ export const usage = 'DIR|FILE.pmtiles';
 export const details =
   'Serves DIR and, at /, a viewer: OpenLayers in pixel space reading tileset.json, layers coloured by featureClass ' +
   'or a chosen field, selectors for the t, c and z planes, a card with the properties of the feature under the ' +
-  'pointer, and the preview image as background when the descriptor lists one. Only the regular files whose real ' +
+  'pointer, and under the features the slide image when the descriptor lists one as its background asset (build ' +
+  '--preview --image writes it; the quicklook PNGs never are). Only the regular files whose real ' +
   'path lies inside DIR are served (tiles, descriptors, previews), never .mudm-work, hidden or temporary files: ' +
   'anything else is 404. The tile URLs of the PMTiles archives that DIR/tileset.json lists are answered from them. ' +
   'FILE.pmtiles: one archive, its metadata as /tileset.json, its tiles at the tile URLs, the file itself under its ' +
