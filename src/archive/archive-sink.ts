@@ -54,6 +54,11 @@ export class ArchiveSink implements TileSink {
   private readonly besides = new Map<string, Uint8Array | string>();
   /** With -o FILE.pmtiles, the first folder `initialize` made for the file (its folder did not exist). */
   private madeFrom: string | undefined;
+  /**
+   * With -o FILE.pmtiles, the archive and report an earlier build wrote, as `initialize` found them: only those files
+   * are removed or replaced; one found at their names later appeared while this build ran, and is left as it is.
+   */
+  private readonly found = new Map<string, string>();
 
   constructor(private readonly options: ArchiveSinkOptions) {
     this.aux = options.mode === 'planes' ? new DirectorySink(options.out) : undefined;
@@ -77,10 +82,12 @@ export class ArchiveSink implements TileSink {
     if (st?.isDirectory()) throw new OutputError(`output ${out} is a directory, not an archive file (a directory of archives is -o DIR --archive pmtiles)`, out);
     const report = besideArchive(out, 'build-report.json') as string;
     for (const [file, kind] of [[out, 'archive'], [report, 'report']] as const) {
-      if (!statOf(file)) continue;
+      const st = statOf(file);
+      if (!st) continue;
       // A file no build wrote is refused as such: --force would not replace it either.
       refuseForeign(file, kind);
       if (!force && !resume) throw new OutputError(`output ${file} exists, written by an earlier build; use --force to replace it`, file);
+      this.found.set(file, identityOf(st));
     }
     try {
       this.madeFrom = makeDirectory(path.dirname(out));
@@ -105,8 +112,9 @@ export class ArchiveSink implements TileSink {
       removeArchives(archivesIn(out).filter((f) => record.files.has(path.basename(f))), out);
       return removal;
     }
-    const old = [out, besideArchive(out, 'build-report.json') as string].filter((f) => statOf(f));
+    const old = [out, besideArchive(out, 'build-report.json') as string].filter((f) => this.foundStill(f));
     removeArchives(old, out);
+    for (const f of old) this.found.delete(f);
     return force && old.length > 0 ? { files: old.length, dirs: 0, touched: old.map((f) => path.basename(f)), kept: [], keptCount: 0 } : undefined;
   }
 
@@ -192,13 +200,27 @@ export class ArchiveSink implements TileSink {
       this.journal?.add({ file: name });
       await sink.finish();
     }
-    for (const [file, bytes] of this.besides) writeBeside(file, bytes);
+    for (const [file, bytes] of this.besides) {
+      this.foundStill(file);
+      writeBeside(file, bytes);
+    }
     this.besides.clear();
     if (this.aux) {
       this.journal?.close();
       await this.aux.write('tileset.json', descriptor);
       await this.aux.finish();
     }
+  }
+
+  /**
+   * Whether `file` is there as `initialize` found it (a file of an earlier build, to remove or replace); false when
+   * there is none. A file there that `initialize` did not find appeared while this build ran: refused, left as it is.
+   */
+  private foundStill(file: string): boolean {
+    const st = statOf(file);
+    if (!st) return false;
+    if (this.found.get(file) === identityOf(st)) return true;
+    throw new OutputError(`${file} appeared while this build ran (another build, or a file put there): left as it is; move it away and run the build again`, file);
   }
 
   abandon(): void {
@@ -264,6 +286,11 @@ export class ArchiveSink implements TileSink {
     if (file === undefined) throw new OutputError(`${this.options.out}: beside an archive go its tiles' descriptor and the run report, not ${relPath}`, this.options.out);
     return file;
   }
+}
+
+/** A file's identity: a file made since at the same name (an inode number reused included) has another. */
+function identityOf(st: fs.Stats): string {
+  return `${st.dev}:${st.ino}:${st.ctimeMs}`;
 }
 
 function statOf(file: string): fs.Stats | undefined {

@@ -86,10 +86,12 @@ export class PmtilesSink implements TileSink {
     }
   }
 
-  async begin({ resume }: { force: boolean; resume: boolean }): Promise<void> {
+  async begin({ force, resume }: { force: boolean; resume: boolean }): Promise<void> {
+    // The old archive `initialize` was told to replace is whole but not this build's: gone now, so a failed rebuild
+    // never looks complete. Without --force nothing is removed: a file there when the archive is named stays, and
+    // `finish` fails naming it.
     try {
-      // The old archive is whole but not this build's: gone now, a failed rebuild never looks complete.
-      fs.rmSync(this.file, { force: true });
+      if (force) fs.rmSync(this.file, { force: true });
     } catch (err) {
       throw describeFsError(err, this.file);
     }

@@ -46,6 +46,48 @@ describe('plan, build-shard, finalize into archives', () => {
   });
 });
 
+describe('files a build did not write, at the names it writes', () => {
+  it('-o FILE.pmtiles: a file at the archive\'s name when a shard runs stays, and finalize refuses it', async () => {
+    const dir = scratch();
+    const out = path.join(dir, 'slide.pmtiles');
+    await planShardedBuild(inputs(), { out, maxZoom: 2, unitSize: 512, workers: 1, shards: 2 });
+    fs.writeFileSync(out, 'precious: the archive a server still serves');
+    for (const shard of [0, 1]) await buildShard({ out, workers: 1 }, shard);
+    expect(fs.readFileSync(out, 'utf8')).toBe('precious: the archive a server still serves');
+    // Refused before anything is written: the file is no archive of a build.
+    await expect(finalizeShardedBuild({ out, workers: 1 })).rejects.toThrow(`${out} was not written by a mudm-tiles build`);
+    expect(fs.readFileSync(out, 'utf8')).toBe('precious: the archive a server still serves');
+  });
+
+  it('-o DIR --archive pmtiles: a file at an archive\'s name when a shard runs stays', async () => {
+    const dir = scratch();
+    const out = path.join(dir, 'planes');
+    await planShardedBuild(inputs(), { out, archive: 'pmtiles', planeField: 'c=c,z=z', maxZoom: 2, unitSize: 512, workers: 1, shards: 2 });
+    const planted = path.join(out, 'tiles-c0-z0.pbf.pmtiles');
+    fs.writeFileSync(planted, 'a user\'s file');
+    for (const shard of [0, 1]) await buildShard({ out, workers: 1 }, shard);
+    expect(fs.readFileSync(planted, 'utf8')).toBe('a user\'s file');
+    await expect(finalizeShardedBuild({ out, workers: 1 })).rejects.toThrow(`${planted}: not written by a mudm-tiles build`);
+    expect(fs.readFileSync(planted, 'utf8')).toBe('a user\'s file');
+  });
+
+  it('-o FILE.pmtiles: a report that appears beside the archive while the build runs is not replaced', async () => {
+    const dir = scratch();
+    const out = path.join(dir, 'slide.pmtiles');
+    const report = path.join(dir, 'slide.build-report.json');
+    const sink = new ArchiveSink({ mode: 'file', out, partsDir: path.join(dir, 'work') });
+    await sink.initialize({ force: false, resume: false });
+    await sink.begin({ force: false, resume: false, layout: { dims: [], planes: [{ t: 0, c: 0, z: 0 }], formats: { json: false, pbf: true }, maxZoom: 1 } });
+    await sink.write('0/0/0.pbf', Uint8Array.of(0x1a, 0));
+    await sink.write('tileset.json', JSON.stringify(METADATA));
+    await sink.write('build-report.json', '{"ours":true}');
+    fs.writeFileSync(report, 'a user\'s notes');
+    await expect(sink.finish()).rejects.toThrow(`${report} appeared while this build ran`);
+    expect(fs.readFileSync(report, 'utf8')).toBe('a user\'s notes');
+    await sink.close();
+  });
+});
+
 describe('ArchiveSink', () => {
   const layout: OutputLayout = { dims: ['c'], planes: [{ t: 0, c: 0, z: 0 }, { t: 0, c: 1, z: 0 }], formats: { json: false, pbf: true }, maxZoom: 2 };
   const tiles = ['0/0/0/0.pbf', '1/0/1/1.pbf', '0/1/0/0.pbf', '2/1/3/2.pbf'];
