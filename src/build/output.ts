@@ -5,9 +5,11 @@ import { ArchiveSink } from '../archive/archive-sink.js';
 import { DirectorySink, type OutputLayout, type TileSink } from '../io/sink.js';
 import type { WorkDir } from '../io/workdir.js';
 import type { ArchiveMode } from '../options.js';
-import { UsageError } from '../report/errors.js';
-import type { BuildPlan } from '../stages/plan.js';
+import { readPartIndex } from '../archive/pmtiles-part.js';
+import { InputError, UsageError, WorkStateError } from '../report/errors.js';
+import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import type { BuildIO } from './context.js';
+import type { UnitLog } from './unit-log.js';
 
 /** The step of a build a sink serves: the whole build here, `plan`, one `build-shard`, `finalize`. */
 export type Step = { kind: 'build' } | { kind: 'plan' } | { kind: 'shard'; shard: number } | { kind: 'finalize' };
@@ -32,14 +34,71 @@ export function outputSink(out: string | undefined, archive: ArchiveMode, work: 
   if (root === undefined) throw new UsageError(`${out}: an archive output keeps its parts in a work directory on disk`);
   return new ArchiveSink({
     mode: archive, out,
-    partsDir: path.join(root, PARTS, step.kind === 'shard' ? `shard-${step.shard}` : step.kind),
+    partsDir: path.join(root, partsFolder(step)),
     resumeParts: step.kind === 'shard' || step.kind === 'finalize',
     mergeParts: step.kind === 'finalize' ? (name) => shardParts(work, root, name) : undefined,
     layout: plan && layoutOf(plan),
   });
 }
 
+/** Where a step's parts grow, in the work directory. */
+function partsFolder(step: Step): string {
+  return `${PARTS}/${step.kind === 'shard' ? `shard-${step.shard}` : step.kind}`;
+}
+
+/** The archive parts a step has written so far (their file names). */
+export function partsOf(work: WorkDir, step: Step): string[] {
+  return work.list(partsFolder(step)).filter((n) => n.endsWith('.part'));
+}
+
+/** Whether a step has written parts: a `build`'s and shards' tiles of one work directory cannot be assembled together. */
+export function hasParts(work: WorkDir, kind: 'build' | 'shard'): boolean {
+  return work.list(PARTS).some((d) => (kind === 'build' ? d === 'build' : /^shard-\d+$/.test(d)));
+}
+
 /** The parts of an archive that the shards wrote. */
 function shardParts(work: WorkDir, root: string, name: string): string[] {
   return work.list(PARTS).filter((d) => /^shard-\d+$/.test(d) && work.exists(`${PARTS}/${d}/${name}.part`)).map((d) => path.join(root, PARTS, d, `${name}.part`));
+}
+
+/** A `build` interrupted into archives keeps its tiles in its own parts, which shards and finalize do not assemble. */
+export function refuseBuildParts(work: WorkDir, command: string): void {
+  if (!hasParts(work, 'build')) return;
+  throw new WorkStateError(`${command}: ${work.root ?? 'the work directory'} holds the archive parts of an interrupted build: continue it with build --resume, or start over with plan --force`, work.root);
+}
+
+/**
+ * A shard run again whose parts were lost or damaged since (cut short, removed, copied short between workflow
+ * steps): its units' markers no longer stand for their tiles, so they are forgotten and the shard tiles them anew.
+ */
+/**
+ * An error reading a shard's part at assembly (cut short or damaged since the shard finished), as a work-state error
+ * saying how to get out of it; any other error as it is.
+ */
+export function shardPartError(err: unknown, work: WorkDir): unknown {
+  const file = err instanceof InputError ? err.file : err instanceof WorkStateError ? err.path : undefined;
+  if (file === undefined || work.root === undefined) return err;
+  const m = /^shard-(\d+)$/.exec(path.basename(path.dirname(file)));
+  if (!m || path.dirname(path.dirname(file)) !== path.join(work.root, PARTS)) return err;
+  return new WorkStateError(`${(err as Error).message}: run build-shard --shard ${m[1]} again (it tiles its units anew), then finalize`, file);
+}
+
+export function healShardParts(work: WorkDir, step: Step & { kind: 'shard' }, units: readonly UnitPlan[], log: UnitLog, io: BuildIO): void {
+  const recorded = work.readJson<{ parts?: string[] }>(`shards/${step.shard}.json`)?.parts ?? [];
+  const there = partsOf(work, step);
+  let why = recorded.filter((n) => !there.includes(n)).map((n) => `${n} is missing`)[0];
+  for (const name of there) {
+    if (why !== undefined) break;
+    try {
+      readPartIndex(path.join(work.root as string, partsFolder(step), name));
+    } catch (err) {
+      if (!(err instanceof InputError || err instanceof WorkStateError)) throw err;
+      why = err.message;
+    }
+  }
+  if (why === undefined) return;
+  const done = units.filter((u) => log.has(0, u.key));
+  log.remove(done.map((u) => [0, u.key]));
+  work.removeFolder(partsFolder(step));
+  io.onWarning?.(`shard ${step.shard}: its archive parts were damaged (${why}): its ${units.length} unit(s) are tiled again`, { event: 'shard-parts-damaged', shard: step.shard, reason: why });
 }

@@ -9,6 +9,7 @@ import type { Removal } from '../io/sink.js';
 import { OWNER_FILE, type WorkDir } from '../io/workdir.js';
 import { resolveBuildConfig, type BuildConfig, type Options } from '../options.js';
 import { DataError, InterruptedError, UsageError, WorkStateError } from '../report/errors.js';
+import { randomBytes } from 'node:crypto';
 import type { BuildReport } from '../report/types.js';
 import { overviewDescriptor, tilesetDescriptor, type DescribeInput } from '../stages/describe.js';
 import { SpillingStore } from '../stages/partition.js';
@@ -18,7 +19,7 @@ import { sampleLine } from '../validate/tally.js';
 import { createPool, type Pool } from '../worker/pool.js';
 import { secondsSince, storeBudget, type BuildIO, type InputSpec, type RunContext } from './context.js';
 import { tileLevels, type LevelsOutcome } from './levels.js';
-import { layoutOf, outputSink } from './output.js';
+import { hasParts, healShardParts, layoutOf, outputSink, partsOf, refuseBuildParts, shardPartError, type Step } from './output.js';
 import { readInputs } from './read.js';
 import { UnitLog } from './unit-log.js';
 import { buildReport, planPreview, sumMarkers, writePreviews } from './report.js';
@@ -48,6 +49,10 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
   // A --resume that cannot continue what OUT holds is refused before anything there is touched.
   refuseRunning(work, o.force, o.resume);
   const previous = o.resume ? resumablePlan(work, fingerprintOf(inputs, config)) : undefined;
+  // Archive tiles of shards lie in their parts, which a build does not assemble: its units marked done would be lost.
+  if (previous && config.archive !== 'none' && hasParts(work, 'shard')) {
+    throw new WorkStateError(`--resume: ${work.root ?? 'the work directory'} was planned for shards, and shards have written archive parts there: continue with build-shard and finalize, or start over with --force`, work.root);
+  }
   await sink.initialize({ force: o.force, resume: o.resume });
   if (!o.resume) startOver(work, o.force);
   work.own();
@@ -155,14 +160,18 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
   const work = workDirFor(config.options, io.work);
   const planFile = loadPlan(work);
   if (!(Number.isInteger(shard) && shard >= 0 && shard < planFile.shards)) throw new UsageError(`--shard must be 0..${planFile.shards - 1}, found ${shard}`);
-  const sink = outputSink(config.options.out, planFile.archive ?? 'none', work, io, { kind: 'shard', shard }, planFile.plan);
+  const step: Step = { kind: 'shard', shard };
+  if (planFile.archive) refuseBuildParts(work, 'build-shard');
+  const units = shardUnits(planFile.units, shard, planFile.shards);
+  const log = new UnitLog(work);
+  if (planFile.archive) healShardParts(work, step, units, log, io);
+  const sink = outputSink(config.options.out, planFile.archive ?? 'none', work, io, step, planFile.plan);
   const pool = createPool(config.options.workers, io.signal);
   try {
-    const units = shardUnits(planFile.units, shard, planFile.shards);
     // Reads the planned records from the work directory; nothing is appended, so the store's spill budget is 0.
     const store = new SpillingStore(path.join(work.root as string, 'level-0'), 0, 'existing');
-    const { resumed } = await tileLevels({ config, planFile, sink, work, units: new UnitLog(work), pool, io, t0: performance.now() }, units, store, false);
-    markShardDone(work, shard, units);
+    const { resumed } = await tileLevels({ config, planFile, sink, work, units: log, pool, io, t0: performance.now() }, units, store, false);
+    markShardDone(work, shard, units, planFile, partsOf(work, step));
     return { units: units.length, skipped: resumed };
   } finally {
     work.close();
@@ -178,7 +187,8 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   const work = workDirFor(config.options, io.work);
   const planFile = loadPlan(work);
   const units = new UnitLog(work);
-  checkShardsDone(work, planFile, units);
+  if (planFile.archive) refuseBuildParts(work, 'finalize');
+  checkShardsDone(work, planFile, units, (shard) => partsOf(work, { kind: 'shard', shard }));
   const sink = outputSink(config.options.out, planFile.archive ?? 'none', work, io, { kind: 'finalize' }, planFile.plan);
   // What finalize writes may only replace what a build wrote (a finalize run before): checked before anything goes.
   await sink.initialize({ force: config.options.force, resume: true });
@@ -189,7 +199,9 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
     // here (from the records they read), then every level above. Only the levels above count as resumed.
     const tStart = performance.now();
     const levels = await tileLevels(ctx, planFile.units, new SpillingStore(path.join(work.root as string, 'level-0'), 0, 'existing'), true);
-    const report = await finalize(ctx, { ...levels, resumed: levels.resumed - planFile.units.length }, secondsSince(tStart));
+    const report = await finalize(ctx, { ...levels, resumed: levels.resumed - planFile.units.length }, secondsSince(tStart)).catch((err: unknown) => {
+      throw shardPartError(err, work);
+    });
     work.destroy();
     return report;
   } finally {
@@ -226,6 +238,7 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
     preview: planPreview(o.preview, o.image ? path.resolve(o.image) : undefined, buildPlan),
   };
   if (config.archive !== 'none') planFile.archive = config.archive;
+  planFile.id = previous?.id ?? randomBytes(8).toString('hex');
   savePlan(work, planFile);
   return planFile;
 }

@@ -59,6 +59,8 @@ export interface PlanFile {
   readSeconds: number;
   /** Tiles into PMTiles archives (`-o FILE.pmtiles`, or `--archive pmtiles`): shards and finalize write them so too. */
   archive?: 'file' | 'planes';
+  /** This plan and no other (random, made once): what a shard's marker names, so a shard of another plan shows. */
+  id?: string;
 }
 
 /** The work directory: the caller's, else OUT/.mudm-work (beside FILE.pmtiles: .FILE.pmtiles.mudm-work) on disk, else memory. */
@@ -144,15 +146,34 @@ export function shardUnits(units: readonly UnitPlan[], shard: number, shards: nu
   return units.filter((_, i) => i % shards === shard);
 }
 
-export function markShardDone(work: WorkDir, shard: number, units: readonly UnitPlan[]): void {
-  work.writeJson(`shards/${shard}.json`, { shard, units: units.map((u) => u.key) });
+/** What a finished shard leaves: its units, the plan it tiled them for, and the archive parts it wrote them into. */
+interface ShardMarker { shard: number; units: string[]; plan?: string; parts?: string[] }
+
+/** A shard is done: `parts`, the archive parts it wrote (their folder's file names), must reach finalize with it. */
+export function markShardDone(work: WorkDir, shard: number, units: readonly UnitPlan[], planFile: PlanFile, parts: readonly string[]): void {
+  const marker: ShardMarker = { shard, units: units.map((u) => u.key), plan: planFile.id, parts: [...parts] };
+  work.writeJson(`shards/${shard}.json`, marker);
 }
 
-/** Refuses to finalize while a shard or a level-0 unit is not finished. */
-export function checkShardsDone(work: WorkDir, planFile: PlanFile, units: Pick<UnitLog, 'has'>): void {
+/**
+ * Refuses to finalize while a shard or a level-0 unit is not finished, a shard was done for another plan (copied in
+ * from another build), or a part a shard wrote is missing (`partsOf(shard)`: the parts there now).
+ */
+export function checkShardsDone(work: WorkDir, planFile: PlanFile, units: Pick<UnitLog, 'has'>, partsOf: (shard: number) => readonly string[]): void {
   const missingShards = Array.from({ length: planFile.shards }, (_, i) => i).filter((i) => !work.exists(`shards/${i}.json`));
   const missingUnits = planFile.units.filter((u) => !units.has(0, u.key));
   if (missingShards.length || missingUnits.length) {
     throw new WorkStateError(`cannot finalize: shard(s) ${missingShards.join(', ') || 'none'} not complete, ${missingUnits.length} unit(s) missing; run build-shard for them`, work.root);
+  }
+  for (let i = 0; i < planFile.shards; i++) {
+    const marker = work.readJson<ShardMarker>(`shards/${i}.json`);
+    if (marker?.plan !== undefined && planFile.id !== undefined && marker.plan !== planFile.id) {
+      throw new WorkStateError(`cannot finalize: shard ${i} was built for another plan than the one in ${where(work)} (copied in from another build?): its tiles and records are not this plan's; start over with plan --force`, work.root);
+    }
+    const there = new Set(partsOf(i));
+    const lost = (marker?.parts ?? []).filter((n) => !there.has(n));
+    if (lost.length > 0) {
+      throw new WorkStateError(`cannot finalize: the archive part(s) ${lost.join(', ')} of shard ${i} are missing from ${where(work)}: run build-shard --shard ${i} again (it tiles its units anew)`, work.root);
+    }
   }
 }

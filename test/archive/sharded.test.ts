@@ -9,6 +9,7 @@ import { buildPyramid, buildShard, finalizeShardedBuild, planShardedBuild } from
 import { fileSource } from '../../src/io/read.js';
 import type { OutputLayout } from '../../src/io/sink.js';
 import type { Options } from '../../src/options.js';
+import { WorkStateError } from '../../src/report/errors.js';
 import { listFiles } from '../e2e/helpers.js';
 import { METADATA, scratchDirs } from './helpers.js';
 
@@ -43,6 +44,52 @@ describe('plan, build-shard, finalize into archives', () => {
     const got = outputs(sharded);
     expect([...got.keys()]).toEqual([...want.keys()]);
     expect([...got].filter(([f, b]) => !b.equals(want.get(f) as Buffer)).map(([f]) => f), 'files whose bytes differ').toEqual([]);
+  });
+});
+
+describe('the steps of one work directory, and parts lost between them', () => {
+  const base = { maxZoom: 3, unitSize: 512, workers: 1 };
+  const setUp = async (shards: number) => {
+    const dir = scratch();
+    const out = path.join(dir, 'slide.pmtiles');
+    await planShardedBuild(inputs(), { ...base, out, shards });
+    return { out, work: path.join(dir, '.slide.pmtiles.mudm-work') };
+  };
+
+  it('a shard whose part was lost or cut short after it finished: finalize refuses naming it, the shard run again tiles it anew', async () => {
+    const local = scratch();
+    await buildPyramid(inputs(), { ...base, out: path.join(local, 'slide.pmtiles') });
+    const want = fs.readFileSync(path.join(local, 'slide.pmtiles'));
+    const { out, work } = await setUp(2);
+    for (const shard of [0, 1]) await buildShard({ out, workers: 1 }, shard);
+    // Lost: the shard's folder of parts, gone between two steps of a workflow.
+    fs.rmSync(path.join(work, 'parts', 'shard-1'), { recursive: true });
+    const lost = finalizeShardedBuild({ out, workers: 1 });
+    await expect(lost).rejects.toThrow('cannot finalize: the archive part(s) slide.pmtiles.part of shard 1 are missing from');
+    await expect(lost).rejects.toBeInstanceOf(WorkStateError);
+    const warnings: string[] = [];
+    await buildShard({ out, workers: 1 }, 1, { onWarning: (m) => warnings.push(m) });
+    expect(warnings).toEqual([expect.stringMatching(/^shard 1: its archive parts were damaged \(slide\.pmtiles\.part is missing\): its \d+ unit\(s\) are tiled again$/)]);
+    // Cut short: 5,000 bytes off its end.
+    const part = path.join(work, 'parts', 'shard-1', 'slide.pmtiles.part');
+    fs.truncateSync(part, fs.statSync(part).size - 5000);
+    const cut = finalizeShardedBuild({ out, workers: 1 });
+    await expect(cut).rejects.toThrow(/partial record.*: run build-shard --shard 1 again \(it tiles its units anew\), then finalize$/);
+    await expect(cut).rejects.toBeInstanceOf(WorkStateError);
+    await buildShard({ out, workers: 1 }, 1, { onWarning: (m) => warnings.push(m) });
+    expect(warnings[1]).toMatch(/^shard 1: its archive parts were damaged \(archive part .* ends in a partial record/);
+    await finalizeShardedBuild({ out, workers: 1 });
+    expect(fs.readFileSync(out).equals(want), 'the one-machine bytes').toBe(true);
+  });
+
+  it('a build and shards do not continue each other\'s archive parts: refused, naming the way on', async () => {
+    const { out, work } = await setUp(3);
+    await buildShard({ out, workers: 1 }, 0);
+    await expect(buildPyramid(inputs(), { ...base, out, resume: true })).rejects.toThrow(`--resume: ${work} was planned for shards, and shards have written archive parts there: continue with build-shard and finalize, or start over with --force`);
+    // The parts of an interrupted build (here only their folder) are not a shard's.
+    fs.mkdirSync(path.join(work, 'parts', 'build'));
+    await expect(buildShard({ out, workers: 1 }, 1)).rejects.toThrow(`build-shard: ${work} holds the archive parts of an interrupted build: continue it with build --resume, or start over with plan --force`);
+    await expect(finalizeShardedBuild({ out, workers: 1 })).rejects.toThrow(`finalize: ${work} holds the archive parts of an interrupted build`);
   });
 });
 

@@ -69,14 +69,22 @@ describe('shards and fingerprints', () => {
   it('finalize is refused until every shard and unit is done', () => {
     const work = new MemoryWorkDir();
     const units = [unit('0/0/0/0/0'), unit('0/0/0/0/1'), unit('0/0/0/1/0')];
-    const p = planFile(units, 2);
-    expect(refusal(() => checkShardsDone(work, p, new UnitLog(work)))).toBe('cannot finalize: shard(s) 0, 1 not complete, 3 unit(s) missing; run build-shard for them');
+    const p = { ...planFile(units, 2), id: 'plan-a' };
+    const parts = new Map<number, string[]>();
+    const check = (plan = p) => checkShardsDone(work, plan, new UnitLog(work), (i) => parts.get(i) ?? []);
+    expect(refusal(() => check())).toBe('cannot finalize: shard(s) 0, 1 not complete, 3 unit(s) missing; run build-shard for them');
     // Each shard appends to a log of its own; finalize reads them all.
     for (const u of units) new UnitLog(work).write(0, marker(u.key), []);
-    markShardDone(work, 0, [units[0], units[2]]);
-    expect(refusal(() => checkShardsDone(work, p, new UnitLog(work)))).toBe('cannot finalize: shard(s) 1 not complete, 0 unit(s) missing; run build-shard for them');
-    markShardDone(work, 1, [units[1]]);
-    expect(() => checkShardsDone(work, p, new UnitLog(work))).not.toThrow();
+    markShardDone(work, 0, [units[0], units[2]], p, ['tiles.part']);
+    parts.set(0, ['tiles.part']);
+    expect(refusal(() => check())).toBe('cannot finalize: shard(s) 1 not complete, 0 unit(s) missing; run build-shard for them');
+    markShardDone(work, 1, [units[1]], p, ['tiles.part']);
+    // A part a shard wrote, gone since: its tiles would be missing from the archive.
+    expect(refusal(() => check())).toBe('cannot finalize: the archive part(s) tiles.part of shard 1 are missing from the work directory: run build-shard --shard 1 again (it tiles its units anew)');
+    parts.set(1, ['tiles.part']);
+    expect(() => check()).not.toThrow();
+    // Shards done for another plan (copied in from another build's work directory).
+    expect(refusal(() => check({ ...p, id: 'plan-b' }))).toBe('cannot finalize: shard 0 was built for another plan than the one in the work directory (copied in from another build?): its tiles and records are not this plan\'s; start over with plan --force');
   });
 
   it('the fingerprint follows the inputs, the output-changing options and the image size however given', () => {
