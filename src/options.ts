@@ -159,6 +159,7 @@ export function resolveBuildConfig(given: Partial<Options>, header?: ImageSize):
   check(Number.isInteger(o.minZoom) && o.minZoom >= 0 && o.minZoom <= MAX_ZOOM, `--min-zoom must be 0..${MAX_ZOOM}, found ${o.minZoom}`);
   check(o.maxZoom === undefined || (Number.isInteger(o.maxZoom) && o.maxZoom >= o.minZoom && o.maxZoom <= MAX_ZOOM), `--max-zoom must be ${o.minZoom}..${MAX_ZOOM} (at least --min-zoom), found ${o.maxZoom}`);
   check(Number.isInteger(o.shards) && o.shards >= 1, `--shards must be a whole number of at least 1, found ${o.shards}`);
+  check(!(o.resume && o.force), '--resume continues the build in OUT and --force starts over, removing it: give one of them');
   check(o.tileBudget > 0, `--tile-budget must be positive, found ${o.tileBudget}`);
   check(o.memoryBudget > 0, `--memory-budget must be positive, found ${o.memoryBudget}`);
   check(o.lod === 'auto' || o.lod === 'none', `--lod must be auto or none, found "${o.lod}"`);

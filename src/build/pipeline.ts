@@ -25,7 +25,7 @@ import { UnitLog } from './unit-log.js';
 import { buildReport, planPreview, sumMarkers, writePreviews } from './report.js';
 import { outlierWarning } from '../report/format.js';
 import {
-  PLAN_VERSION, checkSamePlan, checkShardsDone, fingerprintOf, loadPlan, markShardDone, resumablePlan, savePlan, shardUnits, spillRoot,
+  PLAN_VERSION, checkSamePlan, claimedMessage, checkShardsDone, fingerprintOf, loadPlan, markShardDone, resumablePlan, savePlan, shardUnits, spillRoot,
   workDirFor, type PlanFile, type ReadSummary,
 } from './state.js';
 
@@ -48,6 +48,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
   const t0 = performance.now();
   // A --resume that cannot continue what OUT holds is refused before anything there is touched.
   refuseRunning(work, o.force, o.resume);
+  refuseClaimed(work, o.force, o.resume);
   const previous = o.resume ? resumablePlan(work, fingerprintOf(inputs, config)) : undefined;
   // Archive tiles of shards lie in their parts, which a build does not assemble: its units marked done would be lost.
   if (previous && config.archive !== 'none' && hasParts(work, 'shard')) {
@@ -122,7 +123,28 @@ function refuseRunning(work: WorkDir, force: boolean, resume: boolean): void {
  */
 function startOver(work: WorkDir, force: boolean): void {
   if (force) work.destroy();
-  work.claim();
+  try {
+    work.claim();
+  } catch (err) {
+    throw err instanceof WorkStateError ? new WorkStateError(claimedMessage(work), work.root) : err;
+  }
+}
+
+/**
+ * Shards and finalize read the planned records from the work directory: `plan` always writes them there, a `build`
+ * only when they passed its memory budget (else they were in the memory of the process that was interrupted).
+ */
+function refuseUnspilled(work: WorkDir, planFile: PlanFile, command: string): void {
+  if (planFile.spilled) return;
+  throw new WorkStateError(`${command}: ${work.root ?? 'the work directory'} holds an interrupted build, not a plan for shards (its records were never written there): continue it with build --resume, or plan with plan --force`, work.root);
+}
+
+/**
+ * Another build's work directory, found before the output is looked at: its state says more (what goes on with it)
+ * than that the output is not empty.
+ */
+function refuseClaimed(work: WorkDir, force: boolean, resume: boolean): void {
+  if (!force && !resume && work.exists('')) throw new WorkStateError(claimedMessage(work), work.root);
 }
 
 /** `mudm-tiles plan`: one streaming pass that fixes world, zooms, fields and units, written to OUT/.mudm-work. */
@@ -132,6 +154,7 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
   const work = workDirFor(o, io.work, io.processes);
   const sink = outputSink(o.out, config.archive, work, io, { kind: 'plan' });
   refuseRunning(work, o.force, false);
+  refuseClaimed(work, o.force, false);
   await sink.initialize({ force: o.force, resume: false });
   if (work.root === undefined) throw new UsageError('plan needs a work directory on disk');
   startOver(work, o.force);
@@ -161,6 +184,7 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
   const planFile = loadPlan(work);
   if (!(Number.isInteger(shard) && shard >= 0 && shard < planFile.shards)) throw new UsageError(`--shard must be 0..${planFile.shards - 1}, found ${shard}`);
   const step: Step = { kind: 'shard', shard };
+  refuseUnspilled(work, planFile, 'build-shard');
   if (planFile.archive) refuseBuildParts(work, 'build-shard');
   const units = shardUnits(planFile.units, shard, planFile.shards);
   const log = new UnitLog(work);
@@ -187,6 +211,7 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   const work = workDirFor(config.options, io.work);
   const planFile = loadPlan(work);
   const units = new UnitLog(work);
+  refuseUnspilled(work, planFile, 'finalize');
   if (planFile.archive) refuseBuildParts(work, 'finalize');
   checkShardsDone(work, planFile, units, (shard) => partsOf(work, { kind: 'shard', shard }));
   const sink = outputSink(config.options.out, planFile.archive ?? 'none', work, io, { kind: 'finalize' }, planFile.plan);

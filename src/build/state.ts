@@ -112,6 +112,15 @@ export function findPlan(work: WorkDir): PlanFile | undefined {
   return value as PlanFile;
 }
 
+/** Why a new build cannot start where another build's work directory is, and what goes on with that build. */
+export function claimedMessage(work: WorkDir): string {
+  const previous = findPlan(work);
+  const head = `${where(work)} holds the state of another build of this output`;
+  if (!previous) return `${head}, which has no plan yet (it stopped while reading its input, or is still reading): nothing there to continue; --force starts over, removing that state`;
+  if (previous.shards > 1) return `${head}, planned for ${previous.shards} shards: build-shard and finalize go on with it, --force starts over, removing that state`;
+  return `${head} (interrupted, or still running): --resume continues it, --force starts over, removing that state`;
+}
+
 /**
  * --resume continues only the build the work directory describes, with the same inputs and options: anything else
  * is refused (a UsageError, exit 2) before anything is touched. Returns the interrupted build's plan.

@@ -91,6 +91,17 @@ describe('the steps of one work directory, and parts lost between them', () => {
     await expect(buildShard({ out, workers: 1 }, 1)).rejects.toThrow(`build-shard: ${work} holds the archive parts of an interrupted build: continue it with build --resume, or start over with plan --force`);
     await expect(finalizeShardedBuild({ out, workers: 1 })).rejects.toThrow(`finalize: ${work} holds the archive parts of an interrupted build`);
   });
+
+  it('shards and finalize refuse an interrupted build\'s work directory whose records stayed in its memory (exit 4, not a crash)', async () => {
+    const { out, work } = await setUp(2);
+    // As a build within its memory budget leaves its plan: the records were never written to the work directory.
+    const planPath = path.join(work, 'plan.json');
+    fs.writeFileSync(planPath, JSON.stringify({ ...JSON.parse(fs.readFileSync(planPath, 'utf8')), spilled: false }));
+    fs.rmSync(path.join(work, 'level-0'), { recursive: true });
+    const why = `${work} holds an interrupted build, not a plan for shards (its records were never written there): continue it with build --resume, or plan with plan --force`;
+    await expect(buildShard({ out, workers: 1 }, 0)).rejects.toThrow(`build-shard: ${why}`);
+    await expect(finalizeShardedBuild({ out, workers: 1 })).rejects.toThrow(`finalize: ${why}`);
+  });
 });
 
 describe('files a build did not write, at the names it writes', () => {

@@ -9,6 +9,7 @@ import { memoryIO } from '../../src/cli/io.js';
 import { Compression, TileType } from '../../src/archive/pmtiles-format.js';
 import { PmtilesWriter } from '../../src/archive/pmtiles-writer.js';
 import { scratchDirs } from './helpers.js';
+import { PLAN_VERSION } from '../../src/build/state.js';
 
 const SAMPLE = path.resolve(import.meta.dirname, '../../sample-data/slide');
 const scratch = scratchDirs('archive-usage');
@@ -145,6 +146,28 @@ describe('an archive in the way (exit 4)', () => {
     expect(fs.readFileSync(file).equals(before)).toBe(true);
   });
 
+  it('another build\'s work directory is named for what goes on with it, before the output is looked at (--archive too)', async () => {
+    const dir = scratch();
+    const out = path.join(dir, 'planes');
+    const work = path.join(out, '.mudm-work');
+    const argv = ['build', SAMPLE, '-o', out, '--archive', 'pmtiles', '-q', '--max-zoom', '1'];
+    expect((await cli(...argv)).code).toBe(0);
+    // As a build killed while reading leaves it: a work directory, no plan; the earlier output still there.
+    fs.mkdirSync(work);
+    let r = await cli(...argv);
+    expect(r.code).toBe(4);
+    expect(r.err).toContain(`error: ${work} holds the state of another build of this output, which has no plan yet (it stopped while reading its input, or is still reading): nothing there to continue; --force starts over, removing that state`);
+    // Killed after its plan: --resume continues it.
+    fs.writeFileSync(path.join(work, 'plan.json'), JSON.stringify({ version: PLAN_VERSION, shards: 1 }));
+    r = await cli(...argv);
+    expect(r.code).toBe(4);
+    expect(r.err).toContain(`error: ${work} holds the state of another build of this output (interrupted, or still running): --resume continues it, --force starts over, removing that state`);
+    r = await cli(...argv, '--resume', '--force');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('--resume continues the build in OUT and --force starts over, removing it: give one of them');
+    expect((await cli(...argv, '--force')).code).toBe(0);
+  });
+
   it('a plain build does not start over another build\'s work directory (interrupted, running, planned): exit 4, nothing touched', async () => {
     const dir = scratch();
     const file = path.join(dir, 'slide.pmtiles');
@@ -155,7 +178,7 @@ describe('an archive in the way (exit 4)', () => {
     for (const argv of [['build', SAMPLE, '-o', file, '-q', '--max-zoom', '1'], ['plan', SAMPLE, '-o', file, '--shards', '2', '-q', '--max-zoom', '1']]) {
       const r = await cli(...argv);
       expect(r.code, argv[0]).toBe(4);
-      expect(r.err).toContain(`error: ${work} holds the state of another build of this output (interrupted, still running, or planned for shards): --resume continues an interrupted build, --force starts over (removing that state), build-shard and finalize go on with a plan`);
+      expect(r.err).toContain(`error: ${work} holds the state of another build of this output, planned for 2 shards: build-shard and finalize go on with it, --force starts over, removing that state`);
       expect(fs.readdirSync(work).sort()).toEqual(state);
       expect(fs.existsSync(file)).toBe(false);
     }

@@ -5,7 +5,7 @@ import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
 import { handleSignals, progressReporter, signalExitCode } from '../run-build.js';
 
-export const usage = 'DIR --shard I';
+export const usage = 'DIR|FILE.pmtiles --shard I';
 
 export async function run(ctx: CommandContext): Promise<number> {
   const { options, io, log, args } = ctx;

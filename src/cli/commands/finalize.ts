@@ -6,7 +6,7 @@ import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
 import { progressReporter } from '../run-build.js';
 
-export const usage = 'DIR';
+export const usage = 'DIR|FILE.pmtiles';
 
 export async function run(ctx: CommandContext): Promise<number> {
   const { options, io, log, args } = ctx;

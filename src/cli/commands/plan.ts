@@ -6,7 +6,7 @@ import { EXIT_OK } from '../exit.js';
 import { resolveInputs } from '../inputs.js';
 import { localProcesses, progressReporter, removalLogger } from '../run-build.js';
 
-export const usage = 'INPUT... -o DIR --shards N';
+export const usage = 'INPUT... -o DIR|FILE.pmtiles --shards N';
 
 export async function run(ctx: CommandContext): Promise<number> {
   const { options, io, log } = ctx;
