@@ -1,12 +1,15 @@
 // Where each step of a build writes: the caller's sink, a directory, or PMTiles archives (one file, or one per plane
 // and format under a directory) whose parts grow in the work directory, one folder per step that writes tiles.
+import fs from 'node:fs';
 import path from 'node:path';
+import { besideArchive } from '../archive/archive-names.js';
 import { ArchiveSink } from '../archive/archive-sink.js';
 import { DirectorySink, type OutputLayout, type TileSink } from '../io/sink.js';
 import type { WorkDir } from '../io/workdir.js';
-import type { ArchiveMode } from '../options.js';
+import { isArchiveFile, type ArchiveMode } from '../options.js';
 import { readPartIndex } from '../archive/pmtiles-part.js';
 import { InputError, UsageError, WorkStateError } from '../report/errors.js';
+import type { BuildReport } from '../report/types.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import type { BuildIO } from './context.js';
 import type { UnitLog } from './unit-log.js';
@@ -101,4 +104,19 @@ export function healShardParts(work: WorkDir, step: Step & { kind: 'shard' }, un
   log.remove(done.map((u) => [0, u.key]));
   work.removeFolder(partsFolder(step));
   io.onWarning?.(`shard ${step.shard}: its archive parts were damaged (${why}): its ${units.length} unit(s) are tiled again`, { event: 'shard-parts-damaged', shard: step.shard, reason: why });
+}
+
+/**
+ * The report of a finished build at `out` (its archive, or its `tileset.json`, there beside the report): what
+ * `finalize` run again, once its work directory is gone, answers with (a workflow retrying a step that succeeded).
+ */
+export function finishedReport(out: string): BuildReport | undefined {
+  const archive = isArchiveFile(out);
+  try {
+    if (!fs.statSync(archive ? out : path.join(out, 'tileset.json')).isFile()) return undefined;
+    const report = JSON.parse(fs.readFileSync(archive ? besideArchive(out, 'build-report.json') as string : path.join(out, 'build-report.json'), 'utf8')) as BuildReport;
+    return report !== null && typeof report === 'object' && typeof report.tiles === 'object' ? report : undefined;
+  } catch {
+    return undefined;
+  }
 }

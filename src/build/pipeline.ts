@@ -19,7 +19,7 @@ import { sampleLine } from '../validate/tally.js';
 import { createPool, type Pool } from '../worker/pool.js';
 import { secondsSince, storeBudget, type BuildIO, type InputSpec, type RunContext } from './context.js';
 import { tileLevels, type LevelsOutcome } from './levels.js';
-import { hasParts, healShardParts, layoutOf, outputSink, partsOf, refuseBuildParts, shardPartError, type Step } from './output.js';
+import { finishedReport, hasParts, healShardParts, layoutOf, outputSink, partsOf, refuseBuildParts, shardPartError, type Step } from './output.js';
 import { readInputs } from './read.js';
 import { UnitLog } from './unit-log.js';
 import { buildReport, planPreview, sumMarkers, writePreviews } from './report.js';
@@ -209,6 +209,12 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   // Formats, zooms and layers come from the plan; only how to run (workers, budget) comes from these options.
   const config = await configOf(given, {}, false);
   const work = workDirFor(config.options, io.work);
+  const out = config.options.out;
+  const done = !work.exists('') && out !== undefined ? finishedReport(out) : undefined;
+  if (done) {
+    io.onWarning?.(`${out} is finalized already (a complete output, its work directory gone): nothing to do`, { event: 'finalized-already', out });
+    return done;
+  }
   const planFile = loadPlan(work);
   const units = new UnitLog(work);
   refuseUnspilled(work, planFile, 'finalize');

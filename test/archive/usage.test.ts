@@ -168,6 +168,30 @@ describe('an archive in the way (exit 4)', () => {
     expect((await cli(...argv, '--force')).code).toBe(0);
   });
 
+  it('build-shard says when it tiles a damaged shard anew, and finalize run again after success answers with the build\'s report', async () => {
+    const dir = scratch();
+    const file = path.join(dir, 'slide.pmtiles');
+    const work = path.join(dir, '.slide.pmtiles.mudm-work');
+    expect((await cli('plan', SAMPLE, '-o', file, '--shards', '2', '-q', '--max-zoom', '1')).code).toBe(0);
+    for (const shard of ['0', '1']) expect((await cli('build-shard', file, '--shard', shard, '-q')).code).toBe(0);
+    fs.rmSync(path.join(work, 'parts', 'shard-0'), { recursive: true });
+    let r = await cli('finalize', file, '-q');
+    expect(r.code).toBe(4);
+    expect(r.err).toContain(`error: cannot finalize: the archive part(s) slide.pmtiles.part of shard 0 are missing from ${work}: run build-shard --shard 0 again (it tiles its units anew)`);
+    r = await cli('build-shard', file, '--shard', '0', '--progress', 'none');
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(/warning: shard 0: its archive parts were damaged \(slide\.pmtiles\.part is missing\): its \d+ unit\(s\) are tiled again/);
+    r = await cli('finalize', file);
+    expect(r.code, r.err).toBe(0);
+    const archive = fs.readFileSync(file);
+    // A workflow retrying the step that succeeded: nothing to do, the same report, the archive untouched.
+    const again = await cli('finalize', file);
+    expect(again.code, again.err).toBe(0);
+    expect(again.err).toContain(`${file} is finalized already (a complete output, its work directory gone): nothing to do`);
+    expect(again.out).toBe(r.out);
+    expect(fs.readFileSync(file).equals(archive)).toBe(true);
+  });
+
   it('a plain build does not start over another build\'s work directory (interrupted, running, planned): exit 4, nothing touched', async () => {
     const dir = scratch();
     const file = path.join(dir, 'slide.pmtiles');

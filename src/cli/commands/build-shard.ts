@@ -16,7 +16,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const progress = progressReporter(options, io);
   const signals = handleSignals(log);
   try {
-    const r = await buildShard({ ...options, out: args[0] }, shard, { onProgress: progress.onProgress, signal: signals.signal });
+    const r = await buildShard({ ...options, out: args[0] }, shard, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), signal: signals.signal });
     progress.end();
     log.info(`shard ${shard}: ${r.units} unit(s), ${r.skipped} already done`, { event: 'shard-done', shard, ...r });
     return EXIT_OK;

@@ -12,7 +12,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const { options, io, log, args } = ctx;
   if (args.length !== 1) throw new UsageError('finalize needs exactly one DIR (the output of mudm-tiles plan)');
   const progress = progressReporter(options, io);
-  const report = await finalizeShardedBuild({ ...options, out: args[0] }, { onProgress: progress.onProgress });
+  const report = await finalizeShardedBuild({ ...options, out: args[0] }, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f) });
   progress.end();
   if (!options.quiet) {
     if (log.format === 'json') log.info('finalized', { event: 'done', out: args[0], tiles: { total: report.tiles.total, bytes: report.tiles.bytes } });
