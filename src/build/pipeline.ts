@@ -6,7 +6,7 @@ import { archiveAssets } from '../archive/archive-names.js';
 import { tilePath } from '../tiling/space.js';
 import { readImageSize } from '../io/image.js';
 import type { Removal } from '../io/sink.js';
-import { OWNER_FILE, type WorkDir } from '../io/workdir.js';
+import { OWNERS_DIR, type WorkDir } from '../io/workdir.js';
 import { resolveBuildConfig, type BuildConfig, type Options } from '../options.js';
 import { DataError, InterruptedError, UsageError, WorkStateError } from '../report/errors.js';
 import { randomBytes } from 'node:crypto';
@@ -113,7 +113,7 @@ function refuseRunning(work: WorkDir, force: boolean, resume: boolean): void {
   const owner = work.liveOwner();
   if (owner) {
     const root = work.root ?? 'the work directory';
-    throw new WorkStateError(`${root} belongs to a build that is still running (${owner}): ${force ? '--force' : '--resume'} does not stop it; wait for it to end or stop it first (if no build runs there, remove ${path.join(root, OWNER_FILE)})`, work.root);
+    throw new WorkStateError(`${root} belongs to a build that is still running (${owner.who}): ${force ? '--force' : '--resume'} does not stop it; wait for it to end or stop it first (if no build runs there, remove ${owner.file})`, work.root);
   }
 }
 
@@ -180,9 +180,11 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
 export async function buildShard(given: Partial<Options>, shard: number, io: BuildIO = {}): Promise<{ units: number; skipped: number }> {
   // Formats, zooms and layers come from the plan; only how to run (workers, budget) comes from these options.
   const config = await configOf(given, {}, false);
-  const work = workDirFor(config.options, io.work);
+  const work = workDirFor(config.options, io.work, io.processes);
   const planFile = loadPlan(work);
   if (!(Number.isInteger(shard) && shard >= 0 && shard < planFile.shards)) throw new UsageError(`--shard must be 0..${planFile.shards - 1}, found ${shard}`);
+  // A build --force or --resume on this machine must not take the work directory from under a shard running here.
+  work.own(`${OWNERS_DIR}/shard-${shard}.json`);
   const step: Step = { kind: 'shard', shard };
   refuseUnspilled(work, planFile, 'build-shard');
   if (planFile.archive) refuseBuildParts(work, 'build-shard');

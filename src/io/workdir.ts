@@ -41,16 +41,18 @@ export interface WorkDir {
    * Records this process as the build working here (a build after `claim`, a resumed build taking it over). `plan`
    * does not: shards, other processes, work in what it leaves (and copy it between steps of a workflow).
    */
-  own(): void;
+  own(as?: string): void;
   /**
-   * The build recorded as working here when it is another process still running on this machine ("pid N"), known by
-   * its pid and start (a pid reused by another process is not it).
+   * A process recorded as working here (a build, or a shard in `owners/`) when it is another one still running on
+   * this machine: "pid N" and the file that records it. Known by its pid and start (a pid reused is not it).
    */
-  liveOwner(): string | undefined;
+  liveOwner(): { who: string; file: string } | undefined;
 }
 
 /** Who works in a work directory: the process that claimed or resumed it, on which machine. */
 export const OWNER_FILE = 'owner.json';
+/** Shards (several at once, the work directory shared) record themselves here, one file each. */
+export const OWNERS_DIR = 'owners';
 interface Owner { pid: number; host: string; start?: string }
 
 /** This process and whether another one runs: given by the CLI (library code does not look at `process`). */
@@ -190,17 +192,21 @@ export class DiskWorkDir implements WorkDir {
     }
   }
 
-  own(): void {
+  own(as = OWNER_FILE): void {
     const p = this.processes;
-    if (p) this.writeJson(OWNER_FILE, { pid: p.pid, host: os.hostname(), ...(p.start ? { start: p.start } : {}) } satisfies Owner);
+    if (p) this.writeJson(as, { pid: p.pid, host: os.hostname(), ...(p.start ? { start: p.start } : {}) } satisfies Owner);
   }
 
-  liveOwner(): string | undefined {
-    const o = this.readJson<Owner>(OWNER_FILE);
+  liveOwner(): { who: string; file: string } | undefined {
     const p = this.processes;
-    // Another machine's process cannot be asked after (a shared volume): only this machine's are.
-    if (!p || !o || o.host !== os.hostname() || !Number.isInteger(o.pid) || (o.pid === p.pid && o.start === p.start)) return undefined;
-    return p.alive(o.pid, o.start) ? `pid ${o.pid}` : undefined;
+    if (!p) return undefined;
+    for (const rel of [OWNER_FILE, ...this.list(OWNERS_DIR).map((n) => `${OWNERS_DIR}/${n}`)]) {
+      const o = this.readJson<Owner>(rel);
+      // Another machine's process cannot be asked after (a shared volume): only this machine's are.
+      if (!o || o.host !== os.hostname() || !Number.isInteger(o.pid) || (o.pid === p.pid && o.start === p.start)) continue;
+      if (p.alive(o.pid, o.start)) return { who: `pid ${o.pid}`, file: path.join(this.root, rel) };
+    }
+    return undefined;
   }
 }
 
@@ -255,5 +261,5 @@ export class MemoryWorkDir implements WorkDir {
   }
   own(): void {}
   /** In memory, the directory is this process's own. */
-  liveOwner(): string | undefined { return undefined; }
+  liveOwner(): undefined { return undefined; }
 }

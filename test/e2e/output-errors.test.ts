@@ -64,6 +64,18 @@ describe('a work directory whose recorded process is gone', () => {
       const taken = await runCli([...args, '--force']);
       expect(taken.code, taken.stderr).toBe(0);
       expect(fs.readdirSync(dir).sort()).toEqual(['slide.build-report.json', 'slide.pmtiles']);
+      // A shard running here, in a planned work directory: a shard records itself under owners/.
+      const plan = await runCli(['plan', path.join(SAMPLE, 'cells.json'), '-q', '--max-zoom', '1', '--shards', '2', '-o', file, '--force']);
+      expect(plan.code, plan.stderr).toBe(0);
+      fs.mkdirSync(path.join(work, 'owners'));
+      fs.writeFileSync(path.join(work, 'owners', 'shard-1.json'), JSON.stringify({ pid: other.pid, host: os.hostname(), start }));
+      const shardRuns = await runCli([...args, '--force']);
+      expect(shardRuns.code, shardRuns.stderr).toBe(4);
+      expect(shardRuns.stderr).toContain(`belongs to a build that is still running (pid ${other.pid}): --force does not stop it; wait for it to end or stop it first (if no build runs there, remove ${path.join(work, 'owners', 'shard-1.json')})`);
+      // The shard that does run records itself beside it.
+      const shard = await runCli(['build-shard', file, '--shard', '0', '-q']);
+      expect(shard.code, shard.stderr).toBe(0);
+      expect(fs.readdirSync(path.join(work, 'owners')).sort()).toEqual(['shard-0.json', 'shard-1.json']);
     } finally {
       other.kill();
     }

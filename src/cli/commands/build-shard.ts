@@ -3,7 +3,7 @@ import { buildShard } from '../../build/pipeline.js';
 import { InterruptedError, UsageError } from '../../report/errors.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
-import { handleSignals, progressReporter, signalExitCode } from '../run-build.js';
+import { handleSignals, localProcesses, progressReporter, signalExitCode } from '../run-build.js';
 
 export const usage = 'DIR|FILE.pmtiles --shard I';
 
@@ -16,7 +16,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const progress = progressReporter(options, io);
   const signals = handleSignals(log);
   try {
-    const r = await buildShard({ ...options, out: args[0] }, shard, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), signal: signals.signal });
+    const r = await buildShard({ ...options, out: args[0] }, shard, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), signal: signals.signal, processes: localProcesses });
     progress.end();
     log.info(`shard ${shard}: ${r.units} unit(s), ${r.skipped} already done`, { event: 'shard-done', shard, ...r });
     return EXIT_OK;
