@@ -245,7 +245,10 @@ export async function openPyramid(ol, url) {
   const listed = archiveAssets(descriptor, url);
   const archiveOf = (p) => listed.find((a) => dims.every((d) => a.plane[d] === undefined || a.plane[d] === p[d]))?.url;
   if (!tiles) {
-    tiles = listed.length > 0 ? await archiveTiles(ol, archiveOf) : urlTiles(ol, resolveTemplate(template, url), served !== undefined);
+    const resolved = resolveTemplate(template, url);
+    // Tiles from serve itself (not from a host a --base-url names, whose empty tiles may be 404s).
+    const fromServe = served !== undefined && new URL(resolved.replace(/\{[a-z]+\}/g, '0')).origin === new URL(url).origin;
+    tiles = listed.length > 0 ? await archiveTiles(ol, archiveOf) : urlTiles(ol, resolved, fromServe);
   } else {
     // One of a folder's archives (its metadata is the folder's descriptor, listing them all): its own plane first,
     // the other planes from the archives beside it, as through the folder's tileset.json.

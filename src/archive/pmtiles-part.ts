@@ -183,6 +183,27 @@ export function readPartIndex(path: string): TileIndex {
   }
 }
 
+/**
+ * Checks a part a writer left (killed, or finished and carried between steps since), dropping a record cut short at
+ * its end, past what was flushed (a kill mid-append: what `resume` drops too). Returns why the part cannot be used
+ * (whole records lost below its flushed size, not a part, corrupt), or undefined when it can.
+ */
+export function repairPart(path: string): string | undefined {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(path, 'r+');
+    const end = scan(fd, path, () => undefined);
+    const flushed = flushedSize(fd);
+    if (end < flushed) return `archive part ${path} holds ${end} bytes of whole records, but ${flushed} had been written: it was cut short`;
+    if (end < fs.fstatSync(fd).size) fs.ftruncateSync(fd, end);
+    return undefined;
+  } catch (err) {
+    return err instanceof InputError ? err.message : `cannot read archive part ${path}: ${(err as Error).message}`;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
 /** The part's size at its last flush, from its head (0: unknown, a part of an earlier version). */
 function flushedSize(fd: number): number {
   const head = Buffer.alloc(PART_HEAD - FLUSHED_AT);

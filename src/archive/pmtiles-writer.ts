@@ -47,8 +47,6 @@ export function assembleArchive(
   const index = concatIndexes(parts.map((p) => p.index));
   const layout = layoutArchive(index, metadata, options);
   const tmp = temporary ?? temporaryName(file);
-  // A temporary the caller names is its own: what a killed assembly left there is replaced.
-  if (temporary !== undefined) fs.rmSync(temporary, { force: true });
   const fds: (number | undefined)[] = parts.map(() => undefined);
   let out: number | undefined;
   try {
@@ -270,7 +268,8 @@ export class PmtilesWriter {
       const others = (this.options.parts ?? []).map((p) => ({ path: p, index: readPartIndex(p) }));
       // A named part lies in its caller's work directory: the archive is assembled there too, so what a killed
       // assembly leaves goes with that directory, and nothing but the archive is ever written beside it.
-      const temporary = this.ownPart ? undefined : `${this.part.path}.archive`;
+      // Named at random: two assemblies at once (a finalize retried while one still runs) never write one file.
+      const temporary = this.ownPart ? undefined : `${this.part.path}.archive-${randomBytes(4).toString('hex')}`;
       const summary = assembleArchive([{ path: this.part.path, index: this.part.index }, ...others], this.file, metadata, this.options, temporary);
       if (!this.options.keepPart) fs.rmSync(this.part.path, { force: true });
       return summary;

@@ -7,7 +7,7 @@ import { ArchiveSink } from '../archive/archive-sink.js';
 import { DirectorySink, type OutputLayout, type TileSink } from '../io/sink.js';
 import type { WorkDir } from '../io/workdir.js';
 import { isArchiveFile, type ArchiveMode } from '../options.js';
-import { readPartIndex } from '../archive/pmtiles-part.js';
+import { repairPart } from '../archive/pmtiles-part.js';
 import { InputError, UsageError, WorkStateError } from '../report/errors.js';
 import type { BuildReport } from '../report/types.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
@@ -71,10 +71,6 @@ export function refuseBuildParts(work: WorkDir, command: string): void {
 }
 
 /**
- * A shard run again whose parts were lost or damaged since (cut short, removed, copied short between workflow
- * steps): its units' markers no longer stand for their tiles, so they are forgotten and the shard tiles them anew.
- */
-/**
  * An error reading a shard's part at assembly (cut short or damaged since the shard finished), as a work-state error
  * saying how to get out of it; any other error as it is.
  */
@@ -83,22 +79,21 @@ export function shardPartError(err: unknown, work: WorkDir): unknown {
   if (file === undefined || work.root === undefined) return err;
   const m = /^shard-(\d+)$/.exec(path.basename(path.dirname(file)));
   if (!m || path.dirname(path.dirname(file)) !== path.join(work.root, PARTS)) return err;
-  return new WorkStateError(`${(err as Error).message}: run build-shard --shard ${m[1]} again (it tiles its units anew), then finalize`, file);
+  return new WorkStateError(`${(err as Error).message}: run build-shard --shard ${m[1]} again (it drops a record cut short at the end, or tiles anew the units whose tiles were lost), then finalize`, file);
 }
 
-export function healShardParts(work: WorkDir, step: Step & { kind: 'shard' }, units: readonly UnitPlan[], log: UnitLog, io: BuildIO): void {
-  const recorded = work.readJson<{ parts?: string[] }>(`shards/${step.shard}.json`)?.parts ?? [];
+/**
+ * A shard run again whose parts were lost or damaged since (cut short below what it had flushed, removed, copied
+ * short between workflow steps), or whose marker is another plan's (copied in): its units' markers no longer stand
+ * for their tiles, so they are forgotten and the shard tiles them anew. A record a kill cut short at a part's end is
+ * only dropped, as a resumed part drops it: the units marked done keep their tiles.
+ */
+export function healShardParts(work: WorkDir, step: Step & { kind: 'shard' }, units: readonly UnitPlan[], log: UnitLog, planId: string | undefined, io: BuildIO): void {
+  const marker = work.readJson<{ parts?: string[]; plan?: string }>(`shards/${step.shard}.json`);
   const there = partsOf(work, step);
-  let why = recorded.filter((n) => !there.includes(n)).map((n) => `${n} is missing`)[0];
-  for (const name of there) {
-    if (why !== undefined) break;
-    try {
-      readPartIndex(path.join(work.root as string, partsFolder(step), name));
-    } catch (err) {
-      if (!(err instanceof InputError || err instanceof WorkStateError)) throw err;
-      why = err.message;
-    }
-  }
+  let why = marker?.plan !== undefined && planId !== undefined && marker.plan !== planId ? 'its marker is of another plan' : undefined;
+  why ??= (marker?.parts ?? []).filter((n) => !there.includes(n)).map((n) => `${n} is missing`)[0];
+  for (const name of there) why ??= repairPart(path.join(work.root as string, partsFolder(step), name));
   if (why === undefined) return;
   const done = units.filter((u) => log.has(0, u.key));
   log.remove(done.map((u) => [0, u.key]));

@@ -39,6 +39,9 @@ async function configOf(given: Partial<Options>, io: BuildIO, readsInputs: boole
   return config;
 }
 
+/** Where `plan` writes the level-0 records in the work directory, for shards (other processes) to read. */
+const PLANNED_RECORDS = 'level-0';
+
 /** Builds a pyramid on this machine: plan, every shard in the local pool, finalize. Returns the run report. */
 export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>, io: BuildIO = {}): Promise<BuildReport> {
   const config = await configOf(given, io, true);
@@ -131,12 +134,13 @@ function startOver(work: WorkDir, force: boolean): void {
 }
 
 /**
- * Shards and finalize read the planned records from the work directory: `plan` always writes them there, a `build`
- * only when they passed its memory budget (else they were in the memory of the process that was interrupted).
+ * Shards read the planned records from the work directory's `level-0`, where `plan` writes them (finalize reads
+ * the units' records for the level above from their markers, and needs level-0 only where one is tiled again); a
+ * `build` keeps them in its memory, or spills them elsewhere (`spill/`, --tmp-dir), removed when it is interrupted.
  */
-function refuseUnspilled(work: WorkDir, planFile: PlanFile, command: string): void {
-  if (planFile.spilled) return;
-  throw new WorkStateError(`${command}: ${work.root ?? 'the work directory'} holds an interrupted build, not a plan for shards (its records were never written there): continue it with build --resume, or plan with plan --force`, work.root);
+function refuseUnspilled(work: WorkDir, command: string): void {
+  if (work.exists(PLANNED_RECORDS)) return;
+  throw new WorkStateError(`${command}: ${work.root ?? 'the work directory'} holds no planned records (${PLANNED_RECORDS}): it is an interrupted build's, not a plan for shards; continue it with build --resume, or plan with plan --force`, work.root);
 }
 
 /**
@@ -161,8 +165,8 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
   const pool = createPool(o.workers, io.signal);
   try {
     // Shards on other machines read the units from the work directory: always on disk.
-    const store = new SpillingStore(path.join(work.root, 'level-0'), 0);
-    const planFile = await plan(inputs, config, work, pool, store, io, performance.now(), o.shards);
+    const store = new SpillingStore(path.join(work.root, PLANNED_RECORDS), 0);
+    const planFile = await plan(inputs, config, work, pool, store, io, performance.now(), o.shards, undefined, true);
     // Shards write tiles next: what an earlier build left (with --force) must not mix with them.
     sayRemoved(await sink.begin({ force: o.force, resume: false, layout: layoutOf(planFile.plan) }), io);
     return { units: planFile.units.length, shards: planFile.shards, features: planFile.read.read, workDir: work.root };
@@ -183,19 +187,23 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
   const work = workDirFor(config.options, io.work, io.processes);
   const planFile = loadPlan(work);
   if (!(Number.isInteger(shard) && shard >= 0 && shard < planFile.shards)) throw new UsageError(`--shard must be 0..${planFile.shards - 1}, found ${shard}`);
-  // A build --force or --resume on this machine must not take the work directory from under a shard running here.
-  work.own(`${OWNERS_DIR}/shard-${shard}.json`);
+  // A build --force or --resume on this machine must not take the work directory from under a shard running here,
+  // nor may a second run of the same shard write its parts at once.
+  const owner = `${OWNERS_DIR}/shard-${shard}.json`;
+  const running = work.liveOwner(owner);
+  if (running) throw new WorkStateError(`build-shard: shard ${shard} is running already (${running.who}): wait for it to end or stop it first (if it does not run, remove ${running.file})`, work.root);
+  work.own(owner);
   const step: Step = { kind: 'shard', shard };
-  refuseUnspilled(work, planFile, 'build-shard');
+  refuseUnspilled(work, 'build-shard');
   if (planFile.archive) refuseBuildParts(work, 'build-shard');
   const units = shardUnits(planFile.units, shard, planFile.shards);
   const log = new UnitLog(work);
-  if (planFile.archive) healShardParts(work, step, units, log, io);
+  healShardParts(work, step, units, log, planFile.id, io);
   const sink = outputSink(config.options.out, planFile.archive ?? 'none', work, io, step, planFile.plan);
   const pool = createPool(config.options.workers, io.signal);
   try {
     // Reads the planned records from the work directory; nothing is appended, so the store's spill budget is 0.
-    const store = new SpillingStore(path.join(work.root as string, 'level-0'), 0, 'existing');
+    const store = new SpillingStore(path.join(work.root as string, PLANNED_RECORDS), 0, 'existing');
     const { resumed } = await tileLevels({ config, planFile, sink, work, units: log, pool, io, t0: performance.now() }, units, store, false);
     markShardDone(work, shard, units, planFile, partsOf(work, step));
     return { units: units.length, skipped: resumed };
@@ -219,7 +227,6 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   }
   const planFile = loadPlan(work);
   const units = new UnitLog(work);
-  refuseUnspilled(work, planFile, 'finalize');
   if (planFile.archive) refuseBuildParts(work, 'finalize');
   checkShardsDone(work, planFile, units, (shard) => partsOf(work, { kind: 'shard', shard }));
   const sink = outputSink(config.options.out, planFile.archive ?? 'none', work, io, { kind: 'finalize' }, planFile.plan);
@@ -231,7 +238,7 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
     // The shards tiled level 0 with the plan's thresholds: where a tile was still over the budget, it is tiled again
     // here (from the records they read), then every level above. Only the levels above count as resumed.
     const tStart = performance.now();
-    const levels = await tileLevels(ctx, planFile.units, new SpillingStore(path.join(work.root as string, 'level-0'), 0, 'existing'), true);
+    const levels = await tileLevels(ctx, planFile.units, new SpillingStore(path.join(work.root as string, PLANNED_RECORDS), 0, 'existing'), true);
     const report = await finalize(ctx, { ...levels, resumed: levels.resumed - planFile.units.length }, secondsSince(tStart)).catch((err: unknown) => {
       throw shardPartError(err, work);
     });
@@ -248,7 +255,7 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
  * Reads the inputs into `store` and writes the plan; a build with no valid feature ends here. With --resume
  * (`previous`, the interrupted build's plan), checks that the plan read now is the same.
  */
-async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, pool: Pool, store: SpillingStore, io: BuildIO, t0: number, shards: number, previous?: PlanFile): Promise<PlanFile> {
+async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, pool: Pool, store: SpillingStore, io: BuildIO, t0: number, shards: number, previous?: PlanFile, forShards = false): Promise<PlanFile> {
   const o = config.options;
   const fingerprint = fingerprintOf(inputs, config);
   if (!previous) work.removeFolder('units');
@@ -272,6 +279,7 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   };
   if (config.archive !== 'none') planFile.archive = config.archive;
   planFile.id = previous?.id ?? randomBytes(8).toString('hex');
+  if (forShards) planFile.forShards = true;
   savePlan(work, planFile);
   return planFile;
 }

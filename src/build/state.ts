@@ -61,6 +61,8 @@ export interface PlanFile {
   archive?: 'file' | 'planes';
   /** This plan and no other (random, made once): what a shard's marker names, so a shard of another plan shows. */
   id?: string;
+  /** Written by `plan` (for shards, even one), not by a `build`. */
+  forShards?: boolean;
 }
 
 /** The work directory: the caller's, else OUT/.mudm-work (beside FILE.pmtiles: .FILE.pmtiles.mudm-work) on disk, else memory. */
@@ -117,7 +119,7 @@ export function claimedMessage(work: WorkDir): string {
   const previous = findPlan(work);
   const head = `${where(work)} holds the state of another build of this output`;
   if (!previous) return `${head}, which has no plan yet (it stopped while reading its input, or is still reading): nothing there to continue; --force starts over, removing that state`;
-  if (previous.shards > 1) return `${head}, planned for ${previous.shards} shards: build-shard and finalize go on with it, --force starts over, removing that state`;
+  if (previous.forShards || previous.shards > 1) return `${head}, planned for ${previous.shards} shard(s): build-shard and finalize go on with it, --force starts over, removing that state`;
   return `${head} (interrupted, or still running): --resume continues it, --force starts over, removing that state`;
 }
 
@@ -172,7 +174,10 @@ export function checkShardsDone(work: WorkDir, planFile: PlanFile, units: Pick<U
   const missingShards = Array.from({ length: planFile.shards }, (_, i) => i).filter((i) => !work.exists(`shards/${i}.json`));
   const missingUnits = planFile.units.filter((u) => !units.has(0, u.key));
   if (missingShards.length || missingUnits.length) {
-    throw new WorkStateError(`cannot finalize: shard(s) ${missingShards.join(', ') || 'none'} not complete, ${missingUnits.length} unit(s) missing; run build-shard for them`, work.root);
+    // A shard done once and then tiled anew (its part was damaged) has its marker, not all its units.
+    const owning = [...new Set(missingUnits.map((u) => planFile.units.indexOf(u) % planFile.shards))].filter((i) => !missingShards.includes(i));
+    const shards = [...missingShards, ...owning].sort((a, b) => a - b);
+    throw new WorkStateError(`cannot finalize: shard(s) ${shards.join(', ')} not complete, ${missingUnits.length} unit(s) missing; run build-shard for them`, work.root);
   }
   for (let i = 0; i < planFile.shards; i++) {
     const marker = work.readJson<ShardMarker>(`shards/${i}.json`);

@@ -43,10 +43,11 @@ export interface WorkDir {
    */
   own(as?: string): void;
   /**
-   * A process recorded as working here (a build, or a shard in `owners/`) when it is another one still running on
-   * this machine: "pid N" and the file that records it. Known by its pid and start (a pid reused is not it).
+   * A process recorded as working here (a build, or a shard in `owners/`; `only`: the one that file records) when it
+   * is another one still running on this machine: "pid N" and the file that records it. Known by its pid and start
+   * (a pid reused is not it).
    */
-  liveOwner(): { who: string; file: string } | undefined;
+  liveOwner(only?: string): { who: string; file: string } | undefined;
 }
 
 /** Who works in a work directory: the process that claimed or resumed it, on which machine. */
@@ -197,10 +198,10 @@ export class DiskWorkDir implements WorkDir {
     if (p) this.writeJson(as, { pid: p.pid, host: os.hostname(), ...(p.start ? { start: p.start } : {}) } satisfies Owner);
   }
 
-  liveOwner(): { who: string; file: string } | undefined {
+  liveOwner(only?: string): { who: string; file: string } | undefined {
     const p = this.processes;
     if (!p) return undefined;
-    for (const rel of [OWNER_FILE, ...this.list(OWNERS_DIR).map((n) => `${OWNERS_DIR}/${n}`)]) {
+    for (const rel of only !== undefined ? [only] : [OWNER_FILE, ...this.list(OWNERS_DIR).map((n) => `${OWNERS_DIR}/${n}`)]) {
       const o = this.readJson<Owner>(rel);
       // Another machine's process cannot be asked after (a shared volume): only this machine's are.
       if (!o || o.host !== os.hostname() || !Number.isInteger(o.pid) || (o.pid === p.pid && o.start === p.start)) continue;

@@ -350,19 +350,20 @@ describe('atomic writing', () => {
     expect(fs.readdirSync(dir)).toEqual(['slide.pmtiles']);
   });
 
-  it('with a part it names (a work directory), assembles beside the part, replacing what a killed assembly left there', async () => {
+  it('with a part it names (a work directory), assembles beside the part, under a name of its own', async () => {
     const dir = scratch();
     const work = scratch();
     const file = path.join(dir, 'slide.pmtiles');
     const partPath = path.join(work, 'slide.part');
-    fs.writeFileSync(`${partPath}.archive`, 'half an archive a kill left');
+    // What a killed assembly left: the work directory's owner removes it with the directory.
+    fs.writeFileSync(`${partPath}.archive-0badcafe`, 'half an archive a kill left');
     fs.writeFileSync(`${file}.tmp-0badcafe`, 'not the writer\'s');
     const w = new PmtilesWriter(file, { ...MVT, partPath });
     const tiles = syntheticTiles(1, 3, 1);
     for (const t of tiles) w.add(t.z, t.x, t.y, t.bytes);
     w.finish(METADATA);
     expect(fs.readdirSync(dir).sort()).toEqual(['slide.pmtiles', 'slide.pmtiles.tmp-0badcafe']);
-    expect(fs.readdirSync(work)).toEqual([]);
+    expect(fs.readdirSync(work)).toEqual(['slide.part.archive-0badcafe']);
     const archive = await openPmtiles(file);
     for (const t of tiles) expect(Buffer.from((await archive.tile(t.z, t.x, t.y)) as Uint8Array).equals(t.bytes)).toBe(true);
     await archive.close();

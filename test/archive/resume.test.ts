@@ -39,7 +39,7 @@ describe('--resume of an archive build after SIGKILL', () => {
     const parts = path.join(dir, '.slide.pmtiles.mudm-work', 'parts', 'build');
     const part = fs.readdirSync(parts).find((n) => n.endsWith('.part'));
     expect(part, 'the part in the work directory').toBeDefined();
-    fs.writeFileSync(path.join(parts, `${part}.archive`), 'half an archive');
+    fs.writeFileSync(path.join(parts, `${part}.archive-0badcafe`), 'half an archive');
     const foreign = `${out}.tmp-0badcafe`;
     fs.writeFileSync(foreign, 'a file the build did not write');
 

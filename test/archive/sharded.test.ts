@@ -74,10 +74,17 @@ describe('the steps of one work directory, and parts lost between them', () => {
     const part = path.join(work, 'parts', 'shard-1', 'slide.pmtiles.part');
     fs.truncateSync(part, fs.statSync(part).size - 5000);
     const cut = finalizeShardedBuild({ out, workers: 1 });
-    await expect(cut).rejects.toThrow(/partial record.*: run build-shard --shard 1 again \(it tiles its units anew\), then finalize$/);
+    await expect(cut).rejects.toThrow(/partial record.*: run build-shard --shard 1 again \(it drops a record cut short at the end, or tiles anew the units whose tiles were lost\), then finalize$/);
     await expect(cut).rejects.toBeInstanceOf(WorkStateError);
     await buildShard({ out, workers: 1 }, 1, { onWarning: (m) => warnings.push(m) });
-    expect(warnings[1]).toMatch(/^shard 1: its archive parts were damaged \(archive part .* ends in a partial record/);
+    expect(warnings[1]).toMatch(/^shard 1: its archive parts were damaged \(archive part .* holds \d+ bytes of whole records, but \d+ had been written: it was cut short\)/);
+    // A few bytes past what was flushed (as a kill mid-append leaves them): dropped, the units keep their tiles.
+    const shard0 = path.join(work, 'parts', 'shard-0', 'slide.pmtiles.part');
+    fs.appendFileSync(shard0, Buffer.from([1, 2, 3, 4, 5, 6]));
+    await expect(finalizeShardedBuild({ out, workers: 1 })).rejects.toThrow(/ends in a partial record.*: run build-shard --shard 0 again/);
+    const r = await buildShard({ out, workers: 1 }, 0, { onWarning: (m) => warnings.push(m) });
+    expect(r.skipped, 'every unit kept').toBe(r.units);
+    expect(warnings).toHaveLength(2);
     await finalizeShardedBuild({ out, workers: 1 });
     expect(fs.readFileSync(out).equals(want), 'the one-machine bytes').toBe(true);
   });
@@ -92,15 +99,15 @@ describe('the steps of one work directory, and parts lost between them', () => {
     await expect(finalizeShardedBuild({ out, workers: 1 })).rejects.toThrow(`finalize: ${work} holds the archive parts of an interrupted build`);
   });
 
-  it('shards and finalize refuse an interrupted build\'s work directory whose records stayed in its memory (exit 4, not a crash)', async () => {
+  it('shards refuse an interrupted build\'s work directory, whose records are not where shards read them (exit 4, not a crash)', async () => {
     const { out, work } = await setUp(2);
-    // As a build within its memory budget leaves its plan: the records were never written to the work directory.
-    const planPath = path.join(work, 'plan.json');
-    fs.writeFileSync(planPath, JSON.stringify({ ...JSON.parse(fs.readFileSync(planPath, 'utf8')), spilled: false }));
+    // As an interrupted build leaves its work directory: its records were in its memory, or spilled to spill/ and
+    // removed when it stopped; never in level-0.
     fs.rmSync(path.join(work, 'level-0'), { recursive: true });
-    const why = `${work} holds an interrupted build, not a plan for shards (its records were never written there): continue it with build --resume, or plan with plan --force`;
+    const why = `${work} holds no planned records (level-0): it is an interrupted build's, not a plan for shards; continue it with build --resume, or plan with plan --force`;
     await expect(buildShard({ out, workers: 1 }, 0)).rejects.toThrow(`build-shard: ${why}`);
-    await expect(finalizeShardedBuild({ out, workers: 1 })).rejects.toThrow(`finalize: ${why}`);
+    // Finalize finds the units not done, and says which shards to run.
+    await expect(finalizeShardedBuild({ out, workers: 1 })).rejects.toThrow('cannot finalize: shard(s) 0, 1 not complete');
   });
 });
 

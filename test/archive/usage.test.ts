@@ -202,7 +202,7 @@ describe('an archive in the way (exit 4)', () => {
     for (const argv of [['build', SAMPLE, '-o', file, '-q', '--max-zoom', '1'], ['plan', SAMPLE, '-o', file, '--shards', '2', '-q', '--max-zoom', '1']]) {
       const r = await cli(...argv);
       expect(r.code, argv[0]).toBe(4);
-      expect(r.err).toContain(`error: ${work} holds the state of another build of this output, planned for 2 shards: build-shard and finalize go on with it, --force starts over, removing that state`);
+      expect(r.err).toContain(`error: ${work} holds the state of another build of this output, planned for 2 shard(s): build-shard and finalize go on with it, --force starts over, removing that state`);
       expect(fs.readdirSync(work).sort()).toEqual(state);
       expect(fs.existsSync(file)).toBe(false);
     }

@@ -72,6 +72,10 @@ describe('a work directory whose recorded process is gone', () => {
       const shardRuns = await runCli([...args, '--force']);
       expect(shardRuns.code, shardRuns.stderr).toBe(4);
       expect(shardRuns.stderr).toContain(`belongs to a build that is still running (pid ${other.pid}): --force does not stop it; wait for it to end or stop it first (if no build runs there, remove ${path.join(work, 'owners', 'shard-1.json')})`);
+      // Nor does a second run of that shard, which would write its parts at once.
+      const twice = await runCli(['build-shard', file, '--shard', '1', '-q']);
+      expect(twice.code, twice.stderr).toBe(4);
+      expect(twice.stderr).toContain(`build-shard: shard 1 is running already (pid ${other.pid}): wait for it to end or stop it first (if it does not run, remove ${path.join(work, 'owners', 'shard-1.json')})`);
       // The shard that does run records itself beside it.
       const shard = await runCli(['build-shard', file, '--shard', '0', '-q']);
       expect(shard.code, shard.stderr).toBe(0);
