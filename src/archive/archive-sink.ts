@@ -55,8 +55,8 @@ export class ArchiveSink implements TileSink {
   /** With -o FILE.pmtiles, the first folder `initialize` made for the file (its folder did not exist). */
   private madeFrom: string | undefined;
   /**
-   * With -o FILE.pmtiles, the archive and report an earlier build wrote, as `initialize` found them: only those files
-   * are removed or replaced; one found at their names later appeared while this build ran, and is left as it is.
+   * The archives (and with -o FILE.pmtiles the report) an earlier build wrote, as `initialize` found them: only those
+   * files are removed or replaced; one found at their names later appeared while this build ran, and is left as it is.
    */
   private readonly found = new Map<string, string>();
 
@@ -76,6 +76,7 @@ export class ArchiveSink implements TileSink {
       if (foreign.length > 0) {
         throw new OutputError(`${foreign.join(', ')}: not written by a mudm-tiles build (no record in ${path.join(out, RECORD_DIR)}): --force and --resume only replace what a build wrote; move ${foreign.length === 1 ? 'it' : 'them'} away or choose another output`, out);
       }
+      for (const f of archivesIn(out)) this.found.set(f, identityOf(statOf(f) as fs.Stats));
       return;
     }
     const st = statOf(out);
@@ -109,7 +110,9 @@ export class ArchiveSink implements TileSink {
       // Read first: with force the directory sink removes what the record lists, the record included.
       const record = readRecord(out);
       const removal = await this.aux.begin({ force, resume });
-      removeArchives(archivesIn(out).filter((f) => record.files.has(path.basename(f))), out);
+      const old = archivesIn(out).filter((f) => record.files.has(path.basename(f)) && this.foundStill(f));
+      removeArchives(old, out);
+      for (const f of old) this.found.delete(f);
       return removal;
     }
     const old = [out, besideArchive(out, 'build-report.json') as string].filter((f) => this.foundStill(f));
@@ -198,6 +201,11 @@ export class ArchiveSink implements TileSink {
       await ready;
       await sink.write('tileset.json', descriptor);
       this.journal?.add({ file: name });
+      // An archive an earlier run of this step named (a finalize killed before its cleanup, run again) is replaced.
+      if (this.foundStill(sink.file)) {
+        removeArchives([sink.file], this.options.out);
+        this.found.delete(sink.file);
+      }
       await sink.finish();
     }
     for (const [file, bytes] of this.besides) {

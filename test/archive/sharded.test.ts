@@ -89,6 +89,28 @@ describe('the steps of one work directory, and parts lost between them', () => {
     expect(fs.readFileSync(out).equals(want), 'the one-machine bytes').toBe(true);
   });
 
+  it.each([
+    ['-o FILE.pmtiles', 'slide.pmtiles', '.slide.pmtiles.mudm-work', {}],
+    ['-o DIR --archive pmtiles', 'planes', 'planes/.mudm-work', { archive: 'pmtiles', planeField: 'c=c,z=z' }],
+  ] as [string, string, string, Partial<Options>][])('%s: finalize killed after naming its archives, run again, names them anew', async (_, name, workName, extra) => {
+    const dir = scratch();
+    const out = path.join(dir, name);
+    const work = path.join(dir, workName);
+    await planShardedBuild(inputs(), { ...base, ...extra, out, shards: 2 });
+    for (const shard of [0, 1]) await buildShard({ out, workers: 1 }, shard);
+    const kept = path.join(scratch(), 'work');
+    fs.cpSync(work, kept, { recursive: true });
+    await finalizeShardedBuild({ out, workers: 1 });
+    const want = outputs(dir);
+    // As a finalize killed between naming its archives and removing its work directory leaves the output.
+    fs.cpSync(kept, work, { recursive: true });
+    await finalizeShardedBuild({ out, workers: 1 });
+    expect(fs.existsSync(work)).toBe(false);
+    const got = outputs(dir);
+    expect([...got.keys()]).toEqual([...want.keys()]);
+    expect([...got].filter(([f, b]) => !b.equals(want.get(f) as Buffer)).map(([f]) => f), 'files whose bytes differ').toEqual([]);
+  });
+
   it('a build and shards do not continue each other\'s archive parts: refused, naming the way on', async () => {
     const { out, work } = await setUp(3);
     await buildShard({ out, workers: 1 }, 0);
