@@ -61,3 +61,45 @@ export function cardTable(features) {
   }
   return table;
 }
+
+/** What the card and the scripting helpers say of an OpenLayers feature: id, layer, properties, type. */
+export function describeFeature(f) {
+  const props = { ...f.getProperties() };
+  delete props.geometry;
+  return { id: featureId(props, f.getId()), layer: props.layer, properties: props, type: f.getType() };
+}
+
+/**
+ * The card on `map`: it follows the pointer with the features under it (`featuresAt(pixel)`), a click pins it so that
+ * a long one can be scrolled, Esc or a click elsewhere closes it; `showPosition` gets the pointer's image position.
+ */
+export function hoverCard(map, card, featuresAt, showPosition) {
+  let pinned = false;
+  const hide = () => { card.hidden = true; pinned = false; card.classList.remove('pinned'); };
+  const show = (pixel) => {
+    const found = featuresAt(pixel);
+    if (!found.length) { hide(); return false; }
+    const hint = Object.assign(document.createElement('div'), { className: 'hint' });
+    card.replaceChildren(hint, cardTable(found.map(describeFeature)));
+    card.scrollTop = 0;
+    card.hidden = false;
+    hint.textContent = pinned ? 'Esc or a click elsewhere closes' : card.scrollHeight > card.clientHeight ? 'click to keep this card and scroll it' : '';
+    const r = map.getTargetElement().getBoundingClientRect();
+    card.style.left = `${Math.max(4, Math.min(r.left + pixel[0] + 14, window.innerWidth - card.offsetWidth - 4))}px`;
+    card.style.top = `${Math.max(4, Math.min(r.top + pixel[1] + 14, window.innerHeight - card.offsetHeight - 4))}px`;
+    return true;
+  };
+  map.on('pointermove', (e) => {
+    if (e.dragging) return;
+    const [x, y] = e.coordinate;
+    showPosition(`x ${x.toFixed(1)}, y ${(-y).toFixed(1)} px`);
+    if (!pinned) show(e.pixel);
+  });
+  map.on('singleclick', (e) => {
+    hide();
+    pinned = true;
+    if (show(e.pixel)) card.classList.add('pinned');
+  });
+  window.addEventListener('keydown', (e) => { if (e.key === 'Escape') hide(); });
+  map.getViewport().addEventListener('mouseleave', () => { if (!pinned) card.hidden = true; });
+}

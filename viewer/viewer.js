@@ -8,7 +8,7 @@
 // features land at (x, -y) with no further transform.
 
 import { BY_LAYER, collectFields, colourer, defaultField, hexToRgba, legendOf } from './colours.js';
-import { cardTable, featureId } from './card.js';
+import { describeFeature, hoverCard } from './card.js';
 import { dataExtent } from './extent.js';
 import { keptLines } from './kept.js';
 import { readViewState, writeViewState } from './state.js';
@@ -350,41 +350,8 @@ async function start() {
   });
 
   // ── hover card: follows the pointer; a click pins it so that a long one can be scrolled ──
-  const card = $('card');
-  let pinned = false;
   const featuresAtPixel = (pixel) => map.getFeaturesAtPixel(pixel, { layerFilter: (l) => l === layer, hitTolerance: 2 });
-  const describe = (f) => {
-    const props = { ...f.getProperties() };
-    delete props.geometry;
-    return { id: featureId(props, f.getId()), layer: props.layer, properties: props, type: f.getType() };
-  };
-  const hideCard = () => { card.hidden = true; pinned = false; card.classList.remove('pinned'); };
-  const showCard = (pixel) => {
-    const found = featuresAtPixel(pixel);
-    if (!found.length) { hideCard(); return false; }
-    const hint = Object.assign(document.createElement('div'), { className: 'hint' });
-    card.replaceChildren(hint, cardTable(found.map(describe)));
-    card.scrollTop = 0;
-    card.hidden = false;
-    hint.textContent = pinned ? 'Esc or a click elsewhere closes' : card.scrollHeight > card.clientHeight ? 'click to keep this card and scroll it' : '';
-    const r = map.getTargetElement().getBoundingClientRect();
-    card.style.left = `${Math.max(4, Math.min(r.left + pixel[0] + 14, window.innerWidth - card.offsetWidth - 4))}px`;
-    card.style.top = `${Math.max(4, Math.min(r.top + pixel[1] + 14, window.innerHeight - card.offsetHeight - 4))}px`;
-    return true;
-  };
-  map.on('pointermove', (e) => {
-    if (e.dragging) return;
-    const [x, y] = e.coordinate;
-    $('position').textContent = `x ${x.toFixed(1)}, y ${(-y).toFixed(1)} px`;
-    if (!pinned) showCard(e.pixel);
-  });
-  map.on('singleclick', (e) => {
-    hideCard();
-    pinned = true;
-    if (showCard(e.pixel)) card.classList.add('pinned');
-  });
-  window.addEventListener('keydown', (e) => { if (e.key === 'Escape') hideCard(); });
-  map.getViewport().addEventListener('mouseleave', () => { if (!pinned) card.hidden = true; });
+  hoverCard(map, $('card'), featuresAtPixel, (text) => { $('position').textContent = text; });
 
   // ── test and scripting helpers ──
   const idle = () => new Promise((resolve) => map.once('rendercomplete', () => resolve()));
@@ -396,7 +363,7 @@ async function start() {
   };
   const featuresAt = (px, py) => {
     const p = map.getPixelFromCoordinate([px, -py]);
-    return p ? featuresAtPixel(p).map(describe) : [];
+    return p ? featuresAtPixel(p).map(describeFeature) : [];
   };
   const rendered = idle();
   map.render();

@@ -76,7 +76,10 @@ export class ArchiveSink implements TileSink {
       if (foreign.length > 0) {
         throw new OutputError(`${foreign.join(', ')}: not written by a mudm-tiles build (no record in ${path.join(out, RECORD_DIR)}): --force and --resume only replace what a build wrote; move ${foreign.length === 1 ? 'it' : 'them'} away or choose another output`, out);
       }
-      for (const f of archivesIn(out)) this.found.set(f, identityOf(statOf(f) as fs.Stats));
+      for (const f of archivesIn(out)) {
+        const st = statOf(f);
+        if (st) this.found.set(f, identityOf(st));
+      }
       return;
     }
     const st = statOf(out);

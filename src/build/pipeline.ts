@@ -1,6 +1,7 @@
 // The order of a build, and nothing else: build = plan + every shard + finalize, on this machine or spread over many.
 // plan: read (build/read.ts) → plan (stages/plan.ts) → plan.json (build/state.ts); a shard: level 0 (build/levels.ts);
 // finalize: the levels above → previews and report (build/report.ts) → overview descriptors → report → descriptor last.
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { archiveAssets } from '../archive/archive-names.js';
 import { tilePath } from '../tiling/space.js';
@@ -9,7 +10,6 @@ import type { Removal } from '../io/sink.js';
 import { OWNERS_DIR, type WorkDir } from '../io/workdir.js';
 import { resolveBuildConfig, type BuildConfig, type Options } from '../options.js';
 import { DataError, InterruptedError, UsageError, WorkStateError } from '../report/errors.js';
-import { randomBytes } from 'node:crypto';
 import type { BuildReport } from '../report/types.js';
 import { overviewDescriptor, tilesetDescriptor, type DescribeInput } from '../stages/describe.js';
 import { SpillingStore } from '../stages/partition.js';
@@ -138,7 +138,7 @@ function startOver(work: WorkDir, force: boolean): void {
  * the units' records for the level above from their markers, and needs level-0 only where one is tiled again); a
  * `build` keeps them in its memory, or spills them elsewhere (`spill/`, --tmp-dir), removed when it is interrupted.
  */
-function refuseUnspilled(work: WorkDir, command: string): void {
+function refuseUnplanned(work: WorkDir, command: string): void {
   if (work.exists(PLANNED_RECORDS)) return;
   throw new WorkStateError(`${command}: ${work.root ?? 'the work directory'} holds no planned records (${PLANNED_RECORDS}): it is an interrupted build's, not a plan for shards; continue it with build --resume, or plan with plan --force`, work.root);
 }
@@ -194,7 +194,7 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
   if (running) throw new WorkStateError(`build-shard: shard ${shard} is running already (${running.who}): wait for it to end or stop it first (if it does not run, remove ${running.file})`, work.root);
   work.own(owner);
   const step: Step = { kind: 'shard', shard };
-  refuseUnspilled(work, 'build-shard');
+  refuseUnplanned(work, 'build-shard');
   if (planFile.archive) refuseBuildParts(work, 'build-shard');
   const units = shardUnits(planFile.units, shard, planFile.shards);
   const log = new UnitLog(work);
