@@ -78,16 +78,17 @@ export function targetAuthority(target: string): string | undefined {
  * The decoded path segments of a request target, its path (origin form) or the path of its URL (absolute form, which
  * a server must accept: RFC 9112, 3.2.2), or undefined when it is neither (`*`) or cannot be decoded (bad
  * percent-encoding, NUL). Each segment is decoded on its own, so `%2f` stays inside its segment (and is refused by
- * `servable`) instead of becoming a separator.
+ * `servable`) instead of becoming a separator; empty segments are kept (and refused).
  */
 export function requestSegments(given: string): string[] | undefined {
   const absolute = ABSOLUTE_FORM.exec(given);
   const target = absolute ? `/${given.slice(absolute[0].length).replace(/^\//, '')}` : given;
   if (!target.startsWith('/')) return undefined;
   const end = target.search(/[?#]/);
+  const pathPart = end < 0 ? target : target.slice(0, end);
   const segments: string[] = [];
-  for (const raw of (end < 0 ? target : target.slice(0, end)).split('/')) {
-    if (raw === '') continue;
+  // An empty segment (`//x`, `/x/`) is kept, and `servable` refuses it: one file has one path, not aliases.
+  for (const raw of pathPart === '/' ? [] : pathPart.slice(1).split('/')) {
     let s: string;
     try {
       s = decodeURIComponent(raw);

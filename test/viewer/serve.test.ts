@@ -96,6 +96,11 @@ describe('startServer', () => {
     await expect(startServer({ root: path.join(dir, 'absent'), port: 0 })).rejects.toThrow(/does not exist/);
   });
 
+  it('answers one path per file: aliases with empty segments are not found', async () => {
+    expect((await rawRequest(server.port, '/tileset.json')).status).toBe(200);
+    for (const t of ['//tileset.json', '/tileset.json/', '/0//0/0.pbf', '/0/0/0.pbf/']) expect((await rawRequest(server.port, t)).status, t).toBe(404);
+  });
+
   it('answers a request target in absolute form naming this machine, and refuses one naming another host', async () => {
     const local = await rawRequest(server.port, `http://127.0.0.1:${server.port}/tileset.json`);
     expect(local.status).toBe(200);
@@ -104,7 +109,10 @@ describe('startServer', () => {
   });
 
   it('decodes each path segment on its own and refuses hidden, temporary and parent names', () => {
-    expect(requestSegments('/a//b%20c/d.pbf?x=1#f')).toEqual(['a', 'b c', 'd.pbf']);
+    expect(requestSegments('/a/b%20c/d.pbf?x=1#f')).toEqual(['a', 'b c', 'd.pbf']);
+    // Empty segments stay, to be refused: a file has one path.
+    expect(requestSegments('/a//b/')).toEqual(['a', '', 'b', '']);
+    expect(requestSegments('/?tileset=x')).toEqual([]);
     expect(requestSegments('/a/..%2f..%2fx')).toEqual(['a', '../../x']);
     expect(requestSegments('/%E0%A4%A')).toBeUndefined();
     expect(requestSegments('/a%00b')).toBeUndefined();
@@ -112,6 +120,7 @@ describe('startServer', () => {
     // The absolute form (RFC 9112 3.2.2): its path; its host is checked as the Host header is (below).
     expect(requestSegments('http://127.0.0.1:8080/0/tileset.json?x')).toEqual(['0', 'tileset.json']);
     expect(requestSegments('HTTP://localhost?x')).toEqual([]);
+    expect(requestSegments('http://localhost')).toEqual([]);
     for (const ok of ['0', 'tileset.json', 'preview', 'a..b']) expect(servable(ok), ok).toBe(true);
     for (const no of ['', '.', '..', '.mudm-work', '.probe-1a2b3c4d', '0.pbf.tmp-0badc0de-1', 'mudm-spill-0123456789', '../../x', 'a\\b']) expect(servable(no), no).toBe(false);
   });
