@@ -50,11 +50,9 @@ export class TilePart {
       fd = fs.openSync(path, 'r+');
       const part = new TilePart(path, fd, 0);
       part.size = scan(fd, path, (id, offset, length, hash) => part.records.add(id, offset, length, hash));
-      const flushed = flushedSize(fd);
-      // Units were marked done after their records reached this size: records missing below it are tiles lost.
-      if (part.size < flushed) {
-        throw new WorkStateError(`archive part ${path} holds ${part.size} bytes of whole records, but ${flushed} had been written: it was cut short or damaged since, and the units marked done would lose tiles; start over with --force`, path);
-      }
+      // Units were marked done after their records reached the flushed size: records missing below it are tiles lost.
+      const lost = lostRecords(fd, path, part.size);
+      if (lost) throw new WorkStateError(`${lost} or damaged since, and the units marked done would lose tiles; start over with --force`, path);
       fs.ftruncateSync(fd, part.size);
       return part;
     } catch (err) {
@@ -173,8 +171,8 @@ export function readPartIndex(path: string): TileIndex {
     const end = scan(fd, path, (id, offset, length, hash) => records.add(id, offset, length, hash));
     if (end !== size) throw new InputError(`archive part ${path} ends in a partial record at byte ${end}: its writer did not finish`, path);
     // Cut at a record's end (copied short between the steps of a workflow): the records it had flushed say so.
-    const flushed = flushedSize(fd);
-    if (end < flushed) throw new InputError(`archive part ${path} holds ${end} bytes of whole records, but ${flushed} had been written: it was cut short`, path);
+    const lost = lostRecords(fd, path, end);
+    if (lost) throw new InputError(lost, path);
     return records.view();
   } catch (err) {
     throw err instanceof InputError ? err : new InputError(`cannot read archive part ${path}: ${(err as Error).message}`, path);
@@ -193,8 +191,8 @@ export function repairPart(path: string): string | undefined {
   try {
     fd = fs.openSync(path, 'r+');
     const end = scan(fd, path, () => undefined);
-    const flushed = flushedSize(fd);
-    if (end < flushed) return `archive part ${path} holds ${end} bytes of whole records, but ${flushed} had been written: it was cut short`;
+    const lost = lostRecords(fd, path, end);
+    if (lost) return lost;
     if (end < fs.fstatSync(fd).size) fs.ftruncateSync(fd, end);
     return undefined;
   } catch (err) {
@@ -204,11 +202,15 @@ export function repairPart(path: string): string | undefined {
   }
 }
 
-/** The part's size at its last flush, from its head (0: unknown, a part of an earlier version). */
-function flushedSize(fd: number): number {
+/**
+ * Why a part whose whole records end at `end` lost records since a flush (its size then is in its head; 0: unknown,
+ * a part of an earlier version), or undefined.
+ */
+function lostRecords(fd: number, path: string, end: number): string | undefined {
   const head = Buffer.alloc(PART_HEAD - FLUSHED_AT);
   fs.readSync(fd, head, 0, head.length, FLUSHED_AT);
-  return Number(head.readBigUInt64LE(0));
+  const flushed = Number(head.readBigUInt64LE(0));
+  return end < flushed ? `archive part ${path} holds ${end} bytes of whole records, but ${flushed} had been written: it was cut short` : undefined;
 }
 
 /** Receives each record; `hash` is a view into a scratch buffer, valid only during the call. */
