@@ -113,14 +113,10 @@ export class ArchiveSink implements TileSink {
       // Read first: with force the directory sink removes what the record lists, the record included.
       const record = readRecord(out);
       const removal = await this.aux.begin({ force, resume });
-      const old = archivesIn(out).filter((f) => record.files.has(path.basename(f)) && this.foundStill(f));
-      removeArchives(old, out);
-      for (const f of old) this.found.delete(f);
+      this.removeFound(archivesIn(out).filter((f) => record.files.has(path.basename(f))));
       return removal;
     }
-    const old = [out, besideArchive(out, 'build-report.json') as string].filter((f) => this.foundStill(f));
-    removeArchives(old, out);
-    for (const f of old) this.found.delete(f);
+    const old = this.removeFound([out, besideArchive(out, 'build-report.json') as string]);
     return force && old.length > 0 ? { files: old.length, dirs: 0, touched: old.map((f) => path.basename(f)), kept: [], keptCount: 0 } : undefined;
   }
 
@@ -205,10 +201,7 @@ export class ArchiveSink implements TileSink {
       await sink.write('tileset.json', descriptor);
       this.journal?.add({ file: name });
       // An archive an earlier run of this step named (a finalize killed before its cleanup, run again) is replaced.
-      if (this.foundStill(sink.file)) {
-        removeArchives([sink.file], this.options.out);
-        this.found.delete(sink.file);
-      }
+      this.removeFound([sink.file]);
       await sink.finish();
     }
     for (const [file, bytes] of this.besides) {
@@ -232,6 +225,14 @@ export class ArchiveSink implements TileSink {
     if (!st) return false;
     if (this.found.get(file) === identityOf(st)) return true;
     throw new OutputError(`${file} appeared while this build ran (another build, or a file put there): left as it is; move it away and run the build again`, file);
+  }
+
+  /** Removes those of `files` that are there as `initialize` found them (see `foundStill`); returns them. */
+  private removeFound(files: readonly string[]): string[] {
+    const old = files.filter((f) => this.foundStill(f));
+    removeArchives(old, this.options.out);
+    for (const f of old) this.found.delete(f);
+    return old;
   }
 
   abandon(): void {
