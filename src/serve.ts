@@ -255,14 +255,14 @@ export async function startServer(opts: ServeOptions): Promise<Server> {
     const pbf = segments[segments.length - 1].endsWith('.pbf');
     const gzipOk = acceptsGzip(req.headers['accept-encoding']);
     if (folder) {
-      const answer = await folder.tile(segments, gzipOk);
+      const { answer, holds } = await folder.tile(segments, gzipOk);
       if (answer) {
         sendTile(req, res, answer, pbf);
         return;
       }
       const opened = await openInside(root, segments);
       if (opened) await sendFile(req, res, opened);
-      else sendAbsent(res, pbf && (await folder.holds(segments)));
+      else sendAbsent(res, pbf && holds);
       return;
     }
     const archive = single as FileArchive;

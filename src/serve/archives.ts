@@ -130,30 +130,25 @@ export class FolderArchives {
 
   constructor(private readonly root: string, private readonly shelf: ArchiveShelf) {}
 
-  async tile(segments: string[], gzipOk: boolean): Promise<TileAnswer> {
-    // Only a tile-shaped path costs a look at the descriptor.
-    if (!TILE_NAME.test(segments[segments.length - 1] ?? '')) return undefined;
+  /**
+   * The answer of the archive that holds the tile a path names (undefined: no archive routes it, the folder's files
+   * may), and whether the folder's pyramid may hold that tile at all (its layout, zooms and planes, by its
+   * `tileset.json`), so that a file absent there is an empty tile. A plane without an archive counts when within the
+   * descriptor's bounds. The descriptor is looked at once per request, for tile-shaped paths only.
+   */
+  async tile(segments: string[], gzipOk: boolean): Promise<{ answer: TileAnswer; holds: boolean }> {
+    if (!TILE_NAME.test(segments[segments.length - 1] ?? '')) return { answer: undefined, holds: false };
     const routes = await this.currentRoutes();
-    if (!routes || routes.archives.length === 0) return undefined;
-    const tile = pyramidTile(segments, routes);
-    const asset = tile && archiveFor(routes.archives, tile);
-    if (!tile || !asset) return undefined;
+    const tile = routes && pyramidTile(segments, routes);
+    if (!routes || !tile) return { answer: undefined, holds: false };
+    const asset = archiveFor(routes.archives, tile);
+    if (!asset) return { answer: undefined, holds: true };
     const opened = await openInside(this.root, asset.segments);
     // A plane the descriptor lists has an archive: without it, its tiles are not known to be empty.
-    if (!opened) return { missing: asset.segments.join('/') };
+    if (!opened) return { answer: { missing: asset.segments.join('/') }, holds: true };
     const modified = opened.stats.mtime;
     const found = await this.shelf.with(opened, (archive) => readTile(archive, tile, gzipOk, modified)).catch(() => 'unreadable' as const);
-    return found === 'unreadable' ? { unreadable: asset.segments.join('/') } : found;
-  }
-
-  /**
-   * Whether the folder's pyramid may hold the tile a path names (its layout, zooms and planes, by its `tileset.json`),
-   * so that, absent, it is an empty tile. A plane without an archive counts when within the descriptor's bounds.
-   */
-  async holds(segments: string[]): Promise<boolean> {
-    if (!TILE_NAME.test(segments[segments.length - 1] ?? '')) return false;
-    const routes = await this.currentRoutes();
-    return routes !== undefined && pyramidTile(segments, routes) !== undefined;
+    return { answer: found === 'unreadable' ? { unreadable: asset.segments.join('/') } : found, holds: true };
   }
 
   private async currentRoutes(): Promise<TileRoutes | undefined> {
