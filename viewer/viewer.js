@@ -84,6 +84,7 @@ async function start() {
   const planeIn = (values) => {
     for (const d of dims) if (values[d] !== undefined && values[d] >= planeLo[d] && values[d] <= planeHi[d]) plane[d] = values[d];
   };
+  const planeKey = () => dims.map((d) => plane[d]).join('/');
   if (opened) planeIn(opened);
   planeIn(asked.plane);
   const hidden = new Set();
@@ -123,7 +124,8 @@ async function start() {
   const planeSourceOrEmpty = async () => {
     const name = dims.map((d) => `${d}=${plane[d]}`).join(', ');
     // A switch that ends after a later one says nothing about the plane shown.
-    const current = () => dims.map((d) => `${d}=${plane[d]}`).join(', ') === name;
+    const key = planeKey();
+    const current = () => planeKey() === key;
     try {
       const s = await planeSource();
       if (current()) planeProblem = undefined;
@@ -201,7 +203,6 @@ async function start() {
 
   // ── fit: the extent of the plane's features, read once per plane from a few tiles (extent.js) ──
   const extents = new Map();
-  const planeKey = () => dims.map((d) => plane[d]).join('/');
   const dataExtentOfPlane = () => {
     if (!extents.has(planeKey())) {
       const tile = (z, x, y) => tiles.bytes({ ...plane }, z, x, y);

@@ -178,7 +178,7 @@ export class PmtilesArchive {
         throw invalid(`a leaf directory's entry addresses tile id ${first}, outside the ${ids(lo, hi)} of the entry pointing to it: readers searching the directories never find it`);
       }
       if (dir.runLength[i] === 0) {
-        if (stack.length >= MAX_DEPTH) throw new InputError(`${this.name}: leaf directories nest deeper than ${MAX_DEPTH} levels`, this.name);
+        if (stack.length >= MAX_DEPTH) throw invalid(`leaf directories nest deeper than ${MAX_DEPTH} levels`);
         const leaf = await named(this.source, () => directoryAt(this.source, this.header, this.header.leafDirectoriesOffset + dir.offset[i], dir.length[i], 'a leaf directory'));
         stack.push({ dir: leaf, i: 0, lo: first, hi: i + 1 < dir.count ? dir.tileId[i + 1] : hi });
         continue;
@@ -197,7 +197,7 @@ export class PmtilesArchive {
         throw invalid(limit === MAX_LISTED ? `the directories address more than ${MAX_LISTED} tiles, more than a build writes` : `the directories address more than twice the ${h.addressedTiles} tiles the header says`);
       }
       for (let k = 0; k < dir.runLength[i]; k++) {
-        const tileId = dir.tileId[i] + k;
+        const tileId = first + k;
         const [z, x, y] = tileIdToZxy(tileId);
         yield { z, x, y, tileId, offset, length: dir.length[i] };
       }
