@@ -70,7 +70,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
     const planFile = await plan(inputs, config, work, pool, store, io, t0, 1, previous);
     planned = true;
     sayRemoved(await sink.begin({ force: o.force, resume: o.resume, layout: layoutOf(planFile.plan) }), io);
-    const ctx: RunContext = { config, planFile, sink, work, units: new UnitLog(work), pool, io, t0 };
+    const ctx: RunContext = { config, planFile, sink, work, units: new UnitLog(work, planFile.id), pool, io, t0 };
     const tTile = performance.now();
     const levels = await tileLevels(ctx, planFile.units, store, true);
     store.close();
@@ -197,7 +197,7 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
   refuseUnplanned(work, 'build-shard');
   if (planFile.archive) refuseBuildParts(work, 'build-shard');
   const units = shardUnits(planFile.units, shard, planFile.shards);
-  const log = new UnitLog(work);
+  const log = new UnitLog(work, planFile.id);
   healShardParts(work, step, units, log, planFile.id, io);
   const sink = outputSink(config.options.out, planFile.archive ?? 'none', work, io, step, planFile.plan);
   const pool = createPool(config.options.workers, io.signal);
@@ -226,7 +226,7 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
     return done;
   }
   const planFile = loadPlan(work);
-  const units = new UnitLog(work);
+  const units = new UnitLog(work, planFile.id);
   if (planFile.archive) refuseBuildParts(work, 'finalize');
   checkShardsDone(work, planFile, units, (shard) => partsOf(work, { kind: 'shard', shard }));
   const sink = outputSink(config.options.out, planFile.archive ?? 'none', work, io, { kind: 'finalize' }, planFile.plan);

@@ -27,8 +27,11 @@ export interface UnitMarker {
   preview?: PatchArea;
 }
 
-/** A log frame: a unit finished (its data at `at`: records, then `preview` bytes of patch), or units to tile again. */
-type Frame = { op: 'add'; level: number; marker: UnitMarker; at: number; preview: number } | { op: 'remove'; units: [number, string][] };
+/**
+ * A log frame: a unit finished (its data at `at`: records, then `preview` bytes of patch), or units to tile again;
+ * `plan`: the id of the plan it was written under (absent in logs of earlier versions).
+ */
+type Frame = ({ op: 'add'; level: number; marker: UnitMarker; at: number; preview: number } | { op: 'remove'; units: [number, string][] }) & { plan?: string };
 
 /** Where a finished unit's marker and data are. */
 interface Entry { log: string; frameAt: number; jsonLength: number; at: number; records: number; preview: number }
@@ -43,6 +46,8 @@ const HEAD = 12;
  * log it found, so a later run's removals and markers override an earlier one's; shards running at once share a
  * generation, and each unit has one shard. The data of a marker is appended before its frame, so a frame read back
  * means its data is whole; a kill mid-append leaves a cut frame, which ends that log (the unit is tiled again).
+ * Frames of another plan (a log copied in from another build's work directory without its shard's marker) are
+ * passed over: their units are not this plan's, and are tiled again rather than trusted.
  */
 export class UnitLog {
   private readonly index = new Map<string, Entry>();
@@ -50,7 +55,7 @@ export class UnitLog {
   private logSize = 0;
   private dataSize = 0;
 
-  constructor(private readonly work: WorkDir) {
+  constructor(private readonly work: WorkDir, private readonly plan?: string) {
     const logs = work.list(DIR).filter((n) => n.endsWith('.log')).map((n) => n.slice(0, -4))
       .sort((a, b) => generation(a) - generation(b) || (a < b ? -1 : a > b ? 1 : 0));
     for (const log of logs) this.load(log);
@@ -75,7 +80,7 @@ export class UnitLog {
    */
   write(level: number, marker: UnitMarker, next: readonly Uint8Array[], preview?: Uint8Array): void {
     const data = preview ? [...next, preview] : next;
-    const frame: Frame = { op: 'add', level, marker, at: this.dataSize, preview: preview?.byteLength ?? 0 };
+    const frame: Frame = { op: 'add', level, marker, at: this.dataSize, preview: preview?.byteLength ?? 0, plan: this.plan };
     if (data.length > 0) {
       this.work.append(dataFile(this.name), data);
       this.dataSize += data.reduce((n, b) => n + b.byteLength, 0);
@@ -85,7 +90,7 @@ export class UnitLog {
 
   /** Forgets that these units were finished, so that they are tiled again. */
   remove(units: readonly [number, string][]): void {
-    if (units.length > 0) this.record({ op: 'remove', units: [...units] });
+    if (units.length > 0) this.record({ op: 'remove', units: [...units], plan: this.plan });
   }
 
   /**
@@ -148,6 +153,7 @@ export class UnitLog {
 
   /** The index after frame `frame`, whose JSON of `jsonLength` bytes lies in `log` at `frameAt` + HEAD. */
   private apply(log: string, frame: Frame, frameAt: number, jsonLength: number): void {
+    if (frame.plan !== undefined && this.plan !== undefined && frame.plan !== this.plan) return;
     if (frame.op === 'remove') {
       for (const [level, key] of frame.units) this.index.delete(id(level, key));
       return;

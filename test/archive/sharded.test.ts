@@ -111,6 +111,26 @@ describe('the steps of one work directory, and parts lost between them', () => {
     expect([...got].filter(([f, b]) => !b.equals(want.get(f) as Buffer)).map(([f]) => f), 'files whose bytes differ').toEqual([]);
   });
 
+  it('unit logs of another plan copied in without their shard\'s marker are passed over: its units are tiled, the bytes whole', async () => {
+    const local = scratch();
+    await buildPyramid(inputs(), { ...base, out: path.join(local, 'slide.pmtiles') });
+    const want = fs.readFileSync(path.join(local, 'slide.pmtiles'));
+    // Another plan of the same input (the same unit keys), its shard 0 done: as a workflow that merges every work
+    // directory it finds might bring in from an earlier run.
+    const earlier = await setUp(2);
+    await buildShard({ out: earlier.out, workers: 1 }, 0);
+    const { out, work } = await setUp(2);
+    const logs = fs.readdirSync(path.join(earlier.work, 'units'));
+    // Named past this plan's own logs, so that its frames are read last and would win.
+    fs.mkdirSync(path.join(work, 'units'), { recursive: true });
+    for (const f of logs) fs.copyFileSync(path.join(earlier.work, 'units', f), path.join(work, 'units', f.replace(/^\d+/, '000009')));
+    const r = await buildShard({ out, workers: 1 }, 0);
+    expect(r.skipped, 'no unit of shard 0 taken for done').toBe(0);
+    await buildShard({ out, workers: 1 }, 1);
+    await finalizeShardedBuild({ out, workers: 1 });
+    expect(fs.readFileSync(out).equals(want), 'the one-machine bytes').toBe(true);
+  });
+
   it('a build and shards do not continue each other\'s archive parts: refused, naming the way on', async () => {
     const { out, work } = await setUp(3);
     await buildShard({ out, workers: 1 }, 0);

@@ -103,6 +103,28 @@ describe.each(twins)('unit log %s', (_, make) => {
     expect(new UnitLog(work).count(0)).toBe(1);
   });
 
+  it('passes over the markers and removals of another plan, whatever their generation, and keeps logs that name none', () => {
+    const work = make();
+    new UnitLog(work, 'plan-a').write(0, marker('a', [['n', 1]]), [Uint8Array.of(1)]);
+    new UnitLog(work, 'plan-a').write(0, marker('b'), []);
+    // A log of another plan copied in later (a higher generation): its marker of `a`, with other records, and its
+    // removal of `b` are not this plan's.
+    const other = new UnitLog(work, 'plan-b');
+    other.write(0, marker('a', [['n', 1]]), [Uint8Array.of(9)]);
+    other.write(0, marker('c'), []);
+    other.remove([[0, 'b']]);
+    const mine = new UnitLog(work, 'plan-a');
+    expect([mine.has(0, 'a'), mine.has(0, 'b'), mine.has(0, 'c')]).toEqual([true, true, false]);
+    const store = new ListStore();
+    mine.read(0, 'a', store);
+    expect(store.appended).toEqual([['n', [1]]]);
+    // The other plan sees its own markers only; a log of an earlier version, which names no plan, counts for both.
+    const theirs = new UnitLog(work, 'plan-b');
+    expect([theirs.has(0, 'a'), theirs.has(0, 'b'), theirs.has(0, 'c')]).toEqual([true, false, true]);
+    new UnitLog(work).write(0, marker('d'), []);
+    expect([new UnitLog(work, 'plan-a').has(0, 'd'), new UnitLog(work, 'plan-b').has(0, 'd')]).toEqual([true, true]);
+  });
+
   it('a missing marker or missing records are refused, naming the unit and level', () => {
     const work = make();
     expect(refusal(() => new UnitLog(work).read(2, '0/1/0/3/4'))).toMatch(
