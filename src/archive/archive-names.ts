@@ -52,10 +52,16 @@ export function listedArchives(descriptor: { assets?: unknown }): { href: string
 /**
  * When `file` is one of the archives its own metadata lists (one plane and format of an `--archive` folder), what to
  * give instead: the folder (`folderDescriptor`: its tileset.json is beside the file), or, copied away from it, the
- * whole folder; undefined for an archive that stands alone.
+ * whole folder; the same for one renamed (its metadata lists archives, none by its name); undefined for an archive
+ * that stands alone.
  */
 export function folderMemberProblem(descriptor: { assets?: unknown; tiles?: unknown }, file: string, verb: string, folderDescriptor: boolean): string | undefined {
-  const member = listedArchives(descriptor).find((a) => a.href === path.basename(file));
+  const listed = listedArchives(descriptor);
+  const member = listed.find((a) => a.href === path.basename(file));
+  // Renamed: its metadata is still the folder's descriptor, whose tile template its tiles do not answer.
+  if (!member && listed.length > 0) {
+    return `${file} holds the descriptor of a folder build, which lists ${listed.length} archive(s) (${listed[0].href}${listed.length > 1 ? ', …' : ''}), but is not one of them by name (renamed?): it is not read alone; ${verb} the whole folder the build wrote (every archive, under its own name, and tileset.json)`;
+  }
   if (!member) return undefined;
   const template = Array.isArray(descriptor.tiles) ? String(descriptor.tiles[0]) : '';
   const plane = [...template.matchAll(/\{([tcz])\}/g)].map((m) => `${m[1]}=${member.plane[m[1] as Dim]}`).join(', ');
