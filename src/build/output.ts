@@ -93,12 +93,35 @@ export function healShardParts(work: WorkDir, step: Step & { kind: 'shard' }, un
   const there = partsOf(work, step);
   let why = marker?.plan !== undefined && planId !== undefined && marker.plan !== planId ? 'its marker is of another plan' : undefined;
   why ??= (marker?.parts ?? []).filter((n) => !there.includes(n)).map((n) => `${n} is missing`)[0];
-  for (const name of there) why ??= repairPart(path.join(work.root as string, partsFolder(step), name));
+  why ??= damagedPart(work, step);
   if (why === undefined) return;
   const done = units.filter((u) => log.has(0, u.key));
   log.remove(done.map((u) => [0, u.key]));
   work.removeFolder(partsFolder(step));
   io.onWarning?.(`shard ${step.shard}: its archive parts were damaged (${why}): its ${units.length} unit(s) are tiled again`, { event: 'shard-parts-damaged', shard: step.shard, reason: why });
+}
+
+/**
+ * A build resumed whose parts lost records it had flushed (a crash or power loss after units were marked done, before
+ * the part's end reached the disk; a part damaged since): every finished unit is forgotten and tiled anew from the
+ * records the resumed build reads again, rather than the build refused. A record a kill cut short at the end is
+ * only dropped.
+ */
+export function healBuildParts(work: WorkDir, log: UnitLog, io: BuildIO): void {
+  const step: Step = { kind: 'build' };
+  const why = damagedPart(work, step);
+  if (why === undefined) return;
+  const done = log.finished();
+  log.remove(done);
+  work.removeFolder(partsFolder(step));
+  io.onWarning?.(`--resume: the archive parts were damaged (${why}): the ${done.length} finished unit(s) are tiled again`, { event: 'build-parts-damaged', reason: why });
+}
+
+/** Why one of a step's parts cannot be continued (records lost, not a part, corrupt), after each is repaired. */
+function damagedPart(work: WorkDir, step: Step): string | undefined {
+  let why: string | undefined;
+  for (const name of partsOf(work, step)) why ??= repairPart(path.join(work.root as string, partsFolder(step), name));
+  return why;
 }
 
 /**

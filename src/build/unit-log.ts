@@ -88,6 +88,14 @@ export class UnitLog {
     this.record(frame);
   }
 
+  /** Every finished unit, as [level, key]. */
+  finished(): [number, string][] {
+    return [...this.index.keys()].map((k) => {
+      const slash = k.indexOf('/');
+      return [Number(k.slice(0, slash)), k.slice(slash + 1)];
+    });
+  }
+
   /** Forgets that these units were finished, so that they are tiled again. */
   remove(units: readonly [number, string][]): void {
     if (units.length > 0) this.record({ op: 'remove', units: [...units], plan: this.plan });

@@ -51,4 +51,20 @@ describe('--resume of an archive build after SIGKILL', () => {
     expect(fs.readFileSync(out).equals(fs.readFileSync(reference)), 'the same bytes as the uninterrupted build').toBe(true);
     expect(reportWithoutRun(path.join(dir, 'slide.build-report.json'))).toEqual(reportWithoutRun(reference.replace(/\.pmtiles$/, '.build-report.json')));
   });
+
+  it('a part that lost records it had flushed (a power loss after units were marked done): the units are tiled again, the bytes whole', async () => {
+    const dir = tempDir('archive-resume-lost');
+    const out = path.join(dir, 'slide.pmtiles');
+    await killWhen(['build', input, '-o', out, '-q', ...SLOW_OPTS], () => markers(out) >= 3);
+    const parts = path.join(dir, '.slide.pmtiles.mudm-work', 'parts', 'build');
+    const part = path.join(parts, fs.readdirSync(parts).find((n) => n.endsWith('.part')) as string);
+    // The markers reached the disk, the part's last writes did not.
+    fs.truncateSync(part, Math.floor(fs.statSync(part).size / 2));
+    const r = await runCli(['build', input, '-o', out, '--resume', ...SLOW_OPTS]);
+    expectOk(r, 'build --resume');
+    expect(r.stderr).toMatch(/--resume: the archive parts were damaged \(archive part .*slide\.pmtiles\.part holds \d+ bytes of whole records, but \d+ had been written: it was cut short\): the \d+ finished unit\(s\) are tiled again/);
+    const report = JSON.parse(fs.readFileSync(path.join(dir, 'slide.build-report.json'), 'utf8')) as { run: { resumed: number } };
+    expect(report.run.resumed, 'no unit taken for done').toBe(0);
+    expect(fs.readFileSync(out).equals(fs.readFileSync(reference)), 'the same bytes as the uninterrupted build').toBe(true);
+  });
 });
