@@ -1,5 +1,7 @@
 // The hover card of the viewer: one feature's id, layer and properties as a table people can read.
 
+import { BY_LAYER } from './colours.js';
+
 /** The id a person knows the feature by: the input's string id (kept as property `id`) before the PBF id. */
 export function featureId(props, pbfId) {
   return props.id !== undefined && props.id !== null ? props.id : pbfId;
@@ -19,7 +21,9 @@ export function cardRows(feature) {
   const plain = [['id', feature.id], ['layer', feature.layer]];
   const groups = new Map();
   for (const [k, v] of Object.entries(feature.properties)) {
-    if (k === 'id' || k === 'layer') continue;
+    if (k === 'id') continue;
+    // A data field named as the card's own row.
+    if (k === 'layer') { plain.push(['layer (property)', v]); continue; }
     const dot = k.indexOf('.');
     if (dot <= 0 || dot === k.length - 1) { plain.push([k, v]); continue; }
     const head = k.slice(0, dot);
@@ -64,9 +68,11 @@ export function cardTable(features) {
 
 /** What the card and the scripting helpers say of an OpenLayers feature: id, layer, properties, type. */
 export function describeFeature(f) {
-  const props = { ...f.getProperties() };
-  delete props.geometry;
-  return { id: featureId(props, f.getId()), layer: props.layer, properties: props, type: f.getType() };
+  const { [BY_LAYER]: layer, ...props } = f.getProperties();
+  // Features (not the render features tiles are read as) list their geometry among their properties; data may
+  // have a field named `geometry` too.
+  if (props.geometry && typeof props.geometry.getType === 'function') delete props.geometry;
+  return { id: featureId(props, f.getId()), layer, properties: props, type: f.getType() };
 }
 
 /**

@@ -8,8 +8,12 @@ const RAMP = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 2
 const UNKNOWN = '#888888';
 /** Below this RGB distance two colours are easily confused on a map. */
 const NEAR = 100;
-/** The pseudo-field that colours by vector layer; also the colour-by when the data has no categorical field. */
-export const BY_LAYER = 'layer';
+/**
+ * The pseudo-field that colours by vector layer (the colour-by when the data has no categorical field), and the
+ * property the MVT format puts each feature's layer name in: not OpenLayers' default `layer`, which would hide a
+ * data field of that name. A link of earlier versions says `colour=layer`.
+ */
+export const BY_LAYER = '(layer)';
 const LEGEND_ROWS = 24;
 
 function hashColour(value) {

@@ -5,6 +5,8 @@
 // the whole plane in a few requests, but there small features are points and dense tiles thinned (uniformly, so the
 // extent of what is kept is the data's); the tiles of a finer zoom over that first extent give it to a few pixels.
 
+import { mvtFormat } from './tiles.js';
+
 /** At most this many tiles are read per round. */
 const MAX_TILES = 16;
 
@@ -20,7 +22,7 @@ const count = (r) => (r.x1 - r.x0 + 1) * (r.y1 - r.y0 + 1);
 
 /** The extent of the features of the tiles of a range, or null when they hold none (or cannot be read). */
 async function featureExtent(ol, projection, tile, zoom, size, r) {
-  const format = new ol.format.MVT();
+  const format = mvtFormat(ol);
   const extent = ol.extent.createEmpty();
   const jobs = [];
   for (let x = r.x0; x <= r.x1; x++) {

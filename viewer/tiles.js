@@ -5,6 +5,7 @@
 // whose `assets` list one archive per plane and format (role `tiles`, media type `application/vnd.pmtiles`, `format`,
 // the plane's `t`/`c`/`z`). Either way the map is in pixel space: the archive header's lon/lat bounds are ignored.
 
+import { BY_LAYER } from './colours.js';
 import { PLANE_DIMS } from './state.js';
 
 const PMTILES_MEDIA_TYPE = 'application/vnd.pmtiles';
@@ -12,6 +13,9 @@ const PMTILES_MEDIA_TYPE = 'application/vnd.pmtiles';
 const PMTILES_MVT = 1;
 /** OpenLayers' TileState.ERROR (the global build does not export the enum). */
 const TILE_ERROR = 3;
+
+/** The format of every vector tile the viewer reads: a feature's layer name under BY_LAYER, its data as it is. */
+export const mvtFormat = (ol) => new ol.format.MVT({ layerName: BY_LAYER });
 
 /** Whether a URL names a PMTiles archive: by the name its path ends with, whatever its query (a signed URL). */
 const isArchiveUrl = (url) => new URL(url).pathname.toLowerCase().endsWith('.pmtiles');
@@ -71,7 +75,7 @@ function urlTiles(ol, template, served) {
   return {
     kind: 'url',
     async source(plane, options) {
-      return new ol.source.VectorTile({ ...options, format: new ol.format.MVT(), url: planeUrl(plane), tileLoadFunction: loadWith(read) });
+      return new ol.source.VectorTile({ ...options, format: mvtFormat(ol), url: planeUrl(plane), tileLoadFunction: loadWith(read) });
     },
     async bytes(plane, z, x, y) {
       return read(planeUrl(plane).replace('{z}', String(z)).replace('{x}', String(x)).replace('{y}', String(y)));
@@ -116,12 +120,12 @@ async function archiveTiles(ol, urlOf) {
     },
     async source(plane, options) {
       const url = urlOf(plane);
-      if (url === undefined) return new ol.source.VectorTile({ ...options, format: new ol.format.MVT(), tileUrlFunction: () => undefined });
+      if (url === undefined) return new ol.source.VectorTile({ ...options, format: mvtFormat(ol), tileUrlFunction: () => undefined });
       // Read here first, so that an archive that cannot be read fails this call with its reason.
       await headerOf(url);
       // ol-pmtiles makes a reader of its own for `url`: given the archive's source, its header read is answered from
       // the bytes already fetched, not asked of the host again.
-      const source = new PMTilesVectorSource({ ...options, url: sourceOf(url), extent: options.tileGrid.getExtent(), format: new ol.format.MVT() });
+      const source = new PMTilesVectorSource({ ...options, url: sourceOf(url), extent: options.tileGrid.getExtent(), format: mvtFormat(ol) });
       // The source reads the header and is 'loading' until then; a map does not wait for a source to be ready before
       // it calls a render complete, so the source is handed over ready.
       await new Promise((resolve) => {

@@ -12,7 +12,7 @@ import { describeFeature, hoverCard } from './card.js';
 import { dataExtent } from './extent.js';
 import { keptLines } from './kept.js';
 import { readViewState, writeViewState } from './state.js';
-import { openPyramid, safeDecode } from './tiles.js';
+import { mvtFormat, openPyramid, safeDecode } from './tiles.js';
 
 const ol = window.ol;
 
@@ -89,6 +89,8 @@ async function start() {
   planeIn(asked.plane);
   const hidden = new Set();
   const known = (name) => name === BY_LAYER || fields.has(name);
+  // Links of earlier versions name the vector layer `layer`.
+  if (asked.colour === 'layer' && !fields.has('layer')) asked.colour = BY_LAYER;
   let field = defaultField(fields);
   if (asked.colour !== undefined) {
     if (known(asked.colour)) field = asked.colour;
@@ -134,7 +136,7 @@ async function start() {
       const problem = `${name ? `plane ${name}` : 'the tiles'} cannot be shown: ${err && err.message ? err.message : err}`;
       errors.push(problem);
       if (current()) planeProblem = problem;
-      return new ol.source.VectorTile({ projection, tileGrid, format: new ol.format.MVT(), tileUrlFunction: () => undefined });
+      return new ol.source.VectorTile({ projection, tileGrid, format: mvtFormat(ol), tileUrlFunction: () => undefined });
     } finally {
       showStatus();
     }
@@ -167,8 +169,8 @@ async function start() {
     source: await planeSourceOrEmpty(),
     style: (feature, resolution) => {
       const props = feature.getProperties();
-      if (hidden.has(props.layer)) return null;
-      return styleFor(colourOf(field === BY_LAYER ? props.layer : props[field]), feature.getType(), resolution);
+      if (hidden.has(props[BY_LAYER])) return null;
+      return styleFor(colourOf(props[field]), feature.getType(), resolution);
     },
   });
   // A replaced archive: the tiles on screen, read from the old one, are read again from the new one; the page's

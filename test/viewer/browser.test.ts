@@ -11,8 +11,11 @@ import { tmpDir } from '../helpers/pyramid.js';
 import { buildSquares, collection, square, SQUARES } from '../inspect/fixture.js';
 import { close, fillOver as fillHexOver, HAVE_CHROMIUM, launch, openPage, screen as pageScreen, type FoundFeature, type ViewerHandle } from './page.js';
 
-/** Plane c = 1 holds one square of its own, where plane 0 has nothing. */
-const PLANE1_SQUARE = { id: 100, featureClass: 'gamma', x: 300, y: 100, s: 80 };
+/**
+ * Plane c = 1 holds one square of its own, where plane 0 has nothing; its data has fields named `layer` and
+ * `geometry`, which OpenLayers' defaults would take for the vector layer and the geometry.
+ */
+const PLANE1_SQUARE = { id: 100, featureClass: 'gamma', x: 300, y: 100, s: 80, properties: { label: 100, layer: 'tumour region', geometry: 'ellipse' } };
 /** A dark block of the background image, in an empty part of plane 0, near the top (so a flipped image shows). */
 const BLOCK = { x: 200, y: 20, w: 80, h: 60, rgb: [32, 32, 32] };
 /** The quicklook's colour: nowhere on screen, since the viewer never draws it. */
@@ -30,7 +33,7 @@ beforeAll(async () => {
   if (!HAVE_CHROMIUM) return;
   dir = tmpDir('mudm-viewer');
   const out = path.join(dir, 'out');
-  const plane1 = JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', id: PLANE1_SQUARE.id, featureClass: PLANE1_SQUARE.featureClass, properties: { label: 100 }, geometry: { type: 'Polygon', coordinates: square(PLANE1_SQUARE.x, PLANE1_SQUARE.y, PLANE1_SQUARE.s) } }] });
+  const plane1 = JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', id: PLANE1_SQUARE.id, featureClass: PLANE1_SQUARE.featureClass, properties: PLANE1_SQUARE.properties, geometry: { type: 'Polygon', coordinates: square(PLANE1_SQUARE.x, PLANE1_SQUARE.y, PLANE1_SQUARE.s) } }] });
   await buildSquares({ out }, [
     { source: memorySource('a.json', collection()), layer: 'cells', plane: { c: 0 } },
     { source: memorySource('b.json', plane1), layer: 'cells', plane: { c: 1 } },
@@ -131,7 +134,9 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     await page.selectOption('#plane-c', '1');
     await page.evaluate(() => window.__viewer.settle());
     const p = PLANE1_SQUARE;
-    expect((await featuresAt(p.x + p.s / 2, p.y + p.s / 2)).map((f) => f.id)).toEqual([p.id]);
+    const [found, ...more] = await featuresAt(p.x + p.s / 2, p.y + p.s / 2);
+    expect(more).toEqual([]);
+    expect(found).toMatchObject({ id: p.id, layer: 'cells', properties: { ...p.properties, featureClass: p.featureClass } });
     expect(await featuresAt(140, 140)).toEqual([]);
     await page.selectOption('#plane-c', '0');
     await page.evaluate(() => window.__viewer.settle());
@@ -140,9 +145,10 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
 
   it('recolours by the field chosen in the select, fed by the descriptor fields', async () => {
     const options = await page.locator('#field option').evaluateAll((os) => os.map((o) => (o as unknown as { value: string }).value));
-    expect(options).toEqual(expect.arrayContaining(['layer', 'featureClass', 'label', 'note', 'score']));
+    // The vector layer, and the data field named `layer`, each an entry of its own.
+    expect(options).toEqual(expect.arrayContaining(['(layer)', 'layer', 'featureClass', 'label', 'note', 'score']));
     expect(await page.locator('#background-row').isVisible()).toBe(true);
-    await page.selectOption('#field', 'layer');
+    await page.selectOption('#field', '(layer)');
     await page.evaluate(() => window.__viewer.settle());
     const at = await screen();
     const want = await fillOver('cells', [255, 255, 255]);
@@ -160,10 +166,10 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     const shared = await openPage(browser as Browser, consoleErrors);
     try {
       const p = PLANE1_SQUARE;
-      await shared.goto(`${server.url}#zoom=1.5&x=${p.x + p.s / 2}&y=${p.y + p.s / 2}&c=1&colour=layer`);
+      await shared.goto(`${server.url}#zoom=1.5&x=${p.x + p.s / 2}&y=${p.y + p.s / 2}&c=1&colour=%28layer%29`);
       await shared.evaluate(() => window.__viewer.ready);
       expect(await shared.locator('#plane-c').inputValue()).toBe('1');
-      expect(await shared.locator('#field').inputValue()).toBe('layer');
+      expect(await shared.locator('#field').inputValue()).toBe('(layer)');
       expect(await shared.evaluate(() => window.__viewer.zoom())).toBeCloseTo(1.5, 5);
       // The square is at the centre of the map, which fills the page.
       expect(await shared.evaluate(([x, y]) => window.__viewer.toScreen(x, y), [p.x + p.s / 2, p.y + p.s / 2] as const)).toEqual([500, 320]);
@@ -205,7 +211,7 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
         colours: ['A', 'B', 'C'].map(colourOf),
         legend: colours.legendOf('k', fields, ['l'], colourOf).rows,
         defaultField: colours.defaultField(fields),
-        rows: card.cardRows({ id: 'x', layer: 'cells', properties: { id: 'x', 'a.b': 1, plain: 3, 'a.c': 2, '.odd': 4, 'end.': 5 } }),
+        rows: card.cardRows({ id: 'x', layer: 'cells', properties: { id: 'x', 'a.b': 1, plain: 3, 'a.c': 2, '.odd': 4, 'end.': 5, layer: 'own' } }),
       };
     })()`) as Record<string, unknown>;
     expect(got.hashes).toEqual(['classification.name', 'measurements.Cell: Area', 'a&b=c', 'x+y %20', 'ü/#?']
@@ -220,7 +226,7 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     expect(b).not.toBe('#e6194b');
     expect(got.legend).toEqual([{ value: 'A', colour: a }, { value: 'B', colour: b }]);
     expect(got.defaultField).toBe('k');
-    expect(got.rows).toEqual([['id', 'x'], ['layer', 'cells'], ['plain', 3], ['.odd', 4], ['end.', 5], ['a'], ['b', 1], ['c', 2]]);
+    expect(got.rows).toEqual([['id', 'x'], ['layer', 'cells'], ['plain', 3], ['.odd', 4], ['end.', 5], ['layer (property)', 'own'], ['a'], ['b', 1], ['c', 2]]);
   });
 
   it('logs no errors', async () => {
