@@ -97,13 +97,19 @@ async function archiveTiles(ol, urlOf) {
     if (!archives.has(url)) archives.set(url, new PMTiles(sourceOf(url)));
     return archives.get(url);
   };
-  /** The archive's header; it must hold vector tiles, and a failure names the archive (the reader's does not). */
+  /**
+   * The archive's header; it must hold vector tiles, and a failure names the archive and why (the reader's does
+   * neither). A failure is not kept (the reader would keep it for good): the plane can be asked for again, once the
+   * archive is back or the host up again.
+   */
   const headerOf = async (url) => {
     let header;
     try {
       header = await archive(url).getHeader();
     } catch (err) {
-      throw new Error(`${url}: ${err && err.message ? err.message : err}`);
+      archives.delete(url);
+      sources.delete(url);
+      throw new Error(`${url}: ${await whyUnreadable(url, err)}`);
     }
     if (header.tileType !== PMTILES_MVT) {
       throw new Error(`${url} holds tiles of PMTiles type ${header.tileType}, not vector tiles (MVT, type 1): open the pyramid's PBF archive or its tileset.json`);
@@ -147,6 +153,24 @@ async function archiveTiles(ol, urlOf) {
       return tile ? tile.data : null;
     },
   };
+}
+
+/** A PMTiles header's size: an archive is at least this long. */
+const HEADER_BYTES = 127;
+/** What a browser says of a request it refused, and the likely reasons. */
+const UNREACHABLE = /^(Failed to fetch|NetworkError|Load failed)/;
+const REFUSED = '(the host is down, or, on another origin, does not allow this page: CORS)';
+
+/**
+ * Why an archive's start could not be read, as a person can act on it: the reader's message ("non-matching ETag" for
+ * the 416 of an empty file, a DataView error for a short one) with the archive's size when that explains it.
+ */
+async function whyUnreadable(url, err) {
+  const message = err && err.message ? err.message : String(err);
+  if (UNREACHABLE.test(message)) return `${message} ${REFUSED}`;
+  const size = await fetch(url, { method: 'HEAD', cache: 'no-store' }).then((r) => (r.ok ? Number(r.headers.get('Content-Length') ?? NaN) : NaN), () => NaN);
+  if (size < HEADER_BYTES) return `it holds ${size} bytes, fewer than the ${HEADER_BYTES} of a PMTiles header: not an archive, or cut short`;
+  return message;
 }
 
 /** The archive's ETag now (asked without the cache), or undefined when it has none or the request fails. */
@@ -229,11 +253,13 @@ export async function openPyramid(ol, url) {
   if (isArchiveUrl(url)) {
     tiles = await archiveTiles(ol, (p) => route(p));
     await tiles.headerOf(url);
-    descriptor = await tiles.archive(url).getMetadata();
+    descriptor = await tiles.archive(url).getMetadata().catch((err) => {
+      throw new Error(`${url}: ${err && err.message ? err.message : err}`);
+    });
   } else {
     // A request the browser refuses (another origin without CORS headers, a host down) says only "Failed to fetch".
     const response = await fetch(url).catch((err) => {
-      throw new Error(`${url}: ${err && err.message ? err.message : err} (the host is down, or, on another origin, does not allow this page: CORS)`);
+      throw new Error(`${url}: ${err && err.message ? err.message : err} ${REFUSED}`);
     });
     if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
     descriptor = await response.json();

@@ -72,6 +72,9 @@ beforeAll(async () => {
   const whole = fs.readFileSync(path.join(site, 'slide.pmtiles'));
   fs.writeFileSync(path.join(site, 'cut.pmtiles'), whole.subarray(0, Number(whole.readBigUInt64LE(56)) + 64));
   fs.copyFileSync(path.join(site, 'slide.pmtiles'), path.join(site, 'slide #1.pmtiles'));
+  // Archives shorter than a header: empty, and cut inside it.
+  fs.writeFileSync(path.join(site, 'empty.pmtiles'), '');
+  fs.writeFileSync(path.join(site, 'short.pmtiles'), whole.subarray(0, 50));
   fs.copyFileSync(path.join(site, 'slide.pmtiles'), path.join(site, 'replaced.pmtiles'));
   // Without a name: the viewer calls it by its file name.
   await buildArchive(onePlaneInputs(), { ...OPTIONS, planeField: undefined, name: undefined }, path.join(site, 'my slide #2 (50%?).pmtiles'));
@@ -324,8 +327,16 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     const failure = await page.evaluate(() => window.__viewer.ready.then(() => 'ready', (e: Error) => e.message));
     expect(failure).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/nowhere\.pmtiles: .*404/);
     expect(await errorsOf()).toEqual([failure]);
+    // Shorter than a header: the reader's own words (a "non-matching ETag" for the 416 of an empty file, a DataView
+    // error) would not say it.
+    for (const [name, bytes] of [['empty', 0], ['short', 50]] as const) {
+      await page.goto('about:blank');
+      await page.goto(`${at.host}index.html?tileset=${name}.pmtiles`);
+      const why = await page.evaluate(() => window.__viewer.ready.then(() => 'ready', (e: Error) => e.message));
+      expect(why).toBe(`${at.host}${name}.pmtiles: it holds ${bytes} bytes, fewer than the 127 of a PMTiles header: not an archive, or cut short`);
+    }
     // The page's own request of the missing file is logged by the browser: not a fault of the viewer.
-    consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/404/.test(e)));
+    consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/404|416/.test(e)));
   });
 
   it('names a descriptor it cannot fetch (no host there), and opens the default one for an empty ?tileset=', async () => {
@@ -379,6 +390,20 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     expect(await page.locator('#plane-c option').allInnerTexts()).toEqual(['0', '1']);
     expect(await page.locator('#status').innerText()).toMatch(/plane c=1, z=2 cannot be shown/);
     expect(await errorsOf()).toEqual([expect.stringMatching(problem)]);
+    // The archive put back: the plane is asked for again when switched to, and shown (no reload).
+    const site = path.join(dir, 'site');
+    const missing = path.join(site, 'slide-missing', 'tiles-c1-z2.pbf.pmtiles');
+    fs.copyFileSync(path.join(site, 'slide', 'tiles-c1-z2.pbf.pmtiles'), missing);
+    try {
+      await page.evaluate(() => window.__viewer.setPlane({ c: 0, z: 0 }));
+      await page.evaluate(() => window.__viewer.setPlane({ c: 1, z: 2 }));
+      await page.evaluate(() => window.__viewer.settle());
+      const back = cells().filter((c) => c.c === 1 && c.z === 2)[0];
+      expect((await page.evaluate(([x, y]) => window.__viewer.featuresAt(x, y), [back.x, back.y] as const)).map((f) => f.id)).toContain(back.id);
+      expect(await page.locator('#status').innerText()).not.toMatch(/cannot be shown/);
+    } finally {
+      fs.rmSync(missing);
+    }
     consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/404/.test(e)));
   });
 
