@@ -87,6 +87,11 @@ async function start() {
   const planeKey = () => dims.map((d) => plane[d]).join('/');
   if (opened) planeIn(opened);
   planeIn(asked.plane);
+  // A link to a plane this pyramid lacks opens another, and says so (as for a colour-by it lacks).
+  for (const d of dims) {
+    const v = asked.plane[d];
+    if (v !== undefined && v !== plane[d]) notes.push(`no plane ${d}=${v} in this pyramid (${d} ${planeLo[d]}–${planeHi[d]}): showing ${d}=${plane[d]}`);
+  }
   const hidden = new Set();
   const known = (name) => name === BY_LAYER || fields.has(name);
   // Links of earlier versions name the vector layer `layer`.

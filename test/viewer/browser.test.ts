@@ -184,10 +184,13 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
 
       // A field the pyramid does not have: the default colour-by, and the page says so (a new load, not a hash change).
       await shared.goto('about:blank');
-      await shared.goto(`${server.url}#colour=nosuchfield`);
+      await shared.goto(`${server.url}#colour=nosuchfield&c=5`);
       await shared.evaluate(() => window.__viewer.ready);
       expect(await shared.locator('#field').inputValue()).toBe('featureClass');
       expect(await shared.locator('#status').innerText()).toMatch(/no field "nosuchfield" in this pyramid: coloured by featureClass/);
+      // A plane it does not have: the first one, and the page says so.
+      expect(await shared.locator('#plane-c').inputValue()).toBe('0');
+      expect(await shared.locator('#status').innerText()).toMatch(/no plane c=5 in this pyramid \(c 0–1\): showing c=0/);
     } finally {
       await shared.close();
     }
