@@ -159,6 +159,7 @@ function sendTile(req: http.IncomingMessage, res: http.ServerResponse, answer: E
       // The same URL is gzip or not by the request's Accept-Encoding.
       Vary: 'Accept-Encoding',
       ...(answer.gzip ? { 'Content-Encoding': 'gzip' } : {}),
+      ...(answer.archive ? { 'X-Pyramid-Archive': answer.archive } : {}),
     // Tiles are small and may be gzip-encoded on the way: no ranges of them, so what goes out is the whole.
     }, false);
     if (out !== undefined) res.end(bytes);
@@ -211,7 +212,7 @@ export async function startServer(opts: ServeOptions): Promise<Server> {
     if (cors) {
       res.setHeader('Access-Control-Allow-Origin', cors);
       // What a range reader of another origin checks: where a range lies, and whether the archive changed.
-      res.setHeader('Access-Control-Expose-Headers', 'Content-Range, Accept-Ranges, ETag, X-Pyramid-Name');
+      res.setHeader('Access-Control-Expose-Headers', 'Content-Range, Accept-Ranges, ETag, X-Pyramid-Name, X-Pyramid-Archive');
     }
     // An absolute-form target names the host the request is for too (RFC 9112 3.2.2): both must be this machine.
     const authority = targetAuthority(req.url ?? '');

@@ -57,23 +57,38 @@ function loadWith(read) {
 /**
  * A tile's bytes by URL: null for an empty tile, which is not written: 204 from `serve`, 404 from a static host.
  * `serve` answers 404 only for what the pyramid cannot hold, or an archive gone: from it (`served`) a 404 fails the tile.
+ * `seen(archive)` gets the ETag of the archive `serve` read the tile from (`X-Pyramid-Archive`), when it says.
  */
-async function fetchTile(url, served) {
+async function fetchTile(url, served, seen) {
   const response = await fetch(url);
   if (response.status === 204 || (response.status === 404 && !served)) return null;
   if (!response.ok) throw new Error(`${url}: HTTP ${response.status}${response.status === 404 ? ' (from serve: not a tile of this pyramid, or its archive is gone)' : ''}`);
+  const archive = response.headers.get('X-Pyramid-Archive');
+  if (archive) seen(archive);
   return response.arrayBuffer();
 }
 
 /**
- * Tiles by URL: the template with the plane filled in and {zlvl} renamed to OpenLayers' {z}; `served`: the descriptor
- * came from `serve` (see fetchTile).
+ * Tiles by URL: the template with the plane filled in and {zlvl} renamed to OpenLayers' {z}; `served`: the name
+ * `serve` gave the descriptor it came from (see fetchTile), else undefined. An archive `serve` serves that is replaced
+ * while viewed (a tile from an archive of another ETag than every one before) calls the `onChange` listeners.
  */
 function urlTiles(ol, template, served) {
   const planeUrl = (plane) => template.replace(/\{([a-z]+)\}/g, (m, name) => (name === 'zlvl' ? '{z}' : PLANE_DIMS.includes(name) ? String(plane[name]) : m));
-  const read = (url) => fetchTile(url, served);
+  const changeListeners = [];
+  // Every archive read so far: a tile of the old one arriving after one of the new one is not another change.
+  const archives = new Set();
+  const seen = (archive) => {
+    if (archives.has(archive)) return;
+    archives.add(archive);
+    if (archives.size > 1) changeListeners.forEach((f) => f(served));
+  };
+  const read = (url) => fetchTile(url, served !== undefined, seen);
   return {
     kind: 'url',
+    onChange(listener) {
+      changeListeners.push(listener);
+    },
     async source(plane, options) {
       return new ol.source.VectorTile({ ...options, format: mvtFormat(ol), url: planeUrl(plane), tileLoadFunction: loadWith(read) });
     },
@@ -90,7 +105,7 @@ async function archiveTiles(ol, urlOf) {
   const sources = new Map();
   const changeListeners = [];
   const sourceOf = (url) => {
-    if (!sources.has(url)) sources.set(url, startOnce(new FetchSource(url), () => changeListeners.forEach((f) => f(url))));
+    if (!sources.has(url)) sources.set(url, startOnce(new FetchSource(url), () => changeListeners.forEach((f) => f(safeDecode(new URL(url).pathname.split('/').pop())))));
     return sources.get(url);
   };
   const archive = (url) => {
@@ -120,7 +135,7 @@ async function archiveTiles(ol, urlOf) {
     kind: 'archive',
     archive,
     headerOf,
-    /** Calls `listener(url)` when an archive is found replaced (another ETag) since it was first read. */
+    /** Calls `listener(name)` when an archive is found replaced (another ETag) since it was first read. */
     onChange(listener) {
       changeListeners.push(listener);
     },
@@ -278,7 +293,7 @@ export async function openPyramid(ol, url) {
     const resolved = resolveTemplate(template, url);
     // Tiles from serve itself (not from a host a --base-url names, whose empty tiles may be 404s).
     const fromServe = served !== undefined && new URL(resolved.replace(/\{[a-z]+\}/g, '0')).origin === new URL(url).origin;
-    tiles = listed.length > 0 ? await archiveTiles(ol, archiveOf) : urlTiles(ol, resolved, fromServe);
+    tiles = listed.length > 0 ? await archiveTiles(ol, archiveOf) : urlTiles(ol, resolved, fromServe ? safeDecode(served) : undefined);
   } else {
     // One of a folder's archives (its metadata is the folder's descriptor, listing them all): its own plane first,
     // the other planes from the archives beside it, as through the folder's tileset.json.

@@ -180,9 +180,9 @@ async function start() {
   });
   // A replaced archive: the tiles on screen, read from the old one, are read again from the new one; the page's
   // layers, fields and planes stay those it opened with, and the status line says so.
-  tiles.onChange?.((url) => {
+  tiles.onChange((name) => {
     layer.getSource()?.refresh();
-    const note = `${safeDecode(url.split('/').pop())} was replaced since this page opened: reload the page to see its layers and fields`;
+    const note = `${name} was replaced since this page opened: reload the page to see its layers and fields`;
     if (notes.includes(note)) return;
     notes.push(note);
     showStatus();

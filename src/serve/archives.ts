@@ -5,6 +5,7 @@ import { folderMemberProblem } from '../archive/archive-names.js';
 import { Compression, TileType } from '../archive/pmtiles-format.js';
 import { PmtilesArchive, handleRangeSource } from '../archive/pmtiles-reader.js';
 import { openInside, openRegular, type Opened } from './files.js';
+import { validators } from './ranges.js';
 import { archiveFor, descriptorPlane, pyramidTile, samePlane, tileRoutes, type TileFormat, type TileRequest, type TileRoutes } from './tile-routes.js';
 
 /** A tile found in an archive, as it goes out: gzip-encoded only when the client takes gzip. */
@@ -13,6 +14,8 @@ export interface FoundTile {
   gzip: boolean;
   ext: TileFormat;
   modified: Date;
+  /** The ETag of the archive it was read from: a page reading tiles by URL sees the archive replaced by it. */
+  archive?: string;
 }
 
 /**
@@ -225,6 +228,7 @@ export class FileArchive {
       if (!tile || tile.ext !== format || !samePlane(descriptorPlane(metadata), tile.plane)) return undefined;
       return readTile(archive, tile, gzipOk, modified);
     }).catch(() => 'unreadable' as const);
-    return found === 'unreadable' ? { unreadable: this.name } : found;
+    if (found === 'unreadable') return { unreadable: this.name };
+    return found !== undefined && found !== 'absent' ? { ...found, archive: validators(opened.stats).etag } : found;
   }
 }

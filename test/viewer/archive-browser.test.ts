@@ -33,10 +33,10 @@ function cells(): Cell[] {
   });
 }
 
-/** The features of plane c = 0, z = 0 of one file, as a collection of its own (a one-plane slide). */
-function onePlane(file: string): string {
+/** The features of one plane (c = 0, z = 0 unless said) of one file, as a collection of its own (a one-plane slide). */
+function onePlane(file: string, c = 0, z = 0): string {
   const doc = JSON.parse(fs.readFileSync(path.join(SLIDE, file), 'utf8')) as { features: Feature[] };
-  return JSON.stringify({ ...doc, features: doc.features.filter((f) => f.properties.c === 0 && f.properties.z === 0) });
+  return JSON.stringify({ ...doc, features: doc.features.filter((f) => f.properties.c === c && f.properties.z === z) });
 }
 
 const slideInputs = () => ['cells.json', 'nuclei.json'].map((f) => ({ source: fileSource(path.join(SLIDE, f)) }));
@@ -68,6 +68,9 @@ beforeAll(async () => {
   // One archive served on its own, then deleted while viewed.
   fs.mkdirSync(path.join(dir, 'alone'));
   fs.copyFileSync(path.join(site, 'slide.pmtiles'), path.join(dir, 'alone', 'gone.pmtiles'));
+  // One archive served on its own, then replaced by another build (of plane c=1, z=2) while viewed.
+  fs.copyFileSync(path.join(site, 'slide.pmtiles'), path.join(dir, 'alone', 'swap.pmtiles'));
+  await buildArchive(['cells.json', 'nuclei.json'].map((f) => ({ source: memorySource(f, onePlane(f, 1, 2)) })), { ...OPTIONS, planeField: undefined }, path.join(dir, 'other.pmtiles'));
   // An archive cut inside its tile data: its header, directories and metadata read, its tiles fail.
   const whole = fs.readFileSync(path.join(site, 'slide.pmtiles'));
   fs.writeFileSync(path.join(site, 'cut.pmtiles'), whole.subarray(0, Number(whole.readBigUInt64LE(56)) + 64));
@@ -110,6 +113,7 @@ beforeAll(async () => {
   at.site = await serve(site);
   at.nameless = await serve(path.join(site, 'my slide #2 (50%?).pmtiles'));
   at.gone = await serve(path.join(dir, 'alone', 'gone.pmtiles'));
+  at.swap = await serve(path.join(dir, 'alone', 'swap.pmtiles'));
   const host: StaticServer = await startStaticServer(site);
   servers.push(host);
   at.host = host.url;
@@ -448,6 +452,31 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     // Back where it was: the tiles read from the old archive are not shown again, the new archive's are.
     await goTo(was.x, was.y);
     expect(await idsAt(now[0])).toContain(now[0].id);
+    expect(await idsAt(was)).not.toContain(was.id);
+    expect(await errorsOf()).toEqual([]);
+  });
+
+  it('says when the archive serve serves at its root is replaced while viewed (tiles by URL), and reads the new one', async () => {
+    const now = cells().filter((c) => c.c === 1 && c.z === 2);
+    const was = cells().filter((c) => c.c === 0 && c.z === 0).sort((a, b) => Math.hypot(a.x - now[0].x, a.y - now[0].y) - Math.hypot(b.x - now[0].x, b.y - now[0].y))[0];
+    const idsAt = (c: { x: number; y: number }) => page.evaluate(([x, y]) => window.__viewer.featuresAt(x, y).map((f) => f.id), [c.x, c.y] as const);
+    const goTo = async (x: number, y: number) => {
+      await page.evaluate(([cx, cy]) => { window.__viewer.view.setZoom(4); window.__viewer.view.setCenter([cx, -cy]); }, [x, y] as const);
+      await page.evaluate(() => window.__viewer.settle());
+    };
+    await view(`${at.swap}#zoom=4&x=${was.x}&y=${was.y}`);
+    expect(await idsAt(was)).toContain(was.id);
+    // Another build renamed over it, as a rebuild does.
+    const file = path.join(dir, 'alone', 'swap.pmtiles');
+    fs.copyFileSync(path.join(dir, 'other.pmtiles'), `${file}.new`);
+    fs.renameSync(`${file}.new`, file);
+    const far = now.sort((a, b) => Math.hypot(b.x - was.x, b.y - was.y) - Math.hypot(a.x - was.x, a.y - was.y))[0];
+    await goTo(far.x, far.y);
+    expect(await page.locator('#status').innerText()).toContain('swap.pmtiles was replaced since this page opened: reload the page to see its layers and fields');
+    // Back where it was: the old build's tiles are read again from the new one, not left beside its tiles.
+    await goTo(was.x, was.y);
+    const near = cells().filter((c) => c.c === 1 && c.z === 2).sort((a, b) => Math.hypot(a.x - was.x, a.y - was.y) - Math.hypot(b.x - was.x, b.y - was.y))[0];
+    expect(await idsAt(near)).toContain(near.id);
     expect(await idsAt(was)).not.toContain(was.id);
     expect(await errorsOf()).toEqual([]);
   });
