@@ -231,7 +231,7 @@ describe('byte ranges of any file', () => {
       const r = await get(s, '/tiles-c0.pbf.pmtiles', { Range: 'bytes=0-126', Origin: 'https://viewer.example' });
       expect(r.status).toBe(206);
       expect(r.headers.get('access-control-allow-origin')).toBe('https://viewer.example');
-      expect(r.headers.get('access-control-expose-headers')).toBe('Content-Range, Accept-Ranges, ETag, X-Pyramid-Name');
+      expect(r.headers.get('access-control-expose-headers')).toBe('Content-Range, Accept-Ranges, ETag, X-Pyramid-Name, X-Pyramid-Archive');
     } finally {
       await s.close();
     }
@@ -250,10 +250,15 @@ describe('serve slide.pmtiles', () => {
   it('answers the tile URLs of its plane from the archive, equal to a directory build, and nothing else', async () => {
     const paths = tilePaths(singleTiles, 'pbf');
     expect(paths.length).toBeGreaterThan(5);
+    // Each tile names the archive it was read from by the archive's own ETag: a page reading tiles by URL sees a
+    // replaced archive by it.
+    const archiveTag = (await get(single, '/slide.pmtiles', { Range: 'bytes=0-0' })).headers.get('etag');
+    expect(archiveTag).toMatch(/^"[0-9a-f-]+"$/);
     for (const p of paths) {
       const r = await get(single, `/${p}`);
       expect(r.status, p).toBe(200);
       expect(r.body.equals(singleTiles.get(p) as Buffer), p).toBe(true);
+      expect(r.headers.get('x-pyramid-archive'), p).toBe(archiveTag);
     }
     // A tile of its zooms the archive does not hold is empty; no JSON tiles in a PBF archive, nor PBF paths of
     // another layout or beyond its zooms; files beside it are not served.
