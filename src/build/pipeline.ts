@@ -150,6 +150,8 @@ function refuseUnplanned(work: WorkDir, command: string): void {
  * than that the output is not empty.
  */
 function refuseClaimed(work: WorkDir, force: boolean, resume: boolean): void {
+  const foreign = work.foreign();
+  if (foreign) throw new WorkStateError(foreign, work.root);
   if (!force && !resume && work.exists('')) throw new WorkStateError(claimedMessage(work), work.root);
 }
 

@@ -33,6 +33,11 @@ export interface WorkDir {
   /** Removes the whole work directory. */
   destroy(): void;
   /**
+   * Why what is at the work directory's place is not a build's state (a file, a link, a folder of other files), so
+   * that neither --force removes it nor a build takes it for another's; undefined when it is one, or nothing is there.
+   */
+  foreign(): string | undefined;
+  /**
    * Makes the work directory for a new build, which must not find one (an interrupted, running or sharded build's
    * state): a WorkStateError then, with nothing touched. Two builds started into one output cannot both claim it.
    */
@@ -52,6 +57,8 @@ export interface WorkDir {
 
 /** Who works in a work directory: the process that claimed or resumed it, on which machine. */
 export const OWNER_FILE = 'owner.json';
+/** What every build's work directory holds from its start (a build's owner, a plan's plan), unless it is empty. */
+const STATE_FILES = [OWNER_FILE, 'plan.json'];
 /** Shards (several at once, the work directory shared) record themselves here, one file each. */
 export const OWNERS_DIR = 'owners';
 interface Owner { pid: number; host: string; start?: string }
@@ -182,6 +189,22 @@ export class DiskWorkDir implements WorkDir {
     fs.rmSync(this.root, { recursive: true, force: true });
   }
 
+  foreign(): string | undefined {
+    let what: string | undefined;
+    try {
+      const st = fs.lstatSync(this.root);
+      if (st.isSymbolicLink()) what = 'a symbolic link';
+      else if (!st.isDirectory()) what = 'a file';
+      else {
+        const names = fs.readdirSync(this.root);
+        if (names.length > 0 && !STATE_FILES.some((n) => names.includes(n))) what = `a folder holding neither ${STATE_FILES.join(' nor ')}`;
+      }
+    } catch {
+      return undefined;
+    }
+    return what && `${this.root} is where this output's work directory goes, and holds ${what}: not a build's state, which --force and --resume do not touch; move it away, or choose another output`;
+  }
+
   claim(): void {
     try {
       fs.mkdirSync(path.dirname(this.root), { recursive: true });
@@ -257,6 +280,8 @@ export class MemoryWorkDir implements WorkDir {
     for (const k of [...this.files.keys()]) if (k === rel || k.startsWith(`${rel}/`)) { this.files.delete(k); this.grown.delete(k); }
   }
   destroy(): void { this.files.clear(); this.grown.clear(); }
+  /** In memory, only a build puts anything there. */
+  foreign(): undefined { return undefined; }
   claim(): void {
     if (this.files.size > 0) throw new WorkStateError(claimedMessage('the work directory'));
   }

@@ -121,6 +121,41 @@ describe('--force', () => {
     expect(r.stderr).toMatch(/not written by a mudm-tiles build/);
     expect(snapshot(out)).toEqual(before);
   });
+
+  it('refuses (exit 4) a file, link or folder of other files where the work directory goes, with or without --force, --resume', async () => {
+    const dir = tempDir('force-workdir');
+    // Beside `-o s.pmtiles`, a folder of the user's; beside t.pmtiles, a file; in OUT of a directory build, a file.
+    const cases: [string[], string, () => void][] = [
+      [['-o', path.join(dir, 's.pmtiles')], path.join(dir, '.s.pmtiles.mudm-work'), () => {
+        fs.mkdirSync(path.join(dir, '.s.pmtiles.mudm-work'));
+        fs.writeFileSync(path.join(dir, '.s.pmtiles.mudm-work', 'thesis.tex'), 'chapter 1');
+      }],
+      [['-o', path.join(dir, 't.pmtiles')], path.join(dir, '.t.pmtiles.mudm-work'), () => fs.writeFileSync(path.join(dir, '.t.pmtiles.mudm-work'), 'notes')],
+      [['-o', path.join(dir, 'A')], path.join(dir, 'A', '.mudm-work'), () => {
+        fs.mkdirSync(path.join(dir, 'A'));
+        fs.writeFileSync(path.join(dir, 'A', '.mudm-work'), 'mine');
+      }],
+    ];
+    for (const [out, work, plant] of cases) {
+      plant();
+      const before = snapshot(dir);
+      for (const more of [[], ['--force'], ['--resume']]) {
+        const r = await runCli(['build', small, ...out, ...more]);
+        expect(r.code, `${out[1]} ${more.join(' ')}: ${r.stderr}`).toBe(4);
+        expect(r.stderr).toContain(`error: ${work} is where this output's work directory goes, and holds a`);
+        expect(r.stderr).toContain('not a build\'s state, which --force and --resume do not touch; move it away, or choose another output');
+        expect(snapshot(dir), `${out[1]} ${more.join(' ')}`).toEqual(before);
+      }
+      expect((await runCli(['plan', small, ...out, '--force', '--shards', '2'])).code).toBe(4);
+      expect(snapshot(dir)).toEqual(before);
+    }
+    // A link, even one to nowhere, stays a link.
+    const link = path.join(tempDir('force-workdir-link'), '.u.pmtiles.mudm-work');
+    fs.symlinkSync('/nowhere/at/all', link);
+    const r = await runCli(['build', small, '-o', path.join(path.dirname(link), 'u.pmtiles'), '--force']);
+    expect([r.code, r.stderr]).toEqual([4, expect.stringContaining(`error: ${link} is where this output's work directory goes, and holds a symbolic link: not a build's state`)]);
+    expect(fs.readlinkSync(link)).toBe('/nowhere/at/all');
+  });
 });
 
 describe('--resume', () => {
