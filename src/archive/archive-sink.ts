@@ -307,7 +307,7 @@ function identityOf(st: fs.Stats): string {
 
 function statOf(file: string): fs.Stats | undefined {
   try {
-    return fs.statSync(file);
+    return fs.lstatSync(file);
   } catch (err) {
     if ((err as { code?: string }).code === 'ENOENT') return undefined;
     throw describeFsError(err, file);

@@ -70,7 +70,7 @@ export class PmtilesSink implements TileSink {
   async initialize({ force, resume }: { force: boolean; resume: boolean }): Promise<void> {
     let st: fs.Stats | undefined;
     try {
-      st = fs.statSync(this.file);
+      st = fs.lstatSync(this.file);
     } catch (err) {
       if ((err as { code?: string }).code !== 'ENOENT') throw describeFsError(err, this.file);
     }

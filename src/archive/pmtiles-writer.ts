@@ -103,7 +103,8 @@ function publish(tmp: string, file: string): void {
       return;
     }
     if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw err;
-    if (fs.existsSync(file)) throw taken();
+    // lstat: a link at the name, even one to nowhere, is a file there.
+    if (fs.lstatSync(file, { throwIfNoEntry: false }) !== undefined) throw taken();
     fs.renameSync(tmp, file);
     return;
   }

@@ -123,6 +123,20 @@ describe('an archive in the way (exit 4)', () => {
     expect(fs.readdirSync(dir)).toEqual(['slide.pmtiles']);
   });
 
+  it('a link to nowhere at the archive\'s or the report\'s name is a file in the way too, refused before the build runs', async () => {
+    for (const name of ['slide.pmtiles', 'slide.build-report.json']) {
+      const dir = scratch();
+      fs.symlinkSync('/nowhere/at/all', path.join(dir, name));
+      for (const argv of [[], ['--force']]) {
+        const r = await cli('build', SAMPLE, '-o', path.join(dir, 'slide.pmtiles'), ...argv);
+        expect(r.code, `${name} ${argv.join(' ')}`).toBe(4);
+        expect(r.err).toMatch(new RegExp(`^error: ${path.join(dir, name).replace(/[.]/g, '\\.')} was not written by a mudm-tiles build`));
+        expect(fs.readlinkSync(path.join(dir, name))).toBe('/nowhere/at/all');
+        expect(fs.readdirSync(dir)).toEqual([name]);
+      }
+    }
+  });
+
   it('under --archive, an archive name the record does not list is refused even with --force; those it lists go', async () => {
     const dir = scratch();
     const out = path.join(dir, 'out');
