@@ -72,10 +72,19 @@ export function removalLogger(log: Logger, out: string): (r: Removal) => void {
  * after the command name, which may hold spaces). Undefined where /proc does not say (not Linux, or no such process).
  */
 function startOf(pid: number): string | undefined {
+  return procStat(pid)?.start;
+}
+
+/**
+ * Process `pid`'s start (see startOf) and whether it has ended (state Z, a zombie: killed, not yet reaped by its
+ * parent), from /proc; undefined where /proc does not say.
+ */
+function procStat(pid: number): { start: string; ended: boolean } | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const boot = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-    return `${boot}:${stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]}`;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { start: `${boot}:${fields[19]}`, ended: fields[0] === 'Z' || fields[0] === 'X' };
   } catch {
     return undefined;
   }
@@ -83,13 +92,16 @@ function startOf(pid: number): string | undefined {
 
 /**
  * This process, and whether process `pid` runs: the same start when both are known (a reused pid is another
- * process), else signal 0 (asks without sending; EPERM: running, another user's).
+ * process), and not ended (a zombie holds its pid until reaped, but works no more); else signal 0 (asks without
+ * sending; EPERM: running, another user's).
  */
 export const localProcesses: ProcessProbe = {
   pid: process.pid,
   start: startOf(process.pid),
   alive(pid, start) {
-    const now = startOf(pid);
+    const stat = procStat(pid);
+    if (stat?.ended) return false;
+    const now = stat?.start;
     if (start !== undefined && now !== undefined) return now === start;
     try {
       process.kill(pid, 0);
