@@ -149,11 +149,11 @@ export function resolveBuildConfig(given: Partial<Options>, header?: ImageSize):
   check(!/\.pmtiles[\\/]+$/i.test(o.out ?? ''), `-o ${o.out} names a directory ending in .pmtiles: one archive is -o ${(o.out ?? '').replace(/[\\/]+$/, '')}; a directory needs another name`);
   // A name ending in .pmtiles is one archive; --archive asks for a directory of them: the two do not go together.
   check(archive !== 'file' || o.archive === undefined, `-o ${o.out} is one PMTiles archive already; --archive pmtiles writes one archive per plane and format under a directory: drop --archive, or give -o a directory name`);
-  // One archive holds one tile type: the PBF pyramid, what map clients read; JSON tiles go into archives per format.
-  check(archive !== 'file' || o.format === undefined || o.format.trim() === 'pbf',
-    `-o ${o.out} writes one PMTiles archive of PBF tiles; for --format ${o.format} write one archive per plane and format with -o DIR --archive pmtiles`);
   options.format = o.format ?? (archive === 'file' ? 'pbf' : 'json,pbf');
   const formats = parseFormats(options.format);
+  // One archive holds one tile type: the PBF pyramid, what map clients read; JSON tiles go into archives per format.
+  check(archive !== 'file' || !formats.json,
+    `-o ${o.out} writes one PMTiles archive of PBF tiles; for --format ${o.format} write one archive per plane and format with -o DIR --archive pmtiles`);
   check(Number.isInteger(o.workers) && o.workers >= 1, `--workers must be a whole number of at least 1, found ${o.workers}`);
   check(Number.isInteger(o.unitSize) && o.unitSize >= 256 && Number.isInteger(Math.log2(o.unitSize)), `--unit-size must be a power of two of at least 256, found ${o.unitSize}`);
   check(Number.isInteger(o.minZoom) && o.minZoom >= 0 && o.minZoom <= MAX_ZOOM, `--min-zoom must be 0..${MAX_ZOOM}, found ${o.minZoom}`);

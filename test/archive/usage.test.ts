@@ -26,6 +26,9 @@ describe('usage errors (exit 2) point to --archive', () => {
     [['--format', 'json,pbf'], (f: string) => `-o ${f} writes one PMTiles archive of PBF tiles; for --format json,pbf write one archive per plane and format with -o DIR --archive pmtiles`],
     [['--preview'], (f: string) => `--preview writes PNG files beside the tiles, which -o ${f} (one archive) has no place for: write -o DIR --archive pmtiles`],
     [['--archive', 'pmtiles'], (f: string) => `-o ${f} is one PMTiles archive already; --archive pmtiles writes one archive per plane and format under a directory: drop --archive, or give -o a directory name`],
+    // A value --format does not take is said as for a directory build, not taken for a format archives lack.
+    [['--format', 'xml'], () => '--format takes json, pbf or json,pbf, found "xml"'],
+    [['--format', 'PBF'], () => '--format takes json, pbf or json,pbf, found "PBF"'],
   ])('-o FILE.pmtiles %j', async (extra, message) => {
     const dir = scratch();
     const file = path.join(dir, 'slide.pmtiles');
@@ -33,6 +36,12 @@ describe('usage errors (exit 2) point to --archive', () => {
     expect(r.code).toBe(2);
     expect(r.err).toContain(`error: ${message(file)}\n`);
     expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  it('-o FILE.pmtiles --format pbf,pbf, as a directory build takes it', async () => {
+    const dir = scratch();
+    const r = await cli('build', SAMPLE, '-o', path.join(dir, 'slide.pmtiles'), '--format', 'pbf,pbf', '-q', '--max-zoom', '1');
+    expect([r.code, r.err]).toEqual([0, '']);
   });
 
   it('-o NAME.pmtiles/ (a directory named like an archive)', async () => {
