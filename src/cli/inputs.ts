@@ -8,6 +8,7 @@ import { InputError, UsageError } from '../report/errors.js';
 import { parsePlane, type Options } from '../options.js';
 import type { Plane } from '../tiling/space.js';
 import type { CliIO } from './io.js';
+import { pathOverlap } from '../io/dirs.js';
 
 /** File names a directory argument contributes: annotation documents, plain or gzipped. */
 const DATA_FILE = /\.(json|geojson|ndjson|geojsonl|geojsons|jsonl)(\.gz)?$|\.(tif|tiff|png)$/i;
@@ -31,7 +32,7 @@ function fileInput(file: string, plane?: Partial<Plane>, layer?: string): InputS
  * A path argument: a file, or a directory whose data files are taken in name order, into one layer named after the
  * directory (its files are parts of one export, such as per-patch files) unless `perFile`, or a layer given.
  */
-function expand(arg: string, io: CliIO, perFile: boolean, plane?: Partial<Plane>, layer?: string): InputSpec[] {
+function expand(arg: string, io: CliIO, perFile: boolean, plane?: Partial<Plane>, layer?: string, out?: string): InputSpec[] {
   if (arg === '-') return [{ source: streamSource('-', io.stdin), plane, layer }];
   const full = path.resolve(io.cwd, arg);
   let st: fs.Stats;
@@ -41,6 +42,11 @@ function expand(arg: string, io: CliIO, perFile: boolean, plane?: Partial<Plane>
     throw new InputError(`cannot read ${arg}: no such file or directory`, arg);
   }
   if (!st.isDirectory()) return [fileInput(arg === full ? full : path.relative(io.cwd, full) || full, plane, layer)];
+  // The next build would read this one's report and descriptor as features (and an archive's report beside it).
+  const overlap = out === undefined ? undefined : pathOverlap(path.resolve(io.cwd, out), full);
+  if (overlap === 'is' || overlap === 'lies inside') {
+    throw new UsageError(`the output ${out} ${overlap} the input directory ${arg}, whose data files a build reads: the files it writes there would be read as input by the next build; choose an output outside it`);
+  }
   const files = fs.readdirSync(full).filter((n) => DATA_FILE.test(n)).sort();
   if (files.length === 0) throw new InputError(`directory ${arg} holds no .json, .geojson or .ndjson files`, arg);
   const dirLayer = layer ?? (perFile ? undefined : layerNameFor(full));
@@ -73,18 +79,19 @@ export function resolveInputs(args: string[], options: Options, io: CliIO): Inpu
   const inputs: InputSpec[] = [];
   if (args.filter((a) => a === '-').length > 1) throw new UsageError('- (standard input) can be given only once');
   const perFile = options.layerPerFile;
-  for (const a of args) inputs.push(...expand(a, io, perFile));
+  const out = options.out;
+  for (const a of args) inputs.push(...expand(a, io, perFile, undefined, undefined, out));
   for (const spec of options.input) {
     const i = spec.indexOf(':');
     if (i < 0) throw new UsageError(`--input expects DIMS:FILE such as t=0,c=1:cells.json, found "${spec}"`);
-    inputs.push(...expand(spec.slice(i + 1), io, perFile, parsePlane(spec.slice(0, i))));
+    inputs.push(...expand(spec.slice(i + 1), io, perFile, parsePlane(spec.slice(0, i)), undefined, out));
   }
   if (options.manifest) {
     const file = path.resolve(io.cwd, options.manifest);
     for (const e of readManifest(file)) {
       const plane: Partial<Plane> = {};
       for (const d of ['t', 'c', 'z'] as const) if (e[d] !== undefined) plane[d] = e[d];
-      inputs.push(...expand(path.resolve(path.dirname(file), e.path), io, perFile, plane, e.layer));
+      inputs.push(...expand(path.resolve(path.dirname(file), e.path), io, perFile, plane, e.layer, out));
     }
   }
   if (inputs.length === 0) throw new UsageError('no input given: pass files, directories, - for stdin, --input or --manifest');

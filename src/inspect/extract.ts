@@ -1,9 +1,8 @@
 // `extract`: a build's archives back into the spec's directory layout, byte for byte what a directory build writes.
 import fs from 'node:fs';
-import path from 'node:path';
 import { PMTILES_MEDIA_TYPE } from '../archive/archive-names.js';
 import type { Asset, TilesetDescriptor } from '../model/descriptor.js';
-import { existingAncestor } from '../io/dirs.js';
+import { pathOverlap } from '../io/dirs.js';
 import { DirectorySink } from '../io/sink.js';
 import { InputError, UsageError } from '../report/errors.js';
 import { ArchiveReader } from './archive-reader.js';
@@ -49,16 +48,8 @@ export async function extractArchives(input: string, out: string, opts: { force:
  * (they are in a folder build's record), and tiles written into the input folder would mix with its archives.
  */
 function refuseOverlap(input: string, out: string): void {
-  const real = (p: string): string => {
-    // The output may not exist yet: the real path of its nearest existing ancestor, and the rest as given.
-    const { existing, missing } = existingAncestor(p);
-    return path.join(fs.realpathSync(existing), ...missing);
-  };
-  const from = real(input), to = real(out);
-  const inside = (a: string, b: string): boolean => a === b || a.startsWith(b.endsWith(path.sep) ? b : `${b}${path.sep}`);
-  if (inside(from, to) || inside(to, from)) {
-    throw new UsageError(`extract cannot write ${out}: it ${from === to ? 'is' : inside(from, to) ? 'holds' : 'lies inside'} the input ${input}; choose an output outside it`);
-  }
+  const overlap = pathOverlap(out, input);
+  if (overlap) throw new UsageError(`extract cannot write ${out}: it ${overlap} the input ${input}; choose an output outside it`);
 }
 
 /** Every tile, then the report and previews, then the descriptor: what `extractArchives` writes. */

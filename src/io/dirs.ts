@@ -33,6 +33,20 @@ export function existingAncestor(p: string): { existing: string; missing: string
 }
 
 /**
+ * How path `a` stands to path `b` on disk (real paths, links resolved; a path that does not exist yet by its nearest
+ * existing parent): the same, `a` holds `b`, `a` lies inside `b`, or apart (undefined).
+ */
+export function pathOverlap(a: string, b: string): 'is' | 'holds' | 'lies inside' | undefined {
+  const real = (p: string): string => {
+    const { existing, missing } = existingAncestor(p);
+    return path.join(fs.realpathSync(existing), ...missing);
+  };
+  const ra = real(a), rb = real(b);
+  const inside = (x: string, y: string): boolean => x.startsWith(y.endsWith(path.sep) ? y : `${y}${path.sep}`);
+  return ra === rb ? 'is' : inside(rb, ra) ? 'holds' : inside(ra, rb) ? 'lies inside' : undefined;
+}
+
+/**
  * Undoes `makeDirectory(dir)` that returned `made`: removes `dir` and its parents up to `made`, each only while it is
  * empty (a directory anything was put in stays, with its parents). Best effort: for cleaning up after a failure.
  */

@@ -76,6 +76,23 @@ describe('mudm-tiles build', () => {
     expect(z.code).toBe(2);
   });
 
+  it('exits 2 on an output that is or lies inside an input directory, whose next build would read what this one wrote', async () => {
+    const data = path.join(tmpDir('mudm-cli-overlap'), 'data');
+    fs.mkdirSync(data);
+    fs.copyFileSync(path.join(ROOT, 'sample-data/slide/cells.json'), path.join(data, 'cells.json'));
+    for (const [out, how, more] of [[data, 'is', ['--archive', 'pmtiles']], [path.join(data, 'x.pmtiles'), 'lies inside', []], [path.join(data, 'sub'), 'lies inside', []]] as const) {
+      for (const command of ['build', 'plan']) {
+        const r = await run([command, data, '-o', out, ...more, '--force']);
+        expect([r.code, r.stderr]).toEqual([2, `error: the output ${out} ${how} the input directory ${data}, whose data files a build reads: the files it writes there would be read as input by the next build; choose an output outside it\nRun 'mudm-tiles ${command} --help' for usage.\n`]);
+      }
+    }
+    expect(fs.readdirSync(data)).toEqual(['cells.json']);
+    // A file input in the output folder is read alone: not refused, and --force keeps it (no build wrote it).
+    const one = await run(['build', path.join(data, 'cells.json'), '-o', data, '-q', '--max-zoom', '1', '--force']);
+    expect([one.code, one.stderr]).toEqual([0, '']);
+    expect(fs.existsSync(path.join(data, 'cells.json'))).toBe(true);
+  });
+
   it('exits 3 on a syntax error inside a feature, with line and column', async () => {
     const dir = tmpDir('mudm-cli');
     const file = path.join(dir, 'bad.json');
