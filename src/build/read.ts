@@ -249,7 +249,8 @@ function notFeatureSource(value: unknown): string | undefined {
   const { type, features } = value as { type?: unknown; features?: unknown };
   if ((type !== 'FeatureCollection' && features === undefined) || Array.isArray(features)) return undefined;
   if (features === undefined) return 'a FeatureCollection without features';
-  return `a FeatureCollection whose features is not an array but ${features === null ? 'null' : typeof features === 'object' ? 'an object' : `${typeof features} ${shown(features)}`}`;
+  const what = type === 'FeatureCollection' ? 'a FeatureCollection' : `an object without "type": "FeatureCollection" (type ${type === undefined ? 'missing' : shown(type)})`;
+  return `${what} whose features is not an array but ${features === null ? 'null' : typeof features === 'object' ? 'an object' : `${typeof features} ${shown(features)}`}`;
 }
 
 /** The features of a source that makes them in memory, numbered in order; they have no place in a text. */

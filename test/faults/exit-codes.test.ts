@@ -150,7 +150,9 @@ describe('documents that are not feature sources, and builds with no valid featu
     ['null', 'null'],
     ['42', '42'],
     ['"hello"', 'a string'],
-    ['{"type":"FeatureCollection","features":{}}', 'features is not an array'],
+    ['{"type":"FeatureCollection","features":{}}', 'found a FeatureCollection whose features is not an array but an object'],
+    // A build's report, read as input: not called a FeatureCollection.
+    ['{"tiles":{},"features":{"read":3}}', 'found an object without "type": "FeatureCollection" (type missing) whose features is not an array but an object'],
   ])('%s', async (text, found) => {
     const file = path.join(dir, `doc-${Buffer.from(text).toString('hex').slice(0, 16)}.json`);
     fs.writeFileSync(file, text);
