@@ -11,7 +11,7 @@ import type { Plane } from '../tiling/space.js';
 import { archiveName, besideArchive, isArchiveName, type ArchiveFormat } from './archive-names.js';
 import { Compression, HEADER_BYTES, MAX_ZOOM, TileType, decodeHeader } from './pmtiles-format.js';
 import { PmtilesSink } from './pmtiles-sink.js';
-import { makeDirectory, removeMadeDirectories } from '../io/dirs.js';
+import { makeDirectory, removeFile, removeMadeDirectories } from '../io/dirs.js';
 
 export interface ArchiveSinkOptions {
   /** `file`: `out` is FILE.pmtiles, one archive (PBF, one plane); `planes`: `out` is a directory, one archive per plane and format. */
@@ -173,7 +173,7 @@ export class ArchiveSink implements TileSink {
     else if (this.aux) await this.aux.remove(relPath);
     else {
       this.besides.delete(this.beside(relPath));
-      fs.rmSync(this.beside(relPath), { force: true });
+      removeFile(this.beside(relPath));
     }
   }
 
@@ -321,7 +321,7 @@ function archivesIn(dir: string): string[] {
 
 function removeArchives(files: readonly string[], out: string): void {
   try {
-    for (const file of files) fs.rmSync(file, { force: true });
+    for (const file of files) removeFile(file);
   } catch (err) {
     throw describeFsError(err, out);
   }

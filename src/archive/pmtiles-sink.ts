@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import { OutputError, describeFsError } from '../report/errors.js';
 import type { TileSink } from '../io/sink.js';
+import { removeFile } from '../io/dirs.js';
 import { Compression, MAX_ZOOM, TileType } from './pmtiles-format.js';
 import { PmtilesWriter, type ArchiveSummary } from './pmtiles-writer.js';
 
@@ -91,7 +92,7 @@ export class PmtilesSink implements TileSink {
     // never looks complete. Without --force nothing is removed: a file there when the archive is named stays, and
     // `finish` fails naming it.
     try {
-      if (force) fs.rmSync(this.file, { force: true });
+      if (force) removeFile(this.file);
     } catch (err) {
       throw describeFsError(err, this.file);
     }

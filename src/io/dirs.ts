@@ -21,6 +21,18 @@ export function makeDirectory(dir: string): string | undefined {
   }
 }
 
+/**
+ * Removes a file (nothing there is no error). Not `rmSync`: where unlinking is not allowed (EPERM: a sticky folder,
+ * an immutable file) it tries rmdir and reports ENOTDIR, which reads as a file in the way of a directory.
+ */
+export function removeFile(p: string): void {
+  try {
+    fs.unlinkSync(p);
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'ENOENT') throw err;
+  }
+}
+
 /** The nearest of `p` and its parents that exists (absolute), and the names below it that do not, outermost first. */
 export function existingAncestor(p: string): { existing: string; missing: string[] } {
   let existing = path.resolve(p);

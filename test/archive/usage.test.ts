@@ -1,5 +1,6 @@
 // What the CLI refuses about archives, with the message and the exit code: JSON tiles or several planes in one
 // archive, --preview with one archive, an unknown --archive kind, an archive in the way, extract of no archive.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -130,6 +131,22 @@ describe('an archive in the way (exit 4)', () => {
     }
     expect(fs.readFileSync(file, 'utf8')).toBe('not an archive');
     expect(fs.readdirSync(dir)).toEqual(['slide.pmtiles']);
+  });
+
+  // As root, another user is taken on with setpriv: in a sticky folder, that user may not remove root's archive.
+  const asNobody = process.getuid?.() === 0 && spawnSync('setpriv', ['--version']).status === 0;
+  it.skipIf(!asNobody)('an old archive the user may not remove: permission denied (exit 4), not "a file in the way", kept whole', () => {
+    const dir = scratch();
+    fs.chmodSync(dir, 0o1777);
+    const file = path.join(dir, 'w.pmtiles');
+    const bin = path.resolve('bin/mudm-tiles.js');
+    const input = path.join(SAMPLE, 'cells.json');
+    expect(spawnSync('node', [bin, 'build', input, '-o', file, '-q', '--max-zoom', '1']).status).toBe(0);
+    for (const f of fs.readdirSync(dir)) fs.chmodSync(path.join(dir, f), 0o666);
+    const before = fs.readFileSync(file);
+    const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'node', bin, 'build', input, '-o', file, '-q', '--force', '--max-zoom', '1'], { encoding: 'utf8' });
+    expect([r.status, r.stderr.trim().split('\n').pop()]).toEqual([4, `error: cannot write ${file}: permission denied`]);
+    expect(fs.readFileSync(file).equals(before)).toBe(true);
   });
 
   it('a link to nowhere at the archive\'s or the report\'s name is a file in the way too, refused before the build runs', async () => {
