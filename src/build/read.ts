@@ -135,6 +135,8 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   const window = o.workers * 2;
   const spares = new Spares(window + 1);
   const fieldsSeen = new Set<string>();
+  /** Per layer: valid features with an integer input id, and without (see ParseResult.ids). */
+  const ids: Record<string, [number, number]> = {};
   const grow = (b: readonly number[]) => {
     const bb = (sum.bounds ??= [Infinity, Infinity, -Infinity, -Infinity]);
     bb[0] = Math.min(bb[0], b[0]); bb[1] = Math.min(bb[1], b[1]);
@@ -190,12 +192,21 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     sum.halfExtent = Math.max(sum.halfExtent, r.halfExtent);
     for (const d of r.dims) dims.add(d);
     mergeStats(sum.stats, r.stats);
+    for (const [layer, [withId, without]] of Object.entries(r.ids)) {
+      const n = (ids[layer] ??= [0, 0]);
+      n[0] += withId;
+      n[1] += without;
+    }
     for (const [key, bytes] of r.units) store.append(key, bytes);
     if (sketch && r.sketch) sketch.merge(r.sketch);
     io.onProgress?.({ phase: 'read', file: b.file, features: sum.read, elapsed: secondsSince(t0) });
   });
   sum.dims = (['t', 'c', 'z'] as const).filter((d) => dims.has(d));
   if (sum.read > 0) checkOptionFields(config, fieldsSeen, sum.stats);
+  for (const [layer, [withId, without]] of Object.entries(ids).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (withId === 0 || without === 0) continue;
+    io.onWarning?.(`layer ${layer}: ${withId} feature(s) have an integer id and ${without} do not; those get their input sequence number as PBF id, which may be another feature's id (MVT ids should be unique in a layer): give every feature an id, or none`, { event: 'mixed-ids', layer, withId, without });
+  }
   return sum;
 }
 

@@ -15,7 +15,7 @@ import { NUCLEUS_LAYER, NUCLEUS_SEQ, normaliseQuPath, nucleusOf } from './qupath
 import { RecordRouter } from './partition.js';
 import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder } from './record.js';
-import { emptyBox, enclosesNoArea, flatFeatureOf, flatten, growBox, tagsOf, withGeometry } from '../tiling/flat.js';
+import { emptyBox, enclosesNoArea, flatFeatureOf, flatten, growBox, isPbfId, tagsOf, withGeometry } from '../tiling/flat.js';
 import { headTextOf } from './encode-json.js';
 import { TileSketch, type SketchData } from './thinning.js';
 
@@ -79,6 +79,11 @@ export interface ParseResult {
   optionFieldsSeen: string[];
   /** Tile size estimates of the batch (thinning.ts), when asked for. */
   sketch?: SketchData;
+  /**
+   * Per layer, valid features whose PBF id is their input id (a non-negative safe integer) and those whose PBF id is
+   * their sequence number: a layer with both may give two features one id.
+   */
+  ids: Record<string, [number, number]>;
   /** The whole buffer the batch's text came in, handed back to carry a later batch (text batches only). */
   text?: Uint8Array;
   /** Syntax error inside a feature: fatal for the file. */
@@ -102,7 +107,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
   const tally = new IssueTally(task.sampleCap);
   const res: ParseResult = {
     read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {},
-    bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, units: [], optionFieldsSeen: [],
+    bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, units: [], optionFieldsSeen: [], ids: {},
   };
   const enc = new RecordEncoder(task.json);
   const dims = new Set<Dim>();
@@ -217,6 +222,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     for (const d of assigned.dims) dims.add(d);
     const layer = layerOf(f, task.layer, task.layerBy);
     observeFeature(res.stats, layer, f);
+    (res.ids[layer] ??= [0, 0])[isPbfId(f.id) ? 0 : 1]++;
     put(seq, layer, f, assigned.plane);
     const nucleus = task.nucleusFeatures ? nucleusOf(f) : undefined;
     if (nucleus) {

@@ -130,6 +130,18 @@ describe('buildPyramid', () => {
     expect(compared).toBeGreaterThan(5);
   });
 
+  it('warns of a layer where some features have an integer id and some not: a sequence number may be another\'s id', async () => {
+    const point = (id: unknown, x: number) => ({ type: 'Feature', ...(id === undefined ? {} : { id }), properties: {}, geometry: { type: 'Point', coordinates: [x, 10] } });
+    const warnings: [string, unknown][] = [];
+    const text = JSON.stringify({ type: 'FeatureCollection', features: [point(1, 10), point(undefined, 20), point('c2', 30)] });
+    await buildPyramid([{ source: memorySource('cells.json', text) }], OPTS, { sink: new MemorySink(), onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings).toEqual([['layer cells: 1 feature(s) have an integer id and 2 do not; those get their input sequence number as PBF id, which may be another feature\'s id (MVT ids should be unique in a layer): give every feature an id, or none', { event: 'mixed-ids', layer: 'cells', withId: 1, without: 2 }]]);
+    // All with ids, or none: nothing to say.
+    warnings.length = 0;
+    await buildPyramid([{ source: memorySource('cells.json', JSON.stringify({ type: 'FeatureCollection', features: [point(undefined, 10), point('c2', 30)] })) }], OPTS, { sink: new MemorySink(), onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings).toEqual([]);
+  });
+
   it('places features at the world edges exactly once in the unbuffered finest tiles', async () => {
     const { sink } = await build();
     for (const id of [9, 10, 11, 12]) {
