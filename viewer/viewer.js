@@ -77,6 +77,16 @@ async function start() {
     const problem = planeProblem ? [planeProblem] : [];
     $('status').textContent = [`${layerIds.length} layer(s), zooms ${minZoom}–${maxZoom}, ${maxX - minX} × ${maxY - minY} px`, ...notes, ...problem, ...failed].join('; ');
     $('status').className = failedTiles > 0 || planeProblem ? 'error' : '';
+    // OpenLayers keeps a failed tile failed: once the host is back, they are read again on asking.
+    if (failedTiles > 0) {
+      const retry = Object.assign(document.createElement('button'), { id: 'retry', type: 'button', textContent: 'retry' });
+      retry.addEventListener('click', () => {
+        failedTiles = 0;
+        layer.getSource()?.refresh();
+        showStatus();
+      });
+      $('status').append(' ', retry);
+    }
   };
   const center = descriptor.center ?? [];
   const plane = { t: planeLo.t, c: planeLo.c, z: planeLo.z };

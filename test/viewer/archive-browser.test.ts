@@ -114,6 +114,8 @@ beforeAll(async () => {
   at.nameless = await serve(path.join(site, 'my slide #2 (50%?).pmtiles'));
   at.gone = await serve(path.join(dir, 'alone', 'gone.pmtiles'));
   at.swap = await serve(path.join(dir, 'alone', 'swap.pmtiles'));
+  fs.copyFileSync(path.join(site, 'slide.pmtiles'), path.join(dir, 'alone', 'flaky.pmtiles'));
+  at.flaky = await serve(path.join(dir, 'alone', 'flaky.pmtiles'));
   const host: StaticServer = await startStaticServer(site);
   servers.push(host);
   at.host = host.url;
@@ -479,6 +481,27 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     expect(await idsAt(near)).toContain(near.id);
     expect(await idsAt(was)).not.toContain(was.id);
     expect(await errorsOf()).toEqual([]);
+  });
+
+  it('reads failed tiles again on "retry", once the archive is back: by URL through serve, and by ranges from a static host', async () => {
+    const cell = cells().filter((c) => c.c === 0 && c.z === 0)[0];
+    const cases: [string, string][] = [[`${at.flaky}#${VIEW}`, path.join(dir, 'alone', 'flaky.pmtiles')], [`${at.host}index.html?tileset=flaky.pmtiles#${VIEW}`, path.join(dir, 'site', 'flaky.pmtiles')]];
+    fs.copyFileSync(path.join(dir, 'site', 'slide.pmtiles'), cases[1][1]);
+    for (const [url, file] of cases) {
+      await view(url);
+      // Away, then tiles not read yet are asked for (zoom 0).
+      fs.renameSync(file, `${file}.away`);
+      await page.evaluate(() => window.__viewer.view.setZoom(0));
+      await page.evaluate(() => window.__viewer.settle());
+      expect(await page.locator('#status').innerText(), url).toMatch(/\d+ tile\(s\) failed to load retry$/);
+      expect(await page.evaluate(([x, y]) => window.__viewer.featuresAt(x, y), [cell.x, cell.y] as const), url).toEqual([]);
+      fs.renameSync(`${file}.away`, file);
+      await page.click('#retry');
+      await page.evaluate(() => window.__viewer.settle());
+      expect(await page.locator('#status').innerText(), url).not.toContain('failed');
+      expect((await page.evaluate(([x, y]) => window.__viewer.featuresAt(x, y), [cell.x, cell.y] as const)).map((f) => f.id), url).toContain(cell.id);
+    }
+    consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/404/.test(e)));
   });
 
   it('reads a pyramid whose folder name holds braces, from a static host and through serve', async () => {
