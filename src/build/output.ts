@@ -13,6 +13,7 @@ import type { BuildReport } from '../report/types.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import type { BuildIO } from './context.js';
 import type { UnitLog } from './unit-log.js';
+import { partsProblem, type ShardMarker } from './state.js';
 
 /** The step of a build a sink serves: the whole build here, `plan`, one `build-shard`, `finalize`. */
 export type Step = { kind: 'build' } | { kind: 'plan' } | { kind: 'shard'; shard: number } | { kind: 'finalize' };
@@ -49,9 +50,11 @@ function partsFolder(step: Step): string {
   return `${PARTS}/${step.kind === 'shard' ? `shard-${step.shard}` : step.kind}`;
 }
 
-/** The archive parts a step has written so far (their file names). */
-export function partsOf(work: WorkDir, step: Step): string[] {
-  return work.list(partsFolder(step)).filter((n) => n.endsWith('.part'));
+/** The archive parts a step has written so far: their file names and sizes in bytes. */
+export function partsOf(work: WorkDir, step: Step): Map<string, number> {
+  const folder = partsFolder(step);
+  const names = work.list(folder).filter((n) => n.endsWith('.part'));
+  return new Map(names.map((n) => [n, work.root === undefined ? 0 : fs.statSync(path.join(work.root, folder, n)).size]));
 }
 
 /** Whether a step has written parts: a `build`'s and shards' tiles of one work directory cannot be assembled together. */
@@ -89,11 +92,11 @@ export function shardPartError(err: unknown, work: WorkDir): unknown {
  * only dropped, as a resumed part drops it: the units marked done keep their tiles.
  */
 export function healShardParts(work: WorkDir, step: Step & { kind: 'shard' }, units: readonly UnitPlan[], log: UnitLog, planId: string | undefined, io: BuildIO): void {
-  const marker = work.readJson<{ parts?: string[]; plan?: string }>(`shards/${step.shard}.json`);
-  const there = partsOf(work, step);
+  const marker = work.readJson<ShardMarker>(`shards/${step.shard}.json`);
   let why = marker?.plan !== undefined && planId !== undefined && marker.plan !== planId ? 'its marker is of another plan' : undefined;
-  why ??= (marker?.parts ?? []).filter((n) => !there.includes(n)).map((n) => `${n} is missing`)[0];
+  // Repaired first: a record a kill cut short at the end goes, and the part is then the size the shard finished it.
   why ??= damagedPart(work, step);
+  why ??= partsProblem(marker, partsOf(work, step));
   if (why === undefined) return;
   const done = units.filter((u) => log.has(0, u.key));
   log.remove(done.map((u) => [0, u.key]));
@@ -120,7 +123,7 @@ export function healBuildParts(work: WorkDir, log: UnitLog, io: BuildIO): void {
 /** Why one of a step's parts cannot be continued (records lost, not a part, corrupt), after each is repaired. */
 function damagedPart(work: WorkDir, step: Step): string | undefined {
   let why: string | undefined;
-  for (const name of partsOf(work, step)) why ??= repairPart(path.join(work.root as string, partsFolder(step), name));
+  for (const name of partsOf(work, step).keys()) why ??= repairPart(path.join(work.root as string, partsFolder(step), name));
   return why;
 }
 

@@ -157,20 +157,38 @@ export function shardUnits(units: readonly UnitPlan[], shard: number, shards: nu
   return units.filter((_, i) => i % shards === shard);
 }
 
-/** What a finished shard leaves: its units, the plan it tiled them for, and the archive parts it wrote them into. */
-interface ShardMarker { shard: number; units: string[]; plan?: string; parts?: string[] }
+/**
+ * What a finished shard leaves: its units, the plan it tiled them for, and the archive parts it wrote them into, with
+ * their sizes then (`sizes[i]` of `parts[i]`; absent in markers of earlier versions).
+ */
+export interface ShardMarker { shard: number; units: string[]; plan?: string; parts?: string[]; sizes?: number[] }
 
-/** A shard is done: `parts`, the archive parts it wrote (their folder's file names), must reach finalize with it. */
-export function markShardDone(work: WorkDir, shard: number, units: readonly UnitPlan[], planFile: PlanFile, parts: readonly string[]): void {
-  const marker: ShardMarker = { shard, units: units.map((u) => u.key), plan: planFile.id, parts: [...parts] };
+/** A shard is done: `parts`, the archive parts it wrote (file name → bytes), must reach finalize as they are. */
+export function markShardDone(work: WorkDir, shard: number, units: readonly UnitPlan[], planFile: PlanFile, parts: ReadonlyMap<string, number>): void {
+  const marker: ShardMarker = { shard, units: units.map((u) => u.key), plan: planFile.id, parts: [...parts.keys()], sizes: [...parts.values()] };
   work.writeJson(`shards/${shard}.json`, marker);
+}
+
+/**
+ * Why a finished shard's parts (`there`: name → bytes now) are not those it finished: one missing, or of another size
+ * (an earlier or other copy, brought in by a workflow's merge); undefined when they are.
+ */
+export function partsProblem(marker: ShardMarker | undefined, there: ReadonlyMap<string, number>): string | undefined {
+  const parts = marker?.parts ?? [];
+  for (let i = 0; i < parts.length; i++) {
+    const size = there.get(parts[i]);
+    if (size === undefined) return `${parts[i]} is missing`;
+    const want = marker?.sizes?.[i];
+    if (want !== undefined && size !== want) return `${parts[i]} holds ${size} bytes, ${want} when the shard finished it (cut short, or an earlier or other copy)`;
+  }
+  return undefined;
 }
 
 /**
  * Refuses to finalize while a shard or a level-0 unit is not finished, a shard was done for another plan (copied in
  * from another build), or a part a shard wrote is missing (`partsOf(shard)`: the parts there now).
  */
-export function checkShardsDone(work: WorkDir, planFile: PlanFile, units: Pick<UnitLog, 'has'>, partsOf: (shard: number) => readonly string[]): void {
+export function checkShardsDone(work: WorkDir, planFile: PlanFile, units: Pick<UnitLog, 'has'>, partsOf: (shard: number) => ReadonlyMap<string, number>): void {
   const missingShards = Array.from({ length: planFile.shards }, (_, i) => i).filter((i) => !work.exists(`shards/${i}.json`));
   const missingUnits = planFile.units.filter((u) => !units.has(0, u.key));
   if (missingShards.length || missingUnits.length) {
@@ -184,10 +202,7 @@ export function checkShardsDone(work: WorkDir, planFile: PlanFile, units: Pick<U
     if (marker?.plan !== undefined && planFile.id !== undefined && marker.plan !== planFile.id) {
       throw new WorkStateError(`cannot finalize: shard ${i} was built for another plan than the one in ${where(work)} (copied in from another build?): its tiles and records are not this plan's; start over with plan --force`, work.root);
     }
-    const there = new Set(partsOf(i));
-    const lost = (marker?.parts ?? []).filter((n) => !there.has(n));
-    if (lost.length > 0) {
-      throw new WorkStateError(`cannot finalize: the archive part(s) ${lost.join(', ')} of shard ${i} are missing from ${where(work)}: run build-shard --shard ${i} again (it tiles its units anew)`, work.root);
-    }
+    const why = partsProblem(marker, partsOf(i));
+    if (why) throw new WorkStateError(`cannot finalize: the archive part ${why}, of shard ${i} in ${where(work)}: run build-shard --shard ${i} again (it tiles its units anew)`, work.root);
   }
 }

@@ -65,7 +65,7 @@ describe('the steps of one work directory, and parts lost between them', () => {
     // Lost: the shard's folder of parts, gone between two steps of a workflow.
     fs.rmSync(path.join(work, 'parts', 'shard-1'), { recursive: true });
     const lost = finalizeShardedBuild({ out, workers: 1 });
-    await expect(lost).rejects.toThrow('cannot finalize: the archive part(s) slide.pmtiles.part of shard 1 are missing from');
+    await expect(lost).rejects.toThrow('cannot finalize: the archive part slide.pmtiles.part is missing, of shard 1 in ');
     await expect(lost).rejects.toBeInstanceOf(WorkStateError);
     const warnings: string[] = [];
     await buildShard({ out, workers: 1 }, 1, { onWarning: (m) => warnings.push(m) });
@@ -74,14 +74,14 @@ describe('the steps of one work directory, and parts lost between them', () => {
     const part = path.join(work, 'parts', 'shard-1', 'slide.pmtiles.part');
     fs.truncateSync(part, fs.statSync(part).size - 5000);
     const cut = finalizeShardedBuild({ out, workers: 1 });
-    await expect(cut).rejects.toThrow(/partial record.*: run build-shard --shard 1 again \(it drops a record cut short at the end, or tiles anew the units whose tiles were lost\), then finalize$/);
+    await expect(cut).rejects.toThrow(/^cannot finalize: the archive part slide\.pmtiles\.part holds \d+ bytes, \d+ when the shard finished it \(cut short, or an earlier or other copy\), of shard 1 in .*: run build-shard --shard 1 again \(it tiles its units anew\)$/);
     await expect(cut).rejects.toBeInstanceOf(WorkStateError);
     await buildShard({ out, workers: 1 }, 1, { onWarning: (m) => warnings.push(m) });
     expect(warnings[1]).toMatch(/^shard 1: its archive parts were damaged \(archive part .* holds \d+ bytes of whole records, but \d+ had been written: it was cut short\)/);
     // A few bytes past what was flushed (as a kill mid-append leaves them): dropped, the units keep their tiles.
     const shard0 = path.join(work, 'parts', 'shard-0', 'slide.pmtiles.part');
     fs.appendFileSync(shard0, Buffer.from([1, 2, 3, 4, 5, 6]));
-    await expect(finalizeShardedBuild({ out, workers: 1 })).rejects.toThrow(/ends in a partial record.*: run build-shard --shard 0 again/);
+    await expect(finalizeShardedBuild({ out, workers: 1 })).rejects.toThrow(/slide\.pmtiles\.part holds \d+ bytes, \d+ when the shard finished it .*: run build-shard --shard 0 again/);
     const r = await buildShard({ out, workers: 1 }, 0, { onWarning: (m) => warnings.push(m) });
     expect(r.skipped, 'every unit kept').toBe(r.units);
     expect(warnings).toHaveLength(2);
@@ -109,6 +109,31 @@ describe('the steps of one work directory, and parts lost between them', () => {
     const got = outputs(dir);
     expect([...got.keys()]).toEqual([...want.keys()]);
     expect([...got].filter(([f, b]) => !b.equals(want.get(f) as Buffer)).map(([f]) => f), 'files whose bytes differ').toEqual([]);
+  });
+
+  it('an earlier copy of a finished shard\'s part (a stopped attempt\'s, whole in itself): finalize refuses, the shard run again heals it', async () => {
+    const local = scratch();
+    await buildPyramid(inputs(), { ...base, out: path.join(local, 'slide.pmtiles') });
+    const want = fs.readFileSync(path.join(local, 'slide.pmtiles'));
+    const { out, work } = await setUp(2);
+    // The first attempt stops after a few units: what it flushed is a whole part of fewer tiles.
+    const stop = new AbortController();
+    await expect(buildShard({ out, workers: 1 }, 0, { signal: stop.signal, onProgress: (e) => { if (e.phase === 'tile' && e.units >= 3) stop.abort(); } })).rejects.toThrow();
+    const part = path.join(work, 'parts', 'shard-0', 'slide.pmtiles.part');
+    const early = fs.readFileSync(part);
+    await buildShard({ out, workers: 1 }, 0);
+    await buildShard({ out, workers: 1 }, 1);
+    expect(fs.statSync(part).size).toBeGreaterThan(early.length);
+    // A workflow's merge brings the first attempt's part.
+    fs.writeFileSync(part, early);
+    const refused = finalizeShardedBuild({ out, workers: 1 });
+    await expect(refused).rejects.toThrow(`cannot finalize: the archive part slide.pmtiles.part holds ${early.length} bytes, `);
+    await expect(refused).rejects.toBeInstanceOf(WorkStateError);
+    const warnings: string[] = [];
+    await buildShard({ out, workers: 1 }, 0, { onWarning: (m) => warnings.push(m) });
+    expect(warnings).toEqual([expect.stringMatching(/^shard 0: its archive parts were damaged \(slide\.pmtiles\.part holds \d+ bytes, \d+ when the shard finished it \(cut short, or an earlier or other copy\)\): its \d+ unit\(s\) are tiled again$/)]);
+    await finalizeShardedBuild({ out, workers: 1 });
+    expect(fs.readFileSync(out).equals(want), 'the one-machine bytes').toBe(true);
   });
 
   it('unit logs of another plan copied in without their shard\'s marker are passed over: its units are tiled, the bytes whole', async () => {

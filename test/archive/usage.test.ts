@@ -225,7 +225,7 @@ describe('an archive in the way (exit 4)', () => {
     fs.rmSync(path.join(work, 'parts', 'shard-0'), { recursive: true });
     let r = await cli('finalize', file, '-q');
     expect(r.code).toBe(4);
-    expect(r.err).toContain(`error: cannot finalize: the archive part(s) slide.pmtiles.part of shard 0 are missing from ${work}: run build-shard --shard 0 again (it tiles its units anew)`);
+    expect(r.err).toContain(`error: cannot finalize: the archive part slide.pmtiles.part is missing, of shard 0 in ${work}: run build-shard --shard 0 again (it tiles its units anew)`);
     r = await cli('build-shard', file, '--shard', '0', '--progress', 'none');
     expect(r.code).toBe(0);
     expect(r.err).toMatch(/warning: shard 0: its archive parts were damaged \(slide\.pmtiles\.part is missing\): its \d+ unit\(s\) are tiled again/);

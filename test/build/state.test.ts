@@ -70,18 +70,21 @@ describe('shards and fingerprints', () => {
     const work = new MemoryWorkDir();
     const units = [unit('0/0/0/0/0'), unit('0/0/0/0/1'), unit('0/0/0/1/0')];
     const p = { ...planFile(units, 2), id: 'plan-a' };
-    const parts = new Map<number, string[]>();
-    const check = (plan = p) => checkShardsDone(work, plan, new UnitLog(work), (i) => parts.get(i) ?? []);
+    const parts = new Map<number, Map<string, number>>();
+    const check = (plan = p) => checkShardsDone(work, plan, new UnitLog(work), (i) => parts.get(i) ?? new Map());
     expect(refusal(() => check())).toBe('cannot finalize: shard(s) 0, 1 not complete, 3 unit(s) missing; run build-shard for them');
     // Each shard appends to a log of its own; finalize reads them all.
     for (const u of units) new UnitLog(work).write(0, marker(u.key), []);
-    markShardDone(work, 0, [units[0], units[2]], p, ['tiles.part']);
-    parts.set(0, ['tiles.part']);
+    markShardDone(work, 0, [units[0], units[2]], p, new Map([['tiles.part', 900]]));
+    parts.set(0, new Map([['tiles.part', 900]]));
     expect(refusal(() => check())).toBe('cannot finalize: shard(s) 1 not complete, 0 unit(s) missing; run build-shard for them');
-    markShardDone(work, 1, [units[1]], p, ['tiles.part']);
+    markShardDone(work, 1, [units[1]], p, new Map([['tiles.part', 700]]));
     // A part a shard wrote, gone since: its tiles would be missing from the archive.
-    expect(refusal(() => check())).toBe('cannot finalize: the archive part(s) tiles.part of shard 1 are missing from the work directory: run build-shard --shard 1 again (it tiles its units anew)');
-    parts.set(1, ['tiles.part']);
+    expect(refusal(() => check())).toBe('cannot finalize: the archive part tiles.part is missing, of shard 1 in the work directory: run build-shard --shard 1 again (it tiles its units anew)');
+    // An earlier copy of it (a killed attempt's, which a workflow's merge took): whole, but short of tiles.
+    parts.set(1, new Map([['tiles.part', 300]]));
+    expect(refusal(() => check())).toBe('cannot finalize: the archive part tiles.part holds 300 bytes, 700 when the shard finished it (cut short, or an earlier or other copy), of shard 1 in the work directory: run build-shard --shard 1 again (it tiles its units anew)');
+    parts.set(1, new Map([['tiles.part', 700]]));
     expect(() => check()).not.toThrow();
     // Shards done for another plan (copied in from another build's work directory).
     expect(refusal(() => check({ ...p, id: 'plan-b' }))).toBe('cannot finalize: shard 0 was built for another plan than the one in the work directory (copied in from another build?): its tiles and records are not this plan\'s; start over with plan --force');
