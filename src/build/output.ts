@@ -9,7 +9,7 @@ import type { WorkDir } from '../io/workdir.js';
 import { isArchiveFile, type ArchiveMode } from '../options.js';
 import { repairPart } from '../archive/pmtiles-part.js';
 import { InputError, UsageError, WorkStateError } from '../report/errors.js';
-import type { BuildReport } from '../report/types.js';
+import type { BuildReport, ZoomReport } from '../report/types.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import type { BuildIO } from './context.js';
 import type { UnitLog } from './unit-log.js';
@@ -125,6 +125,31 @@ function damagedPart(work: WorkDir, step: Step): string | undefined {
   let why: string | undefined;
   for (const name of partsOf(work, step).keys()) why ??= repairPart(path.join(work.root as string, partsFolder(step), name));
   return why;
+}
+
+/**
+ * Before a sharded directory build's descriptor is written (its presence means the pyramid is complete): every tile
+ * the units' markers count (`byZoom`) must be in `out`. The shards' outputs reach finalize by copies and merges of a
+ * workflow, which can leave files out; a WorkStateError then names the zoom and format that lack tiles.
+ */
+export function refuseLostTiles(out: string, byZoom: Record<string, ZoomReport>): void {
+  for (const [z, r] of Object.entries(byZoom)) {
+    const found = { json: 0, pbf: 0 };
+    let names: string[] = [];
+    try {
+      names = fs.readdirSync(path.join(out, z), { recursive: true, encoding: 'utf8' });
+    } catch {
+      // No folder of the zoom: no tiles there.
+    }
+    for (const n of names) {
+      const m = /(?:^|[\\/])\d+\.(json|pbf)$/.exec(n);
+      if (m) found[m[1] as 'json' | 'pbf']++;
+    }
+    for (const f of ['json', 'pbf'] as const) {
+      if (found[f] >= r[f].tiles) continue;
+      throw new WorkStateError(`cannot finalize: ${out} holds ${found[f]} ${f} tiles of zoom ${z}, where the shards wrote ${r[f].tiles}: tiles were lost between the steps (a partial copy or merge of the shards' outputs); bring the shards' outputs whole, or plan --force and run the shards again`, out);
+    }
+  }
 }
 
 /**

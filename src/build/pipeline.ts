@@ -19,7 +19,9 @@ import { sampleLine } from '../validate/tally.js';
 import { createPool, type Pool } from '../worker/pool.js';
 import { secondsSince, storeBudget, type BuildIO, type InputSpec, type RunContext } from './context.js';
 import { tileLevels, type LevelsOutcome } from './levels.js';
-import { finishedReport, hasParts, healBuildParts, healShardParts, layoutOf, outputSink, partsOf, refuseBuildParts, shardPartError, type Step } from './output.js';
+import {
+  finishedReport, hasParts, healBuildParts, healShardParts, layoutOf, outputSink, partsOf, refuseBuildParts, refuseLostTiles, shardPartError, type Step,
+} from './output.js';
 import { readInputs } from './read.js';
 import { UnitLog } from './unit-log.js';
 import { buildReport, planPreview, sumMarkers, writePreviews } from './report.js';
@@ -243,6 +245,7 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
     // here (from the records they read), then every level above. Only the levels above count as resumed.
     const tStart = performance.now();
     const levels = await tileLevels(ctx, planFile.units, new SpillingStore(path.join(work.root as string, PLANNED_RECORDS), 0, 'existing'), true);
+    if (planFile.archive === undefined && !io.sink && config.options.out !== undefined) refuseLostTiles(config.options.out, sumMarkers(planFile.plan, levels.markers).byZoom);
     const report = await finalize(ctx, { ...levels, resumed: levels.resumed - planFile.units.length }, secondsSince(tStart)).catch((err: unknown) => {
       throw shardPartError(err, work);
     });

@@ -10,7 +10,7 @@ import type { Feature } from '../../src/model/feature.js';
 import { MemorySink } from '../../src/io/sink.js';
 import { fileSource, memorySource, streamSource } from '../../src/io/read.js';
 import { validateDescriptor, validateDocument } from '../../src/validate/index.js';
-import { DataError, OutputError } from '../../src/report/errors.js';
+import { DataError, OutputError, WorkStateError } from '../../src/report/errors.js';
 import { circleRing, clipRingToRect, decodePbf, readTree, ringArea, tmpDir } from '../helpers/pyramid.js';
 
 const square = (x: number, y: number, s: number) => [[[x, y], [x + s, y], [x + s, y + s], [x, y + s], [x, y]]];
@@ -349,5 +349,26 @@ describe('buildPyramid', () => {
     expect([...b.keys()].sort()).toEqual([...a.keys()].sort());
     for (const [k, v] of a) expect(b.get(k)?.equals(v), k).toBe(true);
     expect(fs.existsSync(path.join(sharded, '.mudm-work'))).toBe(false);
+  });
+
+  it('finalize refuses tiles of the shards lost before it (a partial merge), writing no descriptor; with them back it finishes', async () => {
+    const dir = tmpDir('mudm-shard-lost');
+    const input = path.join(dir, 'cells.json');
+    fs.writeFileSync(input, JSON.stringify(fixture()));
+    const out = path.join(dir, 'out');
+    await planShardedBuild([{ source: fileSource(input) }], { ...OPTS, out, shards: 2 });
+    for (const i of [0, 1]) await buildShard({ out, workers: 1 }, i);
+    const finest = readTree(out);
+    const zoom = Math.max(...[...finest.keys()].map((k) => Number(/^(\d+)\/\d+\/\d+\.pbf$/.exec(k)?.[1] ?? -1)));
+    const lost = [...finest.keys()].filter((k) => k.startsWith(`${zoom}/`) && k.endsWith('.pbf')).slice(0, 2);
+    expect(lost).toHaveLength(2);
+    for (const k of lost) fs.rmSync(path.join(out, k));
+    const refused = finalizeShardedBuild({ out, workers: 1 });
+    await expect(refused).rejects.toThrow(new RegExp(`^cannot finalize: ${out} holds \\d+ pbf tiles of zoom ${zoom}, where the shards wrote \\d+: tiles were lost between the steps`));
+    await expect(refused).rejects.toBeInstanceOf(WorkStateError);
+    expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(false);
+    for (const k of lost) fs.writeFileSync(path.join(out, k), finest.get(k) as Buffer);
+    await finalizeShardedBuild({ out, workers: 1 });
+    expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(true);
   });
 });
