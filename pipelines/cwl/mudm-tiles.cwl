@@ -29,6 +29,7 @@ inputs:
   min_zoom: int?
   max_zoom: int?
   format: string?
+  archive: string?
   name: string?
   description: string?
   attribution: string?
@@ -62,6 +63,7 @@ steps:
       min_zoom: min_zoom
       max_zoom: max_zoom
       format: format
+      archive: archive
       name: name
       description: description
       attribution: attribution

@@ -16,8 +16,14 @@ requirements:
   InlineJavascriptRequirement: {}
 
 arguments:
+  # OUT is a directory passed from step to step: one archive file (-o NAME.pmtiles) has its work directory beside
+  # it, outside what a step hands on. Archives go under OUT with `archive: pmtiles`.
   - prefix: -o
-    valueFrom: $(inputs.out_name)
+    valueFrom: |
+      ${
+        if (/\.pmtiles$/i.test(inputs.out_name)) throw new Error('out_name ' + inputs.out_name + ': the workflow hands OUT from step to step as a directory; for PMTiles archives set archive: pmtiles and a directory name');
+        return inputs.out_name;
+      }
   - prefix: --shards
     valueFrom: $(inputs.shards)
 
@@ -42,6 +48,12 @@ inputs:
   min_zoom: {type: int?, inputBinding: {prefix: --min-zoom}}
   max_zoom: {type: int?, inputBinding: {prefix: --max-zoom}}
   format: {type: string?, inputBinding: {prefix: --format}}
+  archive:
+    type: string?
+    inputBinding: {prefix: --archive}
+    doc: |
+      pmtiles: one PMTiles archive per plane and format under OUT. The shards then hand on their archive parts (one
+      file per shard and archive) instead of trees of tiles, which runners list, copy and merge file by file.
   name: {type: string?, inputBinding: {prefix: --name}}
   description: {type: string?, inputBinding: {prefix: --description}}
   attribution: {type: string?, inputBinding: {prefix: --attribution}}
