@@ -28,6 +28,11 @@ read -r -a cli <<< "${MUDM_TILES:-mudm-tiles}"
 cores=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 workers=${WORKERS:-$(( cores / shards > 0 ? cores / shards : 1 ))}
 log=${LOG:-text}
+# -q goes to every step, not only to plan (which takes the build options).
+quiet=()
+for a in "$@"; do
+  if [ "$a" = -q ] || [ "$a" = --quiet ]; then quiet=(-q); fi
+done
 
 "${cli[@]}" plan "$@" -o "$out" --shards "$shards" --log "$log"
 
@@ -44,7 +49,7 @@ trap 'stop 130' INT
 trap 'stop 143' TERM
 
 for (( i = 0; i < shards; i++ )); do
-  "${cli[@]}" build-shard "$out" --shard "$i" --workers "$workers" --log "$log" &
+  "${cli[@]}" build-shard "$out" --shard "$i" --workers "$workers" --log "$log" "${quiet[@]}" &
   pids+=($!)
 done
 
@@ -61,4 +66,4 @@ if [ $status -ne 0 ]; then
   exit $status
 fi
 
-"${cli[@]}" finalize "$out" --log "$log"
+"${cli[@]}" finalize "$out" --log "$log" "${quiet[@]}"

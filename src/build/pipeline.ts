@@ -191,6 +191,12 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
   // Formats, zooms and layers come from the plan; only how to run (workers, budget) comes from these options.
   const config = await configOf(given, {}, false);
   const work = workDirFor(config.options, io.work, io.processes);
+  const out = config.options.out;
+  // A shard retried after finalize: the output is whole, and the plan gone with the work directory.
+  if (!work.exists('') && out !== undefined && finishedReport(out)) {
+    io.onWarning?.(`${out} is finalized already (a complete output, its work directory gone): nothing for shard ${shard} to do`, { event: 'finalized-already', out });
+    return { units: 0, skipped: 0 };
+  }
   const planFile = loadPlan(work);
   if (!(Number.isInteger(shard) && shard >= 0 && shard < planFile.shards)) throw new UsageError(`--shard must be 0..${planFile.shards - 1}, found ${shard}`);
   // A build --force or --resume on this machine must not take the work directory from under a shard running here,

@@ -22,6 +22,9 @@ describe('presets', () => {
     const r = await runProcess('bash', [path.join(PRESETS, 'sharded-local.sh'), out, '3', SAMPLE, ...SHARDED_OPTS], { env });
     expectOk(r, 'sharded-local.sh');
     expectSamePyramid(out, local);
+    // -q quiets every step, not only plan: nothing on stderr.
+    const quiet = await runProcess('bash', [path.join(PRESETS, 'sharded-local.sh'), path.join(tempDir('preset-q'), 'out'), '2', SAMPLE, ...SHARDED_OPTS, '-q'], { env });
+    expect([quiet.code, quiet.stderr]).toEqual([0, '']);
   });
 
   it('slurm-submit.sh submits plan, an array of build-shard and finalize that give the one-machine pyramid', async () => {

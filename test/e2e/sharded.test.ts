@@ -41,6 +41,10 @@ describe('plan, build-shard, finalize', () => {
     expectOk(await runCli(['finalize', out]), 'finalize');
     expect(fs.existsSync(path.join(out, '.mudm-work')), 'finalize removes the work directory').toBe(false);
     expectSamePyramid(out, local);
+    // A shard retried after finalize (a workflow's retry): nothing to do, exit 0, the pyramid as it was.
+    const late = await runCli(['build-shard', out, '--shard', '2']);
+    expect([late.code, late.stderr]).toEqual([0, `warning: ${out} is finalized already (a complete output, its work directory gone): nothing for shard 2 to do\nshard 2: 0 unit(s), 0 already done\n`]);
+    expectSamePyramid(out, local);
   });
 
   it('finalize refuses with exit 4 while a shard is missing, and succeeds once it is done', async () => {
@@ -66,6 +70,9 @@ describe('plan, build-shard, finalize', () => {
     delete env.JOB_COMPLETION_INDEX;
     const none = await runCli(['build-shard', out], { env });
     expect(none.code, none.stderr).toBe(2);
+    expect(none.stderr).toContain('error: build-shard needs --shard I (or JOB_COMPLETION_INDEX in the environment)');
+    const odd = await runCli(['build-shard', out], { env: { ...env, JOB_COMPLETION_INDEX: ' 1' } });
+    expect([odd.code, odd.stderr.split('\n')[0]]).toEqual([2, 'error: build-shard: JOB_COMPLETION_INDEX is " 1", not a shard number (0, 1, …); give --shard I']);
     const past = await runCli(['build-shard', out, '--shard', '2']);
     expect(past.code, past.stderr).toBe(2);
     expect(tmpLeftovers(out)).toEqual([]);

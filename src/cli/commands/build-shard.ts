@@ -11,7 +11,10 @@ export async function run(ctx: CommandContext): Promise<number> {
   const { options, io, log, args } = ctx;
   if (args.length !== 1) throw new UsageError('build-shard needs exactly one DIR (the output of mudm-tiles plan)');
   const env = io.env.JOB_COMPLETION_INDEX;
-  const shard = options.shard ?? (env !== undefined && /^\d+$/.test(env) ? Number(env) : undefined);
+  if (options.shard === undefined && env !== undefined && !/^\d+$/.test(env)) {
+    throw new UsageError(`build-shard: JOB_COMPLETION_INDEX is ${JSON.stringify(env)}, not a shard number (0, 1, …); give --shard I`);
+  }
+  const shard = options.shard ?? (env !== undefined ? Number(env) : undefined);
   if (shard === undefined) throw new UsageError('build-shard needs --shard I (or JOB_COMPLETION_INDEX in the environment)');
   const progress = progressReporter(options, io);
   const signals = handleSignals(log);
