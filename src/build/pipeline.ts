@@ -27,7 +27,7 @@ import { UnitLog } from './unit-log.js';
 import { buildReport, planPreview, sumMarkers, writePreviews } from './report.js';
 import { outlierWarning } from '../report/format.js';
 import {
-  PLAN_VERSION, checkSamePlan, claimedMessage, checkShardsDone, fingerprintOf, loadPlan, markShardDone, resumablePlan, savePlan, shardUnits, spillRoot,
+  PLAN_VERSION, checkSamePlan, claimedMessage, checkShardsDone, fingerprintLines, fingerprintOf, loadPlan, markShardDone, resumablePlan, savePlan, shardUnits, spillRoot,
   workDirFor, type PlanFile, type ReadSummary,
 } from './state.js';
 
@@ -54,7 +54,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
   // A --resume that cannot continue what OUT holds is refused before anything there is touched.
   refuseRunning(work, o.force, o.resume);
   refuseClaimed(work, o.force, o.resume);
-  const previous = o.resume ? resumablePlan(work, fingerprintOf(inputs, config)) : undefined;
+  const previous = o.resume ? resumablePlan(work, inputs, config) : undefined;
   // Archive tiles of shards lie in their parts, which a build does not assemble: its units marked done would be lost.
   if (previous && config.archive !== 'none' && hasParts(work, 'shard')) {
     throw new WorkStateError(`--resume: ${work.root ?? 'the work directory'} was planned for shards, and shards have written archive parts there: continue with build-shard and finalize, or start over with --force`, work.root);
@@ -286,7 +286,7 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   }
   if (buildPlan.outliers) io.onWarning?.(outlierWarning(buildPlan.outliers), { event: 'outliers', ...buildPlan.outliers });
   const planFile: PlanFile = {
-    version: PLAN_VERSION, fingerprint, plan: buildPlan, read, units, shards, spilled: store.isSpilled, readSeconds: secondsSince(t0),
+    version: PLAN_VERSION, fingerprint, fingerprintLines: fingerprintLines(inputs, config), plan: buildPlan, read, units, shards, spilled: store.isSpilled, readSeconds: secondsSince(t0),
     meta: { name: o.name, description: o.description, attribution: o.attribution, version: o.version, baseUrl: o.baseUrl },
     preview: planPreview(o.preview, o.image ? path.resolve(o.image) : undefined, buildPlan),
   };

@@ -8,7 +8,7 @@ import type { Multiscale } from '../model/multiscale.js';
 import type { Vocabularies } from '../model/vocabulary.js';
 import { DiskWorkDir, MemoryWorkDir, type ProcessProbe, type WorkDir } from '../io/workdir.js';
 import { archiveWorkDir } from '../archive/archive-names.js';
-import { isArchiveFile, type BuildConfig, type Options } from '../options.js';
+import { flagName, isArchiveFile, type BuildConfig, type Options } from '../options.js';
 import { UsageError, WorkStateError } from '../report/errors.js';
 import type { LayerStats } from '../stages/assign.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
@@ -45,6 +45,8 @@ export interface ReadSummary {
 export interface PlanFile {
   version: typeof PLAN_VERSION;
   fingerprint: string;
+  /** What the fingerprint was made of (fingerprintLines; absent in plans of earlier versions). */
+  fingerprintLines?: string[];
   plan: BuildPlan;
   read: ReadSummary;
   units: UnitPlan[];
@@ -79,14 +81,44 @@ export function spillRoot(options: Options, work: WorkDir): string {
 }
 
 /** Identifies inputs and the options that change output (the image size however it was given): a resume must see the same ones. */
-export function fingerprintOf(inputs: readonly { source: { name: string }; layer?: string; plane?: Partial<Plane>; fingerprint?: string }[], config: BuildConfig): string {
+export function fingerprintOf(inputs: readonly FingerprintInput[], config: BuildConfig): string {
   const h = createHash('sha256');
-  for (const i of inputs) h.update(`${i.source.name}\0${i.layer ?? ''}\0${JSON.stringify(i.plane ?? {})}\0${i.fingerprint ?? ''}\n`);
-  for (const k of ['format', 'layer', 'layerBy', 'planeField', 'nucleusFeatures', 'minZoom', 'maxZoom', 'lod', 'tileBudget', 'unitSize'] as const) h.update(`${k}=${String(config.options[k])}\n`);
-  h.update(`imageSize=${JSON.stringify(config.imageSize ?? null)}\n`);
-  // Only when set, so that the fingerprints of directory builds stay what they were.
-  if (config.archive !== 'none') h.update(`archive=${config.archive}\n`);
+  for (const line of fingerprintLines(inputs, config)) h.update(`${line}\n`);
   return h.digest('hex');
+}
+
+type FingerprintInput = { source: { name: string }; layer?: string; plane?: Partial<Plane>; fingerprint?: string };
+
+/**
+ * What a fingerprint is made of, one line each: every input (name, layer, plane, size and time, NUL-separated),
+ * then the options that shape the pyramid as `key=value`. Kept in the plan, so a refused --resume can say what differs.
+ */
+export function fingerprintLines(inputs: readonly FingerprintInput[], config: BuildConfig): string[] {
+  const lines = inputs.map((i) => `${i.source.name}\0${i.layer ?? ''}\0${JSON.stringify(i.plane ?? {})}\0${i.fingerprint ?? ''}`);
+  for (const k of ['format', 'layer', 'layerBy', 'planeField', 'nucleusFeatures', 'minZoom', 'maxZoom', 'lod', 'tileBudget', 'unitSize'] as const) lines.push(`${k}=${String(config.options[k])}`);
+  lines.push(`imageSize=${JSON.stringify(config.imageSize ?? null)}`);
+  // Only when set, so that the fingerprints of directory builds stay what they were.
+  if (config.archive !== 'none') lines.push(`archive=${config.archive}`);
+  return lines;
+}
+
+/** The first difference between the fingerprint lines of the interrupted build and of this one, as a person reads it. */
+function whatDiffers(then: readonly string[], now: readonly string[]): string | undefined {
+  const options = (lines: readonly string[]) => new Map(lines.filter((l) => !l.includes('\0')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)] as const));
+  const o1 = options(then), o2 = options(now);
+  for (const k of new Set([...o1.keys(), ...o2.keys()])) {
+    if (o1.get(k) === o2.get(k)) continue;
+    const flag = k === 'imageSize' ? '--image-size (or the --image header)' : `--${flagName(k as keyof Options)}`;
+    const shown = (v: string | undefined) => (v === undefined || v === 'undefined' ? 'not given' : v);
+    return `${flag} was ${shown(o1.get(k))}, is ${shown(o2.get(k))} now`;
+  }
+  const files = (lines: readonly string[]) => lines.filter((l) => l.includes('\0'));
+  const f1 = files(then), f2 = files(now);
+  const name = (l: string) => l.slice(0, l.indexOf('\0'));
+  for (const l of f2) if (!f1.some((m) => name(m) === name(l))) return `input ${name(l)} was not read then`;
+  for (const l of f1) if (!f2.some((m) => name(m) === name(l))) return `input ${name(l)} is not given now`;
+  for (const l of f2) if (!f1.includes(l)) return `input ${name(l)} has changed since (its size or modification time, or its layer or plane)`;
+  return f1.join('\n') !== f2.join('\n') ? 'the inputs are given in another order' : undefined;
 }
 
 export function savePlan(work: WorkDir, planFile: PlanFile): void {
@@ -127,13 +159,14 @@ export function claimedMessage(work: WorkDir): string {
  * --resume continues only the build the work directory describes, with the same inputs and options: anything else
  * is refused (a UsageError, exit 2) before anything is touched. Returns the interrupted build's plan.
  */
-export function resumablePlan(work: WorkDir, fingerprint: string): PlanFile {
+export function resumablePlan(work: WorkDir, inputs: readonly FingerprintInput[], config: BuildConfig): PlanFile {
   const previous = findPlan(work);
   if (!previous) {
     throw new UsageError(`--resume: there is no interrupted build in ${where(work)} (no ${PLAN_FILE}): nothing to continue; build without --resume (--force replaces what an earlier build wrote)`);
   }
-  if (previous.fingerprint !== fingerprint) {
-    throw new UsageError(`--resume: the inputs or options differ from those of the interrupted build in ${where(work)}; run again with the same ones, or without --resume`);
+  if (previous.fingerprint !== fingerprintOf(inputs, config)) {
+    const what = previous.fingerprintLines && whatDiffers(previous.fingerprintLines, fingerprintLines(inputs, config));
+    throw new UsageError(`--resume: the inputs or options differ from those of the interrupted build in ${where(work)}${what ? ` (${what})` : ''}; run again with the same ones, or without --resume`);
   }
   return previous;
 }

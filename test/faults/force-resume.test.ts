@@ -188,8 +188,16 @@ describe('--resume', () => {
     const before = snapshot(out);
     const r = await runCli(['build', small, '-o', out, '--resume', '--max-zoom', '1']);
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toMatch(/--resume: .*(options|inputs)/);
+    // What differs is named: an option, or an input.
+    const head = `error: --resume: the inputs or options differ from those of the interrupted build in ${path.join(out, '.mudm-work')}`;
+    expect(r.stderr).toContain(`${head} (--max-zoom was not given, is 1 now); run again with the same ones, or without --resume`);
+    const more = await runCli(['build', small, big, '-o', out, '--resume']);
+    expect([more.code, more.stderr]).toEqual([2, expect.stringContaining(`${head} (input ${big} was not read then)`)]);
+    fs.utimesSync(small, new Date(), new Date(Date.now() + 5000));
+    const touched = await runCli(['build', small, '-o', out, '--resume']);
+    expect([touched.code, touched.stderr]).toEqual([2, expect.stringContaining(`${head} (input ${small} has changed since (its size or modification time, or its layer or plane))`)]);
     expect(snapshot(out)).toEqual(before);
+    expectOk(await runCli(['plan', small, '-o', out, '--shards', '1', '-q', '--force']), 'plan again');
     expectOk(await runCli(['build', small, '-o', out, '--resume', '-q']), 'the matching --resume');
     expect(pyramidFiles(out)).toEqual(pyramidFiles(cleanSmall));
   });
