@@ -3,12 +3,12 @@ import fs from 'node:fs';
 import { PMTILES_MEDIA_TYPE } from '../archive/archive-names.js';
 import type { Asset, TilesetDescriptor } from '../model/descriptor.js';
 import { pathOverlap } from '../io/dirs.js';
-import { DirectorySink } from '../io/sink.js';
+import { DirectorySink, type Removal } from '../io/sink.js';
 import { InputError, UsageError } from '../report/errors.js';
 import { ArchiveReader } from './archive-reader.js';
 
-/** Tiles written, and every file (tiles, report, previews, descriptor) with their bytes. */
-export interface ExtractResult { tiles: number; files: number; bytes: number }
+/** Tiles written, and every file (tiles, report, previews, descriptor) with their bytes; what --force removed first. */
+export interface ExtractResult { tiles: number; files: number; bytes: number; removed?: Removal }
 
 /**
  * Writes every tile of the archives at its path under `out`, the run report and the previews as they are, and
@@ -17,6 +17,8 @@ export interface ExtractResult { tiles: number; files: number; bytes: number }
  */
 export async function extractArchives(input: string, out: string, opts: { force: boolean }): Promise<ExtractResult> {
   if (!fs.existsSync(input)) throw new InputError(`${input}: no such archive or directory`, input);
+  // A directory named like an archive would pass for one, to readers and to people (build refuses it too).
+  if (/\.pmtiles[\\/]*$/i.test(out)) throw new UsageError(`extract writes a directory, and ${out} names an archive: give -o a directory name`);
   const reader = await ArchiveReader.open(input);
   if (!reader) throw new UsageError(`${input} is neither a PMTiles archive nor a directory whose tileset.json lists archives`);
   // A damaged archive would extract to a pyramid with tiles missing that looks whole: nothing is written.
@@ -31,7 +33,7 @@ export async function extractArchives(input: string, out: string, opts: { force:
     await sink.initialize({ force: opts.force, resume: false });
     const removal = await sink.begin({ force: opts.force, resume: false });
     try {
-      return await copyAll(reader, sink);
+      return { ...(await copyAll(reader, sink)), ...(removal ? { removed: removal } : {}) };
     } catch (err) {
       // A tile found damaged only when read (its gzip): what was written goes again. What --force removed before is
       // gone (checking every tile first would read them all twice): the message says so.

@@ -84,6 +84,20 @@ describe('usage errors (exit 2) point to --archive', () => {
       code: 3, err: expect.stringContaining(`error: ${path.join(dir, 'none.pmtiles')}: no such archive or directory`),
     });
   });
+
+  it('extract -o NAME.pmtiles is refused (a directory named like an archive); --force says what it removed', async () => {
+    const dir = scratch();
+    const archive = path.join(dir, 'slide.pmtiles');
+    expect((await cli('build', SAMPLE, '-o', archive, '-q', '--max-zoom', '1')).code).toBe(0);
+    const named = path.join(dir, 'b.pmtiles');
+    expect(await cli('extract', archive, '-o', named)).toMatchObject({ code: 2, err: expect.stringContaining(`error: extract writes a directory, and ${named} names an archive: give -o a directory name`) });
+    expect(fs.existsSync(named)).toBe(false);
+    const out = path.join(dir, 'out');
+    expect((await cli('extract', archive, '-o', out, '-q')).code).toBe(0);
+    const again = await cli('extract', archive, '-o', out, '--force');
+    expect(again.code).toBe(0);
+    expect(again.err).toMatch(new RegExp(`^--force: removed \\d+ files and \\d+ directories an earlier build wrote in ${out.replace(/[.]/g, '\\.')}`));
+  });
 });
 
 describe('one archive of a folder build', () => {

@@ -3,6 +3,7 @@ import { extractArchives } from '../../inspect/extract.js';
 import { UsageError } from '../../report/errors.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
+import { removalLogger } from '../run-build.js';
 
 export const usage = 'FILE.pmtiles|DIR -o OUT';
 
@@ -16,7 +17,8 @@ export async function run(ctx: CommandContext): Promise<number> {
   const { args, options, io, log } = ctx;
   if (args.length !== 1) throw new UsageError(`extract takes one archive (or directory of archives), found ${args.length} arguments`);
   if (!options.out) throw new UsageError('extract needs an output directory: -o DIR');
-  const r = await extractArchives(args[0], options.out, { force: options.force });
+  const { removed, ...r } = await extractArchives(args[0], options.out, { force: options.force });
+  if (removed) removalLogger(log, options.out)(removed);
   const line = `${args[0]}: ${r.tiles} tiles, ${r.files} files (${r.bytes} bytes) written to ${options.out}`;
   if (options.quiet) return EXIT_OK;
   if (log.format === 'json') log.info(line, { event: 'extracted', out: options.out, ...r });
