@@ -30,11 +30,14 @@ const $ = (id) => document.getElementById(id);
 
 /**
  * What to call a pyramid without a name: its folder or archive as the URL names it, decoded (`my slide #1.pmtiles`);
- * at the root, the folder or archive `serve` names (`serve slide.pmtiles`), else the host.
+ * one archive of a folder (`member`) by the folder; at the root, the folder or archive `serve` names
+ * (`serve slide.pmtiles`), else the host.
  */
-function nameOf(url, servedName) {
+function nameOf(url, servedName, member) {
   const u = new URL(url);
-  const last = u.pathname.replace(/\/tileset\.json$/, '').split('/').filter((p) => p !== '').pop();
+  const parts = u.pathname.replace(/\/tileset\.json$/, '').split('/').filter((p) => p !== '');
+  if (member) parts.pop();
+  const last = parts.pop();
   return last === undefined ? servedName ?? u.host : safeDecode(last);
 }
 
@@ -58,7 +61,7 @@ async function start() {
   const layerIds = vectorLayers.map((l) => l.id);
   const fields = collectFields(descriptor);
 
-  const title = descriptor.name ?? nameOf(tilesetUrl, servedName);
+  const title = descriptor.name ?? nameOf(tilesetUrl, servedName, opened !== undefined);
   $('title').textContent = title;
   document.title = `${title} — mudm-tiles viewer`;
 

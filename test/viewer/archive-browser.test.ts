@@ -61,6 +61,7 @@ beforeAll(async () => {
   await buildArchive(onePlaneInputs(), { ...OPTIONS, planeField: undefined }, path.join(site, 'slide.pmtiles'));
   // As the CLI writes them (`--archive pmtiles`): every archive's metadata lists its siblings; JSON archives too.
   await buildPyramid(slideInputs(), { ...OPTIONS, out: path.join(site, 'folder'), archive: 'pmtiles', format: 'json,pbf' });
+  await buildPyramid(slideInputs(), { ...OPTIONS, name: undefined, out: path.join(site, 'nameless run'), archive: 'pmtiles', format: 'pbf' });
   // A static host of a directory build: empty tiles are missing files there (404), not 204s.
   fs.cpSync(path.join(dir, 'slide-dir'), path.join(site, 'slide-dir'), { recursive: true });
   // A folder whose name holds braces, as a template's placeholders do.
@@ -308,6 +309,9 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     expect(other.cells.length).toBeGreaterThan(60);
     other.cells.forEach((cell, i) => expect(other.ids[i], `cell ${cell.id}`).toContain(cell.id));
     expect(await errorsOf()).toEqual([]);
+    // Built without a name: called by its folder, not by the archive of the plane it opened at.
+    await view(`${at.host}index.html?tileset=${encodeURIComponent('nameless run/tiles-c1-z2.pbf.pmtiles')}#${VIEW}`);
+    expect(await page.locator('#title').innerText()).toBe('nameless run');
   });
 
   it('refuses an archive of JSON tiles with a message saying so, once, and what to open instead', async () => {
