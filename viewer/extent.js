@@ -44,14 +44,14 @@ async function featureExtent(ol, projection, tile, zoom, size, r) {
 
 /**
  * Extent `[minX, minY, maxX, maxY]` in map coordinates (y up, as the map shows pixel (x, y) at (x, -y)) of the plane's
- * features, or null when its tiles hold none or are too many to read. `tile(z, x, y)` reads a tile's PBF bytes (null
+ * features; null when the coarsest zoom's tiles hold none, undefined when they are too many to read. `tile(z, x, y)` reads a tile's PBF bytes (null
  * when there is none: tile URLs and archives alike, tiles.js); `world` is `[width, height]` in image pixels, `side` the
  * world square's side.
  */
 export async function dataExtent({ ol, projection, tile, minZoom, maxZoom, side, world }) {
   const worldExtent = [0, -world[1], world[0], 0];
   const first = tileRange(worldExtent, side / 2 ** minZoom);
-  if (count(first) > MAX_TILES) return null;
+  if (count(first) > MAX_TILES) return undefined;
   let zoom = minZoom;
   let extent = await featureExtent(ol, projection, tile, zoom, side / 2 ** zoom, first);
   if (!extent) return null;

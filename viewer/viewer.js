@@ -230,7 +230,9 @@ async function start() {
     }
     return extents.get(planeKey());
   };
-  const firstExtent = asked.view ? null : await dataExtentOfPlane();
+  const firstExtent = asked.view ? undefined : await dataExtentOfPlane();
+  // A built pyramid has features: none in its coarsest tiles means they were not found where the template points.
+  if (firstExtent === null) notes.push(`no features in the tiles of zoom ${minZoom} of this plane: every one empty or missing (does the tiles template point where the tiles are?)`);
 
   const map = new ol.Map({ target: 'map', layers: [background, layer], view });
   // The panel covers the map's left side: the data is fitted beside it.

@@ -64,6 +64,11 @@ beforeAll(async () => {
   await buildPyramid(slideInputs(), { ...OPTIONS, name: undefined, out: path.join(site, 'nameless run'), archive: 'pmtiles', format: 'pbf' });
   // A static host of a directory build: empty tiles are missing files there (404), not 204s.
   fs.cpSync(path.join(dir, 'slide-dir'), path.join(site, 'slide-dir'), { recursive: true });
+  // A descriptor whose tile template points where no tile is.
+  fs.cpSync(path.join(dir, 'slide-dir'), path.join(site, 'elsewhere'), { recursive: true });
+  const moved = JSON.parse(fs.readFileSync(path.join(site, 'elsewhere', 'tileset.json'), 'utf8')) as { tiles: string[] };
+  moved.tiles = moved.tiles.map((t) => `nothere/${t}`);
+  fs.writeFileSync(path.join(site, 'elsewhere', 'tileset.json'), JSON.stringify(moved));
   // A folder whose name holds braces, as a template's placeholders do.
   fs.cpSync(path.join(dir, 'slide-dir'), path.join(site, 'run {c}'), { recursive: true });
   // One archive served on its own, then deleted while viewed.
@@ -506,6 +511,16 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
       expect((await page.evaluate(([x, y]) => window.__viewer.featuresAt(x, y), [cell.x, cell.y] as const)).map((f) => f.id), url).toContain(cell.id);
     }
     consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/404/.test(e)));
+  });
+
+  it('says so when no tile of the coarsest zoom holds a feature (a tile template pointing where no tile is)', async () => {
+    await view(`${at.host}index.html?tileset=elsewhere/tileset.json`);
+    expect(await page.locator('#status').innerText()).toContain('no features in the tiles of zoom 0 of this plane: every one empty or missing (does the tiles template point where the tiles are?)');
+    // The page's own requests of the missing tiles are logged by the browser: not a fault of the viewer.
+    consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/404/.test(e)));
+    // A sound pyramid says nothing of the kind.
+    await view(`${at.host}index.html?tileset=slide-dir/tileset.json`);
+    expect(await page.locator('#status').innerText()).not.toContain('no features');
   });
 
   it('reads a pyramid whose folder name holds braces, from a static host and through serve', async () => {
