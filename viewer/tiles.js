@@ -285,7 +285,8 @@ export async function openPyramid(ol, url) {
   const template = descriptor.tiles[0].includes('{zlvl}') ? descriptor.tiles[0] : descriptor.tiles[0].replace('{z}', '{zlvl}');
   const dims = [...template.matchAll(/\{([a-z]+)\}/g)].map((m) => m[1]).filter((n) => PLANE_DIMS.includes(n));
   if (/\.json([?#]|$)/.test(template)) {
-    throw new Error(`${url}: this pyramid has JSON tiles only, and the viewer draws PBF tiles: build it with --format json,pbf (or pbf)`);
+    // An overview (0/0/0.json) names the JSON tiles of a pyramid that may have PBF twins: its tileset.json says.
+    throw new Error(`${url}: this descriptor names JSON tiles only, and the viewer draws PBF tiles: open the pyramid's tileset.json, which names its PBF tiles when it has them; a pyramid of JSON tiles only needs a build with --format json,pbf (or pbf)`);
   }
   const listed = archiveAssets(descriptor, url);
   const archiveOf = (p) => listed.find((a) => dims.every((d) => a.plane[d] === undefined || a.plane[d] === p[d]))?.url;

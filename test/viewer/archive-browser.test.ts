@@ -332,7 +332,7 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     await page.goto('about:blank');
     await page.goto(`${at.host}index.html?tileset=json-only/tileset.json`);
     const failure = await page.evaluate(() => window.__viewer.ready.then(() => 'ready', (e: Error) => e.message));
-    expect(failure).toMatch(/json-only\/tileset\.json: this pyramid has JSON tiles only, and the viewer draws PBF tiles: build it with --format json,pbf \(or pbf\)$/);
+    expect(failure).toMatch(/json-only\/tileset\.json: this descriptor names JSON tiles only, and the viewer draws PBF tiles: open the pyramid's tileset\.json, which names its PBF tiles when it has them; a pyramid of JSON tiles only needs a build with --format json,pbf \(or pbf\)$/);
     expect(await errorsOf()).toEqual([failure]);
   });
 
