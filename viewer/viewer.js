@@ -235,8 +235,14 @@ async function start() {
   if (firstExtent === null) notes.push(`no features in the tiles of zoom ${minZoom} of this plane: every one empty or missing (does the tiles template point where the tiles are?)`);
 
   const map = new ol.Map({ target: 'map', layers: [background, layer], view });
-  // The panel covers the map's left side: the data is fitted beside it.
-  const fitPadding = () => [16, 48, 16, Math.round($('panel').getBoundingClientRect().right) + 16];
+  // The panel covers the map's top left: the data is fitted beside it, or on a narrow screen (a phone), where that
+  // leaves less than half the width, below it, while that leaves a third of the height.
+  const fitPadding = () => {
+    const panel = $('panel').getBoundingClientRect();
+    const [width, height] = map.getSize();
+    if (panel.right + 16 <= width / 2) return [16, 48, 16, Math.round(panel.right) + 16];
+    return [panel.bottom + 16 <= (height * 2) / 3 ? Math.round(panel.bottom) + 16 : 16, 16, 16, 16];
+  };
   const fitTo = (e) => {
     // A lone point or a tiny patch still gets some room around it.
     const margin = Math.max(0, 32 - Math.min(ol.extent.getWidth(e), ol.extent.getHeight(e)) / 2);
