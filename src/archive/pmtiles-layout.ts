@@ -1,7 +1,7 @@
 // PMTiles archive layout, pure: from an index of stored tiles to the archive's head bytes and the order of its tile data.
 import { hash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import { OutputError } from '../report/errors.js';
+import { DataError, OutputError } from '../report/errors.js';
 import {
   Compression, HEADER_BYTES, ROOT_WINDOW, TileType, encodeDirectory, encodeHeader, tileCornerLonLat, tileIdToZxy,
   zxyToTileId, type Directory, type PmtilesHeader,
@@ -117,6 +117,8 @@ export function layoutArchive(index: TileIndex, metadata: object, options: Archi
     throw new OutputError('the metadata of an MVT archive needs vector_layers (PMTiles spec, section 5)');
   }
   const winners = latestRecords(index);
+  // PMTiles has no empty archive: a directory's entry count "MUST be greater than 0" (spec section 4.1).
+  if (winners.length === 0) throw new DataError('there is no tile to store (every feature left out: outside the world, or too small to draw at these zooms), and a PMTiles archive holds at least one');
   const entries = {
     count: 0, tileId: new Float64Array(winners.length), offset: new Float64Array(winners.length),
     length: new Uint32Array(winners.length), runLength: new Uint32Array(winners.length),
@@ -336,8 +338,7 @@ function extent(index: TileIndex, records: Uint32Array) {
   }
   const [minLon, maxLat] = tileCornerLonLat(maxZoom, x0, y0);
   const [maxLon, minLat] = tileCornerLonLat(maxZoom, x1 + 1, y1 + 1);
-  return {
-    minZoom, maxZoom, minLon, minLat, maxLon, maxLat,
-    centerZoom: minZoom, centerLon: (minLon + maxLon) / 2, centerLat: (minLat + maxLat) / 2,
-  };
+  // The middle of the tiles on the map, which in latitude is not the mean of the bounds' (Mercator stretches north).
+  const [centerLon, centerLat] = tileCornerLonLat(maxZoom, (x0 + x1 + 1) / 2, (y0 + y1 + 1) / 2);
+  return { minZoom, maxZoom, minLon, minLat, maxLon, maxLat, centerZoom: minZoom, centerLon, centerLat };
 }

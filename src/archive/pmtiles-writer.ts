@@ -2,9 +2,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { InputError, OutputError, describeFsError } from '../report/errors.js';
+import { DataError, InputError, OutputError, describeFsError } from '../report/errors.js';
 import type { PmtilesHeader } from './pmtiles-format.js';
-import { concatIndexes, layoutArchive, type ArchiveOptions, type TileIndex } from './pmtiles-layout.js';
+import { concatIndexes, layoutArchive, type ArchiveLayout, type ArchiveOptions, type TileIndex } from './pmtiles-layout.js';
 import { TilePart, readPartIndex } from './pmtiles-part.js';
 
 /** A part's file and its records (from `TilePart.index` or `readPartIndex`). */
@@ -45,7 +45,12 @@ export function assembleArchive(
 ): ArchiveSummary {
   if (parts.length > 0xffff) throw new OutputError(`cannot assemble ${parts.length} parts into one archive (at most 65535)`, file);
   const index = concatIndexes(parts.map((p) => p.index));
-  const layout = layoutArchive(index, metadata, options);
+  let layout: ArchiveLayout;
+  try {
+    layout = layoutArchive(index, metadata, options);
+  } catch (err) {
+    throw err instanceof DataError ? new DataError(`${file}: ${err.message}`) : err;
+  }
   const tmp = temporary ?? temporaryName(file);
   const fds: (number | undefined)[] = parts.map(() => undefined);
   let out: number | undefined;

@@ -54,7 +54,7 @@ function partsFolder(step: Step): string {
 export function partsOf(work: WorkDir, step: Step): Map<string, number> {
   const folder = partsFolder(step);
   const names = work.list(folder).filter((n) => n.endsWith('.part'));
-  return new Map(names.map((n) => [n, work.root === undefined ? 0 : fs.statSync(path.join(work.root, folder, n)).size]));
+  return new Map(names.map((n) => [n, work.size(`${folder}/${n}`) ?? 0]));
 }
 
 /** Whether a step has written parts: a `build`'s and shards' tiles of one work directory cannot be assembled together. */
@@ -98,9 +98,7 @@ export function healShardParts(work: WorkDir, step: Step & { kind: 'shard' }, un
   why ??= damagedPart(work, step);
   why ??= partsProblem(marker, partsOf(work, step));
   if (why === undefined) return;
-  const done = units.filter((u) => log.has(0, u.key));
-  log.remove(done.map((u) => [0, u.key]));
-  work.removeFolder(partsFolder(step));
+  forgetParts(work, step, log, units.filter((u) => log.has(0, u.key)).map((u) => [0, u.key]));
   io.onWarning?.(`shard ${step.shard}: its archive parts were damaged (${why}): its ${units.length} unit(s) are tiled again`, { event: 'shard-parts-damaged', shard: step.shard, reason: why });
 }
 
@@ -115,9 +113,18 @@ export function healBuildParts(work: WorkDir, log: UnitLog, io: BuildIO): void {
   const why = damagedPart(work, step);
   if (why === undefined) return;
   const done = log.finished();
+  forgetParts(work, step, log, done);
+  io.onWarning?.(`--resume: the archive parts were damaged (${why}): the ${done.length} finished unit(s) are tiled again`, { event: 'build-parts-damaged', reason: why });
+}
+
+/**
+ * Damaged parts go, and the units whose tiles were in them (`done`) are forgotten, to be tiled anew; so does a
+ * shard's marker, whose part sizes would otherwise condemn the parts of an attempt stopped before it ends.
+ */
+function forgetParts(work: WorkDir, step: Step, log: UnitLog, done: [number, string][]): void {
   log.remove(done);
   work.removeFolder(partsFolder(step));
-  io.onWarning?.(`--resume: the archive parts were damaged (${why}): the ${done.length} finished unit(s) are tiled again`, { event: 'build-parts-damaged', reason: why });
+  if (step.kind === 'shard') work.removeFolder(`shards/${step.shard}.json`);
 }
 
 /** Why one of a step's parts cannot be continued (records lost, not a part, corrupt), after each is repaired. */

@@ -32,6 +32,8 @@ export interface WorkDir {
   removeFolder(rel: string): void;
   /** Removes the whole work directory. */
   destroy(): void;
+  /** Bytes of a file, or undefined when it is missing. */
+  size(rel: string): number | undefined;
   /**
    * Why what is at the work directory's place is not a build's state (a file, a link, a folder of other files), so
    * that neither --force removes it nor a build takes it for another's; undefined when it is one, or nothing is there.
@@ -57,10 +59,14 @@ export interface WorkDir {
 
 /** Who works in a work directory: the process that claimed or resumed it, on which machine. */
 export const OWNER_FILE = 'owner.json';
-/** What every build's work directory holds from its start (a build's owner, a plan's plan), unless it is empty. */
-const STATE_FILES = [OWNER_FILE, 'plan.json'];
 /** Shards (several at once, the work directory shared) record themselves here, one file each. */
 export const OWNERS_DIR = 'owners';
+/**
+ * What a build's work directory holds: its owner or plan from its start, then these folders. A folder of only such
+ * entries (a removal killed part-way leaves some) is a build's state too.
+ */
+const STATE_FILES = [OWNER_FILE, 'plan.json'];
+const STATE_ENTRIES = [...STATE_FILES, OWNERS_DIR, 'units', 'parts', 'shards', 'level-0', 'spill'];
 interface Owner { pid: number; host: string; start?: string }
 
 /** This process and whether another one runs: given by the CLI (library code does not look at `process`). */
@@ -189,6 +195,14 @@ export class DiskWorkDir implements WorkDir {
     fs.rmSync(this.root, { recursive: true, force: true });
   }
 
+  size(rel: string): number | undefined {
+    try {
+      return fs.statSync(path.join(this.root, rel)).size;
+    } catch {
+      return undefined;
+    }
+  }
+
   foreign(): string | undefined {
     let what: string | undefined;
     try {
@@ -197,7 +211,8 @@ export class DiskWorkDir implements WorkDir {
       else if (!st.isDirectory()) what = 'a file';
       else {
         const names = fs.readdirSync(this.root);
-        if (names.length > 0 && !STATE_FILES.some((n) => names.includes(n))) what = `a folder holding neither ${STATE_FILES.join(' nor ')}`;
+        const ours = (n: string) => STATE_ENTRIES.some((e) => n === e || n.startsWith(`${e}.tmp-`));
+        if (!STATE_FILES.some((n) => names.includes(n)) && !names.every(ours)) what = `a folder holding neither ${STATE_FILES.join(' nor ')}, and files no build writes there`;
       }
     } catch {
       return undefined;
@@ -280,6 +295,10 @@ export class MemoryWorkDir implements WorkDir {
     for (const k of [...this.files.keys()]) if (k === rel || k.startsWith(`${rel}/`)) { this.files.delete(k); this.grown.delete(k); }
   }
   destroy(): void { this.files.clear(); this.grown.clear(); }
+  size(rel: string): number | undefined {
+    const f = this.files.get(rel);
+    return f === undefined ? undefined : typeof f === 'string' ? Buffer.byteLength(f) : f.byteLength;
+  }
   /** In memory, only a build puts anything there. */
   foreign(): undefined { return undefined; }
   claim(): void {

@@ -130,8 +130,13 @@ describe('the steps of one work directory, and parts lost between them', () => {
     await expect(refused).rejects.toThrow(`cannot finalize: the archive part slide.pmtiles.part holds ${early.length} bytes, `);
     await expect(refused).rejects.toBeInstanceOf(WorkStateError);
     const warnings: string[] = [];
-    await buildShard({ out, workers: 1 }, 0, { onWarning: (m) => warnings.push(m) });
+    // The run that tiles anew is stopped too: the next one continues it (the old marker's sizes are gone with it).
+    const again = new AbortController();
+    await expect(buildShard({ out, workers: 1 }, 0, { signal: again.signal, onWarning: (m) => warnings.push(m), onProgress: (e) => { if (e.phase === 'tile' && e.units >= 3) again.abort(); } })).rejects.toThrow();
     expect(warnings).toEqual([expect.stringMatching(/^shard 0: its archive parts were damaged \(slide\.pmtiles\.part holds \d+ bytes, \d+ when the shard finished it \(cut short, or an earlier or other copy\)\): its \d+ unit\(s\) are tiled again$/)]);
+    const last = await buildShard({ out, workers: 1 }, 0, { onWarning: (m) => warnings.push(m) });
+    expect(last.skipped, 'the stopped run\'s units kept').toBeGreaterThan(0);
+    expect(warnings).toHaveLength(1);
     await finalizeShardedBuild({ out, workers: 1 });
     expect(fs.readFileSync(out).equals(want), 'the one-machine bytes').toBe(true);
   });

@@ -39,6 +39,16 @@ describe('usage errors (exit 2) point to --archive', () => {
     expect(fs.readdirSync(dir)).toEqual([]);
   });
 
+  it('-o FILE.pmtiles of features that give no tile: exit 1, no archive (PMTiles has no empty one)', async () => {
+    const dir = scratch();
+    const input = path.join(dir, 'outside.json');
+    fs.writeFileSync(input, JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', geometry: { type: 'Point', coordinates: [5000, 5000] }, properties: {} }] }));
+    const file = path.join(dir, 'outside.pmtiles');
+    const r = await cli('build', input, '-o', file, '--image-size', '1000,1000');
+    expect([r.code, r.err.trim().split('\n').pop()]).toEqual([1, `error: ${file}: there is no tile to store (every feature left out: outside the world, or too small to draw at these zooms), and a PMTiles archive holds at least one`]);
+    expect(fs.readdirSync(dir)).toEqual(['outside.json']);
+  });
+
   it('-o FILE.pmtiles --format pbf,pbf, as a directory build takes it', async () => {
     const dir = scratch();
     const r = await cli('build', SAMPLE, '-o', path.join(dir, 'slide.pmtiles'), '--format', 'pbf,pbf', '-q', '--max-zoom', '1');
