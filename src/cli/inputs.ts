@@ -5,7 +5,7 @@ import { fileSource, layerNameFor, streamSource } from '../io/read.js';
 import { MASK_FILE, maskSource } from '../io/mask-source.js';
 import type { InputSpec } from '../build/context.js';
 import { InputError, UsageError } from '../report/errors.js';
-import { parsePlane, type Options } from '../options.js';
+import { isArchiveFile, parsePlane, type Options } from '../options.js';
 import type { Plane } from '../tiling/space.js';
 import type { CliIO } from './io.js';
 import { pathOverlap } from '../io/dirs.js';
@@ -42,10 +42,11 @@ function expand(arg: string, io: CliIO, perFile: boolean, plane?: Partial<Plane>
     throw new InputError(`cannot read ${arg}: no such file or directory`, arg);
   }
   if (!st.isDirectory()) return [fileInput(arg === full ? full : path.relative(io.cwd, full) || full, plane, layer)];
-  // The next build would read this one's report and descriptor as features (and an archive's report beside it).
-  const overlap = out === undefined ? undefined : pathOverlap(path.resolve(io.cwd, out), full);
-  if (overlap === 'is' || overlap === 'lies inside') {
-    throw new UsageError(`the output ${out} ${overlap} the input directory ${arg}, whose data files a build reads: the files it writes there would be read as input by the next build; choose an output outside it`);
+  // Its data files are read, not its folders: an output there (or an archive's report beside it) would be read by
+  // the next build as features.
+  const to = out === undefined ? undefined : path.resolve(io.cwd, out);
+  if (to !== undefined && (pathOverlap(to, full) === 'is' || (isArchiveFile(to) && pathOverlap(path.dirname(to), full) === 'is'))) {
+    throw new UsageError(`the output ${out} writes into the input directory ${arg}, whose data files a build reads: the next build would read what this one wrote there as input; choose an output outside it (a folder inside it is fine)`);
   }
   const files = fs.readdirSync(full).filter((n) => DATA_FILE.test(n)).sort();
   if (files.length === 0) throw new InputError(`directory ${arg} holds no .json, .geojson or .ndjson files`, arg);
