@@ -88,8 +88,9 @@ export class ArchiveSink implements TileSink {
     for (const [file, kind] of [[out, 'archive'], [report, 'report']] as const) {
       const st = statOf(file);
       if (!st) continue;
-      // A file no build wrote is refused as such: --force would not replace it either.
-      refuseForeign(file, kind);
+      // A file no build wrote is refused as such: --force would not replace it either. A build writes no links: one
+      // there (`latest.pmtiles` → a build's archive) is a user's, whatever it points to.
+      refuseForeign(file, kind, st.isSymbolicLink());
       if (!force && !resume) throw new OutputError(`output ${file} exists, written by an earlier build; use --force to replace it`, file);
       this.found.set(file, identityOf(st));
     }
@@ -339,12 +340,11 @@ function listDir(dir: string): string[] {
  * Beside a single archive there is no record folder: the files say who wrote them. An archive must hold a tileset
  * descriptor as its metadata, a report be one; anything else is refused.
  */
-function refuseForeign(file: string, kind: 'archive' | 'report'): void {
-  const ours = kind === 'archive' ? holdsDescriptor(file) : isBuildReport(file);
-  if (!ours) {
-    throw new OutputError(
-      `${file} was not written by a mudm-tiles build (${kind === 'archive' ? 'not a PMTiles archive with a tileset descriptor as metadata' : 'not a build report'}): `
-      + '--force and --resume only replace what a build wrote; move it away or choose another output', file);
+function refuseForeign(file: string, kind: 'archive' | 'report', link: boolean): void {
+  const why = link ? 'a symbolic link' : kind === 'archive' ? (holdsDescriptor(file) ? undefined : 'not a PMTiles archive with a tileset descriptor as metadata')
+    : isBuildReport(file) ? undefined : 'not a build report';
+  if (why !== undefined) {
+    throw new OutputError(`${file} was not written by a mudm-tiles build (${why}): --force and --resume only replace what a build wrote; move it away or choose another output`, file);
   }
 }
 

@@ -76,6 +76,8 @@ export class PmtilesSink implements TileSink {
       if ((err as { code?: string }).code !== 'ENOENT') throw describeFsError(err, this.file);
     }
     if (st?.isDirectory()) throw new OutputError(`output ${this.file} is a directory, not an archive file`, this.file);
+    // A build writes no links: one there is a user's, whatever it points to.
+    if (st?.isSymbolicLink()) throw new OutputError(`output ${this.file} is a symbolic link, which a build never writes: move it away or choose another output`, this.file);
     if (st && !force && !resume) throw new OutputError(`output ${this.file} exists; use --force to replace it`, this.file);
     const probe = `${this.file}.probe-${randomBytes(4).toString('hex')}`;
     try {

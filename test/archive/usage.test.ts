@@ -173,6 +173,19 @@ describe('an archive in the way (exit 4)', () => {
     expect(fs.readFileSync(file).equals(before)).toBe(true);
   });
 
+  it('a link to a build\'s own archive at the archive\'s name is a user\'s: refused with --force too, the link and its target kept', async () => {
+    const dir = scratch();
+    const real = path.join(dir, 'a.pmtiles');
+    expect((await cli('build', SAMPLE, '-o', real, '-q', '--max-zoom', '1')).code).toBe(0);
+    const before = fs.readFileSync(real);
+    const link = path.join(dir, 'latest.pmtiles');
+    fs.symlinkSync('a.pmtiles', link);
+    const r = await cli('build', SAMPLE, '-o', link, '--force', '--max-zoom', '1');
+    expect([r.code, r.err.trim()]).toEqual([4, `error: ${link} was not written by a mudm-tiles build (a symbolic link): --force and --resume only replace what a build wrote; move it away or choose another output`]);
+    expect(fs.readlinkSync(link)).toBe('a.pmtiles');
+    expect(fs.readFileSync(real).equals(before)).toBe(true);
+  });
+
   it('a link to nowhere at the archive\'s or the report\'s name is a file in the way too, refused before the build runs', async () => {
     for (const name of ['slide.pmtiles', 'slide.build-report.json']) {
       const dir = scratch();
