@@ -8,7 +8,7 @@ import { DirectorySink, type OutputLayout, type TileSink } from '../io/sink.js';
 import type { WorkDir } from '../io/workdir.js';
 import { isArchiveFile, type ArchiveMode } from '../options.js';
 import { repairPart } from '../archive/pmtiles-part.js';
-import { InputError, UsageError, WorkStateError } from '../report/errors.js';
+import { InputError, UsageError, WorkStateError, describeFsError } from '../report/errors.js';
 import type { BuildReport, ZoomReport } from '../report/types.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import type { BuildIO } from './context.js';
@@ -137,7 +137,8 @@ function damagedPart(work: WorkDir, step: Step): string | undefined {
 /**
  * Before a sharded directory build's descriptor is written (its presence means the pyramid is complete): every tile
  * the units' markers count (`byZoom`) must be in `out`. The shards' outputs reach finalize by copies and merges of a
- * workflow, which can leave files out; a WorkStateError then names the zoom and format that lack tiles.
+ * workflow, which can leave files out; a WorkStateError then names the zoom and format that lack tiles. Counted, not
+ * listed: a user's files named like tiles in the zoom's folders can hide as many missing ones.
  */
 export function refuseLostTiles(out: string, byZoom: Record<string, ZoomReport>): void {
   for (const [z, r] of Object.entries(byZoom)) {
@@ -145,8 +146,9 @@ export function refuseLostTiles(out: string, byZoom: Record<string, ZoomReport>)
     let names: string[] = [];
     try {
       names = fs.readdirSync(path.join(out, z), { recursive: true, encoding: 'utf8' });
-    } catch {
-      // No folder of the zoom: no tiles there.
+    } catch (err) {
+      // No folder of the zoom: no tiles there. Anything else (no permission) is said as it is.
+      if ((err as { code?: string }).code !== 'ENOENT') throw describeFsError(err, path.join(out, z));
     }
     for (const n of names) {
       const m = /(?:^|[\\/])\d+\.(json|pbf)$/.exec(n);
@@ -154,7 +156,7 @@ export function refuseLostTiles(out: string, byZoom: Record<string, ZoomReport>)
     }
     for (const f of ['json', 'pbf'] as const) {
       if (found[f] >= r[f].tiles) continue;
-      throw new WorkStateError(`cannot finalize: ${out} holds ${found[f]} ${f} tiles of zoom ${z}, where the shards wrote ${r[f].tiles}: tiles were lost between the steps (a partial copy or merge of the shards' outputs); bring the shards' outputs whole, or plan --force and run the shards again`, out);
+      throw new WorkStateError(`cannot finalize: ${out} holds ${found[f]} ${f} tiles of zoom ${z}, where the units' markers count ${r[f].tiles}: tiles were lost between the steps (a partial copy or merge of the shards' outputs); bring the shards' outputs whole, or plan --force and run the shards again`, out);
     }
   }
 }

@@ -364,7 +364,7 @@ describe('buildPyramid', () => {
     expect(lost).toHaveLength(2);
     for (const k of lost) fs.rmSync(path.join(out, k));
     const refused = finalizeShardedBuild({ out, workers: 1 });
-    await expect(refused).rejects.toThrow(new RegExp(`^cannot finalize: ${out} holds \\d+ pbf tiles of zoom ${zoom}, where the shards wrote \\d+: tiles were lost between the steps`));
+    await expect(refused).rejects.toThrow(new RegExp(`^cannot finalize: ${out} holds \\d+ pbf tiles of zoom ${zoom}, where the units' markers count \\d+: tiles were lost between the steps`));
     await expect(refused).rejects.toBeInstanceOf(WorkStateError);
     expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(false);
     for (const k of lost) fs.writeFileSync(path.join(out, k), finest.get(k) as Buffer);
