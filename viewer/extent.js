@@ -37,16 +37,18 @@ async function featureExtent(ol, projection, tile, zoom, size, r) {
       })());
     }
   }
-  // A tile that cannot be read only costs the fit; the map reports its own load errors.
-  await Promise.allSettled(jobs);
-  return ol.extent.isEmpty(extent) ? null : extent;
+  // A tile that cannot be read only costs the fit; the map reports its own load errors. Nothing found is only known
+  // when every tile was read (null); with one failed, undefined: not known.
+  const results = await Promise.allSettled(jobs);
+  if (!ol.extent.isEmpty(extent)) return extent;
+  return results.some((r) => r.status === 'rejected') ? undefined : null;
 }
 
 /**
  * Extent `[minX, minY, maxX, maxY]` in map coordinates (y up, as the map shows pixel (x, y) at (x, -y)) of the plane's
- * features; null when the coarsest zoom's tiles hold none, undefined when they are too many to read. `tile(z, x, y)` reads a tile's PBF bytes (null
- * when there is none: tile URLs and archives alike, tiles.js); `world` is `[width, height]` in image pixels, `side` the
- * world square's side.
+ * features; null when the coarsest zoom's tiles were all read and hold none, undefined when that is not known (too
+ * many to read, or one failed). `tile(z, x, y)` reads a tile's PBF bytes (null when there is none: tile URLs and
+ * archives alike, tiles.js); `world` is `[width, height]` in image pixels, `side` the world square's side.
  */
 export async function dataExtent({ ol, projection, tile, minZoom, maxZoom, side, world }) {
   const worldExtent = [0, -world[1], world[0], 0];
@@ -54,7 +56,7 @@ export async function dataExtent({ ol, projection, tile, minZoom, maxZoom, side,
   if (count(first) > MAX_TILES) return undefined;
   let zoom = minZoom;
   let extent = await featureExtent(ol, projection, tile, zoom, side / 2 ** zoom, first);
-  if (!extent) return null;
+  if (!extent) return extent;
   // A feature drawn as a point is smaller than one display pixel (a 256th of a tile) of its zoom.
   const pixel = (z) => side / 2 ** z / 256;
   const around = ol.extent.buffer(extent, pixel(zoom));

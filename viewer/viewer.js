@@ -11,6 +11,7 @@ import { BY_LAYER, collectFields, colourer, defaultField, hexToRgba, legendOf } 
 import { describeFeature, hoverCard } from './card.js';
 import { dataExtent } from './extent.js';
 import { keptLines } from './kept.js';
+import { StatusLine } from './status.js';
 import { readViewState, writeViewState } from './state.js';
 import { mvtFormat, openPyramid, safeDecode } from './tiles.js';
 
@@ -67,30 +68,7 @@ async function start() {
 
   // ── state: the URL's hash first, then the descriptor's center, then the defaults ──
   const asked = readViewState(window.location.hash);
-  const notes = [];
-  // The status line: what is shown, notes on the view asked for, and how many tiles of the plane shown failed (each
-  // one, of any plane, in `errors`).
-  let failedTiles = 0;
-  let statusReady = false;
-  /** Why the plane selected cannot be shown (its archive missing or unreadable), or undefined. */
-  let planeProblem;
-  const showStatus = () => {
-    if (!statusReady) return;
-    const failed = failedTiles > 0 ? [`${failedTiles} tile(s) failed to load`] : [];
-    const problem = planeProblem ? [planeProblem] : [];
-    $('status').textContent = [`${layerIds.length} layer(s), zooms ${minZoom}–${maxZoom}, ${maxX - minX} × ${maxY - minY} px`, ...notes, ...problem, ...failed].join('; ');
-    $('status').className = failedTiles > 0 || planeProblem ? 'error' : '';
-    // OpenLayers keeps a failed tile failed: once the host is back, they are read again on asking.
-    if (failedTiles > 0) {
-      const retry = Object.assign(document.createElement('button'), { id: 'retry', type: 'button', textContent: 'retry' });
-      retry.addEventListener('click', () => {
-        failedTiles = 0;
-        layer.getSource()?.refresh();
-        showStatus();
-      });
-      $('status').append(' ', retry);
-    }
-  };
+  const status = new StatusLine($('status'), `${layerIds.length} layer(s), zooms ${minZoom}–${maxZoom}, ${maxX - minX} × ${maxY - minY} px`, () => layer.getSource()?.refresh());
   const center = descriptor.center ?? [];
   const plane = { t: planeLo.t, c: planeLo.c, z: planeLo.z };
   if (center.length === 6) [plane.t, plane.c, plane.z] = center;
@@ -103,7 +81,7 @@ async function start() {
   // A link to a plane this pyramid lacks opens another, and says so (as for a colour-by it lacks).
   for (const d of dims) {
     const v = asked.plane[d];
-    if (v !== undefined && v !== plane[d]) notes.push(`no plane ${d}=${v} in this pyramid (${d} ${planeLo[d]}–${planeHi[d]}): showing ${d}=${plane[d]}`);
+    if (v !== undefined && v !== plane[d]) status.planeNotes.push(`no plane ${d}=${v} in this pyramid (${d} ${planeLo[d]}–${planeHi[d]}): showing ${d}=${plane[d]}`);
   }
   const hidden = new Set();
   const known = (name) => name === BY_LAYER || fields.has(name);
@@ -112,7 +90,7 @@ async function start() {
   let field = defaultField(fields);
   if (asked.colour !== undefined) {
     if (known(asked.colour)) field = asked.colour;
-    else notes.push(`no field "${asked.colour}" in this pyramid: coloured by ${field}`);
+    else status.notes.push(`no field "${asked.colour}" in this pyramid: coloured by ${field}`);
   }
   let colourOf = colourer(field, fields, layerIds);
 
@@ -132,8 +110,7 @@ async function start() {
       errors.push(`tile failed to load: ${at}${e.tile && e.tile.failure ? ` (${e.tile.failure})` : ''}`);
       // A plane switched away from may still finish loading: its failures are not the plane shown.
       if (layer.getSource() !== s) return;
-      failedTiles++;
-      showStatus();
+      status.tileFailed();
     });
     return s;
   };
@@ -148,15 +125,15 @@ async function start() {
     const current = () => planeKey() === key;
     try {
       const s = await planeSource();
-      if (current()) planeProblem = undefined;
+      if (current()) status.planeProblem = undefined;
       return s;
     } catch (err) {
       const problem = `${name ? `plane ${name}` : 'the tiles'} cannot be shown: ${err && err.message ? err.message : err}`;
       errors.push(problem);
-      if (current()) planeProblem = problem;
+      if (current()) status.planeProblem = problem;
       return new ol.source.VectorTile({ projection, tileGrid, format: mvtFormat(ol), tileUrlFunction: () => undefined });
     } finally {
-      showStatus();
+      status.show();
     }
   };
 
@@ -195,10 +172,7 @@ async function start() {
   // layers, fields and planes stay those it opened with, and the status line says so.
   tiles.onChange((name) => {
     layer.getSource()?.refresh();
-    const note = `${name} was replaced since this page opened: reload the page to see its layers and fields`;
-    if (notes.includes(note)) return;
-    notes.push(note);
-    showStatus();
+    status.note(`${name} was replaced since this page opened: reload the page to see its layers and fields`);
   });
 
   const view = new ol.View({
@@ -232,7 +206,7 @@ async function start() {
   };
   const firstExtent = asked.view ? undefined : await dataExtentOfPlane();
   // A built pyramid has features: none in its coarsest tiles means they were not found where the template points.
-  if (firstExtent === null) notes.push(`no features in the tiles of zoom ${minZoom} of this plane: every one empty or missing (does the tiles template point where the tiles are?)`);
+  if (firstExtent === null) status.planeNotes.push(`no features in the tiles of zoom ${minZoom} of this plane: every one empty or missing (does the tiles template point where the tiles are?)`);
 
   const map = new ol.Map({ target: 'map', layers: [background, layer], view });
   // The panel covers the map's top left: the data is fitted beside it, or on a narrow screen (a phone), where that
@@ -331,8 +305,7 @@ async function start() {
     switching = planeSourceOrEmpty().then((s) => {
       if (planeKey() !== key) return;
       layer.setSource(s);
-      failedTiles = 0;
-      showStatus();
+      status.planeSwitched();
     });
   };
   for (const d of dims) {
@@ -399,8 +372,7 @@ async function start() {
   await rendered;
   saveView();
   showKept();
-  statusReady = true;
-  showStatus();
+  status.ready();
   return {
     map, view, layer, background, descriptor, side, plane, errors,
     featuresAt, toScreen, idle, setPlane, setColourField, tileZoom,

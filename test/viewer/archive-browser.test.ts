@@ -404,6 +404,8 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     await view(`${at.host}index.html?tileset=slide-missing/tileset.json#${VIEW}&c=1&z=2`);
     expect(await page.locator('#plane-c option').allInnerTexts()).toEqual(['0', '1']);
     expect(await page.locator('#status').innerText()).toMatch(/plane c=1, z=2 cannot be shown/);
+    // Its tiles could not be read: nothing is known of its features, so nothing is said of them.
+    expect(await page.locator('#status').innerText()).not.toContain('no features');
     expect(await errorsOf()).toEqual([expect.stringMatching(problem)]);
     // The archive put back: the plane is asked for again when switched to, and shown (no reload).
     const site = path.join(dir, 'site');

@@ -191,6 +191,11 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
       // A plane it does not have: the first one, and the page says so.
       expect(await shared.locator('#plane-c').inputValue()).toBe('0');
       expect(await shared.locator('#status').innerText()).toMatch(/no plane c=5 in this pyramid \(c 0–1\): showing c=0/);
+      // A note on the plane shown goes with a switch; one on the view asked for stays.
+      await shared.selectOption('#plane-c', '1');
+      await shared.evaluate(() => window.__viewer.settle());
+      expect(await shared.locator('#status').innerText()).not.toContain('no plane c=5');
+      expect(await shared.locator('#status').innerText()).toContain('no field "nosuchfield"');
     } finally {
       await shared.close();
     }

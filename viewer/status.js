@@ -1,0 +1,63 @@
+// The viewer's status line: what is shown, notes on the view asked for, why the plane cannot be shown, failed tiles.
+
+/**
+ * The status line in `element`, headed by `summary`. `retry()` reads the plane's tiles again: OpenLayers keeps a failed
+ * tile failed, so once the host or archive is back they are read only on asking. Nothing shows until `ready()`.
+ */
+export class StatusLine {
+  constructor(element, summary, retry) {
+    this.element = element;
+    this.summary = summary;
+    this.retry = retry;
+    this.ready_ = false;
+    /** Notes on the view asked for (a colour-by the pyramid lacks, an archive replaced since the page opened). */
+    this.notes = [];
+    /** Notes on the plane first shown (a plane asked for that the pyramid lacks), cleared by a switch. */
+    this.planeNotes = [];
+    /** Why the plane selected cannot be shown (its archive missing or unreadable), or undefined. */
+    this.planeProblem = undefined;
+    /** Tiles of the plane shown that failed (each one, of any plane, is in the page's `errors`). */
+    this.failedTiles = 0;
+  }
+
+  ready() {
+    this.ready_ = true;
+    this.show();
+  }
+
+  /** Adds a note once. */
+  note(text) {
+    if (this.notes.includes(text)) return;
+    this.notes.push(text);
+    this.show();
+  }
+
+  /** Another plane is shown: its own notes and failures start anew. */
+  planeSwitched() {
+    this.planeNotes.length = 0;
+    this.failedTiles = 0;
+    this.show();
+  }
+
+  tileFailed() {
+    this.failedTiles++;
+    this.show();
+  }
+
+  show() {
+    if (!this.ready_) return;
+    const failed = this.failedTiles > 0 ? [`${this.failedTiles} tile(s) failed to load`] : [];
+    const problem = this.planeProblem ? [this.planeProblem] : [];
+    this.element.textContent = [this.summary, ...this.notes, ...this.planeNotes, ...problem, ...failed].join('; ');
+    this.element.className = this.failedTiles > 0 || this.planeProblem ? 'error' : '';
+    if (this.failedTiles > 0) {
+      const button = Object.assign(document.createElement('button'), { id: 'retry', type: 'button', textContent: 'retry' });
+      button.addEventListener('click', () => {
+        this.failedTiles = 0;
+        this.retry();
+        this.show();
+      });
+      this.element.append(' ', button);
+    }
+  }
+}
