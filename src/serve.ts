@@ -92,6 +92,8 @@ function startAnswer(req: http.IncomingMessage, res: http.ServerResponse, v: Val
     'Last-Modified': v.lastModified,
     ETag: v.etag,
     ...(headers.Vary === undefined ? {} : { Vary: headers.Vary }),
+    // A 304 updates the headers a browser cached: an unchanged tile of a rebuilt archive says the new archive too.
+    ...(headers['X-Pyramid-Archive'] === undefined ? {} : { 'X-Pyramid-Archive': headers['X-Pyramid-Archive'] }),
   };
   const answer = answerFor(req.method ?? 'GET', {
     range: ranges ? headerOf(req, 'range') : undefined, ifRange: headerOf(req, 'if-range'), ifMatch: headerOf(req, 'if-match'), ifNoneMatch: headerOf(req, 'if-none-match'),

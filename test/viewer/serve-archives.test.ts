@@ -260,6 +260,10 @@ describe('serve slide.pmtiles', () => {
       expect(r.body.equals(singleTiles.get(p) as Buffer), p).toBe(true);
       expect(r.headers.get('x-pyramid-archive'), p).toBe(archiveTag);
     }
+    // A revalidated tile (304) says it too: a browser updates the headers it cached from it.
+    const first = await get(single, `/${paths[0]}`);
+    const revalidated = await get(single, `/${paths[0]}`, { 'If-None-Match': first.headers.get('etag') as string });
+    expect([revalidated.status, revalidated.headers.get('x-pyramid-archive')]).toEqual([304, archiveTag]);
     // A tile of its zooms the archive does not hold is empty; no JSON tiles in a PBF archive, nor PBF paths of
     // another layout or beyond its zooms; files beside it are not served.
     const maxzoom = singleDescriptor.maxzoom as number;
