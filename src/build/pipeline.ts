@@ -187,7 +187,7 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
 }
 
 /** `mudm-tiles build-shard OUT --shard I`: tiles the units of shard I and writes its completion marker. Idempotent. */
-export async function buildShard(given: Partial<Options>, shard: number, io: BuildIO = {}): Promise<{ units: number; skipped: number }> {
+export async function buildShard(given: Partial<Options>, shard: number, io: BuildIO = {}): Promise<{ units: number; skipped: number; finalized?: boolean }> {
   // Formats, zooms and layers come from the plan; only how to run (workers, budget) comes from these options.
   const config = await configOf(given, {}, false);
   const work = workDirFor(config.options, io.work, io.processes);
@@ -195,7 +195,7 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
   // A shard retried after finalize: the output is whole, and the plan gone with the work directory.
   if (!work.exists('') && out !== undefined && finishedReport(out)) {
     io.onWarning?.(`${out} is finalized already (a complete output, its work directory gone): nothing for shard ${shard} to do`, { event: 'finalized-already', out });
-    return { units: 0, skipped: 0 };
+    return { units: 0, skipped: 0, finalized: true };
   }
   const planFile = loadPlan(work);
   if (!(Number.isInteger(shard) && shard >= 0 && shard < planFile.shards)) throw new UsageError(`--shard must be 0..${planFile.shards - 1}, found ${shard}`);

@@ -143,7 +143,7 @@ export class UnitLog {
     this.logSize += HEAD + json.byteLength;
   }
 
-  /** Replays one log into the index, up to its first cut or foreign frame. */
+  /** Replays one log into the index, up to its first cut or unreadable frame (frames of another plan are passed over). */
   private load(log: string): void {
     const bytes = this.work.readBytes(logFile(log));
     if (bytes === undefined) return;

@@ -5,6 +5,7 @@ import type { Asset, TilesetDescriptor } from '../model/descriptor.js';
 import { pathOverlap } from '../io/dirs.js';
 import { DirectorySink, type Removal } from '../io/sink.js';
 import { InputError, UsageError } from '../report/errors.js';
+import { isArchiveFile } from '../options.js';
 import { ArchiveReader } from './archive-reader.js';
 
 /** Tiles written, and every file (tiles, report, previews, descriptor) with their bytes; what --force removed first. */
@@ -18,7 +19,7 @@ export interface ExtractResult { tiles: number; files: number; bytes: number; re
 export async function extractArchives(input: string, out: string, opts: { force: boolean }): Promise<ExtractResult> {
   if (!fs.existsSync(input)) throw new InputError(`${input}: no such archive or directory`, input);
   // A directory named like an archive would pass for one, to readers and to people (build refuses it too).
-  if (/\.pmtiles[\\/]*$/i.test(out)) throw new UsageError(`extract writes a directory, and ${out} names an archive: give -o a directory name`);
+  if (isArchiveFile(out.replace(/[\\/]+$/, ''))) throw new UsageError(`extract writes a directory, and ${out} names an archive: give -o a directory name`);
   const reader = await ArchiveReader.open(input);
   if (!reader) throw new UsageError(`${input} is neither a PMTiles archive nor a directory whose tileset.json lists archives`);
   // A damaged archive would extract to a pyramid with tiles missing that looks whole: nothing is written.

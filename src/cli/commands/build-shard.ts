@@ -21,7 +21,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   try {
     const r = await buildShard({ ...options, out: args[0] }, shard, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), signal: signals.signal, processes: localProcesses });
     progress.end();
-    log.info(`shard ${shard}: ${r.units} unit(s), ${r.skipped} already done`, { event: 'shard-done', shard, ...r });
+    if (!r.finalized) log.info(`shard ${shard}: ${r.units} unit(s), ${r.skipped} already done`, { event: 'shard-done', shard, ...r });
     return EXIT_OK;
   } catch (e) {
     progress.end();
