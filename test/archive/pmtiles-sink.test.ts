@@ -145,10 +145,13 @@ describe('PmtilesSink', () => {
     await expect(sink.finish()).rejects.toThrow(/no tileset\.json was written/);
     await sink.remove('3/0/1/2/5/6.pbf');
     expect(await sink.read('3/0/1/2/5/6.pbf')).toBeUndefined();
+    await sink.write('3/0/1/2/5/7.pbf', Uint8Array.of(2));
     await sink.write('tileset.json', JSON.stringify(METADATA));
     await sink.finish();
     const archive = await openPmtiles(file);
-    expect(archive.header.addressedTiles).toBe(0);
+    expect(archive.header.addressedTiles).toBe(1);
+    expect(await archive.tile(3, 5, 6)).toBeUndefined();
+    expect([...(await archive.tile(3, 5, 7)) ?? []]).toEqual([2]);
     await archive.close();
   });
 

@@ -9,7 +9,7 @@ import { encodeArchive } from '../../src/archive/pmtiles-layout.js';
 import { PmtilesWriter, assembleArchive, mergeParts } from '../../src/archive/pmtiles-writer.js';
 import { TilePart, readPartIndex } from '../../src/archive/pmtiles-part.js';
 import { PmtilesArchive, memoryRangeSource, openPmtiles } from '../../src/archive/pmtiles-reader.js';
-import { InputError, WorkStateError, OutputError } from '../../src/report/errors.js';
+import { DataError, InputError, WorkStateError, OutputError } from '../../src/report/errors.js';
 import { METADATA, referenceReader, scratchDirs, shuffled, syntheticTiles, type SyntheticTile } from './helpers.js';
 
 const MVT = { tileType: TileType.Mvt, tileCompression: Compression.None } as const;
@@ -186,8 +186,14 @@ describe('PmtilesWriter', () => {
   });
 
   it('refuses MVT metadata without vector_layers', () => {
-    expect(() => encodeArchive([], { name: 'x' }, MVT)).toThrow(OutputError);
-    expect(() => encodeArchive([], { name: 'x' }, { tileType: TileType.Other, tileCompression: Compression.Gzip })).not.toThrow();
+    const one = [{ z: 0, x: 0, y: 0, bytes: Uint8Array.of(1) }];
+    expect(() => encodeArchive(one, { name: 'x' }, MVT)).toThrow(OutputError);
+    expect(() => encodeArchive(one, { name: 'x' }, { tileType: TileType.Other, tileCompression: Compression.Gzip })).not.toThrow();
+  });
+
+  it('refuses an archive of no tile: a directory must have an entry (spec section 4.1)', () => {
+    expect(() => encodeArchive([], METADATA, MVT)).toThrow(DataError);
+    expect(() => encodeArchive([], METADATA, MVT)).toThrow('there is no tile to store');
   });
 });
 
