@@ -9,6 +9,8 @@ import { mvtFormat } from './tiles.js';
 
 /** At most this many tiles are read per round. */
 const MAX_TILES = 16;
+/** An extent that spans this many pixels of a zoom is placed finely enough for a fitted view. */
+const FIT_PIXELS = 128;
 
 /** Tile columns and rows at `zoom` over a map extent (y up: rows count down from the top, map y = -row * size). */
 function tileRange(extent, size) {
@@ -60,8 +62,12 @@ export async function dataExtent({ ol, projection, tile, minZoom, maxZoom, side,
   // A feature drawn as a point is smaller than one display pixel (a 256th of a tile) of its zoom.
   const pixel = (z) => side / 2 ** z / 256;
   const around = ol.extent.buffer(extent, pixel(zoom));
+  // Finer tiles only while the extent spans few of this zoom's pixels (a small patch of a large world): a whole
+  // slide is placed to within a pixel of a fitted view by the coarsest zoom already, and its 16 zoom-2 tiles (3 MB
+  // at 100,000 cells) were read for nothing.
+  const span = (z) => Math.max(ol.extent.getWidth(around), ol.extent.getHeight(around)) / pixel(z);
   let finer = zoom;
-  while (finer < maxZoom && count(tileRange(around, side / 2 ** (finer + 1))) <= MAX_TILES) finer++;
+  while (finer < maxZoom && span(finer) < FIT_PIXELS && count(tileRange(around, side / 2 ** (finer + 1))) <= MAX_TILES) finer++;
   if (finer > zoom) {
     const refined = await featureExtent(ol, projection, tile, finer, side / 2 ** finer, tileRange(around, side / 2 ** finer));
     if (refined) [zoom, extent] = [finer, refined];

@@ -139,17 +139,20 @@ async function start() {
 
   const styles = new Map();
   // Points are drawn smaller once an image pixel is under half a screen pixel: there a point mostly stands for a
-  // feature too small to draw (a nucleus of a few pixels), and 6 px discs covered the cells around them.
-  const pointRadius = (resolution) => (resolution >= 2 ? 1.5 : 3);
-  const styleFor = (colour, type, resolution) => {
+  // feature too small to draw (a nucleus of a few pixels), and 6 px discs covered the cells around them. A feature
+  // with a parent (a nucleus: `parentId`) is a pixel smaller than one without, and drawn after it: a cell and its
+  // nucleus, both a point at the same place on a coarse zoom, show as a ring around a dot, not as the nucleus alone.
+  const pointRadius = (resolution, child) => (resolution >= 2 ? 1.5 : 3) + (child ? 0 : 1);
+  const styleFor = (colour, type, resolution, child) => {
     const point = type === 'Point' || type === 'MultiPoint';
-    const key = `${colour}|${type}|${point ? pointRadius(resolution) : ''}`;
+    const radius = point ? pointRadius(resolution, child) : 0;
+    const key = `${colour}|${type}|${radius}`;
     let s = styles.get(key);
     if (!s) {
       const stroke = new ol.style.Stroke({ color: colour, width: type === 'LineString' || type === 'MultiLineString' ? 2 : 1.25 });
       const fill = new ol.style.Fill({ color: hexToRgba(colour, 0.55) });
       s = point
-        ? new ol.style.Style({ image: new ol.style.Circle({ radius: pointRadius(resolution), fill: new ol.style.Fill({ color: colour }), stroke: new ol.style.Stroke({ color: '#0008', width: 0.5 }) }) })
+        ? new ol.style.Style({ image: new ol.style.Circle({ radius, fill: new ol.style.Fill({ color: colour }), stroke: new ol.style.Stroke({ color: '#0008', width: 0.5 }) }) })
         : new ol.style.Style({ stroke, fill });
       styles.set(key, s);
     }
@@ -165,7 +168,7 @@ async function start() {
     style: (feature, resolution) => {
       const props = feature.getProperties();
       if (hidden.has(props[BY_LAYER])) return null;
-      return styleFor(colourOf(props[field]), feature.getType(), resolution);
+      return styleFor(colourOf(props[field]), feature.getType(), resolution, props.parentId !== undefined);
     },
   });
   // A replaced archive: the tiles on screen, read from the old one, are read again from the new one; the page's

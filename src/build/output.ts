@@ -31,6 +31,8 @@ export function layoutOf(plan: BuildPlan): OutputLayout {
  * `plan` is given when the step starts from a plan (shards, finalize); the whole build hands it to `begin`.
  */
 export function outputSink(out: string | undefined, archive: ArchiveMode, work: WorkDir, io: BuildIO, step: Step, plan?: BuildPlan): TileSink {
+  // A caller's sink takes the tiles as a directory lays them out; the descriptor of archives would list files it never got.
+  if (io.sink && archive !== 'none') throw new UsageError(`archives (${archive === 'file' ? `out: ${out}` : 'archive: pmtiles'}) are written to disk, not into a caller's sink: give one or the other`);
   if (io.sink) return io.sink;
   if (out === undefined) throw new UsageError('no output given (-o DIR or -o FILE.pmtiles)');
   if (archive === 'none') return new DirectorySink(out);

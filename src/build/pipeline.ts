@@ -84,6 +84,8 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
     // An interrupted build, and a --resume refused (inputs changed, another version), keep what a later --resume needs.
     // A new build stopped before its plan was written has nothing to continue: it leaves nothing, and says so.
     if (err instanceof InterruptedError && !planned && !o.resume) throw new InterruptedError(err.message, false);
+    // Nor does a build whose work directory was its own, in memory (a library caller's sink, no `work` given).
+    if (err instanceof InterruptedError && io.work === undefined && work.root === undefined) throw new InterruptedError(err.message, false);
     keepWork = err instanceof InterruptedError || (o.resume && (err instanceof UsageError || err instanceof WorkStateError));
     throw err;
   } finally {

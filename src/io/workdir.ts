@@ -10,7 +10,7 @@ import { writeParts } from './dirs.js';
 /** Durable state between the steps of a build (plan, build-shard, finalize) and across an interruption (resume). */
 export interface WorkDir {
   /** Directory for spilled unit records, or undefined for a memory-only twin. */
-  readonly root?: string;
+  readonly root: string | undefined;
   writeJson(rel: string, value: unknown): void;
   readJson<T>(rel: string): T | undefined;
   /** Writes the parts one after the other as one file, atomically. */
