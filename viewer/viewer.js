@@ -347,11 +347,16 @@ async function start() {
   }
 
   // A hash typed or pasted into the address bar moves this page without a reload.
+  // What it asks for and the pyramid lacks is said, and the hash rewritten to the view shown, as on a load.
   window.addEventListener('hashchange', () => {
     const s = readViewState(window.location.hash);
     setPlane(s.plane);
-    if (s.colour !== undefined) setColourField(s.colour);
+    for (const d of dims) if (s.plane[d] !== undefined && s.plane[d] !== plane[d]) status.planeNotes.push(`no plane ${d}=${s.plane[d]} in this pyramid (${d} ${planeLo[d]}–${planeHi[d]})`);
+    if (s.colour !== undefined && !known(s.colour)) status.note(`no field "${s.colour}" in this pyramid: coloured by ${field}`);
+    else if (s.colour !== undefined) setColourField(s.colour);
+    status.show();
     if (s.view) showView(s.view);
+    saveView();
   });
 
   // ── hover card: follows the pointer; a click pins it so that a long one can be scrolled ──

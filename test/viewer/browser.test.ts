@@ -181,6 +181,11 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
       expect(await shared.locator('#plane-c').inputValue()).toBe('0');
       expect(await shared.evaluate(() => window.__viewer.zoom())).toBeCloseTo(2.25, 5);
       expect(await shared.evaluate(() => window.__viewer.toScreen(140, 140))).toEqual([500, 320]);
+      // A hash asking for what the pyramid lacks: said, and the address rewritten to the view shown.
+      await shared.evaluate(() => { location.hash = '#zoom=2.25&x=140&y=140&c=7&colour=bogus'; });
+      await shared.waitForFunction(() => /c=0/.test(location.hash));
+      expect(Object.fromEntries(new URLSearchParams((await shared.evaluate(() => location.hash)).slice(1)))).toMatchObject({ c: '0', colour: 'label' });
+      expect(await shared.locator('#status').innerText()).toMatch(/no field "bogus" in this pyramid: coloured by label; no plane c=7 in this pyramid \(c 0–1\)/);
 
       // A field the pyramid does not have: the default colour-by, and the page says so (a new load, not a hash change).
       await shared.goto('about:blank');
