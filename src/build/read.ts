@@ -163,7 +163,10 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
       }
       if (!b.empty) yield b.take();
       const size = 'features' in input.source ? input.source.imageSize?.() : undefined;
-      if (size) grow([0, 0, size.width, size.height]);
+      if (size) {
+        grow([0, 0, size.width, size.height]);
+        sum.imageSized = true;
+      }
     }
   }
 

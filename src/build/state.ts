@@ -39,6 +39,8 @@ export interface ReadSummary {
   dims: Dim[];
   stats: LayerStats;
   collection: { multiscale?: Multiscale; properties?: Properties; vocabularies?: Vocabularies };
+  /** An input reported its image's size (a label mask): the world holds that image. */
+  imageSized?: boolean;
 }
 
 /** The plan of a build as kept in the work directory. */

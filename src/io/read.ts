@@ -78,9 +78,12 @@ export function parseFeature(ev: FeatureEvent): unknown {
   }
 }
 
-const LAYER_EXTENSIONS = new Set(['.json', '.geojson', '.ndjson', '.geojsonl', '.geojsons', '.gz']);
+const LAYER_EXTENSIONS = new Set(['.json', '.geojson', '.ndjson', '.geojsonl', '.geojsons', '.gz', '.png', '.tif', '.tiff']);
 
-/** Default vector layer id of an input: its file name without data extensions (`cells.geojson.gz` → `cells`); stdin → `features`. */
+/**
+ * Default vector layer id of an input: its file name without data extensions (`cells.geojson.gz` → `cells`, a label
+ * mask `nuclei.tif` → `nuclei`, as the CLI names it); stdin → `features`.
+ */
 export function layerNameFor(path: string): string {
   if (path === '-' || path === '') return 'features';
   let name = basename(path);

@@ -187,6 +187,8 @@ export interface PlanSources {
   bounds: [number, number, number, number] | null;
   /** Placed features by the world side they need (2^k), for outliers. */
   extent?: readonly number[];
+  /** An input that knows its image's size (a label mask) said so: the world is the image, set by no outlier. */
+  imageSized?: boolean;
   dims: Dim[];
   stats: LayerStats;
   collection: { multiscale?: Multiscale; properties?: Properties };
@@ -248,7 +250,7 @@ export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: st
     formats: config.formats, lod: config.lod, tileBudget: o.tileBudget, collection,
     thresholds: perZoom.map((t) => layers.map(() => t)), raised: [],
   };
-  const outliers = config.imageSize === undefined && found.extent ? findOutliers(found.extent, world.side) : null;
+  const outliers = config.imageSize === undefined && !found.imageSized && found.extent ? findOutliers(found.extent, world.side) : null;
   if (outliers) plan.outliers = outliers;
   return { plan, units };
 }

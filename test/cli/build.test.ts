@@ -163,6 +163,20 @@ describe('mudm-tiles build', () => {
     expect(holed?.properties.area).toBe(20 * 20 - 25);
   });
 
+  it('a label mask sets the world by its size: labels far from the others are no outliers, and no warning says so', async () => {
+    const dir = tmpDir('mudm-cli');
+    const w = 2048, data = new Uint8Array(w * w);
+    // 25 small labels in the top left, one in the far corner.
+    for (let k = 0; k < 25; k++) for (let y = 0; y < 4; y++) for (let x = 0; x < 4; x++) data[((k % 5) * 6 + y) * w + Math.floor(k / 5) * 6 + x] = k + 1;
+    for (let y = 2000; y < 2010; y++) for (let x = 2000; x < 2010; x++) data[y * w + x] = 200;
+    await sharp(data, { raw: { width: w, height: w, channels: 1 } }).toColourspace('b-w').png().toFile(path.join(dir, 'mask.png'));
+    const r = await run(['build', path.join(dir, 'mask.png'), '-o', path.join(dir, 'out'), '--max-zoom', '2']);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    const report = JSON.parse(fs.readFileSync(path.join(dir, 'out', 'build-report.json'), 'utf8')) as { world: { outliers?: unknown; layers: string[] } };
+    expect(report.world.outliers).toBeUndefined();
+    expect(report.world.layers).toEqual(['mask']);
+  });
+
   it('loads libvips only for an image, a mask or a preview (0.1 s of start-up and its memory otherwise)', async () => {
     // At exit the process says whether libvips is mapped into it.
     const probe = ['--import', `data:text/javascript,${encodeURIComponent(

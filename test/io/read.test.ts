@@ -338,6 +338,9 @@ describe('helpers', () => {
     expect(layerNameFor('x.geojsons')).toBe('x');
     expect(layerNameFor('slide.v2.JSON')).toBe('slide.v2');
     expect(layerNameFor('notes.txt')).toBe('notes.txt');
+    // Label masks, as the CLI names their layers.
+    expect(layerNameFor('masks/nuclei.tif')).toBe('nuclei');
+    expect(layerNameFor('labels.PNG')).toBe('labels');
     expect(layerNameFor('-')).toBe('features');
   });
 
