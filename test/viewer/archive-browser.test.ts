@@ -443,16 +443,22 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/416/.test(e)));
   });
 
+  /** The cells of plane c=1, z=2 (`now`, replacing the archive), and one of c=0, z=0 near its first (`was`): both lie in the tiles on screen. */
+  const replacing = () => {
+    const now = cells().filter((c) => c.c === 1 && c.z === 2);
+    const was = cells().filter((c) => c.c === 0 && c.z === 0).sort((a, b) => Math.hypot(a.x - now[0].x, a.y - now[0].y) - Math.hypot(b.x - now[0].x, b.y - now[0].y))[0];
+    return { now, was };
+  };
+  const idsAt = (c: { x: number; y: number }) => page.evaluate(([x, y]) => window.__viewer.featuresAt(x, y).map((f) => f.id), [c.x, c.y] as const);
+  /** Zoom 4 over image pixel (x, y), drawn. */
+  const goTo = async (x: number, y: number) => {
+    await page.evaluate(([cx, cy]) => { window.__viewer.view.setZoom(4); window.__viewer.view.setCenter([cx, -cy]); }, [x, y] as const);
+    await page.evaluate(() => window.__viewer.settle());
+  };
+
   it('says when an archive is replaced while viewed (another ETag through serve), and reads the new one', async () => {
     const file = path.join(dir, 'site', 'replaced.pmtiles');
-    const now = cells().filter((c) => c.c === 1 && c.z === 2);
-    // A cell of the plane opened, near a cell of the one replacing it (so both lie in the tiles on screen).
-    const was = cells().filter((c) => c.c === 0 && c.z === 0).sort((a, b) => Math.hypot(a.x - now[0].x, a.y - now[0].y) - Math.hypot(b.x - now[0].x, b.y - now[0].y))[0];
-    const idsAt = (c: { x: number; y: number }) => page.evaluate(([x, y]) => window.__viewer.featuresAt(x, y).map((f) => f.id), [c.x, c.y] as const);
-    const goTo = async (x: number, y: number) => {
-      await page.evaluate(([cx, cy]) => { window.__viewer.view.setZoom(4); window.__viewer.view.setCenter([cx, -cy]); }, [x, y] as const);
-      await page.evaluate(() => window.__viewer.settle());
-    };
+    const { now, was } = replacing();
     // Close in (its tiles over part of the slide only), then away to tiles not read yet.
     await view(`${at.site}index.html?tileset=replaced.pmtiles#zoom=4&x=${was.x}&y=${was.y}`);
     expect(await page.locator('#status').innerText()).not.toContain('replaced since');
@@ -470,13 +476,7 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
   });
 
   it('says when the archive serve serves at its root is replaced while viewed (tiles by URL), and reads the new one', async () => {
-    const now = cells().filter((c) => c.c === 1 && c.z === 2);
-    const was = cells().filter((c) => c.c === 0 && c.z === 0).sort((a, b) => Math.hypot(a.x - now[0].x, a.y - now[0].y) - Math.hypot(b.x - now[0].x, b.y - now[0].y))[0];
-    const idsAt = (c: { x: number; y: number }) => page.evaluate(([x, y]) => window.__viewer.featuresAt(x, y).map((f) => f.id), [c.x, c.y] as const);
-    const goTo = async (x: number, y: number) => {
-      await page.evaluate(([cx, cy]) => { window.__viewer.view.setZoom(4); window.__viewer.view.setCenter([cx, -cy]); }, [x, y] as const);
-      await page.evaluate(() => window.__viewer.settle());
-    };
+    const { now, was } = replacing();
     await view(`${at.swap}#zoom=4&x=${was.x}&y=${was.y}`);
     expect(await idsAt(was)).toContain(was.id);
     // Another build renamed over it, as a rebuild does.
