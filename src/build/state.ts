@@ -221,7 +221,7 @@ export function partsProblem(marker: ShardMarker | undefined, there: ReadonlyMap
 
 /**
  * Refuses to finalize while a shard or a level-0 unit is not finished, a shard was done for another plan (copied in
- * from another build), or a part a shard wrote is missing (`partsOf(shard)`: the parts there now).
+ * from another build), or a part a shard wrote is missing or of another size (`partsOf(shard)`: the parts there now).
  */
 export function checkShardsDone(work: WorkDir, planFile: PlanFile, units: Pick<UnitLog, 'has'>, partsOf: (shard: number) => ReadonlyMap<string, number>): void {
   const missingShards = Array.from({ length: planFile.shards }, (_, i) => i).filter((i) => !work.exists(`shards/${i}.json`));
