@@ -35,6 +35,10 @@ export type { BuildIO, InputSpec } from './context.js';
 
 /** The options of a build, checked once; with --image (and no --image-size) the world comes from the image header. */
 async function configOf(given: Partial<Options>, io: BuildIO, readsInputs: boolean): Promise<BuildConfig> {
+  // The CLI turns them into inputs before it calls here: given to the library, they would be passed over in silence.
+  if (readsInputs && ((given.input?.length ?? 0) > 0 || given.manifest !== undefined)) {
+    throw new UsageError('input and manifest name files for the command line to read; a library build takes its inputs as InputSpec[] (a source such as fileSource(FILE), with its plane and layer)');
+  }
   const header = readsInputs && given.image !== undefined && given.imageSize === undefined ? await readImageSize(given.image) : undefined;
   const config = resolveBuildConfig(given, header);
   if (io.sink === undefined && config.options.out === undefined) throw new UsageError('no output directory given (-o DIR)');

@@ -10,7 +10,7 @@ import type { Feature } from '../../src/model/feature.js';
 import { MemorySink } from '../../src/io/sink.js';
 import { fileSource, memorySource, streamSource } from '../../src/io/read.js';
 import { validateDescriptor, validateDocument } from '../../src/validate/index.js';
-import { DataError, OutputError, WorkStateError } from '../../src/report/errors.js';
+import { DataError, OutputError, UsageError, WorkStateError } from '../../src/report/errors.js';
 import { circleRing, clipRingToRect, decodePbf, readTree, ringArea, tmpDir } from '../helpers/pyramid.js';
 
 const square = (x: number, y: number, s: number) => [[[x, y], [x + s, y], [x + s, y + s], [x, y + s], [x, y]]];
@@ -325,6 +325,12 @@ describe('buildPyramid', () => {
     await expect(buildPyramid([{ source: memorySource('cells.json', JSON.stringify(fixture())) }], { ...OPTS, strict: true, force: true }, { sink }))
       .rejects.toThrow(DataError);
     expect([...sink.files.keys()]).toEqual(['keep.txt']);
+  });
+
+  it('refuses input and manifest options, which only the command line reads (a library build takes InputSpec[])', async () => {
+    const why = 'input and manifest name files for the command line to read; a library build takes its inputs as InputSpec[]';
+    await expect(buildPyramid([], { ...OPTS, input: ['c=1:cells.json'] }, { sink: new MemorySink() })).rejects.toThrow(why);
+    await expect(buildPyramid([], { ...OPTS, manifest: 'inputs.json' }, { sink: new MemorySink() })).rejects.toThrow(UsageError);
   });
 
   it('refuses a non-empty output without --force', async () => {

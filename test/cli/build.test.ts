@@ -76,6 +76,20 @@ describe('mudm-tiles build', () => {
     expect(z.code).toBe(2);
   });
 
+  it('reads inputs given by --input (a plane each) and --manifest, into those planes', async () => {
+    const dir = tmpDir('mudm-cli-inputs');
+    fs.writeFileSync(path.join(dir, 'a.json'), `${feature(1, 10, 10)}\n`);
+    fs.writeFileSync(path.join(dir, 'b.json'), `${feature(2, 50, 50)}\n`);
+    fs.writeFileSync(path.join(dir, 'inputs.json'), JSON.stringify([{ path: 'a.json', c: 3 }, { path: 'b.json', c: 4 }]));
+    for (const [how, args] of [['--input', ['--input', `c=1:${path.join(dir, 'a.json')}`, '--input', `c=2:${path.join(dir, 'b.json')}`]], ['--manifest', ['--manifest', path.join(dir, 'inputs.json')]]] as const) {
+      const out = path.join(dir, how.slice(2));
+      const r = await run(['build', ...args, '-o', out, '-q', '--image-size', '100,100']);
+      expect([r.code, r.stderr], how).toEqual([0, '']);
+      const planes = (JSON.parse(fs.readFileSync(path.join(out, 'tileset.json'), 'utf8')) as { bounds: number[] }).bounds;
+      expect([planes[1], planes[6]], how).toEqual(how === '--input' ? [1, 2] : [3, 4]);
+    }
+  });
+
   it('exits 2 on an output that writes into an input directory, whose next build would read what this one wrote', async () => {
     const data = path.join(tmpDir('mudm-cli-overlap'), 'data');
     fs.mkdirSync(data);

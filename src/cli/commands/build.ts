@@ -19,7 +19,8 @@ export async function run(ctx: CommandContext): Promise<number> {
   try {
     // A signal must stop a read blocked on standard input or a FIFO too, not only the work between reads.
     const inputs = resolveInputs(ctx.args, options, io).map((i) => ('open' in i.source ? { ...i, source: abortableSource(i.source, signals.signal) } : i));
-    const report = await buildPyramid(inputs, options, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), signal: signals.signal, onRemoved: removalLogger(log, options.out), processes: localProcesses });
+    // --input and --manifest are in `inputs` now.
+    const report = await buildPyramid(inputs, { ...options, input: [], manifest: undefined }, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), signal: signals.signal, onRemoved: removalLogger(log, options.out), processes: localProcesses });
     progress.end();
     if (!options.quiet) {
       if (log.format === 'json') log.info('build complete', { event: 'done', out: options.out, features: report.features, tiles: { total: report.tiles.total, bytes: report.tiles.bytes }, timings: report.timings });

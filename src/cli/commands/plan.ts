@@ -13,7 +13,8 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (!options.out) throw new UsageError('plan needs an output directory: -o DIR');
   const inputs = resolveInputs(ctx.args, options, io);
   const progress = progressReporter(options, io);
-  const r = await planShardedBuild(inputs, options, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), onRemoved: removalLogger(log, options.out), processes: localProcesses });
+  // --input and --manifest are in `inputs` now.
+  const r = await planShardedBuild(inputs, { ...options, input: [], manifest: undefined }, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), onRemoved: removalLogger(log, options.out), processes: localProcesses });
   progress.end();
   log.info(`planned ${r.features} features into ${r.units} work unit(s) over ${r.shards} shard(s) in ${r.workDir}`, { event: 'planned', ...r });
   return EXIT_OK;
