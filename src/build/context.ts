@@ -14,7 +14,7 @@ import type { UnitLog } from './unit-log.js';
 export interface InputSpec {
   /** JSON bytes, or features made in memory (a label mask's traced polygons). */
   source: Source | FeatureSource;
-  /** Layer id (default: `--layer`, else the file name without extensions). */
+  /** Layer id (default: `--layer`, else the file name without extensions); an input's own wins over `--layer`. */
   layer?: string;
   /** Plane dimensions fixed for the whole input. */
   plane?: Partial<Plane>;

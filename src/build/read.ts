@@ -147,7 +147,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   async function* batches(): AsyncGenerator<Batch> {
     for (const input of inputs) {
       const file = input.source.name;
-      const b = new BatchBuilder({ file, layer: o.layer ?? input.layer ?? layerNameFor(file), rule: { fixed: input.plane ?? {}, fields: config.planeFields } }, seq, spares);
+      const b = new BatchBuilder({ file, layer: input.layer ?? o.layer ?? layerNameFor(file), rule: { fixed: input.plane ?? {}, fields: config.planeFields } }, seq, spares);
       const features = 'features' in input.source ? madeFeatures(input.source) : readFeatures(input.source, onMembers, valueLimit(config));
       // Features come in groups (a source chunk's worth): one await per group, not per feature.
       for await (const group of features) {

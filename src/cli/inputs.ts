@@ -20,9 +20,9 @@ function fileInput(file: string, plane?: Partial<Plane>, layer?: string): InputS
   } catch {
     throw new InputError(`cannot read ${file}: no such file`, file);
   }
-  // A label mask becomes features on the fly; its layer is the file name without the extension.
+  // A label mask becomes features on the fly; its layer, as any input's, the file name less extensions unless given.
   if (MASK_FILE.test(file)) {
-    return { source: maskSource(file), plane, layer: layer ?? path.basename(file).replace(MASK_FILE, ''), fingerprint: `${st.size}:${st.mtimeMs}` };
+    return { source: maskSource(file), plane, layer, fingerprint: `${st.size}:${st.mtimeMs}` };
   }
   // The build copies each feature's bytes into its batch before reading on: one read buffer serves the whole file.
   return { source: fileSource(file, { reuseChunks: true }), plane, layer, fingerprint: `${st.size}:${st.mtimeMs}` };
@@ -32,7 +32,10 @@ function fileInput(file: string, plane?: Partial<Plane>, layer?: string): InputS
  * A path argument: a file, or a directory whose data files are taken in name order, into one layer named after the
  * directory (its files are parts of one export, such as per-patch files) unless `perFile`, or a layer given.
  */
-function expand(arg: string, io: CliIO, perFile: boolean, plane?: Partial<Plane>, layer?: string, out?: string): InputSpec[] {
+/** What every path argument is expanded with: the CLI's I/O, --layer-per-file, --layer and the output. */
+interface ExpandContext { io: CliIO; perFile: boolean; layerOption?: string; out?: string }
+
+function expand(arg: string, { io, perFile, layerOption, out }: ExpandContext, plane?: Partial<Plane>, layer?: string): InputSpec[] {
   if (arg === '-') return [{ source: streamSource('-', io.stdin), plane, layer }];
   const full = path.resolve(io.cwd, arg);
   let st: fs.Stats;
@@ -50,7 +53,8 @@ function expand(arg: string, io: CliIO, perFile: boolean, plane?: Partial<Plane>
   }
   const files = fs.readdirSync(full).filter((n) => DATA_FILE.test(n)).sort();
   if (files.length === 0) throw new InputError(`directory ${arg} holds no .json, .geojson or .ndjson files`, arg);
-  const dirLayer = layer ?? (perFile ? undefined : layerNameFor(full));
+  // A directory's name is a layer of its own only when --layer does not name one for every input.
+  const dirLayer = layer ?? (perFile || layerOption !== undefined ? undefined : layerNameFor(full));
   return files.map((n) => fileInput(path.join(arg, n), plane, dirLayer));
 }
 
@@ -79,20 +83,19 @@ function readManifest(file: string): ManifestEntry[] {
 export function resolveInputs(args: string[], options: Options, io: CliIO): InputSpec[] {
   const inputs: InputSpec[] = [];
   if (args.filter((a) => a === '-').length > 1) throw new UsageError('- (standard input) can be given only once');
-  const perFile = options.layerPerFile;
-  const out = options.out;
-  for (const a of args) inputs.push(...expand(a, io, perFile, undefined, undefined, out));
+  const ctx: ExpandContext = { io, perFile: options.layerPerFile, layerOption: options.layer, out: options.out };
+  for (const a of args) inputs.push(...expand(a, ctx));
   for (const spec of options.input) {
     const i = spec.indexOf(':');
     if (i < 0) throw new UsageError(`--input expects DIMS:FILE such as t=0,c=1:cells.json, found "${spec}"`);
-    inputs.push(...expand(spec.slice(i + 1), io, perFile, parsePlane(spec.slice(0, i)), undefined, out));
+    inputs.push(...expand(spec.slice(i + 1), ctx, parsePlane(spec.slice(0, i))));
   }
   if (options.manifest) {
     const file = path.resolve(io.cwd, options.manifest);
     for (const e of readManifest(file)) {
       const plane: Partial<Plane> = {};
       for (const d of ['t', 'c', 'z'] as const) if (e[d] !== undefined) plane[d] = e[d];
-      inputs.push(...expand(path.resolve(path.dirname(file), e.path), io, perFile, plane, e.layer, out));
+      inputs.push(...expand(path.resolve(path.dirname(file), e.path), ctx, plane, e.layer));
     }
   }
   if (inputs.length === 0) throw new UsageError('no input given: pass files, directories, - for stdin, --input or --manifest');

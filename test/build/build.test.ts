@@ -327,6 +327,14 @@ describe('buildPyramid', () => {
     expect([...sink.files.keys()]).toEqual(['keep.txt']);
   });
 
+  it('names layers by each input\'s own layer first, then the layer option, then the file name', async () => {
+    const fc = JSON.stringify(fixture());
+    const layersOf = async (inputs: InputSpec[], opts: Record<string, unknown>) => (await buildPyramid(inputs, { ...OPTS, ...opts }, { sink: new MemorySink() })).world.layers;
+    expect(await layersOf([{ source: memorySource('a.json', fc), layer: 'A' }, { source: memorySource('b.json', fc), layer: 'B' }], { layer: 'OPT' })).toEqual(['A', 'B']);
+    expect(await layersOf([{ source: memorySource('a.json', fc), layer: 'A' }, { source: memorySource('b.json', fc) }], { layer: 'OPT' })).toEqual(['A', 'OPT']);
+    expect(await layersOf([{ source: memorySource('a.json', fc) }], {})).toEqual(['a']);
+  });
+
   it('refuses input and manifest options, which only the command line reads (a library build takes InputSpec[])', async () => {
     const why = 'input and manifest name files for the command line to read; a library build takes its inputs as InputSpec[]';
     await expect(buildPyramid([], { ...OPTS, input: ['c=1:cells.json'] }, { sink: new MemorySink() })).rejects.toThrow(why);

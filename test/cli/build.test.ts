@@ -80,7 +80,7 @@ describe('mudm-tiles build', () => {
     const dir = tmpDir('mudm-cli-inputs');
     fs.writeFileSync(path.join(dir, 'a.json'), `${feature(1, 10, 10)}\n`);
     fs.writeFileSync(path.join(dir, 'b.json'), `${feature(2, 50, 50)}\n`);
-    fs.writeFileSync(path.join(dir, 'inputs.json'), JSON.stringify([{ path: 'a.json', c: 3 }, { path: 'b.json', c: 4 }]));
+    fs.writeFileSync(path.join(dir, 'inputs.json'), JSON.stringify([{ path: 'a.json', c: 3 }, { path: 'b.json', c: 4, layer: 'own' }]));
     for (const [how, args] of [['--input', ['--input', `c=1:${path.join(dir, 'a.json')}`, '--input', `c=2:${path.join(dir, 'b.json')}`]], ['--manifest', ['--manifest', path.join(dir, 'inputs.json')]]] as const) {
       const out = path.join(dir, how.slice(2));
       const r = await run(['build', ...args, '-o', out, '-q', '--image-size', '100,100']);
@@ -88,6 +88,15 @@ describe('mudm-tiles build', () => {
       const planes = (JSON.parse(fs.readFileSync(path.join(out, 'tileset.json'), 'utf8')) as { bounds: number[] }).bounds;
       expect([planes[1], planes[6]], how).toEqual(how === '--input' ? [1, 2] : [3, 4]);
     }
+    // --layer names every input's layer, a directory's too; a manifest entry's own layer wins.
+    const named = path.join(dir, 'named');
+    expect((await run(['build', '--manifest', path.join(dir, 'inputs.json'), '--layer', 'cells', '-o', named, '-q', '--image-size', '100,100'])).code).toBe(0);
+    expect((JSON.parse(fs.readFileSync(path.join(named, 'build-report.json'), 'utf8')) as { world: { layers: string[] } }).world.layers).toEqual(['cells', 'own']);
+    fs.mkdirSync(path.join(dir, 'patches'));
+    fs.copyFileSync(path.join(dir, 'a.json'), path.join(dir, 'patches', 'a.json'));
+    const fromDir = path.join(dir, 'from-dir');
+    expect((await run(['build', path.join(dir, 'patches'), '--layer', 'cells', '-o', fromDir, '-q', '--image-size', '100,100'])).code).toBe(0);
+    expect((JSON.parse(fs.readFileSync(path.join(fromDir, 'build-report.json'), 'utf8')) as { world: { layers: string[] } }).world.layers).toEqual(['cells']);
   });
 
   it('exits 2 on an output that writes into an input directory, whose next build would read what this one wrote', async () => {
