@@ -189,7 +189,8 @@ export class ArchiveSink implements TileSink {
   async finish(): Promise<void> {
     const { descriptor, layout } = this;
     if (descriptor === undefined) throw new OutputError(`${this.options.out}: no tileset.json was written, and it is the archives' metadata`, this.options.out);
-    // Every archive the descriptor promises, tiles or not (an input without features still makes its one archive).
+    // Every archive the descriptor promises, made here when no tile came to it: one that holds none is then refused
+    // when assembled (PMTiles has no empty archive), rather than left out of what the descriptor lists.
     if (this.options.mode === 'file') this.entry(path.basename(this.options.out), 'pbf');
     else if (layout) {
       for (const plane of layout.planes) {
