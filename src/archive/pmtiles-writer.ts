@@ -66,7 +66,8 @@ export function assembleArchive(
     fs.closeSync(out);
     out = undefined;
     publish(tmp, file);
-    syncDirectory(path.dirname(file));
+    // A file system that cannot sync a directory (EINVAL, EISDIR) is left to its own ordering.
+    syncPath(path.dirname(file), true);
   } catch (err) {
     if (out !== undefined) fs.closeSync(out);
     fs.rmSync(tmp, { force: true });
@@ -94,12 +95,7 @@ function publish(tmp: string, file: string): void {
       const beside = temporaryName(file);
       try {
         fs.copyFileSync(tmp, beside, fs.constants.COPYFILE_EXCL);
-        const fd = fs.openSync(beside, 'r+');
-        try {
-          fs.fsyncSync(fd);
-        } finally {
-          fs.closeSync(fd);
-        }
+        syncPath(beside);
         publish(beside, file);
       } finally {
         fs.rmSync(beside, { force: true });
@@ -116,14 +112,14 @@ function publish(tmp: string, file: string): void {
   fs.rmSync(tmp);
 }
 
-/** Makes a new name in `dir` durable; a file system that cannot sync a directory is left to its own ordering. */
-function syncDirectory(dir: string): void {
+/** Makes a file's bytes, or a folder's names, durable; `bestEffort`: a failure to is no error. */
+function syncPath(p: string, bestEffort = false): void {
   let fd: number | undefined;
   try {
-    fd = fs.openSync(dir, 'r');
+    fd = fs.openSync(p, 'r');
     fs.fsyncSync(fd);
-  } catch {
-    // EINVAL or EISDIR on some file systems: nothing more to do there.
+  } catch (err) {
+    if (!bestEffort) throw err;
   } finally {
     if (fd !== undefined) fs.closeSync(fd);
   }

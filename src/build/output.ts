@@ -13,7 +13,7 @@ import type { BuildReport, ZoomReport } from '../report/types.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import type { BuildIO } from './context.js';
 import type { UnitLog } from './unit-log.js';
-import { partsProblem, type ShardMarker } from './state.js';
+import { ofOtherPlan, partsProblem, type ShardMarker } from './state.js';
 
 /** The step of a build a sink serves: the whole build here, `plan`, one `build-shard`, `finalize`. */
 export type Step = { kind: 'build' } | { kind: 'plan' } | { kind: 'shard'; shard: number } | { kind: 'finalize' };
@@ -52,21 +52,27 @@ function partsFolder(step: Step): string {
   return `${PARTS}/${step.kind === 'shard' ? `shard-${step.shard}` : step.kind}`;
 }
 
+/** The folder of a shard's parts (`shard-I`), its index captured. */
+const SHARD_FOLDER = /^shard-(\d+)$/;
+
+/** The file names of the archive parts a step has written so far. */
+function partNames(work: WorkDir, step: Step): string[] {
+  return work.list(partsFolder(step)).filter((n) => n.endsWith('.part'));
+}
+
 /** The archive parts a step has written so far: their file names and sizes in bytes. */
 export function partsOf(work: WorkDir, step: Step): Map<string, number> {
-  const folder = partsFolder(step);
-  const names = work.list(folder).filter((n) => n.endsWith('.part'));
-  return new Map(names.map((n) => [n, work.size(`${folder}/${n}`) ?? 0]));
+  return new Map(partNames(work, step).map((n) => [n, work.size(`${partsFolder(step)}/${n}`) ?? 0]));
 }
 
 /** Whether a step has written parts: a `build`'s and shards' tiles of one work directory cannot be assembled together. */
 export function hasParts(work: WorkDir, kind: 'build' | 'shard'): boolean {
-  return work.list(PARTS).some((d) => (kind === 'build' ? d === 'build' : /^shard-\d+$/.test(d)));
+  return work.list(PARTS).some((d) => (kind === 'build' ? d === 'build' : SHARD_FOLDER.test(d)));
 }
 
 /** The parts of an archive that the shards wrote. */
 function shardParts(work: WorkDir, root: string, name: string): string[] {
-  return work.list(PARTS).filter((d) => /^shard-\d+$/.test(d) && work.exists(`${PARTS}/${d}/${name}.part`)).map((d) => path.join(root, PARTS, d, `${name}.part`));
+  return work.list(PARTS).filter((d) => SHARD_FOLDER.test(d) && work.exists(`${PARTS}/${d}/${name}.part`)).map((d) => path.join(root, PARTS, d, `${name}.part`));
 }
 
 /** A `build` interrupted into archives keeps its tiles in its own parts, which shards and finalize do not assemble. */
@@ -82,7 +88,7 @@ export function refuseBuildParts(work: WorkDir, command: string): void {
 export function shardPartError(err: unknown, work: WorkDir): unknown {
   const file = err instanceof InputError ? err.file : err instanceof WorkStateError ? err.path : undefined;
   if (file === undefined || work.root === undefined) return err;
-  const m = /^shard-(\d+)$/.exec(path.basename(path.dirname(file)));
+  const m = SHARD_FOLDER.exec(path.basename(path.dirname(file)));
   if (!m || path.dirname(path.dirname(file)) !== path.join(work.root, PARTS)) return err;
   return new WorkStateError(`${(err as Error).message}: run build-shard --shard ${m[1]} again (it drops a record cut short at the end, or tiles anew the units whose tiles were lost), then finalize`, file);
 }
@@ -95,7 +101,7 @@ export function shardPartError(err: unknown, work: WorkDir): unknown {
  */
 export function healShardParts(work: WorkDir, step: Step & { kind: 'shard' }, units: readonly UnitPlan[], log: UnitLog, planId: string | undefined, io: BuildIO): void {
   const marker = work.readJson<ShardMarker>(`shards/${step.shard}.json`);
-  let why = marker?.plan !== undefined && planId !== undefined && marker.plan !== planId ? 'its marker is of another plan' : undefined;
+  let why = ofOtherPlan(marker, planId) ? 'its marker is of another plan' : undefined;
   // Repaired first: a record a kill cut short at the end goes, and the part is then the size the shard finished it.
   why ??= damagedPart(work, step);
   why ??= partsProblem(marker, partsOf(work, step));
@@ -132,7 +138,7 @@ function forgetParts(work: WorkDir, step: Step, log: UnitLog, done: [number, str
 /** Why one of a step's parts cannot be continued (records lost, not a part, corrupt), after each is repaired. */
 function damagedPart(work: WorkDir, step: Step): string | undefined {
   let why: string | undefined;
-  for (const name of partsOf(work, step).keys()) why ??= repairPart(path.join(work.root as string, partsFolder(step), name));
+  for (const name of partNames(work, step)) why ??= repairPart(path.join(work.root as string, partsFolder(step), name));
   return why;
 }
 

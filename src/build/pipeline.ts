@@ -27,7 +27,7 @@ import { UnitLog } from './unit-log.js';
 import { buildReport, planPreview, sumMarkers, writePreviews } from './report.js';
 import { outlierWarning } from '../report/format.js';
 import {
-  PLAN_VERSION, checkSamePlan, claimedMessage, checkShardsDone, fingerprintLines, fingerprintOf, loadPlan, markShardDone, resumablePlan, savePlan, shardUnits, spillRoot,
+  PLAN_VERSION, checkSamePlan, claimedMessage, checkShardsDone, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone, resumablePlan, savePlan, shardUnits, spillRoot,
   workDirFor, type PlanFile, type ReadSummary,
 } from './state.js';
 
@@ -197,12 +197,7 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
   // Formats, zooms and layers come from the plan; only how to run (workers, budget) comes from these options.
   const config = await configOf(given, {}, false);
   const work = workDirFor(config.options, io.work, io.processes);
-  const out = config.options.out;
-  // A shard retried after finalize: the output is whole, and the plan gone with the work directory.
-  if (!work.exists('') && out !== undefined && finishedReport(out)) {
-    io.onWarning?.(`${out} is finalized already (a complete output, its work directory gone): nothing for shard ${shard} to do`, { event: 'finalized-already', out });
-    return { units: 0, skipped: 0, finalized: true };
-  }
+  if (finalizedAlready(work, config.options.out, io, ` for shard ${shard}`)) return { units: 0, skipped: 0, finalized: true };
   const planFile = loadPlan(work);
   if (!(Number.isInteger(shard) && shard >= 0 && shard < planFile.shards)) throw new UsageError(`--shard must be 0..${planFile.shards - 1}, found ${shard}`);
   // A build --force or --resume on this machine must not take the work directory from under a shard running here,
@@ -237,12 +232,8 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   // Formats, zooms and layers come from the plan; only how to run (workers, budget) comes from these options.
   const config = await configOf(given, {}, false);
   const work = workDirFor(config.options, io.work);
-  const out = config.options.out;
-  const done = !work.exists('') && out !== undefined ? finishedReport(out) : undefined;
-  if (done) {
-    io.onWarning?.(`${out} is finalized already (a complete output, its work directory gone): nothing to do`, { event: 'finalized-already', out });
-    return done;
-  }
+  const done = finalizedAlready(work, config.options.out, io);
+  if (done) return done;
   const planFile = loadPlan(work);
   const units = new UnitLog(work, planFile.id);
   if (planFile.archive) refuseBuildParts(work, 'finalize');
@@ -257,8 +248,9 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
     // here (from the records they read), then every level above. Only the levels above count as resumed.
     const tStart = performance.now();
     const levels = await tileLevels(ctx, planFile.units, new SpillingStore(path.join(work.root as string, PLANNED_RECORDS), 0, 'existing'), true);
-    if (planFile.archive === undefined && !io.sink && config.options.out !== undefined) refuseLostTiles(config.options.out, sumMarkers(planFile.plan, levels.markers).byZoom);
-    const report = await finalize(ctx, { ...levels, resumed: levels.resumed - planFile.units.length }, secondsSince(tStart)).catch((err: unknown) => {
+    const totals = sumMarkers(planFile.plan, levels.markers);
+    if (planFile.archive === undefined && !io.sink && config.options.out !== undefined) refuseLostTiles(config.options.out, totals.byZoom);
+    const report = await finalize(ctx, { ...levels, resumed: levels.resumed - planFile.units.length }, secondsSince(tStart), totals).catch((err: unknown) => {
       throw shardPartError(err, work);
     });
     work.destroy();
@@ -276,7 +268,7 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
  */
 async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, pool: Pool, store: SpillingStore, io: BuildIO, t0: number, shards: number, previous?: PlanFile, forShards = false): Promise<PlanFile> {
   const o = config.options;
-  const fingerprint = fingerprintOf(inputs, config);
+  const lines = fingerprintLines(inputs, config);
   if (!previous) work.removeFolder('units');
   const sketch = config.lod === 'auto' ? new TileSketch(config.formats.pbf ? 'pbf' : 'json') : undefined;
   const read = await readInputs(inputs, config, pool, store, io, t0, sketch);
@@ -292,7 +284,7 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   }
   if (buildPlan.outliers) io.onWarning?.(outlierWarning(buildPlan.outliers), { event: 'outliers', ...buildPlan.outliers });
   const planFile: PlanFile = {
-    version: PLAN_VERSION, fingerprint, fingerprintLines: fingerprintLines(inputs, config), plan: buildPlan, read, units, shards, spilled: store.isSpilled, readSeconds: secondsSince(t0),
+    version: PLAN_VERSION, fingerprint: fingerprintOfLines(lines), fingerprintLines: lines, plan: buildPlan, read, units, shards, spilled: store.isSpilled, readSeconds: secondsSince(t0),
     meta: { name: o.name, description: o.description, attribution: o.attribution, version: o.version, baseUrl: o.baseUrl },
     preview: planPreview(o.preview, o.image ? path.resolve(o.image) : undefined, buildPlan),
   };
@@ -301,6 +293,16 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   if (forShards) planFile.forShards = true;
   savePlan(work, planFile);
   return planFile;
+}
+
+/**
+ * The report of the output when a step is run again after `finalize` succeeded (a workflow retrying it): the output
+ * whole, its work directory gone. Says there is nothing to do (`what`: for whom), or undefined when it is not so.
+ */
+function finalizedAlready(work: WorkDir, out: string | undefined, io: BuildIO, what = ''): BuildReport | undefined {
+  const done = !work.exists('') && out !== undefined ? finishedReport(out) : undefined;
+  if (done) io.onWarning?.(`${out} is finalized already (a complete output, its work directory gone): nothing${what} to do`, { event: 'finalized-already', out });
+  return done;
 }
 
 /** Says what --force removed, through the caller's hook. */
@@ -317,11 +319,10 @@ function noValidFeature(inputs: readonly InputSpec[], read: ReadSummary): string
 }
 
 /** Once every level is tiled: previews, the overview descriptor of each plane, the report, and the descriptor last. */
-async function finalize(ctx: RunContext, upper: LevelsOutcome, tileSeconds: number): Promise<BuildReport> {
+async function finalize(ctx: RunContext, upper: LevelsOutcome, tileSeconds: number, totals = sumMarkers(ctx.planFile.plan, upper.markers)): Promise<BuildReport> {
   const { plan: p, meta, read, readSeconds } = ctx.planFile;
   const { sink } = ctx;
   const tDescribe = performance.now();
-  const totals = sumMarkers(p, upper.markers);
   const assets = ctx.planFile.preview.enabled ? await writePreviews(ctx, upper.markers[0]) : undefined;
   const input: DescribeInput = {
     plan: p, stats: read.stats, pointified: totals.pointified, thinned: totals.thinned, keptFraction: totals.keptFraction,

@@ -84,8 +84,13 @@ export function spillRoot(options: Options, work: WorkDir): string {
 
 /** Identifies inputs and the options that change output (the image size however it was given): a resume must see the same ones. */
 export function fingerprintOf(inputs: readonly FingerprintInput[], config: BuildConfig): string {
+  return fingerprintOfLines(fingerprintLines(inputs, config));
+}
+
+/** The fingerprint of what `fingerprintLines` gave. */
+export function fingerprintOfLines(lines: readonly string[]): string {
   const h = createHash('sha256');
-  for (const line of fingerprintLines(inputs, config)) h.update(`${line}\n`);
+  for (const line of lines) h.update(`${line}\n`);
   return h.digest('hex');
 }
 
@@ -166,8 +171,9 @@ export function resumablePlan(work: WorkDir, inputs: readonly FingerprintInput[]
   if (!previous) {
     throw new UsageError(`--resume: there is no interrupted build in ${where(work)} (no ${PLAN_FILE}): nothing to continue; build without --resume (--force replaces what an earlier build wrote)`);
   }
-  if (previous.fingerprint !== fingerprintOf(inputs, config)) {
-    const what = previous.fingerprintLines && whatDiffers(previous.fingerprintLines, fingerprintLines(inputs, config));
+  const lines = fingerprintLines(inputs, config);
+  if (previous.fingerprint !== fingerprintOfLines(lines)) {
+    const what = previous.fingerprintLines && whatDiffers(previous.fingerprintLines, lines);
     throw new UsageError(`--resume: the inputs or options differ from those of the interrupted build in ${where(work)}${what ? ` (${what})` : ''}; run again with the same ones, or without --resume`);
   }
   return previous;
@@ -204,6 +210,11 @@ export function markShardDone(work: WorkDir, shard: number, units: readonly Unit
   work.writeJson(`shards/${shard}.json`, marker);
 }
 
+/** Whether a shard's marker names a plan, and another than `planId` (a shard copied in from another build). */
+export function ofOtherPlan(marker: ShardMarker | undefined, planId: string | undefined): boolean {
+  return marker?.plan !== undefined && planId !== undefined && marker.plan !== planId;
+}
+
 /**
  * Why a finished shard's parts (`there`: name → bytes now) are not those it finished: one missing, or of another size
  * (an earlier or other copy, brought in by a workflow's merge); undefined when they are.
@@ -234,7 +245,7 @@ export function checkShardsDone(work: WorkDir, planFile: PlanFile, units: Pick<U
   }
   for (let i = 0; i < planFile.shards; i++) {
     const marker = work.readJson<ShardMarker>(`shards/${i}.json`);
-    if (marker?.plan !== undefined && planFile.id !== undefined && marker.plan !== planFile.id) {
+    if (ofOtherPlan(marker, planFile.id)) {
       throw new WorkStateError(`cannot finalize: shard ${i} was built for another plan than the one in ${where(work)} (copied in from another build?): its tiles and records are not this plan's; start over with plan --force`, work.root);
     }
     const why = partsProblem(marker, partsOf(i));
