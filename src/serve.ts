@@ -131,7 +131,7 @@ function startAnswer(req: http.IncomingMessage, res: http.ServerResponse, v: Val
  */
 async function sendFile(req: http.IncomingMessage, res: http.ServerResponse, opened: Opened | null): Promise<void> {
   if (!opened) {
-    send(res, 404, 'not found\n');
+    sendAbsent(res, false);
     return;
   }
   const { handle, stats } = opened;
@@ -276,7 +276,7 @@ export async function startServer(opts: ServeOptions): Promise<Server> {
     } else {
       const answer = await archive.tile(segments, gzipOk);
       if (answer) sendTile(req, res, answer, pbf);
-      else send(res, 404, 'not found\n');
+      else sendAbsent(res, false);
     }
   }
 

@@ -7,6 +7,7 @@ import { PmtilesArchive, handleRangeSource } from '../archive/pmtiles-reader.js'
 import { openInside, openRegular, type Opened } from './files.js';
 import { validators } from './ranges.js';
 import { archiveFor, descriptorPlane, pyramidTile, samePlane, tileRoutes, type TileFormat, type TileRequest, type TileRoutes } from './tile-routes.js';
+import type { Plane } from '../tiling/space.js';
 
 /** A tile found in an archive, as it goes out: gzip-encoded only when the client takes gzip. */
 export interface FoundTile {
@@ -38,6 +39,8 @@ export interface Held {
   current: boolean;
   /** The metadata, parsed once. */
   metadata?: Promise<unknown>;
+  /** What the metadata says of the tiles the archive answers (its routes and its plane), worked out once. */
+  routes?: Promise<{ routes: TileRoutes; plane: Partial<Plane> }>;
 }
 
 /**
@@ -221,11 +224,13 @@ export class FileArchive {
     if (!opened) return undefined;
     const modified = opened.stats.mtime;
     const found = await this.shelf.with(opened, async (archive, held) => {
-      const metadata = await metadataOf(archive, held);
-      const tile = pyramidTile(segments, tileRoutes(metadata));
+      // Per tile request, once per archive: its routes and plane do not change while it is held.
+      held.routes ??= metadataOf(archive, held).then((m) => ({ routes: tileRoutes(m), plane: descriptorPlane(m) }));
+      const { routes, plane } = await held.routes;
+      const tile = pyramidTile(segments, routes);
       const format: TileFormat = archive.header.tileType === TileType.Mvt ? 'pbf' : 'json';
       // Only the tiles of its plane, format and zooms are the archive's: anything else is not found, not empty.
-      if (!tile || tile.ext !== format || !samePlane(descriptorPlane(metadata), tile.plane)) return undefined;
+      if (!tile || tile.ext !== format || !samePlane(plane, tile.plane)) return undefined;
       return readTile(archive, tile, gzipOk, modified);
     }).catch(() => 'unreadable' as const);
     if (found === 'unreadable') return { unreadable: this.name };
