@@ -12,7 +12,7 @@ export class StatusLine {
     this.ready_ = false;
     /** Notes on the view asked for (a colour-by the pyramid lacks, an archive replaced since the page opened). */
     this.notes = [];
-    /** Notes on the plane first shown (a plane asked for that the pyramid lacks), cleared by a switch. */
+    /** Notes on the plane shown (a plane asked for that the pyramid lacks), cleared by a switch. */
     this.planeNotes = [];
     /** Why the plane selected cannot be shown (its archive missing or unreadable), or undefined. */
     this.planeProblem = undefined;
@@ -32,9 +32,21 @@ export class StatusLine {
     this.show();
   }
 
-  /** Another plane is shown: its own notes and failures start anew. */
-  planeSwitched() {
+  /** Adds a note on the plane shown once; a switch to another plane clears it. */
+  planeNote(text) {
+    if (this.planeNotes.includes(text)) return;
+    this.planeNotes.push(text);
+    this.show();
+  }
+
+  /** Another plane is asked for: the notes on the one before go (at once: notes on the new one may follow). */
+  planeAsked() {
     this.planeNotes.length = 0;
+    this.show();
+  }
+
+  /** Another plane's tiles are shown: their failures are counted anew. */
+  planeShown() {
     this.failedTiles = 0;
     this.show();
   }

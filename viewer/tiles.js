@@ -14,6 +14,9 @@ const PMTILES_MVT = 1;
 /** OpenLayers' TileState.ERROR (the global build does not export the enum). */
 const TILE_ERROR = 3;
 
+/** What went wrong, as a line of text: an error's message, or whatever else was thrown. */
+export const messageOf = (err) => (err && err.message ? err.message : String(err));
+
 /** The format of every vector tile the viewer reads: a feature's layer name under BY_LAYER, its data as it is. */
 export const mvtFormat = (ol) => new ol.format.MVT({ layerName: BY_LAYER });
 
@@ -48,7 +51,7 @@ function loadWith(read) {
       // Decoded in the chain: bytes that are no vector tile fail the tile too, rather than leave it loading for good.
       .then((bytes) => (bytes ? tile.getFormat().readFeatures(bytes, { extent, featureProjection: projection }) : []))
       .then((features) => tile.setFeatures(features), (err) => {
-        tile.failure = err && err.message ? err.message : String(err);
+        tile.failure = messageOf(err);
         tile.setState(TILE_ERROR);
       });
   });
@@ -181,16 +184,22 @@ const REFUSED = '(the host is down, or, on another origin, does not allow this p
  * the 416 of an empty file, a DataView error for a short one) with the archive's size when that explains it.
  */
 async function whyUnreadable(url, err) {
-  const message = err && err.message ? err.message : String(err);
+  const message = messageOf(err);
   if (UNREACHABLE.test(message)) return `${message} ${REFUSED}`;
-  const size = await fetch(url, { method: 'HEAD', cache: 'no-store' }).then((r) => (r.ok ? Number(r.headers.get('Content-Length') ?? NaN) : NaN), () => NaN);
+  const r = await head(url);
+  const size = r?.ok ? Number(r.headers.get('Content-Length') ?? NaN) : NaN;
   if (size < HEADER_BYTES) return `it holds ${size} bytes, fewer than the ${HEADER_BYTES} of a PMTiles header: not an archive, or cut short`;
   return message;
 }
 
-/** The archive's ETag now (asked without the cache), or undefined when it has none or the request fails. */
-function currentEtag(url) {
-  return fetch(url, { method: 'HEAD', cache: 'no-store' }).then((r) => r.headers.get('ETag') ?? undefined, () => undefined);
+/** The archive's headers now (a HEAD without the cache), or undefined when the request fails. */
+function head(url) {
+  return fetch(url, { method: 'HEAD', cache: 'no-store' }).catch(() => undefined);
+}
+
+/** The archive's ETag now, or undefined when it has none or the request fails. */
+async function currentEtag(url) {
+  return (await head(url))?.headers.get('ETag') ?? undefined;
 }
 
 /**
@@ -269,12 +278,12 @@ export async function openPyramid(ol, url) {
     tiles = await archiveTiles(ol, (p) => route(p));
     await tiles.headerOf(url);
     descriptor = await tiles.archive(url).getMetadata().catch((err) => {
-      throw new Error(`${url}: ${err && err.message ? err.message : err}`);
+      throw new Error(`${url}: ${messageOf(err)}`);
     });
   } else {
     // A request the browser refuses (another origin without CORS headers, a host down) says only "Failed to fetch".
     const response = await fetch(url).catch((err) => {
-      throw new Error(`${url}: ${err && err.message ? err.message : err} ${REFUSED}`);
+      throw new Error(`${url}: ${messageOf(err)} ${REFUSED}`);
     });
     if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
     descriptor = await response.json();

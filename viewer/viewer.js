@@ -13,7 +13,7 @@ import { dataExtent } from './extent.js';
 import { keptLines } from './kept.js';
 import { StatusLine } from './status.js';
 import { readViewState, writeViewState } from './state.js';
-import { mvtFormat, openPyramid, safeDecode } from './tiles.js';
+import { messageOf, mvtFormat, openPyramid, safeDecode } from './tiles.js';
 
 const ol = window.ol;
 
@@ -25,7 +25,7 @@ console.error = (...args) => {
   originalConsoleError(...args);
 };
 window.addEventListener('error', (e) => errors.push(`error: ${e.message}`));
-window.addEventListener('unhandledrejection', (e) => errors.push(`unhandled rejection: ${e.reason && e.reason.message ? e.reason.message : String(e.reason)}`));
+window.addEventListener('unhandledrejection', (e) => errors.push(`unhandled rejection: ${messageOf(e.reason)}`));
 
 const $ = (id) => document.getElementById(id);
 
@@ -78,20 +78,18 @@ async function start() {
   const planeKey = () => dims.map((d) => plane[d]).join('/');
   if (opened) planeIn(opened);
   planeIn(asked.plane);
-  // A link to a plane this pyramid lacks opens another, and says so (as for a colour-by it lacks).
-  for (const d of dims) {
-    const v = asked.plane[d];
-    if (v !== undefined && v !== plane[d]) status.planeNotes.push(`no plane ${d}=${v} in this pyramid (${d} ${planeLo[d]}–${planeHi[d]}): showing ${d}=${plane[d]}`);
-  }
   const hidden = new Set();
   const known = (name) => name === BY_LAYER || fields.has(name);
   // Links of earlier versions name the vector layer `layer`.
   if (asked.colour === 'layer' && !fields.has('layer')) asked.colour = BY_LAYER;
   let field = defaultField(fields);
-  if (asked.colour !== undefined) {
-    if (known(asked.colour)) field = asked.colour;
-    else status.notes.push(`no field "${asked.colour}" in this pyramid: coloured by ${field}`);
-  }
+  if (asked.colour !== undefined && known(asked.colour)) field = asked.colour;
+  /** A view asked for (a link, a hash typed) that names a plane or field this pyramid lacks opens another, and says so. */
+  const noteLacking = (s) => {
+    for (const d of dims) if (s.plane[d] !== undefined && s.plane[d] !== plane[d]) status.planeNote(`no plane ${d}=${s.plane[d]} in this pyramid (${d} ${planeLo[d]}–${planeHi[d]}): showing ${d}=${plane[d]}`);
+    if (s.colour !== undefined && !known(s.colour)) status.note(`no field "${s.colour}" in this pyramid: coloured by ${field}`);
+  };
+  noteLacking(asked);
   let colourOf = colourer(field, fields, layerIds);
 
   // ── map ──
@@ -128,7 +126,7 @@ async function start() {
       if (current()) status.planeProblem = undefined;
       return s;
     } catch (err) {
-      const problem = `${name ? `plane ${name}` : 'the tiles'} cannot be shown: ${err && err.message ? err.message : err}`;
+      const problem = `${name ? `plane ${name}` : 'the tiles'} cannot be shown: ${messageOf(err)}`;
       errors.push(problem);
       if (current()) status.planeProblem = problem;
       return new ol.source.VectorTile({ projection, tileGrid, format: mvtFormat(ol), tileUrlFunction: () => undefined });
@@ -209,7 +207,7 @@ async function start() {
   };
   const firstExtent = asked.view ? undefined : await dataExtentOfPlane();
   // A built pyramid has features: none in its coarsest tiles means they were not found where the template points.
-  if (firstExtent === null) status.planeNotes.push(`no features in the tiles of zoom ${minZoom} of this plane: every one empty or missing (does the tiles template point where the tiles are?)`);
+  if (firstExtent === null) status.planeNote(`no features in the tiles of zoom ${minZoom} of this plane: every one empty or missing (does the tiles template point where the tiles are?)`);
 
   const map = new ol.Map({ target: 'map', layers: [background, layer], view });
   // The panel covers the map's top left: the data is fitted beside it, or on a narrow screen (a phone), where that
@@ -300,6 +298,7 @@ async function start() {
       if (sel) sel.value = String(plane[d]);
     }
     if (planeKey() === before) return;
+    status.planeAsked();
     showBackground();
     saveView();
     // A new source: OpenLayers drops the old plane's tiles and loads the new ones. Only the last plane asked for
@@ -308,7 +307,7 @@ async function start() {
     switching = planeSourceOrEmpty().then((s) => {
       if (planeKey() !== key) return;
       layer.setSource(s);
-      status.planeSwitched();
+      status.planeShown();
     });
   };
   for (const d of dims) {
@@ -351,10 +350,8 @@ async function start() {
   window.addEventListener('hashchange', () => {
     const s = readViewState(window.location.hash);
     setPlane(s.plane);
-    for (const d of dims) if (s.plane[d] !== undefined && s.plane[d] !== plane[d]) status.planeNotes.push(`no plane ${d}=${s.plane[d]} in this pyramid (${d} ${planeLo[d]}–${planeHi[d]})`);
-    if (s.colour !== undefined && !known(s.colour)) status.note(`no field "${s.colour}" in this pyramid: coloured by ${field}`);
-    else if (s.colour !== undefined) setColourField(s.colour);
-    status.show();
+    noteLacking(s);
+    if (s.colour !== undefined) setColourField(s.colour);
     if (s.view) showView(s.view);
     saveView();
   });

@@ -207,6 +207,12 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     const other = cells().find((c) => c.c === 0 && c.z === 0 && got.cells.every((g) => Math.hypot(g.x - c.x, g.y - c.y) > 30)) as Cell;
     expect((await page.evaluate(([x, y]) => window.__viewer.featuresAt(x, y), [other.x, other.y] as const)).map((f) => f.id)).not.toContain(other.id);
     expect(await errorsOf()).toEqual([]);
+    // A hash that switches one dimension and names a plane the pyramid lacks in the other: the switch is made, and
+    // the note on what it lacks stays once the new plane's tiles are in.
+    await page.evaluate((v) => { location.hash = `#${v}&c=1&z=9`; }, VIEW);
+    await page.waitForFunction(() => /c=1&z=1/.test(location.hash));
+    await page.evaluate(() => window.__viewer.settle());
+    expect(await page.locator('#status').innerText()).toContain('no plane z=9 in this pyramid (z 0–2): showing z=1');
   });
 
   it('shows one archive (slide.pmtiles) through serve, by its tile URLs and read by ranges, and from a static host, as its directory build', async () => {
