@@ -228,7 +228,6 @@ async function start() {
     view.setCenter([v.x, -v.y]);
     view.setResolution(view.getConstrainedResolution(resolutionOf(v.zoom)));
   };
-  if (asked.view) showView(asked.view); else fitTo(firstExtent ?? worldExtent);
   $('fit').addEventListener('click', () => { fitData(); });
 
   // ── the view in the URL, for sharing ──
@@ -355,6 +354,9 @@ async function start() {
     if (s.view) showView(s.view);
     saveView();
   });
+
+  // The first view, once the panel holds its controls (their height decides where the data fits on a phone).
+  if (asked.view) showView(asked.view); else fitTo(firstExtent ?? worldExtent);
 
   // ── hover card: follows the pointer; a click pins it so that a long one can be scrolled ──
   const featuresAtPixel = (pixel) => map.getFeaturesAtPixel(pixel, { layerFilter: (l) => l === layer, hitTolerance: 2 });

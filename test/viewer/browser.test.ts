@@ -206,6 +206,32 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     }
   });
 
+  it('fits the data below the panel on a phone-sized screen, and beside it on a wide one', async () => {
+    // The data spans x 20..980, y 20..580 (the line from corner to corner); the panel covers the map's top left.
+    const placed = async (p: Page) => p.evaluate(() => {
+      const r = (document.getElementById('panel') as unknown as { getBoundingClientRect(): { right: number; bottom: number } }).getBoundingClientRect();
+      return { panel: { right: r.right, bottom: r.bottom }, low: window.__viewer.toScreen(20, 20), high: window.__viewer.toScreen(980, 580) };
+    });
+    const wide = await placed(page);
+    expect(wide.low[0]).toBeGreaterThanOrEqual(wide.panel.right);
+    expect(wide.high[0]).toBeLessThanOrEqual(1000);
+    const phone = await openPage(browser as Browser, consoleErrors, { width: 375, height: 667 });
+    try {
+      await phone.goto(server.url);
+      await phone.evaluate(() => window.__viewer.ready);
+      const { panel, low, high } = await placed(phone);
+      // Beside the panel there would be a strip a few dozen pixels wide: the data is below it, across the screen.
+      expect(panel.right).toBeGreaterThan(375 / 2);
+      expect(low[1]).toBeGreaterThanOrEqual(panel.bottom);
+      expect(high[1]).toBeLessThanOrEqual(667);
+      expect(low[0]).toBeGreaterThanOrEqual(0);
+      expect(high[0]).toBeLessThanOrEqual(375);
+      expect(high[0] - low[0]).toBeGreaterThan(375 * 0.8);
+    } finally {
+      await phone.close();
+    }
+  });
+
   it('writes and reads view hashes, percentages, palettes and card rows (the viewer modules in the page)', async () => {
     // A string, so that the test runner leaves the page's own dynamic imports alone.
     const got = await page.evaluate(`(async () => {

@@ -34,9 +34,9 @@ export async function launch(): Promise<Browser> {
   });
 }
 
-/** A 1000 × 640 page whose console errors, page errors and failed requests land in `errors`. */
-export async function openPage(browser: Browser, errors: string[]): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1000, height: 640 }, deviceScaleFactor: 1 });
+/** A page (1000 × 640 unless given) whose console errors, page errors and failed requests land in `errors`. */
+export async function openPage(browser: Browser, errors: string[], viewport = { width: 1000, height: 640 }): Promise<Page> {
+  const page = await browser.newPage({ viewport, deviceScaleFactor: 1 });
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
   // A load the page itself cancels (a tile no longer in view, the page closed mid-load) fails as net::ERR_ABORTED:
