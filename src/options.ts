@@ -158,6 +158,8 @@ export function resolveBuildConfig(given: Partial<Options>, header?: ImageSize):
   check(Number.isInteger(o.unitSize) && o.unitSize >= 256 && Number.isInteger(Math.log2(o.unitSize)), `--unit-size must be a power of two of at least 256, found ${o.unitSize}`);
   check(Number.isInteger(o.minZoom) && o.minZoom >= 0 && o.minZoom <= MAX_ZOOM, `--min-zoom must be 0..${MAX_ZOOM}, found ${o.minZoom}`);
   check(o.maxZoom === undefined || (Number.isInteger(o.maxZoom) && o.maxZoom >= o.minZoom && o.maxZoom <= MAX_ZOOM), `--max-zoom must be ${o.minZoom}..${MAX_ZOOM} (at least --min-zoom), found ${o.maxZoom}`);
+  // Spec: tile 0/0/0 of the JSON pyramid may be its overview descriptor, and is here; the features need a finer zoom.
+  check(!formats.json || o.maxZoom !== 0, `--max-zoom 0 leaves JSON tiles no zoom for features: the zoom-0 JSON tile is the overview descriptor (0/0/0.json); give --max-zoom 1 or more, or --format pbf`);
   check(Number.isInteger(o.shards) && o.shards >= 1, `--shards must be a whole number of at least 1, found ${o.shards}`);
   check(!(o.resume && o.force), '--resume continues the build in OUT and --force starts over, removing it: give one of them');
   check(o.tileBudget > 0, `--tile-budget must be positive, found ${o.tileBudget}`);

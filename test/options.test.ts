@@ -30,7 +30,7 @@ describe('resolveBuildConfig', () => {
   });
 
   it('accepts the edges of every range', () => {
-    expect(() => config({ workers: 1, unitSize: 256, minZoom: 0, maxZoom: 0, shards: 1, tileBudget: 1, memoryBudget: 1 })).not.toThrow();
+    expect(() => config({ workers: 1, unitSize: 256, minZoom: 0, maxZoom: 0, shards: 1, tileBudget: 1, memoryBudget: 1, format: 'pbf' })).not.toThrow();
     expect(() => config({ minZoom: MAX_ZOOM, maxZoom: MAX_ZOOM, unitSize: 2 ** 20 })).not.toThrow();
   });
 
@@ -47,6 +47,9 @@ describe('resolveBuildConfig', () => {
     expect(refusal(() => config({ tileBudget: 0 }))).toBe('--tile-budget must be positive, found 0');
     expect(refusal(() => config({ memoryBudget: -5 }))).toBe('--memory-budget must be positive, found -5');
     expect(refusal(() => config({ lod: 'some' }))).toBe('--lod must be auto or none, found "some"');
+    // JSON zoom 0 is the overview: the features would have no JSON tile.
+    expect(refusal(() => config({ maxZoom: 0, format: 'json' }))).toMatch(/^--max-zoom 0 leaves JSON tiles no zoom for features/);
+    expect(refusal(() => config({ maxZoom: 0 }))).toMatch(/^--max-zoom 0 leaves JSON tiles no zoom for features/);
   });
 
   it('takes --preview with PBF tiles only (previews are painted from the features), and refuses bad option text', () => {

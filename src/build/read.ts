@@ -1,5 +1,6 @@
 // Read stage of a build: sources → parse batches for the workers (validate, assign, partition) → unit records in the
 // store, and a summary of what was read; the collection members of the inputs are checked and kept here.
+import { ownOr } from '../model/own.js';
 import type { Properties } from '../model/feature.js';
 import type { Multiscale } from '../model/multiscale.js';
 import type { Vocabularies } from '../model/vocabulary.js';
@@ -196,7 +197,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     for (const d of r.dims) dims.add(d);
     mergeStats(sum.stats, r.stats);
     for (const [layer, [withId, without]] of Object.entries(r.ids)) {
-      const n = (ids[layer] ??= [0, 0]);
+      const n = ownOr(ids, layer, () => [0, 0]);
       n[0] += withId;
       n[1] += without;
     }

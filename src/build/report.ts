@@ -1,5 +1,6 @@
 // Report stage of a build: the unit markers summed into the run report (build-report.json), and the previews: the
 // quicklook of each plane put together from the level-0 units' patches, and the slide image downsampled.
+import { setOwn } from '../model/own.js';
 import type { Asset, TilesetDescriptor } from '../model/descriptor.js';
 import { PREVIEW_MAX_SIDE, backgroundJpeg, composePreview, previewGrid } from '../io/preview.js';
 import { placePatch } from '../raster/paint.js';
@@ -128,11 +129,11 @@ export function buildReport(ctx: RunContext, totals: MarkerTotals, descriptor: T
   const { plan, spilled } = ctx.planFile;
   const byLayer: BuildReport['tiles']['byLayer'] = {};
   plan.layers.forEach((id, l) => {
-    byLayer[id] = {
+    setOwn(byLayer, id, {
       pointified: totals.pointified.map((p) => p?.[l] ?? 0), thinned: totals.thinned.map((t) => t?.[l] ?? 0),
       completeZooms: descriptor.vector_layers[l].complete_zooms as number[],
       keptFraction: (descriptor.vector_layers[l].kept_fraction ?? {}) as Record<string, number>,
-    };
+    });
   });
   const sum = Object.values(totals.byZoom).reduce((a, z) => ({ tiles: a.tiles + z.tiles, bytes: a.bytes + z.bytes }), { tiles: 0, bytes: 0 });
   const r = run.read;

@@ -1,4 +1,5 @@
 // verify: each tile on its own (decodes, is valid, lies in its grid, bounds and budget) and JSON against PBF, returning problems.
+import { setOwn } from '../model/own.js';
 import type { Feature, FeatureCollection } from '../model/feature.js';
 import type { Geometry, Position } from '../model/geometry.js';
 import { BUFFER, EXTENT, tileSize } from '../tiling/space.js';
@@ -65,7 +66,7 @@ function expectedTags(f: Feature): Record<string, PbfValue> {
     }
     if (Object.prototype.hasOwnProperty.call(out, k)) return;
     const t = tagValue(v);
-    if (t !== undefined) out[k] = t;
+    if (t !== undefined) setOwn(out, k, t);
   };
   if (f.id !== undefined && !(typeof f.id === 'number' && Number.isSafeInteger(f.id) && f.id >= 0)) add('id', f.id);
   add('featureClass', f.featureClass);

@@ -1,4 +1,5 @@
 // The byte-level splitter of JSON input: events (json-events.ts) one feature at a time, never the whole file as one string.
+import { setOwn } from '../model/own.js';
 import { ReadError, ValueTooLargeError } from '../report/errors.js';
 import { jsonSyntaxError } from './json-errors.js';
 import { SplitFeature, type ReadEvent, type ValueLimit } from './json-events.js';
@@ -322,8 +323,7 @@ export class Splitter {
     if (this.streaming) {
       const members: Record<string, unknown> = {};
       for (const [key, m] of this.members) {
-        // defineProperty, not assignment: a `__proto__` member must stay data, as JSON.parse would keep it.
-        Object.defineProperty(members, key, { value: this.parse(m.text, m.line, m.column), enumerable: true, writable: true, configurable: true });
+        setOwn(members, key, this.parse(m.text, m.line, m.column));
       }
       this.out.push({ kind: 'members', members });
     } else {

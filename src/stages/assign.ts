@@ -6,6 +6,7 @@ import type { Issue } from '../validate/issue.js';
 import { pointerToken, shown } from '../validate/issue.js';
 import type { Dim, Plane } from '../tiling/space.js';
 import { isPbfId } from '../tiling/flat.js';
+import { own, ownOr, setOwn } from '../model/own.js';
 import { CLASS_FIELD, classColour } from './qupath.js';
 
 /** Where a feature's plane comes from, first to last: the input's fixed plane, named properties, a shared third coordinate. */
@@ -118,7 +119,7 @@ export type LayerStats = Record<string, Record<string, FieldStat>>;
 const MEMBER_FIELDS = ['featureClass', 'parentId', 'ref'] as const;
 
 function stat(stats: Record<string, FieldStat>, name: string): FieldStat {
-  return (stats[name] ??= { number: 0, bool: 0, string: 0, other: 0, min: Infinity, max: -Infinity, strings: [] });
+  return ownOr(stats, name, () => ({ number: 0, bool: 0, string: 0, other: 0, min: Infinity, max: -Infinity, strings: [] }));
 }
 
 function addString(s: FieldStat, v: string): void {
@@ -139,12 +140,12 @@ function observe(s: FieldStat, v: unknown): void {
 
 function addColour(s: FieldStat, value: string, colour: string): void {
   const colors = (s.colors ??= {});
-  if (colors[value] === undefined && Object.keys(colors).length < ENUM_CAP) colors[value] = colour;
+  if (own(colors, value) === undefined && Object.keys(colors).length < ENUM_CAP) setOwn(colors, value, colour);
 }
 
 /** Adds one feature's fields (nested objects flattened, as PBF tiles carry them) and PBF-carried members to its layer's statistics. */
 export function observeFeature(stats: LayerStats, layer: string, f: Feature): void {
-  const fields = (stats[layer] ??= {});
+  const fields = ownOr(stats, layer, () => ({}));
   const props = f.properties;
   if (props) {
     forEachField(props, (name, v) => observe(stat(fields, name), v));
@@ -157,10 +158,10 @@ export function observeFeature(stats: LayerStats, layer: string, f: Feature): vo
 
 /** Merges statistics gathered in parallel; the result does not depend on merge order. */
 export function mergeStats(into: LayerStats, from: LayerStats): void {
-  for (const layer in from) {
-    const dst = (into[layer] ??= {});
-    for (const name in from[layer]) {
-      const a = stat(dst, name), b = from[layer][name];
+  for (const [layer, named] of Object.entries(from)) {
+    const dst = ownOr(into, layer, () => ({}));
+    for (const [name, b] of Object.entries(named)) {
+      const a = stat(dst, name);
       a.number += b.number; a.bool += b.bool; a.string += b.string; a.other += b.other;
       if (b.min < a.min) a.min = b.min;
       if (b.max > a.max) a.max = b.max;
@@ -186,13 +187,13 @@ export function describeFields(fields: Record<string, FieldStat>): DescribedFiel
     const s = fields[name];
     const kinds = (s.number > 0 ? 1 : 0) + (s.bool > 0 ? 1 : 0) + (s.string > 0 ? 1 : 0) + (s.other > 0 ? 1 : 0);
     if (kinds === 0) continue; // only nulls seen: nothing to declare
-    if (kinds === 1 && s.number > 0) { out[name] = 'Number'; ranges[name] = [s.min, s.max]; continue; }
-    if (kinds === 1 && s.bool > 0) { out[name] = 'Bool'; continue; }
-    out[name] = 'String';
-    if (kinds === 1 && s.string > 0 && s.strings.length <= ENUM_CAP) enums[name] = [...s.strings].sort();
-    if (s.colors) colors[name] = Object.fromEntries(Object.keys(s.colors).sort().map((v) => [v, (s.colors as Record<string, string>)[v]]));
-    if (s.other > 0) notes[name] = 'arrays are JSON-encoded strings in PBF tiles';
-    else if (kinds > 1) notes[name] = 'mixed value types; non-strings are stringified in PBF tiles';
+    if (kinds === 1 && s.number > 0) { setOwn(out, name, 'Number'); setOwn(ranges, name, [s.min, s.max]); continue; }
+    if (kinds === 1 && s.bool > 0) { setOwn(out, name, 'Bool'); continue; }
+    setOwn(out, name, 'String');
+    if (kinds === 1 && s.string > 0 && s.strings.length <= ENUM_CAP) setOwn(enums, name, [...s.strings].sort());
+    if (s.colors) setOwn(colors, name, Object.fromEntries(Object.entries(s.colors).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
+    if (s.other > 0) setOwn(notes, name, 'arrays are JSON-encoded strings in PBF tiles');
+    else if (kinds > 1) setOwn(notes, name, 'mixed value types; non-strings are stringified in PBF tiles');
   }
   const res: DescribedFields = { fields: out };
   if (Object.keys(ranges).length) res.fieldranges = ranges;

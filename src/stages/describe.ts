@@ -1,4 +1,5 @@
 // Describe stage: the tileset descriptor, the per-plane overview tiles (JSON pyramid descriptors) and the run report.
+import { own } from '../model/own.js';
 import type { Asset, TilesetDescriptor, VectorLayer } from '../model/descriptor.js';
 import type { Vocabularies } from '../model/vocabulary.js';
 import { urlTemplate, type Plane } from '../tiling/space.js';
@@ -46,10 +47,10 @@ function vectorLayers(input: DescribeInput): VectorLayer[] {
   const { plan } = input;
   const vocab = typeof input.vocabularies === 'object' ? input.vocabularies : undefined;
   return plan.layers.map((id, i) => {
-    const fields = describeFields(input.stats[id] ?? {});
+    const fields = describeFields(own(input.stats, id) ?? {});
     const layer: VectorLayer = { id, ...fields, minzoom: plan.minZoom, maxzoom: plan.maxZoom };
     if (vocab) {
-      const used = Object.fromEntries(Object.entries(vocab).filter(([name]) => fields.fields && name in fields.fields));
+      const used = Object.fromEntries(Object.entries(vocab).filter(([name]) => fields.fields && own(fields.fields, name) !== undefined));
       if (Object.keys(used).length) layer.vocabularies = used;
     }
     // Foreign members: where the layer is complete; below, sub-pixel features are points and zooms may be thinned,

@@ -1,5 +1,6 @@
 // Parse + validate + assign, for one batch of raw features (pure): in a worker for JSON text, on the reading thread for
 // values; returns unit records, issues and statistics.
+import { ownOr } from '../model/own.js';
 import type { Feature } from '../model/feature.js';
 import type { Geometry } from '../model/geometry.js';
 import { fieldValue } from '../model/fields.js';
@@ -222,7 +223,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     for (const d of assigned.dims) dims.add(d);
     const layer = layerOf(f, task.layer, task.layerBy);
     observeFeature(res.stats, layer, f);
-    (res.ids[layer] ??= [0, 0])[isPbfId(f.id) ? 0 : 1]++;
+    ownOr(res.ids, layer, () => [0, 0])[isPbfId(f.id) ? 0 : 1]++;
     put(seq, layer, f, assigned.plane);
     const nucleus = task.nucleusFeatures ? nucleusOf(f) : undefined;
     if (nucleus) {

@@ -62,6 +62,8 @@ export interface PlanInput {
   minZoom: number;
   maxZoom?: number;
   cellSize: number;
+  /** JSON tiles are built: their zoom 0 is the overview descriptor, so the features need zoom 1 at least. */
+  json?: boolean;
 }
 
 /**
@@ -73,7 +75,7 @@ export function planWorld(p: PlanInput): { world: World; minZoom: number; maxZoo
   const width = p.imageSize?.width ?? fromData(p.bounds?.[2]);
   const height = p.imageSize?.height ?? fromData(p.bounds?.[3]);
   const side = worldSide(width, height);
-  const maxZoom = p.maxZoom ?? Math.max(p.minZoom, defaultMaxZoom(side));
+  const maxZoom = p.maxZoom ?? Math.max(p.minZoom, defaultMaxZoom(side), p.json ? 1 : 0);
   return { world: { side, width, height }, minZoom: p.minZoom, maxZoom };
 }
 
@@ -217,7 +219,7 @@ export const FIRST_UPPER_BYTES = UNIT_BYTES / 2;
  */
 export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: string[], bytesOf: (key: string) => number = () => 0): { plan: BuildPlan; units: UnitPlan[] } {
   const o = config.options;
-  const { world, minZoom, maxZoom } = planWorld({ imageSize: config.imageSize, bounds: found.bounds, minZoom: o.minZoom, maxZoom: o.maxZoom, cellSize: o.unitSize });
+  const { world, minZoom, maxZoom } = planWorld({ imageSize: config.imageSize, bounds: found.bounds, minZoom: o.minZoom, maxZoom: o.maxZoom, cellSize: o.unitSize, json: config.formats.json });
   // Level 0 decides the units; the levels above it follow from their bytes.
   const baseLevel = (finer: number) => planLevels(world.side, minZoom, maxZoom, o.unitSize, finer)[0];
   const bytes = (u: UnitPlan) => unitBytes(u, world.side, o.unitSize, bytesOf);

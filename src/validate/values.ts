@@ -1,4 +1,5 @@
 // Values that JSON text can spell but tiles cannot carry: numbers beyond float64 (1e400) and lone UTF-16 surrogates.
+import { setOwn } from '../model/own.js';
 import { pointerToken, shown, type Issue } from './issue.js';
 import { report } from './rules.js';
 
@@ -86,10 +87,6 @@ export function checkValues(root: Record<string, unknown>, path: string, skip: R
 
 const fixed = (s: string) => s.replace(/\p{Cs}/gu, '\uFFFD');
 
-/** defineProperty, not assignment: a `__proto__` member must stay data, as JSON.parse keeps it. */
-function define(obj: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
-}
 
 /**
  * Replaces, in place, every lone surrogate in the strings and member names under the object `root` (but its
@@ -117,8 +114,8 @@ export function replaceLoneSurrogates(root: Record<string, unknown>, skip: Reado
       else if (v !== null && typeof v === 'object') stack.push(v as Container);
       if (renamed >= 0 && i >= renamed) {
         delete c[key];
-        define(c, fixed(key), v);
-      } else if (v !== c[key]) define(c, key, v);
+        setOwn(c, fixed(key), v);
+      } else if (v !== c[key]) setOwn(c, key, v);
     }
   }
 }

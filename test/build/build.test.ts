@@ -130,6 +130,25 @@ describe('buildPyramid', () => {
     expect(compared).toBeGreaterThan(5);
   });
 
+  it('keeps fields and layers named like Object members (constructor, toString, __proto__) as data', async () => {
+    // Written as text: an object literal's `__proto__` would set the prototype, not a member.
+    const props = '{"constructor":"x","toString":"ts","valueOf":1,"__proto__":5,"nested":{"__proto__":{"b":2}},"kind":"constructor"}';
+    const text = `{"type":"FeatureCollection","features":[{"type":"Feature","id":1,"properties":${props},"geometry":{"type":"Point","coordinates":[100,100]}}]}`;
+    const { sink } = await build({ layerBy: 'kind', maxZoom: 1 }, text);
+    const d = json(sink, 'tileset.json') as { vector_layers: Array<{ id: string; fields: Record<string, string> }> };
+    expect(d.vector_layers.map((l) => l.id)).toEqual(['constructor']);
+    expect(Object.entries(d.vector_layers[0].fields)).toEqual([
+      ['__proto__', 'Number'], ['constructor', 'String'], ['kind', 'String'], ['nested.__proto__.b', 'Number'], ['toString', 'String'], ['valueOf', 'Number'],
+    ]);
+    const tile = Buffer.from(sink.files.get('1/0/0.json') as Uint8Array).toString('utf8');
+    expect(tile).toContain(`"properties":${props}`);
+    const [f] = decodePbf(sink.files.get('1/0/0.pbf') as Uint8Array, 2048, 1, 0, 0);
+    expect(f.layer).toBe('constructor');
+    expect(f.properties).toMatchObject({ constructor: 'x', toString: 'ts', valueOf: 1, kind: 'constructor', 'nested.__proto__.b': 2 });
+    const report = json(sink, 'build-report.json') as { tiles: { byLayer: Record<string, unknown> } };
+    expect(Object.keys(report.tiles.byLayer)).toEqual(['constructor']);
+  });
+
   it('warns of a layer where some features have an integer id and some not: a sequence number may be another\'s id', async () => {
     const point = (id: unknown, x: number) => ({ type: 'Feature', ...(id === undefined ? {} : { id }), properties: {}, geometry: { type: 'Point', coordinates: [x, 10] } });
     const warnings: [string, unknown][] = [];

@@ -13,6 +13,9 @@ describe('planWorld', () => {
     expect(planWorld({ bounds: [3, 4, 2011.2, 1341.5], minZoom: 0, cellSize: 2048 }))
       .toEqual({ world: { side: 2048, width: 2012, height: 1342 }, minZoom: 0, maxZoom: 2 });
     expect(planWorld({ bounds: null, minZoom: 0, cellSize: 2048 })).toEqual({ world: { side: 1, width: 1, height: 1 }, minZoom: 0, maxZoom: 0 });
+    // With JSON tiles zoom 0 is the overview: the features get zoom 1 (a 300 x 200 label mask built to JSON had none).
+    expect(planWorld({ bounds: [0, 0, 300, 200], minZoom: 0, cellSize: 2048, json: true }).maxZoom).toBe(1);
+    expect(planWorld({ bounds: [0, 0, 300, 200], minZoom: 0, cellSize: 2048 }).maxZoom).toBe(0);
   });
 
   it('keeps a given finest zoom, and never puts the default finest zoom below the coarsest', () => {
