@@ -11,7 +11,7 @@ import type { CliIO } from './io.js';
 import { pathOverlap } from '../io/dirs.js';
 
 /** File names a directory argument contributes: annotation documents, plain or gzipped. */
-const DATA_FILE = /\.(json|geojson|ndjson|geojsonl|geojsons|jsonl)(\.gz)?$|\.(tif|tiff|png)$/i;
+const DATA_FILE = /\.(json|geojson|ndjson|geojsonl|geojsons|jsonl)(\.gz)?$/i;
 
 function fileInput(file: string, plane?: Partial<Plane>, layer?: string): InputSpec {
   let st: fs.Stats;
@@ -33,9 +33,9 @@ function fileInput(file: string, plane?: Partial<Plane>, layer?: string): InputS
  * directory (its files are parts of one export, such as per-patch files) unless `perFile`, or a layer given.
  */
 /** What every path argument is expanded with: the CLI's I/O, --layer-per-file, --layer and the output. */
-interface ExpandContext { io: CliIO; perFile: boolean; layerOption?: string; out?: string }
+interface ExpandContext { io: CliIO; perFile: boolean; layerOption?: string; out?: string; warn?: (message: string, fields: Record<string, unknown>) => void }
 
-function expand(arg: string, { io, perFile, layerOption, out }: ExpandContext, plane?: Partial<Plane>, layer?: string): InputSpec[] {
+function expand(arg: string, { io, perFile, layerOption, out, warn }: ExpandContext, plane?: Partial<Plane>, layer?: string): InputSpec[] {
   if (arg === '-') return [{ source: streamSource('-', io.stdin), plane, layer }];
   const full = path.resolve(io.cwd, arg);
   let st: fs.Stats;
@@ -51,8 +51,14 @@ function expand(arg: string, { io, perFile, layerOption, out }: ExpandContext, p
   if (to !== undefined && (pathOverlap(to, full) === 'is' || (isArchiveFile(to) && pathOverlap(path.dirname(to), full) === 'is'))) {
     throw new UsageError(`the output ${out} writes into the input directory ${arg}, whose data files a build reads: the next build would read what this one wrote there as input; choose an output outside it (a folder inside it is fine)`);
   }
-  const files = fs.readdirSync(full).filter((n) => DATA_FILE.test(n)).sort();
-  if (files.length === 0) throw new InputError(`directory ${arg} holds no .json, .geojson or .ndjson files`, arg);
+  const names = fs.readdirSync(full).sort();
+  const files = names.filter((n) => DATA_FILE.test(n));
+  // Slide images and thumbnails lie beside exports: a label mask is read only when named as an input of its own.
+  const images = names.filter((n) => MASK_FILE.test(n));
+  if (images.length) {
+    warn?.(`directory ${arg}: ${images.length} image file(s) passed over (${images.slice(0, 3).join(', ')}${images.length > 3 ? ', …' : ''}): a directory gives its annotation documents; name a label mask as an input of its own`, { event: 'images-passed-over', directory: arg, files: images });
+  }
+  if (files.length === 0) throw new InputError(`directory ${arg} holds no .json, .geojson or .ndjson files${images.length ? ` (label masks are read when named as inputs themselves: ${images.slice(0, 3).join(', ')})` : ''}`, arg);
   // A directory's name is a layer of its own only when --layer does not name one for every input.
   const dirLayer = layer ?? (perFile || layerOption !== undefined ? undefined : layerNameFor(full));
   return files.map((n) => fileInput(path.join(arg, n), plane, dirLayer));
@@ -80,10 +86,10 @@ function readManifest(file: string): ManifestEntry[] {
 }
 
 /** Every input of a build command, in the order given: positional arguments, then --input, then the manifest. */
-export function resolveInputs(args: string[], options: Options, io: CliIO): InputSpec[] {
+export function resolveInputs(args: string[], options: Options, io: CliIO, warn?: ExpandContext['warn']): InputSpec[] {
   const inputs: InputSpec[] = [];
   if (args.filter((a) => a === '-').length > 1) throw new UsageError('- (standard input) can be given only once');
-  const ctx: ExpandContext = { io, perFile: options.layerPerFile, layerOption: options.layer, out: options.out };
+  const ctx: ExpandContext = { io, perFile: options.layerPerFile, layerOption: options.layer, out: options.out, warn };
   for (const a of args) inputs.push(...expand(a, ctx));
   for (const spec of options.input) {
     const i = spec.indexOf(':');

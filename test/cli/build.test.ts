@@ -121,6 +121,27 @@ describe('mudm-tiles build', () => {
     expect(fs.existsSync(path.join(data, 'cells.json'))).toBe(true);
   });
 
+  it('reads a directory\'s annotation documents and passes over the slide images beside them, saying so', async () => {
+    const dir = path.join(tmpDir('mudm-cli-images'), 'export');
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, 'cells.ndjson'), `${feature(1, 10, 10)}\n${feature(2, 100, 50)}\n`);
+    // An intensity image (a mask would trace its grey levels as labels) and an RGB thumbnail (no mask at all).
+    await sharp({ create: { width: 64, height: 48, channels: 3, background: '#336699' } }).png().toFile(path.join(dir, 'thumbnail.png'));
+    await sharp(Buffer.alloc(64 * 48, 7), { raw: { width: 64, height: 48, channels: 1 } }).tiff().toFile(path.join(dir, 'slide-DAPI.tif'));
+    const out = path.join(path.dirname(dir), 'out');
+    const r = await run(['build', dir, '-o', out, '--format', 'pbf', '--max-zoom', '1']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe(`warning: directory ${dir}: 2 image file(s) passed over (slide-DAPI.tif, thumbnail.png): a directory gives its annotation documents; name a label mask as an input of its own\n`);
+    expect(r.stdout).toContain('features: 2 read, 2 valid, 0 invalid');
+    const ids = decodePbf(fs.readFileSync(path.join(out, '0/0/0.pbf')), 256, 0, 0, 0).map((f) => f.id).sort();
+    expect(ids).toEqual([1, 2]);
+    // Only images: nothing to read, and the message says how a mask is read.
+    for (const f of ['cells.ndjson']) fs.rmSync(path.join(dir, f));
+    const none = await run(['build', dir, '-o', out, '--force']);
+    expect(none.code).toBe(3);
+    expect(none.stderr).toContain(`error: directory ${dir} holds no .json, .geojson or .ndjson files (label masks are read when named as inputs themselves: slide-DAPI.tif, thumbnail.png)`);
+  });
+
   it('exits 3 on a syntax error inside a feature, with line and column', async () => {
     const dir = tmpDir('mudm-cli');
     const file = path.join(dir, 'bad.json');

@@ -11,7 +11,7 @@ export const usage = 'INPUT... -o DIR|FILE.pmtiles --shards N';
 export async function run(ctx: CommandContext): Promise<number> {
   const { options, io, log } = ctx;
   if (!options.out) throw new UsageError('plan needs an output directory: -o DIR');
-  const inputs = resolveInputs(ctx.args, options, io);
+  const inputs = resolveInputs(ctx.args, options, io, (m, f) => log.warn(m, f));
   const progress = progressReporter(options, io);
   // --input and --manifest are in `inputs` now.
   const r = await planShardedBuild(inputs, { ...options, input: [], manifest: undefined }, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), onRemoved: removalLogger(log, options.out), processes: localProcesses });
