@@ -211,6 +211,12 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     if (withId === 0 || without === 0) continue;
     io.onWarning?.(`layer ${layer}: ${withId} feature(s) have an integer id and ${without} do not; those get their input sequence number as PBF id, which may be another feature's id (MVT ids should be unique in a layer): give every feature an id, or none`, { event: 'mixed-ids', layer, withId, without });
   }
+  for (const [layer, fields] of Object.entries(sum.stats).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    for (const [field, st] of Object.entries(fields)) {
+      if (!st.shadowed) continue;
+      io.onWarning?.(`layer ${layer}: ${st.shadowed} feature(s) have a property "${field}" beside their own ${field} member; PBF tiles carry the member under that name, so the property is in JSON tiles only: rename the property to keep it in PBF`, { event: 'property-shadowed', layer, field, features: st.shadowed });
+    }
+  }
   return sum;
 }
 

@@ -105,6 +105,8 @@ export interface FieldStat {
   strings: string[];
   /** Colours the data gives some values (QuPath's class colours), value → `#rrggbb`; the first seen wins. */
   colors?: Record<string, string>;
+  /** Features whose property of this name a member of the same name hides in PBF tiles (`id`, `parentId`, ...). */
+  shadowed?: number;
 }
 
 export const ENUM_CAP = 64;
@@ -117,6 +119,7 @@ export type LayerStats = Record<string, Record<string, FieldStat>>;
 
 /** Feature members that travel as properties in PBF and are declared like them. */
 const MEMBER_FIELDS = ['featureClass', 'parentId', 'ref'] as const;
+type Member = (typeof MEMBER_FIELDS)[number];
 
 function stat(stats: Record<string, FieldStat>, name: string): FieldStat {
   return ownOr(stats, name, () => ({ number: 0, bool: 0, string: 0, other: 0, min: Infinity, max: -Infinity, strings: [] }));
@@ -148,7 +151,13 @@ export function observeFeature(stats: LayerStats, layer: string, f: Feature): vo
   const fields = ownOr(stats, layer, () => ({}));
   const props = f.properties;
   if (props) {
-    forEachField(props, (name, v) => observe(stat(fields, name), v));
+    // A member carried as a tag wins over a property of its name (flat.ts): the property is not in PBF tiles.
+    const hides = (name: string) => (name === 'id' ? f.id !== undefined && !isPbfId(f.id) : (MEMBER_FIELDS as readonly string[]).includes(name) && f[name as Member] !== undefined);
+    forEachField(props, (name, v) => {
+      const s = stat(fields, name);
+      if (v !== null && hides(name)) s.shadowed = (s.shadowed ?? 0) + 1;
+      else observe(s, v);
+    });
     const c = classColour(props);
     if (c) addColour(stat(fields, CLASS_FIELD), c.value, c.colour);
   }
@@ -166,6 +175,7 @@ export function mergeStats(into: LayerStats, from: LayerStats): void {
       if (b.min < a.min) a.min = b.min;
       if (b.max > a.max) a.max = b.max;
       for (const s of b.strings) addString(a, s);
+      if (b.shadowed) a.shadowed = (a.shadowed ?? 0) + b.shadowed;
       if (b.colors) for (const [v, c] of Object.entries(b.colors)) addColour(a, v, c);
     }
   }

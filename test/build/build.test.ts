@@ -161,6 +161,24 @@ describe('buildPyramid', () => {
     expect(warnings).toEqual([]);
   });
 
+  it('warns of a property that a member of its name hides in PBF tiles (a UUID id beside properties.id)', async () => {
+    const warnings: [string, unknown][] = [];
+    const text = JSON.stringify({ type: 'FeatureCollection', features: [
+      { type: 'Feature', id: 'a1b2-uuid', properties: { id: 42, label: 'x' }, geometry: { type: 'Point', coordinates: [10, 10] } },
+      { type: 'Feature', id: 'c3', parentId: 'member', properties: { parentId: 'own' }, geometry: { type: 'Point', coordinates: [20, 10] } },
+      // An integer id is the PBF id, not a tag: the property keeps its name.
+      { type: 'Feature', id: 7, properties: { id: 43 }, geometry: { type: 'Point', coordinates: [30, 10] } },
+    ] });
+    const sink = new MemorySink();
+    await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, maxZoom: 1 }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings.filter(([, d]) => (d as { event: string }).event === 'property-shadowed')).toEqual(['id', 'parentId'].map((field) => [
+      `layer cells: 1 feature(s) have a property "${field}" beside their own ${field} member; PBF tiles carry the member under that name, so the property is in JSON tiles only: rename the property to keep it in PBF`,
+      { event: 'property-shadowed', layer: 'cells', field, features: 1 },
+    ]));
+    const pbf = decodePbf(sink.files.get('0/0/0.pbf') as Uint8Array, 2048, 0, 0, 0);
+    expect(pbf.map((f) => [f.id, f.properties.id, f.properties.parentId])).toEqual([[0, 'a1b2-uuid', undefined], [1, 'c3', 'member'], [7, 43, undefined]]);
+  });
+
   it('places features at the world edges exactly once in the unbuffered finest tiles', async () => {
     const { sink } = await build();
     for (const id of [9, 10, 11, 12]) {
