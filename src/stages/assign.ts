@@ -9,7 +9,10 @@ import { isPbfId } from '../tiling/flat.js';
 import { own, ownOr, setOwn } from '../model/own.js';
 import { CLASS_FIELD, classColour } from './qupath.js';
 
-/** Where a feature's plane comes from, first to last: the input's fixed plane, named properties, a shared third coordinate. */
+/**
+ * Where a feature's plane comes from, first to last: the input's fixed plane, named properties, QuPath's geometry
+ * `plane`, a shared third coordinate.
+ */
 export interface PlaneRule {
   /** Dimensions fixed for the whole input (`--input t=0,c=1:FILE`, manifest). */
   fixed: Partial<Plane>;
@@ -52,6 +55,18 @@ function sharedZ(g: Feature['geometry']): number | undefined {
   return mixed ? undefined : z;
 }
 
+/**
+ * QuPath's plane of a ROI (`"plane": {"c": -1, "z": 2, "t": 0}` in the geometry, written off the default plane):
+ * z, t and c, but c -1 ("every channel") and 0, the default, which QuPath writes for every dimension alike: a z
+ * stack gets no t in its tile paths.
+ */
+function quPathPlane(g: Feature['geometry'], d: Dim): unknown {
+  const plane = g === null ? undefined : (g as { plane?: unknown }).plane;
+  if (plane === null || typeof plane !== 'object' || !Object.prototype.hasOwnProperty.call(plane, d)) return undefined;
+  const v = (plane as Record<string, unknown>)[d];
+  return v === 0 || (d === 'c' && v === -1) ? undefined : v;
+}
+
 /** The feature's plane, or an issue when a plane value is not a non-negative integer. */
 export function assignPlane(f: Feature, rule: PlaneRule, path: string): Assigned | Issue {
   const plane: Plane = { t: 0, c: 0, z: 0 };
@@ -66,6 +81,8 @@ export function assignPlane(f: Feature, rule: PlaneRule, path: string): Assigned
       if (keys === undefined) continue;
       v = fieldValue(f.properties, rule.fields[d] as string);
       where = `${path}/properties/${keys.map(pointerToken).join('/')}`;
+    } else if ((v = quPathPlane(f.geometry, d)) !== undefined) {
+      where = `${path}/geometry/plane/${d}`;
     } else if (d === 'z') {
       v = sharedZ(f.geometry);
       where = `${path}/geometry/coordinates`;

@@ -34,6 +34,16 @@ describe('assignPlane', () => {
     expect(assignPlane(at([[0, 0, 2], [1, 1, 2]], { slice: 7 }), { fixed: {}, fields: { z: 'slice' } }, '')).toEqual({ plane: { t: 0, c: 0, z: 7 }, dims: ['z'] });
   });
 
+  it('takes QuPath\'s geometry plane (z stacks, time series): z, t and c, but c -1 and the defaults, after named properties', () => {
+    const roi = (plane: Record<string, number> | undefined, properties: Record<string, unknown> | null = null): Feature =>
+      ({ type: 'Feature', properties, geometry: { type: 'Point', coordinates: [5, 5], ...(plane ? { plane } : {}) } as Feature['geometry'] });
+    expect(assignPlane(roi({ c: -1, z: 2, t: 0 }), none, '')).toEqual({ plane: { t: 0, c: 0, z: 2 }, dims: ['z'] });
+    expect(assignPlane(roi({ c: 1, z: 0, t: 3 }), none, '')).toEqual({ plane: { t: 3, c: 1, z: 0 }, dims: ['t', 'c'] });
+    expect(assignPlane(roi(undefined), none, '')).toEqual({ plane: { t: 0, c: 0, z: 0 }, dims: [] });
+    expect(assignPlane(roi({ z: 2 }, { slice: 4 }), { fixed: {}, fields: { z: 'slice' } }, '')).toEqual({ plane: { t: 0, c: 0, z: 4 }, dims: ['z'] });
+    expect(assignPlane(roi({ z: 1.5 }), none, '/features/3')).toEqual({ code: 'plane-value-invalid', severity: 'error', path: '/features/3/geometry/plane/z', message: 'plane z must be a non-negative integer, found 1.5' });
+  });
+
   it('refuses a plane value that is not a non-negative integer, naming where it was and what it was', () => {
     const rule: PlaneRule = { fixed: {}, fields: { t: 'frame' } };
     for (const [v, shown] of [[-1, '-1'], [1.5, '1.5'], ['2', '"2"']] as const) {
