@@ -213,6 +213,10 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   }
   for (const [layer, fields] of Object.entries(sum.stats).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     for (const [field, st] of Object.entries(fields)) {
+      if (st.number > 0 && st.string > 0) {
+        const example = st.strings.length > 0 && st.strings[0] !== '' ? ` such as ${JSON.stringify(st.strings[0])}` : '';
+        io.onWarning?.(`layer ${layer}: field "${field}" holds ${st.number} number(s) and ${st.string} string(s)${example}: it is declared a String, with no range (a viewer cannot colour it on a scale); write missing values as null to keep it a Number`, { event: 'mixed-field', layer, field, numbers: st.number, strings: st.string });
+      }
       if (!st.shadowed) continue;
       io.onWarning?.(`layer ${layer}: ${st.shadowed} feature(s) have a property "${field}" beside their own ${field} member; PBF tiles carry the member under that name, so the property is in JSON tiles only: rename the property to keep it in PBF`, { event: 'property-shadowed', layer, field, features: st.shadowed });
     }

@@ -179,6 +179,19 @@ describe('buildPyramid', () => {
     expect(pbf.map((f) => [f.id, f.properties.id, f.properties.parentId])).toEqual([[0, 'a1b2-uuid', undefined], [1, 'c3', 'member'], [7, 43, undefined]]);
   });
 
+  it('warns of a field of numbers with a few strings ("NA" for a missing value), which is declared a String', async () => {
+    const warnings: [string, unknown][] = [];
+    const point = (area: unknown, x: number) => ({ type: 'Feature', id: x, properties: { measurements: { Area: area }, note: x > 10 ? 'b' : 1 }, geometry: { type: 'Point', coordinates: [x, 10] } });
+    const text = JSON.stringify({ type: 'FeatureCollection', features: [point(12.5, 10), point('NA', 20), point(14, 30), point(null, 40)] });
+    const sink = new MemorySink();
+    await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, maxZoom: 1 }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings).toEqual([
+      ['layer cells: field "measurements.Area" holds 2 number(s) and 1 string(s) such as "NA": it is declared a String, with no range (a viewer cannot colour it on a scale); write missing values as null to keep it a Number', { event: 'mixed-field', layer: 'cells', field: 'measurements.Area', numbers: 2, strings: 1 }],
+      ['layer cells: field "note" holds 1 number(s) and 3 string(s) such as "b": it is declared a String, with no range (a viewer cannot colour it on a scale); write missing values as null to keep it a Number', { event: 'mixed-field', layer: 'cells', field: 'note', numbers: 1, strings: 3 }],
+    ]);
+    expect((json(sink, 'tileset.json') as { vector_layers: Array<{ fields: Record<string, string> }> }).vector_layers[0].fields['measurements.Area']).toBe('String');
+  });
+
   it('places features at the world edges exactly once in the unbuffered finest tiles', async () => {
     const { sink } = await build();
     for (const id of [9, 10, 11, 12]) {
