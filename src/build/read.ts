@@ -138,6 +138,8 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   const fieldsSeen = new Set<string>();
   /** Per layer: valid features with an integer input id, and without (see ParseResult.ids). */
   const ids: Record<string, [number, number]> = {};
+  /** Per dimension: valid features without its --plane-field. */
+  const lacking: Partial<Record<Dim, number>> = {};
   const grow = (b: readonly number[]) => {
     const bb = (sum.bounds ??= [Infinity, Infinity, -Infinity, -Infinity]);
     bb[0] = Math.min(bb[0], b[0]); bb[1] = Math.min(bb[1], b[1]);
@@ -195,6 +197,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     for (const name of r.optionFieldsSeen) fieldsSeen.add(name);
     sum.halfExtent = Math.max(sum.halfExtent, r.halfExtent);
     for (const d of r.dims) dims.add(d);
+    for (const [d, n] of Object.entries(r.planeLacking) as [Dim, number][]) lacking[d] = (lacking[d] ?? 0) + n;
     mergeStats(sum.stats, r.stats);
     for (const [layer, [withId, without]] of Object.entries(r.ids)) {
       const n = ownOr(ids, layer, () => [0, 0]);
@@ -210,6 +213,12 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   for (const [layer, [withId, without]] of Object.entries(ids).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (withId === 0 || without === 0) continue;
     io.onWarning?.(`layer ${layer}: ${withId} feature(s) have an integer id and ${without} do not; those get their input sequence number as PBF id, which may be another feature's id (MVT ids should be unique in a layer): give every feature an id, or none`, { event: 'mixed-ids', layer, withId, without });
+  }
+  for (const d of ['t', 'c', 'z'] as const) {
+    const n = lacking[d];
+    // Only when some features have it: a field no feature has stops the build (checkOptionFields).
+    if (n === undefined || n === sum.valid) continue;
+    io.onWarning?.(`${n} of ${sum.valid} valid feature(s) have no field "${config.planeFields[d]}" (--plane-field ${d}=${config.planeFields[d]}): they are put on ${d}=0, with the features whose ${d} is 0`, { event: 'plane-field-lacking', dim: d, field: config.planeFields[d], features: n, of: sum.valid });
   }
   for (const [layer, fields] of Object.entries(sum.stats).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     for (const [field, st] of Object.entries(fields)) {

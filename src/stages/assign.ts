@@ -24,6 +24,8 @@ export interface Assigned {
   plane: Plane;
   /** Dimensions this feature set explicitly (they appear in tile paths). */
   dims: Dim[];
+  /** Dimensions whose `--plane-field` the feature lacks (it is put at 0 there). */
+  lacking?: Dim[];
 }
 
 /** A third coordinate shared by every position of the geometry, or undefined. */
@@ -71,6 +73,7 @@ function quPathPlane(g: Feature['geometry'], d: Dim): unknown {
 export function assignPlane(f: Feature, rule: PlaneRule, path: string): Assigned | Issue {
   const plane: Plane = { t: 0, c: 0, z: 0 };
   const dims: Dim[] = [];
+  let lacking: Dim[] | undefined;
   for (const d of ['t', 'c', 'z'] as const) {
     let v: unknown;
     let where = '';
@@ -78,7 +81,10 @@ export function assignPlane(f: Feature, rule: PlaneRule, path: string): Assigned
       v = rule.fixed[d];
     } else if (rule.fields[d] !== undefined) {
       const keys = fieldPath(f.properties, rule.fields[d] as string);
-      if (keys === undefined) continue;
+      if (keys === undefined) {
+        (lacking ??= []).push(d);
+        continue;
+      }
       v = fieldValue(f.properties, rule.fields[d] as string);
       where = `${path}/properties/${keys.map(pointerToken).join('/')}`;
     } else if ((v = quPathPlane(f.geometry, d)) !== undefined) {
@@ -96,7 +102,7 @@ export function assignPlane(f: Feature, rule: PlaneRule, path: string): Assigned
     plane[d] = v;
     dims.push(d);
   }
-  return { plane, dims };
+  return lacking ? { plane, dims, lacking } : { plane, dims };
 }
 
 /** The value of `--layer-by` or a plane field in a feature: a member such as featureClass, else a (dotted) property field. */

@@ -78,6 +78,8 @@ export interface ParseResult {
   units: [string, Uint8Array][];
   /** The fields named by `layerBy` and `rule.fields` that some feature of the batch has (valid or not). */
   optionFieldsSeen: string[];
+  /** Valid features without their `--plane-field`, per dimension (put at 0 there). */
+  planeLacking: Partial<Record<Dim, number>>;
   /** Tile size estimates of the batch (thinning.ts), when asked for. */
   sketch?: SketchData;
   /**
@@ -108,7 +110,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
   const tally = new IssueTally(task.sampleCap);
   const res: ParseResult = {
     read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {},
-    bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, units: [], optionFieldsSeen: [], ids: {},
+    bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, units: [], optionFieldsSeen: [], planeLacking: {}, ids: {},
   };
   const enc = new RecordEncoder(task.json);
   const dims = new Set<Dim>();
@@ -221,6 +223,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     }
     res.valid++;
     for (const d of assigned.dims) dims.add(d);
+    if (assigned.lacking) for (const d of assigned.lacking) res.planeLacking[d] = (res.planeLacking[d] ?? 0) + 1;
     const layer = layerOf(f, task.layer, task.layerBy);
     observeFeature(res.stats, layer, f);
     ownOr(res.ids, layer, () => [0, 0])[isPbfId(f.id) ? 0 : 1]++;

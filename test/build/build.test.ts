@@ -192,6 +192,16 @@ describe('buildPyramid', () => {
     expect((json(sink, 'tileset.json') as { vector_layers: Array<{ fields: Record<string, string> }> }).vector_layers[0].fields['measurements.Area']).toBe('String');
   });
 
+  it('warns of features without the --plane-field that others have: they are put on plane 0', async () => {
+    const warnings: [string, unknown][] = [];
+    const point = (channel: number | undefined, x: number) => ({ type: 'Feature', id: x, properties: channel === undefined ? {} : { channel }, geometry: { type: 'Point', coordinates: [x, 10] } });
+    const text = JSON.stringify({ type: 'FeatureCollection', features: [point(1, 10), point(undefined, 20), point(0, 30)] });
+    const sink = new MemorySink();
+    await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, maxZoom: 1, planeField: 'c=channel' }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings).toEqual([['1 of 3 valid feature(s) have no field "channel" (--plane-field c=channel): they are put on c=0, with the features whose c is 0', { event: 'plane-field-lacking', dim: 'c', field: 'channel', features: 1, of: 3 }]]);
+    expect(decodePbf(sink.files.get('0/0/0/0.pbf') as Uint8Array, 2048, 0, 0, 0).map((f) => f.id)).toEqual([20, 30]);
+  });
+
   it('places features at the world edges exactly once in the unbuffered finest tiles', async () => {
     const { sink } = await build();
     for (const id of [9, 10, 11, 12]) {
