@@ -11,8 +11,8 @@ describe('assignPlane', () => {
   it('reads plane properties, leaving dimensions without a value at 0 and out of the path', () => {
     const rule: PlaneRule = { fixed: {}, fields: { t: 'frame', c: 'channel' } };
     expect(assignPlane(at([[0, 0], [1, 1]], { frame: 3, channel: 1 }), rule, '/features/0')).toEqual({ plane: { t: 3, c: 1, z: 0 }, dims: ['t', 'c'] });
-    expect(assignPlane(at([[0, 0], [1, 1]], { frame: 2 }), rule, '')).toEqual({ plane: { t: 2, c: 0, z: 0 }, dims: ['t'] });
-    expect(assignPlane(at([[0, 0], [1, 1]]), rule, '')).toEqual({ plane: { t: 0, c: 0, z: 0 }, dims: [] });
+    expect(assignPlane(at([[0, 0], [1, 1]], { frame: 2 }), rule, '')).toEqual({ plane: { t: 2, c: 0, z: 0 }, dims: ['t'], lacking: ['c'] });
+    expect(assignPlane(at([[0, 0], [1, 1]]), rule, '')).toEqual({ plane: { t: 0, c: 0, z: 0 }, dims: [], lacking: ['t', 'c'] });
   });
 
   it('lets the input\'s fixed plane win over properties', () => {
