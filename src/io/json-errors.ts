@@ -11,7 +11,8 @@ export function jsonSyntaxError(file: string, text: string, line: number, column
   const m = /\bat position (\d+)/.exec(v8);
   let position: number;
   let message: string;
-  if (m) {
+  // A non-finite number (QuPath before 0.5) gets the scanner's message, which says where it comes from.
+  if (m && !/(?:NaN|Infinity)/.test(text)) {
     position = Number(m[1]);
     message = v8
       .replace(/\s*in JSON at position \d+/, '')
@@ -103,6 +104,9 @@ export function locateJsonError(s: string): { position: number; message: string 
           if (typeof r !== 'number') return r;
           i = r;
           expect = 'after';
+        } else if (/^-?(NaN|Infinity)/.test(s.slice(i, i + 9))) {
+          // QuPath before 0.5 writes non-finite measurements so: the README's advice goes with the message.
+          return { position: i, message: `${s.slice(i, i + 9).replace(/^(-?(?:NaN|Infinity)).*$/, '$1')} is not JSON, expected a value (QuPath before 0.5 writes it for a missing measurement: export again from QuPath 0.5 or later, or without measurements)` };
         } else if (c === '-' || (c >= '0' && c <= '9')) {
           NUMBER.lastIndex = i;
           const m = NUMBER.exec(s);

@@ -316,6 +316,9 @@ describe('syntax errors: exact line and column', () => {
     ['raw newline in a string', '{"features":[{"a":"x\ny"}]}', 1, 21, /control character|Bad control/i],
     ['RS inside a record (truncated)', '\x1e{"a":[1,\x1e{"b":2}\n', 1, 10, /record separator/],
     ['non-ASCII before the error counts in bytes', '{"features":[{"µ":}]}', 1, 20, /expected a value/],
+    // QuPath before 0.5: the message says where the value comes from and what to do.
+    ['NaN inside a feature', '{"features":[\n{"properties":{"m":NaN}}]}', 2, 20, /^NaN is not JSON, expected a value \(QuPath before 0\.5 writes it for a missing measurement: export again from QuPath 0\.5 or later/],
+    ['-Infinity inside a feature', '{"features":[\n{"properties":{"m":-Infinity}}]}', 2, 20, /^-Infinity is not JSON, expected a value \(QuPath before 0\.5/],
   ];
   for (const [name, text, line, column, message] of cases) {
     it(name, async () => {
