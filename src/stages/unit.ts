@@ -159,9 +159,7 @@ function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Uint8Arr
 export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = new TilerScratch()): UnitResult {
   const { unit, spec } = task;
   const { features, home } = loadFeatures(task);
-  // Only features still drawn at the unit's coarsest zoom go up to the next level: the rest were thinned away.
-  const keptAtTop = task.next ? new Uint8Array(features.length) : undefined;
-  const tiles = tileFeatures(features, spec, keptAtTop, scratch);
+  const tiles = tileFeatures(features, spec, scratch);
   const layers = spec.layers.length;
   const res: UnitResult = {
     key: unit.key, tiles: [], next: [], features: features.length,
@@ -183,7 +181,7 @@ export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = 
     if (t.json) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'json'), z: t.z, size: t.json.byteLength, bytes: t.json, features: t.stats.features });
     if (t.pbf) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'pbf'), z: t.z, size: t.pbf.byteLength, bytes: t.pbf, features: t.stats.features });
   }
-  if (task.next && keptAtTop) res.next = reduceForNext(features, home, keptAtTop, task, task.next.zoom, router);
+  if (task.next) res.next = reduceForNext(features, home, task, task.next.zoom, router);
   if (task.preview) {
     // Every feature the unit reads, in input order: the patch is what one canvas of the whole plane shows there.
     const painter = new PreviewPainter(task.preview.area, task.preview.pointRadius);
@@ -194,11 +192,13 @@ export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = 
 }
 
 /**
- * The unit's own features, reduced for the zoom just above its cells and routed into the next level's cells. Those
- * that zoom's threshold thins go no further (thresholds only ever rise): a dense unit's coarser units do not hold
- * what they would drop (a hundred 1 MB ids, of which a tile below the finest zoom keeps none).
+ * The unit's own features (those whose box centre lies in its cell), reduced for the zoom just above its cells and
+ * routed into the next level's cells. Those that zoom's threshold thins go no further (thresholds only ever rise): a
+ * dense unit's coarser units do not hold what they would drop (a hundred 1 MB ids, of which a tile below the finest
+ * zoom keeps none). Whether this unit placed a feature does not count: a MultiPoint, an L-shaped line or a frame
+ * may lie wholly in other cells than its centre's, which place it but do not forward it.
  */
-function reduceForNext(features: FlatFeature[], home: Uint8Array, kept: Uint8Array, task: TileTask, zoom: number, router: RecordRouter): [string, Uint8Array][] {
+function reduceForNext(features: FlatFeature[], home: Uint8Array, task: TileTask, zoom: number, router: RecordRouter): [string, Uint8Array][] {
   const { side } = task.spec;
   const reduceZoom = task.unit.cell.z - 1;
   const ts = tileSize(side, zoom);
@@ -210,7 +210,7 @@ function reduceForNext(features: FlatFeature[], home: Uint8Array, kept: Uint8Arr
   const simplifier = new Simplifier();
   for (let i = 0; i < features.length; i++) {
     const f = features[i];
-    if (home[i] === 0 || kept[i] === 0 || !keeps(task.spec.thresholds?.[reduceZoom]?.[f.layer] ?? 0, f.seq)) continue;
+    if (home[i] === 0 || !keeps(task.spec.thresholds?.[reduceZoom]?.[f.layer] ?? 0, f.seq)) continue;
     const r = reduceForZoom(f, task.spec, reduceZoom, simplifier);
     if (r === null || !enc.encode(task.spec.layers[r.layer].id, r)) continue;
     router.route(prefix, enc.bytes(), enc.box, ts, pad, n - 1);

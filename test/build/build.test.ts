@@ -202,6 +202,33 @@ describe('buildPyramid', () => {
     expect(decodePbf(sink.files.get('0/0/0/0.pbf') as Uint8Array, 2048, 0, 0, 0).map((f) => f.id)).toEqual([20, 30]);
   });
 
+  it('draws at every zoom a feature that lies wholly outside the cell of its box centre (L-shaped line, MultiPoint, frame)', async () => {
+    // Each of the first four lies in cells other than its centre's: the centre's unit placed nothing, so did not forward it.
+    const sq = (x: number, y: number, d: number) => square(x, y, d)[0];
+    const features = [
+      { type: 'Feature', id: 1, properties: {}, geometry: { type: 'LineString', coordinates: [[100, 100], [8000, 100], [8000, 8000]] } },
+      { type: 'Feature', id: 2, properties: {}, geometry: { type: 'MultiPoint', coordinates: [[100, 100], [8000, 8000]] } },
+      { type: 'Feature', id: 3, properties: {}, geometry: { type: 'MultiPolygon', coordinates: [[sq(100, 100, 200)], [sq(7800, 7800, 200)]] } },
+      { type: 'Feature', id: 4, properties: {}, geometry: { type: 'Polygon', coordinates: [sq(100, 100, 7900), sq(400, 400, 7300).reverse()] } },
+      { type: 'Feature', id: 5, properties: {}, geometry: { type: 'Polygon', coordinates: square(3000, 3000, 100) } },
+    ];
+    const text = JSON.stringify({ type: 'FeatureCollection', features });
+    const built = async (unitSize: number) => (await build({ imageSize: '16384,16384', unitSize, format: 'pbf' }, text)).sink;
+    const sink = await built(2048);
+    const report = json(sink, 'build-report.json') as { tiles: { byZoom: Record<string, { thinned: number }> } };
+    for (let z = 0; z <= 5; z++) {
+      const ids = new Set<unknown>();
+      for (const [p, bytes] of sink.files) {
+        const m = new RegExp(`^${z}/(\\d+)/(\\d+)\\.pbf$`).exec(p);
+        if (m) for (const f of decodePbf(bytes, 16384, z, Number(m[1]), Number(m[2]))) ids.add(f.id);
+      }
+      expect([...ids].sort(), `zoom ${z}`).toEqual([1, 2, 3, 4, 5]);
+      expect(report.tiles.byZoom[z].thinned, `zoom ${z}`).toBe(0);
+    }
+    // The pyramid does not depend on how it is cut into units.
+    expect(strip(await built(16384))).toEqual(strip(sink));
+  });
+
   it('places features at the world edges exactly once in the unbuffered finest tiles', async () => {
     const { sink } = await build();
     for (const id of [9, 10, 11, 12]) {

@@ -231,9 +231,9 @@ describe('properties over random data', () => {
 
   it('gives the same bytes with scratch a thread reused for other calls (larger tiles, other zooms) as with fresh scratch', () => {
     const scratch = new TilerScratch();
-    tileFeatures(randomFeatures(3, 900, side), baseSpec({ side, minZoom: 0, maxZoom: 2, finestZoom: 2 }), undefined, scratch);
-    tileFeatures(golden, baseSpec(), undefined, scratch);
-    const again = tileFeatures(features, spec, undefined, scratch);
+    tileFeatures(randomFeatures(3, 900, side), baseSpec({ side, minZoom: 0, maxZoom: 2, finestZoom: 2 }), scratch);
+    tileFeatures(golden, baseSpec(), scratch);
+    const again = tileFeatures(features, spec, scratch);
     expect(again.map(key)).toEqual(tiles.map(key));
     again.forEach((t, i) => {
       expect(Buffer.from(t.json as Uint8Array).equals(Buffer.from(tiles[i].json as Uint8Array))).toBe(true);

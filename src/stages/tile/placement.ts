@@ -9,8 +9,6 @@ import type { TileSpec, ZoomContext } from './spec.js';
 /** A feature ready for tiling: flat geometry and what every tile reuses, worked out once per tiling call. */
 export interface Prepared {
   tf: FlatFeature;
-  /** Where the feature is in the tiling call's input. */
-  at: number;
   flat: TileGeometry;
   /** `[minX, minY, maxX, maxY, cx, cy]` for LOD decisions; computed when first needed. */
   lod: number[] | null | undefined;
@@ -33,11 +31,11 @@ export interface Bucket { x: number; y: number; entries: Entry[] }
 
 const NO_ATTRS: PbfAttributes = { id: 0, keys: [], values: [] };
 
-export function prepare(tf: FlatFeature, at: number): Prepared {
+export function prepare(tf: FlatFeature): Prepared {
   const g = tf.geom;
   const point = g.k === 'points' && g.type === 'Point';
   return {
-    tf, at, flat: g, lod: tf.lod, reducedToPoint: point && tf.lod !== undefined,
+    tf, flat: g, lod: tf.lod, reducedToPoint: point && tf.lod !== undefined,
     pointable: !(point && tf.lod === undefined) && !hasMesh(g), collapsible: hasExtent(g), headStart: 0, headEnd: 0, attrs: undefined,
   };
 }

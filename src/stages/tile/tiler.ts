@@ -39,18 +39,16 @@ export class TilerScratch {
  * All tiles of the zoom range (inside the cell), sorted by z, x, y; tiles without features are omitted.
  * Output bytes depend only on the set of input features: they are ordered by (layer, seq) first. Below the finest
  * zoom (lod auto) a zoom draws only the features its threshold keeps (`spec.thresholds`), the same rule in every
- * tile, so a feature's fate at a zoom never depends on the tile or the cell. `placedAtTop`, when given (one byte per
- * input feature), gets a 1 for every feature placed at the coarsest zoom produced: the caller forwards only those to
- * the level above.
+ * tile, so a feature's fate at a zoom never depends on the tile or the cell.
  */
 export function tileFeatures(
-  features: ReadonlyArray<FlatFeature | TileFeature>, spec: TileSpec, placedAtTop?: Uint8Array, scratch = new TilerScratch(),
+  features: ReadonlyArray<FlatFeature | TileFeature>, spec: TileSpec, scratch = new TilerScratch(),
 ): TileResult[] {
   let candidates: Prepared[] = [];
-  features.forEach((f, i) => {
+  for (const f of features) {
     const x = 'feature' in f ? flatFeature(f) : f;
-    if (x !== null) candidates.push(prepare(x, i));
-  });
+    if (x !== null) candidates.push(prepare(x));
+  }
   candidates.sort((a, b) => a.tf.layer - b.tf.layer || a.tf.seq - b.tf.seq);
   const ec = encodeContext(spec, scratch.encode);
   const quantiser = scratch.quantiser;
@@ -62,10 +60,7 @@ export function tileFeatures(
     const thresholds = spec.thresholds?.[z];
     if (zc.coarse && ec.lodAuto && thins(thresholds)) candidates = candidates.filter((p) => keeps(thresholds[p.tf.layer] ?? 0, p.tf.seq));
     ec.json.setUnit(zc.unit);
-    for (const b of placeZoom(candidates, spec, zc, ec.dict, quantiser)) {
-      results.push(encodeTile(b, zc, ec));
-      if (z === from && placedAtTop) for (const e of b.entries) placedAtTop[e.p.at] = 1;
-    }
+    for (const b of placeZoom(candidates, spec, zc, ec.dict, quantiser)) results.push(encodeTile(b, zc, ec));
   }
   return results.sort((a, b) => a.z - b.z || a.x - b.x || a.y - b.y);
 }
