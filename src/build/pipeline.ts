@@ -263,6 +263,17 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
 }
 
 /**
+ * A zoom range asked for whose finest tiles are narrower than an image pixel: each zoom beyond quadruples the tiles
+ * of a cell for nothing (zoom 30 over a 1024-px world: 10^14 tiles a cell, a build that never ends).
+ */
+function refuseSubPixelZooms(side: number, maxZoom: number, o: Options): void {
+  const deepest = Math.floor(Math.log2(side));
+  if (maxZoom <= deepest || (o.maxZoom === undefined && o.minZoom === 0)) return;
+  const given = o.maxZoom !== undefined ? `--max-zoom ${o.maxZoom}` : `--min-zoom ${o.minZoom}`;
+  throw new UsageError(`${given} makes the finest tiles 1/${2 ** (maxZoom - deepest)} of an image pixel wide (the world is ${side} px): give a zoom of at most ${deepest} (tiles of one pixel)`);
+}
+
+/**
  * Reads the inputs into `store` and writes the plan; a build with no valid feature ends here. With --resume
  * (`previous`, the interrupted build's plan), checks that the plan read now is the same.
  */
@@ -276,6 +287,7 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   store.flush();
   if (read.valid === 0) throw new DataError(noValidFeature(inputs, read));
   const { plan: buildPlan, units } = planBuild(config, { ...read, sketch }, store.keys(), (k) => store.bytesOf(k));
+  refuseSubPixelZooms(buildPlan.world.side, buildPlan.maxZoom, o);
   if (previous) {
     // A resumed build keeps the thresholds the interrupted one tiled with (raised ones included); the rest must match.
     buildPlan.thresholds = previous.plan.thresholds;

@@ -142,6 +142,15 @@ describe('mudm-tiles build', () => {
     expect(none.stderr).toContain(`error: directory ${dir} holds no .json, .geojson or .ndjson files (label masks are read when named as inputs themselves: slide-DAPI.tif, thumbnail.png)`);
   });
 
+  it('exits 2 on a zoom range whose finest tiles are narrower than an image pixel, writing nothing', async () => {
+    const out = path.join(tmpDir('mudm-cli-zoom'), 'out');
+    const r = await run(['build', 'sample-data/slide/cells.json', '-o', out, '--max-zoom', '30']);
+    expect([r.code, r.stderr]).toEqual([2, "error: --max-zoom 30 makes the finest tiles 1/524288 of an image pixel wide (the world is 2048 px): give a zoom of at most 11 (tiles of one pixel)\nRun 'mudm-tiles build --help' for usage.\n"]);
+    expect(fs.existsSync(out)).toBe(false);
+    const ok = await run(['build', 'sample-data/slide/cells.json', '-o', out, '--min-zoom', '11', '--max-zoom', '11', '-q']);
+    expect([ok.code, ok.stderr]).toEqual([0, '']);
+  });
+
   it('exits 3 on a syntax error inside a feature, with line and column', async () => {
     const dir = tmpDir('mudm-cli');
     const file = path.join(dir, 'bad.json');
