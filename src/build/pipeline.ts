@@ -231,10 +231,15 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
 export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO = {}): Promise<BuildReport> {
   // Formats, zooms and layers come from the plan; only how to run (workers, budget) comes from these options.
   const config = await configOf(given, {}, false);
-  const work = workDirFor(config.options, io.work);
+  const work = workDirFor(config.options, io.work, io.processes);
   const done = finalizedAlready(work, config.options.out, io);
   if (done) return done;
   const planFile = loadPlan(work);
+  // Two at once would append to one part and rename it in turn: an archive of mixed bytes under the final name.
+  const owner = `${OWNERS_DIR}/finalize.json`;
+  const running = work.liveOwner(owner);
+  if (running) throw new WorkStateError(`finalize: ${config.options.out} is being finalized already (${running.who}): wait for it to end or stop it first (if it does not run, remove ${running.file})`, work.root);
+  work.own(owner);
   const units = new UnitLog(work, planFile.id);
   if (planFile.archive) refuseBuildParts(work, 'finalize');
   checkShardsDone(work, planFile, units, (shard) => partsOf(work, { kind: 'shard', shard }));

@@ -37,13 +37,13 @@ export interface SignalState { signal: AbortSignal; received: () => NodeJS.Signa
  * SIGINT and SIGTERM abort the build between batches and units, so no tile is left half-written; a second signal
  * leaves at once. Exit codes follow the shell: 130 for SIGINT, 143 for SIGTERM.
  */
-export function handleSignals(log: Logger): SignalState {
+export function handleSignals(log: Logger, then = 'the work directory is kept for --resume'): SignalState {
   const controller = new AbortController();
   let received: NodeJS.Signals | undefined;
   const on = (sig: NodeJS.Signals) => {
     if (received) process.exit(sig === 'SIGINT' ? 130 : 143);
     received = sig;
-    log.warn(`${sig}: stopping after the work in flight; the work directory is kept for --resume`, { signal: sig });
+    log.warn(`${sig}: stopping after the work in flight; ${then}`, { signal: sig });
     controller.abort();
   };
   process.on('SIGINT', on);

@@ -80,6 +80,21 @@ describe('a work directory whose recorded process is gone', () => {
       const shard = await runCli(['build-shard', file, '--shard', '0', '-q']);
       expect(shard.code, shard.stderr).toBe(0);
       expect(fs.readdirSync(path.join(work, 'owners')).sort()).toEqual(['shard-0.json', 'shard-1.json']);
+      // A finalize running here: a second one would append to its part at once (an archive of mixed bytes, exit 0).
+      fs.rmSync(path.join(work, 'owners', 'shard-1.json'));
+      expect((await runCli(['build-shard', file, '--shard', '1', '-q'])).code).toBe(0);
+      fs.writeFileSync(path.join(work, 'owners', 'finalize.json'), JSON.stringify({ pid: other.pid, host: os.hostname(), start }));
+      const second = await runCli(['finalize', file, '-q']);
+      expect(second.code, second.stderr).toBe(4);
+      expect(second.stderr).toContain(`finalize: ${file} is being finalized already (pid ${other.pid}): wait for it to end or stop it first (if it does not run, remove ${path.join(work, 'owners', 'finalize.json')})`);
+      const forced = await runCli([...args, '--force']);
+      expect(forced.code, forced.stderr).toBe(4);
+      expect(fs.existsSync(file)).toBe(false);
+      // Once it has ended, finalize goes on.
+      fs.writeFileSync(path.join(work, 'owners', 'finalize.json'), JSON.stringify({ pid: other.pid, host: os.hostname(), start: `${boot}:1` }));
+      const last = await runCli(['finalize', file, '-q']);
+      expect(last.code, last.stderr).toBe(0);
+      expect(fs.existsSync(file)).toBe(true);
     } finally {
       other.kill();
     }

@@ -17,7 +17,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const shard = options.shard ?? (env !== undefined ? Number(env) : undefined);
   if (shard === undefined) throw new UsageError('build-shard needs --shard I (or JOB_COMPLETION_INDEX in the environment)');
   const progress = progressReporter(options, io);
-  const signals = handleSignals(log);
+  const signals = handleSignals(log, 'the work directory is kept: run build-shard again to go on');
   try {
     const r = await buildShard({ ...options, out: args[0] }, shard, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), signal: signals.signal, processes: localProcesses });
     progress.end();
