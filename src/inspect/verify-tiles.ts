@@ -181,10 +181,11 @@ export function checkJsonTile(ctx: ZoomFrame, t: TileRef, bytes: Uint8Array): { 
   if (errors.length) {
     const is = errors[0];
     out.push(problem('tile-invalid', t.path, `${is.path || '/'}: ${is.message} [${is.code}]${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`));
+    // Not a tile of data-model features: nothing in it can be compared with its PBF twin (a feature may lack coordinates).
+    return { fc: null, problems: out };
   }
   if (doc === null || typeof doc !== 'object' || (doc as { type?: unknown }).type !== 'FeatureCollection' || !Array.isArray((doc as { features?: unknown }).features)) {
-    if (!errors.length) out.push(problem('tile-invalid', t.path, 'a JSON tile must be a FeatureCollection'));
-    return { fc: null, problems: out };
+    return { fc: null, problems: [problem('tile-invalid', t.path, 'a JSON tile must be a FeatureCollection')] };
   }
   const fc = doc as FeatureCollection;
   if (fc.features.length === 0) out.push(problem('tile-empty', t.path, 'a tile without features is written (empty tiles are not written)'));

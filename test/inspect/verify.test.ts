@@ -72,6 +72,18 @@ describe('verifyPyramid', () => {
     expect(r.problems.filter((p) => p.code === 'tile-undecodable').map((p) => p.path).sort()).toEqual(['1/0/0.json', '2/1/1.pbf']);
   });
 
+  it('reports a JSON tile whose feature lost its coordinates (one flipped bit: "aoordinates") as invalid, not a crash', () => {
+    const f = files();
+    editJson(f, '1/0/0.json', (doc) => {
+      const g = doc.features[0].geometry as Record<string, unknown>;
+      g.aoordinates = g.coordinates;
+      delete g.coordinates;
+    });
+    fixReport(f);
+    const r = verify(f);
+    expect(r.problems.map((p) => [p.code, p.path, p.message])).toEqual([['tile-invalid', '1/0/0.json', expect.stringMatching(/^\/features\/0\/geometry: \w+ must have coordinates, found none \[coordinates-missing\]/)]]);
+  });
+
   it('catches JSON and PBF tiles that disagree: geometry, properties, order, a missing twin', () => {
     const moved = files();
     editJson(moved, '2/0/0.json', (doc) => {
