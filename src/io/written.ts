@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { makeDirectory } from './dirs.js';
+import { describeFsError } from '../report/errors.js';
 
 /**
  * Folder in OUT holding the record: while a build runs, one journal per writing process (a sharded build has several,
@@ -149,7 +150,8 @@ export function removeRecorded(root: string, record: WrittenRecord, only?: 'temp
       removal.files++;
       touched.add(rel.split('/')[0]);
     } catch (err) {
-      if ((err as { code?: string }).code !== 'ENOENT') throw err;
+      // The file is named: the output folder's name alone does not say which one may not go.
+      if ((err as { code?: string }).code !== 'ENOENT') throw describeFsError(err, path.join(root, rel), 'to remove what an earlier build wrote');
     }
   };
   const list = (rel: string): fs.Dirent[] => {
@@ -159,9 +161,10 @@ export function removeRecorded(root: string, record: WrittenRecord, only?: 'temp
       return [];
     }
   };
-  // Files listed one by one, and the temporaries beside them.
+  // Files listed one by one, and the temporaries beside them; the descriptor first: a removal that fails part-way
+  // (a file the user may not remove) must not leave tileset.json, which says the pyramid is whole, beside what is gone.
   const byDir = new Map<string, Set<string>>();
-  for (const f of record.files) {
+  for (const f of [...record.files].sort((a, b) => Number(b === 'tileset.json') - Number(a === 'tileset.json'))) {
     const d = posixDirname(f);
     if (!byDir.has(d)) byDir.set(d, new Set());
     byDir.get(d)?.add(path.posix.basename(f));

@@ -52,6 +52,18 @@ describe('DirectorySink record', () => {
     expect(removal).toMatchObject({ files: 4, dirs: 2, kept: ['3/readme'], keptCount: 1 });
   });
 
+  it('removes tileset.json first: a removal that fails part-way leaves no descriptor beside what it took, and names the file', () => {
+    const root = tempDir();
+    // An archive that cannot be unlinked (here a folder in its place: EISDIR, whoever runs this; a user's immutable
+    // or sticky-folder file in life), listed before the descriptor.
+    fs.mkdirSync(path.join(root, 'a.pmtiles'));
+    fs.writeFileSync(path.join(root, 'build-report.json'), '{}');
+    fs.writeFileSync(path.join(root, 'tileset.json'), '{}');
+    const record = { dirs: new Set<string>(), files: new Set(['a.pmtiles', 'build-report.json', 'tileset.json']) };
+    expect(() => removeRecorded(root, record)).toThrow(`cannot write ${path.join(root, 'a.pmtiles')} (to remove what an earlier build wrote): `);
+    expect(fs.existsSync(path.join(root, 'tileset.json'))).toBe(false);
+  });
+
   it('reads every whole line of a journal a kill cut short', () => {
     const root = tempDir();
     fs.mkdirSync(path.join(root, RECORD_DIR));
