@@ -13,6 +13,9 @@ import { Compression, HEADER_BYTES, MAX_ZOOM, TileType, decodeHeader } from './p
 import { PmtilesSink } from './pmtiles-sink.js';
 import { makeDirectory, removeFile, removeMadeDirectories } from '../io/dirs.js';
 
+/** The run report, beside the archives. */
+const REPORT = 'build-report.json';
+
 export interface ArchiveSinkOptions {
   /** `file`: `out` is FILE.pmtiles, one archive (PBF, one plane); `planes`: `out` is a directory, one archive per plane and format. */
   mode: 'file' | 'planes';
@@ -52,6 +55,8 @@ export class ArchiveSink implements TileSink {
    * full disk in between left a report of an archive that is not there.
    */
   private readonly besides = new Map<string, Uint8Array | string>();
+  /** Under a directory, the run report: written after the archives, so that a failed build leaves none of them. */
+  private report: Uint8Array | string | undefined;
   /** With -o FILE.pmtiles, the first folder `initialize` made for the file (its folder did not exist). */
   private madeFrom: string | undefined;
   /**
@@ -141,6 +146,8 @@ export class ArchiveSink implements TileSink {
     } else if (relPath === 'tileset.json') {
       // Into every archive's metadata at finish, and under a directory to DIR/tileset.json after them.
       this.descriptor = typeof bytes === 'string' ? bytes : Buffer.from(bytes).toString('utf8');
+    } else if (this.aux && relPath === REPORT) {
+      this.report = bytes;
     } else if (this.aux) {
       await this.aux.write(relPath, bytes);
     } else {
@@ -155,6 +162,7 @@ export class ArchiveSink implements TileSink {
       return entry.sink.read(relPath);
     }
     if (relPath === 'tileset.json') return this.descriptor === undefined ? undefined : Buffer.from(this.descriptor);
+    if (this.aux && relPath === REPORT && this.report !== undefined) return typeof this.report === 'string' ? Buffer.from(this.report) : this.report;
     if (this.aux) return this.aux.read(relPath);
     const held = this.besides.get(this.beside(relPath));
     if (held !== undefined) return typeof held === 'string' ? Buffer.from(held) : held;
@@ -171,6 +179,7 @@ export class ArchiveSink implements TileSink {
       await entry.ready;
       await entry.sink.remove(relPath);
     } else if (relPath === 'tileset.json') this.descriptor = undefined;
+    else if (this.aux && relPath === REPORT && this.report !== undefined) this.report = undefined;
     else if (this.aux) await this.aux.remove(relPath);
     else {
       this.besides.delete(this.beside(relPath));
@@ -213,6 +222,7 @@ export class ArchiveSink implements TileSink {
     this.besides.clear();
     if (this.aux) {
       this.journal?.close();
+      if (this.report !== undefined) await this.aux.write(REPORT, this.report);
       await this.aux.write('tileset.json', descriptor);
       await this.aux.finish();
     }

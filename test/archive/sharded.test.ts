@@ -238,6 +238,8 @@ describe('ArchiveSink', () => {
     await first.begin({ force: false, resume: false, layout });
     for (const [i, t] of tiles.entries()) await first.write(t, Uint8Array.of(i + 1, 7));
     await first.flush();
+    await first.write('build-report.json', '{"tiles":{}}');
+    expect(Buffer.from(await first.read('build-report.json') as Uint8Array).toString()).toBe('{"tiles":{}}');
     await first.write('tileset.json', JSON.stringify(METADATA));
     // The second archive cannot be renamed into place: the first is whole, then finish stops.
     fs.mkdirSync(path.join(out, 'tiles-c1.pbf.pmtiles'));
@@ -245,6 +247,7 @@ describe('ArchiveSink', () => {
     await first.close();
     expect(fs.existsSync(path.join(out, 'tiles-c0.pbf.pmtiles'))).toBe(true);
     expect(fs.existsSync(path.join(out, 'tileset.json')), 'no descriptor: the output is not whole').toBe(false);
+    expect(fs.existsSync(path.join(out, 'build-report.json')), 'no report of archives that are not there').toBe(false);
     fs.rmdirSync(path.join(out, 'tiles-c1.pbf.pmtiles'));
 
     // Every unit was marked done: the resumed run writes no tile, only the descriptor.
