@@ -9,16 +9,23 @@ import path from 'node:path';
  * when a parent cannot be created.
  */
 export function makeDirectory(dir: string): string | undefined {
-  try {
-    return fs.mkdirSync(dir, { recursive: true });
-  } catch (err) {
-    if ((err as { code?: string }).code !== 'ENOENT') throw err;
-    const { existing, missing } = existingAncestor(dir);
-    // The first missing directory, made alone, fails with the reason (or succeeds after a race: then try again).
-    const first = missing.length > 0 ? path.join(existing, missing[0]) : undefined;
-    if (first !== undefined) fs.mkdirSync(first);
-    return fs.mkdirSync(dir, { recursive: true }) ?? first;
+  // One level at a time, not `recursive`: Node's recursive mkdir spins for ever, deaf to signals, where mkdir says
+  // ENOENT under a parent that exists (-o /proc/x); made alone, each fails with its reason.
+  const { existing, missing } = existingAncestor(dir);
+  let first: string | undefined;
+  let at = existing;
+  for (const name of missing) {
+    at = path.join(at, name);
+    try {
+      fs.mkdirSync(at);
+      first ??= at;
+    } catch (err) {
+      // Made by another process since (a race): fine when it is a directory.
+      if ((err as { code?: string }).code !== 'EEXIST' || !fs.statSync(at).isDirectory()) throw err;
+    }
   }
+  if (!fs.statSync(at).isDirectory()) throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${at}'`), { code: 'ENOTDIR', path: at });
+  return first;
 }
 
 /**

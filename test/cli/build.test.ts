@@ -151,6 +151,15 @@ describe('mudm-tiles build', () => {
     expect([ok.code, ok.stderr]).toEqual([0, '']);
   });
 
+  it.skipIf(!fs.existsSync('/proc/self'))('exits 4 on an output under /proc, where Node\'s recursive mkdir spun for ever', async () => {
+    const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      execFile('node', [BIN, 'build', 'sample-data/slide/cells.json', '-o', '/proc/mudm-tiles-test/out', '-q'], { cwd: ROOT, timeout: 30_000, killSignal: 'SIGKILL' }, (error, _stdout, stderr) => {
+        resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stderr });
+      });
+    });
+    expect([r.code, r.stderr]).toEqual([4, "error: cannot write /proc/mudm-tiles-test/out: ENOENT: no such file or directory, mkdir '/proc/mudm-tiles-test'\n"]);
+  });
+
   it('exits 3 on a syntax error inside a feature, with line and column', async () => {
     const dir = tmpDir('mudm-cli');
     const file = path.join(dir, 'bad.json');
