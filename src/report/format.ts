@@ -55,7 +55,7 @@ export function lostFeatures(r: BuildReport): string | undefined {
 }
 
 /** The printed summary of a build: features by outcome, tiles and bytes per zoom, the largest tile, time per stage. */
-export function summaryLines(r: BuildReport, out: string): string[] {
+export function summaryLines(r: BuildReport, out: string, step: 'build' | 'finalize' = 'build'): string[] {
   const f = r.features;
   const lines = [
     `pyramid ${out}: ${r.world.layers.length} layer(s) [${r.world.layers.join(', ')}], ${r.world.planes} plane(s)${r.world.dims.length ? ` over ${r.world.dims.join(',')}` : ''}, zooms ${r.world.minZoom}-${r.world.maxZoom}, world ${r.world.side}px (image ${r.world.width}x${r.world.height})`,
@@ -79,7 +79,11 @@ export function summaryLines(r: BuildReport, out: string): string[] {
   }
   if (r.tiles.largest) lines.push(`  largest tile: ${r.tiles.largest.path} (${formatBytes(r.tiles.largest.bytes)})`);
   const t = r.timings;
-  lines.push(`time: read ${t.read.toFixed(2)}s, tile+write ${t.tile.toFixed(2)}s, describe ${t.describe.toFixed(2)}s, total ${t.total.toFixed(2)}s with ${r.run.workers} worker(s); ${r.units.total} work unit(s) in ${r.units.levels} level(s)${r.run.spilled ? ', spilled to disk' : ''}${r.run.resumed ? `, ${r.run.resumed} resumed` : ''}`);
+  // finalize tiles the levels above the shards' after `plan` read the input in another process: its own time is apart.
+  const times = step === 'finalize'
+    ? `finalize ${t.total.toFixed(2)}s (tile+write ${t.tile.toFixed(2)}s, describe ${t.describe.toFixed(2)}s; plan read the input in ${t.read.toFixed(2)}s)`
+    : `read ${t.read.toFixed(2)}s, tile+write ${t.tile.toFixed(2)}s, describe ${t.describe.toFixed(2)}s, total ${t.total.toFixed(2)}s`;
+  lines.push(`time: ${times} with ${r.run.workers} worker(s); ${r.units.total} work unit(s) in ${r.units.levels} level(s)${r.run.spilled ? ', spilled to disk' : ''}${r.run.resumed ? `, ${r.run.resumed} resumed` : ''}`);
   return lines;
 }
 

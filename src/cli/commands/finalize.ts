@@ -19,7 +19,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     progress.end();
     if (!options.quiet) {
       if (log.format === 'json') log.info('finalized', { event: 'done', out: args[0], tiles: { total: report.tiles.total, bytes: report.tiles.bytes } });
-      else io.stdout.write(`${summaryLines(report, args[0]).join('\n')}\n`);
+      else io.stdout.write(`${summaryLines(report, args[0], 'finalize').join('\n')}\n`);
     }
     return EXIT_OK;
   } catch (e) {
