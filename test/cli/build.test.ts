@@ -192,6 +192,17 @@ describe('mudm-tiles build', () => {
     expect(fs.existsSync(path.join(dir, 'out2', 'tileset.json'))).toBe(false);
   });
 
+  it('finalize prints its own time apart from the time plan took to read', async () => {
+    const out = path.join(tmpDir('mudm-cli-finalize'), 'out');
+    for (const args of [['plan', 'sample-data/slide/cells.json', '-o', out, '--shards', '2', '--max-zoom', '2'], ['build-shard', out, '--shard', '0'], ['build-shard', out, '--shard', '1']]) {
+      const r = await run([...args, '-q']);
+      expect(r.code, r.stderr).toBe(0);
+    }
+    const f = await run(['finalize', out]);
+    expect(f.code, f.stderr).toBe(0);
+    expect(f.stdout).toMatch(/\ntime: finalize \d+\.\d\ds \(tile\+write \d+\.\d\ds, describe \d+\.\d\ds; plan read the input in \d+\.\d\ds\) with \d+ worker/);
+  });
+
   it('exits 4 when the work directory lacks its plan or holds one of another version', async () => {
     const out = path.join(tmpDir('mudm-cli'), 'out');
     const none = await run(['finalize', out]);
