@@ -13,7 +13,6 @@ import { Compression, HEADER_BYTES, MAX_ZOOM, TileType, decodeHeader } from './p
 import { PmtilesSink } from './pmtiles-sink.js';
 import { makeDirectory, removeFile, removeMadeDirectories } from '../io/dirs.js';
 
-/** The run report, beside the archives. */
 const REPORT = 'build-report.json';
 
 export interface ArchiveSinkOptions {
@@ -51,11 +50,10 @@ export class ArchiveSink implements TileSink {
   private resume = false;
   private descriptor: string | undefined;
   /**
-   * Files beside `-o FILE.pmtiles` (the report), held until the archive has its name: written before it, a kill or a
-   * full disk in between left a report of an archive that is not there.
+   * Files beside `-o FILE.pmtiles` (the report), and under a directory the report: held until the archives are
+   * written, since a kill or a full disk before left a report of archives that are not there.
    */
   private readonly besides = new Map<string, Uint8Array | string>();
-  /** Under a directory, the run report: written after the archives, so that a failed build leaves none of them. */
   private report: Uint8Array | string | undefined;
   /** With -o FILE.pmtiles, the first folder `initialize` made for the file (its folder did not exist). */
   private madeFrom: string | undefined;
