@@ -28,13 +28,26 @@ export function keeps(threshold: number, seq: number): boolean {
   return threshold === 0 || thinningPriority(seq) >= threshold;
 }
 
+/**
+ * Lines and polygons at least this many display pixels across at a zoom are drawn there whatever its threshold: a
+ * region annotation among a million cells is few bytes, and an overview without it misleads more than one a little
+ * over the share. A feature spared at a zoom is spared at every finer zoom, so kept sets still nest.
+ */
+export const SPARED_PIXELS = 8;
+
+/** Whether a feature (its geometry and original box, `lod`) is spared from thinning where a display pixel is `pixel` wide. */
+export function spared(g: TileGeometry, box: ArrayLike<number> | null, pixel: number): boolean {
+  return box !== null && hasExtent(g) && Math.max(box[2] - box[0], box[3] - box[1]) >= SPARED_PIXELS * pixel;
+}
+
 // ───────────────────────────── estimates, gathered while reading ─────────────────────────────
 
 /** Tiles smaller than 2^10 pixels get no estimate: a tile that small rarely nears a budget; a miss is corrected. */
 export const SKETCH_MIN_LOG2 = 10;
 const MAX_LOG2 = 31;
-// Per tile: features, bytes (value indexes at 2 bytes), bytes², value references, values counted per feature.
-const COLS = 5;
+// Per tile: features, bytes (value indexes at 2 bytes), bytes², value references, values counted per feature, and
+// the bytes of spared features (drawn whatever the share).
+const COLS = 6;
 
 const varintBytes = (n: number): number => (n < 128 ? 1 : n < 16384 ? 2 : n < 2097152 ? 3 : n < 268435456 ? 4 : 5);
 const zz = (n: number): number => (n < 0 ? -2 * n - 1 : 2 * n);
@@ -192,7 +205,8 @@ export class TileSketch {
       const tx1 = Math.floor(((point ? cx : box[2]) + buf) / ts), ty1 = Math.floor(((point ? cy : box[3]) + buf) / ts);
       // From here on the feature adds the same to tile (0, 0) at every size: counted once, for every larger size.
       if ((point || g.k === 'points') && tx1 === 0 && ty1 === 0) { addTail(p, j, bytes, refs, counted); break; }
-      for (let ty = ty0; ty <= ty1; ty++) for (let tx = tx0; tx <= tx1; tx++) addTile(p, j, tx, ty, bytes, refs, counted);
+      const spare = !point && hasExtent(g) && extent >= SPARED_PIXELS * (ts / DISPLAY_TILE);
+      for (let ty = ty0; ty <= ty1; ty++) for (let tx = tx0; tx <= tx1; tx++) addTile(p, j, tx, ty, bytes, refs, counted, spare);
     }
   }
 
@@ -222,7 +236,7 @@ export class TileSketch {
     }
   }
 
-  /** Every tile of side 2^j that holds something, over all planes, as sums `[features, bytes, bytes², refs, values]`. */
+  /** Every tile of side 2^j that holds something, over all planes, as sums `[features, bytes, bytes², refs, values, spared bytes]`. */
   *tiles(j: number): Generator<Float64Array> {
     for (const p of this.planes.values()) {
       const origin = new Float64Array(COLS);
@@ -251,15 +265,16 @@ interface SketchPlane { slots: Map<number, number>; keys: number[]; cols: number
 
 function slotOf(p: SketchPlane, key: number): number {
   let slot = p.slots.get(key);
-  if (slot === undefined) { slot = p.keys.length; p.slots.set(key, slot); p.keys.push(key); p.cols.push(0, 0, 0, 0, 0); }
+  if (slot === undefined) { slot = p.keys.length; p.slots.set(key, slot); p.keys.push(key); for (let c = 0; c < COLS; c++) p.cols.push(0); }
   return slot;
 }
 
-function addTile(p: SketchPlane, j: number, tx: number, ty: number, bytes: number, refs: number, values: number): void {
+function addTile(p: SketchPlane, j: number, tx: number, ty: number, bytes: number, refs: number, values: number, spare: boolean): void {
   const key = (j * 2 ** 24 + tx) * 2 ** 24 + ty;
   let slot = p.lastSlot[j];
   if (p.lastKey[j] !== key) { slot = slotOf(p, key); p.lastKey[j] = key; p.lastSlot[j] = slot; }
   const o = slot * COLS, c = p.cols;
+  if (spare) { c[o + 5] += bytes; c[o + 4] += values; return; }
   c[o]++; c[o + 1] += bytes; c[o + 2] += bytes * bytes; c[o + 3] += refs; c[o + 4] += values;
 }
 
@@ -276,13 +291,14 @@ const AIM = 0.95;
 const SIGMAS = 3;
 
 /**
- * Largest share f of a tile's features that the budget holds: layer headers, keys and shared values once, f of the
- * bytes, value indexes as wide as f of the values needs, and SIGMAS deviations of a random choice of that share.
+ * Largest share f of a tile's features that the budget holds: layer headers, keys and shared values once, the spared
+ * features whole, f of the other bytes, value indexes as wide as f of the values needs, and SIGMAS deviations of a
+ * random choice of that share.
  */
 export function fittingShare(sums: readonly number[] | Float64Array, overhead: number, budget: number): number {
-  const [, bytes, squares, refs, values] = sums;
+  const [, bytes, squares, refs, values, spare = 0] = sums;
   const aim = budget * AIM;
-  const size = (f: number) => overhead + f * bytes + f * refs * (varintBytes(Math.ceil(f * values)) - 2) + SIGMAS * Math.sqrt(Math.max(0, f * (1 - f) * squares));
+  const size = (f: number) => overhead + spare + f * bytes + f * refs * (varintBytes(Math.ceil(f * values)) - 2) + SIGMAS * Math.sqrt(Math.max(0, f * (1 - f) * squares));
   if (size(1) <= aim) return 1;
   let lo = 0, hi = 1;
   for (let i = 0; i < 48; i++) {

@@ -1,7 +1,7 @@
 // Tile one work unit: read its records, tile and encode its zooms, and reduce its own features for the level above.
 import fs from 'node:fs';
-import { BUFFER, EXTENT, tilePath, tileSize, type Dim } from '../tiling/space.js';
-import type { FlatFeature } from '../tiling/flat.js';
+import { BUFFER, DISPLAY_TILE, EXTENT, tilePath, tileSize, type Dim } from '../tiling/space.js';
+import { lodOf, type FlatFeature } from '../tiling/flat.js';
 import { Simplifier } from '../tiling/simplify.js';
 import { tileFeatures, TilerScratch } from './tile/tiler.js';
 import { reduceForZoom } from './tile/reduce.js';
@@ -12,7 +12,7 @@ import { RecordEncoder, RecordReader, setHome, StringCache } from './record.js';
 import { grown } from '../bytes.js';
 import { boxMeets } from '../tiling/clip.js';
 import type { UnitPlan } from './plan.js';
-import { keeps } from './thinning.js';
+import { keeps, spared } from './thinning.js';
 import { PreviewPainter, paintFeature, type PatchArea } from '../raster/paint.js';
 
 export interface TileTask {
@@ -156,6 +156,12 @@ function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Uint8Arr
   return { features, home };
 }
 
+/** Whether the tiler draws the feature at zoom `z`, as far as thinning goes: its priority reaches the threshold, or it is spared. */
+function drawnAt(f: FlatFeature, spec: TileSpec, z: number): boolean {
+  const t = spec.thresholds?.[z]?.[f.layer] ?? 0;
+  return keeps(t, f.seq) || (spec.lod === 'auto' && spared(f.geom, f.lod ?? lodOf(f.geom), tileSize(spec.side, z) / DISPLAY_TILE));
+}
+
 export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = new TilerScratch()): UnitResult {
   const { unit, spec } = task;
   const { features, home } = loadFeatures(task);
@@ -172,7 +178,7 @@ export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = 
   }
   features.forEach((f, i) => {
     if (home[i] === 0) return;
-    for (let z = spec.minZoom; z <= spec.maxZoom; z++) if (keeps(spec.thresholds?.[z]?.[f.layer] ?? 0, f.seq)) res.kept[z][f.layer]++;
+    for (let z = spec.minZoom; z <= spec.maxZoom; z++) if (drawnAt(f, spec, z)) res.kept[z][f.layer]++;
   });
   for (const t of tiles) {
     for (let l = 0; l < layers; l++) res.pointified[t.z][l] += t.stats.pointified[l] ?? 0;
@@ -210,7 +216,7 @@ function reduceForNext(features: FlatFeature[], home: Uint8Array, task: TileTask
   const simplifier = new Simplifier();
   for (let i = 0; i < features.length; i++) {
     const f = features[i];
-    if (home[i] === 0 || !keeps(task.spec.thresholds?.[reduceZoom]?.[f.layer] ?? 0, f.seq)) continue;
+    if (home[i] === 0 || !drawnAt(f, task.spec, reduceZoom)) continue;
     const r = reduceForZoom(f, task.spec, reduceZoom, simplifier);
     if (r === null || !enc.encode(task.spec.layers[r.layer].id, r)) continue;
     router.route(prefix, enc.bytes(), enc.box, ts, pad, n - 1);

@@ -229,6 +229,32 @@ describe('buildPyramid', () => {
     expect(strip(await built(16384))).toEqual(strip(sink));
   });
 
+  it('never thins a region 8 display pixels across or more, and meets the budget by thinning the small cells', async () => {
+    let seed = 7;
+    const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+    const features: object[] = [];
+    for (let i = 0; i < 4000; i++) {
+      const x = random() * 16000, y = random() * 16000;
+      features.push({ type: 'Feature', id: i, featureClass: 'cell', properties: { n: i }, geometry: { type: 'Polygon', coordinates: square(x, y, 6) } });
+    }
+    // 1500 px: 23 display pixels of a zoom-0 tile (16384 px), sparing them at every zoom.
+    for (let k = 0; k < 4; k++) features.push({ type: 'Feature', id: 10_000 + k, featureClass: 'region', properties: { name: `region ${k}` }, geometry: { type: 'Polygon', coordinates: square(1000 + 4000 * k, 2000 + 3000 * k, 1500) } });
+    const { sink } = await build({ imageSize: '16384,16384', unitSize: 2048, format: 'pbf', tileBudget: 8 * 1024, maxZoom: 5, layerBy: 'featureClass' }, JSON.stringify({ type: 'FeatureCollection', features }));
+    const d = json(sink, 'tileset.json') as { vector_layers: Array<{ id: string; kept_fraction?: Record<string, number> }> };
+    expect(d.vector_layers.find((l) => l.id === 'region')?.kept_fraction).toBeUndefined();
+    expect(d.vector_layers.find((l) => l.id === 'cell')?.kept_fraction?.['0']).toBeLessThan(0.5);
+    for (let z = 0; z <= 4; z++) {
+      const regions = new Set<unknown>();
+      for (const [p, bytes] of sink.files) {
+        const m = new RegExp(`^${z}/(\\d+)/(\\d+)\\.pbf$`).exec(p);
+        if (!m) continue;
+        expect(bytes.length, p).toBeLessThanOrEqual(8 * 1024);
+        for (const f of decodePbf(bytes, 16384, z, Number(m[1]), Number(m[2]))) if (f.layer === 'region') regions.add(f.id);
+      }
+      expect([...regions].sort(), `zoom ${z}`).toEqual([10_000, 10_001, 10_002, 10_003]);
+    }
+  });
+
   it('places features at the world edges exactly once in the unbuffered finest tiles', async () => {
     const { sink } = await build();
     for (const id of [9, 10, 11, 12]) {

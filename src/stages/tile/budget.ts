@@ -2,7 +2,7 @@
 // it, the lowest threshold that would bring it within (the build then raises the whole zoom's threshold).
 import { thinningPriority } from '../thinning.js';
 import { jsonTileOf, pbfTile, type EncodeContext } from './encode.js';
-import type { Bucket, Entry } from './placement.js';
+import type { Bucket, Entry, Prepared } from './placement.js';
 
 /** Entry indexes by thinning priority, highest first; equal priorities by seq. */
 function byPriority(entries: readonly Entry[]): number[] {
@@ -19,14 +19,17 @@ export function budgetedBytes(tile: { json?: Uint8Array; pbf?: Uint8Array }, ec:
  * The lowest threshold (thinning.ts: a feature is drawn when its priority is at least the threshold) at which the
  * tile is within the budget: one above the priority of the first entry, in priority order, whose addition no longer
  * fits. Exact: a binary search over prefixes of that order, each encoded, since adding a feature never makes a tile
- * smaller. Only called for a tile found over the budget, which a good estimate makes rare.
+ * smaller. Only called for a tile found over the budget, which a good estimate makes rare. Spared entries are in
+ * every prefix (no threshold thins them); undefined when there is nothing else to thin.
  */
-export function thresholdToFit(b: Bucket, ec: EncodeContext): number {
+export function thresholdToFit(b: Bucket, ec: EncodeContext, isSpared: (p: Prepared) => boolean): number | undefined {
   const { entries } = b;
-  const order = byPriority(entries);
+  const spare = entries.map((e) => isSpared(e.p));
+  const order = byPriority(entries).filter((i) => !spare[i]);
+  if (order.length === 0) return undefined;
   const mask = new Uint8Array(entries.length);
   const fits = (k: number): boolean => {
-    mask.fill(0);
+    for (let i = 0; i < entries.length; i++) mask[i] = spare[i] ? 1 : 0;
     for (let r = 0; r < k; r++) mask[order[r]] = 1;
     const tile = ec.spec.formats.pbf
       ? { pbf: pbfTile(entries, mask, ec, b) }
@@ -34,7 +37,7 @@ export function thresholdToFit(b: Bucket, ec: EncodeContext): number {
     return budgetedBytes(tile, ec) <= ec.spec.tileBudget;
   };
   // The largest k whose first k entries fit: fits(lo) holds, fits(hi) does not.
-  let lo = 0, hi = entries.length;
+  let lo = 0, hi = order.length;
   while (hi - lo > 1) {
     const mid = (lo + hi) >> 1;
     if (fits(mid)) lo = mid; else hi = mid;

@@ -5,6 +5,7 @@ import { hasExtent, hasMesh, lodOf, tagsOf, type FlatFeature, type TileGeometry 
 import { centroidPoint, type Quantiser } from '../../tiling/quantise.js';
 import { pbfAttributes, type PbfAttributes, type PbfDictionary } from '../encode-pbf.js';
 import type { TileSpec, ZoomContext } from './spec.js';
+import { spared } from '../thinning.js';
 
 /** A feature ready for tiling: flat geometry and what every tile reuses, worked out once per tiling call. */
 export interface Prepared {
@@ -48,6 +49,11 @@ function lodFor(p: Prepared): number[] | null {
 function attrsOf(p: Prepared, dict: PbfDictionary): PbfAttributes {
   p.attrs ??= pbfAttributes(tagsOf(p.tf), p.tf.seq, dict);
   return p.attrs;
+}
+
+/** Whether the feature is drawn at the zoom whatever its threshold (thinning.ts: `spared`). */
+export function isSpared(p: Prepared, zc: ZoomContext): boolean {
+  return spared(p.tf.geom, lodFor(p), zc.subPixel);
 }
 
 /** The feature's centroid Point at the zoom, `box` set to it; null when it has no position to average. */

@@ -5,7 +5,7 @@ import { mvtFeatureCount } from '../encode-pbf.js';
 import { keeps } from '../thinning.js';
 import { budgetedBytes, thresholdToFit } from './budget.js';
 import { encodeContext, EncodeScratch, jsonTileOf, pbfTile, type EncodeContext } from './encode.js';
-import { placeZoom, prepare, type Bucket, type Prepared } from './placement.js';
+import { isSpared, placeZoom, prepare, type Bucket, type Prepared } from './placement.js';
 import { thins, zoomContext, type TileResult, type TileSpec, type TileStats, type ZoomContext } from './spec.js';
 
 /** A tile's bytes and stats from its placed entries; below the finest zoom, a tile over the budget says what it needs. */
@@ -25,7 +25,10 @@ function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext): TileResult {
     if (spec.formats.json) stats.meshesJsonOnly += meshCount(e.g);
     if (spec.formats.pbf && mvtFeatureCount(e.g) === 0) stats.notInPbf++;
   }
-  if (zc.coarse && ec.lodAuto && budgetedBytes(result, ec) > spec.tileBudget) result.need = thresholdToFit(b, ec);
+  if (zc.coarse && ec.lodAuto && budgetedBytes(result, ec) > spec.tileBudget) {
+    const need = thresholdToFit(b, ec, (p) => isSpared(p, zc));
+    if (need !== undefined) result.need = need;
+  }
   return result;
 }
 
@@ -58,7 +61,7 @@ export function tileFeatures(
   for (let z = spec.maxZoom; z >= from; z--) {
     const zc = zoomContext(spec, z);
     const thresholds = spec.thresholds?.[z];
-    if (zc.coarse && ec.lodAuto && thins(thresholds)) candidates = candidates.filter((p) => keeps(thresholds[p.tf.layer] ?? 0, p.tf.seq));
+    if (zc.coarse && ec.lodAuto && thins(thresholds)) candidates = candidates.filter((p) => keeps(thresholds[p.tf.layer] ?? 0, p.tf.seq) || isSpared(p, zc));
     ec.json.setUnit(zc.unit);
     for (const b of placeZoom(candidates, spec, zc, ec.dict, quantiser)) results.push(encodeTile(b, zc, ec));
   }
