@@ -10,6 +10,8 @@ export type OptionType = 'boolean' | 'string' | 'integer' | 'bytes' | 'list';
 export interface OptionSpec {
   type: OptionType;
   help: string;
+  /** What the option means to a command other than those `help` speaks of (extract's -o is a directory). */
+  helpFor?: Partial<Record<Command, string>>;
   /** Default value; a function is evaluated when options are resolved (machine-dependent defaults). */
   default?: unknown;
   short?: string;
@@ -27,9 +29,9 @@ const BUILDING: Command[] = ['build', 'plan'];
 const TILING: Command[] = ['build', 'build-shard'];
 
 export const OPTIONS = {
-  out: { type: 'string', short: 'o', arg: 'DIR', help: 'output directory of the pyramid, or FILE.pmtiles: one PMTiles archive of the PBF tiles of one plane (extract: the directory to write)', commands: [...BUILDING, 'extract'] },
+  out: { type: 'string', short: 'o', arg: 'DIR', help: 'output directory of the pyramid, or FILE.pmtiles: one PMTiles archive of the PBF tiles of one plane', helpFor: { extract: 'the directory to write the pyramid into' }, commands: [...BUILDING, 'extract'] },
   archive: { type: 'string', arg: 'KIND', choices: ['pmtiles'], help: 'write the tiles of -o DIR into archives: pmtiles, one file per plane and format (DIR/tiles-c1-z2.pbf.pmtiles), listed in tileset.json', commands: BUILDING },
-  force: { type: 'boolean', default: false, help: 'replace what earlier builds wrote in the output (their record says what); nothing else is removed', commands: [...BUILDING, 'extract'] },
+  force: { type: 'boolean', default: false, help: 'replace what earlier builds wrote in the output (their record says what); nothing else is removed', helpFor: { extract: 'replace what an earlier build or extract wrote in OUT (their record says what); nothing else is removed' }, commands: [...BUILDING, 'extract'] },
   strict: { type: 'boolean', default: false, help: 'stop with exit 1 at the first invalid feature, before anything is written', commands: BUILDING },
   workers: { type: 'integer', arg: 'N', default: () => os.availableParallelism(), help: 'worker threads for parsing and tiling (default: the cores)', commands: [...BUILDING, 'build-shard', 'finalize'] },
   layer: { type: 'string', arg: 'NAME', help: 'vector layer id for every input that names none of its own (a --manifest entry\'s layer wins; default: the file name without extensions; stdin: features)', commands: BUILDING },
@@ -43,7 +45,7 @@ export const OPTIONS = {
   image: { type: 'string', arg: 'FILE', help: 'TIFF, PNG or JPEG whose size fixes the world (header only); with --preview, drawn under the quicklooks and copied, downsampled, as the viewer\'s background', commands: BUILDING },
   minZoom: { type: 'integer', arg: 'Z', default: 0, help: 'coarsest zoom', commands: BUILDING },
   maxZoom: { type: 'integer', arg: 'Z', help: 'finest zoom (default: the finest tile spans at most 512 image pixels)', commands: BUILDING },
-  format: { type: 'string', arg: 'LIST', help: 'tile formats to write: json, pbf or json,pbf (default: json,pbf; pbf for -o FILE.pmtiles); inspect: the file a tile is decoded from, json or pbf (default: pbf when the tile has one)', commands: [...BUILDING, 'inspect'] },
+  format: { type: 'string', arg: 'LIST', help: 'tile formats to write: json, pbf or json,pbf (default: json,pbf; pbf for -o FILE.pmtiles)', helpFor: { inspect: 'the file a tile is decoded from, json or pbf (default: pbf when the tile has one)' }, commands: [...BUILDING, 'inspect'] },
   name: { type: 'string', help: 'descriptor name', commands: BUILDING },
   description: { type: 'string', help: 'descriptor description', commands: BUILDING },
   attribution: { type: 'string', help: 'descriptor attribution', commands: BUILDING },
@@ -51,7 +53,7 @@ export const OPTIONS = {
   baseUrl: { type: 'string', arg: 'URL', help: 'base put before the tile paths in descriptors, e.g. https://host/slides/a (default: relative URLs)', commands: BUILDING },
   memoryBudget: { type: 'bytes', arg: 'BYTES', default: 1024 ** 3, help: 'peak memory to stay under; work-unit records spill to --tmp-dir beyond a fifth of it (e.g. 1G, 512M)', commands: [...BUILDING, 'build-shard'] },
   tmpDir: { type: 'string', arg: 'DIR', help: 'where spilled work units go (default: OUT/.mudm-work)', commands: BUILDING },
-  tileBudget: { type: 'bytes', arg: 'BYTES', default: 500 * 1024, help: 'largest PBF tile below the finest zoom (JSON without PBF); each zoom is thinned uniformly to fit its densest tile (verify: the budget to check against)', commands: [...BUILDING, 'verify'] },
+  tileBudget: { type: 'bytes', arg: 'BYTES', default: 500 * 1024, help: 'largest PBF tile below the finest zoom (JSON without PBF); each zoom is thinned uniformly to fit its densest tile', helpFor: { verify: 'the largest PBF tile (JSON without PBF) below the finest zoom that passes' }, commands: [...BUILDING, 'verify'] },
   lod: { type: 'string', default: 'auto', choices: ['auto', 'none'], help: 'coarse-zoom policy: auto (sub-pixel features become points, byte budget) or none', commands: BUILDING },
   unitSize: { type: 'integer', arg: 'PX', default: 2048, help: 'side in pixels of the spatial cell of a work unit (a power of two)', commands: BUILDING },
   shards: { type: 'integer', arg: 'N', default: 1, help: 'number of shards the work units are spread over', commands: ['plan'] },

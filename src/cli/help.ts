@@ -1,5 +1,5 @@
 // Help texts, generated from the option registry and the command table so they cannot drift from what is parsed.
-import { flagName, type OptionSpec } from '../options.js';
+import { flagName, type Command, type OptionSpec } from '../options.js';
 import { optionsOf } from './args.js';
 import { COMMANDS, type CommandInfo } from './commands/index.js';
 
@@ -28,7 +28,7 @@ export function commandHelp(info: CommandInfo, override: { usage?: string; summa
   const details = override.details ?? info.details;
   const rows = optionsOf(info.name)
     .sort(([a], [b]) => (a === 'help' ? 1 : b === 'help' ? -1 : 0))
-    .map(([name, spec]) => [flagColumn(name, spec), describe(spec)] as const);
+    .map(([name, spec]) => [flagColumn(name, spec), describe(spec, info.name)] as const);
   const left = Math.min(34, Math.max(...rows.map(([f]) => f.length)) + 2);
   const lines = [`Usage: ${PROGRAM} ${info.name} [options] ${usage}`.trimEnd(), '', capitalise(summary) + '.'];
   if (details) lines.push('', ...wrap(details, WIDTH));
@@ -56,8 +56,8 @@ function placeholder(spec: OptionSpec): string {
   return spec.type === 'integer' ? 'N' : spec.type === 'bytes' ? 'BYTES' : 'VALUE';
 }
 
-function describe(spec: OptionSpec): string {
-  let text = spec.help;
+function describe(spec: OptionSpec, command: Command): string {
+  let text = spec.helpFor?.[command] ?? spec.help;
   if (spec.type === 'list') text += ' (repeatable)';
   const d = spec.default;
   // Machine-dependent defaults (functions) and "off" defaults say nothing useful; help texts that name their

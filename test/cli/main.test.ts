@@ -23,6 +23,20 @@ describe('main', () => {
     expect(io2.out()).toMatch(/^Usage: mudm-tiles validate \[options\] FILE\.\.\./);
   });
 
+  it('each command\'s help says what an option means to it (extract writes a directory; inspect reads a format)', async () => {
+    const help = async (command: string) => {
+      const io = memoryIO();
+      expect(await main([command, '--help'], io)).toBe(0);
+      return io.out().replace(/\s+/g, ' ');
+    };
+    const extract = await help('extract');
+    expect(extract).toContain('-o, --out DIR the directory to write the pyramid into');
+    expect(extract).not.toContain('FILE.pmtiles: one PMTiles archive');
+    expect(await help('inspect')).toContain('--format LIST the file a tile is decoded from, json or pbf');
+    expect(await help('build')).toContain('--format LIST tile formats to write: json, pbf or json,pbf (default: json,pbf; pbf for -o FILE.pmtiles)');
+    expect(await help('verify')).toContain('--tile-budget BYTES the largest PBF tile (JSON without PBF) below the finest zoom that passes (default: 500K)');
+  });
+
   it('unknown command with a suggestion, exit 2', async () => {
     const io = memoryIO();
     expect(await main(['valdiate', 'x.json'], io)).toBe(2);
