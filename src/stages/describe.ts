@@ -19,6 +19,11 @@ export interface DescribeInput {
   assets?: Asset[];
 }
 
+/** The coarsest zoom with tiles of features: in a JSON-only pyramid zoom 0 is the overview descriptor alone. */
+function firstDataZoom(plan: BuildPlan): number {
+  return plan.formats.pbf ? plan.minZoom : Math.max(1, plan.minZoom);
+}
+
 /**
  * Zooms at which a layer holds every feature at full form: nothing drawn as a point there, and nothing thinned
  * there or at any finer zoom (a feature thinned at a zoom is not offered to the coarser ones).
@@ -26,7 +31,7 @@ export interface DescribeInput {
 function completeZooms(input: DescribeInput, layer: number): number[] {
   const out: number[] = [];
   let thinnedBelow = false;
-  for (let z = input.plan.maxZoom; z >= input.plan.minZoom; z--) {
+  for (let z = input.plan.maxZoom; z >= firstDataZoom(input.plan); z--) {
     thinnedBelow ||= (input.thinned[z]?.[layer] ?? 0) > 0;
     if (!thinnedBelow && (input.pointified[z]?.[layer] ?? 0) === 0) out.push(z);
   }
@@ -36,7 +41,7 @@ function completeZooms(input: DescribeInput, layer: number): number[] {
 /** `{ "<zoom>": share }` for the zooms that draw less than the whole layer, shares to 4 significant digits. */
 function keptFractions(input: DescribeInput, layer: number): Record<string, number> {
   const out: Record<string, number> = {};
-  for (let z = input.plan.minZoom; z <= input.plan.maxZoom; z++) {
+  for (let z = firstDataZoom(input.plan); z <= input.plan.maxZoom; z++) {
     const f = input.keptFraction?.[z]?.[layer] ?? 1;
     if (f < 1) out[z] = Number(f.toPrecision(4));
   }

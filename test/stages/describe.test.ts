@@ -54,6 +54,13 @@ describe('tilesetDescriptor', () => {
     expect(errors(d)).toEqual([]);
   });
 
+  it('says nothing of zoom 0 of a JSON-only pyramid, whose zoom-0 tile is the overview: no features are drawn there', () => {
+    const keptFraction = [[0.0123456, 1], [0.5, 1], [1, 1], [1, 1]];
+    const d = tilesetDescriptor(input({ keptFraction, plan: plan({ formats: { json: true, pbf: false } }), pointified: [[0, 0], [0, 0], [0, 0], [0, 0]], thinned: [[0, 0], [0, 0], [0, 0], [0, 0]] }));
+    expect(d.vector_layers.map((l) => l.kept_fraction)).toEqual([{ 1: 0.5 }, undefined]);
+    expect(d.vector_layers.map((l) => l.complete_zooms)).toEqual([[1, 2, 3], [1, 2, 3]]);
+  });
+
   it('describes the JSON pyramid when only JSON is built, and carries meta, base URL, multiscale and used vocabularies', () => {
     const multiscale = { axes: [{ name: 'x', type: 'space', unit: 'micrometer' }, { name: 'y', type: 'space', unit: 'micrometer' }] };
     const vocabularies = { cls: { terms: { tumor: { uri: 'http://purl.obolibrary.org/obo/NCIT_C18009' } } }, other: { terms: {} } };
