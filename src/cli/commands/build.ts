@@ -2,6 +2,7 @@
 import { buildPyramid } from '../../build/pipeline.js';
 import { abortableSource } from '../../io/source.js';
 import { InterruptedError, UsageError } from '../../report/errors.js';
+import { isArchiveFile } from '../../options.js';
 import { lostFeatures, summaryLines } from '../../report/format.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
@@ -36,7 +37,9 @@ export async function run(ctx: CommandContext): Promise<number> {
     const code = signalExitCode(signals.received());
     if (e instanceof InterruptedError && code !== undefined) {
       const next = e.resumable ? 'run again with --resume to continue' : 'it stopped while reading its input, before anything was kept: run the build again';
-      log.error(`build interrupted by ${signals.received()}: no descriptor written; ${next}`, { exitCode: code });
+      // One archive's name appears only when it is whole; a directory is whole once it has its descriptor.
+      const left = isArchiveFile(options.out) ? `${options.out} not written` : 'no descriptor written';
+      log.error(`build interrupted by ${signals.received()}: ${left}; ${next}`, { exitCode: code });
       return code;
     }
     throw e;
