@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import type { Removal } from '../io/sink.js';
 import type { ProcessProbe } from '../io/workdir.js';
 import type { ProgressEvent } from '../report/types.js';
+import { InterruptedError } from '../report/errors.js';
 import { progressLine, removalLine } from '../report/format.js';
 import type { Options } from '../options.js';
 import type { CliIO } from './io.js';
@@ -57,6 +58,24 @@ export function handleSignals(log: Logger, then = 'the work directory is kept fo
 
 export function signalExitCode(sig: NodeJS.Signals | undefined): number | undefined {
   return sig === 'SIGINT' ? 130 : sig === 'SIGTERM' ? 143 : undefined;
+}
+
+/**
+ * Runs a step of a sharded build (build-shard, finalize) under `handleSignals`: stopped by a signal, it ends with the
+ * signal's exit code, the warning having said to run the step again.
+ */
+export async function interruptible(log: Logger, step: string, progress: { end(): void }, run: (signal: AbortSignal) => Promise<number>): Promise<number> {
+  const signals = handleSignals(log, `the work directory is kept: run ${step} again to go on`);
+  try {
+    return await run(signals.signal);
+  } catch (e) {
+    progress.end();
+    const code = signalExitCode(signals.received());
+    if (e instanceof InterruptedError && code !== undefined) return code;
+    throw e;
+  } finally {
+    signals.dispose();
+  }
 }
 
 /** Says on stderr what --force removed of earlier builds in OUT (an info line: -q hides it). */

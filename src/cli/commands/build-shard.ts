@@ -1,9 +1,9 @@
 // `mudm-tiles build-shard OUT --shard I`: tiles one shard's units (I from --shard or JOB_COMPLETION_INDEX); idempotent.
 import { buildShard } from '../../build/pipeline.js';
-import { InterruptedError, UsageError } from '../../report/errors.js';
+import { UsageError } from '../../report/errors.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
-import { handleSignals, localProcesses, progressReporter, signalExitCode } from '../run-build.js';
+import { interruptible, localProcesses, progressReporter } from '../run-build.js';
 
 export const usage = 'DIR|FILE.pmtiles --shard I';
 
@@ -17,18 +17,10 @@ export async function run(ctx: CommandContext): Promise<number> {
   const shard = options.shard ?? (env !== undefined ? Number(env) : undefined);
   if (shard === undefined) throw new UsageError('build-shard needs --shard I (or JOB_COMPLETION_INDEX in the environment)');
   const progress = progressReporter(options, io);
-  const signals = handleSignals(log, 'the work directory is kept: run build-shard again to go on');
-  try {
-    const r = await buildShard({ ...options, out: args[0] }, shard, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), signal: signals.signal, processes: localProcesses });
+  return interruptible(log, 'build-shard', progress, async (signal) => {
+    const r = await buildShard({ ...options, out: args[0] }, shard, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), signal, processes: localProcesses });
     progress.end();
     if (!r.finalized) log.info(`shard ${shard}: ${r.units} unit(s), ${r.skipped} already done`, { event: 'shard-done', shard, ...r });
     return EXIT_OK;
-  } catch (e) {
-    progress.end();
-    const code = signalExitCode(signals.received());
-    if (e instanceof InterruptedError && code !== undefined) return code;
-    throw e;
-  } finally {
-    signals.dispose();
-  }
+  });
 }

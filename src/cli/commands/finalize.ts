@@ -1,10 +1,10 @@
 // `mudm-tiles finalize OUT`: once every shard is done, tiles the coarse levels and writes overview, report, descriptor.
 import { finalizeShardedBuild } from '../../build/pipeline.js';
-import { InterruptedError, UsageError } from '../../report/errors.js';
+import { UsageError } from '../../report/errors.js';
 import { summaryLines } from '../../report/format.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
-import { handleSignals, localProcesses, progressReporter, signalExitCode } from '../run-build.js';
+import { interruptible, localProcesses, progressReporter } from '../run-build.js';
 
 export const usage = 'DIR|FILE.pmtiles';
 
@@ -12,22 +12,14 @@ export async function run(ctx: CommandContext): Promise<number> {
   const { options, io, log, args } = ctx;
   if (args.length !== 1) throw new UsageError('finalize needs exactly one DIR (the output of mudm-tiles plan)');
   const progress = progressReporter(options, io);
-  const signals = handleSignals(log, 'the work directory is kept: run finalize again to go on');
-  try {
+  return interruptible(log, 'finalize', progress, async (signal) => {
     // The processes: a second finalize, or a build --force, must not work in this work directory while this one runs.
-    const report = await finalizeShardedBuild({ ...options, out: args[0] }, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), signal: signals.signal, processes: localProcesses });
+    const report = await finalizeShardedBuild({ ...options, out: args[0] }, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), signal, processes: localProcesses });
     progress.end();
     if (!options.quiet) {
       if (log.format === 'json') log.info('finalized', { event: 'done', out: args[0], tiles: { total: report.tiles.total, bytes: report.tiles.bytes } });
       else io.stdout.write(`${summaryLines(report, args[0], 'finalize').join('\n')}\n`);
     }
     return EXIT_OK;
-  } catch (e) {
-    progress.end();
-    const code = signalExitCode(signals.received());
-    if (e instanceof InterruptedError && code !== undefined) return code;
-    throw e;
-  } finally {
-    signals.dispose();
-  }
+  });
 }
