@@ -123,6 +123,9 @@ export class Quantiser {
               c = this.clipper.ring(ring, r, true);
               // Clipping keeps orientation, but rounding can flip or flatten a sliver: check again.
               if (!ringUsable(c) || !orient(c, i === 0)) c = null;
+              // A hole over the whole tile leaves nothing of its polygon here (clipped, it is the tile, as the exterior is).
+              else if (i > 0 && b[0] <= r.minX && b[1] <= r.minY && b[2] >= r.maxX && b[3] >= r.maxY
+                && Math.abs(ringArea2(c)) >= 2 * (r.maxX - r.minX) * (r.maxY - r.minY)) { rings.length = 0; break; }
             }
             if (c === null) { if (i === 0) break; continue; }
             rings.push(c);

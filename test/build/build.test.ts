@@ -229,6 +229,19 @@ describe('buildPyramid', () => {
     expect(strip(await built(16384))).toEqual(strip(sink));
   });
 
+  it('writes no tile where a hole covers the whole tile (a frame polygon: nothing of it is there)', async () => {
+    const sq = (x: number, y: number, d: number) => square(x, y, d)[0];
+    const frame = { type: 'Feature', id: 4, properties: {}, geometry: { type: 'Polygon', coordinates: [sq(100, 100, 7900), sq(400, 400, 7300).reverse()] } };
+    const { sink } = await build({ imageSize: '16384,16384', unitSize: 2048, maxZoom: 5 }, JSON.stringify({ type: 'FeatureCollection', features: [frame] }));
+    // Zoom 5: 512-px tiles; (8, 8) spans 4096..4608, deep inside the hole. It held the frame with a hole equal to its exterior.
+    expect(sink.files.has('5/8/8.pbf')).toBe(false);
+    expect(sink.files.has('5/8/8.json')).toBe(false);
+    // The band of the frame: tiles meeting it at zoom 5 are those of columns or rows 0 and 15 (16 tiles cover 0..8192).
+    const z5 = [...sink.files.keys()].filter((p) => /^5\/\d+\/\d+\.pbf$/.test(p)).map((p) => p.split('/').slice(1).map((v) => parseInt(v, 10)));
+    expect(z5.length).toBeGreaterThan(0);
+    for (const [x, y] of z5) expect(x <= 0 || y <= 0 || x >= 15 || y >= 15, `tile 5/${x}/${y}`).toBe(true);
+  });
+
   it('never thins a region 8 display pixels across or more, and meets the budget by thinning the small cells', async () => {
     let seed = 7;
     const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
