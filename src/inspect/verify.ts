@@ -4,6 +4,7 @@
 import type { FeatureCollection } from '../model/feature.js';
 import { OPTIONS } from '../options.js';
 import { InputError } from '../report/errors.js';
+import { RECORD_DIR } from '../io/written.js';
 import { planeKey, type Plane } from '../tiling/space.js';
 import type { PbfLayer } from './decode.js';
 import { isOverview, listZoomTiles, openPyramid, overviewPath, zoomDirs, type Pyramid, type TileRef } from './layout.js';
@@ -150,10 +151,28 @@ export function verifyPyramid(root: string | PyramidReader, opts: VerifyOptions 
   const report = p.reader.read('build-report.json');
   if (report === undefined && p.reader.wholeWithoutReport) {
     notes.push('no build report beside the archive, so the tile counts were not compared with it');
+  } else if (report === undefined && extractedWithoutReport(p.reader)) {
+    notes.push('no build report: extracted from an archive that had none beside it, so the tile counts were not compared with it');
   } else {
     out.add(checkReport(report, counted));
   }
   return { ok: out.list.length === 0, problems: out.list, counts: out.counts, checked: { tiles: tilesChecked, features: featuresChecked }, notes };
+}
+
+/**
+ * Whether the record of what was written here (`.mudm-written/manifest.json`) lists the descriptor and no report: a
+ * build always writes its report, so the writer was `extract` of an archive copied without one. A report a user
+ * removed stays listed, and stays a problem.
+ */
+function extractedWithoutReport(reader: PyramidReader): boolean {
+  const bytes = reader.read(`${RECORD_DIR}/manifest.json`);
+  if (bytes === undefined) return false;
+  try {
+    const files = (JSON.parse(Buffer.from(bytes).toString('utf8')) as { files?: unknown }).files;
+    return Array.isArray(files) && files.includes('tileset.json') && !files.includes('build-report.json');
+  } catch {
+    return false;
+  }
 }
 
 /** Problems as text, one per line, with the count of those not listed. */
