@@ -75,7 +75,8 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
 }
 
 function unknownCommand(name: string): UsageError {
-  const near = closest(name, COMMANDS.map((c) => c.name));
+  // `help COMMAND` is a command to people too.
+  const near = closest(name, [...COMMANDS.map((c) => c.name), 'help']);
   return new UsageError(
     `unknown command '${name}'${near ? `; did you mean '${near}'?` : ''} (commands: ${COMMANDS.map((c) => c.name).join(', ')})`,
   );

@@ -41,6 +41,9 @@ describe('main', () => {
     const io = memoryIO();
     expect(await main(['valdiate', 'x.json'], io)).toBe(2);
     expect(io.err()).toMatch(/unknown command 'valdiate'; did you mean 'validate'\?/);
+    const io2 = memoryIO();
+    expect(await main(['hlep'], io2)).toBe(2);
+    expect(io2.err()).toMatch(/unknown command 'hlep'; did you mean 'help'\?/);
   });
 
   it('usage errors say how to get help; --log json gives JSON lines', async () => {
