@@ -24,6 +24,7 @@ inputs:
   strict: boolean?
   layer: string?
   layer_by: string?
+  nucleus_features: boolean?
   plane_field: string?
   image_size: string?
   min_zoom: int?
@@ -58,6 +59,7 @@ steps:
       strict: strict
       layer: layer
       layer_by: layer_by
+      nucleus_features: nucleus_features
       plane_field: plane_field
       image_size: image_size
       min_zoom: min_zoom

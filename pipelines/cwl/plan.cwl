@@ -43,6 +43,7 @@ inputs:
   strict: {type: boolean?, inputBinding: {prefix: --strict}}
   layer: {type: string?, inputBinding: {prefix: --layer}}
   layer_by: {type: string?, inputBinding: {prefix: --layer-by}}
+  nucleus_features: {type: boolean?, inputBinding: {prefix: --nucleus-features}}
   plane_field: {type: string?, inputBinding: {prefix: --plane-field}}
   image_size: {type: string?, inputBinding: {prefix: --image-size}}
   min_zoom: {type: int?, inputBinding: {prefix: --min-zoom}}
