@@ -202,10 +202,7 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
   if (!(Number.isInteger(shard) && shard >= 0 && shard < planFile.shards)) throw new UsageError(`--shard must be 0..${planFile.shards - 1}, found ${shard}`);
   // A build --force or --resume on this machine must not take the work directory from under a shard running here,
   // nor may a second run of the same shard write its parts at once.
-  const owner = `${OWNERS_DIR}/shard-${shard}.json`;
-  const running = work.liveOwner(owner);
-  if (running) throw new WorkStateError(`build-shard: shard ${shard} is running already (${running.who}): wait for it to end or stop it first (if it does not run, remove ${running.file})`, work.root);
-  work.own(owner);
+  ownStep(work, `shard-${shard}`, `build-shard: shard ${shard} is running already`);
   const step: Step = { kind: 'shard', shard };
   refuseUnplanned(work, 'build-shard');
   if (planFile.archive) refuseBuildParts(work, 'build-shard');
@@ -236,10 +233,7 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   if (done) return done;
   const planFile = loadPlan(work);
   // Two at once would append to one part and rename it in turn: an archive of mixed bytes under the final name.
-  const owner = `${OWNERS_DIR}/finalize.json`;
-  const running = work.liveOwner(owner);
-  if (running) throw new WorkStateError(`finalize: ${config.options.out} is being finalized already (${running.who}): wait for it to end or stop it first (if it does not run, remove ${running.file})`, work.root);
-  work.own(owner);
+  ownStep(work, 'finalize', `finalize: ${config.options.out} is being finalized already`);
   const units = new UnitLog(work, planFile.id);
   if (planFile.archive) refuseBuildParts(work, 'finalize');
   checkShardsDone(work, planFile, units, (shard) => partsOf(work, { kind: 'shard', shard }));
@@ -265,6 +259,17 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
     await sink.close?.();
     await pool.close();
   }
+}
+
+/**
+ * Records this process as running step `name` of a sharded build (`owners/NAME.json`); refused (`busy`, then who and
+ * how to go on) while another process on this machine runs it: two would write its parts at once.
+ */
+function ownStep(work: WorkDir, name: string, busy: string): void {
+  const owner = `${OWNERS_DIR}/${name}.json`;
+  const running = work.liveOwner(owner);
+  if (running) throw new WorkStateError(`${busy} (${running.who}): wait for it to end or stop it first (if it does not run, remove ${running.file})`, work.root);
+  work.own(owner);
 }
 
 /**

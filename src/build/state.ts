@@ -82,12 +82,10 @@ export function spillRoot(options: Options, work: WorkDir): string {
   return work.root ? path.join(work.root, 'spill') : path.join(os.tmpdir(), `mudm-spill-${randomBytes(6).toString('hex')}`);
 }
 
-/** Identifies inputs and the options that change output (the image size however it was given): a resume must see the same ones. */
-export function fingerprintOf(inputs: readonly FingerprintInput[], config: BuildConfig): string {
-  return fingerprintOfLines(fingerprintLines(inputs, config));
-}
-
-/** The fingerprint of what `fingerprintLines` gave. */
+/**
+ * The fingerprint of what `fingerprintLines` gave: it identifies the inputs and the options that change output (the
+ * image size however it was given), which a resume must see the same.
+ */
 export function fingerprintOfLines(lines: readonly string[]): string {
   const h = createHash('sha256');
   for (const line of lines) h.update(`${line}\n`);

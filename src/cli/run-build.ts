@@ -87,16 +87,9 @@ export function removalLogger(log: Logger, out: string): (r: Removal) => void {
 }
 
 /**
- * When process `pid` started: the boot's id and its start time in clock ticks (field 22 of /proc/PID/stat, counted
- * after the command name, which may hold spaces). Undefined where /proc does not say (not Linux, or no such process).
- */
-function startOf(pid: number): string | undefined {
-  return procStat(pid)?.start;
-}
-
-/**
- * Process `pid`'s start (see startOf) and whether it has ended (state Z, a zombie: killed, not yet reaped by its
- * parent), from /proc; undefined where /proc does not say.
+ * When process `pid` started (the boot's id and its start time in clock ticks: field 22 of /proc/PID/stat, counted
+ * after the command name, which may hold spaces), and whether it has ended (state Z or X: a zombie, killed and not yet
+ * reaped by its parent); undefined where /proc does not say (not Linux, or no such process).
  */
 function procStat(pid: number): { start: string; ended: boolean } | undefined {
   try {
@@ -116,7 +109,7 @@ function procStat(pid: number): { start: string; ended: boolean } | undefined {
  */
 export const localProcesses: ProcessProbe = {
   pid: process.pid,
-  start: startOf(process.pid),
+  start: procStat(process.pid)?.start,
   alive(pid, start) {
     const stat = procStat(pid);
     if (stat?.ended) return false;

@@ -4,7 +4,7 @@
 import type { FeatureCollection } from '../model/feature.js';
 import { OPTIONS } from '../options.js';
 import { InputError } from '../report/errors.js';
-import { RECORD_DIR } from '../io/written.js';
+import { addManifest, MANIFEST_PATH } from '../io/written.js';
 import { planeKey, type Plane } from '../tiling/space.js';
 import type { PbfLayer } from './decode.js';
 import { isOverview, listZoomTiles, openPyramid, overviewPath, zoomDirs, type Pyramid, type TileRef } from './layout.js';
@@ -165,14 +165,10 @@ export function verifyPyramid(root: string | PyramidReader, opts: VerifyOptions 
  * removed stays listed, and stays a problem.
  */
 function extractedWithoutReport(reader: PyramidReader): boolean {
-  const bytes = reader.read(`${RECORD_DIR}/manifest.json`);
+  const bytes = reader.read(MANIFEST_PATH);
   if (bytes === undefined) return false;
-  try {
-    const files = (JSON.parse(Buffer.from(bytes).toString('utf8')) as { files?: unknown }).files;
-    return Array.isArray(files) && files.includes('tileset.json') && !files.includes('build-report.json');
-  } catch {
-    return false;
-  }
+  const { files } = addManifest({ dirs: new Set(), files: new Set() }, Buffer.from(bytes).toString('utf8'));
+  return files.has('tileset.json') && !files.has('build-report.json');
 }
 
 /** Problems as text, one per line, with the count of those not listed. */

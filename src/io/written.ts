@@ -48,6 +48,21 @@ function addEntry(record: WrittenRecord, e: unknown): void {
   if (typeof file === 'string') record.files.add(file);
 }
 
+/** Path of the manifest under OUT: the record of a finished build (or extract). */
+export const MANIFEST_PATH = `${RECORD_DIR}/${MANIFEST}`;
+
+/** Adds what a manifest's text lists to `record` (nothing when it is unreadable: a build replaces it atomically). */
+export function addManifest(record: WrittenRecord, text: string): WrittenRecord {
+  try {
+    const m = JSON.parse(text) as { dirs?: unknown; files?: unknown };
+    for (const d of Array.isArray(m.dirs) ? m.dirs : []) addEntry(record, { dir: d });
+    for (const f of Array.isArray(m.files) ? m.files : []) addEntry(record, { file: f });
+  } catch {
+    // An unreadable manifest was not written by a build.
+  }
+  return record;
+}
+
 /** The union of the manifest and every journal in OUT; empty when no build recorded anything there. */
 export function readRecord(root: string): WrittenRecord {
   const record: WrittenRecord = { dirs: new Set(), files: new Set() };
@@ -60,13 +75,7 @@ export function readRecord(root: string): WrittenRecord {
   }
   for (const name of names) {
     if (name === MANIFEST) {
-      try {
-        const m = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as { dirs?: unknown; files?: unknown };
-        for (const d of Array.isArray(m.dirs) ? m.dirs : []) addEntry(record, { dir: d });
-        for (const f of Array.isArray(m.files) ? m.files : []) addEntry(record, { file: f });
-      } catch {
-        // A manifest is replaced atomically; an unreadable one was not written by a build.
-      }
+      addManifest(record, fs.readFileSync(path.join(dir, name), 'utf8'));
     } else if (JOURNAL.test(name)) {
       // A process killed mid-line leaves a partial last line: every whole line before it still counts.
       for (const line of fs.readFileSync(path.join(dir, name), 'utf8').split('\n')) {

@@ -142,7 +142,14 @@ export type LayerStats = Record<string, Record<string, FieldStat>>;
 
 /** Feature members that travel as properties in PBF and are declared like them. */
 const MEMBER_FIELDS = ['featureClass', 'parentId', 'ref'] as const;
-type Member = (typeof MEMBER_FIELDS)[number];
+/** Feature members PBF tiles carry as tags (flat.ts): `id` too, when it cannot be the PBF id. */
+const TAGGED_MEMBERS = ['id', ...MEMBER_FIELDS] as const;
+
+/** The value of the member `name` that PBF tiles carry as a tag, or undefined: a property of that name is hidden there. */
+function taggedMember(f: Feature, name: string): unknown {
+  if (name === 'id') return isPbfId(f.id) ? undefined : f.id;
+  return (MEMBER_FIELDS as readonly string[]).includes(name) ? f[name as (typeof MEMBER_FIELDS)[number]] : undefined;
+}
 
 function stat(stats: Record<string, FieldStat>, name: string): FieldStat {
   return ownOr(stats, name, () => ({ number: 0, bool: 0, string: 0, other: 0, min: Infinity, max: -Infinity, strings: [] }));
@@ -175,17 +182,18 @@ export function observeFeature(stats: LayerStats, layer: string, f: Feature): vo
   const props = f.properties;
   if (props) {
     // A member carried as a tag wins over a property of its name (flat.ts): the property is not in PBF tiles.
-    const hides = (name: string) => (name === 'id' ? f.id !== undefined && !isPbfId(f.id) : (MEMBER_FIELDS as readonly string[]).includes(name) && f[name as Member] !== undefined);
     forEachField(props, (name, v) => {
       const s = stat(fields, name);
-      if (v !== null && hides(name)) s.shadowed = (s.shadowed ?? 0) + 1;
+      if (v !== null && taggedMember(f, name) !== undefined) s.shadowed = (s.shadowed ?? 0) + 1;
       else observe(s, v);
     });
     const c = classColour(props);
     if (c) addColour(stat(fields, CLASS_FIELD), c.value, c.colour);
   }
-  for (const m of MEMBER_FIELDS) if (f[m] !== undefined) observe(stat(fields, m), f[m]);
-  if (f.id !== undefined && !isPbfId(f.id)) observe(stat(fields, 'id'), f.id);
+  for (const m of TAGGED_MEMBERS) {
+    const v = taggedMember(f, m);
+    if (v !== undefined) observe(stat(fields, m), v);
+  }
 }
 
 /** Merges statistics gathered in parallel; the result does not depend on merge order. */

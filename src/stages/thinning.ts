@@ -205,7 +205,7 @@ export class TileSketch {
       const tx1 = Math.floor(((point ? cx : box[2]) + buf) / ts), ty1 = Math.floor(((point ? cy : box[3]) + buf) / ts);
       // From here on the feature adds the same to tile (0, 0) at every size: counted once, for every larger size.
       if ((point || g.k === 'points') && tx1 === 0 && ty1 === 0) { addTail(p, j, bytes, refs, counted); break; }
-      const spare = !point && hasExtent(g) && extent >= SPARED_PIXELS * (ts / DISPLAY_TILE);
+      const spare = !point && spared(g, box, ts / DISPLAY_TILE);
       for (let ty = ty0; ty <= ty1; ty++) for (let tx = tx0; tx <= tx1; tx++) addTile(p, j, tx, ty, bytes, refs, counted, spare);
     }
   }

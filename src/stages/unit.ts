@@ -156,10 +156,21 @@ function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Uint8Arr
   return { features, home };
 }
 
-/** Whether the tiler draws the feature at zoom `z`, as far as thinning goes: its priority reaches the threshold, or it is spared. */
-function drawnAt(f: FlatFeature, spec: TileSpec, z: number): boolean {
+/** The features' original boxes (`lod`, else from the geometry), each worked out once, and only when asked for. */
+type Boxes = (i: number) => ArrayLike<number> | null;
+
+function boxesOf(features: readonly FlatFeature[]): Boxes {
+  const known: (ArrayLike<number> | null | undefined)[] = new Array(features.length);
+  return (i) => (known[i] !== undefined ? known[i] : (known[i] = features[i].lod ?? lodOf(features[i].geom)));
+}
+
+/**
+ * Whether the tiler draws feature `i` at zoom `z`, as far as thinning goes: its priority reaches the threshold, or it
+ * is spared (its box is needed only then).
+ */
+function drawnAt(f: FlatFeature, i: number, boxes: Boxes, spec: TileSpec, z: number): boolean {
   const t = spec.thresholds?.[z]?.[f.layer] ?? 0;
-  return keeps(t, f.seq) || (spec.lod === 'auto' && spared(f.geom, f.lod ?? lodOf(f.geom), tileSize(spec.side, z) / DISPLAY_TILE));
+  return keeps(t, f.seq) || (spec.lod === 'auto' && spared(f.geom, boxes(i), tileSize(spec.side, z) / DISPLAY_TILE));
 }
 
 export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = new TilerScratch()): UnitResult {
@@ -176,9 +187,10 @@ export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = 
     res.kept[z] = new Array<number>(layers).fill(0);
     res.needs[z] = 0;
   }
+  const boxes = boxesOf(features);
   features.forEach((f, i) => {
     if (home[i] === 0) return;
-    for (let z = spec.minZoom; z <= spec.maxZoom; z++) if (drawnAt(f, spec, z)) res.kept[z][f.layer]++;
+    for (let z = spec.minZoom; z <= spec.maxZoom; z++) if (drawnAt(f, i, boxes, spec, z)) res.kept[z][f.layer]++;
   });
   for (const t of tiles) {
     for (let l = 0; l < layers; l++) res.pointified[t.z][l] += t.stats.pointified[l] ?? 0;
@@ -187,7 +199,7 @@ export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = 
     if (t.json) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'json'), z: t.z, size: t.json.byteLength, bytes: t.json, features: t.stats.features });
     if (t.pbf) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'pbf'), z: t.z, size: t.pbf.byteLength, bytes: t.pbf, features: t.stats.features });
   }
-  if (task.next) res.next = reduceForNext(features, home, task, task.next.zoom, router);
+  if (task.next) res.next = reduceForNext(features, home, boxes, task, task.next.zoom, router);
   if (task.preview) {
     // Every feature the unit reads, in input order: the patch is what one canvas of the whole plane shows there.
     const painter = new PreviewPainter(task.preview.area, task.preview.pointRadius);
@@ -204,7 +216,7 @@ export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = 
  * zoom keeps none). Whether this unit placed a feature does not count: a MultiPoint, an L-shaped line or a frame
  * may lie wholly in other cells than its centre's, which place it but do not forward it.
  */
-function reduceForNext(features: FlatFeature[], home: Uint8Array, task: TileTask, zoom: number, router: RecordRouter): [string, Uint8Array][] {
+function reduceForNext(features: FlatFeature[], home: Uint8Array, boxes: Boxes, task: TileTask, zoom: number, router: RecordRouter): [string, Uint8Array][] {
   const { side } = task.spec;
   const reduceZoom = task.unit.cell.z - 1;
   const ts = tileSize(side, zoom);
@@ -216,7 +228,7 @@ function reduceForNext(features: FlatFeature[], home: Uint8Array, task: TileTask
   const simplifier = new Simplifier();
   for (let i = 0; i < features.length; i++) {
     const f = features[i];
-    if (home[i] === 0 || !drawnAt(f, task.spec, reduceZoom)) continue;
+    if (home[i] === 0 || !drawnAt(f, i, boxes, task.spec, reduceZoom)) continue;
     const r = reduceForZoom(f, task.spec, reduceZoom, simplifier);
     if (r === null || !enc.encode(task.spec.layers[r.layer].id, r)) continue;
     router.route(prefix, enc.bytes(), enc.box, ts, pad, n - 1);

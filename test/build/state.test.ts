@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
-  PLAN_VERSION, checkShardsDone, findPlan, fingerprintOf, loadPlan, markShardDone, savePlan, type PlanFile,
+  PLAN_VERSION, checkShardsDone, findPlan, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone, savePlan, type PlanFile,
 } from '../../src/build/state.js';
 import { UnitLog, type UnitMarker } from '../../src/build/unit-log.js';
 import { DiskWorkDir, MemoryWorkDir } from '../../src/io/workdir.js';
@@ -30,6 +30,8 @@ function planFile(units: UnitPlan[], shards = 1): PlanFile {
 
 const marker = (key: string, next: [string, number][] = []): UnitMarker => ({ key, byZoom: {}, largest: null, pointified: [], kept: [], needs: [], coarse: [], notInPbf: 0, next });
 
+
+const fingerprintOf = (...a: Parameters<typeof fingerprintLines>) => fingerprintOfLines(fingerprintLines(...a));
 describe('plan.json', () => {
   it('round-trips a plan of this version', () => {
     const work = new MemoryWorkDir();
