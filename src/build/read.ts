@@ -11,7 +11,7 @@ import { flagName, type BuildConfig } from '../options.js';
 import { DataError, InputError, ReadError, UsageError } from '../report/errors.js';
 import { mergeStats, type LayerStats, type PlaneRule } from '../stages/assign.js';
 import type { UnitStore } from '../stages/partition.js';
-import { META, parseBatch, type ParseResult, type ParseTask, type RawBatch } from '../stages/parse.js';
+import { META, newIdCounts, parseBatch, type ParseResult, type ParseTask, type RawBatch } from '../stages/parse.js';
 import type { Dim } from '../tiling/space.js';
 import type { TileSketch } from '../stages/thinning.js';
 import { shown, validateCollectionMembers } from '../validate/index.js';
@@ -200,7 +200,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     for (const [d, n] of Object.entries(r.planeLacking) as [Dim, number][]) lacking[d] = (lacking[d] ?? 0) + n;
     mergeStats(sum.stats, r.stats);
     for (const [layer, [withId, without]] of Object.entries(r.ids)) {
-      const n = ownOr(ids, layer, () => [0, 0]);
+      const n = ownOr(ids, layer, newIdCounts);
       n[0] += withId;
       n[1] += without;
     }

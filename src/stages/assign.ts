@@ -151,8 +151,12 @@ function taggedMember(f: Feature, name: string): unknown {
   return (MEMBER_FIELDS as readonly string[]).includes(name) ? f[name as (typeof MEMBER_FIELDS)[number]] : undefined;
 }
 
+// Made once, not per call: stat() runs for every field of every feature.
+const newStat = (): FieldStat => ({ number: 0, bool: 0, string: 0, other: 0, min: Infinity, max: -Infinity, strings: [] });
+const newFields = (): Record<string, FieldStat> => ({});
+
 function stat(stats: Record<string, FieldStat>, name: string): FieldStat {
-  return ownOr(stats, name, () => ({ number: 0, bool: 0, string: 0, other: 0, min: Infinity, max: -Infinity, strings: [] }));
+  return ownOr(stats, name, newStat);
 }
 
 function addString(s: FieldStat, v: string): void {
@@ -178,7 +182,7 @@ function addColour(s: FieldStat, value: string, colour: string): void {
 
 /** Adds one feature's fields (nested objects flattened, as PBF tiles carry them) and PBF-carried members to its layer's statistics. */
 export function observeFeature(stats: LayerStats, layer: string, f: Feature): void {
-  const fields = ownOr(stats, layer, () => ({}));
+  const fields = ownOr(stats, layer, newFields);
   const props = f.properties;
   if (props) {
     // A member carried as a tag wins over a property of its name (flat.ts): the property is not in PBF tiles.
@@ -199,7 +203,7 @@ export function observeFeature(stats: LayerStats, layer: string, f: Feature): vo
 /** Merges statistics gathered in parallel; the result does not depend on merge order. */
 export function mergeStats(into: LayerStats, from: LayerStats): void {
   for (const [layer, named] of Object.entries(from)) {
-    const dst = ownOr(into, layer, () => ({}));
+    const dst = ownOr(into, layer, newFields);
     for (const [name, b] of Object.entries(named)) {
       const a = stat(dst, name);
       a.number += b.number; a.bool += b.bool; a.string += b.string; a.other += b.other;

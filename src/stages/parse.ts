@@ -20,6 +20,9 @@ import { emptyBox, enclosesNoArea, flatFeatureOf, flatten, growBox, isPbfId, tag
 import { headTextOf } from './encode-json.js';
 import { TileSketch, type SketchData } from './thinning.js';
 
+/** A layer's count of features with an integer id and without (`ParseResult.ids`), before the first. */
+export const newIdCounts = (): [number, number] => [0, 0];
+
 /** Numbers per feature in a batch's `meta`: index, line, column (0 when unknown), start and end of its bytes. */
 export const META = 5;
 
@@ -226,7 +229,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     if (assigned.lacking) for (const d of assigned.lacking) res.planeLacking[d] = (res.planeLacking[d] ?? 0) + 1;
     const layer = layerOf(f, task.layer, task.layerBy);
     observeFeature(res.stats, layer, f);
-    ownOr(res.ids, layer, () => [0, 0])[isPbfId(f.id) ? 0 : 1]++;
+    ownOr(res.ids, layer, newIdCounts)[isPbfId(f.id) ? 0 : 1]++;
     put(seq, layer, f, assigned.plane);
     const nucleus = task.nucleusFeatures ? nucleusOf(f) : undefined;
     if (nucleus) {
