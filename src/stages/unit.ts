@@ -1,7 +1,7 @@
 // Tile one work unit: read its records, tile and encode its zooms, and reduce its own features for the level above.
 import fs from 'node:fs';
 import { BUFFER, DISPLAY_TILE, EXTENT, tilePath, tileSize, type Dim } from '../tiling/space.js';
-import { lodOf, type FlatFeature } from '../tiling/flat.js';
+import { hasExtent, lodOf, type FlatFeature } from '../tiling/flat.js';
 import { Simplifier } from '../tiling/simplify.js';
 import { tileFeatures, TilerScratch } from './tile/tiler.js';
 import { reduceForZoom } from './tile/reduce.js';
@@ -170,7 +170,8 @@ function boxesOf(features: readonly FlatFeature[]): Boxes {
  */
 function drawnAt(f: FlatFeature, i: number, boxes: Boxes, spec: TileSpec, z: number): boolean {
   const t = spec.thresholds?.[z]?.[f.layer] ?? 0;
-  return keeps(t, f.seq) || (spec.lod === 'auto' && spared(f.geom, boxes(i), tileSize(spec.side, z) / DISPLAY_TILE));
+  // Only a line or polygon may be spared: a point (most thinned features, sub-pixel ones reduced) needs no box.
+  return keeps(t, f.seq) || (spec.lod === 'auto' && hasExtent(f.geom) && spared(f.geom, boxes(i), tileSize(spec.side, z) / DISPLAY_TILE));
 }
 
 export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = new TilerScratch()): UnitResult {

@@ -53,7 +53,8 @@ function attrsOf(p: Prepared, dict: PbfDictionary): PbfAttributes {
 
 /** Whether the feature is drawn at the zoom whatever its threshold (thinning.ts: `spared`). */
 export function isSpared(p: Prepared, zc: ZoomContext): boolean {
-  return spared(p.tf.geom, lodFor(p), zc.subPixel);
+  // `collapsible` is a line or polygon, what may be spared: a point needs no box worked out.
+  return p.collapsible && spared(p.tf.geom, lodFor(p), zc.subPixel);
 }
 
 /** The feature's centroid Point at the zoom, `box` set to it; null when it has no position to average. */
