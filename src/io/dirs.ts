@@ -20,8 +20,12 @@ export function makeDirectory(dir: string): string | undefined {
       fs.mkdirSync(at);
       first ??= at;
     } catch (err) {
+      if ((err as { code?: string }).code !== 'EEXIST') throw err;
+      // A link to nowhere: there for mkdir, missing for every check that follows it.
+      const link = fs.lstatSync(at).isSymbolicLink() && !fs.existsSync(at) ? fs.readlinkSync(at) : undefined;
+      if (link !== undefined) throw new Error(`${at} is a symbolic link to ${link}, which does not exist`);
       // Made by another process since (a race): fine when it is a directory.
-      if ((err as { code?: string }).code !== 'EEXIST' || !fs.statSync(at).isDirectory()) throw err;
+      if (!fs.statSync(at).isDirectory()) throw err;
     }
   }
   if (!fs.statSync(at).isDirectory()) throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${at}'`), { code: 'ENOTDIR', path: at });

@@ -111,6 +111,19 @@ describe('exit 4 naming the path', () => {
     expect(fs.readFileSync(file, 'utf8')).toBe('not a directory');
   });
 
+  it('build: the output, or a folder above it, is a symbolic link to nowhere (named, with its target; kept)', async () => {
+    const base = tempDir('dangling');
+    const link = path.join(base, 'out');
+    fs.symlinkSync(path.join(base, 'gone'), link);
+    for (const out of [link, path.join(link, 'slide')]) {
+      const r = await runCli(['build', SAMPLE, '-o', out, '--workers', '1']);
+      expect(r.code, r.stderr).toBe(4);
+      expect(r.stderr).toContain(`${link} is a symbolic link to ${path.join(base, 'gone')}, which does not exist`);
+    }
+    expect(fs.readlinkSync(link)).toBe(path.join(base, 'gone'));
+    expect(fs.readdirSync(base)).toEqual(['out']);
+  });
+
   it('build: the output is not empty and --force is not given', async () => {
     const out = tempDir('nonempty');
     fs.writeFileSync(path.join(out, 'notes.txt'), 'mine');
