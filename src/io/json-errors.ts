@@ -11,8 +11,9 @@ export function jsonSyntaxError(file: string, text: string, line: number, column
   const m = /\bat position (\d+)/.exec(v8);
   let position: number;
   let message: string;
-  // A non-finite number (QuPath before 0.5) gets the scanner's message, which says where it comes from.
-  if (m && !/(?:NaN|Infinity)/.test(text)) {
+  // A non-finite number where V8 stopped (QuPath before 0.5) gets the scanner's message, which says where it comes
+  // from; V8 names the position past a minus sign ("-Infinity"), and none for a bare NaN or Infinity.
+  if (m && !/^(?:NaN|Infinity)/.test(text.slice(Number(m[1]), Number(m[1]) + 8))) {
     position = Number(m[1]);
     message = v8
       .replace(/\s*in JSON at position \d+/, '')

@@ -319,6 +319,7 @@ describe('syntax errors: exact line and column', () => {
     // QuPath before 0.5: the message says where the value comes from and what to do.
     ['NaN inside a feature', '{"features":[\n{"properties":{"m":NaN}}]}', 2, 20, /^NaN is not JSON, expected a value \(QuPath before 0\.5 writes it for a missing measurement: export again from QuPath 0\.5 or later/],
     ['-Infinity inside a feature', '{"features":[\n{"properties":{"m":-Infinity}}]}', 2, 20, /^-Infinity is not JSON, expected a value \(QuPath before 0\.5/],
+    ['a string "Infinity" does not change V8\'s message elsewhere', '{"features":[\n  {"name":"Infinity", "a": [1,2}\n]}', 2, 32, /^Expected ',' or '\]' after array element/],
   ];
   for (const [name, text, line, column, message] of cases) {
     it(name, async () => {
