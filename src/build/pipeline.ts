@@ -266,10 +266,8 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
  * how to go on) while another process on this machine runs it: two would write its parts at once.
  */
 function ownStep(work: WorkDir, name: string, busy: string): void {
-  const owner = `${OWNERS_DIR}/${name}.json`;
-  const running = work.liveOwner(owner);
+  const running = work.claimOwner(`${OWNERS_DIR}/${name}.json`);
   if (running) throw new WorkStateError(`${busy} (${running.who}): wait for it to end or stop it first (if it does not run, remove ${running.file})`, work.root);
-  work.own(owner);
 }
 
 /**

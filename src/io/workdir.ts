@@ -55,6 +55,12 @@ export interface WorkDir {
    * (a pid reused is not it).
    */
   liveOwner(only?: string): { who: string; file: string } | undefined;
+  /**
+   * Records this process in `as` unless another one running on this machine is recorded there (then it, as
+   * `liveOwner` says, and nothing is written): two processes claiming at once cannot both get it, the file made by an
+   * exclusive link, and one left by a process that ended replaced only as it was seen.
+   */
+  claimOwner(as: string): { who: string; file: string } | undefined;
 }
 
 /** Who works in a work directory: the process that claimed or resumed it, on which machine. */
@@ -68,6 +74,10 @@ export const OWNERS_DIR = 'owners';
 const STATE_FILES = [OWNER_FILE, 'plan.json'];
 const STATE_ENTRIES = [...STATE_FILES, OWNERS_DIR, 'units', 'parts', 'shards', 'level-0', 'spill'];
 interface Owner { pid: number; host: string; start?: string }
+
+function ownerOf(p: ProcessProbe): Owner {
+  return { pid: p.pid, host: os.hostname(), ...(p.start ? { start: p.start } : {}) };
+}
 
 /** This process and whether another one runs: given by the CLI (library code does not look at `process`). */
 export interface ProcessProbe {
@@ -233,7 +243,49 @@ export class DiskWorkDir implements WorkDir {
 
   own(as = OWNER_FILE): void {
     const p = this.processes;
-    if (p) this.writeJson(as, { pid: p.pid, host: os.hostname(), ...(p.start ? { start: p.start } : {}) } satisfies Owner);
+    if (p) this.writeJson(as, ownerOf(p));
+  }
+
+  claimOwner(as: string): { who: string; file: string } | undefined {
+    const p = this.processes;
+    if (!p) return undefined;
+    const full = path.join(this.root, as);
+    const tmp = `${full}.tmp-${this.tag}`;
+    const text = (file: string) => { try { return fs.readFileSync(file, 'utf8'); } catch { return undefined; } };
+    try {
+      fs.mkdirSync(path.dirname(full), { recursive: true });
+      // Twice at most: once more after moving aside the record of a process that ended.
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const running = this.liveOwner(as);
+        if (running) return running;
+        const seen = text(full);
+        if (seen === undefined) {
+          fs.writeFileSync(tmp, JSON.stringify(ownerOf(p)));
+          try {
+            // A link, unlike a rename, fails when the name is taken: whoever made it in between keeps it.
+            fs.linkSync(tmp, full);
+            return undefined;
+          } catch (err) {
+            if ((err as { code?: string }).code !== 'EEXIST') throw err;
+            continue;
+          } finally {
+            fs.rmSync(tmp, { force: true });
+          }
+        }
+        // A record of a process that ended (or of this one): moved aside, and put back if it changed since it was read.
+        const aside = `${tmp}-ended`;
+        try { fs.renameSync(full, aside); } catch { continue; }
+        if (text(aside) !== seen) {
+          try { fs.linkSync(aside, full); } catch { /* a third claim came in between: it holds the name */ }
+          fs.rmSync(aside, { force: true });
+          return this.liveOwner(as) ?? { who: 'another process', file: full };
+        }
+        fs.rmSync(aside, { force: true });
+      }
+      return this.liveOwner(as) ?? { who: 'another process', file: full };
+    } catch (err) {
+      throw describeFsError(err, full);
+    }
   }
 
   liveOwner(only?: string): { who: string; file: string } | undefined {
@@ -307,4 +359,5 @@ export class MemoryWorkDir implements WorkDir {
   own(): void {}
   /** In memory, the directory is this process's own. */
   liveOwner(): undefined { return undefined; }
+  claimOwner(): undefined { return undefined; }
 }

@@ -82,3 +82,53 @@ describe('writeParts', () => {
     expect(fs.readFileSync(file).equals(Buffer.concat(parts))).toBe(true);
   });
 });
+
+describe('claiming a step of a build in the work directory', () => {
+  const root = () => path.join(tmpDir('mudm-owner'), 'w');
+  /** A process `pid` on this machine, which sees the processes in `running` as alive. */
+  const probe = (pid: number, running: Set<number>) => ({ pid, start: `s${pid}`, alive: (p: number) => running.has(p) });
+
+  it('records the first claimant, refuses a second while it runs, and takes over from one that ended', () => {
+    const dir = root();
+    const running = new Set([101, 102]);
+    const a = new DiskWorkDir(dir, probe(101, running)), b = new DiskWorkDir(dir, probe(102, running));
+    expect(a.claimOwner('owners/finalize.json')).toBeUndefined();
+    expect(b.claimOwner('owners/finalize.json')).toEqual({ who: 'pid 101', file: path.join(dir, 'owners/finalize.json') });
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'owners/finalize.json'), 'utf8'))).toMatchObject({ pid: 101, start: 's101' });
+    running.delete(101);
+    expect(b.claimOwner('owners/finalize.json')).toBeUndefined();
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'owners/finalize.json'), 'utf8'))).toMatchObject({ pid: 102 });
+    expect(a.claimOwner('owners/finalize.json')).toEqual({ who: 'pid 102', file: path.join(dir, 'owners/finalize.json') });
+    // Nothing but the record is left in the folder: no temporary or moved-aside file.
+    expect(fs.readdirSync(path.join(dir, 'owners'))).toEqual(['finalize.json']);
+  });
+
+  it('of many claims at once, lets exactly one through', async () => {
+    const dir = root();
+    const running = new Set(Array.from({ length: 8 }, (_, i) => 200 + i));
+    // A record of a process that ended is there: every claimant sees it, only one may replace it.
+    fs.mkdirSync(path.join(dir, 'owners'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'owners/finalize.json'), JSON.stringify({ pid: 199, host: (await import('node:os')).hostname(), start: 's199' }));
+    const { Worker } = await import('node:worker_threads');
+    const url = new URL('../../dist/io/workdir.js', import.meta.url).href;
+    const code = `
+      const { workerData, parentPort } = require('node:worker_threads');
+      import(workerData.url).then(({ DiskWorkDir }) => {
+        const running = new Set(workerData.running);
+        const w = new DiskWorkDir(workerData.dir, { pid: workerData.pid, start: 's' + workerData.pid, alive: (p) => running.has(p) });
+        const flag = new Int32Array(workerData.go);
+        Atomics.wait(flag, 0, 0);
+        parentPort.postMessage(w.claimOwner('owners/finalize.json') === undefined);
+      });`;
+    const go = new SharedArrayBuffer(4);
+    const results = [...running].map((pid) => new Promise<boolean>((resolve, reject) => {
+      const worker = new Worker(code, { eval: true, workerData: { url, dir, pid, running: [...running], go } });
+      worker.once('message', (ok: boolean) => { resolve(ok); void worker.terminate(); });
+      worker.once('error', reject);
+    }));
+    await new Promise((r) => setTimeout(r, 300));
+    Atomics.store(new Int32Array(go), 0, 1);
+    Atomics.notify(new Int32Array(go), 0);
+    expect((await Promise.all(results)).filter(Boolean)).toHaveLength(1);
+  });
+});
