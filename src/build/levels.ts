@@ -5,7 +5,7 @@ import path from 'node:path';
 import pLimit from 'p-limit';
 import { describeFsError } from '../report/errors.js';
 import { SpillingStore, type UnitSource } from '../stages/partition.js';
-import { planUpperUnits, type UnitPlan } from '../stages/plan.js';
+import { planUpperUnits, type BuildPlan, type UnitPlan } from '../stages/plan.js';
 import type { TileSpec } from '../stages/tile/spec.js';
 import { raiseThresholds } from '../stages/thinning.js';
 import { compareUnitKeys } from '../stages/unit-key.js';
@@ -66,7 +66,7 @@ export async function tileLevels(ctx: RunContext, base: UnitPlan[], store: Spill
  */
 async function raiseAndUndo(ctx: RunContext, level: number, markers: UnitMarker[][]): Promise<void> {
   const plan = ctx.planFile.plan;
-  const raised = raiseThresholds(plan.thresholds, markers[level].map((m) => m.needs), plan.minZoom, plan.maxZoom);
+  const raised = raiseRule(plan, markers[level]);
   const undone: [number, string][] = [];
   for (let l = level; l < markers.length; l++) {
     for (const m of markers[l]) {
@@ -77,6 +77,19 @@ async function raiseAndUndo(ctx: RunContext, level: number, markers: UnitMarker[
   ctx.units.remove(undone);
   plan.raised = [...new Set([...plan.raised, ...raised])].sort((a, b) => a - b);
   savePlan(ctx.work, ctx.planFile);
+}
+
+/**
+ * Raises, in place, what a zoom draws from units' markers: the thresholds their tiles need, and `spareFrom` above the
+ * zooms where spared features alone passed the budget. Returns the zooms whose rule changed.
+ */
+function raiseRule(rule: Pick<BuildPlan, 'thresholds' | 'spareFrom' | 'minZoom' | 'maxZoom'>, markers: UnitMarker[]): number[] {
+  const raised = raiseThresholds(rule.thresholds, markers.map((m) => m.needs), rule.minZoom, rule.maxZoom);
+  // Sparing ends above the finest zoom where a unit's spared features alone passed the budget (-1: none did).
+  const spareFrom = Math.max(rule.spareFrom, ...markers.map((m) => m.unspare + 1));
+  for (let z = Math.max(rule.spareFrom, rule.minZoom); z < spareFrom; z++) if (!raised.includes(z)) raised.push(z);
+  rule.spareFrom = spareFrom;
+  return raised.sort((a, b) => a - b);
 }
 
 interface InFlight { level: number; units: UnitPlan[]; bytes: number; done: Promise<{ result?: TileBatchResult; error?: unknown }> }
@@ -224,7 +237,7 @@ class LevelRun {
     return {
       side: p.world.side, minZoom: Math.max(lv.zoom, p.minZoom), maxZoom: lv.topZoom, finestZoom: p.maxZoom,
       layers: p.layers.map((id) => ({ id })), formats: p.formats, lod: p.lod, tileBudget: p.tileBudget, collection: p.collection,
-      thresholds: p.thresholds,
+      thresholds: p.thresholds, spareFrom: p.spareFrom,
     };
   }
 
@@ -271,8 +284,9 @@ class LevelRun {
   /** A unit's marker is written: where it needs higher thresholds than the plan's, nothing coarser is started. */
   private settled(level: number, key: string, marker: UnitMarker): void {
     if (this.correct && (this.restart === undefined || level < this.restart)) {
-      const trial = this.plan.thresholds.map((t) => [...t]);
-      if (raiseThresholds(trial, [marker.needs], this.plan.minZoom, this.plan.maxZoom).length > 0) this.restart = level;
+      const { minZoom, maxZoom, spareFrom } = this.plan;
+      const trial = { minZoom, maxZoom, spareFrom, thresholds: this.plan.thresholds.map((t) => [...t]) };
+      if (raiseRule(trial, [marker]).length > 0) this.restart = level;
     }
     this.settle(level, key);
   }
@@ -333,7 +347,7 @@ class LevelRun {
  */
 function markerOf(r: UnitResult, pbf: boolean, finest: number): UnitMarker {
   const marker: UnitMarker = {
-    key: r.key, byZoom: {}, largest: null, pointified: r.pointified, kept: r.kept, needs: r.needs, coarse: [], notInPbf: r.notInPbf,
+    key: r.key, byZoom: {}, largest: null, pointified: r.pointified, kept: r.kept, needs: r.needs, unspare: r.unspare, coarse: [], notInPbf: r.notInPbf,
     next: r.next.map(([key, b]) => [key, b.byteLength]),
   };
   for (const t of r.tiles) {

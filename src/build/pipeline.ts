@@ -300,6 +300,7 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
     // A resumed build keeps the thresholds the interrupted one tiled with (raised ones included); the rest must match.
     buildPlan.thresholds = previous.plan.thresholds;
     buildPlan.raised = previous.plan.raised;
+    buildPlan.spareFrom = previous.plan.spareFrom;
     checkSamePlan(previous, buildPlan, units, work);
   }
   if (buildPlan.outliers) io.onWarning?.(outlierWarning(buildPlan.outliers), { event: 'outliers', ...buildPlan.outliers });

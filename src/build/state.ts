@@ -20,7 +20,7 @@ import type { UnitLog } from './unit-log.js';
 export const WORK_DIR_NAME = '.mudm-work';
 const PLAN_FILE = 'plan.json';
 /** The layout of plan.json and of the unit markers; a work directory of another version is refused, never misread. */
-export const PLAN_VERSION = 4;
+export const PLAN_VERSION = 5;
 
 /** What the reading pass found: everything the plan, the descriptor and the report need. */
 export interface ReadSummary {

@@ -35,9 +35,10 @@ export interface BuildReport {
     largest: { path: string; bytes: number } | null;
     /**
      * Uniform thinning, per zoom: the format the budget holds, the share of the priority range drawn and its threshold
-     * (every layer alike), and the zooms whose threshold was raised after tiling because a tile was still over.
+     * (every layer alike), the zooms whose rule was raised after tiling because a tile was still over, and the
+     * coarsest zoom that draws lines and polygons 8 display pixels across whatever the share.
      */
-    thinning: { budgeted: 'pbf' | 'json'; share: number[]; thresholds: number[]; raised: number[] };
+    thinning: { budgeted: 'pbf' | 'json'; share: number[]; thresholds: number[]; raised: number[]; spareFrom: number };
   };
   units: { levels: number; total: number };
   /** How this run went, which may differ between runs that give the same pyramid (all else in the report may not). */

@@ -53,6 +53,11 @@ export interface BuildPlan {
    */
   thresholds: number[][];
   raised: number[];
+  /**
+   * The coarsest zoom that draws large lines and polygons whatever its threshold (thinning.ts `drawn`): coarser ones
+   * thin them like the rest, where the plan found, or a tile showed, them too many for the budget.
+   */
+  spareFrom: number;
 }
 
 export interface PlanInput {
@@ -241,16 +246,16 @@ export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: st
   if (sorted.length === 0) sorted.push({ t: 0, c: 0, z: 0 });
   const layers = Object.keys(found.stats).sort();
   const collection = { multiscale: found.collection.multiscale, properties: found.collection.properties };
-  const perZoom = found.sketch && config.lod === 'auto'
+  const thinning = found.sketch && config.lod === 'auto'
     ? planThresholds({
       sketch: found.sketch, side: world.side, minZoom, maxZoom, budget: o.tileBudget,
       overhead: tileOverhead(found.stats, found.sketch.format, tilePrefix(collection).length),
     })
-    : new Array<number>(maxZoom + 1).fill(0);
+    : { thresholds: new Array<number>(maxZoom + 1).fill(0), spareFrom: minZoom };
   const plan: BuildPlan = {
     world, minZoom, maxZoom, cellSize: o.unitSize, dims: found.dims, layers, planes: sorted, levels,
     formats: config.formats, lod: config.lod, tileBudget: o.tileBudget, collection,
-    thresholds: perZoom.map((t) => layers.map(() => t)), raised: [],
+    thresholds: thinning.thresholds.map((t) => layers.map(() => t)), raised: [], spareFrom: thinning.spareFrom,
   };
   const outliers = config.imageSize === undefined && !found.imageSized && found.extent ? findOutliers(found.extent, world.side) : null;
   if (outliers) plan.outliers = outliers;

@@ -35,9 +35,24 @@ export function keeps(threshold: number, seq: number): boolean {
  */
 export const SPARED_PIXELS = 8;
 
+/**
+ * The share of the budget spared features may take in a tile, as the plan estimates it: where they would take more
+ * (a zoom crowded with large outlines), they are no longer few and cheap, and that zoom and every coarser one thin
+ * them like the rest (`BuildPlan.spareFrom`).
+ */
+export const SPARED_SHARE = 0.5;
+
 /** Whether a feature (its geometry and original box, `lod`) is spared from thinning where a display pixel is `pixel` wide. */
 export function spared(g: TileGeometry, box: ArrayLike<number> | null, pixel: number): boolean {
   return box !== null && hasExtent(g) && Math.max(box[2] - box[0], box[3] - box[1]) >= SPARED_PIXELS * pixel;
+}
+
+/**
+ * The one rule of what a zoom draws: a feature whose priority reaches the zoom's threshold, or, where the zoom spares
+ * (`spares`), a line or polygon at least SPARED_PIXELS display pixels across. `box` is asked for only then.
+ */
+export function drawn(threshold: number, seq: number, spares: boolean, g: TileGeometry, box: () => ArrayLike<number> | null, pixel: number): boolean {
+  return keeps(threshold, seq) || (spares && hasExtent(g) && spared(g, box(), pixel));
 }
 
 // ───────────────────────────── estimates, gathered while reading ─────────────────────────────
@@ -45,9 +60,9 @@ export function spared(g: TileGeometry, box: ArrayLike<number> | null, pixel: nu
 /** Tiles smaller than 2^10 pixels get no estimate: a tile that small rarely nears a budget; a miss is corrected. */
 export const SKETCH_MIN_LOG2 = 10;
 const MAX_LOG2 = 31;
-// Per tile: features, bytes (value indexes at 2 bytes), bytes², value references, values counted per feature, and
-// the bytes of spared features (drawn whatever the share).
-const COLS = 6;
+// Per tile: features, bytes (value indexes at 2 bytes), bytes², value references, values counted per feature; then
+// the features, bytes, bytes² and value references of those among them that a sparing zoom draws whatever the share.
+const COLS = 9;
 
 const varintBytes = (n: number): number => (n < 128 ? 1 : n < 16384 ? 2 : n < 2097152 ? 3 : n < 268435456 ? 4 : 5);
 const zz = (n: number): number => (n < 0 ? -2 * n - 1 : 2 * n);
@@ -236,7 +251,7 @@ export class TileSketch {
     }
   }
 
-  /** Every tile of side 2^j that holds something, over all planes, as sums `[features, bytes, bytes², refs, values, spared bytes]`. */
+  /** Every tile of side 2^j that holds something, over all planes, as sums (the columns of `addTile`). */
   *tiles(j: number): Generator<Float64Array> {
     for (const p of this.planes.values()) {
       const origin = new Float64Array(COLS);
@@ -274,8 +289,8 @@ function addTile(p: SketchPlane, j: number, tx: number, ty: number, bytes: numbe
   let slot = p.lastSlot[j];
   if (p.lastKey[j] !== key) { slot = slotOf(p, key); p.lastKey[j] = key; p.lastSlot[j] = slot; }
   const o = slot * COLS, c = p.cols;
-  if (spare) { c[o + 5] += bytes; c[o + 4] += values; return; }
   c[o]++; c[o + 1] += bytes; c[o + 2] += bytes * bytes; c[o + 3] += refs; c[o + 4] += values;
+  if (spare) { c[o + 5]++; c[o + 6] += bytes; c[o + 7] += bytes * bytes; c[o + 8] += refs; }
 }
 
 function addTail(p: SketchPlane, j: number, bytes: number, refs: number, values: number): void {
@@ -292,13 +307,17 @@ const SIGMAS = 3;
 
 /**
  * Largest share f of a tile's features that the budget holds: layer headers, keys and shared values once, the spared
- * features whole, f of the other bytes, value indexes as wide as f of the values needs, and SIGMAS deviations of a
- * random choice of that share.
+ * features whole where the zoom spares (`spares`), f of the other bytes, value indexes as wide as f of the values
+ * needs, and SIGMAS deviations of a random choice of that share.
  */
-export function fittingShare(sums: readonly number[] | Float64Array, overhead: number, budget: number): number {
-  const [, bytes, squares, refs, values, spare = 0] = sums;
+export function fittingShare(sums: readonly number[] | Float64Array, overhead: number, budget: number, spares = true): number {
+  const [, all, allSquares, allRefs, values, , spareAll = 0, spareSquares = 0, spareRefs = 0] = sums;
+  const whole = spares ? spareAll : 0;
+  const bytes = all - whole;
+  const squares = allSquares - (spares ? spareSquares : 0);
+  const refs = allRefs - (spares ? spareRefs : 0);
   const aim = budget * AIM;
-  const size = (f: number) => overhead + spare + f * bytes + f * refs * (varintBytes(Math.ceil(f * values)) - 2) + SIGMAS * Math.sqrt(Math.max(0, f * (1 - f) * squares));
+  const size = (f: number) => overhead + whole + f * bytes + f * refs * (varintBytes(Math.ceil(f * values)) - 2) + SIGMAS * Math.sqrt(Math.max(0, f * (1 - f) * squares));
   if (size(1) <= aim) return 1;
   let lo = 0, hi = 1;
   for (let i = 0; i < 48; i++) {
@@ -306,6 +325,11 @@ export function fittingShare(sums: readonly number[] | Float64Array, overhead: n
     if (size(mid) <= aim) lo = mid; else hi = mid;
   }
   return lo;
+}
+
+/** Whether a tile (its sums) can spare: it holds everything, or its spared features leave SPARED_SHARE of the budget to the rest. */
+function sparesFit(sums: readonly number[] | Float64Array, overhead: number, budget: number): boolean {
+  return overhead + (sums[6] ?? 0) <= budget * AIM * SPARED_SHARE || fittingShare(sums, overhead, budget) === 1;
 }
 
 /** Bytes every tile may carry whatever it holds: per layer its header, its keys, and its enumerable string values. */
@@ -335,18 +359,25 @@ export interface ThresholdInput {
  * One threshold per zoom (index = zoom; the finest zoom 0): at each coarser zoom the share of features that fits
  * the densest tile's budget, the same share everywhere; never lower than the threshold of the zoom below, so kept
  * sets nest. Zooms whose tiles are smaller than the sketch's sizes get 0 (a miss there is corrected after tiling).
+ * `spareFrom`: the coarsest zoom that spares large lines and polygons; below it, from the first zoom where in some tile
+ * they would take more than SPARED_SHARE of the budget, they are thinned like the rest.
  */
-export function planThresholds(p: ThresholdInput): number[] {
+export function planThresholds(p: ThresholdInput): { thresholds: number[]; spareFrom: number } {
   const out = new Array<number>(p.maxZoom + 1).fill(0);
   const log2Side = Math.round(Math.log2(p.side));
+  let spareFrom = p.minZoom;
   for (let z = p.maxZoom - 1; z >= p.minZoom; z--) {
     const j = log2Side - z;
     let share = 1;
-    if (j >= p.sketch.minLog2) for (const sums of p.sketch.tiles(j)) share = Math.min(share, fittingShare(sums, p.overhead, p.budget));
+    if (j >= p.sketch.minLog2) {
+      const tiles = [...p.sketch.tiles(j)];
+      if (spareFrom <= z && !tiles.every((sums) => sparesFit(sums, p.overhead, p.budget))) spareFrom = z + 1;
+      for (const sums of tiles) share = Math.min(share, fittingShare(sums, p.overhead, p.budget, spareFrom <= z));
+    }
     const t = share >= 1 ? 0 : Math.min(PRIORITY_RANGE, Math.ceil((1 - share) * PRIORITY_RANGE));
     out[z] = Math.max(t, out[z + 1]);
   }
-  return out;
+  return { thresholds: out, spareFrom };
 }
 
 /**

@@ -1,18 +1,18 @@
 // Tile one work unit: read its records, tile and encode its zooms, and reduce its own features for the level above.
 import fs from 'node:fs';
-import { BUFFER, DISPLAY_TILE, EXTENT, tilePath, tileSize, type Dim } from '../tiling/space.js';
-import { hasExtent, lodOf, type FlatFeature } from '../tiling/flat.js';
+import { BUFFER, EXTENT, tilePath, tileSize, type Dim } from '../tiling/space.js';
+import { lodOf, type FlatFeature } from '../tiling/flat.js';
 import { Simplifier } from '../tiling/simplify.js';
 import { tileFeatures, TilerScratch } from './tile/tiler.js';
 import { reduceForZoom } from './tile/reduce.js';
-import type { TileSpec } from './tile/spec.js';
+import { zoomContext, type TileSpec, type ZoomContext } from './tile/spec.js';
 import { homeCell, RecordRouter, type UnitSource } from './partition.js';
 import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder, RecordReader, setHome, StringCache } from './record.js';
 import { grown } from '../bytes.js';
 import { boxMeets } from '../tiling/clip.js';
 import type { UnitPlan } from './plan.js';
-import { keeps, spared } from './thinning.js';
+import { drawn } from './thinning.js';
 import { PreviewPainter, paintFeature, type PatchArea } from '../raster/paint.js';
 
 export interface TileTask {
@@ -48,6 +48,8 @@ export interface UnitResult {
   kept: number[][];
   /** Per zoom: the lowest threshold at which every tile of the unit fits the budget, where one does not (else 0). */
   needs: number[];
+  /** The finest zoom where a tile's spared features alone pass the budget (the zoom must stop sparing), else -1. */
+  unspare: number;
   notInPbf: number;
   /** The preview patch: where it lies on the plane's preview grid, and its premultiplied RGBA. */
   preview?: { area: PatchArea; rgba: Uint8Array };
@@ -164,14 +166,9 @@ function boxesOf(features: readonly FlatFeature[]): Boxes {
   return (i) => (known[i] !== undefined ? known[i] : (known[i] = features[i].lod ?? lodOf(features[i].geom)));
 }
 
-/**
- * Whether the tiler draws feature `i` at zoom `z`, as far as thinning goes: its priority reaches the threshold, or it
- * is spared (its box is needed only then).
- */
-function drawnAt(f: FlatFeature, i: number, boxes: Boxes, spec: TileSpec, z: number): boolean {
-  const t = spec.thresholds?.[z]?.[f.layer] ?? 0;
-  // Only a line or polygon may be spared: a point (most thinned features, sub-pixel ones reduced) needs no box.
-  return keeps(t, f.seq) || (spec.lod === 'auto' && hasExtent(f.geom) && spared(f.geom, boxes(i), tileSize(spec.side, z) / DISPLAY_TILE));
+/** Whether the tiler draws feature `i` at zoom `z`, as far as thinning goes (thinning.ts `drawn`, as the tiler applies it). */
+function drawnAt(f: FlatFeature, i: number, boxes: Boxes, spec: TileSpec, zc: ZoomContext): boolean {
+  return drawn(spec.thresholds?.[zc.z]?.[f.layer] ?? 0, f.seq, zc.spares, f.geom, () => boxes(i), zc.subPixel);
 }
 
 export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = new TilerScratch()): UnitResult {
@@ -181,7 +178,7 @@ export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = 
   const layers = spec.layers.length;
   const res: UnitResult = {
     key: unit.key, tiles: [], next: [], features: features.length,
-    pointified: [], kept: [], needs: [], notInPbf: 0,
+    pointified: [], kept: [], needs: [], unspare: -1, notInPbf: 0,
   };
   for (let z = spec.minZoom; z <= spec.maxZoom; z++) {
     res.pointified[z] = new Array<number>(layers).fill(0);
@@ -189,13 +186,16 @@ export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = 
     res.needs[z] = 0;
   }
   const boxes = boxesOf(features);
+  const zooms: ZoomContext[] = [];
+  for (let z = spec.minZoom; z <= spec.maxZoom; z++) zooms.push(zoomContext(spec, z));
   features.forEach((f, i) => {
     if (home[i] === 0) return;
-    for (let z = spec.minZoom; z <= spec.maxZoom; z++) if (drawnAt(f, i, boxes, spec, z)) res.kept[z][f.layer]++;
+    for (const zc of zooms) if (drawnAt(f, i, boxes, spec, zc)) res.kept[zc.z][f.layer]++;
   });
   for (const t of tiles) {
     for (let l = 0; l < layers; l++) res.pointified[t.z][l] += t.stats.pointified[l] ?? 0;
     if (t.need !== undefined) res.needs[t.z] = Math.max(res.needs[t.z], t.need);
+    if (t.unspare) res.unspare = Math.max(res.unspare, t.z);
     res.notInPbf += t.stats.notInPbf;
     if (t.json) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'json'), z: t.z, size: t.json.byteLength, bytes: t.json, features: t.stats.features });
     if (t.pbf) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'pbf'), z: t.z, size: t.pbf.byteLength, bytes: t.pbf, features: t.stats.features });
@@ -227,9 +227,10 @@ function reduceForNext(features: FlatFeature[], home: Uint8Array, boxes: Boxes, 
   const prefix = unitKeyPrefix(task.unit.plane);
   const enc = new RecordEncoder(task.spec.formats.json);
   const simplifier = new Simplifier();
+  const zc = zoomContext(task.spec, reduceZoom);
   for (let i = 0; i < features.length; i++) {
     const f = features[i];
-    if (home[i] === 0 || !drawnAt(f, i, boxes, task.spec, reduceZoom)) continue;
+    if (home[i] === 0 || !drawnAt(f, i, boxes, task.spec, zc)) continue;
     const r = reduceForZoom(f, task.spec, reduceZoom, simplifier);
     if (r === null || !enc.encode(task.spec.layers[r.layer].id, r)) continue;
     router.route(prefix, enc.bytes(), enc.box, ts, pad, n - 1);

@@ -11,9 +11,11 @@ import { MemorySink } from '../../src/io/sink.js';
 import { fileSource, memorySource, streamSource } from '../../src/io/read.js';
 import { validateDescriptor, validateDocument } from '../../src/validate/index.js';
 import { DataError, OutputError, UsageError, WorkStateError } from '../../src/report/errors.js';
-import { circleRing, clipRingToRect, decodePbf, readTree, ringArea, tmpDir } from '../helpers/pyramid.js';
+import { circleRing, clipRingToRect, decodePbf, readTree, ringArea, sinkJson, squareCoords, tmpDir, withoutReport } from '../helpers/pyramid.js';
 
-const square = (x: number, y: number, s: number) => [[[x, y], [x + s, y], [x + s, y + s], [x, y + s], [x, y]]];
+const square = squareCoords;
+const json = sinkJson;
+const strip = withoutReport;
 
 /** A small annotation set exercising every geometry kind, tile borders and the world's edges (S = 2048). */
 function fixture(): object {
@@ -47,17 +49,6 @@ async function build(opts: Record<string, unknown> = {}, text = JSON.stringify(f
   const sink = new MemorySink();
   const report = await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, ...opts }, { sink });
   return { sink, report };
-}
-
-function json(sink: MemorySink, p: string): Record<string, unknown> {
-  const b = sink.files.get(p);
-  if (!b) throw new Error(`missing ${p}`);
-  return JSON.parse(Buffer.from(b).toString('utf8')) as Record<string, unknown>;
-}
-
-/** A sink's files but the build report (which describes the run), as base64, to compare two builds byte by byte. */
-function strip(s: MemorySink): Map<string, string> {
-  return new Map([...s.files].filter(([k]) => k !== 'build-report.json').map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
 }
 
 describe('buildPyramid', () => {
@@ -147,125 +138,6 @@ describe('buildPyramid', () => {
     expect(f.properties).toMatchObject({ constructor: 'x', toString: 'ts', valueOf: 1, kind: 'constructor', 'nested.__proto__.b': 2 });
     const report = json(sink, 'build-report.json') as { tiles: { byLayer: Record<string, unknown> } };
     expect(Object.keys(report.tiles.byLayer)).toEqual(['constructor']);
-  });
-
-  it('warns of a layer where some features have an integer id and some not: a sequence number may be another\'s id', async () => {
-    const point = (id: unknown, x: number) => ({ type: 'Feature', ...(id === undefined ? {} : { id }), properties: {}, geometry: { type: 'Point', coordinates: [x, 10] } });
-    const warnings: [string, unknown][] = [];
-    const text = JSON.stringify({ type: 'FeatureCollection', features: [point(1, 10), point(undefined, 20), point('c2', 30)] });
-    await buildPyramid([{ source: memorySource('cells.json', text) }], OPTS, { sink: new MemorySink(), onWarning: (m, d) => warnings.push([m, d]) });
-    expect(warnings).toEqual([['layer cells: 1 feature(s) have an integer id and 2 do not; those get their input sequence number as PBF id, which may be another feature\'s id (MVT ids should be unique in a layer): give every feature an id, or none', { event: 'mixed-ids', layer: 'cells', withId: 1, without: 2 }]]);
-    // All with ids, or none: nothing to say.
-    warnings.length = 0;
-    await buildPyramid([{ source: memorySource('cells.json', JSON.stringify({ type: 'FeatureCollection', features: [point(undefined, 10), point('c2', 30)] })) }], OPTS, { sink: new MemorySink(), onWarning: (m, d) => warnings.push([m, d]) });
-    expect(warnings).toEqual([]);
-  });
-
-  it('warns of a property that a member of its name hides in PBF tiles (a UUID id beside properties.id)', async () => {
-    const warnings: [string, unknown][] = [];
-    const text = JSON.stringify({ type: 'FeatureCollection', features: [
-      { type: 'Feature', id: 'a1b2-uuid', properties: { id: 42, label: 'x' }, geometry: { type: 'Point', coordinates: [10, 10] } },
-      { type: 'Feature', id: 'c3', parentId: 'member', properties: { parentId: 'own' }, geometry: { type: 'Point', coordinates: [20, 10] } },
-      // An integer id is the PBF id, not a tag: the property keeps its name.
-      { type: 'Feature', id: 7, properties: { id: 43 }, geometry: { type: 'Point', coordinates: [30, 10] } },
-    ] });
-    const sink = new MemorySink();
-    await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, maxZoom: 1 }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
-    expect(warnings.filter(([, d]) => (d as { event: string }).event === 'property-shadowed')).toEqual(['id', 'parentId'].map((field) => [
-      `layer cells: 1 feature(s) have a property "${field}" beside their own ${field} member; PBF tiles carry the member under that name, so the property is in JSON tiles only: rename the property to keep it in PBF`,
-      { event: 'property-shadowed', layer: 'cells', field, features: 1 },
-    ]));
-    const pbf = decodePbf(sink.files.get('0/0/0.pbf') as Uint8Array, 2048, 0, 0, 0);
-    expect(pbf.map((f) => [f.id, f.properties.id, f.properties.parentId])).toEqual([[0, 'a1b2-uuid', undefined], [1, 'c3', 'member'], [7, 43, undefined]]);
-  });
-
-  it('warns of a field of numbers with a few strings ("NA" for a missing value), which is declared a String', async () => {
-    const warnings: [string, unknown][] = [];
-    const point = (area: unknown, x: number) => ({ type: 'Feature', id: x, properties: { measurements: { Area: area }, note: x > 10 ? 'b' : 1 }, geometry: { type: 'Point', coordinates: [x, 10] } });
-    const text = JSON.stringify({ type: 'FeatureCollection', features: [point(12.5, 10), point('NA', 20), point(14, 30), point(null, 40)] });
-    const sink = new MemorySink();
-    await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, maxZoom: 1 }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
-    expect(warnings).toEqual([
-      ['layer cells: field "measurements.Area" holds 2 number(s) and 1 string(s) such as "NA": it is declared a String, with no range (a viewer cannot colour it on a scale); write missing values as null to keep it a Number', { event: 'mixed-field', layer: 'cells', field: 'measurements.Area', numbers: 2, strings: 1 }],
-      ['layer cells: field "note" holds 1 number(s) and 3 string(s) such as "b": it is declared a String, with no range (a viewer cannot colour it on a scale); write missing values as null to keep it a Number', { event: 'mixed-field', layer: 'cells', field: 'note', numbers: 1, strings: 3 }],
-    ]);
-    expect((json(sink, 'tileset.json') as { vector_layers: Array<{ fields: Record<string, string> }> }).vector_layers[0].fields['measurements.Area']).toBe('String');
-  });
-
-  it('warns of features without the --plane-field that others have: they are put on plane 0', async () => {
-    const warnings: [string, unknown][] = [];
-    const point = (channel: number | undefined, x: number) => ({ type: 'Feature', id: x, properties: channel === undefined ? {} : { channel }, geometry: { type: 'Point', coordinates: [x, 10] } });
-    const text = JSON.stringify({ type: 'FeatureCollection', features: [point(1, 10), point(undefined, 20), point(0, 30)] });
-    const sink = new MemorySink();
-    await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, maxZoom: 1, planeField: 'c=channel' }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
-    expect(warnings).toEqual([['1 of 3 valid feature(s) have no field "channel" (--plane-field c=channel): they are put on c=0, with the features whose c is 0', { event: 'plane-field-lacking', dim: 'c', field: 'channel', features: 1, of: 3 }]]);
-    expect(decodePbf(sink.files.get('0/0/0/0.pbf') as Uint8Array, 2048, 0, 0, 0).map((f) => f.id)).toEqual([20, 30]);
-  });
-
-  it('draws at every zoom a feature that lies wholly outside the cell of its box centre (L-shaped line, MultiPoint, frame)', async () => {
-    // Each of the first four lies in cells other than its centre's: the centre's unit placed nothing, so did not forward it.
-    const sq = (x: number, y: number, d: number) => square(x, y, d)[0];
-    const features = [
-      { type: 'Feature', id: 1, properties: {}, geometry: { type: 'LineString', coordinates: [[100, 100], [8000, 100], [8000, 8000]] } },
-      { type: 'Feature', id: 2, properties: {}, geometry: { type: 'MultiPoint', coordinates: [[100, 100], [8000, 8000]] } },
-      { type: 'Feature', id: 3, properties: {}, geometry: { type: 'MultiPolygon', coordinates: [[sq(100, 100, 200)], [sq(7800, 7800, 200)]] } },
-      { type: 'Feature', id: 4, properties: {}, geometry: { type: 'Polygon', coordinates: [sq(100, 100, 7900), sq(400, 400, 7300).reverse()] } },
-      { type: 'Feature', id: 5, properties: {}, geometry: { type: 'Polygon', coordinates: square(3000, 3000, 100) } },
-    ];
-    const text = JSON.stringify({ type: 'FeatureCollection', features });
-    const built = async (unitSize: number) => (await build({ imageSize: '16384,16384', unitSize, format: 'pbf' }, text)).sink;
-    const sink = await built(2048);
-    const report = json(sink, 'build-report.json') as { tiles: { byZoom: Record<string, { thinned: number }> } };
-    for (let z = 0; z <= 5; z++) {
-      const ids = new Set<unknown>();
-      for (const [p, bytes] of sink.files) {
-        const m = new RegExp(`^${z}/(\\d+)/(\\d+)\\.pbf$`).exec(p);
-        if (m) for (const f of decodePbf(bytes, 16384, z, Number(m[1]), Number(m[2]))) ids.add(f.id);
-      }
-      expect([...ids].sort(), `zoom ${z}`).toEqual([1, 2, 3, 4, 5]);
-      expect(report.tiles.byZoom[z].thinned, `zoom ${z}`).toBe(0);
-    }
-    // The pyramid does not depend on how it is cut into units.
-    expect(strip(await built(16384))).toEqual(strip(sink));
-  });
-
-  it('writes no tile where a hole covers the whole tile (a frame polygon: nothing of it is there)', async () => {
-    const sq = (x: number, y: number, d: number) => square(x, y, d)[0];
-    const frame = { type: 'Feature', id: 4, properties: {}, geometry: { type: 'Polygon', coordinates: [sq(100, 100, 7900), sq(400, 400, 7300).reverse()] } };
-    const { sink } = await build({ imageSize: '16384,16384', unitSize: 2048, maxZoom: 5 }, JSON.stringify({ type: 'FeatureCollection', features: [frame] }));
-    // Zoom 5: 512-px tiles; (8, 8) spans 4096..4608, deep inside the hole. It held the frame with a hole equal to its exterior.
-    expect(sink.files.has('5/8/8.pbf')).toBe(false);
-    expect(sink.files.has('5/8/8.json')).toBe(false);
-    // The band of the frame: tiles meeting it at zoom 5 are those of columns or rows 0 and 15 (16 tiles cover 0..8192).
-    const z5 = [...sink.files.keys()].filter((p) => /^5\/\d+\/\d+\.pbf$/.test(p)).map((p) => p.split('/').slice(1).map((v) => parseInt(v, 10)));
-    expect(z5.length).toBeGreaterThan(0);
-    for (const [x, y] of z5) expect(x <= 0 || y <= 0 || x >= 15 || y >= 15, `tile 5/${x}/${y}`).toBe(true);
-  });
-
-  it('never thins a region 8 display pixels across or more, and meets the budget by thinning the small cells', async () => {
-    let seed = 7;
-    const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
-    const features: object[] = [];
-    for (let i = 0; i < 4000; i++) {
-      const x = random() * 16000, y = random() * 16000;
-      features.push({ type: 'Feature', id: i, featureClass: 'cell', properties: { n: i }, geometry: { type: 'Polygon', coordinates: square(x, y, 6) } });
-    }
-    // 1500 px: 23 display pixels of a zoom-0 tile (16384 px), sparing them at every zoom.
-    for (let k = 0; k < 4; k++) features.push({ type: 'Feature', id: 10_000 + k, featureClass: 'region', properties: { name: `region ${k}` }, geometry: { type: 'Polygon', coordinates: square(1000 + 4000 * k, 2000 + 3000 * k, 1500) } });
-    const { sink } = await build({ imageSize: '16384,16384', unitSize: 2048, format: 'pbf', tileBudget: 8 * 1024, maxZoom: 5, layerBy: 'featureClass' }, JSON.stringify({ type: 'FeatureCollection', features }));
-    const d = json(sink, 'tileset.json') as { vector_layers: Array<{ id: string; kept_fraction?: Record<string, number> }> };
-    expect(d.vector_layers.find((l) => l.id === 'region')?.kept_fraction).toBeUndefined();
-    expect(d.vector_layers.find((l) => l.id === 'cell')?.kept_fraction?.['0']).toBeLessThan(0.5);
-    for (let z = 0; z <= 4; z++) {
-      const regions = new Set<unknown>();
-      for (const [p, bytes] of sink.files) {
-        const m = new RegExp(`^${z}/(\\d+)/(\\d+)\\.pbf$`).exec(p);
-        if (!m) continue;
-        expect(bytes.length, p).toBeLessThanOrEqual(8 * 1024);
-        for (const f of decodePbf(bytes, 16384, z, Number(m[1]), Number(m[2]))) if (f.layer === 'region') regions.add(f.id);
-      }
-      expect([...regions].sort(), `zoom ${z}`).toEqual([10_000, 10_001, 10_002, 10_003]);
-    }
   });
 
   it('places features at the world edges exactly once in the unbuffered finest tiles', async () => {

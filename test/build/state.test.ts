@@ -23,12 +23,12 @@ function planFile(units: UnitPlan[], shards = 1): PlanFile {
     read: { read: 0, valid: 0, invalid: 0, issues: { errorsByCode: {}, warningsByCode: {}, samples: [] }, skipped: {}, bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, collection: {} },
     plan: {
       world: { side: 256, width: 256, height: 256 }, minZoom: 0, maxZoom: 0, cellSize: 256, dims: [], layers: [], planes: [{ t: 0, c: 0, z: 0 }],
-      levels: [{ zoom: 0, topZoom: 0 }], formats: { json: true, pbf: true }, lod: 'auto', tileBudget: 1, collection: {}, thresholds: [[]], raised: [],
+      levels: [{ zoom: 0, topZoom: 0 }], formats: { json: true, pbf: true }, lod: 'auto', tileBudget: 1, collection: {}, thresholds: [[]], raised: [], spareFrom: 0,
     },
   };
 }
 
-const marker = (key: string, next: [string, number][] = []): UnitMarker => ({ key, byZoom: {}, largest: null, pointified: [], kept: [], needs: [], coarse: [], notInPbf: 0, next });
+const marker = (key: string, next: [string, number][] = []): UnitMarker => ({ key, byZoom: {}, largest: null, pointified: [], kept: [], needs: [], unspare: -1, coarse: [], notInPbf: 0, next });
 
 
 const fingerprintOf = (...a: Parameters<typeof fingerprintLines>) => fingerprintOfLines(fingerprintLines(...a));

@@ -79,3 +79,18 @@ export function circleRing(cx: number, cy: number, r: number, n = 16): number[][
 export function tmpDir(prefix: string): string {
   return makeTemp(prefix);
 }
+
+/** A JSON file of an in-memory build's sink, parsed. */
+export function sinkJson(sink: { files: Map<string, Uint8Array> }, p: string): Record<string, unknown> {
+  const b = sink.files.get(p);
+  if (!b) throw new Error(`missing ${p}`);
+  return JSON.parse(Buffer.from(b).toString('utf8')) as Record<string, unknown>;
+}
+
+/** A sink's files but the build report (which describes the run), as base64, to compare two builds byte by byte. */
+export function withoutReport(sink: { files: Map<string, Uint8Array> }): Map<string, string> {
+  return new Map([...sink.files].filter(([k]) => k !== 'build-report.json').map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
+}
+
+/** A square polygon's coordinates, corner (x, y), side s. */
+export const squareCoords = (x: number, y: number, s: number): number[][][] => [[[x, y], [x + s, y], [x + s, y + s], [x, y + s], [x, y]]];

@@ -53,10 +53,12 @@ describe('TileSketch', () => {
     const s = new TileSketch('pbf');
     const g: Geometry = { type: 'Polygon', coordinates: [blob(random, 500, 500, 20, 40)] };
     s.add('0/0/0', flat(g), [480, 480, 520, 520], TAGS, 1, 80);
-    // Thinned bytes and spared bytes: 40 px is 10 display pixels of 1024-px tiles, so spared there (drawn whatever the share).
-    const bytes = (j: number) => [...s.tiles(j)][0][1] + [...s.tiles(j)][0][5];
-    expect([...s.tiles(10)][0][1]).toBe(0);
-    expect([...s.tiles(12)][0][5]).toBe(0);
+    // All bytes, and among them the spared: 40 px is 10 display pixels of 1024-px tiles, so spared there (drawn
+    // whatever the share where the zoom spares), and not at 4096 px.
+    const bytes = (j: number) => [...s.tiles(j)][0][1];
+    expect([...s.tiles(10)][0][6]).toBe(bytes(10));
+    expect([...s.tiles(10)][0][5]).toBe(1);
+    expect([...s.tiles(12)][0][6]).toBe(0);
     expect(bytes(10)).toBeGreaterThan(bytes(12));
     expect(bytes(12)).toBeGreaterThan(bytes(14)); // 40 px is below a display pixel of 16384-px tiles: a point
     const first = bytes(14);
@@ -97,7 +99,8 @@ describe('thresholds', () => {
       const x = dense ? random() * 4096 : 4096 + random() * 12288, y = random() * 16384;
       s.add('0/0/0', flat({ type: 'Point', coordinates: [x, y] }), [x, y, x, y], { id: null, keys: ['v'], values: [random()] }, i, 60);
     }
-    const t = planThresholds({ sketch: s, side: 16384, minZoom: 0, maxZoom: 5, budget: 64 * 1024, overhead: 100 });
+    const { thresholds: t, spareFrom } = planThresholds({ sketch: s, side: 16384, minZoom: 0, maxZoom: 5, budget: 64 * 1024, overhead: 100 });
+    expect(spareFrom).toBe(0);
     expect(t[5]).toBe(0);
     for (let z = 0; z < 5; z++) expect(t[z]).toBeGreaterThanOrEqual(t[z + 1]);
     // Zoom 0 (one tile, all 6000 points) is thinned; at zoom 2 (4096-px tiles) the densest holds ≈1350 points.
@@ -107,6 +110,37 @@ describe('thresholds', () => {
     const bytesPerPoint = [...s.tiles(14)][0][1] / 6000;
     expect(share(0) * 6000 * bytesPerPoint).toBeLessThan(64 * 1024);
     expect(share(0) * 6000 * bytesPerPoint).toBeGreaterThan(0.8 * 64 * 1024);
+  });
+
+  it('spares large outlines at every zoom while they leave the budget to the rest, and from where they do not, none', () => {
+    // Outlines 1000 px across on a 16384-px world: 16 display pixels of a zoom-0 tile, so spared at every zoom by size.
+    const sketch = (outlines: number) => {
+      const s = new TileSketch('pbf');
+      const random = mulberry32(5);
+      for (let i = 0; i < outlines; i++) {
+        const x = 500 + random() * 15000, y = 500 + random() * 15000;
+        s.add('0/0/0', flat({ type: 'Polygon', coordinates: [blob(random, x, y, 500, 120)] }), [x - 650, y - 650, x + 650, y + 650], TAGS, i, 60);
+      }
+      for (let i = 0; i < 2000; i++) {
+        const x = random() * 16384, y = random() * 16384;
+        s.add('0/0/0', flat({ type: 'Polygon', coordinates: [blob(random, x, y, 3, 8)] }), [x - 4, y - 4, x + 4, y + 4], TAGS, 1000 + i, 60);
+      }
+      return planThresholds({ sketch: s, side: 16384, minZoom: 0, maxZoom: 5, budget: 8 * 1024, overhead: 100 });
+    };
+    expect(sketch(4).spareFrom).toBe(0);
+    const crowded = sketch(300);
+    expect(crowded.spareFrom).toBeGreaterThan(0);
+    expect(crowded.spareFrom).toBeLessThanOrEqual(5);
+    // Where they are thinned with the rest, the share counts them: the zoom keeps a share, not nothing.
+    expect(crowded.thresholds[0]).toBeLessThan(PRIORITY_RANGE);
+  });
+
+  it('counts spared bytes whole only where the zoom spares', () => {
+    // 20,000 bytes, 15,000 of them in 10 spared features: with sparing they alone pass 95% of a 12,000-byte budget.
+    const sums = [1000, 20000, 1e6, 1000, 1000, 10, 15000, 2.5e7, 10];
+    expect(fittingShare(sums, 50, 12000, true)).toBe(0);
+    expect(fittingShare(sums, 50, 12000, false)).toBeGreaterThan(0.3);
+    expect(fittingShare(sums, 50, 40000, true)).toBe(1);
   });
 
   it('fits everything when the whole tile is within the aim, and shrinks with the tile', () => {

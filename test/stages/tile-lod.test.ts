@@ -145,6 +145,38 @@ describe('uniform thinning', () => {
   });
 });
 
+describe('sparing large outlines', () => {
+  // World 1024 px (baseSpec): a display pixel of zoom 0 is 4 px, so outlines 32 px across or more are spared there.
+  const r = rng(23);
+  const outlines: TileFeature[] = [];
+  for (let i = 0; i < 60; i++) outlines.push(tf(2 * i, { type: 'Polygon', coordinates: [starRing(r, 100 + r() * 800, 100 + r() * 800, 40 + r() * 30, 120)] }, { id: i }));
+  const spec = baseSpec({ minZoom: 0, maxZoom: 0, finestZoom: 2, tileBudget: 4000, thresholds: [[0]] });
+
+  it('thins spared outlines too, and says the zoom must stop sparing, when they alone pass the budget', () => {
+    const t = tileFeatures(outlines, spec)[0];
+    expect((t.pbf as Uint8Array).length).toBeGreaterThan(4000);
+    expect(t.unspare).toBe(true);
+    const need = t.need as number;
+    // Without sparing at zoom 0, the tile at the threshold it asked for fits and asks nothing more.
+    const fitted = tileFeatures(outlines, { ...spec, spareFrom: 1, thresholds: [[need]] })[0];
+    expect((fitted.pbf as Uint8Array).length).toBeLessThanOrEqual(4000);
+    expect(fitted.need).toBeUndefined();
+    expect(jsonOf(fitted).features.length).toBeGreaterThan(0);
+    // Still sparing, the same threshold leaves every outline drawn: the tile stays over the budget.
+    expect(jsonOf(tileFeatures(outlines, { ...spec, thresholds: [[need]] })[0]).features.length).toBe(outlines.length);
+  });
+
+  it('keeps them whole and thins the rest while they fit', () => {
+    const few = outlines.slice(0, 3);
+    const dots = Array.from({ length: 400 }, (_, i) => tf(1000 + i, { type: 'Point', coordinates: [r() * 1024, r() * 1024] }, { id: 1000 + i, properties: { n: i } }));
+    const t = tileFeatures([...few, ...dots], spec)[0];
+    expect(t.unspare).toBeUndefined();
+    const fitted = jsonOf(tileFeatures([...few, ...dots], { ...spec, thresholds: [[t.need as number]] })[0]);
+    expect(fitted.features.filter((f) => (f.id as number) < 1000).length).toBe(3);
+    expect(fitted.features.length).toBeLessThan(403);
+  });
+});
+
 describe('reduceForZoom', () => {
   const r = rng(17);
   const side = 65536;

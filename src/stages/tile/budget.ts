@@ -20,14 +20,14 @@ export function budgetedBytes(tile: { json?: Uint8Array; pbf?: Uint8Array }, ec:
  * tile is within the budget: one above the priority of the first entry, in priority order, whose addition no longer
  * fits. Exact: a binary search over prefixes of that order, each encoded, since adding a feature never makes a tile
  * smaller. Only called for a tile found over the budget, which a good estimate makes rare. Spared entries are in
- * every prefix (no threshold thins them); undefined when there is nothing else to thin.
+ * every prefix (no threshold thins them), unless they alone pass the budget: then they are ranked with the rest and
+ * `unspare` says the zoom must stop sparing. Undefined when there is nothing to thin.
  */
-export function thresholdToFit(b: Bucket, ec: EncodeContext, isSpared: (p: Prepared) => boolean): number | undefined {
+export function thresholdToFit(b: Bucket, ec: EncodeContext, isSpared: (p: Prepared) => boolean): { need: number; unspare: boolean } | undefined {
   const { entries } = b;
-  const spare = entries.map((e) => isSpared(e.p));
-  const order = byPriority(entries).filter((i) => !spare[i]);
-  if (order.length === 0) return undefined;
+  let spare = entries.map((e) => isSpared(e.p));
   const mask = new Uint8Array(entries.length);
+  let order: number[] = [];
   const fits = (k: number): boolean => {
     for (let i = 0; i < entries.length; i++) mask[i] = spare[i] ? 1 : 0;
     for (let r = 0; r < k; r++) mask[order[r]] = 1;
@@ -36,11 +36,15 @@ export function thresholdToFit(b: Bucket, ec: EncodeContext, isSpared: (p: Prepa
       : { json: jsonTileOf(entries.filter((_, i) => mask[i] === 1), ec) };
     return budgetedBytes(tile, ec) <= ec.spec.tileBudget;
   };
+  const unspare = spare.includes(true) && !fits(0);
+  if (unspare) spare = spare.map(() => false);
+  order = byPriority(entries).filter((i) => !spare[i]);
+  if (order.length === 0) return undefined;
   // The largest k whose first k entries fit: fits(lo) holds, fits(hi) does not.
   let lo = 0, hi = order.length;
   while (hi - lo > 1) {
     const mid = (lo + hi) >> 1;
     if (fits(mid)) lo = mid; else hi = mid;
   }
-  return thinningPriority(entries[order[lo]].p.tf.seq) + 1;
+  return { need: thinningPriority(entries[order[lo]].p.tf.seq) + 1, unspare };
 }

@@ -41,7 +41,7 @@ export function prepare(tf: FlatFeature): Prepared {
   };
 }
 
-function lodFor(p: Prepared): number[] | null {
+export function lodFor(p: Prepared): number[] | null {
   if (p.lod === undefined) p.lod = lodOf(p.tf.geom);
   return p.lod;
 }
@@ -51,10 +51,10 @@ function attrsOf(p: Prepared, dict: PbfDictionary): PbfAttributes {
   return p.attrs;
 }
 
-/** Whether the feature is drawn at the zoom whatever its threshold (thinning.ts: `spared`). */
+/** Whether the feature is drawn at the zoom whatever its threshold (thinning.ts: `drawn`). */
 export function isSpared(p: Prepared, zc: ZoomContext): boolean {
   // `collapsible` is a line or polygon, what may be spared: a point needs no box worked out.
-  return p.collapsible && spared(p.tf.geom, lodFor(p), zc.subPixel);
+  return zc.spares && p.collapsible && spared(p.tf.geom, lodFor(p), zc.subPixel);
 }
 
 /** The feature's centroid Point at the zoom, `box` set to it; null when it has no position to average. */

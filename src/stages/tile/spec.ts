@@ -23,6 +23,11 @@ export interface TileSpec {
   tileBudget: number;
   /** Per zoom, per layer: the thinning threshold (thinning.ts `keeps`); absent or 0: every feature is drawn. */
   thresholds?: ReadonlyArray<ArrayLike<number>>;
+  /**
+   * With lod 'auto': the coarsest zoom that draws lines and polygons SPARED_PIXELS display pixels across whatever
+   * the threshold (thinning.ts `drawn`); absent: every zoom does.
+   */
+  spareFrom?: number;
   /** Copied into every JSON tile. */
   collection?: { multiscale?: unknown; properties?: unknown };
 }
@@ -36,7 +41,8 @@ export interface TileSpec {
 export function cellSpecs(spec: TileSpec): (cell: TileSpec['cell']) => TileSpec {
   const { side, minZoom, maxZoom, finestZoom, layers, formats, lod, tileBudget, collection } = spec;
   const thresholds = spec.thresholds?.map((row) => Float64Array.from(row));
-  return (cell) => ({ side, minZoom, maxZoom, finestZoom, cell, layers, formats, lod, tileBudget, thresholds, collection });
+  const spareFrom = spec.spareFrom ?? 0;
+  return (cell) => ({ side, minZoom, maxZoom, finestZoom, cell, layers, formats, lod, tileBudget, thresholds, spareFrom, collection });
 }
 
 /** Whether a zoom's thresholds thin any layer. */
@@ -51,7 +57,11 @@ export function thins(row: ArrayLike<number> | undefined): row is ArrayLike<numb
  * the tile is then not written, but its stats still count. `need`, on a tile over the budget, is the lowest
  * threshold at which it would fit.
  */
-export interface TileResult { z: number; x: number; y: number; json?: Uint8Array; pbf?: Uint8Array; stats: TileStats; need?: number }
+export interface TileResult {
+  z: number; x: number; y: number; json?: Uint8Array; pbf?: Uint8Array; stats: TileStats; need?: number;
+  /** The tile's spared features alone pass the budget: `need` thins them too, and the zoom must no longer spare. */
+  unspare?: boolean;
+}
 
 export interface TileStats {
   /** Input features in the tile (after thinning). */
@@ -77,11 +87,14 @@ export interface ZoomContext {
   sqTol: number;
   /** A display pixel, in pixels. */
   subPixel: number;
+  /** The zoom draws large lines and polygons whatever its threshold (TileSpec `spareFrom`). */
+  spares: boolean;
 }
 
-export function zoomContext(spec: Pick<TileSpec, 'side' | 'finestZoom'>, z: number): ZoomContext {
+export function zoomContext(spec: Pick<TileSpec, 'side' | 'finestZoom'> & Partial<Pick<TileSpec, 'lod' | 'spareFrom'>>, z: number): ZoomContext {
   const ts = tileSize(spec.side, z);
   const coarse = z < spec.finestZoom;
   const tol = (3 * ts) / EXTENT;
-  return { z, scale: EXTENT / ts, unit: ts / EXTENT, coarse, sqTol: coarse ? tol * tol : -1, subPixel: ts / DISPLAY_TILE };
+  const spares = spec.lod === 'auto' && z >= (spec.spareFrom ?? 0);
+  return { z, scale: EXTENT / ts, unit: ts / EXTENT, coarse, sqTol: coarse ? tol * tol : -1, subPixel: ts / DISPLAY_TILE, spares };
 }

@@ -2,10 +2,10 @@
 import { flatFeature, meshCount, type FlatFeature, type TileFeature } from '../../tiling/flat.js';
 import { Quantiser } from '../../tiling/quantise.js';
 import { mvtFeatureCount } from '../encode-pbf.js';
-import { keeps } from '../thinning.js';
+import { drawn } from '../thinning.js';
 import { budgetedBytes, thresholdToFit } from './budget.js';
 import { encodeContext, EncodeScratch, jsonTileOf, pbfTile, type EncodeContext } from './encode.js';
-import { isSpared, placeZoom, prepare, type Bucket, type Prepared } from './placement.js';
+import { isSpared, lodFor, placeZoom, prepare, type Bucket, type Prepared } from './placement.js';
 import { thins, zoomContext, type TileResult, type TileSpec, type TileStats, type ZoomContext } from './spec.js';
 
 /** A tile's bytes and stats from its placed entries; below the finest zoom, a tile over the budget says what it needs. */
@@ -26,8 +26,9 @@ function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext): TileResult {
     if (spec.formats.pbf && mvtFeatureCount(e.g) === 0) stats.notInPbf++;
   }
   if (zc.coarse && ec.lodAuto && budgetedBytes(result, ec) > spec.tileBudget) {
-    const need = thresholdToFit(b, ec, (p) => isSpared(p, zc));
-    if (need !== undefined) result.need = need;
+    const fit = thresholdToFit(b, ec, (p) => isSpared(p, zc));
+    if (fit !== undefined) result.need = fit.need;
+    if (fit?.unspare) result.unspare = true;
   }
   return result;
 }
@@ -61,7 +62,7 @@ export function tileFeatures(
   for (let z = spec.maxZoom; z >= from; z--) {
     const zc = zoomContext(spec, z);
     const thresholds = spec.thresholds?.[z];
-    if (zc.coarse && ec.lodAuto && thins(thresholds)) candidates = candidates.filter((p) => keeps(thresholds[p.tf.layer] ?? 0, p.tf.seq) || isSpared(p, zc));
+    if (zc.coarse && ec.lodAuto && thins(thresholds)) candidates = candidates.filter((p) => drawn(thresholds[p.tf.layer] ?? 0, p.tf.seq, zc.spares, p.flat, () => lodFor(p), zc.subPixel));
     ec.json.setUnit(zc.unit);
     for (const b of placeZoom(candidates, spec, zc, ec.dict, quantiser)) results.push(encodeTile(b, zc, ec));
   }

@@ -1,0 +1,63 @@
+// Warnings of a build about inputs it builds but that will not look as their authors expect: ids, shadowed and mixed fields, plane fields.
+import { describe, expect, it } from 'vitest';
+import { buildPyramid } from '../../src/build/pipeline.js';
+import { MemorySink } from '../../src/io/sink.js';
+import { memorySource } from '../../src/io/read.js';
+import { decodePbf, sinkJson as json } from '../helpers/pyramid.js';
+
+const OPTS = { imageSize: '2048,2048', unitSize: 256, workers: 1, memoryBudget: 64 * 1024 * 1024 } as const;
+
+describe('build warnings', () => {
+  it('warns of a layer where some features have an integer id and some not: a sequence number may be another\'s id', async () => {
+    const point = (id: unknown, x: number) => ({ type: 'Feature', ...(id === undefined ? {} : { id }), properties: {}, geometry: { type: 'Point', coordinates: [x, 10] } });
+    const warnings: [string, unknown][] = [];
+    const text = JSON.stringify({ type: 'FeatureCollection', features: [point(1, 10), point(undefined, 20), point('c2', 30)] });
+    await buildPyramid([{ source: memorySource('cells.json', text) }], OPTS, { sink: new MemorySink(), onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings).toEqual([['layer cells: 1 feature(s) have an integer id and 2 do not; those get their input sequence number as PBF id, which may be another feature\'s id (MVT ids should be unique in a layer): give every feature an id, or none', { event: 'mixed-ids', layer: 'cells', withId: 1, without: 2 }]]);
+    // All with ids, or none: nothing to say.
+    warnings.length = 0;
+    await buildPyramid([{ source: memorySource('cells.json', JSON.stringify({ type: 'FeatureCollection', features: [point(undefined, 10), point('c2', 30)] })) }], OPTS, { sink: new MemorySink(), onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings).toEqual([]);
+  });
+
+  it('warns of a property that a member of its name hides in PBF tiles (a UUID id beside properties.id)', async () => {
+    const warnings: [string, unknown][] = [];
+    const text = JSON.stringify({ type: 'FeatureCollection', features: [
+      { type: 'Feature', id: 'a1b2-uuid', properties: { id: 42, label: 'x' }, geometry: { type: 'Point', coordinates: [10, 10] } },
+      { type: 'Feature', id: 'c3', parentId: 'member', properties: { parentId: 'own' }, geometry: { type: 'Point', coordinates: [20, 10] } },
+      // An integer id is the PBF id, not a tag: the property keeps its name.
+      { type: 'Feature', id: 7, properties: { id: 43 }, geometry: { type: 'Point', coordinates: [30, 10] } },
+    ] });
+    const sink = new MemorySink();
+    await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, maxZoom: 1 }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings.filter(([, d]) => (d as { event: string }).event === 'property-shadowed')).toEqual(['id', 'parentId'].map((field) => [
+      `layer cells: 1 feature(s) have a property "${field}" beside their own ${field} member; PBF tiles carry the member under that name, so the property is in JSON tiles only: rename the property to keep it in PBF`,
+      { event: 'property-shadowed', layer: 'cells', field, features: 1 },
+    ]));
+    const pbf = decodePbf(sink.files.get('0/0/0.pbf') as Uint8Array, 2048, 0, 0, 0);
+    expect(pbf.map((f) => [f.id, f.properties.id, f.properties.parentId])).toEqual([[0, 'a1b2-uuid', undefined], [1, 'c3', 'member'], [7, 43, undefined]]);
+  });
+
+  it('warns of a field of numbers with a few strings ("NA" for a missing value), which is declared a String', async () => {
+    const warnings: [string, unknown][] = [];
+    const point = (area: unknown, x: number) => ({ type: 'Feature', id: x, properties: { measurements: { Area: area }, note: x > 10 ? 'b' : 1 }, geometry: { type: 'Point', coordinates: [x, 10] } });
+    const text = JSON.stringify({ type: 'FeatureCollection', features: [point(12.5, 10), point('NA', 20), point(14, 30), point(null, 40)] });
+    const sink = new MemorySink();
+    await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, maxZoom: 1 }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings).toEqual([
+      ['layer cells: field "measurements.Area" holds 2 number(s) and 1 string(s) such as "NA": it is declared a String, with no range (a viewer cannot colour it on a scale); write missing values as null to keep it a Number', { event: 'mixed-field', layer: 'cells', field: 'measurements.Area', numbers: 2, strings: 1 }],
+      ['layer cells: field "note" holds 1 number(s) and 3 string(s) such as "b": it is declared a String, with no range (a viewer cannot colour it on a scale); write missing values as null to keep it a Number', { event: 'mixed-field', layer: 'cells', field: 'note', numbers: 1, strings: 3 }],
+    ]);
+    expect((json(sink, 'tileset.json') as { vector_layers: Array<{ fields: Record<string, string> }> }).vector_layers[0].fields['measurements.Area']).toBe('String');
+  });
+
+  it('warns of features without the --plane-field that others have: they are put on plane 0', async () => {
+    const warnings: [string, unknown][] = [];
+    const point = (channel: number | undefined, x: number) => ({ type: 'Feature', id: x, properties: channel === undefined ? {} : { channel }, geometry: { type: 'Point', coordinates: [x, 10] } });
+    const text = JSON.stringify({ type: 'FeatureCollection', features: [point(1, 10), point(undefined, 20), point(0, 30)] });
+    const sink = new MemorySink();
+    await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, maxZoom: 1, planeField: 'c=channel' }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings).toEqual([['1 of 3 valid feature(s) have no field "channel" (--plane-field c=channel): they are put on c=0, with the features whose c is 0', { event: 'plane-field-lacking', dim: 'c', field: 'channel', features: 1, of: 3 }]]);
+    expect(decodePbf(sink.files.get('0/0/0/0.pbf') as Uint8Array, 2048, 0, 0, 0).map((f) => f.id)).toEqual([20, 30]);
+  });
+});
