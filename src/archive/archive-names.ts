@@ -23,11 +23,14 @@ export function isArchiveName(name: string): boolean {
   return NAME.test(name);
 }
 
-/** What the descriptor of `-o DIR --archive pmtiles` lists: one asset per plane and format, in plane order, PBF first. */
-export function archiveAssets(dims: readonly Dim[], planes: readonly Plane[], formats: { json: boolean; pbf: boolean }): Asset[] {
+/**
+ * What the descriptor of `-o DIR --archive pmtiles` lists: one asset per plane and format that holds tiles (`holds`),
+ * in plane order, PBF first.
+ */
+export function archiveAssets(dims: readonly Dim[], planes: readonly Plane[], formats: { json: boolean; pbf: boolean }, holds: (plane: Plane, format: ArchiveFormat) => boolean = () => true): Asset[] {
   const out: Asset[] = [];
   for (const plane of planes) {
-    for (const format of (['pbf', 'json'] as const).filter((f) => formats[f])) {
+    for (const format of (['pbf', 'json'] as const).filter((f) => formats[f] && holds(plane, f))) {
       const where = dims.map((d) => `${d}=${plane[d]}`).join(', ');
       // Foreign members: the plane and format of the archive (a viewer picks the one of the plane it shows).
       const asset: Asset = { role: ARCHIVE_ROLE, href: archiveName(plane, dims, format), media_type: PMTILES_MEDIA_TYPE, title: `${format.toUpperCase()} tiles${where ? ` of ${where}` : ''}`, format };

@@ -8,7 +8,7 @@ import { DirectorySink, type OutputLayout, type Removal, type SinkOpenOptions, t
 import { Journal, RECORD_DIR, readRecord } from '../io/written.js';
 import { OutputError, UsageError, describeFsError } from '../report/errors.js';
 import type { Plane } from '../tiling/space.js';
-import { archiveName, besideArchive, isArchiveName, type ArchiveFormat } from './archive-names.js';
+import { archiveName, besideArchive, isArchiveName, listedArchives, type ArchiveFormat } from './archive-names.js';
 import { Compression, HEADER_BYTES, MAX_ZOOM, TileType, decodeHeader } from './pmtiles-format.js';
 import { PmtilesSink } from './pmtiles-sink.js';
 import { makeDirectory, removeFile, removeMadeDirectories } from '../io/dirs.js';
@@ -37,8 +37,8 @@ interface Entry { sink: PmtilesSink; ready: Promise<void> }
 /**
  * A TileSink writing archives. Tiles may come in any order and from several processes (each with its own parts,
  * merged by `finish` without re-encoding a tile); `flush` makes what was written survive a kill, for `--resume`.
- * `finish` writes every archive of the layout (an empty one for a plane and format without tiles), then, under a
- * directory, `tileset.json`: its presence means every archive is whole.
+ * `finish` writes every archive the descriptor lists, then, under a directory, `tileset.json`: its presence means
+ * every archive is whole.
  */
 export class ArchiveSink implements TileSink {
   private readonly archives = new Map<string, Entry>();
@@ -194,16 +194,14 @@ export class ArchiveSink implements TileSink {
 
   /** Writes every archive (the descriptor as its metadata), then under a directory tileset.json, last. */
   async finish(): Promise<void> {
-    const { descriptor, layout } = this;
+    const { descriptor } = this;
     if (descriptor === undefined) throw new OutputError(`${this.options.out}: no tileset.json was written, and it is the archives' metadata`, this.options.out);
-    // Every archive the descriptor promises, made here when no tile came to it: one that holds none is then refused
-    // when assembled (PMTiles has no empty archive), rather than left out of what the descriptor lists.
-    if (this.options.mode === 'file') this.entry(path.basename(this.options.out), 'pbf');
-    else if (layout) {
-      for (const plane of layout.planes) {
-        for (const format of (['pbf', 'json'] as const).filter((f) => layout.formats[f])) this.entry(this.nameOf(plane, format), format);
-      }
-    }
+    // Every archive the descriptor promises (under a directory those of a plane and format with tiles), made here
+    // when no tile came to it: one that holds none is refused when assembled (PMTiles has no empty archive).
+    const listed = this.options.mode === 'file' ? [{ href: path.basename(this.options.out), format: 'pbf' as const }] : listedArchives(JSON.parse(descriptor) as object);
+    for (const a of listed) this.entry(a.href, a.format);
+    const unlisted = [...this.archives.keys()].filter((n) => !listed.some((a) => a.href === n));
+    if (unlisted.length > 0) throw new Error(`internal: tiles went to ${unlisted.join(', ')}, which the descriptor does not list`);
     for (const name of [...this.archives.keys()].sort()) {
       const { sink, ready } = this.archives.get(name) as Entry;
       await ready;

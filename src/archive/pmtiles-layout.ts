@@ -118,7 +118,7 @@ export function layoutArchive(index: TileIndex, metadata: object, options: Archi
   }
   const winners = latestRecords(index);
   // PMTiles has no empty archive: a directory's entry count "MUST be greater than 0" (spec section 4.1).
-  if (winners.length === 0) throw new DataError('there is no tile to store (every feature left out: outside the world, or too small to draw at these zooms), and a PMTiles archive holds at least one');
+  if (winners.length === 0) throw new DataError('there is no tile to store (every feature left out: outside the world, too small to draw at these zooms, or a mesh, which PBF tiles do not carry), and a PMTiles archive holds at least one');
   const entries = {
     count: 0, tileId: new Float64Array(winners.length), offset: new Float64Array(winners.length),
     length: new Uint32Array(winners.length), runLength: new Uint32Array(winners.length),

@@ -26,6 +26,18 @@ export interface MarkerTotals {
   jsonOnly: number;
 }
 
+/**
+ * The planes (`planeKey`) whose units wrote PBF tiles: a plane of meshes alone has none (PBF does not carry them),
+ * and gets no PBF archive under `--archive` (PMTiles has no empty archive), as a directory build has no such tiles.
+ */
+export function planesWithPbf(markers: UnitMarker[][]): Set<string> {
+  const out = new Set<string>();
+  for (const m of markers.flat()) {
+    if (Object.values(m.byZoom).some((z) => z.pbf.tiles > 0)) out.add(planeKey(parseUnitKey(m.key).plane));
+  }
+  return out;
+}
+
 /** Sums the markers of every level (`markers[level]`, each in unit order). */
 export function sumMarkers(plan: BuildPlan, markers: UnitMarker[][]): MarkerTotals {
   const byZoom: Record<string, ZoomReport> = {};

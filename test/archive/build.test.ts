@@ -142,6 +142,30 @@ describe('-o DIR --archive pmtiles', () => {
   });
 });
 
+describe('a plane of meshes alone (no PBF tiles: PBF does not carry meshes)', () => {
+  it('gets no PBF archive, which the descriptor does not list; verify passes, serve-side readers see no tiles, extract equals the directory build', async () => {
+    const dir = tmpDir('archive-meshes');
+    const doc = JSON.stringify({ type: 'FeatureCollection', features: [
+      { type: 'Feature', id: 1, properties: { c: 0 }, geometry: { type: 'Polygon', coordinates: [[[10, 10], [40, 10], [40, 40], [10, 40], [10, 10]]] } },
+      { type: 'Feature', id: 2, properties: { c: 1 }, geometry: { type: 'TIN', coordinates: [[[[300, 300, 0], [340, 300, 0], [300, 340, 1], [300, 300, 0]]]] } },
+    ] });
+    fs.writeFileSync(path.join(dir, 'mesh.json'), doc);
+    const opts: Partial<Options> = { imageSize: '1000,1000', planeField: 'c=c', workers: 1 };
+    const out = path.join(dir, 'archives'), plain = path.join(dir, 'plain');
+    await buildPyramid([{ source: fileSource(path.join(dir, 'mesh.json')) }], { ...opts, out, archive: 'pmtiles' });
+    await buildPyramid([{ source: fileSource(path.join(dir, 'mesh.json')) }], { ...opts, out: plain });
+    expect(listFiles(out).filter((f) => f.endsWith('.pmtiles')).sort()).toEqual(['tiles-c0.json.pmtiles', 'tiles-c0.pbf.pmtiles', 'tiles-c1.json.pmtiles']);
+    const assets = (json(path.join(out, 'tileset.json')) as { assets: Asset[] }).assets.filter((a) => a.media_type === PMTILES_MEDIA_TYPE).map((a) => a.href);
+    expect(assets).toEqual(['tiles-c0.pbf.pmtiles', 'tiles-c0.json.pmtiles', 'tiles-c1.json.pmtiles']);
+    const reader = await openPyramidReader(out);
+    expect(verifyPyramid(reader).problems).toEqual([]);
+    reader.close();
+    const extracted = path.join(dir, 'extracted');
+    await extractArchives(out, extracted, { force: false });
+    expectSamePyramid(extracted, plain);
+  });
+});
+
 describe('inspect and verify', () => {
   it('verify passes archives, and inspect sums them as it sums the directory build', async () => {
     for (const [target, dir] of [[file, dirPbf], [planes, dirPlanes]]) {
