@@ -83,10 +83,13 @@ async function raiseAndUndo(ctx: RunContext, level: number, markers: UnitMarker[
  * Raises, in place, what a zoom draws from units' markers: the thresholds their tiles need, and `spareFrom` above the
  * zooms where spared features alone passed the budget. Returns the zooms whose rule changed.
  */
-function raiseRule(rule: Pick<BuildPlan, 'thresholds' | 'spareFrom' | 'minZoom' | 'maxZoom'>, markers: UnitMarker[]): number[] {
-  const raised = raiseThresholds(rule.thresholds, markers.map((m) => m.needs), rule.minZoom, rule.maxZoom);
-  // Sparing ends above the finest zoom where a unit's spared features alone passed the budget (-1: none did).
+export function raiseRule(rule: Pick<BuildPlan, 'thresholds' | 'spareFrom' | 'minZoom' | 'maxZoom'>, markers: UnitMarker[]): number[] {
+  // Sparing ends above the finest zoom where a unit's spared features alone took too much of a tile (-1: none did).
   const spareFrom = Math.max(rule.spareFrom, ...markers.map((m) => m.unspare + 1));
+  // Needs of the zooms that stop sparing were worked out with the spared features whole, leaving the rest little
+  // room: those zooms are measured again rather than thinned by them.
+  const needs = markers.map((m) => (spareFrom > rule.spareFrom ? m.needs.map((n, z) => (z < spareFrom ? 0 : n)) : m.needs));
+  const raised = raiseThresholds(rule.thresholds, needs, rule.minZoom, rule.maxZoom);
   for (let z = Math.max(rule.spareFrom, rule.minZoom); z < spareFrom; z++) if (!raised.includes(z)) raised.push(z);
   rule.spareFrom = spareFrom;
   return raised.sort((a, b) => a - b);

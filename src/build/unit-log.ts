@@ -18,7 +18,7 @@ export interface UnitMarker {
   kept: number[][];
   /** Per zoom: the threshold its tiles need to fit the budget, where one does not (0: all fit). */
   needs: number[];
-  /** The finest zoom where a tile's spared features alone passed the budget (sparing must end there), else -1. */
+  /** The finest zoom where a tile's spared features alone took too much of the budget (sparing must end there), else -1. */
   unspare: number;
   /** The tiles it wrote below the finest zoom: a budget correction removes them before the unit is tiled again. */
   coarse: string[];

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { ByteArena } from '../bytes.js';
 import { describeFsError, WorkStateError } from '../report/errors.js';
 import { writeParts } from './dirs.js';
+import { createOnly, ownerOf, parseOwner, putBack, readText, type Owner } from './owner-file.js';
 
 /** Durable state between the steps of a build (plan, build-shard, finalize) and across an interruption (resume). */
 export interface WorkDir {
@@ -73,11 +74,6 @@ export const OWNERS_DIR = 'owners';
  */
 const STATE_FILES = [OWNER_FILE, 'plan.json'];
 const STATE_ENTRIES = [...STATE_FILES, OWNERS_DIR, 'units', 'parts', 'shards', 'level-0', 'spill'];
-interface Owner { pid: number; host: string; start?: string }
-
-function ownerOf(p: ProcessProbe): Owner {
-  return { pid: p.pid, host: os.hostname(), ...(p.start ? { start: p.start } : {}) };
-}
 
 /** This process and whether another one runs: given by the CLI (library code does not look at `process`). */
 export interface ProcessProbe {
@@ -251,41 +247,42 @@ export class DiskWorkDir implements WorkDir {
     if (!p) return undefined;
     const full = path.join(this.root, as);
     const tmp = `${full}.tmp-${this.tag}`;
-    const text = (file: string) => { try { return fs.readFileSync(file, 'utf8'); } catch { return undefined; } };
+    const busy = (o: Owner | undefined) => ({ who: o ? `pid ${o.pid}` : 'another process', file: full });
     try {
       fs.mkdirSync(path.dirname(full), { recursive: true });
-      // Twice at most: once more after moving aside the record of a process that ended.
-      for (let attempt = 0; attempt < 2; attempt++) {
-        const running = this.liveOwner(as);
-        if (running) return running;
-        const seen = text(full);
+      for (let attempt = 0; attempt < 3; attempt++) {
+        // Read once: whether it runs and whether it is still there to replace are judged on the same bytes.
+        const seen = readText(full);
         if (seen === undefined) {
-          fs.writeFileSync(tmp, JSON.stringify(ownerOf(p)));
-          try {
-            // A link, unlike a rename, fails when the name is taken: whoever made it in between keeps it.
-            fs.linkSync(tmp, full);
-            return undefined;
-          } catch (err) {
-            if ((err as { code?: string }).code !== 'EEXIST') throw err;
-            continue;
-          } finally {
-            fs.rmSync(tmp, { force: true });
-          }
+          if (createOnly(full, tmp, JSON.stringify(ownerOf(p)))) return undefined;
+          continue;
         }
-        // A record of a process that ended (or of this one): moved aside, and put back if it changed since it was read.
+        const o = parseOwner(seen);
+        // Not whole yet: a claim in progress (an exclusive create, where links fail).
+        if (o === undefined) return busy(undefined);
+        if (this.runsHere(o)) return busy(o);
+        // A process that ended (or this one): its record moved aside, and put back if it is not the one read.
         const aside = `${tmp}-ended`;
         try { fs.renameSync(full, aside); } catch { continue; }
-        if (text(aside) !== seen) {
-          try { fs.linkSync(aside, full); } catch { /* a third claim came in between: it holds the name */ }
-          fs.rmSync(aside, { force: true });
-          return this.liveOwner(as) ?? { who: 'another process', file: full };
+        const moved = readText(aside);
+        if (moved !== seen) {
+          putBack(aside, full);
+          return busy(parseOwner(moved ?? ''));
         }
         fs.rmSync(aside, { force: true });
       }
-      return this.liveOwner(as) ?? { who: 'another process', file: full };
+      return busy(parseOwner(readText(full) ?? ''));
     } catch (err) {
       throw describeFsError(err, full);
     }
+  }
+
+  /** Whether the process an owner record names is another one, still running on this machine. */
+  private runsHere(o: Owner): boolean {
+    const p = this.processes;
+    // Another machine's process cannot be asked after (a shared volume): only this machine's are.
+    if (!p || o.host !== os.hostname() || !Number.isInteger(o.pid) || (o.pid === p.pid && o.start === p.start)) return false;
+    return p.alive(o.pid, o.start);
   }
 
   liveOwner(only?: string): { who: string; file: string } | undefined {
@@ -293,9 +290,7 @@ export class DiskWorkDir implements WorkDir {
     if (!p) return undefined;
     for (const rel of only !== undefined ? [only] : [OWNER_FILE, ...this.list(OWNERS_DIR).map((n) => `${OWNERS_DIR}/${n}`)]) {
       const o = this.readJson<Owner>(rel);
-      // Another machine's process cannot be asked after (a shared volume): only this machine's are.
-      if (!o || o.host !== os.hostname() || !Number.isInteger(o.pid) || (o.pid === p.pid && o.start === p.start)) continue;
-      if (p.alive(o.pid, o.start)) return { who: `pid ${o.pid}`, file: path.join(this.root, rel) };
+      if (o && this.runsHere(o)) return { who: `pid ${o.pid}`, file: path.join(this.root, rel) };
     }
     return undefined;
   }

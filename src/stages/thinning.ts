@@ -61,8 +61,8 @@ export function drawn(threshold: number, seq: number, spares: boolean, g: TileGe
 export const SKETCH_MIN_LOG2 = 10;
 const MAX_LOG2 = 31;
 // Per tile: features, bytes (value indexes at 2 bytes), bytes², value references, values counted per feature; then
-// the features, bytes, bytes² and value references of those among them that a sparing zoom draws whatever the share.
-const COLS = 9;
+// the bytes, bytes² and value references of those among them that a sparing zoom draws whatever the share.
+const COLS = 8;
 
 const varintBytes = (n: number): number => (n < 128 ? 1 : n < 16384 ? 2 : n < 2097152 ? 3 : n < 268435456 ? 4 : 5);
 const zz = (n: number): number => (n < 0 ? -2 * n - 1 : 2 * n);
@@ -290,7 +290,7 @@ function addTile(p: SketchPlane, j: number, tx: number, ty: number, bytes: numbe
   if (p.lastKey[j] !== key) { slot = slotOf(p, key); p.lastKey[j] = key; p.lastSlot[j] = slot; }
   const o = slot * COLS, c = p.cols;
   c[o]++; c[o + 1] += bytes; c[o + 2] += bytes * bytes; c[o + 3] += refs; c[o + 4] += values;
-  if (spare) { c[o + 5]++; c[o + 6] += bytes; c[o + 7] += bytes * bytes; c[o + 8] += refs; }
+  if (spare) { c[o + 5] += bytes; c[o + 6] += bytes * bytes; c[o + 7] += refs; }
 }
 
 function addTail(p: SketchPlane, j: number, bytes: number, refs: number, values: number): void {
@@ -311,7 +311,7 @@ const SIGMAS = 3;
  * needs, and SIGMAS deviations of a random choice of that share.
  */
 export function fittingShare(sums: readonly number[] | Float64Array, overhead: number, budget: number, spares = true): number {
-  const [, all, allSquares, allRefs, values, , spareAll = 0, spareSquares = 0, spareRefs = 0] = sums;
+  const [, all, allSquares, allRefs, values, spareAll = 0, spareSquares = 0, spareRefs = 0] = sums;
   const whole = spares ? spareAll : 0;
   const bytes = all - whole;
   const squares = allSquares - (spares ? spareSquares : 0);
@@ -329,7 +329,7 @@ export function fittingShare(sums: readonly number[] | Float64Array, overhead: n
 
 /** Whether a tile (its sums) can spare: it holds everything, or its spared features leave SPARED_SHARE of the budget to the rest. */
 function sparesFit(sums: readonly number[] | Float64Array, overhead: number, budget: number): boolean {
-  return overhead + (sums[6] ?? 0) <= budget * AIM * SPARED_SHARE || fittingShare(sums, overhead, budget) === 1;
+  return overhead + (sums[5] ?? 0) <= budget * AIM * SPARED_SHARE || fittingShare(sums, overhead, budget) === 1;
 }
 
 /** Bytes every tile may carry whatever it holds: per layer its header, its keys, and its enumerable string values. */

@@ -48,7 +48,7 @@ export interface UnitResult {
   kept: number[][];
   /** Per zoom: the lowest threshold at which every tile of the unit fits the budget, where one does not (else 0). */
   needs: number[];
-  /** The finest zoom where a tile's spared features alone pass the budget (the zoom must stop sparing), else -1. */
+  /** The finest zoom where a tile's spared features alone take too much of the budget (the zoom must stop sparing), else -1. */
   unspare: number;
   notInPbf: number;
   /** The preview patch: where it lies on the plane's preview grid, and its premultiplied RGBA. */

@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { archiveAssets } from '../../src/archive/archive-names.js';
 import { ArchiveSink } from '../../src/archive/archive-sink.js';
 import { openPmtiles } from '../../src/archive/pmtiles-reader.js';
 import { buildPyramid, buildShard, finalizeShardedBuild, planShardedBuild } from '../../src/build/pipeline.js';
@@ -228,6 +229,8 @@ describe('files a build did not write, at the names it writes', () => {
 describe('ArchiveSink', () => {
   const layout: OutputLayout = { dims: ['c'], planes: [{ t: 0, c: 0, z: 0 }, { t: 0, c: 1, z: 0 }], formats: { json: false, pbf: true }, maxZoom: 2 };
   const tiles = ['0/0/0/0.pbf', '1/0/1/1.pbf', '0/1/0/0.pbf', '2/1/3/2.pbf'];
+  /** A descriptor listing the layout's archives, which the sink writes. */
+  const descriptor = JSON.stringify({ ...METADATA, assets: archiveAssets(layout.dims, layout.planes, layout.formats) });
 
   it('keeps its parts until the whole output is written: a build stopped between two archives finishes them whole on resume', async () => {
     const dir = scratch();
@@ -240,7 +243,7 @@ describe('ArchiveSink', () => {
     await first.flush();
     await first.write('build-report.json', '{"tiles":{}}');
     expect(Buffer.from(await first.read('build-report.json') as Uint8Array).toString()).toBe('{"tiles":{}}');
-    await first.write('tileset.json', JSON.stringify(METADATA));
+    await first.write('tileset.json', descriptor);
     // The second archive cannot be renamed into place: the first is whole, then finish stops.
     fs.mkdirSync(path.join(out, 'tiles-c1.pbf.pmtiles'));
     await expect(first.finish()).rejects.toThrow(/tiles-c1\.pbf\.pmtiles/);
@@ -254,7 +257,7 @@ describe('ArchiveSink', () => {
     const second = new ArchiveSink({ mode: 'planes', out, partsDir });
     await second.initialize({ force: false, resume: true });
     await second.begin({ force: false, resume: true, layout });
-    await second.write('tileset.json', JSON.stringify(METADATA));
+    await second.write('tileset.json', descriptor);
     await second.finish();
     const held: string[] = [];
     for (const name of ['tiles-c0.pbf.pmtiles', 'tiles-c1.pbf.pmtiles']) {

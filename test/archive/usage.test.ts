@@ -45,7 +45,7 @@ describe('usage errors (exit 2) point to --archive', () => {
     fs.writeFileSync(input, JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', geometry: { type: 'Point', coordinates: [5000, 5000] }, properties: {} }] }));
     const file = path.join(dir, 'outside.pmtiles');
     const r = await cli('build', input, '-o', file, '--image-size', '1000,1000');
-    expect([r.code, r.err.trim().split('\n').pop()]).toEqual([1, `error: ${file}: there is no tile to store (every feature left out: outside the world, or too small to draw at these zooms), and a PMTiles archive holds at least one`]);
+    expect([r.code, r.err.trim().split('\n').pop()]).toEqual([1, `error: ${file}: there is no tile to store (every feature left out: outside the world, too small to draw at these zooms, or a mesh, which PBF tiles do not carry), and a PMTiles archive holds at least one`]);
     expect(fs.readdirSync(dir)).toEqual(['outside.json']);
   });
 

@@ -89,4 +89,30 @@ describe('sparing large outlines from thinning', () => {
     expect([...two.sink.files.keys()].sort()).toEqual([...sink.files.keys()].sort());
     for (const [p, bytes] of sink.files) if (p !== 'build-report.json') expect(Buffer.from(two.sink.files.get(p) as Uint8Array).equals(Buffer.from(bytes)), p).toBe(true);
   });
+
+  it('where only tiles show it (under 1024 px, which the plan does not estimate), thins the outlines there too, as far as the budget needs', async () => {
+    // A 2048-px world: zooms 2 and finer are not estimated; 40–60-px outlines are spared there by size, and 300 of
+    // them alone take more than half a 1,500-byte budget.
+    const random = lcg(11);
+    const features: object[] = [];
+    for (let i = 0; i < 1500; i++) features.push({ type: 'Feature', id: i, featureClass: 'cell', properties: {}, geometry: { type: 'Polygon', coordinates: square(random() * 2040, random() * 2040, 2) } });
+    for (let k = 0; k < 300; k++) {
+      const cx = 60 + random() * 1900, cy = 60 + random() * 1900, r = 20 + random() * 10;
+      const ring = Array.from({ length: 40 }, (_, i) => [Math.round(cx + r * Math.cos((i / 40) * 2 * Math.PI)), Math.round(cy + r * Math.sin((i / 40) * 2 * Math.PI))]);
+      ring.push(ring[0]);
+      features.push({ type: 'Feature', id: 10_000 + k, featureClass: 'region', properties: {}, geometry: { type: 'Polygon', coordinates: [ring] } });
+    }
+    const sink = new MemorySink();
+    const opts = { ...OPTS, imageSize: '2048,2048', unitSize: 512, tileBudget: 1500, maxZoom: 4, workers: 1 };
+    const report = await buildPyramid([{ source: memorySource('small.json', JSON.stringify({ type: 'FeatureCollection', features })) }], opts, { sink });
+    const { spareFrom, raised } = report.tiles.thinning;
+    expect(spareFrom).toBeGreaterThan(2);
+    expect(raised).toContain(spareFrom - 1);
+    // Every coarse tile within the budget, and the densest of each zoom that stopped sparing close to it.
+    for (let z = 0; z < spareFrom; z++) {
+      const largest = Math.max(...[...sink.files].filter(([p]) => p.startsWith(`${z}/`) && p.endsWith('.pbf')).map(([, b]) => b.length));
+      expect(largest, `zoom ${z}`).toBeLessThanOrEqual(1500);
+      expect(largest, `zoom ${z}`).toBeGreaterThan(1500 / 2);
+    }
+  });
 });

@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildPyramid, buildShard, fileSource, finalizeShardedBuild, memorySource, MemorySink, planShardedBuild } from '../../src/index.js';
-import { thinningPriority } from '../../src/stages/thinning.js';
+import { PRIORITY_RANGE, thinningPriority } from '../../src/stages/thinning.js';
+import { raiseRule } from '../../src/build/levels.js';
 import { decodePbf, readTree, tmpDir } from '../helpers/pyramid.js';
 
 const W = 8192, H = 4096, MAX = 5, BUDGET = 20 * 1024;
@@ -192,5 +193,26 @@ describe('a zoom the estimate gets wrong', () => {
     const report = JSON.parse(fs.readFileSync(path.join(sharded, 'build-report.json'), 'utf8'));
     expect(report.tiles.thinning.raised).toEqual([0, 1]);
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('raising the rule after tiling', () => {
+  const marker = (needs: number[], unspare: number) => ({ key: 'k', byZoom: {}, largest: null, pointified: [], kept: [], needs, unspare, coarse: [], notInPbf: 0, next: [] });
+  const T = PRIORITY_RANGE / 4;
+
+  it('raises thresholds from needs, coarser zooms following, and leaves sparing where no tile asked', () => {
+    const rule = { thresholds: [[0], [0], [0], [0]], spareFrom: 0, minZoom: 0, maxZoom: 3 };
+    expect(raiseRule(rule, [marker([0, 0, T, 0], -1), marker([0, T / 2, 0, 0], -1)])).toEqual([0, 1, 2]);
+    expect(rule).toEqual({ thresholds: [[T], [T], [T], [0]], spareFrom: 0, minZoom: 0, maxZoom: 3 });
+  });
+
+  it('ends sparing above the zoom a tile asked at, and takes no need of the zooms that stop sparing: they are measured again', () => {
+    const rule = { thresholds: [[0], [0], [0], [0]], spareFrom: 0, minZoom: 0, maxZoom: 3 };
+    // Zoom 1's need was worked out with the outlines whole; zoom 2's tile asked to stop sparing.
+    expect(raiseRule(rule, [marker([0, 3 * T, T, 0], 1), marker([0, 0, T, 0], -1)])).toEqual([0, 1, 2]);
+    expect(rule).toEqual({ thresholds: [[T], [T], [T], [0]], spareFrom: 2, minZoom: 0, maxZoom: 3 });
+    // Sparing only rises.
+    expect(raiseRule(rule, [marker([0, 0, 0, 0], 0)])).toEqual([]);
+    expect(rule.spareFrom).toBe(2);
   });
 });

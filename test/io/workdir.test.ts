@@ -1,7 +1,8 @@
 // The work directory and its in-memory twin keep the same contract: JSON and byte files, listing, removal.
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import os from 'node:os';
+import { describe, expect, it, vi } from 'vitest';
 import { DiskWorkDir, MemoryWorkDir, type WorkDir } from '../../src/io/workdir.js';
 import { writeParts } from '../../src/io/dirs.js';
 import { tmpDir } from '../helpers/pyramid.js';
@@ -103,12 +104,44 @@ describe('claiming a step of a build in the work directory', () => {
     expect(fs.readdirSync(path.join(dir, 'owners'))).toEqual(['finalize.json']);
   });
 
+  it('judges a record on the bytes it read: a claim made while it asked after the one before is not replaced', () => {
+    const dir = root();
+    const file = path.join(dir, 'owners/finalize.json');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, JSON.stringify({ pid: 199, host: os.hostname(), start: 's199' }));
+    const b = new DiskWorkDir(dir, probe(102, new Set([101, 102])));
+    let claimedB: unknown = 'not yet';
+    // While A asks whether 199 runs, B (which knows 199 ended) claims the step.
+    const a = new DiskWorkDir(dir, { pid: 101, start: 's101', alive: (pid: number) => { if (claimedB === 'not yet') claimedB = b.claimOwner('owners/finalize.json'); return pid === 102; } });
+    expect(a.claimOwner('owners/finalize.json')).toEqual({ who: 'pid 102', file });
+    expect(claimedB).toBeUndefined();
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toMatchObject({ pid: 102 });
+    expect(fs.readdirSync(path.dirname(file))).toEqual(['finalize.json']);
+  });
+
+  it('claims by an exclusive create where the file system has no hard links', () => {
+    const dir = root();
+    const running = new Set([101, 102]);
+    const link = vi.spyOn(fs, 'linkSync').mockImplementation(() => { throw Object.assign(new Error('EPERM: operation not permitted, link'), { code: 'EPERM' }); });
+    try {
+      expect(new DiskWorkDir(dir, probe(101, running)).claimOwner('owners/shard-0.json')).toBeUndefined();
+      expect(new DiskWorkDir(dir, probe(102, running)).claimOwner('owners/shard-0.json')).toEqual({ who: 'pid 101', file: path.join(dir, 'owners/shard-0.json') });
+      // A record half written (the create made, its bytes not yet) is a claim in progress, not one to replace.
+      fs.writeFileSync(path.join(dir, 'owners/shard-1.json'), '{"pid":');
+      expect(new DiskWorkDir(dir, probe(102, running)).claimOwner('owners/shard-1.json')).toEqual({ who: 'another process', file: path.join(dir, 'owners/shard-1.json') });
+      expect(link).toHaveBeenCalled();
+    } finally {
+      link.mockRestore();
+    }
+    expect(fs.readdirSync(path.join(dir, 'owners')).sort()).toEqual(['shard-0.json', 'shard-1.json']);
+  });
+
   it('of many claims at once, lets exactly one through', async () => {
     const dir = root();
     const running = new Set(Array.from({ length: 8 }, (_, i) => 200 + i));
     // A record of a process that ended is there: every claimant sees it, only one may replace it.
     fs.mkdirSync(path.join(dir, 'owners'), { recursive: true });
-    fs.writeFileSync(path.join(dir, 'owners/finalize.json'), JSON.stringify({ pid: 199, host: (await import('node:os')).hostname(), start: 's199' }));
+    fs.writeFileSync(path.join(dir, 'owners/finalize.json'), JSON.stringify({ pid: 199, host: os.hostname(), start: 's199' }));
     const { Worker } = await import('node:worker_threads');
     const url = new URL('../../dist/io/workdir.js', import.meta.url).href;
     const code = `

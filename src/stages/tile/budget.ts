@@ -1,6 +1,6 @@
 // The tile budget under uniform thinning: a tile's size in the format the budget applies to, and, for a tile over
 // it, the lowest threshold that would bring it within (the build then raises the whole zoom's threshold).
-import { thinningPriority } from '../thinning.js';
+import { SPARED_SHARE, thinningPriority } from '../thinning.js';
 import { jsonTileOf, pbfTile, type EncodeContext } from './encode.js';
 import type { Bucket, Entry, Prepared } from './placement.js';
 
@@ -20,23 +20,24 @@ export function budgetedBytes(tile: { json?: Uint8Array; pbf?: Uint8Array }, ec:
  * tile is within the budget: one above the priority of the first entry, in priority order, whose addition no longer
  * fits. Exact: a binary search over prefixes of that order, each encoded, since adding a feature never makes a tile
  * smaller. Only called for a tile found over the budget, which a good estimate makes rare. Spared entries are in
- * every prefix (no threshold thins them), unless they alone pass the budget: then they are ranked with the rest and
- * `unspare` says the zoom must stop sparing. Undefined when there is nothing to thin.
+ * every prefix (no threshold thins them), unless they alone take more than SPARED_SHARE of the budget: then they are
+ * ranked with the rest and `unspare` says the zoom must stop sparing. Undefined when there is nothing to thin.
  */
 export function thresholdToFit(b: Bucket, ec: EncodeContext, isSpared: (p: Prepared) => boolean): { need: number; unspare: boolean } | undefined {
   const { entries } = b;
   let spare = entries.map((e) => isSpared(e.p));
   const mask = new Uint8Array(entries.length);
   let order: number[] = [];
-  const fits = (k: number): boolean => {
+  const fits = (k: number, limit = ec.spec.tileBudget): boolean => {
     for (let i = 0; i < entries.length; i++) mask[i] = spare[i] ? 1 : 0;
     for (let r = 0; r < k; r++) mask[order[r]] = 1;
     const tile = ec.spec.formats.pbf
       ? { pbf: pbfTile(entries, mask, ec, b) }
       : { json: jsonTileOf(entries.filter((_, i) => mask[i] === 1), ec) };
-    return budgetedBytes(tile, ec) <= ec.spec.tileBudget;
+    return budgetedBytes(tile, ec) <= limit;
   };
-  const unspare = spare.includes(true) && !fits(0);
+  // The plan's rule (thinning.ts SPARED_SHARE): spared features are few where they leave the rest of the budget.
+  const unspare = spare.includes(true) && !fits(0, ec.spec.tileBudget * SPARED_SHARE);
   if (unspare) spare = spare.map(() => false);
   order = byPriority(entries).filter((i) => !spare[i]);
   if (order.length === 0) return undefined;

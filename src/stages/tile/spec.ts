@@ -59,7 +59,7 @@ export function thins(row: ArrayLike<number> | undefined): row is ArrayLike<numb
  */
 export interface TileResult {
   z: number; x: number; y: number; json?: Uint8Array; pbf?: Uint8Array; stats: TileStats; need?: number;
-  /** The tile's spared features alone pass the budget: `need` thins them too, and the zoom must no longer spare. */
+  /** The tile's spared features alone take too much of the budget: `need` thins them too, and the zoom must no longer spare. */
   unspare?: boolean;
 }
 
