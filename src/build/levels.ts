@@ -81,7 +81,7 @@ async function raiseAndUndo(ctx: RunContext, level: number, markers: UnitMarker[
 
 /**
  * Raises, in place, what a zoom draws from units' markers: the thresholds their tiles need, and `spareFrom` above the
- * zooms where spared features alone passed the budget. Returns the zooms whose rule changed.
+ * zooms where spared features alone took more than SPARED_SHARE of a tile's budget. Returns the zooms whose rule changed.
  */
 export function raiseRule(rule: Pick<BuildPlan, 'thresholds' | 'spareFrom' | 'minZoom' | 'maxZoom'>, markers: UnitMarker[]): number[] {
   // Sparing ends above the finest zoom where a unit's spared features alone took too much of a tile (-1: none did).

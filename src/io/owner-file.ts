@@ -10,8 +10,10 @@ export function ownerOf(p: { pid: number; start?: string }): Owner {
   return { pid: p.pid, host: os.hostname(), ...(p.start ? { start: p.start } : {}) };
 }
 
+/** A record's bytes as text, undefined when there is none. */
 export const readText = (file: string): string | undefined => { try { return fs.readFileSync(file, 'utf8'); } catch { return undefined; } };
 
+/** A record's text as an owner; undefined when it is not whole JSON (a create that has not written it yet). */
 export function parseOwner(text: string): Owner | undefined {
   try {
     const o = JSON.parse(text) as Owner;

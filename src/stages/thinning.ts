@@ -36,9 +36,9 @@ export function keeps(threshold: number, seq: number): boolean {
 export const SPARED_PIXELS = 8;
 
 /**
- * The share of the budget spared features may take in a tile, as the plan estimates it: where they would take more
- * (a zoom crowded with large outlines), they are no longer few and cheap, and that zoom and every coarser one thin
- * them like the rest (`BuildPlan.spareFrom`).
+ * The share of the budget spared features may take in a tile, as the plan estimates it or a tile over the budget
+ * measures it: where they would take more (a zoom crowded with large outlines), they are no longer few and cheap, and
+ * that zoom and every coarser one thin them like the rest (`BuildPlan.spareFrom`).
  */
 export const SPARED_SHARE = 0.5;
 
