@@ -77,6 +77,10 @@ export function summaryLines(r: BuildReport, out: string, step: 'build' | 'final
     const kept = Object.entries(l.keptFraction).map(([z, f]) => `${z}: ${Number((f * 100).toPrecision(2))}%`).join(', ');
     lines.push(`  layer ${id}: complete at zooms ${l.completeZooms.join(',') || 'none'}${kept ? `; thinned uniformly, share drawn at zoom ${kept}` : ''}`);
   }
+  const { spareFrom } = r.tiles.thinning;
+  if (spareFrom > r.world.minZoom && Object.values(r.tiles.byLayer).some((l) => Object.keys(l.keptFraction).length > 0)) {
+    lines.push(`  lines and polygons 8 display pixels across or more: drawn whatever the share from zoom ${spareFrom}, thinned with the rest below (too many for the budget there)`);
+  }
   if (r.tiles.largest) lines.push(`  largest tile: ${r.tiles.largest.path} (${formatBytes(r.tiles.largest.bytes)})`);
   const t = r.timings;
   // finalize tiles the levels above the shards' after `plan` read the input in another process: its own time is apart.

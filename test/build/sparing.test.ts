@@ -4,6 +4,7 @@ import { buildPyramid } from '../../src/build/pipeline.js';
 import { MemorySink } from '../../src/io/sink.js';
 import { memorySource } from '../../src/io/read.js';
 import type { BuildReport } from '../../src/report/types.js';
+import { summaryLines } from '../../src/report/format.js';
 import { decodePbf, squareCoords as square } from '../helpers/pyramid.js';
 
 const BUDGET = 8 * 1024;
@@ -63,6 +64,7 @@ describe('sparing large outlines from thinning', () => {
     // Four outlines 1500 px across: 23 display pixels of a zoom-0 tile (16384 px), spared at every zoom.
     const { sink, report } = await build(slide(4000, 4, 4, () => 1500));
     expect(report.tiles.thinning.spareFrom).toBe(0);
+    expect(summaryLines(report, 'out').filter((l) => l.includes('display pixels across'))).toEqual([]);
     const d = JSON.parse(Buffer.from(sink.files.get('tileset.json') as Uint8Array).toString()) as { vector_layers: Array<{ id: string; kept_fraction?: Record<string, number> }> };
     expect(d.vector_layers.find((l) => l.id === 'region')?.kept_fraction).toBeUndefined();
     expect(d.vector_layers.find((l) => l.id === 'cell')?.kept_fraction?.['0']).toBeLessThan(0.5);
@@ -77,6 +79,7 @@ describe('sparing large outlines from thinning', () => {
     const { sink, report } = await build(doc);
     const { spareFrom, share } = report.tiles.thinning;
     expect(spareFrom).toBeGreaterThan(0);
+    expect(summaryLines(report, 'out')).toContain(`  lines and polygons 8 display pixels across or more: drawn whatever the share from zoom ${spareFrom}, thinned with the rest below (too many for the budget there)`);
     const z = drawn(sink);
     for (let zoom = 0; zoom < spareFrom; zoom++) {
       // Thinned like the cells: a share of each, not all outlines and no cells.
