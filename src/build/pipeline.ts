@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { archiveAssets } from '../archive/archive-names.js';
-import { planeKey, tilePath, type Plane } from '../tiling/space.js';
+import { planeKey, tilePath } from '../tiling/space.js';
 import { readImageSize } from '../io/image.js';
 import type { Removal } from '../io/sink.js';
 import { OWNERS_DIR, type WorkDir } from '../io/workdir.js';
@@ -357,9 +357,8 @@ async function finalize(ctx: RunContext, upper: LevelsOutcome, tileSeconds: numb
   }
   // Under -o DIR --archive pmtiles the descriptor lists the archives (the overviews do not: they are tiles, in them);
   // a JSON archive always holds its plane's overview, a PBF one only where the plane's units wrote PBF tiles.
-  const withPbf = planesWithPbf(upper.markers);
-  const holds = (plane: Plane, format: 'json' | 'pbf') => format === 'json' || withPbf.has(planeKey(plane));
-  const archives = ctx.planFile.archive === 'planes' ? archiveAssets(p.dims, p.planes, p.formats, holds) : [];
+  const withPbf = ctx.planFile.archive === 'planes' ? planesWithPbf(upper.markers) : undefined;
+  const archives = withPbf ? archiveAssets(p.dims, p.planes, p.formats, (plane, format) => format === 'json' || withPbf.has(planeKey(plane))) : [];
   const descriptor = tilesetDescriptor(archives.length ? { ...input, assets: [...(assets ?? []), ...archives] } : input);
   const report = buildReport(ctx, totals, descriptor, {
     read, units: upper.units, resumed: upper.resumed,

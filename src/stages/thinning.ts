@@ -42,9 +42,9 @@ export const SPARED_PIXELS = 8;
  */
 export const SPARED_SHARE = 0.5;
 
-/** Whether a feature (its geometry and original box, `lod`) is spared from thinning where a display pixel is `pixel` wide. */
-export function spared(g: TileGeometry, box: ArrayLike<number> | null, pixel: number): boolean {
-  return box !== null && hasExtent(g) && Math.max(box[2] - box[0], box[3] - box[1]) >= SPARED_PIXELS * pixel;
+/** Whether a line or polygon with this original box is SPARED_PIXELS display pixels across, where one is `pixel` wide. */
+export function wideEnough(box: ArrayLike<number> | null, pixel: number): boolean {
+  return box !== null && Math.max(box[2] - box[0], box[3] - box[1]) >= SPARED_PIXELS * pixel;
 }
 
 /**
@@ -52,7 +52,7 @@ export function spared(g: TileGeometry, box: ArrayLike<number> | null, pixel: nu
  * (`spares`), a line or polygon at least SPARED_PIXELS display pixels across. `box` is asked for only then.
  */
 export function drawn(threshold: number, seq: number, spares: boolean, g: TileGeometry, box: () => ArrayLike<number> | null, pixel: number): boolean {
-  return keeps(threshold, seq) || (spares && hasExtent(g) && spared(g, box(), pixel));
+  return keeps(threshold, seq) || (spares && hasExtent(g) && wideEnough(box(), pixel));
 }
 
 // ───────────────────────────── estimates, gathered while reading ─────────────────────────────
@@ -220,7 +220,7 @@ export class TileSketch {
       const tx1 = Math.floor(((point ? cx : box[2]) + buf) / ts), ty1 = Math.floor(((point ? cy : box[3]) + buf) / ts);
       // From here on the feature adds the same to tile (0, 0) at every size: counted once, for every larger size.
       if ((point || g.k === 'points') && tx1 === 0 && ty1 === 0) { addTail(p, j, bytes, refs, counted); break; }
-      const spare = !point && spared(g, box, ts / DISPLAY_TILE);
+      const spare = !point && hasExtent(g) && wideEnough(box, ts / DISPLAY_TILE);
       for (let ty = ty0; ty <= ty1; ty++) for (let tx = tx0; tx <= tx1; tx++) addTile(p, j, tx, ty, bytes, refs, counted, spare);
     }
   }

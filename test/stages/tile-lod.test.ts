@@ -152,7 +152,7 @@ describe('sparing large outlines', () => {
   for (let i = 0; i < 60; i++) outlines.push(tf(2 * i, { type: 'Polygon', coordinates: [starRing(r, 100 + r() * 800, 100 + r() * 800, 40 + r() * 30, 120)] }, { id: i }));
   const spec = baseSpec({ minZoom: 0, maxZoom: 0, finestZoom: 2, tileBudget: 4000, thresholds: [[0]] });
 
-  it('thins spared outlines too, and says the zoom must stop sparing, when they alone pass the budget', () => {
+  it('thins spared outlines too, and says the zoom must stop sparing, when they alone take more than half the budget', () => {
     const t = tileFeatures(outlines, spec)[0];
     expect((t.pbf as Uint8Array).length).toBeGreaterThan(4000);
     expect(t.unspare).toBe(true);

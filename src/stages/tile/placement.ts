@@ -5,7 +5,7 @@ import { hasExtent, hasMesh, lodOf, tagsOf, type FlatFeature, type TileGeometry 
 import { centroidPoint, type Quantiser } from '../../tiling/quantise.js';
 import { pbfAttributes, type PbfAttributes, type PbfDictionary } from '../encode-pbf.js';
 import type { TileSpec, ZoomContext } from './spec.js';
-import { spared } from '../thinning.js';
+import { wideEnough } from '../thinning.js';
 
 /** A feature ready for tiling: flat geometry and what every tile reuses, worked out once per tiling call. */
 export interface Prepared {
@@ -54,7 +54,7 @@ function attrsOf(p: Prepared, dict: PbfDictionary): PbfAttributes {
 /** Whether the feature is drawn at the zoom whatever its threshold (thinning.ts: `drawn`). */
 export function isSpared(p: Prepared, zc: ZoomContext): boolean {
   // `collapsible` is a line or polygon, what may be spared: a point needs no box worked out.
-  return zc.spares && p.collapsible && spared(p.tf.geom, lodFor(p), zc.subPixel);
+  return zc.spares && p.collapsible && wideEnough(lodFor(p), zc.subPixel);
 }
 
 /** The feature's centroid Point at the zoom, `box` set to it; null when it has no position to average. */
