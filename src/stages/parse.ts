@@ -16,7 +16,7 @@ import { NUCLEUS_LAYER, NUCLEUS_SEQ, normaliseQuPath, nucleusOf } from './qupath
 import { RecordRouter } from './partition.js';
 import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder } from './record.js';
-import { emptyBox, enclosesNoArea, flatFeatureOf, flatten, growBox, isPbfId, tagsOf, withGeometry } from '../tiling/flat.js';
+import { emptyBox, enclosesNoArea, flatFeatureOf, flatten, growBox, isPbfId, onlyMeshes, tagsOf, withGeometry } from '../tiling/flat.js';
 import { headTextOf } from './encode-json.js';
 import { TileSketch, type SketchData } from './thinning.js';
 
@@ -142,6 +142,8 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     const geom = flatten(f.geometry);
     // The feature itself is its head: only id, featureClass, parentId, ref and properties are read.
     if (geom === null) { skip('no-inline-position'); return; }
+    // PBF carries no mesh: without JSON tiles a feature of meshes alone would be in no tile, and said to be in JSON ones.
+    if (!task.json && onlyMeshes(geom)) { skip('mesh-without-json-tiles'); return; }
     // Polygons without area draw nothing at any zoom: counted here rather than vanishing in the tiler.
     if (enclosesNoArea(geom, f.geometry)) { skip('zero-area'); return; }
     // Its layer travels beside it (the id, to `encode`); -1 stands in the one-shape feature.

@@ -1,7 +1,7 @@
 // Tile one work unit: read its records, tile and encode its zooms, and reduce its own features for the level above.
 import fs from 'node:fs';
 import { BUFFER, EXTENT, tilePath, tileSize, type Dim } from '../tiling/space.js';
-import { lodOf, type FlatFeature } from '../tiling/flat.js';
+import { lodOf, onlyMeshes, type FlatFeature } from '../tiling/flat.js';
 import { Simplifier } from '../tiling/simplify.js';
 import { tileFeatures, TilerScratch } from './tile/tiler.js';
 import { reduceForZoom } from './tile/reduce.js';
@@ -50,6 +50,7 @@ export interface UnitResult {
   needs: number[];
   /** The finest zoom where a tile's spared features alone take too much of the budget (the zoom must stop sparing), else -1. */
   unspare: number;
+  /** The unit's own features of meshes alone, in JSON tiles but in no PBF tile (a build of both formats). */
   notInPbf: number;
   /** The preview patch: where it lies on the plane's preview grid, and its premultiplied RGBA. */
   preview?: { area: PatchArea; rgba: Uint8Array };
@@ -190,13 +191,14 @@ export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = 
   for (let z = spec.minZoom; z <= spec.maxZoom; z++) zooms.push(zoomContext(spec, z));
   features.forEach((f, i) => {
     if (home[i] === 0) return;
+    // Counted once, by the feature's home unit: its tiles' own counts would count it once per tile.
+    if (spec.formats.json && spec.formats.pbf && onlyMeshes(f.geom)) res.notInPbf++;
     for (const zc of zooms) if (drawnAt(f, i, boxes, spec, zc)) res.kept[zc.z][f.layer]++;
   });
   for (const t of tiles) {
     for (let l = 0; l < layers; l++) res.pointified[t.z][l] += t.stats.pointified[l] ?? 0;
     if (t.need !== undefined) res.needs[t.z] = Math.max(res.needs[t.z], t.need);
     if (t.unspare) res.unspare = Math.max(res.unspare, t.z);
-    res.notInPbf += t.stats.notInPbf;
     if (t.json) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'json'), z: t.z, size: t.json.byteLength, bytes: t.json, features: t.stats.features });
     if (t.pbf) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'pbf'), z: t.z, size: t.pbf.byteLength, bytes: t.pbf, features: t.stats.features });
   }

@@ -295,6 +295,11 @@ export function hasMesh(g: TileGeometry): boolean {
   return g.k === 'mesh' || (g.k === 'collection' && g.members.some(hasMesh));
 }
 
+/** Whether the geometry is meshes alone (nothing of it can be an MVT feature). */
+export function onlyMeshes(g: TileGeometry): boolean {
+  return g.k === 'mesh' || (g.k === 'collection' && g.members.every(onlyMeshes));
+}
+
 /** Whether the geometry has anything that can collapse (a line or a polygon). */
 export function hasExtent(g: TileGeometry): boolean {
   return g.k === 'lines' || g.k === 'polygons' || (g.k === 'collection' && g.members.some(hasExtent));

@@ -214,6 +214,24 @@ describe('smaller ones', () => {
     expectOk(quietOk, 'a quiet build that lost nothing');
     expect(quietOk.stderr).toBe('');
   });
+
+  it('a PBF-only build counts meshes as not placed (PBF cannot hold them, and no JSON tile is built), not as in JSON tiles', async () => {
+    const dir = tempDir('mesh-pbf');
+    const file = path.join(dir, 'in.ndjson');
+    const tin = '{"type":"Feature","id":9,"geometry":{"type":"TIN","coordinates":[[[[0,0,0],[50,0,0],[0,50,1],[0,0,0]]]]},"properties":{}}';
+    fs.writeFileSync(file, `${POINT}\n${tin}\n`);
+    const out = path.join(dir, 'out');
+    const r = await runCli(['build', file, '-o', out, '--format', 'pbf', '-q']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/1 of 2 features are not in the pyramid: 1 not placed \(mesh-without-json-tiles: 1\)/);
+    const report = JSON.parse(fs.readFileSync(path.join(out, 'build-report.json'), 'utf8')) as { features: { notPlaced: Record<string, number>; jsonOnly: number } };
+    expect(report.features).toMatchObject({ notPlaced: { 'mesh-without-json-tiles': 1 }, jsonOnly: 0 });
+    // With JSON tiles the mesh is kept there, and said to be.
+    const both = await runCli(['build', file, '-o', path.join(dir, 'both'), '--format', 'json,pbf']);
+    expectOk(both, 'the same input with JSON tiles');
+    expect(both.stdout).toContain('in JSON tiles only (meshes cannot go into PBF): 1');
+    expect(both.stderr).not.toMatch(/not in the pyramid/);
+  });
 });
 
 describe('the first SIGTERM stops a read that is blocked', () => {
