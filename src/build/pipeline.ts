@@ -95,7 +95,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
   } finally {
     // Any other failure leaves nothing behind, even when closing fails too (a full disk fails the part's close).
     await cleanUp(
-      failed, () => store?.close(), () => sink.close?.(), () => pool.close(), () => (keepWork ? work.removeFolder('spill') : work.destroy()),
+      failed, () => store?.close(), () => sink.close?.(), () => pool.close(), () => (keepWork ? (work.removeFolder('spill'), work.release()) : work.destroy()),
       () => failed && !keepWork && sink.abandon?.(),
     );
   }
@@ -219,6 +219,7 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
     return { units: units.length, skipped: resumed };
   } finally {
     work.close();
+    work.release();
     await sink.close?.();
     await pool.close();
   }
@@ -256,6 +257,7 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
     return report;
   } finally {
     work.close();
+    work.release();
     await sink.close?.();
     await pool.close();
   }

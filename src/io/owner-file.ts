@@ -60,3 +60,54 @@ export function putBack(aside: string, file: string): void {
   }
   fs.rmSync(aside, { force: true });
 }
+
+/**
+ * How long a record of another machine's process counts as that process running after its last refresh. A process
+ * on this machine is asked after by pid; one on another machine sharing the volume cannot be, so it keeps its record
+ * fresh and a machine that stopped (a crash, a killed container) lets it lapse. Longer than the attribute cache of an
+ * NFS client (60 s at most by default), so a record kept fresh never looks stale from another machine.
+ */
+export const LEASE_MS = 180_000;
+/** How often a process sets its records' modification time to now. */
+export const REFRESH_MS = 20_000;
+
+/** Milliseconds since `file` was last refreshed (its modification time), undefined when it is gone. */
+export function sinceRefresh(file: string, now = Date.now()): number | undefined {
+  try {
+    return now - fs.statSync(file).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Keeps this process's records fresh while it works (every REFRESH_MS); a record gone is dropped. Never keeps the process alive. */
+export class RecordKeeper {
+  private readonly files = new Set<string>();
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  keep(file: string): void {
+    this.files.add(file);
+    if (this.timer !== undefined) return;
+    this.timer = setInterval(() => this.refresh(), REFRESH_MS);
+    this.timer.unref();
+  }
+
+  refresh(): void {
+    const now = new Date();
+    for (const f of this.files) {
+      try {
+        fs.utimesSync(f, now, now);
+      } catch {
+        this.files.delete(f);
+      }
+    }
+    if (this.files.size === 0) this.stop();
+  }
+
+  /** The step ended: its records are no longer refreshed (another machine takes them as ended once they lapse). */
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.files.clear();
+  }
+}

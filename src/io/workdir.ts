@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { ByteArena } from '../bytes.js';
 import { describeFsError, WorkStateError } from '../report/errors.js';
 import { writeParts } from './dirs.js';
-import { createOnly, ownerOf, parseOwner, putBack, readText, type Owner } from './owner-file.js';
+import { createOnly, LEASE_MS, ownerOf, parseOwner, putBack, readText, RecordKeeper, sinceRefresh, type Owner } from './owner-file.js';
 
 /** Durable state between the steps of a build (plan, build-shard, finalize) and across an interruption (resume). */
 export interface WorkDir {
@@ -24,6 +24,8 @@ export interface WorkDir {
   append(rel: string, parts: readonly Uint8Array[]): void;
   /** Closes the files kept open for appending (a later append opens them again). */
   close(): void;
+  /** This process's step ended: the records it made (`own`, `claimOwner`) are no longer kept fresh. */
+  release(): void;
   /** `length` bytes at `offset`, or undefined when the file is missing or shorter. */
   readRange(rel: string, offset: number, length: number): Uint8Array | undefined;
   exists(rel: string): boolean;
@@ -52,12 +54,12 @@ export interface WorkDir {
   own(as?: string): void;
   /**
    * A process recorded as working here (a build, or a shard in `owners/`; `only`: the one that file records) when it
-   * is another one still running on this machine: "pid N" and the file that records it. Known by its pid and start
-   * (a pid reused is not it).
+   * is another one still running: "pid N" (and its machine) and the file that records it. On this machine known by
+   * its pid and start (a pid reused is not it); on another one, sharing the volume, by its record kept fresh (LEASE_MS).
    */
   liveOwner(only?: string): { who: string; file: string } | undefined;
   /**
-   * Records this process in `as` unless another one running on this machine is recorded there (then it, as
+   * Records this process in `as` unless another one running is recorded there (then it, as
    * `liveOwner` says, and nothing is written): two processes claiming at once cannot both get it, the file made by an
    * exclusive link, and one left by a process that ended replaced only as it was seen.
    */
@@ -89,10 +91,19 @@ const claimedMessage = (where: string) => `${where} holds the state of another b
   + 'planned for shards): --resume continues an interrupted build, --force starts over (removing that state), '
   + 'build-shard and finalize go on with a plan';
 
+/** "pid N", or for another machine's process "pid N on HOST" and how fresh its record is. */
+function whoIs(o: Owner, file: string): string {
+  if (o.host === os.hostname()) return `pid ${o.pid}`;
+  const age = Math.round((sinceRefresh(file) ?? 0) / 1000);
+  return `pid ${o.pid} on ${o.host}, whose record was refreshed ${age} s ago; a record no longer refreshed counts as ended ${LEASE_MS / 1000} s after`;
+}
+
 export class DiskWorkDir implements WorkDir {
   private readonly tag = randomBytes(4).toString('hex');
   /** Files appended to, by path, open: a build appends a unit's marker and records to two files, unit after unit. */
   private readonly appending = new Map<string, number>();
+  /** This process's records, kept fresh for other machines while it works. */
+  private readonly keeper = new RecordKeeper();
   /** Without `processes`, no owner is recorded or looked for. */
   constructor(readonly root: string, private readonly processes?: ProcessProbe) {}
 
@@ -198,6 +209,7 @@ export class DiskWorkDir implements WorkDir {
 
   destroy(): void {
     this.close();
+    this.keeper.stop();
     fs.rmSync(this.root, { recursive: true, force: true });
   }
 
@@ -239,7 +251,13 @@ export class DiskWorkDir implements WorkDir {
 
   own(as = OWNER_FILE): void {
     const p = this.processes;
-    if (p) this.writeJson(as, ownerOf(p));
+    if (!p) return;
+    this.writeJson(as, ownerOf(p));
+    this.keeper.keep(path.join(this.root, as));
+  }
+
+  release(): void {
+    this.keeper.stop();
   }
 
   claimOwner(as: string): { who: string; file: string } | undefined {
@@ -247,20 +265,20 @@ export class DiskWorkDir implements WorkDir {
     if (!p) return undefined;
     const full = path.join(this.root, as);
     const tmp = `${full}.tmp-${this.tag}`;
-    const busy = (o: Owner | undefined) => ({ who: o ? `pid ${o.pid}` : 'another process', file: full });
+    const busy = (o: Owner | undefined) => ({ who: o ? whoIs(o, full) : 'another process', file: full });
     try {
       fs.mkdirSync(path.dirname(full), { recursive: true });
       for (let attempt = 0; attempt < 3; attempt++) {
         // Read once: whether it runs and whether it is still there to replace are judged on the same bytes.
         const seen = readText(full);
         if (seen === undefined) {
-          if (createOnly(full, tmp, JSON.stringify(ownerOf(p)))) return undefined;
+          if (createOnly(full, tmp, JSON.stringify(ownerOf(p)))) { this.keeper.keep(full); return undefined; }
           continue;
         }
         const o = parseOwner(seen);
         // Not whole yet: a claim in progress (an exclusive create, where links fail).
         if (o === undefined) return busy(undefined);
-        if (this.runsHere(o)) return busy(o);
+        if (this.runs(o, full)) return busy(o);
         // A process that ended (or this one): its record moved aside, and put back if it is not the one read.
         const aside = `${tmp}-ended`;
         try { fs.renameSync(full, aside); } catch { continue; }
@@ -277,11 +295,15 @@ export class DiskWorkDir implements WorkDir {
     }
   }
 
-  /** Whether the process an owner record names is another one, still running on this machine. */
-  private runsHere(o: Owner): boolean {
+  /**
+   * Whether the process the owner record in `file` names is another one, still running: on this machine asked after
+   * by pid, on another (a shared volume, where no pid can be asked after) while its record is kept fresh.
+   */
+  private runs(o: Owner, file: string): boolean {
     const p = this.processes;
-    // Another machine's process cannot be asked after (a shared volume): only this machine's are.
-    if (!p || o.host !== os.hostname() || !Number.isInteger(o.pid) || (o.pid === p.pid && o.start === p.start)) return false;
+    if (!p || !Number.isInteger(o.pid)) return false;
+    if (o.host !== os.hostname()) return (sinceRefresh(file) ?? Infinity) < LEASE_MS;
+    if (o.pid === p.pid && o.start === p.start) return false;
     return p.alive(o.pid, o.start);
   }
 
@@ -290,7 +312,8 @@ export class DiskWorkDir implements WorkDir {
     if (!p) return undefined;
     for (const rel of only !== undefined ? [only] : [OWNER_FILE, ...this.list(OWNERS_DIR).map((n) => `${OWNERS_DIR}/${n}`)]) {
       const o = this.readJson<Owner>(rel);
-      if (o && this.runsHere(o)) return { who: `pid ${o.pid}`, file: path.join(this.root, rel) };
+      const file = path.join(this.root, rel);
+      if (o && this.runs(o, file)) return { who: whoIs(o, file), file };
     }
     return undefined;
   }
@@ -352,6 +375,7 @@ export class MemoryWorkDir implements WorkDir {
     if (this.files.size > 0) throw new WorkStateError(claimedMessage('the work directory'));
   }
   own(): void {}
+  release(): void {}
   /** In memory, the directory is this process's own. */
   liveOwner(): undefined { return undefined; }
   claimOwner(): undefined { return undefined; }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import os from 'node:os';
 import { describe, expect, it, vi } from 'vitest';
 import { DiskWorkDir, MemoryWorkDir, type WorkDir } from '../../src/io/workdir.js';
+import { LEASE_MS, REFRESH_MS } from '../../src/io/owner-file.js';
 import { writeParts } from '../../src/io/dirs.js';
 import { tmpDir } from '../helpers/pyramid.js';
 
@@ -134,6 +135,47 @@ describe('claiming a step of a build in the work directory', () => {
       link.mockRestore();
     }
     expect(fs.readdirSync(path.join(dir, 'owners')).sort()).toEqual(['shard-0.json', 'shard-1.json']);
+  });
+
+  it('takes another machine\'s record as running while it is kept fresh, and as ended once it lapses', () => {
+    const dir = root();
+    const file = path.join(dir, 'owners/shard-0.json');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    // A shard on another machine sharing the volume: its pid means nothing here (here no process 4242 runs).
+    fs.writeFileSync(file, JSON.stringify({ pid: 4242, host: 'node-b.cluster', start: 's4242' }));
+    const here = new DiskWorkDir(dir, probe(101, new Set([101])));
+    const who = here.claimOwner('owners/shard-0.json')?.who ?? '';
+    expect(who).toMatch(/^pid 4242 on node-b\.cluster, whose record was refreshed [0-9] s ago; a record no longer refreshed counts as ended 180 s after$/);
+    expect(here.liveOwner()?.who).toBe(who);
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toMatchObject({ pid: 4242 });
+    // Its machine stopped refreshing it (a crash) longer ago than the lease: taken over.
+    const past = new Date(Date.now() - LEASE_MS - 1000);
+    fs.utimesSync(file, past, past);
+    expect(here.liveOwner()).toBeUndefined();
+    expect(here.claimOwner('owners/shard-0.json')).toBeUndefined();
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toMatchObject({ pid: 101, host: os.hostname() });
+  });
+
+  it('keeps its own records fresh while it works, and no longer once its step is released', () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const dir = root();
+      const w = new DiskWorkDir(dir, probe(101, new Set([101])));
+      expect(w.claimOwner('owners/finalize.json')).toBeUndefined();
+      w.own();
+      const files = [path.join(dir, 'owners/finalize.json'), path.join(dir, 'owner.json')];
+      const age = (f: string) => Date.now() - fs.statSync(f).mtimeMs;
+      const past = new Date(Date.now() - LEASE_MS / 2);
+      for (const f of files) fs.utimesSync(f, past, past);
+      vi.advanceTimersByTime(REFRESH_MS);
+      for (const f of files) expect(age(f)).toBeLessThan(5000);
+      w.release();
+      for (const f of files) fs.utimesSync(f, past, past);
+      vi.advanceTimersByTime(2 * REFRESH_MS);
+      for (const f of files) expect(age(f)).toBeGreaterThan(LEASE_MS / 2 - 5000);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('of many claims at once, lets exactly one through', async () => {
