@@ -10,6 +10,8 @@ export {
 } from './options.js';
 export { DirectorySink, MemorySink, type TileSink, type Removal, type SinkOpenOptions, type OutputLayout } from './io/sink.js';
 export { DiskWorkDir, MemoryWorkDir, type WorkDir, type ProcessProbe } from './io/workdir.js';
+// This machine's processes, as the CLI asks after them: `processes` in BuildIO, so --force and --resume spare a build still running.
+export { localProcesses } from './cli/processes.js';
 // Reading back what a build wrote: directories and archives alike.
 export {
   openPyramidReader, ArchiveReader, inspectPyramid, verifyPyramid, formatSummary, formatProblems, decodeTile,

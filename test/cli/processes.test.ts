@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { localProcesses } from '../../src/cli/run-build.js';
+import { localProcesses } from '../../src/index.js';
 
 describe.skipIf(!fs.existsSync('/proc/self/stat'))('localProcesses', () => {
   it('counts a running process as alive, and a zombie (ended, its pid held until reaped) as not', async () => {

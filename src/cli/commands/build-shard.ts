@@ -3,7 +3,8 @@ import { buildShard } from '../../build/pipeline.js';
 import { UsageError } from '../../report/errors.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
-import { interruptible, localProcesses, progressReporter } from '../run-build.js';
+import { interruptible, progressReporter } from '../run-build.js';
+import { localProcesses } from '../processes.js';
 
 export const usage = 'DIR|FILE.pmtiles --shard I';
 

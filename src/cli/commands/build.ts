@@ -8,7 +8,8 @@ import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
 import { resolveInputs } from '../inputs.js';
 import { createLogger } from '../log.js';
-import { handleSignals, localProcesses, progressReporter, removalLogger, signalExitCode } from '../run-build.js';
+import { handleSignals, progressReporter, removalLogger, signalExitCode } from '../run-build.js';
+import { localProcesses } from '../processes.js';
 
 export const usage = 'INPUT... -o DIR|FILE.pmtiles';
 

@@ -4,7 +4,8 @@ import { UsageError } from '../../report/errors.js';
 import { summaryLines } from '../../report/format.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
-import { interruptible, localProcesses, progressReporter } from '../run-build.js';
+import { interruptible, progressReporter } from '../run-build.js';
+import { localProcesses } from '../processes.js';
 
 export const usage = 'DIR|FILE.pmtiles';
 

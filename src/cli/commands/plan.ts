@@ -4,7 +4,8 @@ import { UsageError } from '../../report/errors.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
 import { resolveInputs } from '../inputs.js';
-import { localProcesses, progressReporter, removalLogger } from '../run-build.js';
+import { progressReporter, removalLogger } from '../run-build.js';
+import { localProcesses } from '../processes.js';
 
 export const usage = 'INPUT... -o DIR|FILE.pmtiles --shards N';
 
