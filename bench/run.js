@@ -5,12 +5,16 @@
 //   [--repeat N (default 3, the 100,000-cell cases)] [--repeat-large N (default 1, the 1,000,000-cell cases)]
 //   [--skip-naive] [--skip-archive] [--no-readme] [--out NAME (.bench/NAME.md/json, default results)] [--workers 2] [--seed 1]
 //   [--keep] [--timeout SECONDS] [--build-arg ARG ...] [--cli PATH (another build's bin/mudm-tiles.js)] [--poll]
+//   [--tippecanoe PATH (a tippecanoe binary: README *Performance* says how to build one)]
 // Shapes: `dense`, 100,000 cells on 11,619 × 7,746 px (minified, zooms 0–5: the case of issue 4); `real100k`,
 // 100,000 cells over 100,000 × 100,000 px (pretty-printed, zooms 0–8); `real1m`, 1,000,000 cells over
 // 316,000 × 316,000 px (pretty-printed, zooms 0–10), each format alone and both. Every cell has a nucleus point.
 // On the real shapes also (issue 14): ours writing PBF into one PMTiles archive (`-o slide.pmtiles`), and at 100,000
 // cells the naive script writing PBF only into a directory (`--skip-archive` drops both).
 // `--quick`: real100k only. Inputs are cached in .bench/ by shape, seed and generator.
+// With `--tippecanoe`, on the 100,000-cell real shape also tippecanoe writing its PBF pyramid into one PMTiles archive,
+// with its own defaults (gzip, dropping points at coarse zooms), from the slide as it reads it fastest (one feature per
+// line for `-P`, pixels mapped onto the Web Mercator square so its tiles are ours: bench/tippecanoe-input.js).
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -27,6 +31,7 @@ const BENCH = join(ROOT, '.bench');
 const GENERATOR = join(ROOT, 'bench', 'generate.js');
 const NAIVE = join(ROOT, 'bench', 'naive.js');
 const PARSE_FLOOR = join(ROOT, 'bench', 'parse-floor.js');
+const TIPPECANOE_INPUT = join(ROOT, 'bench', 'tippecanoe-input.js');
 const README = join(ROOT, 'README.md');
 const MiB = 1024 * 1024;
 
@@ -46,6 +51,7 @@ const OPTIONS = {
   'build-arg': { type: 'string', multiple: true, default: [] },
   cli: { type: 'string' },
   poll: { type: 'boolean' },
+  tippecanoe: { type: 'string' },
 };
 const { values: args } = parseArgs({ args: process.argv.slice(2), options: OPTIONS });
 
@@ -57,7 +63,7 @@ const SHAPES = {
   },
   real100k: {
     cells: 100000, title: '100,000 cells over 100,000 × 100,000 px (pretty-printed)', gen: ['--format', 'fc-pretty', '--width', '100000', '--height', '100000'],
-    naive: true, formats: ['json,pbf'], archive: true,
+    naive: true, formats: ['json,pbf'], archive: true, tippecanoe: true,
   },
   real1m: {
     cells: 1000000, title: '1,000,000 cells over 316,000 × 316,000 px (pretty-printed)', gen: ['--format', 'fc-pretty', '--width', '316000', '--height', '316000'],
@@ -71,6 +77,7 @@ function commandArgs() {
   for (const name of [...(args.quick ? [] : ['shapes']), 'repeat', 'repeat-large', 'workers']) {
     if (args[name] !== OPTIONS[name].default) given.push(`--${name} ${args[name]}`);
   }
+  if (args.tippecanoe) given.push('--tippecanoe PATH');
   return given.length > 0 ? ` -- ${given.join(' ')}` : '';
 }
 
@@ -211,6 +218,16 @@ function scanOutput(dir) {
   return out;
 }
 
+/** Tiles an archive addresses, from its PMTiles header (another tiler's archive has no build report). */
+function headerTiles(file) {
+  try {
+    const head = readFileSync(file).subarray(0, 127);
+    return head.toString('latin1', 0, 7) === 'PMTiles' ? Number(head.readBigUInt64LE(72)) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** PBF tiles in an archive, from its build report; null when the report cannot be read. */
 function archiveTiles(reportFile) {
   try {
@@ -266,6 +283,19 @@ async function ensureInput(name) {
   return { ...meta, shape: name };
 }
 
+/** The slide as tippecanoe reads it (see the header), made once per input and kept beside it. */
+async function tippecanoeInput(meta) {
+  const file = meta.file.replace(/\.json$/, '.tippecanoe.ndjson');
+  const stamp = `${file}.source`;
+  const source = `${meta.bytes} ${sha1(TIPPECANOE_INPUT)}`;
+  if (existsSync(file) && existsSync(stamp) && readFileSync(stamp, 'utf8') === source) return file;
+  log(`writing ${relative(ROOT, file)} for tippecanoe...`);
+  const run = await measure('tippecanoe input', process.execPath, [TIPPECANOE_INPUT, meta.file, file], join(BENCH, 'logs', `tippecanoe-input-${meta.shape}`));
+  if (!run.ok) throw new Error(`tippecanoe input failed: ${run.error}`);
+  writeFileSync(stamp, source);
+  return file;
+}
+
 /** Finest zoom where a tile spans at most 512 image pixels: the build's own default, passed to both sides. */
 function maxZoomFor(meta) {
   const world = 2 ** Math.ceil(Math.log2(Math.max(meta.width, meta.height)));
@@ -274,25 +304,28 @@ function maxZoomFor(meta) {
 
 // ---------------------------------------------------------------- runs
 
-/** Our build's cases: into a directory (`ours`), or PBF into one PMTiles archive (`archive`). */
+/** Our build's cases: into a directory (`ours`), or PBF into one PMTiles archive (`archive`); `tippecanoe` is tippecanoe's. */
 const OURS = new Set(['ours', 'archive']);
 
 /** One case on one input: our build with some formats or into an archive, or the naive script (both formats or PBF only). */
-function prepareCase({ kind, meta, maxZoom, formats }) {
+function prepareCase({ kind, meta, maxZoom, formats, tippecanoe }) {
   const label = kind === 'naive' ? 'naive script, JSON + PBF' : kind === 'naive-pbf' ? 'naive script, PBF only'
+    : kind === 'tippecanoe' ? `tippecanoe ${tippecanoe.version}, PBF into one archive (its defaults: gzip, points dropped at coarse zooms)`
     : kind === 'archive' ? `mudm-tiles W=${workers}, PBF into one archive` : `mudm-tiles W=${workers}, ${formats === 'json,pbf' ? 'JSON + PBF' : formats.toUpperCase()}`;
   const slug = kind === 'ours' ? `ours-w${workers}-${formats.replace(',', '-')}` : kind;
   const outDir = join(BENCH, 'out', meta.shape, slug);
   const zoomArgs = ['--min-zoom', '0', '--max-zoom', String(maxZoom)];
   const ours = (out, fmt) => [CLI, 'build', meta.file, '-o', out, '--force', '--workers', String(workers), '--format', fmt, ...zoomArgs, '--progress', 'none', ...args['build-arg']];
-  const commandArgs = kind === 'naive' ? [NAIVE, meta.file, outDir, ...zoomArgs]
+  const commandArgs = kind === 'tippecanoe' ? ['-o', join(outDir, 'slide.pmtiles'), '-Z0', `-z${maxZoom}`, '-s', 'EPSG:3857', '-l', 'cells', '-P', '--force', '-q', tippecanoe.input]
+    : kind === 'naive' ? [NAIVE, meta.file, outDir, ...zoomArgs]
     : kind === 'naive-pbf' ? [NAIVE, meta.file, outDir, ...zoomArgs, '--format', 'pbf']
     : kind === 'archive' ? ours(join(outDir, 'slide.pmtiles'), 'pbf') : ours(outDir, formats);
   const base = {
     shape: meta.shape, label, kind, formats: kind === 'naive' ? 'json,pbf' : kind === 'ours' ? formats : 'pbf', cells: meta.cells, features: meta.features, maxZoom,
-    command: ['node', ...commandArgs.map((a) => (a.startsWith(ROOT) ? relative(ROOT, a) : a))].join(' '),
+    command: [kind === 'tippecanoe' ? 'tippecanoe' : 'node', ...commandArgs.map((a) => (a.startsWith(ROOT) ? relative(ROOT, a) : a))].join(' '),
   };
-  return { kind, meta, slug, outDir, command: process.execPath, commandArgs, base, attempts: [] };
+  if (kind === 'tippecanoe') mkdirSync(outDir, { recursive: true });
+  return { kind, meta, slug, outDir, command: kind === 'tippecanoe' ? tippecanoe.bin : process.execPath, commandArgs, base, attempts: [] };
 }
 
 /** Runs a case once more (unless it already failed) and keeps the attempt. */
@@ -305,11 +338,14 @@ async function runAttempt(c) {
     return;
   }
   rmSync(outDir, { recursive: true, force: true });
+  // tippecanoe makes its file, not the folder it goes in.
+  if (kind === 'tippecanoe') mkdirSync(outDir, { recursive: true });
   log(`${base.label} @ ${meta.shape}, zooms 0-${base.maxZoom}, run ${i + 1}...`);
   const r = await measure(base.label, c.command, c.commandArgs, join(BENCH, 'logs', `${meta.shape}-${slug}-${i + 1}`));
   const scanned = r.ok ? scanOutput(outDir) : null;
   // An archive holds its tiles: they are counted from the run report beside it.
   if (scanned && kind === 'archive') scanned.pbf = archiveTiles(join(outDir, 'slide.build-report.json'));
+  if (scanned && kind === 'tippecanoe') scanned.pbf = headerTiles(join(outDir, 'slide.pmtiles'));
   c.attempts.push({ ...r, stderr: undefined, scanned });
   // Deleted after the last timing, not now: for minutes after a tree of many files is deleted, ext4 skips its
   // recently freed inodes when it makes new files, which tripled the system time of the next run (9 s → 39 s).
@@ -378,6 +414,13 @@ function targets(results, inputs) {
     const ours = find(shape, (r) => r.kind === 'ours' && r.formats === 'json,pbf');
     const archive = find(shape, (r) => r.kind === 'archive');
     const naivePbf = find(shape, (r) => r.kind === 'naive-pbf');
+    const tippecanoe = find(shape, (r) => r.kind === 'tippecanoe');
+    if (archive && tippecanoe) {
+      const t = { tippecanoeOverArchive: round(tippecanoe.wall / archive.wall, 2) };
+      out[`${shape}Tippecanoe`] = t;
+      lines.push(`- ${SHAPES[shape].title}, PBF into one archive: tippecanoe / ours wall **×${t.tippecanoeOverArchive}**; `
+        + `system time ${tippecanoe.sys} s vs ${archive.sys} s; peak ${tippecanoe.peakMiB} vs ${archive.peakMiB} MiB`);
+    }
     if (archive && naivePbf) {
       const a = { naivePbfOverArchive: round(naivePbf.wall / archive.wall, 2), sysShare: round(archive.sys / archive.wall, 3) };
       out[`${shape}Archive`] = a;
@@ -450,6 +493,11 @@ async function main() {
     if (shape.archive && !args['skip-archive']) {
       cases.push(prepareCase({ kind: 'archive', meta, maxZoom }));
       if (shape.naive && !args['skip-naive']) cases.push(prepareCase({ kind: 'naive-pbf', meta, maxZoom }));
+    }
+    if (shape.tippecanoe && args.tippecanoe) {
+      const bin = resolve(args.tippecanoe);
+      const version = spawnSync(bin, ['--version'], { encoding: 'utf8' }).stderr.trim().replace(/^tippecanoe /, '') || 'unknown';
+      cases.push(prepareCase({ kind: 'tippecanoe', meta, maxZoom, tippecanoe: { bin, version, input: await tippecanoeInput(meta) } }));
     }
     // Repeats go round the cases (ours, naive, ours, ...), so a slow spell of a shared machine does not land on one case only.
     const repeat = Math.max(1, Number(shape.cells >= 1000000 ? args['repeat-large'] : args.repeat));
