@@ -72,9 +72,9 @@ export const LEASE_MS = 180_000;
 export const REFRESH_MS = 20_000;
 
 /** Milliseconds since `file` was last refreshed (its modification time), undefined when it is gone. */
-export function sinceRefresh(file: string, now = Date.now()): number | undefined {
+export function sinceRefresh(file: string): number | undefined {
   try {
-    return now - fs.statSync(file).mtimeMs;
+    return Date.now() - fs.statSync(file).mtimeMs;
   } catch {
     return undefined;
   }
@@ -104,7 +104,24 @@ export class RecordKeeper {
     if (this.files.size === 0) this.stop();
   }
 
-  /** The step ended: its records are no longer refreshed (another machine takes them as ended once they lapse). */
+  /**
+   * The step ended (done, failed or interrupted): its records are dated to 1970, so another machine takes them as ended
+   * at once (a build interrupted in one container resumed in the next); only a process killed outright leaves its
+   * record to lapse.
+   */
+  release(): void {
+    const epoch = new Date(0);
+    for (const f of this.files) {
+      try {
+        fs.utimesSync(f, epoch, epoch);
+      } catch {
+        // Gone with its work directory: nothing to date.
+      }
+    }
+    this.stop();
+  }
+
+  /** No longer refreshes anything (the work directory is gone). */
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;

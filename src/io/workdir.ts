@@ -24,7 +24,7 @@ export interface WorkDir {
   append(rel: string, parts: readonly Uint8Array[]): void;
   /** Closes the files kept open for appending (a later append opens them again). */
   close(): void;
-  /** This process's step ended: the records it made (`own`, `claimOwner`) are no longer kept fresh. */
+  /** This process's step ended: the records it made (`own`, `claimOwner`) say so to other machines, and are no longer kept fresh. */
   release(): void;
   /** `length` bytes at `offset`, or undefined when the file is missing or shorter. */
   readRange(rel: string, offset: number, length: number): Uint8Array | undefined;
@@ -257,7 +257,7 @@ export class DiskWorkDir implements WorkDir {
   }
 
   release(): void {
-    this.keeper.stop();
+    this.keeper.release();
   }
 
   claimOwner(as: string): { who: string; file: string } | undefined {
