@@ -51,14 +51,36 @@ export function createOnly(file: string, tmp: string, text: string): boolean {
   }
 }
 
-/** Puts a record moved aside back at its name, unless another took the name in between. */
-export function putBack(aside: string, file: string): void {
-  try {
-    fs.linkSync(aside, file);
-  } catch (err) {
-    if (NO_LINKS.has((err as { code?: string }).code ?? '') && !fs.existsSync(file)) fs.renameSync(aside, file);
+/** Beside a record: the lock under which a record of a process that ended is replaced. */
+export const TAKEOVER = '.takeover';
+/** A takeover lock older than this was left by a process killed during one (a takeover is a few file operations). */
+const STALE_LOCK_MS = 30_000;
+
+/** Blocks for `ms` milliseconds: a claim's waits are a few milliseconds, between file operations. */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Removes `file` if it still holds `seen` (the record of a process that ended), under an exclusive lock beside it, so
+ * that of several processes replacing one record, none removes a record made since it was read: a record is made
+ * only where none is (`createOnly`), and removed only by the lock's holder, after it read it again. False when
+ * another process holds the lock (it is replacing the record: judge it again); a lock left by a process killed
+ * during a takeover is removed once stale.
+ */
+export function removeIfSame(file: string, seen: string, lockText: string, tmp: string): boolean {
+  const lock = `${file}${TAKEOVER}`;
+  if (!createOnly(lock, tmp, lockText)) {
+    if ((sinceRefresh(lock) ?? 0) > STALE_LOCK_MS) fs.rmSync(lock, { force: true });
+    else pause(5);
+    return false;
   }
-  fs.rmSync(aside, { force: true });
+  try {
+    if (readText(file) === seen) fs.rmSync(file, { force: true });
+  } finally {
+    fs.rmSync(lock, { force: true });
+  }
+  return true;
 }
 
 /**

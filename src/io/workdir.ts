@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { ByteArena } from '../bytes.js';
 import { describeFsError, WorkStateError } from '../report/errors.js';
 import { writeParts } from './dirs.js';
-import { createOnly, LEASE_MS, ownerOf, parseOwner, putBack, readText, RecordKeeper, sinceRefresh, type Owner } from './owner-file.js';
+import { createOnly, LEASE_MS, ownerOf, parseOwner, readText, RecordKeeper, removeIfSame, sinceRefresh, TAKEOVER, type Owner } from './owner-file.js';
 
 /** Durable state between the steps of a build (plan, build-shard, finalize) and across an interruption (resume). */
 export interface WorkDir {
@@ -61,7 +61,7 @@ export interface WorkDir {
   /**
    * Records this process in `as` unless another one running is recorded there (then it, as
    * `liveOwner` says, and nothing is written): two processes claiming at once cannot both get it, the file made by an
-   * exclusive link, and one left by a process that ended replaced only as it was seen.
+   * exclusive link, and one left by a process that ended replaced only as it was seen (under a lock beside it).
    */
   claimOwner(as: string): { who: string; file: string } | undefined;
 }
@@ -268,7 +268,9 @@ export class DiskWorkDir implements WorkDir {
     const busy = (o: Owner | undefined) => ({ who: o ? whoIs(o, full) : 'another process', file: full });
     try {
       fs.mkdirSync(path.dirname(full), { recursive: true });
-      for (let attempt = 0; attempt < 3; attempt++) {
+      let contended = false;
+      // Enough rounds to outwait a few other claimants' takeovers (each a few milliseconds).
+      for (let attempt = 0; attempt < 50; attempt++) {
         // Read once: whether it runs and whether it is still there to replace are judged on the same bytes.
         const seen = readText(full);
         if (seen === undefined) {
@@ -279,16 +281,10 @@ export class DiskWorkDir implements WorkDir {
         // Not whole yet: a claim in progress (an exclusive create, where links fail).
         if (o === undefined) return busy(undefined);
         if (this.runs(o, full)) return busy(o);
-        // A process that ended (or this one): its record moved aside, and put back if it is not the one read.
-        const aside = `${tmp}-ended`;
-        try { fs.renameSync(full, aside); } catch { continue; }
-        const moved = readText(aside);
-        if (moved !== seen) {
-          putBack(aside, full);
-          return busy(parseOwner(moved ?? ''));
-        }
-        fs.rmSync(aside, { force: true });
+        // A process that ended (or this one): its record removed if it is still the one read, then claimed anew.
+        contended = !removeIfSame(full, seen, JSON.stringify(ownerOf(p)), `${tmp}-lock`);
       }
+      if (contended) return { who: 'another process, replacing the record of one that ended', file: full };
       return busy(parseOwner(readText(full) ?? ''));
     } catch (err) {
       throw describeFsError(err, full);
@@ -310,7 +306,7 @@ export class DiskWorkDir implements WorkDir {
   liveOwner(only?: string): { who: string; file: string } | undefined {
     const p = this.processes;
     if (!p) return undefined;
-    for (const rel of only !== undefined ? [only] : [OWNER_FILE, ...this.list(OWNERS_DIR).map((n) => `${OWNERS_DIR}/${n}`)]) {
+    for (const rel of only !== undefined ? [only] : [OWNER_FILE, ...this.list(OWNERS_DIR).filter((n) => !n.endsWith(TAKEOVER)).map((n) => `${OWNERS_DIR}/${n}`)]) {
       const o = this.readJson<Owner>(rel);
       const file = path.join(this.root, rel);
       if (o && this.runs(o, file)) return { who: whoIs(o, file), file };

@@ -120,6 +120,27 @@ describe('claiming a step of a build in the work directory', () => {
     expect(fs.readdirSync(path.dirname(file))).toEqual(['finalize.json']);
   });
 
+  it('replaces a record of a process that ended under a lock: one held waits, one left by a killed takeover is removed once stale', () => {
+    const dir = root();
+    const file = path.join(dir, 'owners/finalize.json');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, JSON.stringify({ pid: 199, host: os.hostname(), start: 's199' }));
+    // Another process is replacing it (its lock is fresh): this one neither removes the record nor claims the step.
+    fs.writeFileSync(`${file}.takeover`, JSON.stringify({ pid: 103, host: os.hostname(), start: 's103' }));
+    const w = new DiskWorkDir(dir, probe(101, new Set([101, 103])));
+    expect(w.claimOwner('owners/finalize.json')).toEqual({ who: 'another process, replacing the record of one that ended', file });
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toMatchObject({ pid: 199 });
+    // Its holder was killed in the middle: once the lock is stale it goes, and the step is claimed.
+    const past = new Date(Date.now() - 60_000);
+    fs.utimesSync(`${file}.takeover`, past, past);
+    expect(w.claimOwner('owners/finalize.json')).toBeUndefined();
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toMatchObject({ pid: 101 });
+    expect(fs.readdirSync(path.dirname(file))).toEqual(['finalize.json']);
+    // A lock is not an owner record: a process asking who runs here does not read it as one.
+    fs.writeFileSync(`${file}.takeover`, JSON.stringify({ pid: 103, host: os.hostname(), start: 's103' }));
+    expect(new DiskWorkDir(dir, probe(102, new Set([102, 103]))).liveOwner()).toBeUndefined();
+  });
+
   it('claims by an exclusive create where the file system has no hard links', () => {
     const dir = root();
     const running = new Set([101, 102]);
