@@ -52,6 +52,44 @@ export function listedArchives(descriptor: { assets?: unknown }): { href: string
   });
 }
 
+/** The member of a folder archive's metadata that names the archive itself: its name, plane and format. */
+export const SELF_MEMBER = 'archive';
+
+/**
+ * The metadata of archive `href` of an `--archive` folder: the folder's descriptor and, as a foreign member, which of
+ * its archives this one is (`{"href", "format", t, c, z}`), so that archives renamed or swapped are told apart.
+ */
+export function folderArchiveMetadata(descriptor: string, href: string): string {
+  const d = JSON.parse(descriptor) as { assets?: Asset[] };
+  const asset = (d.assets ?? []).find((a) => a.href === href && a.media_type === PMTILES_MEDIA_TYPE);
+  if (asset === undefined) throw new Error(`internal: ${href} is not an archive the descriptor lists`);
+  const self: Record<string, unknown> = { href, format: asset.format };
+  for (const dim of DIMS) if (typeof asset[dim] === 'number') self[dim] = asset[dim];
+  return `${JSON.stringify({ ...d, [SELF_MEMBER]: self }, null, 2)}\n`;
+}
+
+/** `NAME (t=1, pbf tiles)`: an archive as its self member or its asset names it. */
+function archiveSaid(a: Record<string, unknown>): string {
+  return `${String(a.href)} (${DIMS.filter((d) => a[d] !== undefined).map((d) => `${d}=${String(a[d])}, `).join('')}${String(a.format)} tiles)`;
+}
+
+/**
+ * What is wrong with a folder archive's metadata (parsed) against the folder's descriptor and the asset that lists
+ * it; undefined when nothing is. Metadata without the self member (archives of earlier versions) need only equal the
+ * descriptor.
+ */
+export function folderArchiveProblem(metadata: Record<string, unknown>, descriptor: object, href: string): string | undefined {
+  const { [SELF_MEMBER]: self, ...rest } = metadata;
+  if (JSON.stringify(rest) !== JSON.stringify(descriptor)) return 'its metadata is not the tileset descriptor';
+  if (self === undefined) return undefined;
+  const written = (self ?? {}) as Record<string, unknown>;
+  const asset = ((descriptor as { assets?: Asset[] }).assets ?? []).find((a) => a.href === href && a.media_type === PMTILES_MEDIA_TYPE);
+  const listed: Record<string, unknown> = { href, format: asset?.format };
+  for (const d of DIMS) if (asset?.[d] !== undefined) listed[d] = asset[d];
+  if (archiveSaid(written) === archiveSaid(listed)) return undefined;
+  return `its metadata says it was written as ${archiveSaid(written)}, but tileset.json lists it as ${archiveSaid(listed)}: archives renamed or swapped? Put each back under the name it was written as`;
+}
+
 /**
  * When `file` is one of the archives its own metadata lists (one plane and format of an `--archive` folder), what to
  * give instead: the folder (`folderDescriptor`: its tileset.json is beside the file), or, copied away from it, the

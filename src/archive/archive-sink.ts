@@ -8,7 +8,7 @@ import { DirectorySink, type OutputLayout, type Removal, type SinkOpenOptions, t
 import { Journal, RECORD_DIR, readRecord } from '../io/written.js';
 import { OutputError, UsageError, describeFsError } from '../report/errors.js';
 import type { Plane } from '../tiling/space.js';
-import { archiveName, besideArchive, isArchiveName, listedArchives, type ArchiveFormat } from './archive-names.js';
+import { archiveName, besideArchive, folderArchiveMetadata, isArchiveName, listedArchives, type ArchiveFormat } from './archive-names.js';
 import { Compression, HEADER_BYTES, MAX_ZOOM, TileType, decodeHeader } from './pmtiles-format.js';
 import { PmtilesSink } from './pmtiles-sink.js';
 import { makeDirectory, removeFile, removeMadeDirectories } from '../io/dirs.js';
@@ -205,7 +205,7 @@ export class ArchiveSink implements TileSink {
     for (const name of [...this.archives.keys()].sort()) {
       const { sink, ready } = this.archives.get(name) as Entry;
       await ready;
-      await sink.write('tileset.json', descriptor);
+      await sink.write('tileset.json', this.options.mode === 'planes' ? folderArchiveMetadata(descriptor, name) : descriptor);
       this.journal?.add({ file: name });
       // An archive an earlier run of this step named (a finalize killed before its cleanup, run again) is replaced.
       this.removeFound([sink.file]);

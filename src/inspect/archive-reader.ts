@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { besideArchive, folderMemberProblem, listedArchives, type ArchiveFormat } from '../archive/archive-names.js';
+import { besideArchive, folderArchiveProblem, folderMemberProblem, listedArchives, type ArchiveFormat } from '../archive/archive-names.js';
 import { Compression, TileType, type PmtilesHeader } from '../archive/pmtiles-format.js';
 import { openPmtiles, type PmtilesArchive } from '../archive/pmtiles-reader.js';
 import type { TilesetDescriptor } from '../model/descriptor.js';
@@ -112,7 +112,10 @@ export class ArchiveReader implements PyramidReader {
         this.problems.push(problem('archive-invalid', rel, `tile compression ${h.tileCompression} is not one a build writes (none or gzip)`));
         return;
       }
-      if (JSON.stringify(await archive.metadata()) !== JSON.stringify(descriptor)) this.problems.push(problem('archive-invalid', rel, 'its metadata is not the tileset descriptor'));
+      const metadata = await archive.metadata();
+      const wrong = !this.wholeWithoutReport && metadata !== null && typeof metadata === 'object' ? folderArchiveProblem(metadata as Record<string, unknown>, descriptor, rel)
+        : JSON.stringify(metadata) !== JSON.stringify(descriptor) ? 'its metadata is not the tileset descriptor' : undefined;
+      if (wrong) this.problems.push(problem('archive-invalid', rel, wrong));
       const dims = dimsOfTemplate(descriptor.tiles[0]);
       const k = this.members.length;
       this.members.push({ file: archive.name, fd: fs.openSync(archive.name, 'r'), gzip: h.tileCompression === Compression.Gzip });

@@ -123,7 +123,8 @@ describe('-o DIR --archive pmtiles', () => {
       expectSpecLayout(h, bytes.length);
       const pbf = a.format === 'pbf';
       expect(h, a.href).toMatchObject({ tileType: pbf ? TileType.Mvt : TileType.Other, tileCompression: pbf ? Compression.None : Compression.Gzip });
-      expect(await ref.getMetadata()).toEqual(descriptor);
+      // The folder's descriptor, and which of its archives this one is (so that renamed or swapped ones are told apart).
+      expect(await ref.getMetadata()).toEqual({ ...descriptor, archive: { href: a.href, format: a.format, c: a.c, z: a.z } });
       addressed += h.numAddressedTiles;
     }
     expect(addressed).toBe(want.size);
@@ -245,19 +246,31 @@ describe('inspect and verify', () => {
     expect(fs.existsSync(out)).toBe(false);
   });
 
-  it('verify names an archive of the wrong tile type and one missing, with what goes wrong in their tiles', async () => {
+  it('verify names an archive of the wrong tile type, one missing and two swapped, with what goes wrong in their tiles', async () => {
     const bad = path.join(root, 'tampered');
     fs.cpSync(planes, bad, { recursive: true });
     fs.copyFileSync(path.join(bad, 'tiles-c0-z0.json.pmtiles'), path.join(bad, 'tiles-c0-z0.pbf.pmtiles'));
     fs.rmSync(path.join(bad, 'tiles-c1-z2.json.pmtiles'));
+    // Both formats of two planes swapped: JSON and PBF still agree, only the archives' own metadata tells.
+    for (const f of ['json', 'pbf']) {
+      fs.renameSync(path.join(bad, `tiles-c1-z0.${f}.pmtiles`), path.join(bad, 'swap'));
+      fs.renameSync(path.join(bad, `tiles-c1-z1.${f}.pmtiles`), path.join(bad, `tiles-c1-z0.${f}.pmtiles`));
+      fs.renameSync(path.join(bad, 'swap'), path.join(bad, `tiles-c1-z1.${f}.pmtiles`));
+    }
     const reader = await openPyramidReader(bad);
     const v = verifyPyramid(reader);
     reader.close();
     expect(v.ok).toBe(false);
     const invalid = v.problems.filter((p) => p.code === 'archive-invalid');
-    expect(invalid.map((p) => p.path)).toEqual(['tiles-c0-z0.pbf.pmtiles', 'tiles-c1-z2.json.pmtiles']);
-    expect(invalid[0].message).toBe('holds pbf tiles, so its tile type must be 1, found 0');
-    expect(invalid[1].message).toMatch(/cannot read .*tiles-c1-z2\.json\.pmtiles/);
+    const swapped = (listed: number, written: number, f: string) => `its metadata says it was written as tiles-c1-z${written}.${f}.pmtiles (c=1, z=${written}, ${f} tiles), but tileset.json lists it as tiles-c1-z${listed}.${f}.pmtiles (c=1, z=${listed}, ${f} tiles): archives renamed or swapped? Put each back under the name it was written as`;
+    expect(invalid.map((p) => [p.path, p.message.replace(/cannot read .*/, 'cannot read')])).toEqual([
+      ['tiles-c0-z0.pbf.pmtiles', 'holds pbf tiles, so its tile type must be 1, found 0'],
+      ['tiles-c0-z0.pbf.pmtiles', 'its metadata says it was written as tiles-c0-z0.json.pmtiles (c=0, z=0, json tiles), but tileset.json lists it as tiles-c0-z0.pbf.pmtiles (c=0, z=0, pbf tiles): archives renamed or swapped? Put each back under the name it was written as'],
+      ['tiles-c1-z0.pbf.pmtiles', swapped(0, 1, 'pbf')], ['tiles-c1-z0.json.pmtiles', swapped(0, 1, 'json')],
+      ['tiles-c1-z1.pbf.pmtiles', swapped(1, 0, 'pbf')], ['tiles-c1-z1.json.pmtiles', swapped(1, 0, 'json')],
+      ['tiles-c1-z2.json.pmtiles', 'cannot read'],
+    ]);
+    expect(invalid[6].message).toMatch(/cannot read .*tiles-c1-z2\.json\.pmtiles/);
     // Its JSON tiles now sit at PBF paths: they do not decode as PBF.
     expect(v.counts['tile-undecodable']).toBeGreaterThan(0);
   });
