@@ -154,6 +154,8 @@ function sendTile(req: http.IncomingMessage, res: http.ServerResponse, answer: E
     send(res, 500, `${answer.unreadable} is not a readable PMTiles archive\n`);
   } else if ('missing' in answer) {
     send(res, 404, `${answer.missing}, listed in tileset.json, is not in the served folder\n`);
+  } else if ('misplaced' in answer) {
+    send(res, 500, `${answer.misplaced} holds the tiles of ${answer.written}, the name it was written under (archives renamed or swapped): mudm-tiles verify names them\n`);
   } else {
     const { bytes } = answer;
     const out = startAnswer(req, res, contentValidators(bytes, answer.modified), bytes.length, {

@@ -68,6 +68,12 @@ export function folderArchiveMetadata(descriptor: string, href: string): string 
   return `${JSON.stringify({ ...d, [SELF_MEMBER]: self }, null, 2)}\n`;
 }
 
+/** The name a folder archive was written under, as its metadata says; undefined where it does not (a single archive, an earlier version's). */
+export function writtenAs(metadata: unknown): string | undefined {
+  const self = (metadata as Record<string, unknown> | null)?.[SELF_MEMBER] as { href?: unknown } | undefined;
+  return typeof self?.href === 'string' ? self.href : undefined;
+}
+
 /** `NAME (t=1, pbf tiles)`: an archive as its self member or its asset names it. */
 function archiveSaid(a: Record<string, unknown>): string {
   return `${String(a.href)} (${DIMS.filter((d) => a[d] !== undefined).map((d) => `${d}=${String(a[d])}, `).join('')}${String(a.format)} tiles)`;

@@ -1,7 +1,7 @@
 // Tiles for `serve` out of PMTiles archives: the one archive it was started on, or those OUT/tileset.json lists.
 import fs from 'node:fs';
 import path from 'node:path';
-import { folderMemberProblem } from '../archive/archive-names.js';
+import { folderMemberProblem, writtenAs } from '../archive/archive-names.js';
 import { Compression, TileType } from '../archive/pmtiles-format.js';
 import { PmtilesArchive, handleRangeSource } from '../archive/pmtiles-reader.js';
 import { openInside, openRegular, type Opened } from './files.js';
@@ -21,9 +21,10 @@ export interface FoundTile {
 
 /**
  * What a request path is to the archives: not a tile path of theirs (`undefined`: the files answer), a tile they
- * do not hold (`'absent'`), a tile, or an archive that cannot be read (`{ unreadable }`, naming it as OUT names it).
+ * do not hold (`'absent'`), a tile, an archive that cannot be read (`{ unreadable }`, naming it as OUT names it), or
+ * one under another archive's name (`{ misplaced, written }`: renamed or swapped, it holds another plane's tiles).
  */
-export type TileAnswer = FoundTile | 'absent' | { unreadable: string } | { missing: string } | undefined;
+export type TileAnswer = FoundTile | 'absent' | { unreadable: string } | { missing: string } | { misplaced: string; written: string } | undefined;
 
 /** The last segment of a tile path. */
 const TILE_NAME = /^\d+\.(pbf|json)$/;
@@ -153,8 +154,13 @@ export class FolderArchives {
     // A plane the descriptor lists has an archive: without it, its tiles are not known to be empty.
     if (!opened) return { answer: { missing: asset.segments.join('/') }, holds: true };
     const modified = opened.stats.mtime;
-    const found = await this.shelf.with(opened, (archive) => readTile(archive, tile, gzipOk, modified)).catch(() => 'unreadable' as const);
-    return { answer: found === 'unreadable' ? { unreadable: asset.segments.join('/') } : found, holds: true };
+    const name = asset.segments.join('/');
+    const found = await this.shelf.with(opened, async (archive, held): Promise<Exclude<TileAnswer, undefined>> => {
+      const written = writtenAs(await metadataOf(archive, held));
+      if (written !== undefined && written !== asset.segments[asset.segments.length - 1]) return { misplaced: name, written };
+      return readTile(archive, tile, gzipOk, modified);
+    }).catch(() => 'unreadable' as const);
+    return { answer: found === 'unreadable' ? { unreadable: name } : found, holds: true };
   }
 
   private async currentRoutes(): Promise<TileRoutes | undefined> {

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { PMTiles } from 'pmtiles';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildPyramid } from '../../src/build/pipeline.js';
 import { memorySource } from '../../src/io/read.js';
 import { InputError } from '../../src/report/errors.js';
 import { startServer, type Server } from '../../src/serve.js';
@@ -111,6 +112,23 @@ describe('serve OUT with one archive per plane and format', () => {
     expect(head.status).toBe(200);
     expect(head.headers.get('content-length')).toBe(String((expected.get(p) as Buffer).length));
     expect(head.body.length).toBe(0);
+  });
+
+  it('refuses the tiles of an archive under another archive\'s name (swapped): 500 naming both, not another plane\'s tiles', async () => {
+    const swapped = path.join(dir, 'swapped');
+    await buildPyramid(inputs(), { ...BUILD_OPTIONS, out: swapped, archive: 'pmtiles' });
+    const p = tilePaths(expected, 'pbf').find((k) => k.split('/')[1] === '0') as string;
+    const s = await startServer({ root: swapped, port: 0 });
+    try {
+      expect((await get(s, `/${p}`)).body.equals(expected.get(p) as Buffer)).toBe(true);
+      fs.renameSync(path.join(swapped, 'tiles-c0.pbf.pmtiles'), path.join(swapped, 'swap'));
+      fs.renameSync(path.join(swapped, 'tiles-c1.pbf.pmtiles'), path.join(swapped, 'tiles-c0.pbf.pmtiles'));
+      fs.renameSync(path.join(swapped, 'swap'), path.join(swapped, 'tiles-c1.pbf.pmtiles'));
+      const r = await get(s, `/${p}`);
+      expect([r.status, r.body.toString()]).toEqual([500, 'tiles-c0.pbf.pmtiles holds the tiles of tiles-c1.pbf.pmtiles, the name it was written under (archives renamed or swapped): mudm-tiles verify names them\n']);
+    } finally {
+      await s.close();
+    }
   });
 
   it('opens an archive once for requests that come at once: no handle is left to the garbage collector', async () => {
