@@ -147,6 +147,12 @@ async function archiveTiles(ol, urlOf) {
       if (url === undefined) return new ol.source.VectorTile({ ...options, format: mvtFormat(ol), tileUrlFunction: () => undefined });
       // Read here first, so that an archive that cannot be read fails this call with its reason.
       await headerOf(url);
+      // A folder's archive names itself in its metadata: one under another's name (swapped) holds another plane's tiles.
+      const written = (await archive(url).getMetadata().catch(() => undefined))?.archive?.href;
+      const name = safeDecode(new URL(url).pathname.split('/').pop());
+      if (typeof written === 'string' && written !== name) {
+        throw new Error(`${url} holds the tiles of ${written}, the name it was written under (archives renamed or swapped): mudm-tiles verify names them`);
+      }
       // ol-pmtiles makes a reader of its own for `url`: given the archive's source, its header read is answered from
       // the bytes already fetched, not asked of the host again.
       const source = new PMTilesVectorSource({ ...options, url: sourceOf(url), extent: options.tileGrid.getExtent(), format: mvtFormat(ol) });

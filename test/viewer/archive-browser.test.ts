@@ -94,6 +94,11 @@ beforeAll(async () => {
   fs.cpSync(path.join(site, 'slide'), path.join(site, 'slide-cut'), { recursive: true });
   const c0 = fs.readFileSync(path.join(site, 'slide', 'tiles-c0-z0.pbf.pmtiles'));
   fs.writeFileSync(path.join(site, 'slide-cut', 'tiles-c0-z0.pbf.pmtiles'), c0.subarray(0, Number(c0.readBigUInt64LE(56)) + 64));
+  // A folder (as the CLI writes it) whose PBF archives of two planes were swapped: each names itself in its metadata.
+  fs.cpSync(path.join(site, 'folder'), path.join(site, 'swapped'), { recursive: true });
+  fs.renameSync(path.join(site, 'swapped', 'tiles-c0-z0.pbf.pmtiles'), path.join(site, 'swapped', 'swap'));
+  fs.renameSync(path.join(site, 'swapped', 'tiles-c1-z2.pbf.pmtiles'), path.join(site, 'swapped', 'tiles-c0-z0.pbf.pmtiles'));
+  fs.renameSync(path.join(site, 'swapped', 'swap'), path.join(site, 'swapped', 'tiles-c1-z2.pbf.pmtiles'));
   // A folder whose archive of one plane is gone.
   fs.cpSync(path.join(site, 'slide'), path.join(site, 'slide-missing'), { recursive: true });
   fs.rmSync(path.join(site, 'slide-missing', 'tiles-c1-z2.pbf.pmtiles'));
@@ -323,6 +328,19 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     // Built without a name: called by its folder, not by the archive of the plane it opened at.
     await view(`${at.host}index.html?tileset=${encodeURIComponent('nameless run/tiles-c1-z2.pbf.pmtiles')}#${VIEW}`);
     expect(await page.locator('#title').innerText()).toBe('nameless run');
+  });
+
+  it('shows no plane from an archive under another plane\'s name (swapped), and says which it holds', async () => {
+    await view(`${at.host}index.html?tileset=swapped/tileset.json#${VIEW}&c=0&z=0`);
+    const problem = /swapped\/tiles-c0-z0\.pbf\.pmtiles holds the tiles of tiles-c1-z2\.pbf\.pmtiles, the name it was written under \(archives renamed or swapped\): mudm-tiles verify names them$/;
+    expect(await page.locator('#status').innerText()).toMatch(/plane c=0, z=0 cannot be shown: /);
+    expect(await page.locator('#status').innerText()).toMatch(problem);
+    expect(await errorsOf()).toEqual([expect.stringMatching(problem)]);
+    // Another plane, whose archive is its own, is shown.
+    await page.evaluate(() => window.__viewer.setPlane({ c: 1, z: 1 }));
+    await page.evaluate(() => window.__viewer.settle());
+    const cell = cells().filter((c) => c.c === 1 && c.z === 1)[0];
+    expect((await page.evaluate(([x, y]) => window.__viewer.featuresAt(x, y), [cell.x, cell.y] as const)).map((f) => f.id)).toContain(cell.id);
   });
 
   it('refuses an archive of JSON tiles with a message saying so, once, and what to open instead', async () => {
