@@ -107,8 +107,14 @@ async function archiveTiles(ol, urlOf) {
   const archives = new Map();
   const sources = new Map();
   const changeListeners = [];
+  const metadata = new Map();
   const sourceOf = (url) => {
-    if (!sources.has(url)) sources.set(url, startOnce(new FetchSource(url), () => changeListeners.forEach((f) => f(safeDecode(new URL(url).pathname.split('/').pop())))));
+    if (!sources.has(url)) {
+      sources.set(url, startOnce(new FetchSource(url), () => {
+        metadata.delete(url);
+        changeListeners.forEach((f) => f(safeDecode(new URL(url).pathname.split('/').pop())));
+      }));
+    }
     return sources.get(url);
   };
   const archive = (url) => {
@@ -134,10 +140,20 @@ async function archiveTiles(ol, urlOf) {
     }
     return header;
   };
+  /** The archive's metadata, read once (the reader reads it anew at each call); a failure is not kept. */
+  const metadataOf = (url) => {
+    if (!metadata.has(url)) {
+      const read = archive(url).getMetadata();
+      metadata.set(url, read);
+      read.catch(() => metadata.get(url) === read && metadata.delete(url));
+    }
+    return metadata.get(url);
+  };
   return {
     kind: 'archive',
     archive,
     headerOf,
+    metadataOf,
     /** Calls `listener(name)` when an archive is found replaced (another ETag) since it was first read. */
     onChange(listener) {
       changeListeners.push(listener);
@@ -148,7 +164,7 @@ async function archiveTiles(ol, urlOf) {
       // Read here first, so that an archive that cannot be read fails this call with its reason.
       await headerOf(url);
       // A folder's archive names itself in its metadata: one under another's name (swapped) holds another plane's tiles.
-      const written = (await archive(url).getMetadata().catch(() => undefined))?.archive?.href;
+      const written = (await metadataOf(url).catch(() => undefined))?.archive?.href;
       const name = safeDecode(new URL(url).pathname.split('/').pop());
       if (typeof written === 'string' && written !== name) {
         throw new Error(`${url} holds the tiles of ${written}, the name it was written under (archives renamed or swapped): mudm-tiles verify names them`);
@@ -283,7 +299,7 @@ export async function openPyramid(ol, url) {
   if (isArchiveUrl(url)) {
     tiles = await archiveTiles(ol, (p) => route(p));
     await tiles.headerOf(url);
-    descriptor = await tiles.archive(url).getMetadata().catch((err) => {
+    descriptor = await tiles.metadataOf(url).catch((err) => {
       throw new Error(`${url}: ${messageOf(err)}`);
     });
   } else {
