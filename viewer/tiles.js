@@ -329,6 +329,12 @@ export async function openPyramid(ol, url) {
   } else {
     // One of a folder's archives (its metadata is the folder's descriptor, listing them all): its own plane first,
     // the other planes from the archives beside it, as through the folder's tileset.json.
+    const written = descriptor.archive?.href;
+    const name = safeDecode(new URL(url).pathname.split('/').pop());
+    // Renamed (its metadata names the archive it was written as): its plane is not the one its name would say.
+    if (typeof written === 'string' && written !== name) {
+      throw new Error(`${url} was written as ${written}, one archive of a folder build, and renamed: open the folder's tileset.json, or this archive under its own name beside the others`);
+    }
     const own = listed.find((a) => a.url === url);
     if (own) {
       plane = own.plane;

@@ -104,7 +104,10 @@ export function folderArchiveProblem(metadata: Record<string, unknown>, descript
  */
 export function folderMemberProblem(descriptor: { assets?: unknown; tiles?: unknown }, file: string, verb: string, folderDescriptor: boolean): string | undefined {
   const listed = listedArchives(descriptor);
-  const member = listed.find((a) => a.href === path.basename(file));
+  const name = path.basename(file);
+  // Its metadata names the archive it was written as (builds since the self member); else its name must.
+  const written = writtenAs(descriptor);
+  const member = listed.find((a) => a.href === (written ?? name));
   // Renamed: its metadata is still the folder's descriptor, whose tile template its tiles do not answer.
   if (!member && listed.length > 0) {
     return `${file} holds the descriptor of a folder build, which lists ${listed.length} archive(s) (${listed[0].href}${listed.length > 1 ? ', …' : ''}), but is not one of them by name (renamed?): it is not read alone; ${verb} the whole folder the build wrote (every archive, under its own name, and tileset.json)`;
@@ -112,7 +115,11 @@ export function folderMemberProblem(descriptor: { assets?: unknown; tiles?: unkn
   if (!member) return undefined;
   const template = Array.isArray(descriptor.tiles) ? String(descriptor.tiles[0]) : '';
   const plane = [...template.matchAll(/\{([tcz])\}/g)].map((m) => `${m[1]}=${member.plane[m[1] as Dim]}`).join(', ');
-  const what = `${file} is one archive of a folder build (${plane ? `plane ${plane}, ` : ''}${member.format} tiles)`;
+  const kind = `one archive of a folder build (${plane ? `plane ${plane}, ` : ''}${member.format} tiles)`;
+  if (written !== undefined && written !== name) {
+    return `${file} was written as ${written}, ${kind}, and renamed: it is not read alone; put it back under its name among the folder's other archives and ${verb} the whole folder (every archive and tileset.json)`;
+  }
+  const what = `${file} is ${kind}`;
   const folder = path.dirname(file);
   // Copied away from its folder, there is no folder to point to: what is missing is said instead.
   if (!folderDescriptor) return `${what}, without the folder's tileset.json beside it: it is not read alone; ${verb} the whole folder the build wrote (every archive and tileset.json)`;

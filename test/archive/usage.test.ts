@@ -132,14 +132,21 @@ describe('one archive of a folder build', () => {
     // serve would answer its tiles at the first plane's URLs, and the viewer would ask for the others beside it.
     const member = path.join(out, 'tiles-c1-z2.pbf.pmtiles');
     await expect(startServer({ root: member, port: 0 })).rejects.toThrow(`${member} is one archive of a folder build (plane c=1, z=2, pbf tiles): serve the folder, ${out}, whose tileset.json lists it`);
-    // Renamed as well: served, its tiles answered none of the URLs its descriptor gave (a blank viewer).
+    // Renamed as well: served, its tiles answered none of the URLs its descriptor gave (a blank viewer). Its metadata
+    // names the archive it was written as.
     const renamed = path.join(scratch(), 'slide.pmtiles');
     fs.copyFileSync(path.join(out, 'tiles-c0-z1.json.pmtiles'), renamed);
-    const why = `${renamed} holds the descriptor of a folder build, which lists 12 archive(s) (tiles-c0-z0.pbf.pmtiles, …), but is not one of them by name (renamed?): it is not read alone;`;
-    await expect(startServer({ root: renamed, port: 0 })).rejects.toThrow(`${why} serve the whole folder the build wrote (every archive, under its own name, and tileset.json)`);
+    const why = `${renamed} was written as tiles-c0-z1.json.pmtiles, one archive of a folder build (plane c=0, z=1, json tiles), and renamed: it is not read alone; put it back under its name among the folder's other archives and`;
+    await expect(startServer({ root: renamed, port: 0 })).rejects.toThrow(`${why} serve the whole folder (every archive and tileset.json)`);
     const inspected = await cli('inspect', renamed);
     expect(inspected.code).toBe(2);
     expect(inspected.err).toContain(`error: ${why} give the whole folder`);
+    // Under another archive's name, beside the folder's tileset.json (swapped): not taken for that plane's archive.
+    const swapped = path.join(out, 'tiles-c1-z2.pbf.pmtiles');
+    fs.copyFileSync(path.join(out, 'tiles-c0-z0.pbf.pmtiles'), swapped);
+    const s = await cli('verify', swapped);
+    expect(s.code).toBe(2);
+    expect(s.err).toContain(`error: ${swapped} was written as tiles-c0-z0.pbf.pmtiles, one archive of a folder build (plane c=0, z=0, pbf tiles), and renamed`);
   });
 });
 

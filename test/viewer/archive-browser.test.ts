@@ -99,6 +99,8 @@ beforeAll(async () => {
   fs.renameSync(path.join(site, 'swapped', 'tiles-c0-z0.pbf.pmtiles'), path.join(site, 'swapped', 'swap'));
   fs.renameSync(path.join(site, 'swapped', 'tiles-c1-z2.pbf.pmtiles'), path.join(site, 'swapped', 'tiles-c0-z0.pbf.pmtiles'));
   fs.renameSync(path.join(site, 'swapped', 'swap'), path.join(site, 'swapped', 'tiles-c1-z2.pbf.pmtiles'));
+  // One archive of a folder, renamed.
+  fs.copyFileSync(path.join(site, 'folder', 'tiles-c1-z2.pbf.pmtiles'), path.join(site, 'renamed.pmtiles'));
   // A folder whose archive of one plane is gone.
   fs.cpSync(path.join(site, 'slide'), path.join(site, 'slide-missing'), { recursive: true });
   fs.rmSync(path.join(site, 'slide-missing', 'tiles-c1-z2.pbf.pmtiles'));
@@ -336,6 +338,12 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     expect(await page.locator('#status').innerText()).toMatch(/plane c=0, z=0 cannot be shown: /);
     expect(await page.locator('#status').innerText()).toMatch(problem);
     expect(await errorsOf()).toEqual([expect.stringMatching(problem)]);
+    // One archive of a folder opened directly under another name: not shown as the plane its place would say.
+    await page.goto('about:blank');
+    await page.goto(`${at.host}index.html?tileset=renamed.pmtiles`);
+    const renamed = await page.evaluate(() => window.__viewer.ready.then(() => 'ready', (e: Error) => e.message));
+    expect(renamed).toBe(`${at.host}renamed.pmtiles was written as tiles-c1-z2.pbf.pmtiles, one archive of a folder build, and renamed: open the folder's tileset.json, or this archive under its own name beside the others`);
+    await view(`${at.host}index.html?tileset=swapped/tileset.json#${VIEW}&c=0&z=0`);
     // Another plane, whose archive is its own, is shown.
     await page.evaluate(() => window.__viewer.setPlane({ c: 1, z: 1 }));
     await page.evaluate(() => window.__viewer.settle());
