@@ -1,6 +1,7 @@
 // A work directory's records of who runs a build or one of its steps: made only where none is, read whole.
 import fs from 'node:fs';
 import os from 'node:os';
+import { randomBytes } from 'node:crypto';
 
 /** A process recorded as working in a work directory: its pid, on which machine, and when it started (where known). */
 export interface Owner { pid: number; host: string; start?: string }
@@ -90,15 +91,40 @@ export function removeIfSame(file: string, seen: string, lockText: string, tmp: 
  * NFS client (60 s at most by default), so a record kept fresh never looks stale from another machine.
  */
 export const LEASE_MS = 180_000;
-/** How often a process sets its records' modification time to now. */
+/** How often a process dates its records now. */
 export const REFRESH_MS = 20_000;
 
-/** Milliseconds since `file` was last refreshed (its modification time), undefined when it is gone. */
+/**
+ * Milliseconds since `file` was last refreshed, by the clock of the file system that holds it: its modification time
+ * against that of a file made beside it now (on a shared volume the server dates both, so machines whose clocks
+ * differ agree; where nothing can be made there, this machine's clock). Undefined when it is gone.
+ */
 export function sinceRefresh(file: string): number | undefined {
+  let then: number;
   try {
-    return Date.now() - fs.statSync(file).mtimeMs;
+    then = fs.statSync(file).mtimeMs;
   } catch {
     return undefined;
+  }
+  const probe = `${file}.tmp-clock-${randomBytes(4).toString('hex')}`;
+  try {
+    fs.writeFileSync(probe, '', { flag: 'wx' });
+    return fs.statSync(probe).mtimeMs - then;
+  } catch {
+    return Date.now() - then;
+  } finally {
+    fs.rmSync(probe, { force: true });
+  }
+}
+
+/** Dates `file` now by its file system's clock: its first byte written again (a time given would be this machine's). */
+function touch(file: string): void {
+  const fd = fs.openSync(file, 'r+');
+  try {
+    const first = Buffer.alloc(1);
+    if (fs.readSync(fd, first, 0, 1, 0) === 1) fs.writeSync(fd, first, 0, 1, 0);
+  } finally {
+    fs.closeSync(fd);
   }
 }
 
@@ -115,10 +141,9 @@ export class RecordKeeper {
   }
 
   refresh(): void {
-    const now = new Date();
     for (const f of this.files) {
       try {
-        fs.utimesSync(f, now, now);
+        touch(f);
       } catch {
         this.files.delete(f);
       }

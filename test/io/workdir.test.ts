@@ -188,8 +188,12 @@ describe('claiming a step of a build in the work directory', () => {
       const age = (f: string) => Date.now() - fs.statSync(f).mtimeMs;
       const past = new Date(Date.now() - LEASE_MS / 2);
       for (const f of files) fs.utimesSync(f, past, past);
+      const before = files.map((f) => fs.readFileSync(f, 'utf8'));
       vi.advanceTimersByTime(REFRESH_MS);
       for (const f of files) expect(age(f)).toBeLessThan(5000);
+      // Dated by writing a byte again (the file system's clock, not this machine's): the record itself unchanged.
+      expect(files.map((f) => fs.readFileSync(f, 'utf8'))).toEqual(before);
+      expect(fs.readdirSync(path.join(dir, 'owners'))).toEqual(['finalize.json']);
       w.release();
       for (const f of files) expect(fs.statSync(f).mtimeMs).toBe(0);
       vi.advanceTimersByTime(2 * REFRESH_MS);
