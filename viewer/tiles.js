@@ -112,7 +112,7 @@ async function archiveTiles(ol, urlOf) {
     if (!sources.has(url)) {
       sources.set(url, startOnce(new FetchSource(url), () => {
         metadata.delete(url);
-        changeListeners.forEach((f) => f(safeDecode(new URL(url).pathname.split('/').pop())));
+        changeListeners.forEach((f) => f(fileNameOf(url)));
       }));
     }
     return sources.get(url);
@@ -164,9 +164,8 @@ async function archiveTiles(ol, urlOf) {
       // Read here first, so that an archive that cannot be read fails this call with its reason.
       await headerOf(url);
       // A folder's archive names itself in its metadata: one under another's name (swapped) holds another plane's tiles.
-      const written = (await metadataOf(url).catch(() => undefined))?.archive?.href;
-      const name = safeDecode(new URL(url).pathname.split('/').pop());
-      if (typeof written === 'string' && written !== name) {
+      const written = writtenAsOther(await metadataOf(url).catch(() => undefined), url);
+      if (written !== undefined) {
         throw new Error(`${url} holds the tiles of ${written}, the name it was written under (archives renamed or swapped): mudm-tiles verify names them`);
       }
       // ol-pmtiles makes a reader of its own for `url`: given the archive's source, its header read is answered from
@@ -276,6 +275,17 @@ function startOnce(inner, changed) {
   };
 }
 
+/** The last segment of a URL's path, decoded: an archive's file name. */
+function fileNameOf(url) {
+  return safeDecode(new URL(url).pathname.split('/').pop());
+}
+
+/** The archive a folder archive's metadata says it was written as, where `url` gives it another name; else undefined. */
+function writtenAsOther(metadata, url) {
+  const written = metadata?.archive?.href;
+  return typeof written === 'string' && written !== fileNameOf(url) ? written : undefined;
+}
+
 /** Percent-decoded text, or the text as it is where it does not decode. */
 export function safeDecode(text) {
   try {
@@ -329,10 +339,9 @@ export async function openPyramid(ol, url) {
   } else {
     // One of a folder's archives (its metadata is the folder's descriptor, listing them all): its own plane first,
     // the other planes from the archives beside it, as through the folder's tileset.json.
-    const written = descriptor.archive?.href;
-    const name = safeDecode(new URL(url).pathname.split('/').pop());
     // Renamed (its metadata names the archive it was written as): its plane is not the one its name would say.
-    if (typeof written === 'string' && written !== name) {
+    const written = writtenAsOther(descriptor, url);
+    if (written !== undefined) {
       throw new Error(`${url} was written as ${written}, one archive of a folder build, and renamed: open the folder's tileset.json, or this archive under its own name beside the others`);
     }
     const own = listed.find((a) => a.url === url);

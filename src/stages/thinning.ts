@@ -202,7 +202,9 @@ export class TileSketch {
     // From tile size 2^jp on, the feature is below a display pixel: its centroid Point.
     const extent = Math.max(box[2] - box[0], box[3] - box[1]);
     const jp = pointable ? Math.max(this.minLog2, Math.floor(Math.log2(extent * DISPLAY_TILE)) + 1) : Infinity;
-    if (jp > this.minLog2 && hasExtent(g)) this.sizer.rank(g);
+    // A line or polygon: what simplification ranks, and what a sparing zoom may draw whatever the share.
+    const lined = hasExtent(g);
+    if (jp > this.minLog2 && lined) this.sizer.rank(g);
     const cx = (box[0] + box[2]) / 2, cy = (box[1] + box[3]) / 2;
     const p = this.plane(plane);
     // The size doubled from one j to the next: `2 ** j` is a call to pow, per size of every feature.
@@ -220,7 +222,7 @@ export class TileSketch {
       const tx1 = Math.floor(((point ? cx : box[2]) + buf) / ts), ty1 = Math.floor(((point ? cy : box[3]) + buf) / ts);
       // From here on the feature adds the same to tile (0, 0) at every size: counted once, for every larger size.
       if ((point || g.k === 'points') && tx1 === 0 && ty1 === 0) { addTail(p, j, bytes, refs, counted); break; }
-      const spare = !point && hasExtent(g) && wideEnough(box, ts / DISPLAY_TILE);
+      const spare = !point && lined && wideEnough(box, ts / DISPLAY_TILE);
       for (let ty = ty0; ty <= ty1; ty++) for (let tx = tx0; tx <= tx1; tx++) addTile(p, j, tx, ty, bytes, refs, counted, spare);
     }
   }
