@@ -12,7 +12,7 @@
 // On the real shapes also (issue 14): ours writing PBF into one PMTiles archive (`-o slide.pmtiles`), and at 100,000
 // cells the naive script writing PBF only into a directory (`--skip-archive` drops both).
 // `--quick`: real100k only. Inputs are cached in .bench/ by shape, seed and generator.
-// With `--tippecanoe`, on the 100,000-cell real shape also tippecanoe writing its PBF pyramid into one PMTiles archive,
+// With `--tippecanoe`, on both real shapes also tippecanoe writing its PBF pyramid into one PMTiles archive,
 // with its own defaults (gzip, dropping points at coarse zooms), from the slide as it reads it fastest (one feature per
 // line for `-P`, pixels mapped onto the Web Mercator square so its tiles are ours: bench/tippecanoe-input.js).
 import { spawnSync } from 'node:child_process';
@@ -68,7 +68,7 @@ const SHAPES = {
   real1m: {
     cells: 1000000, title: '1,000,000 cells over 316,000 × 316,000 px (pretty-printed)', gen: ['--format', 'fc-pretty', '--width', '316000', '--height', '316000'],
     // The naive script reads the whole file as one string: V8 refuses one over 512 Mi characters (this one is 2.8 GB).
-    naive: false, formats: ['json,pbf', 'json', 'pbf'], archive: true,
+    naive: false, formats: ['json,pbf', 'json', 'pbf'], archive: true, tippecanoe: true,
   },
 };
 /** The options of this run that change what it measures, as typed after `npm run bench --`. */
@@ -148,7 +148,7 @@ async function tippecanoeInput(meta) {
   const source = `${meta.bytes} ${sha1(TIPPECANOE_INPUT)}`;
   if (existsSync(file) && existsSync(stamp) && readFileSync(stamp, 'utf8') === source) return file;
   log(`writing ${relative(ROOT, file)} for tippecanoe...`);
-  const run = await measure('tippecanoe input', process.execPath, [TIPPECANOE_INPUT, meta.file, file], join(BENCH, 'logs', `tippecanoe-input-${meta.shape}`));
+  const run = await measure('tippecanoe input', process.execPath, [TIPPECANOE_INPUT, meta.file, file, String(meta.width), String(meta.height)], join(BENCH, 'logs', `tippecanoe-input-${meta.shape}`));
   if (!run.ok) throw new Error(`tippecanoe input failed: ${run.error}`);
   writeFileSync(stamp, source);
   return file;
@@ -267,7 +267,7 @@ function targets(results, inputs) {
   const find = (shape, pred) => results.find((r) => r.shape === shape && r.ok && pred(r));
   const lines = [];
   const out = {};
-  for (const shape of ['dense', 'real100k']) {
+  for (const shape of ['dense', 'real100k', 'real1m']) {
     const naive = find(shape, (r) => r.kind === 'naive');
     const ours = find(shape, (r) => r.kind === 'ours' && r.formats === 'json,pbf');
     const archive = find(shape, (r) => r.kind === 'archive');
