@@ -31,6 +31,7 @@ inputs:
   max_zoom: int?
   format: string?
   archive: string?
+  tile_compression: string?
   name: string?
   description: string?
   attribution: string?
@@ -66,6 +67,7 @@ steps:
       max_zoom: max_zoom
       format: format
       archive: archive
+      tile_compression: tile_compression
       name: name
       description: description
       attribution: attribution

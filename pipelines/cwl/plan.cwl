@@ -55,6 +55,10 @@ inputs:
     doc: |
       pmtiles: one PMTiles archive per plane and format under OUT. The shards then hand on their archive parts (one
       file per shard and archive) instead of trees of tiles, which runners list, copy and merge file by file.
+  tile_compression:
+    type: string?
+    inputBinding: {prefix: --tile-compression}
+    doc: auto, none or gzip, how archives store their tiles (with archive pmtiles); the shards and finalize follow the plan.
   name: {type: string?, inputBinding: {prefix: --name}}
   description: {type: string?, inputBinding: {prefix: --description}}
   attribution: {type: string?, inputBinding: {prefix: --attribution}}

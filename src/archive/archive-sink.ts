@@ -3,14 +3,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { gunzipSync } from 'node:zlib';
 import { DirectorySink, type OutputLayout, type Removal, type SinkOpenOptions, type TileSink } from '../io/sink.js';
 import { Journal, RECORD_DIR, readRecord } from '../io/written.js';
 import { OutputError, UsageError, describeFsError } from '../report/errors.js';
 import type { Plane } from '../tiling/space.js';
 import { archiveName, besideArchive, folderArchiveMetadata, isArchiveName, listedArchives, type ArchiveFormat } from './archive-names.js';
-import { Compression, HEADER_BYTES, MAX_ZOOM, TileType, decodeHeader } from './pmtiles-format.js';
-import { PmtilesSink } from './pmtiles-sink.js';
+import { Compression, MAX_ZOOM, TileType } from './pmtiles-format.js';
+import { refuseForeign } from './foreign.js';
+import { PmtilesSink, tileCompressionOf } from './pmtiles-sink.js';
+import type { TileCompression } from '../options.js';
 import { makeDirectory, removeFile, removeMadeDirectories } from '../io/dirs.js';
 
 const REPORT = 'build-report.json';
@@ -19,6 +20,8 @@ export interface ArchiveSinkOptions {
   /** `file`: `out` is FILE.pmtiles, one archive (PBF, one plane); `planes`: `out` is a directory, one archive per plane and format. */
   mode: 'file' | 'planes';
   out: string;
+  /** How tiles are stored (`--tile-compression`): `auto` keeps PBF as encoded and gzips JSON. */
+  compression?: TileCompression;
   /** Where this process keeps the parts its archives grow in (under the work directory), one per archive. */
   partsDir: string;
   /** Continue the parts found there whatever `begin` says: shards and finalize, which may be run again. */
@@ -136,11 +139,15 @@ export class ArchiveSink implements TileSink {
     }
   }
 
-  async write(relPath: string, bytes: Uint8Array | string): Promise<void> {
+  gzips(): ArchiveFormat[] {
+    return (['json', 'pbf'] as const).filter((f) => tileCompressionOf(f === 'pbf' ? TileType.Mvt : TileType.Other, this.options.compression) === Compression.Gzip);
+  }
+
+  async write(relPath: string, bytes: Uint8Array | string, opts?: { gzipped?: boolean }): Promise<void> {
     const entry = this.route(relPath);
     if (entry) {
       await entry.ready;
-      await entry.sink.write(relPath, bytes);
+      await entry.sink.write(relPath, bytes, opts);
     } else if (relPath === 'tileset.json') {
       // Into every archive's metadata at finish, and under a directory to DIR/tileset.json after them.
       this.descriptor = typeof bytes === 'string' ? bytes : Buffer.from(bytes).toString('utf8');
@@ -280,8 +287,9 @@ export class ArchiveSink implements TileSink {
     if (e) return e;
     const { out, partsDir, mergeParts, resumeParts } = this.options;
     const file = this.aux ? path.join(out, name) : out;
+    const tileType = format === 'pbf' ? TileType.Mvt : TileType.Other;
     const sink = new PmtilesSink(file, {
-      tileType: format === 'pbf' ? TileType.Mvt : TileType.Other, partPath: path.join(partsDir, `${name}.part`),
+      tileType, tileCompression: tileCompressionOf(tileType, this.options.compression), partPath: path.join(partsDir, `${name}.part`),
       // The parts go with the work directory once the whole output is written: a build killed between two
       // archives' finish resumes from them.
       keepPart: true, parts: mergeParts?.(name),
@@ -340,48 +348,6 @@ function listDir(dir: string): string[] {
     return fs.readdirSync(dir);
   } catch {
     return [];
-  }
-}
-
-/**
- * Beside a single archive there is no record folder: the files say who wrote them. An archive must hold a tileset
- * descriptor as its metadata, a report be one; anything else is refused.
- */
-function refuseForeign(file: string, kind: 'archive' | 'report', link: boolean): void {
-  const why = link ? 'a symbolic link' : kind === 'archive' ? (holdsDescriptor(file) ? undefined : 'not a PMTiles archive with a tileset descriptor as metadata')
-    : isBuildReport(file) ? undefined : 'not a build report';
-  if (why !== undefined) {
-    throw new OutputError(`${file} was not written by a mudm-tiles build (${why}): --force and --resume only replace what a build wrote; move it away or choose another output`, file);
-  }
-}
-
-/** A PMTiles v3 archive whose metadata is a tileset descriptor (tilejson, vector_layers, scale_factor 2, format): what every build writes. */
-function holdsDescriptor(file: string): boolean {
-  let fd: number | undefined;
-  try {
-    fd = fs.openSync(file, 'r');
-    const head = Buffer.alloc(HEADER_BYTES);
-    fs.readSync(fd, head, 0, HEADER_BYTES, 0);
-    const h = decodeHeader(head);
-    if (h.metadataLength > 64 << 20) return false;
-    const stored = Buffer.alloc(h.metadataLength);
-    fs.readSync(fd, stored, 0, stored.length, h.metadataOffset);
-    const meta = JSON.parse((h.internalCompression === Compression.Gzip ? gunzipSync(stored) : stored).toString('utf8')) as Record<string, unknown>;
-    // TileJSON, and what only a mudm-tiles descriptor has beside it: another tiler's TileJSON metadata is not ours.
-    return typeof meta.tilejson === 'string' && Array.isArray(meta.vector_layers) && meta.scale_factor === 2 && (meta.format === 'pbf' || meta.format === 'json');
-  } catch {
-    return false;
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd);
-  }
-}
-
-function isBuildReport(file: string): boolean {
-  try {
-    const r = JSON.parse(fs.readFileSync(file, 'utf8')) as { features?: unknown; tiles?: unknown };
-    return typeof r.features === 'object' && typeof r.tiles === 'object';
-  } catch {
-    return false;
   }
 }
 

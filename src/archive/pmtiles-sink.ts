@@ -3,30 +3,36 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import { gunzip, gzip } from 'node:zlib';
+import { gunzip, gzipSync } from 'node:zlib';
 import { OutputError, describeFsError } from '../report/errors.js';
 import type { TileSink } from '../io/sink.js';
 import { removeFile } from '../io/dirs.js';
 import { Compression, MAX_ZOOM, TileType } from './pmtiles-format.js';
 import { PmtilesWriter, type ArchiveSummary } from './pmtiles-writer.js';
+import type { TileCompression } from '../options.js';
 
-const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
 
 /**
- * Tile compression by measurement (100,000 cells, zooms 0–8, 26,239 tiles per format; `bench/archive-compression.js`):
- * gzip shrinks PBF tiles by only 25% (63.4 → 47.6 MB) for about 2.6 s of CPU, a sixth of the whole build, so PBF
+ * How tiles of a type are stored, as `--tile-compression` chose. `auto` by measurement (100,000 cells, zooms 0–8,
+ * 26,239 tiles per format; `bench/archive.js`): gzip shrinks PBF tiles by only 25% (63.4 → 47.6 MB) for about 2.6 s of CPU, a sixth of the whole build, so PBF
  * is stored as encoded (and stays byte-identical to a directory build's tiles). JSON tiles shrink by 74% at
  * level 1 (338 → 87 MB) for about 3 s; level 6 saves 4 points more for four times the CPU.
  */
-export function defaultTileCompression(tileType: TileType): Compression {
+export function tileCompressionOf(tileType: TileType, chosen: TileCompression = 'auto'): Compression {
+  if (chosen !== 'auto') return chosen === 'gzip' ? Compression.Gzip : Compression.None;
   return tileType === TileType.Mvt ? Compression.None : Compression.Gzip;
 }
 const TILE_GZIP_LEVEL = 1;
 
+/** A tile as an archive stores it gzipped: the same bytes whichever thread compresses it. */
+export function gzipTile(bytes: Uint8Array): Uint8Array {
+  return gzipSync(bytes, { level: TILE_GZIP_LEVEL });
+}
+
 export interface PmtilesSinkOptions {
   tileType: TileType;
-  /** Default: `defaultTileCompression(tileType)`. The sink compresses tiles as they are written. */
+  /** Default: `tileCompressionOf(tileType)`. The sink compresses tiles as they are written. */
   tileCompression?: Compression;
   /** Extension of the tile paths this archive takes; default `pbf` for MVT, `json` otherwise. */
   extension?: string;
@@ -62,7 +68,7 @@ export class PmtilesSink implements TileSink {
   result: ArchiveSummary | undefined;
 
   constructor(readonly file: string, private readonly options: PmtilesSinkOptions) {
-    this.tileCompression = options.tileCompression ?? defaultTileCompression(options.tileType);
+    this.tileCompression = options.tileCompression ?? tileCompressionOf(options.tileType);
     this.extension = options.extension ?? (options.tileType === TileType.Mvt ? 'pbf' : 'json');
     this.partPath = options.partPath ?? `${file}.part`;
     this.descriptor = options.descriptor ?? 'tileset.json';
@@ -102,7 +108,8 @@ export class PmtilesSink implements TileSink {
     this.writer = new PmtilesWriter(this.file, { tileType, tileCompression: this.tileCompression, partPath: this.partPath, resume, keepPart, parts });
   }
 
-  async write(relPath: string, bytes: Uint8Array | string): Promise<void> {
+  /** Tiles `gzipped` already (by `gzipTile`, in a worker) are stored as they come; the others are compressed here when the archive says so. */
+  async write(relPath: string, bytes: Uint8Array | string, opts?: { gzipped?: boolean }): Promise<void> {
     const data = typeof bytes === 'string' ? Buffer.from(bytes) : bytes;
     if (relPath === this.descriptor) {
       this.metadata = Buffer.from(data).toString('utf8');
@@ -110,9 +117,9 @@ export class PmtilesSink implements TileSink {
     }
     this.open();
     const [z, x, y] = this.tile(relPath);
-    const stored = this.tileCompression === Compression.Gzip ? await gzipAsync(data, { level: TILE_GZIP_LEVEL }) : data;
-    // Opened again: finish may have run while this tile was being compressed.
-    this.open().add(z, x, y, stored);
+    const gzip = this.tileCompression === Compression.Gzip;
+    if (opts?.gzipped && !gzip) throw new Error(`${this.file}: tile ${relPath} came gzipped to an archive that stores tiles as encoded`);
+    this.open().add(z, x, y, gzip && !opts?.gzipped ? gzipTile(data) : data);
   }
 
   async read(relPath: string): Promise<Uint8Array | undefined> {

@@ -113,6 +113,8 @@ class LevelRun {
   private readonly inFlight = new Set<InFlight>();
   /** Where workers write tiles themselves (a directory sink), else undefined: tile bytes come back to this thread. */
   private readonly writeTo: string | undefined;
+  /** Formats whose tiles the workers gzip, as the sink stores them (when tile bytes come back). */
+  private readonly gzip: ('json' | 'pbf')[] | undefined;
   /** Level-0 units smaller than the stored cells they read keep only their part of them. */
   private readonly part: boolean;
   private readonly limit = pLimit(16);
@@ -135,6 +137,7 @@ class LevelRun {
     this.part = tileSize(this.plan.world.side, this.plan.levels[0].zoom) < Math.min(this.plan.cellSize, this.plan.world.side);
     const zooms = Array.from({ length: this.plan.maxZoom - this.plan.minZoom + 1 }, (_, i) => this.plan.minZoom + i);
     this.writeTo = ctx.sink.directTiles?.(zooms);
+    this.gzip = this.writeTo === undefined ? ctx.sink.gzips?.() : undefined;
     this.graph = new LevelGraph(this.plan, ctx.planFile.read.halfExtent, 0, base.map((u) => u.key), levels);
     const todo = new Set(base.filter((u) => !ctx.units.has(0, u.key)));
     for (const u of todo) for (const src of u.sources) this.lastReader.set(src, u);
@@ -208,7 +211,7 @@ class LevelRun {
       units.push({ unit, sources, preview: level === 0 ? previewPatch(this.ctx.planFile, unit) : undefined });
     }
     const batch: TileBatch = {
-      kind: 'tiles', spec: this.spec(level), dims: this.plan.dims, units, writeTo: this.writeTo, part: level === 0 && this.part,
+      kind: 'tiles', spec: this.spec(level), dims: this.plan.dims, units, writeTo: this.writeTo, gzip: this.gzip, part: level === 0 && this.part,
       next: level + 1 < this.plan.levels.length ? { zoom: this.plan.levels[level + 1].zoom } : undefined,
     };
     const done = this.ctx.pool.tile(batch, moved).then((result) => ({ result }), (error: unknown) => ({ error }));
@@ -252,7 +255,7 @@ class LevelRun {
     }
     const writes: Promise<void>[] = [];
     for (const r of result.units) {
-      for (const t of r.tiles) if (t.bytes !== undefined && !isOverview(t)) writes.push(this.limit(() => this.ctx.sink.write(t.path, t.bytes as Uint8Array)));
+      for (const t of r.tiles) if (t.bytes !== undefined && !isOverview(t)) writes.push(this.limit(() => this.ctx.sink.write(t.path, t.bytes as Uint8Array, { gzipped: t.gzipped })));
     }
     await Promise.all(writes);
     // A sink that buffers makes its tiles durable before any marker says they are there.

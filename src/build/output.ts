@@ -6,7 +6,7 @@ import { besideArchive } from '../archive/archive-names.js';
 import { ArchiveSink } from '../archive/archive-sink.js';
 import { DirectorySink, type OutputLayout, type TileSink } from '../io/sink.js';
 import type { WorkDir } from '../io/workdir.js';
-import { isArchiveFile, type ArchiveMode } from '../options.js';
+import { isArchiveFile, type ArchiveMode, type TileCompression } from '../options.js';
 import { repairPart } from '../archive/pmtiles-part.js';
 import { InputError, UsageError, WorkStateError, describeFsError } from '../report/errors.js';
 import type { BuildReport, ZoomReport } from '../report/types.js';
@@ -30,7 +30,7 @@ export function layoutOf(plan: BuildPlan): OutputLayout {
  * again; finalize merges every shard's parts with its own into the archives (tiles copied, never re-encoded).
  * `plan` is given when the step starts from a plan (shards, finalize); the whole build hands it to `begin`.
  */
-export function outputSink(out: string | undefined, archive: ArchiveMode, work: WorkDir, io: BuildIO, step: Step, plan?: BuildPlan): TileSink {
+export function outputSink(out: string | undefined, archive: ArchiveMode, compression: TileCompression, work: WorkDir, io: BuildIO, step: Step, plan?: BuildPlan): TileSink {
   // A caller's sink takes the tiles as a directory lays them out; the descriptor of archives would list files it never got.
   if (io.sink && archive !== 'none') throw new UsageError(`archives (${archive === 'file' ? `out: ${out}` : 'archive: pmtiles'}) are written to disk, not into a caller's sink: give one or the other`);
   if (io.sink) return io.sink;
@@ -39,7 +39,7 @@ export function outputSink(out: string | undefined, archive: ArchiveMode, work: 
   const root = work.root;
   if (root === undefined) throw new UsageError(`${out}: an archive output keeps its parts in a work directory on disk`);
   return new ArchiveSink({
-    mode: archive, out,
+    mode: archive, out, compression,
     partsDir: path.join(root, partsFolder(step)),
     resumeParts: step.kind === 'shard' || step.kind === 'finalize',
     mergeParts: step.kind === 'finalize' ? (name) => shardParts(work, root, name) : undefined,

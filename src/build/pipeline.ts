@@ -53,7 +53,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
   const config = await configOf(given, io, true);
   const o = config.options;
   const work = workDirFor(o, io.work, io.processes);
-  const sink = outputSink(o.out, config.archive, work, io, { kind: 'build' });
+  const sink = outputSink(o.out, config.archive, config.tileCompression, work, io, { kind: 'build' });
   const t0 = performance.now();
   // A --resume that cannot continue what OUT holds is refused before anything there is touched.
   refuseRunning(work, o.force, o.resume);
@@ -168,7 +168,7 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
   const config = await configOf(given, {}, true);
   const o = config.options;
   const work = workDirFor(o, io.work, io.processes);
-  const sink = outputSink(o.out, config.archive, work, io, { kind: 'plan' });
+  const sink = outputSink(o.out, config.archive, config.tileCompression, work, io, { kind: 'plan' });
   refuseRunning(work, o.force, false);
   refuseClaimed(work, o.force, false);
   await sink.initialize({ force: o.force, resume: false });
@@ -209,7 +209,7 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
   const units = shardUnits(planFile.units, shard, planFile.shards);
   const log = new UnitLog(work, planFile.id);
   healShardParts(work, step, units, log, planFile.id, io);
-  const sink = outputSink(config.options.out, planFile.archive ?? 'none', work, io, step, planFile.plan);
+  const sink = outputSink(config.options.out, planFile.archive ?? 'none', planFile.tileCompression ?? 'auto', work, io, step, planFile.plan);
   const pool = createPool(config.options.workers, io.signal);
   try {
     // Reads the planned records from the work directory; nothing is appended, so the store's spill budget is 0.
@@ -238,7 +238,7 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   const units = new UnitLog(work, planFile.id);
   if (planFile.archive) refuseBuildParts(work, 'finalize');
   checkShardsDone(work, planFile, units, (shard) => partsOf(work, { kind: 'shard', shard }));
-  const sink = outputSink(config.options.out, planFile.archive ?? 'none', work, io, { kind: 'finalize' }, planFile.plan);
+  const sink = outputSink(config.options.out, planFile.archive ?? 'none', planFile.tileCompression ?? 'auto', work, io, { kind: 'finalize' }, planFile.plan);
   // What finalize writes may only replace what a build wrote (a finalize run before): checked before anything goes.
   await sink.initialize({ force: config.options.force, resume: true });
   const pool = createPool(config.options.workers, io.signal);
@@ -312,6 +312,7 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
     preview: planPreview(o.preview, o.image ? path.resolve(o.image) : undefined, buildPlan),
   };
   if (config.archive !== 'none') planFile.archive = config.archive;
+  if (config.tileCompression !== 'auto') planFile.tileCompression = config.tileCompression;
   planFile.id = previous?.id ?? randomBytes(8).toString('hex');
   if (forShards) planFile.forShards = true;
   savePlan(work, planFile);

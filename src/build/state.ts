@@ -63,6 +63,8 @@ export interface PlanFile {
   readSeconds: number;
   /** Tiles into PMTiles archives (`-o FILE.pmtiles`, or `--archive pmtiles`): shards and finalize write them so too. */
   archive?: 'file' | 'planes';
+  /** `--tile-compression` when not `auto`: shards and finalize store tiles so too. */
+  tileCompression?: 'none' | 'gzip';
   /** This plan and no other (random, made once): what a shard's marker names, so a shard of another plan shows. */
   id?: string;
   /** Written by `plan` (for shards, even one), not by a `build`. */
@@ -104,6 +106,7 @@ export function fingerprintLines(inputs: readonly FingerprintInput[], config: Bu
   lines.push(`imageSize=${JSON.stringify(config.imageSize ?? null)}`);
   // Only when set, so that the fingerprints of directory builds stay what they were.
   if (config.archive !== 'none') lines.push(`archive=${config.archive}`);
+  if (config.tileCompression !== 'auto') lines.push(`tileCompression=${config.tileCompression}`);
   return lines;
 }
 

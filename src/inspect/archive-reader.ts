@@ -10,7 +10,7 @@ import type { TilesetDescriptor } from '../model/descriptor.js';
 import { InputError, UsageError } from '../report/errors.js';
 import { tilePath, type Plane } from '../tiling/space.js';
 import { dimsOfTemplate } from './layout.js';
-import { directoryReader, sortNames, type PyramidReader } from './reader.js';
+import { directoryReader, sortNames, type ArchiveFacts, type PyramidReader } from './reader.js';
 import { problem, type Problem } from './verify-problems.js';
 
 /** One archive of the output, open for reading. */
@@ -23,6 +23,7 @@ interface Member { file: string; fd: number; gzip: boolean }
  */
 export class ArchiveReader implements PyramidReader {
   readonly problems: Problem[] = [];
+  readonly archives: ArchiveFacts[] = [];
   private readonly members: Member[] = [];
   private readonly where = new Map<string, number>();
   private readonly member: number[] = [];
@@ -122,6 +123,7 @@ export class ArchiveReader implements PyramidReader {
       let addressed = 0, minZoom = Infinity, maxZoom = -Infinity, end = 0;
       const contents = new Set<number>();
       const size = fs.fstatSync(this.members[k].fd).size;
+      this.archives.push({ path: rel, bytes: size, tileCompression: h.tileCompression === Compression.Gzip ? 'gzip' : 'none' });
       for await (const t of archive.tiles()) {
         addressed++;
         contents.add(t.offset);

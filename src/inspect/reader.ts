@@ -15,7 +15,11 @@ export interface PyramidReader {
   readonly problems?: readonly Problem[];
   /** Whole without a build report: one archive file, which takes its name only once complete (`-o FILE.pmtiles`). */
   readonly wholeWithoutReport?: boolean;
+  /** The archive files read (none for a directory): as listed (one archive: as given), size on disk, tile compression. */
+  readonly archives?: readonly ArchiveFacts[];
 }
+
+export interface ArchiveFacts { path: string; bytes: number; tileCompression: 'none' | 'gzip' }
 
 export function sortNames(names: string[]): string[] {
   // Numeric names (zooms, tile indexes) in numeric order, the rest after them by code point.

@@ -3,7 +3,7 @@ import type { Asset, FieldType } from '../model/descriptor.js';
 import { planeKey, type Dim, type Plane } from '../tiling/space.js';
 import { countPbfFeatures } from './decode.js';
 import { isOverview, listTiles, openPyramid, readJson, type Pyramid, type TileFormat } from './layout.js';
-import type { PyramidReader } from './reader.js';
+import type { ArchiveFacts, PyramidReader } from './reader.js';
 import { InputError } from '../report/errors.js';
 
 export interface FieldSummary {
@@ -63,6 +63,8 @@ export interface PyramidSummary {
   build?: { read?: number; valid?: number; invalid?: number; seconds?: number };
   /** Tiles that could not be read (an archive's tile whose gzip does not decode), when there are any. */
   unreadable?: { path: string; message: string }[];
+  /** The archive files read (byte counts elsewhere are of the tiles as decoded), when the pyramid is in archives. */
+  archives?: ArchiveFacts[];
 }
 
 export interface InspectOptions {
@@ -181,6 +183,7 @@ export function inspectPyramid(root: string | PyramidReader, opts: InspectOption
   const build = buildInfo(p);
   if (build) summary.build = build;
   if (unreadable.length > 0) summary.unreadable = unreadable;
+  if (p.reader.archives && p.reader.archives.length > 0) summary.archives = [...p.reader.archives];
   return summary;
 }
 
@@ -220,6 +223,7 @@ export function formatSummary(s: PyramidSummary): string {
     const b = s.build;
     lines.push(`  build       ${b.read ?? '?'} features read, ${b.valid ?? '?'} valid, ${b.invalid ?? '?'} invalid${b.seconds !== undefined ? `, ${b.seconds.toFixed(1)} s` : ''}`);
   }
+  for (const a of s.archives ?? []) lines.push(`  archive     ${a.path}: PMTiles v3, ${bytesText(a.bytes)}, tiles ${a.tileCompression === 'gzip' ? 'gzipped (sizes below as decoded)' : 'stored as encoded'}`);
   for (const a of s.assets) lines.push(`  asset       ${a.role}: ${a.href}${a.title ? ` (${a.title})` : ''}`);
   lines.push('');
   lines.push('layers');

@@ -35,8 +35,13 @@ export interface TileSink {
    * making it: tiles then go through `write`, which checks each file.
    */
   directTiles?(zooms: readonly number[]): string | undefined;
+  /**
+   * Tile formats this sink stores gzipped (an archive's): the workers compress those tiles beside their tiling, and
+   * they come to `write` marked `gzipped` (compressing them here, on the writing thread, cost more than the tiling saved).
+   */
+  gzips?(): ('json' | 'pbf')[];
   /** Writes one file atomically: a reader never sees a partial file under the final name. */
-  write(relPath: string, bytes: Uint8Array | string): Promise<void>;
+  write(relPath: string, bytes: Uint8Array | string, opts?: { gzipped?: boolean }): Promise<void>;
   /** Reads a file back, or undefined when it does not exist. */
   read(relPath: string): Promise<Uint8Array | undefined>;
   remove(relPath: string): Promise<void>;

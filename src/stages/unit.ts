@@ -35,7 +35,8 @@ export interface TileTask {
 }
 
 /** A tile of a unit: its bytes, until whoever writes it (a worker writing files itself) drops them; `size` stays. */
-export interface WrittenTile { path: string; z: number; size: number; features: number; bytes?: Uint8Array }
+/** A tile of a unit: `size` is its encoded bytes; `bytes` (until written) may be them gzipped (`gzipped`: TileBatch.gzip). */
+export interface WrittenTile { path: string; z: number; size: number; features: number; bytes?: Uint8Array; gzipped?: boolean }
 
 export interface UnitResult {
   key: string;

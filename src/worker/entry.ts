@@ -1,5 +1,6 @@
 // Worker thread entry: runs one parse batch or one batch of tile units per call (see protocol.ts); result bytes go back by transfer, not copy.
 import { Piscina, transferableSymbol, valueSymbol } from 'piscina';
+import { gzipTile } from '../archive/pmtiles-sink.js';
 import { TileFiles } from '../io/tile-files.js';
 import { parseBatch } from '../stages/parse.js';
 import { RecordRouter } from '../stages/partition.js';
@@ -38,7 +39,11 @@ function tileBatch(batch: TileBatch): TileBatchResult {
     for (const { unit, sources, preview } of batch.units) {
       const r = tileUnit({ kind: 'tile', unit, sources, dims: batch.dims, next: batch.next, part: batch.part, preview, spec: specOf(unit.cell) }, router, tiler);
       res.units.push(r);
-      if (files === undefined) continue;
+      if (files === undefined) {
+        // Compressed here, beside the tiling, rather than by the thread that writes them.
+        if (batch.gzip) for (const t of r.tiles) if (t.bytes && !isOverview(t) && batch.gzip.includes(t.path.endsWith('.pbf') ? 'pbf' : 'json')) { t.bytes = gzipTile(t.bytes); t.gzipped = true; }
+        continue;
+      }
       for (const t of r.tiles) {
         if (t.bytes === undefined || isOverview(t)) continue;
         res.failed = files.write(t.path, t.bytes);

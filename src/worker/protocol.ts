@@ -49,6 +49,8 @@ export interface TileBatch {
   part?: boolean;
   /** Directory the worker writes tile files into (a directory sink's root); absent: tile bytes come back. */
   writeTo?: string;
+  /** Formats whose tiles come back gzipped (`gzipTile`): the sink stores them so (TileSink.gzips). */
+  gzip?: ('json' | 'pbf')[];
 }
 
 export interface TileBatchResult {

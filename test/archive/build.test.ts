@@ -175,10 +175,18 @@ describe('inspect and verify', () => {
       const v = verifyPyramid(reader);
       expect(v.problems, target).toEqual([]);
       expect(v.checked).toEqual(verifyPyramid(dir).checked);
-      // All but where it is, its assets (the archives) and the report's timing.
-      const { root: _a, assets: _b, build: _c, ...summary } = inspectPyramid(reader);
+      // All but where it is, its assets and archive files (the directory has none) and the report's timing.
+      const { root: _a, assets: _b, build: _c, archives, ...summary } = inspectPyramid(reader);
       const { root: _d, assets: _e, build: _f, ...fromDir } = inspectPyramid(dir);
       expect(summary).toEqual(fromDir);
+      expect(fromDir).not.toHaveProperty('archives');
+      // Each archive once, its size on disk; PBF stored as encoded, JSON gzipped (--tile-compression auto).
+      const files = target === file ? [file] : fs.readdirSync(planes).filter((n) => n.endsWith('.pmtiles'));
+      expect(archives?.map((a) => a.path).sort()).toEqual(files.sort());
+      for (const a of archives ?? []) {
+        expect(a.bytes).toBe(fs.statSync(target === file ? file : path.join(planes, a.path)).size);
+        expect(a.tileCompression, a.path).toBe(a.path.endsWith('.json.pmtiles') ? 'gzip' : 'none');
+      }
       reader.close();
     }
   });

@@ -59,6 +59,8 @@ beforeAll(async () => {
   await buildPyramid(onePlaneInputs(), { ...OPTIONS, planeField: undefined, out: path.join(dir, 'plane-dir'), format: 'pbf' });
   await buildArchiveFolder(slideInputs(), OPTIONS, path.join(site, 'slide'));
   await buildArchive(onePlaneInputs(), { ...OPTIONS, planeField: undefined }, path.join(site, 'slide.pmtiles'));
+  // The same plane with its PBF tiles gzipped (--tile-compression gzip), as a build writes it.
+  await buildPyramid(onePlaneInputs(), { ...OPTIONS, planeField: undefined, out: path.join(site, 'slide-gz.pmtiles'), tileCompression: 'gzip' });
   // As the CLI writes them (`--archive pmtiles`): every archive's metadata lists its siblings; JSON archives too.
   await buildPyramid(slideInputs(), { ...OPTIONS, out: path.join(site, 'folder'), archive: 'pmtiles', format: 'json,pbf' });
   await buildPyramid(slideInputs(), { ...OPTIONS, name: undefined, out: path.join(site, 'nameless run'), archive: 'pmtiles', format: 'pbf' });
@@ -122,6 +124,7 @@ beforeAll(async () => {
   at.planeDir = await serve(path.join(dir, 'plane-dir'));
   at.slideArchives = await serve(path.join(site, 'slide'));
   at.planeArchive = await serve(path.join(site, 'slide.pmtiles'));
+  at.planeGzip = await serve(path.join(site, 'slide-gz.pmtiles'));
   // The whole site through serve: its archives with ETags, as a range reader compares them.
   at.site = await serve(site);
   at.nameless = await serve(path.join(site, 'my slide #2 (50%?).pmtiles'));
@@ -222,14 +225,16 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     expect(await page.locator('#status').innerText()).toContain('no plane z=9 in this pyramid (z 0–2): showing z=1');
   });
 
-  it('shows one archive (slide.pmtiles) through serve, by its tile URLs and read by ranges, and from a static host, as its directory build', async () => {
+  it('shows one archive (slide.pmtiles, and gzipped) through serve, by its tile URLs and read by ranges, and from a static host, as its directory build', async () => {
     const plane = { c: 0, z: 0 };
     await view(`${at.planeDir}#${VIEW}`);
     const want = await probe(plane, 'one-plane-directory');
     expect(want.cells.length).toBeGreaterThan(60);
     want.cells.forEach((cell, i) => expect(want.ids[i], `cell ${cell.id}`).toContain(cell.id));
     want.colours.forEach((c, i) => expect(close(c, WHITE, 24), `cell ${want.cells[i].id} drawn`).toBe(false));
-    for (const [name, url] of [['serve-file', `${at.planeArchive}#${VIEW}`], ['serve-file-ranges', `${at.planeArchive}?tileset=slide.pmtiles#${VIEW}`], ['static-file', `${at.host}index.html?tileset=slide.pmtiles#${VIEW}`], ['static-file-hash-in-name', `${at.host}index.html?tileset=slide%20%231.pmtiles#${VIEW}`]]) {
+    for (const [name, url] of [['serve-file', `${at.planeArchive}#${VIEW}`], ['serve-file-ranges', `${at.planeArchive}?tileset=slide.pmtiles#${VIEW}`], ['static-file', `${at.host}index.html?tileset=slide.pmtiles#${VIEW}`], ['static-file-hash-in-name', `${at.host}index.html?tileset=slide%20%231.pmtiles#${VIEW}`],
+      ['serve-file-gzip', `${at.planeGzip}#${VIEW}`], ['serve-file-gzip-ranges', `${at.planeGzip}?tileset=slide-gz.pmtiles#${VIEW}`],
+      ['static-file-gzip', `${at.host}index.html?tileset=slide-gz.pmtiles#${VIEW}`]]) {
       // The archive's start (header and root directory) is asked of the host once, though two readers read it.
       // Nor is any other range asked twice: tiles the fit read are drawn from those bytes.
       const ranges: string[] = [];
