@@ -14,10 +14,10 @@ import type { TileCompression } from '../options.js';
 const gunzipAsync = promisify(gunzip);
 
 /**
- * How tiles of a type are stored, as `--tile-compression` chose. `auto` by measurement (100,000 cells, zooms 0–8,
- * 26,239 tiles per format; `bench/archive.js`): gzip shrinks PBF tiles by only 25% (63.4 → 47.6 MB) for about 2.6 s of CPU, a sixth of the whole build, so PBF
- * is stored as encoded (and stays byte-identical to a directory build's tiles). JSON tiles shrink by 74% at
- * level 1 (338 → 87 MB) for about 3 s; level 6 saves 4 points more for four times the CPU.
+ * How tiles of a type are stored, as `--tile-compression` chose. `auto` by measurement (README *Archives*): gzip
+ * shrinks PBF tiles by a quarter to a third for a third more build time, so PBF is stored as encoded (and stays
+ * byte-identical to a directory build's tiles); JSON tiles shrink by 74% at level 1; level 6 saves 4 points more
+ * for four times the CPU.
  */
 export function tileCompressionOf(tileType: TileType, chosen: TileCompression = 'auto'): Compression {
   if (chosen !== 'auto') return chosen === 'gzip' ? Compression.Gzip : Compression.None;
@@ -115,11 +115,11 @@ export class PmtilesSink implements TileSink {
       this.metadata = Buffer.from(data).toString('utf8');
       return;
     }
-    this.open();
+    const writer = this.open();
     const [z, x, y] = this.tile(relPath);
     const gzip = this.tileCompression === Compression.Gzip;
     if (opts?.gzipped && !gzip) throw new Error(`${this.file}: tile ${relPath} came gzipped to an archive that stores tiles as encoded`);
-    this.open().add(z, x, y, gzip && !opts?.gzipped ? gzipTile(data) : data);
+    writer.add(z, x, y, gzip && !opts?.gzipped ? gzipTile(data) : data);
   }
 
   async read(relPath: string): Promise<Uint8Array | undefined> {

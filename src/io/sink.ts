@@ -37,7 +37,7 @@ export interface TileSink {
   directTiles?(zooms: readonly number[]): string | undefined;
   /**
    * Tile formats this sink stores gzipped (an archive's): the workers compress those tiles beside their tiling, and
-   * they come to `write` marked `gzipped` (compressing them here, on the writing thread, cost more than the tiling saved).
+   * they come to `write` marked `gzipped` (on the writing thread, through zlib's thread pool, it took longer).
    */
   gzips?(): ('json' | 'pbf')[];
   /** Writes one file atomically: a reader never sees a partial file under the final name. */

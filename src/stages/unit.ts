@@ -34,8 +34,10 @@ export interface TileTask {
   preview?: { area: PatchArea; pointRadius: number };
 }
 
-/** A tile of a unit: its bytes, until whoever writes it (a worker writing files itself) drops them; `size` stays. */
-/** A tile of a unit: `size` is its encoded bytes; `bytes` (until written) may be them gzipped (`gzipped`: TileBatch.gzip). */
+/**
+ * A tile of a unit: its bytes, until whoever writes it (a worker writing files itself) drops them, gzipped when the
+ * batch asked (`gzipped`: TileBatch.gzip); `size` is of the tile as encoded, and stays.
+ */
 export interface WrittenTile { path: string; z: number; size: number; features: number; bytes?: Uint8Array; gzipped?: boolean }
 
 export interface UnitResult {

@@ -6,7 +6,7 @@ import { parseBatch } from '../stages/parse.js';
 import { RecordRouter } from '../stages/partition.js';
 import { cellSpecs } from '../stages/tile/spec.js';
 import { TilerScratch } from '../stages/tile/tiler.js';
-import { tileUnit } from '../stages/unit.js';
+import { tileUnit, type UnitResult } from '../stages/unit.js';
 import { isOverview, resultTransfers, type Task, type TaskResult, type TileBatch, type TileBatchResult } from './protocol.js';
 
 /** `value` with the buffers listed moved to the caller. */
@@ -40,8 +40,7 @@ function tileBatch(batch: TileBatch): TileBatchResult {
       const r = tileUnit({ kind: 'tile', unit, sources, dims: batch.dims, next: batch.next, part: batch.part, preview, spec: specOf(unit.cell) }, router, tiler);
       res.units.push(r);
       if (files === undefined) {
-        // Compressed here, beside the tiling, rather than by the thread that writes them.
-        if (batch.gzip) for (const t of r.tiles) if (t.bytes && !isOverview(t) && batch.gzip.includes(t.path.endsWith('.pbf') ? 'pbf' : 'json')) { t.bytes = gzipTile(t.bytes); t.gzipped = true; }
+        if (batch.gzip) gzipTiles(r.tiles, batch.gzip);
         continue;
       }
       for (const t of r.tiles) {
@@ -54,6 +53,15 @@ function tileBatch(batch: TileBatch): TileBatchResult {
     return res;
   } finally {
     files?.close();
+  }
+}
+
+/** Gzips the tiles of `formats` (all but overviews, which finalize writes): here, beside the tiling, not on the writing thread. */
+function gzipTiles(tiles: UnitResult['tiles'], formats: readonly ('json' | 'pbf')[]): void {
+  for (const t of tiles) {
+    if (t.bytes === undefined || isOverview(t) || !formats.includes(t.path.endsWith('.pbf') ? 'pbf' : 'json')) continue;
+    t.bytes = gzipTile(t.bytes);
+    t.gzipped = true;
   }
 }
 
