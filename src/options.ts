@@ -31,7 +31,7 @@ const TILING: Command[] = ['build', 'build-shard'];
 export const OPTIONS = {
   out: { type: 'string', short: 'o', arg: 'DIR', help: 'output directory of the pyramid, or FILE.pmtiles: one PMTiles archive of the PBF tiles of one plane', helpFor: { extract: 'the directory to write the pyramid into' }, commands: [...BUILDING, 'extract'] },
   archive: { type: 'string', arg: 'KIND', choices: ['pmtiles'], help: 'write the tiles of -o DIR into archives: pmtiles, one file per plane and format (DIR/tiles-c1-z2.pbf.pmtiles), listed in tileset.json', commands: BUILDING },
-  tileCompression: { type: 'string', arg: 'KIND', default: 'auto', choices: ['auto', 'none', 'gzip'], help: 'how archives store their tiles: auto (PBF as encoded, JSON gzipped), none, or gzip (PBF too: a third smaller for about a third more build time, as tippecanoe writes them)', commands: BUILDING },
+  tileCompression: { type: 'string', arg: 'KIND', default: 'auto', choices: ['auto', 'none', 'gzip'], help: 'how archives store their tiles: auto (PBF as encoded, JSON gzipped), none, or gzip (PBF too: a third smaller for about a quarter more build time, as tippecanoe writes them)', commands: BUILDING },
   force: { type: 'boolean', default: false, help: 'replace what earlier builds wrote in the output (their record says what); nothing else is removed', helpFor: { extract: 'replace what an earlier build or extract wrote in OUT (their record says what); nothing else is removed' }, commands: [...BUILDING, 'extract'] },
   strict: { type: 'boolean', default: false, help: 'stop with exit 1 at the first invalid feature, before anything is written', commands: BUILDING },
   workers: { type: 'integer', arg: 'N', default: () => os.availableParallelism(), help: 'worker threads for parsing and tiling (default: the cores)', commands: [...BUILDING, 'build-shard', 'finalize'] },
@@ -176,7 +176,7 @@ export function resolveBuildConfig(given: Partial<Options>, header?: ImageSize):
   check(!o.preview || archive !== 'file', `--preview writes PNG files beside the tiles, which -o ${o.out} (one archive) has no place for: write -o DIR --archive pmtiles`);
   check(o.tileCompression === 'auto' || o.tileCompression === 'none' || o.tileCompression === 'gzip', `--tile-compression takes auto, none or gzip, found "${o.tileCompression}"`);
   // A directory's tiles are files served as they are: compressing them is the web server's part.
-  check(o.tileCompression === 'auto' || archive !== 'none', `--tile-compression ${o.tileCompression} is how archives store their tiles; -o ${o.out ?? '(none)'} is a directory of tile files: write -o FILE.pmtiles or add --archive pmtiles, or drop --tile-compression`);
+  check(o.tileCompression === 'auto' || archive !== 'none', `--tile-compression ${o.tileCompression} is how archives store their tiles; ${o.out === undefined ? 'this build writes no archive' : `-o ${o.out} is a directory of tile files`}: write -o FILE.pmtiles or add --archive pmtiles, or drop --tile-compression`);
   const imageSize = o.imageSize !== undefined ? parseImageSize(o.imageSize) : header;
   return {
     options, formats, imageSize, planeFields: parsePlaneFields(o.planeField), lod: o.lod as 'auto' | 'none', archive,

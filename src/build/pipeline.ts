@@ -40,7 +40,8 @@ async function configOf(given: Partial<Options>, io: BuildIO, readsInputs: boole
     throw new UsageError('input and manifest name files for the command line to read; a library build takes its inputs as InputSpec[] (a source such as fileSource(FILE), with its plane and layer)');
   }
   const header = readsInputs && given.image !== undefined && given.imageSize === undefined ? await readImageSize(given.image) : undefined;
-  const config = resolveBuildConfig(given, header);
+  // Shards and finalize store tiles as their plan says, whatever a library caller passes (the CLI refuses the option).
+  const config = resolveBuildConfig(readsInputs ? given : { ...given, tileCompression: undefined }, header);
   if (io.sink === undefined && config.options.out === undefined) throw new UsageError('no output directory given (-o DIR)');
   return config;
 }

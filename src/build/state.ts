@@ -19,8 +19,11 @@ import type { UnitLog } from './unit-log.js';
 
 export const WORK_DIR_NAME = '.mudm-work';
 const PLAN_FILE = 'plan.json';
-/** The layout of plan.json and of the unit markers; a work directory of another version is refused, never misread. */
-export const PLAN_VERSION = 5;
+/**
+ * The layout of plan.json and of the unit markers; a work directory of another version is refused, never misread.
+ * 6: `tileCompression`, which a step of version 5 would ignore (a shard storing tiles otherwise than the archive says).
+ */
+export const PLAN_VERSION = 6;
 
 /** What the reading pass found: everything the plan, the descriptor and the report need. */
 export interface ReadSummary {

@@ -5,6 +5,8 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Compression, TileType } from '../../src/archive/pmtiles-format.js';
+import { gzipTile } from '../../src/archive/pmtiles-sink.js';
+import { transferable } from '../../src/worker/protocol.js';
 import { buildPyramid, buildShard, finalizeShardedBuild, planShardedBuild } from '../../src/build/pipeline.js';
 import { main } from '../../src/cli/main.js';
 import { memoryIO } from '../../src/cli/io.js';
@@ -102,6 +104,18 @@ describe('--tile-compression gzip, -o FILE.pmtiles', () => {
   });
 });
 
+describe('gzipTile', () => {
+  it('gives each tile a buffer of its own, which a worker moves rather than copies with a 16 KiB chunk', () => {
+    for (const n of [26, 1000, 40_000]) {
+      const tile = Buffer.alloc(n, 'ab');
+      const z = gzipTile(tile);
+      expect(gunzipSync(z).equals(tile), `${n} bytes`).toBe(true);
+      expect([z.byteOffset, z.buffer.byteLength], `${n} bytes`).toEqual([0, z.byteLength]);
+      expect(transferable([z])).toEqual([z.buffer]);
+    }
+  });
+});
+
 describe('--tile-compression none, -o DIR --archive pmtiles', () => {
   it('stores JSON tiles as encoded too, each the directory build\'s tile', async () => {
     const dir = path.join(root, 'json-dir');
@@ -136,6 +150,17 @@ describe('--tile-compression usage', () => {
     expect(bad.code).toBe(2);
     expect(bad.err).toMatch(/error: .*--tile-compression.*zstd/);
     expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  it('is the plan\'s for shards and finalize: a library caller\'s value for them is passed over', async () => {
+    const dir = scratch();
+    const file = path.join(dir, 'slide.pmtiles');
+    await planShardedBuild(inputs(), { ...BASE, maxZoom: 2, out: file, shards: 1 });
+    await buildShard({ out: file, workers: 1, tileCompression: 'gzip' }, 0);
+    await finalizeShardedBuild({ out: file, workers: 1, tileCompression: 'gzip' });
+    expect((await referenceReader(fs.readFileSync(file)).getHeader()).tileCompression).toBe(Compression.None);
+    // Without an output there is no archive to speak of, and the message says so rather than name a directory.
+    await expect(buildPyramid(inputs(), { ...BASE, tileCompression: 'gzip' }, { sink: { } as never })).rejects.toThrow('--tile-compression gzip is how archives store their tiles; this build writes no archive: write -o FILE.pmtiles or add --archive pmtiles, or drop --tile-compression');
   });
 
   it('may not change on --resume: the interrupted build is named, its work kept', async () => {
