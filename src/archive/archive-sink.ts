@@ -15,6 +15,7 @@ import type { TileCompression } from '../options.js';
 import { makeDirectory, removeFile, removeMadeDirectories } from '../io/dirs.js';
 
 const REPORT = 'build-report.json';
+const tileTypeOf = (format: ArchiveFormat) => (format === 'pbf' ? TileType.Mvt : TileType.Other);
 
 export interface ArchiveSinkOptions {
   /** `file`: `out` is FILE.pmtiles, one archive (PBF, one plane); `planes`: `out` is a directory, one archive per plane and format. */
@@ -140,7 +141,7 @@ export class ArchiveSink implements TileSink {
   }
 
   gzips(): ArchiveFormat[] {
-    return (['json', 'pbf'] as const).filter((f) => tileCompressionOf(f === 'pbf' ? TileType.Mvt : TileType.Other, this.options.compression) === Compression.Gzip);
+    return (['json', 'pbf'] as const).filter((f) => tileCompressionOf(tileTypeOf(f), this.options.compression) === Compression.Gzip);
   }
 
   async write(relPath: string, bytes: Uint8Array | string, opts?: { gzipped?: boolean }): Promise<void> {
@@ -287,7 +288,7 @@ export class ArchiveSink implements TileSink {
     if (e) return e;
     const { out, partsDir, mergeParts, resumeParts } = this.options;
     const file = this.aux ? path.join(out, name) : out;
-    const tileType = format === 'pbf' ? TileType.Mvt : TileType.Other;
+    const tileType = tileTypeOf(format);
     const sink = new PmtilesSink(file, {
       tileType, tileCompression: tileCompressionOf(tileType, this.options.compression), partPath: path.join(partsDir, `${name}.part`),
       // The parts go with the work directory once the whole output is written: a build killed between two
