@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { DirectorySink, type OutputLayout, type Removal, type SinkOpenOptions, type TileSink } from '../io/sink.js';
+import { DirectorySink, type OutputLayout, type Removal, type SinkOpenOptions, type TileSink, type WriteOptions } from '../io/sink.js';
 import { Journal, RECORD_DIR, readRecord } from '../io/written.js';
 import { OutputError, UsageError, describeFsError } from '../report/errors.js';
 import type { Plane } from '../tiling/space.js';
@@ -144,7 +144,7 @@ export class ArchiveSink implements TileSink {
     return (['json', 'pbf'] as const).filter((f) => tileCompressionOf(tileTypeOf(f), this.options.compression) === Compression.Gzip);
   }
 
-  async write(relPath: string, bytes: Uint8Array | string, opts?: { gzipped?: boolean }): Promise<void> {
+  async write(relPath: string, bytes: Uint8Array | string, opts?: WriteOptions): Promise<void> {
     const entry = this.route(relPath);
     if (entry) {
       await entry.ready;

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gunzip, gzipSync } from 'node:zlib';
 import { OutputError, describeFsError } from '../report/errors.js';
-import type { TileSink } from '../io/sink.js';
+import type { TileSink, WriteOptions } from '../io/sink.js';
 import { removeFile } from '../io/dirs.js';
 import { Compression, MAX_ZOOM, TileType } from './pmtiles-format.js';
 import { PmtilesWriter, type ArchiveSummary } from './pmtiles-writer.js';
@@ -114,7 +114,7 @@ export class PmtilesSink implements TileSink {
   }
 
   /** Tiles `gzipped` already (by `gzipTile`, in a worker) are stored as they come; the others are compressed here when the archive says so. */
-  async write(relPath: string, bytes: Uint8Array | string, opts?: { gzipped?: boolean }): Promise<void> {
+  async write(relPath: string, bytes: Uint8Array | string, opts?: WriteOptions): Promise<void> {
     const data = typeof bytes === 'string' ? Buffer.from(bytes) : bytes;
     if (relPath === this.descriptor) {
       this.metadata = Buffer.from(data).toString('utf8');

@@ -3,6 +3,7 @@
 // written by the worker), then its marker and its features reduced for the level above to the work directory.
 import path from 'node:path';
 import pLimit from 'p-limit';
+import type { TileFormat, WriteOptions } from '../io/sink.js';
 import { describeFsError } from '../report/errors.js';
 import { SpillingStore, type UnitSource } from '../stages/partition.js';
 import { planUpperUnits, type BuildPlan, type UnitPlan } from '../stages/plan.js';
@@ -23,6 +24,8 @@ import type { UnitMarker } from './unit-log.js';
  * cells each), few enough that both workers get batches until the end.
  */
 const BATCH_BYTES = 1 << 20;
+/** How a tile the workers gzipped goes to the sink (one object, not one per tile). */
+const GZIPPED: WriteOptions = { gzipped: true };
 
 export interface LevelsOutcome {
   /** Every level's markers, each level in unit order. */
@@ -114,7 +117,7 @@ class LevelRun {
   /** Where workers write tiles themselves (a directory sink), else undefined: tile bytes come back to this thread. */
   private readonly writeTo: string | undefined;
   /** Formats whose tiles the workers gzip, as the sink stores them (when tile bytes come back). */
-  private readonly gzip: ('json' | 'pbf')[] | undefined;
+  private readonly gzip: TileFormat[] | undefined;
   /** Level-0 units smaller than the stored cells they read keep only their part of them. */
   private readonly part: boolean;
   private readonly limit = pLimit(16);
@@ -255,7 +258,7 @@ class LevelRun {
     }
     const writes: Promise<void>[] = [];
     for (const r of result.units) {
-      for (const t of r.tiles) if (t.bytes !== undefined && !isOverview(t)) writes.push(this.limit(() => this.ctx.sink.write(t.path, t.bytes as Uint8Array, { gzipped: t.gzipped })));
+      for (const t of r.tiles) if (t.bytes !== undefined && !isOverview(t)) writes.push(this.limit(() => this.ctx.sink.write(t.path, t.bytes as Uint8Array, t.gzipped ? GZIPPED : undefined)));
     }
     await Promise.all(writes);
     // A sink that buffers makes its tiles durable before any marker says they are there.

@@ -17,6 +17,11 @@ export interface OutputLayout {
   maxZoom: number;
 }
 
+/** A tile file's format, as its extension says. */
+export type TileFormat = 'json' | 'pbf';
+/** How `write` gets a file: `gzipped`, a tile compressed already as the sink stores that format (`gzips`). */
+export interface WriteOptions { gzipped?: boolean }
+
 export interface TileSink {
   /**
    * Checks that the output may be written, changing nothing there: refuses a non-empty one without force, and a
@@ -39,9 +44,9 @@ export interface TileSink {
    * Tile formats this sink stores gzipped (an archive's): the workers compress those tiles beside their tiling, and
    * they come to `write` marked `gzipped` (on the writing thread, through zlib's thread pool, it took longer).
    */
-  gzips?(): ('json' | 'pbf')[];
+  gzips?(): TileFormat[];
   /** Writes one file atomically: a reader never sees a partial file under the final name. */
-  write(relPath: string, bytes: Uint8Array | string, opts?: { gzipped?: boolean }): Promise<void>;
+  write(relPath: string, bytes: Uint8Array | string, opts?: WriteOptions): Promise<void>;
   /** Reads a file back, or undefined when it does not exist. */
   read(relPath: string): Promise<Uint8Array | undefined>;
   remove(relPath: string): Promise<void>;

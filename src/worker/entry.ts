@@ -1,6 +1,7 @@
 // Worker thread entry: runs one parse batch or one batch of tile units per call (see protocol.ts); result bytes go back by transfer, not copy.
 import { Piscina, transferableSymbol, valueSymbol } from 'piscina';
 import { gzipTile } from '../archive/pmtiles-sink.js';
+import type { TileFormat } from '../io/sink.js';
 import { TileFiles } from '../io/tile-files.js';
 import { parseBatch } from '../stages/parse.js';
 import { RecordRouter } from '../stages/partition.js';
@@ -57,7 +58,7 @@ function tileBatch(batch: TileBatch): TileBatchResult {
 }
 
 /** Gzips the tiles of `formats` (all but overviews, which finalize writes): here, beside the tiling, not on the writing thread. */
-function gzipTiles(tiles: UnitResult['tiles'], formats: readonly ('json' | 'pbf')[]): void {
+function gzipTiles(tiles: UnitResult['tiles'], formats: readonly TileFormat[]): void {
   for (const t of tiles) {
     if (t.bytes === undefined || isOverview(t) || !formats.includes(t.path.endsWith('.pbf') ? 'pbf' : 'json')) continue;
     t.bytes = gzipTile(t.bytes);

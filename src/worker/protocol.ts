@@ -1,4 +1,5 @@
 // The worker protocol: what goes to a worker thread, what comes back, which bytes move rather than being copied, in what order.
+import type { TileFormat } from '../io/sink.js';
 import type { TileWriteFailure } from '../io/tile-files.js';
 import type { ParseResult, ParseTask } from '../stages/parse.js';
 import type { UnitPlan } from '../stages/plan.js';
@@ -50,7 +51,7 @@ export interface TileBatch {
   /** Directory the worker writes tile files into (a directory sink's root); absent: tile bytes come back. */
   writeTo?: string;
   /** Formats whose tiles come back gzipped (`gzipTile`): the sink stores them so (TileSink.gzips). */
-  gzip?: ('json' | 'pbf')[];
+  gzip?: TileFormat[];
 }
 
 export interface TileBatchResult {
