@@ -211,6 +211,14 @@ export function setHome(buf: Uint8Array, at: number, home: boolean): void {
   buf[at + 4] = (buf[at + 4] & ~HOME) | (home ? HOME : 0);
 }
 
+/**
+ * `lod` (six numbers) as a plain array of doubles. Read one by one: `Array.from` of a typed array view made a view and
+ * went through the iterator protocol, for every record read.
+ */
+function sixFrom(f: Float64Array, i: number): number[] {
+  return [f[i], f[i + 1], f[i + 2], f[i + 3], f[i + 4], f[i + 5]];
+}
+
 /** Walks the records of a unit's bytes: `next()` moves on, fields describe the current record, `feature()` decodes it. */
 export class RecordReader {
   private readonly bytes: Uint8Array;
@@ -277,7 +285,7 @@ export class RecordReader {
     const meshes = flags & MESHES ? JSON.parse(decoder.decode(this.bytes.subarray(headAt + headBytes, textAt + textBytes))) as Mesh[] : [];
     const r = new StreamReader(this.f64, base, meshes);
     const geom = r.geometry();
-    const lod = flags & LOD ? Array.from(this.f64.subarray(r.i, r.i + 6)) : undefined;
+    const lod = flags & LOD ? sixFrom(this.f64, r.i) : undefined;
     return flatFeatureOf(this.seq, layerIndex(layer), geom, lod, undefined, headJson, tags, this.bytes.subarray(textAt, headAt));
   }
 
@@ -353,7 +361,8 @@ class StreamReader {
         return { k: 'polygons', type: code === G.Polygon ? 'Polygon' : 'MultiPolygon', polys: this.list(() => this.list(() => this.flat())) };
       case G.Mesh: {
         const geometry = this.meshes[this.f[this.i]];
-        const box = Array.from(this.f.subarray(this.i + 1, this.i + 5));
+        const i = this.i + 1, f = this.f;
+        const box = [f[i], f[i + 1], f[i + 2], f[i + 3]];
         this.i += 5;
         return { k: 'mesh', geometry, box };
       }
