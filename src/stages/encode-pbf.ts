@@ -13,9 +13,16 @@ export class PbfDictionary {
   private keyMap = new Map<string, number>();
   // Numbers by value (SameValueZero merges -0 and 0, which encode alike), strings by text, booleans in two slots:
   // a number and its text stay distinct values, as in vt-pbf.
-  private numMap = new Map<number, number>();
+  private readonly numbers = new NumberIds();
   private strMap = new Map<string, number>();
   private boolIds = [-1, -1];
+
+  /** Starts over for the next tiling call, keeping the tables' memory. */
+  reset(): void {
+    this.keys.length = 0; this.values.length = 0;
+    this.keyMap.clear(); this.strMap.clear(); this.numbers.clear();
+    this.boolIds[0] = -1; this.boolIds[1] = -1;
+  }
 
   key(k: string): number {
     let id = this.keyMap.get(k);
@@ -26,8 +33,8 @@ export class PbfDictionary {
   value(v: PbfValue): number {
     let id: number | undefined;
     if (typeof v === 'number') {
-      id = this.numMap.get(v);
-      if (id === undefined) { id = this.values.length; this.values.push(v); this.numMap.set(v, id); }
+      id = this.numbers.idOf(v, this.values.length);
+      if (id === this.values.length) this.values.push(v);
     } else if (typeof v === 'string') {
       id = this.strMap.get(v);
       if (id === undefined) { id = this.values.length; this.values.push(v); this.strMap.set(v, id); }
@@ -37,6 +44,56 @@ export class PbfDictionary {
       if (id < 0) { id = this.values.length; this.values.push(v); this.boolIds[slot] = id; }
     }
     return id;
+  }
+}
+
+/**
+ * Numbers to ids, an open-addressed table over the bits of each double, in typed arrays kept from call to call. Most
+ * numeric tags are measurements that no two features share; a Map held a heap number per value and hashed it.
+ */
+class NumberIds {
+  private keys = new Float64Array(1024);
+  private ids = new Int32Array(1024);
+  /** A slot is taken in this call when its stamp is the call's: the table is never cleared, however large it grew. */
+  private stamps = new Uint32Array(1024);
+  private stamp = 1;
+  private count = 0;
+  private readonly bits = new Float64Array(1);
+  private readonly words = new Uint32Array(this.bits.buffer);
+
+  clear(): void {
+    this.count = 0;
+    if (++this.stamp === 0xffffffff) { this.stamps.fill(0); this.stamp = 1; }
+  }
+
+  /** The id of `v`, or `next` once given to it when it is new. */
+  idOf(v: number, next: number): number {
+    if (this.count * 2 >= this.ids.length) this.grow();
+    const x = v === 0 ? 0 : v;
+    const mask = this.ids.length - 1;
+    let slot = this.slotOf(x) & mask;
+    for (;;) {
+      if (this.stamps[slot] !== this.stamp) {
+        this.stamps[slot] = this.stamp; this.keys[slot] = x; this.ids[slot] = next; this.count++;
+        return next;
+      }
+      if (this.keys[slot] === x) return this.ids[slot];
+      slot = (slot + 1) & mask;
+    }
+  }
+
+  private slotOf(x: number): number {
+    this.bits[0] = x;
+    const h = Math.imul(this.words[0] ^ Math.imul(this.words[1], 0x9e3779b1), 0x85ebca6b);
+    return (h ^ (h >>> 16)) >>> 0;
+  }
+
+  private grow(): void {
+    const { keys, ids, stamps, stamp } = this;
+    const n = ids.length * 2;
+    this.keys = new Float64Array(n); this.ids = new Int32Array(n); this.stamps = new Uint32Array(n);
+    this.count = 0;
+    for (let i = 0; i < ids.length; i++) if (stamps[i] === stamp) this.idOf(keys[i], ids[i]);
   }
 }
 

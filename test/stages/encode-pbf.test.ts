@@ -2,6 +2,7 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { PbfReader } from 'pbf';
+import { PbfDictionary } from '../../src/stages/encode-pbf.js';
 import { tileFeatures } from '../../src/stages/tile/tiler.js';
 import type { TileResult } from '../../src/stages/tile/spec.js';
 import type { TileFeature } from '../../src/tiling/flat.js';
@@ -107,6 +108,25 @@ describe('ids, values and tables', () => {
     const [l] = pbfLayers(t.pbf as Uint8Array);
     expect(l.keys).toEqual(['a', 'b', 'c', 'd']);
     expect(l.values).toEqual([1, 'x', '1']);
+  });
+
+  it('numbers numeric values by value across thousands of them, merges -0 with 0, and starts over on reset', () => {
+    const d = new PbfDictionary();
+    // More distinct numbers than the table's first size, each asked for twice, with their text and booleans between.
+    const numbers = Array.from({ length: 5000 }, (_, i) => (i % 2 === 0 ? i * 0.25 : -i * 1e9 - 0.5));
+    const first = numbers.map((v) => d.value(v));
+    expect(d.value('0.25')).toBe(5000);
+    expect(d.value(true)).toBe(5001);
+    expect(numbers.map((v) => d.value(v))).toEqual(first);
+    expect(first).toEqual(numbers.map((_, i) => i));
+    expect(d.value(-0)).toBe(d.value(0));
+    expect(d.values.slice(0, 3)).toEqual([0, -1000000000.5, 0.5]);
+    d.reset();
+    expect(d.values).toEqual([]);
+    expect(d.value(-1000000000.5)).toBe(0);
+    expect(d.value(0)).toBe(1);
+    expect(d.value(0.5)).toBe(2);
+    expect(d.value(true)).toBe(3);
   });
 
   it('writes version 2, extent 4096, layers in spec order, and skips empty layers', () => {

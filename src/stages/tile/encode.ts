@@ -30,14 +30,16 @@ export class EncodeScratch {
   readonly heads = new ByteArena(1 << 12);
   readonly json = new JsonWriter();
   readonly pbf = new PbfEncoder();
+  readonly dict = new PbfDictionary();
 }
 
 /** The context of one tiling call, its buffers from `scratch` (whose head arena starts over). */
 export function encodeContext(spec: TileSpec, scratch: EncodeScratch): EncodeContext {
   scratch.heads.pos = 0;
+  scratch.dict.reset();
   return {
     spec, prefix: tilePrefix(spec.collection), lodAuto: spec.lod === 'auto', heads: scratch.heads,
-    dict: new PbfDictionary(), json: scratch.json, pbf: scratch.pbf,
+    dict: scratch.dict, json: scratch.json, pbf: scratch.pbf,
   };
 }
 
