@@ -2,6 +2,7 @@
 import { PbfWriter } from 'pbf';
 import { EXTENT } from '../tiling/space.js';
 import type { FeatureTags, PbfValue, TileGeometry } from '../tiling/flat.js';
+import { NumberIds } from './number-ids.js';
 
 /**
  * Every distinct tag key and value of a tiling call, numbered once. Features carry numbers, so building a
@@ -44,56 +45,6 @@ export class PbfDictionary {
       if (id < 0) { id = this.values.length; this.values.push(v); this.boolIds[slot] = id; }
     }
     return id;
-  }
-}
-
-/**
- * Numbers to ids, an open-addressed table over the bits of each double, in typed arrays kept from call to call. Most
- * numeric tags are measurements that no two features share; a Map held a heap number per value and hashed it.
- */
-class NumberIds {
-  private keys = new Float64Array(1024);
-  private ids = new Int32Array(1024);
-  /** A slot is taken in this call when its stamp is the call's: the table is never cleared, however large it grew. */
-  private stamps = new Uint32Array(1024);
-  private stamp = 1;
-  private count = 0;
-  private readonly bits = new Float64Array(1);
-  private readonly words = new Uint32Array(this.bits.buffer);
-
-  clear(): void {
-    this.count = 0;
-    if (++this.stamp === 0xffffffff) { this.stamps.fill(0); this.stamp = 1; }
-  }
-
-  /** The id of `v`, or `next` once given to it when it is new. */
-  idOf(v: number, next: number): number {
-    if (this.count * 2 >= this.ids.length) this.grow();
-    const x = v === 0 ? 0 : v;
-    const mask = this.ids.length - 1;
-    let slot = this.slotOf(x) & mask;
-    for (;;) {
-      if (this.stamps[slot] !== this.stamp) {
-        this.stamps[slot] = this.stamp; this.keys[slot] = x; this.ids[slot] = next; this.count++;
-        return next;
-      }
-      if (this.keys[slot] === x) return this.ids[slot];
-      slot = (slot + 1) & mask;
-    }
-  }
-
-  private slotOf(x: number): number {
-    this.bits[0] = x;
-    const h = Math.imul(this.words[0] ^ Math.imul(this.words[1], 0x9e3779b1), 0x85ebca6b);
-    return (h ^ (h >>> 16)) >>> 0;
-  }
-
-  private grow(): void {
-    const { keys, ids, stamps, stamp } = this;
-    const n = ids.length * 2;
-    this.keys = new Float64Array(n); this.ids = new Int32Array(n); this.stamps = new Uint32Array(n);
-    this.count = 0;
-    for (let i = 0; i < ids.length; i++) if (stamps[i] === stamp) this.idOf(keys[i], ids[i]);
   }
 }
 

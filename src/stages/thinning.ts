@@ -2,6 +2,7 @@
 // densest tile, and the keep rule every tile applies (one decision per zoom, the same in every tile).
 import { hasExtent, hasMesh, type FeatureTags, type Flat, type PbfValue, type TileGeometry } from '../tiling/flat.js';
 import { Ranker } from '../tiling/simplify.js';
+import { DistinctValues } from './number-ids.js';
 import { BUFFER, DISPLAY_TILE, EXTENT } from '../tiling/space.js';
 import type { LayerStats } from './assign.js';
 
@@ -167,7 +168,7 @@ class GeometrySizer {
  */
 export class TileSketch {
   private readonly planes = new Map<string, SketchPlane>();
-  private readonly seen = new Map<string, Set<PbfValue>>();
+  private readonly seen = new Map<string, DistinctValues>();
   private readonly sizer: GeometrySizer;
   /** Bytes of an MVT feature of the feature being added besides its geometry: id, tags, type, field headers. */
   private fixed = 0;
@@ -186,10 +187,9 @@ export class TileSketch {
   add(plane: string, g: TileGeometry, box: ArrayLike<number>, tags: FeatureTags, id: number, headBytes: number): void {
     let values = 0, counted = 0;
     for (let i = 0; i < tags.keys.length; i++) {
-      let set = this.seen.get(tags.keys[i]);
-      if (set === undefined) this.seen.set(tags.keys[i], (set = new Set()));
-      if (set.has(tags.values[i])) continue;
-      set.add(tags.values[i]);
+      let met = this.seen.get(tags.keys[i]);
+      if (met === undefined) this.seen.set(tags.keys[i], (met = new DistinctValues()));
+      if (!met.first(tags.values[i])) continue;
       values += pbfValueBytes(tags.values[i]);
       counted++;
     }

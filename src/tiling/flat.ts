@@ -269,26 +269,43 @@ export function growBoxBy(b: Float64Array, g: TileGeometry): void {
  * vertices (closing positions of rings counted once). Meshes are left out: a feature holding one is never pointified.
  */
 export function lodOf(g: TileGeometry): number[] | null {
-  const b = emptyBox(new Float64Array(4));
-  growBoxBy(b, g);
-  if (!(b[0] <= b[2])) return null;
-  let n = 0, sx = 0, sy = 0;
-  const add = (c: Coords, ring: boolean) => {
+  const s = new LodSums();
+  s.visit(g);
+  return s.n === 0 || !(s.minX <= s.maxX) ? null : [s.minX, s.minY, s.maxX, s.maxY, s.sx / s.n, s.sy / s.n];
+}
+
+/** The box and the vertex sums of `lodOf`, in one walk over the geometry (it runs for every feature a unit tiles). */
+class LodSums {
+  minX = Infinity; minY = Infinity; maxX = -Infinity; maxY = -Infinity;
+  n = 0; sx = 0; sy = 0;
+
+  visit(m: TileGeometry): void {
+    switch (m.k) {
+      case 'points': this.add(m.xy, false); return;
+      case 'lines': for (const p of m.parts) this.add(p, false); return;
+      case 'polygons': for (const poly of m.polys) for (const r of poly) this.add(r, true); return;
+      case 'mesh': this.grow(m.box[0], m.box[1]); this.grow(m.box[2], m.box[3]); return;
+      case 'collection': for (const x of m.members) this.visit(x); return;
+    }
+  }
+
+  private add(c: Coords, ring: boolean): void {
     const closed = ring && c.length > 2 && c[0] === c[c.length - 2] && c[1] === c[c.length - 1];
     const end = c.length - (closed ? 2 : 0);
-    for (let i = 0; i + 1 < end; i += 2) { n++; sx += c[i]; sy += c[i + 1]; }
-  };
-  const visit = (m: TileGeometry): void => {
-    switch (m.k) {
-      case 'points': add(m.xy, false); return;
-      case 'lines': for (const p of m.parts) add(p, false); return;
-      case 'polygons': for (const poly of m.polys) for (const r of poly) add(r, true); return;
-      case 'mesh': return;
-      case 'collection': for (const x of m.members) visit(x); return;
+    for (let i = 0; i + 1 < end; i += 2) {
+      const x = c[i], y = c[i + 1];
+      this.n++; this.sx += x; this.sy += y;
+      this.grow(x, y);
     }
-  };
-  visit(g);
-  return n === 0 ? null : [b[0], b[1], b[2], b[3], sx / n, sy / n];
+    // The closing position is the first one again: it grows the box by nothing.
+  }
+
+  private grow(x: number, y: number): void {
+    if (x < this.minX) this.minX = x;
+    if (y < this.minY) this.minY = y;
+    if (x > this.maxX) this.maxX = x;
+    if (y > this.maxY) this.maxY = y;
+  }
 }
 
 export function hasMesh(g: TileGeometry): boolean {

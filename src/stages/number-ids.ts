@@ -1,0 +1,82 @@
+// Distinct tag values without a Map per number: the PBF dictionary's numbers, and the values the size sketch has met.
+import type { PbfValue } from '../tiling/flat.js';
+
+/**
+ * Numbers to ids, an open-addressed table over the bits of each double, in typed arrays kept from one use to the next
+ * (`clear`). Most numeric tags are measurements that no two features share; a Map held a heap number per value and
+ * hashed it. -0 is 0 (SameValueZero, as a Map has it).
+ */
+export class NumberIds {
+  private keys: Float64Array;
+  private ids: Int32Array;
+  /** A slot is taken since the last `clear` when its stamp is the current one: the table is never wiped, however large it grew. */
+  private stamps: Uint32Array;
+  private stamp = 1;
+  private count = 0;
+  private readonly bits = new Float64Array(1);
+  private readonly words = new Uint32Array(this.bits.buffer);
+
+  /** `slots`: a power of two, twice the numbers expected at first. */
+  constructor(slots = 1024) {
+    this.keys = new Float64Array(slots);
+    this.ids = new Int32Array(slots);
+    this.stamps = new Uint32Array(slots);
+  }
+
+  /** How many numbers have an id since the last `clear`. */
+  get size(): number {
+    return this.count;
+  }
+
+  clear(): void {
+    this.count = 0;
+    if (++this.stamp === 0xffffffff) { this.stamps.fill(0); this.stamp = 1; }
+  }
+
+  /** The id of `v`, or `next` once given to it when it is new. */
+  idOf(v: number, next: number): number {
+    if (this.count * 2 >= this.ids.length) this.grow();
+    const x = v === 0 ? 0 : v;
+    const mask = this.ids.length - 1;
+    let slot = this.slotOf(x) & mask;
+    for (;;) {
+      if (this.stamps[slot] !== this.stamp) {
+        this.stamps[slot] = this.stamp; this.keys[slot] = x; this.ids[slot] = next; this.count++;
+        return next;
+      }
+      if (this.keys[slot] === x) return this.ids[slot];
+      slot = (slot + 1) & mask;
+    }
+  }
+
+  private slotOf(x: number): number {
+    this.bits[0] = x;
+    const h = Math.imul(this.words[0] ^ Math.imul(this.words[1], 0x9e3779b1), 0x85ebca6b);
+    return (h ^ (h >>> 16)) >>> 0;
+  }
+
+  private grow(): void {
+    const { keys, ids, stamps, stamp } = this;
+    const n = ids.length * 2;
+    this.keys = new Float64Array(n); this.ids = new Int32Array(n); this.stamps = new Uint32Array(n);
+    this.count = 0;
+    for (let i = 0; i < ids.length; i++) if (stamps[i] === stamp) this.idOf(keys[i], ids[i]);
+  }
+}
+
+/** The values met so far for one tag key: numbers in a `NumberIds`, text and booleans in a Set. */
+export class DistinctValues {
+  private readonly numbers = new NumberIds(256);
+  private readonly others = new Set<PbfValue>();
+
+  /** Whether `v` is met for the first time (from now on it is seen). */
+  first(v: PbfValue): boolean {
+    if (typeof v === 'number') {
+      const n = this.numbers.size;
+      return this.numbers.idOf(v, n) === n;
+    }
+    if (this.others.has(v)) return false;
+    this.others.add(v);
+    return true;
+  }
+}
