@@ -12,7 +12,8 @@ import { InputError, UsageError, WorkStateError, describeFsError } from '../repo
 import type { BuildReport, ZoomReport } from '../report/types.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import type { BuildIO } from './context.js';
-import type { UnitLog } from './unit-log.js';
+import type { UnitLog, UnitMarker } from './unit-log.js';
+import { tilePath } from '../tiling/space.js';
 import { ofOtherPlan, partsProblem, type ShardMarker } from './state.js';
 
 /** The step of a build a sink serves: the whole build here, `plan`, one `build-shard`, `finalize`. */
@@ -145,28 +146,51 @@ function damagedPart(work: WorkDir, step: Step): string | undefined {
 /**
  * Before a sharded directory build's descriptor is written (its presence means the pyramid is complete): every tile
  * the units' markers count (`byZoom`) must be in `out`. The shards' outputs reach finalize by copies and merges of a
- * workflow, which can leave files out; a WorkStateError then names the zoom and format that lack tiles. Counted, not
- * listed: a user's files named like tiles in the zoom's folders can hide as many missing ones.
+ * workflow, which can leave files out; a WorkStateError then names the zoom and format that lack tiles, and the level-0
+ * units short of tiles with their shards, so the shard whose output did not arrive whole can be copied or run again.
+ * Counted per zoom first: a user's files named like tiles in the zoom's folders can hide as many missing ones.
  */
-export function refuseLostTiles(out: string, byZoom: Record<string, ZoomReport>): void {
+export function refuseLostTiles(out: string, byZoom: Record<string, ZoomReport>, plan: LostTilesPlan): void {
   for (const [z, r] of Object.entries(byZoom)) {
-    const found = { json: 0, pbf: 0 };
     let names: string[] = [];
     try {
-      names = fs.readdirSync(path.join(out, z), { recursive: true, encoding: 'utf8' });
+      names = fs.readdirSync(path.join(out, z), { recursive: true, encoding: 'utf8' }).map((n) => n.split(path.sep).join('/'));
     } catch (err) {
       // No folder of the zoom: no tiles there. Anything else (no permission) is said as it is.
       if ((err as { code?: string }).code !== 'ENOENT') throw describeFsError(err, path.join(out, z));
     }
-    for (const n of names) {
-      const m = /(?:^|[\\/])\d+\.(json|pbf)$/.exec(n);
-      if (m) found[m[1] as 'json' | 'pbf']++;
-    }
+    const tiles = new Set(names.filter((n) => /(?:^|\/)\d+\.(?:json|pbf)$/.test(n)));
     for (const f of ['json', 'pbf'] as const) {
-      if (found[f] >= r[f].tiles) continue;
-      throw new WorkStateError(`cannot finalize: ${out} holds ${found[f]} ${f} tiles of zoom ${z}, where the units' markers count ${r[f].tiles}: tiles were lost between the steps (a partial copy or merge of the shards' outputs); bring the shards' outputs whole, or plan --force and run the shards again`, out);
+      const found = [...tiles].filter((n) => n.endsWith(`.${f}`)).length;
+      if (found >= r[f].tiles) continue;
+      throw new WorkStateError(`cannot finalize: ${out} holds ${found} ${f} tiles of zoom ${z}, where the units' markers count ${r[f].tiles}: tiles were lost between the steps (a partial copy or merge of the shards' outputs)${shortUnits(plan, Number(z), f, tiles)}; bring the shards' outputs whole, or plan --force and run the shards again`, out);
     }
   }
+}
+
+/** What `refuseLostTiles` needs to say whose tiles are missing: the plan's level-0 units in shard order, and their markers. */
+export interface LostTilesPlan { dims: BuildPlan['dims']; units: readonly UnitPlan[]; shards: number; markers: readonly UnitMarker[] }
+
+/** The level-0 units whose cells hold fewer tiles of zoom `z` than their markers count, as a clause of the refusal. */
+function shortUnits(plan: LostTilesPlan, z: number, f: 'json' | 'pbf', tiles: ReadonlySet<string>): string {
+  const counted = new Map(plan.markers.map((m) => [m.key, m.byZoom[z]?.[f].tiles ?? 0]));
+  const short: string[] = [];
+  const shards = new Set<number>();
+  plan.units.forEach((u, i) => {
+    const want = counted.get(u.key) ?? 0;
+    if (want === 0 || z < u.cell.z) return;
+    const d = 2 ** (z - u.cell.z);
+    let have = 0;
+    for (let x = u.cell.x * d; x < (u.cell.x + 1) * d; x++) {
+      for (let y = u.cell.y * d; y < (u.cell.y + 1) * d; y++) if (tiles.has(tilePath(z, x, y, u.plane, plan.dims, f).slice(`${z}/`.length))) have++;
+    }
+    if (have >= want) return;
+    shards.add(i % plan.shards);
+    short.push(`${u.key} (shard ${i % plan.shards}: ${have} of its ${want} tiles here)`);
+  });
+  if (short.length === 0) return '';
+  const listed = short.length > 5 ? `${short.slice(0, 5).join(', ')} and ${short.length - 5} more` : short.join(', ');
+  return `; units short of tiles: ${listed}; shard${shards.size > 1 ? 's' : ''} ${[...shards].sort((a, b) => a - b).join(', ')} of ${plan.shards}`;
 }
 
 /**

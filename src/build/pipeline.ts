@@ -250,7 +250,9 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
     const tStart = performance.now();
     const levels = await tileLevels(ctx, planFile.units, new SpillingStore(path.join(work.root as string, PLANNED_RECORDS), 0, 'existing'), true);
     const totals = sumMarkers(planFile.plan, levels.markers);
-    if (planFile.archive === undefined && !io.sink && config.options.out !== undefined) refuseLostTiles(config.options.out, totals.byZoom);
+    if (planFile.archive === undefined && !io.sink && config.options.out !== undefined) refuseLostTiles(config.options.out, totals.byZoom, {
+      dims: planFile.plan.dims, units: planFile.units, shards: planFile.shards, markers: levels.markers[0] ?? [],
+    });
     const report = await finalize(ctx, { ...levels, resumed: levels.resumed - planFile.units.length }, secondsSince(tStart), totals).catch((err: unknown) => {
       throw shardPartError(err, work);
     });

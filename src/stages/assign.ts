@@ -44,7 +44,8 @@ function sharedZ(g: Feature['geometry']): number | undefined {
   if (g.type === 'PolyhedralSurface' || g.type === 'TIN') return undefined;
   // Walked by the type's nesting, not by looking at what each array holds: an element load that met both arrays of
   // positions and positions made V8 turn every position array it met after into an array of boxed numbers, and the
-  // flattening that reads them next did the same to all the others (2.6 million per 100,000 cells: a third of the parse).
+  // flattening that reads them next did the same to all the others (2.6 million per 100,000 cells: flattening took seven
+  // times as long, 310 ms against 45 ms a pass).
   const depth = g.type === 'Point' ? 0 : g.type === 'MultiPoint' || g.type === 'LineString' ? 1 : g.type === 'MultiPolygon' ? 3 : 2;
   const z = new ZWalk();
   z.nested(g.coordinates, depth);

@@ -377,6 +377,20 @@ describe('buildPyramid', () => {
     for (const k of lost) fs.rmSync(path.join(out, k));
     const refused = finalizeShardedBuild({ out, workers: 1 });
     await expect(refused).rejects.toThrow(new RegExp(`^cannot finalize: ${out} holds \\d+ pbf tiles of zoom ${zoom}, where the units' markers count \\d+: tiles were lost between the steps`));
+    // The units whose cells lack the tiles, with their shard: those of the tiles removed, found from the plan.
+    const plan = JSON.parse(fs.readFileSync(path.join(out, '.mudm-work', 'plan.json'), 'utf8')) as { units: { key: string; cell: { z: number; x: number; y: number } }[] };
+    const owners = new Map<string, string>();
+    plan.units.forEach((u, i) => {
+      for (const k of lost) {
+        const [, x, y] = /^\d+\/(\d+)\/(\d+)\.pbf$/.exec(k)?.map(Number) ?? [];
+        const d = 2 ** (zoom - u.cell.z);
+        if (Math.floor(x / d) === u.cell.x && Math.floor(y / d) === u.cell.y) owners.set(u.key, `${u.key} (shard ${i % 2}: `);
+      }
+    });
+    expect(owners.size).toBeGreaterThan(0);
+    const message = await refused.catch((e: Error) => e.message);
+    for (const start of owners.values()) expect(message).toContain(start);
+    expect(message).toMatch(/; units short of tiles: .*; shards? [01](, 1)? of 2;/);
     await expect(refused).rejects.toBeInstanceOf(WorkStateError);
     expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(false);
     for (const k of lost) fs.writeFileSync(path.join(out, k), finest.get(k) as Buffer);
