@@ -13,7 +13,6 @@ import type { BuildReport, ZoomReport } from '../report/types.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import type { BuildIO } from './context.js';
 import type { UnitLog, UnitMarker } from './unit-log.js';
-import { tilePath } from '../tiling/space.js';
 import { ofOtherPlan, partsProblem, type ShardMarker } from './state.js';
 
 /** The step of a build a sink serves: the whole build here, `plan`, one `build-shard`, `finalize`. */
@@ -154,36 +153,60 @@ export function refuseLostTiles(out: string, byZoom: Record<string, ZoomReport>,
   for (const [z, r] of Object.entries(byZoom)) {
     let names: string[] = [];
     try {
-      names = fs.readdirSync(path.join(out, z), { recursive: true, encoding: 'utf8' }).map((n) => n.split(path.sep).join('/'));
+      names = fs.readdirSync(path.join(out, z), { recursive: true, encoding: 'utf8' });
     } catch (err) {
       // No folder of the zoom: no tiles there. Anything else (no permission) is said as it is.
       if ((err as { code?: string }).code !== 'ENOENT') throw describeFsError(err, path.join(out, z));
     }
-    const tiles = new Set(names.filter((n) => /(?:^|\/)\d+\.(?:json|pbf)$/.test(n)));
+    const found = { json: 0, pbf: 0 };
+    for (const n of names) {
+      const m = TILE_NAME.exec(n);
+      if (m) found[m[1] as 'json' | 'pbf']++;
+    }
     for (const f of ['json', 'pbf'] as const) {
-      const found = [...tiles].filter((n) => n.endsWith(`.${f}`)).length;
-      if (found >= r[f].tiles) continue;
-      throw new WorkStateError(`cannot finalize: ${out} holds ${found} ${f} tiles of zoom ${z}, where the units' markers count ${r[f].tiles}: tiles were lost between the steps (a partial copy or merge of the shards' outputs)${shortUnits(plan, Number(z), f, tiles)}; bring the shards' outputs whole, or plan --force and run the shards again`, out);
+      if (found[f] >= r[f].tiles) continue;
+      throw new WorkStateError(`cannot finalize: ${out} holds ${found[f]} ${f} tiles of zoom ${z}, where the units' markers count ${r[f].tiles}: tiles were lost between the steps (a partial copy or merge of the shards' outputs)${shortUnits(plan, Number(z), f, names)}; bring the shards' outputs whole, or plan --force and run the shards again`, out);
     }
   }
 }
 
+/** A tile's file name at the end of a path under a zoom's folder: `…/Y.json` or `…/Y.pbf`. */
+const TILE_NAME = /(?:^|[\\/])\d+\.(json|pbf)$/;
+
 /** What `refuseLostTiles` needs to say whose tiles are missing: the plan's level-0 units in shard order, and their markers. */
 export interface LostTilesPlan { dims: BuildPlan['dims']; units: readonly UnitPlan[]; shards: number; markers: readonly UnitMarker[] }
 
-/** The level-0 units whose cells hold fewer tiles of zoom `z` than their markers count, as a clause of the refusal. */
-function shortUnits(plan: LostTilesPlan, z: number, f: 'json' | 'pbf', tiles: ReadonlySet<string>): string {
+/**
+ * The level-0 units whose cells hold fewer tiles of zoom `z` than their markers count, as a clause of the refusal.
+ * The files found (`names`, under the zoom's folder: plane values, then x/y) are counted by the cell they lie in, so the
+ * cost follows the files there, not the tiles a cell could hold.
+ */
+function shortUnits(plan: LostTilesPlan, z: number, f: 'json' | 'pbf', names: readonly string[]): string {
   const counted = new Map(plan.markers.map((m) => [m.key, m.byZoom[z]?.[f].tiles ?? 0]));
+  // Per cell zoom of the units (one, in practice): files counted by `plane folders|cell x|cell y`.
+  const byCell = new Map<number, Map<string, number>>();
+  const cellCounts = (cz: number): Map<string, number> => {
+    let m = byCell.get(cz);
+    if (m !== undefined) return m;
+    byCell.set(cz, (m = new Map()));
+    const shift = 2 ** (z - cz);
+    for (const n of names) {
+      const parts = n.split(/[\\/]/);
+      const file = /^(\d+)\.(json|pbf)$/.exec(parts[parts.length - 1]);
+      if (file === null || file[2] !== f || parts.length !== plan.dims.length + 2) continue;
+      const x = Number(parts[parts.length - 2]), y = Number(file[1]);
+      const key = `${parts.slice(0, -2).join('/')}|${Math.floor(x / shift)}|${Math.floor(y / shift)}`;
+      m.set(key, (m.get(key) ?? 0) + 1);
+    }
+    return m;
+  };
   const short: string[] = [];
   const shards = new Set<number>();
   plan.units.forEach((u, i) => {
     const want = counted.get(u.key) ?? 0;
     if (want === 0 || z < u.cell.z) return;
-    const d = 2 ** (z - u.cell.z);
-    let have = 0;
-    for (let x = u.cell.x * d; x < (u.cell.x + 1) * d; x++) {
-      for (let y = u.cell.y * d; y < (u.cell.y + 1) * d; y++) if (tiles.has(tilePath(z, x, y, u.plane, plan.dims, f).slice(`${z}/`.length))) have++;
-    }
+    const folders = plan.dims.map((d) => String(u.plane[d])).join('/');
+    const have = cellCounts(u.cell.z).get(`${folders}|${u.cell.x}|${u.cell.y}`) ?? 0;
     if (have >= want) return;
     shards.add(i % plan.shards);
     short.push(`${u.key} (shard ${i % plan.shards}: ${have} of its ${want} tiles here)`);
