@@ -1,23 +1,31 @@
 // Distinct tag values without a Map per number: the PBF dictionary's numbers, and the values the size sketch has met.
 import type { PbfValue } from '../tiling/flat.js';
 
+/** Slots beyond which a table that the last use filled to less than an eighth is let go on `clear` (16 bytes a slot). */
+const LARGE = 1 << 16;
+
 /**
  * Numbers to ids, an open-addressed table over the bits of each double, in typed arrays kept from one use to the next
  * (`clear`). Most numeric tags are measurements that no two features share; a Map held a heap number per value and
- * hashed it. -0 is 0 (SameValueZero, as a Map has it).
+ * hashed it. -0 is 0 (SameValueZero, as a Map has it); NaN never matches itself here, and never comes: tags hold finite
+ * numbers only (`pbfValue`).
  */
 export class NumberIds {
-  private keys: Float64Array;
-  private ids: Int32Array;
-  /** A slot is taken since the last `clear` when its stamp is the current one: the table is never wiped, however large it grew. */
-  private stamps: Uint32Array;
+  private keys = new Float64Array(0);
+  private ids = new Int32Array(0);
+  /** A slot is taken since the last `clear` when its stamp is the current one: a clear is a new stamp, not a wipe. */
+  private stamps = new Uint32Array(0);
   private stamp = 1;
   private count = 0;
   private readonly bits = new Float64Array(1);
   private readonly words = new Uint32Array(this.bits.buffer);
 
-  /** `slots`: a power of two, twice the numbers expected at first. */
-  constructor(slots = 1024) {
+  /** `initial`: slots at first, a power of two, twice the numbers expected. */
+  constructor(private readonly initial = 1024) {
+    this.allocate(initial);
+  }
+
+  private allocate(slots: number): void {
     this.keys = new Float64Array(slots);
     this.ids = new Int32Array(slots);
     this.stamps = new Uint32Array(slots);
@@ -28,9 +36,11 @@ export class NumberIds {
     return this.count;
   }
 
+  /** Forgets every number; a table grown far beyond what the last use filled is let go rather than kept for the next. */
   clear(): void {
+    if (this.ids.length > LARGE && this.count * 8 < this.ids.length) this.allocate(this.initial);
+    else if (++this.stamp === 0xffffffff) { this.stamps.fill(0); this.stamp = 1; }
     this.count = 0;
-    if (++this.stamp === 0xffffffff) { this.stamps.fill(0); this.stamp = 1; }
   }
 
   /** The id of `v`, or `next` once given to it when it is new. */
@@ -57,8 +67,7 @@ export class NumberIds {
 
   private grow(): void {
     const { keys, ids, stamps, stamp } = this;
-    const n = ids.length * 2;
-    this.keys = new Float64Array(n); this.ids = new Int32Array(n); this.stamps = new Uint32Array(n);
+    this.allocate(ids.length * 2);
     this.count = 0;
     for (let i = 0; i < ids.length; i++) if (stamps[i] === stamp) this.idOf(keys[i], ids[i]);
   }

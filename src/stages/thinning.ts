@@ -2,9 +2,9 @@
 // densest tile, and the keep rule every tile applies (one decision per zoom, the same in every tile).
 import { hasExtent, hasMesh, type FeatureTags, type Flat, type PbfValue, type TileGeometry } from '../tiling/flat.js';
 import { Ranker } from '../tiling/simplify.js';
-import { DistinctValues } from './number-ids.js';
 import { BUFFER, DISPLAY_TILE, EXTENT } from '../tiling/space.js';
 import type { LayerStats } from './assign.js';
+import { DistinctValues } from './number-ids.js';
 
 /** Thresholds are in [0, 2^32]: 0 keeps everything, 2^32 nothing. */
 export const PRIORITY_RANGE = 4294967296;

@@ -24,6 +24,18 @@ describe('NumberIds', () => {
     expect(t.idOf(50.5, 1)).toBe(1);
     expect(t.idOf(3.5, 2)).toBe(0);
   });
+
+  it('keeps its ids right when a large table is kept through one clear and let go at the next', () => {
+    const t = new NumberIds(8);
+    for (let i = 0; i < 40000; i++) t.idOf(i / 3, i);
+    t.clear();
+    for (let i = 0; i < 10; i++) expect(t.idOf(i + 0.25, i)).toBe(i);
+    t.clear();
+    expect(t.size).toBe(0);
+    for (let i = 0; i < 3000; i++) expect(t.idOf(-i - 0.5, i)).toBe(i);
+    for (let i = 0; i < 3000; i++) expect(t.idOf(-i - 0.5, -1)).toBe(i);
+    expect(t.idOf(0.25, 7)).toBe(7);
+  });
 });
 
 describe('DistinctValues', () => {
