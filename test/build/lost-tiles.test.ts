@@ -1,6 +1,5 @@
 // finalize's check of the tiles shards wrote: counted per zoom, and the units short of tiles named with their shards.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { refuseLostTiles } from '../../src/build/output.js';
@@ -8,13 +7,14 @@ import type { UnitMarker } from '../../src/build/unit-log.js';
 import { WorkStateError } from '../../src/report/errors.js';
 import type { ZoomReport } from '../../src/report/types.js';
 import type { UnitPlan } from '../../src/stages/plan.js';
+import { tmpDir } from '../helpers/pyramid.js';
 
 const count = (tiles: number) => ({ tiles, bytes: tiles });
 const zoom = (pbf: number): ZoomReport => ({ tiles: pbf, bytes: pbf, json: count(0), pbf: count(pbf), features: 0, pointified: 0, thinned: 0 });
 
 /** Four level-0 units of cells at zoom 1 over two channels (dims c, z), each holding the 4 tiles of zoom 2 of its cell. */
 function pyramid(): { out: string; units: UnitPlan[]; markers: UnitMarker[] } {
-  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'mudm-lost-'));
+  const out = tmpDir('mudm-lost');
   const units: UnitPlan[] = [];
   const markers: UnitMarker[] = [];
   for (const c of [0, 1]) {
