@@ -161,7 +161,7 @@ export function refuseLostTiles(out: string, byZoom: Record<string, ZoomReport>,
     const found = { json: 0, pbf: 0 };
     for (const n of names) {
       const m = TILE_NAME.exec(n);
-      if (m) found[m[1] as 'json' | 'pbf']++;
+      if (m) found[m[2] as 'json' | 'pbf']++;
     }
     for (const f of ['json', 'pbf'] as const) {
       if (found[f] >= r[f].tiles) continue;
@@ -170,8 +170,8 @@ export function refuseLostTiles(out: string, byZoom: Record<string, ZoomReport>,
   }
 }
 
-/** A tile's file name at the end of a path under a zoom's folder: `…/Y.json` or `…/Y.pbf`. */
-const TILE_NAME = /(?:^|[\\/])\d+\.(json|pbf)$/;
+/** A tile's file name at the end of a path under a zoom's folder: `…/Y.json` or `…/Y.pbf` (y, then the format). */
+const TILE_NAME = /(?:^|[\\/])(\d+)\.(json|pbf)$/;
 
 /** What `refuseLostTiles` needs to say whose tiles are missing: the plan's level-0 units in shard order, and their markers. */
 export interface LostTilesPlan { dims: BuildPlan['dims']; units: readonly UnitPlan[]; shards: number; markers: readonly UnitMarker[] }
@@ -191,8 +191,8 @@ function shortUnits(plan: LostTilesPlan, z: number, f: 'json' | 'pbf', names: re
     byCell.set(cz, (m = new Map()));
     const shift = 2 ** (z - cz);
     for (const n of names) {
+      const file = TILE_NAME.exec(n);
       const parts = n.split(/[\\/]/);
-      const file = /^(\d+)\.(json|pbf)$/.exec(parts[parts.length - 1]);
       if (file === null || file[2] !== f || parts.length !== plan.dims.length + 2) continue;
       const x = Number(parts[parts.length - 2]), y = Number(file[1]);
       const key = `${parts.slice(0, -2).join('/')}|${Math.floor(x / shift)}|${Math.floor(y / shift)}`;

@@ -8,7 +8,7 @@ import type { Multiscale } from '../model/multiscale.js';
 import type { Vocabularies } from '../model/vocabulary.js';
 import { DiskWorkDir, MemoryWorkDir, type ProcessProbe, type WorkDir } from '../io/workdir.js';
 import { archiveWorkDir } from '../archive/archive-names.js';
-import { flagName, isArchiveFile, type BuildConfig, type Options } from '../options.js';
+import { flagName, isArchiveFile, type BuildConfig, type Options, type TileCompression } from '../options.js';
 import { UsageError, WorkStateError } from '../report/errors.js';
 import type { LayerStats } from '../stages/assign.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
@@ -67,7 +67,7 @@ export interface PlanFile {
   /** Tiles into PMTiles archives (`-o FILE.pmtiles`, or `--archive pmtiles`): shards and finalize write them so too. */
   archive?: 'file' | 'planes';
   /** `--tile-compression` when not `auto`: shards and finalize store tiles so too. */
-  tileCompression?: 'none' | 'gzip';
+  tileCompression?: Exclude<TileCompression, 'auto'>;
   /** This plan and no other (random, made once): what a shard's marker names, so a shard of another plan shows. */
   id?: string;
   /** Written by `plan` (for shards, even one), not by a `build`. */
