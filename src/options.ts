@@ -56,7 +56,7 @@ export const OPTIONS = {
   tmpDir: { type: 'string', arg: 'DIR', help: 'where spilled work units go (default: OUT/.mudm-work)', commands: BUILDING },
   tileBudget: { type: 'bytes', arg: 'BYTES', default: 500 * 1024, help: 'largest PBF tile below the finest zoom (JSON without PBF); each zoom is thinned uniformly to fit its densest tile', helpFor: { verify: 'the largest PBF tile (JSON without PBF) below the finest zoom that passes' }, commands: [...BUILDING, 'verify'] },
   lod: { type: 'string', default: 'auto', choices: ['auto', 'none'], help: 'coarse-zoom policy: auto (sub-pixel features become points, byte budget) or none', commands: BUILDING },
-  unitSize: { type: 'integer', arg: 'PX', default: 2048, help: 'side in pixels of the spatial cell of a work unit (a power of two)', commands: BUILDING },
+  unitSize: { type: 'integer', arg: 'PX', default: 2048, help: 'side in pixels of the spatial cells records are stored by, and of a work unit (twice it on a light whole slide, less on dense data); a power of two', commands: BUILDING },
   shards: { type: 'integer', arg: 'N', default: 1, help: 'number of shards the work units are spread over', commands: ['plan'] },
   shard: { type: 'integer', arg: 'I', help: 'shard to build (default: $JOB_COMPLETION_INDEX)', commands: ['build-shard'] },
   resume: { type: 'boolean', default: false, help: 'continue an interrupted build, skipping finished work units', commands: ['build'] },

@@ -6,7 +6,7 @@ import pLimit from 'p-limit';
 import type { TileFormat, WriteOptions } from '../io/sink.js';
 import { describeFsError } from '../report/errors.js';
 import { SpillingStore, type UnitSource } from '../stages/partition.js';
-import { planUpperUnits, type BuildPlan, type UnitPlan } from '../stages/plan.js';
+import { beyondStored, planUpperUnits, type BuildPlan, type UnitPlan } from '../stages/plan.js';
 import type { TileSpec } from '../stages/tile/spec.js';
 import { raiseThresholds } from '../stages/thinning.js';
 import { compareUnitKeys } from '../stages/unit-key.js';
@@ -118,7 +118,7 @@ class LevelRun {
   private readonly writeTo: string | undefined;
   /** Formats whose tiles the workers gzip, as the sink stores them (when tile bytes come back). */
   private readonly gzip: TileFormat[] | undefined;
-  /** Level-0 units smaller than the stored cells they read keep only their part of them. */
+  /** Level-0 units smaller than the stored cells they read, or reading those around them, keep only their part of them. */
   private readonly part: boolean;
   private readonly limit = pLimit(16);
   /** The finest level where a unit found a tile over the budget: nothing coarser is started, the run ends there. */
@@ -137,7 +137,8 @@ class LevelRun {
     this.received = Array.from({ length: levels }, () => new Set<string>());
     this.ready = Array.from({ length: levels }, () => []);
     this.markers = Array.from({ length: levels }, () => new Map());
-    this.part = tileSize(this.plan.world.side, this.plan.levels[0].zoom) < Math.min(this.plan.cellSize, this.plan.world.side);
+    const { side } = this.plan.world, zoom0 = this.plan.levels[0].zoom;
+    this.part = tileSize(side, zoom0) < Math.min(this.plan.cellSize, side) || beyondStored(side, zoom0, this.plan.cellSize);
     const zooms = Array.from({ length: this.plan.maxZoom - this.plan.minZoom + 1 }, (_, i) => this.plan.minZoom + i);
     this.writeTo = ctx.sink.directTiles?.(zooms);
     this.gzip = this.writeTo === undefined ? ctx.sink.gzips?.() : undefined;

@@ -6,7 +6,7 @@ import type { BuildConfig } from '../options.js';
 import type { LayerStats } from './assign.js';
 import { tilePrefix } from './encode-json.js';
 import { planThresholds, tileOverhead, type TileSketch } from './thinning.js';
-import { comparePlanes, defaultMaxZoom, MAX_WORLD_SIDE, planeKey, tileSize, worldSide, type Dim, type Plane, type World } from '../tiling/space.js';
+import { BUFFER, comparePlanes, defaultMaxZoom, EXTENT, MAX_WORLD_SIDE, planeKey, tileSize, worldSide, type Dim, type Plane, type World } from '../tiling/space.js';
 
 /**
  * The most zooms the first level above level 0 tiles (see FIRST_UPPER_BYTES); each level above it tiles one. That
@@ -111,13 +111,14 @@ export function findOutliers(extent: readonly number[], side: number): Outliers 
 }
 
 /**
- * Cell zooms of the levels, finest first. `finer` zooms more for level 0 split dense data into smaller units (see
- * `planBuild`); `firstUpper` zooms for the level above it (see firstUpperZooms).
+ * Cell zooms of the levels, finest first. `finer` zooms more for level 0 split dense data into smaller units, or
+ * fewer (negative) gather light ones into larger units (see `planBuild`); `firstUpper` zooms for the level above it
+ * (see firstUpperZooms).
  */
 export function planLevels(side: number, minZoom: number, maxZoom: number, cellSize: number, finer = 0, firstUpper = 1): Level[] {
   // Level-0 cells are about cellSize pixels whatever the zoom range: cells of the minimum zoom, when it is finer, would
   // each read a whole stored pixel cell for a fraction of it (16 times over at two zooms finer: 4x the build time).
-  const k0 = Math.min(maxZoom, Math.max(0, Math.round(Math.log2(side / cellSize))) + finer);
+  const k0 = Math.min(maxZoom, Math.max(0, Math.round(Math.log2(side / cellSize)) + finer));
   const levels: Level[] = [{ zoom: k0, topZoom: maxZoom }];
   while (levels[levels.length - 1].zoom > minZoom) {
     const above = levels[levels.length - 1].zoom;
@@ -127,15 +128,29 @@ export function planLevels(side: number, minZoom: number, maxZoom: number, cellS
   return levels;
 }
 
-/** Level-0 units: cells at the level's zoom, each reading the pixel cells (of side cellSize) that overlap it. */
+/**
+ * Whether level-0 cells of zoom `zoom` are wider than the stored cells' records reach: the reading pass stores a
+ * feature in every cell its box comes within the tile buffer of a cell COARSER_MAX zooms coarser (parse.ts). Cells
+ * wider still (a --max-zoom coarser than the stored cells) also read the stored cells around them, and keep what
+ * meets their buffer.
+ */
+export function beyondStored(side: number, zoom: number, cellSize: number): boolean {
+  return tileSize(side, zoom) > cellSize * 2 ** COARSER_MAX;
+}
+
+/**
+ * Level-0 units: cells at the level's zoom, each reading the pixel cells (of side cellSize) that overlap it, and those
+ * within its tile buffer when its cells are `beyondStored`.
+ */
 export function planBaseUnits(storeKeys: string[], side: number, level: Level, cellSize: number): UnitPlan[] {
   const ts = tileSize(side, level.zoom);
   const n = 2 ** level.zoom;
+  const reach = beyondStored(side, level.zoom, cellSize) ? (ts * (BUFFER + 1)) / EXTENT : 0;
   const units = new Map<string, UnitPlan>();
   for (const k of storeKeys) {
     const { plane, x, y } = parseUnitKey(k);
-    const ux0 = Math.floor((x * cellSize) / ts), uy0 = Math.floor((y * cellSize) / ts);
-    const ux1 = Math.ceil(((x + 1) * cellSize) / ts) - 1, uy1 = Math.ceil(((y + 1) * cellSize) / ts) - 1;
+    const ux0 = Math.max(0, Math.floor((x * cellSize - reach) / ts)), uy0 = Math.max(0, Math.floor((y * cellSize - reach) / ts));
+    const ux1 = Math.ceil(((x + 1) * cellSize + reach) / ts) - 1, uy1 = Math.ceil(((y + 1) * cellSize + reach) / ts) - 1;
     for (let uy = uy0; uy <= Math.min(uy1, n - 1); uy++) {
       for (let ux = ux0; ux <= Math.min(ux1, n - 1); ux++) {
         const key = unitKey(plane, ux, uy);
@@ -210,6 +225,19 @@ export interface PlanSources {
 export const UNIT_BYTES = 16 << 20;
 
 /**
+ * Level-0 cells are made coarser, up to COARSER_MAX zooms, while the heaviest unit of the coarser cells would hold at
+ * most this many bytes of records. A unit of a whole slide's 2,048-px cell holds about 40 KB: its fixed costs (a
+ * tiling call, a reduction for the level above, a marker, its share of a message) then weigh as much as its tiling,
+ * and level 0 tiles one zoom fewer from each load of its records. At 100k cells (0.27 MiB at most in a 4,096-px unit)
+ * the archive build took ×0.978 the wall time (6 alternating pairs), at 1M cells 57.1 s against 69.5 s; the dense
+ * slide's 2,048-px cells hold 4.9 MiB and stay (gathered, 16 units for the whole slide were ×1.11-1.26 slower).
+ */
+export const COARSER_BYTES = UNIT_BYTES / 32;
+export const COARSER_MAX = 1;
+/** Cells are gathered only where level 0 has this many units: a few hundred light units cost little, and keep both workers busy. */
+export const COARSER_MIN_UNITS = 1024;
+
+/**
  * The most records (estimated) a cell of the first level above level 0 may cover; fewer zooms are taken above it. Its
  * units hold their decoded features and the tiles of all their zooms at once. At 100k cells a cell of zoom 3 covers
  * 3.5 MiB (PBF) to 5 MiB (JSON + PBF) and one of zoom 2 11.5 to 16 MiB: four zooms from zoom-2 cells raised the peak
@@ -220,7 +248,8 @@ export const FIRST_UPPER_BYTES = UNIT_BYTES / 2;
 /**
  * The plan of a build and its level-0 units, from the config, what was read, and the keys of the stored records
  * with their bytes. Level 0 is split into finer units (down to the finest zoom) while its heaviest unit holds more
- * than UNIT_BYTES: a few huge features (1 MB ids) in one cell must not be tiled all at once.
+ * than UNIT_BYTES: a few huge features (1 MB ids) in one cell must not be tiled all at once. Where its units are light
+ * (a whole slide's cells), they are made coarser instead (COARSER_BYTES).
  */
 export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: string[], bytesOf: (key: string) => number = () => 0): { plan: BuildPlan; units: UnitPlan[] } {
   const o = config.options;
@@ -230,11 +259,19 @@ export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: st
   const bytes = (u: UnitPlan) => unitBytes(u, world.side, o.unitSize, bytesOf);
   let finer = 0;
   let units = planBaseUnits(storeKeys, world.side, baseLevel(finer), o.unitSize);
-  const heaviest = units.reduce((m, u) => Math.max(m, bytes(u)), 0);
+  const heaviestOf = (us: UnitPlan[]) => us.reduce((m, u) => Math.max(m, bytes(u)), 0);
+  const heaviest = heaviestOf(units);
   if (heaviest > UNIT_BYTES && baseLevel(finer).zoom < maxZoom) {
     // Each zoom finer quarters a unit.
     finer = Math.ceil(Math.log2(heaviest / UNIT_BYTES) / 2);
     units = planBaseUnits(storeKeys, world.side, baseLevel(finer), o.unitSize);
+  } else if (units.length >= COARSER_MIN_UNITS) {
+    while (finer > -COARSER_MAX && baseLevel(finer - 1).zoom < baseLevel(finer).zoom) {
+      const coarser = planBaseUnits(storeKeys, world.side, baseLevel(finer - 1), o.unitSize);
+      if (heaviestOf(coarser) > COARSER_BYTES) break;
+      finer--;
+      units = coarser;
+    }
   }
   const levels = planLevels(world.side, minZoom, maxZoom, o.unitSize, finer, firstUpperZooms(units, bytes));
   const planes = new Map<string, Plane>();

@@ -25,7 +25,8 @@ export interface TileTask {
   /** Cell zoom of the next level, when there is one: the unit's own features are reduced for the zoom below its cells. */
   next?: { zoom: number };
   /**
-   * The unit's cell is smaller than the stored cells it reads (dense data split into finer units): it keeps only the
+   * The unit's cell is smaller than the stored cells it reads (dense data split into finer units), or it reads the
+   * stored cells around it too (its tiles' buffer is wider than the records reach: `beyondStored`): it keeps only the
    * records whose box meets its cell and buffer, reading files a slice at a time, and counts as its own the features
    * whose box centre lies in its cell (the rule records were routed by).
    */
@@ -134,10 +135,18 @@ function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Uint8Arr
   let sorted = true;
   const strings = new StringCache();
   const sources = task.part ? [{ chunks: partRecords(task) }] : task.sources;
+  // A unit of several stored cells (light cells gathered: see COARSER_BYTES) meets the copies of the features along
+  // the borders between them: each is decoded once, its copies only lend their home flag.
+  const first = sources.length > 1 ? new Map<number, number>() : undefined;
   for (const src of sources) {
     for (const bytes of 'chunks' in src ? src.chunks : [fs.readFileSync(src.path)]) {
       const r = new RecordReader(bytes, strings);
       while (r.next()) {
+        if (first !== undefined) {
+          const seen = first.get(r.seq);
+          if (seen !== undefined) { if (r.home) home[seen] = 1; continue; }
+          first.set(r.seq, features.length);
+        }
         const n = features.length;
         home = grown(home, n, 1);
         home[n] = r.home ? 1 : 0;

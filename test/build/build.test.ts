@@ -221,6 +221,25 @@ describe('buildPyramid', () => {
     expect([...fine.sink.files.keys()].filter((k) => /^[01]\/\d+\/\d+\.(json|pbf)$/.test(k))).toEqual(['0/0/0.json']);
   });
 
+  it('puts a feature in the buffer of every tile it reaches whatever --unit-size, also where --max-zoom is coarser than the stored cells', async () => {
+    // A 6-px square 6 px right of x = 1,024, the edge between the two zoom-1 tiles (1,024 px, a 16-px buffer): it
+    // belongs to tile 1/1/0 and to the buffer of tile 1/0/0. Records are stored in 256-px cells; a zoom-1 unit
+    // (1,024 px) is wider than their records reach. It used to miss the square in tile 1/0/0: the square's cell
+    // (1,024–1,280 px) belongs to the next unit, and stored it only for neighbours within 4 px.
+    const text = JSON.stringify({ type: 'FeatureCollection', features: [
+      { type: 'Feature', id: 1, properties: {}, geometry: { type: 'Polygon', coordinates: squareCoords(1030, 500, 6) } },
+      { type: 'Feature', id: 2, properties: {}, geometry: { type: 'Polygon', coordinates: squareCoords(300, 300, 6) } },
+    ] });
+    const ids = (s: MemorySink, tile: string) => decodePbf(s.files.get(tile) as Uint8Array, 2048, 1, Number(tile.split('/')[1]), 0).map((f) => Number(f.id));
+    for (const unitSize of [256, 512, 2048]) {
+      const { sink } = await build({ unitSize, maxZoom: 1, format: 'pbf', lod: 'none' }, text);
+      expect([unitSize, ids(sink, '1/0/0.pbf'), ids(sink, '1/1/0.pbf')]).toEqual([unitSize, [1, 2], [1]]);
+    }
+    const narrow = await build({ unitSize: 256, maxZoom: 1, format: 'pbf', lod: 'none' }, text);
+    const wide = await build({ unitSize: 2048, maxZoom: 1, format: 'pbf', lod: 'none' }, text);
+    expect(strip(narrow.sink)).toEqual(strip(wide.sink));
+  });
+
   it('gives the same bytes for a file and the same file on stdin', async () => {
     const dir = tmpDir('mudm-stdin');
     const file = path.join(dir, 'cells.json');

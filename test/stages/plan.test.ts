@@ -1,6 +1,9 @@
 // The plan stage: the world and zoom range, the levels, and the work units each level tiles.
 import { describe, expect, it } from 'vitest';
-import { FIRST_UPPER_BYTES, FIRST_UPPER_ZOOMS, firstUpperZooms, planBaseUnits, planBuild, planLevels, planUpperUnits, planWorld, sortPlanes, UNIT_BYTES } from '../../src/stages/plan.js';
+import {
+  beyondStored, COARSER_BYTES, COARSER_MIN_UNITS, FIRST_UPPER_BYTES, FIRST_UPPER_ZOOMS, firstUpperZooms, planBaseUnits, planBuild, planLevels, planUpperUnits, planWorld, sortPlanes,
+  UNIT_BYTES,
+} from '../../src/stages/plan.js';
 import { resolveBuildConfig } from '../../src/options.js';
 
 describe('planWorld', () => {
@@ -154,3 +157,40 @@ describe('firstUpperZooms', () => {
     ]);
   });
 });
+
+describe('level-0 cells for light and for heavy stored cells', () => {
+  // A 100,000-px slide of 2,048-px stored cells: 49 × 49 of them, more than COARSER_MIN_UNITS.
+  const keys = Array.from({ length: 49 * 49 }, (_, i) => `0/0/0/${i % 49}/${Math.floor(i / 49)}`);
+  const found = { bounds: [0, 0, 100000, 100000] as [number, number, number, number], dims: [], stats: { cells: {} }, collection: {} };
+  const config = resolveBuildConfig({ out: 'o', memoryBudget: 64 << 20 });
+
+  it('gathers light cells by 2 × 2 when level 0 has many units, so a unit reads the four stored cells it covers', () => {
+    expect(keys.length).toBeGreaterThanOrEqual(COARSER_MIN_UNITS);
+    // Four cells of 128 KiB make a unit of COARSER_BYTES: gathered.
+    const { plan, units } = planBuild(config, found, keys, () => COARSER_BYTES / 4);
+    expect(plan.levels[0]).toEqual({ zoom: 5, topZoom: 8 });
+    expect(units).toHaveLength(25 * 25);
+    expect(units[0]).toMatchObject({ key: '0/0/0/0/0', cell: { z: 5, x: 0, y: 0 }, sources: ['0/0/0/0/0', '0/0/0/1/0', '0/0/0/0/1', '0/0/0/1/1'] });
+    expect(beyondStored(plan.world.side, plan.levels[0].zoom, plan.cellSize)).toBe(false);
+  });
+
+  it('keeps cells apart when one gathered unit would be heavier than COARSER_BYTES, or level 0 has few units', () => {
+    const oneHeavy = (k: string) => (k === '0/0/0/7/7' ? COARSER_BYTES / 4 + 1 : COARSER_BYTES / 4);
+    expect(planBuild(config, found, keys, oneHeavy).plan.levels[0]).toEqual({ zoom: 6, topZoom: 8 });
+    expect(planBuild(config, found, keys.slice(0, COARSER_MIN_UNITS - 1), () => 1024).plan.levels[0]).toEqual({ zoom: 6, topZoom: 8 });
+  });
+
+  it('gives units wider than their stored cells reach the stored cells around them (a coarse --max-zoom)', () => {
+    // 256-px stored cells, units of zoom 1 in a 2,048-px world (1,024-px tiles, a 16-px buffer).
+    const stored = ['0/0/0/3/0', '0/0/0/4/0', '0/0/0/7/0'];
+    expect(beyondStored(2048, 1, 256)).toBe(true);
+    expect(beyondStored(2048, 2, 256)).toBe(false);
+    const units = planBaseUnits(stored, 2048, { zoom: 1, topZoom: 1 }, 256);
+    // Cell 4 (1,024–1,280 px) lies within the buffer of unit 0 (0–1,024 px); cell 3 within that of unit 1; 7 is far.
+    expect(units.map((u) => [u.key, u.sources])).toEqual([
+      ['0/0/0/0/0', ['0/0/0/3/0', '0/0/0/4/0']],
+      ['0/0/0/1/0', ['0/0/0/3/0', '0/0/0/4/0', '0/0/0/7/0']],
+    ]);
+  });
+});
+

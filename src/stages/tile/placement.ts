@@ -88,7 +88,15 @@ export function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: Zoo
   const r: Rect = { minX: 0, minY: 0, maxX: 0, maxY: 0 };
   // Box of the feature at this zoom, in zoom-global tile units.
   const box = new Float64Array(4);
+  // The cell and its buffer, one tile unit wider for rounding, in pixels: a feature whose box lies beyond it (one of a
+  // neighbour cell, stored here too as it reaches this cell at a coarser zoom's buffer) is not worked out here.
+  const ts = u * EXTENT, margin = (BUFFER + 1) * u;
+  const px0 = cx0 * ts - margin, py0 = cy0 * ts - margin, px1 = (cx1 + 1) * ts + margin, py1 = (cy1 + 1) * ts + margin;
   for (const p of prepared) {
+    if (spec.cell) {
+      const l = lodFor(p);
+      if (l !== null && (l[2] < px0 || l[0] > px1 || l[3] < py0 || l[1] > py1)) continue;
+    }
     let at: TileGeometry | null = null;
     let pointified = false;
     if (lod && p.pointable && subPixel(p, zc)) {
