@@ -228,9 +228,10 @@ export const UNIT_BYTES = 16 << 20;
  * Level-0 cells are made coarser, up to COARSER_MAX zooms, while the heaviest unit of the coarser cells would hold at
  * most this many bytes of records. A unit of a whole slide's 2,048-px cell holds about 40 KB: its fixed costs (a
  * tiling call, a reduction for the level above, a marker, its share of a message) then weigh as much as its tiling,
- * and level 0 tiles one zoom fewer from each load of its records. At 100k cells (0.27 MiB at most in a 4,096-px unit)
- * the archive build took ×0.978 the wall time (6 alternating pairs), at 1M cells 57.1 s against 69.5 s; the dense
- * slide's 2,048-px cells hold 4.9 MiB and stay (gathered, 16 units for the whole slide were ×1.11-1.26 slower).
+ * and level 0 tiles one zoom more from each load of its records. At 100k cells (0.27 MiB at most in a 4,096-px unit)
+ * the archive build took ×0.977 the wall time (8 alternating pairs); at 1M cells three pairs gave ×0.82, ×0.97 and
+ * ×1.08 (a noisy machine), peaks 50 MiB lower. The dense slide's 2,048-px cells hold 4.9 MiB and stay (gathered, 16
+ * units for the whole slide were ×1.11-1.26 slower).
  */
 export const COARSER_BYTES = UNIT_BYTES / 32;
 export const COARSER_MAX = 1;
