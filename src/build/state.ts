@@ -22,8 +22,10 @@ const PLAN_FILE = 'plan.json';
 /**
  * The layout of plan.json and of the unit markers; a work directory of another version is refused, never misread.
  * 6: `tileCompression`, which a step of version 5 would ignore (a shard storing tiles otherwise than the archive says).
+ * 7: stored records reach the buffer of a cell twice as wide, and level-0 units may be gathered or read the stored cells
+ * around them (a step of version 6 would miss features in tile buffers, or read neighbours' home flags as its own).
  */
-export const PLAN_VERSION = 6;
+export const PLAN_VERSION = 7;
 
 /** What the reading pass found: everything the plan, the descriptor and the report need. */
 export interface ReadSummary {

@@ -118,7 +118,8 @@ export function findOutliers(extent: readonly number[], side: number): Outliers 
 export function planLevels(side: number, minZoom: number, maxZoom: number, cellSize: number, finer = 0, firstUpper = 1): Level[] {
   // Level-0 cells are about cellSize pixels whatever the zoom range: cells of the minimum zoom, when it is finer, would
   // each read a whole stored pixel cell for a fraction of it (16 times over at two zooms finer: 4x the build time).
-  const k0 = Math.min(maxZoom, Math.max(0, Math.round(Math.log2(side / cellSize)) + finer));
+  // A world smaller than a cell starts at zoom 0 and may still be split finer; gathering never goes below zoom 0.
+  const k0 = Math.min(maxZoom, Math.max(0, Math.max(0, Math.round(Math.log2(side / cellSize))) + finer));
   const levels: Level[] = [{ zoom: k0, topZoom: maxZoom }];
   while (levels[levels.length - 1].zoom > minZoom) {
     const above = levels[levels.length - 1].zoom;

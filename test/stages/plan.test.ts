@@ -194,3 +194,12 @@ describe('level-0 cells for light and for heavy stored cells', () => {
   });
 });
 
+describe('planLevels with finer and coarser level-0 cells', () => {
+  it('splits dense data finer in a world smaller than a cell, and never gathers below zoom 0', () => {
+    expect(planLevels(1024, 0, 3, 2048, 1)).toEqual([{ zoom: 1, topZoom: 3 }, { zoom: 0, topZoom: 0 }]);
+    expect(planLevels(512, 0, 3, 2048, 2)[0]).toEqual({ zoom: 2, topZoom: 3 });
+    expect(planLevels(2048, 0, 3, 2048, -1)).toEqual([{ zoom: 0, topZoom: 3 }]);
+    expect(planLevels(131072, 0, 8, 2048, -1)[0]).toEqual({ zoom: 5, topZoom: 8 });
+  });
+});
+
