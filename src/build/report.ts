@@ -9,7 +9,7 @@ import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import { PRIORITY_RANGE } from '../stages/thinning.js';
 import type { TileTask } from '../stages/unit.js';
 import { parseUnitKey } from '../stages/unit-key.js';
-import { BUFFER, EXTENT, planeKey, tileSize } from '../tiling/space.js';
+import { planeKey, tilePad, tileSize } from '../tiling/space.js';
 import type { RunContext } from './context.js';
 import type { PlanFile, ReadSummary } from './state.js';
 import type { UnitMarker } from './unit-log.js';
@@ -83,7 +83,7 @@ export function sumMarkers(plan: BuildPlan, markers: UnitMarker[][]): MarkerTota
 export function planPreview(enabled: boolean, image: string | undefined, plan: BuildPlan): PlanFile['preview'] {
   if (!enabled) return { enabled: false };
   const grid = previewGrid(plan.world.width, plan.world.height, PREVIEW_MAX_SIDE, tileSize(plan.world.side, plan.levels[0].zoom));
-  const reach = (plan.cellSize * (BUFFER + 1)) / EXTENT;
+  const reach = tilePad(plan.cellSize);
   return { enabled, image, grid, pointRadius: Math.max(0, Math.min(2, Math.floor(reach / grid.pixel) - 1)) };
 }
 

@@ -10,11 +10,11 @@ import { jsonSyntaxError } from '../io/json-errors.js';
 import { IssueTally, type IssueCounts } from '../validate/tally.js';
 import type { Issue } from '../validate/issue.js';
 import { boxInside, Clipper, cutToRect, type Rect } from '../tiling/clip.js';
-import { BUFFER, EXTENT, MAX_WORLD_SIDE, sideExponent, type Dim, type Plane } from '../tiling/space.js';
+import { MAX_WORLD_SIDE, sideExponent, type Dim, type Plane } from '../tiling/space.js';
 import { assignPlane, layerOf, observeFeature, optionFieldValue, type LayerStats, type PlaneRule } from './assign.js';
 import { NUCLEUS_LAYER, NUCLEUS_SEQ, normaliseQuPath, nucleusOf } from './qupath.js';
 import { RecordRouter } from './partition.js';
-import { COARSER_MAX } from './plan.js';
+import { storedPad } from './plan.js';
 import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder } from './record.js';
 import { emptyBox, enclosesNoArea, flatFeatureOf, flatten, growBox, isPbfId, onlyMeshes, tagsOf, withGeometry } from '../tiling/flat.js';
@@ -119,9 +119,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
   const enc = new RecordEncoder(task.json);
   const dims = new Set<Dim>();
   const C = task.cellSize;
-  // One tile unit beyond the buffer: the tiler places features by their quantised bbox, which may reach that far. The
-  // buffer is that of the coarsest tiles level 0 may tile from these cells: the plan may gather them (COARSER_MAX).
-  const pad = (C * 2 ** COARSER_MAX * (BUFFER + 1)) / EXTENT;
+  const pad = storedPad(C);
   const skip = (why: string) => { res.skipped[why] = (res.skipped[why] ?? 0) + 1; };
   const bounds = emptyBox(new Float64Array(4));
   // Features are cut to the world (with room for the widest tile buffer, a zoom-0 tile's) before they are routed,

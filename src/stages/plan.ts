@@ -6,7 +6,7 @@ import type { BuildConfig } from '../options.js';
 import type { LayerStats } from './assign.js';
 import { tilePrefix } from './encode-json.js';
 import { planThresholds, tileOverhead, type TileSketch } from './thinning.js';
-import { BUFFER, comparePlanes, defaultMaxZoom, EXTENT, MAX_WORLD_SIDE, planeKey, tileSize, worldSide, type Dim, type Plane, type World } from '../tiling/space.js';
+import { comparePlanes, defaultMaxZoom, MAX_WORLD_SIDE, planeKey, tilePad, tileSize, worldSide, type Dim, type Plane, type World } from '../tiling/space.js';
 
 /**
  * The most zooms the first level above level 0 tiles (see FIRST_UPPER_BYTES); each level above it tiles one. That
@@ -130,13 +130,27 @@ export function planLevels(side: number, minZoom: number, maxZoom: number, cellS
 }
 
 /**
- * Whether level-0 cells of zoom `zoom` are wider than the stored cells' records reach: the reading pass stores a
- * feature in every cell its box comes within the tile buffer of a cell COARSER_MAX zooms coarser (parse.ts). Cells
- * wider still (a --max-zoom coarser than the stored cells) also read the stored cells around them, and keep what
- * meets their buffer.
+ * How far around a stored cell the reading pass stores a feature (parse.ts): the pad of a tile COARSER_MAX zooms
+ * coarser than the cell, so that gathered cells (see COARSER_BYTES) hold every feature their tiles' buffers reach.
+ */
+export function storedPad(cellSize: number): number {
+  return tilePad(cellSize * 2 ** COARSER_MAX);
+}
+
+/**
+ * Whether level-0 cells of zoom `zoom` reach beyond what their stored cells hold (a --max-zoom coarser than the stored
+ * cells): they then also read the stored cells around them, and keep what meets their buffer.
  */
 export function beyondStored(side: number, zoom: number, cellSize: number): boolean {
-  return tileSize(side, zoom) > cellSize * 2 ** COARSER_MAX;
+  return tilePad(tileSize(side, zoom)) > storedPad(cellSize);
+}
+
+/**
+ * Whether level-0 units of zoom `zoom` keep only their part of the stored cells they read (`TileTask.part`): units
+ * smaller than the stored cells (dense data split finer), or `beyondStored`.
+ */
+export function readsPart(side: number, zoom: number, cellSize: number): boolean {
+  return tileSize(side, zoom) < Math.min(cellSize, side) || beyondStored(side, zoom, cellSize);
 }
 
 /**
@@ -146,7 +160,7 @@ export function beyondStored(side: number, zoom: number, cellSize: number): bool
 export function planBaseUnits(storeKeys: string[], side: number, level: Level, cellSize: number): UnitPlan[] {
   const ts = tileSize(side, level.zoom);
   const n = 2 ** level.zoom;
-  const reach = beyondStored(side, level.zoom, cellSize) ? (ts * (BUFFER + 1)) / EXTENT : 0;
+  const reach = beyondStored(side, level.zoom, cellSize) ? tilePad(ts) : 0;
   const units = new Map<string, UnitPlan>();
   for (const k of storeKeys) {
     const { plane, x, y } = parseUnitKey(k);

@@ -1,6 +1,6 @@
 // Tile one work unit: read its records, tile and encode its zooms, and reduce its own features for the level above.
 import fs from 'node:fs';
-import { BUFFER, EXTENT, tilePath, tileSize, type Dim } from '../tiling/space.js';
+import { tilePad, tilePath, tileSize, type Dim } from '../tiling/space.js';
 import { lodOf, onlyMeshes, type FlatFeature } from '../tiling/flat.js';
 import { Simplifier } from '../tiling/simplify.js';
 import { tileFeatures, TilerScratch } from './tile/tiler.js';
@@ -102,7 +102,7 @@ const SLICE = 4 << 20;
 function partRecords(task: TileTask): Uint8Array[] {
   const { cell } = task.unit;
   const ts = tileSize(task.spec.side, cell.z);
-  const pad = (ts * (BUFFER + 1)) / EXTENT;
+  const pad = tilePad(ts);
   const rect = { minX: cell.x * ts - pad, minY: cell.y * ts - pad, maxX: (cell.x + 1) * ts + pad, maxY: (cell.y + 1) * ts + pad };
   const last = 2 ** cell.z - 1;
   const kept: Uint8Array[] = [];
@@ -235,8 +235,7 @@ function reduceForNext(features: FlatFeature[], home: Uint8Array, boxes: Boxes, 
   const { side } = task.spec;
   const reduceZoom = task.unit.cell.z - 1;
   const ts = tileSize(side, zoom);
-  // One tile unit beyond the buffer: the tiler places features by their quantised bbox, which may reach that far.
-  const pad = (ts * (BUFFER + 1)) / EXTENT;
+  const pad = tilePad(ts);
   const n = 2 ** zoom;
   const prefix = unitKeyPrefix(task.unit.plane);
   const enc = new RecordEncoder(task.spec.formats.json);

@@ -49,6 +49,14 @@ export function tileSize(side: number, z: number): number {
   return side / 2 ** z;
 }
 
+/**
+ * How far beyond a tile of side `ts` pixels a feature may lie and still be placed in it, in pixels: its buffer and one
+ * tile unit more (the tiler places features by their quantised box, which rounding may move that far).
+ */
+export function tilePad(ts: number): number {
+  return (ts * (BUFFER + 1)) / EXTENT;
+}
+
 /** Inclusive range of tiles at zoom z whose buffered area meets the pixel box; null when it lies outside the world. */
 export function tileRange(
   side: number, z: number, minX: number, minY: number, maxX: number, maxY: number, bufferPixels = 0,

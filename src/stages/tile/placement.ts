@@ -1,5 +1,5 @@
 // Placement: each feature of a zoom on the zoom's grid (or as its centroid when sub-pixel), in every tile it reaches.
-import { BUFFER, EXTENT, tileRange } from '../../tiling/space.js';
+import { BUFFER, EXTENT, tilePad, tileRange } from '../../tiling/space.js';
 import { boxInside, type Rect } from '../../tiling/clip.js';
 import { hasExtent, hasMesh, lodOf, tagsOf, type FlatFeature, type TileGeometry } from '../../tiling/flat.js';
 import { centroidPoint, type Quantiser } from '../../tiling/quantise.js';
@@ -90,7 +90,7 @@ export function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: Zoo
   const box = new Float64Array(4);
   // The cell and its buffer, one tile unit wider for rounding, in pixels: a feature whose box lies beyond it (one of a
   // neighbour cell, stored here too as it reaches this cell at a coarser zoom's buffer) is not worked out here.
-  const ts = u * EXTENT, margin = (BUFFER + 1) * u;
+  const ts = u * EXTENT, margin = tilePad(ts);
   const px0 = cx0 * ts - margin, py0 = cy0 * ts - margin, px1 = (cx1 + 1) * ts + margin, py1 = (cy1 + 1) * ts + margin;
   for (const p of prepared) {
     if (spec.cell) {
