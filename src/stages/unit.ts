@@ -201,11 +201,13 @@ export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = 
   const boxes = boxesOf(features);
   const zooms: ZoomContext[] = [];
   for (let z = spec.minZoom; z <= spec.maxZoom; z++) zooms.push(zoomContext(spec, z));
+  const collapse = spec.lod === 'none' ? new Simplifier() : undefined;
   features.forEach((f, i) => {
     if (home[i] === 0) return;
     // Counted once, by the feature's home unit: its tiles' own counts would count it once per tile.
     if (spec.formats.json && spec.formats.pbf && onlyMeshes(f.geom)) res.notInPbf++;
-    for (const zc of zooms) if (drawnAt(f, i, boxes, spec, zc)) res.kept[zc.z][f.layer]++;
+    const from = collapse ? collapsesFrom(f, spec, zooms, collapse) : -1;
+    for (let k = from + 1; k < zooms.length; k++) if (drawnAt(f, i, boxes, spec, zooms[k])) res.kept[zooms[k].z][f.layer]++;
   });
   for (const t of tiles) {
     for (let l = 0; l < layers; l++) res.pointified[t.z][l] += t.stats.pointified[l] ?? 0;
@@ -222,6 +224,21 @@ export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = 
     res.preview = { area: task.preview.area, rgba: painter.rgba };
   }
   return res;
+}
+
+/**
+ * With --lod none, the index in `zooms` (coarsest first) of the finest zoom where nothing of the feature is left after
+ * simplification (`reduceForZoom`), -1 when that is none: it is drawn at no zoom from there to the coarsest
+ * (simplification nests), and a level above never receives it. Counting it as drawn within this unit's zooms made
+ * kept fractions and thinned counts depend on where levels begin (on --unit-size).
+ */
+function collapsesFrom(f: FlatFeature, spec: TileSpec, zooms: readonly ZoomContext[], s: Simplifier): number {
+  const gone = (zc: ZoomContext) => zc.coarse && reduceForZoom(f, spec, zc.z, s) === null;
+  // Most features survive the coarsest zoom, and then every finer one.
+  if (zooms.length === 0 || !gone(zooms[0])) return -1;
+  let k = zooms.length - 1;
+  while (k > 0 && !gone(zooms[k])) k--;
+  return k;
 }
 
 /**

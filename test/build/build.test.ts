@@ -240,6 +240,29 @@ describe('buildPyramid', () => {
     expect(strip(narrow.sink)).toEqual(strip(wide.sink));
   });
 
+  it('with --lod none, counts features that collapse as not drawn, the same whatever --unit-size', async () => {
+    // Round cells of 0.2-3.5 px across: each collapses (nothing left after simplification) below some zoom. With
+    // 256-px units the zooms coarser than 3 are tiled by another level, which receives only what did not collapse at
+    // zoom 2; one 2,048-px unit tiles every zoom itself. The descriptor's kept_fraction and the report's counts used
+    // to count a collapsed feature as drawn within a level and as thinned beyond it.
+    const features: object[] = [];
+    for (let i = 0; i < 240; i++) {
+      const r = 0.1 + (i % 12) * 0.15;
+      features.push({ type: 'Feature', id: i + 1, properties: { r }, geometry: { type: 'Polygon', coordinates: [circleRing(40 + (i % 20) * 100, 40 + Math.floor(i / 20) * 160, r, 12)] } });
+    }
+    const text = JSON.stringify({ type: 'FeatureCollection', features });
+    const counts = (r: { tiles: { byZoom: Record<string, { thinned: number }> } }) => Object.entries(r.tiles.byZoom).map(([z, v]) => [z, v.thinned]);
+    const narrow = await build({ unitSize: 256, maxZoom: 5, lod: 'none' }, text);
+    const wide = await build({ unitSize: 2048, maxZoom: 5, lod: 'none' }, text);
+    expect(narrow.report.units.levels).toBeGreaterThan(wide.report.units.levels);
+    const kept = (json(narrow.sink, 'tileset.json').vector_layers as Array<{ kept_fraction?: Record<string, number> }>)[0].kept_fraction ?? {};
+    // Collapsed cells are not drawn: the coarse zooms draw fewer than all, the coarser the fewer.
+    expect(Object.keys(kept).length).toBeGreaterThan(1);
+    expect(kept['0']).toBeLessThan(kept['2']);
+    expect(counts(narrow.report)).toEqual(counts(wide.report));
+    expect(strip(narrow.sink)).toEqual(strip(wide.sink));
+  });
+
   it('gives the same bytes for a file and the same file on stdin', async () => {
     const dir = tmpDir('mudm-stdin');
     const file = path.join(dir, 'cells.json');
