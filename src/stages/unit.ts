@@ -234,11 +234,15 @@ export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = 
  */
 function collapsesFrom(f: FlatFeature, spec: TileSpec, zooms: readonly ZoomContext[], s: Simplifier): number {
   const gone = (zc: ZoomContext) => zc.coarse && reduceForZoom(f, spec, zc.z, s) === null;
-  // Most features survive the coarsest zoom, and then every finer one.
+  // Most features survive the coarsest zoom, and then every finer one; the others collapse from some zoom to the
+  // coarsest, a boundary found by halving.
   if (zooms.length === 0 || !gone(zooms[0])) return -1;
-  let k = zooms.length - 1;
-  while (k > 0 && !gone(zooms[k])) k--;
-  return k;
+  let lo = 0, hi = zooms.length;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (gone(zooms[mid])) lo = mid; else hi = mid;
+  }
+  return lo;
 }
 
 /**
