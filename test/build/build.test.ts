@@ -259,6 +259,15 @@ describe('buildPyramid', () => {
     // Collapsed cells are not drawn: the coarse zooms draw fewer than all, the coarser the fewer.
     expect(Object.keys(kept).length).toBeGreaterThan(1);
     expect(kept['0']).toBeLessThan(kept['2']);
+    // The share counted is the share the zoom's tiles hold (JSON tiles: zoom 0's is the overview descriptor).
+    for (const z of [1, 2]) {
+      const ids = new Set<number>();
+      for (const [p] of narrow.sink.files) {
+        if (!p.startsWith(`${z}/`) || !p.endsWith('.json')) continue;
+        for (const f of (json(narrow.sink, p).features as Array<{ id: number }>)) ids.add(f.id);
+      }
+      expect([z, ids.size]).toEqual([z, Math.round((kept[String(z)] ?? 1) * features.length)]);
+    }
     expect(counts(narrow.report)).toEqual(counts(wide.report));
     expect(strip(narrow.sink)).toEqual(strip(wide.sink));
   });
