@@ -3,7 +3,7 @@
 // and typed once (`resolveBuildConfig`); the stages read that config, never option text.
 import os from 'node:os';
 import { UsageError } from './report/errors.js';
-import { MAX_WORLD_SIDE, type Dim, type Plane } from './tiling/space.js';
+import { MAX_WORLD_SIDE, MAX_ZOOM, type Dim, type Plane } from './tiling/space.js';
 
 export type OptionType = 'boolean' | 'string' | 'integer' | 'bytes' | 'list';
 
@@ -137,9 +137,6 @@ export interface BuildConfig {
 
 /** `--tile-compression`: `auto` stores PBF tiles as encoded and gzips JSON tiles (README *Archives* has the measurements). */
 export type TileCompression = 'auto' | 'none' | 'gzip';
-
-/** The finest zoom a pyramid may have: tile coordinates stay exact integers well beyond it. */
-export const MAX_ZOOM = 30;
 
 /**
  * Checks and types the options of a build. `header` is the size read from the `--image` header, when the caller read

@@ -1,6 +1,7 @@
 // Option resolution: defaults, the typed build config, every range check and text parser, with message and exit code.
 import { describe, expect, it } from 'vitest';
-import { MAX_ZOOM, parseFormats, parseImageSize, parsePlane, parsePlaneFields, resolveBuildConfig, resolveOptions, type Options } from '../src/options.js';
+import { parseFormats, parseImageSize, parsePlane, parsePlaneFields, resolveBuildConfig, resolveOptions, type Options } from '../src/options.js';
+import { MAX_ZOOM } from '../src/tiling/space.js';
 import { EXIT_USAGE, UsageError } from '../src/report/errors.js';
 import { refusal as refuse } from './helpers/errors.js';
 

@@ -24,8 +24,8 @@ const PLAN_FILE = 'plan.json';
  * 6: `tileCompression`, which a step of version 5 would ignore (a shard storing tiles otherwise than the archive says).
  * 7: stored records reach the buffer of a cell twice as wide, and level-0 units may be gathered or read the stored cells
  * around them (a step of version 6 would miss features in tile buffers, or read neighbours' home flags as its own).
- * 8: with --lod none, a marker's kept counts leave out features that collapse (a step of version 7 counts them within
- * its level, and the descriptor's kept fractions would mix both).
+ * 8: with --lod none, a marker's kept counts leave out the features its tiles have nothing of at a zoom (a step of
+ * version 7 counts them within its level, and the descriptor's kept fractions would mix both).
  */
 export const PLAN_VERSION = 8;
 

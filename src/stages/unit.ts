@@ -187,7 +187,9 @@ function drawnAt(f: FlatFeature, i: number, boxes: Boxes, spec: TileSpec, zc: Zo
 export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = new TilerScratch()): UnitResult {
   const { unit, spec } = task;
   const { features, home } = loadFeatures(task);
-  const tiles = tileFeatures(features, spec, scratch);
+  // With --lod none a feature of which nothing is left on a zoom's grid is not drawn there: the tiler says where.
+  const placed = spec.lod === 'none' ? new Uint32Array(features.length) : undefined;
+  const tiles = tileFeatures(features, spec, scratch, placed);
   const layers = spec.layers.length;
   const res: UnitResult = {
     key: unit.key, tiles: [], next: [], features: features.length,
@@ -201,13 +203,15 @@ export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = 
   const boxes = boxesOf(features);
   const zooms: ZoomContext[] = [];
   for (let z = spec.minZoom; z <= spec.maxZoom; z++) zooms.push(zoomContext(spec, z));
-  const collapse = spec.lod === 'none' ? new Simplifier() : undefined;
   features.forEach((f, i) => {
     if (home[i] === 0) return;
-    // Counted once, by the feature's home unit: its tiles' own counts would count it once per tile.
+    // Counted once, by the feature's home unit: its tiles' own counts would count it once per tile. A home feature
+    // lies in the unit's cell, so the tiler looked at it at every zoom.
     if (spec.formats.json && spec.formats.pbf && onlyMeshes(f.geom)) res.notInPbf++;
-    const from = collapse ? collapsesFrom(f, spec, zooms, collapse) : -1;
-    for (let k = from + 1; k < zooms.length; k++) if (drawnAt(f, i, boxes, spec, zooms[k])) res.kept[zooms[k].z][f.layer]++;
+    for (const zc of zooms) {
+      if (placed !== undefined && (placed[i] & (1 << zc.z)) === 0) continue;
+      if (drawnAt(f, i, boxes, spec, zc)) res.kept[zc.z][f.layer]++;
+    }
   });
   for (const t of tiles) {
     for (let l = 0; l < layers; l++) res.pointified[t.z][l] += t.stats.pointified[l] ?? 0;
@@ -224,25 +228,6 @@ export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = 
     res.preview = { area: task.preview.area, rgba: painter.rgba };
   }
   return res;
-}
-
-/**
- * With --lod none, the index in `zooms` (coarsest first) of the finest zoom where nothing of the feature is left after
- * simplification (`reduceForZoom`), -1 when that is none: it is drawn at no zoom from there to the coarsest
- * (simplification nests), and a level above never receives it. Counting it as drawn within this unit's zooms made
- * kept fractions and thinned counts depend on where levels begin (on --unit-size).
- */
-function collapsesFrom(f: FlatFeature, spec: TileSpec, zooms: readonly ZoomContext[], s: Simplifier): number {
-  const gone = (zc: ZoomContext) => zc.coarse && reduceForZoom(f, spec, zc.z, s) === null;
-  // Most features survive the coarsest zoom, and then every finer one; the others collapse from some zoom to the
-  // coarsest, a boundary found by halving.
-  if (zooms.length === 0 || !gone(zooms[0])) return -1;
-  let lo = 0, hi = zooms.length;
-  while (hi - lo > 1) {
-    const mid = (lo + hi) >> 1;
-    if (gone(zooms[mid])) lo = mid; else hi = mid;
-  }
-  return lo;
 }
 
 /**

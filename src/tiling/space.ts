@@ -5,7 +5,7 @@ export const EXTENT = 4096;
 export const BUFFER = 64;
 /** The finest tile spans at most this many image pixels by default. */
 export const FINEST_TILE_PIXELS = 512;
-/** The finest zoom TileJSON allows. */
+/** The finest zoom TileJSON allows (and a pyramid may have: tile coordinates stay exact integers well beyond it). */
 export const MAX_ZOOM = 30;
 /**
  * Side of the largest world: the one whose tiles at MAX_ZOOM span FINEST_TILE_PIXELS (2^39 pixels). Features beyond

@@ -22,6 +22,10 @@ export interface Prepared {
   headStart: number;
   headEnd: number;
   attrs?: PbfAttributes;
+  /** Its index among the tiling call's input features. */
+  index: number;
+  /** Bit z set where the zoom placed it (something was left of it on the zoom's grid, or its centroid stood for it). */
+  placed: number;
 }
 
 /** A feature placed in a tile; `attrs` is the feature's PBF id and tags (shared, empty when PBF is off). */
@@ -32,12 +36,13 @@ export interface Bucket { x: number; y: number; entries: Entry[] }
 
 const NO_ATTRS: PbfAttributes = { id: 0, keys: [], values: [] };
 
-export function prepare(tf: FlatFeature): Prepared {
+export function prepare(tf: FlatFeature, index: number): Prepared {
   const g = tf.geom;
   const point = g.k === 'points' && g.type === 'Point';
   return {
     tf, flat: g, lod: tf.lod, reducedToPoint: point && tf.lod !== undefined,
     pointable: !(point && tf.lod === undefined) && !hasMesh(g), collapsible: hasExtent(g), headStart: 0, headEnd: 0, attrs: undefined,
+    index, placed: 0,
   };
 }
 
@@ -111,6 +116,7 @@ export function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: Zoo
       }
     }
     if (at === null) continue;
+    p.placed |= 1 << z;
     const attrs = spec.formats.pbf ? attrsOf(p, dict) : NO_ATTRS;
     const range = tileRange(spec.side, z, box[0] * u, box[1] * u, box[2] * u, box[3] * u, BUFFER * u);
     if (range === null) continue;

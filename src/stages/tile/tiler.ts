@@ -43,16 +43,19 @@ export class TilerScratch {
  * All tiles of the zoom range (inside the cell), sorted by z, x, y; tiles without features are omitted.
  * Output bytes depend only on the set of input features: they are ordered by (layer, seq) first. Below the finest
  * zoom (lod auto) a zoom draws only the features its threshold keeps (`spec.thresholds`), the same rule in every
- * tile, so a feature's fate at a zoom never depends on the tile or the cell.
+ * tile, so a feature's fate at a zoom never depends on the tile or the cell. `placed`, when given, receives per input
+ * feature the zooms (bit z) where something was left of it to place (a feature outside the unit's cell and buffer
+ * is not looked at).
  */
 export function tileFeatures(
-  features: ReadonlyArray<FlatFeature | TileFeature>, spec: TileSpec, scratch = new TilerScratch(),
+  features: ReadonlyArray<FlatFeature | TileFeature>, spec: TileSpec, scratch = new TilerScratch(), placed?: Uint32Array,
 ): TileResult[] {
   let candidates: Prepared[] = [];
-  for (const f of features) {
+  features.forEach((f, i) => {
     const x = 'feature' in f ? flatFeature(f) : f;
-    if (x !== null) candidates.push(prepare(x));
-  }
+    if (x !== null) candidates.push(prepare(x, i));
+  });
+  const all = candidates;
   candidates.sort((a, b) => a.tf.layer - b.tf.layer || a.tf.seq - b.tf.seq);
   const ec = encodeContext(spec, scratch.encode);
   const quantiser = scratch.quantiser;
@@ -66,5 +69,6 @@ export function tileFeatures(
     ec.json.setUnit(zc.unit);
     for (const b of placeZoom(candidates, spec, zc, ec.dict, quantiser)) results.push(encodeTile(b, zc, ec));
   }
+  if (placed) for (const p of all) placed[p.index] = p.placed;
   return results.sort((a, b) => a.z - b.z || a.x - b.x || a.y - b.y);
 }
