@@ -63,12 +63,14 @@ export function sumMarkers(plan: BuildPlan, markers: UnitMarker[][]): MarkerTota
     m.kept.forEach((row, z) => row?.forEach((v, l) => { kept[z][l] += v; }));
     if (m.largest && (!largest || m.largest.bytes > largest.bytes || (m.largest.bytes === largest.bytes && m.largest.path < largest.path))) largest = m.largest;
   }
-  // The finest zoom draws every feature: the layer's total.
+  // The finest zoom draws every feature: the layer's total. With --lod none, a line shorter than one unit of the
+  // finest grid that rounds to one position there may straddle a coarser zoom's rounding: drawn there, not finer.
+  // These are counts, so such a zoom reads as drawing everything, never more.
   const total = kept[plan.maxZoom];
   const thinned: number[][] = [], keptFraction: number[][] = [];
   for (let z = plan.minZoom; z <= plan.maxZoom; z++) {
-    thinned[z] = kept[z].map((k, l) => total[l] - k);
-    keptFraction[z] = kept[z].map((k, l) => (total[l] > 0 ? k / total[l] : 1));
+    thinned[z] = kept[z].map((k, l) => Math.max(0, total[l] - k));
+    keptFraction[z] = kept[z].map((k, l) => (total[l] > 0 ? Math.min(1, k / total[l]) : 1));
     byZoom[z].pointified = pointified[z].reduce((a, b) => a + b, 0);
     byZoom[z].thinned = thinned[z].reduce((a, b) => a + b, 0);
   }

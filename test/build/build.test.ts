@@ -282,6 +282,21 @@ describe('buildPyramid', () => {
     expect(strip(narrow.sink)).toEqual(strip(wide.sink));
   });
 
+  it('with --lod none, reads a zoom that draws a line its finer zoom rounds away as drawing everything, not more', async () => {
+    // World 2,048 px, finest zoom 3 (a grid unit of 1/16 px), zoom 2 (1/8 px): the line rounds to one position at
+    // zoom 3 (0.96 and 1.04 units) and to two at zoom 2 (0.48 and 0.52).
+    const text = JSON.stringify({ type: 'FeatureCollection', features: [
+      { type: 'Feature', id: 1, properties: {}, geometry: { type: 'LineString', coordinates: [[0.06, 100], [0.065, 100]] } },
+      { type: 'Feature', id: 2, properties: {}, geometry: { type: 'Polygon', coordinates: squareCoords(300, 300, 50) } },
+    ] });
+    const { sink, report } = await build({ maxZoom: 3, lod: 'none', format: 'json' }, text);
+    const ids = (tile: string) => (json(sink, tile).features as Array<{ id: number }>).map((f) => f.id);
+    expect([ids('2/0/0.json'), sink.files.has('3/0/0.json'), ids('3/1/1.json')]).toEqual([[1, 2], false, [2]]);
+    expect(Object.values(report.tiles.byZoom).map((z) => z.thinned)).toEqual([0, 0, 0, 0]);
+    const layer = (json(sink, 'tileset.json').vector_layers as Array<Record<string, unknown>>)[0];
+    expect([layer.kept_fraction, layer.complete_zooms]).toEqual([undefined, [1, 2, 3]]);
+  });
+
   it('gives the same bytes for a file and the same file on stdin', async () => {
     const dir = tmpDir('mudm-stdin');
     const file = path.join(dir, 'cells.json');
