@@ -297,6 +297,24 @@ describe('buildPyramid', () => {
     expect([layer.kept_fraction, layer.complete_zooms]).toEqual([undefined, [1, 2, 3]]);
   });
 
+  it('with --lod none, leaves out of the counts what lies past the world\'s edge though its box reaches a tile', async () => {
+    // Three features by the corner (0, 0) whose boxes reach the world and whose geometry does not (a MultiPoint, a
+    // line, a triangle), a square, and a 0.2-px triangle that collapses below the finest zoom: zoom 1 draws one of
+    // the two features the finest zoom draws.
+    const text = JSON.stringify({ type: 'FeatureCollection', features: [
+      { type: 'Feature', id: 1, properties: {}, geometry: { type: 'MultiPoint', coordinates: [[-50, 10], [10, -50]] } },
+      { type: 'Feature', id: 2, properties: {}, geometry: { type: 'LineString', coordinates: [[-50, 10], [10, -50]] } },
+      { type: 'Feature', id: 3, properties: {}, geometry: { type: 'Polygon', coordinates: [[[-50, 10], [-50, -50], [10, -50], [-50, 10]]] } },
+      { type: 'Feature', id: 4, properties: {}, geometry: { type: 'Polygon', coordinates: squareCoords(300, 300, 50) } },
+      { type: 'Feature', id: 5, properties: {}, geometry: { type: 'Polygon', coordinates: [[[900, 900], [900.2, 900], [900.2, 900.2], [900, 900]]] } },
+    ] });
+    const { sink } = await build({ maxZoom: 5, lod: 'none', format: 'json' }, text);
+    const drawnAt = (z: number) => new Set([...sink.files.keys()].filter((p) => p.startsWith(`${z}/`)).flatMap((p) => (json(sink, p).features as Array<{ id: number }>).map((f) => f.id)));
+    expect([[...drawnAt(5)].sort(), [...drawnAt(1)]]).toEqual([[4, 5], [4]]);
+    const layer = (json(sink, 'tileset.json').vector_layers as Array<Record<string, unknown>>)[0];
+    expect(layer.kept_fraction).toMatchObject({ 1: 0.5 });
+  });
+
   it('gives the same bytes for a file and the same file on stdin', async () => {
     const dir = tmpDir('mudm-stdin');
     const file = path.join(dir, 'cells.json');

@@ -91,6 +91,8 @@ export function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: Zoo
   const lod = spec.lod === 'auto' && zc.coarse;
   const u = zc.unit;
   const r: Rect = { minX: 0, minY: 0, maxX: 0, maxY: 0 };
+  // The world and the buffer of its edge tiles, in zoom-global tile units: what any tile of the zoom may hold.
+  const world: Rect = { minX: -BUFFER, minY: -BUFFER, maxX: n * EXTENT + BUFFER, maxY: n * EXTENT + BUFFER };
   // Box of the feature at this zoom, in zoom-global tile units.
   const box = new Float64Array(4);
   // The cell and its buffer, one tile unit wider for rounding, in pixels: a feature whose box lies beyond it (one of a
@@ -116,10 +118,12 @@ export function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: Zoo
       }
     }
     if (at === null) continue;
-    p.placed |= 1 << z;
     const attrs = spec.formats.pbf ? attrsOf(p, dict) : NO_ATTRS;
     const range = tileRange(spec.side, z, box[0] * u, box[1] * u, box[2] * u, box[3] * u, BUFFER * u);
     if (range === null) continue;
+    // Placed where some tile of the zoom holds something of it, whichever unit's: a feature past the world's edge may
+    // have a box that reaches a tile and nothing inside it.
+    if (boxInside(box, world) || quantiser.clip(at, world, zc.scale) !== null) p.placed |= 1 << z;
     const x0 = Math.max(range.x0, cx0), x1 = Math.min(range.x1, cx1), y0 = Math.max(range.y0, cy0), y1 = Math.min(range.y1, cy1);
     for (let x = x0; x <= x1; x++) {
       for (let y = y0; y <= y1; y++) {
