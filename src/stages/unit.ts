@@ -205,8 +205,8 @@ export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = 
   for (let z = spec.minZoom; z <= spec.maxZoom; z++) zooms.push(zoomContext(spec, z));
   features.forEach((f, i) => {
     if (home[i] === 0) return;
-    // Counted once, by the feature's home unit: its tiles' own counts would count it once per tile. A home feature
-    // lies in the unit's cell, so the tiler looked at it at every zoom.
+    // Counted once, by the feature's home unit: its tiles' own counts would count it once per tile. A home feature's
+    // box meets the unit's cell, so the tiler looked at it at every zoom.
     if (spec.formats.json && spec.formats.pbf && onlyMeshes(f.geom)) res.notInPbf++;
     for (const zc of zooms) {
       if (placed !== undefined && (placed[i] & (1 << zc.z)) === 0) continue;

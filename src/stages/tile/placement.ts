@@ -24,7 +24,10 @@ export interface Prepared {
   attrs?: PbfAttributes;
   /** Its index among the tiling call's input features. */
   index: number;
-  /** Bit z set where the zoom placed it (something was left of it on the zoom's grid, or its centroid stood for it). */
+  /**
+   * Bit z set where the zoom placed it: something was left of it on the zoom's grid (or its centroid stood for it),
+   * within the world and its edge tiles' buffer.
+   */
   placed: number;
 }
 

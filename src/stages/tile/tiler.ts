@@ -44,8 +44,8 @@ export class TilerScratch {
  * Output bytes depend only on the set of input features: they are ordered by (layer, seq) first. Below the finest
  * zoom (lod auto) a zoom draws only the features its threshold keeps (`spec.thresholds`), the same rule in every
  * tile, so a feature's fate at a zoom never depends on the tile or the cell. `placed`, when given, receives per input
- * feature the zooms (bit z) where something was left of it to place (a feature outside the unit's cell and buffer
- * is not looked at).
+ * feature the zooms (bit z) where some tile holds something of it (`Prepared.placed`; a feature beyond the unit's
+ * cell and buffer is not looked at).
  */
 export function tileFeatures(
   features: ReadonlyArray<FlatFeature | TileFeature>, spec: TileSpec, scratch = new TilerScratch(), placed?: Uint32Array,
