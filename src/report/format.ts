@@ -73,9 +73,11 @@ export function summaryLines(r: BuildReport, out: string, step: 'build' | 'final
   for (const [z, zr] of Object.entries(r.tiles.byZoom)) {
     lines.push(`  ${z.padStart(4)} ${String(zr.json.tiles).padStart(11)} ${formatBytes(zr.json.bytes).padStart(15)} ${String(zr.pbf.tiles).padStart(11)} ${formatBytes(zr.pbf.bytes).padStart(15)} ${String(zr.features).padStart(10)} ${String(zr.pointified).padStart(7)} ${String(zr.thinned).padStart(8)}`);
   }
+  // Without thinning (--lod none) a zoom draws less than every feature where nothing of the small ones is left.
+  const why = r.tiles.thinning.share.some((s) => s < 1) ? 'thinned uniformly' : 'features too small for a zoom left out';
   for (const [id, l] of Object.entries(r.tiles.byLayer)) {
     const kept = Object.entries(l.keptFraction).map(([z, f]) => `${z}: ${Number((f * 100).toPrecision(2))}%`).join(', ');
-    lines.push(`  layer ${id}: complete at zooms ${l.completeZooms.join(',') || 'none'}${kept ? `; thinned uniformly, share drawn at zoom ${kept}` : ''}`);
+    lines.push(`  layer ${id}: complete at zooms ${l.completeZooms.join(',') || 'none'}${kept ? `; ${why}, share drawn at zoom ${kept}` : ''}`);
   }
   const { spareFrom } = r.tiles.thinning;
   if (spareFrom > r.world.minZoom && Object.values(r.tiles.byLayer).some((l) => Object.keys(l.keptFraction).length > 0)) {

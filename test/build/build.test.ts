@@ -10,6 +10,7 @@ import type { Feature } from '../../src/model/feature.js';
 import { MemorySink } from '../../src/io/sink.js';
 import { fileSource, memorySource, streamSource } from '../../src/io/read.js';
 import { validateDescriptor, validateDocument } from '../../src/validate/index.js';
+import { summaryLines } from '../../src/report/format.js';
 import { DataError, OutputError, UsageError, WorkStateError } from '../../src/report/errors.js';
 import { circleRing, clipRingToRect, decodePbf, readTree, ringArea, sinkJson, squareCoords, tmpDir, withoutReport } from '../helpers/pyramid.js';
 
@@ -280,6 +281,8 @@ describe('buildPyramid', () => {
     for (const z of [1, 2]) expect([z, drawnAt(z)]).toEqual([z, Math.round((kept[String(z)] ?? 1) * total)]);
     expect(counts(narrow.report)).toEqual(counts(wide.report));
     expect(strip(narrow.sink)).toEqual(strip(wide.sink));
+    // Nothing was thinned by priority: the summary says why the coarse zooms draw less.
+    expect(summaryLines(narrow.report, 'out').find((l) => l.startsWith('  layer cells:'))).toMatch(/^ {2}layer cells: complete at zooms 5; features too small for a zoom left out, share drawn at zoom 0: \d+%/);
   });
 
   it('with --lod none, reads a zoom that draws a line its finer zoom rounds away as drawing everything, not more', async () => {
