@@ -46,6 +46,15 @@ function fixture(): object {
 
 const OPTS = { imageSize: '2048,2048', unitSize: 256, workers: 1, memoryBudget: 64 * 1024 * 1024 } as const;
 
+/** The ids of the features in a zoom's JSON tiles (not zoom 0's: that file is the overview descriptor). */
+function idsAtZoom(sink: MemorySink, z: number): Set<number> {
+  const ids = new Set<number>();
+  for (const p of sink.files.keys()) {
+    if (p.startsWith(`${z}/`) && p.endsWith('.json')) for (const f of json(sink, p).features as Array<{ id: number }>) ids.add(f.id);
+  }
+  return ids;
+}
+
 async function build(opts: Record<string, unknown> = {}, text = JSON.stringify(fixture())) {
   const sink = new MemorySink();
   const report = await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, ...opts }, { sink });
@@ -268,17 +277,9 @@ describe('buildPyramid', () => {
     expect(kept['0']).toBeLessThan(kept['2']);
     // The share counted is the share of what the finest zoom draws that the zoom's tiles hold (JSON tiles: zoom 0's
     // is the overview descriptor). A line of length 0 is drawn at no zoom.
-    const drawnAt = (z: number) => {
-      const ids = new Set<number>();
-      for (const [p] of narrow.sink.files) {
-        if (!p.startsWith(`${z}/`) || !p.endsWith('.json')) continue;
-        for (const f of (json(narrow.sink, p).features as Array<{ id: number }>)) ids.add(f.id);
-      }
-      return ids.size;
-    };
-    const total = drawnAt(5);
+    const total = idsAtZoom(narrow.sink, 5).size;
     expect(total).toBe(features.length - 1);
-    for (const z of [1, 2]) expect([z, drawnAt(z)]).toEqual([z, Math.round((kept[String(z)] ?? 1) * total)]);
+    for (const z of [1, 2]) expect([z, idsAtZoom(narrow.sink, z).size]).toEqual([z, Math.round((kept[String(z)] ?? 1) * total)]);
     expect(counts(narrow.report)).toEqual(counts(wide.report));
     expect(strip(narrow.sink)).toEqual(strip(wide.sink));
     // Nothing was thinned by priority: the summary says why the coarse zooms draw less.
@@ -312,8 +313,7 @@ describe('buildPyramid', () => {
       { type: 'Feature', id: 5, properties: {}, geometry: { type: 'Polygon', coordinates: [[[900, 900], [900.2, 900], [900.2, 900.2], [900, 900]]] } },
     ] });
     const { sink } = await build({ maxZoom: 5, lod: 'none', format: 'json' }, text);
-    const drawnAt = (z: number) => new Set([...sink.files.keys()].filter((p) => p.startsWith(`${z}/`)).flatMap((p) => (json(sink, p).features as Array<{ id: number }>).map((f) => f.id)));
-    expect([[...drawnAt(5)].sort(), [...drawnAt(1)]]).toEqual([[4, 5], [4]]);
+    expect([[...idsAtZoom(sink, 5)].sort(), [...idsAtZoom(sink, 1)]]).toEqual([[4, 5], [4]]);
     const layer = (json(sink, 'tileset.json').vector_layers as Array<Record<string, unknown>>)[0];
     expect(layer.kept_fraction).toMatchObject({ 1: 0.5 });
   });
