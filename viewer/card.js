@@ -75,6 +75,23 @@ export function describeFeature(f) {
   return { id: featureId(props, f.getId()), layer, properties: props, type: f.getType() };
 }
 
+/** Gap in pixels between the pointer and the card, and between the card and the window's edge. */
+const GAP = 14, EDGE = 4;
+
+/**
+ * Where a card of w × h goes for a pointer at (x, y) in a window of vw × vh: right of and below the pointer, flipped to
+ * its left or above it where it would not fit, so that it never covers what the pointer is on; pushed inside the window
+ * only where neither side fits.
+ */
+export function cardPlace(x, y, w, h, vw, vh) {
+  const side = (p, size, room) => {
+    if (p + GAP + size <= room - EDGE) return p + GAP;
+    if (p - GAP - size >= EDGE) return p - GAP - size;
+    return Math.max(EDGE, Math.min(p + GAP, room - size - EDGE));
+  };
+  return [side(x, w, vw), side(y, h, vh)];
+}
+
 /**
  * The card on `map`: it follows the pointer with the features under it (`featuresAt(pixel)`), a click pins it so that
  * a long one can be scrolled, Esc or a click elsewhere closes it; `showPosition` gets the pointer's image position.
@@ -91,21 +108,33 @@ export function hoverCard(map, card, featuresAt, showPosition) {
     card.hidden = false;
     hint.textContent = pinned ? 'Esc or a click elsewhere closes' : card.scrollHeight > card.clientHeight ? 'click to keep this card and scroll it' : '';
     const r = map.getTargetElement().getBoundingClientRect();
-    card.style.left = `${Math.max(4, Math.min(r.left + pixel[0] + 14, window.innerWidth - card.offsetWidth - 4))}px`;
-    card.style.top = `${Math.max(4, Math.min(r.top + pixel[1] + 14, window.innerHeight - card.offsetHeight - 4))}px`;
+    const [left, top] = cardPlace(r.left + pixel[0], r.top + pixel[1], card.offsetWidth, card.offsetHeight, window.innerWidth, window.innerHeight);
+    card.style.left = `${left}px`;
+    card.style.top = `${top}px`;
     return true;
+  };
+  // Where the pointer last was over the map: a wheel zoom moves the image under it without moving it.
+  let over = null;
+  const follow = (pixel) => {
+    const [x, y] = map.getCoordinateFromPixel(pixel);
+    showPosition(`x ${x.toFixed(1)}, y ${(-y).toFixed(1)} px`);
+    if (!pinned) show(pixel);
   };
   map.on('pointermove', (e) => {
     if (e.dragging) return;
-    const [x, y] = e.coordinate;
-    showPosition(`x ${x.toFixed(1)}, y ${(-y).toFixed(1)} px`);
-    if (!pinned) show(e.pixel);
+    over = e.pixel;
+    follow(e.pixel);
   });
+  map.on('moveend', () => { if (over) follow(over); });
   map.on('singleclick', (e) => {
     hide();
     pinned = true;
     if (show(e.pixel)) card.classList.add('pinned');
   });
   window.addEventListener('keydown', (e) => { if (e.key === 'Escape') hide(); });
-  map.getViewport().addEventListener('mouseleave', () => { if (!pinned) card.hidden = true; });
+  map.getViewport().addEventListener('mouseleave', () => {
+    over = null;
+    showPosition('');
+    if (!pinned) card.hidden = true;
+  });
 }

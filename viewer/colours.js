@@ -87,9 +87,10 @@ export function defaultField(fields) {
   return (categorical.find(([name]) => name === 'featureClass') ?? categorical[0])?.[0] ?? BY_LAYER;
 }
 
-/** Values of a categorical field, in legend order: those with given colours and the enums, sorted. */
+/** Values of a categorical field, in legend order: those with given colours and the enums (a Boolean's two), sorted. */
 function categories(f) {
-  return [...new Set([...f.colours.keys(), ...f.enums])].sort();
+  const values = f.type === 'Boolean' ? ['false', 'true'] : f.enums;
+  return [...new Set([...f.colours.keys(), ...values])].sort();
 }
 
 /** Which colour a value of the chosen field gets; the same function draws the legend. */
@@ -114,16 +115,20 @@ export function colourer(fieldName, fields, layerIds) {
 }
 
 /**
- * The legend of a colour-by: `{ rows: [{ value, colour }], more, ramp }`: one row per category (at most LEGEND_ROWS,
- * `more` counts the rest), or for a Number field its range and the ramp's colours from its minimum to its maximum.
+ * The legend of a colour-by: `{ rows: [{ value, colour }], more, ramp, note, none }`: one row per category (at most
+ * LEGEND_ROWS, `more` counts the rest), or for a Number field its range and the ramp's colours from its minimum to its
+ * maximum. A field whose values the descriptor does not list (too many to enumerate) has a `note` instead of rows;
+ * `none` is the colour of features without a value of the field (every field but the vector layer).
  */
 export function legendOf(fieldName, fields, layerIds, colourOf) {
   const f = fields.get(fieldName);
+  const none = fieldName === BY_LAYER ? null : UNKNOWN;
   if (f && f.type === 'Number' && f.range) {
     const [min, max] = f.range;
     const stops = RAMP.map((_, i) => colourOf(min + ((max - min) * i) / (RAMP.length - 1)));
-    return { rows: [], more: 0, ramp: { min, max, stops } };
+    return { rows: [], more: 0, ramp: { min, max, stops }, note: null, none };
   }
   const values = fieldName === BY_LAYER ? layerIds : f ? categories(f) : [];
-  return { rows: values.slice(0, LEGEND_ROWS).map((value) => ({ value, colour: colourOf(value) })), more: Math.max(0, values.length - LEGEND_ROWS), ramp: null };
+  const note = values.length === 0 && none ? 'a colour per value (the pyramid does not list its values)' : null;
+  return { rows: values.slice(0, LEGEND_ROWS).map((value) => ({ value, colour: colourOf(value) })), more: Math.max(0, values.length - LEGEND_ROWS), ramp: null, note, none };
 }

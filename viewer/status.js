@@ -10,8 +10,10 @@ export class StatusLine {
     this.summary = summary;
     this.retry = retry;
     this.ready_ = false;
-    /** Notes on the view asked for (a colour-by the pyramid lacks, an archive replaced since the page opened). */
+    /** Notes on the view asked for (an archive replaced since the page opened). */
     this.notes = [];
+    /** A colour-by asked for that the pyramid lacks, until another field is chosen. */
+    this.fieldProblem = undefined;
     /** Notes on the plane shown (a plane asked for that the pyramid lacks), cleared by a switch. */
     this.planeNotes = [];
     /** Why the plane selected cannot be shown (its archive missing or unreadable), or undefined. */
@@ -29,6 +31,13 @@ export class StatusLine {
   note(text) {
     if (this.notes.includes(text)) return;
     this.notes.push(text);
+    this.show();
+  }
+
+  /** Says which colour-by asked for is lacking, or (undefined) that the one shown was chosen since. */
+  fieldNote(text) {
+    if (this.fieldProblem === text) return;
+    this.fieldProblem = text;
     this.show();
   }
 
@@ -60,7 +69,8 @@ export class StatusLine {
     if (!this.ready_) return;
     const failed = this.failedTiles > 0 ? [`${this.failedTiles} tile(s) failed to load`] : [];
     const problem = this.planeProblem ? [this.planeProblem] : [];
-    this.element.textContent = [this.summary, ...this.notes, ...this.planeNotes, ...problem, ...failed].join('; ');
+    const field = this.fieldProblem ? [this.fieldProblem] : [];
+    this.element.textContent = [this.summary, ...this.notes, ...field, ...this.planeNotes, ...problem, ...failed].join('; ');
     this.element.className = this.failedTiles > 0 || this.planeProblem ? 'error' : '';
     if (this.failedTiles > 0) {
       const button = Object.assign(document.createElement('button'), { id: 'retry', type: 'button', textContent: 'retry' });

@@ -7,11 +7,12 @@
 // as the pyramid's {y} does. The MVT format maps tile-local coordinates (y down) into each tile's map extent, so
 // features land at (x, -y) with no further transform.
 
-import { BY_LAYER, collectFields, colourer, defaultField, hexToRgba, legendOf } from './colours.js';
+import { BY_LAYER, collectFields, colourer, defaultField, legendOf } from './colours.js';
 import { describeFeature, hoverCard } from './card.js';
 import { dataExtent } from './extent.js';
 import { keptLines } from './kept.js';
 import { StatusLine } from './status.js';
+import { featureStyler } from './style.js';
 import { readViewState, writeViewState } from './state.js';
 import { messageOf, mvtFormat, openPyramid, safeDecode } from './tiles.js';
 
@@ -87,7 +88,7 @@ async function start() {
   /** A view asked for (a link, a hash typed) that names a plane or field this pyramid lacks opens another, and says so. */
   const noteLacking = (s) => {
     for (const d of dims) if (s.plane[d] !== undefined && s.plane[d] !== plane[d]) status.planeNote(`no plane ${d}=${s.plane[d]} in this pyramid (${d} ${planeLo[d]}–${planeHi[d]}): showing ${d}=${plane[d]}`);
-    if (s.colour !== undefined && !known(s.colour)) status.note(`no field "${s.colour}" in this pyramid: coloured by ${field}`);
+    if (s.colour !== undefined && !known(s.colour)) status.fieldNote(`no field "${s.colour}" in this pyramid: coloured by ${field}`);
   };
   noteLacking(asked);
   let colourOf = colourer(field, fields, layerIds);
@@ -135,27 +136,7 @@ async function start() {
     }
   };
 
-  const styles = new Map();
-  // Points are drawn smaller once an image pixel is under half a screen pixel: there a point mostly stands for a
-  // feature too small to draw (a nucleus of a few pixels), and 6 px discs covered the cells around them. A feature
-  // with a parent (a nucleus: `parentId`) is a pixel smaller than one without, and drawn after it: a cell and its
-  // nucleus, both a point at the same place on a coarse zoom, show as a ring around a dot, not as the nucleus alone.
-  const pointRadius = (resolution, child) => (resolution >= 2 ? 1.5 : 3) + (child ? 0 : 1);
-  const styleFor = (colour, type, resolution, child) => {
-    const point = type === 'Point' || type === 'MultiPoint';
-    const radius = point ? pointRadius(resolution, child) : 0;
-    const key = `${colour}|${type}|${radius}`;
-    let s = styles.get(key);
-    if (!s) {
-      const stroke = new ol.style.Stroke({ color: colour, width: type === 'LineString' || type === 'MultiLineString' ? 2 : 1.25 });
-      const fill = new ol.style.Fill({ color: hexToRgba(colour, 0.55) });
-      s = point
-        ? new ol.style.Style({ image: new ol.style.Circle({ radius, fill: new ol.style.Fill({ color: colour }), stroke: new ol.style.Stroke({ color: '#0008', width: 0.5 }) }) })
-        : new ol.style.Style({ stroke, fill });
-      styles.set(key, s);
-    }
-    return s;
-  };
+  const styleOf = featureStyler(ol);
   const worldExtent = [minX, -maxY, maxX, -minY];
   // Tiles are asked for over the data's bounds only (a little wider, for strokes on the edge): outside them there is
   // nothing, and a static host answers each such tile with a 404.
@@ -166,7 +147,7 @@ async function start() {
     style: (feature, resolution) => {
       const props = feature.getProperties();
       if (hidden.has(props[BY_LAYER])) return null;
-      return styleFor(colourOf(props[field]), feature.getType(), resolution, props.parentId !== undefined);
+      return styleOf(feature, colourOf(props[field]), resolution, props.parentId !== undefined);
     },
   });
   // A replaced archive: the tiles on screen, read from the old one, are read again from the new one; the page's
@@ -257,8 +238,8 @@ async function start() {
   }
   fieldSelect.value = field;
   const drawLegend = () => {
-    const { rows, more, ramp } = legendOf(field, fields, layerIds, colourOf);
-    const items = rows.map(({ value, colour }) => {
+    const { rows, more, ramp, note, none } = legendOf(field, fields, layerIds, colourOf);
+    const rowOf = ({ value, colour }) => {
       const row = document.createElement('div');
       const sw = document.createElement('span');
       sw.className = 'swatch';
@@ -266,19 +247,23 @@ async function start() {
       sw.dataset.colour = colour;
       row.append(sw, document.createTextNode(value));
       return row;
-    });
+    };
+    const items = rows.map(rowOf);
+    if (note) items.push(Object.assign(document.createElement('div'), { className: 'note', textContent: note }));
     if (more) items.push(Object.assign(document.createElement('div'), { textContent: `… and ${more} more` }));
     if (ramp) {
       const bar = Object.assign(document.createElement('div'), { className: 'ramp' });
       bar.style.background = `linear-gradient(to right, ${ramp.stops.join(', ')})`;
       items.push(bar, Object.assign(document.createElement('div'), { className: 'ramp-ends', textContent: `${ramp.min} … ${ramp.max}` }));
     }
+    if (none) items.push(Object.assign(rowOf({ value: 'no value', colour: none }), { className: 'none' }));
     $('legend').replaceChildren(...items);
   };
   const setColourField = (name) => {
     if (!known(name)) return;
     field = name;
     fieldSelect.value = name;
+    status.fieldNote(undefined);
     colourOf = colourer(field, fields, layerIds);
     drawLegend();
     layer.changed();
@@ -400,6 +385,8 @@ const ready = start().catch((err) => {
   const status = $('status');
   status.textContent = `cannot show this pyramid: ${err.message}`;
   status.className = 'error';
+  // Controls with nothing to act on would only look broken.
+  $('panel').classList.add('failed');
   errors.push(String(err.message ?? err));
   throw err;
 });

@@ -363,6 +363,9 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     expect(failure).toMatch(/tiles-c0-z0\.json\.pmtiles holds tiles of PMTiles type 0, not vector tiles \(MVT, type 1\): open the pyramid's PBF archive or its tileset\.json$/);
     expect(await page.locator('#status').innerText()).toBe(`cannot show this pyramid: ${failure}`);
     expect(await errorsOf()).toEqual([failure]);
+    // The title and the reason; no controls with nothing to act on.
+    for (const id of ['fit', 'field', 'layers', 'legend']) expect(await page.locator(`#${id}`).isVisible(), id).toBe(false);
+    expect(await page.locator('#title').isVisible()).toBe(true);
   });
 
   it('says a pyramid of JSON tiles only is not one it draws', async () => {

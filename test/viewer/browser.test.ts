@@ -125,6 +125,20 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     expect(text).toMatch(/featureClass\s+beta/);
     expect(text).toMatch(/note\s+square 2/);
     expect(text).toMatch(/layer\s+cells/);
+    // The pointer's image position, read again when the view moves under a pointer that stays (a wheel zoom).
+    const position = async () => (await page.locator('#position').innerText()).match(/^x (\S+), y (\S+) px$/)?.slice(1).map(Number);
+    const before = await position();
+    expect(before?.[0]).toBeCloseTo(q.x + q.s / 2, 0);
+    expect(before?.[1]).toBeCloseTo(q.y + q.s / 2, 0);
+    const [cx, cy] = await page.evaluate(() => window.__viewer.view.getCenter());
+    const zoom = await page.evaluate(() => window.__viewer.view.getZoom());
+    await page.evaluate((z) => window.__viewer.view.setZoom(z + 1), zoom);
+    await page.waitForFunction((b) => document.getElementById('position')?.textContent !== b, `x ${before?.[0].toFixed(1)}, y ${before?.[1].toFixed(1)} px`, { timeout: 5000 });
+    // Twice the zoom about the centre: the point under the pointer is halfway to the centre.
+    const after = await position();
+    expect(after?.[0]).toBeCloseTo((before![0] + cx) / 2, 0);
+    expect(after?.[1]).toBeCloseTo((before![1] - cy) / 2, 0);
+    await page.evaluate((z) => window.__viewer.view.setZoom(z), zoom);
     await page.mouse.move(5, 630);
   });
 
@@ -201,6 +215,9 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
       await shared.evaluate(() => window.__viewer.settle());
       expect(await shared.locator('#status').innerText()).not.toContain('no plane c=5');
       expect(await shared.locator('#status').innerText()).toContain('no field "nosuchfield"');
+      // Until another field is chosen: then the note on the one asked for would no longer be true.
+      await shared.selectOption('#field', 'label');
+      expect(await shared.locator('#status').innerText()).not.toContain('no field');
     } finally {
       await shared.close();
     }
@@ -239,6 +256,7 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
       const kept = await import('/viewer/kept.js');
       const colours = await import('/viewer/colours.js');
       const card = await import('/viewer/card.js');
+      const style = await import('/viewer/style.js');
       const names = ['classification.name', 'measurements.Cell: Area', 'a&b=c', 'x+y %20', 'ü/#?'];
       const fields = colours.collectFields({ vector_layers: [{ id: 'l', fields: { k: 'String' }, fieldenums: { k: ['A', 'B'] }, fieldcolors: { k: { A: '#E6194B', C: 'red' } } }] });
       const colourOf = colours.colourer('k', fields, ['l']);
@@ -248,7 +266,16 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
         percents: [0.9999, 0.5, 0.123, 0.045, 0.04, 0.004, 0.0004].map(kept.percent),
         kept: kept.keptLines([{ id: 'cells', kept_fraction: { 2: 0.04, 3: 1 } }, { id: 'hidden', kept_fraction: { 2: 0.5 } }], 2, new Set(['hidden'])),
         colours: ['A', 'B', 'C'].map(colourOf),
-        legend: colours.legendOf('k', fields, ['l'], colourOf).rows,
+        legend: colours.legendOf('k', fields, ['l'], colourOf),
+        others: (() => {
+          const more = colours.collectFields({ vector_layers: [{ id: 'l', fields: { locked: 'Boolean', parent: 'String', area: 'Number' } }] });
+          const of = (name) => colours.legendOf(name, more, ['l'], colours.colourer(name, more, ['l']));
+          return { locked: of('locked'), parent: of('parent'), area: of('area'), layer: of('(layer)') };
+        })(),
+        places: [[100, 100], [990, 100], [100, 630], [990, 630], [500, 320]].map(([x, y]) => card.cardPlace(x, y, 360, 220, 1000, 640)),
+        tiny: card.cardPlace(990, 630, 1200, 700, 1000, 640),
+        discs: [[[0, 0, 4, 3], 1, false], [[0, 0, 9, 3], 1, false], [[0, 0, 9, 9], 2, false], [[0, 0, 16, 12], 2, false], [[0, 0, 8, 6], 2, true], [[0, 0, 5, 5], 2, true]]
+          .map(([e, r, child]) => style.drawnAsDisc(e, r, child)),
         defaultField: colours.defaultField(fields),
         rows: card.cardRows({ id: 'x', layer: 'cells', properties: { id: 'x', 'a.b': 1, plain: 3, 'a.c': 2, '.odd': 4, 'end.': 5, layer: 'own' } }),
       };
@@ -263,7 +290,22 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     const [a, b] = got.colours as string[];
     expect(a).toBe('#e6194b');
     expect(b).not.toBe('#e6194b');
-    expect(got.legend).toEqual([{ value: 'A', colour: a }, { value: 'B', colour: b }]);
+    expect(got.legend).toEqual({ rows: [{ value: 'A', colour: a }, { value: 'B', colour: b }], more: 0, ramp: null, note: null, none: '#888888' });
+    // A Boolean's two values get a row each, in two palette colours; a String field the descriptor lists no values of
+    // says how it is coloured; a Number field without a range too; features without the field are grey.
+    const others = got.others as Record<string, { rows: { value: string; colour: string }[]; note: string | null; none: string | null }>;
+    expect(others.locked.rows.map((r) => r.value)).toEqual(['false', 'true']);
+    expect(new Set(others.locked.rows.map((r) => r.colour)).size).toBe(2);
+    expect(others.locked.note).toBeNull();
+    for (const name of ['parent', 'area']) expect(others[name]).toMatchObject({ rows: [], note: 'a colour per value (the pyramid does not list its values)', none: '#888888' });
+    expect(others.layer).toMatchObject({ rows: [{ value: 'l' }], note: null, none: null });
+    // Right of and below the pointer; flipped left or up where the 360 × 220 card would leave the 1000 × 640 window, so
+    // that it never covers the pointer; pushed inside only where it fits on neither side.
+    expect(got.places).toEqual([[114, 114], [616, 114], [114, 396], [616, 396], [514, 334]]);
+    expect(got.tiny).toEqual([4, 4]);
+    // A polygon narrower on screen than a point's disc (8 px for a cell at an image pixel a screen pixel; 5 px for a
+    // cell and 3 for a nucleus at 2 image pixels a screen pixel) is drawn as that disc.
+    expect(got.discs).toEqual([true, false, true, false, false, true]);
     expect(got.defaultField).toBe('k');
     expect(got.rows).toEqual([['id', 'x'], ['layer', 'cells'], ['plain', 3], ['.odd', 4], ['end.', 5], ['layer (property)', 'own'], ['a'], ['b', 1], ['c', 2]]);
   });

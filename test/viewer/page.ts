@@ -23,7 +23,7 @@ export interface ViewerHandle {
   field(): string;
   zoom(): number;
   tileZoom(): number;
-  view: { getCenter(): number[]; setCenter(c: number[]): void; setZoom(z: number): void };
+  view: { getCenter(): number[]; setCenter(c: number[]): void; getZoom(): number; setZoom(z: number): void };
 }
 
 export async function launch(): Promise<Browser> {

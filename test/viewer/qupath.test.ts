@@ -152,7 +152,7 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer on the QuPath sample, built by the CLI',
     expect(await viewerField()).toBe('classification.name');
     expect(await page.locator('#field').inputValue()).toBe('classification.name');
     const legend = await page.locator('#legend > div').evaluateAll((rows) => rows.map((r) => [(r as unknown as { innerText: string }).innerText.trim(), (r.querySelector('.swatch') as unknown as { dataset: { colour: string } }).dataset.colour]));
-    expect(legend).toEqual([['Immune cells', '#a05aa0'], ['Necrosis', '#323232'], ['Stroma', '#96c896'], ['Tumor', '#c80000'], ['Tumor: Negative', '#6e6edc'], ['Tumor: Positive', '#dc3c28']]);
+    expect(legend).toEqual([['Immune cells', '#a05aa0'], ['Necrosis', '#323232'], ['Stroma', '#96c896'], ['Tumor', '#c80000'], ['Tumor: Negative', '#6e6edc'], ['Tumor: Positive', '#dc3c28'], ['no value', '#888888']]);
 
     await screen(page, 'qupath-fit-by-class');
     await showOnly('cell');

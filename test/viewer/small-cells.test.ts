@@ -1,0 +1,93 @@
+// The viewer on cells a few screen pixels wide with a nucleus point each: every cell shows around its nucleus.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { startServer, type Server } from '../../src/serve.js';
+import { tmpDir } from '../helpers/pyramid.js';
+import { HAVE_CHROMIUM, launch, openPage, screen, type ViewerHandle } from './page.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** Cells: octagons of 12 px across on a 40-px grid, each with its nucleus point at its centre, given right after it. */
+const GRID = { n: 12, step: 40, origin: 100, radius: 6 };
+
+declare const window: { __viewer: ViewerHandle };
+
+function octagon(cx: number, cy: number, r: number): number[][][] {
+  const ring = Array.from({ length: 8 }, (_, i) => [cx + r * Math.cos((i * Math.PI) / 4), cy + r * Math.sin((i * Math.PI) / 4)].map((v) => Math.round(v * 100) / 100));
+  return [[...ring, ring[0]]];
+}
+
+const CENTRES = Array.from({ length: GRID.n * GRID.n }, (_, i) => [GRID.origin + (i % GRID.n) * GRID.step, GRID.origin + Math.floor(i / GRID.n) * GRID.step]);
+
+let dir: string;
+let server: Server;
+let browser: Browser | undefined;
+let page: Page;
+const errors: string[] = [];
+
+beforeAll(async () => {
+  if (!HAVE_CHROMIUM) return;
+  dir = tmpDir('mudm-small-cells');
+  const features = CENTRES.flatMap(([x, y], i) => [
+    { type: 'Feature', id: i + 1, featureClass: 'cell', properties: {}, geometry: { type: 'Polygon', coordinates: octagon(x, y, GRID.radius) } },
+    { type: 'Feature', id: 10000 + i, featureClass: 'nucleus', parentId: i + 1, properties: {}, geometry: { type: 'Point', coordinates: [x, y] } },
+  ]);
+  const input = path.join(dir, 'cells.json');
+  fs.writeFileSync(input, JSON.stringify({ type: 'FeatureCollection', features }));
+  const out = path.join(dir, 'out');
+  await new Promise<void>((resolve, reject) => {
+    execFile('node', [path.join(ROOT, 'bin/mudm-tiles.js'), 'build', input, '-o', out, '--image-size', '1024,1024', '--max-zoom', '2', '--workers', '1'],
+      (error, _stdout, stderr) => (error ? reject(new Error(stderr)) : resolve()));
+  });
+  server = await startServer({ root: out, port: 0 });
+  browser = await launch();
+  page = await openPage(browser, errors);
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe.skipIf(!HAVE_CHROMIUM)('small cells in the viewer', () => {
+  it('draws a cell kept as a polygon of 3 screen pixels as a disc a ring wider than its nucleus, as a cell made a point', async () => {
+    // Zoom 0 of a 1,024-px world at 4 image pixels a screen pixel: a 12-px cell spans 3 screen pixels, still a
+    // polygon in the tiles (wider than a display pixel), its nucleus a disc of 1.5 px radius drawn after it.
+    const mid = GRID.origin + ((GRID.n - 1) * GRID.step) / 2;
+    await page.goto(`${server.url}#zoom=0&x=${mid}&y=${mid}&colour=featureClass`);
+    await page.evaluate(() => window.__viewer.ready);
+    await page.evaluate(() => window.__viewer.settle());
+    expect(await page.evaluate(() => window.__viewer.tileZoom())).toBe(0);
+    const under = await page.evaluate(([x, y]) => window.__viewer.featuresAt(x, y).map((f) => [f.id, f.type]), [CENTRES[0][0], CENTRES[0][1]] as const);
+    expect(under).toEqual([[10000, 'Point'], [1, 'Polygon']]);
+    const at = await screen(page, 'small-cells');
+    const cell = await page.evaluate(() => window.__viewer.colourOf('cell'));
+    const nucleus = await page.evaluate(() => window.__viewer.colourOf('nucleus'));
+    const rgb = (hex: string) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+    const refs = { cell: rgb(cell), nucleus: rgb(nucleus), white: [255, 255, 255] };
+    const nearest = (p: number[]) => Object.entries(refs).map(([name, c]) => [name, Math.hypot(...c.map((v, i) => v - p[i]))] as const).sort((a, b) => a[1] - b[1])[0][0];
+    let rings = 0, dots = 0;
+    for (const [x, y] of CENTRES) {
+      const [sx, sy] = await page.evaluate(([px, py]) => window.__viewer.toScreen(px, py), [x, y] as const);
+      if (nearest(at(sx, sy)) === 'nucleus') dots++;
+      // Two screen pixels from the centre: beyond the nucleus's disc, inside the cell's (its edge and the discs'
+      // dark outlines blend in: the colour nearest to the pixel's).
+      const around = [[2, 0], [-2, 0], [0, 2], [0, -2]].filter(([dx, dy]) => nearest(at(sx + dx, sy + dy)) === 'cell');
+      if (around.length >= 3) rings++;
+    }
+    expect(dots).toBe(CENTRES.length);
+    expect(rings).toBe(CENTRES.length);
+    // The hover card finds the cell where its disc shows beyond the nucleus.
+    const found = await page.evaluate(([x, y]) => window.__viewer.featuresAt(x, y).map((f) => f.id), [CENTRES[5][0] + 8, CENTRES[5][1]] as const);
+    expect(found).toContain(6);
+  });
+
+  it('logs no errors', async () => {
+    expect(await page.evaluate(() => window.__viewer.errors)).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+});

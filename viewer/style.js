@@ -1,0 +1,54 @@
+// How the viewer draws a feature: its colour as fill and stroke, points as discs, polygons too small to see as discs.
+
+import { hexToRgba } from './colours.js';
+
+/**
+ * Radius in screen pixels of a point's disc. Points are drawn smaller once an image pixel is under half a screen pixel:
+ * there a point mostly stands for a feature too small to draw (a nucleus of a few pixels), and 6 px discs covered the
+ * cells around them. A feature with a parent (a nucleus: `parentId`) is a pixel smaller than one without, and drawn
+ * after it: a cell and its nucleus, both a point at the same place on a coarse zoom, show as a ring around a dot, not
+ * as the nucleus alone.
+ */
+export function pointRadius(resolution, child) {
+  return (resolution >= 2 ? 1.5 : 3) + (child ? 0 : 1);
+}
+
+/**
+ * Whether a polygon is drawn as a disc: when its box on screen is narrower than the disc a point of its kind gets.
+ * A cell kept as a polygon of 2 screen pixels vanished under its nucleus's disc, while a cell of the same size that
+ * the build made a point showed as a ring around it: so the class of small cells (lymphocytes, made points) looked
+ * more common than that of larger ones. As a disc, a cell weighs the same on screen whichever the build kept.
+ */
+export function drawnAsDisc(extent, resolution, child) {
+  const side = Math.max(extent[2] - extent[0], extent[3] - extent[1]) / resolution;
+  return side < 2 * pointRadius(resolution, child);
+}
+
+/** `styleOf(feature, colour, resolution, child)`: an OpenLayers style, one object per colour, kind and radius. */
+export function featureStyler(ol) {
+  const styles = new Map();
+  const centre = (f) => {
+    const e = f.getExtent();
+    return new ol.geom.Point([(e[0] + e[2]) / 2, (e[1] + e[3]) / 2]);
+  };
+  const make = (colour, kind, radius) => {
+    if (kind === 'area' || kind === 'line') {
+      const stroke = new ol.style.Stroke({ color: colour, width: kind === 'line' ? 2 : 1.25 });
+      return new ol.style.Style({ stroke, fill: new ol.style.Fill({ color: hexToRgba(colour, 0.55) }) });
+    }
+    const image = new ol.style.Circle({ radius, fill: new ol.style.Fill({ color: colour }), stroke: new ol.style.Stroke({ color: '#0008', width: 0.5 }) });
+    // A polygon drawn as a disc is drawn at the centre of its box.
+    return new ol.style.Style(kind === 'disc' ? { image, geometry: centre } : { image });
+  };
+  return (feature, colour, resolution, child) => {
+    const type = feature.getType();
+    const point = type === 'Point' || type === 'MultiPoint';
+    const polygon = type === 'Polygon' || type === 'MultiPolygon';
+    const kind = point ? 'point' : polygon && drawnAsDisc(feature.getExtent(), resolution, child) ? 'disc' : polygon ? 'area' : 'line';
+    const radius = kind === 'point' || kind === 'disc' ? pointRadius(resolution, child) : 0;
+    const key = `${colour}|${kind}|${radius}`;
+    let s = styles.get(key);
+    if (!s) styles.set(key, (s = make(colour, kind, radius)));
+    return s;
+  };
+}
