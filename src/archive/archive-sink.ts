@@ -214,10 +214,17 @@ export class ArchiveSink implements TileSink {
       const { sink, ready } = this.archives.get(name) as Entry;
       await ready;
       await sink.write('tileset.json', this.options.mode === 'planes' ? folderArchiveMetadata(descriptor, name) : descriptor);
-      this.journal?.add({ file: name });
       // An archive an earlier run of this step named (a finalize killed before its cleanup, run again) is replaced.
       this.removeFound([sink.file]);
-      await sink.finish();
+      // Recorded before it exists, so that a kill never leaves an archive of the build unrecorded; withdrawn when it
+      // was not made (a file that appeared at its name is left as it is, and is not the build's to remove later).
+      this.journal?.add({ file: name });
+      try {
+        await sink.finish();
+      } catch (err) {
+        this.journal?.add({ withdrawn: name });
+        throw err;
+      }
     }
     for (const [file, bytes] of this.besides) {
       this.foundStill(file);

@@ -39,13 +39,18 @@ export interface Removal {
   keptCount: number;
 }
 
-type Entry = { dir: string } | { file: string };
+/**
+ * A journal line: a directory or file about to be made, or (`withdrawn`) a file this journal named that the build
+ * did not write after all (its name was taken while it ran: a user's file there is not the build's to remove).
+ */
+type Entry = { dir: string } | { file: string } | { withdrawn: string };
 
 function addEntry(record: WrittenRecord, e: unknown): void {
   if (e === null || typeof e !== 'object') return;
-  const { dir, file } = e as { dir?: unknown; file?: unknown };
+  const { dir, file, withdrawn } = e as { dir?: unknown; file?: unknown; withdrawn?: unknown };
   if (typeof dir === 'string') record.dirs.add(dir);
   if (typeof file === 'string') record.files.add(file);
+  if (typeof withdrawn === 'string') record.files.delete(withdrawn);
 }
 
 /** Path of the manifest under OUT: the record of a finished build (or extract). */
@@ -77,10 +82,13 @@ export function readRecord(root: string): WrittenRecord {
     if (name === MANIFEST) {
       addManifest(record, fs.readFileSync(path.join(dir, name), 'utf8'));
     } else if (JOURNAL.test(name)) {
-      // A process killed mid-line leaves a partial last line: every whole line before it still counts.
+      // A process killed mid-line leaves a partial last line: every whole line before it still counts. A journal's
+      // withdrawal takes back its own line only: another journal naming the file (a later build's) still counts.
+      const own: WrittenRecord = { dirs: record.dirs, files: new Set() };
       for (const line of fs.readFileSync(path.join(dir, name), 'utf8').split('\n')) {
-        try { addEntry(record, JSON.parse(line)); } catch { /* the partial line */ }
+        try { addEntry(own, JSON.parse(line)); } catch { /* the partial line */ }
       }
+      for (const f of own.files) record.files.add(f);
     }
   }
   return record;

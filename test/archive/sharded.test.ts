@@ -9,6 +9,7 @@ import { openPmtiles } from '../../src/archive/pmtiles-reader.js';
 import { buildPyramid, buildShard, finalizeShardedBuild, planShardedBuild } from '../../src/build/pipeline.js';
 import { fileSource } from '../../src/io/read.js';
 import type { OutputLayout } from '../../src/io/sink.js';
+import { readRecord } from '../../src/io/written.js';
 import type { Options } from '../../src/options.js';
 import { WorkStateError } from '../../src/report/errors.js';
 import { listFiles } from '../e2e/helpers.js';
@@ -270,6 +271,34 @@ describe('ArchiveSink', () => {
     // The record lists the archives: what a later --force may remove.
     const manifest = JSON.parse(fs.readFileSync(path.join(out, '.mudm-written', 'manifest.json'), 'utf8')) as { files: string[] };
     expect(manifest.files).toEqual(['tiles-c0.pbf.pmtiles', 'tiles-c1.pbf.pmtiles', 'tileset.json']);
+  });
+
+  it('a file that appears at an archive\'s name while the build runs is not recorded as the build\'s: --force later keeps it', async () => {
+    const dir = scratch();
+    const out = path.join(dir, 'out');
+    const sink = new ArchiveSink({ mode: 'planes', out, partsDir: path.join(dir, 'work') });
+    await sink.initialize({ force: false, resume: false });
+    await sink.begin({ force: false, resume: false, layout });
+    for (const [i, t] of tiles.entries()) await sink.write(t, Uint8Array.of(i + 1, 7));
+    await sink.write('tileset.json', descriptor);
+    const planted = path.join(out, 'tiles-c1.pbf.pmtiles');
+    fs.writeFileSync(planted, 'a user\'s file');
+    await expect(sink.finish()).rejects.toThrow(`${planted} appeared while this build ran (another build, or a file put there): left as it is; move it away and run the build again`);
+    await sink.close();
+    // The archive it did write is the build's; the user's file is not.
+    expect([...readRecord(out).files].sort()).toEqual(['tiles-c0.pbf.pmtiles']);
+    const again = new ArchiveSink({ mode: 'planes', out, partsDir: path.join(dir, 'work2') });
+    await expect(again.initialize({ force: true, resume: false })).rejects.toThrow(`${planted}: not written by a mudm-tiles build`);
+    expect(fs.readFileSync(planted, 'utf8')).toBe('a user\'s file');
+    // Once the user moves it away, a build writes the archive there and records it again.
+    fs.renameSync(planted, path.join(dir, 'kept'));
+    await again.initialize({ force: true, resume: false });
+    await again.begin({ force: true, resume: false, layout });
+    for (const [i, t] of tiles.entries()) await again.write(t, Uint8Array.of(i + 1, 7));
+    await again.write('tileset.json', descriptor);
+    await again.finish();
+    await again.close();
+    expect([...readRecord(out).files].sort()).toEqual(['tiles-c0.pbf.pmtiles', 'tiles-c1.pbf.pmtiles', 'tileset.json']);
   });
 
   it('writes the report beside one archive only once the archive has its name; a failed archive leaves neither', async () => {

@@ -112,6 +112,22 @@ describe('makeJournaledDirectory', () => {
   });
 });
 
+describe('Journal', () => {
+  it('a withdrawn file is no longer the build\'s, unless another journal (a later build\'s) names it', () => {
+    const root = tempDir();
+    const failed = new Journal(root, '0000000a');
+    failed.add({ file: 'tiles.pbf.pmtiles' });
+    failed.add({ file: 'tiles.json.pmtiles' });
+    failed.add({ withdrawn: 'tiles.pbf.pmtiles' });
+    failed.close();
+    expect([...readRecord(root).files]).toEqual(['tiles.json.pmtiles']);
+    const later = new Journal(root, '0000000b');
+    later.add({ file: 'tiles.pbf.pmtiles' });
+    later.close();
+    expect([...readRecord(root).files].sort()).toEqual(['tiles.json.pmtiles', 'tiles.pbf.pmtiles']);
+  });
+});
+
 describe('TileFiles', () => {
   it('writers of one thread share the directories they know; one gone since is made and journaled again', () => {
     const root = tempDir();
