@@ -61,6 +61,13 @@ export interface ParseTask {
   json: boolean;
 }
 
+/**
+ * Work cells one feature may be stored in: a world of 1,048,576 px a side (five times the widest slides) in cells of
+ * 2,048 px, whole. A feature beyond (coordinates in nanometres, a stray vertex millions of pixels out) cost time and
+ * memory without bound: a sliver 2e9 px long, a million cells, wrote a million units' tiles for ten minutes and more.
+ */
+export const MAX_FEATURE_CELLS = 2 ** 18;
+
 /** Valid features that the pyramid cannot hold, counted by reason. */
 export type Skipped = Record<string, number>;
 
@@ -135,8 +142,11 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
   if (task.layerBy !== undefined) unseen.set(task.layerBy, (f) => optionFieldValue(f, task.layerBy as string));
   for (const name of Object.values(task.rule.fields)) if (!unseen.has(name)) unseen.set(name, (f) => fieldValue(f.properties, name));
   const looked = [...unseen.keys()];
-  /** Encodes a valid feature into its unit's records, or counts in `skipped` why it cannot be placed. */
-  const put = (seq: number, layer: string, f: Feature, plane: Plane): void => {
+  /**
+   * Encodes a valid feature into its unit's records, or counts in `skipped` why it cannot be placed; returns the issue
+   * that makes it invalid for the build (it spans too many work cells).
+   */
+  const put = (seq: number, layer: string, f: Feature, plane: Plane): Issue | undefined => {
     if (f.geometry === null) { skip('null-geometry'); return; }
     dropRadius(f.geometry);
     const geom = flatten(f.geometry);
@@ -159,6 +169,16 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
       if (inside === null) { skip('outside-world'); return; }
       flat = withGeometry(flat, inside, flat.lod);
       if (!enc.encode(layer, flat)) { skip('outside-world'); return; }
+    }
+    const cells = RecordRouter.cellsMet(b, C, pad, lastCell);
+    if (cells > MAX_FEATURE_CELLS) {
+      const px = (v: number) => Math.round(v).toLocaleString('en-US');
+      return {
+        code: 'feature-too-wide', severity: 'error', path: '/geometry',
+        message: `the geometry spans ${px(b[2] - b[0])} × ${px(b[3] - b[1])} px (x ${px(b[0])} to ${px(b[2])}, y ${px(b[1])} to ${px(b[3])}), `
+          + `${cells.toLocaleString('en-US')} work cells of ${C} px where at most ${MAX_FEATURE_CELLS.toLocaleString('en-US')} are allowed: `
+          + `are its coordinates in pixels, or is a vertex astray? ${task.side === undefined ? '--image-size W,H cuts features to the image; ' : ''}a larger --unit-size makes fewer cells`,
+      };
     }
     const k = sideExponent(b[2], b[3]);
     res.extent[k] = (res.extent[k] ?? 0) + 1;
@@ -226,17 +246,24 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
       tally.add(assigned, place);
       continue;
     }
+    const layer = layerOf(f, task.layer, task.layerBy);
+    // A feature too wide to store is invalid for the build, as a plane value that is no index is.
+    const wide = put(seq, layer, f, assigned.plane);
+    if (wide) {
+      res.invalid++;
+      tally.add(wide, place);
+      continue;
+    }
     res.valid++;
     for (const d of assigned.dims) dims.add(d);
     if (assigned.lacking) for (const d of assigned.lacking) res.planeLacking[d] = (res.planeLacking[d] ?? 0) + 1;
-    const layer = layerOf(f, task.layer, task.layerBy);
     observeFeature(res.stats, layer, f);
     ownOr(res.ids, layer, newIdCounts)[isPbfId(f.id) ? 0 : 1]++;
-    put(seq, layer, f, assigned.plane);
     const nucleus = task.nucleusFeatures ? nucleusOf(f) : undefined;
     if (nucleus) {
-      observeFeature(res.stats, NUCLEUS_LAYER, nucleus);
-      put(NUCLEUS_SEQ + seq, NUCLEUS_LAYER, nucleus, assigned.plane);
+      const astray = put(NUCLEUS_SEQ + seq, NUCLEUS_LAYER, nucleus, assigned.plane);
+      if (astray) tally.add({ ...astray, severity: 'warning', path: '/nucleusGeometry', message: `${astray.message}; the cell is kept without its nucleus` }, place);
+      else observeFeature(res.stats, NUCLEUS_LAYER, nucleus);
     }
   }
   if (bounds[0] <= bounds[2]) res.bounds = [bounds[0], bounds[1], bounds[2], bounds[3]];

@@ -188,6 +188,13 @@ export class RecordRouter {
    * prefix is `prefix` that its bbox plus `pad` meets; the cell holding the bbox centre is its home, where it is
    * counted once.
    */
+  /** How many cells `route` would add a record of box `b` to. */
+  static cellsMet(b: ArrayLike<number>, cell: number, pad: number, last = Infinity): number {
+    const x0 = Math.max(0, Math.floor((b[0] - pad) / cell)), x1 = Math.min(last, Math.floor((b[2] + pad) / cell));
+    const y0 = Math.max(0, Math.floor((b[1] - pad) / cell)), y1 = Math.min(last, Math.floor((b[3] + pad) / cell));
+    return x0 > x1 || y0 > y1 ? 0 : (x1 - x0 + 1) * (y1 - y0 + 1);
+  }
+
   route(prefix: string, record: Uint8Array, b: ArrayLike<number>, cell: number, pad: number, last = Infinity): void {
     const hx = homeCell(b[0], b[2], cell, last), hy = homeCell(b[1], b[3], cell, last);
     const x0 = Math.max(0, Math.floor((b[0] - pad) / cell)), x1 = Math.min(last, Math.floor((b[2] + pad) / cell));

@@ -41,6 +41,29 @@ describe('a feature far outside the world', () => {
   });
 });
 
+describe('a feature too wide to store, without --image-size', () => {
+  it('is an invalid feature named with its extent, in seconds and little memory; the others are built; --strict stops (exit 1)', async () => {
+    const dir = tempDir('too-wide');
+    // Coordinates in nanometres: a square of 10,000,000 px, beside a cell in pixels.
+    const file = path.join(dir, 'nm.json');
+    fs.writeFileSync(file, JSON.stringify({ type: 'FeatureCollection', features: [
+      { type: 'Feature', properties: { label: 1 }, geometry: { type: 'Polygon', coordinates: [[[0, 0], [1e7, 0], [1e7, 1e7], [0, 1e7], [0, 0]]] } },
+      { type: 'Feature', properties: { label: 2 }, geometry: { type: 'Polygon', coordinates: [[[10, 10], [30, 10], [30, 30], [10, 10]]] } },
+    ] }));
+    const out = path.join(dir, 'out');
+    const m = await runMeasured(['build', file, '-o', out], 20_000);
+    expect(m.code, described(m)).toBe(0);
+    expect(m.peakBytes, `peak ${mib(m.peakBytes)}`).toBeLessThan(400 * MIB);
+    const wide = `${file}:feature 0: /geometry: the geometry spans 10,000,000 × 10,000,000 px (x 0 to 10,000,000, y 0 to 10,000,000), 23,843,689 work cells of 2048 px where at most 262,144 are allowed: are its coordinates in pixels, or is a vertex astray? --image-size W,H cuts features to the image; a larger --unit-size makes fewer cells [feature-too-wide]`;
+    expect(m.stdout).toContain(wide);
+    const report = JSON.parse(fs.readFileSync(path.join(out, 'build-report.json'), 'utf8')) as { features: { valid: number; invalid: number } };
+    expect(report.features).toMatchObject({ valid: 1, invalid: 1 });
+    const strict = await runCli(['build', file, '-o', path.join(dir, 'strict'), '--strict']);
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toContain('[feature-too-wide]');
+  });
+});
+
 describe('SIGTERM', () => {
   it('stops a build inside a long work unit at once: exit 143, no descriptor', async () => {
     const dir = tempDir('long-unit');
