@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { OutputError, describeFsError } from '../report/errors.js';
 import type { Dim, Plane } from '../tiling/space.js';
 import { makeDirectory, removeMadeDirectories } from './dirs.js';
-import { Journal, RECORD_DIR, isTileName, makeJournaledDirectory, readRecord, removeRecorded, writeManifest, type Removal, type WrittenRecord } from './written.js';
+import { Journal, RECORD_DIR, foreignTile, isTileName, makeJournaledDirectory, readRecord, removeRecorded, writeManifest, type Removal, type WrittenRecord } from './written.js';
 
 export interface SinkOpenOptions { force: boolean; resume: boolean }
 
@@ -152,6 +152,12 @@ export class DirectorySink implements TileSink {
         // A failed rebuild must never look complete.
         for (const f of COMPLETION_FILES) if (record.files.has(f)) fs.rmSync(path.join(this.root, f), { force: true });
         return undefined;
+      }
+      // Checked before anything goes: a failed rebuild must not have removed the pyramid it could not replace.
+      const foreign = force ? foreignTile(this.root, record) : undefined;
+      if (foreign !== undefined) {
+        const full = path.join(this.root, foreign);
+        throw new OutputError(`${full} is in the way: no build wrote it, and this build may write a tile there; move it away or choose another output (nothing was removed)`, full);
       }
       // Without force OUT held nothing visible: a record there describes files that are gone.
       return removeRecorded(this.root, force ? record : { dirs: new Set(), files: new Set() });

@@ -218,3 +218,29 @@ export function removeRecorded(root: string, record: WrittenRecord, only?: 'temp
   removal.touched = [...touched].sort();
   return removal;
 }
+
+/**
+ * The first tile-named file (`Z/X/Y.pbf`, at any depth) in a directory of `root` no build created that no build
+ * wrote: one a build may be about to write a tile at, which is not its to replace. Hidden names are not looked in.
+ */
+export function foreignTile(root: string, record: WrittenRecord, rel = ''): string | undefined {
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(path.join(root, rel), { withFileTypes: true });
+  } catch {
+    return undefined;
+  }
+  for (const e of entries) {
+    if (e.name.startsWith('.')) continue;
+    const at = rel === '' ? e.name : `${rel}/${e.name}`;
+    if (e.isDirectory()) {
+      // A directory a build created holds tiles of builds only (and what `--force` keeps, listed when it removes).
+      if (record.dirs.has(at)) continue;
+      const found = foreignTile(root, record, at);
+      if (found !== undefined) return found;
+    } else if (rel !== '' && isTileName(e.name) && !record.files.has(at)) {
+      return at;
+    }
+  }
+  return undefined;
+}

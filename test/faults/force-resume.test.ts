@@ -109,6 +109,20 @@ describe('--force', () => {
     expect(listFiles(out).filter((f) => !f.startsWith('.mudm-written/') && f !== 'mine.pbf')).toEqual(pyramidFiles(cleanSmall));
   });
 
+  it('a rebuild with --force that finds a user\'s tile where it may write one stops before it removes the old pyramid', async () => {
+    const out = tempDir('force-keeps-pyramid');
+    expectOk(await runCli(['build', small, '-o', out, '--max-zoom', '1', '-q']), 'the first build');
+    // A zoom the first build did not write, holding a user's file of a tile's name.
+    fs.mkdirSync(path.join(out, '2', '1'), { recursive: true });
+    fs.writeFileSync(path.join(out, '2', '1', '1.pbf'), 'mine');
+    const before = snapshot(out);
+    const r = await runCli(['build', small, '-o', out, '--max-zoom', '2', '--force']);
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.stderr).toContain(`error: ${path.join(out, '2', '1', '1.pbf')} is in the way: no build wrote it, and this build may write a tile there; move it away or choose another output (nothing was removed)`);
+    // The whole first pyramid is there, as it was.
+    expect(snapshot(out)).toEqual(before);
+  });
+
   it('refuses (exit 4) to replace a tileset.json no build wrote, and touches nothing', async () => {
     const out = tempDir('force-foreign');
     fs.writeFileSync(path.join(out, 'tileset.json'), '{"mine": true}');
