@@ -143,7 +143,7 @@ export class PmtilesArchive {
   /** Tile z/x/y as a client sees it (decompressed), or undefined. */
   async tile(z: number, x: number, y: number): Promise<Uint8Array | undefined> {
     const stored = await this.storedTile(z, x, y);
-    return stored && named(this.source, () => decompress(stored, this.header.tileCompression, `tile ${z}/${x}/${y}`));
+    return stored && named(this.source, () => decompress(stored, this.header.tileCompression, `tile ${z}/${x}/${y}`, MAX_TILE));
   }
 
   /** Every addressed tile in tile-id order, a run-length entry giving one tile per id it covers. */
@@ -234,13 +234,23 @@ async function directoryAt(source: RangeSource, header: PmtilesHeader, offset: n
   return decodeDirectory(await decompress(await source.read(offset, length), header.internalCompression, `${what} (bytes ${offset}–${offset + length - 1})`));
 }
 
+/**
+ * The most bytes a part of an archive may decompress to: a damaged or hostile archive (a gzip bomb as its metadata)
+ * must not take the reader's memory. The metadata and directories (a few MB for a million tiles) get less than tiles
+ * (a JSON tile of a whole-slide outline is tens of MB).
+ */
+export const MAX_TILE = 256 * 1024 * 1024;
+const MAX_INTERNAL = 64 * 1024 * 1024;
+
 /** `what` names the part decompressed (the metadata, a directory, a tile) in the message of a failure. */
-async function decompress(bytes: Uint8Array, compression: Compression, what: string): Promise<Uint8Array> {
+async function decompress(bytes: Uint8Array, compression: Compression, what: string, limit = MAX_INTERNAL): Promise<Uint8Array> {
+  const options = { maxOutputLength: limit };
   try {
     if (compression === Compression.None) return bytes;
-    if (compression === Compression.Gzip) return await gunzipAsync(bytes);
-    if (compression === Compression.Brotli) return await brotliAsync(bytes);
+    if (compression === Compression.Gzip) return await gunzipAsync(bytes, options);
+    if (compression === Compression.Brotli) return await brotliAsync(bytes, options);
   } catch (err) {
+    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new InputError(`${what} decompresses to more than ${limit / 1024 / 1024} MiB: the archive is damaged`);
     throw new InputError(`${what} does not decompress: ${(err as Error).message}`);
   }
   throw new InputError(`compression ${compression} is not supported (none, gzip and brotli are)`);

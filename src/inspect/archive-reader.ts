@@ -5,7 +5,7 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { besideArchive, folderArchiveProblem, folderMemberProblem, listedArchives, type ArchiveFormat } from '../archive/archive-names.js';
 import { Compression, TileType, type PmtilesHeader } from '../archive/pmtiles-format.js';
-import { openPmtiles, type PmtilesArchive } from '../archive/pmtiles-reader.js';
+import { MAX_TILE, openPmtiles, type PmtilesArchive } from '../archive/pmtiles-reader.js';
 import type { TilesetDescriptor } from '../model/descriptor.js';
 import { InputError, UsageError } from '../report/errors.js';
 import { tilePath, type Plane } from '../tiling/space.js';
@@ -188,7 +188,7 @@ export class ArchiveReader implements PyramidReader {
         done += n;
       }
       try {
-        return m.gzip ? gunzipSync(buf) : buf;
+        return m.gzip ? gunzipSync(buf, { maxOutputLength: MAX_TILE }) : buf;
       } catch (err) {
         throw new InputError(`${m.file}: tile ${relPath} does not gunzip: ${(err as Error).message}`, m.file);
       }

@@ -1,4 +1,5 @@
 // `inspect`: what a pyramid holds — zooms, planes, layers and fields, tiles, bytes and features per zoom, the largest tiles.
+import { own } from '../model/own.js';
 import type { Asset, FieldType } from '../model/descriptor.js';
 import { planeKey, type Dim, type Plane } from '../tiling/space.js';
 import { countPbfFeatures } from './decode.js';
@@ -77,11 +78,12 @@ function layerSummaries(p: Pyramid): LayerSummary[] {
   return layers.map((l) => {
     const fields: FieldSummary[] = Object.entries(l.fields ?? {}).map(([name, type]) => {
       const f: FieldSummary = { name, type };
-      const range = l.fieldranges?.[name];
+      // Field names are data: `toString` or `__proto__` is no member of `{}` here.
+      const range = l.fieldranges && own(l.fieldranges, name);
       if (range) f.range = range;
-      const values = l.fieldenums?.[name];
+      const values = l.fieldenums && own(l.fieldenums, name);
       if (values) f.values = values;
-      const description = l.fielddescriptions?.[name];
+      const description = l.fielddescriptions && own(l.fielddescriptions, name);
       if (description) f.description = description;
       return f;
     });

@@ -107,7 +107,7 @@ export function locateJsonError(s: string): { position: number; message: string 
           expect = 'after';
         } else if (/^-?(NaN|Infinity)/.test(s.slice(i, i + 9))) {
           // QuPath before 0.5 writes non-finite measurements so: the README's advice goes with the message.
-          return { position: i, message: `${s.slice(i, i + 9).replace(/^(-?(?:NaN|Infinity)).*$/, '$1')} is not JSON, expected a value (QuPath before 0.5 writes it for a missing measurement: export again from QuPath 0.5 or later, or without measurements)` };
+          return { position: i, message: `${s.slice(i, i + 9).replace(/^(-?(?:NaN|Infinity))[^]*$/, '$1')} is not JSON, expected a value (QuPath before 0.5 writes it for a missing measurement: export again from QuPath 0.5 or later, or without measurements)` };
         } else if (c === '-' || (c >= '0' && c <= '9')) {
           NUMBER.lastIndex = i;
           const m = NUMBER.exec(s);

@@ -147,6 +147,8 @@ export interface FieldStat {
 }
 
 export const ENUM_CAP = 64;
+/** The JSON types a field's statistics count, as a description names them. */
+const KINDS = ['number', 'bool', 'string'] as const;
 /**
  * Enumerations are of labels: a string longer than this makes its field not enumerable, as too many distinct ones
  * do. The statistics then hold no copy of it (a thousand 1 MB ids would otherwise be held, merged and planned).
@@ -173,9 +175,14 @@ function stat(stats: Record<string, FieldStat>, name: string): FieldStat {
   return ownOr(stats, name, newStat);
 }
 
+/** Marks the field's strings as not enumerable: more than ENUM_CAP of them, whatever they are. */
+function notEnumerable(s: FieldStat): void {
+  s.strings = Array.from({ length: ENUM_CAP + 1 }, (_, i) => String(i));
+}
+
 function addString(s: FieldStat, v: string): void {
   if (s.strings.length > ENUM_CAP) return;
-  if (v.length > ENUM_STRING_MAX) s.strings = new Array<string>(ENUM_CAP + 1).fill('');
+  if (v.length > ENUM_STRING_MAX) notEnumerable(s);
   else if (!s.strings.includes(v)) s.strings.push(v);
 }
 
@@ -223,7 +230,9 @@ export function mergeStats(into: LayerStats, from: LayerStats): void {
       a.number += b.number; a.bool += b.bool; a.string += b.string; a.other += b.other;
       if (b.min < a.min) a.min = b.min;
       if (b.max > a.max) a.max = b.max;
-      for (const s of b.strings) addString(a, s);
+      // Merged as a mark, not value by value: a mark is no set of values (copies of one value would merge to one).
+      if (b.strings.length > ENUM_CAP) notEnumerable(a);
+      else for (const s of b.strings) addString(a, s);
       if (b.shadowed) a.shadowed = (a.shadowed ?? 0) + b.shadowed;
       if (b.colors) for (const [v, c] of Object.entries(b.colors)) addColour(a, v, c);
     }
@@ -252,7 +261,7 @@ export function describeFields(fields: Record<string, FieldStat>): DescribedFiel
     if (kinds === 1 && s.string > 0 && s.strings.length <= ENUM_CAP) setOwn(enums, name, [...s.strings].sort());
     if (s.colors) setOwn(colors, name, Object.fromEntries(Object.entries(s.colors).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
     if (s.other > 0) setOwn(notes, name, 'arrays are JSON-encoded strings in PBF tiles');
-    else if (kinds > 1) setOwn(notes, name, 'mixed value types; non-strings are stringified in PBF tiles');
+    else if (kinds > 1) setOwn(notes, name, `mixed value types (${KINDS.filter((k) => s[k] > 0).join(', ')}); PBF tiles keep each value's own type`);
   }
   const res: DescribedFields = { fields: out };
   if (Object.keys(ranges).length) res.fieldranges = ranges;

@@ -2,7 +2,7 @@
 // values; returns unit records, issues and statistics.
 import { ownOr } from '../model/own.js';
 import type { Feature } from '../model/feature.js';
-import type { Geometry } from '../model/geometry.js';
+import { GEOMETRY_TYPES, type Geometry, type GeometryType } from '../model/geometry.js';
 import { fieldValue } from '../model/fields.js';
 import { validateFeature, validateGeometry } from '../validate/index.js';
 import { checkUtf8, replaceLoneSurrogates } from '../validate/values.js';
@@ -216,9 +216,9 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
       }
     }
     const place = { file: task.file, feature: index, line: line > 0 ? line : null, column: line > 0 ? column : null };
-    // A bare geometry in a sequence is a feature without members.
-    if (value !== null && typeof value === 'object' && !Array.isArray(value) && (value as { type?: unknown }).type !== 'Feature'
-      && typeof (value as { type?: unknown }).type === 'string' && (value as { type: string }).type !== 'FeatureCollection') {
+    // A bare geometry in a sequence is a feature without members; an object of another type (`"feature"`) is a
+    // feature whose type is wrong, and is reported so.
+    if (value !== null && typeof value === 'object' && !Array.isArray(value) && GEOMETRY_TYPES.includes((value as { type?: unknown }).type as GeometryType)) {
       value = { type: 'Feature', geometry: value, properties: null };
     }
     const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);

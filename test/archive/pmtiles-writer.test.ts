@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it, vi } from 'vitest';
 import { HEADER_BYTES, ROOT_WINDOW, TileType, Compression, decodeDirectory, zxyToTileId } from '../../src/archive/pmtiles-format.js';
 import { encodeArchive } from '../../src/archive/pmtiles-layout.js';
@@ -164,6 +164,26 @@ describe('PmtilesWriter', () => {
         }
       };
       await expect(open()).rejects.toThrow(`${file}: ${what} (bytes ${offset}–${offset + length - 1}) does not decompress:`);
+    }
+  });
+
+  it('refuses metadata that decompresses to more than 64 MiB (a gzip bomb) with the part named, in bounded memory', async () => {
+    const file = path.join(scratch(), 'bomb.pmtiles');
+    writeArchive(file, syntheticTiles(1, 2, 1));
+    const whole = fs.readFileSync(file);
+    // 65 MiB of one byte, gzipped to about 65 KiB, put after the archive and named as its metadata.
+    const bomb = gzipSync(Buffer.concat([Buffer.from('{"a":"'), Buffer.alloc(65 * 1024 * 1024, 0x78), Buffer.from('"}')]), { level: 1 });
+    const bytes = Buffer.concat([whole, bomb]);
+    bytes.writeBigUInt64LE(BigInt(whole.length), 24);
+    bytes.writeBigUInt64LE(BigInt(bomb.length), 32);
+    fs.writeFileSync(file, bytes);
+    const archive = await openPmtiles(file);
+    try {
+      const err = await archive.metadata().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(InputError);
+      expect((err as InputError).message).toBe(`${file}: the metadata (bytes ${whole.length}–${whole.length + bomb.length - 1}) decompresses to more than 64 MiB: the archive is damaged`);
+    } finally {
+      await archive.close();
     }
   });
 

@@ -176,3 +176,21 @@ describe('worlds made huge by outliers', () => {
     expect(v.code, v.stdout + v.stderr).toBe(0);
   });
 });
+
+describe('names and types as users spell them', () => {
+  it('fields named like members of every object (toString, __proto__) are described by inspect; a feature of type "feature" is reported at /type', async () => {
+    const dir = tempDir('names');
+    const input = path.join(dir, 'in.ndjson');
+    fs.writeFileSync(input, [
+      '{"type":"Feature","properties":{"toString":1,"__proto__":"x","constructor":"y"},"geometry":{"type":"Point","coordinates":[5,5]}}',
+      '{"type":"feature","properties":{},"geometry":{"type":"Point","coordinates":[6,6]}}',
+    ].join('\n'));
+    const out = path.join(dir, 'out');
+    const b = await runCli(['build', input, '-o', out]);
+    expect(b.code, b.stderr).toBe(0);
+    expect(b.stdout).toContain(`${input}:feature 1: /type: Feature type must be "Feature", found "feature" [feature-type-invalid]`);
+    const i = await runCli(['inspect', out]);
+    expect(i.code, i.stderr).toBe(0);
+    expect(i.stdout).toMatch(/__proto__: String \{x\}\n\s+constructor: String \{y\}\n\s+toString: Number \[1, 1\]/);
+  });
+});

@@ -319,6 +319,8 @@ describe('syntax errors: exact line and column', () => {
     // QuPath before 0.5: the message says where the value comes from and what to do.
     ['NaN inside a feature', '{"features":[\n{"properties":{"m":NaN}}]}', 2, 20, /^NaN is not JSON, expected a value \(QuPath before 0\.5 writes it for a missing measurement: export again from QuPath 0\.5 or later/],
     ['-Infinity inside a feature', '{"features":[\n{"properties":{"m":-Infinity}}]}', 2, 20, /^-Infinity is not JSON, expected a value \(QuPath before 0\.5/],
+    // Pretty-printed: what follows the value on its line (and a CR before the newline) is not in the message.
+    ['NaN at the end of a pretty-printed line', '{"features":[\n  {"properties": {\n    "m": NaN,\r\n    "n": 1}}]}', 3, 10, /^NaN is not JSON, expected a value \(QuPath/],
     ['a string "Infinity" does not change V8\'s message elsewhere', '{"features":[\n  {"name":"Infinity", "a": [1,2}\n]}', 2, 32, /^Expected ',' or '\]' after array element/],
   ];
   for (const [name, text, line, column, message] of cases) {

@@ -1,7 +1,7 @@
 // The assign stage: a feature's plane and layer, and the field statistics the descriptor's vector_layers come from.
 import { describe, expect, it } from 'vitest';
 import type { Feature } from '../../src/model/feature.js';
-import { assignPlane, describeFields, ENUM_CAP, layerOf, mergeStats, observeFeature, type LayerStats, type PlaneRule } from '../../src/stages/assign.js';
+import { assignPlane, describeFields, ENUM_CAP, ENUM_STRING_MAX, layerOf, mergeStats, observeFeature, type LayerStats, type PlaneRule } from '../../src/stages/assign.js';
 
 const at = (coordinates: number[][], properties: Record<string, unknown> | null = null): Feature =>
   ({ type: 'Feature', properties, geometry: { type: 'LineString', coordinates: coordinates as [number, number][] } });
@@ -84,7 +84,7 @@ describe('field statistics', () => {
       fieldranges: { area: [-2.5, 30], parentId: [9, 9] },
       fieldenums: { cls: ['stroma', 'tumor'], featureClass: ['cell', 'nucleus'], id: ['a'] },
       fielddescriptions: {
-        mixed: 'mixed value types; non-strings are stringified in PBF tiles',
+        mixed: 'mixed value types (number, string); PBF tiles keep each value\'s own type',
         tags: 'arrays are JSON-encoded strings in PBF tiles',
       },
     });
@@ -96,6 +96,16 @@ describe('field statistics', () => {
     expect(describeFields(stats.l).fieldenums?.name).toHaveLength(ENUM_CAP);
     observeFeature(stats, 'l', { type: 'Feature', properties: { name: 'one more' }, geometry: null });
     expect(describeFields(stats.l)).toEqual({ fields: { name: 'String' } });
+  });
+
+  it('a string over ENUM_STRING_MAX makes its field not enumerable, in one batch or merged from several', () => {
+    const long = 'A'.repeat(ENUM_STRING_MAX + 44);
+    const batches = [long, 'short'].map((name) => { const s: LayerStats = {}; observeFeature(s, 'l', { type: 'Feature', properties: { name }, geometry: null }); return s; });
+    const merged: LayerStats = {};
+    for (const b of batches) mergeStats(merged, b);
+    const whole: LayerStats = {};
+    for (const name of [long, 'short']) observeFeature(whole, 'l', { type: 'Feature', properties: { name }, geometry: null });
+    for (const stats of [merged, whole, batches[0]]) expect(describeFields(stats.l)).toEqual({ fields: { name: 'String' } });
   });
 
   it('gives the same statistics whatever the batches and the order they are merged in', () => {
