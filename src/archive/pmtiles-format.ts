@@ -179,24 +179,24 @@ export function encodeDirectory(dir: Directory, start = 0, end = dir.count): Uin
   return w.bytes();
 }
 
-/** Decodes an uncompressed directory; throws InputError when it is truncated or malformed. */
-export function decodeDirectory(bytes: Uint8Array): Directory {
+/** Decodes an uncompressed directory (`what`, in messages); throws InputError when it is truncated or malformed. */
+export function decodeDirectory(bytes: Uint8Array, what = 'PMTiles directory'): Directory {
   let at = 0;
   const read = (): number => {
     let value = 0;
     let scale = 1;
     for (;;) {
-      if (at >= bytes.length) throw new InputError('PMTiles directory is truncated');
+      if (at >= bytes.length) throw new InputError(`${what} is truncated`);
       const b = bytes[at++];
       value += (b & 0x7f) * scale;
       if (b < 0x80) return value;
       scale *= 0x80;
-      if (scale > 2 ** 56) throw new InputError('PMTiles directory has a varint longer than 8 bytes');
+      if (scale > 2 ** 56) throw new InputError(`${what} has a varint longer than 8 bytes`);
     }
   };
   const count = read();
   // Each entry takes at least 4 bytes, which bounds the arrays a corrupt count could ask for.
-  if (count * 4 > bytes.length) throw new InputError(`PMTiles directory claims ${count} entries in ${bytes.length} bytes`);
+  if (count * 4 > bytes.length) throw new InputError(`${what} claims ${count} entries in ${bytes.length} bytes`);
   const dir = {
     count,
     tileId: new Float64Array(count),

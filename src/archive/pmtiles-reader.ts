@@ -110,7 +110,7 @@ export class PmtilesArchive {
   async metadata(): Promise<unknown> {
     return named(this.source, async () => {
       const h = this.header;
-      const text = Buffer.from(await decompress(await this.source.read(h.metadataOffset, h.metadataLength), h.internalCompression, `the metadata (bytes ${h.metadataOffset}–${h.metadataOffset + h.metadataLength - 1})`)).toString('utf8');
+      const text = Buffer.from(await decompress(await partAt(this.source, h.metadataOffset, h.metadataLength, 'the metadata'), h.internalCompression, `the metadata (bytes ${h.metadataOffset}–${h.metadataOffset + h.metadataLength - 1})`)).toString('utf8');
       try {
         return JSON.parse(text) as unknown;
       } catch (err) {
@@ -229,9 +229,15 @@ export async function openPmtiles(file: string): Promise<PmtilesArchive> {
   }
 }
 
+/** The bytes of a part of the archive (`what`: the metadata, a directory), which must lie inside it. */
+async function partAt(source: RangeSource, offset: number, length: number, what: string): Promise<Uint8Array> {
+  if (offset + length > source.size) throw new InputError(`${what} (bytes ${offset}–${offset + length - 1}) lies past the end of the archive (${source.size} bytes): it was cut short or is damaged`);
+  return source.read(offset, length);
+}
+
 /** `what` names the directory in messages (the root, a leaf); the bytes it lies at are added. */
 async function directoryAt(source: RangeSource, header: PmtilesHeader, offset: number, length: number, what: string): Promise<Directory> {
-  return decodeDirectory(await decompress(await source.read(offset, length), header.internalCompression, `${what} (bytes ${offset}–${offset + length - 1})`));
+  return decodeDirectory(await decompress(await partAt(source, offset, length, what), header.internalCompression, `${what} (bytes ${offset}–${offset + length - 1})`), what);
 }
 
 /**

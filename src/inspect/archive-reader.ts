@@ -120,7 +120,7 @@ export class ArchiveReader implements PyramidReader {
       const dims = dimsOfTemplate(descriptor.tiles[0]);
       const k = this.members.length;
       this.members.push({ file: archive.name, fd: fs.openSync(archive.name, 'r'), gzip: h.tileCompression === Compression.Gzip });
-      let addressed = 0, minZoom = Infinity, maxZoom = -Infinity, end = 0;
+      let addressed = 0, minZoom = Infinity, maxZoom = -Infinity, end = 0, beyond = 0, firstBeyond = '';
       const contents = new Set<number>();
       const size = fs.fstatSync(this.members[k].fd).size;
       this.archives.push({ path: rel, bytes: size, tileCompression: h.tileCompression === Compression.Gzip ? 'gzip' : 'none' });
@@ -133,6 +133,9 @@ export class ArchiveReader implements PyramidReader {
         // Past the end of a file cut short: not there to read (the problem below says so).
         if (t.offset + t.length > size) continue;
         const p = tilePath(t.z, t.x, t.y, plane, dims, format);
+        // PMTiles entries have a length above 0 and lie in the tile data section the header gives.
+        if (t.length === 0) this.problems.push(problem('archive-invalid', rel, `tile ${p} has a length of 0 in its directory (PMTiles asks for more)`));
+        else if (t.offset + t.length > h.tileDataOffset + h.tileDataLength && beyond++ === 0) firstBeyond = `${p} (bytes ${t.offset}–${t.offset + t.length - 1})`;
         // Two entries of one archive (a directory that repeats a tile id) or two archives (planes listed twice).
         if (this.where.has(p)) this.problems.push(problem('archive-invalid', rel, `tile ${p} is ${this.member[this.where.get(p) as number] === k ? 'addressed twice in it' : 'in another archive too'}`));
         this.where.set(p, this.offset.length);
@@ -141,6 +144,7 @@ export class ArchiveReader implements PyramidReader {
         this.length.push(t.length);
         this.addPath(p);
       }
+      if (beyond > 0) this.problems.push(problem('archive-invalid', rel, `${beyond} tile(s) lie past the tile data section the header gives (bytes ${h.tileDataOffset}–${h.tileDataOffset + h.tileDataLength - 1}), the first ${firstBeyond}`));
       this.checkHeader(rel, h, { addressed, contents: contents.size, minZoom, maxZoom });
       if (end > size) this.problems.push(problem('archive-invalid', rel, `its tiles reach byte ${end}, the file ends at ${size}: it was cut short`));
     } catch (err) {

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { folderMemberProblem, writtenAs } from '../archive/archive-names.js';
 import { Compression, TileType } from '../archive/pmtiles-format.js';
-import { PmtilesArchive, handleRangeSource } from '../archive/pmtiles-reader.js';
+import { PmtilesArchive, handleRangeSource, openPmtiles } from '../archive/pmtiles-reader.js';
 import { openInside, openRegular, type Opened } from './files.js';
 import { validators } from './ranges.js';
 import { archiveFor, descriptorPlane, pyramidTile, samePlane, tileRoutes, type TileFormat, type TileRequest, type TileRoutes } from './tile-routes.js';
@@ -196,10 +196,20 @@ export class FileArchive {
     this.name = path.basename(file);
   }
 
-  /** Reads the archive once; false when it cannot be opened as PMTiles v3. */
-  async check(): Promise<boolean> {
+  /**
+   * Reads the archive once: undefined when it opens as PMTiles v3, else why not (the reader's message, which names
+   * the part of a damaged archive), or null when it is no regular file.
+   */
+  async check(): Promise<string | null | undefined> {
     const opened = await openRegular(this.file, true);
-    return opened !== null && (await this.shelf.with(opened, async () => true)) === true;
+    if (opened === null) return null;
+    if ((await this.shelf.with(opened, async () => true)) === true) return undefined;
+    try {
+      await (await openPmtiles(this.file)).close();
+      return undefined;
+    } catch (err) {
+      return (err as Error).message;
+    }
   }
 
   /** Why the archive cannot be served alone (one plane of a folder build: serve the folder), or undefined. */

@@ -234,6 +234,23 @@ describe('inspect and verify', () => {
     ]);
   });
 
+  it('verify and extract refuse tiles past the tile data section the header gives', async () => {
+    const bad = path.join(root, 'data-length', 'slide.pmtiles');
+    fs.mkdirSync(path.dirname(bad));
+    const bytes = fs.readFileSync(file);
+    const dataStart = Number(bytes.readBigUInt64LE(56));
+    bytes.writeBigUInt64LE(10n, 64);
+    fs.writeFileSync(bad, bytes);
+    const reader = await openPyramidReader(bad);
+    const v = verifyPyramid(reader);
+    reader.close();
+    const beyond = v.problems.filter((p) => p.code === 'archive-invalid');
+    expect(beyond).toHaveLength(1);
+    expect(beyond[0].message).toMatch(new RegExp(`^\\d+ tile\\(s\\) lie past the tile data section the header gives \\(bytes ${dataStart}–${dataStart + 9}\\), the first \\d+/\\d+/\\d+\\.pbf \\(bytes ${dataStart}–\\d+\\)$`));
+    await expect(extractArchives(bad, path.join(root, 'data-length-out'), { force: false })).rejects.toThrow(/cannot be extracted whole .*lie past the tile data section/);
+    expect(fs.existsSync(path.join(root, 'data-length-out'))).toBe(false);
+  });
+
   it('an archive cut short: verify says so and misses its tiles, extract writes nothing', async () => {
     const cut = path.join(root, 'cut', 'slide.pmtiles');
     fs.mkdirSync(path.dirname(cut));

@@ -355,4 +355,16 @@ describe('serve slide.pmtiles', () => {
     expect(run.status).toBe(3);
     expect(run.stderr).toContain(`${text} is neither a pyramid directory nor a PMTiles v3 archive`);
   });
+
+  it('names what is wrong with a damaged archive: its root directory cut off, exit 3', async () => {
+    const whole = fs.readFileSync(path.join(dir, 'one', 'slide.pmtiles'));
+    const cut = path.join(dir, 'cut.pmtiles');
+    const [offset, length] = [Number(whole.readBigUInt64LE(8)), Number(whole.readBigUInt64LE(16))];
+    fs.writeFileSync(cut, whole.subarray(0, offset + length - 1));
+    const why = `${cut}: the root directory (bytes ${offset}–${offset + length - 1}) lies past the end of the archive (${offset + length - 1} bytes): it was cut short or is damaged`;
+    await expect(startServer({ root: cut, port: 0 })).rejects.toThrow(why);
+    const run = spawnSync(process.execPath, [BIN, 'serve', cut, '--port', '0'], { encoding: 'utf8' });
+    expect(run.status).toBe(3);
+    expect(run.stderr).toContain(why);
+  });
 });
