@@ -177,7 +177,9 @@ export function claimedMessage(work: WorkDir): string {
 export function resumablePlan(work: WorkDir, inputs: readonly FingerprintInput[], config: BuildConfig): PlanFile {
   const previous = findPlan(work);
   if (!previous) {
-    throw new UsageError(`--resume: there is no interrupted build in ${where(work)} (no ${PLAN_FILE}): nothing to continue; build without --resume (--force replaces what an earlier build wrote)`);
+    // A build that stopped while reading left its work directory without a plan: a plain build refuses to start over it.
+    const next = work.list('').length > 0 ? 'build with --force, which starts over and removes that state' : 'build without --resume (--force replaces what an earlier build wrote)';
+    throw new UsageError(`--resume: there is no interrupted build in ${where(work)} (no ${PLAN_FILE}): nothing to continue; ${next}`);
   }
   const lines = fingerprintLines(inputs, config);
   if (previous.fingerprint !== fingerprintOfLines(lines)) {

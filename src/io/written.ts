@@ -16,6 +16,8 @@ const JOURNAL = /^[0-9a-f]{8}\.jsonl$/;
 export const TEMPORARY = /\.tmp-[0-9a-f]{8}-\d+$/;
 /** Names of tiles and of their temporaries: in a directory a build created, every such file is the build's. */
 const TILE_FILE = /^(0|[1-9]\d*)\.(json|pbf)(\.tmp-[0-9a-f]{8}-\d+)?$/;
+/** A folder of a tile's path: a zoom, a column, a plane index. */
+const NUMBER = /^(0|[1-9]\d*)$/;
 
 export function isTileName(name: string): boolean {
   return TILE_FILE.test(name);
@@ -220,8 +222,9 @@ export function removeRecorded(root: string, record: WrittenRecord, only?: 'temp
 }
 
 /**
- * The first tile-named file (`Z/X/Y.pbf`, at any depth) in a directory of `root` no build created that no build
- * wrote: one a build may be about to write a tile at, which is not its to replace. Hidden names are not looked in.
+ * The first tile-named file at a tile's path (`Z/X/Y.pbf`, `T/C/Z/Z/X/Y.pbf`: folders named by numbers) in a
+ * directory of `root` no build created that no build wrote: one a build may be about to write a tile at, which is
+ * not its to replace. Other folders (`tiles/`, another pyramid inside OUT) are not looked in.
  */
 export function foreignTile(root: string, record: WrittenRecord, rel = ''): string | undefined {
   let entries: fs.Dirent[];
@@ -231,9 +234,9 @@ export function foreignTile(root: string, record: WrittenRecord, rel = ''): stri
     return undefined;
   }
   for (const e of entries) {
-    if (e.name.startsWith('.')) continue;
     const at = rel === '' ? e.name : `${rel}/${e.name}`;
     if (e.isDirectory()) {
+      if (!NUMBER.test(e.name)) continue;
       // A directory a build created holds tiles of builds only (and what `--force` keeps, listed when it removes).
       if (record.dirs.has(at)) continue;
       const found = foreignTile(root, record, at);

@@ -1,5 +1,6 @@
 // --force removes only what an earlier build recorded writing; --resume continues only the build OUT's work state describes.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectOk, listFiles, removeTemps, runCli, tempDir } from '../e2e/helpers.js';
@@ -191,6 +192,21 @@ describe('--resume', () => {
     expect(r.stderr).toMatch(/--resume: .*no interrupted build/);
     expect(r.stderr).toContain(out);
     expect(snapshot(out)).toEqual(before);
+  });
+
+  it('says what to run: without --resume where no build began, --force where one stopped while reading', async () => {
+    const none = tempDir('resume-none');
+    const r = await runCli(['build', small, '-o', none, '--resume']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('nothing to continue; build without --resume (--force replaces what an earlier build wrote)');
+    // A build killed while reading leaves its work directory, without a plan; a plain build refuses to start over it.
+    const reading = tempDir('resume-reading');
+    fs.mkdirSync(path.join(reading, '.mudm-work'));
+    fs.writeFileSync(path.join(reading, '.mudm-work', 'owner.json'), JSON.stringify({ pid: 999999999, host: os.hostname() }));
+    const again = await runCli(['build', small, '-o', reading, '--resume']);
+    expect(again.code, again.stderr).toBe(2);
+    expect(again.stderr).toContain('nothing to continue; build with --force, which starts over and removes that state');
+    expectOk(await runCli(['build', small, '-o', reading, '--force', '-q']), 'as the message says');
   });
 
   it('refuses (exit 2) a finished pyramid of other inputs, and touches nothing', async () => {
