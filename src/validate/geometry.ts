@@ -36,6 +36,12 @@ function position(p: unknown, out: Issue[], gp: string, a: number, b: number, c:
   }
   if (Number.isFinite(p[0]) && Number.isFinite(p[1]) && (n === 2 || Number.isFinite(p[2]))) return n === 2 ? D2 : D3;
   for (let i = 0; i < n; i++) {
+    if (p[i] === Infinity || p[i] === -Infinity) {
+      // Only JSON text beyond ±1.8e308 (1e400) reads as ±Infinity: the rule of such numbers anywhere.
+      report(out, 'value-not-finite', `${at(gp, a, b, c)}/${i}`,
+        `a coordinate beyond what JSON numbers hold (±1.8e308, such as 1e400) reads as ${shown(p[i])} in ${shown(p)}; tiles cannot carry it`);
+      break;
+    }
     if (!Number.isFinite(p[i])) {
       report(out, 'position-not-number', `${at(gp, a, b, c)}/${i}`,
         `position entries must be finite numbers, found ${shown(p[i])} in ${shown(p)}`);

@@ -87,7 +87,8 @@ describe('geometry errors', () => {
       'position entries must be finite numbers, found "2" in [1,"2"]');
     expectOne(validateGeometry({ type: 'Point', coordinates: [1, 2, null] }, ''), 'position-not-number', '/coordinates/2');
     expectOne(validateGeometry({ type: 'Point', coordinates: [NaN, 2] }, ''), 'position-not-number', '/coordinates/0', 'found NaN');
-    expectOne(validateGeometry({ type: 'Point', coordinates: [1, Infinity] }, ''), 'position-not-number', '/coordinates/1', 'found Infinity');
+    // What 1e400 in the text reads as: the rule of numbers beyond JSON's range, wherever they are.
+    expectOne(validateGeometry({ type: 'Point', coordinates: [1, Infinity] }, ''), 'value-not-finite', '/coordinates/1', 'a coordinate beyond what JSON numbers hold (±1.8e308, such as 1e400) reads as Infinity in [1,Infinity]');
   });
 
   it('position-mixed-dimensions is a warning', () => {
