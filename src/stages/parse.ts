@@ -206,7 +206,6 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
       value = raw.values[i];
     } else {
       const text = decoder.decode(raw.bytes.subarray(meta[m + 3], meta[m + 4]));
-      checkUtf8(text, raw.bytes, meta[m + 3], meta[m + 4], '', utf8);
       try {
         value = JSON.parse(text);
       } catch (err) {
@@ -214,6 +213,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
         res.syntax = { index, line: e.line, column: e.column, message: e.message };
         return res;
       }
+      checkUtf8(text, raw.bytes, meta[m + 3], meta[m + 4], '', utf8, value);
     }
     const place = { file: task.file, feature: index, line: line > 0 ? line : null, column: line > 0 ? column : null };
     // A bare geometry in a sequence is a feature without members; an object of another type (`"feature"`) is a

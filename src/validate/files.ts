@@ -6,6 +6,7 @@ import { arrayDocumentIssue, validateDocument } from './index.js';
 import { CollectionValidator } from './feature.js';
 import type { Issue } from './issue.js';
 import { IssueTally, type IssueSample } from './tally.js';
+import { checkUtf8 } from './values.js';
 
 export interface FileReport {
   file: string;
@@ -63,6 +64,8 @@ export async function validateSource(source: Source, hooks: ValidateHooks = {}):
           const value = parseFeature(ev);
           scratch.length = 0;
           validator.feature(value, ev.index, scratch);
+          // As the build reads it: bytes that are no UTF-8 (a Latin-1 export) become U+FFFD.
+          checkUtf8(ev.text, ev.bytes, 0, ev.bytes.length, `/features/${ev.index}`, scratch, value);
           report.features++;
           if (scratch.length > 0) {
             const prefix = `/features/${ev.index}`;

@@ -124,7 +124,7 @@ export function replaceLoneSurrogates(root: Record<string, unknown>, skip: Reado
  * Reports `text-invalid-utf8` when decoding `bytes[start, end)` into `text` replaced invalid UTF-8: the text holds
  * more U+FFFD than the bytes spell (EF BF BD). Nearly every text has none, which one `indexOf` tells.
  */
-export function checkUtf8(text: string, bytes: Uint8Array, start: number, end: number, path: string, out: Issue[]): void {
+export function checkUtf8(text: string, bytes: Uint8Array, start: number, end: number, path: string, out: Issue[], value?: unknown): void {
   let i = text.indexOf('\uFFFD');
   if (i < 0) return;
   let inText = 0;
@@ -132,6 +132,26 @@ export function checkUtf8(text: string, bytes: Uint8Array, start: number, end: n
   let inBytes = 0;
   for (let j = start; j + 2 < end; j++) if (bytes[j] === 0xef && bytes[j + 1] === 0xbf && bytes[j + 2] === 0xbd) inBytes++;
   if (inText > inBytes) {
-    report(out, 'text-invalid-utf8', path, `${inText - inBytes} invalid UTF-8 byte sequence(s) in the text, each read as U+FFFD`);
+    // The parsed value, when given, says where (the issue's path): the first name or string read with U+FFFD in it.
+    const at = value === undefined ? undefined : replaced(value, path);
+    const where = at ? `, the first in ${shown(at.text)}` : '';
+    report(out, 'text-invalid-utf8', at?.path ?? path, `${inText - inBytes} invalid UTF-8 byte sequence(s) in the text, each read as U+FFFD${where} (a file saved in another encoding, such as Latin-1?)`);
   }
+}
+
+/** The first member name or string under `path` holding U+FFFD, depth first; undefined when none does. */
+function replaced(v: unknown, path: string): { path: string; text: string } | undefined {
+  if (typeof v === 'string') return v.includes('\uFFFD') ? { path, text: v } : undefined;
+  if (v === null || typeof v !== 'object') return undefined;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) { const r = replaced(v[i], `${path}/${i}`); if (r) return r; }
+    return undefined;
+  }
+  for (const [k, m] of Object.entries(v)) {
+    const at = `${path}/${pointerToken(k)}`;
+    if (k.includes('\uFFFD')) return { path: at, text: k };
+    const r = replaced(m, at);
+    if (r) return r;
+  }
+  return undefined;
 }

@@ -97,6 +97,11 @@ describe('values tiles cannot carry, one build', () => {
     for (const range of Object.values(cells?.fieldranges ?? {})) for (const v of range) expect(v).not.toBeNull();
   });
 
+  it('validate warns of invalid UTF-8 as the build does, naming the value', async () => {
+    const v = await runCli(['validate', path.join(dir, 'more.ndjson')]);
+    expect(v.stdout).toMatch(/more\.ndjson:feature 1: \/properties\/name: warning: 2 invalid UTF-8 byte sequence\(s\) in the text, each read as U\+FFFD, the first in "c\uFFFD\uFFFDd" \(a file saved in another encoding, such as Latin-1\?\) \[text-invalid-utf8\]/);
+  });
+
   it('validate rejects a property 1e400 (exit 1) with the rule and the path', async () => {
     const v = await runCli(['validate', path.join(dir, 'cells.json')]);
     expect(v.code, v.stdout + v.stderr).toBe(1);
@@ -106,8 +111,8 @@ describe('values tiles cannot carry, one build', () => {
   it('invalid UTF-8 becomes U+FFFD with a warning counted by rule text-invalid-utf8 (a collection and a sequence)', () => {
     const r = readReport(out);
     expect(r.features.warningsByCode['text-invalid-utf8']).toBe(2);
-    const samples = r.features.samples.filter((x) => x.code === 'text-invalid-utf8').map((x) => [path.basename(x.file), x.feature, x.line]);
-    expect(samples).toEqual([['cells.json', 2, 4], ['more.ndjson', 1, 2]]);
+    const samples = r.features.samples.filter((x) => x.code === 'text-invalid-utf8').map((x) => [path.basename(x.file), x.feature, x.line, x.path]);
+    expect(samples).toEqual([['cells.json', 2, 4, '/properties/name'], ['more.ndjson', 1, 2, '/properties/name']]);
     const { json, pbf } = finestFeatures(out);
     expect(json.find((f) => f.properties.label === 3)?.properties.name).toBe('a\uFFFDb');
     expect(pbf.find((f) => f.properties.label === 9)?.properties.name).toBe('c\uFFFD\uFFFDd');

@@ -64,4 +64,12 @@ describe('text-invalid-utf8', () => {
     checkUtf8(decode(honest), honest, 0, honest.length, '', none);
     expect(none).toEqual([]);
   });
+
+  it('names the first member name or string read with U+FFFD when given the parsed value', () => {
+    const bad = Buffer.concat([Buffer.from('{"properties":{"ok":"x","na'), Buffer.from([0xef]), Buffer.from('me":"y"}}')]);
+    const text = decode(bad);
+    const out: Issue[] = [];
+    checkUtf8(text, bad, 0, bad.length, '', out, JSON.parse(text));
+    expectOne(out, 'text-invalid-utf8', '/properties/na\uFFFDme', '1 invalid UTF-8 byte sequence(s) in the text, each read as U+FFFD, the first in "na\uFFFDme"');
+  });
 });
