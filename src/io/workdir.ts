@@ -229,8 +229,11 @@ export class DiskWorkDir implements WorkDir {
       else if (!st.isDirectory()) what = 'a file';
       else {
         const names = fs.readdirSync(this.root);
-        const ours = (n: string) => STATE_ENTRIES.some((e) => n === e || n.startsWith(`${e}.tmp-`));
-        if (!STATE_FILES.some((n) => names.includes(n)) && !names.every(ours)) what = `a folder holding neither ${STATE_FILES.join(' nor ')}, and files no build writes there`;
+        // A build's entries and what it makes beside them (`owner.json.tmp-…`, `owner.json.takeover`): anything else
+        // (a user's notes beside an owner.json of their own) makes the folder not a build's, whatever it holds too.
+        const ours = (n: string) => STATE_ENTRIES.some((e) => n === e || n.startsWith(`${e}.`));
+        const others = names.filter((n) => !ours(n));
+        if (others.length > 0) what = `${others.length === 1 ? 'a file' : 'files'} no build writes there (${others.slice(0, 3).join(', ')}${others.length > 3 ? ', …' : ''})`;
       }
     } catch {
       return undefined;

@@ -146,6 +146,12 @@ describe('--force', () => {
         fs.writeFileSync(path.join(dir, '.s.pmtiles.mudm-work', 'thesis.tex'), 'chapter 1');
       }],
       [['-o', path.join(dir, 't.pmtiles')], path.join(dir, '.t.pmtiles.mudm-work'), () => fs.writeFileSync(path.join(dir, '.t.pmtiles.mudm-work'), 'notes')],
+      // An owner.json does not make a folder a build's when it holds the user's files too.
+      [['-o', path.join(dir, 'u.pmtiles')], path.join(dir, '.u.pmtiles.mudm-work'), () => {
+        fs.mkdirSync(path.join(dir, '.u.pmtiles.mudm-work'));
+        fs.writeFileSync(path.join(dir, '.u.pmtiles.mudm-work', 'owner.json'), '{"mine":true}');
+        fs.writeFileSync(path.join(dir, '.u.pmtiles.mudm-work', 'notes.txt'), 'precious');
+      }],
       [['-o', path.join(dir, 'A')], path.join(dir, 'A', '.mudm-work'), () => {
         fs.mkdirSync(path.join(dir, 'A'));
         fs.writeFileSync(path.join(dir, 'A', '.mudm-work'), 'mine');
