@@ -293,12 +293,16 @@ async function* madeFeatures(source: FeatureSource): AsyncGenerator<FoundFeature
   for await (const made of source.features()) yield made.map((value) => ({ index: index++, line: 0, column: 0, value }));
 }
 
-/** Keeps the first input's collection members for the tiles; an invalid collection member is reported like a feature. */
+/**
+ * Keeps the first input's collection members for the tiles. An invalid member (`type` missing) stops a `--strict`
+ * build; otherwise it is a warning, as no feature is invalid for it: the features are read, the members left out.
+ */
 function collectMembers(c: Collection, tally: IssueTally, file: string, members: Record<string, unknown>, strict: boolean): void {
   const issues = validateCollectionMembers(members);
   for (const is of issues) {
-    tally.add(is, { file, feature: null, line: null, column: null });
-    if (strict && is.severity === 'error') throw new DataError(`${file}: ${is.path}: ${is.message} [${is.code}]`);
+    if (strict && is.severity === 'error') throw new DataError(`${file}: ${is.path || '/'}: ${is.message} [${is.code}]`);
+    const left = is.severity === 'error' ? { ...is, severity: 'warning' as const, message: `${is.message}; its features are read, its collection members left out` } : is;
+    tally.add(left, { file, feature: null, line: null, column: null });
   }
   if (issues.some((i) => i.severity === 'error')) return;
   if (c.multiscale === undefined && members.multiscale) c.multiscale = members.multiscale as Multiscale;

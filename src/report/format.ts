@@ -66,7 +66,8 @@ export function summaryLines(r: BuildReport, out: string, step: 'build' | 'final
   for (const [code, n] of Object.entries(f.warningsByCode)) lines.push(`  warning ${code}: ${n}`);
   for (const [why, n] of Object.entries(f.notPlaced)) lines.push(`  not placed (${why}): ${n}`);
   if (f.jsonOnly) lines.push(`  in JSON tiles only (meshes cannot go into PBF): ${f.jsonOnly}`);
-  const shown = f.samples.filter((s) => s.severity === 'error').slice(0, 5);
+  // Errors, and what is wrong with a collection itself (one line at most per file, whatever its severity).
+  const shown = f.samples.filter((s) => s.severity === 'error' || s.feature === null).slice(0, 5);
   for (const s of shown) lines.push(`  ${sampleLine(s)}`);
   lines.push(`tiles: ${r.tiles.total}, ${formatBytes(r.tiles.bytes)}`);
   lines.push('  zoom   json tiles      json bytes   pbf tiles       pbf bytes   features  points  thinned');

@@ -206,8 +206,15 @@ export function observeFeature(stats: LayerStats, layer: string, f: Feature): vo
   const fields = ownOr(stats, layer, newFields);
   const props = f.properties;
   if (props) {
+    // Two fields of one dotted name (`"a.b"` beside `{"a": {"b"}}`): the tiles carry the first, and so is it counted.
+    let dotted: Set<string> | undefined;
     // A member carried as a tag wins over a property of its name (flat.ts): the property is not in PBF tiles.
     forEachField(props, (name, v) => {
+      if (name.includes('.')) {
+        dotted ??= new Set();
+        if (dotted.has(name)) return;
+        dotted.add(name);
+      }
       const s = stat(fields, name);
       if (v !== null && taggedMember(f, name) !== undefined) s.shadowed = (s.shadowed ?? 0) + 1;
       else observe(s, v);

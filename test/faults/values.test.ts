@@ -199,3 +199,17 @@ describe('names and types as users spell them', () => {
     expect(i.stdout).toMatch(/__proto__: String \{x\}\n\s+constructor: String \{y\}\n\s+toString: Number \[1, 1\]/);
   });
 });
+
+describe('a collection without its type', () => {
+  it('is a warning for the build, which reads its features (exit 0); --strict stops (exit 1)', async () => {
+    const dir = tempDir('no-type');
+    const input = path.join(dir, 'in.json');
+    fs.writeFileSync(input, '{"features":[{"type":"Feature","properties":{},"geometry":{"type":"Point","coordinates":[5,5]}}]}');
+    const b = await runCli(['build', input, '-o', path.join(dir, 'out')]);
+    expect(b.code, b.stderr).toBe(0);
+    expect(b.stdout).toContain(`features: 1 read, 1 valid, 0 invalid\n  warning collection-type-invalid: 1\n  ${input}:collection: /: warning: FeatureCollection type must be "FeatureCollection", found no type; its features are read, its collection members left out [collection-type-invalid]\n`);
+    const s = await runCli(['build', input, '-o', path.join(dir, 'strict'), '--strict']);
+    expect(s.code).toBe(1);
+    expect(s.stderr).toBe(`error: ${input}: /: FeatureCollection type must be "FeatureCollection", found no type [collection-type-invalid]\n`);
+  });
+});

@@ -108,6 +108,12 @@ describe('field statistics', () => {
     for (const stats of [merged, whole, batches[0]]) expect(describeFields(stats.l)).toEqual({ fields: { name: 'String' } });
   });
 
+  it('counts of two fields of one dotted name the first, which the tiles carry', () => {
+    const stats: LayerStats = {};
+    observeFeature(stats, 'l', { type: 'Feature', properties: { 'a.b': 'x', a: { b: 'y' } }, geometry: null });
+    expect(describeFields(stats.l)).toEqual({ fields: { 'a.b': 'String' }, fieldenums: { 'a.b': ['x'] } });
+  });
+
   it('gives the same statistics whatever the batches and the order they are merged in', () => {
     const whole: LayerStats = {};
     for (const f of features) observeFeature(whole, 'cells', f);
