@@ -93,7 +93,7 @@ export class Splitter {
           } else if (this.state === S.ArrNext) {
             if (b === 0x2c) this.state = S.ArrElementRequired;
             else if (b === 0x5d) this.state = this.bareArray ? S.Top : S.ObjNext;
-            else this.fail(i, `unexpected ${describeByte(b)} after a feature, expected ',' or ']'`);
+            else this.fail(i, `unexpected ${describeByte(b)} after feature ${this.featureIndex - 1}, expected ',' or ']'`);
             i++;
           } else if (b === 0x5d && this.state === S.ArrOpen) {
             this.state = this.bareArray ? S.Top : S.ObjNext;
@@ -103,7 +103,7 @@ export class Splitter {
             this.state = S.ArrElementIn;
             if (!this.value.scalar) i++;
           } else {
-            this.fail(i, b === 0x5d ? "unexpected ']' after ',' (trailing comma)" : `unexpected ${describeByte(b)}, expected a feature`);
+            this.fail(i, b === 0x5d ? `unexpected ']' after ',' (trailing comma after feature ${this.featureIndex - 1})` : `unexpected ${describeByte(b)}, expected feature ${this.featureIndex}`);
           }
           break;
         }
@@ -198,7 +198,7 @@ export class Splitter {
             break;
           }
         }
-        this.failAtEnd(`unexpected end of input: the value that starts at line ${this.value.line}, column ${this.value.column} is not closed`);
+        this.failAtEnd(`unexpected end of input: the value that starts at line ${this.value.line}, column ${this.value.column}${this.state === S.ArrElementIn || this.sequence ? ` (feature ${this.featureIndex})` : ''} is not closed`);
         break;
       default:
         this.failAtEnd(

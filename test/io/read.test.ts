@@ -294,7 +294,7 @@ describe('sources', () => {
 
 describe('syntax errors: exact line and column', () => {
   const cases: [string, string, number, number, RegExp][] = [
-    ['trailing comma in features', '{"type":"FeatureCollection","features":[\n  {"a":1},\n]}', 3, 1, /trailing comma/],
+    ['trailing comma in features', '{"type":"FeatureCollection","features":[\n  {"a":1},\n]}', 3, 1, /trailing comma after feature 0/],
     ['missing comma between features', '{"features":[{"a":1} {"b":2}]}', 1, 22, /expected ',' or '\]'/],
     ['garbage at the top level', '\n\n   @', 3, 4, /'@'/],
     ['missing colon', '{"type" "FeatureCollection"}', 1, 9, /expected ':'/],
@@ -303,7 +303,10 @@ describe('syntax errors: exact line and column', () => {
     ['unclosed top-level array', '[\n{"a":1},\n', 3, 1, /end of input inside the top-level array that starts at line 1, column 1/],
     ['trailing comma in a top-level array', '[{"a":1},]', 1, 10, /trailing comma/],
     ['unclosed collection', '{"type":"FeatureCollection","features":[{"a":1}', 1, 48, /end of input/],
-    ['unclosed feature', '{"features":[\n{"a":[1,2', 2, 10, /line 2, column 1 is not closed/],
+    ['unclosed feature', '{"features":[\n{"a":[1,2', 2, 10, /line 2, column 1 \(feature 0\) is not closed/],
+    ['unclosed second feature', '{"features":[{"a":1},\n{"a":[1,2', 2, 10, /line 2, column 1 \(feature 1\) is not closed/],
+    ['junk after a feature names it', '{"features":[{"a":1},{"b":2} x]}', 1, 30, /^unexpected 'x' after feature 1, expected ',' or '\]'/],
+    ['junk where a feature goes names its index', '{"features":[{"a":1},x]}', 1, 22, /^unexpected 'x', expected feature 1/],
     ['empty input', '  \n', 2, 1, /empty/],
     ['bad byte order mark', '\xEF\xBB{}', 1, 3, /byte order mark/],
     ['bad member value (tru)', '{"type":"FeatureCollection",\r\n"x": tru,"features":[]}', 2, 6, /literal/],
