@@ -241,7 +241,7 @@ export function foreignTile(root: string, record: WrittenRecord, rel = ''): stri
       if (record.dirs.has(at)) continue;
       const found = foreignTile(root, record, at);
       if (found !== undefined) return found;
-    } else if (rel !== '' && isTileName(e.name) && !record.files.has(at)) {
+    } else if (rel !== '' && isTileName(e.name) && !TEMPORARY.test(e.name) && !record.files.has(at)) {
       return at;
     }
   }
