@@ -1,4 +1,5 @@
 // Turns command-line inputs (files, directories, `-`, --input t=0,c=1:FILE, --manifest) into pipeline inputs.
+import { jsonSyntaxError } from '../io/json-errors.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileSource, layerNameFor, streamSource } from '../io/read.js';
@@ -67,11 +68,18 @@ function expand(arg: string, { io, perFile, layerOption, out, warn }: ExpandCont
 interface ManifestEntry { path: string; t?: number; c?: number; z?: number; layer?: string }
 
 function readManifest(file: string): ManifestEntry[] {
-  let value: unknown;
+  let text: string;
   try {
-    value = JSON.parse(fs.readFileSync(file, 'utf8'));
+    text = fs.readFileSync(file, 'utf8');
   } catch (e) {
     throw new InputError(`cannot read manifest ${file}: ${e instanceof Error ? e.message : String(e)}`, file);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    // Where in the manifest, as for any JSON input: its line and column.
+    throw jsonSyntaxError(file, text, 1, 1, e);
   }
   const list = Array.isArray(value) ? value : (value as { inputs?: unknown })?.inputs;
   if (!Array.isArray(list)) throw new UsageError(`manifest ${file} must be a JSON array of {"path", "t", "c", "z", "layer"} objects`);

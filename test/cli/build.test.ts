@@ -97,6 +97,11 @@ describe('mudm-tiles build', () => {
     const fromDir = path.join(dir, 'from-dir');
     expect((await run(['build', path.join(dir, 'patches'), '--layer', 'cells', '-o', fromDir, '-q', '--image-size', '100,100'])).code).toBe(0);
     expect((JSON.parse(fs.readFileSync(path.join(fromDir, 'build-report.json'), 'utf8')) as { world: { layers: string[] } }).world.layers).toEqual(['cells']);
+    // A manifest that is not JSON: where, as for any JSON input (exit 3).
+    const broken = path.join(dir, 'broken.json');
+    fs.writeFileSync(broken, '[{"path": "a.json",\n  "c": 1 "z": 2}]');
+    const r = await run(['build', '--manifest', broken, '-o', path.join(dir, 'broken-out')]);
+    expect([r.code, r.stderr]).toEqual([3, `error: ${broken}:2:10: Expected ',' or '}' after property value\n`]);
   });
 
   it('exits 2 on an output that writes into an input directory, whose next build would read what this one wrote', async () => {
