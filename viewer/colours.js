@@ -87,9 +87,9 @@ export function defaultField(fields) {
   return (categorical.find(([name]) => name === 'featureClass') ?? categorical[0])?.[0] ?? BY_LAYER;
 }
 
-/** Values of a categorical field, in legend order: those with given colours and the enums (a Boolean's two), sorted. */
+/** Values of a categorical field, in legend order: those with given colours and the enums (a Bool's two), sorted. */
 function categories(f) {
-  const values = f.type === 'Boolean' ? ['false', 'true'] : f.enums;
+  const values = f.type === 'Bool' ? ['false', 'true'] : f.enums;
   return [...new Set([...f.colours.keys(), ...values])].sort();
 }
 

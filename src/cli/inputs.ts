@@ -1,7 +1,7 @@
 // Turns command-line inputs (files, directories, `-`, --input t=0,c=1:FILE, --manifest) into pipeline inputs.
-import { jsonSyntaxError } from '../io/json-errors.js';
 import fs from 'node:fs';
 import path from 'node:path';
+import { jsonSyntaxError } from '../io/json-errors.js';
 import { fileSource, layerNameFor, streamSource } from '../io/read.js';
 import { MASK_FILE, maskSource } from '../io/mask-source.js';
 import type { InputSpec } from '../build/context.js';

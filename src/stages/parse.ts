@@ -170,7 +170,8 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
       flat = withGeometry(flat, inside, flat.lod);
       if (!enc.encode(layer, flat)) { skip('outside-world'); return; }
     }
-    const cells = RecordRouter.cellsMet(b, C, pad, lastCell);
+    const prefix = unitKeyPrefix(plane);
+    const cells = router.route(prefix, enc.bytes(), b, C, pad, lastCell, MAX_FEATURE_CELLS);
     if (cells > MAX_FEATURE_CELLS) {
       const px = (v: number) => Math.round(v).toLocaleString('en-US');
       return {
@@ -184,8 +185,6 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     res.extent[k] = (res.extent[k] ?? 0) + 1;
     growBox(bounds, b);
     res.halfExtent = Math.max(res.halfExtent, (b[2] - b[0]) / 2, (b[3] - b[1]) / 2);
-    const prefix = unitKeyPrefix(plane);
-    router.route(prefix, enc.bytes(), b, C, pad, lastCell);
     if (sketch) {
       const tags = tagsOf(flat);
       sketch.add(prefix, flat.geom, b, tags, tags.id ?? seq, flat.headJson?.byteLength ?? 0);

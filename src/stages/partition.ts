@@ -186,20 +186,15 @@ export class RecordRouter {
   /**
    * Adds one feature's record to every cell (of side `cell` pixels, indexes 0..last) of the plane whose unit-key
    * prefix is `prefix` that its bbox plus `pad` meets; the cell holding the bbox centre is its home, where it is
-   * counted once.
+   * counted once. Returns how many cells the box meets; beyond `maxCells` the record goes to none of them.
    */
-  /** How many cells `route` would add a record of box `b` to. */
-  static cellsMet(b: ArrayLike<number>, cell: number, pad: number, last = Infinity): number {
-    const x0 = Math.max(0, Math.floor((b[0] - pad) / cell)), x1 = Math.min(last, Math.floor((b[2] + pad) / cell));
-    const y0 = Math.max(0, Math.floor((b[1] - pad) / cell)), y1 = Math.min(last, Math.floor((b[3] + pad) / cell));
-    return x0 > x1 || y0 > y1 ? 0 : (x1 - x0 + 1) * (y1 - y0 + 1);
-  }
-
-  route(prefix: string, record: Uint8Array, b: ArrayLike<number>, cell: number, pad: number, last = Infinity): void {
+  route(prefix: string, record: Uint8Array, b: ArrayLike<number>, cell: number, pad: number, last = Infinity, maxCells = Infinity): number {
     const hx = homeCell(b[0], b[2], cell, last), hy = homeCell(b[1], b[3], cell, last);
     const x0 = Math.max(0, Math.floor((b[0] - pad) / cell)), x1 = Math.min(last, Math.floor((b[2] + pad) / cell));
     const y0 = Math.max(0, Math.floor((b[1] - pad) / cell)), y1 = Math.min(last, Math.floor((b[3] + pad) / cell));
-    if (x0 > x1 || y0 > y1) return;
+    if (x0 > x1 || y0 > y1) return 0;
+    const cells = (x1 - x0 + 1) * (y1 - y0 + 1);
+    if (cells > maxCells) return cells;
     const at = this.used;
     if (at + record.length > this.scratch.length) this.scratch = grown(this.scratch, at, record.length) as Uint8Array<ArrayBuffer>;
     this.scratch.set(record, at);
@@ -212,6 +207,7 @@ export class RecordRouter {
         this.place(k, at, record.length, cx === hx && cy === hy);
       }
     }
+    return cells;
   }
 
   /** Each cell's records, in the order they were routed, keys in first-seen order; the router is then empty. */

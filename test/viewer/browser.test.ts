@@ -268,7 +268,7 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
         colours: ['A', 'B', 'C'].map(colourOf),
         legend: colours.legendOf('k', fields, ['l'], colourOf),
         others: (() => {
-          const more = colours.collectFields({ vector_layers: [{ id: 'l', fields: { locked: 'Boolean', parent: 'String', area: 'Number' } }] });
+          const more = colours.collectFields({ vector_layers: [{ id: 'l', fields: { locked: 'Bool', parent: 'String', area: 'Number' } }] });
           const of = (name) => colours.legendOf(name, more, ['l'], colours.colourer(name, more, ['l']));
           return { locked: of('locked'), parent: of('parent'), area: of('area'), layer: of('(layer)') };
         })(),
@@ -291,7 +291,7 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     expect(a).toBe('#e6194b');
     expect(b).not.toBe('#e6194b');
     expect(got.legend).toEqual({ rows: [{ value: 'A', colour: a }, { value: 'B', colour: b }], more: 0, ramp: null, note: null, none: '#888888' });
-    // A Boolean's two values get a row each, in two palette colours; a String field the descriptor lists no values of
+    // A Bool's two values get a row each, in two palette colours; a String field the descriptor lists no values of
     // says how it is coloured; a Number field without a range too; features without the field are grey.
     const others = got.others as Record<string, { rows: { value: string; colour: string }[]; note: string | null; none: string | null }>;
     expect(others.locked.rows.map((r) => r.value)).toEqual(['false', 'true']);
