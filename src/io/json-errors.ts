@@ -23,8 +23,55 @@ export function jsonSyntaxError(file: string, text: string, line: number, column
     position = found ? found.position : text.length;
     message = found ? found.message : v8;
   }
-  const at = positionToLineColumn(text, Math.min(position, text.length), line, column);
+  position = Math.min(position, text.length);
+  // V8's "Expected ..." says what it wanted, not what it found.
+  if (/^Expected\b/.test(message)) message += `, found ${describeChar(text[position])}`;
+  const where = containerAt(text, position);
+  if (where !== null) message += ` (${where})`;
+  const at = positionToLineColumn(text, position, line, column);
   return new ReadError(file, at.line, at.column, message, { cause: e });
+}
+
+/**
+ * Where `position` lies, as the JSON pointer (from the start of `text`: a feature's text gives the feature's own
+ * pointer, as validation issues name them) of the member or element reached there, or of the object when a member
+ * name is due; null outside any array or object. A light walk that trusts the text before `position`, which is
+ * where the first error lies.
+ */
+export function containerAt(s: string, position: number): string | null {
+  const frames: { key: string | number; array: boolean; expectKey: boolean }[] = [];
+  for (let i = 0; i < position; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0x22) {
+      let j = i + 1;
+      while (j < s.length && s.charCodeAt(j) !== 0x22) j += s.charCodeAt(j) === 0x5c ? 2 : 1;
+      if (j >= position) break;
+      const top = frames[frames.length - 1];
+      if (top !== undefined && top.expectKey) {
+        try { top.key = JSON.parse(s.slice(i, j + 1)) as string; } catch { top.key = s.slice(i + 1, j); }
+        top.expectKey = false;
+      }
+      i = j;
+    } else if (c === 0x7b || c === 0x5b) {
+      frames.push({ key: c === 0x5b ? 0 : '', array: c === 0x5b, expectKey: c === 0x7b });
+    } else if (c === 0x7d || c === 0x5d) {
+      frames.pop();
+    } else if (c === 0x2c) {
+      const top = frames[frames.length - 1];
+      if (top === undefined) continue;
+      if (top.array) top.key = (top.key as number) + 1;
+      else top.expectKey = true;
+    }
+  }
+  if (frames.length === 0) return null;
+  const top = frames[frames.length - 1];
+  if (top.expectKey) frames.pop();
+  const pointer = frames.map((f) => `/${escapePointer(f.key)}`).join('');
+  return `JSON path ${pointer === '' ? '/ (the top level)' : pointer}`;
+}
+
+function escapePointer(key: string | number): string {
+  return typeof key === 'number' ? String(key) : key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
 /** Line and byte column of UTF-16 offset `position` in `text`, which starts at `line`/`column`. */

@@ -101,7 +101,7 @@ describe('mudm-tiles build', () => {
     const broken = path.join(dir, 'broken.json');
     fs.writeFileSync(broken, '[{"path": "a.json",\n  "c": 1 "z": 2}]');
     const r = await run(['build', '--manifest', broken, '-o', path.join(dir, 'broken-out')]);
-    expect([r.code, r.stderr]).toEqual([3, `error: ${broken}:2:10: Expected ',' or '}' after property value\n`]);
+    expect([r.code, r.stderr]).toEqual([3, `error: ${broken}:2:10: Expected ',' or '}' after property value, found '"' (JSON path /0/c)\n`]);
   });
 
   it('exits 2 on an output that writes into an input directory, whose next build would read what this one wrote', async () => {

@@ -324,6 +324,11 @@ describe('syntax errors: exact line and column', () => {
     ['-Infinity inside a feature', '{"features":[\n{"properties":{"m":-Infinity}}]}', 2, 20, /^-Infinity is not JSON, expected a value \(QuPath before 0\.5/],
     // Pretty-printed: what follows the value on its line (and a CR before the newline) is not in the message.
     ['NaN at the end of a pretty-printed line', '{"features":[\n  {"properties": {\n    "m": NaN,\r\n    "n": 1}}]}', 3, 10, /^NaN is not JSON, expected a value \(QuPath/],
+    // Every message inside a feature names the JSON path reached, from the feature, and V8's "Expected" what it found.
+    ['the path of an element', '{"features":[\n  {"a": [1,2}\n]}', 2, 13, /^Expected ',' or '\]' after array element, found '\}' \(JSON path \/a\/1\)$/],
+    ['the path of a member', '{"features":[{"properties":{"a":1,"b" 2}}]}', 1, 39, /\(JSON path \/properties\/b\)$/],
+    ['the path of an object due a member name', '{"features":[{"properties":{"a/~":{"x":1,}}}]}', 1, 42, /, found '\}' \(JSON path \/properties\/a~1~0\)$/],
+    ['the path past strings holding brackets and escaped quotes', '{"features":[{"p":{"s":"[{\\"}", "t":[0,{"u": }]}}]}', 1, 46, /^unexpected '\}', expected a value \(JSON path \/p\/t\/1\/u\)$/],
     ['a string "Infinity" does not change V8\'s message elsewhere', '{"features":[\n  {"name":"Infinity", "a": [1,2}\n]}', 2, 32, /^Expected ',' or '\]' after array element/],
   ];
   for (const [name, text, line, column, message] of cases) {
