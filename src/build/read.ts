@@ -15,6 +15,8 @@ import { META, newIdCounts, parseBatch, type ParseResult, type ParseTask, type R
 import type { Dim } from '../tiling/space.js';
 import type { TileSketch } from '../stages/thinning.js';
 import { shown, validateCollectionMembers } from '../validate/index.js';
+import type { Issue } from '../validate/issue.js';
+import { checkUtf8 } from '../validate/values.js';
 import { IssueTally, SAMPLES_PER_CODE, sampleLine } from '../validate/tally.js';
 import { runOrdered, type Pool } from '../worker/pool.js';
 import { secondsSince, throwIfAborted, valueLimit, type BuildIO, type InputSpec } from './context.js';
@@ -44,6 +46,7 @@ class BatchBuilder {
   /** A feature of a batch size or more, alone in its batch: it moves to the worker as it is, never copied into `bytes`. */
   private alone: Uint8Array | undefined;
   private values: unknown[] = [];
+  private found: Issue[][] = [];
   private meta: number[] = [];
 
   constructor(private readonly head: Pick<Batch, 'file' | 'layer' | 'rule'>, private readonly seq: { next: number }, private readonly spares: Spares) {
@@ -74,19 +77,21 @@ class BatchBuilder {
     this.meta.push(index, line, column, start, this.bytes.pos);
   }
 
-  addValue(value: unknown, index: number, line: number, column: number): void {
+  addValue(value: unknown, index: number, line: number, column: number, found: Issue[] = []): void {
     this.values.push(value);
+    this.found.push(found);
     this.meta.push(index, line, column, 0, 0);
   }
 
   take(): Batch {
     const meta = Float64Array.from(this.meta);
-    const raw: RawBatch = this.values.length > 0 ? { values: this.values, meta } : { bytes: this.alone ?? this.textOut(), meta };
+    const raw: RawBatch = this.values.length > 0 ? { values: this.values, found: this.found, meta } : { bytes: this.alone ?? this.textOut(), meta };
     this.alone = undefined;
     const b = { ...this.head, raw, count: this.meta.length / META, seq0: this.seq.next };
     this.seq.next += b.count;
     this.bytes.pos = 0;
     this.values = [];
+    this.found = [];
     this.meta = [];
     return b;
   }
@@ -156,7 +161,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
       for await (const group of features) {
         for (const f of group) {
           if (b.mixes(f.bytes === undefined)) yield b.take();
-          if (f.bytes === undefined) b.addValue(f.value, f.index, f.line, f.column);
+          if (f.bytes === undefined) b.addValue(f.value, f.index, f.line, f.column, f.found);
           else b.addText(f.bytes, f.index, f.line, f.column);
           if (b.full) {
             throwIfAborted(io.signal);
@@ -249,8 +254,11 @@ function checkOptionFields(config: BuildConfig, seen: ReadonlySet<string>, stats
   throw new UsageError(`${missing[1]}: no feature has a field "${missing[0]}"; the fields are: ${shown}`);
 }
 
-/** One feature for a batch: its JSON text (`bytes`), or a value, with where it starts in its file (0: nowhere). */
-interface FoundFeature { index: number; line: number; column: number; bytes?: Uint8Array; value?: unknown }
+/**
+ * One feature for a batch: its JSON text (`bytes`), or a value, with where it starts in its file (0: nowhere), and
+ * what reading its text found (a value's: a whole-file document's invalid UTF-8).
+ */
+interface FoundFeature { index: number; line: number; column: number; bytes?: Uint8Array; value?: unknown; found?: Issue[] }
 
 /** The features of a JSON source in order, a chunk's worth at a time; collection members go to `onMembers` as they are met. */
 async function* readFeatures(source: Source, onMembers: (file: string, members: Record<string, unknown>) => void, limit: ValueLimit): AsyncGenerator<FoundFeature[]> {
@@ -262,9 +270,11 @@ async function* readFeatures(source: Source, onMembers: (file: string, members: 
       else if (ev.kind === 'array') continue; // its elements follow as features
       else if (ev.value !== null && typeof ev.value === 'object' && 'tilejson' in ev.value) throw new InputError(`${source.name} is a tileset descriptor, not annotations`, source.name);
       else {
-        const found = notFeatureSource(ev.value);
-        if (found) throw new DataError(`${source.name} is not a feature source: found ${found}; a build reads a FeatureCollection, a Feature or geometry, or a sequence of them (one per line)`);
-        group.push({ index: ev.index, line: ev.line, column: ev.column, value: ev.value });
+        const what = notFeatureSource(ev.value);
+        if (what) throw new DataError(`${source.name} is not a feature source: found ${what}; a build reads a FeatureCollection, a Feature or geometry, or a sequence of them (one per line)`);
+        const found: Issue[] = [];
+        if (ev.replaced) checkUtf8(ev.replaced.text, ev.replaced.bytes, 0, ev.replaced.bytes.length, '', found, ev.value);
+        group.push({ index: ev.index, line: ev.line, column: ev.column, value: ev.value, found });
       }
     }
     yield group;

@@ -50,6 +50,11 @@ export interface DocumentEvent {
   line: number;
   column: number;
   value: unknown;
+  /**
+   * The text and bytes the value was read from, only when the text holds U+FFFD: what decoding makes of invalid
+   * UTF-8 (a Latin-1 export), which readers report (`checkUtf8`) as they do for features.
+   */
+  replaced?: { text: string; bytes: Uint8Array };
 }
 
 /**

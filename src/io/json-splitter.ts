@@ -49,7 +49,7 @@ export class Splitter {
   /** What streams: a top-level array's elements, rather than a FeatureCollection's `features`. */
   private bareArray = false;
   /** The first top-level value, held (its own bytes) until a second one makes the input a sequence, or the input ends. */
-  private pending: { content: Uint8Array | string; line: number; column: number } | null = null;
+  private pending: { content: Uint8Array | string; line: number; column: number; bytes?: Uint8Array } | null = null;
   private featureIndex = 0;
   /**
    * Members of the first top-level object as their JSON text, parsed only when its `features` turn out to stream: a
@@ -211,7 +211,9 @@ export class Splitter {
       const p = this.pending;
       this.pending = null;
       const text = typeof p.content === 'string' ? p.content : this.decoder.decode(p.content);
-      this.out.push({ kind: 'document', index: 0, line: p.line, column: p.column, value: this.parse(text, p.line, p.column) });
+      const bytes = p.bytes ?? (typeof p.content === 'string' ? undefined : p.content);
+      const replaced = bytes !== undefined && text.includes('\uFFFD') ? { text, bytes } : undefined;
+      this.out.push({ kind: 'document', index: 0, line: p.line, column: p.column, value: this.parse(text, p.line, p.column), replaced });
     } else if (this.valuesSeen === 0 && !this.sequence) {
       throw new ReadError(this.file, this.at.line, this.at.abs - this.at.lineStart + 1, 'no JSON value: the input is empty');
     }
@@ -328,7 +330,10 @@ export class Splitter {
       this.out.push({ kind: 'members', members });
     } else {
       // Not a streamed collection: the whole object is one document, parsed at the end of the input.
-      this.pending = { content: this.decoder.decode(this.whole.finish(chunk, i + 1)), line: this.wholeLine, column: this.wholeColumn };
+      const bytes = this.whole.finish(chunk, i + 1);
+      const text = this.decoder.decode(bytes);
+      // Its bytes too when the text holds U+FFFD (invalid UTF-8 decoded?), for the readers to tell which it is.
+      this.pending = { content: text, line: this.wholeLine, column: this.wholeColumn, bytes: text.includes('\uFFFD') ? bytes.slice() : undefined };
     }
     this.members.clear();
     // Back to the top level, where `streaming` now lets only whitespace through.
@@ -343,7 +348,7 @@ export class Splitter {
     if (this.pending) {
       const p = this.pending;
       this.pending = null;
-      this.emitFeature(p.content, p.line, p.column);
+      this.emitFeature(p.bytes ?? p.content, p.line, p.column);
     }
   }
 

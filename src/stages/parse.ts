@@ -30,9 +30,10 @@ export const META = 5;
 /**
  * Features of a batch as the reading thread hands them over: JSON text (their UTF-8 back to back, `meta` saying where
  * each lies), or values that were never text (a label mask's traced polygons, a whole-file document), parsed where
- * they are (copying them to a worker cost more than the work); their `meta` start and end are unused.
+ * they are (copying them to a worker cost more than the work); their `meta` start and end are unused, and `found`
+ * holds per value what reading its text found (invalid UTF-8 in a whole-file document).
  */
-export type RawBatch = { bytes: Uint8Array; meta: Float64Array } | { values: unknown[]; meta: Float64Array };
+export type RawBatch = { bytes: Uint8Array; meta: Float64Array } | { values: unknown[]; meta: Float64Array; found?: Issue[][] };
 
 export interface ParseTask {
   kind: 'parse';
@@ -203,6 +204,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     const utf8: Issue[] = [];
     if ('values' in raw) {
       value = raw.values[i];
+      if (raw.found?.[i]) utf8.push(...raw.found[i]);
     } else {
       const text = decoder.decode(raw.bytes.subarray(meta[m + 3], meta[m + 4]));
       try {

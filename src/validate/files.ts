@@ -95,6 +95,7 @@ export async function validateSource(source: Source, hooks: ValidateHooks = {}):
           const type = isObject ? (value as { type?: unknown }).type : undefined;
           if (typeof type === 'string') report.type = type;
           const issues = validateDocument(value);
+          if (ev.replaced) checkUtf8(ev.replaced.text, ev.replaced.bytes, 0, ev.replaced.bytes.length, '', issues, value);
           for (const issue of issues) tally.add(issue, { file, feature: null, line: ev.line, column: ev.column });
           if (type === 'Feature') {
             report.features = 1;

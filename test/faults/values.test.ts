@@ -118,6 +118,21 @@ describe('values tiles cannot carry, one build', () => {
     expect(pbf.find((f) => f.properties.label === 9)?.properties.name).toBe('c\uFFFD\uFFFDd');
   });
 
+  it('invalid UTF-8 in the first record of a sequence and in a file of one Feature is reported too (read whole, not streamed)', async () => {
+    const first = path.join(dir, 'first.ndjson'), one = path.join(dir, 'one.geojson');
+    fs.writeFileSync(first, Buffer.concat([spliced(`${polygon('{"label":10,"name":"e@f"}', 800, 10)}\n`, [0xe9]), Buffer.from(`${polygon('{"label":11}', 900, 10)}\n`)]));
+    fs.writeFileSync(one, spliced(polygon('{"label":12,"name":"g@h"}', 10, 100), [0xe9]));
+    const b = await runCli(['build', first, one, '-o', path.join(dir, 'out-first'), '--workers', '1']);
+    expectOk(b, 'build');
+    const r = readReport(path.join(dir, 'out-first'));
+    expect(r.features.warningsByCode['text-invalid-utf8']).toBe(2);
+    const samples = r.features.samples.filter((x) => x.code === 'text-invalid-utf8').map((x) => [path.basename(x.file), x.feature, x.path]);
+    expect(samples).toEqual([['first.ndjson', 0, '/properties/name'], ['one.geojson', 0, '/properties/name']]);
+    const v = await runCli(['validate', first, one]);
+    expect(v.stdout).toMatch(/first\.ndjson:feature 0: \/properties\/name: warning: 1 invalid UTF-8 byte sequence\(s\) .* the first in "e\uFFFDf" .*\[text-invalid-utf8\]/);
+    expect(v.stdout).toMatch(/one\.geojson: \/properties\/name: warning: 1 invalid UTF-8 byte sequence\(s\) .* the first in "g\uFFFDh" .*\[text-invalid-utf8\]/);
+  });
+
   it('a lone surrogate becomes U+FFFD in JSON and PBF tiles alike, with a warning string-lone-surrogate', () => {
     const r = readReport(out);
     expect(r.features.warningsByCode['string-lone-surrogate']).toBe(1);
