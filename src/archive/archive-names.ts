@@ -2,7 +2,7 @@
 // a single archive, the descriptor assets that list the archives, and how a name reads back into plane and format.
 import path from 'node:path';
 import type { Asset } from '../model/descriptor.js';
-import { DIMS, type Dim, type Plane } from '../tiling/space.js';
+import { DIMS, isPlaneIndex, type Dim, type Plane } from '../tiling/space.js';
 
 export type ArchiveFormat = 'json' | 'pbf';
 
@@ -46,7 +46,8 @@ export function listedArchives(descriptor: { assets?: unknown }): { href: string
   const assets = Array.isArray(descriptor.assets) ? (descriptor.assets as Asset[]) : [];
   return assets.filter((a) => a !== null && typeof a === 'object' && a.media_type === PMTILES_MEDIA_TYPE && typeof a.href === 'string').map((a) => {
     const plane: Plane = { t: 0, c: 0, z: 0 };
-    for (const d of DIMS) if (typeof a[d] === 'number') plane[d] = a[d] as number;
+    // Only indexes: a plane is a path segment of the tiles extract writes.
+    for (const d of DIMS) if (isPlaneIndex(a[d])) plane[d] = a[d];
     const format: ArchiveFormat = a.format === 'json' ? 'json' : 'pbf';
     return { href: a.href, plane, format };
   });

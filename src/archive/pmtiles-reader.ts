@@ -1,4 +1,5 @@
 // Reads PMTiles archives through byte ranges (a file, or bytes in memory): header, metadata, tiles by z/x/y, every tile in order.
+import { constants as fsConstants } from 'node:fs';
 import fs from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { brotliDecompress, gunzip } from 'node:zlib';
@@ -28,9 +29,16 @@ export async function fileRangeSource(file: string): Promise<RangeSource> {
   let handle: fs.FileHandle;
   let size: number;
   try {
-    handle = await fs.open(file, 'r');
-    size = (await handle.stat()).size;
+    // Without blocking: a FIFO named like an archive would wait for a writer for ever.
+    handle = await fs.open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+    const st = await handle.stat();
+    size = st.size;
+    if (!st.isFile()) {
+      await handle.close();
+      throw new InputError(`${file} is not a regular file (a FIFO or a device?): no archive`, file);
+    }
   } catch (err) {
+    if (err instanceof InputError) throw err;
     throw new InputError(`cannot read ${file}: ${(err as Error).message}`, file);
   }
   return handleRangeSource(file, handle, size);

@@ -8,9 +8,9 @@ import { Compression, TileType, type PmtilesHeader } from '../archive/pmtiles-fo
 import { MAX_TILE, openPmtiles, type PmtilesArchive } from '../archive/pmtiles-reader.js';
 import type { TilesetDescriptor } from '../model/descriptor.js';
 import { InputError, UsageError } from '../report/errors.js';
-import { tilePath, type Plane } from '../tiling/space.js';
+import { isPlaneIndex, tilePath, type Plane } from '../tiling/space.js';
 import { dimsOfTemplate } from './layout.js';
-import { directoryReader, sortNames, type ArchiveFacts, type PyramidReader } from './reader.js';
+import { directoryReader, resolvesInside, sortNames, type ArchiveFacts, type PyramidReader } from './reader.js';
 import { problem, type Problem } from './verify-problems.js';
 
 /** One archive of the output, open for reading. */
@@ -67,6 +67,10 @@ export class ArchiveReader implements PyramidReader {
     const b = descriptor.bounds;
     // One plane: the low corner of 10-number bounds (t, c, z first), as a single-plane build writes them.
     const plane: Plane = Array.isArray(b) && b.length === 10 ? { t: b[0], c: b[1], z: b[2] } : { t: 0, c: 0, z: 0 };
+    if (!isPlaneIndex(plane.t) || !isPlaneIndex(plane.c) || !isPlaneIndex(plane.z)) {
+      await archive.close();
+      throw new InputError(`${target}: its metadata's bounds name a plane that is no index (t, c, z: non-negative integers): ${JSON.stringify(b)}`, target);
+    }
     // The format the descriptor names (its tile template's too); the header's tile type is checked against it.
     const format = descriptor.format === 'pbf' || descriptor.format === 'json' ? descriptor.format : archive.header.tileType === TileType.Mvt ? 'pbf' : 'json';
     await reader.add(target, archive, descriptor, plane, format);
@@ -86,9 +90,15 @@ export class ArchiveReader implements PyramidReader {
     const listed = listedArchives(descriptor);
     if (listed.length === 0) return undefined;
     const reader = new ArchiveReader(dir, Buffer.from(bytes).toString('utf8'), files);
+    const realDir = fs.realpathSync(dir);
     for (const a of listed) {
       if (path.basename(a.href) !== a.href || a.href.startsWith('.')) {
         reader.problems.push(problem('archive-invalid', 'tileset.json', `archive asset ${JSON.stringify(a.href)} is not a file name beside tileset.json`));
+        continue;
+      }
+      // As serve sees the folder: an archive linked from elsewhere is not served (serve.ts: openInside).
+      if (!resolvesInside(realDir, path.join(dir, a.href)) && fs.existsSync(path.join(dir, a.href))) {
+        reader.problems.push(problem('archive-invalid', a.href, 'is a symbolic link out of the folder, which serve does not serve: copy the archive into the folder'));
         continue;
       }
       let archive: PmtilesArchive;

@@ -1,7 +1,7 @@
 // A built pyramid as inspect and verify see it: its descriptor, world, plane dimensions and the tile files on disk.
 import type { TilesetDescriptor } from '../model/descriptor.js';
 import { InputError, UsageError } from '../report/errors.js';
-import { DIMS, tilePath, worldSide, type Dim, type Plane } from '../tiling/space.js';
+import { DIMS, isPlaneIndex, tilePath, worldSide, type Dim, type Plane } from '../tiling/space.js';
 import { asReader, type PyramidReader } from './reader.js';
 
 export type TileFormat = 'json' | 'pbf';
@@ -89,6 +89,7 @@ export function openPyramid(root: string | PyramidReader): Pyramid {
   const planeLo: Plane = { t: 0, c: 0, z: 0 }, planeHi: Plane = { t: 0, c: 0, z: 0 };
   let box: [number, number, number, number];
   if (b.length === 10) {
+    if (![b[0], b[1], b[2], b[5], b[6], b[7]].every(isPlaneIndex)) throw new InputError(`tileset.json in ${reader.name} has planes in its bounds that are no indexes (t, c, z: non-negative integers): ${JSON.stringify(b)}`, reader.name);
     [planeLo.t, planeLo.c, planeLo.z] = [b[0], b[1], b[2]];
     [planeHi.t, planeHi.c, planeHi.z] = [b[5], b[6], b[7]];
     box = [b[3], b[4], b[8], b[9]];

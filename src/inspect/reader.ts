@@ -31,15 +31,47 @@ export function sortNames(names: string[]): string[] {
   });
 }
 
-/** A pyramid directory. Reads are synchronous: many small files read fastest that way (stack.md). */
+/** The most bytes one file of a pyramid is read to (a tile: the archives' MAX_TILE; descriptors are far smaller). */
+const MAX_FILE = 256 * 2 ** 20;
+
+/**
+ * Whether `file` lies inside `realRoot` (a real path) once its links are followed: what `serve` would serve. A link
+ * out of the pyramid is not read, as serve does not serve it.
+ */
+export function resolvesInside(realRoot: string, file: string): boolean {
+  try {
+    const real = fs.realpathSync(file);
+    return real === realRoot || real.startsWith(realRoot.endsWith(path.sep) ? realRoot : realRoot + path.sep);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A pyramid directory. Reads are synchronous: many small files read fastest that way (stack.md). Only regular files
+ * inside it are read, up to MAX_FILE bytes: a FIFO would block for ever, a link to /dev/zero fill the memory.
+ */
 export function directoryReader(root: string): PyramidReader {
+  let realRoot: string | undefined;
   return {
     name: root,
     read(relPath) {
+      let fd: number | undefined;
       try {
-        return fs.readFileSync(path.join(root, relPath));
+        realRoot ??= fs.realpathSync(root);
+        const full = path.join(root, relPath);
+        if (!resolvesInside(realRoot, full)) return undefined;
+        fd = fs.openSync(full, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+        const st = fs.fstatSync(fd);
+        if (!st.isFile() || st.size > MAX_FILE) return undefined;
+        const buf = Buffer.allocUnsafe(st.size);
+        let done = 0;
+        for (let n = -1; done < st.size && n !== 0; done += n) n = fs.readSync(fd, buf, done, st.size - done, done);
+        return done === st.size ? buf : buf.subarray(0, done);
       } catch {
         return undefined;
+      } finally {
+        if (fd !== undefined) fs.closeSync(fd);
       }
     },
     list(relDir) {

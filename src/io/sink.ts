@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { OutputError, describeFsError } from '../report/errors.js';
 import type { Dim, Plane } from '../tiling/space.js';
 import { makeDirectory, removeMadeDirectories } from './dirs.js';
-import { Journal, RECORD_DIR, foreignTile, isTileName, makeJournaledDirectory, readRecord, removeRecorded, writeManifest, type Removal, type WrittenRecord } from './written.js';
+import { Journal, RECORD_DIR, foreignTile, isRecordPath, isTileName, makeJournaledDirectory, readRecord, removeRecorded, writeManifest, type Removal, type WrittenRecord } from './written.js';
 
 export interface SinkOpenOptions { force: boolean; resume: boolean }
 
@@ -187,6 +187,8 @@ export class DirectorySink implements TileSink {
   }
 
   async write(relPath: string, bytes: Uint8Array | string): Promise<void> {
+    // Paths come from inputs too (an archive's planes, for extract): none may lead out of OUT.
+    if (!isRecordPath(relPath)) throw new OutputError(`${JSON.stringify(relPath)} is no path inside the output folder ${this.root}: nothing was written there`, this.root);
     const full = path.join(this.root, relPath);
     const tmp = `${full}.tmp-${this.tag}-${this.tmpCounter++}`; // as TEMPORARY matches
     const slash = relPath.lastIndexOf('/');

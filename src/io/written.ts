@@ -47,12 +47,34 @@ export interface Removal {
  */
 type Entry = { dir: string } | { file: string } | { withdrawn: string };
 
+/**
+ * Whether a record names a path a build may have written: relative to OUT, `/`-separated, without an empty, `.` or
+ * `..` segment. Any other entry (a record planted or damaged: `../elsewhere`) is passed over, so that `--force`
+ * never reaches outside OUT; what it would have covered is then nobody's, and kept.
+ */
+export function isRecordPath(p: unknown): p is string {
+  return typeof p === 'string' && p !== '' && !p.startsWith('/') && !p.includes('\0') && p.split('/').every((s) => s !== '' && s !== '.' && s !== '..');
+}
+
 function addEntry(record: WrittenRecord, e: unknown): void {
   if (e === null || typeof e !== 'object') return;
   const { dir, file, withdrawn } = e as { dir?: unknown; file?: unknown; withdrawn?: unknown };
-  if (typeof dir === 'string') record.dirs.add(dir);
-  if (typeof file === 'string') record.files.add(file);
+  if (isRecordPath(dir)) record.dirs.add(dir);
+  if (isRecordPath(file)) record.files.add(file);
   if (typeof withdrawn === 'string') record.files.delete(withdrawn);
+}
+
+/** Whether a folder on the way from OUT to `rel` (`rel` itself too when `self`) is a symbolic link: not the build's to go through. */
+function throughLink(root: string, rel: string, self: boolean): boolean {
+  const parts = rel.split('/');
+  for (let i = 1; i <= parts.length - (self ? 0 : 1); i++) {
+    try {
+      if (fs.lstatSync(path.join(root, ...parts.slice(0, i))).isSymbolicLink()) return true;
+    } catch {
+      return false;
+    }
+  }
+  return false;
 }
 
 /** Path of the manifest under OUT: the record of a finished build (or extract). */
@@ -164,6 +186,7 @@ export function removeRecorded(root: string, record: WrittenRecord, only?: 'temp
   const removal: Removal = { files: 0, dirs: 0, touched: [], kept: [], keptCount: 0 };
   const touched = new Set<string>();
   const unlink = (rel: string): void => {
+    if (throughLink(root, rel, false)) return;
     try {
       fs.unlinkSync(path.join(root, rel));
       removal.files++;
@@ -174,6 +197,7 @@ export function removeRecorded(root: string, record: WrittenRecord, only?: 'temp
     }
   };
   const list = (rel: string): fs.Dirent[] => {
+    if (rel !== '' && throughLink(root, rel, true)) return [];
     try {
       return fs.readdirSync(path.join(root, rel), { withFileTypes: true });
     } catch {
@@ -197,6 +221,7 @@ export function removeRecorded(root: string, record: WrittenRecord, only?: 'temp
   }
   // Directories a build created, deepest first, so each is empty of the build's files when its turn comes.
   for (const d of [...record.dirs].sort((a, b) => depth(b) - depth(a) || (a < b ? -1 : 1))) {
+    if (throughLink(root, d, true)) continue;
     for (const e of list(d)) {
       if (e.isFile() && isTileName(e.name) && (only === undefined || TEMPORARY.test(e.name))) unlink(`${d}/${e.name}`);
     }

@@ -83,6 +83,11 @@ export function usedDims(dims: Iterable<Dim>): Dim[] {
 }
 
 /** Path of a tile relative to the pyramid root: `{zlvl}/{t}/{c}/{z}/{x}/{y}.{ext}` with only the used dimensions. */
+/** Whether a value read from a descriptor or an archive can be a plane's index (a path segment of its tiles). */
+export function isPlaneIndex(v: unknown): v is number {
+  return Number.isSafeInteger(v) && (v as number) >= 0;
+}
+
 export function tilePath(z: number, x: number, y: number, plane: Plane, dims: readonly Dim[], ext: string): string {
   let p = `${z}`;
   for (const d of dims) p += `/${plane[d]}`;

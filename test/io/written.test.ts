@@ -64,6 +64,29 @@ describe('DirectorySink record', () => {
     expect(fs.existsSync(path.join(root, 'tileset.json'))).toBe(false);
   });
 
+  it('never reaches outside OUT: a planted record naming ../ paths, or a folder now a link out, is passed over', () => {
+    const parent = tempDir();
+    const root = path.join(parent, 'out'), victim = path.join(parent, 'victim');
+    fs.mkdirSync(path.join(root, RECORD_DIR), { recursive: true });
+    fs.mkdirSync(path.join(victim, 'sub'), { recursive: true });
+    fs.writeFileSync(path.join(victim, 'important.txt'), 'keep');
+    fs.writeFileSync(path.join(victim, 'sub', '5.pbf'), 'keep');
+    fs.writeFileSync(path.join(root, RECORD_DIR, 'manifest.json'), JSON.stringify({
+      'written-by': 'mudm-tiles', version: 1, dirs: ['../victim/sub', '..', '', '/tmp', 'a/./b', '7'], files: ['../victim/important.txt', 'tileset.json'],
+    }));
+    // A recorded folder the user has since replaced by a link to their own data.
+    fs.symlinkSync(path.join(victim, 'sub'), path.join(root, '7'));
+    const record = readRecord(root);
+    expect([...record.dirs]).toEqual(['7']);
+    expect([...record.files]).toEqual(['tileset.json']);
+    removeRecorded(root, record);
+    expect(files(victim)).toEqual(['important.txt', 'sub/5.pbf']);
+    expect(fs.lstatSync(path.join(root, '7')).isSymbolicLink()).toBe(true);
+    // Nor does a write: paths reach the sink from inputs too (an archive's planes, for extract).
+    const sink = new DirectorySink(root);
+    return expect(sink.write('0/../../victim/x.pbf', 'x')).rejects.toThrow('"0/../../victim/x.pbf" is no path inside the output folder');
+  });
+
   it('reads every whole line of a journal a kill cut short', () => {
     const root = tempDir();
     fs.mkdirSync(path.join(root, RECORD_DIR));

@@ -199,13 +199,13 @@ describe('byte ranges of any file', () => {
     }
   });
 
-  it('sends the range only while If-Range matches the file (its ETag or Last-Modified), else the whole file', async () => {
+  it('sends the range only while If-Range holds the file\'s ETag, else the whole file (a date too: not a strong validator)', async () => {
     const whole = await get(folder, '/tileset.json');
     const etag = whole.headers.get('etag') as string;
     const modified = whole.headers.get('last-modified') as string;
     expect(etag).toMatch(/^"[0-9a-f-]+"$/);
     expect((await get(folder, '/tileset.json', { Range: 'bytes=0-0', 'If-Range': etag })).status).toBe(206);
-    expect((await get(folder, '/tileset.json', { Range: 'bytes=0-0', 'If-Range': modified })).status).toBe(206);
+    expect((await get(folder, '/tileset.json', { Range: 'bytes=0-0', 'If-Range': modified })).status).toBe(200);
     const stale = await get(folder, '/tileset.json', { Range: 'bytes=0-0', 'If-Range': '"0-0-0"' });
     expect(stale.status).toBe(200);
     expect(stale.body.equals(file())).toBe(true);
