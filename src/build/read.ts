@@ -14,7 +14,7 @@ import type { UnitStore } from '../stages/partition.js';
 import { META, newIdCounts, parseBatch, type ParseResult, type ParseTask, type RawBatch } from '../stages/parse.js';
 import type { Dim } from '../tiling/space.js';
 import type { TileSketch } from '../stages/thinning.js';
-import { shown, validateCollectionMembers } from '../validate/index.js';
+import { isDescriptorObject, shown, validateCollectionMembers } from '../validate/index.js';
 import type { Issue } from '../validate/issue.js';
 import { checkUtf8 } from '../validate/values.js';
 import { IssueTally, SAMPLES_PER_CODE, sampleLine } from '../validate/tally.js';
@@ -268,7 +268,7 @@ async function* readFeatures(source: Source, onMembers: (file: string, members: 
       if (ev.kind === 'members') onMembers(source.name, ev.members);
       else if (ev.kind === 'feature') group.push(ev);
       else if (ev.kind === 'array') continue; // its elements follow as features
-      else if (ev.value !== null && typeof ev.value === 'object' && 'tilejson' in ev.value) throw new InputError(`${source.name} is a tileset descriptor, not annotations`, source.name);
+      else if (ev.value !== null && typeof ev.value === 'object' && isDescriptorObject(ev.value as Record<string, unknown>)) throw new InputError(`${source.name} is a tileset descriptor, not annotations`, source.name);
       else {
         const what = notFeatureSource(ev.value);
         if (what) throw new DataError(`${source.name} is not a feature source: found ${what}; a build reads a FeatureCollection, a Feature or geometry, or a sequence of them (one per line)`);

@@ -315,10 +315,13 @@ export class Splitter {
     return this.bareArray ? 'top-level array' : 'FeatureCollection';
   }
 
-  /** Stream `features` unless members seen so far say this is not a FeatureCollection. */
+  /**
+   * Stream `features` unless members seen so far say this is not a FeatureCollection: another type, or `tilejson`
+   * without a type (a descriptor; beside `"type": "FeatureCollection"` it is a foreign member).
+   */
   private mayStream(): boolean {
     const type = this.members.get('type');
-    return (type === undefined || this.parse(type.text, type.line, type.column) === 'FeatureCollection') && !this.members.has('tilejson');
+    return type === undefined ? !this.members.has('tilejson') : this.parse(type.text, type.line, type.column) === 'FeatureCollection';
   }
 
   private closeObject(chunk: Uint8Array, i: number): number {

@@ -4,6 +4,7 @@ import type { FieldType, VectorLayer } from '../model/descriptor.js';
 import { fieldPath, fieldValue, forEachField } from '../model/fields.js';
 import type { Issue } from '../validate/issue.js';
 import { pointerToken, shown } from '../validate/issue.js';
+import { BUILD_RULES } from '../validate/rules.js';
 import type { Dim, Plane } from '../tiling/space.js';
 import { isPbfId } from '../tiling/flat.js';
 import { own, ownOr, setOwn } from '../model/own.js';
@@ -111,7 +112,7 @@ export function assignPlane(f: Feature, rule: PlaneRule, path: string): Assigned
       continue;
     }
     if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
-      return { code: 'plane-value-invalid', severity: 'error', path: where, message: `plane ${d} must be a non-negative integer, found ${shown(v)}` };
+      return { code: 'plane-value-invalid', severity: BUILD_RULES['plane-value-invalid'].severity, path: where, message: `plane ${d} must be a non-negative integer, found ${shown(v)}` };
     }
     plane[d] = v;
     dims.push(d);

@@ -5,6 +5,7 @@ import type { Feature } from '../model/feature.js';
 import { GEOMETRY_TYPES, type Geometry, type GeometryType } from '../model/geometry.js';
 import { fieldValue } from '../model/fields.js';
 import { validateFeature, validateGeometry } from '../validate/index.js';
+import { BUILD_RULES } from '../validate/rules.js';
 import { checkUtf8, replaceLoneSurrogates } from '../validate/values.js';
 import { jsonSyntaxError } from '../io/json-errors.js';
 import { IssueTally, type IssueCounts } from '../validate/tally.js';
@@ -176,7 +177,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     if (cells > MAX_FEATURE_CELLS) {
       const px = (v: number) => Math.round(v).toLocaleString('en-US');
       return {
-        code: 'feature-too-wide', severity: 'error', path: '/geometry',
+        code: 'feature-too-wide', severity: BUILD_RULES['feature-too-wide'].severity, path: '/geometry',
         message: `the geometry spans ${px(b[2] - b[0])} × ${px(b[3] - b[1])} px (x ${px(b[0])} to ${px(b[2])}, y ${px(b[1])} to ${px(b[3])}), `
           + `${cells.toLocaleString('en-US')} work cells of ${C} px where at most ${MAX_FEATURE_CELLS.toLocaleString('en-US')} are allowed: `
           + `are its coordinates in pixels, or is a vertex astray? ${task.side === undefined ? '--image-size W,H cuts features to the image; ' : ''}a larger --unit-size makes fewer cells`,

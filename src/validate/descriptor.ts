@@ -3,11 +3,13 @@ import { pointerToken, shown, type Issue } from './issue.js';
 import { checkMultiscale } from './multiscale.js';
 import { report } from './rules.js';
 import { checkVocabularies } from './vocabulary.js';
-import { checkOptionalString, hasOwn, isObject, type JsonObject } from './util.js';
+import { allStrings, checkOptionalString, hasOwn, isObject, type JsonObject } from './util.js';
 
 const MAX_ZOOM = 30;
 
-const STRING_MEMBERS = ['name', 'description', 'version', 'attribution', 'legend', 'scheme', 'grids', 'data', 'template', 'format'];
+const STRING_MEMBERS = ['name', 'description', 'version', 'attribution', 'legend', 'scheme', 'template', 'format'];
+/** URL patterns: TileJSON 3.0.0 gives them as arrays of strings, the spec's table as one; either is accepted. */
+const URL_MEMBERS = ['grids', 'data'];
 
 function isZoom(z: unknown): z is number {
   return Number.isInteger(z) && (z as number) >= 0 && (z as number) <= MAX_ZOOM;
@@ -204,6 +206,12 @@ export function checkDescriptor(d: unknown, path: string, out: Issue[]): void {
   }
 
   for (const name of STRING_MEMBERS) checkOptionalString(d, name, path, out);
+  for (const name of URL_MEMBERS) {
+    const v = d[name];
+    if (v !== undefined && typeof v !== 'string' && !(Array.isArray(v) && allStrings(v))) {
+      report(out, 'member-not-string', `${path}/${name}`, `${name} must be a URL pattern or an array of them (strings), found ${shown(v)}`);
+    }
+  }
   checkZooms(d, path, ['minzoom', 'maxzoom', 'fillzoom'], out);
   if (d.bounds !== undefined) checkBounds(d.bounds, `${path}/bounds`, out);
   if (d.center !== undefined) checkCenter(d.center, `${path}/center`, out);

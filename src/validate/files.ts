@@ -2,7 +2,7 @@
 // (counts by rule, capped samples); `mudm-tiles validate` prints these.
 import { parseFeature, readEventBatches, type Source } from '../io/read.js';
 import { InputError, ReadError } from '../report/errors.js';
-import { arrayDocumentIssue, validateDocument } from './index.js';
+import { arrayDocumentIssue, isDescriptorObject, validateDocument } from './index.js';
 import { CollectionValidator } from './feature.js';
 import type { Issue } from './issue.js';
 import { IssueTally, type IssueSample } from './tally.js';
@@ -86,12 +86,12 @@ export async function validateSource(source: Source, hooks: ValidateHooks = {}):
           const members = ev.members;
           if (typeof members.type === 'string') report.type = members.type;
           // A descriptor whose `features` member came before `tilejson` was streamed; its members are still a descriptor.
-          const issues = 'tilejson' in members ? validateDocument(members) : validator.end(members);
+          const issues = isDescriptorObject(members) ? validateDocument(members) : validator.end(members);
           for (const issue of issues) tally.add(issue, { file, feature: null, line: null, column: null });
         } else {
           const value = ev.value;
           const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);
-          report.kind = isObject && 'tilejson' in value ? 'descriptor' : 'document';
+          report.kind = isObject && isDescriptorObject(value as Record<string, unknown>) ? 'descriptor' : 'document';
           const type = isObject ? (value as { type?: unknown }).type : undefined;
           if (typeof type === 'string') report.type = type;
           const issues = validateDocument(value);

@@ -26,7 +26,18 @@ export function arrayDocumentIssue(): Issue {
 const GEOMETRY_TYPE_SET: ReadonlySet<unknown> = new Set<unknown>(GEOMETRY_TYPES);
 
 /**
- * Validates any whole document: a tileset descriptor when it has `tilejson`, else a data-model object chosen by
+ * Whether an object is a tileset descriptor: it has `tilejson` (or, without a type, `tiles` or `vector_layers`) and a
+ * `type` that is no data-model type. A Feature or FeatureCollection with a member `tilejson` is data: the member is
+ * foreign (spec 1.1), and consumers ignore it.
+ */
+export function isDescriptorObject(value: Record<string, unknown>): boolean {
+  const type = value.type;
+  if (type === 'Feature' || type === 'FeatureCollection' || GEOMETRY_TYPE_SET.has(type)) return false;
+  return value.tilejson !== undefined || (type === undefined && (value.vector_layers !== undefined || value.tiles !== undefined));
+}
+
+/**
+ * Validates any whole document: a tileset descriptor (`isDescriptorObject`), else a data-model object chosen by
  * `type`. When `type` is missing or wrong the members decide (`tiles`/`vector_layers`: descriptor, `features`:
  * collection, `geometry`: feature, `coordinates`/`geometries`: geometry), so the report names the broken member
  * rather than only saying the document is of no known kind.
@@ -43,7 +54,7 @@ export function validateDocument(value: unknown): Issue[] {
     return out;
   }
   const type = value.type;
-  if (value.tilejson !== undefined || (type === undefined && (value.vector_layers !== undefined || value.tiles !== undefined))) {
+  if (isDescriptorObject(value)) {
     checkDescriptor(value, '', out);
   } else if (type === 'FeatureCollection') {
     checkCollection(value, out);

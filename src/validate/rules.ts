@@ -138,6 +138,12 @@ export const RULES = {
   'scale-factor-invalid': error('scale_factor must be a positive number'),
 } as const satisfies Record<string, Rule>;
 
+/** Codes only a build finds (what its pyramid cannot hold), counted in its report beside RULES'. Never rename one either. */
+export const BUILD_RULES = {
+  'plane-value-invalid': error('a plane value (--plane-field, a third coordinate, QuPath\'s plane) must be a non-negative integer'),
+  'feature-too-wide': error('a feature may meet at most 262,144 work cells (a world of 1,048,576 px in cells of 2,048 px)'),
+} as const satisfies Record<string, Rule>;
+
 export type RuleCode = keyof typeof RULES;
 
 /** Appends one issue; the severity always comes from RULES so a code can never carry two severities. */

@@ -126,8 +126,12 @@ describe('bounds, center, zooms (spec 4.2, 8)', () => {
 });
 
 describe('other members', () => {
-  it('member-not-string for every string member', () => {
-    for (const name of ['name', 'description', 'version', 'attribution', 'legend', 'scheme', 'grids', 'data', 'template', 'format']) {
+  it('member-not-string for every string member; grids and data as TileJSON 3.0.0 gives them too (arrays of strings)', () => {
+    for (const name of ['grids', 'data']) {
+      expect(validateDescriptor(descriptor({ [name]: ['a/{z}/{x}/{y}.json'] }))).toEqual([]);
+      expectOne(validateDescriptor(descriptor({ [name]: ['a', 2] })), 'member-not-string', `/${name}`, `${name} must be a URL pattern or an array of them (strings), found`);
+    }
+    for (const name of ['name', 'description', 'version', 'attribution', 'legend', 'scheme', 'template', 'format']) {
       expectOne(validateDescriptor(descriptor({ [name]: 1 })), 'member-not-string', `/${name}`, `${name} must be a string, found 1`);
     }
   });

@@ -1,12 +1,23 @@
 // Unit tests of validateDocument's dispatch and of the issue helpers (pointerToken, shown, hasErrors).
 import { describe, expect, it } from 'vitest';
 import { hasErrors, pointerToken, shown, validateDocument } from '../../src/validate/index.js';
+import { validateSource } from '../../src/validate/files.js';
+import { memorySource } from '../../src/io/source.js';
 import { codes, expectOne } from './helpers.js';
 
 describe('validateDocument dispatch', () => {
   it('descriptor by tilejson, or by tiles/vector_layers without a type', () => {
     expect(codes(validateDocument({ tilejson: '3.0.0', tiles: [], vector_layers: [] }))).toEqual(['tiles-invalid']);
     expect(codes(validateDocument({ tiles: ['a'], vector_layers: [] }))).toEqual(['tilejson-missing']);
+  });
+  it('a data-model type wins over tilejson, a foreign member there (spec 1.1): streamed or whole, the features are checked', async () => {
+    expect(validateDocument({ type: 'Feature', geometry: null, tilejson: '3.0.0' })).toEqual([]);
+    expect(validateDocument({ type: 'FeatureCollection', features: [], tilejson: '3.0.0' })).toEqual([]);
+    expect(codes(validateDocument({ type: 'Point', coordinates: [1], tilejson: '3.0.0' }))).toEqual(['position-length']);
+    const text = '{"tilejson":"3.0.0","tiles":["t"],"vector_layers":[],"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point","coordinates":[5]}}]}';
+    const r = await validateSource(memorySource('x.json', Buffer.from(text)));
+    expect([r.kind, r.features, r.invalidFeatures, r.valid]).toEqual(['collection', 1, 1, false]);
+    expect((await validateSource(memorySource('d.json', Buffer.from('{"tilejson":"3.0.0","tiles":["t"],"vector_layers":[]}')))).kind).toBe('descriptor');
   });
   it('data-model objects by type', () => {
     expect(codes(validateDocument({ type: 'FeatureCollection', features: [{ type: 'Feature' }] }))).toEqual(['feature-geometry-missing']);
