@@ -212,6 +212,8 @@ export function observeFeature(stats: LayerStats, layer: string, f: Feature): vo
     // A member carried as a tag wins over a property of its name (flat.ts): the property is not in PBF tiles.
     forEachField(props, (name, v) => {
       if (name.includes('.')) {
+        // As in the tiles: a null is no tag and takes no name, so a later field of the name is the one carried.
+        if (v === null) return;
         dotted ??= new Set();
         if (dotted.has(name)) return;
         dotted.add(name);

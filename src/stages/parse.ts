@@ -145,32 +145,32 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
   for (const name of Object.values(task.rule.fields)) if (!unseen.has(name)) unseen.set(name, (f) => fieldValue(f.properties, name));
   const looked = [...unseen.keys()];
   /**
-   * Encodes a valid feature into its unit's records, or counts in `skipped` why it cannot be placed; returns the issue
-   * that makes it invalid for the build (it spans too many work cells).
+   * Encodes a valid feature into its unit's records (true), or counts in `skipped` why it cannot be placed (false);
+   * returns the issue that makes it invalid for the build (it spans too many work cells).
    */
-  const put = (seq: number, layer: string, f: Feature, plane: Plane): Issue | undefined => {
-    if (f.geometry === null) { skip('null-geometry'); return; }
+  const put = (seq: number, layer: string, f: Feature, plane: Plane): Issue | boolean => {
+    if (f.geometry === null) { skip('null-geometry'); return false; }
     dropRadius(f.geometry);
     const geom = flatten(f.geometry);
     // The feature itself is its head: only id, featureClass, parentId, ref and properties are read.
-    if (geom === null) { skip('no-inline-position'); return; }
+    if (geom === null) { skip('no-inline-position'); return false; }
     // PBF carries no mesh: without JSON tiles a feature of meshes alone would be in no tile, and said to be in JSON ones.
-    if (!task.json && onlyMeshes(geom)) { skip('mesh-without-json-tiles'); return; }
+    if (!task.json && onlyMeshes(geom)) { skip('mesh-without-json-tiles'); return false; }
     // Polygons without area draw nothing at any zoom: counted here rather than vanishing in the tiler.
-    if (enclosesNoArea(geom, f.geometry)) { skip('zero-area'); return; }
+    if (enclosesNoArea(geom, f.geometry)) { skip('zero-area'); return false; }
     // Its layer travels beside it (the id, to `encode`); -1 stands in the one-shape feature.
     let flat = flatFeatureOf(seq, -1, geom, undefined, f, undefined, undefined, undefined);
     // A JSON-only sketch sizes the head text the record holds: made once, for both.
     if (sketch?.format === 'json') flat.headJson = encoder.encode(headTextOf(flat, layer));
-    if (!enc.encode(layer, flat)) { skip('no-inline-position'); return; }
+    if (!enc.encode(layer, flat)) { skip('no-inline-position'); return false; }
     const b = enc.box;
-    if (b[2] < 0 || b[3] < 0 || b[0] >= side || b[1] >= side) { skip('outside-world'); return; }
+    if (b[2] < 0 || b[3] < 0 || b[0] >= side || b[1] >= side) { skip('outside-world'); return false; }
     if (!boxInside(b, world)) {
       const inside = cutToRect(flat.geom, world, clipper);
       // The cut feature keeps the tags and head the first encoding made.
-      if (inside === null) { skip('outside-world'); return; }
+      if (inside === null) { skip('outside-world'); return false; }
       flat = withGeometry(flat, inside, flat.lod);
-      if (!enc.encode(layer, flat)) { skip('outside-world'); return; }
+      if (!enc.encode(layer, flat)) { skip('outside-world'); return false; }
     }
     const prefix = unitKeyPrefix(plane);
     const cells = router.route(prefix, enc.bytes(), b, C, pad, lastCell, MAX_FEATURE_CELLS);
@@ -191,6 +191,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
       const tags = tagsOf(flat);
       sketch.add(prefix, flat.geom, b, tags, tags.id ?? seq, flat.headJson?.byteLength ?? 0);
     }
+    return true;
   };
 
   const { raw } = task;
@@ -250,22 +251,23 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     }
     const layer = layerOf(f, task.layer, task.layerBy);
     // A feature too wide to store is invalid for the build, as a plane value that is no index is.
-    const wide = put(seq, layer, f, assigned.plane);
-    if (wide) {
+    const stored = put(seq, layer, f, assigned.plane);
+    if (typeof stored === 'object') {
       res.invalid++;
-      tally.add(wide, place);
+      tally.add(stored, place);
       continue;
     }
     res.valid++;
     for (const d of assigned.dims) dims.add(d);
     if (assigned.lacking) for (const d of assigned.lacking) res.planeLacking[d] = (res.planeLacking[d] ?? 0) + 1;
-    observeFeature(res.stats, layer, f);
+    // The descriptor describes what the tiles hold: not a feature outside the world, or without a position.
+    if (stored) observeFeature(res.stats, layer, f);
     ownOr(res.ids, layer, newIdCounts)[isPbfId(f.id) ? 0 : 1]++;
     const nucleus = task.nucleusFeatures ? nucleusOf(f) : undefined;
     if (nucleus) {
       const astray = put(NUCLEUS_SEQ + seq, NUCLEUS_LAYER, nucleus, assigned.plane);
-      if (astray) tally.add({ ...astray, severity: 'warning', path: '/nucleusGeometry', message: `${astray.message}; the cell is kept without its nucleus` }, place);
-      else observeFeature(res.stats, NUCLEUS_LAYER, nucleus);
+      if (typeof astray === 'object') tally.add({ ...astray, severity: 'warning', path: '/nucleusGeometry', message: `${astray.message}; the cell is kept without its nucleus` }, place);
+      else if (astray) observeFeature(res.stats, NUCLEUS_LAYER, nucleus);
     }
   }
   if (bounds[0] <= bounds[2]) res.bounds = [bounds[0], bounds[1], bounds[2], bounds[3]];

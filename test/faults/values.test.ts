@@ -172,8 +172,10 @@ describe('worlds made huge by outliers', () => {
     fs.writeFileSync(path.join(dir, 'cells.ndjson'), `${[...cells(50), '{"type":"Feature","properties":{"label":99},"geometry":{"type":"Point","coordinates":[1e12,1e12]}}'].join('\n')}\n`);
     const r = await runCli(['build', path.join(dir, 'cells.ndjson'), '-o', out]);
     expectOk(r, 'build');
-    const d = JSON.parse(fs.readFileSync(path.join(out, 'tileset.json'), 'utf8')) as { minzoom: number; maxzoom: number };
+    const d = JSON.parse(fs.readFileSync(path.join(out, 'tileset.json'), 'utf8')) as { minzoom: number; maxzoom: number; vector_layers: { fieldranges: Record<string, number[]> }[] };
     expect(d.maxzoom).toBeLessThanOrEqual(30);
+    // The descriptor describes what the tiles hold: not the label of the feature no tile has.
+    expect(d.vector_layers[0].fieldranges.label).toEqual([0, 49]);
     const rep = readReport(out);
     expect(rep.features.notPlaced).toEqual({ 'outside-world': 1 });
     expect(rep.world.side).toBe(512);

@@ -112,6 +112,10 @@ describe('field statistics', () => {
     const stats: LayerStats = {};
     observeFeature(stats, 'l', { type: 'Feature', properties: { 'a.b': 'x', a: { b: 'y' } }, geometry: null });
     expect(describeFields(stats.l)).toEqual({ fields: { 'a.b': 'String' }, fieldenums: { 'a.b': ['x'] } });
+    // A null is no tag: the tiles carry the other form, and so is it counted.
+    const nulls: LayerStats = {};
+    observeFeature(nulls, 'l', { type: 'Feature', properties: { 'a.b': null, a: { b: 5 }, m: { x: null }, 'm.x': 'y' }, geometry: null });
+    expect(describeFields(nulls.l).fields).toEqual({ 'a.b': 'Number', 'm.x': 'String' });
   });
 
   it('gives the same statistics whatever the batches and the order they are merged in', () => {
