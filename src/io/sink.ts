@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { OutputError, describeFsError } from '../report/errors.js';
 import type { Dim, Plane } from '../tiling/space.js';
 import { makeDirectory, removeMadeDirectories } from './dirs.js';
-import { Journal, RECORD_DIR, foreignTile, isRecordPath, isTileName, makeJournaledDirectory, readRecord, removeRecorded, writeManifest, type Removal, type WrittenRecord } from './written.js';
+import { Journal, RECORD_DIR, foreignTile, isRecordPath, isTileName, makeJournaledDirectory, recordedLink, readRecord, removeRecorded, writeManifest, type Removal, type WrittenRecord } from './written.js';
 
 export interface SinkOpenOptions { force: boolean; resume: boolean }
 
@@ -145,6 +145,11 @@ export class DirectorySink implements TileSink {
   async begin({ force, resume }: SinkOpenOptions): Promise<Removal | undefined> {
     try {
       const record = readRecord(this.root);
+      const linked = recordedLink(this.root, record);
+      if (linked !== undefined) {
+        const full = path.join(this.root, linked);
+        throw new OutputError(`${full} is a symbolic link where a build made a folder (or lies on its way): the build would remove and write tiles through it, outside the output; put the folder back in its place or remove the link (nothing was removed)`, full);
+      }
       if (resume) {
         // The earlier runs' directories stay this build's; a write they were killed in left a temporary file.
         for (const d of record.dirs) this.created.add(d);

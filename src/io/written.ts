@@ -247,6 +247,17 @@ export function removeRecorded(root: string, record: WrittenRecord, only?: 'temp
 }
 
 /**
+ * The first folder a build recorded that is now a symbolic link, or that a recorded path goes through (a zoom folder
+ * moved to another disk and linked back): removing the build's files there, or writing new ones, would reach outside
+ * OUT. Undefined when there is none.
+ */
+export function recordedLink(root: string, record: WrittenRecord): string | undefined {
+  for (const d of [...record.dirs].sort()) if (throughLink(root, d, true)) return d;
+  for (const f of [...record.files].sort()) if (throughLink(root, f, false)) return posixDirname(f);
+  return undefined;
+}
+
+/**
  * The first tile-named file at a tile's path (`Z/X/Y.pbf`, `T/C/Z/Z/X/Y.pbf`: folders named by numbers) in a
  * directory of `root` no build created that no build wrote: one a build may be about to write a tile at, which is
  * not its to replace. Other folders (`tiles/`, another pyramid inside OUT) are not looked in.

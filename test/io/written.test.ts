@@ -87,6 +87,27 @@ describe('DirectorySink record', () => {
     return expect(sink.write('0/../../victim/x.pbf', 'x')).rejects.toThrow('"0/../../victim/x.pbf" is no path inside the output folder');
   });
 
+  it('--force and --resume refuse a recorded folder that is now a link (moved to another disk, linked back), removing nothing', async () => {
+    const parent = tempDir();
+    const root = path.join(parent, 'out'), moved = path.join(parent, 'bigdisk');
+    const first = new DirectorySink(root);
+    await first.initialize({ force: false, resume: false });
+    await first.begin({ force: false, resume: false });
+    await first.write('4/0/1.json', 'tile');
+    await first.write('tileset.json', '{}');
+    await first.finish();
+    fs.renameSync(path.join(root, '4'), moved);
+    fs.symlinkSync(moved, path.join(root, '4'));
+    fs.writeFileSync(path.join(moved, '0', '2.pbf'), 'the user\'s');
+    for (const opts of [{ force: true, resume: false }, { force: false, resume: true }]) {
+      const again = new DirectorySink(root);
+      await again.initialize(opts);
+      await expect(again.begin(opts)).rejects.toThrow(`${path.join(root, '4')} is a symbolic link where a build made a folder (or lies on its way): the build would remove and write tiles through it, outside the output; put the folder back in its place or remove the link (nothing was removed)`);
+    }
+    expect(files(moved)).toEqual(['0/1.json', '0/2.pbf']);
+    expect(fs.existsSync(path.join(root, 'tileset.json'))).toBe(true);
+  });
+
   it('reads every whole line of a journal a kill cut short', () => {
     const root = tempDir();
     fs.mkdirSync(path.join(root, RECORD_DIR));
