@@ -9,7 +9,8 @@ export {
   type Options, type OptionName, type BuildConfig, type ImageSize, type Formats, type ArchiveMode,
 } from './options.js';
 export { DirectorySink, MemorySink, type TileSink, type Removal, type SinkOpenOptions, type OutputLayout } from './io/sink.js';
-export { DiskWorkDir, MemoryWorkDir, type WorkDir, type ProcessProbe } from './io/workdir.js';
+export { DiskWorkDir, type WorkDir, type ProcessProbe } from './io/workdir.js';
+export { MemoryWorkDir } from './io/workdir-memory.js';
 // This machine's processes, as the CLI asks after them: `processes` in BuildIO, so --force and --resume spare a build still running.
 export { localProcesses } from './cli/processes.js';
 // Reading back what a build wrote: directories and archives alike.

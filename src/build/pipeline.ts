@@ -7,7 +7,7 @@ import { archiveAssets } from '../archive/archive-names.js';
 import { planeKey, tilePath } from '../tiling/space.js';
 import { readImageSize } from '../io/image.js';
 import type { Removal } from '../io/sink.js';
-import { OWNERS_DIR, type WorkDir } from '../io/workdir.js';
+import { OWNER_FILE, OWNERS_DIR, type WorkDir } from '../io/workdir.js';
 import { resolveBuildConfig, type BuildConfig, type Options } from '../options.js';
 import { DataError, InterruptedError, UsageError, WorkStateError } from '../report/errors.js';
 import type { BuildReport } from '../report/types.js';
@@ -136,7 +136,10 @@ function refuseRunning(work: WorkDir, force: boolean, resume: boolean): void {
  * with --force, else refused before anything is touched.
  */
 function startOver(work: WorkDir, force: boolean): void {
-  if (force) work.destroy();
+  // Looked at again just before it goes: another build may have taken the place since the first look.
+  if (force) refuseRunning(work, true, false);
+  // Killed while reading (a plan Job's pod lost, kill -9): nothing to continue, and nobody's any more.
+  if (force || work.abandoned()) work.destroy();
   try {
     work.claim();
   } catch (err) {
@@ -161,7 +164,7 @@ function refuseUnplanned(work: WorkDir, command: string): void {
 function refuseClaimed(work: WorkDir, force: boolean, resume: boolean): void {
   const foreign = work.foreign();
   if (foreign) throw new WorkStateError(foreign, work.root);
-  if (!force && !resume && work.exists('')) throw new WorkStateError(claimedMessage(work), work.root);
+  if (!force && !resume && work.exists('') && !work.abandoned()) throw new WorkStateError(claimedMessage(work), work.root);
 }
 
 /** `mudm-tiles plan`: one streaming pass that fixes world, zooms, fields and units, written to OUT/.mudm-work. */
@@ -175,6 +178,9 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
   await sink.initialize({ force: o.force, resume: false });
   if (work.root === undefined) throw new UsageError('plan needs a work directory on disk');
   startOver(work, o.force);
+  // Recorded while it reads, so that no other build or plan takes the place, nor a retry after a kill finds it
+  // nobody's; removed once the plan is written.
+  work.own();
   const pool = createPool(o.workers, io.signal);
   try {
     // Shards on other machines read the units from the work directory: always on disk.
@@ -182,6 +188,10 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
     const planFile = await plan(inputs, config, work, pool, store, io, performance.now(), o.shards, undefined, true);
     // Shards write tiles next: what an earlier build left (with --force) must not mix with them.
     sayRemoved(await sink.begin({ force: o.force, resume: false, layout: layoutOf(planFile.plan) }), io);
+    // The plan is whole: shards, on other machines maybe, work in what it leaves (copied between workflow steps, where
+    // each step's own files must be its own), and its owner record has done its work.
+    work.release();
+    work.removeFolder(OWNER_FILE);
     return { units: planFile.units.length, shards: planFile.shards, features: planFile.read.read, workDir: work.root };
   } catch (err) {
     // A plan that failed (a full disk, invalid input) leaves no work directory that shards could take for one.
@@ -189,6 +199,7 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
     sink.abandon?.();
     throw err;
   } finally {
+    work.release();
     await pool.close();
   }
 }

@@ -268,7 +268,7 @@ async function* readFeatures(source: Source, onMembers: (file: string, members: 
       if (ev.kind === 'members') onMembers(source.name, ev.members);
       else if (ev.kind === 'feature') group.push(ev);
       else if (ev.kind === 'array') continue; // its elements follow as features
-      else if (ev.value !== null && typeof ev.value === 'object' && isDescriptorObject(ev.value as Record<string, unknown>)) throw new InputError(`${source.name} is a tileset descriptor, not annotations`, source.name);
+      else if (ev.value !== null && typeof ev.value === 'object' && 'tilejson' in ev.value && isDescriptorObject(ev.value as Record<string, unknown>)) throw new InputError(`${source.name} is a tileset descriptor, not annotations`, source.name);
       else {
         const what = notFeatureSource(ev.value);
         if (what) throw new DataError(`${source.name} is not a feature source: found ${what}; a build reads a FeatureCollection, a Feature or geometry, or a sequence of them (one per line)`);

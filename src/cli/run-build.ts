@@ -59,11 +59,11 @@ export function signalExitCode(sig: NodeJS.Signals | undefined): number | undefi
 }
 
 /**
- * Runs a step of a sharded build (build-shard, finalize) under `handleSignals`: stopped by a signal, it ends with the
- * signal's exit code, the warning having said to run the step again.
+ * Runs a step of a sharded build (plan, build-shard, finalize) under `handleSignals`: stopped by a signal, it ends
+ * with the signal's exit code, the warning having said what is kept (`then`) and to run the step again.
  */
-export async function interruptible(log: Logger, step: string, progress: { end(): void }, run: (signal: AbortSignal) => Promise<number>): Promise<number> {
-  const signals = handleSignals(log, `the work directory is kept: run ${step} again to go on`);
+export async function interruptible(log: Logger, step: string, progress: { end(): void }, run: (signal: AbortSignal) => Promise<number>, then = `the work directory is kept: run ${step} again to go on`): Promise<number> {
+  const signals = handleSignals(log, then);
   try {
     return await run(signals.signal);
   } catch (e) {

@@ -3,7 +3,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { ByteArena } from '../bytes.js';
 import { describeFsError, WorkStateError } from '../report/errors.js';
 import { writeParts } from './dirs.js';
 import { createOnly, LEASE_MS, ownerOf, parseOwner, readText, RecordKeeper, removeIfSame, sinceRefresh, TAKEOVER, type Owner } from './owner-file.js';
@@ -48,8 +47,13 @@ export interface WorkDir {
    */
   claim(): void;
   /**
-   * Records this process as the build working here (a build after `claim`, a resumed build taking it over). `plan`
-   * does not: shards, other processes, work in what it leaves (and copy it between steps of a workflow).
+   * Whether the work directory is a build's that ended before it had a plan (killed while reading): its owner is
+   * recorded and no longer runs, and there is nothing to continue. A new build may replace it without --force.
+   */
+  abandoned(): boolean;
+  /**
+   * Records this process as the build working here (a build after `claim`, a resumed build taking it over, a plan
+   * while it reads: it removes the record once the plan is written, as shards work in what it leaves).
    */
   own(as?: string): void;
   /**
@@ -68,6 +72,8 @@ export interface WorkDir {
 
 /** Who works in a work directory: the process that claimed or resumed it, on which machine. */
 export const OWNER_FILE = 'owner.json';
+/** Suffix (then a tag) of a work directory being made beside its place, with its owner inside, before it is renamed there. */
+export const CLAIMING = '.claiming-';
 /** Shards (several at once, the work directory shared) record themselves here, one file each. */
 export const OWNERS_DIR = 'owners';
 /**
@@ -87,7 +93,7 @@ export interface ProcessProbe {
 }
 
 /** Why a new build cannot start where a work directory is. */
-const claimedMessage = (where: string) => `${where} holds the state of another build of this output (interrupted, still running, or `
+export const claimedMessage = (where: string) => `${where} holds the state of another build of this output (interrupted, still running, or `
   + 'planned for shards): --resume continues an interrupted build, --force starts over (removing that state), '
   + 'build-shard and finalize go on with a plan';
 
@@ -242,14 +248,31 @@ export class DiskWorkDir implements WorkDir {
   }
 
   claim(): void {
+    const p = this.processes;
+    // With owners recorded, the directory appears with its owner in it (made aside, then renamed into place): no
+    // moment shows a work directory whose owner is unknown, which another build could take for an abandoned one.
+    const made = p ? `${this.root}${CLAIMING}${this.tag}` : this.root;
     try {
       fs.mkdirSync(path.dirname(this.root), { recursive: true });
       // Not recursive: it fails when the directory is there, whoever made it in between.
-      fs.mkdirSync(this.root);
+      fs.mkdirSync(made);
+      if (p) {
+        fs.writeFileSync(path.join(made, OWNER_FILE), JSON.stringify(ownerOf(p)));
+        // A rename onto a directory that holds anything fails: of two builds, one gets the place.
+        fs.renameSync(made, this.root);
+      }
     } catch (err) {
-      if ((err as { code?: string }).code === 'EEXIST') throw new WorkStateError(claimedMessage(this.root), this.root);
+      if (made !== this.root) fs.rmSync(made, { recursive: true, force: true });
+      const code = (err as { code?: string }).code;
+      if (code === 'EEXIST' || code === 'ENOTEMPTY') throw new WorkStateError(claimedMessage(this.root), this.root);
       throw describeFsError(err, this.root);
     }
+  }
+
+  abandoned(): boolean {
+    if (!this.processes || this.foreign() !== undefined || this.exists('plan.json')) return false;
+    const o = this.readJson<Owner>(OWNER_FILE);
+    return o !== undefined && !this.runs(o, path.join(this.root, OWNER_FILE)) && this.liveOwner() === undefined;
   }
 
   own(as = OWNER_FILE): void {
@@ -316,66 +339,4 @@ export class DiskWorkDir implements WorkDir {
     }
     return undefined;
   }
-}
-
-/** In-memory twin: the same contract without touching the disk. */
-export class MemoryWorkDir implements WorkDir {
-  readonly root = undefined;
-  private readonly files = new Map<string, string | Uint8Array>();
-  /** Files grown by append, each in a buffer that doubles as it fills. */
-  private readonly grown = new Map<string, ByteArena>();
-  writeJson(rel: string, value: unknown): void { this.grown.delete(rel); this.files.set(rel, JSON.stringify(value)); }
-  readJson<T>(rel: string): T | undefined {
-    const s = this.files.get(rel);
-    return typeof s === 'string' ? (JSON.parse(s) as T) : undefined;
-  }
-  writeBytes(rel: string, parts: readonly Uint8Array[]): void {
-    this.grown.delete(rel);
-    this.files.set(rel, Buffer.concat(parts));
-  }
-  append(rel: string, parts: readonly Uint8Array[]): void {
-    let arena = this.grown.get(rel);
-    if (arena === undefined) {
-      const old = this.files.get(rel);
-      this.grown.set(rel, (arena = new ByteArena(1024)));
-      if (old instanceof Uint8Array) arena.addBytes(old);
-    }
-    for (const p of parts) arena.addBytes(p);
-    this.files.set(rel, arena.buf.subarray(0, arena.pos));
-  }
-  readRange(rel: string, offset: number, length: number): Uint8Array | undefined {
-    const b = this.files.get(rel);
-    return b instanceof Uint8Array && offset + length <= b.byteLength ? b.slice(offset, offset + length) : undefined;
-  }
-  readBytes(rel: string): Uint8Array | undefined {
-    const b = this.files.get(rel);
-    // A copy, as a file read gives: what the caller moves to another thread must not empty the stored bytes.
-    return b instanceof Uint8Array ? new Uint8Array(b) : undefined;
-  }
-  exists(rel: string): boolean { return this.files.has(rel) || this.list(rel).length > 0; }
-  list(rel: string): string[] {
-    const prefix = `${rel}/`;
-    const names = new Set<string>();
-    for (const k of this.files.keys()) if (k.startsWith(prefix)) names.add(k.slice(prefix.length).split('/')[0]);
-    return [...names].sort();
-  }
-  close(): void {}
-  removeFolder(rel: string): void {
-    for (const k of [...this.files.keys()]) if (k === rel || k.startsWith(`${rel}/`)) { this.files.delete(k); this.grown.delete(k); }
-  }
-  destroy(): void { this.files.clear(); this.grown.clear(); }
-  size(rel: string): number | undefined {
-    const f = this.files.get(rel);
-    return f === undefined ? undefined : typeof f === 'string' ? Buffer.byteLength(f) : f.byteLength;
-  }
-  /** In memory, only a build puts anything there. */
-  foreign(): undefined { return undefined; }
-  claim(): void {
-    if (this.files.size > 0) throw new WorkStateError(claimedMessage('the work directory'));
-  }
-  own(): void {}
-  release(): void {}
-  /** In memory, the directory is this process's own. */
-  liveOwner(): undefined { return undefined; }
-  claimOwner(): undefined { return undefined; }
 }

@@ -6,7 +6,8 @@ import {
   PLAN_VERSION, checkShardsDone, findPlan, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone, savePlan, type PlanFile,
 } from '../../src/build/state.js';
 import { UnitLog, type UnitMarker } from '../../src/build/unit-log.js';
-import { DiskWorkDir, MemoryWorkDir } from '../../src/io/workdir.js';
+import { DiskWorkDir } from '../../src/io/workdir.js';
+import { MemoryWorkDir } from '../../src/io/workdir-memory.js';
 import { resolveBuildConfig } from '../../src/options.js';
 import { EXIT_OUTPUT, WorkStateError } from '../../src/report/errors.js';
 import type { UnitPlan } from '../../src/stages/plan.js';

@@ -1,4 +1,6 @@
-// SIGINT and SIGTERM stop build and build-shard cleanly: exit 130/143, no descriptor, no temporary files, work dir kept.
+// SIGINT and SIGTERM stop build and build-shard cleanly: exit 130/143, no descriptor, no temporary files, work dir kept;
+// plan keeps nothing; a plan or build killed outright while reading is no obstacle to running it again.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -59,3 +61,45 @@ describe('build-shard', () => {
     expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(true);
   });
 });
+
+/**
+ * Starts the CLI on a FIFO fed the first half of `input`, so that it is surely still reading when `signal` reaches it
+ * (once its work directory is there); then closes the FIFO and returns how it ended.
+ */
+async function interruptReading(args: (fifo: string) => string[], out: string, signal: NodeJS.Signals): Promise<RunResult> {
+  const fifo = path.join(tempDir('signals-fifo'), 'cells.json');
+  execFileSync('mkfifo', [fifo]);
+  const { child, done } = startCli(args(fifo));
+  const writer = fs.createWriteStream(fifo);
+  // The reader is killed: the rest would go nowhere (EPIPE).
+  writer.on('error', () => {});
+  const text = fs.readFileSync(input);
+  writer.write(text.subarray(0, text.length >> 1));
+  const reading = await waitFor(() => fs.existsSync(path.join(out, '.mudm-work', 'owner.json')), 60_000);
+  child.kill(signal);
+  const r = await done;
+  writer.destroy();
+  expect(reading, 'no work directory within 60 s').toBe(true);
+  return r;
+}
+
+describe('killed while reading', () => {
+  it('plan, SIGTERM: exit 143, says nothing is kept and keeps nothing; run again, it plans', async () => {
+    const out = path.join(tempDir('signals-plan'), 'out');
+    const r = await interruptReading((fifo) => ['plan', fifo, '-o', out, '--shards', '2', '--workers', '1'], out, 'SIGTERM');
+    expect(r.code, r.stderr).toBe(143);
+    expect(r.stderr).toContain('warning: SIGTERM: stopping after the work in flight; nothing is kept: run plan again');
+    expect(fs.existsSync(out), 'nothing is left of the plan').toBe(false);
+    expectOk(await runCli(['plan', input, '-o', out, '--shards', '2', '--workers', '1', '-q']), 'plan run again');
+    expect(fs.existsSync(path.join(out, '.mudm-work', 'owner.json')), 'a plan leaves no owner record for the shards').toBe(false);
+  });
+
+  it.each([['plan', ['--shards', '2']], ['build', []]] as const)('%s, SIGKILL: run again as it was (no --force), it goes on from the start', async (command, extra) => {
+    const out = path.join(tempDir(`signals-kill-${command}`), 'out');
+    const r = await interruptReading((fifo) => [command, fifo, '-o', out, '--workers', '1', ...extra], out, 'SIGKILL');
+    expect(r.signal).toBe('SIGKILL');
+    expect(fs.existsSync(path.join(out, '.mudm-work', 'plan.json')), 'killed before its plan').toBe(false);
+    expectOk(await runCli([command, input, '-o', out, '--workers', '1', '-q', ...extra]), `${command} run again`);
+  });
+});
+

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import { describe, expect, it, vi } from 'vitest';
-import { DiskWorkDir, MemoryWorkDir, type WorkDir } from '../../src/io/workdir.js';
+import { DiskWorkDir, type WorkDir } from '../../src/io/workdir.js';
+import { MemoryWorkDir } from '../../src/io/workdir-memory.js';
 import { LEASE_MS, REFRESH_MS } from '../../src/io/owner-file.js';
 import { writeParts } from '../../src/io/dirs.js';
 import { tmpDir } from '../helpers/pyramid.js';
@@ -205,6 +206,29 @@ describe('claiming a step of a build in the work directory', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it('a new build\'s work directory appears with its owner in it; a second claim is refused, and no claim is left aside', () => {
+    const dir = root();
+    const running = new Set([301, 302]);
+    const a = new DiskWorkDir(dir, probe(301, running)), b = new DiskWorkDir(dir, probe(302, running));
+    a.claim();
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'owner.json'), 'utf8'))).toMatchObject({ pid: 301, start: 's301' });
+    expect(() => b.claim()).toThrow(`${dir} holds the state of another build of this output`);
+    expect(fs.readdirSync(path.dirname(dir))).toEqual(['w']);
+    // Running, it is not abandoned; ended before it had a plan, it is (nothing to continue); with a plan, it is not.
+    expect(b.abandoned()).toBe(false);
+    running.delete(301);
+    expect(b.abandoned()).toBe(true);
+    fs.writeFileSync(path.join(dir, 'plan.json'), '{}');
+    expect(b.abandoned()).toBe(false);
+    // Nor is a folder whose owner is unknown (made by an earlier version), or one holding a user's file.
+    fs.rmSync(path.join(dir, 'plan.json'));
+    fs.rmSync(path.join(dir, 'owner.json'));
+    expect(b.abandoned()).toBe(false);
+    fs.writeFileSync(path.join(dir, 'owner.json'), JSON.stringify({ pid: 301, host: os.hostname(), start: 's301' }));
+    fs.writeFileSync(path.join(dir, 'notes.txt'), 'mine');
+    expect(b.abandoned()).toBe(false);
   });
 
   it('of many claims at once, lets exactly one through', async () => {

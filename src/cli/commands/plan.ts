@@ -4,19 +4,25 @@ import { UsageError } from '../../report/errors.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
 import { resolveInputs } from '../inputs.js';
-import { progressReporter, removalLogger } from '../run-build.js';
+import { interruptible, progressReporter, removalLogger } from '../run-build.js';
 import { localProcesses } from '../processes.js';
 
 export const usage = 'INPUT... -o DIR|FILE.pmtiles --shards N';
 
 export async function run(ctx: CommandContext): Promise<number> {
   const { options, io, log } = ctx;
-  if (!options.out) throw new UsageError('plan needs an output directory: -o DIR');
+  const out = options.out;
+  if (!out) throw new UsageError('plan needs an output directory: -o DIR');
   const inputs = resolveInputs(ctx.args, options, io, (m, f) => log.warn(m, f));
   const progress = progressReporter(options, io);
-  // --input and --manifest are in `inputs` now.
-  const r = await planShardedBuild(inputs, { ...options, input: [], manifest: undefined }, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), onRemoved: removalLogger(log, options.out), processes: localProcesses });
-  progress.end();
-  log.info(`planned ${r.features} features into ${r.units} work unit(s) over ${r.shards} shard(s) in ${r.workDir}`, { event: 'planned', ...r });
-  return EXIT_OK;
+  // A plan stopped by a signal leaves nothing: the half-read records are no plan that shards could use.
+  return interruptible(log, 'plan', progress, async (signal) => {
+    // --input and --manifest are in `inputs` now.
+    const r = await planShardedBuild(inputs, { ...options, input: [], manifest: undefined }, {
+      onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), onRemoved: removalLogger(log, out), processes: localProcesses, signal,
+    });
+    progress.end();
+    log.info(`planned ${r.features} features into ${r.units} work unit(s) over ${r.shards} shard(s) in ${r.workDir}`, { event: 'planned', ...r });
+    return EXIT_OK;
+  }, 'nothing is kept: run plan again');
 }
