@@ -249,6 +249,8 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   ownStep(work, 'finalize', `finalize: ${config.options.out} is being finalized already`);
   const units = new UnitLog(work, planFile.id);
   if (planFile.archive) refuseBuildParts(work, 'finalize');
+  // An interrupted build's work directory, not a plan for shards: build-shard refuses it, so saying to run it would not do.
+  refuseUnplanned(work, 'finalize');
   checkShardsDone(work, planFile, units, (shard) => partsOf(work, { kind: 'shard', shard }));
   const sink = outputSink(config.options.out, planFile.archive ?? 'none', planFile.tileCompression ?? 'auto', work, io, { kind: 'finalize' }, planFile.plan);
   // What finalize writes may only replace what a build wrote (a finalize run before): checked before anything goes.

@@ -185,7 +185,7 @@ export function resumablePlan(work: WorkDir, inputs: readonly FingerprintInput[]
   const lines = fingerprintLines(inputs, config);
   if (previous.fingerprint !== fingerprintOfLines(lines)) {
     const what = previous.fingerprintLines && whatDiffers(previous.fingerprintLines, lines);
-    throw new UsageError(`--resume: the inputs or options differ from those of the interrupted build in ${where(work)}${what ? ` (${what})` : ''}; run again with the same ones, or without --resume`);
+    throw new UsageError(`--resume: the inputs or options differ from those of the interrupted build in ${where(work)}${what ? ` (${what})` : ''}; run again with the same ones, or start over with --force (without --resume)`);
   }
   return previous;
 }

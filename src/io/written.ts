@@ -177,6 +177,23 @@ function depth(rel: string): number {
   return rel.split('/').length;
 }
 
+/** The record's own files (manifest, journals, a manifest being written), then its folder if that left it empty. */
+function removeRecordFolder(root: string): void {
+  const dir = path.join(root, RECORD_DIR);
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const n of names) if (n === MANIFEST || n === `${MANIFEST}.tmp` || JOURNAL.test(n)) fs.rmSync(path.join(dir, n), { force: true });
+  try {
+    fs.rmdirSync(dir);
+  } catch {
+    // A file no build writes there is kept, and so is the folder holding it.
+  }
+}
+
 /**
  * Removes what the record lists (with `only: 'temporaries'`, only the temporary files a killed write left) and, in
  * full mode, the record itself and the directories it lists once they are empty. Everything else stays: a user's
@@ -241,7 +258,7 @@ export function removeRecorded(root: string, record: WrittenRecord, only?: 'temp
       }
     }
   }
-  if (only === undefined) fs.rmSync(path.join(root, RECORD_DIR), { recursive: true, force: true });
+  if (only === undefined) removeRecordFolder(root);
   removal.touched = [...touched].sort();
   return removal;
 }

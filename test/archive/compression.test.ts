@@ -170,7 +170,7 @@ describe('--tile-compression usage', () => {
     expect((await cli('plan', SAMPLE, '-o', file, '--shards', '1', '-q', '--max-zoom', '2')).code).toBe(0);
     const r = await cli('build', SAMPLE, '-o', file, '--resume', '--max-zoom', '2', '--tile-compression', 'gzip');
     expect(r.code).toBe(2);
-    expect(r.err).toContain('(--tile-compression was not given, is gzip now); run again with the same ones, or without --resume');
+    expect(r.err).toContain('(--tile-compression was not given, is gzip now); run again with the same ones, or start over with --force (without --resume)');
     expect(fs.existsSync(file)).toBe(false);
   });
 });

@@ -40,6 +40,12 @@ describe('build', () => {
     expect(r.stderr).toContain(`warning: ${signal}: stopping after the work in flight; the work directory is kept for --resume`);
     expect(r.stderr).toContain(`error: build interrupted by ${signal}: no descriptor written; run again with --resume to continue`);
     expectCleanStop(out);
+    // finalize and build-shard are for plans: both send the user to --resume, not to each other.
+    for (const step of [['finalize', out], ['build-shard', out, '--shard', '0']]) {
+      const refused = await runCli(step);
+      expect(refused.code, refused.stderr).toBe(4);
+      expect(refused.stderr).toContain(`${step[0]}: ${path.join(out, '.mudm-work')} holds no planned records (level-0): it is an interrupted build's, not a plan for shards; continue it with build --resume`);
+    }
   });
 });
 

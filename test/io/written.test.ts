@@ -79,8 +79,12 @@ describe('DirectorySink record', () => {
     const record = readRecord(root);
     expect([...record.dirs]).toEqual(['7']);
     expect([...record.files]).toEqual(['tileset.json']);
+    fs.mkdirSync(path.join(root, RECORD_DIR, 'x'));
+    fs.writeFileSync(path.join(root, RECORD_DIR, 'x', 'mine.txt'), 'keep');
     removeRecorded(root, record);
     expect(files(victim)).toEqual(['important.txt', 'sub/5.pbf']);
+    // The record's own files go; a file of the user's in its folder stays.
+    expect(files(path.join(root, RECORD_DIR))).toEqual(['x/mine.txt']);
     expect(fs.lstatSync(path.join(root, '7')).isSymbolicLink()).toBe(true);
     // Nor does a write: paths reach the sink from inputs too (an archive's planes, for extract).
     const sink = new DirectorySink(root);
