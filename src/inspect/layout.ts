@@ -148,8 +148,9 @@ export function isOverview(t: TileRef): boolean {
 }
 
 /** Parses `Z/X/Y` or, with plane dimensions, `Z/T/C/ZZ/X/Y` (only the used dimensions, in path order). */
-export function parseTileAddress(p: Pick<Pyramid, 'dims'>, text: string): { z: number; x: number; y: number; plane: Plane } {
-  const parts = text.replace(/\.(json|pbf)$/, '').split('/');
+export function parseTileAddress(p: Pick<Pyramid, 'dims'>, text: string): { z: number; x: number; y: number; plane: Plane; format?: TileFormat } {
+  const suffix = /\.(json|pbf)$/.exec(text);
+  const parts = text.slice(0, suffix ? suffix.index : text.length).split('/');
   const want = 3 + p.dims.length;
   const shape = ['Z', ...p.dims.map((d) => (d === 'z' ? 'ZZ' : d.toUpperCase())), 'X', 'Y'].join('/');
   if (parts.length !== want || !parts.every((s) => INDEX.test(s))) {
@@ -158,7 +159,8 @@ export function parseTileAddress(p: Pick<Pyramid, 'dims'>, text: string): { z: n
   const n = parts.map(Number);
   const plane: Plane = { t: 0, c: 0, z: 0 };
   p.dims.forEach((d, i) => { plane[d] = n[1 + i]; });
-  return { z: n[0], plane, x: n[want - 2], y: n[want - 1] };
+  const at = { z: n[0], plane, x: n[want - 2], y: n[want - 1] };
+  return suffix ? { ...at, format: suffix[1] as TileFormat } : at;
 }
 
 /** Why a tile address lies outside the pyramid (zoom, column or row, plane), or undefined when it lies inside. */

@@ -52,6 +52,15 @@ describe('mudm-tiles inspect / verify', () => {
     expect(missing.stderr).toMatch(/no such tile/);
     expect((await cli('inspect', out, '2/0')).code).toBe(2);
     expect((await cli('inspect', out, '2/0/0', '--format', 'json,pbf')).code).toBe(2);
+    // The address's suffix names the file; --format naming the other is refused; an address outside is a usage error.
+    expect((await cli('inspect', out, '2/0/0.json')).stdout).toBe((await cli('inspect', out, '2/0/0', '--format', 'json')).stdout);
+    expect((await cli('inspect', out, '2/0/0.pbf')).stdout).toBe((await cli('inspect', out, '2/0/0')).stdout);
+    const both = await cli('inspect', out, '2/0/0.json', '--format', 'pbf');
+    expect([both.code, both.stderr.split('\n')[0]]).toEqual([2, 'error: tile 2/0/0.json names a json file, and --format says pbf: give one']);
+    for (const [address, why] of [['3/0/0', "zoom 3 is outside this pyramid's zooms 0–2"], ['2/4/0', 'zoom 2 has 4 × 4 tiles, x and y 0–3']]) {
+      const r = await cli('inspect', out, address);
+      expect([r.code, r.stderr.split('\n')[0]]).toEqual([2, `error: tile ${address} is not in this pyramid: ${why}`]);
+    }
     expect((await cli('inspect', path.join(dir, 'nothing'))).code).toBe(3);
   });
 

@@ -82,7 +82,7 @@ describe('decodeTile', () => {
 
   it('parses tile addresses with the plane dimensions the pyramid uses', () => {
     expect(parseTileAddress({ dims: [] }, '2/1/0')).toEqual({ z: 2, x: 1, y: 0, plane: { t: 0, c: 0, z: 0 } });
-    expect(parseTileAddress({ dims: ['t', 'z'] }, '3/4/5/6/7.pbf')).toEqual({ z: 3, x: 6, y: 7, plane: { t: 4, c: 0, z: 5 } });
+    expect(parseTileAddress({ dims: ['t', 'z'] }, '3/4/5/6/7.pbf')).toEqual({ z: 3, x: 6, y: 7, plane: { t: 4, c: 0, z: 5 }, format: 'pbf' });
     expect(() => parseTileAddress({ dims: ['c'] }, '2/1/0')).toThrow(/Z\/C\/X\/Y/);
   });
 

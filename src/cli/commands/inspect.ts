@@ -34,10 +34,14 @@ export async function run(ctx: CommandContext): Promise<number> {
       return EXIT_OK;
     }
     const pyramid = openPyramid(reader);
-    const { z, x, y, plane } = parseTileAddress(pyramid, address);
-    const tile = decodeTile(pyramid, z, x, y, plane, { format: tileFormat(options.format, ctx.given.format !== undefined) });
+    const { z, x, y, plane, format: named } = parseTileAddress(pyramid, address);
     const outside = outsidePyramid(pyramid, { z, x, y, plane });
-    if (!tile.exists) log.warn(`${tile.path}: no such tile (${outside ?? 'an empty tile is not written: no features there'})`, { path: tile.path });
+    if (outside) throw new UsageError(`tile ${address} is not in this pyramid: ${outside}`);
+    // The file the address names (Z/X/Y.json), else --format's.
+    const asked = tileFormat(options.format, ctx.given.format !== undefined);
+    if (named && asked && named !== asked) throw new UsageError(`tile ${address} names a ${named} file, and --format says ${asked}: give one`);
+    const tile = decodeTile(pyramid, z, x, y, plane, { format: named ?? asked });
+    if (!tile.exists) log.warn(`${tile.path}: no such tile (an empty tile is not written: no features there)`, { path: tile.path });
     io.stdout.write(`${JSON.stringify(tile.collection, null, 2)}\n`);
   } finally {
     reader.close();
