@@ -181,7 +181,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   await runOrdered(batches(), window, async (b) => {
     const task: ParseTask = {
       kind: 'parse', file: b.file, layer: b.layer, layerBy: o.layerBy, rule: b.rule, cellSize: o.unitSize,
-      side: knownSide, seq0: b.seq0, raw: b.raw, sampleCap: SAMPLES_PER_CODE, nucleusFeatures: o.nucleusFeatures,
+      side: knownSide, image: config.imageSize, seq0: b.seq0, raw: b.raw, sampleCap: SAMPLES_PER_CODE, nucleusFeatures: o.nucleusFeatures,
       sketch: sketch ? { format: sketch.format } : undefined, json: config.formats.json,
     };
     // Values are parsed here: copying them to a worker (structured clone of every position) cost more than the

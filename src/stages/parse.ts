@@ -49,6 +49,11 @@ export interface ParseTask {
    * MAX_WORLD_SIDE. Features beyond it are counted, features across its edge cut to it.
    */
   side?: number;
+  /**
+   * The image's size when it is known (--image-size, --image): the descriptor's bounds, where tiles may be. Features
+   * are cut to it, and one wholly beyond it is not placed (`outside-image`), so that every tile meets the bounds.
+   */
+  image?: { width: number; height: number };
   /** Sequence number of the first feature of the batch. */
   seq0: number;
   /** The features (text moves to the worker, not copied). */
@@ -135,7 +140,9 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
   // so no feature costs more cells, memory or time than the world has, whatever its coordinates.
   const side = task.side ?? MAX_WORLD_SIDE;
   const margin = side / 32;
-  const world: Rect = { minX: -margin, minY: -margin, maxX: side + margin, maxY: side + margin };
+  const image = task.image;
+  const world: Rect = image ? { minX: 0, minY: 0, maxX: image.width, maxY: image.height } : { minX: -margin, minY: -margin, maxX: side + margin, maxY: side + margin };
+  const beyond = image ? 'outside-image' : 'outside-world';
   const lastCell = Math.ceil(side / C) - 1;
   const clipper = new Clipper();
   const sketch = task.sketch ? new TileSketch(task.sketch.format) : undefined;
@@ -164,13 +171,13 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     if (sketch?.format === 'json') flat.headJson = encoder.encode(headTextOf(flat, layer));
     if (!enc.encode(layer, flat)) { skip('no-inline-position'); return false; }
     const b = enc.box;
-    if (b[2] < 0 || b[3] < 0 || b[0] >= side || b[1] >= side) { skip('outside-world'); return false; }
+    if (b[2] < 0 || b[3] < 0 || (image ? b[0] > image.width || b[1] > image.height : b[0] >= side || b[1] >= side)) { skip(beyond); return false; }
     if (!boxInside(b, world)) {
       const inside = cutToRect(flat.geom, world, clipper);
       // The cut feature keeps the tags and head the first encoding made.
-      if (inside === null) { skip('outside-world'); return false; }
+      if (inside === null) { skip(beyond); return false; }
       flat = withGeometry(flat, inside, flat.lod);
-      if (!enc.encode(layer, flat)) { skip('outside-world'); return false; }
+      if (!enc.encode(layer, flat)) { skip(beyond); return false; }
     }
     const prefix = unitKeyPrefix(plane);
     const cells = router.route(prefix, enc.bytes(), b, C, pad, lastCell, MAX_FEATURE_CELLS);

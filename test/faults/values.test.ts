@@ -11,7 +11,7 @@ interface Report {
   world: { side: number; minZoom: number; maxZoom: number; outliers?: { features: number; of: number; side: number; bulkSide: number } };
 }
 
-interface JsonFeature { id?: unknown; layer: string; properties: Record<string, unknown> }
+interface JsonFeature { id?: unknown; layer: string; properties: Record<string, unknown>; geometry?: unknown }
 
 const square = (x: number, y: number, s = 20) => [[[x, y], [x + s, y], [x + s, y + s], [x, y + s], [x, y]]];
 const polygon = (props: string, x: number, y: number, extra = '') =>
@@ -181,6 +181,24 @@ describe('worlds made huge by outliers', () => {
     expect(rep.world.side).toBe(512);
     const v = await verified(out);
     expect(v.code, v.stdout + v.stderr).toBe(0);
+  });
+
+  it('with --image-size, features are cut to the image and one wholly beyond it is not placed: every tile meets the bounds', async () => {
+    const dir = tempDir('outside-image');
+    const out = path.join(dir, 'out');
+    fs.writeFileSync(path.join(dir, 'cells.ndjson'), `${[
+      '{"type":"Feature","properties":{"label":1},"geometry":{"type":"Point","coordinates":[10,10]}}',
+      '{"type":"Feature","properties":{"label":2},"geometry":{"type":"Point","coordinates":[900,10]}}',
+      '{"type":"Feature","properties":{"label":3},"geometry":{"type":"Polygon","coordinates":[[[500,500],[800,500],[800,550],[500,550],[500,500]]]}}',
+    ].join('\n')}\n`);
+    expectOk(await runCli(['build', path.join(dir, 'cells.ndjson'), '-o', out, '--image-size', '600,600', '--max-zoom', '2']), 'build');
+    expect(readReport(out).features.notPlaced).toEqual({ 'outside-image': 1 });
+    const v = await verified(out);
+    expect(v.code, v.stdout + v.stderr).toBe(0);
+    const { json } = finestFeatures(out);
+    const xs = json.filter((f) => f.properties.label === 3).flatMap((f) => (f.geometry as { coordinates: number[][][] }).coordinates[0].map((p) => p[0]));
+    expect(Math.max(...xs)).toBe(600);
+    expect(json.some((f) => f.properties.label === 2)).toBe(false);
   });
 
   it('a stray Point at (1e9, 1e9) makes the world 2^30 px: reported with counts in the report and the log', async () => {
