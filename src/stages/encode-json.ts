@@ -6,7 +6,7 @@ const utf8 = new TextEncoder();
 
 /**
  * Everything of a feature's JSON before its geometry, in the fixed key order type, id, featureClass, parentId,
- * ref, layer, properties, geometry. It does not depend on the tile, so the tiler encodes it once per feature.
+ * ref, layer, properties, vocabularies, geometry. It does not depend on the tile, so the tiler encodes it once per feature.
  */
 export function featureHead(f: FeatureHead, layerId: string): Uint8Array {
   return utf8.encode(featureHeadText(f, layerId));
@@ -18,7 +18,9 @@ export function featureHeadText(f: FeatureHead, layerId: string): string {
   if (f.featureClass !== undefined) s += ',"featureClass":' + JSON.stringify(f.featureClass);
   if (f.parentId !== undefined) s += ',"parentId":' + JSON.stringify(f.parentId);
   if (f.ref !== undefined) s += ',"ref":' + JSON.stringify(f.ref);
-  return s + ',"layer":' + JSON.stringify(layerId) + ',"properties":' + JSON.stringify(f.properties ?? null) + ',"geometry":';
+  s += ',"layer":' + JSON.stringify(layerId) + ',"properties":' + JSON.stringify(f.properties ?? null);
+  if (f.vocabularies !== undefined) s += ',"vocabularies":' + JSON.stringify(f.vocabularies);
+  return s + ',"geometry":';
 }
 
 /** The JSON tile head of a feature made from GeoJSON (one read from a unit record carries it as `headJson`). */

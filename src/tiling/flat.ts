@@ -24,7 +24,7 @@ export function take(buf: Float64Array, n: number): Flat {
 }
 
 /** The members of a feature that tiles carry besides geometry. */
-export type FeatureHead = Pick<Feature, 'id' | 'featureClass' | 'parentId' | 'ref' | 'properties'>;
+export type FeatureHead = Pick<Feature, 'id' | 'featureClass' | 'parentId' | 'ref' | 'properties' | 'vocabularies'>;
 
 /**
  * Geometry on flat arrays of x, y pairs, 2D. The tiler holds input geometry in global pixels this way, and
@@ -141,6 +141,8 @@ export function headOf(f: Feature): FeatureHead {
   if (f.featureClass !== undefined) h.featureClass = f.featureClass;
   if (f.parentId !== undefined) h.parentId = f.parentId;
   if (f.ref !== undefined) h.ref = f.ref;
+  // A feature's own vocabularies override the collection's for it (spec 2.4): JSON tiles keep them with it.
+  if (f.vocabularies !== undefined) h.vocabularies = f.vocabularies;
   return h;
 }
 

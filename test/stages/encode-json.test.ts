@@ -1,7 +1,8 @@
 // JSON encoder tests: exact coordinate printing, fixed key order, tile framing.
 import { describe, expect, it } from 'vitest';
 import { featureHead, JsonWriter, TILE_SUFFIX, tilePrefix } from '../../src/stages/encode-json.js';
-import type { TileGeometry } from '../../src/tiling/flat.js';
+import { headOf, type TileGeometry } from '../../src/tiling/flat.js';
+import type { Feature } from '../../src/model/feature.js';
 
 const text = (w: JsonWriter) => new TextDecoder().decode(w.buf.subarray(0, w.pos));
 const point = (x: number, y: number): TileGeometry => ({ k: 'points', type: 'Point', xy: [x, y] });
@@ -49,6 +50,14 @@ describe('geometries and features', () => {
       .toBe('{"type":"GeometryCollection","geometries":[{"type":"Point","coordinates":[1,2]},{"type":"LineString","coordinates":[[0,0],[1,1]]}]}');
     const tin = { type: 'TIN' as const, coordinates: [[[[0, 0, 1], [1, 0, 1], [0, 1, 1], [0, 0, 1]]]] as [number, number, number][][][] };
     expect(written(1, { k: 'mesh', geometry: tin, box: [0, 0, 1, 1] })).toBe(JSON.stringify(tin));
+  });
+
+  it('keeps a feature\'s own vocabularies (they override the collection\'s for it)', () => {
+    const vocabularies = { cls: { terms: { T: { uri: 'http://x/T2' } } } };
+    const f: Feature = { type: 'Feature', id: 1, vocabularies, geometry: { type: 'Point', coordinates: [1, 2] }, properties: { cls: 'T' } };
+    const head = new TextDecoder().decode(featureHead(headOf(f), 'l'));
+    expect(head).toBe('{"type":"Feature","id":1,"layer":"l","properties":{"cls":"T"},"vocabularies":{"cls":{"terms":{"T":{"uri":"http://x/T2"}}}},"geometry":');
+    expect(JSON.parse(`${head}null}`)).toMatchObject({ vocabularies });
   });
 
   it('writes members in the fixed order type, id, featureClass, parentId, ref, layer, properties, geometry', () => {
