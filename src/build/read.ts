@@ -150,7 +150,16 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     bb[0] = Math.min(bb[0], b[0]); bb[1] = Math.min(bb[1], b[1]);
     bb[2] = Math.max(bb[2], b[2]); bb[3] = Math.max(bb[3], b[3]);
   };
-  const onMembers = (file: string, members: Record<string, unknown>) => collectMembers(sum.collection, tally, file, members, o.strict);
+  /** Which input each kept collection member came from. */
+  const keptFrom = new Map<string, string>();
+  const onMembers = (file: string, members: Record<string, unknown>) => {
+    const differ = collectMembers(sum.collection, keptFrom, tally, file, members, o.strict);
+    // The pyramid has one of each (descriptor, JSON tiles): another input's, unlike it, would be misdescribed.
+    if (differ.length > 0) {
+      const from = [...new Set(differ.map((m) => keptFrom.get(m)))].join(', ');
+      io.onWarning?.(`${file}: its ${differ.join(', ')} differ from those of ${from}, which the pyramid keeps for every layer (descriptor and JSON tiles): build inputs of other pixel sizes or vocabularies into pyramids of their own`, { event: 'collection-members-differ', file, members: differ, keptFrom: from });
+    }
+  };
 
   async function* batches(): AsyncGenerator<Batch> {
     for (const input of inputs) {
@@ -304,18 +313,29 @@ async function* madeFeatures(source: FeatureSource): AsyncGenerator<FoundFeature
 }
 
 /**
- * Keeps the first input's collection members for the tiles. An invalid member (`type` missing) stops a `--strict`
- * build; otherwise it is a warning, as no feature is invalid for it: the features are read, the members left out.
+ * Keeps the first input's collection members for the tiles (`keptFrom`: which input each came from), and returns
+ * those this input has otherwise. An invalid member (`type` missing) stops a `--strict` build; otherwise it is a
+ * warning, as no feature is invalid for it: the features are read, the members left out.
  */
-function collectMembers(c: Collection, tally: IssueTally, file: string, members: Record<string, unknown>, strict: boolean): void {
+function collectMembers(c: Collection, keptFrom: Map<string, string>, tally: IssueTally, file: string, members: Record<string, unknown>, strict: boolean): string[] {
   const issues = validateCollectionMembers(members);
   for (const is of issues) {
     if (strict && is.severity === 'error') throw new DataError(`${file}: ${is.path || '/'}: ${is.message} [${is.code}]`);
     const left = is.severity === 'error' ? { ...is, severity: 'warning' as const, message: `${is.message}; its features are read, its collection members left out` } : is;
     tally.add(left, { file, feature: null, line: null, column: null });
   }
-  if (issues.some((i) => i.severity === 'error')) return;
-  if (c.multiscale === undefined && members.multiscale) c.multiscale = members.multiscale as Multiscale;
-  if (c.properties === undefined && members.properties && typeof members.properties === 'object') c.properties = members.properties as Properties;
-  if (c.vocabularies === undefined && members.vocabularies) c.vocabularies = members.vocabularies as Vocabularies;
+  if (issues.some((i) => i.severity === 'error')) return [];
+  const differ: string[] = [];
+  const keep = <K extends keyof Collection>(name: K, value: Collection[K]): void => {
+    if (c[name] === undefined) {
+      c[name] = value;
+      keptFrom.set(name, file);
+    } else if (JSON.stringify(c[name]) !== JSON.stringify(value)) {
+      differ.push(name);
+    }
+  };
+  if (members.multiscale) keep('multiscale', members.multiscale as Multiscale);
+  if (members.properties && typeof members.properties === 'object') keep('properties', members.properties as Properties);
+  if (members.vocabularies) keep('vocabularies', members.vocabularies as Vocabularies);
+  return differ;
 }

@@ -20,6 +20,20 @@ describe('build warnings', () => {
     expect(warnings).toEqual([]);
   });
 
+  it('warns of inputs whose collection members differ from the first\'s, which the pyramid keeps for every layer', async () => {
+    const scale = (s: number) => ({ axes: [{ name: 'x', type: 'space', unit: 'micrometer' }, { name: 'y', type: 'space', unit: 'micrometer' }], coordinateTransformations: [{ type: 'scale', scale: [s, s] }] });
+    const doc = (s: number, image: string) => JSON.stringify({ type: 'FeatureCollection', multiscale: scale(s), properties: { image }, features: [{ type: 'Feature', properties: {}, geometry: { type: 'Point', coordinates: [10, 10] } }] });
+    const warnings: [string, unknown][] = [];
+    const sink = new MemorySink();
+    const inputs = [['a.json', doc(0.25, 'a.tif')], ['b.json', doc(0.5, 'b.tif')], ['c.json', doc(0.25, 'a.tif')]].map(([name, text]) => ({ source: memorySource(name, text) }));
+    await buildPyramid(inputs, { ...OPTS, maxZoom: 1 }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings).toEqual([[
+      'b.json: its multiscale, properties differ from those of a.json, which the pyramid keeps for every layer (descriptor and JSON tiles): build inputs of other pixel sizes or vocabularies into pyramids of their own',
+      { event: 'collection-members-differ', file: 'b.json', members: ['multiscale', 'properties'], keptFrom: 'a.json' },
+    ]]);
+    expect(json(sink, 'tileset.json').multiscale).toEqual(scale(0.25));
+  });
+
   it('warns of a property that a member of its name hides in PBF tiles (a UUID id beside properties.id)', async () => {
     const warnings: [string, unknown][] = [];
     const text = JSON.stringify({ type: 'FeatureCollection', features: [
