@@ -235,6 +235,9 @@ export class Splitter {
       this.startSequence();
       return i + 1;
     }
+    if ((b === 0xff || b === 0xfe) && this.at.abs + i === 0) {
+      this.fail(i, `the input starts with a UTF-16 byte order mark (${b === 0xff ? 'FF FE' : 'FE FF'}): JSON is read as UTF-8; save the file as UTF-8 (Windows PowerShell 5 writes UTF-16 with >)`);
+    }
     if (!isValueStart(b)) this.fail(i, `unexpected ${describeByte(b)}, expected a JSON value`);
     if (this.valuesSeen > 0) this.startSequence();
     this.valuesSeen++;
@@ -370,7 +373,9 @@ export class Splitter {
   }
 
   private fail(i: number, message: string): never {
-    throw new ReadError(this.file, this.at.line, this.at.column(i), message);
+    // A NUL among the first bytes: UTF-16 without a byte order mark (every ASCII character followed or led by 0).
+    const utf16 = this.at.abs + i < 4 && message.includes('U+0000') ? ' (the input looks like UTF-16: save it as UTF-8)' : '';
+    throw new ReadError(this.file, this.at.line, this.at.column(i), message + utf16);
   }
 
   private failAtEnd(message: string): never {

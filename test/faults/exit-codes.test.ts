@@ -153,6 +153,8 @@ describe('documents that are not feature sources, and builds with no valid featu
     ['{"type":"FeatureCollection","features":{}}', 'found a FeatureCollection whose features is not an array but an object'],
     // A build's report, read as input: not called a FeatureCollection.
     ['{"tiles":{},"features":{"read":3}}', 'found an object without "type": "FeatureCollection" (type missing) whose features is not an array but an object'],
+    // Another tool's own format (HoVer-Net): said so, not read as one invalid feature.
+    ['{"mag":40,"nuc":{"1":{"bbox":[[1,2],[3,4]],"contour":[[1,2],[3,4]],"type":1}}}', 'found an object without type, features, geometry or coordinates (members mag, nuc), no GeoJSON: export GeoJSON from the tool that wrote it'],
   ])('%s', async (text, found) => {
     const file = path.join(dir, `doc-${Buffer.from(text).toString('hex').slice(0, 16)}.json`);
     fs.writeFileSync(file, text);

@@ -309,6 +309,8 @@ describe('syntax errors: exact line and column', () => {
     ['junk where a feature goes names its index', '{"features":[{"a":1},x]}', 1, 22, /^unexpected 'x', expected feature 1/],
     ['empty input', '  \n', 2, 1, /empty/],
     ['bad byte order mark', '\xEF\xBB{}', 1, 3, /byte order mark/],
+    ['UTF-16 (little-endian, with its byte order mark)', '\xFF\xFE{\x00}\x00', 1, 1, /^the input starts with a UTF-16 byte order mark \(FF FE\): JSON is read as UTF-8; save the file as UTF-8/],
+    ['UTF-16 without a byte order mark', '{\x00"\x00a\x00', 1, 2, /U\+0000.*\(the input looks like UTF-16: save it as UTF-8\)$/],
     ['bad member value (tru)', '{"type":"FeatureCollection",\r\n"x": tru,"features":[]}', 2, 6, /literal/],
     // Inside features: found by JSON.parse, mapped back by parseFeature.
     ['inside a feature, V8 gives the position', '{"features":[\n  {"a": [1,2}\n]}', 2, 13, /Expected ',' or '\]'/],
@@ -333,7 +335,7 @@ describe('syntax errors: exact line and column', () => {
   ];
   for (const [name, text, line, column, message] of cases) {
     it(name, async () => {
-      const bytes = Buffer.from(text, name.startsWith('bad byte') ? 'latin1' : 'utf8');
+      const bytes = Buffer.from(text, name.startsWith('bad byte') || name.startsWith('UTF-16') ? 'latin1' : 'utf8');
       for (const size of [1, 3, 1 << 20]) {
         const e = await readError(memorySource('x.json', bytes, size));
         expect([e.file, e.line, e.column], `${e.message} (chunk ${size})`).toEqual(['x.json', line, column]);
