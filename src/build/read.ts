@@ -224,6 +224,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   });
   sum.dims = (['t', 'c', 'z'] as const).filter((d) => dims.has(d));
   if (sum.read > 0) checkOptionFields(config, fieldsSeen, sum.stats);
+  checkLayerCount(config, sum.stats);
   for (const [layer, [withId, without]] of Object.entries(ids).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (withId === 0 || without === 0) continue;
     io.onWarning?.(`layer ${layer}: ${withId} feature(s) have an integer id and ${without} do not; those get their input sequence number as PBF id, which may be another feature's id (MVT ids should be unique in a layer): give every feature an id, or none`, { event: 'mixed-ids', layer, withId, without });
@@ -252,6 +253,17 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
  * choice: a UsageError naming it and the fields there are. Workers report which names they met, so the check runs
  * once everything is read, before the plan is written and any tile with it.
  */
+/** The most layers `--layer-by` may make: a layer per class, not per value of a measurement or an id. */
+export const MAX_LAYERS = 256;
+
+/** `--layer-by` on a field of many values (an area, an id) made thousands of layers and a descriptor of megabytes. */
+function checkLayerCount(config: BuildConfig, stats: LayerStats): void {
+  const layers = Object.keys(stats);
+  if (config.options.layerBy === undefined || layers.length <= MAX_LAYERS) return;
+  const shown = layers.slice(0, 3).map((l) => JSON.stringify(l)).join(', ');
+  throw new UsageError(`--${flagName('layerBy')} ${config.options.layerBy} makes ${layers.length} layers (${shown}, …), more than ${MAX_LAYERS}: a layer is for a class of features (classification.name, objectType, featureClass), not for each value of a measurement or an id`);
+}
+
 function checkOptionFields(config: BuildConfig, seen: ReadonlySet<string>, stats: LayerStats): void {
   const named: [string, string][] = [];
   if (config.options.layerBy !== undefined) named.push([config.options.layerBy, `--${flagName('layerBy')} ${config.options.layerBy}`]);

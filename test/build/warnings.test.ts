@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { buildPyramid } from '../../src/build/pipeline.js';
 import { MemorySink } from '../../src/io/sink.js';
 import { memorySource } from '../../src/io/read.js';
+import { UsageError } from '../../src/report/errors.js';
 import { decodePbf, sinkJson as json } from '../helpers/pyramid.js';
 
 const OPTS = { imageSize: '2048,2048', unitSize: 256, workers: 1, memoryBudget: 64 * 1024 * 1024 } as const;
@@ -32,6 +33,18 @@ describe('build warnings', () => {
       { event: 'collection-members-differ', file: 'b.json', members: ['multiscale', 'properties'], keptFrom: 'a.json' },
     ]]);
     expect(json(sink, 'tileset.json').multiscale).toEqual(scale(0.25));
+  });
+
+  it('refuses --layer-by on a field of more than 256 values (a measurement): a layer is for a class (exit 2, nothing written)', async () => {
+    const features = Array.from({ length: 300 }, (_, i) => ({ type: 'Feature', properties: { area: 100 + i, cls: i % 3 ? 'a' : 'b' }, geometry: { type: 'Point', coordinates: [i, 10] } }));
+    const text = JSON.stringify({ type: 'FeatureCollection', features });
+    const sink = new MemorySink();
+    const err = await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, maxZoom: 1, layerBy: 'area' }, { sink }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UsageError);
+    expect((err as Error).message).toBe('--layer-by area makes 300 layers ("100", "101", "102", …), more than 256: a layer is for a class of features (classification.name, objectType, featureClass), not for each value of a measurement or an id');
+    expect(sink.files.size).toBe(0);
+    await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, maxZoom: 1, layerBy: 'cls' }, { sink });
+    expect((json(sink, 'tileset.json').vector_layers as { id: string }[]).map((l) => l.id).sort()).toEqual(['a', 'b']);
   });
 
   it('warns of a property that a member of its name hides in PBF tiles (a UUID id beside properties.id)', async () => {
