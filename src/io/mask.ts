@@ -4,6 +4,7 @@ import { loadSharp } from './sharp.js';
 import { ImageError } from '../report/errors.js';
 import type { LabelMask } from '../raster/trace.js';
 import { describeSharpError } from './image.js';
+import { lossyTiffCompression } from './tiff-compression.js';
 
 /**
  * Reads a label mask from a PNG or TIFF file (the first page of a TIFF). Unsigned 8, 16 and 32-bit samples keep
@@ -25,6 +26,9 @@ export async function readLabelMask(path: string): Promise<LabelMask> {
   if (meta.format !== 'png' && meta.format !== 'tiff') {
     throw new ImageError(path, `unsupported label mask format '${meta.format}' (PNG or TIFF expected; JPEG is lossy)`);
   }
+  const lossy = meta.format === 'tiff' ? lossyTiffCompression(path) : undefined;
+  // Compression artefacts are labels of their own: a mask of 5 labels read as 17.
+  if (lossy) throw new ImageError(path, `a label mask must be stored losslessly, this TIFF is ${lossy}-compressed: write it with no, LZW or Deflate compression`);
   const bands = meta.channels - (meta.hasAlpha ? 1 : 0);
   if (bands !== 1 || meta.isPalette) {
     throw new ImageError(path, `a label mask must be a single-channel greyscale image, this one has ${meta.channels} channels${meta.isPalette ? ' (palette)' : ''}`);

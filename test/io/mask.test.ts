@@ -353,6 +353,13 @@ describe('readLabelMask', () => {
     await expect(readLabelMask(join(dir, 'rgb.png'))).rejects.toThrow(/single-channel greyscale.*3 channels/);
     await sharp({ create: { width: 4, height: 4, channels: 3, background: '#000' } }).jpeg().toFile(join(dir, 'm.jpg'));
     await expect(readLabelMask(join(dir, 'm.jpg'))).rejects.toThrow(/JPEG is lossy/);
+    // A JPEG-compressed TIFF (sharp's TIFF default of some tools): its artefacts would be labels of their own.
+    const raw = Uint8Array.from({ length: 64 * 64 }, (_, i) => ((i % 64) >> 4) + ((i >> 10) << 2));
+    const grey = () => sharp(raw, { raw: { width: 64, height: 64, channels: 1 } }).toColourspace('b-w');
+    await grey().tiff({ compression: 'jpeg' }).toFile(join(dir, 'jpeg.tif'));
+    await expect(readLabelMask(join(dir, 'jpeg.tif'))).rejects.toThrow('a label mask must be stored losslessly, this TIFF is JPEG-compressed: write it with no, LZW or Deflate compression');
+    await grey().tiff({ compression: 'lzw' }).toFile(join(dir, 'lzw.tif'));
+    expect(new Set((await readLabelMask(join(dir, 'lzw.tif'))).data).size).toBe(16);
     const missing = join(dir, 'nope.png');
     const err = await readLabelMask(missing).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ImageError);
