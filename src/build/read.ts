@@ -237,7 +237,12 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   }
   for (const [layer, fields] of Object.entries(sum.stats).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     for (const [field, st] of Object.entries(fields)) {
-      if (st.number > 0 && st.string > 0) {
+      const kinds = ([['number', st.number], ['bool', st.bool], ['string', st.string]] as const).filter(([, n]) => n > 0);
+      if (kinds.length > 1 && st.bool > 0) {
+        // Booleans among numbers or strings (1 and true, "yes" and false): declared a String too.
+        const held = kinds.map(([k, n]) => `${n} ${k}(s)`).join(', ');
+        io.onWarning?.(`layer ${layer}: field "${field}" holds ${held}: it is declared a String, and PBF tiles keep each value's own type; give it values of one type`, { event: 'mixed-field', layer, field, numbers: st.number, bools: st.bool, strings: st.string });
+      } else if (st.number > 0 && st.string > 0) {
         const example = st.strings.length > 0 && st.strings[0] !== '' ? ` such as ${JSON.stringify(st.strings[0])}` : '';
         io.onWarning?.(`layer ${layer}: field "${field}" holds ${st.number} number(s) and ${st.string} string(s)${example}: it is declared a String, with no range (a viewer cannot colour it on a scale); write missing values as null to keep it a Number`, { event: 'mixed-field', layer, field, numbers: st.number, strings: st.string });
       }

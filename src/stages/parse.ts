@@ -123,6 +123,12 @@ function dropRadius(g: Geometry): void {
   if (g.type === 'GeometryCollection') for (const m of g.geometries) dropRadius(m);
 }
 
+/** Whether a geometry is meshes given only by their tiles (no inline coordinates), a collection of them included. */
+function tiledOnly(g: Geometry): boolean {
+  if (g.type === 'GeometryCollection') return g.geometries.length > 0 && g.geometries.every(tiledOnly);
+  return (g.type === 'PolyhedralSurface' || g.type === 'TIN') && 'tiles' in g && (g.coordinates === undefined || g.coordinates.length === 0);
+}
+
 /** `router` holds the batch's records on their way to their cells (a worker's own, reused from batch to batch). */
 export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseResult {
   const tally = new IssueTally(task.sampleCap);
@@ -160,7 +166,9 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     dropRadius(f.geometry);
     const geom = flatten(f.geometry);
     // The feature itself is its head: only id, featureClass, parentId, ref and properties are read.
-    if (geom === null) { skip('no-inline-position'); return false; }
+    // Nothing to place: a mesh given only by its tiles has a position elsewhere; an empty collection has none.
+    const nowhere = (g: Geometry) => { skip(tiledOnly(g) ? 'no-inline-position' : 'empty-geometry'); return false; };
+    if (geom === null) return nowhere(f.geometry);
     // PBF carries no mesh: without JSON tiles a feature of meshes alone would be in no tile, and said to be in JSON ones.
     if (!task.json && onlyMeshes(geom)) { skip('mesh-without-json-tiles'); return false; }
     // Polygons without area draw nothing at any zoom: counted here rather than vanishing in the tiler.
@@ -169,7 +177,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     let flat = flatFeatureOf(seq, -1, geom, undefined, f, undefined, undefined, undefined);
     // A JSON-only sketch sizes the head text the record holds: made once, for both.
     if (sketch?.format === 'json') flat.headJson = encoder.encode(headTextOf(flat, layer));
-    if (!enc.encode(layer, flat)) { skip('no-inline-position'); return false; }
+    if (!enc.encode(layer, flat)) return nowhere(f.geometry);
     const b = enc.box;
     if (b[2] < 0 || b[3] < 0 || (image ? b[0] > image.width || b[1] > image.height : b[0] >= side || b[1] >= side)) { skip(beyond); return false; }
     if (!boxInside(b, world)) {

@@ -35,6 +35,14 @@ describe('build warnings', () => {
     expect(json(sink, 'tileset.json').multiscale).toEqual(scale(0.25));
   });
 
+  it('warns of a field of booleans among numbers or strings (1 and true), declared a String', async () => {
+    const warnings: [string, unknown][] = [];
+    const point = (v: unknown, x: number) => ({ type: 'Feature', properties: { bn: v }, geometry: { type: 'Point', coordinates: [x, 10] } });
+    const text = JSON.stringify({ type: 'FeatureCollection', features: [point(1, 10), point(true, 20), point(0, 30)] });
+    await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, maxZoom: 1 }, { sink: new MemorySink(), onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings).toEqual([['layer cells: field "bn" holds 2 number(s), 1 bool(s): it is declared a String, and PBF tiles keep each value\'s own type; give it values of one type', { event: 'mixed-field', layer: 'cells', field: 'bn', numbers: 2, bools: 1, strings: 0 }]]);
+  });
+
   it('refuses --layer-by on a field of more than 256 values (a measurement): a layer is for a class (exit 2, nothing written)', async () => {
     const features = Array.from({ length: 300 }, (_, i) => ({ type: 'Feature', properties: { area: 100 + i, cls: i % 3 ? 'a' : 'b' }, geometry: { type: 'Point', coordinates: [i, 10] } }));
     const text = JSON.stringify({ type: 'FeatureCollection', features });

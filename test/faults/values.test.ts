@@ -149,6 +149,21 @@ describe('values tiles cannot carry, one build', () => {
     expect(build.stdout).toMatch(/zero-area/);
   });
 
+  it('an empty GeometryCollection is counted as not placed (empty-geometry), a mesh given only by its tiles as no-inline-position', async () => {
+    const dir = tempDir('empty-geometry');
+    const out = path.join(dir, 'out');
+    fs.writeFileSync(path.join(dir, 'cells.ndjson'), `${[
+      polygon('{"label":1}', 10, 10),
+      '{"type":"Feature","properties":{"kind":"emptygc"},"geometry":{"type":"GeometryCollection","geometries":[]}}',
+      '{"type":"Feature","properties":{"kind":"tiled"},"geometry":{"type":"TIN","tiles":["mesh/{z}/{x}/{y}.json"]}}',
+    ].join('\n')}\n`);
+    expectOk(await runCli(['build', path.join(dir, 'cells.ndjson'), '-o', out]), 'build');
+    expect(readReport(out).features.notPlaced).toEqual({ 'empty-geometry': 1, 'no-inline-position': 1 });
+    // Nor does the descriptor describe them.
+    const d = JSON.parse(fs.readFileSync(path.join(out, 'tileset.json'), 'utf8')) as { vector_layers: { fields: Record<string, string> }[] };
+    expect(d.vector_layers[0].fields.kind).toBeUndefined();
+  });
+
   it('an id that is no PBF id (1.2e29, -3) gives the PBF feature its sequence number and travels as property id', () => {
     const { json, pbf } = finestFeatures(out);
     expect(json.find((f) => f.properties.label === 5)?.id).toBe(1.2e29);
