@@ -143,6 +143,8 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   const fieldsSeen = new Set<string>();
   /** Per layer: valid features with an integer input id, and without (see ParseResult.ids). */
   const ids: Record<string, [number, number]> = {};
+  /** Valid QuPath objects on every channel (plane c -1). */
+  let everyChannel = 0;
   /** Per dimension: valid features without its --plane-field. */
   const lacking: Partial<Record<Dim, number>> = {};
   const grow = (b: readonly number[]) => {
@@ -212,6 +214,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     sum.halfExtent = Math.max(sum.halfExtent, r.halfExtent);
     for (const d of r.dims) dims.add(d);
     for (const [d, n] of Object.entries(r.planeLacking) as [Dim, number][]) lacking[d] = (lacking[d] ?? 0) + n;
+    everyChannel += r.everyChannel;
     mergeStats(sum.stats, r.stats);
     for (const [layer, [withId, without]] of Object.entries(r.ids)) {
       const n = ownOr(ids, layer, newIdCounts);
@@ -234,6 +237,10 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     // Only when some features have it: a field no feature has stops the build (checkOptionFields).
     if (n === undefined || n === sum.valid) continue;
     io.onWarning?.(`${n} of ${sum.valid} valid feature(s) have no field "${config.planeFields[d]}" (--plane-field ${d}=${config.planeFields[d]}): they are put on ${d}=0, with the features whose ${d} is 0`, { event: 'plane-field-lacking', dim: d, field: config.planeFields[d], features: n, of: sum.valid });
+  }
+  // Tiles of a plane hold its own features: an object of every channel is drawn in one of them only.
+  if (everyChannel > 0 && dims.has('c')) {
+    io.onWarning?.(`${everyChannel} QuPath object(s) are on every channel (plane c -1) while others name a channel: the pyramid has a plane per channel, and these are in channel 0's only`, { event: 'every-channel', features: everyChannel });
   }
   for (const [layer, fields] of Object.entries(sum.stats).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     for (const [field, st] of Object.entries(fields)) {

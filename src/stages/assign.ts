@@ -27,6 +27,8 @@ export interface Assigned {
   dims: Dim[];
   /** Dimensions whose `--plane-field` the feature lacks (it is put at 0 there). */
   lacking?: Dim[];
+  /** A QuPath object on every channel (its plane's c is -1): it goes with channel 0 where others name channels. */
+  everyChannel?: boolean;
 }
 
 /** A third coordinate shared by every position of the geometry, or undefined. */
@@ -89,6 +91,7 @@ export function assignPlane(f: Feature, rule: PlaneRule, path: string): Assigned
   const plane: Plane = { t: 0, c: 0, z: 0 };
   const dims: Dim[] = [];
   let lacking: Dim[] | undefined;
+  let everyChannel = false;
   for (const d of ['t', 'c', 'z'] as const) {
     let v: unknown;
     let where = '';
@@ -104,6 +107,9 @@ export function assignPlane(f: Feature, rule: PlaneRule, path: string): Assigned
       where = `${path}/properties/${keys.map(pointerToken).join('/')}`;
     } else if ((v = quPathPlane(f.geometry, d)) !== undefined) {
       where = `${path}/geometry/plane/${d}`;
+    } else if (d === 'c' && f.geometry !== null && (f.geometry as { plane?: { c?: unknown } }).plane?.c === -1) {
+      everyChannel = true;
+      continue;
     } else if (d === 'z') {
       v = sharedZ(f.geometry);
       where = `${path}/geometry/coordinates`;
@@ -117,7 +123,9 @@ export function assignPlane(f: Feature, rule: PlaneRule, path: string): Assigned
     plane[d] = v;
     dims.push(d);
   }
-  return lacking ? { plane, dims, lacking } : { plane, dims };
+  const assigned: Assigned = lacking ? { plane, dims, lacking } : { plane, dims };
+  if (everyChannel) assigned.everyChannel = true;
+  return assigned;
 }
 
 /** The value of `--layer-by` or a plane field in a feature: a member such as featureClass, else a (dotted) property field. */

@@ -98,6 +98,8 @@ export interface ParseResult {
   optionFieldsSeen: string[];
   /** Valid features without their `--plane-field`, per dimension (put at 0 there). */
   planeLacking: Partial<Record<Dim, number>>;
+  /** Valid QuPath objects on every channel (plane c -1), which go with channel 0. */
+  everyChannel: number;
   /** Tile size estimates of the batch (thinning.ts), when asked for. */
   sketch?: SketchData;
   /**
@@ -134,7 +136,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
   const tally = new IssueTally(task.sampleCap);
   const res: ParseResult = {
     read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {},
-    bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, units: [], optionFieldsSeen: [], planeLacking: {}, ids: {},
+    bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, units: [], optionFieldsSeen: [], planeLacking: {}, everyChannel: 0, ids: {},
   };
   const enc = new RecordEncoder(task.json);
   const dims = new Set<Dim>();
@@ -275,6 +277,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     res.valid++;
     for (const d of assigned.dims) dims.add(d);
     if (assigned.lacking) for (const d of assigned.lacking) res.planeLacking[d] = (res.planeLacking[d] ?? 0) + 1;
+    if (assigned.everyChannel) res.everyChannel++;
     // The descriptor describes what the tiles hold: not a feature outside the world, or without a position.
     if (stored) observeFeature(res.stats, layer, f);
     ownOr(res.ids, layer, newIdCounts)[isPbfId(f.id) ? 0 : 1]++;

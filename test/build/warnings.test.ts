@@ -43,6 +43,20 @@ describe('build warnings', () => {
     expect(warnings).toEqual([['layer cells: field "bn" holds 2 number(s), 1 bool(s): it is declared a String, and PBF tiles keep each value\'s own type; give it values of one type', { event: 'mixed-field', layer: 'cells', field: 'bn', numbers: 2, bools: 1, strings: 0 }]]);
   });
 
+  it('warns of QuPath objects on every channel (plane c -1) where others name a channel: they are in channel 0\'s tiles only', async () => {
+    const warnings: [string, unknown][] = [];
+    const object = (c: number, x: number) => ({ type: 'Feature', properties: { objectType: 'detection' }, geometry: { type: 'Point', coordinates: [x, 10], plane: { c, z: 0, t: 0 } } });
+    const text = JSON.stringify({ type: 'FeatureCollection', features: [object(-1, 10), object(-1, 20), object(1, 30)] });
+    const sink = new MemorySink();
+    await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, maxZoom: 1 }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings).toEqual([['2 QuPath object(s) are on every channel (plane c -1) while others name a channel: the pyramid has a plane per channel, and these are in channel 0\'s only', { event: 'every-channel', features: 2 }]]);
+    expect(json(sink, 'tileset.json').bounds).toEqual([0, 0, 0, 0, 0, 0, 1, 0, 2048, 2048]);
+    // All on every channel: one plane, nothing to say.
+    warnings.length = 0;
+    await buildPyramid([{ source: memorySource('cells.json', JSON.stringify({ type: 'FeatureCollection', features: [object(-1, 10)] })) }], { ...OPTS, maxZoom: 1 }, { sink: new MemorySink(), onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings).toEqual([]);
+  });
+
   it('refuses --layer-by on a field of more than 256 values (a measurement): a layer is for a class (exit 2, nothing written)', async () => {
     const features = Array.from({ length: 300 }, (_, i) => ({ type: 'Feature', properties: { area: 100 + i, cls: i % 3 ? 'a' : 'b' }, geometry: { type: 'Point', coordinates: [i, 10] } }));
     const text = JSON.stringify({ type: 'FeatureCollection', features });
