@@ -226,6 +226,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     io.onProgress?.({ phase: 'read', file: b.file, features: sum.read, elapsed: secondsSince(t0) });
   });
   sum.dims = (['t', 'c', 'z'] as const).filter((d) => dims.has(d));
+  refuseAxesYX(sum.collection.multiscale, keptFrom.get('multiscale'));
   if (sum.read > 0) checkOptionFields(config, fieldsSeen, sum.stats);
   checkLayerCount(config, sum.stats);
   for (const [layer, [withId, without]] of Object.entries(ids).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
@@ -265,6 +266,18 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
  * choice: a UsageError naming it and the fields there are. Workers report which names they met, so the check runs
  * once everything is read, before the plan is written and any tile with it.
  */
+/**
+ * Positions follow the multiscale axes' order (spec 1.3): axes listing y before x make every position [y, x], which
+ * the build, reading [x, y], would transpose. The members come after the features they describe are read (they may
+ * follow them in the file), so it stops here, before any tile is written.
+ */
+function refuseAxesYX(m: Multiscale | undefined, file: string | undefined): void {
+  const names = Array.isArray(m?.axes) ? m.axes.map((a) => (typeof a?.name === 'string' ? a.name.toLowerCase() : '')) : [];
+  const x = names.indexOf('x'), y = names.indexOf('y');
+  if (x < 0 || y < 0 || y > x) return;
+  throw new DataError(`${file ?? 'the input'}: its multiscale axes list y before x (${names.join(', ')}), so its positions are [y, x]; the build reads [x, y] and would transpose the slide: list the axes x, y and swap the first two numbers of every position`);
+}
+
 /** The most layers `--layer-by` may make: a layer per class, not per value of a measurement or an id. */
 export const MAX_LAYERS = 256;
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { buildPyramid } from '../../src/build/pipeline.js';
 import { MemorySink } from '../../src/io/sink.js';
 import { memorySource } from '../../src/io/read.js';
-import { UsageError } from '../../src/report/errors.js';
+import { DataError, UsageError } from '../../src/report/errors.js';
 import { decodePbf, sinkJson as json } from '../helpers/pyramid.js';
 
 const OPTS = { imageSize: '2048,2048', unitSize: 256, workers: 1, memoryBudget: 64 * 1024 * 1024 } as const;
@@ -55,6 +55,22 @@ describe('build warnings', () => {
     warnings.length = 0;
     await buildPyramid([{ source: memorySource('cells.json', JSON.stringify({ type: 'FeatureCollection', features: [object(-1, 10)] })) }], { ...OPTS, maxZoom: 1 }, { sink: new MemorySink(), onWarning: (m, d) => warnings.push([m, d]) });
     expect(warnings).toEqual([]);
+  });
+
+  it('refuses multiscale axes that list y before x (positions [y, x], which it would transpose), whether they come before or after the features', async () => {
+    const axes = [{ name: 'y', type: 'space', unit: 'micrometer' }, { name: 'x', type: 'space', unit: 'micrometer' }];
+    const feature = { type: 'Feature', properties: {}, geometry: { type: 'Point', coordinates: [10, 300] } };
+    for (const text of [
+      JSON.stringify({ type: 'FeatureCollection', multiscale: { axes }, features: [feature] }),
+      JSON.stringify({ type: 'FeatureCollection', features: [feature], multiscale: { axes } }),
+    ]) {
+      const sink = new MemorySink();
+      const err = await buildPyramid([{ source: memorySource('yx.json', text) }], { ...OPTS, maxZoom: 1 }, { sink }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(DataError);
+      expect((err as DataError).exitCode).toBe(1);
+      expect((err as Error).message).toBe('yx.json: its multiscale axes list y before x (y, x), so its positions are [y, x]; the build reads [x, y] and would transpose the slide: list the axes x, y and swap the first two numbers of every position');
+      expect(sink.files.size).toBe(0);
+    }
   });
 
   it('refuses --layer-by on a field of more than 256 values (a measurement): a layer is for a class (exit 2, nothing written)', async () => {
