@@ -15,7 +15,7 @@ import { META, newIdCounts, parseBatch, type ParseResult, type ParseTask, type R
 import type { Dim } from '../tiling/space.js';
 import type { TileSketch } from '../stages/thinning.js';
 import { isDescriptorObject, shown, validateCollectionMembers } from '../validate/index.js';
-import type { Issue } from '../validate/issue.js';
+import { shownPath, type Issue } from '../validate/issue.js';
 import { checkUtf8 } from '../validate/values.js';
 import { IssueTally, SAMPLES_PER_CODE, sampleLine } from '../validate/tally.js';
 import { runOrdered, type Pool } from '../worker/pool.js';
@@ -362,7 +362,7 @@ async function* madeFeatures(source: FeatureSource): AsyncGenerator<FoundFeature
 function collectMembers(c: Collection, keptFrom: Map<string, string>, tally: IssueTally, file: string, members: Record<string, unknown>, strict: boolean): string[] {
   const issues = validateCollectionMembers(members);
   for (const is of issues) {
-    if (strict && is.severity === 'error') throw new DataError(`${file}: ${is.path || '/'}: ${is.message} [${is.code}]`);
+    if (strict && is.severity === 'error') throw new DataError(`${file}: ${shownPath(is.path)}: ${is.message} [${is.code}]`);
     const left = is.severity === 'error' ? { ...is, severity: 'warning' as const, message: `${is.message}; its features are read, its collection members left out` } : is;
     tally.add(left, { file, feature: null, line: null, column: null });
   }

@@ -22,6 +22,14 @@ export function pointerToken(token: string | number): string {
 const SHOWN_MAX = 60;
 
 /**
+ * An issue's JSON pointer as messages show it: the document itself (pointer "") as "(top level)", since "/" is the
+ * pointer of a member named "".
+ */
+export function shownPath(path: string): string {
+  return path === '' ? '(top level)' : path;
+}
+
+/**
  * A short rendering of a found value for messages: JSON, cut to a readable length.
  * Rendering stops as soon as the text is long enough to be cut, so a huge or deeply nested value costs no more
  * than a small one and can never overflow the stack (each nesting level adds at least one character).

@@ -1,6 +1,6 @@
 // Issue tallies: counts by rule code and a bounded list of samples, the one way `validate`, the build's parse
 // workers and its run report keep the issues they found.
-import type { Issue, Severity } from './issue.js';
+import { shownPath, type Issue, type Severity } from './issue.js';
 
 /** Samples kept per rule code and file; the rest are only counted, so memory and output stay bounded. */
 export const SAMPLES_PER_CODE = 20;
@@ -85,5 +85,5 @@ export function sampleLine(s: IssueSample): string {
   // A collection's own members have no place in the text (line null); a whole document has its line.
   const where = s.feature !== null ? `${s.file}:feature ${s.feature}` : s.line === null ? `${s.file}:collection` : s.file;
   const severity = s.severity === 'warning' ? 'warning: ' : '';
-  return `${where}: ${s.path || '/'}: ${severity}${s.message} [${s.code}]`;
+  return `${where}: ${shownPath(s.path)}: ${severity}${s.message} [${s.code}]`;
 }

@@ -257,9 +257,9 @@ describe('a collection without its type', () => {
     fs.writeFileSync(input, '{"features":[{"type":"Feature","properties":{},"geometry":{"type":"Point","coordinates":[5,5]}}]}');
     const b = await runCli(['build', input, '-o', path.join(dir, 'out')]);
     expect(b.code, b.stderr).toBe(0);
-    expect(b.stdout).toContain(`features: 1 read, 1 valid, 0 invalid\n  warning collection-type-invalid: 1\n  ${input}:collection: /: warning: FeatureCollection type must be "FeatureCollection", found no type; its features are read, its collection members left out [collection-type-invalid]\n`);
+    expect(b.stdout).toContain(`features: 1 read, 1 valid, 0 invalid\n  warning collection-type-invalid: 1\n  ${input}:collection: (top level): warning: FeatureCollection type must be "FeatureCollection", found no type; its features are read, its collection members left out [collection-type-invalid]\n`);
     const s = await runCli(['build', input, '-o', path.join(dir, 'strict'), '--strict']);
     expect(s.code).toBe(1);
-    expect(s.stderr).toBe(`error: ${input}: /: FeatureCollection type must be "FeatureCollection", found no type [collection-type-invalid]\n`);
+    expect(s.stderr).toBe(`error: ${input}: (top level): FeatureCollection type must be "FeatureCollection", found no type [collection-type-invalid]\n`);
   });
 });
