@@ -208,6 +208,8 @@ function simple(g: JsonObject, gp: string, out: Issue[]): void {
         report(out, 'coordinates-missing', gp, `${type} must have coordinates, found none`);
         return;
       }
+      // Nested a level too deep or too shallow (a Polygon's ring given as its coordinates): one issue, not one per number.
+      if (!depthFits(c, DEPTH[type], type, gp, out)) return;
       break;
     case 'PolyhedralSurface':
     case 'TIN':
@@ -246,8 +248,37 @@ function simple(g: JsonObject, gp: string, out: Issue[]): void {
       break;
   }
   if (mask === MIXED) {
-    report(out, 'position-mixed-dimensions', at(gp, -1, -1, -1), `positions of one ${type as string} should all be 2D or all 3D, found both`);
+    const [two, three] = [2, 3].map((n) => firstOfLength(c, n, at(gp, -1, -1, -1)));
+    report(out, 'position-mixed-dimensions', at(gp, -1, -1, -1), `positions of one ${type as string} should all be 2D or all 3D, found ${shown(two?.value)} at ${two?.path} and ${shown(three?.value)} at ${three?.path}`);
   }
+}
+
+/** Array levels from the coordinates down to a number: 1 for a Point's position. */
+const DEPTH: Readonly<Record<string, number>> = { Point: 1, MultiPoint: 2, LineString: 2, MultiLineString: 3, Polygon: 3, MultiPolygon: 4 };
+
+/**
+ * Whether the coordinates nest as deep as the type says, judged on their first numbers (empty arrays say nothing);
+ * else one `coordinates-depth` issue naming how deep they are.
+ */
+function depthFits(c: unknown, want: number, type: string, gp: string, out: Issue[]): boolean {
+  let depth = 0;
+  let v = c;
+  while (Array.isArray(v) && v.length > 0) { depth++; v = v[0]; }
+  if (typeof v !== 'number' || depth === want || depth === 0) return true;
+  const what = depth < want ? `${want - depth} level(s) too shallow` : `${depth - want} level(s) too deep`;
+  report(out, 'coordinates-depth', at(gp, -1, -1, -1), `${type} coordinates must nest ${want} array level(s) down to a number, found ${depth} (${what}), starting ${shown(Array.isArray(c) ? c[0] : c)}`);
+  return false;
+}
+
+/** The first position of `n` numbers under a coordinates value, with its path, depth first. */
+function firstOfLength(c: unknown, n: number, path: string): { value: unknown; path: string } | undefined {
+  if (!Array.isArray(c)) return undefined;
+  if (c.length > 0 && typeof c[0] === 'number') return c.length === n ? { value: c, path } : undefined;
+  for (let i = 0; i < c.length; i++) {
+    const found = firstOfLength(c[i], n, `${path}/${i}`);
+    if (found) return found;
+  }
+  return undefined;
 }
 
 interface Pending {

@@ -26,6 +26,7 @@ export const RULES = {
   'geometry-type-unknown': error('geometry type must be one of the nine geometry types'),
   'coordinates-missing': error('every geometry but GeometryCollection (and tiled meshes) must have coordinates'),
   'coordinates-not-array': error('coordinates and their nested levels must be arrays'),
+  'coordinates-depth': error('coordinates must nest as deep as their geometry type says (a Polygon: rings of positions)'),
   'position-not-array': error('a position must be an array'),
   'position-length': error('a position must have 2 or 3 numbers'),
   'position-not-number': error('position entries must be finite numbers'),
