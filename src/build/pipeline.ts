@@ -249,8 +249,9 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   ownStep(work, 'finalize', `finalize: ${config.options.out} is being finalized already`);
   const units = new UnitLog(work, planFile.id);
   if (planFile.archive) refuseBuildParts(work, 'finalize');
-  // An interrupted build's work directory, not a plan for shards: build-shard refuses it, so saying to run it would not do.
-  refuseUnplanned(work, 'finalize');
+  // An interrupted build's work directory, not a plan for shards (no planned records, no shard done): build-shard
+  // refuses it, so saying to run it would not do. A workflow engine hands finalize the shards' outputs without level-0.
+  if (work.list('shards').length === 0) refuseUnplanned(work, 'finalize');
   checkShardsDone(work, planFile, units, (shard) => partsOf(work, { kind: 'shard', shard }));
   const sink = outputSink(config.options.out, planFile.archive ?? 'none', planFile.tileCompression ?? 'auto', work, io, { kind: 'finalize' }, planFile.plan);
   // What finalize writes may only replace what a build wrote (a finalize run before): checked before anything goes.

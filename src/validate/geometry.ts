@@ -208,8 +208,6 @@ function simple(g: JsonObject, gp: string, out: Issue[]): void {
         report(out, 'coordinates-missing', gp, `${type} must have coordinates, found none`);
         return;
       }
-      // Nested a level too deep or too shallow (a Polygon's ring given as its coordinates): one issue, not one per number.
-      if (!depthFits(c, DEPTH[type], type, gp, out)) return;
       break;
     case 'PolyhedralSurface':
     case 'TIN':
@@ -220,6 +218,7 @@ function simple(g: JsonObject, gp: string, out: Issue[]): void {
         `geometry type must be one of ${TYPE_LIST}, found ${type === undefined ? 'no type' : shown(type)}`);
       return;
   }
+  const before = out.length;
   switch (type) {
     case 'Point':
       // `[]` is GeoJSON's empty Point.
@@ -247,6 +246,17 @@ function simple(g: JsonObject, gp: string, out: Issue[]): void {
     default:
       break;
   }
+  // Nested a level too deep or too shallow (a Polygon's ring given as its coordinates): one issue, not one per number.
+  // Looked at only once something is wrong: a load that met arrays of arrays and of numbers alike made V8 turn every
+  // valid position into an array of boxed numbers.
+  if (out.length > before) {
+    const depth = depthProblem(c, DEPTH[type as string], type as string);
+    if (depth !== undefined) {
+      out.length = before;
+      report(out, 'coordinates-depth', at(gp, -1, -1, -1), depth);
+      return;
+    }
+  }
   if (mask === MIXED) {
     const [two, three] = [2, 3].map((n) => firstOfLength(c, n, at(gp, -1, -1, -1)));
     report(out, 'position-mixed-dimensions', at(gp, -1, -1, -1), `positions of one ${type as string} should all be 2D or all 3D, found ${shown(two?.value)} at ${two?.path} and ${shown(three?.value)} at ${three?.path}`);
@@ -257,17 +267,16 @@ function simple(g: JsonObject, gp: string, out: Issue[]): void {
 const DEPTH: Readonly<Record<string, number>> = { Point: 1, MultiPoint: 2, LineString: 2, MultiLineString: 3, Polygon: 3, MultiPolygon: 4 };
 
 /**
- * Whether the coordinates nest as deep as the type says, judged on their first numbers (empty arrays say nothing);
- * else one `coordinates-depth` issue naming how deep they are.
+ * What is wrong with how deep the coordinates nest, judged on their first numbers (empty arrays say nothing), or
+ * undefined when they nest as deep as the type says.
  */
-function depthFits(c: unknown, want: number, type: string, gp: string, out: Issue[]): boolean {
+function depthProblem(c: unknown, want: number | undefined, type: string): string | undefined {
   let depth = 0;
   let v = c;
   while (Array.isArray(v) && v.length > 0) { depth++; v = v[0]; }
-  if (typeof v !== 'number' || depth === want || depth === 0) return true;
+  if (want === undefined || typeof v !== 'number' || depth === want || depth === 0) return undefined;
   const what = depth < want ? `${want - depth} level(s) too shallow` : `${depth - want} level(s) too deep`;
-  report(out, 'coordinates-depth', at(gp, -1, -1, -1), `${type} coordinates must nest ${want} array level(s) down to a number, found ${depth} (${what}), starting ${shown(Array.isArray(c) ? c[0] : c)}`);
-  return false;
+  return `${type} coordinates must nest ${want} array level(s) down to a number, found ${depth} (${what}), starting ${shown(Array.isArray(c) ? c[0] : c)}`;
 }
 
 /** The first position of `n` numbers under a coordinates value, with its path, depth first. */

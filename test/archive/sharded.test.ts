@@ -180,8 +180,8 @@ describe('the steps of one work directory, and parts lost between them', () => {
     fs.rmSync(path.join(work, 'level-0'), { recursive: true });
     const why = `${work} holds no planned records (level-0): it is an interrupted build's, not a plan for shards; continue it with build --resume, or plan with plan --force`;
     await expect(buildShard({ out, workers: 1 }, 0)).rejects.toThrow(`build-shard: ${why}`);
-    // Finalize finds the units not done, and says which shards to run.
-    await expect(finalizeShardedBuild({ out, workers: 1 })).rejects.toThrow('cannot finalize: shard(s) 0, 1 not complete');
+    // Nor is it finalize's: no shard is done, and build-shard refuses it, so finalize sends the user to --resume too.
+    await expect(finalizeShardedBuild({ out, workers: 1 })).rejects.toThrow(`finalize: ${why}`);
   });
 });
 
