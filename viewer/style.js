@@ -3,6 +3,14 @@
 import { hexToRgba } from './colours.js';
 
 /**
+ * Whether a feature is a part of another (a nucleus of its cell): it has a parent, or says it is a nucleus (QuPath 0.2
+ * cells have no id, so their nuclei have no parentId; `--nucleus-features` makes them objectType "nucleus").
+ */
+export function isChild(props) {
+  return props.parentId !== undefined || props.objectType === 'nucleus' || props.featureClass === 'nucleus';
+}
+
+/**
  * Radius in screen pixels of a point's disc. Points are drawn smaller once an image pixel is under half a screen pixel:
  * there a point mostly stands for a feature too small to draw (a nucleus of a few pixels), and 6 px discs covered the
  * cells around them. A feature with a parent (a nucleus: `parentId`) is a pixel smaller than one without, and drawn

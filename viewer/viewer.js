@@ -12,7 +12,7 @@ import { describeFeature, hoverCard } from './card.js';
 import { dataExtent } from './extent.js';
 import { keptLines } from './kept.js';
 import { StatusLine } from './status.js';
-import { featureStyler } from './style.js';
+import { featureStyler, isChild } from './style.js';
 import { readViewState, writeViewState } from './state.js';
 import { messageOf, mvtFormat, openPyramid, safeDecode } from './tiles.js';
 
@@ -147,7 +147,7 @@ async function start() {
     style: (feature, resolution) => {
       const props = feature.getProperties();
       if (hidden.has(props[BY_LAYER])) return null;
-      return styleOf(feature, colourOf(props[field]), resolution, props.parentId !== undefined);
+      return styleOf(feature, colourOf(props[field]), resolution, isChild(props));
     },
   });
   // A replaced archive: the tiles on screen, read from the old one, are read again from the new one; the page's

@@ -276,6 +276,7 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
         tiny: card.cardPlace(990, 630, 1200, 700, 1000, 640),
         discs: [[[0, 0, 4, 3], 1, false], [[0, 0, 9, 3], 1, false], [[0, 0, 9, 9], 2, false], [[0, 0, 16, 12], 2, false], [[0, 0, 8, 6], 2, true], [[0, 0, 5, 5], 2, true]]
           .map(([e, r, child]) => style.drawnAsDisc(e, r, child)),
+        children: [{ parentId: 3 }, { objectType: 'nucleus' }, { featureClass: 'nucleus' }, { objectType: 'cell' }, {}].map(style.isChild),
         defaultField: colours.defaultField(fields),
         rows: card.cardRows({ id: 'x', layer: 'cells', properties: { id: 'x', 'a.b': 1, plain: 3, 'a.c': 2, '.odd': 4, 'end.': 5, layer: 'own' } }),
       };
@@ -306,6 +307,8 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     // A polygon narrower on screen than a point's disc (8 px for a cell at an image pixel a screen pixel; 5 px for a
     // cell and 3 for a nucleus at 2 image pixels a screen pixel) is drawn as that disc.
     expect(got.discs).toEqual([true, false, true, false, false, true]);
+    // A nucleus without a parentId (QuPath 0.2 cells have no id) is still drawn as a nucleus.
+    expect(got.children).toEqual([true, true, true, false, false]);
     expect(got.defaultField).toBe('k');
     expect(got.rows).toEqual([['id', 'x'], ['layer', 'cells'], ['plain', 3], ['.odd', 4], ['end.', 5], ['layer (property)', 'own'], ['a'], ['b', 1], ['c', 2]]);
   });
