@@ -83,7 +83,8 @@ export function defaultField(fields) {
   const entries = [...fields.entries()];
   const coloured = entries.find(([, f]) => f.colours.size > 0);
   if (coloured) return coloured[0];
-  const categorical = entries.filter(([, f]) => f.type === 'String' && f.enums.length);
+  // A field named "" (an empty property key) is no choice a person would make.
+  const categorical = entries.filter(([name, f]) => f.type === 'String' && f.enums.length && name !== '');
   return (categorical.find(([name]) => name === 'featureClass') ?? categorical[0])?.[0] ?? BY_LAYER;
 }
 

@@ -262,6 +262,9 @@ export type DescribedFields = Pick<VectorLayer, 'fields' | 'fieldranges' | 'fiel
   fieldcolors?: Record<string, Record<string, string>>;
 };
 
+/** Members that name features rather than class them (QuPath's UUIDs): never listed as a field's values, which legends offer. */
+const IDENTIFIERS = new Set(['id', 'parentId', 'ref']);
+
 /** The layer's `fields`, `fieldranges`, `fieldenums`, `fielddescriptions`, as spec-decisions.md infers them, and `fieldcolors`. */
 export function describeFields(fields: Record<string, FieldStat>): DescribedFields {
   const out: Record<string, FieldType> = {};
@@ -276,7 +279,7 @@ export function describeFields(fields: Record<string, FieldStat>): DescribedFiel
     if (kinds === 1 && s.number > 0) { setOwn(out, name, 'Number'); setOwn(ranges, name, [s.min, s.max]); continue; }
     if (kinds === 1 && s.bool > 0) { setOwn(out, name, 'Bool'); continue; }
     setOwn(out, name, 'String');
-    if (kinds === 1 && s.string > 0 && s.strings.length <= ENUM_CAP) setOwn(enums, name, [...s.strings].sort());
+    if (kinds === 1 && s.string > 0 && s.strings.length <= ENUM_CAP && !IDENTIFIERS.has(name)) setOwn(enums, name, [...s.strings].sort());
     if (s.colors) setOwn(colors, name, Object.fromEntries(Object.entries(s.colors).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
     if (s.other > 0) setOwn(notes, name, 'arrays are JSON-encoded strings in PBF tiles');
     else if (kinds > 1) setOwn(notes, name, `mixed value types (${KINDS.filter((k) => s[k] > 0).join(', ')}); PBF tiles keep each value's own type`);

@@ -82,7 +82,8 @@ describe('field statistics', () => {
     expect(describeFields(stats.cells)).toEqual({
       fields: { area: 'Number', cls: 'String', featureClass: 'String', id: 'String', mixed: 'String', ok: 'Bool', parentId: 'Number', tags: 'String' },
       fieldranges: { area: [-2.5, 30], parentId: [9, 9] },
-      fieldenums: { cls: ['stroma', 'tumor'], featureClass: ['cell', 'nucleus'], id: ['a'] },
+      // Identifiers (id, parentId, ref) name features: their values are no enums a legend would offer.
+      fieldenums: { cls: ['stroma', 'tumor'], featureClass: ['cell', 'nucleus'] },
       fielddescriptions: {
         mixed: 'mixed value types (number, string); PBF tiles keep each value\'s own type',
         tags: 'arrays are JSON-encoded strings in PBF tiles',
