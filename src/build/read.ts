@@ -262,11 +262,6 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
 }
 
 /**
- * A field named by `--layer-by` or `--plane-field` that no feature read has (valid or not) is a misspelling, not a
- * choice: a UsageError naming it and the fields there are. Workers report which names they met, so the check runs
- * once everything is read, before the plan is written and any tile with it.
- */
-/**
  * Positions follow the multiscale axes' order (spec 1.3): axes listing y before x make every position [y, x], which
  * the build, reading [x, y], would transpose. The members come after the features they describe are read (they may
  * follow them in the file), so it stops here, before any tile is written.
@@ -279,7 +274,7 @@ function refuseAxesYX(m: Multiscale | undefined, file: string | undefined): void
 }
 
 /** The most layers `--layer-by` may make: a layer per class, not per value of a measurement or an id. */
-export const MAX_LAYERS = 256;
+const MAX_LAYERS = 256;
 
 /** `--layer-by` on a field of many values (an area, an id) made thousands of layers and a descriptor of megabytes. */
 function checkLayerCount(config: BuildConfig, stats: LayerStats): void {
@@ -289,6 +284,11 @@ function checkLayerCount(config: BuildConfig, stats: LayerStats): void {
   throw new UsageError(`--${flagName('layerBy')} ${config.options.layerBy} makes ${layers.length} layers (${shown}, …), more than ${MAX_LAYERS}: a layer is for a class of features (classification.name, objectType, featureClass), not for each value of a measurement or an id`);
 }
 
+/**
+ * A field named by `--layer-by` or `--plane-field` that no feature read has (valid or not) is a misspelling, not a
+ * choice: a UsageError naming it and the fields there are. Workers report which names they met, so the check runs
+ * once everything is read, before the plan is written and any tile with it.
+ */
 function checkOptionFields(config: BuildConfig, seen: ReadonlySet<string>, stats: LayerStats): void {
   const named: [string, string][] = [];
   if (config.options.layerBy !== undefined) named.push([config.options.layerBy, `--${flagName('layerBy')} ${config.options.layerBy}`]);

@@ -26,7 +26,7 @@ export function jsonSyntaxError(file: string, text: string, line: number, column
   position = Math.min(position, text.length);
   // V8's "Expected ..." says what it wanted, not what it found.
   if (/^Expected\b/.test(message)) message += `, found ${describeChar(text[position])}`;
-  const where = containerAt(text, position);
+  const where = jsonPathAt(text, position);
   if (where !== null) message += ` (${where})`;
   const at = positionToLineColumn(text, position, line, column);
   return new ReadError(file, at.line, at.column, message, { cause: e });
@@ -38,7 +38,7 @@ export function jsonSyntaxError(file: string, text: string, line: number, column
  * name is due; null outside any array or object. A light walk that trusts the text before `position`, which is
  * where the first error lies.
  */
-export function containerAt(s: string, position: number): string | null {
+export function jsonPathAt(s: string, position: number): string | null {
   const frames: { key: string | number; array: boolean; expectKey: boolean }[] = [];
   for (let i = 0; i < position; i++) {
     const c = s.charCodeAt(i);

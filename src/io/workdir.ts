@@ -270,9 +270,12 @@ export class DiskWorkDir implements WorkDir {
   }
 
   abandoned(): boolean {
-    if (!this.processes || this.foreign() !== undefined || this.exists('plan.json')) return false;
+    const p = this.processes;
+    if (!p || this.foreign() !== undefined || this.exists('plan.json')) return false;
     const o = this.readJson<Owner>(OWNER_FILE);
-    return o !== undefined && !this.runs(o, path.join(this.root, OWNER_FILE)) && this.liveOwner() === undefined;
+    // Not this process's own (a second build it runs into the same output): that one may still be reading.
+    if (o === undefined || (o.pid === p.pid && o.start === p.start && o.host === os.hostname())) return false;
+    return !this.runs(o, path.join(this.root, OWNER_FILE)) && this.liveOwner() === undefined;
   }
 
   own(as = OWNER_FILE): void {

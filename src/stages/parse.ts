@@ -144,8 +144,8 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
   const pad = storedPad(C);
   const skip = (why: string) => { res.skipped[why] = (res.skipped[why] ?? 0) + 1; };
   const bounds = emptyBox(new Float64Array(4));
-  // Features are cut to the world (with room for the widest tile buffer, a zoom-0 tile's) before they are routed,
-  // so no feature costs more cells, memory or time than the world has, whatever its coordinates.
+  // Features are cut to the world (with room for the widest tile buffer, a zoom-0 tile's), or to the image when its
+  // size is given, before they are routed, so no feature costs more cells, memory or time than the world has.
   const side = task.side ?? MAX_WORLD_SIDE;
   const margin = side / 32;
   const image = task.image;
@@ -159,6 +159,8 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
   if (task.layerBy !== undefined) unseen.set(task.layerBy, (f) => optionFieldValue(f, task.layerBy as string));
   for (const name of Object.values(task.rule.fields)) if (!unseen.has(name)) unseen.set(name, (f) => fieldValue(f.properties, name));
   const looked = [...unseen.keys()];
+  /** Nothing to place: a mesh given only by its tiles has a position elsewhere; an empty collection has none. */
+  const nowhere = (g: Geometry): false => { skip(tiledOnly(g) ? 'no-inline-position' : 'empty-geometry'); return false; };
   /**
    * Encodes a valid feature into its unit's records (true), or counts in `skipped` why it cannot be placed (false);
    * returns the issue that makes it invalid for the build (it spans too many work cells).
@@ -167,9 +169,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     if (f.geometry === null) { skip('null-geometry'); return false; }
     dropRadius(f.geometry);
     const geom = flatten(f.geometry);
-    // The feature itself is its head: only id, featureClass, parentId, ref and properties are read.
-    // Nothing to place: a mesh given only by its tiles has a position elsewhere; an empty collection has none.
-    const nowhere = (g: Geometry) => { skip(tiledOnly(g) ? 'no-inline-position' : 'empty-geometry'); return false; };
+    // The feature itself is its head: only id, featureClass, parentId, ref, properties and vocabularies are read.
     if (geom === null) return nowhere(f.geometry);
     // PBF carries no mesh: without JSON tiles a feature of meshes alone would be in no tile, and said to be in JSON ones.
     if (!task.json && onlyMeshes(geom)) { skip('mesh-without-json-tiles'); return false; }
