@@ -262,14 +262,15 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
 }
 
 /**
- * Positions follow the multiscale axes' order (spec 1.3): axes listing y before x make every position [y, x], which
- * the build, reading [x, y], would transpose. The members come after the features they describe are read (they may
- * follow them in the file), so it stops here, before any tile is written.
+ * Positions follow the multiscale axes' order (spec 2.2): two or three axes listing y before x make every position
+ * [y, x], which the build, reading [x, y], would transpose. Four or five axes (OME's t, c, z, y, x) cannot each be a
+ * number of a position of two or three: they say nothing of its order, and are left alone. The members come after
+ * the features they describe are read (they may follow them in the file), so it stops here, before any tile.
  */
 function refuseAxesYX(m: Multiscale | undefined, file: string | undefined): void {
   const names = Array.isArray(m?.axes) ? m.axes.map((a) => (typeof a?.name === 'string' ? a.name.toLowerCase() : '')) : [];
   const x = names.indexOf('x'), y = names.indexOf('y');
-  if (x < 0 || y < 0 || y > x) return;
+  if (names.length > 3 || x < 0 || y < 0 || y > x) return;
   throw new DataError(`${file ?? 'the input'}: its multiscale axes list y before x (${names.join(', ')}), so its positions are [y, x]; the build reads [x, y] and would transpose the slide: list the axes x, y and swap the first two numbers of every position`);
 }
 

@@ -71,6 +71,11 @@ describe('build warnings', () => {
       expect((err as Error).message).toBe('yx.json: its multiscale axes list y before x (y, x), so its positions are [y, x]; the build reads [x, y] and would transpose the slide: list the axes x, y and swap the first two numbers of every position');
       expect(sink.files.size).toBe(0);
     }
+    // OME's five axes (t, c, z, y, x) cannot each be a number of a position: they say nothing of its order.
+    const ome = ['t', 'c', 'z', 'y', 'x'].map((name) => ({ name }));
+    const sink = new MemorySink();
+    await buildPyramid([{ source: memorySource('ome.json', JSON.stringify({ type: 'FeatureCollection', multiscale: { axes: ome }, features: [feature] })) }], { ...OPTS, maxZoom: 1 }, { sink });
+    expect(sink.files.has('tileset.json')).toBe(true);
   });
 
   it('refuses --layer-by on a field of more than 256 values (a measurement): a layer is for a class (exit 2, nothing written)', async () => {
