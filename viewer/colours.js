@@ -85,7 +85,9 @@ export function defaultField(fields) {
   if (coloured) return coloured[0];
   // A field named "" (an empty property key) is no choice a person would make.
   const categorical = entries.filter(([name, f]) => f.type === 'String' && f.enums.length && name !== '');
-  return (categorical.find(([name]) => name === 'featureClass') ?? categorical[0])?.[0] ?? BY_LAYER;
+  // What classes features, by the names data models and QuPath give it, before any other field of few values.
+  const named = ['featureClass', 'classification.name', 'objectType'].map((n) => categorical.find(([name]) => name === n)).find(Boolean);
+  return (named ?? categorical[0])?.[0] ?? BY_LAYER;
 }
 
 /** Values of a categorical field, in legend order: those with given colours and the enums (a Bool's two), sorted. */

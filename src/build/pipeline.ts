@@ -139,7 +139,7 @@ function startOver(work: WorkDir, force: boolean): void {
   // Looked at again just before it goes: another build may have taken the place since the first look.
   if (force) refuseRunning(work, true, false);
   // Killed while reading (a plan Job's pod lost, kill -9): nothing to continue, and nobody's any more.
-  if (force || work.abandoned()) work.destroy();
+  if (force || work.abandoned()) work.retire();
   try {
     work.claim();
   } catch (err) {

@@ -152,15 +152,13 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     bb[0] = Math.min(bb[0], b[0]); bb[1] = Math.min(bb[1], b[1]);
     bb[2] = Math.max(bb[2], b[2]); bb[3] = Math.max(bb[3], b[3]);
   };
-  /** Which input each kept collection member came from. */
+  /** Which input each kept collection member came from, and the inputs whose own member differs from it. */
   const keptFrom = new Map<string, string>();
+  const differing = new Map<string, string[]>();
   const onMembers = (file: string, members: Record<string, unknown>) => {
-    const differ = collectMembers(sum.collection, keptFrom, tally, file, members, o.strict);
-    // The pyramid has one of each (descriptor, JSON tiles): another input's, unlike it, would be misdescribed.
-    if (differ.length > 0) {
-      const from = [...new Set(differ.map((m) => keptFrom.get(m)))].join(', ');
-      io.onWarning?.(`${file}: its ${differ.join(', ')} differ from those of ${from}, which the pyramid keeps for every layer (descriptor and JSON tiles): build inputs of other pixel sizes or vocabularies into pyramids of their own`, { event: 'collection-members-differ', file, members: differ, keptFrom: from });
-    }
+    // Each input's own axes, whichever input's the pyramid keeps: its positions are read as [x, y] all the same.
+    refuseAxesYX(members.multiscale as Multiscale | undefined, file);
+    for (const m of collectMembers(sum.collection, keptFrom, tally, file, members, o.strict)) differing.set(m, [...(differing.get(m) ?? []), file]);
   };
 
   async function* batches(): AsyncGenerator<Batch> {
@@ -226,7 +224,16 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     io.onProgress?.({ phase: 'read', file: b.file, features: sum.read, elapsed: secondsSince(t0) });
   });
   sum.dims = (['t', 'c', 'z'] as const).filter((d) => dims.has(d));
-  refuseAxesYX(sum.collection.multiscale, keptFrom.get('multiscale'));
+  // The pyramid has one of each (descriptor, JSON tiles): inputs with another are described by the first's.
+  for (const [member, files] of differing) {
+    const why = member === 'properties' ? 'JSON tiles head every feature with them' : 'their features are described with another pixel size or terms: build such inputs into pyramids of their own';
+    io.onWarning?.(`${files.length} input(s) (${files.slice(0, 3).join(', ')}${files.length > 3 ? ', …' : ''}) have other ${member} than ${keptFrom.get(member)}, and the pyramid keeps ${keptFrom.get(member)}'s for every layer: ${why}`, { event: 'collection-members-differ', member, files: files.length, first: files[0], keptFrom: keptFrom.get(member) });
+  }
+  const outside = sum.skipped['outside-image'] ?? 0;
+  // Most features beyond the image given: coordinates of another resolution than this image's, not stray features.
+  if (outside > 0 && outside >= (sum.valid - outside) / 9) {
+    io.onWarning?.(`${outside} of ${sum.valid} valid feature(s) lie wholly beyond the image (${config.imageSize?.width} × ${config.imageSize?.height} px, --image or --image-size) and are not placed: are their coordinates in this image's pixels?`, { event: 'outside-image', features: outside, of: sum.valid });
+  }
   if (sum.read > 0) checkOptionFields(config, fieldsSeen, sum.stats);
   checkLayerCount(config, sum.stats);
   for (const [layer, [withId, without]] of Object.entries(ids).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
@@ -271,7 +278,7 @@ function refuseAxesYX(m: Multiscale | undefined, file: string | undefined): void
   const names = Array.isArray(m?.axes) ? m.axes.map((a) => (typeof a?.name === 'string' ? a.name.toLowerCase() : '')) : [];
   const x = names.indexOf('x'), y = names.indexOf('y');
   if (names.length > 3 || x < 0 || y < 0 || y > x) return;
-  throw new DataError(`${file ?? 'the input'}: its multiscale axes list y before x (${names.join(', ')}), so its positions are [y, x]; the build reads [x, y] and would transpose the slide: list the axes x, y and swap the first two numbers of every position`);
+  throw new DataError(`${file ?? 'the input'}: its multiscale axes list y before x (${names.join(', ')}), so its positions are in that order; the build reads x, y first and would transpose the slide: list the axes with x before y, and swap each position's x and y numbers`);
 }
 
 /** The most layers `--layer-by` may make: a layer per class, not per value of a measurement or an id. */
@@ -341,6 +348,7 @@ function notFeatureSource(value: unknown): string | undefined {
   // No GeoJSON member at all: another tool's own format (HoVer-Net's {"mag", "nuc"}, a StarDist details dump).
   const members = Object.keys(value);
   if (type === undefined && features === undefined && !members.some((m) => m === 'geometry' || m === 'coordinates' || m === 'geometries')) {
+    if (members.length === 0) return 'an empty object';
     return `an object without type, features, geometry or coordinates (members ${members.slice(0, 5).join(', ')}${members.length > 5 ? ', …' : ''}), no GeoJSON: export GeoJSON from the tool that wrote it`;
   }
   if ((type !== 'FeatureCollection' && features === undefined) || Array.isArray(features)) return undefined;
@@ -353,6 +361,13 @@ function notFeatureSource(value: unknown): string | undefined {
 async function* madeFeatures(source: FeatureSource): AsyncGenerator<FoundFeature[]> {
   let index = 0;
   for await (const made of source.features()) yield made.map((value) => ({ index: index++, line: 0, column: 0, value }));
+}
+
+/** JSON text with every object's keys sorted: equal values, whatever order their members were written in. */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_, x: unknown) => (x !== null && typeof x === 'object' && !Array.isArray(x)
+    ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+    : x));
 }
 
 /**
@@ -373,7 +388,7 @@ function collectMembers(c: Collection, keptFrom: Map<string, string>, tally: Iss
     if (c[name] === undefined) {
       c[name] = value;
       keptFrom.set(name, file);
-    } else if (JSON.stringify(c[name]) !== JSON.stringify(value)) {
+    } else if (canonical(c[name]) !== canonical(value)) {
       differ.push(name);
     }
   };

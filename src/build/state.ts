@@ -166,7 +166,7 @@ export function findPlan(work: WorkDir): PlanFile | undefined {
 export function claimedMessage(work: WorkDir): string {
   const previous = findPlan(work);
   const head = `${where(work)} holds the state of another build of this output`;
-  if (!previous) return `${head}, which has no plan yet (it stopped while reading its input, or is still reading): nothing there to continue; --force starts over, removing that state`;
+  if (!previous) return `${head}, which has no plan yet (it is still reading its input, or stopped without a record of its process): nothing there to continue; wait for it to end, or start over with --force once no build runs there`;
   if (previous.forShards || previous.shards > 1) return `${head}, planned for ${previous.shards} shard(s): build-shard and finalize go on with it, --force starts over, removing that state`;
   return `${head} (interrupted, or still running): --resume continues it, --force starts over, removing that state`;
 }
@@ -179,7 +179,7 @@ export function resumablePlan(work: WorkDir, inputs: readonly FingerprintInput[]
   const previous = findPlan(work);
   if (!previous) {
     // A build that stopped while reading left its work directory without a plan: a plain build refuses to start over it.
-    const next = work.list('').length > 0 ? 'build with --force, which starts over and removes that state' : 'build without --resume (--force replaces what an earlier build wrote)';
+    const next = work.list('').length > 0 ? 'build without --resume, which replaces that state once the build that left it has ended (--force when its process is not recorded)' : 'build without --resume (--force replaces what an earlier build wrote)';
     throw new UsageError(`--resume: there is no interrupted build in ${where(work)} (no ${PLAN_FILE}): nothing to continue; ${next}`);
   }
   const lines = fingerprintLines(inputs, config);

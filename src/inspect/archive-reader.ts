@@ -23,6 +23,7 @@ interface Member { file: string; fd: number; gzip: boolean }
  */
 export class ArchiveReader implements PyramidReader {
   readonly problems: Problem[] = [];
+  readonly notes: string[] = [];
   readonly archives: ArchiveFacts[] = [];
   private readonly members: Member[] = [];
   private readonly where = new Map<string, number>();
@@ -78,7 +79,7 @@ export class ArchiveReader implements PyramidReader {
   }
 
   private static async openDirectory(dir: string): Promise<ArchiveReader | undefined> {
-    const files = directoryReader(dir);
+    const files = directoryReader(dir, true);
     const bytes = files.read('tileset.json');
     if (bytes === undefined) return undefined;
     let descriptor: TilesetDescriptor;
@@ -96,10 +97,9 @@ export class ArchiveReader implements PyramidReader {
         reader.problems.push(problem('archive-invalid', 'tileset.json', `archive asset ${JSON.stringify(a.href)} is not a file name beside tileset.json`));
         continue;
       }
-      // As serve sees the folder: an archive linked from elsewhere is not served (serve.ts: openInside).
+      // Read wherever it lies (archives kept on a bigger disk and linked in), but serve serves only what is inside.
       if (!resolvesInside(realDir, path.join(dir, a.href)) && fs.existsSync(path.join(dir, a.href))) {
-        reader.problems.push(problem('archive-invalid', a.href, 'is a symbolic link out of the folder, which serve does not serve: copy the archive into the folder'));
-        continue;
+        reader.notes.push(`${a.href} is a symbolic link out of the folder: read here, but serve does not serve it (copy it into the folder to host it)`);
       }
       let archive: PmtilesArchive;
       try {

@@ -13,6 +13,8 @@ export interface PyramidReader {
   list(relDir: string): string[];
   /** What is wrong with the container itself (an archive), found when it was opened; verify lists them. */
   readonly problems?: readonly Problem[];
+  /** What a reader read that `serve` would not serve (an archive linked in from elsewhere): verify notes it. */
+  readonly notes?: readonly string[];
   /** Whole without a build report: one archive file, which takes its name only once complete (`-o FILE.pmtiles`). */
   readonly wholeWithoutReport?: boolean;
   /** The archive files read (none for a directory): as listed (one archive: as given), size on disk, tile compression. */
@@ -49,18 +51,18 @@ export function resolvesInside(realRoot: string, file: string): boolean {
 
 /**
  * A pyramid directory. Reads are synchronous: many small files read fastest that way (stack.md). Only regular files
- * inside it are read, up to MAX_FILE bytes: a FIFO would block for ever, a link to /dev/zero fill the memory.
+ * are read, up to MAX_FILE bytes: a FIFO would block for ever, a link to /dev/zero fill the memory. `confined`: only
+ * files inside it once links are followed (what extract copies beside archives: a link to / would copy the host's).
  */
-export function directoryReader(root: string): PyramidReader {
+export function directoryReader(root: string, confined = false): PyramidReader {
   let realRoot: string | undefined;
   return {
     name: root,
     read(relPath) {
       let fd: number | undefined;
       try {
-        realRoot ??= fs.realpathSync(root);
         const full = path.join(root, relPath);
-        if (!resolvesInside(realRoot, full)) return undefined;
+        if (confined && !resolvesInside((realRoot ??= fs.realpathSync(root)), full)) return undefined;
         fd = fs.openSync(full, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
         const st = fs.fstatSync(fd);
         if (!st.isFile() || st.size > MAX_FILE) return undefined;

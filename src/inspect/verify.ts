@@ -147,7 +147,7 @@ export function verifyPyramid(root: string | PyramidReader, opts: VerifyOptions 
       if (!overviews.has(path)) out.add([problem('overview-missing', path, 'the plane has JSON tiles but no overview descriptor at zoom 0')]);
     }
   }
-  const notes: string[] = [];
+  const notes: string[] = [...(p.reader.notes ?? [])];
   const report = p.reader.read('build-report.json');
   if (report === undefined && p.reader.wholeWithoutReport) {
     notes.push('no build report beside the archive, so the tile counts were not compared with it');

@@ -28,7 +28,7 @@ export async function readLabelMask(path: string): Promise<LabelMask> {
   }
   const lossy = meta.format === 'tiff' ? lossyTiffCompression(path) : undefined;
   // Compression artefacts are labels of their own: a mask of 5 labels read as 17.
-  if (lossy) throw new ImageError(path, `a label mask must be stored losslessly, this TIFF is ${lossy}-compressed: write it with no, LZW or Deflate compression`);
+  if (lossy) throw new ImageError(path, `a label mask must be stored losslessly, this TIFF is compressed with ${lossy}: write it with no, LZW or Deflate compression`);
   const bands = meta.channels - (meta.hasAlpha ? 1 : 0);
   if (bands !== 1 || meta.isPalette) {
     throw new ImageError(path, `a label mask must be a single-channel greyscale image, this one has ${meta.channels} channels${meta.isPalette ? ' (palette)' : ''}`);

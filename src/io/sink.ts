@@ -6,7 +6,6 @@ import { OutputError, describeFsError } from '../report/errors.js';
 import type { Dim, Plane } from '../tiling/space.js';
 import { makeDirectory, removeMadeDirectories } from './dirs.js';
 import { Journal, RECORD_DIR, foreignTile, isRecordPath, isTileName, makeJournaledDirectory, recordedLink, readRecord, removeRecorded, writeManifest, type Removal, type WrittenRecord } from './written.js';
-import { CLAIMING } from './workdir.js';
 
 export interface SinkOpenOptions { force: boolean; resume: boolean }
 
@@ -69,8 +68,6 @@ export const COMPLETION_FILES = ['tileset.json', 'build-report.json'];
 
 /** Entries of OUT that are the tool's own state, not output: they do not make OUT "not empty". */
 const OWN_STATE = new Set(['.mudm-work', RECORD_DIR]);
-/** A work directory being made beside its place (workdir.ts: claim), for an instant: the build's too. */
-const CLAIMING_WORK = `.mudm-work${CLAIMING}`;
 
 export type { Removal } from './written.js';
 
@@ -111,7 +108,7 @@ export class DirectorySink implements TileSink {
     } catch (err) {
       if ((err as { code?: string }).code !== 'ENOENT') throw describeFsError(err, this.root);
     }
-    const visible = entries.filter((e) => !OWN_STATE.has(e) && !e.startsWith(CLAIMING_WORK));
+    const visible = entries.filter((e) => !OWN_STATE.has(e));
     if (visible.length > 0 && !force && !resume) {
       throw new OutputError(`output ${this.root} is not empty (${visible.length} ${visible.length === 1 ? 'entry' : 'entries'}); use --force to replace what an earlier build wrote there`, this.root);
     }

@@ -56,6 +56,7 @@ export class MemoryWorkDir implements WorkDir {
   /** In memory, only a build puts anything there. */
   foreign(): undefined { return undefined; }
   abandoned(): boolean { return false; }
+  retire(): void { this.destroy(); }
   claim(): void {
     if (this.files.size > 0) throw new WorkStateError(claimedMessage('the work directory'));
   }

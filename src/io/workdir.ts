@@ -52,6 +52,11 @@ export interface WorkDir {
    */
   abandoned(): boolean;
   /**
+   * Removes the work directory of a build that has ended (`--force`, or `abandoned`), moved aside first so that no
+   * process removes one another has claimed since it looked: then a WorkStateError, and it stays.
+   */
+  retire(): void;
+  /**
    * Records this process as the build working here (a build after `claim`, a resumed build taking it over, a plan
    * while it reads: it removes the record once the plan is written, as shards work in what it leaves).
    */
@@ -73,7 +78,9 @@ export interface WorkDir {
 /** Who works in a work directory: the process that claimed or resumed it, on which machine. */
 export const OWNER_FILE = 'owner.json';
 /** Suffix (then a tag) of a work directory being made beside its place, with its owner inside, before it is renamed there. */
-export const CLAIMING = '.claiming-';
+const CLAIMING = '.claiming-';
+/** Suffix (then a tag) of a work directory moved aside to be removed (`retire`). */
+const RETIRING = '.retiring-';
 /** Shards (several at once, the work directory shared) record themselves here, one file each. */
 export const OWNERS_DIR = 'owners';
 /**
@@ -267,6 +274,27 @@ export class DiskWorkDir implements WorkDir {
       if (code === 'EEXIST' || code === 'ENOTEMPTY') throw new WorkStateError(claimedMessage(this.root), this.root);
       throw describeFsError(err, this.root);
     }
+  }
+
+  retire(): void {
+    const aside = `${this.root}${RETIRING}${this.tag}`;
+    this.close();
+    this.keeper.stop();
+    try {
+      // One process moves it: of two that judged it ended, the other finds nothing and goes on to claim.
+      fs.renameSync(this.root, aside);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'ENOENT') return;
+      throw describeFsError(err, this.root);
+    }
+    // Claimed by a build between the look and the move: it is that build's, put back.
+    const o = readText(path.join(aside, OWNER_FILE));
+    const owner = o === undefined ? undefined : parseOwner(o);
+    if (owner && this.runs(owner, path.join(aside, OWNER_FILE))) {
+      try { fs.renameSync(aside, this.root); } catch { /* taken again meanwhile: it stays aside, named */ }
+      throw new WorkStateError(`${this.root} belongs to a build that is still running (${whoIs(owner, path.join(this.root, OWNER_FILE))}), which took it while this one looked`, this.root);
+    }
+    fs.rmSync(aside, { recursive: true, force: true });
   }
 
   abandoned(): boolean {

@@ -263,7 +263,7 @@ export type DescribedFields = Pick<VectorLayer, 'fields' | 'fieldranges' | 'fiel
 };
 
 /** Members that name features rather than class them (QuPath's UUIDs): never listed as a field's values, which legends offer. */
-const IDENTIFIERS = new Set(['id', 'parentId', 'ref']);
+const IDENTIFIERS = new Set(['id', 'parentId']);
 
 /** The layer's `fields`, `fieldranges`, `fieldenums`, `fielddescriptions`, as spec-decisions.md infers them, and `fieldcolors`. */
 export function describeFields(fields: Record<string, FieldStat>): DescribedFields {

@@ -1,6 +1,7 @@
 // Validating whole inputs: each source streamed through the validators, one feature at a time, into a file report
 // (counts by rule, capped samples); `mudm-tiles validate` prints these.
 import { parseFeature, readEventBatches, type Source } from '../io/read.js';
+import type { FeatureEvent } from '../io/json-events.js';
 import { InputError, ReadError } from '../report/errors.js';
 import { arrayDocumentIssue, isDescriptorObject, validateDocument } from './index.js';
 import { CollectionValidator } from './feature.js';
@@ -42,6 +43,16 @@ export interface ValidateHooks {
   onProgress?: (file: string, features: number) => void;
 }
 
+/** A feature event parsed; a syntax error named by its feature, as the build names it (its JSON path is the feature's own). */
+function featureOf(ev: FeatureEvent): unknown {
+  try {
+    return parseFeature(ev);
+  } catch (e) {
+    if (e instanceof ReadError) throw new ReadError(e.file, e.line, e.column, `feature ${ev.index}: ${e.message}`, { cause: e });
+    throw e;
+  }
+}
+
 /**
  * Validates one source, one feature at a time. Syntax and I/O errors end the file and land in `unreadable`; any
  * other exception is a bug and propagates.
@@ -61,7 +72,7 @@ export async function validateSource(source: Source, hooks: ValidateHooks = {}):
     for await (const events of readEventBatches(source)) {
       for (const ev of events) {
         if (ev.kind === 'feature') {
-          const value = parseFeature(ev);
+          const value = featureOf(ev);
           scratch.length = 0;
           validator.feature(value, ev.index, scratch);
           // As the build reads it: bytes that are no UTF-8 (a Latin-1 export) become U+FFFD.

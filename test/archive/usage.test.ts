@@ -248,7 +248,7 @@ describe('an archive in the way (exit 4)', () => {
     fs.mkdirSync(work);
     let r = await cli(...argv);
     expect(r.code).toBe(4);
-    expect(r.err).toContain(`error: ${work} holds the state of another build of this output, which has no plan yet (it stopped while reading its input, or is still reading): nothing there to continue; --force starts over, removing that state`);
+    expect(r.err).toContain(`error: ${work} holds the state of another build of this output, which has no plan yet (it is still reading its input, or stopped without a record of its process): nothing there to continue; wait for it to end, or start over with --force once no build runs there`);
     // Killed after its plan: --resume continues it.
     fs.writeFileSync(path.join(work, 'plan.json'), JSON.stringify({ version: PLAN_VERSION, shards: 1 }));
     r = await cli(...argv);

@@ -28,10 +28,17 @@ describe('build warnings', () => {
     const sink = new MemorySink();
     const inputs = [['a.json', doc(0.25, 'a.tif')], ['b.json', doc(0.5, 'b.tif')], ['c.json', doc(0.25, 'a.tif')]].map(([name, text]) => ({ source: memorySource(name, text) }));
     await buildPyramid(inputs, { ...OPTS, maxZoom: 1 }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
-    expect(warnings).toEqual([[
-      'b.json: its multiscale, properties differ from those of a.json, which the pyramid keeps for every layer (descriptor and JSON tiles): build inputs of other pixel sizes or vocabularies into pyramids of their own',
-      { event: 'collection-members-differ', file: 'b.json', members: ['multiscale', 'properties'], keptFrom: 'a.json' },
-    ]]);
+    expect(warnings).toEqual([
+      ["1 input(s) (b.json) have other multiscale than a.json, and the pyramid keeps a.json's for every layer: their features are described with another pixel size or terms: build such inputs into pyramids of their own",
+        { event: 'collection-members-differ', member: 'multiscale', files: 1, first: 'b.json', keptFrom: 'a.json' }],
+      ["1 input(s) (b.json) have other properties than a.json, and the pyramid keeps a.json's for every layer: JSON tiles head every feature with them",
+        { event: 'collection-members-differ', member: 'properties', files: 1, first: 'b.json', keptFrom: 'a.json' }],
+    ]);
+    // Members written in another key order are the same members.
+    warnings.length = 0;
+    const reordered = JSON.stringify({ type: 'FeatureCollection', multiscale: { coordinateTransformations: scale(0.25).coordinateTransformations, axes: scale(0.25).axes.map(({ unit, type, name }) => ({ unit, type, name })) }, properties: { image: 'a.tif' }, features: [] });
+    await buildPyramid([{ source: memorySource('a.json', doc(0.25, 'a.tif')) }, { source: memorySource('r.json', reordered) }], { ...OPTS, maxZoom: 1 }, { sink: new MemorySink(), onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings).toEqual([]);
     expect(json(sink, 'tileset.json').multiscale).toEqual(scale(0.25));
   });
 
@@ -68,9 +75,13 @@ describe('build warnings', () => {
       const err = await buildPyramid([{ source: memorySource('yx.json', text) }], { ...OPTS, maxZoom: 1 }, { sink }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(DataError);
       expect((err as DataError).exitCode).toBe(1);
-      expect((err as Error).message).toBe('yx.json: its multiscale axes list y before x (y, x), so its positions are [y, x]; the build reads [x, y] and would transpose the slide: list the axes x, y and swap the first two numbers of every position');
+      expect((err as Error).message).toBe('yx.json: its multiscale axes list y before x (y, x), so its positions are in that order; the build reads x, y first and would transpose the slide: list the axes with x before y, and swap each position\'s x and y numbers');
       expect(sink.files.size).toBe(0);
     }
+    // A second input's axes count too, though the pyramid keeps the first's.
+    const xy = JSON.stringify({ type: 'FeatureCollection', multiscale: { axes: [...axes].reverse() }, features: [feature] });
+    const second = await buildPyramid([{ source: memorySource('xy.json', xy) }, { source: memorySource('yx.json', JSON.stringify({ type: 'FeatureCollection', multiscale: { axes }, features: [feature] })) }], { ...OPTS, maxZoom: 1 }, { sink: new MemorySink() }).catch((e: unknown) => e);
+    expect((second as Error).message).toMatch(/^yx\.json: its multiscale axes list y before x/);
     // OME's five axes (t, c, z, y, x) cannot each be a number of a position: they say nothing of its order.
     const ome = ['t', 'c', 'z', 'y', 'x'].map((name) => ({ name }));
     const sink = new MemorySink();

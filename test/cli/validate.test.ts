@@ -174,12 +174,12 @@ describe('mudm-tiles validate', () => {
     const r = await run(['validate', 'missing.json', broken, bad]);
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('error: missing.json: no such file\n');
-    expect(r.stderr).toContain(`error: broken.json:3:22: Expected ',' or '}' after property value, found '"' (JSON path /type)\n`);
+    expect(r.stderr).toContain(`error: broken.json:3:22: feature 1: Expected ',' or '}' after property value, found '"' (JSON path /type)\n`);
     expect(r.stdout).toContain('broken.json: unreadable at line 3, column 22: ');
     expect(r.stdout).toMatch(/^bad3\.json:feature 0: .+\[ring-not-closed\]$/m);
     expect(r.stdout).toMatch(/^total: 3 files \(1 invalid, 2 unreadable\), 2 features/m);
     const json = JSON.parse((await run(['validate', '--json', broken])).stdout);
-    expect(json.files[0].unreadable).toEqual({ message: `Expected ',' or '}' after property value, found '"' (JSON path /type)`, line: 3, column: 22 });
+    expect(json.files[0].unreadable).toEqual({ message: `feature 1: Expected ',' or '}' after property value, found '"' (JSON path /type)`, line: 3, column: 22 });
     expect(json.exitCode).toBe(3);
   });
 

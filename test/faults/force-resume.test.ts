@@ -211,7 +211,7 @@ describe('--resume', () => {
     fs.writeFileSync(path.join(reading, '.mudm-work', 'owner.json'), JSON.stringify({ pid: 999999999, host: os.hostname() }));
     const again = await runCli(['build', small, '-o', reading, '--resume']);
     expect(again.code, again.stderr).toBe(2);
-    expect(again.stderr).toContain('nothing to continue; build with --force, which starts over and removes that state');
+    expect(again.stderr).toContain('nothing to continue; build without --resume, which replaces that state once the build that left it has ended (--force when its process is not recorded)');
     expectOk(await runCli(['build', small, '-o', reading, '--force', '-q']), 'as the message says');
   });
 

@@ -206,8 +206,11 @@ describe('worlds made huge by outliers', () => {
       '{"type":"Feature","properties":{"label":2},"geometry":{"type":"Point","coordinates":[900,10]}}',
       '{"type":"Feature","properties":{"label":3},"geometry":{"type":"Polygon","coordinates":[[[500,500],[800,500],[800,550],[500,550],[500,500]]]}}',
     ].join('\n')}\n`);
-    expectOk(await runCli(['build', path.join(dir, 'cells.ndjson'), '-o', out, '--image-size', '600,600', '--max-zoom', '2']), 'build');
+    const b = await runCli(['build', path.join(dir, 'cells.ndjson'), '-o', out, '--image-size', '600,600', '--max-zoom', '2']);
+    expectOk(b, 'build');
     expect(readReport(out).features.notPlaced).toEqual({ 'outside-image': 1 });
+    // One of three is more than stray: the build asks whether the coordinates are this image's pixels.
+    expect(b.stderr).toContain('warning: 1 of 3 valid feature(s) lie wholly beyond the image (600 × 600 px, --image or --image-size) and are not placed: are their coordinates in this image\'s pixels?');
     const v = await verified(out);
     expect(v.code, v.stdout + v.stderr).toBe(0);
     const { json } = finestFeatures(out);

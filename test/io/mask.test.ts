@@ -357,7 +357,7 @@ describe('readLabelMask', () => {
     const raw = Uint8Array.from({ length: 64 * 64 }, (_, i) => ((i % 64) >> 4) + ((i >> 10) << 2));
     const grey = () => sharp(raw, { raw: { width: 64, height: 64, channels: 1 } }).toColourspace('b-w');
     await grey().tiff({ compression: 'jpeg' }).toFile(join(dir, 'jpeg.tif'));
-    await expect(readLabelMask(join(dir, 'jpeg.tif'))).rejects.toThrow('a label mask must be stored losslessly, this TIFF is JPEG-compressed: write it with no, LZW or Deflate compression');
+    await expect(readLabelMask(join(dir, 'jpeg.tif'))).rejects.toThrow('a label mask must be stored losslessly, this TIFF is compressed with JPEG: write it with no, LZW or Deflate compression');
     await grey().tiff({ compression: 'lzw' }).toFile(join(dir, 'lzw.tif'));
     expect(new Set((await readLabelMask(join(dir, 'lzw.tif'))).data).size).toBe(16);
     const missing = join(dir, 'nope.png');
