@@ -276,6 +276,9 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
         tiny: card.cardPlace(990, 630, 1200, 700, 1000, 640),
         discs: [[[0, 0, 4, 3], 1, false], [[0, 0, 9, 3], 1, false], [[0, 0, 9, 9], 2, false], [[0, 0, 16, 12], 2, false], [[0, 0, 8, 6], 2, true], [[0, 0, 5, 5], 2, true]]
           .map(([e, r, child]) => style.drawnAsDisc(e, r, child)),
+        defaults: [
+          { name: 'String', objectType: 'String' }, { '': 'String', z: 'String' }, { name: 'String' },
+        ].map((f) => colours.defaultField(colours.collectFields({ vector_layers: [{ id: 'l', fields: f, fieldenums: Object.fromEntries(Object.keys(f).map((k) => [k, ['a', 'b']])) }] }))),
         children: [{ parentId: 3 }, { objectType: 'nucleus' }, { featureClass: 'nucleus' }, { objectType: 'cell' }, {}].map(style.isChild),
         defaultField: colours.defaultField(fields),
         rows: card.cardRows({ id: 'x', layer: 'cells', properties: { id: 'x', 'a.b': 1, plain: 3, 'a.c': 2, '.odd': 4, 'end.': 5, layer: 'own' } }),
@@ -309,6 +312,8 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     expect(got.discs).toEqual([true, false, true, false, false, true]);
     // A nucleus without a parentId (QuPath 0.2 cells have no id) is still drawn as a nucleus.
     expect(got.children).toEqual([true, true, true, false, false]);
+    // What classes features comes first (an unclassified QuPath export: objectType, not the annotations' names); never "".
+    expect(got.defaults).toEqual(['objectType', 'z', 'name']);
     expect(got.defaultField).toBe('k');
     expect(got.rows).toEqual([['id', 'x'], ['layer', 'cells'], ['plain', 3], ['.odd', 4], ['end.', 5], ['layer (property)', 'own'], ['a'], ['b', 1], ['c', 2]]);
   });
