@@ -67,7 +67,7 @@ export function jsonPathAt(s: string, position: number): string | null {
   const top = frames[frames.length - 1];
   if (top.expectKey) frames.pop();
   const pointer = frames.map((f) => `/${escapePointer(f.key)}`).join('');
-  return `JSON path ${pointer === '' ? '/ (the top level)' : pointer}`;
+  return `JSON path ${pointer === '' ? '(top level)' : pointer}`;
 }
 
 function escapePointer(key: string | number): string {
