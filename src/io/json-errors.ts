@@ -4,9 +4,10 @@ import { ReadError } from '../report/errors.js';
 /**
  * Turns a JSON.parse failure on `text` (which starts at `line`/`column` of `file`) into a ReadError at the absolute
  * position. V8 names the position ("at position N") for most errors but not for "Unexpected token" or the end of
- * input, so a small locator finds it then.
+ * input, so a small locator finds it then. `pointer`: where `text` lies in its document (a collection member's
+ * value), so that the path named is the document's.
  */
-export function jsonSyntaxError(file: string, text: string, line: number, column: number, e: unknown): ReadError {
+export function jsonSyntaxError(file: string, text: string, line: number, column: number, e: unknown, pointer = ''): ReadError {
   const v8 = e instanceof Error ? e.message : String(e);
   const m = /\bat position (\d+)/.exec(v8);
   let position: number;
@@ -26,19 +27,19 @@ export function jsonSyntaxError(file: string, text: string, line: number, column
   position = Math.min(position, text.length);
   // V8's "Expected ..." says what it wanted, not what it found.
   if (/^Expected\b/.test(message)) message += `, found ${describeChar(text[position])}`;
-  const where = jsonPathAt(text, position);
+  const where = jsonPathAt(text, position, pointer);
   if (where !== null) message += ` (${where})`;
   const at = positionToLineColumn(text, position, line, column);
   return new ReadError(file, at.line, at.column, message, { cause: e });
 }
 
 /**
- * Where `position` lies, as the JSON pointer (from the start of `text`: a feature's text gives the feature's own
- * pointer, as validation issues name them) of the member or element reached there, or of the object when a member
- * name is due; null outside any array or object. A light walk that trusts the text before `position`, which is
- * where the first error lies.
+ * Where `position` lies, as the JSON pointer (from the start of `text`, after `prefix`: a feature's text gives the
+ * feature's own pointer, as validation issues name them) of the member or element reached there, or of the object
+ * when a member name is due; null outside any array or object (without a prefix). A light walk that trusts the text
+ * before `position`, which is where the first error lies.
  */
-export function jsonPathAt(s: string, position: number): string | null {
+export function jsonPathAt(s: string, position: number, prefix = ''): string | null {
   const frames: { key: string | number; array: boolean; expectKey: boolean }[] = [];
   for (let i = 0; i < position; i++) {
     const c = s.charCodeAt(i);
@@ -63,14 +64,14 @@ export function jsonPathAt(s: string, position: number): string | null {
       else top.expectKey = true;
     }
   }
-  if (frames.length === 0) return null;
+  if (frames.length === 0 && prefix === '') return null;
   const top = frames[frames.length - 1];
-  if (top.expectKey) frames.pop();
-  const pointer = frames.map((f) => `/${escapePointer(f.key)}`).join('');
+  if (top?.expectKey) frames.pop();
+  const pointer = prefix + frames.map((f) => `/${escapePointer(f.key)}`).join('');
   return `JSON path ${pointer === '' ? '(top level)' : pointer}`;
 }
 
-function escapePointer(key: string | number): string {
+export function escapePointer(key: string | number): string {
   return typeof key === 'number' ? String(key) : key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 

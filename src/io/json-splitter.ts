@@ -1,7 +1,7 @@
 // The byte-level splitter of JSON input: events (json-events.ts) one feature at a time, never the whole file as one string.
 import { setOwn } from '../model/own.js';
 import { ReadError, ValueTooLargeError } from '../report/errors.js';
-import { jsonSyntaxError } from './json-errors.js';
+import { escapePointer, jsonSyntaxError } from './json-errors.js';
 import { SplitFeature, type ReadEvent, type ValueLimit } from './json-events.js';
 import { Capture, Cursor, describeByte, isValueStart, isWhitespace, RS, ValueScanner } from './json-value.js';
 
@@ -324,14 +324,14 @@ export class Splitter {
    */
   private mayStream(): boolean {
     const type = this.members.get('type');
-    return type === undefined ? !this.members.has('tilejson') : this.parse(type.text, type.line, type.column) === 'FeatureCollection';
+    return type === undefined ? !this.members.has('tilejson') : this.parse(type.text, type.line, type.column, '/type') === 'FeatureCollection';
   }
 
   private closeObject(chunk: Uint8Array, i: number): number {
     if (this.streaming) {
       const members: Record<string, unknown> = {};
       for (const [key, m] of this.members) {
-        setOwn(members, key, this.parse(m.text, m.line, m.column));
+        setOwn(members, key, this.parse(m.text, m.line, m.column, `/${escapePointer(key)}`));
       }
       this.out.push({ kind: 'members', members });
     } else {
@@ -364,11 +364,12 @@ export class Splitter {
     this.out.push(new SplitFeature(this.featureIndex++, line, column, this.file, bytes, text));
   }
 
-  private parse(text: string, line: number, column: number): unknown {
+  /** `pointer`: where the value lies in the document (a member's `/name`), for the path a syntax error names. */
+  private parse(text: string, line: number, column: number, pointer = ''): unknown {
     try {
       return JSON.parse(text);
     } catch (e) {
-      throw jsonSyntaxError(this.file, text, line, column, e);
+      throw jsonSyntaxError(this.file, text, line, column, e, pointer);
     }
   }
 
