@@ -5,7 +5,7 @@ import type { Properties } from '../model/feature.js';
 import type { Multiscale } from '../model/multiscale.js';
 import type { Vocabularies } from '../model/vocabulary.js';
 import { ByteArena } from '../bytes.js';
-import { layerNameFor, readEventBatches, type ValueLimit } from '../io/read.js';
+import { layerNameFor, readEventBatches, type MembersEvent, type ValueLimit } from '../io/read.js';
 import type { FeatureSource, Source } from '../io/source.js';
 import { flagName, type BuildConfig } from '../options.js';
 import { DataError, InputError, ReadError, UsageError } from '../report/errors.js';
@@ -16,7 +16,7 @@ import type { Dim } from '../tiling/space.js';
 import type { TileSketch } from '../stages/thinning.js';
 import { isDescriptorObject, shown, validateCollectionMembers } from '../validate/index.js';
 import { shownPath, type Issue } from '../validate/issue.js';
-import { checkUtf8 } from '../validate/values.js';
+import { checkMembersUtf8, checkUtf8 } from '../validate/values.js';
 import { IssueTally, SAMPLES_PER_CODE, sampleLine } from '../validate/tally.js';
 import { runOrdered, type Pool } from '../worker/pool.js';
 import { secondsSince, throwIfAborted, valueLimit, type BuildIO, type InputSpec } from './context.js';
@@ -155,10 +155,10 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   /** Which input each kept collection member came from, and the inputs whose own member differs from it. */
   const keptFrom = new Map<string, string>();
   const differing = new Map<string, string[]>();
-  const onMembers = (file: string, members: Record<string, unknown>) => {
+  const onMembers = (file: string, { members, replaced }: MembersEvent) => {
     // Each input's own axes, whichever input's the pyramid keeps: its positions are read as [x, y] all the same.
     refuseAxesYX(members.multiscale as Multiscale | undefined, file);
-    for (const m of collectMembers(sum.collection, keptFrom, tally, file, members, o.strict)) differing.set(m, [...(differing.get(m) ?? []), file]);
+    for (const m of collectMembers(sum.collection, keptFrom, tally, file, members, o.strict, replaced)) differing.set(m, [...(differing.get(m) ?? []), file]);
   };
 
   async function* batches(): AsyncGenerator<Batch> {
@@ -315,11 +315,11 @@ function checkOptionFields(config: BuildConfig, seen: ReadonlySet<string>, stats
 interface FoundFeature { index: number; line: number; column: number; bytes?: Uint8Array; value?: unknown; found?: Issue[] }
 
 /** The features of a JSON source in order, a chunk's worth at a time; collection members go to `onMembers` as they are met. */
-async function* readFeatures(source: Source, onMembers: (file: string, members: Record<string, unknown>) => void, limit: ValueLimit): AsyncGenerator<FoundFeature[]> {
+async function* readFeatures(source: Source, onMembers: (file: string, ev: MembersEvent) => void, limit: ValueLimit): AsyncGenerator<FoundFeature[]> {
   for await (const events of readEventBatches(source, limit)) {
     const group: FoundFeature[] = [];
     for (const ev of events) {
-      if (ev.kind === 'members') onMembers(source.name, ev.members);
+      if (ev.kind === 'members') onMembers(source.name, ev);
       else if (ev.kind === 'feature') group.push(ev);
       else if (ev.kind === 'array') continue; // its elements follow as features
       else if (ev.value !== null && typeof ev.value === 'object' && 'tilejson' in ev.value && isDescriptorObject(ev.value as Record<string, unknown>)) throw new InputError(`${source.name} is a tileset descriptor, not annotations`, source.name);
@@ -375,8 +375,9 @@ function canonical(v: unknown): string {
  * those this input has otherwise. An invalid member (`type` missing) stops a `--strict` build; otherwise it is a
  * warning, as no feature is invalid for it: the features are read, the members left out.
  */
-function collectMembers(c: Collection, keptFrom: Map<string, string>, tally: IssueTally, file: string, members: Record<string, unknown>, strict: boolean): string[] {
+function collectMembers(c: Collection, keptFrom: Map<string, string>, tally: IssueTally, file: string, members: Record<string, unknown>, strict: boolean, replaced: MembersEvent['replaced']): string[] {
   const issues = validateCollectionMembers(members);
+  checkMembersUtf8(replaced, members, issues);
   for (const is of issues) {
     if (strict && is.severity === 'error') throw new DataError(`${file}: ${shownPath(is.path)}: ${is.message} [${is.code}]`);
     const left = is.severity === 'error' ? { ...is, severity: 'warning' as const, message: `${is.message}; its features are read, its collection members left out` } : is;

@@ -1,5 +1,6 @@
 // Where JSON input is wrong: a JSON.parse failure as a ReadError at its absolute position, found by a second, small parser.
 import { ReadError } from '../report/errors.js';
+import { pointerToken } from '../validate/issue.js';
 
 /**
  * Turns a JSON.parse failure on `text` (which starts at `line`/`column` of `file`) into a ReadError at the absolute
@@ -67,12 +68,8 @@ export function jsonPathAt(s: string, position: number, prefix = ''): string | n
   if (frames.length === 0 && prefix === '') return null;
   const top = frames[frames.length - 1];
   if (top?.expectKey) frames.pop();
-  const pointer = prefix + frames.map((f) => `/${escapePointer(f.key)}`).join('');
+  const pointer = prefix + frames.map((f) => `/${pointerToken(f.key)}`).join('');
   return `JSON path ${pointer === '' ? '(top level)' : pointer}`;
-}
-
-export function escapePointer(key: string | number): string {
-  return typeof key === 'number' ? String(key) : key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
 /** Line and byte column of UTF-16 offset `position` in `text`, which starts at `line`/`column`. */

@@ -41,6 +41,8 @@ export class SplitFeature implements FeatureEvent {
 export interface MembersEvent {
   kind: 'members';
   members: Record<string, unknown>;
+  /** Per member whose text holds U+FFFD, its name, text and bytes, for readers to tell invalid UTF-8 (`DocumentEvent.replaced`). */
+  replaced?: { name: string; text: string; bytes: Uint8Array }[];
 }
 
 /** The single top-level value of a file that is not a streamed FeatureCollection (a descriptor, a bare Feature...). */

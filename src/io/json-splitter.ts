@@ -1,7 +1,8 @@
 // The byte-level splitter of JSON input: events (json-events.ts) one feature at a time, never the whole file as one string.
 import { setOwn } from '../model/own.js';
 import { ReadError, ValueTooLargeError } from '../report/errors.js';
-import { escapePointer, jsonSyntaxError } from './json-errors.js';
+import { jsonSyntaxError } from './json-errors.js';
+import { pointerToken } from '../validate/issue.js';
 import { SplitFeature, type ReadEvent, type ValueLimit } from './json-events.js';
 import { Capture, Cursor, describeByte, isValueStart, isWhitespace, RS, ValueScanner } from './json-value.js';
 
@@ -55,7 +56,7 @@ export class Splitter {
    * Members of the first top-level object as their JSON text, parsed only when its `features` turn out to stream: a
    * single document (a bare Feature of a million vertices) is parsed once, whole, not member by member first.
    */
-  private readonly members = new Map<string, { text: string; line: number; column: number }>();
+  private readonly members = new Map<string, { text: string; line: number; column: number; bytes?: Uint8Array }>();
   private key = '';
   private decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
@@ -138,8 +139,10 @@ export class Splitter {
             i = n;
             break;
           }
-          const text = this.decoder.decode(this.value.bytes.finish(chunk, end));
-          this.members.set(this.key, { text, line: this.value.line, column: this.value.column });
+          const bytes = this.value.bytes.finish(chunk, end);
+          const text = this.decoder.decode(bytes);
+          // Its bytes too when the text holds U+FFFD, as for a whole document.
+          this.members.set(this.key, { text, line: this.value.line, column: this.value.column, bytes: text.includes('\uFFFD') ? bytes.slice() : undefined });
           this.state = S.ObjNext;
           i = end;
           break;
@@ -330,10 +333,12 @@ export class Splitter {
   private closeObject(chunk: Uint8Array, i: number): number {
     if (this.streaming) {
       const members: Record<string, unknown> = {};
+      const replaced: { name: string; text: string; bytes: Uint8Array }[] = [];
       for (const [key, m] of this.members) {
-        setOwn(members, key, this.parse(m.text, m.line, m.column, `/${escapePointer(key)}`));
+        setOwn(members, key, this.parse(m.text, m.line, m.column, `/${pointerToken(key)}`));
+        if (m.bytes) replaced.push({ name: key, text: m.text, bytes: m.bytes });
       }
-      this.out.push({ kind: 'members', members });
+      this.out.push(replaced.length > 0 ? { kind: 'members', members, replaced } : { kind: 'members', members });
     } else {
       // Not a streamed collection: the whole object is one document, parsed at the end of the input.
       const bytes = this.whole.finish(chunk, i + 1);

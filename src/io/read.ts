@@ -7,7 +7,7 @@ import type { FeatureEvent, ReadEvent, ValueLimit } from './json-events.js';
 import { Splitter } from './json-splitter.js';
 
 export { fileSource, memorySource, stdinSource, streamSource, type Source } from './source.js';
-export type { ReadEvent, ValueLimit } from './json-events.js';
+export type { MembersEvent, ReadEvent, ValueLimit } from './json-events.js';
 
 /** Events of one source, in input order. Throws `ReadError` on syntax errors the splitter sees and on I/O errors. */
 export async function* readDocuments(source: Source): AsyncGenerator<ReadEvent> {

@@ -7,7 +7,7 @@ import { arrayDocumentIssue, isDescriptorObject, validateDocument } from './inde
 import { CollectionValidator } from './feature.js';
 import type { Issue } from './issue.js';
 import { IssueTally, type IssueSample } from './tally.js';
-import { checkUtf8 } from './values.js';
+import { checkMembersUtf8, checkUtf8 } from './values.js';
 
 export interface FileReport {
   file: string;
@@ -98,6 +98,7 @@ export async function validateSource(source: Source, hooks: ValidateHooks = {}):
           if (typeof members.type === 'string') report.type = members.type;
           // A descriptor whose `features` member came before `tilejson` was streamed; its members are still a descriptor.
           const issues = isDescriptorObject(members) ? validateDocument(members) : validator.end(members);
+          checkMembersUtf8(ev.replaced, members, issues);
           for (const issue of issues) tally.add(issue, { file, feature: null, line: null, column: null });
         } else {
           const value = ev.value;

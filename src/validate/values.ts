@@ -139,6 +139,13 @@ export function checkUtf8(text: string, bytes: Uint8Array, start: number, end: n
   }
 }
 
+/** `checkUtf8` of each collection member read with U+FFFD in its text (`MembersEvent.replaced`), at the member's path. */
+export function checkMembersUtf8(replaced: readonly { name: string; text: string; bytes: Uint8Array }[] | undefined, members: Record<string, unknown>, out: Issue[]): void {
+  for (const m of replaced ?? []) {
+    checkUtf8(m.text, m.bytes, 0, m.bytes.length, `/${pointerToken(m.name)}`, out, Object.hasOwn(members, m.name) ? members[m.name] : undefined);
+  }
+}
+
 /** The first member name or string under `path` holding U+FFFD, depth first; undefined when none does. */
 function replaced(v: unknown, path: string): { path: string; text: string } | undefined {
   if (typeof v === 'string') return v.includes('\uFFFD') ? { path, text: v } : undefined;

@@ -133,6 +133,23 @@ describe('values tiles cannot carry, one build', () => {
     expect(v.stdout).toMatch(/one\.geojson: \/properties\/name: warning: 1 invalid UTF-8 byte sequence\(s\) .* the first in "g\uFFFDh" .*\[text-invalid-utf8\]/);
   });
 
+  it('invalid UTF-8 in a collection member (the slide\'s properties) is reported by build and validate, a genuine U+FFFD is not', async () => {
+    const file = path.join(dir, 'members.json');
+    fs.writeFileSync(file, Buffer.concat([
+      Buffer.from('{"type":"FeatureCollection","name":"genuine \uFFFD",\n"properties":'),
+      spliced('{"stain":"H@E"}', [0xe9]),
+      Buffer.from(`,\n"features":[${polygon('{"label":13}', 10, 200)}]}`),
+    ]));
+    const b = await runCli(['build', file, '-o', path.join(dir, 'out-members'), '--workers', '1']);
+    expectOk(b, 'build');
+    const r = readReport(path.join(dir, 'out-members'));
+    const samples = r.features.samples.filter((x) => x.code === 'text-invalid-utf8').map((x) => [path.basename(x.file), x.feature, x.path, x.message]);
+    expect(samples).toEqual([['members.json', null, '/properties/stain', '1 invalid UTF-8 byte sequence(s) in the text, each read as U+FFFD, the first in "H\uFFFDE" (a file saved in another encoding, such as Latin-1?)']]);
+    const v = await runCli(['validate', file]);
+    expect(v.stdout).toMatch(/members\.json:collection: \/properties\/stain: warning: 1 invalid UTF-8 byte sequence\(s\) .* the first in "H\uFFFDE" .*\[text-invalid-utf8\]/);
+    expect(v.stdout).not.toMatch(/\/name: warning/);
+  });
+
   it('a lone surrogate becomes U+FFFD in JSON and PBF tiles alike, with a warning string-lone-surrogate', () => {
     const r = readReport(out);
     expect(r.features.warningsByCode['string-lone-surrogate']).toBe(1);
