@@ -34,13 +34,19 @@ export function jsonSyntaxError(file: string, text: string, line: number, column
   return new ReadError(file, at.line, at.column, message, { cause: e });
 }
 
+/** `jsonPointerAt` as messages say it: "JSON path /a/1", or "JSON path (top level)". */
+export function jsonPathAt(s: string, position: number, prefix = ''): string | null {
+  const pointer = jsonPointerAt(s, position, prefix);
+  return pointer === null ? null : `JSON path ${pointer === '' ? '(top level)' : pointer}`;
+}
+
 /**
  * Where `position` lies, as the JSON pointer (from the start of `text`, after `prefix`: a feature's text gives the
  * feature's own pointer, as validation issues name them) of the member or element reached there, or of the object
- * when a member name is due; null outside any array or object (without a prefix). A light walk that trusts the text
- * before `position`, which is where the first error lies.
+ * when a member name is due or being read; null outside any array or object (without a prefix). A light walk that
+ * trusts the text before `position`, which is where the first error lies.
  */
-export function jsonPathAt(s: string, position: number, prefix = ''): string | null {
+export function jsonPointerAt(s: string, position: number, prefix = ''): string | null {
   const frames: { key: string | number; array: boolean; expectKey: boolean }[] = [];
   for (let i = 0; i < position; i++) {
     const c = s.charCodeAt(i);
@@ -68,8 +74,7 @@ export function jsonPathAt(s: string, position: number, prefix = ''): string | n
   if (frames.length === 0 && prefix === '') return null;
   const top = frames[frames.length - 1];
   if (top?.expectKey) frames.pop();
-  const pointer = prefix + frames.map((f) => `/${pointerToken(f.key)}`).join('');
-  return `JSON path ${pointer === '' ? '(top level)' : pointer}`;
+  return prefix + frames.map((f) => `/${pointerToken(f.key)}`).join('');
 }
 
 /** Line and byte column of UTF-16 offset `position` in `text`, which starts at `line`/`column`. */

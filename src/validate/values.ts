@@ -2,6 +2,7 @@
 import { setOwn } from '../model/own.js';
 import { pointerToken, shown, type Issue } from './issue.js';
 import { report } from './rules.js';
+import { jsonPointerAt } from '../io/json-errors.js';
 
 /** A UTF-16 code unit of a surrogate pair standing alone (with the `u` flag a well-formed pair is one code point). */
 const LONE_SURROGATE = /\p{Cs}/u;
@@ -132,8 +133,11 @@ export function checkUtf8(text: string, bytes: Uint8Array, start: number, end: n
   let inBytes = 0;
   for (let j = start; j + 2 < end; j++) if (bytes[j] === 0xef && bytes[j + 1] === 0xbf && bytes[j + 2] === 0xbd) inBytes++;
   if (inText > inBytes) {
-    // The parsed value, when given, says where (the issue's path): the first name or string read with U+FFFD in it.
-    const at = value === undefined ? undefined : replaced(value, path);
+    // Where the first invalid byte lies (its JSON pointer in the text), and in the parsed value, when given, the name
+    // or string read there: a genuine U+FFFD before it is not taken for it.
+    const off = firstInvalidUtf8(bytes, start, end);
+    const base = off < 0 ? path : jsonPointerAt(text, utf8.decode(bytes.subarray(start, off)).length, path) ?? path;
+    const at = value === undefined ? undefined : replaced(valueAt(value, base.slice(path.length)), base);
     const where = at ? `, the first in ${shown(at.text)}` : '';
     report(out, 'text-invalid-utf8', at?.path ?? path, `${inText - inBytes} invalid UTF-8 byte sequence(s) in the text, each read as U+FFFD${where} (a file saved in another encoding, such as Latin-1?)`);
   }
@@ -144,6 +148,34 @@ export function checkMembersUtf8(replaced: readonly { name: string; text: string
   for (const m of replaced ?? []) {
     checkUtf8(m.text, m.bytes, 0, m.bytes.length, `/${pointerToken(m.name)}`, out, Object.hasOwn(members, m.name) ? members[m.name] : undefined);
   }
+}
+
+const utf8 = new TextDecoder();
+
+/** The offset of the first byte of `bytes[start, end)` that starts no valid UTF-8 sequence, or -1. */
+function firstInvalidUtf8(bytes: Uint8Array, start: number, end: number): number {
+  for (let i = start; i < end;) {
+    const b = bytes[i];
+    if (b < 0x80) { i++; continue; }
+    const n = b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : 0;
+    if (n === 0 || i + n >= end) return i;
+    // The second byte's range is narrower after E0, ED, F0 and F4 (no overlong forms, surrogates or code points past U+10FFFF).
+    const lo = b === 0xe0 ? 0xa0 : b === 0xf0 ? 0x90 : 0x80, hi = b === 0xed ? 0x9f : b === 0xf4 ? 0x8f : 0xbf;
+    if (bytes[i + 1] < lo || bytes[i + 1] > hi) return i;
+    for (let k = 2; k <= n; k++) if (bytes[i + k] < 0x80 || bytes[i + k] > 0xbf) return i;
+    i += n + 1;
+  }
+  return -1;
+}
+
+/** The value `rel` (a JSON pointer) names under `v`; undefined when it names nothing. */
+function valueAt(v: unknown, rel: string): unknown {
+  for (const token of rel === '' ? [] : rel.slice(1).split('/')) {
+    if (v === null || typeof v !== 'object') return undefined;
+    const key = token.replace(/~1/g, '/').replace(/~0/g, '~');
+    v = Object.hasOwn(v, key) ? (v as Record<string, unknown>)[key] : undefined;
+  }
+  return v;
 }
 
 /** The first member name or string under `path` holding U+FFFD, depth first; undefined when none does. */

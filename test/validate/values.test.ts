@@ -72,4 +72,22 @@ describe('text-invalid-utf8', () => {
     checkUtf8(text, bad, 0, bad.length, '', out, JSON.parse(text));
     expectOne(out, 'text-invalid-utf8', '/properties/na\uFFFDme', '1 invalid UTF-8 byte sequence(s) in the text, each read as U+FFFD, the first in "na\uFFFDme"');
   });
+
+  it('names where the first invalid byte lies, past genuine U+FFFD and valid sequences of every length before it', () => {
+    const cases: [Buffer, string, string][] = [
+      // A genuine U+FFFD (EF BF BD) in an earlier string is not the one replaced.
+      [Buffer.concat([Buffer.from('{"properties":{"a":"x\uFFFD","b":["ok","c'), Buffer.from([0xe9]), Buffer.from('d"]}}')]), '/properties/b/1', 'c\uFFFDd'],
+      // Two-, three- and four-byte sequences (é, €, 🙂) before an overlong NUL (C0 80, two invalid bytes).
+      [Buffer.concat([Buffer.from('{"s":"é€🙂","t":"u'), Buffer.from([0xc0, 0x80]), Buffer.from('v"}')]), '/t', 'u\uFFFD\uFFFDv'],
+      // A surrogate spelled in UTF-8 (ED A0 80) and a truncated sequence at the end of a string.
+      [Buffer.concat([Buffer.from('{"w":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')]), '/w', '\uFFFD\uFFFD\uFFFD'],
+      [Buffer.concat([Buffer.from('["a","b'), Buffer.from([0xe2, 0x82]), Buffer.from('"]')]), '/1', 'b\uFFFD'],
+    ];
+    for (const [bytes, path, shown] of cases) {
+      const text = decode(bytes);
+      const out: Issue[] = [];
+      checkUtf8(text, bytes, 0, bytes.length, '', out, JSON.parse(text));
+      expectOne(out, 'text-invalid-utf8', path, `the first in ${JSON.stringify(shown)}`);
+    }
+  });
 });
