@@ -143,7 +143,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   const fieldsSeen = new Set<string>();
   /** Per layer: valid features with an integer input id, and without (see ParseResult.ids). */
   const ids: Record<string, [number, number]> = {};
-  /** Valid QuPath objects on every channel (plane c -1). */
+  /** Valid QuPath objects on every channel (plane c -1, or none). */
   let everyChannel = 0;
   /** Per dimension: valid features without its --plane-field. */
   const lacking: Partial<Record<Dim, number>> = {};
@@ -248,7 +248,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   }
   // Tiles of a plane hold its own features: an object of every channel is drawn in one of them only.
   if (everyChannel > 0 && dims.has('c')) {
-    io.onWarning?.(`${everyChannel} QuPath object(s) are on every channel (plane c -1) while others name a channel: the pyramid has a plane per channel, and these are in channel 0's only`, { event: 'every-channel', features: everyChannel });
+    io.onWarning?.(`${everyChannel} QuPath object(s) are on every channel (plane c -1, or no plane: QuPath's default) while others name a channel: the pyramid has a plane per channel, and these are in channel 0's only`, { event: 'every-channel', features: everyChannel });
   }
   for (const [layer, fields] of Object.entries(sum.stats).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     for (const [field, st] of Object.entries(fields)) {

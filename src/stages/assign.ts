@@ -86,6 +86,16 @@ function quPathPlane(g: Feature['geometry'], d: Dim): unknown {
   return v === 0 || (d === 'c' && v === -1) ? undefined : v;
 }
 
+/**
+ * Whether QuPath put the object on every channel: plane c -1, or no plane at all on a QuPath object (`objectType`),
+ * which QuPath writes only off its default plane (c -1, z 0, t 0).
+ */
+function onEveryChannel(f: Feature): boolean {
+  const plane = f.geometry === null ? undefined : (f.geometry as { plane?: unknown }).plane;
+  if (plane !== undefined) return plane !== null && typeof plane === 'object' && (plane as { c?: unknown }).c === -1;
+  return f.properties !== null && typeof f.properties === 'object' && Object.hasOwn(f.properties, 'objectType');
+}
+
 /** The feature's plane, or an issue when a plane value is not a non-negative integer. */
 export function assignPlane(f: Feature, rule: PlaneRule, path: string): Assigned | Issue {
   const plane: Plane = { t: 0, c: 0, z: 0 };
@@ -107,7 +117,7 @@ export function assignPlane(f: Feature, rule: PlaneRule, path: string): Assigned
       where = `${path}/properties/${keys.map(pointerToken).join('/')}`;
     } else if ((v = quPathPlane(f.geometry, d)) !== undefined) {
       where = `${path}/geometry/plane/${d}`;
-    } else if (d === 'c' && f.geometry !== null && (f.geometry as { plane?: { c?: unknown } }).plane?.c === -1) {
+    } else if (d === 'c' && onEveryChannel(f)) {
       everyChannel = true;
       continue;
     } else if (d === 'z') {

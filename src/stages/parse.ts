@@ -98,7 +98,7 @@ export interface ParseResult {
   optionFieldsSeen: string[];
   /** Valid features without their `--plane-field`, per dimension (put at 0 there). */
   planeLacking: Partial<Record<Dim, number>>;
-  /** Valid QuPath objects on every channel (plane c -1), which go with channel 0. */
+  /** Valid QuPath objects on every channel (plane c -1, or none), which go with channel 0. */
   everyChannel: number;
   /** Tile size estimates of the batch (thinning.ts), when asked for. */
   sketch?: SketchData;

@@ -56,8 +56,15 @@ describe('build warnings', () => {
     const text = JSON.stringify({ type: 'FeatureCollection', features: [object(-1, 10), object(-1, 20), object(1, 30)] });
     const sink = new MemorySink();
     await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, maxZoom: 1 }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
-    expect(warnings).toEqual([['2 QuPath object(s) are on every channel (plane c -1) while others name a channel: the pyramid has a plane per channel, and these are in channel 0\'s only', { event: 'every-channel', features: 2 }]]);
+    expect(warnings).toEqual([['2 QuPath object(s) are on every channel (plane c -1, or no plane: QuPath\'s default) while others name a channel: the pyramid has a plane per channel, and these are in channel 0\'s only', { event: 'every-channel', features: 2 }]]);
     expect(json(sink, 'tileset.json').bounds).toEqual([0, 0, 0, 0, 0, 0, 1, 0, 2048, 2048]);
+    // A QuPath object without a plane is on QuPath's default plane (c -1) too; a feature of no QuPath export is not.
+    warnings.length = 0;
+    const planeless = { type: 'Feature', properties: { objectType: 'annotation' }, geometry: { type: 'Point', coordinates: [40, 10] } };
+    const plain = { type: 'Feature', properties: { name: 'roi' }, geometry: { type: 'Point', coordinates: [50, 10] } };
+    const withPlain = JSON.stringify({ type: 'FeatureCollection', features: [object(-1, 10), planeless, plain, object(1, 30), object(0, 60)] });
+    await buildPyramid([{ source: memorySource('cells.json', withPlain) }], { ...OPTS, maxZoom: 1 }, { sink: new MemorySink(), onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings.map(([, d]) => d)).toEqual([{ event: 'every-channel', features: 2 }]);
     // All on every channel: one plane, nothing to say.
     warnings.length = 0;
     await buildPyramid([{ source: memorySource('cells.json', JSON.stringify({ type: 'FeatureCollection', features: [object(-1, 10)] })) }], { ...OPTS, maxZoom: 1 }, { sink: new MemorySink(), onWarning: (m, d) => warnings.push([m, d]) });
