@@ -167,6 +167,7 @@ export function buildReport(ctx: RunContext, totals: MarkerTotals, descriptor: T
         budgeted: plan.formats.pbf ? 'pbf' : 'json',
         share: plan.thresholds.map((t) => 1 - (t?.[0] ?? 0) / PRIORITY_RANGE),
         thresholds: plan.thresholds.map((t) => t?.[0] ?? 0), raised: plan.raised, spareFrom: plan.spareFrom,
+        budget: plan.lod === 'auto' ? plan.tileBudget : null,
       },
     },
     units: { levels: plan.levels.length, total: run.units },

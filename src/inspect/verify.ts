@@ -10,14 +10,17 @@ import type { PbfLayer } from './decode.js';
 import { isOverview, listZoomTiles, openPyramid, overviewPath, zoomDirs, type Pyramid, type TileRef } from './layout.js';
 import type { PyramidReader } from './reader.js';
 import { checkDescriptor, checkOverview } from './verify-descriptor.js';
-import { problem, ProblemList, type Problem, type ProblemCode } from './verify-problems.js';
+import { decodeJsonBytes, problem, ProblemList, type Problem, type ProblemCode } from './verify-problems.js';
 import { checkReport, type ZoomCount } from './verify-report.js';
 import { checkBudget, checkJsonTile, checkPbfTile, checkPlacement, compareTile, pbfEncodable, zoomFrame } from './verify-tiles.js';
 
 export type { Problem, ProblemCode } from './verify-problems.js';
 
 export interface VerifyOptions {
-  /** Largest allowed tile below the finest zoom, in bytes (default: the build's default, `--tile-budget`). */
+  /**
+   * Largest allowed tile below the finest zoom, in bytes. Default: the budget the build report says the build held
+   * (none with `--lod none`), else the build's default `--tile-budget`.
+   */
   tileBudget?: number;
   /** Problems kept per code; the rest are only counted (default 50). */
   maxPerCode?: number;
@@ -53,7 +56,6 @@ function readTile(p: Pyramid, rel: string, out: ProblemList): Uint8Array | undef
 /** Checks a whole pyramid; never throws for what it finds (a missing or unusable descriptor is a problem too). */
 export function verifyPyramid(root: string | PyramidReader, opts: VerifyOptions = {}): VerifyResult {
   const out = new ProblemList(opts.maxPerCode ?? 50);
-  const budget = opts.tileBudget ?? OPTIONS.tileBudget.default;
   let p: Pyramid;
   try {
     p = openPyramid(root);
@@ -64,6 +66,11 @@ export function verifyPyramid(root: string | PyramidReader, opts: VerifyOptions 
   }
   out.add(p.reader.problems ?? []);
   out.add(checkDescriptor(p));
+  const notes: string[] = [...(p.reader.notes ?? [])];
+  const report = p.reader.read('build-report.json');
+  const held = opts.tileBudget ?? heldBudget(report);
+  if (held === null) notes.push('tile sizes were not held to a budget: the build used --lod none (give --tile-budget to check them)');
+  const budget = held ?? Infinity;
   const layerIds = new Set((Array.isArray(p.descriptor.vector_layers) ? p.descriptor.vector_layers : []).map((l) => l.id));
   const pbfBuilt = p.format === 'pbf';
   const zooms = zoomDirs(p);
@@ -147,8 +154,6 @@ export function verifyPyramid(root: string | PyramidReader, opts: VerifyOptions 
       if (!overviews.has(path)) out.add([problem('overview-missing', path, 'the plane has JSON tiles but no overview descriptor at zoom 0')]);
     }
   }
-  const notes: string[] = [...(p.reader.notes ?? [])];
-  const report = p.reader.read('build-report.json');
   if (report === undefined && p.reader.wholeWithoutReport) {
     notes.push('no build report beside the archive, so the tile counts were not compared with it');
   } else if (report === undefined && extractedWithoutReport(p.reader)) {
@@ -157,6 +162,20 @@ export function verifyPyramid(root: string | PyramidReader, opts: VerifyOptions 
     out.add(checkReport(report, counted));
   }
   return { ok: out.list.length === 0, problems: out.list, counts: out.counts, checked: { tiles: tilesChecked, features: featuresChecked }, notes };
+}
+
+/**
+ * The budget a build report says its build held tiles to: bytes, null for none (`--lod none`), or the default budget
+ * when there is no report or it predates the field (what builds then held unless told otherwise).
+ */
+function heldBudget(report: Uint8Array | undefined): number | null {
+  let budget: unknown;
+  try {
+    budget = report === undefined ? undefined : (decodeJsonBytes(report) as { tiles?: { thinning?: { budget?: unknown } } } | null)?.tiles?.thinning?.budget;
+  } catch {
+    budget = undefined; // checkReport says what is wrong with it
+  }
+  return budget === null || (typeof budget === 'number' && budget > 0) ? budget : OPTIONS.tileBudget.default;
 }
 
 /**

@@ -38,7 +38,11 @@ export interface BuildReport {
      * (every layer alike), the zooms whose rule was raised after tiling because a tile was still over, and the
      * coarsest zoom that draws lines and polygons 8 display pixels across whatever the share.
      */
-    thinning: { budgeted: 'pbf' | 'json'; share: number[]; thresholds: number[]; raised: number[]; spareFrom: number };
+    thinning: {
+      budgeted: 'pbf' | 'json'; share: number[]; thresholds: number[]; raised: number[]; spareFrom: number;
+      /** The bytes each tile below the finest zoom was held to (`--tile-budget`); null with `--lod none`, which holds none. */
+      budget: number | null;
+    };
   };
   units: { levels: number; total: number };
   /** How this run went, which may differ between runs that give the same pyramid (all else in the report may not). */

@@ -130,6 +130,27 @@ describe('verifyPyramid', () => {
     expect(codes(verify(far))).toEqual(['feature-mismatch', 'feature-outside-tile']);
   });
 
+  it('holds tiles to the budget the build report says the build held: its bytes, none with --lod none, the default without the field', () => {
+    const withBudget = (budget: unknown) => {
+      const f = files();
+      const report = JSON.parse(Buffer.from(f.get('build-report.json') as Uint8Array).toString()) as { tiles: { thinning: Record<string, unknown> } };
+      expect(report.tiles.thinning.budget).toBe(500 * 1024);
+      if (budget === undefined) delete report.tiles.thinning.budget;
+      else report.tiles.thinning.budget = budget;
+      f.set('build-report.json', new TextEncoder().encode(JSON.stringify(report)));
+      return f;
+    };
+    const over = (r: VerifyResult) => r.problems.filter((p) => p.code === 'tile-over-budget').length;
+    expect(over(verify(withBudget(64)))).toBeGreaterThan(0);
+    expect(verify(withBudget(64)).problems.find((p) => p.code === 'tile-over-budget')?.message).toMatch(/over the tile budget of 64 bytes/);
+    const none = verify(withBudget(null));
+    expect([none.ok, none.notes]).toEqual([true, ['tile sizes were not held to a budget: the build used --lod none (give --tile-budget to check them)']]);
+    // Given, a budget is checked whatever the build held.
+    expect(over(verify(withBudget(null), { tileBudget: 64 }))).toBeGreaterThan(0);
+    expect(verify(withBudget(undefined)).ok).toBe(true);
+    expect(verify(withBudget('big')).ok).toBe(true);
+  });
+
   it('checks the budget below the finest zoom only, and flags zooms outside minzoom–maxzoom', () => {
     const f = files();
     const r = verify(f, { tileBudget: 64 });

@@ -10,7 +10,7 @@ export const details =
   'Checks that the descriptor and every overview validate and match the layout, every tile decodes (JSON and PBF), ' +
   'JSON and PBF tiles agree feature for feature (ids, properties, layer, geometry in pixels), every tile and its ' +
   'features lie inside the grid, the bounds and the buffered tile, no tile below the finest zoom exceeds ' +
-  '--tile-budget, no zoom directory lies outside minzoom–maxzoom, and build-report.json matches the files. ' +
+  'the budget the build held (from its report; --tile-budget checks another), no zoom directory lies outside minzoom–maxzoom, and build-report.json matches the files. ' +
   'Archives (FILE.pmtiles, or a DIR whose tileset.json lists archives) are checked tile by tile as directories are, ' +
   'and each archive\'s tile type and metadata (the descriptor) too. ' +
   'Exit 0: no problem; 1: problems (listed on stdout); 3: no readable tileset.json or archive.';
@@ -21,7 +21,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const reader = await openPyramidReader(args[0]);
   let result: VerifyResult;
   try {
-    result = verifyPyramid(reader, { tileBudget: options.tileBudget });
+    result = verifyPyramid(reader, { tileBudget: ctx.given.tileBudget });
   } finally {
     reader.close();
   }
