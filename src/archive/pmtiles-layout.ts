@@ -95,6 +95,11 @@ export interface ArchiveOptions {
   tileType: TileType;
   /** How the stored tile bytes are compressed (the writer stores them as given). */
   tileCompression: Compression;
+  /**
+   * Part 0's records, removals included, stand over the other parts' for the tiles it holds: the part of a writer
+   * that ran after those it merges (finalize, which may tile shards' units again with raised thresholds).
+   */
+  firstPartLatest?: boolean;
 }
 
 export interface ArchiveLayout {
@@ -116,7 +121,7 @@ export function layoutArchive(index: TileIndex, metadata: object, options: Archi
   if (options.tileType === TileType.Mvt && !Array.isArray((metadata as { vector_layers?: unknown }).vector_layers)) {
     throw new OutputError('the metadata of an MVT archive needs vector_layers (PMTiles spec, section 5)');
   }
-  const winners = latestRecords(index);
+  const winners = latestRecords(index, options.firstPartLatest === true);
   // PMTiles has no empty archive: a directory's entry count "MUST be greater than 0" (spec section 4.1).
   if (winners.length === 0) throw new DataError('there is no tile to store (every feature left out: outside the world, too small to draw at these zooms, or a mesh, which PBF tiles do not carry), and a PMTiles archive holds at least one');
   const entries = {
@@ -203,9 +208,10 @@ export function encodeArchive(
 
 /**
  * The record that stands for each tile, in tile-id order; removed tiles left out. Within a part the last record
- * wins; parts must agree on a tile they both hold, or the archive would depend on the order of the parts.
+ * wins, and part 0's over the others' when `firstLatest`; other parts must agree on a tile they both hold, or the
+ * archive would depend on the order of the parts.
  */
-function latestRecords(index: TileIndex): Uint32Array {
+function latestRecords(index: TileIndex, firstLatest: boolean): Uint32Array {
   const order = new Uint32Array(index.count);
   for (let i = 0; i < order.length; i++) order[i] = i;
   order.sort((a, b) => index.tileId[a] - index.tileId[b] || index.part[a] - index.part[b] || a - b);
@@ -218,6 +224,7 @@ function latestRecords(index: TileIndex): Uint32Array {
       const r = order[i];
       const next = order[i + 1];
       if (next !== undefined && index.tileId[next] === id && index.part[next] === index.part[r]) continue; // replaced later in its part
+      if (firstLatest && final >= 0 && index.part[final] === 0) continue; // part 0 comes first in this order
       if (final >= 0 && !sameContent(index, final, r)) {
         const [z, x, y] = tileIdToZxy(id);
         throw new OutputError(`tile ${z}/${x}/${y} is in parts ${index.part[final]} and ${index.part[r]} with different bytes`);

@@ -274,7 +274,9 @@ export class PmtilesWriter {
       // assembly leaves goes with that directory, and nothing but the archive is ever written beside it.
       // Named at random: two assemblies at once (a finalize retried while one still runs) never write one file.
       const temporary = this.ownPart ? undefined : `${this.part.path}.archive-${randomBytes(4).toString('hex')}`;
-      const summary = assembleArchive([{ path: this.part.path, index: this.part.index }, ...others], this.file, metadata, this.options, temporary);
+      // This writer's part is newer than the parts it merges (finalize after its shards): its records stand.
+      const options = { ...this.options, firstPartLatest: others.length > 0 };
+      const summary = assembleArchive([{ path: this.part.path, index: this.part.index }, ...others], this.file, metadata, options, temporary);
       if (!this.options.keepPart) fs.rmSync(this.part.path, { force: true });
       return summary;
     } catch (err) {

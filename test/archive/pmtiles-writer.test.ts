@@ -309,6 +309,36 @@ describe('parts', () => {
     expect(fs.readdirSync(dir).sort()).toEqual(['a.part', 'b.part']);
   });
 
+  it('a writer merging finished parts (finalize after its shards) has its own records, removals included, stand over theirs', async () => {
+    const dir = scratch();
+    const shard = TilePart.create(path.join(dir, 'shard-0.part'));
+    const other = TilePart.create(path.join(dir, 'shard-1.part'));
+    shard.add(4, 0, 0, Uint8Array.of(1));
+    shard.add(4, 1, 0, Uint8Array.of(2));
+    shard.add(4, 2, 0, Uint8Array.of(3));
+    other.add(4, 3, 0, Uint8Array.of(4));
+    shard.close();
+    other.close();
+    const file = path.join(dir, 'slide.pmtiles');
+    const w = new PmtilesWriter(file, { ...MVT, partPath: path.join(dir, 'finalize.part'), parts: [shard.path, other.path] });
+    // Tiled again with raised thresholds: one tile changed, one now empty, one left as the shard wrote it.
+    w.add(4, 0, 0, Uint8Array.of(9));
+    w.remove(4, 1, 0);
+    w.finish(METADATA);
+    const archive = await openPmtiles(file);
+    const listed: [number, number, number, number][] = [];
+    for await (const t of archive.tiles()) listed.push([t.z, t.x, t.y, (await archive.tile(t.z, t.x, t.y) as Uint8Array)[0]]);
+    expect(listed).toEqual([[4, 0, 0, 9], [4, 2, 0, 3], [4, 3, 0, 4]]);
+    await archive.close();
+    // The shards' parts among themselves must still agree.
+    const a = TilePart.create(path.join(dir, 'a.part')), b = TilePart.create(path.join(dir, 'b.part'));
+    a.add(4, 5, 5, Uint8Array.of(1)); b.add(4, 5, 5, Uint8Array.of(2));
+    a.close(); b.close();
+    const v = new PmtilesWriter(path.join(dir, 'two.pmtiles'), { ...MVT, partPath: path.join(dir, 'v.part'), parts: [a.path, b.path] });
+    v.add(4, 0, 0, Uint8Array.of(1));
+    expect(() => v.finish(METADATA)).toThrow(/tile 4\/5\/5 is in parts 1 and 2 with different bytes/);
+  });
+
   it('resume after the last whole record of a part cut short, and refuse to merge a part cut short', () => {
     const dir = scratch();
     const p = path.join(dir, 'a.part');

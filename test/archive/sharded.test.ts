@@ -8,6 +8,7 @@ import { ArchiveSink } from '../../src/archive/archive-sink.js';
 import { openPmtiles } from '../../src/archive/pmtiles-reader.js';
 import { buildPyramid, buildShard, finalizeShardedBuild, planShardedBuild } from '../../src/build/pipeline.js';
 import { fileSource } from '../../src/io/read.js';
+import { mulberry32 } from '../../src/random.js';
 import type { OutputLayout } from '../../src/io/sink.js';
 import { readRecord } from '../../src/io/written.js';
 import type { Options } from '../../src/options.js';
@@ -46,6 +47,32 @@ describe('plan, build-shard, finalize into archives', () => {
     const got = outputs(sharded);
     expect([...got.keys()]).toEqual([...want.keys()]);
     expect([...got].filter(([f, b]) => !b.equals(want.get(f) as Buffer)).map(([f]) => f), 'files whose bytes differ').toEqual([]);
+  });
+});
+
+describe('finalize tiling shards\' units again', () => {
+  it('a level-0 zoom raised after the shards ran (their tiles over the budget): finalize\'s tiles stand over theirs, the one-machine bytes', async () => {
+    // 12,000 squares of 5 px over 8,192 px with a budget of 700 bytes: the plan's estimate misses at zoom 4, which the
+    // shards tile, so finalize raises it and tiles their units again into its own part.
+    const dir = scratch();
+    const file = path.join(dir, 'dense.ndjson');
+    const random = mulberry32(3);
+    const lines: string[] = [];
+    for (let i = 0; i < 12000; i++) {
+      const x = Math.round(random() * 8180 * 10) / 10, y = Math.round(random() * 8180 * 10) / 10;
+      lines.push(JSON.stringify({ type: 'Feature', id: i + 1, properties: {}, geometry: { type: 'Polygon', coordinates: [[[x, y], [x + 5, y], [x + 5, y + 5], [x, y + 5], [x, y]]] } }));
+    }
+    fs.writeFileSync(file, `${lines.join('\n')}\n`);
+    const base: Partial<Options> = { imageSize: '8192,8192', maxZoom: 6, tileBudget: 700, workers: 1 };
+    const local = path.join(dir, 'local', 'x.pmtiles');
+    await buildPyramid([{ source: fileSource(file) }], { ...base, out: local });
+    const out = path.join(dir, 'sharded', 'x.pmtiles');
+    await planShardedBuild([{ source: fileSource(file) }], { ...base, out, shards: 2 });
+    for (const shard of [0, 1]) await buildShard({ out, workers: 1 }, shard);
+    await finalizeShardedBuild({ out, workers: 1 });
+    const report = JSON.parse(fs.readFileSync(path.join(dir, 'sharded', 'x.build-report.json'), 'utf8')) as { tiles: { thinning: { raised: number[] } } };
+    expect(report.tiles.thinning.raised).toEqual([4]);
+    expect(fs.readFileSync(out).equals(fs.readFileSync(local))).toBe(true);
   });
 });
 
