@@ -76,6 +76,9 @@ async function raiseAndUndo(ctx: RunContext, level: number, markers: UnitMarker[
       undone.push([l, m.key]);
     }
   }
+  // The removals reach the disk before the markers go (an archive part buffers them): a kill in between would leave
+  // tiles that the units, tiled again, no longer write.
+  await ctx.sink.flush?.();
   ctx.units.remove(undone);
   plan.raised = [...new Set([...plan.raised, ...raised])].sort((a, b) => a - b);
   savePlan(ctx.work, ctx.planFile);

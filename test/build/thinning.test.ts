@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { buildPyramid, buildShard, fileSource, finalizeShardedBuild, memorySource, MemorySink, planShardedBuild } from '../../src/index.js';
 import { PRIORITY_RANGE, thinningPriority } from '../../src/stages/thinning.js';
 import { raiseRule } from '../../src/build/levels.js';
+import { MemoryWorkDir } from '../../src/io/workdir-memory.js';
 import { decodePbf, readTree, tmpDir } from '../helpers/pyramid.js';
 
 const W = 8192, H = 4096, MAX = 5, BUDGET = 20 * 1024;
@@ -172,6 +173,30 @@ describe('a zoom the estimate gets wrong', () => {
       expect([...drawn(pbf.get(z))].every((id) => finer.has(id))).toBe(true);
     }
     expect(drawn(pbf.get(1)).size).toBeLessThan(2000);
+  });
+
+  it('undoing units after the correction, the tiles they wrote are removed for good (a buffering sink flushed) before their markers go', async () => {
+    const events: string[] = [];
+    // A sink that keeps removals until flushed, as an archive part does, and a work directory that says when
+    // markers are removed.
+    class Recording extends MemorySink {
+      override async remove(rel: string): Promise<void> { events.push('remove'); await super.remove(rel); }
+      async flush(): Promise<void> { events.push('flush'); }
+    }
+    class Work extends MemoryWorkDir {
+      override append(rel: string, parts: readonly Uint8Array[]): void {
+        if (parts.some((p) => Buffer.from(p).includes('"op":"remove"'))) events.push('markers removed');
+        super.append(rel, parts);
+      }
+    }
+    await buildPyramid([{ source: memorySource('points.ndjson', text) }], { ...opts, workers: 1 }, { sink: new Recording(), work: new Work() });
+    const undone = events.flatMap((e, i) => (e === 'markers removed' ? [i] : []));
+    expect(undone.length, 'a correction happened').toBeGreaterThan(0);
+    for (const i of undone) {
+      const lastRemove = events.lastIndexOf('remove', i);
+      expect(lastRemove, 'tiles were removed').toBeGreaterThanOrEqual(0);
+      expect(events.slice(lastRemove, i), 'flushed between the last removal and the markers').toContain('flush');
+    }
   });
 
   it('gives the same bytes on one machine (one worker, two: levels overlap, a correction restarts) and sharded (finalize with two)', async () => {
