@@ -238,8 +238,13 @@ export class Splitter {
       this.startSequence();
       return i + 1;
     }
-    if ((b === 0xff || b === 0xfe) && this.at.abs + i === 0) {
-      this.fail(i, `the input starts with a UTF-16 byte order mark (${b === 0xff ? 'FF FE' : 'FE FF'}): JSON is read as UTF-8; save the file as UTF-8 (Windows PowerShell 5 writes UTF-16 with >)`);
+    if (this.at.abs + i === 0 && (b === 0xff || b === 0xfe)) {
+      // The byte after, when this chunk holds it (a source's chunks do; only a test's may end here).
+      const pair = i + 1 < chunk.length ? (b << 8) | chunk[i + 1] : b === 0xff ? 0xfffe : 0xfeff;
+      if (pair === 0xfffe || pair === 0xfeff) {
+        this.fail(i, `the input starts with a UTF-16 byte order mark (${b === 0xff ? 'FF FE' : 'FE FF'}): JSON is read as UTF-8; save the file as UTF-8 (Windows PowerShell 5 writes UTF-16 with >)`);
+      }
+      if (pair === 0xffd8) this.fail(i, 'the input is a JPEG image (FF D8), not JSON: a label mask is read from a lossless TIFF or PNG, whose JPEG artefacts would not be labels');
     }
     if (!isValueStart(b)) this.fail(i, `unexpected ${describeByte(b)}, expected a JSON value`);
     if (this.valuesSeen > 0) this.startSequence();

@@ -348,6 +348,13 @@ describe('syntax errors: exact line and column', () => {
   }
 });
 
+describe('binary input', () => {
+  it('a JPEG image is named for what it is, not taken for UTF-16 (both start with FF)', async () => {
+    const e = await readError(memorySource('photo.jpg', Buffer.from([0xff, 0xd8, 0xff, 0xdb, 0x00, 0x43])));
+    expect([e.file, e.line, e.column, e.message]).toEqual(['photo.jpg', 1, 1, 'the input is a JPEG image (FF D8), not JSON: a label mask is read from a lossless TIFF or PNG, whose JPEG artefacts would not be labels']);
+  });
+});
+
 describe('helpers', () => {
   it('layerNameFor strips data extensions only', () => {
     expect(layerNameFor('/data/cells.json')).toBe('cells');
