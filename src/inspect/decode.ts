@@ -5,7 +5,7 @@ import type { Feature, FeatureCollection, Id, Properties } from '../model/featur
 import type { Geometry, Position } from '../model/geometry.js';
 import { InputError, UsageError } from '../report/errors.js';
 import { tilePath, tileSize, type Plane } from '../tiling/space.js';
-import { openPyramid, readJson, type Pyramid, type TileFormat } from './layout.js';
+import { listZoomTiles, openPyramid, readJson, type Pyramid, type TileFormat } from './layout.js';
 import type { PyramidReader } from './reader.js';
 
 export type PbfValue = string | number | boolean;
@@ -176,7 +176,9 @@ export function decodeTile(root: string | PyramidReader | Pyramid, z: number, x:
   if (opts.format) {
     format = opts.format;
     if (format === 'json' && !jsonHoldsFeatures) {
-      throw new UsageError(`${pathOf('json')} is the overview descriptor of the JSON pyramid, not a tile of features; read zoom 0 from the PBF tile`);
+      throw new UsageError(has(p, pathOf('json'))
+        ? `${pathOf('json')} is the overview descriptor of the JSON pyramid, not a tile of features; read zoom 0 from the PBF tile`
+        : `${pathOf('json')}: this pyramid has no JSON tiles (zoom 0 of a JSON pyramid is its overview descriptor anyway); read zoom 0 from the PBF tile`);
     }
   } else {
     format = has(p, pathOf('pbf')) || !jsonHoldsFeatures ? 'pbf' : has(p, pathOf('json')) ? 'json' : p.format;
@@ -184,7 +186,16 @@ export function decodeTile(root: string | PyramidReader | Pyramid, z: number, x:
   const path = pathOf(format);
   const bytes = p.reader.read(path);
   const collection: FeatureCollection = { type: 'FeatureCollection', features: [] };
-  if (bytes === undefined) return { path, format, exists: false, collection };
+  if (bytes === undefined) {
+    // No tile there: an empty one, unless the pyramid has no tile of that format at the zoom while it has the other's.
+    const other: TileFormat = format === 'json' ? 'pbf' : 'json';
+    const exts = new Set<string>();
+    for (const t of listZoomTiles(p, z)) if (exts.add(t.ext).size === 2) break;
+    if (opts.format && !exts.has(format) && exts.has(other)) {
+      throw new UsageError(`${path}: this pyramid has no ${format.toUpperCase()} tiles at zoom ${z}, only ${other.toUpperCase()} ones: ask for ${z}/${x}/${y}.${other}`);
+    }
+    return { path, format, exists: false, collection };
+  }
   if (format === 'pbf') {
     let layers: PbfLayer[];
     try {

@@ -64,6 +64,19 @@ describe('mudm-tiles inspect / verify', () => {
     expect((await cli('inspect', path.join(dir, 'nothing'))).code).toBe(3);
   });
 
+  it('inspect of a tile in a format the pyramid has none of is a usage error, not an empty tile', async () => {
+    const pbfOnly = path.join(dir, 'pbf-only');
+    fs.cpSync(path.join(dir, 'out'), pbfOnly, { recursive: true });
+    for (const z of ['0', '1', '2']) for (const f of fs.readdirSync(path.join(pbfOnly, z), { recursive: true }) as string[]) if (f.endsWith('.json')) fs.rmSync(path.join(pbfOnly, z, f));
+    const r = await cli('inspect', pbfOnly, '2/0/0.json');
+    expect([r.code, r.stdout, r.stderr.split('\n')[0]]).toEqual([2, '', 'error: 2/0/0.json: this pyramid has no JSON tiles at zoom 2, only PBF ones: ask for 2/0/0.pbf']);
+    const overview = await cli('inspect', pbfOnly, '0/0/0', '--format', 'json');
+    expect([overview.code, overview.stderr.split('\n')[0]]).toEqual([2, 'error: 0/0/0.json: this pyramid has no JSON tiles (zoom 0 of a JSON pyramid is its overview descriptor anyway); read zoom 0 from the PBF tile']);
+    // A tile of its own format that is not there is still an empty tile.
+    const empty = await cli('inspect', pbfOnly, '2/3/3.pbf');
+    expect([empty.code, JSON.parse(empty.stdout)]).toEqual([0, { type: 'FeatureCollection', features: [] }]);
+  });
+
   it('verify exits 0 on a fresh build and 1 with the list of problems on a tampered one', async () => {
     const out = path.join(dir, 'out');
     const ok = await cli('verify', out);
