@@ -17,7 +17,7 @@ export function generalHelp(): string {
     ...COMMANDS.map((c) => `  ${c.name.padEnd(nameWidth)}${c.summary}`),
     '',
     `Run '${PROGRAM} <command> --help' for the options of a command, '${PROGRAM} --version' for the version.`,
-    'Exit codes: 0 ok, 1 invalid data, 2 usage error, 3 input unreadable, 4 output problem, 5 internal error.',
+    'Exit codes: 0 ok, 1 invalid data, 2 usage error, 3 input unreadable, 4 output problem, 5 internal error, 130 SIGINT, 143 SIGTERM.',
   ];
   return `${lines.join('\n')}\n`;
 }
