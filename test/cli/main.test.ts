@@ -34,7 +34,7 @@ describe('main', () => {
     expect(extract).not.toContain('FILE.pmtiles: one PMTiles archive');
     expect(await help('inspect')).toContain('--format LIST the file a tile is decoded from, json or pbf');
     expect(await help('build')).toContain('--format LIST tile formats to write: json, pbf or json,pbf (default: json,pbf; pbf for -o FILE.pmtiles)');
-    expect(await help('verify')).toContain('--tile-budget BYTES the largest PBF tile (JSON without PBF) below the finest zoom that passes (default: 500K)');
+    expect(await help('verify')).toContain('--tile-budget BYTES the largest PBF tile (JSON without PBF) below the finest zoom that passes (default: the budget the build held, from its report)');
   });
 
   it('unknown command with a suggestion, exit 2', async () => {
