@@ -45,11 +45,18 @@ function expand(arg: string, { io, perFile, layerOption, out, warn }: ExpandCont
   } catch {
     throw new InputError(`cannot read ${arg}: no such file or directory`, arg);
   }
-  if (!st.isDirectory()) return [fileInput(arg === full ? full : path.relative(io.cwd, full) || full, plane, layer)];
+  const to = out === undefined ? undefined : path.resolve(io.cwd, out);
+  // The folder the output's files (descriptor, report) go into: OUT, or an archive's own folder.
+  const writesInto = (dir: string) => to !== undefined && (pathOverlap(to, dir) === 'is' || (isArchiveFile(to) && pathOverlap(path.dirname(to), dir) === 'is'));
+  if (!st.isDirectory()) {
+    if (writesInto(path.dirname(full))) {
+      warn?.(`${arg} lies in the folder the output ${out} writes its descriptor and report into: a later build of that folder as an input would read them too; keep inputs apart from outputs`, { event: 'input-beside-output', input: arg, out });
+    }
+    return [fileInput(arg === full ? full : path.relative(io.cwd, full) || full, plane, layer)];
+  }
   // Its data files are read, not its folders: an output there (or an archive's report beside it) would be read by
   // the next build as features.
-  const to = out === undefined ? undefined : path.resolve(io.cwd, out);
-  if (to !== undefined && (pathOverlap(to, full) === 'is' || (isArchiveFile(to) && pathOverlap(path.dirname(to), full) === 'is'))) {
+  if (writesInto(full)) {
     throw new UsageError(`the output ${out} writes into the input directory ${arg}, whose data files a build reads: the next build would read what this one wrote there as input; choose an output outside it (a folder inside it is fine)`);
   }
   const names = fs.readdirSync(full).sort();

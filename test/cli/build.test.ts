@@ -120,10 +120,15 @@ describe('mudm-tiles build', () => {
       const sub = await run(['build', data, '-o', path.join(data, 'tiles'), '-q', '--max-zoom', '1', '--force']);
       expect([sub.code, sub.stderr]).toEqual([0, '']);
     }
-    // A file input in the output folder is read alone: not refused, and --force keeps it (no build wrote it).
-    const one = await run(['build', path.join(data, 'cells.json'), '-o', data, '-q', '--max-zoom', '1', '--force']);
-    expect([one.code, one.stderr]).toEqual([0, '']);
-    expect(fs.existsSync(path.join(data, 'cells.json'))).toBe(true);
+    // A file input in the output folder is read alone: not refused, and --force keeps it (no build wrote it), with a
+    // warning that the folder, read as an input later, holds the pyramid's files too.
+    const input = path.join(data, 'cells.json');
+    const one = await run(['build', input, '-o', data, '--max-zoom', '1', '--force']);
+    expect(one.code).toBe(0);
+    expect(one.stderr).toContain(`warning: ${input} lies in the folder the output ${data} writes its descriptor and report into: a later build of that folder as an input would read them too; keep inputs apart from outputs\n`);
+    expect(fs.existsSync(input)).toBe(true);
+    const beside = await run(['build', input, '-o', path.join(data, 'x.pmtiles'), '--max-zoom', '1', '--force']);
+    expect([beside.code, beside.stderr]).toEqual([0, expect.stringContaining(`warning: ${input} lies in the folder the output`)]);
   });
 
   it('reads a directory\'s annotation documents and passes over the slide images beside them, saying so', async () => {
