@@ -324,9 +324,13 @@ export class ArchiveSink implements TileSink {
   }
 }
 
-/** A file's identity: a file made since at the same name (an inode number reused included) has another. */
+/**
+ * A file's identity: a file made since at the same name (an inode number reused included) has another. Not its ctime,
+ * which a second link's removal changes: the one a killed assembly left in the work directory, which --force removes
+ * before it looks again, or a backup tool's.
+ */
 function identityOf(st: fs.Stats): string {
-  return `${st.dev}:${st.ino}:${st.ctimeMs}`;
+  return `${st.dev}:${st.ino}:${st.mtimeMs}:${st.size}`;
 }
 
 function statOf(file: string): fs.Stats | undefined {

@@ -359,6 +359,32 @@ describe('ArchiveSink', () => {
     expect(fs.statSync(report).mtimeMs).toBeGreaterThanOrEqual(fs.statSync(file).mtimeMs);
   });
 
+  it('replaces an earlier archive whose second link (what a killed assembly left in the work directory) went while it ran', async () => {
+    const dir = scratch();
+    const file = path.join(dir, 'slide.pmtiles');
+    const oneLayout: OutputLayout = { dims: [], planes: [{ t: 0, c: 0, z: 0 }], formats: { json: false, pbf: true }, maxZoom: 1 };
+    const build = async (bytes: Uint8Array, between = () => {}) => {
+      const sink = new ArchiveSink({ mode: 'file', out: file, partsDir: path.join(dir, '.parts'), layout: oneLayout });
+      await sink.initialize({ force: true, resume: false });
+      between();
+      await sink.begin({ force: true, resume: false, layout: oneLayout });
+      await sink.write('0/0/0.pbf', bytes);
+      await sink.write('build-report.json', '{"features":{},"tiles":{}}');
+      await sink.write('tileset.json', JSON.stringify({ ...METADATA, tilejson: '3.0.0', scale_factor: 2, format: 'pbf' }));
+      await sink.finish();
+      await sink.close();
+    };
+    await build(Uint8Array.of(1));
+    const link = path.join(dir, '.parts', 'slide.pmtiles.part.archive-0badcafe');
+    fs.mkdirSync(path.dirname(link), { recursive: true });
+    fs.linkSync(file, link);
+    // --force removes the work directory, and the link with it, after it found the archive: its ctime changes.
+    await build(Uint8Array.of(2), () => fs.rmSync(link));
+    const archive = await openPmtiles(file);
+    expect(await archive.tile(0, 0, 0)).toEqual(Buffer.of(2));
+    await archive.close();
+  });
+
   it('refuses a tile path of no plane of the layout, and a zoom past what PMTiles holds', async () => {
     const dir = scratch();
     const sink = new ArchiveSink({ mode: 'planes', out: dir, partsDir: path.join(dir, '.parts'), layout });
