@@ -66,8 +66,11 @@ async function copyAll(reader: ArchiveReader, sink: DirectorySink): Promise<Extr
     result.files++;
     return true;
   };
-  for (const rel of reader.tilePaths()) if (await copy(rel)) result.tiles++;
   const descriptor = JSON.parse(Buffer.from(reader.read('tileset.json') as Uint8Array).toString('utf8')) as TilesetDescriptor;
+  // Every zoom's folder, as a directory build makes them, whether or not a tile lies there.
+  const { minzoom = 0, maxzoom = -1 } = descriptor;
+  sink.directTiles(Array.from({ length: Math.max(0, maxzoom - minzoom + 1) }, (_, i) => minzoom + i));
+  for (const rel of reader.tilePaths()) if (await copy(rel)) result.tiles++;
   const assets = (descriptor.assets ?? []).filter((a: Asset) => a.media_type !== PMTILES_MEDIA_TYPE);
   // The files a build writes beside its tiles: the report, and the previews its descriptor lists.
   for (const rel of ['build-report.json', ...assets.map((a) => a.href).filter(isLocalFile)]) await copy(rel);

@@ -92,6 +92,24 @@ describe('-o FILE.pmtiles', () => {
     expectSamePyramid(out, dirPbf);
   });
 
+  it('extracts the folders of zooms without a tile too, as a directory build makes them (and records them)', async () => {
+    const dir = tmpDir('archive-empty-zooms');
+    // Three squares of 0.6 px: with --lod none nothing is left of them above the finest zoom.
+    const square = (x: number) => ({ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[x, 10], [x + 0.6, 10], [x + 0.6, 10.6], [x, 10.6], [x, 10]]] } });
+    fs.writeFileSync(path.join(dir, 'tiny.json'), JSON.stringify({ type: 'FeatureCollection', features: [square(10), square(500), square(900)] }));
+    const opts: Partial<Options> = { imageSize: '4096,4096', lod: 'none', format: 'pbf', workers: 1 };
+    const plain = path.join(dir, 'plain'), archive = path.join(dir, 'tiny.pmtiles'), extracted = path.join(dir, 'extracted');
+    await buildPyramid([{ source: fileSource(path.join(dir, 'tiny.json')) }], { ...opts, out: plain });
+    await buildPyramid([{ source: fileSource(path.join(dir, 'tiny.json')) }], { ...opts, out: archive });
+    await extractArchives(archive, extracted, { force: false });
+    const zoomDirs = (d: string) => fs.readdirSync(d).filter((n) => /^\d+$/.test(n)).sort((a, b) => Number(a) - Number(b));
+    expect(zoomDirs(plain)).toEqual(['0', '1', '2', '3']);
+    expect(fs.readdirSync(path.join(plain, '0'))).toEqual([]);
+    expect(zoomDirs(extracted)).toEqual(zoomDirs(plain));
+    fs.copyFileSync(path.join(dir, 'tiny.build-report.json'), path.join(extracted, 'build-report.json'));
+    expectSamePyramid(extracted, plain);
+  });
+
   it('gives the same bytes with one worker', async () => {
     const again = path.join(tmpDir('archive-w1'), 'slide.pmtiles');
     await buildPyramid(inputs(), { ...ONE_PLANE, workers: 1, out: again });
