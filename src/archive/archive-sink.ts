@@ -52,6 +52,8 @@ export class ArchiveSink implements TileSink {
   private readonly journal: Journal | undefined;
   private layout: OutputLayout | undefined;
   private resume = false;
+  /** `TileSink.setEpoch`: given to every archive's sink, those made later too. */
+  private epoch = 0;
   private descriptor: string | undefined;
   /**
    * Files beside `-o FILE.pmtiles` (the report), and under a directory the report: held until the archives are
@@ -177,6 +179,11 @@ export class ArchiveSink implements TileSink {
     } catch {
       return undefined;
     }
+  }
+
+  setEpoch(epoch: number): void {
+    this.epoch = epoch;
+    for (const e of this.archives.values()) e.sink.setEpoch(epoch);
   }
 
   async remove(relPath: string): Promise<void> {
@@ -312,6 +319,7 @@ export class ArchiveSink implements TileSink {
     }
     // Whoever writes to the archive awaits `ready` and sees its failure; this keeps it from counting as unhandled meanwhile.
     ready.catch(() => undefined);
+    sink.setEpoch(this.epoch);
     e = { sink, ready };
     this.archives.set(name, e);
     return e;

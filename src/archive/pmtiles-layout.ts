@@ -28,6 +28,11 @@ export interface TileIndex {
   /** HASH_BYTES per record. */
   readonly hash: Uint8Array;
   readonly part: Uint16Array;
+  /**
+   * The build's epoch when the record was written (`TilePart.add`): what a correction of the thinning rule removed
+   * and what was tiled again after it are told apart, whichever part holds them (a finalize, or a shard run again).
+   */
+  readonly epoch: Uint32Array;
 }
 
 /** Grows the TileIndex of one part (part 0) one record at a time, doubling its columns. */
@@ -40,7 +45,7 @@ export class TileIndexBuilder {
     return this.n;
   }
 
-  add(tileId: number, offset: number, length: number, contentHash: Uint8Array): void {
+  add(tileId: number, offset: number, length: number, contentHash: Uint8Array, epoch = 0): void {
     if (this.n === this.cap) {
       this.cap *= 2;
       const next = allocate(this.cap);
@@ -48,6 +53,7 @@ export class TileIndexBuilder {
       next.offset.set(this.cols.offset);
       next.length.set(this.cols.length);
       next.hash.set(this.cols.hash);
+      next.epoch.set(this.cols.epoch);
       this.cols = next;
     }
     const i = this.n++;
@@ -55,6 +61,7 @@ export class TileIndexBuilder {
     this.cols.offset[i] = offset;
     this.cols.length[i] = length;
     this.cols.hash.set(contentHash, i * HASH_BYTES);
+    this.cols.epoch[i] = epoch;
   }
 
   /** The records so far (views: valid until the next add). */
@@ -63,7 +70,7 @@ export class TileIndexBuilder {
     const c = this.cols;
     return {
       count: n, tileId: c.tileId.subarray(0, n), offset: c.offset.subarray(0, n), length: c.length.subarray(0, n),
-      hash: c.hash.subarray(0, n * HASH_BYTES), part: c.part.subarray(0, n),
+      hash: c.hash.subarray(0, n * HASH_BYTES), part: c.part.subarray(0, n), epoch: c.epoch.subarray(0, n),
     };
   }
 }
@@ -71,7 +78,7 @@ export class TileIndexBuilder {
 function allocate(n: number) {
   return {
     tileId: new Float64Array(n), offset: new Float64Array(n), length: new Uint32Array(n),
-    hash: new Uint8Array(n * HASH_BYTES), part: new Uint16Array(n),
+    hash: new Uint8Array(n * HASH_BYTES), part: new Uint16Array(n), epoch: new Uint32Array(n),
   };
 }
 
@@ -86,6 +93,7 @@ export function concatIndexes(indexes: readonly TileIndex[]): TileIndex {
     cols.length.set(ix.length, at);
     cols.hash.set(ix.hash, at * HASH_BYTES);
     cols.part.fill(k, at, at + ix.count);
+    cols.epoch.set(ix.epoch, at);
     at += ix.count;
   });
   return { count: at, ...cols };
@@ -95,11 +103,6 @@ export interface ArchiveOptions {
   tileType: TileType;
   /** How the stored tile bytes are compressed (the writer stores them as given). */
   tileCompression: Compression;
-  /**
-   * Part 0's records, removals included, stand over the other parts' for the tiles it holds: the part of a writer
-   * that ran after those it merges (finalize, which may tile shards' units again with raised thresholds).
-   */
-  firstPartLatest?: boolean;
 }
 
 export interface ArchiveLayout {
@@ -121,7 +124,7 @@ export function layoutArchive(index: TileIndex, metadata: object, options: Archi
   if (options.tileType === TileType.Mvt && !Array.isArray((metadata as { vector_layers?: unknown }).vector_layers)) {
     throw new OutputError('the metadata of an MVT archive needs vector_layers (PMTiles spec, section 5)');
   }
-  const winners = latestRecords(index, options.firstPartLatest === true);
+  const winners = latestRecords(index);
   // PMTiles has no empty archive: a directory's entry count "MUST be greater than 0" (spec section 4.1).
   if (winners.length === 0) throw new DataError('there is no tile to store (every feature left out: outside the world, too small to draw at these zooms, or a mesh, which PBF tiles do not carry), and a PMTiles archive holds at least one');
   const entries = {
@@ -208,10 +211,11 @@ export function encodeArchive(
 
 /**
  * The record that stands for each tile, in tile-id order; removed tiles left out. Within a part the last record
- * wins, and part 0's over the others' when `firstLatest`; other parts must agree on a tile they both hold, or the
- * archive would depend on the order of the parts.
+ * wins; across parts the one of the latest epoch (a correction's removal over the tile it removes, a tile made
+ * after it over the removal); parts must agree on a tile they both hold at one epoch, or the archive would depend
+ * on the order of the parts.
  */
-function latestRecords(index: TileIndex, firstLatest: boolean): Uint32Array {
+function latestRecords(index: TileIndex): Uint32Array {
   const order = new Uint32Array(index.count);
   for (let i = 0; i < order.length; i++) order[i] = i;
   order.sort((a, b) => index.tileId[a] - index.tileId[b] || index.part[a] - index.part[b] || a - b);
@@ -219,19 +223,23 @@ function latestRecords(index: TileIndex, firstLatest: boolean): Uint32Array {
   let n = 0;
   for (let i = 0; i < order.length;) {
     const id = index.tileId[order[i]];
+    let end = i;
+    while (end < order.length && index.tileId[order[end]] === id) end++;
+    // Each part's last record of the tile (a later one replaces an earlier one in its part), and the latest epoch.
+    const lastInPart = (k: number) => k + 1 >= end || index.part[order[k + 1]] !== index.part[order[k]];
+    let latest = 0;
+    for (let k = i; k < end; k++) if (lastInPart(k)) latest = Math.max(latest, index.epoch[order[k]]);
     let final = -1;
-    for (; i < order.length && index.tileId[order[i]] === id; i++) {
+    for (; i < end; i++) {
       const r = order[i];
-      const next = order[i + 1];
-      if (next !== undefined && index.tileId[next] === id && index.part[next] === index.part[r]) continue; // replaced later in its part
-      if (firstLatest && final >= 0 && index.part[final] === 0) continue; // part 0 comes first in this order
+      if (!lastInPart(i) || index.epoch[r] !== latest) continue;
       if (final >= 0 && !sameContent(index, final, r)) {
         const [z, x, y] = tileIdToZxy(id);
         throw new OutputError(`tile ${z}/${x}/${y} is in parts ${index.part[final]} and ${index.part[r]} with different bytes`);
       }
       final = r;
     }
-    if (index.length[final] > 0) out[n++] = final;
+    if (final >= 0 && index.length[final] > 0) out[n++] = final;
   }
   return out.slice(0, n);
 }

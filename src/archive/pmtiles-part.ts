@@ -6,8 +6,8 @@ import { HASH_BYTES, TileIndexBuilder, tileHash, type TileIndex } from './pmtile
 
 /**
  * File layout: `MUDMPRT1` (`MARK`) and a u64 at `FLUSHED_AT`: the part's size after its last flush (0: unknown), then one
- * record per write: u32 length, u32 zero, f64 tile id, HASH_BYTES of content hash, then `length` tile bytes (all
- * little-endian). A record of length 0 removes the tile. The records say everything, so a part killed while writing
+ * record per write: u32 length, u32 epoch (`TileIndex.epoch`), f64 tile id, HASH_BYTES of content hash, then
+ * `length` tile bytes (all little-endian). A record of length 0 removes the tile. The records say everything, so a part killed while writing
  * is read back up to its last whole record (`--resume`), and a finished part needs no separate index file; the
  * flushed size says whether records a unit's marker counts on were lost since (a part cut short on disk). Records
  * wait in a buffer until `flush` (one write call per megabyte, not per tile: a tenth of the time at a million tiles).
@@ -49,7 +49,7 @@ export class TilePart {
     try {
       fd = fs.openSync(path, 'r+');
       const part = new TilePart(path, fd, 0);
-      part.size = scan(fd, path, (id, offset, length, hash) => part.records.add(id, offset, length, hash));
+      part.size = scan(fd, path, (id, offset, length, hash, epoch) => part.records.add(id, offset, length, hash, epoch));
       // Units were marked done after their records reached the flushed size: records missing below it are tiles lost.
       const lost = lostRecords(fd, path, part.size);
       if (lost) throw new WorkStateError(`${lost} or damaged since, and the units marked done would lose tiles; start over with --force`, path);
@@ -61,15 +61,15 @@ export class TilePart {
     }
   }
 
-  /** Appends tile z/x/y (a later add of the same tile replaces it). */
-  add(z: number, x: number, y: number, bytes: Uint8Array): void {
+  /** Appends tile z/x/y (a later add of the same tile replaces it), written at `epoch` (non-decreasing in a part). */
+  add(z: number, x: number, y: number, bytes: Uint8Array, epoch = 0): void {
     // PMTiles entries need a length above 0, and 0 marks a removal here.
     if (bytes.length === 0) throw new InputError(`tile ${z}/${x}/${y} is empty; an archive cannot hold an empty tile`);
-    this.append(zxyToTileId(z, x, y), bytes, tileHash(bytes));
+    this.append(zxyToTileId(z, x, y), bytes, tileHash(bytes), epoch);
   }
 
-  remove(z: number, x: number, y: number): void {
-    this.append(zxyToTileId(z, x, y), new Uint8Array(0), NO_HASH);
+  remove(z: number, x: number, y: number, epoch = 0): void {
+    this.append(zxyToTileId(z, x, y), new Uint8Array(0), NO_HASH, epoch);
   }
 
   /** The bytes last written for tile z/x/y, or undefined (never written, or removed). */
@@ -128,13 +128,13 @@ export class TilePart {
     return this.fd;
   }
 
-  private append(id: number, bytes: Uint8Array, hash: Uint8Array): void {
+  private append(id: number, bytes: Uint8Array, hash: Uint8Array, epoch: number): void {
     this.openFd();
     const want = RECORD_HEAD + bytes.length;
     if (this.fill + want > this.pending.length) this.flush();
     const head = want > this.pending.length ? Buffer.alloc(RECORD_HEAD) : this.pending.subarray(this.fill);
     head.writeUInt32LE(bytes.length, 0);
-    head.writeUInt32LE(0, 4);
+    head.writeUInt32LE(epoch, 4);
     head.writeDoubleLE(id, 8);
     head.set(hash, 16);
     const direct = want > this.pending.length;
@@ -145,7 +145,7 @@ export class TilePart {
       this.pending.set(bytes, this.fill + RECORD_HEAD);
       this.fill += want;
     }
-    this.records.add(id, this.size + RECORD_HEAD, bytes.length, hash);
+    this.records.add(id, this.size + RECORD_HEAD, bytes.length, hash, epoch);
     this.size += want;
     // A record too large for the buffer went straight to the file (the buffer was flushed first): all is on disk.
     if (direct) this.markFlushed();
@@ -168,7 +168,7 @@ export function readPartIndex(path: string): TileIndex {
   try {
     fd = fs.openSync(path, 'r');
     const size = fs.fstatSync(fd).size;
-    const end = scan(fd, path, (id, offset, length, hash) => records.add(id, offset, length, hash));
+    const end = scan(fd, path, (id, offset, length, hash, epoch) => records.add(id, offset, length, hash, epoch));
     if (end !== size) throw new InputError(`archive part ${path} ends in a partial record at byte ${end}: its writer did not finish`, path);
     // Cut at a record's end (copied short between the steps of a workflow): the records it had flushed say so.
     const lost = lostRecords(fd, path, end);
@@ -214,7 +214,7 @@ function lostRecords(fd: number, path: string, end: number): string | undefined 
 }
 
 /** Receives each record; `hash` is a view into a scratch buffer, valid only during the call. */
-type OnRecord = (tileId: number, offset: number, length: number, hash: Uint8Array) => void;
+type OnRecord = (tileId: number, offset: number, length: number, hash: Uint8Array, epoch: number) => void;
 
 /** Reads the record heads in large chunks (not one read per tile); returns where the last whole record ends. */
 function scan(fd: number, path: string, onRecord: OnRecord): number {
@@ -231,11 +231,10 @@ function scan(fd: number, path: string, onRecord: OnRecord): number {
     while (at + RECORD_HEAD <= n) {
       const length = buf.readUInt32LE(at);
       const id = buf.readDoubleLE(at + 8);
-      if (buf.readUInt32LE(at + 4) !== 0 || !Number.isSafeInteger(id) || id < 0) {
-        throw new InputError(`archive part ${path} is corrupt at byte ${pos + at}`, path);
-      }
+      // Epochs count a build's corrections (two each): far below 2^16 in any part a build wrote.
+      if (!Number.isSafeInteger(id) || id < 0 || buf.readUInt32LE(at + 4) > 0xffff) throw new InputError(`archive part ${path} is corrupt at byte ${pos + at}`, path);
       if (pos + at + RECORD_HEAD + length > size) return pos + at;
-      onRecord(id, pos + at + RECORD_HEAD, length, buf.subarray(at + 16, at + RECORD_HEAD));
+      onRecord(id, pos + at + RECORD_HEAD, length, buf.subarray(at + 16, at + RECORD_HEAD), buf.readUInt32LE(at + 4));
       at += RECORD_HEAD + length;
     }
     pos += at;

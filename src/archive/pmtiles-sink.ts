@@ -69,6 +69,7 @@ export class PmtilesSink implements TileSink {
   private readonly extension: string;
   private readonly partPath: string;
   private readonly descriptor: string;
+  private epoch = 0;
   /** The archive written by `finish`. */
   result: ArchiveSummary | undefined;
 
@@ -124,7 +125,7 @@ export class PmtilesSink implements TileSink {
     const [z, x, y] = this.tile(relPath);
     const gzip = this.tileCompression === Compression.Gzip;
     if (opts?.gzipped && !gzip) throw new Error(`${this.file}: tile ${relPath} came gzipped to an archive that stores tiles as encoded`);
-    writer.add(z, x, y, gzip && !opts?.gzipped ? gzipTile(data) : data);
+    writer.add(z, x, y, gzip && !opts?.gzipped ? gzipTile(data) : data, this.epoch);
   }
 
   async read(relPath: string): Promise<Uint8Array | undefined> {
@@ -135,7 +136,12 @@ export class PmtilesSink implements TileSink {
 
   async remove(relPath: string): Promise<void> {
     if (relPath === this.descriptor) this.metadata = undefined;
-    else this.open().remove(...this.tile(relPath));
+    else this.open().remove(...this.tile(relPath), this.epoch);
+  }
+
+  /** The epoch tiles and removals are written at from here on (`TileSink.setEpoch`). */
+  setEpoch(epoch: number): void {
+    this.epoch = epoch;
   }
 
   /** Tiles wait in a buffer: this makes those written so far survive a kill, for `--resume` (call it before marking work done). */

@@ -244,13 +244,16 @@ export class PmtilesWriter {
     this.part = options.resume ? TilePart.resume(partPath) : TilePart.create(partPath);
   }
 
-  /** Adds tile z/x/y, its bytes as they are to be stored (already compressed when the archive says so). */
-  add(z: number, x: number, y: number, bytes: Uint8Array): void {
-    this.part.add(z, x, y, bytes);
+  /**
+   * Adds tile z/x/y, its bytes as they are to be stored (already compressed when the archive says so), at `epoch`
+   * (`TileIndex.epoch`: of parts holding the tile, the latest epoch's record stands).
+   */
+  add(z: number, x: number, y: number, bytes: Uint8Array, epoch = 0): void {
+    this.part.add(z, x, y, bytes, epoch);
   }
 
-  remove(z: number, x: number, y: number): void {
-    this.part.remove(z, x, y);
+  remove(z: number, x: number, y: number, epoch = 0): void {
+    this.part.remove(z, x, y, epoch);
   }
 
   read(z: number, x: number, y: number): Uint8Array | undefined {
@@ -274,9 +277,7 @@ export class PmtilesWriter {
       // assembly leaves goes with that directory, and nothing but the archive is ever written beside it.
       // Named at random: two assemblies at once (a finalize retried while one still runs) never write one file.
       const temporary = this.ownPart ? undefined : `${this.part.path}.archive-${randomBytes(4).toString('hex')}`;
-      // This writer's part is newer than the parts it merges (finalize after its shards): its records stand.
-      const options = { ...this.options, firstPartLatest: others.length > 0 };
-      const summary = assembleArchive([{ path: this.part.path, index: this.part.index }, ...others], this.file, metadata, options, temporary);
+      const summary = assembleArchive([{ path: this.part.path, index: this.part.index }, ...others], this.file, metadata, this.options, temporary);
       if (!this.options.keepPart) fs.rmSync(this.part.path, { force: true });
       return summary;
     } catch (err) {

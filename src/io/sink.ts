@@ -45,6 +45,12 @@ export interface TileSink {
    * they come to `write` marked `gzipped` (on the writing thread, through zlib's thread pool, it took longer).
    */
   gzips?(): TileFormat[];
+  /**
+   * The epoch of what is written and removed from here on: a build's count of thinning corrections, times two, plus
+   * one while a correction removes tiles. A sink that merges writers' records (archive parts) keeps, of a tile, the
+   * latest epoch's; a directory applies each write as it comes and needs none.
+   */
+  setEpoch?(epoch: number): void;
   /** Writes one file atomically: a reader never sees a partial file under the final name. */
   write(relPath: string, bytes: Uint8Array | string, opts?: WriteOptions): Promise<void>;
   /** Reads a file back, or undefined when it does not exist. */

@@ -53,6 +53,8 @@ export interface BuildPlan {
    */
   thresholds: number[][];
   raised: number[];
+  /** How many times the thresholds were raised after tiling: each correction is an epoch of the outputs (`TileSink.setEpoch`). */
+  corrections?: number;
   /**
    * The coarsest zoom that draws large lines and polygons whatever its threshold (thinning.ts `drawn`): coarser ones
    * thin them like the rest, where the plan found, or a tile showed, them too many for the budget.

@@ -309,8 +309,16 @@ describe('parts', () => {
     expect(fs.readdirSync(dir).sort()).toEqual(['a.part', 'b.part']);
   });
 
-  it('a writer merging finished parts (finalize after its shards) has its own records, removals included, stand over theirs', async () => {
+  it('of parts holding a tile, the record of the latest epoch stands: a correction\'s removal over the tile, a tile made after it over the removal', async () => {
     const dir = scratch();
+    const tilesOf = async (file: string) => {
+      const archive = await openPmtiles(file);
+      const listed: [number, number, number, number][] = [];
+      for await (const t of archive.tiles()) listed.push([t.z, t.x, t.y, (await archive.tile(t.z, t.x, t.y) as Uint8Array)[0]]);
+      await archive.close();
+      return listed;
+    };
+    // Shards tiled at epoch 0; finalize raised the rule (epoch 1: removals) and tiled their units again (epoch 2).
     const shard = TilePart.create(path.join(dir, 'shard-0.part'));
     const other = TilePart.create(path.join(dir, 'shard-1.part'));
     shard.add(4, 0, 0, Uint8Array.of(1));
@@ -321,21 +329,30 @@ describe('parts', () => {
     other.close();
     const file = path.join(dir, 'slide.pmtiles');
     const w = new PmtilesWriter(file, { ...MVT, partPath: path.join(dir, 'finalize.part'), parts: [shard.path, other.path] });
-    // Tiled again with raised thresholds: one tile changed, one now empty, one left as the shard wrote it.
-    w.add(4, 0, 0, Uint8Array.of(9));
-    w.remove(4, 1, 0);
+    w.remove(4, 0, 0, 1);
+    w.remove(4, 1, 0, 1);
+    w.add(4, 0, 0, Uint8Array.of(9), 2);
     w.finish(METADATA);
-    const archive = await openPmtiles(file);
-    const listed: [number, number, number, number][] = [];
-    for await (const t of archive.tiles()) listed.push([t.z, t.x, t.y, (await archive.tile(t.z, t.x, t.y) as Uint8Array)[0]]);
-    expect(listed).toEqual([[4, 0, 0, 9], [4, 2, 0, 3], [4, 3, 0, 4]]);
-    await archive.close();
-    // The shards' parts among themselves must still agree.
+    expect(await tilesOf(file)).toEqual([[4, 0, 0, 9], [4, 2, 0, 3], [4, 3, 0, 4]]);
+    // Finalize killed after its removals: a shard run again tiles the units at epoch 2, over finalize's removals.
+    const again = TilePart.resume(shard.path);
+    again.add(4, 0, 0, Uint8Array.of(9), 2);
+    again.add(4, 1, 0, Uint8Array.of(7), 2);
+    again.close();
+    const killed = TilePart.create(path.join(dir, 'killed.part'));
+    killed.remove(4, 0, 0, 1);
+    killed.remove(4, 1, 0, 1);
+    killed.close();
+    const f2 = path.join(dir, 'again.pmtiles');
+    const w2 = new PmtilesWriter(f2, { ...MVT, partPath: killed.path, resume: true, parts: [again.path, other.path] });
+    w2.finish(METADATA);
+    expect(await tilesOf(f2)).toEqual([[4, 0, 0, 9], [4, 1, 0, 7], [4, 2, 0, 3], [4, 3, 0, 4]]);
+    // Parts must agree at one epoch.
     const a = TilePart.create(path.join(dir, 'a.part')), b = TilePart.create(path.join(dir, 'b.part'));
-    a.add(4, 5, 5, Uint8Array.of(1)); b.add(4, 5, 5, Uint8Array.of(2));
+    a.add(4, 5, 5, Uint8Array.of(1), 2); b.add(4, 5, 5, Uint8Array.of(2), 2); b.add(4, 6, 6, Uint8Array.of(2), 1);
     a.close(); b.close();
     const v = new PmtilesWriter(path.join(dir, 'two.pmtiles'), { ...MVT, partPath: path.join(dir, 'v.part'), parts: [a.path, b.path] });
-    v.add(4, 0, 0, Uint8Array.of(1));
+    v.remove(4, 6, 6, 1);
     expect(() => v.finish(METADATA)).toThrow(/tile 4\/5\/5 is in parts 1 and 2 with different bytes/);
   });
 

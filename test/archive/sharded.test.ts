@@ -73,6 +73,22 @@ describe('finalize tiling shards\' units again', () => {
     const report = JSON.parse(fs.readFileSync(path.join(dir, 'sharded', 'x.build-report.json'), 'utf8')) as { tiles: { thinning: { raised: number[] } } };
     expect(report.tiles.thinning.raised).toEqual([4]);
     expect(fs.readFileSync(out).equals(fs.readFileSync(local))).toBe(true);
+
+    // Finalize stopped once its correction removed the shards' tiles and undid their units: the shards, run again,
+    // tile those units at the new epoch, over finalize's removals, and the next finalize gives the same bytes.
+    const again = path.join(dir, 'again', 'x.pmtiles');
+    await planShardedBuild([{ source: fileSource(file) }], { ...base, out: again, shards: 2 });
+    for (const shard of [0, 1]) await buildShard({ out: again, workers: 1 }, shard);
+    const planPath = path.join(dir, 'again', '.x.pmtiles.mudm-work', 'plan.json');
+    const stop = new AbortController();
+    const watch = setInterval(() => { if (fs.readFileSync(planPath, 'utf8').includes('"corrections":1')) stop.abort(); }, 2);
+    const stopped = await finalizeShardedBuild({ out: again, workers: 1 }, { signal: stop.signal }).then(() => 'finished', (e: unknown) => e);
+    clearInterval(watch);
+    expect(stopped).toBeInstanceOf(Error);
+    await expect(finalizeShardedBuild({ out: again, workers: 1 })).rejects.toThrow(/shard\(s\) 0, 1 not complete/);
+    for (const shard of [0, 1]) await buildShard({ out: again, workers: 1 }, shard);
+    await finalizeShardedBuild({ out: again, workers: 1 });
+    expect(fs.readFileSync(again).equals(fs.readFileSync(local))).toBe(true);
   });
 });
 
