@@ -176,7 +176,9 @@ export function decodeTile(root: string | PyramidReader | Pyramid, z: number, x:
   if (opts.format) {
     format = opts.format;
     if (format === 'json' && !jsonHoldsFeatures) {
-      throw new UsageError(has(p, pathOf('json'))
+      // A plane's overview may be missing (nothing on it) while other planes have theirs: JSON tiles were built.
+      const jsonBuilt = [...listZoomTiles(p, 0)].some((t) => t.ext === 'json');
+      throw new UsageError(jsonBuilt
         ? `${pathOf('json')} is the overview descriptor of the JSON pyramid, not a tile of features; read zoom 0 from the PBF tile`
         : `${pathOf('json')}: this pyramid has no JSON tiles (zoom 0 of a JSON pyramid is its overview descriptor anyway); read zoom 0 from the PBF tile`);
     }
@@ -187,12 +189,13 @@ export function decodeTile(root: string | PyramidReader | Pyramid, z: number, x:
   const bytes = p.reader.read(path);
   const collection: FeatureCollection = { type: 'FeatureCollection', features: [] };
   if (bytes === undefined) {
-    // No tile there: an empty one, unless the pyramid has no tile of that format at the zoom while it has the other's.
+    // No tile there: an empty one, unless the pyramid has no tile of that format at the zoom while it has the other's
+    // (zoom 0's JSON files are overviews, no tiles).
     const other: TileFormat = format === 'json' ? 'pbf' : 'json';
     const exts = new Set<string>();
-    for (const t of listZoomTiles(p, z)) if (exts.add(t.ext).size === 2) break;
+    for (const t of listZoomTiles(p, z)) if ((z > 0 || t.ext === 'pbf') && exts.add(t.ext).size === 2) break;
     if (opts.format && !exts.has(format) && exts.has(other)) {
-      throw new UsageError(`${path}: this pyramid has no ${format.toUpperCase()} tiles at zoom ${z}, only ${other.toUpperCase()} ones: ask for ${z}/${x}/${y}.${other}`);
+      throw new UsageError(`${path}: this pyramid has no ${format.toUpperCase()} tiles at zoom ${z}, only ${other.toUpperCase()} ones: ask for ${pathOf(other)}`);
     }
     return { path, format, exists: false, collection };
   }

@@ -8,6 +8,7 @@ import { tmpDir } from '../helpers/pyramid.js';
 import { buildSquares } from './fixture.js';
 
 const BIN = fileURLToPath(new URL('../../bin/mudm-tiles.js', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -75,6 +76,20 @@ describe('mudm-tiles inspect / verify', () => {
     // A tile of its own format that is not there is still an empty tile.
     const empty = await cli('inspect', pbfOnly, '2/3/3.pbf');
     expect([empty.code, JSON.parse(empty.stdout)]).toEqual([0, { type: 'FeatureCollection', features: [] }]);
+    // Zoom 0's JSON files are overviews: a PBF tile missing there is an empty tile, not a format the pyramid lacks.
+    const noPbf0 = path.join(dir, 'no-pbf-0');
+    fs.cpSync(path.join(dir, 'out'), noPbf0, { recursive: true });
+    fs.rmSync(path.join(noPbf0, '0', '0', '0.pbf'));
+    const zero = await cli('inspect', noPbf0, '0/0/0.pbf');
+    expect([zero.code, JSON.parse(zero.stdout)]).toEqual([0, { type: 'FeatureCollection', features: [] }]);
+  });
+
+  it('inspect suggests the address of the format the pyramid has, planes included', async () => {
+    const planes = path.join(dir, 'planes');
+    const built = await cli('build', path.join(ROOT, 'sample-data/slide'), '-o', planes, '--format', 'pbf', '--plane-field', 'c=c,z=z', '--max-zoom', '1', '-q');
+    expect(built.code, built.stderr).toBe(0);
+    const r = await cli('inspect', planes, '1/1/2/0/0.json');
+    expect([r.code, r.stderr.split('\n')[0]]).toEqual([2, 'error: 1/1/2/0/0.json: this pyramid has no JSON tiles at zoom 1, only PBF ones: ask for 1/1/2/0/0.pbf']);
   });
 
   it('verify exits 0 on a fresh build and 1 with the list of problems on a tampered one', async () => {
