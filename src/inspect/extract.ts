@@ -1,6 +1,7 @@
 // `extract`: a build's archives back into the spec's directory layout, byte for byte what a directory build writes.
 import fs from 'node:fs';
 import { PMTILES_MEDIA_TYPE } from '../archive/archive-names.js';
+import { MAX_ZOOM } from '../archive/pmtiles-format.js';
 import type { Asset, TilesetDescriptor } from '../model/descriptor.js';
 import { pathOverlap } from '../io/dirs.js';
 import { DirectorySink, type Removal } from '../io/sink.js';
@@ -67,9 +68,12 @@ async function copyAll(reader: ArchiveReader, sink: DirectorySink): Promise<Extr
     return true;
   };
   const descriptor = JSON.parse(Buffer.from(reader.read('tileset.json') as Uint8Array).toString('utf8')) as TilesetDescriptor;
-  // Every zoom's folder, as a directory build makes them, whether or not a tile lies there.
-  const { minzoom = 0, maxzoom = -1 } = descriptor;
-  sink.directTiles(Array.from({ length: Math.max(0, maxzoom - minzoom + 1) }, (_, i) => minzoom + i));
+  // Every zoom's folder, as a directory build makes them, whether or not a tile lies there; from metadata that is a
+  // build's (zooms a build can make), else only those of the tiles.
+  const min: unknown = descriptor.minzoom, max: unknown = descriptor.maxzoom;
+  if (typeof min === 'number' && typeof max === 'number' && Number.isInteger(min) && Number.isInteger(max) && min >= 0 && min <= max && max <= MAX_ZOOM) {
+    sink.directTiles(Array.from({ length: max - min + 1 }, (_, i) => min + i));
+  }
   for (const rel of reader.tilePaths()) if (await copy(rel)) result.tiles++;
   const assets = (descriptor.assets ?? []).filter((a: Asset) => a.media_type !== PMTILES_MEDIA_TYPE);
   // The files a build writes beside its tiles: the report, and the previews its descriptor lists.

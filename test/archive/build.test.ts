@@ -7,6 +7,7 @@ import type { Header } from 'pmtiles';
 import { archiveName, PMTILES_MEDIA_TYPE } from '../../src/archive/archive-names.js';
 import { Compression, encodeDirectory, encodeHeader, HEADER_BYTES, TileType } from '../../src/archive/pmtiles-format.js';
 import { MAX_LISTED, openPmtiles } from '../../src/archive/pmtiles-reader.js';
+import { PmtilesWriter } from '../../src/archive/pmtiles-writer.js';
 import { buildPyramid } from '../../src/build/pipeline.js';
 import { ArchiveReader, openPyramidReader } from '../../src/inspect/archive-reader.js';
 import { extractArchives } from '../../src/inspect/extract.js';
@@ -108,6 +109,21 @@ describe('-o FILE.pmtiles', () => {
     expect(zoomDirs(extracted)).toEqual(zoomDirs(plain));
     fs.copyFileSync(path.join(dir, 'tiny.build-report.json'), path.join(extracted, 'build-report.json'));
     expectSamePyramid(extracted, plain);
+  });
+
+  it('makes zoom folders from metadata zooms a build can make only (an archive of another writer may say anything)', async () => {
+    const source = await openPmtiles(file);
+    const metadata = await source.metadata() as Record<string, unknown>;
+    for (const [name, zooms] of [['far', { maxzoom: 40 }], ['text', { minzoom: '3' }], ['fine', {}]] as const) {
+      const crafted = path.join(root, `crafted-${name}.pmtiles`);
+      const w = new PmtilesWriter(crafted, { tileType: TileType.Mvt, tileCompression: Compression.None });
+      for await (const t of source.tiles()) w.add(t.z, t.x, t.y, await source.tile(t.z, t.x, t.y) as Uint8Array);
+      w.finish({ ...metadata, ...zooms });
+      const out = path.join(root, `crafted-${name}-out`);
+      await extractArchives(crafted, out, { force: false });
+      expect(fs.readdirSync(out).filter((n) => /^\d+$/.test(n)).sort(), name).toEqual(['0', '1', '2', '3', '4']);
+    }
+    await source.close();
   });
 
   it('gives the same bytes with one worker', async () => {
