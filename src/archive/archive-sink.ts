@@ -67,7 +67,7 @@ export class ArchiveSink implements TileSink {
    * The archives (and with -o FILE.pmtiles the report) an earlier build wrote, as `initialize` found them: only those
    * files are removed or replaced; one found at their names later appeared while this build ran, and is left as it is.
    */
-  private readonly found = new Map<string, string>();
+  private readonly found = new Map<string, fs.Stats>();
 
   constructor(private readonly options: ArchiveSinkOptions) {
     this.aux = options.mode === 'planes' ? new DirectorySink(options.out) : undefined;
@@ -87,7 +87,7 @@ export class ArchiveSink implements TileSink {
       }
       for (const f of archivesIn(out)) {
         const st = statOf(f);
-        if (st) this.found.set(f, identityOf(st));
+        if (st) this.found.set(f, st);
       }
       return;
     }
@@ -101,7 +101,7 @@ export class ArchiveSink implements TileSink {
       // there (`latest.pmtiles` → a build's archive) is a user's, whatever it points to.
       refuseForeign(file, kind, st.isSymbolicLink());
       if (!force && !resume) throw new OutputError(`output ${file} exists, written by an earlier build; use --force to replace it`, file);
-      this.found.set(file, identityOf(st));
+      this.found.set(file, st);
     }
     try {
       this.madeFrom = makeDirectory(path.dirname(out));
@@ -253,7 +253,8 @@ export class ArchiveSink implements TileSink {
   private foundStill(file: string): boolean {
     const st = statOf(file);
     if (!st) return false;
-    if (this.found.get(file) === identityOf(st)) return true;
+    const was = this.found.get(file);
+    if (was !== undefined && sameFile(was, st)) return true;
     throw new OutputError(`${file} appeared while this build ran (another build, or a file put there): left as it is; move it away and run the build again`, file);
   }
 
@@ -333,12 +334,13 @@ export class ArchiveSink implements TileSink {
 }
 
 /**
- * A file's identity: a file made since at the same name (an inode number reused included) has another. Not its ctime,
- * which a second link's removal changes: the one a killed assembly left in the work directory, which --force removes
- * before it looks again, or a backup tool's.
+ * Whether `now` is the file `was` described: not one made since at its name (an inode number reused included), nor
+ * rewritten in place (its mtime put back: ctime moves all the same). A ctime moved with the link count is the removal
+ * of a second link (the one a killed assembly left in the work directory, which --force removes after it looked).
  */
-function identityOf(st: fs.Stats): string {
-  return `${st.dev}:${st.ino}:${st.mtimeMs}:${st.size}`;
+function sameFile(was: fs.Stats, now: fs.Stats): boolean {
+  return was.dev === now.dev && was.ino === now.ino && was.size === now.size && was.mtimeMs === now.mtimeMs
+    && (was.ctimeMs === now.ctimeMs || was.nlink !== now.nlink);
 }
 
 function statOf(file: string): fs.Stats | undefined {

@@ -399,6 +399,15 @@ describe('ArchiveSink', () => {
     const archive = await openPmtiles(file);
     expect(await archive.tile(0, 0, 0)).toEqual(Buffer.of(2));
     await archive.close();
+    // Rewritten in place meanwhile, its size and mtime kept (rsync --inplace -a): someone else's now, left as it is.
+    const rewrite = () => {
+      const st = fs.statSync(file);
+      const bytes = fs.readFileSync(file);
+      bytes[bytes.length - 1] ^= 0xff;
+      fs.writeFileSync(file, bytes);
+      fs.utimesSync(file, st.atime, st.mtime);
+    };
+    await expect(build(Uint8Array.of(3), rewrite)).rejects.toThrow(`${file} appeared while this build ran`);
   });
 
   it('refuses a tile path of no plane of the layout, and a zoom past what PMTiles holds', async () => {
