@@ -8,7 +8,7 @@ import { BUILD_RULES } from '../validate/rules.js';
 import type { Dim, Plane } from '../tiling/space.js';
 import { isPbfId } from '../tiling/flat.js';
 import { own, ownOr, setOwn } from '../model/own.js';
-import { CLASS_FIELD, classColour } from './qupath.js';
+import { CLASS_FIELD, classColour, isQuPathFeature } from './qupath.js';
 
 /**
  * Where a feature's plane comes from, first to last: the input's fixed plane, named properties, QuPath's geometry
@@ -87,13 +87,13 @@ function quPathPlane(g: Feature['geometry'], d: Dim): unknown {
 }
 
 /**
- * Whether QuPath put the object on every channel: plane c -1, or no plane at all on a QuPath object (`objectType`),
+ * Whether QuPath put the object on every channel: plane c -1, or no plane at all on a QuPath object (`isQuPathFeature`),
  * which QuPath writes only off its default plane (c -1, z 0, t 0).
  */
 function onEveryChannel(f: Feature): boolean {
   const plane = f.geometry === null ? undefined : (f.geometry as { plane?: unknown }).plane;
   if (plane !== undefined) return plane !== null && typeof plane === 'object' && (plane as { c?: unknown }).c === -1;
-  return f.properties !== null && typeof f.properties === 'object' && Object.hasOwn(f.properties, 'objectType');
+  return isQuPathFeature(f as unknown as Record<string, unknown>);
 }
 
 /** The feature's plane, or an issue when a plane value is not a non-negative integer. */
