@@ -43,21 +43,24 @@ export function jsonPathAt(s: string, position: number, prefix = ''): string | n
 /**
  * Where `position` lies, as the JSON pointer (from the start of `text`, after `prefix`: a feature's text gives the
  * feature's own pointer, as validation issues name them) of the member or element reached there, or of the object
- * when a member name is due or being read; null outside any array or object (without a prefix). A light walk that
- * trusts the text before `position`, which is where the first error lies.
+ * when a member name is due or being read (with `intoKey`, the member's whose name is read there); null outside any
+ * array or object (without a prefix). A light walk that trusts the text before `position`, which is where the first
+ * error lies.
  */
-export function jsonPointerAt(s: string, position: number, prefix = ''): string | null {
+export function jsonPointerAt(s: string, position: number, prefix = '', intoKey = false): string | null {
   const frames: { key: string | number; array: boolean; expectKey: boolean }[] = [];
   for (let i = 0; i < position; i++) {
     const c = s.charCodeAt(i);
     if (c === 0x22) {
       let j = i + 1;
       while (j < s.length && s.charCodeAt(j) !== 0x22) j += s.charCodeAt(j) === 0x5c ? 2 : 1;
-      if (j >= position) break;
       const top = frames[frames.length - 1];
+      // Inside a member name: the object's pointer, or with `intoKey` the member's (the name read whole).
+      if (j >= position && !(intoKey && top?.expectKey)) break;
       if (top !== undefined && top.expectKey) {
         try { top.key = JSON.parse(s.slice(i, j + 1)) as string; } catch { top.key = s.slice(i + 1, j); }
         top.expectKey = false;
+        if (j >= position) break;
       }
       i = j;
     } else if (c === 0x7b || c === 0x5b) {

@@ -136,8 +136,12 @@ export function checkUtf8(text: string, bytes: Uint8Array, start: number, end: n
     // Where the first invalid byte lies (its JSON pointer in the text), and in the parsed value, when given, the name
     // or string read there: a genuine U+FFFD before it is not taken for it.
     const off = firstInvalidUtf8(bytes, start, end);
-    const base = off < 0 ? path : jsonPointerAt(text, utf8.decode(bytes.subarray(start, off)).length, path) ?? path;
-    const at = value === undefined ? undefined : replaced(valueAt(value, base.slice(path.length)), base);
+    const position = off < 0 ? -1 : utf8.decode(bytes.subarray(start, off)).length;
+    const base = position < 0 ? path : jsonPointerAt(text, position, path) ?? path;
+    // In a member name: that name, read whole.
+    const member = position < 0 ? null : jsonPointerAt(text, position, path, true);
+    const name = member !== null && member !== base ? unescapeToken(member.slice(member.lastIndexOf('/') + 1)) : undefined;
+    const at = value === undefined ? undefined : name !== undefined ? { path: member as string, text: name } : replaced(valueAt(value, base.slice(path.length)), base);
     const where = at ? `, the first in ${shown(at.text)}` : '';
     report(out, 'text-invalid-utf8', at?.path ?? path, `${inText - inBytes} invalid UTF-8 byte sequence(s) in the text, each read as U+FFFD${where} (a file saved in another encoding, such as Latin-1?)`);
   }
@@ -168,11 +172,13 @@ function firstInvalidUtf8(bytes: Uint8Array, start: number, end: number): number
   return -1;
 }
 
+const unescapeToken = (token: string) => token.replace(/~1/g, '/').replace(/~0/g, '~');
+
 /** The value `rel` (a JSON pointer) names under `v`; undefined when it names nothing. */
 function valueAt(v: unknown, rel: string): unknown {
   for (const token of rel === '' ? [] : rel.slice(1).split('/')) {
     if (v === null || typeof v !== 'object') return undefined;
-    const key = token.replace(/~1/g, '/').replace(/~0/g, '~');
+    const key = unescapeToken(token);
     v = Object.hasOwn(v, key) ? (v as Record<string, unknown>)[key] : undefined;
   }
   return v;

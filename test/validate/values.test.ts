@@ -82,6 +82,8 @@ describe('text-invalid-utf8', () => {
       // A surrogate spelled in UTF-8 (ED A0 80) and a truncated sequence at the end of a string.
       [Buffer.concat([Buffer.from('{"w":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')]), '/w', '\uFFFD\uFFFD\uFFFD'],
       [Buffer.concat([Buffer.from('["a","b'), Buffer.from([0xe2, 0x82]), Buffer.from('"]')]), '/1', 'b\uFFFD'],
+      // In a member name, past a genuine U+FFFD in the member before it.
+      [Buffer.concat([Buffer.from('{"properties":{"a":"gen\uFFFDu","b'), Buffer.from([0xff]), Buffer.from('x":1}}')]), '/properties/b\uFFFDx', 'b\uFFFDx'],
     ];
     for (const [bytes, path, shown] of cases) {
       const text = decode(bytes);
