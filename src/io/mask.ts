@@ -4,10 +4,10 @@ import { loadSharp } from './sharp.js';
 import { ImageError } from '../report/errors.js';
 import type { LabelMask } from '../raster/trace.js';
 import { describeSharpError } from './image.js';
-import { lossyTiffCompression } from './tiff-compression.js';
+import { tiffFacts } from './tiff-header.js';
 
 /**
- * Reads a label mask from a PNG or TIFF file (the first page of a TIFF). Unsigned 8, 16 and 32-bit samples keep
+ * Reads a label mask from a PNG or TIFF file (one page; a pyramid's first). Unsigned 8, 16 and 32-bit samples keep
  * their values exactly; signed 8 and 32-bit and floating-point samples are accepted when every value is a
  * non-negative integer that fits 32 bits. Signed 16-bit samples are read through libvips' 16-bit grey path, which
  * clamps negative values to 0 (background). Colour images are refused: a colour or palette image does not carry
@@ -16,7 +16,8 @@ import { lossyTiffCompression } from './tiff-compression.js';
 export async function readLabelMask(path: string): Promise<LabelMask> {
   // Whole-slide masks exceed sharp's default pixel limit by far; the caller chose the file.
   const sharp = await loadSharp();
-  const open = () => sharp(path, { limitInputPixels: false });
+  // An ICC profile is no colour to apply to labels: converted through it, labels 1…12 read as 5 of them.
+  const open = () => sharp(path, { limitInputPixels: false, ignoreIcc: true });
   let meta: Metadata;
   try {
     meta = await open().metadata();
@@ -26,12 +27,11 @@ export async function readLabelMask(path: string): Promise<LabelMask> {
   if (meta.format !== 'png' && meta.format !== 'tiff') {
     throw new ImageError(path, `unsupported label mask format '${meta.format}' (PNG or TIFF expected; JPEG is lossy)`);
   }
-  const lossy = meta.format === 'tiff' ? lossyTiffCompression(path) : undefined;
-  // Compression artefacts are labels of their own: a mask of 5 labels read as 17.
-  if (lossy) throw new ImageError(path, `a label mask must be stored losslessly, this TIFF is compressed with ${lossy}: write it with no, LZW or Deflate compression`);
+  refuseUnfaithful(path, meta);
   const bands = meta.channels - (meta.hasAlpha ? 1 : 0);
-  if (bands !== 1 || meta.isPalette) {
-    throw new ImageError(path, `a label mask must be a single-channel greyscale image, this one has ${meta.channels} channels${meta.isPalette ? ' (palette)' : ''}`);
+  if (meta.isPalette) throw new ImageError(path, 'a label mask must be a greyscale image, this one is a palette image (its pixels pick colours, not labels): save the labels as grey values');
+  if (bands !== 1) {
+    throw new ImageError(path, `a label mask must be a single-channel greyscale image, this one has ${meta.channels} channels`);
   }
   let pipeline = open();
   if (meta.hasAlpha) pipeline = pipeline.removeAlpha();
@@ -54,6 +54,24 @@ export async function readLabelMask(path: string): Promise<LabelMask> {
   const bytes = out.data.byteOffset % plan.bytes === 0 ? out.data : Buffer.from(out.data);
   const data = plan.convert(bytes, n, path);
   return { width, height, data };
+}
+
+/**
+ * Refuses what the decoder would turn into other labels without a word: a lossy TIFF (its artefacts are labels of
+ * their own: a mask of 5 labels read as 17), samples below 8 bits (scaled to 0–255), a WhiteIsZero TIFF (inverted),
+ * a second sample that is not alpha (dropped as one), and pages of the first one's size (a z-stack: one plane read).
+ */
+function refuseUnfaithful(path: string, meta: Metadata): void {
+  const facts = meta.format === 'tiff' ? tiffFacts(path) : undefined;
+  const refuse = (why: string) => { throw new ImageError(path, why); };
+  if (facts?.lossy) refuse(`a label mask must be stored losslessly, this TIFF is compressed with ${facts.lossy}: write it with no, LZW or Deflate compression`);
+  const bits = facts?.bitsPerSample ?? meta.bitsPerSample;
+  if (bits !== undefined && bits < 8 && !meta.isPalette) refuse(`a label mask needs 8, 16 or 32-bit samples, this one has ${bits}-bit samples (a binary image holds no label numbers)`);
+  if (facts?.photometric === 0) refuse('this TIFF stores grey as WhiteIsZero (inverted: labels would read as their complement): write it BlackIsZero (MinIsBlack)');
+  if (facts && facts.samplesPerPixel === 2 && facts.extraSamples[0] === 0) refuse('this TIFF has 2 samples per pixel and the second is not alpha (ExtraSamples 0): a label mask is one channel; write each channel as a mask of its own');
+  if (facts && facts.samePages > 1) {
+    refuse(`this TIFF holds ${facts.samePages} pages of ${meta.width} × ${meta.height} px (a z-stack, a time series or channels), and a label mask is one plane: write each page as a mask of its own and give them as planes (--input z=0:FILE …)`);
+  }
 }
 
 interface ReadPlan {

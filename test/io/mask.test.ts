@@ -1,7 +1,8 @@
 // Label masks to polygons (src/raster/): exact outlines of known shapes, invariants on random masks; and reading 8/16/32-bit files (src/io/mask.ts).
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { crc32, deflateSync } from 'node:zlib';
 import fc from 'fast-check';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -271,10 +272,10 @@ describe('labelsToFeatures: random masks', () => {
 });
 
 /** A minimal uncompressed single-strip greyscale TIFF: sharp only writes 8-bit TIFF, masks come in 16 and 32 bits too. */
-function tiff(width: number, height: number, data: Uint8Array | Uint16Array | Uint32Array | Int32Array | Float32Array, sampleFormat: 1 | 2 | 3): Buffer {
+function tiff(width: number, height: number, data: Uint8Array | Uint16Array | Uint32Array | Int32Array | Float32Array, sampleFormat: 1 | 2 | 3, photometric = 1): Buffer {
   const bits = data.BYTES_PER_ELEMENT * 8;
   const entries: TiffEntry[] = [
-    [256, 4, width], [257, 4, height], [258, 3, bits], [259, 3, 1], [262, 3, 1], [273, 4, 0],
+    [256, 4, width], [257, 4, height], [258, 3, bits], [259, 3, 1], [262, 3, photometric], [273, 4, 0],
     [277, 3, 1], [278, 4, height], [279, 4, data.byteLength], [339, 3, sampleFormat],
   ];
   return littleEndianTiff(entries, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
@@ -367,6 +368,37 @@ describe('readLabelMask', () => {
     expect((err as ImageError).reason).toBe('no such file');
   });
 
+  it('refuses what would turn labels into others without a word: JPEG past the first 64 KiB, below 8 bits, WhiteIsZero, pages of a stack', async () => {
+    // libvips writes a TIFF's directory after its data: a JPEG mask of 75 KB has it past the first 64 KiB.
+    const W = 600, cells = new Uint8Array(W * W);
+    for (let y = 0; y < W; y++) for (let x = 0; x < W; x++) if ((x % 30 - 15) ** 2 + (y % 30 - 15) ** 2 < 100) cells[y * W + x] = 1 + ((((y / 30) | 0) * 20 + ((x / 30) | 0)) % 255);
+    await sharp(cells, { raw: { width: W, height: W, channels: 1 } }).toColourspace('b-w').tiff({ compression: 'jpeg' }).toFile(join(dir, 'big-jpeg.tif'));
+    expect((await readFile(join(dir, 'big-jpeg.tif'))).length).toBeGreaterThan(65536);
+    await expect(readLabelMask(join(dir, 'big-jpeg.tif'))).rejects.toThrow('this TIFF is compressed with JPEG');
+    // A 4-bit grey PNG: the decoder scales 1…12 to 17…204.
+    await writeFile(join(dir, 'g4.png'), png(240, 20, 4, Buffer.concat(Array.from({ length: 20 }, () => Buffer.from([0, ...Array.from({ length: 120 }, (_, i) => (((2 * i / 20) | 0) + 1) << 4 | ((((2 * i + 1) / 20) | 0) + 1))])))));
+    await expect(readLabelMask(join(dir, 'g4.png'))).rejects.toThrow('a label mask needs 8, 16 or 32-bit samples, this one has 4-bit samples');
+    // WhiteIsZero: every label would read as its complement, the background as a label.
+    await writeFile(join(dir, 'white.tif'), tiff(2, 1, Uint16Array.from([0, 3]), 1, 0));
+    await expect(readLabelMask(join(dir, 'white.tif'))).rejects.toThrow(/stores grey as WhiteIsZero/);
+    // A z-stack of 3 slices: one plane would be read.
+    const stack = Uint8Array.from({ length: 20 * 60 }, (_, i) => 1 + Math.floor(i / 400));
+    await sharp(stack, { raw: { width: 20, height: 60, channels: 1, pageHeight: 20 } }).toColourspace('b-w').tiff({ compression: 'lzw' }).toFile(join(dir, 'stack.tif'));
+    await expect(readLabelMask(join(dir, 'stack.tif'))).rejects.toThrow('this TIFF holds 3 pages of 20 × 20 px (a z-stack, a time series or channels), and a label mask is one plane');
+    // A pyramid's pages are each half the size before: its first page is the mask.
+    await sharp(cells, { raw: { width: W, height: W, channels: 1 } }).toColourspace('b-w').tiff({ compression: 'lzw', pyramid: true, tile: true }).toFile(join(dir, 'pyramid.tif'));
+    expect((await readLabelMask(join(dir, 'pyramid.tif'))).width).toBe(W);
+  });
+
+  it('reads grey values as labels whatever ICC profile the file carries (gamma 2.2: labels 1…12 read as 5 of them)', async () => {
+    const row = Buffer.from([0, ...Array.from({ length: 240 }, (_, x) => ((x / 20) | 0) + 1)]);
+    await writeFile(join(dir, 'icc.png'), png(240, 20, 8, Buffer.concat(Array.from({ length: 20 }, () => row)), greyProfile(2.2)));
+    const m = await readLabelMask(join(dir, 'icc.png'));
+    const counts = new Map<number, number>();
+    for (const v of m.data) counts.set(v, (counts.get(v) ?? 0) + 1);
+    expect([...counts]).toEqual(Array.from({ length: 12 }, (_, i) => [i + 1, 400]));
+  });
+
   it('greyscale with alpha: the alpha band is dropped', async () => {
     const data = new Uint8Array(known.width * known.height * 2);
     known.data.forEach((v, i) => { data[2 * i] = v; data[2 * i + 1] = 255; });
@@ -377,3 +409,51 @@ describe('readLabelMask', () => {
     await expectRoundTrip(path, known.data, Uint8Array);
   });
 });
+
+/** A greyscale PNG of `bits`-bit samples from filtered rows (a 0 filter byte before each), with an ICC profile when given. */
+function png(width: number, height: number, bits: number, rows: Buffer, icc?: Buffer): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const out = Buffer.alloc(12 + data.length);
+    out.writeUInt32BE(data.length, 0);
+    body.copy(out, 4);
+    out.writeUInt32BE(crc32(body), 8 + data.length);
+    return out;
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0); ihdr.writeUInt32BE(height, 4); ihdr[8] = bits;
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr),
+    ...(icc ? [chunk('iCCP', Buffer.concat([Buffer.from('Gray\0\0', 'latin1'), deflateSync(icc)]))] : []),
+    chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+/** A grey ICC profile (v2.1) whose tone curve is `gamma`, as Photoshop's "Gray Gamma 2.2" carries. */
+function greyProfile(gamma: number): Buffer {
+  const s15 = (v: number) => { const b = Buffer.alloc(4); b.writeInt32BE(Math.round(v * 65536)); return b; };
+  const white = Buffer.concat([s15(0.9642), s15(1), s15(0.8249)]);
+  const u32 = (v: number) => { const b = Buffer.alloc(4); b.writeUInt32BE(v); return b; };
+  const tags: [string, Buffer][] = [
+    ['desc', Buffer.concat([Buffer.from('desc\0\0\0\0', 'latin1'), u32(9), Buffer.from('Gray 2.2\0', 'latin1'), Buffer.alloc(79)])],
+    ['wtpt', Buffer.concat([Buffer.from('XYZ \0\0\0\0', 'latin1'), white])],
+    ['kTRC', Buffer.concat([Buffer.from('curv\0\0\0\0', 'latin1'), u32(1), Buffer.from([Math.floor(gamma), Math.round((gamma % 1) * 256), 0, 0])])],
+    ['cprt', Buffer.from('text\0\0\0\0none\0\0\0\0', 'latin1')],
+  ];
+  const tableEnd = 128 + 4 + 12 * tags.length;
+  const table: Buffer[] = [u32(tags.length)];
+  const data: Buffer[] = [];
+  let at = tableEnd;
+  for (const [sig, body] of tags) {
+    const pad = (4 - (at % 4)) % 4;
+    if (pad) { data.push(Buffer.alloc(pad)); at += pad; }
+    table.push(Buffer.from(sig, 'latin1'), u32(at), u32(body.length));
+    data.push(body);
+    at += body.length;
+  }
+  const header = Buffer.concat([
+    u32(at), Buffer.from('lcms', 'latin1'), u32(0x02100000), Buffer.from('mntrGRAYXYZ ', 'latin1'), Buffer.alloc(12),
+    Buffer.from('acspAPPL', 'latin1'), Buffer.alloc(24), white, Buffer.from('lcms', 'latin1'), Buffer.alloc(44),
+  ]);
+  return Buffer.concat([header, ...table, ...data]);
+}

@@ -1,0 +1,91 @@
+// What a TIFF's header says about its first image that sharp does not: compression, photometric, bit depth, extra
+// samples, and how many pages of its size follow (a z-stack); each of them can spoil labels read without a word.
+import fs from 'node:fs';
+
+/** TIFF Compression values (tag 259) that lose information: old-style and new-style JPEG, lossy JPEG of DNG. */
+const LOSSY: ReadonlyMap<number, string> = new Map([[6, 'JPEG (old-style)'], [7, 'JPEG'], [34892, 'lossy JPEG']]);
+const TAG = { width: 256, height: 257, bits: 258, compression: 259, photometric: 262, samples: 277, extraSamples: 338 } as const;
+/** Pages followed at most: a z-stack is counted, a file whose directories loop is not followed for ever. */
+const MAX_PAGES = 4096;
+
+export interface TiffFacts {
+  /** The name of a lossy compression, else undefined. */
+  lossy?: string;
+  /** PhotometricInterpretation: 0 WhiteIsZero, 1 BlackIsZero, 3 palette… */
+  photometric?: number;
+  bitsPerSample?: number;
+  samplesPerPixel: number;
+  /** ExtraSamples of the first image: 0 unspecified, 1 associated alpha, 2 unassociated alpha. */
+  extraSamples: number[];
+  /** Pages of the first page's size, the first included (a z-stack, a time series, channels saved as pages). */
+  samePages: number;
+}
+
+/** The facts of a TIFF (classic or BigTIFF, either byte order), or undefined when its header cannot be read. */
+export function tiffFacts(path: string): TiffFacts | undefined {
+  const fd = fs.openSync(path, 'r');
+  try {
+    return readFacts((at, length) => {
+      const b = Buffer.alloc(length);
+      return b.subarray(0, fs.readSync(fd, b, 0, length, at));
+    });
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+type Read = (at: number, length: number) => Buffer;
+
+function readFacts(read: Read): TiffFacts | undefined {
+  const head = read(0, 16);
+  if (head.length < 8) return undefined;
+  const le = head[0] === 0x49 && head[1] === 0x49;
+  if (!le && !(head[0] === 0x4d && head[1] === 0x4d)) return undefined;
+  const big = (le ? head.readUInt16LE(2) : head.readUInt16BE(2)) === 43;
+  const u16 = (b: Buffer, o: number) => (le ? b.readUInt16LE(o) : b.readUInt16BE(o));
+  const u32 = (b: Buffer, o: number) => (le ? b.readUInt32LE(o) : b.readUInt32BE(o));
+  const u64 = (b: Buffer, o: number) => Number(le ? b.readBigUInt64LE(o) : b.readBigUInt64BE(o));
+  const countBytes = big ? 8 : 2, entryBytes = big ? 20 : 12, offsetBytes = big ? 8 : 4;
+  /** One directory: its tags' first values (and all of ExtraSamples when they fit the entry), and the next offset. */
+  const directory = (at: number): { tags: Map<number, number[]>; next: number } | undefined => {
+    const c = read(at, countBytes);
+    if (c.length < countBytes) return undefined;
+    const count = big ? u64(c, 0) : u16(c, 0);
+    const b = read(at + countBytes, count * entryBytes + offsetBytes);
+    if (b.length < count * entryBytes + offsetBytes) return undefined;
+    const tags = new Map<number, number[]>();
+    for (let i = 0; i < count; i++) {
+      const e = i * entryBytes;
+      const type = u16(b, e + 2);
+      const n = big ? u64(b, e + 4) : u32(b, e + 4);
+      const at = e + (big ? 12 : 8);
+      const size = type === 3 ? 2 : 4;
+      // Values that fit the entry's value field (those read here always do, but for long ExtraSamples lists).
+      const fit = Math.min(n, Math.floor((big ? 8 : 4) / size));
+      const values: number[] = [];
+      for (let k = 0; k < fit; k++) values.push(type === 3 ? u16(b, at + 2 * k) : u32(b, at + 4 * k));
+      tags.set(u16(b, e), values);
+    }
+    return { tags, next: big ? u64(b, count * entryBytes) : u32(b, count * entryBytes) };
+  };
+  const first = directory(big ? u64(head, 8) : u32(head, 4));
+  if (first === undefined) return undefined;
+  const one = (t: Map<number, number[]>, tag: number) => t.get(tag)?.[0];
+  const size = (t: Map<number, number[]>) => `${one(t, TAG.width)}×${one(t, TAG.height)}`;
+  let samePages = 1;
+  const seen = new Set<number>();
+  for (let next = first.next; next > 0 && samePages < MAX_PAGES && !seen.has(next);) {
+    seen.add(next);
+    const d = directory(next);
+    if (d === undefined) break;
+    if (size(d.tags) === size(first.tags)) samePages++;
+    next = d.next;
+  }
+  const t = first.tags;
+  const compression = one(t, TAG.compression);
+  return {
+    lossy: compression === undefined ? undefined : LOSSY.get(compression),
+    photometric: one(t, TAG.photometric), bitsPerSample: one(t, TAG.bits), samplesPerPixel: one(t, TAG.samples) ?? 1,
+    extraSamples: t.get(TAG.extraSamples) ?? [], samePages,
+  };
+}
