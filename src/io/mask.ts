@@ -22,6 +22,8 @@ export async function readLabelMask(path: string): Promise<LabelMask> {
   try {
     meta = await open().metadata();
   } catch (err) {
+    // libvips reads no 64-bit TIFF samples (int64 is what scikit-image labels in) and calls the header corrupt.
+    if (tiffBits(path) === 64) throw new ImageError(path, 'this TIFF has 64-bit samples, which are not read: save the labels as 32 or 16-bit unsigned integers');
     throw new ImageError(path, await describeSharpError(path, err));
   }
   if (meta.format !== 'png' && meta.format !== 'tiff') {
@@ -54,6 +56,15 @@ export async function readLabelMask(path: string): Promise<LabelMask> {
   const bytes = out.data.byteOffset % plan.bytes === 0 ? out.data : Buffer.from(out.data);
   const data = plan.convert(bytes, n, path);
   return { width, height, data };
+}
+
+/** The bits per sample a TIFF's header gives, undefined for another file or one that cannot be read. */
+function tiffBits(path: string): number | undefined {
+  try {
+    return tiffFacts(path)?.bitsPerSample;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -272,8 +272,7 @@ describe('labelsToFeatures: random masks', () => {
 });
 
 /** A minimal uncompressed single-strip greyscale TIFF: sharp only writes 8-bit TIFF, masks come in 16 and 32 bits too. */
-function tiff(width: number, height: number, data: Uint8Array | Uint16Array | Uint32Array | Int32Array | Float32Array, sampleFormat: 1 | 2 | 3, photometric = 1): Buffer {
-  const bits = data.BYTES_PER_ELEMENT * 8;
+function tiff(width: number, height: number, data: Uint8Array | Uint16Array | Uint32Array | Int32Array | Float32Array, sampleFormat: 1 | 2 | 3, photometric = 1, bits = data.BYTES_PER_ELEMENT * 8): Buffer {
   const entries: TiffEntry[] = [
     [256, 4, width], [257, 4, height], [258, 3, bits], [259, 3, 1], [262, 3, photometric], [273, 4, 0],
     [277, 3, 1], [278, 4, height], [279, 4, data.byteLength], [339, 3, sampleFormat],
@@ -378,6 +377,9 @@ describe('readLabelMask', () => {
     // A 4-bit grey PNG: the decoder scales 1…12 to 17…204.
     await writeFile(join(dir, 'g4.png'), png(240, 20, 4, Buffer.concat(Array.from({ length: 20 }, () => Buffer.from([0, ...Array.from({ length: 120 }, (_, i) => (((2 * i / 20) | 0) + 1) << 4 | ((((2 * i + 1) / 20) | 0) + 1))])))));
     await expect(readLabelMask(join(dir, 'g4.png'))).rejects.toThrow('a label mask needs 8, 16 or 32-bit samples, this one has 4-bit samples');
+    // 64-bit samples (scikit-image's int64 labels): named for what they are, not a corrupt header.
+    await writeFile(join(dir, 'i64.tif'), tiff(2, 1, new Uint8Array(16), 2, 1, 64));
+    await expect(readLabelMask(join(dir, 'i64.tif'))).rejects.toThrow('this TIFF has 64-bit samples, which are not read: save the labels as 32 or 16-bit unsigned integers');
     // WhiteIsZero: every label would read as its complement, the background as a label.
     await writeFile(join(dir, 'white.tif'), tiff(2, 1, Uint16Array.from([0, 3]), 1, 0));
     await expect(readLabelMask(join(dir, 'white.tif'))).rejects.toThrow(/stores grey as WhiteIsZero/);
