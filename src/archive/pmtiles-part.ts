@@ -7,10 +7,11 @@ import { HASH_BYTES, TileIndexBuilder, tileHash, type TileIndex } from './pmtile
 /**
  * File layout: `MUDMPRT1` (`MARK`) and a u64 at `FLUSHED_AT`: the part's size after its last flush (0: unknown), then one
  * record per write: u32 length, u32 epoch (`TileIndex.epoch`), f64 tile id, HASH_BYTES of content hash, then
- * `length` tile bytes (all little-endian). A record of length 0 removes the tile. The records say everything, so a part killed while writing
- * is read back up to its last whole record (`--resume`), and a finished part needs no separate index file; the
- * flushed size says whether records a unit's marker counts on were lost since (a part cut short on disk). Records
- * wait in a buffer until `flush` (one write call per megabyte, not per tile: a tenth of the time at a million tiles).
+ * `length` tile bytes (all little-endian). A record of length 0 removes the tile. The records say everything, so a
+ * part killed while writing is read back up to its last whole record (`--resume`), and a finished part needs no
+ * separate index file; the flushed size says whether records a unit's marker counts on were lost since (a part cut
+ * short on disk). Records wait in a buffer until `flush` (one write call per megabyte, not per tile: a tenth of the
+ * time at a million tiles).
  */
 const MARK = Buffer.from('MUDMPRT1', 'latin1');
 /** Where the flushed size lies, after the mark; the records start after it. */
@@ -61,7 +62,7 @@ export class TilePart {
     }
   }
 
-  /** Appends tile z/x/y (a later add of the same tile replaces it), written at `epoch` (non-decreasing in a part). */
+  /** Appends tile z/x/y (a later add of the same tile replaces it), written at `epoch` (`TileIndex.epoch`). */
   add(z: number, x: number, y: number, bytes: Uint8Array, epoch = 0): void {
     // PMTiles entries need a length above 0, and 0 marks a removal here.
     if (bytes.length === 0) throw new InputError(`tile ${z}/${x}/${y} is empty; an archive cannot hold an empty tile`);
@@ -232,7 +233,9 @@ function scan(fd: number, path: string, onRecord: OnRecord): number {
       const length = buf.readUInt32LE(at);
       const id = buf.readDoubleLE(at + 8);
       // Epochs count a build's corrections (two each): far below 2^16 in any part a build wrote.
-      if (!Number.isSafeInteger(id) || id < 0 || buf.readUInt32LE(at + 4) > 0xffff) throw new InputError(`archive part ${path} is corrupt at byte ${pos + at}`, path);
+      if (!Number.isSafeInteger(id) || id < 0 || buf.readUInt32LE(at + 4) > 0xffff) {
+        throw new InputError(`archive part ${path} is corrupt at byte ${pos + at}`, path);
+      }
       if (pos + at + RECORD_HEAD + length > size) return pos + at;
       onRecord(id, pos + at + RECORD_HEAD, length, buf.subarray(at + 16, at + RECORD_HEAD), buf.readUInt32LE(at + 4));
       at += RECORD_HEAD + length;
