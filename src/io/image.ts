@@ -1,5 +1,5 @@
 // Image headers (TIFF, PNG, JPEG) read with sharp without decoding pixels: the world size of a slide.
-import { stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import type { Metadata } from 'sharp';
 import { loadSharp } from './sharp.js';
 import { ImageError } from '../report/errors.js';
@@ -63,6 +63,32 @@ export async function describeSharpError(path: string, err: unknown): Promise<st
     return `cannot access the file (${code ?? String(e)})`;
   }
   const message = err instanceof Error ? err.message : String(err);
-  if (/unsupported image format/i.test(message)) return 'not an image in a format sharp can read (TIFF, PNG or JPEG expected)';
-  return `cannot read the image: ${message.trim()}`;
+  if (/unsupported image format/i.test(message)) {
+    // libvips says so of a TIFF or PNG it cannot decode, too (one cut short): the file's own signature says which.
+    const kind = await signature(path);
+    return kind ? `the file starts as a ${kind} but cannot be decoded (cut short or damaged?)` : 'not an image in a format sharp can read (TIFF, PNG or JPEG expected)';
+  }
+  // libtiff repeats its warnings line by line: each once, the first few.
+  const lines = [...new Set(message.split('\n').map((l) => l.trim()).filter((l) => l !== ''))];
+  return `cannot read the image: ${lines.slice(0, 3).join('; ')}${lines.length > 3 ? '; …' : ''}`;
+}
+
+/** The image format a file's first bytes name (TIFF or PNG), else undefined. */
+async function signature(path: string): Promise<string | undefined> {
+  let head: Buffer;
+  try {
+    const f = await open(path, 'r');
+    try {
+      head = Buffer.alloc(8);
+      await f.read(head, 0, 8, 0);
+    } finally {
+      await f.close();
+    }
+  } catch {
+    return undefined;
+  }
+  const tiff = (head[0] === 0x49 && head[1] === 0x49 && (head[2] === 42 || head[2] === 43) && head[3] === 0)
+    || (head[0] === 0x4d && head[1] === 0x4d && head[2] === 0 && (head[3] === 42 || head[3] === 43));
+  if (tiff) return 'TIFF';
+  return head.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) ? 'PNG' : undefined;
 }

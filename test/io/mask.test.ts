@@ -387,6 +387,10 @@ describe('readLabelMask', () => {
     const stack = Uint8Array.from({ length: 20 * 60 }, (_, i) => 1 + Math.floor(i / 400));
     await sharp(stack, { raw: { width: 20, height: 60, channels: 1, pageHeight: 20 } }).toColourspace('b-w').tiff({ compression: 'lzw' }).toFile(join(dir, 'stack.tif'));
     await expect(readLabelMask(join(dir, 'stack.tif'))).rejects.toThrow('this TIFF holds 3 pages of 20 × 20 px (a z-stack, a time series or channels), and a label mask is one plane');
+    // A TIFF cut short: named as a TIFF that cannot be decoded, not as no image at all.
+    const whole = await readFile(join(dir, 'stack.tif'));
+    await writeFile(join(dir, 'cut.tif'), whole.subarray(0, 16));
+    await expect(readLabelMask(join(dir, 'cut.tif'))).rejects.toThrow('the file starts as a TIFF but cannot be decoded (cut short or damaged?)');
     // A pyramid's pages are each half the size before: its first page is the mask.
     await sharp(cells, { raw: { width: W, height: W, channels: 1 } }).toColourspace('b-w').tiff({ compression: 'lzw', pyramid: true, tile: true }).toFile(join(dir, 'pyramid.tif'));
     expect((await readLabelMask(join(dir, 'pyramid.tif'))).width).toBe(W);
