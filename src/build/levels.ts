@@ -71,8 +71,7 @@ async function raiseAndUndo(ctx: RunContext, level: number, markers: UnitMarker[
   const raised = raiseRule(plan, markers[level]);
   // The removals stand over the tiles they remove, and what is tiled again over them, whichever process writes which
   // (a shard run again after finalize's correction was killed).
-  const corrections = plan.corrections ?? 0;
-  ctx.sink.setEpoch?.(2 * corrections + 1);
+  ctx.sink.setEpoch?.(epochOf(plan, true));
   const undone: [number, string][] = [];
   for (let l = level; l < markers.length; l++) {
     for (const m of markers[l]) {
@@ -85,9 +84,14 @@ async function raiseAndUndo(ctx: RunContext, level: number, markers: UnitMarker[
   await ctx.sink.flush?.();
   ctx.units.remove(undone);
   plan.raised = [...new Set([...plan.raised, ...raised])].sort((a, b) => a - b);
-  plan.corrections = corrections + 1;
+  plan.corrections = (plan.corrections ?? 0) + 1;
   savePlan(ctx.work, ctx.planFile);
-  ctx.sink.setEpoch?.(2 * plan.corrections);
+  ctx.sink.setEpoch?.(epochOf(plan));
+}
+
+/** The epoch of what is written (`TileSink.setEpoch`): two per correction so far, one more while one removes tiles. */
+function epochOf(plan: Pick<BuildPlan, 'corrections'>, removing = false): number {
+  return 2 * (plan.corrections ?? 0) + (removing ? 1 : 0);
 }
 
 /**
@@ -148,7 +152,7 @@ class LevelRun {
     this.part = readsPart(this.plan.world.side, this.plan.levels[0].zoom, this.plan.cellSize);
     const zooms = Array.from({ length: this.plan.maxZoom - this.plan.minZoom + 1 }, (_, i) => this.plan.minZoom + i);
     this.writeTo = ctx.sink.directTiles?.(zooms);
-    ctx.sink.setEpoch?.(2 * (this.plan.corrections ?? 0));
+    ctx.sink.setEpoch?.(epochOf(this.plan));
     this.gzip = this.writeTo === undefined ? ctx.sink.gzips?.() : undefined;
     this.graph = new LevelGraph(this.plan, ctx.planFile.read.halfExtent, 0, base.map((u) => u.key), levels);
     const todo = new Set(base.filter((u) => !ctx.units.has(0, u.key)));

@@ -3,6 +3,7 @@ import { open, stat } from 'node:fs/promises';
 import type { Metadata } from 'sharp';
 import { loadSharp } from './sharp.js';
 import { ImageError } from '../report/errors.js';
+import { isTiffHead } from './tiff-header.js';
 
 export type ImageFormat = 'tiff' | 'png' | 'jpeg';
 export const IMAGE_FORMATS: readonly ImageFormat[] = ['tiff', 'png', 'jpeg'];
@@ -87,8 +88,6 @@ async function signature(path: string): Promise<string | undefined> {
   } catch {
     return undefined;
   }
-  const tiff = (head[0] === 0x49 && head[1] === 0x49 && (head[2] === 42 || head[2] === 43) && head[3] === 0)
-    || (head[0] === 0x4d && head[1] === 0x4d && head[2] === 0 && (head[3] === 42 || head[3] === 43));
-  if (tiff) return 'TIFF';
+  if (isTiffHead(head)) return 'TIFF';
   return head.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) ? 'PNG' : undefined;
 }

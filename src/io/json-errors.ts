@@ -34,20 +34,24 @@ export function jsonSyntaxError(file: string, text: string, line: number, column
   return new ReadError(file, at.line, at.column, message, { cause: e });
 }
 
-/** `jsonPointerAt` as messages say it: "JSON path /a/1", or "JSON path (top level)". */
+/**
+ * `jsonKeysAt` as messages say it, after `prefix` (where `s` lies in its document): "JSON path /a/1", or "JSON path
+ * (top level)"; null outside any array or object without a prefix.
+ */
 export function jsonPathAt(s: string, position: number, prefix = ''): string | null {
-  const pointer = jsonPointerAt(s, position, prefix);
-  return pointer === null ? null : `JSON path ${pointer === '' ? '(top level)' : pointer}`;
+  const keys = jsonKeysAt(s, position);
+  if (keys === null && prefix === '') return null;
+  const pointer = prefix + (keys ?? []).map((k) => `/${pointerToken(k)}`).join('');
+  return `JSON path ${pointer === '' ? '(top level)' : pointer}`;
 }
 
 /**
- * Where `position` lies, as the JSON pointer (from the start of `text`, after `prefix`: a feature's text gives the
- * feature's own pointer, as validation issues name them) of the member or element reached there, or of the object
- * when a member name is due or being read (with `intoKey`, the member's whose name is read there); null outside any
- * array or object (without a prefix). A light walk that trusts the text before `position`, which is where the first
- * error lies.
+ * Where `position` lies, as the member names and element indexes (from the start of `text`: a feature's text gives
+ * the feature's own, as validation issues name them) of the member or element reached there, or of the object when
+ * a member name is due or being read (with `intoKey`, the member's whose name is read there); null outside any
+ * array or object. A light walk that trusts the text before `position`, which is where the first error lies.
  */
-export function jsonPointerAt(s: string, position: number, prefix = '', intoKey = false): string | null {
+export function jsonKeysAt(s: string, position: number, intoKey = false): (string | number)[] | null {
   const frames: { key: string | number; array: boolean; expectKey: boolean }[] = [];
   for (let i = 0; i < position; i++) {
     const c = s.charCodeAt(i);
@@ -74,10 +78,9 @@ export function jsonPointerAt(s: string, position: number, prefix = '', intoKey 
       else top.expectKey = true;
     }
   }
-  if (frames.length === 0 && prefix === '') return null;
-  const top = frames[frames.length - 1];
-  if (top?.expectKey) frames.pop();
-  return prefix + frames.map((f) => `/${pointerToken(f.key)}`).join('');
+  if (frames.length === 0) return null;
+  if (frames[frames.length - 1].expectKey) frames.pop();
+  return frames.map((f) => f.key);
 }
 
 /** Line and byte column of UTF-16 offset `position` in `text`, which starts at `line`/`column`. */

@@ -79,9 +79,9 @@ function refuseUnfaithful(path: string, meta: Metadata): void {
   const bits = facts?.bitsPerSample ?? meta.bitsPerSample;
   if (bits !== undefined && bits < 8 && !meta.isPalette) refuse(`a label mask needs 8, 16 or 32-bit samples, this one has ${bits}-bit samples (a binary image holds no label numbers)`);
   if (facts?.photometric === 0) refuse('this TIFF stores grey as WhiteIsZero (inverted: labels would read as their complement): write it BlackIsZero (MinIsBlack)');
-  if (facts && facts.samplesPerPixel === 2 && facts.extraSamples[0] === 0) refuse('this TIFF has 2 samples per pixel and the second is not alpha (ExtraSamples 0): a label mask is one channel; write each channel as a mask of its own');
-  if (facts && facts.samePages > 1) {
-    refuse(`this TIFF holds ${facts.samePages} pages of ${meta.width} × ${meta.height} px (a z-stack, a time series or channels), and a label mask is one plane: write each page as a mask of its own and give them as planes (--input z=0:FILE …)`);
+  if (facts?.samplesPerPixel === 2 && facts.extraSamples[0] === 0) refuse('this TIFF has 2 samples per pixel and the second is not alpha (ExtraSamples 0): a label mask is one channel; write each channel as a mask of its own');
+  if ((facts?.samePages ?? 1) > 1) {
+    refuse(`this TIFF holds ${facts?.samePages} pages of ${meta.width} × ${meta.height} px (a z-stack, a time series or channels), and a label mask is one plane: write each page as a mask of its own and give them as planes (--input z=0:FILE …)`);
   }
 }
 

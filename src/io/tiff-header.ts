@@ -36,11 +36,16 @@ export function tiffFacts(path: string): TiffFacts | undefined {
 
 type Read = (at: number, length: number) => Buffer;
 
+/** Whether `head` starts as a TIFF does: `II` with 42 (or 43, BigTIFF) little-endian, or `MM` with it big-endian. */
+export function isTiffHead(head: Uint8Array): boolean {
+  return (head[0] === 0x49 && head[1] === 0x49 && (head[2] === 42 || head[2] === 43) && head[3] === 0)
+    || (head[0] === 0x4d && head[1] === 0x4d && head[2] === 0 && (head[3] === 42 || head[3] === 43));
+}
+
 function readFacts(read: Read): TiffFacts | undefined {
   const head = read(0, 16);
-  if (head.length < 8) return undefined;
-  const le = head[0] === 0x49 && head[1] === 0x49;
-  if (!le && !(head[0] === 0x4d && head[1] === 0x4d)) return undefined;
+  if (head.length < 8 || !isTiffHead(head)) return undefined;
+  const le = head[0] === 0x49;
   const big = (le ? head.readUInt16LE(2) : head.readUInt16BE(2)) === 43;
   const u16 = (b: Buffer, o: number) => (le ? b.readUInt16LE(o) : b.readUInt16BE(o));
   const u32 = (b: Buffer, o: number) => (le ? b.readUInt32LE(o) : b.readUInt32BE(o));

@@ -2,7 +2,7 @@
 import { setOwn } from '../model/own.js';
 import { pointerToken, shown, type Issue } from './issue.js';
 import { report } from './rules.js';
-import { jsonPointerAt } from '../io/json-errors.js';
+import { jsonKeysAt } from '../io/json-errors.js';
 
 /** A UTF-16 code unit of a surrogate pair standing alone (with the `u` flag a well-formed pair is one code point). */
 const LONE_SURROGATE = /\p{Cs}/u;
@@ -137,11 +137,13 @@ export function checkUtf8(text: string, bytes: Uint8Array, start: number, end: n
     // or string read there: a genuine U+FFFD before it is not taken for it.
     const off = firstInvalidUtf8(bytes, start, end);
     const position = off < 0 ? -1 : utf8.decode(bytes.subarray(start, off)).length;
-    const base = position < 0 ? path : jsonPointerAt(text, position, path) ?? path;
-    // In a member name: that name, read whole.
-    const member = position < 0 ? null : jsonPointerAt(text, position, path, true);
-    const name = member !== null && member !== base ? unescapeToken(member.slice(member.lastIndexOf('/') + 1)) : undefined;
-    const at = value === undefined ? undefined : name !== undefined ? { path: member as string, text: name } : replaced(valueAt(value, base.slice(path.length)), base);
+    const keys = (position < 0 ? null : jsonKeysAt(text, position)) ?? [];
+    // In a member name: that name, read whole (one key more than where a value would be).
+    const named = (position < 0 ? null : jsonKeysAt(text, position, true)) ?? [];
+    const pathOf = (ks: readonly (string | number)[]) => path + ks.map((k) => `/${pointerToken(k)}`).join('');
+    const at = value === undefined ? undefined
+      : named.length > keys.length ? { path: pathOf(named), text: String(named[named.length - 1]) }
+        : replaced(valueAt(value, keys), pathOf(keys));
     const where = at ? `, the first in ${shown(at.text)}` : '';
     report(out, 'text-invalid-utf8', at?.path ?? path, `${inText - inBytes} invalid UTF-8 byte sequence(s) in the text, each read as U+FFFD${where} (a file saved in another encoding, such as Latin-1?)`);
   }
@@ -172,14 +174,11 @@ function firstInvalidUtf8(bytes: Uint8Array, start: number, end: number): number
   return -1;
 }
 
-const unescapeToken = (token: string) => token.replace(/~1/g, '/').replace(/~0/g, '~');
-
-/** The value `rel` (a JSON pointer) names under `v`; undefined when it names nothing. */
-function valueAt(v: unknown, rel: string): unknown {
-  for (const token of rel === '' ? [] : rel.slice(1).split('/')) {
-    if (v === null || typeof v !== 'object') return undefined;
-    const key = unescapeToken(token);
-    v = Object.hasOwn(v, key) ? (v as Record<string, unknown>)[key] : undefined;
+/** The value `keys` name under `v`; undefined when they name nothing. */
+function valueAt(v: unknown, keys: readonly (string | number)[]): unknown {
+  for (const k of keys) {
+    if (v === null || typeof v !== 'object' || !Object.hasOwn(v, k)) return undefined;
+    v = (v as Record<string, unknown>)[k];
   }
   return v;
 }
