@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream';
 import { InputError, UsageError } from './report/errors.js';
 import { ArchiveShelf, FileArchive, FolderArchives, type TileAnswer } from './serve/archives.js';
 import { contentType, defaultViewerDir, openInside, openRegular, requestSegments, targetAuthority, vendorFiles, type Opened } from './serve/files.js';
-import { acceptsGzip, answerFor, contentValidators, validators, type ByteRange, type Validators } from './serve/ranges.js';
+import { acceptsGzip, answerFor, contentValidators, dateIsStrong, validators, type ByteRange, type Validators } from './serve/ranges.js';
 
 export { contentType, defaultViewerDir, requestSegments, servable, vendorFiles } from './serve/files.js';
 
@@ -85,11 +85,12 @@ function sendAbsent(res: http.ServerResponse, emptyTile: boolean): void {
  * content) and says what of it goes out: the whole, one range (files only), or nothing (a 304, 412 or 416, a HEAD).
  */
 function startAnswer(req: http.IncomingMessage, res: http.ServerResponse, v: Validators, size: number, headers: http.OutgoingHttpHeaders, ranges: boolean): ByteRange | 'whole' | undefined {
+  const now = Date.now();
   const common = {
     ...(ranges ? { 'Accept-Ranges': 'bytes' } : {}),
     // A pyramid may be rebuilt while it is served: always revalidate.
     'Cache-Control': 'no-cache',
-    'Last-Modified': v.lastModified,
+    ...(dateIsStrong(v, now) ? { 'Last-Modified': v.lastModified } : {}),
     ETag: v.etag,
     ...(headers.Vary === undefined ? {} : { Vary: headers.Vary }),
     // A 304 updates the headers a browser cached: an unchanged tile of a rebuilt archive says the new archive too.
@@ -98,7 +99,7 @@ function startAnswer(req: http.IncomingMessage, res: http.ServerResponse, v: Val
   const answer = answerFor(req.method ?? 'GET', {
     range: ranges ? headerOf(req, 'range') : undefined, ifRange: headerOf(req, 'if-range'), ifMatch: headerOf(req, 'if-match'), ifNoneMatch: headerOf(req, 'if-none-match'),
     ifModifiedSince: headerOf(req, 'if-modified-since'), ifUnmodifiedSince: headerOf(req, 'if-unmodified-since'),
-  }, v, size);
+  }, v, size, now);
   if (answer.status === 304) {
     res.writeHead(304, common);
     res.end();
@@ -221,6 +222,11 @@ export async function startServer(opts: ServeOptions): Promise<Server> {
       // What a range reader of another origin checks: where a range lies, and whether the archive changed.
       res.setHeader('Access-Control-Expose-Headers', 'Content-Range, Accept-Ranges, ETag, X-Pyramid-Name, X-Pyramid-Archive');
     }
+    // Two Host lines leave which host is meant to whoever reads them: RFC 9112 section 3.2 asks for 400.
+    if ((req.headersDistinct.host?.length ?? 0) > 1) {
+      send(res, 400, 'bad request: more than one Host header\n');
+      return;
+    }
     // An absolute-form target names the host the request is for too (RFC 9112 3.2.2): both must be this machine.
     const authority = targetAuthority(req.url ?? '');
     if (checkHost && (!localHost(req.headers.host) || (authority !== undefined && !localHost(authority)))) {
@@ -255,6 +261,20 @@ export async function startServer(opts: ServeOptions): Promise<Server> {
     }
   }
 
+  /**
+   * The folder as it is now: a folder link (`serve current`) retargeted to another build is followed at once, as a
+   * link to an archive is. Null when the link no longer names a folder.
+   */
+  async function currentFolder(): Promise<FolderArchives | null> {
+    const now = await fs.promises.realpath(opts.root).catch(() => null);
+    if (now === null || !(await fs.promises.stat(now).then((st) => st.isDirectory(), () => false))) return null;
+    if (now !== root) {
+      root = now;
+      folder = new FolderArchives(root, shelf);
+    }
+    return folder as FolderArchives;
+  }
+
   /** Below the viewer: the folder's files and archive tiles, or the one archive, its metadata and its tiles. */
   async function sendPyramid(req: http.IncomingMessage, res: http.ServerResponse, segments: string[]): Promise<void> {
     // The page's URL names no folder or file at the root: the viewer titles a pyramid without a name by this one.
@@ -263,7 +283,12 @@ export async function startServer(opts: ServeOptions): Promise<Server> {
     const pbf = segments[segments.length - 1].endsWith('.pbf');
     const gzipOk = acceptsGzip(req.headers['accept-encoding']);
     if (folder) {
-      const { answer, holds } = await folder.tile(segments, gzipOk);
+      const current = await currentFolder();
+      if (current === null) {
+        sendAbsent(res, false);
+        return;
+      }
+      const { answer, holds } = await current.tile(segments, gzipOk);
       if (answer) {
         sendTile(req, res, answer, pbf);
         return;

@@ -321,7 +321,7 @@ export async function openPyramid(ol, url) {
     descriptor = await response.json();
     served = response.headers.get('X-Pyramid-Name') ?? undefined;
   }
-  if (!Array.isArray(descriptor.tiles) || typeof descriptor.tiles[0] !== 'string') throw new Error(`${url}: the descriptor has no tiles template`);
+  if (!Array.isArray(descriptor.tiles) || typeof descriptor.tiles[0] !== 'string') throw new Error(`${url}: the descriptor has no tiles template: this is not a mudm-tiles pyramid (an archive written by another tool carries no tileset descriptor)`);
   // Without {zlvl}, a first {z} is the zoom (the spec's 2D example {z}/{x}/{y}), not the z plane.
   const template = descriptor.tiles[0].includes('{zlvl}') ? descriptor.tiles[0] : descriptor.tiles[0].replace('{z}', '{zlvl}');
   const dims = [...template.matchAll(/\{([a-z]+)\}/g)].map((m) => m[1]).filter((n) => PLANE_DIMS.includes(n));

@@ -17,7 +17,7 @@ export function refuseForeign(file: string, kind: 'archive' | 'report', link: bo
 }
 
 /** A PMTiles v3 archive whose metadata is a tileset descriptor (tilejson, vector_layers, scale_factor 2, format): what every build writes. */
-function holdsDescriptor(file: string): boolean {
+export function holdsDescriptor(file: string): boolean {
   let fd: number | undefined;
   try {
     fd = fs.openSync(file, 'r');

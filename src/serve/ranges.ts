@@ -45,18 +45,28 @@ export function byteRange(header: string | undefined, size: number): ByteRange |
 export interface Validators {
   /** A strong entity tag: changes when the file is replaced or rewritten. */
   etag: string;
+  /** The modification time as HTTP gives it: whole seconds. */
   lastModified: string;
+  /** The modification time to the millisecond. */
+  modifiedMs: number;
 }
+
+/**
+ * Whether the Last-Modified date is a strong validator `now` (RFC 9110 section 8.8.2.2): only once a second has
+ * passed since the change. Within that second the file may change again and keep its date, so the date is not sent,
+ * and a date a request carries is held against the exact time instead.
+ */
+export const dateIsStrong = (v: Validators, now: number): boolean => now - v.modifiedMs >= 1000;
 
 /** ETag and Last-Modified of a file: size, modification time and inode, so a rebuilt archive never passes for the old one. */
 export function validators(stats: { size: number; mtimeMs: number; ino: number; mtime: Date }): Validators {
   const hex = (n: number) => Math.floor(n).toString(16);
-  return { etag: `"${hex(stats.size)}-${hex(stats.mtimeMs)}-${hex(stats.ino)}"`, lastModified: stats.mtime.toUTCString() };
+  return { etag: `"${hex(stats.size)}-${hex(stats.mtimeMs)}-${hex(stats.ino)}"`, lastModified: stats.mtime.toUTCString(), modifiedMs: stats.mtimeMs };
 }
 
 /** Validators of bytes made on request (a tile read out of an archive): a strong tag of their content, and the archive's time. */
 export function contentValidators(bytes: Uint8Array, modified: Date): Validators {
-  return { etag: `"${createHash('sha1').update(bytes).digest('base64url')}"`, lastModified: modified.toUTCString() };
+  return { etag: `"${createHash('sha1').update(bytes).digest('base64url')}"`, lastModified: modified.toUTCString(), modifiedMs: modified.getTime() };
 }
 
 /**
@@ -77,10 +87,13 @@ function tagListHas(header: string, etag: string, weak: boolean): boolean {
   return (header.match(/(W\/)?"[^"]*"/g) ?? []).some((t) => strip(t) === strip(etag) && (weak || !t.startsWith('W/')));
 }
 
-/** Whether `header` is a date at or after `lastModified` (both whole seconds); false for no date. */
-const notBefore = (header: string | undefined, lastModified: string) => {
+/**
+ * Whether `header` is a date at or after the last modification (in whole seconds once the date is strong, else to the
+ * millisecond); false for no date.
+ */
+const notBefore = (header: string | undefined, v: Validators, now: number) => {
   const d = header === undefined ? NaN : Date.parse(header);
-  return !Number.isNaN(d) && Date.parse(lastModified) <= d;
+  return !Number.isNaN(d) && (dateIsStrong(v, now) ? Date.parse(v.lastModified) : v.modifiedMs) <= d;
 };
 
 /** Request headers the answer depends on. */
@@ -99,14 +112,14 @@ export type Answer = { status: 200 } | { status: 206; range: ByteRange } | { sta
 /**
  * The answer to a GET or HEAD of a representation of `size` bytes with validators `v`, by the order of RFC 9110
  * section 13.2.2: `If-Match` (else `If-Unmodified-Since`) failing is 412; `If-None-Match` matching (else
- * `If-Modified-Since` not before the last modification) is 304, so a client revalidating gets no body again; then
+ * `If-Modified-Since` not before the last modification, as of `now`) is 304, so a client revalidating gets no body again; then
  * the range of a GET (206 or 416) when `If-Range` holds, else the whole.
  */
-export function answerFor(method: string, h: ConditionalHeaders, v: Validators, size: number): Answer {
-  if (h.ifMatch !== undefined ? !tagListHas(h.ifMatch, v.etag, false) : h.ifUnmodifiedSince !== undefined && !Number.isNaN(Date.parse(h.ifUnmodifiedSince)) && !notBefore(h.ifUnmodifiedSince, v.lastModified)) {
+export function answerFor(method: string, h: ConditionalHeaders, v: Validators, size: number, now: number): Answer {
+  if (h.ifMatch !== undefined ? !tagListHas(h.ifMatch, v.etag, false) : h.ifUnmodifiedSince !== undefined && !Number.isNaN(Date.parse(h.ifUnmodifiedSince)) && !notBefore(h.ifUnmodifiedSince, v, now)) {
     return { status: 412 };
   }
-  if (h.ifNoneMatch !== undefined ? tagListHas(h.ifNoneMatch, v.etag, true) : notBefore(h.ifModifiedSince, v.lastModified)) return { status: 304 };
+  if (h.ifNoneMatch !== undefined ? tagListHas(h.ifNoneMatch, v.etag, true) : notBefore(h.ifModifiedSince, v, now)) return { status: 304 };
   const range = method === 'GET' && ifRangeHolds(h.ifRange, v) ? byteRange(h.range, size) : undefined;
   if (range === undefined) return { status: 200 };
   return range === 'unsatisfiable' ? { status: 416 } : { status: 206, range };

@@ -167,6 +167,14 @@ describe('CORS', () => {
       expect((await get('/tileset.json', { headers: { Host: host } })).status, host).toBe(200);
     }
   });
+
+  it('refuses a request with two Host lines (400), even when both name this machine', async () => {
+    // A second Host line after the first, written raw.
+    for (const second of ['evil.example', '127.0.0.1']) {
+      const r = await get('/tileset.json', { headers: { 'X-Before': `1\r\nHost: ${second}` } });
+      expect([r.status, r.body.toString()], second).toEqual([400, 'bad request: more than one Host header\n']);
+    }
+  });
 });
 
 describe('no request ends the process', () => {

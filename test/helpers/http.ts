@@ -1,4 +1,5 @@
 // Raw HTTP/1.1 requests for server tests: the target reaches the server byte for byte (fetch would normalise `..` and encodings).
+import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 
 export interface RawResponse {
@@ -38,4 +39,23 @@ export function rawRequest(port: number, target: string, opts: { method?: string
     });
     sock.on('error', reject);
   });
+}
+
+/**
+ * Runs `mudm-tiles serve ...args` as its own process and waits for the URL it prints. Stop it with `child.kill`;
+ * `stderr()` is what it wrote there so far.
+ */
+export async function spawnServe(bin: string, args: string[]): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
+  const child = spawn(process.execPath, [bin, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '', stderr = '';
+  child.stderr?.on('data', (d) => { stderr += String(d); });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (d) => {
+      stdout += String(d);
+      const m = /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(stdout);
+      if (m) resolve(m[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited early with ${code}: ${stderr}`)));
+  });
+  return { child, url, stderr: () => stderr };
 }

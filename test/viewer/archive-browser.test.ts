@@ -5,6 +5,8 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
+import { Compression, TileType } from '../../src/archive/pmtiles-format.js';
+import { PmtilesWriter } from '../../src/archive/pmtiles-writer.js';
 import { buildPyramid } from '../../src/build/pipeline.js';
 import { fileSource, memorySource } from '../../src/io/read.js';
 import { startServer, type Server } from '../../src/serve.js';
@@ -86,6 +88,10 @@ beforeAll(async () => {
   // Archives shorter than a header: empty, and cut inside it.
   fs.writeFileSync(path.join(site, 'empty.pmtiles'), '');
   fs.writeFileSync(path.join(site, 'short.pmtiles'), whole.subarray(0, 50));
+  // An archive as another tool writes it: tippecanoe-like metadata, no tileset descriptor.
+  const foreign = new PmtilesWriter(path.join(site, 'foreign.pmtiles'), { tileType: TileType.Mvt, tileCompression: Compression.None });
+  foreign.add(0, 0, 0, new Uint8Array([0x1a, 0]));
+  foreign.finish({ name: 'foreign', format: 'pbf', vector_layers: [{ id: 'cells', fields: {} }] });
   fs.copyFileSync(path.join(site, 'slide.pmtiles'), path.join(site, 'replaced.pmtiles'));
   // Without a name: the viewer calls it by its file name.
   await buildArchive(onePlaneInputs(), { ...OPTIONS, planeField: undefined, name: undefined }, path.join(site, 'my slide #2 (50%?).pmtiles'));
@@ -373,6 +379,14 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     await page.goto(`${at.host}index.html?tileset=json-only/tileset.json`);
     const failure = await page.evaluate(() => window.__viewer.ready.then(() => 'ready', (e: Error) => e.message));
     expect(failure).toMatch(/json-only\/tileset\.json: this descriptor names JSON tiles only, and the viewer draws PBF tiles: open the pyramid's tileset\.json, which names its PBF tiles when it has them; a pyramid of JSON tiles only needs a build with --format json,pbf \(or pbf\)$/);
+    expect(await errorsOf()).toEqual([failure]);
+  });
+
+  it('says an archive another tool wrote is not a mudm-tiles pyramid', async () => {
+    await page.goto('about:blank');
+    await page.goto(`${at.host}index.html?tileset=foreign.pmtiles`);
+    const failure = await page.evaluate(() => window.__viewer.ready.then(() => 'ready', (e: Error) => e.message));
+    expect(failure).toBe(`${at.host}foreign.pmtiles: the descriptor has no tiles template: this is not a mudm-tiles pyramid (an archive written by another tool carries no tileset descriptor)`);
     expect(await errorsOf()).toEqual([failure]);
   });
 

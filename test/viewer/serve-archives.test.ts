@@ -9,10 +9,12 @@ import { PMTiles } from 'pmtiles';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPyramid } from '../../src/build/pipeline.js';
 import { memorySource } from '../../src/io/read.js';
+import { Compression, TileType } from '../../src/archive/pmtiles-format.js';
+import { PmtilesWriter } from '../../src/archive/pmtiles-writer.js';
 import { InputError } from '../../src/report/errors.js';
 import { startServer, type Server } from '../../src/serve.js';
 import { buildArchive, buildArchiveFolder, type ListedArchive } from '../helpers/archives.js';
-import { rawRequest, type RawResponse } from '../helpers/http.js';
+import { rawRequest, spawnServe, type RawResponse } from '../helpers/http.js';
 import { readTree, tmpDir } from '../helpers/pyramid.js';
 import { BUILD_OPTIONS, buildSquares, collection, square } from '../inspect/fixture.js';
 
@@ -212,6 +214,9 @@ describe('byte ranges of any file', () => {
   });
 
   it('answers a revalidation of an unchanged file with 304 and no body, and a failed If-Match with 412', async () => {
+    // Written a while ago: its Last-Modified is a date to revalidate by (see the next test for a file just written).
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    fs.utimesSync(path.join(dir, 'archives', 'tileset.json'), hourAgo, hourAgo);
     const whole = await get(folder, '/tileset.json');
     const etag = whole.headers.get('etag') as string;
     const revalidations: Record<string, string>[] = [{ 'If-None-Match': etag }, { 'If-Modified-Since': whole.headers.get('last-modified') as string }];
@@ -224,6 +229,28 @@ describe('byte ranges of any file', () => {
     expect((await get(folder, '/tileset.json', { 'If-None-Match': '"0-0-0"' })).body.equals(file())).toBe(true);
     const failed = await get(folder, '/tileset.json', { 'If-Match': '"0-0-0"' });
     expect([failed.status, failed.body.toString()]).toEqual([412, 'precondition failed\n']);
+  });
+
+  it('gives no Last-Modified within a second of a change, and confirms no copy by a date of that second', async () => {
+    const note = path.join(dir, 'archives', 'note.txt');
+    fs.writeFileSync(note, 'a');
+    // Changed half a second past a whole second, and "now" for the next 30 s: a copy dated that second may be older.
+    const at = new Date((Math.floor(Date.now() / 1000) + 30) * 1000 + 500);
+    fs.utimesSync(note, at, at);
+    try {
+      const fresh = await get(folder, '/note.txt');
+      expect(fresh.status).toBe(200);
+      expect(fresh.headers.has('last-modified')).toBe(false);
+      const r = await get(folder, '/note.txt', { 'If-Modified-Since': new Date(Math.floor(at.getTime() / 1000) * 1000).toUTCString() });
+      expect([r.status, r.body.toString()]).toEqual([200, 'a']);
+      const past = new Date(at.getTime() - 3_600_000);
+      fs.utimesSync(note, past, past);
+      const settled = await get(folder, '/note.txt');
+      expect(settled.headers.get('last-modified')).toBe(new Date(Math.floor(past.getTime() / 1000) * 1000).toUTCString());
+      expect((await get(folder, '/note.txt', { 'If-Modified-Since': settled.headers.get('last-modified') as string })).status).toBe(304);
+    } finally {
+      fs.rmSync(note);
+    }
   });
 
   it('tags tiles read out of archives by their content: revalidated with 304; sent whole, whatever Range asks', async () => {
@@ -326,6 +353,31 @@ describe('serve slide.pmtiles', () => {
     }
   });
 
+  it('follows a folder link when it is retargeted, and answers 404 once it names no folder', async () => {
+    const link = path.join(dir, 'current');
+    fs.symlinkSync(path.join(dir, 'one-dir'), link);
+    const s = await startServer({ root: link, port: 0 });
+    const descriptorOf = (folderName: string) => fs.readFileSync(path.join(dir, folderName, 'tileset.json'));
+    try {
+      expect((await get(s, '/tileset.json')).body.equals(descriptorOf('one-dir'))).toBe(true);
+      // The next build: its descriptor, its files and its archives' tiles, from the first request on.
+      fs.symlinkSync(path.join(dir, 'archives'), `${link}.new`);
+      fs.renameSync(`${link}.new`, link);
+      expect((await get(s, '/tileset.json')).body.equals(descriptorOf('archives'))).toBe(true);
+      const p = tilePaths(expected, 'pbf')[0];
+      const tile = await get(s, `/${p}`);
+      expect(tile.status).toBe(200);
+      expect(tile.body.equals(expected.get(p) as Buffer)).toBe(true);
+      fs.symlinkSync(path.join(dir, 'gone'), `${link}.new`);
+      fs.renameSync(`${link}.new`, link);
+      expect((await get(s, '/tileset.json')).status).toBe(404);
+      expect((await get(s, `/${p}`)).status).toBe(404);
+    } finally {
+      await s.close();
+      fs.rmSync(link);
+    }
+  });
+
   it('reads a rebuilt archive from its new bytes (renamed over the old one while served)', async () => {
     const dir2 = path.join(dir, 'rebuild');
     fs.mkdirSync(dir2);
@@ -354,6 +406,23 @@ describe('serve slide.pmtiles', () => {
     const run = spawnSync(process.execPath, [BIN, 'serve', text, '--port', '0'], { encoding: 'utf8' });
     expect(run.status).toBe(3);
     expect(run.stderr).toContain(`${text} is neither a pyramid directory nor a PMTiles v3 archive`);
+  });
+
+  it('serves an archive another tool wrote, its tiles and metadata as they are, warning that the viewer cannot open it', async () => {
+    // Metadata as tippecanoe writes it: no tilejson, no tiles template.
+    const foreign = path.join(dir, 'foreign.pmtiles');
+    const tile = singleTiles.get('1/0/0.pbf') as Buffer;
+    const writer = new PmtilesWriter(foreign, { tileType: TileType.Mvt, tileCompression: Compression.None });
+    writer.add(1, 0, 0, tile);
+    writer.finish({ name: 'foreign', format: 'pbf', vector_layers: [{ id: 'cells', fields: {} }] });
+    const { child, url, stderr } = await spawnServe(BIN, [foreign, '--port', '0']);
+    try {
+      expect(stderr()).toContain(`${foreign} was not written by mudm-tiles (its metadata is no tileset descriptor): its tiles are served at /{z}/{x}/{y} and its metadata as /tileset.json as they are, but the viewer cannot open it`);
+      expect(Buffer.from(await (await fetch(`${url}1/0/0.pbf`)).arrayBuffer()).equals(tile)).toBe(true);
+      expect((await (await fetch(`${url}tileset.json`)).json()).name).toBe('foreign');
+    } finally {
+      child.kill('SIGINT');
+    }
   });
 
   it('names what is wrong with a damaged archive: its root directory cut off, exit 3', async () => {

@@ -1,6 +1,6 @@
 // serve's header rules (byte ranges, If-Range, Accept-Encoding) and its routing of tile paths to archives, as pure functions.
 import { describe, expect, it } from 'vitest';
-import { acceptsGzip, answerFor, byteRange, contentValidators, ifRangeHolds, validators } from '../../src/serve/ranges.js';
+import { acceptsGzip, answerFor, byteRange, contentValidators, dateIsStrong, ifRangeHolds, validators } from '../../src/serve/ranges.js';
 import { archiveFor, descriptorPlane, pyramidTile, tileRequest, tileRoutes } from '../../src/serve/tile-routes.js';
 
 describe('byteRange', () => {
@@ -48,6 +48,7 @@ describe('validators and If-Range', () => {
     expect(validators({ ...stats, size: 1001 }).etag).not.toBe(v.etag);
     expect(validators({ ...stats, mtimeMs: stats.mtimeMs + 1 }).etag).not.toBe(v.etag);
     expect(v.lastModified).toBe('Tue, 14 Nov 2023 22:13:20 GMT');
+    expect(v.modifiedMs).toBe(stats.mtimeMs);
   });
 
   it('holds for no header or the same tag; never for another tag, a weak one or a date, even the Last-Modified', () => {
@@ -64,7 +65,8 @@ describe('validators and If-Range', () => {
 describe('answerFor: preconditions, then ranges', () => {
   const v = validators({ size: 1000, mtimeMs: 1_700_000_000_123.4, ino: 42, mtime: new Date(1_700_000_000_123) });
   const later = 'Tue, 14 Nov 2023 22:13:21 GMT', earlier = 'Tue, 14 Nov 2023 22:13:19 GMT';
-  const answer = (h: Parameters<typeof answerFor>[1], method = 'GET') => answerFor(method, h, v, 1000);
+  // An hour after the change: the Last-Modified date is a strong validator.
+  const answer = (h: Parameters<typeof answerFor>[1], method = 'GET', now = 1_700_003_600_000) => answerFor(method, h, v, 1000, now);
 
   it('answers a revalidation that still matches with 304: the tag (weakly, in a list, *), else the date', () => {
     for (const ifNoneMatch of [v.etag, `W/${v.etag}`, `"x", ${v.etag}`, '*']) expect(answer({ ifNoneMatch }), ifNoneMatch).toEqual({ status: 304 });
@@ -75,6 +77,19 @@ describe('answerFor: preconditions, then ranges', () => {
     expect(answer({ ifNoneMatch: '"other"', ifModifiedSince: later })).toEqual({ status: 200 });
     expect(answer({ ifModifiedSince: earlier })).toEqual({ status: 200 });
     expect(answer({ ifModifiedSince: 'not a date' })).toEqual({ status: 200 });
+  });
+
+  it('holds a date against the exact time within a second of the change, when the file may have changed again since', () => {
+    // Changed at 22:13:20.123: a copy dated 22:13:20 may be older, so it is not confirmed; 22:13:21 is after the change.
+    const soon = 1_700_000_000_623;
+    expect(dateIsStrong(v, soon)).toBe(false);
+    expect(dateIsStrong(v, 1_700_000_001_200)).toBe(true);
+    expect(answer({ ifModifiedSince: v.lastModified }, 'GET', soon)).toEqual({ status: 200 });
+    expect(answer({ ifModifiedSince: later }, 'GET', soon)).toEqual({ status: 304 });
+    expect(answer({ ifUnmodifiedSince: v.lastModified }, 'GET', soon)).toEqual({ status: 412 });
+    expect(answer({ ifUnmodifiedSince: later }, 'GET', soon)).toEqual({ status: 200 });
+    // A second later the same date is the file's own Last-Modified again.
+    expect(answer({ ifModifiedSince: v.lastModified }, 'GET', 1_700_000_001_200)).toEqual({ status: 304 });
   });
 
   it('fails (412) an If-Match of another or a weak tag, and an If-Unmodified-Since before the last change', () => {

@@ -1,6 +1,6 @@
 // The static server: content types, empty tiles, refused traversal, the viewer assets, and the CLI command's lifecycle.
 // Hostile requests (symlinks, work state, CORS, prototype names) are in test/faults/serve.test.ts.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestSegments, servable, startServer, type Server } from '../../src/serve.js';
 import { UsageError } from '../../src/report/errors.js';
-import { rawRequest } from '../helpers/http.js';
+import { rawRequest, spawnServe } from '../helpers/http.js';
 import { tmpDir } from '../helpers/pyramid.js';
 import { buildSquares } from '../inspect/fixture.js';
 
@@ -135,18 +135,7 @@ describe('mudm-tiles serve', () => {
         s.close(() => resolve(p));
       });
     });
-    const child = spawn(process.execPath, [BIN, 'serve', out, '--port', String(port), '--cors', 'https://viewer.example'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stderr.on('data', (d) => { stderr += String(d); });
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (d) => {
-        stdout += String(d);
-        const m = /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(stdout);
-        if (m) resolve(m[1]);
-      });
-      child.on('exit', (code) => reject(new Error(`serve exited early with ${code}: ${stderr}`)));
-    });
+    const { child, url } = await spawnServe(BIN, [out, '--port', String(port), '--cors', 'https://viewer.example']);
     expect(url).toBe(`http://127.0.0.1:${port}/`);
     const r = await fetch(`${url}tileset.json`);
     expect(r.status).toBe(200);

@@ -1,6 +1,7 @@
 // `mudm-tiles serve DIR|FILE.pmtiles [--port N] [--cors ORIGIN]`: the pyramid and the viewer on 127.0.0.1 until SIGINT or SIGTERM.
 import fs from 'node:fs';
 import path from 'node:path';
+import { holdsDescriptor } from '../../archive/foreign.js';
 import { UsageError } from '../../report/errors.js';
 import { startServer } from '../../serve.js';
 import type { CommandContext } from '../command.js';
@@ -26,7 +27,11 @@ export async function run(ctx: CommandContext): Promise<number> {
   const port = options.port;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0..65535, found ${port}`);
   const server = await startServer({ root: dir, port, cors: options.cors });
-  if (fs.statSync(dir).isDirectory() && !fs.existsSync(path.join(dir, 'tileset.json'))) log.warn(`${dir} has no tileset.json yet: the viewer shows nothing until a build finishes there`);
+  if (fs.statSync(dir).isDirectory()) {
+    if (!fs.existsSync(path.join(dir, 'tileset.json'))) log.warn(`${dir} has no tileset.json yet: the viewer shows nothing until a build finishes there`);
+  } else if (!holdsDescriptor(dir)) {
+    log.warn(`${dir} was not written by mudm-tiles (its metadata is no tileset descriptor): its tiles are served at /{z}/{x}/{y} and its metadata as /tileset.json as they are, but the viewer cannot open it`);
+  }
   io.stdout.write(`serving ${dir} at ${server.url} (viewer at ${server.url}, Ctrl-C to stop)\n`);
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     const on = (sig: NodeJS.Signals) => {
