@@ -4,7 +4,7 @@
 import path from 'node:path';
 import pLimit from 'p-limit';
 import type { TileFormat, WriteOptions } from '../io/sink.js';
-import { describeFsError } from '../report/errors.js';
+import { writeFailure } from '../io/dirs.js';
 import { SpillingStore, type UnitSource } from '../stages/partition.js';
 import { planUpperUnits, readsPart, type BuildPlan, type UnitPlan } from '../stages/plan.js';
 import type { TileSpec } from '../stages/tile/spec.js';
@@ -267,7 +267,7 @@ class LevelRun {
   private async consume(batch: InFlight, result: TileBatchResult): Promise<void> {
     if (result.failed) {
       const f = result.failed;
-      throw describeFsError(Object.assign(new Error(f.message), { code: f.code }), f.path);
+      throw writeFailure(Object.assign(new Error(f.message), { code: f.code }), f.path);
     }
     const writes: Promise<void>[] = [];
     for (const r of result.units) {

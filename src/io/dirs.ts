@@ -2,6 +2,7 @@
 // system), and writing many buffers to a file in few system calls.
 import fs from 'node:fs';
 import path from 'node:path';
+import { describeFsError, OutputError } from '../report/errors.js';
 
 /**
  * `mkdir -p dir`; returns the first directory it created (undefined when `dir` existed). A failure carries the code
@@ -53,6 +54,28 @@ export function existingAncestor(p: string): { existing: string; missing: string
     existing = path.dirname(existing);
   }
   return { existing, missing };
+}
+
+/**
+ * Why writing `full` (a file, or with `folder` a folder) failed, as an OutputError: a file where a folder on its way
+ * goes (ENOTDIR, EEXIST) is named itself, for the user who put it there; anything else by `full`.
+ */
+export function writeFailure(err: unknown, full: string, folder = false): OutputError {
+  const code = (err as { code?: string }).code;
+  if (code === 'ENOTDIR' || code === 'EEXIST') {
+    try {
+      // Walked up as given (relative stays relative, as the user wrote OUT).
+      let existing = folder ? full : path.dirname(full);
+      while (!fs.existsSync(existing) && path.dirname(existing) !== existing) existing = path.dirname(existing);
+      if (!fs.statSync(existing).isDirectory()) {
+        const what = existing === full ? '' : ` (on the way to ${full})`;
+        return new OutputError(`${existing} is a file where this build makes a folder${what}; move it away or choose another output`, existing);
+      }
+    } catch {
+      // Gone since: described by the path written.
+    }
+  }
+  return describeFsError(err, full);
 }
 
 /**

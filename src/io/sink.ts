@@ -4,7 +4,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { OutputError, describeFsError } from '../report/errors.js';
 import type { Dim, Plane } from '../tiling/space.js';
-import { makeDirectory, removeMadeDirectories } from './dirs.js';
+import { makeDirectory, removeMadeDirectories, writeFailure } from './dirs.js';
 import { Journal, RECORD_DIR, foreignTile, isRecordPath, isTileName, makeJournaledDirectory, recordedLink, readRecord, removeRecorded, writeManifest, type Removal, type WrittenRecord } from './written.js';
 
 export interface SinkOpenOptions { force: boolean; resume: boolean }
@@ -183,7 +183,13 @@ export class DirectorySink implements TileSink {
       const unrecorded = dirs.filter((d) => !this.created.has(d) && fs.existsSync(path.join(this.root, d)));
       if (unrecorded.length > 0 && unrecorded.some((d) => !readRecord(this.root).dirs.has(d))) return undefined;
       for (const d of unrecorded) this.created.add(d);
-      for (const d of dirs) if (!this.dirs.has(d)) this.openDirectory(d);
+      for (const d of dirs) {
+        try {
+          if (!this.dirs.has(d)) this.openDirectory(d);
+        } catch (err) {
+          throw writeFailure(err, path.join(this.root, d), true);
+        }
+      }
     } catch (err) {
       throw describeFsError(err, this.root);
     }
@@ -218,8 +224,9 @@ export class DirectorySink implements TileSink {
       fs.writeFileSync(tmp, bytes);
       fs.renameSync(tmp, full);
     } catch (err) {
-      fs.rmSync(tmp, { force: true });
-      throw describeFsError(err, full);
+      // Under a file in the way there is no temporary to remove, and the attempt fails too: the first error stands.
+      try { fs.rmSync(tmp, { force: true }); } catch { /* see above */ }
+      throw writeFailure(err, full);
     }
   }
 

@@ -277,7 +277,8 @@ export function recordedLink(root: string, record: WrittenRecord): string | unde
 /**
  * The first tile-named file at a tile's path (`Z/X/Y.pbf`, `T/C/Z/Z/X/Y.pbf`: folders named by numbers) in a
  * directory of `root` no build created that no build wrote: one a build may be about to write a tile at, which is
- * not its to replace. Other folders (`tiles/`, another pyramid inside OUT) are not looked in.
+ * not its to replace; or a file no build wrote named as such a folder, where a build may make it. Other folders
+ * (`tiles/`, another pyramid inside OUT) are not looked in.
  */
 export function foreignTile(root: string, record: WrittenRecord, rel = ''): string | undefined {
   let entries: fs.Dirent[];
@@ -295,6 +296,9 @@ export function foreignTile(root: string, record: WrittenRecord, rel = ''): stri
       const found = foreignTile(root, record, at);
       if (found !== undefined) return found;
     } else if (rel !== '' && isTileName(e.name) && !TEMPORARY.test(e.name) && !record.files.has(at)) {
+      return at;
+    } else if (NUMBER.test(e.name) && !record.files.has(at)) {
+      // A file (or a link) named as a zoom, plane or column folder: where the build may make that folder.
       return at;
     }
   }

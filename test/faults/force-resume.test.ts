@@ -124,6 +124,27 @@ describe('--force', () => {
     expect(snapshot(out)).toEqual(before);
   });
 
+  it('stops before writing anything at a file where a zoom folder goes: in a new OUT, and where a build made that folder', async () => {
+    const out = tempDir('force-file-folder');
+    fs.writeFileSync(path.join(out, '0'), 'mine');
+    for (const workers of ['1', '2']) {
+      const r = await runCli(['build', small, '-o', out, '--force', '--workers', workers]);
+      expect(r.code, r.stderr).toBe(4);
+      expect(r.stderr).toContain(`error: ${path.join(out, '0')} is in the way: no build wrote it, and this build may write a tile there; move it away or choose another output (nothing was removed)`);
+      expect(fs.readdirSync(out)).toEqual(['0']);
+    }
+    // A folder an earlier build made, now a file of the user's: the earlier pyramid stays as it was.
+    const again = tempDir('force-file-folder-2');
+    expectOk(await runCli(['build', small, '-o', again, '--max-zoom', '2', '-q']), 'the first build');
+    fs.rmSync(path.join(again, '1'), { recursive: true });
+    fs.writeFileSync(path.join(again, '1'), 'mine');
+    const before = snapshot(again);
+    const r = await runCli(['build', small, '-o', again, '--max-zoom', '2', '--force']);
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.stderr).toContain(`error: ${path.join(again, '1')} is in the way`);
+    expect(snapshot(again)).toEqual(before);
+  });
+
   it('refuses (exit 4) to replace a tileset.json no build wrote, and touches nothing', async () => {
     const out = tempDir('force-foreign');
     fs.writeFileSync(path.join(out, 'tileset.json'), '{"mine": true}');

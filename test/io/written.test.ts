@@ -6,6 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DirectorySink, MemorySink } from '../../src/io/sink.js';
 import { Journal, RECORD_DIR, makeJournaledDirectory, readRecord, removeRecorded } from '../../src/io/written.js';
 import { TileFiles } from '../../src/io/tile-files.js';
+import { writeFailure } from '../../src/io/dirs.js';
+import { OutputError } from '../../src/report/errors.js';
 
 const temps: string[] = [];
 function tempDir(): string {
@@ -200,5 +202,32 @@ describe('TileFiles', () => {
     files.close();
     expect(failed?.code).toBe('ENOTDIR');
     expect(failed?.path).toBe(path.join(root, '5/3/4.pbf'));
+  });
+});
+
+describe('a file where the build makes a folder', () => {
+  it('is named itself when a write meets it (exit 4), and the user\'s file stays', async () => {
+    const root = tempDir();
+    const sink = new DirectorySink(root);
+    await sink.initialize({ force: false, resume: false });
+    await sink.begin({ force: false, resume: false });
+    // Put there while the build runs (begin's look found nothing).
+    fs.writeFileSync(path.join(root, '5'), 'mine');
+    const err = await sink.write('5/0/0.pbf', 'tile').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OutputError);
+    expect((err as OutputError).exitCode).toBe(4);
+    expect((err as Error).message).toBe(`${path.join(root, '5')} is a file where this build makes a folder (on the way to ${path.join(root, '5/0/0.pbf')}); move it away or choose another output`);
+    expect(fs.readFileSync(path.join(root, '5'), 'utf8')).toBe('mine');
+    expect(fs.readdirSync(root).sort()).toEqual(['.mudm-written', '5']);
+  });
+
+  it('describes other failures by the path written', () => {
+    const root = tempDir();
+    fs.writeFileSync(path.join(root, 'z'), 'mine');
+    const enotdir = Object.assign(new Error('ENOTDIR'), { code: 'ENOTDIR' });
+    expect(writeFailure(enotdir, path.join(root, 'z'), true).message).toBe(`${path.join(root, 'z')} is a file where this build makes a folder; move it away or choose another output`);
+    expect(writeFailure(Object.assign(new Error('full'), { code: 'ENOSPC' }), path.join(root, 'a.pbf')).message).toBe(`cannot write ${path.join(root, 'a.pbf')}: no space left on device`);
+    // A folder on the way after all (the file gone since): the error as it came.
+    expect(writeFailure(enotdir, path.join(root, 'y', 'a.pbf')).message).toBe(`cannot write ${path.join(root, 'y', 'a.pbf')}: a file is in the way of a directory`);
   });
 });
