@@ -26,6 +26,7 @@ function procStat(pid: number): { start: string; ended: boolean } | undefined {
 export const localProcesses: ProcessProbe = {
   pid: process.pid,
   start: procStat(process.pid)?.start,
+  running: new Set(),
   alive(pid, start) {
     const stat = procStat(pid);
     if (stat?.ended) return false;

@@ -3,12 +3,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 
-/** A process recorded as working in a work directory: its pid, on which machine, and when it started (where known). */
-export interface Owner { pid: number; host: string; start?: string }
+/**
+ * A process recorded as working in a work directory: its pid, on which machine, when it started (where known), and
+ * which of its builds (`run`: two builds of one process, through the library, are told apart by it).
+ */
+export interface Owner { pid: number; host: string; start?: string; run?: string }
 
-/** The record of process `p` on this machine. */
-export function ownerOf(p: { pid: number; start?: string }): Owner {
-  return { pid: p.pid, host: os.hostname(), ...(p.start ? { start: p.start } : {}) };
+/** The record of build `run` of process `p` on this machine. */
+export function ownerOf(p: { pid: number; start?: string }, run: string): Owner {
+  return { pid: p.pid, host: os.hostname(), ...(p.start ? { start: p.start } : {}), run };
 }
 
 /** A record's bytes as text, undefined when there is none. */

@@ -97,6 +97,11 @@ export interface ProcessProbe {
   start?: string;
   /** Whether process `pid` runs, and is the one that started at `start` when that is known. */
   alive(pid: number, start?: string): boolean;
+  /**
+   * The builds of this process now working in a work directory, by their `Owner.run`: without it, another build of
+   * this process is never taken for a running one (its records are taken for ended).
+   */
+  readonly running?: Set<string>;
 }
 
 /** Why a new build cannot start where a work directory is. */
@@ -119,6 +124,12 @@ export class DiskWorkDir implements WorkDir {
   private readonly keeper = new RecordKeeper();
   /** Without `processes`, no owner is recorded or looked for. */
   constructor(readonly root: string, private readonly processes?: ProcessProbe) {}
+
+  /** This build's owner record; from the first one made until `release` or `destroy`, it counts as running in `p`. */
+  private ownerRecord(p: ProcessProbe): Owner {
+    p.running?.add(this.tag);
+    return ownerOf(p, this.tag);
+  }
 
   writeJson(rel: string, value: unknown): void {
     this.writeAtomically(rel, (fd) => fs.writeFileSync(fd, JSON.stringify(value)));
@@ -223,6 +234,7 @@ export class DiskWorkDir implements WorkDir {
   destroy(): void {
     this.close();
     this.keeper.stop();
+    this.processes?.running?.delete(this.tag);
     fs.rmSync(this.root, { recursive: true, force: true });
   }
 
@@ -264,7 +276,7 @@ export class DiskWorkDir implements WorkDir {
       // Not recursive: it fails when the directory is there, whoever made it in between.
       fs.mkdirSync(made);
       if (p) {
-        fs.writeFileSync(path.join(made, OWNER_FILE), JSON.stringify(ownerOf(p)));
+        fs.writeFileSync(path.join(made, OWNER_FILE), JSON.stringify(this.ownerRecord(p)));
         // A rename onto a directory that holds anything fails: of two builds, one gets the place.
         fs.renameSync(made, this.root);
       }
@@ -309,12 +321,13 @@ export class DiskWorkDir implements WorkDir {
   own(as = OWNER_FILE): void {
     const p = this.processes;
     if (!p) return;
-    this.writeJson(as, ownerOf(p));
+    this.writeJson(as, this.ownerRecord(p));
     this.keeper.keep(path.join(this.root, as));
   }
 
   release(): void {
     this.keeper.release();
+    this.processes?.running?.delete(this.tag);
   }
 
   claimOwner(as: string): { who: string; file: string } | undefined {
@@ -331,7 +344,7 @@ export class DiskWorkDir implements WorkDir {
         // Read once: whether it runs and whether it is still there to replace are judged on the same bytes.
         const seen = readText(full);
         if (seen === undefined) {
-          if (createOnly(full, tmp, JSON.stringify(ownerOf(p)))) { this.keeper.keep(full); return undefined; }
+          if (createOnly(full, tmp, JSON.stringify(this.ownerRecord(p)))) { this.keeper.keep(full); return undefined; }
           continue;
         }
         const o = parseOwner(seen);
@@ -339,7 +352,7 @@ export class DiskWorkDir implements WorkDir {
         if (o === undefined) return busy(undefined);
         if (this.runs(o, full)) return busy(o);
         // A process that ended (or this one): its record removed if it is still the one read, then claimed anew.
-        contended = !removeIfSame(full, seen, JSON.stringify(ownerOf(p)), `${tmp}-lock`);
+        contended = !removeIfSame(full, seen, JSON.stringify(this.ownerRecord(p)), `${tmp}-lock`);
       }
       if (contended) return { who: 'another process, replacing the record of one that ended', file: full };
       return busy(parseOwner(readText(full) ?? ''));
@@ -356,7 +369,8 @@ export class DiskWorkDir implements WorkDir {
     const p = this.processes;
     if (!p || !Number.isInteger(o.pid)) return false;
     if (o.host !== os.hostname()) return (sinceRefresh(file) ?? Infinity) < LEASE_MS;
-    if (o.pid === p.pid && o.start === p.start) return false;
+    // This process: another of its builds, while it works; this build itself, or one that ended, no.
+    if (o.pid === p.pid && o.start === p.start) return o.run !== undefined && o.run !== this.tag && p.running?.has(o.run) === true;
     return p.alive(o.pid, o.start);
   }
 
