@@ -14,6 +14,9 @@ import { PmtilesSink, tileCompressionOf } from './pmtiles-sink.js';
 import type { TileCompression } from '../options.js';
 import { makeDirectory, removeFile, removeMadeDirectories } from '../io/dirs.js';
 
+/** Beside each archive part (`NAME.part`) a step makes: `NAME.made`, made first, so that a part gone missing since is known to be lost. */
+export const MADE = '.made';
+
 const REPORT = 'build-report.json';
 const tileTypeOf = (format: ArchiveFormat) => (format === 'pbf' ? TileType.Mvt : TileType.Other);
 
@@ -314,6 +317,8 @@ export class ArchiveSink implements TileSink {
     let ready: Promise<void>;
     try {
       fs.mkdirSync(partsDir, { recursive: true });
+      // Said before the part is made: a part that goes missing later is then known to be lost (`MADE`).
+      fs.writeFileSync(path.join(partsDir, `${name}${MADE}`), '');
       ready = sink.begin({ force: false, resume });
     } catch (err) {
       ready = Promise.reject(describeFsError(err, partsDir));

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { besideArchive } from '../archive/archive-names.js';
-import { ArchiveSink } from '../archive/archive-sink.js';
+import { ArchiveSink, MADE } from '../archive/archive-sink.js';
 import { DirectorySink, type OutputLayout, type TileSink } from '../io/sink.js';
 import type { WorkDir } from '../io/workdir.js';
 import { isArchiveFile, type ArchiveMode, type TileCompression } from '../options.js';
@@ -135,10 +135,13 @@ function forgetParts(work: WorkDir, step: Step, log: UnitLog, done: [number, str
   if (step.kind === 'shard') work.removeFolder(`shards/${step.shard}.json`);
 }
 
-/** Why one of a step's parts cannot be continued (records lost, not a part, corrupt), after each is repaired. */
+/** Why one of a step's parts cannot be continued (gone, records lost, not a part, corrupt), after each is repaired. */
 function damagedPart(work: WorkDir, step: Step): string | undefined {
-  let why: string | undefined;
-  for (const name of partNames(work, step)) why ??= repairPart(path.join(work.root as string, partsFolder(step), name));
+  const folder = partsFolder(step);
+  const names = work.list(folder);
+  const gone = names.filter((n) => n.endsWith(MADE) && !names.includes(`${n.slice(0, -MADE.length)}.part`));
+  let why = gone.length > 0 ? `${path.join(work.root as string, folder, `${gone[0].slice(0, -MADE.length)}.part`)} is missing` : undefined;
+  for (const name of partNames(work, step)) why ??= repairPart(path.join(work.root as string, folder, name));
   return why;
 }
 

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { archiveAssets } from '../archive/archive-names.js';
 import { planeKey, tilePath } from '../tiling/space.js';
 import { readImageSize } from '../io/image.js';
-import type { Removal } from '../io/sink.js';
+import type { Removal, TileSink } from '../io/sink.js';
 import { OWNER_FILE, OWNERS_DIR, type WorkDir } from '../io/workdir.js';
 import { resolveBuildConfig, type BuildConfig, type Options } from '../options.js';
 import { DataError, InterruptedError, UsageError, WorkStateError } from '../report/errors.js';
@@ -215,15 +215,17 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
   // A build --force or --resume on this machine must not take the work directory from under a shard running here,
   // nor may a second run of the same shard write its parts at once.
   ownStep(work, `shard-${shard}`, `build-shard: shard ${shard} is running already`);
-  const step: Step = { kind: 'shard', shard };
-  refuseUnplanned(work, 'build-shard');
-  if (planFile.archive) refuseBuildParts(work, 'build-shard');
-  const units = shardUnits(planFile.units, shard, planFile.shards);
-  const log = new UnitLog(work, planFile.id);
-  healShardParts(work, step, units, log, planFile.id, io);
-  const sink = outputSink(config.options.out, planFile.archive ?? 'none', planFile.tileCompression ?? 'auto', work, io, step, planFile.plan);
-  const pool = createPool(config.options.workers, io.signal);
+  // From the claim on, every way out releases it: a claim left behind would keep this process's later runs out.
+  let sink: TileSink | undefined, pool: Pool | undefined;
   try {
+    const step: Step = { kind: 'shard', shard };
+    refuseUnplanned(work, 'build-shard');
+    if (planFile.archive) refuseBuildParts(work, 'build-shard');
+    const units = shardUnits(planFile.units, shard, planFile.shards);
+    const log = new UnitLog(work, planFile.id);
+    healShardParts(work, step, units, log, planFile.id, io);
+    sink = outputSink(config.options.out, planFile.archive ?? 'none', planFile.tileCompression ?? 'auto', work, io, step, planFile.plan);
+    pool = createPool(config.options.workers, io.signal);
     // Reads the planned records from the work directory; nothing is appended, so the store's spill budget is 0.
     const store = new SpillingStore(path.join(work.root as string, PLANNED_RECORDS), 0, 'existing');
     const { resumed } = await tileLevels({ config, planFile, sink, work, units: log, pool, io, t0: performance.now() }, units, store, false);
@@ -232,8 +234,8 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
   } finally {
     work.close();
     work.release();
-    await sink.close?.();
-    await pool.close();
+    await sink?.close?.();
+    await pool?.close();
   }
 }
 
@@ -247,17 +249,19 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   const planFile = loadPlan(work);
   // Two at once would append to one part and rename it in turn: an archive of mixed bytes under the final name.
   ownStep(work, 'finalize', `finalize: ${config.options.out} is being finalized already`);
-  const units = new UnitLog(work, planFile.id);
-  if (planFile.archive) refuseBuildParts(work, 'finalize');
-  // An interrupted build's work directory, not a plan for shards (no planned records, no shard done): build-shard
-  // refuses it, so saying to run it would not do. A workflow engine hands finalize the shards' outputs without level-0.
-  if (work.list('shards').length === 0) refuseUnplanned(work, 'finalize');
-  checkShardsDone(work, planFile, units, (shard) => partsOf(work, { kind: 'shard', shard }));
-  const sink = outputSink(config.options.out, planFile.archive ?? 'none', planFile.tileCompression ?? 'auto', work, io, { kind: 'finalize' }, planFile.plan);
-  // What finalize writes may only replace what a build wrote (a finalize run before): checked before anything goes.
-  await sink.initialize({ force: config.options.force, resume: true });
-  const pool = createPool(config.options.workers, io.signal);
+  // From the claim on, every way out releases it (see buildShard).
+  let sink: TileSink | undefined, pool: Pool | undefined;
   try {
+    const units = new UnitLog(work, planFile.id);
+    if (planFile.archive) refuseBuildParts(work, 'finalize');
+    // An interrupted build's work directory, not a plan for shards (no planned records, no shard done): build-shard
+    // refuses it, so saying to run it would not do. A workflow engine hands finalize the shards' outputs without level-0.
+    if (work.list('shards').length === 0) refuseUnplanned(work, 'finalize');
+    checkShardsDone(work, planFile, units, (shard) => partsOf(work, { kind: 'shard', shard }));
+    sink = outputSink(config.options.out, planFile.archive ?? 'none', planFile.tileCompression ?? 'auto', work, io, { kind: 'finalize' }, planFile.plan);
+    // What finalize writes may only replace what a build wrote (a finalize run before): checked before anything goes.
+    await sink.initialize({ force: config.options.force, resume: true });
+    pool = createPool(config.options.workers, io.signal);
     const ctx: RunContext = { config, planFile, sink, work, units, pool, io, t0: performance.now() };
     // The shards tiled level 0 with the plan's thresholds: where a tile was still over the budget, it is tiled again
     // here (from the records they read), then every level above. Only the levels above count as resumed.
@@ -275,8 +279,8 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   } finally {
     work.close();
     work.release();
-    await sink.close?.();
-    await pool.close();
+    await sink?.close?.();
+    await pool?.close();
   }
 }
 
@@ -286,7 +290,10 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
  */
 function ownStep(work: WorkDir, name: string, busy: string): void {
   const running = work.claimOwner(`${OWNERS_DIR}/${name}.json`);
-  if (running) throw new WorkStateError(`${busy} (${running.who}): wait for it to end or stop it first (if it does not run, remove ${running.file})`, work.root);
+  if (running) {
+    work.release();
+    throw new WorkStateError(`${busy} (${running.who}): wait for it to end or stop it first (if it does not run, remove ${running.file})`, work.root);
+  }
 }
 
 /**

@@ -72,8 +72,11 @@ export interface TileSink {
 /** Files every build writes at fixed names; a user's file there is never overwritten. */
 export const COMPLETION_FILES = ['tileset.json', 'build-report.json'];
 
-/** Entries of OUT that are the tool's own state, not output: they do not make OUT "not empty". */
-const OWN_STATE = new Set(['.mudm-work', RECORD_DIR]);
+/**
+ * Entries of OUT that are the tool's own state, not output: they do not make OUT "not empty" (a work directory being
+ * removed, `.mudm-work.retiring-TAG`, included).
+ */
+const isOwnState = (name: string): boolean => name === '.mudm-work' || name === RECORD_DIR || /^\.mudm-work\.retiring-[0-9a-f]{8}$/.test(name);
 
 export type { Removal } from './written.js';
 
@@ -114,7 +117,7 @@ export class DirectorySink implements TileSink {
     } catch (err) {
       if ((err as { code?: string }).code !== 'ENOENT') throw describeFsError(err, this.root);
     }
-    const visible = entries.filter((e) => !OWN_STATE.has(e));
+    const visible = entries.filter((e) => !isOwnState(e));
     if (visible.length > 0 && !force && !resume) {
       throw new OutputError(`output ${this.root} is not empty (${visible.length} ${visible.length === 1 ? 'entry' : 'entries'}); use --force to replace what an earlier build wrote there`, this.root);
     }

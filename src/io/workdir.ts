@@ -235,7 +235,36 @@ export class DiskWorkDir implements WorkDir {
     this.close();
     this.keeper.stop();
     this.processes?.running?.delete(this.tag);
-    fs.rmSync(this.root, { recursive: true, force: true });
+    // Moved aside whole first: removed in place, a kill part-way could leave the plan and the units' markers without
+    // the archive parts they stand for, which --resume would then take for tiles written.
+    const aside = `${this.root}${RETIRING}${this.tag}`;
+    try {
+      fs.renameSync(this.root, aside);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'ENOENT') return;
+      throw describeFsError(err, this.root);
+    }
+    fs.rmSync(aside, { recursive: true, force: true });
+  }
+
+  /**
+   * Removes what a removal killed part-way left beside the work directory (`RETIRING` folders), unless one holds the
+   * state of a build that runs (put aside by a `retire` that is about to put it back).
+   */
+  private sweepRetired(): void {
+    const parent = path.dirname(this.root), prefix = `${path.basename(this.root)}${RETIRING}`;
+    let names: string[];
+    try {
+      names = fs.readdirSync(parent).filter((n) => n.startsWith(prefix) && /^[0-9a-f]{8}$/.test(n.slice(prefix.length)));
+    } catch {
+      return;
+    }
+    for (const n of names) {
+      const o = readText(path.join(parent, n, OWNER_FILE));
+      const owner = o === undefined ? undefined : parseOwner(o);
+      if (owner && this.runs(owner, path.join(parent, n, OWNER_FILE))) continue;
+      try { fs.rmSync(path.join(parent, n), { recursive: true, force: true }); } catch { /* another process removes it too */ }
+    }
   }
 
   size(rel: string): number | undefined {
@@ -267,6 +296,7 @@ export class DiskWorkDir implements WorkDir {
   }
 
   claim(): void {
+    this.sweepRetired();
     const p = this.processes;
     // With owners recorded, the directory appears with its owner in it (made aside, then renamed into place): no
     // moment shows a work directory whose owner is unknown, which another build could take for an abandoned one.

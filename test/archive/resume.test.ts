@@ -67,4 +67,19 @@ describe('--resume of an archive build after SIGKILL', () => {
     expect(report.run.resumed, 'no unit taken for done').toBe(0);
     expect(fs.readFileSync(out).equals(fs.readFileSync(reference)), 'the same bytes as the uninterrupted build').toBe(true);
   });
+
+  it('a part gone missing (removed since the kill): the units are tiled again, the bytes whole', async () => {
+    const dir = tempDir('archive-resume-gone');
+    const out = path.join(dir, 'slide.pmtiles');
+    await killWhen(['build', input, '-o', out, '-q', ...SLOW_OPTS], () => markers(out) >= 3);
+    const parts = path.join(dir, '.slide.pmtiles.mudm-work', 'parts', 'build');
+    const part = path.join(parts, fs.readdirSync(parts).find((n) => n.endsWith('.part')) as string);
+    fs.rmSync(part);
+    const r = await runCli(['build', input, '-o', out, '--resume', ...SLOW_OPTS]);
+    expectOk(r, 'build --resume');
+    expect(r.stderr).toContain(`--resume: the archive parts were damaged (${part} is missing): the`);
+    const report = JSON.parse(fs.readFileSync(path.join(dir, 'slide.build-report.json'), 'utf8')) as { run: { resumed: number } };
+    expect(report.run.resumed, 'no unit taken for done').toBe(0);
+    expect(fs.readFileSync(out).equals(fs.readFileSync(reference)), 'the same bytes as the uninterrupted build').toBe(true);
+  });
 });

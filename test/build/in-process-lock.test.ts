@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildPyramid, localProcesses, streamSource, WorkStateError } from '../../src/index.js';
+import { buildPyramid, localProcesses, memorySource, streamSource, WorkStateError } from '../../src/index.js';
 import { tmpDir } from '../helpers/pyramid.js';
 import { collection } from '../inspect/fixture.js';
 
@@ -26,7 +26,7 @@ describe('two builds in one process, with localProcesses', () => {
     const work = path.join(out, '.mudm-work');
     for (let i = 0; i < 200 && !fs.existsSync(path.join(work, 'owner.json')); i++) await new Promise((r) => setTimeout(r, 25));
     for (const flag of [{ force: true }, { resume: true }]) {
-      const second = buildPyramid([{ source: streamSource('cells.json', [text]) }], { ...options, ...flag }, { processes: localProcesses });
+      const second = buildPyramid([{ source: memorySource('cells.json', text) }], { ...options, ...flag }, { processes: localProcesses });
       const err = await second.catch((e: unknown) => e);
       expect(err, JSON.stringify(flag)).toBeInstanceOf(WorkStateError);
       expect((err as Error).message).toContain(`${work} belongs to a build that is still running (pid ${process.pid})`);
@@ -35,7 +35,7 @@ describe('two builds in one process, with localProcesses', () => {
     const report = await first;
     expect(report.tiles.total).toBeGreaterThan(0);
     // Ended: a rebuild with --force is this process's to make.
-    const again = await buildPyramid([{ source: streamSource('cells.json', [text]) }], { ...options, force: true }, { processes: localProcesses });
+    const again = await buildPyramid([{ source: memorySource('cells.json', text) }], { ...options, force: true }, { processes: localProcesses });
     expect(again.tiles.total).toBe(report.tiles.total);
     expect(localProcesses.running?.size).toBe(0);
   });

@@ -191,6 +191,15 @@ describe('mudm-tiles build', () => {
     expect(fs.readdirSync(dir)).toEqual(['keep.txt']);
   });
 
+  it('takes an output holding only what a removal of a work directory killed part-way left for empty, and removes that', async () => {
+    const dir = tmpDir('mudm-cli');
+    fs.mkdirSync(path.join(dir, '.mudm-work.retiring-0badcafe', 'units'), { recursive: true });
+    const r = await run(['build', 'sample-data/slide', '-o', dir, '-q']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.readdirSync(dir)).not.toContain('.mudm-work.retiring-0badcafe');
+    expect(fs.existsSync(path.join(dir, 'tileset.json'))).toBe(true);
+  });
+
   it('exits 3 on an --image or a label mask that cannot be read, naming the file', async () => {
     const dir = tmpDir('mudm-cli');
     const missing = path.join(dir, 'slide.tif');

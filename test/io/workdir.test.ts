@@ -231,6 +231,27 @@ describe('claiming a step of a build in the work directory', () => {
     expect(b.abandoned()).toBe(false);
   });
 
+  it('is removed whole or not at all: moved aside, then removed; what a kill left aside goes at the next claim, unless a build that runs owns it', () => {
+    const dir = root();
+    const running = new Set([401, 402]);
+    const a = new DiskWorkDir(dir, probe(401, running));
+    a.claim();
+    fs.mkdirSync(path.join(dir, 'parts'));
+    fs.writeFileSync(path.join(dir, 'plan.json'), '{}');
+    const parent = path.dirname(dir);
+    // Where a removal killed part-way leaves it: one of an ended build, one put aside while its build runs.
+    fs.mkdirSync(path.join(parent, 'w.retiring-0badcafe'));
+    fs.writeFileSync(path.join(parent, 'w.retiring-0badcafe', 'plan.json'), '{}');
+    fs.mkdirSync(path.join(parent, 'w.retiring-00c0ffee'));
+    fs.writeFileSync(path.join(parent, 'w.retiring-00c0ffee', 'owner.json'), JSON.stringify({ pid: 402, host: os.hostname(), start: 's402' }));
+    // Not a work directory's: kept.
+    fs.mkdirSync(path.join(parent, 'w.retiring-mine'));
+    a.destroy();
+    expect(fs.readdirSync(parent).sort()).toEqual(['w.retiring-00c0ffee', 'w.retiring-0badcafe', 'w.retiring-mine']);
+    new DiskWorkDir(dir, probe(403, running)).claim();
+    expect(fs.readdirSync(parent).sort()).toEqual(['w', 'w.retiring-00c0ffee', 'w.retiring-mine']);
+  });
+
   it('of many claims at once, lets exactly one through', async () => {
     const dir = root();
     const running = new Set(Array.from({ length: 8 }, (_, i) => 200 + i));
