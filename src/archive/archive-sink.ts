@@ -86,7 +86,7 @@ export class ArchiveSink implements TileSink {
       const record = readRecord(out);
       const foreign = archivesIn(out).filter((f) => !record.files.has(path.basename(f)));
       if (foreign.length > 0) {
-        throw new OutputError(`${foreign.join(', ')}: not written by a mudm-tiles build (no record in ${path.join(out, RECORD_DIR)}): --force and --resume only replace what a build wrote; move ${foreign.length === 1 ? 'it' : 'them'} away or choose another output`, out);
+        throw new OutputError(`${foreign.join(', ')}: not written by a mudm-tiles build (no record in ${path.join(out, RECORD_DIR)}), and named as an archive of this output, which the build may write (its planes are known only once read): --force and --resume never replace a file no build wrote; move ${foreign.length === 1 ? 'it' : 'them'} away or choose another output`, out);
       }
       for (const f of archivesIn(out)) {
         const st = statOf(f);

@@ -323,10 +323,11 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   const { plan: buildPlan, units } = planBuild(config, { ...read, sketch }, store.keys(), (k) => store.bytesOf(k));
   refuseSubPixelZooms(buildPlan.world.side, buildPlan.maxZoom, o);
   if (previous) {
-    // A resumed build keeps the thresholds the interrupted one tiled with (raised ones included); the rest must match.
+    // A resumed build keeps the thresholds the interrupted one tiled with (raised ones, and how often); the rest must match.
     buildPlan.thresholds = previous.plan.thresholds;
     buildPlan.raised = previous.plan.raised;
     buildPlan.spareFrom = previous.plan.spareFrom;
+    buildPlan.corrections = previous.plan.corrections;
     checkSamePlan(previous, buildPlan, units, work);
   }
   if (buildPlan.outliers) io.onWarning?.(outlierWarning(buildPlan.outliers), { event: 'outliers', ...buildPlan.outliers });

@@ -125,7 +125,8 @@ function whatDiffers(then: readonly string[], now: readonly string[]): string | 
   for (const k of new Set([...o1.keys(), ...o2.keys()])) {
     if (o1.get(k) === o2.get(k)) continue;
     const flag = k === 'imageSize' ? '--image-size (or the --image header)' : `--${flagName(k as keyof Options)}`;
-    const shown = (v: string | undefined) => (v === undefined || v === 'undefined' ? 'not given' : v);
+    // The archive mode by the value the flag takes (`planes` is what --archive pmtiles makes of a directory output).
+    const shown = (v: string | undefined) => (v === undefined || v === 'undefined' ? 'not given' : k === 'archive' && v === 'planes' ? 'pmtiles' : v);
     return `${flag} was ${shown(o1.get(k))}, is ${shown(o2.get(k))} now`;
   }
   const files = (lines: readonly string[]) => lines.filter((l) => l.includes('\0'));

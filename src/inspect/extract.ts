@@ -1,5 +1,6 @@
 // `extract`: a build's archives back into the spec's directory layout, byte for byte what a directory build writes.
 import fs from 'node:fs';
+import path from 'node:path';
 import { PMTILES_MEDIA_TYPE } from '../archive/archive-names.js';
 import { MAX_ZOOM } from '../archive/pmtiles-format.js';
 import type { Asset, TilesetDescriptor } from '../model/descriptor.js';
@@ -22,7 +23,11 @@ export async function extractArchives(input: string, out: string, opts: { force:
   // A directory named like an archive would pass for one, to readers and to people (build refuses it too).
   if (isArchiveFile(out.replace(/[\\/]+$/, ''))) throw new UsageError(`extract writes a directory, and ${out} names an archive: give -o a directory name`);
   const reader = await ArchiveReader.open(input);
-  if (!reader) throw new UsageError(`${input} is neither a PMTiles archive nor a directory whose tileset.json lists archives`);
+  if (!reader) {
+    // A folder without a descriptor is not a pyramid (or its build has not finished), as for verify and inspect.
+    if (!fs.existsSync(path.join(input, 'tileset.json'))) throw new InputError(`${input} has no readable tileset.json: not a pyramid, or one whose build has not finished; nothing to extract`, input);
+    throw new UsageError(`${input} is neither a PMTiles archive nor a directory whose tileset.json lists archives`);
+  }
   // A damaged archive would extract to a pyramid with tiles missing that looks whole: nothing is written.
   const refuse = (why: string, removed = 0) => new InputError(`${input} cannot be extracted whole (${why}); nothing was written${
     removed > 0 ? ` (--force had removed the earlier output's ${removed} files)` : ''}; mudm-tiles verify lists what is wrong`, input);

@@ -172,5 +172,11 @@ describe('--tile-compression usage', () => {
     expect(r.code).toBe(2);
     expect(r.err).toContain('(--tile-compression was not given, is gzip now); run again with the same ones, or start over with --force (without --resume)');
     expect(fs.existsSync(file)).toBe(false);
+    // --archive by the value the flag takes.
+    const out = path.join(dir, 'out');
+    expect((await cli('plan', SAMPLE, '-o', out, '--archive', 'pmtiles', '--shards', '1', '-q', '--max-zoom', '2')).code).toBe(0);
+    const dropped = await cli('build', SAMPLE, '-o', out, '--resume', '--max-zoom', '2');
+    expect(dropped.code).toBe(2);
+    expect(dropped.err).toContain('(--archive was pmtiles, is not given now)');
   });
 });

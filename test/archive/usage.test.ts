@@ -83,9 +83,14 @@ describe('usage errors (exit 2) point to --archive', () => {
     expect(f.err).toContain('error: option --archive does not apply to finalize (it is for build, plan)');
   });
 
-  it('extract without -o, of a directory that lists no archive, of a path that is not there', async () => {
+  it('extract without -o, of a directory without a descriptor or that lists no archive, of a path that is not there', async () => {
     const dir = scratch();
     expect(await cli('extract', path.join(dir, 'x.pmtiles'))).toMatchObject({ code: 2, err: expect.stringContaining('error: extract needs an output directory: -o DIR') });
+    // Archives but no descriptor (a build of --archive killed before it): no pyramid, exit 3 as for verify.
+    fs.writeFileSync(path.join(dir, 'tiles.pbf.pmtiles'), 'x');
+    expect(await cli('extract', dir, '-o', path.join(dir, 'out'))).toMatchObject({
+      code: 3, err: expect.stringContaining(`error: ${dir} has no readable tileset.json: not a pyramid, or one whose build has not finished; nothing to extract`),
+    });
     fs.writeFileSync(path.join(dir, 'tileset.json'), '{"tilejson":"3.0.0","tiles":["{zlvl}/{x}/{y}.pbf"],"vector_layers":[]}');
     expect(await cli('extract', dir, '-o', path.join(dir, 'out'))).toMatchObject({
       code: 2, err: expect.stringContaining(`error: ${dir} is neither a PMTiles archive nor a directory whose tileset.json lists archives`),
@@ -216,7 +221,7 @@ describe('an archive in the way (exit 4)', () => {
     fs.writeFileSync(theirs, 'a user file under an archive name');
     const refused = await cli('build', SAMPLE, '-o', out, '-q', '--archive', 'pmtiles', '--force', '--max-zoom', '1');
     expect(refused.code).toBe(4);
-    expect(refused.err).toContain(`error: ${theirs}: not written by a mudm-tiles build (no record in ${path.join(out, '.mudm-written')}): --force and --resume only replace what a build wrote; move it away or choose another output`);
+    expect(refused.err).toContain(`error: ${theirs}: not written by a mudm-tiles build (no record in ${path.join(out, '.mudm-written')}), and named as an archive of this output, which the build may write (its planes are known only once read): --force and --resume never replace a file no build wrote; move it away or choose another output`);
     expect(fs.readFileSync(theirs, 'utf8')).toBe('a user file under an archive name');
     fs.rmSync(theirs);
     const forced = await cli('build', SAMPLE, '-o', out, '--archive', 'pmtiles', '--force', '--max-zoom', '1');

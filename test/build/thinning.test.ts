@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildPyramid, buildShard, fileSource, finalizeShardedBuild, memorySource, MemorySink, planShardedBuild } from '../../src/index.js';
+import { buildPyramid, buildShard, fileSource, finalizeShardedBuild, InterruptedError, memorySource, MemorySink, planShardedBuild } from '../../src/index.js';
 import { PRIORITY_RANGE, thinningPriority } from '../../src/stages/thinning.js';
 import { raiseRule } from '../../src/build/levels.js';
 import { MemoryWorkDir } from '../../src/io/workdir-memory.js';
@@ -197,6 +197,25 @@ describe('a zoom the estimate gets wrong', () => {
       expect(lastRemove, 'tiles were removed').toBeGreaterThanOrEqual(0);
       expect(events.slice(lastRemove, i), 'flushed between the last removal and the markers').toContain('flush');
     }
+  });
+
+  it('resumes a build interrupted after a correction: the same bytes as one run through', async () => {
+    const whole = new MemorySink();
+    await buildPyramid([{ source: memorySource('points.ndjson', text) }], { ...opts, workers: 1 }, { sink: whole });
+    const stop = new AbortController();
+    // Stopped as soon as the raised plan is saved.
+    class Work extends MemoryWorkDir {
+      override writeJson(rel: string, value: unknown): void {
+        super.writeJson(rel, value);
+        if (rel === 'plan.json' && ((value as { plan: { corrections?: number } }).plan.corrections ?? 0) > 0) stop.abort();
+      }
+    }
+    const work = new Work(), sink = new MemorySink();
+    await expect(buildPyramid([{ source: memorySource('points.ndjson', text) }], { ...opts, workers: 1 }, { sink, work, signal: stop.signal })).rejects.toThrow(InterruptedError);
+    const report = await buildPyramid([{ source: memorySource('points.ndjson', text) }], { ...opts, workers: 1, resume: true }, { sink, work });
+    expect(report.tiles.thinning.raised).toEqual([0, 1]);
+    expect([...sink.files.keys()].sort()).toEqual([...whole.files.keys()].sort());
+    for (const [k, v] of whole.files) if (k !== 'build-report.json') expect(Buffer.from(sink.files.get(k) as Uint8Array).equals(Buffer.from(v)), k).toBe(true);
   });
 
   it('gives the same bytes on one machine (one worker, two: levels overlap, a correction restarts) and sharded (finalize with two)', async () => {
