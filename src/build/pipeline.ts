@@ -324,10 +324,8 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   refuseSubPixelZooms(buildPlan.world.side, buildPlan.maxZoom, o);
   if (previous) {
     // A resumed build keeps the thresholds the interrupted one tiled with (raised ones, and how often); the rest must match.
-    buildPlan.thresholds = previous.plan.thresholds;
-    buildPlan.raised = previous.plan.raised;
-    buildPlan.spareFrom = previous.plan.spareFrom;
-    buildPlan.corrections = previous.plan.corrections;
+    const { thresholds, raised, spareFrom, corrections } = previous.plan;
+    Object.assign(buildPlan, { thresholds, raised, spareFrom, corrections });
     checkSamePlan(previous, buildPlan, units, work);
   }
   if (buildPlan.outliers) io.onWarning?.(outlierWarning(buildPlan.outliers), { event: 'outliers', ...buildPlan.outliers });

@@ -1,4 +1,6 @@
 // A built pyramid as inspect and verify see it: its descriptor, world, plane dimensions and the tile files on disk.
+import fs from 'node:fs';
+import { listedArchives } from '../archive/archive-names.js';
 import type { TilesetDescriptor } from '../model/descriptor.js';
 import { InputError, UsageError } from '../report/errors.js';
 import { DIMS, isPlaneIndex, tilePath, worldSide, type Dim, type Plane } from '../tiling/space.js';
@@ -73,8 +75,16 @@ function isFiniteNumber(v: unknown): v is number {
  * usable descriptor (missing, not JSON, no tiles template, no 2D bounds): nothing below it can be read without one.
  */
 export function openPyramid(root: string | PyramidReader): Pyramid {
+  // A path is read as a directory: archives only through their own reader, which is asynchronous.
+  const throughReader = `read it through openPyramidReader(${JSON.stringify(root)}), whose reader this takes`;
+  if (typeof root === 'string' && fs.statSync(root, { throwIfNoEntry: false })?.isFile()) {
+    throw new InputError(`${root} is a file, not a pyramid directory: for a PMTiles archive, ${throughReader}`, root);
+  }
   const reader = asReader(root);
   const value = readJson(reader, 'tileset.json');
+  if (typeof root === 'string' && value !== null && typeof value === 'object' && listedArchives(value as TilesetDescriptor).length > 0) {
+    throw new InputError(`${root} holds its tiles in PMTiles archives (--archive pmtiles): ${throughReader}`, root);
+  }
   if (value === undefined) throw new InputError(`no tileset.json in ${reader.name}: not a pyramid, or its build did not finish`, reader.name);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InputError(`tileset.json in ${reader.name} is not a JSON object`, reader.name);
   const descriptor = value as TilesetDescriptor;

@@ -9,6 +9,27 @@ import { randomBytes } from 'node:crypto';
  */
 export interface Owner { pid: number; host: string; start?: string; run?: string }
 
+/** This process and whether another one runs: given by the CLI (library code does not look at `process`). */
+export interface ProcessProbe {
+  pid: number;
+  /** When this process started (where the system says: boot and start time), so a reused pid is not taken for it. */
+  start?: string;
+  /** Whether process `pid` runs, and is the one that started at `start` when that is known. */
+  alive(pid: number, start?: string): boolean;
+  /**
+   * The builds of this process now working in a work directory, by their `Owner.run`: without it, another build of
+   * this process is never taken for a running one (its records are taken for ended).
+   */
+  readonly running?: Set<string>;
+}
+
+/** "pid N", or for another machine's process "pid N on HOST" and how fresh its record is. */
+export function whoIs(o: Owner, file: string): string {
+  if (o.host === os.hostname()) return `pid ${o.pid}`;
+  const age = Math.round((sinceRefresh(file) ?? 0) / 1000);
+  return `pid ${o.pid} on ${o.host}, whose record was refreshed ${age} s ago; a record no longer refreshed counts as ended ${LEASE_MS / 1000} s after`;
+}
+
 /** The record of build `run` of process `p` on this machine. */
 export function ownerOf(p: { pid: number; start?: string }, run: string): Owner {
   return { pid: p.pid, host: os.hostname(), ...(p.start ? { start: p.start } : {}), run };

@@ -5,7 +5,9 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { describeFsError, WorkStateError } from '../report/errors.js';
 import { writeParts } from './dirs.js';
-import { createOnly, LEASE_MS, ownerOf, parseOwner, readText, RecordKeeper, removeIfSame, sinceRefresh, TAKEOVER, type Owner } from './owner-file.js';
+import { createOnly, LEASE_MS, ownerOf, parseOwner, readText, RecordKeeper, removeIfSame, sinceRefresh, TAKEOVER, whoIs, type Owner, type ProcessProbe } from './owner-file.js';
+
+export type { ProcessProbe } from './owner-file.js';
 
 /** Durable state between the steps of a build (plan, build-shard, finalize) and across an interruption (resume). */
 export interface WorkDir {
@@ -90,31 +92,10 @@ export const OWNERS_DIR = 'owners';
 const STATE_FILES = [OWNER_FILE, 'plan.json'];
 const STATE_ENTRIES = [...STATE_FILES, OWNERS_DIR, 'units', 'parts', 'shards', 'level-0', 'spill'];
 
-/** This process and whether another one runs: given by the CLI (library code does not look at `process`). */
-export interface ProcessProbe {
-  pid: number;
-  /** When this process started (where the system says: boot and start time), so a reused pid is not taken for it. */
-  start?: string;
-  /** Whether process `pid` runs, and is the one that started at `start` when that is known. */
-  alive(pid: number, start?: string): boolean;
-  /**
-   * The builds of this process now working in a work directory, by their `Owner.run`: without it, another build of
-   * this process is never taken for a running one (its records are taken for ended).
-   */
-  readonly running?: Set<string>;
-}
-
 /** Why a new build cannot start where a work directory is. */
 export const claimedMessage = (where: string) => `${where} holds the state of another build of this output (interrupted, still running, or `
   + 'planned for shards): --resume continues an interrupted build, --force starts over (removing that state), '
   + 'build-shard and finalize go on with a plan';
-
-/** "pid N", or for another machine's process "pid N on HOST" and how fresh its record is. */
-function whoIs(o: Owner, file: string): string {
-  if (o.host === os.hostname()) return `pid ${o.pid}`;
-  const age = Math.round((sinceRefresh(file) ?? 0) / 1000);
-  return `pid ${o.pid} on ${o.host}, whose record was refreshed ${age} s ago; a record no longer refreshed counts as ended ${LEASE_MS / 1000} s after`;
-}
 
 export class DiskWorkDir implements WorkDir {
   private readonly tag = randomBytes(4).toString('hex');
