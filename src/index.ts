@@ -15,8 +15,8 @@ export { MemoryWorkDir } from './io/workdir-memory.js';
 export { localProcesses } from './cli/processes.js';
 // Reading back what a build wrote: directories and archives alike.
 export {
-  openPyramidReader, ArchiveReader, inspectPyramid, verifyPyramid, formatSummary, formatProblems, decodeTile,
-  type PyramidReader, type PyramidSummary, type VerifyResult, type Problem, type ProblemCode, type DecodedTile,
+  openPyramidReader, ArchiveReader, memoryReader, inspectPyramid, verifyPyramid, formatSummary, formatProblems, decodeTile,
+  type PyramidReader, type PyramidSummary, type VerifyResult, type VerifyOptions, type InspectOptions, type Problem, type ProblemCode, type DecodedTile,
 } from './inspect/index.js';
 export { extractArchives, type ExtractResult } from './inspect/extract.js';
 export { openPmtiles, PmtilesArchive } from './archive/pmtiles-reader.js';

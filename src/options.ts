@@ -89,9 +89,21 @@ export function flagName(name: string): string {
 
 /** Fills every default into a partial set of options (library callers pass only what they change). */
 export function resolveOptions(given: Partial<Options>): Options {
+  // A library caller's misspelt option would be passed over in silence, and the build made with its default.
+  for (const name of Object.keys(given)) {
+    if (name in OPTIONS) continue;
+    const like = Object.keys(OPTIONS).find((k) => k.toLowerCase() === name.toLowerCase().replace(/[-_]/g, ''));
+    throw new UsageError(`unknown option ${JSON.stringify(name)}${like ? ` (did you mean ${like}?)` : ''}`);
+  }
   const out: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(OPTIONS) as [string, OptionSpec][]) {
-    const v = (given as Record<string, unknown>)[name];
+    let v = (given as Record<string, unknown>)[name];
+    // Sizes as the CLI takes them ('512M') from a library caller too.
+    if (spec.type === 'bytes' && typeof v === 'string') {
+      const bytes = parseBytes(v);
+      if (bytes === undefined) throw new UsageError(`${name} takes a size in bytes (a number, or 1G, 512M, 500K), found ${JSON.stringify(v)}`);
+      v = bytes;
+    }
     out[name] = v !== undefined ? v : typeof spec.default === 'function' ? (spec.default as () => unknown)() : spec.default;
   }
   return out as Options;

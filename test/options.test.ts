@@ -100,3 +100,16 @@ describe('option text', () => {
     expect(resolveOptions({}).workers).toBeGreaterThanOrEqual(1);
   });
 });
+
+describe('options given to the library', () => {
+  it('refuses a name that is no option, saying which one it may mean', () => {
+    expect(() => resolveOptions({ planefield: 'c=c' } as never)).toThrow(new UsageError('unknown option "planefield" (did you mean planeField?)'));
+    expect(() => resolveOptions({ 'max-zoom': 3 } as never)).toThrow('unknown option "max-zoom" (did you mean maxZoom?)');
+    expect(() => resolveOptions({ colour: 'red' } as never)).toThrow('unknown option "colour"');
+  });
+
+  it('takes sizes as the CLI does, and says what it found when it cannot', () => {
+    expect(resolveOptions({ memoryBudget: '512M' as never, tileBudget: '16K' as never })).toMatchObject({ memoryBudget: 512 * 1024 ** 2, tileBudget: 16 * 1024 });
+    expect(() => resolveOptions({ memoryBudget: 'lots' as never })).toThrow('memoryBudget takes a size in bytes (a number, or 1G, 512M, 500K), found "lots"');
+  });
+});

@@ -1,6 +1,6 @@
 // Reads PMTiles archives through byte ranges (a file, or bytes in memory): header, metadata, tiles by z/x/y, every tile in order.
 import { constants as fsConstants } from 'node:fs';
-import fs from 'node:fs/promises';
+import * as fs from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { brotliDecompress, gunzip } from 'node:zlib';
 import { InputError } from '../report/errors.js';

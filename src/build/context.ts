@@ -7,7 +7,7 @@ import type { BuildConfig } from '../options.js';
 import { InterruptedError } from '../report/errors.js';
 import type { ProgressEvent } from '../report/types.js';
 import type { Plane } from '../tiling/space.js';
-import type { Pool } from '../worker/pool.js';
+import type { Pool } from '../worker/protocol.js';
 import type { PlanFile } from './state.js';
 import type { UnitLog } from './unit-log.js';
 

@@ -359,7 +359,7 @@ function sayRemoved(removal: Removal | void, io: BuildIO): void {
 
 /** Why a build that read no valid feature stops: the files, the counts, and the first errors found. */
 function noValidFeature(inputs: readonly InputSpec[], read: ReadSummary): string {
-  const files = inputs.map((i) => i.source.name).join(', ');
+  const files = inputs.length === 0 ? 'no input given' : inputs.map((i) => i.source.name).join(', ');
   const codes = Object.entries(read.issues.errorsByCode).map(([code, n]) => `${code}: ${n}`).join(', ');
   const first = read.issues.samples.filter((s) => s.severity === 'error').slice(0, 3).map((s) => `\n  ${sampleLine(s)}`).join('');
   return `${files}: no valid feature (${read.read} read${read.invalid > 0 ? `, ${read.invalid} invalid${codes ? `: ${codes}` : ''}` : ''}): nothing to build, no descriptor written${first}`;

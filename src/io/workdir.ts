@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { describeFsError, WorkStateError } from '../report/errors.js';
-import { writeParts } from './dirs.js';
+import { removeMadeDirectories, writeParts } from './dirs.js';
 import { createOnly, LEASE_MS, ownerOf, parseOwner, readText, RecordKeeper, removeIfSame, sinceRefresh, TAKEOVER, whoIs, type Owner, type ProcessProbe } from './owner-file.js';
 
 export type { ProcessProbe } from './owner-file.js';
@@ -103,6 +103,8 @@ export class DiskWorkDir implements WorkDir {
   private readonly appending = new Map<string, number>();
   /** This process's records, kept fresh for other machines while it works. */
   private readonly keeper = new RecordKeeper();
+  /** The first folder `claim` made on the way to the work directory (OUT, when only the work directory goes there). */
+  private madeParent: string | undefined;
   /** Without `processes`, no owner is recorded or looked for. */
   constructor(readonly root: string, private readonly processes?: ProcessProbe) {}
 
@@ -226,12 +228,11 @@ export class DiskWorkDir implements WorkDir {
       throw describeFsError(err, this.root);
     }
     fs.rmSync(aside, { recursive: true, force: true });
+    // A build whose tiles went elsewhere (a caller's sink) leaves no empty folder it made for its work directory.
+    removeMadeDirectories(path.dirname(this.root), this.madeParent);
   }
 
-  /**
-   * Removes what a removal killed part-way left beside the work directory (`RETIRING` folders), unless one holds the
-   * state of a build that runs (put aside by a `retire` that is about to put it back).
-   */
+  /** Removes what removals killed part-way left aside (`RETIRING`), but state a `retire` is about to put back. */
   private sweepRetired(): void {
     const parent = path.dirname(this.root), prefix = `${path.basename(this.root)}${RETIRING}`;
     let names: string[];
@@ -283,7 +284,7 @@ export class DiskWorkDir implements WorkDir {
     // moment shows a work directory whose owner is unknown, which another build could take for an abandoned one.
     const made = p ? `${this.root}${CLAIMING}${this.tag}` : this.root;
     try {
-      fs.mkdirSync(path.dirname(this.root), { recursive: true });
+      this.madeParent ??= fs.mkdirSync(path.dirname(this.root), { recursive: true });
       // Not recursive: it fails when the directory is there, whoever made it in between.
       fs.mkdirSync(made);
       if (p) {

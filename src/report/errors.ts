@@ -15,6 +15,7 @@ export const EXIT_INTERRUPTED = 130;
 
 /** Input data violates the spec (with --strict), or a document is invalid. Exit 1. */
 export class DataError extends Error {
+  override readonly name: string = 'DataError';
   readonly code = 'invalid-data';
   readonly exitCode = EXIT_INVALID;
 }
@@ -32,12 +33,14 @@ export class ValueTooLargeError extends DataError {
 
 /** Bad options or arguments. Exit 2. */
 export class UsageError extends Error {
+  override readonly name = 'UsageError';
   readonly code = 'usage';
   readonly exitCode = EXIT_USAGE;
 }
 
 /** An input cannot be read or is not JSON. Exit 3. */
 export class InputError extends Error {
+  override readonly name: string = 'InputError';
   readonly code = 'input-unreadable';
   readonly exitCode = EXIT_UNREADABLE;
   constructor(message: string, readonly file?: string, readonly line?: number, readonly column?: number) {
@@ -68,6 +71,11 @@ export class ReadError extends Error {
   get where(): string {
     return this.line > 0 ? `${this.file}:${this.line}:${this.column}` : this.file;
   }
+
+  /** With the place, as the CLI says it: `ReadError: cells.json:3:5: …`. */
+  override toString(): string {
+    return `${this.name}: ${this.where}: ${this.message}`;
+  }
 }
 
 /** An image that cannot be used (--image, a label mask, a preview background): missing, unreadable, or of a kind this tool does not take. Exit 3. */
@@ -80,6 +88,7 @@ export class ImageError extends InputError {
 
 /** The output cannot be written: exists without --force, disk full, permission denied, a file in the way. Exit 4. */
 export class OutputError extends Error {
+  override readonly name: string = 'OutputError';
   readonly code: string = 'output';
   readonly exitCode = EXIT_OUTPUT;
   constructor(message: string, readonly path?: string) {
@@ -92,11 +101,13 @@ export class OutputError extends Error {
  * records) or was written by another version of mudm-tiles. Exit 4, like any other problem with the output.
  */
 export class WorkStateError extends OutputError {
+  override readonly name = 'WorkStateError';
   override readonly code = 'work-state';
 }
 
 /** The build was stopped by a signal; the work directory is kept for --resume. Exit 130 (143 for SIGTERM, set by the CLI). */
 export class InterruptedError extends Error {
+  override readonly name = 'InterruptedError';
   readonly code = 'interrupted';
   readonly exitCode = EXIT_INTERRUPTED;
   /** Whether the build left state that `--resume` continues (false: stopped while reading, before its plan). */

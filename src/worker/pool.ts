@@ -3,7 +3,7 @@ import type { Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { ParseResult, ParseTask } from '../stages/parse.js';
 import { InterruptedError } from '../report/errors.js';
-import { parseTransfers, transferable, type TileBatch, type TileBatchResult } from './protocol.js';
+import { parseTransfers, transferable, type Pool, type TileBatch, type TileBatchResult } from './protocol.js';
 
 /**
  * The worker entry as JavaScript: next to this file in dist/, or in dist/ when tests run the TypeScript sources (the
@@ -14,12 +14,7 @@ function workerFile(): string {
   return here.endsWith('.ts') ? new URL('../../dist/worker/entry.js', here).href : new URL('./entry.js', here).href;
 }
 
-export interface Pool {
-  parse(task: ParseTask): Promise<ParseResult>;
-  /** `move`: bytes of the task that move to the worker rather than being copied (the caller must not use them again). */
-  tile(batch: TileBatch, move?: Uint8Array[]): Promise<TileBatchResult>;
-  close(): Promise<void>;
-}
+export type { Pool } from './protocol.js';
 
 /**
  * A pool of `threads` workers. Aborting `signal` (SIGINT, SIGTERM) ends the tasks in flight at once, terminating

@@ -97,3 +97,11 @@ export function resultTransfers(result: TaskResult): ArrayBuffer[] {
   }
   return transferable(views);
 }
+
+/** The worker threads as the build uses them (worker/pool.ts): declared here, apart from piscina, whose types a caller need not have. */
+export interface Pool {
+  parse(task: ParseTask): Promise<ParseResult>;
+  /** `move`: bytes of the task that move to the worker rather than being copied (the caller must not use them again). */
+  tile(batch: TileBatch, move?: Uint8Array[]): Promise<TileBatchResult>;
+  close(): Promise<void>;
+}
