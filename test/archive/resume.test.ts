@@ -52,32 +52,24 @@ describe('--resume of an archive build after SIGKILL', () => {
     expect(reportWithoutRun(path.join(dir, 'slide.build-report.json'))).toEqual(reportWithoutRun(reference.replace(/\.pmtiles$/, '.build-report.json')));
   });
 
-  it('a part that lost records it had flushed (a power loss after units were marked done): the units are tiled again, the bytes whole', async () => {
-    const dir = tempDir('archive-resume-lost');
+  /** `text` as a regular expression that matches it alone. */
+  const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  it.each([
+    // The markers reached the disk, the part's last writes did not (a power loss after units were marked done).
+    ['lost records it had flushed', 'lost', (part: string) => fs.truncateSync(part, Math.floor(fs.statSync(part).size / 2)),
+      (part: string) => `${escaped(`(archive part ${part} holds `)}\\d+ bytes of whole records, but \\d+ had been written: it was cut short\\)`],
+    // Removed since the kill.
+    ['has gone missing', 'gone', (part: string) => fs.rmSync(part), (part: string) => escaped(`(${part} is missing)`)],
+  ])('a part that %s: the units are tiled again, the bytes whole', async (_, tag, damage, said) => {
+    const dir = tempDir(`archive-resume-${tag}`);
     const out = path.join(dir, 'slide.pmtiles');
     await killWhen(['build', input, '-o', out, '-q', ...SLOW_OPTS], () => markers(out) >= 3);
     const parts = path.join(dir, '.slide.pmtiles.mudm-work', 'parts', 'build');
     const part = path.join(parts, fs.readdirSync(parts).find((n) => n.endsWith('.part')) as string);
-    // The markers reached the disk, the part's last writes did not.
-    fs.truncateSync(part, Math.floor(fs.statSync(part).size / 2));
+    damage(part);
     const r = await runCli(['build', input, '-o', out, '--resume', ...SLOW_OPTS]);
     expectOk(r, 'build --resume');
-    expect(r.stderr).toMatch(/--resume: the archive parts were damaged \(archive part .*slide\.pmtiles\.part holds \d+ bytes of whole records, but \d+ had been written: it was cut short\): the \d+ finished unit\(s\) are tiled again/);
-    const report = JSON.parse(fs.readFileSync(path.join(dir, 'slide.build-report.json'), 'utf8')) as { run: { resumed: number } };
-    expect(report.run.resumed, 'no unit taken for done').toBe(0);
-    expect(fs.readFileSync(out).equals(fs.readFileSync(reference)), 'the same bytes as the uninterrupted build').toBe(true);
-  });
-
-  it('a part gone missing (removed since the kill): the units are tiled again, the bytes whole', async () => {
-    const dir = tempDir('archive-resume-gone');
-    const out = path.join(dir, 'slide.pmtiles');
-    await killWhen(['build', input, '-o', out, '-q', ...SLOW_OPTS], () => markers(out) >= 3);
-    const parts = path.join(dir, '.slide.pmtiles.mudm-work', 'parts', 'build');
-    const part = path.join(parts, fs.readdirSync(parts).find((n) => n.endsWith('.part')) as string);
-    fs.rmSync(part);
-    const r = await runCli(['build', input, '-o', out, '--resume', ...SLOW_OPTS]);
-    expectOk(r, 'build --resume');
-    expect(r.stderr).toContain(`--resume: the archive parts were damaged (${part} is missing): the`);
+    expect(r.stderr).toMatch(new RegExp(`--resume: the archive parts were damaged ${said(part)}: the \\d+ finished unit\\(s\\) are tiled again`));
     const report = JSON.parse(fs.readFileSync(path.join(dir, 'slide.build-report.json'), 'utf8')) as { run: { resumed: number } };
     expect(report.run.resumed, 'no unit taken for done').toBe(0);
     expect(fs.readFileSync(out).equals(fs.readFileSync(reference)), 'the same bytes as the uninterrupted build').toBe(true);
