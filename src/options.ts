@@ -90,8 +90,9 @@ export function flagName(name: string): string {
 /** Fills every default into a partial set of options (library callers pass only what they change). */
 export function resolveOptions(given: Partial<Options>): Options {
   // A library caller's misspelt option would be passed over in silence, and the build made with its default.
-  for (const name of Object.keys(given)) {
-    if (name in OPTIONS) continue;
+  for (const [name, value] of Object.entries(given)) {
+    // An undefined value says nothing (`{ ...options, x: undefined }`): only a name given a value is checked.
+    if (Object.hasOwn(OPTIONS, name) || value === undefined) continue;
     const like = Object.keys(OPTIONS).find((k) => k.toLowerCase() === name.toLowerCase().replace(/[-_]/g, ''));
     throw new UsageError(`unknown option ${JSON.stringify(name)}${like ? ` (did you mean ${like}?)` : ''}`);
   }

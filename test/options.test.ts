@@ -106,6 +106,9 @@ describe('options given to the library', () => {
     expect(() => resolveOptions({ planefield: 'c=c' } as never)).toThrow(new UsageError('unknown option "planefield" (did you mean planeField?)'));
     expect(() => resolveOptions({ 'max-zoom': 3 } as never)).toThrow('unknown option "max-zoom" (did you mean maxZoom?)');
     expect(() => resolveOptions({ colour: 'red' } as never)).toThrow('unknown option "colour"');
+    // Names every object has are no options either; a name given no value says nothing.
+    expect(() => resolveOptions({ toString: 1 } as never)).toThrow('unknown option "toString"');
+    expect(resolveOptions({ maxZoom: 3, extra: undefined } as never).maxZoom).toBe(3);
   });
 
   it('takes sizes as the CLI does, and says what it found when it cannot', () => {

@@ -73,7 +73,7 @@ export class ArchiveSink implements TileSink {
   private readonly found = new Map<string, fs.Stats>();
 
   constructor(private readonly options: ArchiveSinkOptions) {
-    this.aux = options.mode === 'planes' ? new DirectorySink(options.out) : undefined;
+    this.aux = options.mode === 'planes' ? new DirectorySink(options.out, false) : undefined;
     this.journal = this.aux ? new Journal(options.out, randomBytes(4).toString('hex')) : undefined;
     this.layout = options.layout;
   }

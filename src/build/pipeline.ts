@@ -27,7 +27,7 @@ import { UnitLog } from './unit-log.js';
 import { buildReport, planesWithPbf, planPreview, sumMarkers, writePreviews } from './report.js';
 import { outlierWarning } from '../report/format.js';
 import {
-  PLAN_VERSION, checkSamePlan, claimedMessage, checkShardsDone, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone, resumablePlan, savePlan, shardUnits, spillRoot,
+  PLAN_VERSION, checkSamePlan, claimedMessage, takeOver, checkShardsDone, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone, resumablePlan, savePlan, shardUnits, spillRoot,
   workDirFor, type PlanFile, type ReadSummary,
 } from './state.js';
 
@@ -66,7 +66,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
   }
   await sink.initialize({ force: o.force, resume: o.resume });
   if (!o.resume) startOver(work, o.force);
-  work.own();
+  takeOver(work, o.resume);
   const pool = createPool(o.workers, io.signal);
   let store: SpillingStore | undefined;
   let keepWork = false;
@@ -96,7 +96,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
   } finally {
     // Any other failure leaves nothing behind, even when closing fails too (a full disk fails the part's close).
     await cleanUp(
-      failed, () => store?.close(), () => sink.close?.(), () => pool.close(), () => (keepWork ? (work.removeFolder('spill'), work.release()) : work.destroy()),
+      failed, () => store?.close(), () => sink.close?.(), () => pool.close(), () => keepWork && work.removeFolder('spill'), () => (keepWork ? work.release() : work.destroy()),
       () => failed && !keepWork && sink.abandon?.(),
     );
   }
@@ -180,7 +180,7 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
   startOver(work, o.force);
   // Recorded while it reads, so that no other build or plan takes the place, nor a retry after a kill finds it
   // nobody's; removed once the plan is written.
-  work.own();
+  takeOver(work, false);
   const pool = createPool(o.workers, io.signal);
   try {
     // Shards on other machines read the units from the work directory: always on disk.
@@ -232,8 +232,8 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
     markShardDone(work, shard, units, planFile, partsOf(work, step));
     return { units: units.length, skipped: resumed };
   } finally {
-    work.close();
     work.release();
+    work.close();
     await sink?.close?.();
     await pool?.close();
   }
@@ -277,8 +277,8 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
     work.destroy();
     return report;
   } finally {
-    work.close();
     work.release();
+    work.close();
     await sink?.close?.();
     await pool?.close();
   }

@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Properties } from '../model/feature.js';
 import type { Multiscale } from '../model/multiscale.js';
 import type { Vocabularies } from '../model/vocabulary.js';
-import { DiskWorkDir, type ProcessProbe, type WorkDir } from '../io/workdir.js';
+import { DiskWorkDir, OWNER_FILE, type ProcessProbe, type WorkDir } from '../io/workdir.js';
 import { MemoryWorkDir } from '../io/workdir-memory.js';
 import { archiveWorkDir } from '../archive/archive-names.js';
 import { flagName, isArchiveFile, type BuildConfig, type Options, type TileCompression } from '../options.js';
@@ -262,5 +262,23 @@ export function checkShardsDone(work: WorkDir, planFile: PlanFile, units: Pick<U
     }
     const why = partsProblem(marker, partsOf(i));
     if (why) throw new WorkStateError(`cannot finalize: the archive part ${why}, of shard ${i} in ${where(work)}: run build-shard --shard ${i} again (it tiles its units anew)`, work.root);
+  }
+}
+
+/**
+ * Records this build as the one working in its work directory: a new build over the record its claim made; a resumed
+ * one takes the record over only from a build that has ended, judged as it writes it, so of two resumed at once one
+ * gets in. On any failure the claim is let go: a claim left behind would keep this process's later builds out.
+ */
+export function takeOver(work: WorkDir, resume: boolean): void {
+  try {
+    if (!resume) return work.own();
+    const running = work.claimOwner(OWNER_FILE);
+    if (running) {
+      throw new WorkStateError(`${where(work)} belongs to a build that is still running (${running.who}): --resume does not stop it; wait for it to end or stop it first (if no build runs there, remove ${running.file})`, work.root);
+    }
+  } catch (err) {
+    work.release();
+    throw err;
   }
 }

@@ -24,8 +24,8 @@ export async function extractArchives(input: string, out: string, opts: { force:
   if (isArchiveFile(out.replace(/[\\/]+$/, ''))) throw new UsageError(`extract writes a directory, and ${out} names an archive: give -o a directory name`);
   const reader = await ArchiveReader.open(input);
   if (!reader) {
-    // A folder without a descriptor is not a pyramid (or its build has not finished), as for verify and inspect.
-    if (!fs.existsSync(path.join(input, 'tileset.json'))) throw new InputError(`${input} has no readable tileset.json: not a pyramid, or one whose build has not finished; nothing to extract`, input);
+    // A folder without a readable descriptor is not a pyramid (or its build has not finished), as for verify and inspect.
+    if (!readableJson(path.join(input, 'tileset.json'))) throw new InputError(`${input} has no readable tileset.json: not a pyramid, or one whose build has not finished; nothing to extract`, input);
     throw new UsageError(`${input} is neither a PMTiles archive nor a directory whose tileset.json lists archives`);
   }
   // A damaged archive would extract to a pyramid with tiles missing that looks whole: nothing is written.
@@ -94,4 +94,14 @@ async function copyAll(reader: ArchiveReader, sink: DirectorySink): Promise<Extr
 /** A relative href naming a file below the descriptor (no scheme, no climbing out, no hidden names). */
 function isLocalFile(href: string): boolean {
   return !/^[a-z][a-z0-9+.-]*:/i.test(href) && !href.startsWith('/') && href.split('/').every((s) => s !== '' && !s.startsWith('.'));
+}
+
+/** Whether `file` holds JSON. */
+function readableJson(file: string): boolean {
+  try {
+    JSON.parse(fs.readFileSync(file, 'utf8'));
+    return true;
+  } catch {
+    return false;
+  }
 }

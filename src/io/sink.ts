@@ -104,7 +104,8 @@ export class DirectorySink implements TileSink {
   /** The first directory `initialize` made on the way to OUT (OUT or an ancestor), when OUT did not exist. */
   private madeFrom: string | undefined;
 
-  constructor(readonly root: string) {
+  /** `tileFolders`: whether this build makes tile folders in OUT (not when its tiles go into archives there). */
+  constructor(readonly root: string, private readonly tileFolders = true) {
     this.journal = new Journal(root, this.tag);
   }
 
@@ -168,7 +169,7 @@ export class DirectorySink implements TileSink {
         return undefined;
       }
       // Checked before anything goes: a failed rebuild must not have removed the pyramid it could not replace.
-      const foreign = force ? foreignTile(this.root, record) : undefined;
+      const foreign = force ? foreignTile(this.root, record, this.tileFolders) : undefined;
       if (foreign !== undefined) {
         const full = path.join(this.root, foreign);
         throw new OutputError(`${full} is in the way: no build wrote it, and this build may write a tile there; move it away or choose another output (nothing was removed)`, full);

@@ -215,9 +215,9 @@ export class DiskWorkDir implements WorkDir {
   }
 
   destroy(): void {
+    this.processes?.running?.delete(this.tag);
     this.close();
     this.keeper.stop();
-    this.processes?.running?.delete(this.tag);
     // Moved aside whole first: removed in place, a kill part-way could leave the plan and the units' markers without
     // the archive parts they stand for, which --resume would then take for tiles written.
     const aside = `${this.root}${RETIRING}${this.tag}`;
@@ -338,8 +338,8 @@ export class DiskWorkDir implements WorkDir {
   }
 
   release(): void {
-    this.keeper.release();
     this.processes?.running?.delete(this.tag);
+    this.keeper.release();
   }
 
   claimOwner(as: string): { who: string; file: string } | undefined {

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { makeDirectory } from './dirs.js';
 import { describeFsError } from '../report/errors.js';
+import { MAX_ZOOM } from '../tiling/space.js';
 
 /**
  * Folder in OUT holding the record: while a build runs, one journal per writing process (a sharded build has several,
@@ -275,12 +276,13 @@ export function recordedLink(root: string, record: WrittenRecord): string | unde
 }
 
 /**
- * The first tile-named file at a tile's path (`Z/X/Y.pbf`, `T/C/Z/Z/X/Y.pbf`: folders named by numbers) in a
- * directory of `root` no build created that no build wrote: one a build may be about to write a tile at, which is
- * not its to replace; or a file no build wrote named as such a folder, where a build may make it. Other folders
- * (`tiles/`, another pyramid inside OUT) are not looked in.
+ * The first tile-named file at a tile's path (`Z/X/Y.pbf`, `T/C/Z/Z/X/Y.pbf`: folders named by numbers, zooms up to
+ * MAX_ZOOM at the top) in a directory of `root` no build created that no build wrote: one a build may be about to
+ * write a tile at, which is not its to replace. With `folders` (a build that makes tile folders), also a file no build
+ * wrote named as such a folder, wherever one may be made, in folders a build created too. Other folders (`tiles/`,
+ * another pyramid inside OUT) are not looked in.
  */
-export function foreignTile(root: string, record: WrittenRecord, rel = ''): string | undefined {
+export function foreignTile(root: string, record: WrittenRecord, folders = true, rel = '', built = false): string | undefined {
   let entries: fs.Dirent[];
   try {
     entries = fs.readdirSync(path.join(root, rel), { withFileTypes: true });
@@ -289,15 +291,19 @@ export function foreignTile(root: string, record: WrittenRecord, rel = ''): stri
   }
   for (const e of entries) {
     const at = rel === '' ? e.name : `${rel}/${e.name}`;
+    if (!NUMBER.test(e.name) || (rel === '' && Number(e.name) > MAX_ZOOM)) {
+      // Not where a tile folder goes; a tile file only inside one.
+      if (!e.isDirectory() && !built && rel !== '' && isTileName(e.name) && !TEMPORARY.test(e.name) && !record.files.has(at)) return at;
+      continue;
+    }
     if (e.isDirectory()) {
-      if (!NUMBER.test(e.name)) continue;
-      // A directory a build created holds tiles of builds only (and what `--force` keeps, listed when it removes).
-      if (record.dirs.has(at)) continue;
-      const found = foreignTile(root, record, at);
+      // A directory a build created holds tiles of builds only (and what `--force` keeps, listed when it removes):
+      // only a file where a folder goes is looked for there.
+      const ours = built || record.dirs.has(at);
+      if (ours && !folders) continue;
+      const found = foreignTile(root, record, folders, at, ours);
       if (found !== undefined) return found;
-    } else if (rel !== '' && isTileName(e.name) && !TEMPORARY.test(e.name) && !record.files.has(at)) {
-      return at;
-    } else if (NUMBER.test(e.name) && !record.files.has(at)) {
+    } else if (folders && !record.files.has(at)) {
       // A file (or a link) named as a zoom, plane or column folder: where the build may make that folder.
       return at;
     }

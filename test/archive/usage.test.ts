@@ -91,6 +91,8 @@ describe('usage errors (exit 2) point to --archive', () => {
     expect(await cli('extract', dir, '-o', path.join(dir, 'out'))).toMatchObject({
       code: 3, err: expect.stringContaining(`error: ${dir} has no readable tileset.json: not a pyramid, or one whose build has not finished; nothing to extract`),
     });
+    fs.writeFileSync(path.join(dir, 'tileset.json'), '{bad');
+    expect((await cli('extract', dir, '-o', path.join(dir, 'out'))).code, 'a descriptor that is not JSON').toBe(3);
     fs.writeFileSync(path.join(dir, 'tileset.json'), '{"tilejson":"3.0.0","tiles":["{zlvl}/{x}/{y}.pbf"],"vector_layers":[]}');
     expect(await cli('extract', dir, '-o', path.join(dir, 'out'))).toMatchObject({
       code: 2, err: expect.stringContaining(`error: ${dir} is neither a PMTiles archive nor a directory whose tileset.json lists archives`),

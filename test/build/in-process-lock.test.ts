@@ -2,8 +2,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildPyramid, localProcesses, memorySource, streamSource, WorkStateError } from '../../src/index.js';
-import { tmpDir } from '../helpers/pyramid.js';
+import { buildPyramid, DiskWorkDir, InterruptedError, localProcesses, memorySource, streamSource, WorkStateError } from '../../src/index.js';
+import { readTree, tmpDir } from '../helpers/pyramid.js';
 import { collection } from '../inspect/fixture.js';
 
 const dir = tmpDir('mudm-in-process-lock');
@@ -37,6 +37,35 @@ describe('two builds in one process, with localProcesses', () => {
     // Ended: a rebuild with --force is this process's to make.
     const again = await buildPyramid([{ source: memorySource('cells.json', text) }], { ...options, force: true }, { processes: localProcesses });
     expect(again.tiles.total).toBe(report.tiles.total);
+    expect(localProcesses.running?.size).toBe(0);
+  });
+
+  it('lets one of two resumed builds at once take over an interrupted one, and the pyramid is whole', async () => {
+    const out = path.join(dir, 'resumed'), clean = path.join(dir, 'clean');
+    const text = collection();
+    const options = { out, maxZoom: 2, workers: 1 };
+    await buildPyramid([{ source: memorySource('cells.json', text) }], { ...options, out: clean });
+    // Stopped as soon as its plan is written: a plan to continue.
+    const stop = new AbortController();
+    class Stopping extends DiskWorkDir {
+      override writeJson(rel: string, value: unknown): void {
+        super.writeJson(rel, value);
+        if (rel === 'plan.json') stop.abort();
+      }
+    }
+    const work = new Stopping(path.join(out, '.mudm-work'), localProcesses);
+    await expect(buildPyramid([{ source: memorySource('cells.json', text) }], options, { processes: localProcesses, signal: stop.signal, work })).rejects.toThrow(InterruptedError);
+    const resume = () => buildPyramid([{ source: memorySource('cells.json', text) }], { ...options, resume: true }, { processes: localProcesses });
+    const results = await Promise.allSettled([resume(), resume()]);
+    expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect(refused.reason).toBeInstanceOf(WorkStateError);
+    expect((refused.reason as Error).message).toContain(`belongs to a build that is still running (pid ${process.pid}): --resume does not stop it`);
+    const files = (root: string) => readTree(root);
+    const got = files(out), want = files(clean);
+    for (const t of [got, want]) t.delete('build-report.json');
+    expect([...got.keys()].sort()).toEqual([...want.keys()].sort());
+    for (const [k, v] of want) expect(got.get(k)?.equals(v), k).toBe(true);
     expect(localProcesses.running?.size).toBe(0);
   });
 });

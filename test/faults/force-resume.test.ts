@@ -145,6 +145,31 @@ describe('--force', () => {
     expect(snapshot(again)).toEqual(before);
   });
 
+  it('refuses a file where a column folder goes inside a zoom folder a build made, before removing anything; files named as no folder can be stay', async () => {
+    const out = tempDir('force-column-file');
+    expectOk(await runCli(['build', small, '-o', out, '--max-zoom', '2', '-q']), 'the first build');
+    fs.writeFileSync(path.join(out, '2', '3'), 'mine');
+    const before = snapshot(out);
+    const r = await runCli(['build', small, '-o', out, '--max-zoom', '2', '--force']);
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.stderr).toContain(`error: ${path.join(out, '2', '3')} is in the way`);
+    expect(snapshot(out)).toEqual(before);
+    // A year, or a number past the deepest zoom, at the top is no folder a build makes: kept, and the rebuild goes on.
+    fs.rmSync(path.join(out, '2', '3'));
+    fs.writeFileSync(path.join(out, '2024'), 'mine');
+    fs.mkdirSync(path.join(out, '2023'));
+    fs.writeFileSync(path.join(out, '2023', '1'), 'mine');
+    expectOk(await runCli(['build', small, '-o', out, '--max-zoom', '2', '--force', '-q']), 'the rebuild');
+    expect(fs.readFileSync(path.join(out, '2024'), 'utf8')).toBe('mine');
+    expect(fs.readFileSync(path.join(out, '2023', '1'), 'utf8')).toBe('mine');
+    // Archives make no tile folders: a file named 3 beside them is in nobody's way.
+    const archives = tempDir('force-archives-number');
+    expectOk(await runCli(['build', small, '-o', archives, '--archive', 'pmtiles', '--max-zoom', '2', '-q']), 'the archive build');
+    fs.writeFileSync(path.join(archives, '3'), 'mine');
+    expectOk(await runCli(['build', small, '-o', archives, '--archive', 'pmtiles', '--max-zoom', '2', '--force', '-q']), 'the archive rebuild');
+    expect(fs.readFileSync(path.join(archives, '3'), 'utf8')).toBe('mine');
+  });
+
   it('refuses (exit 4) to replace a tileset.json no build wrote, and touches nothing', async () => {
     const out = tempDir('force-foreign');
     fs.writeFileSync(path.join(out, 'tileset.json'), '{"mine": true}');
