@@ -27,7 +27,7 @@ import { UnitLog } from './unit-log.js';
 import { buildReport, planesWithPbf, planPreview, sumMarkers, writePreviews } from './report.js';
 import { outlierWarning } from '../report/format.js';
 import {
-  PLAN_VERSION, checkSamePlan, claimedMessage, takeOver, checkShardsDone, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone, resumablePlan, savePlan, shardUnits, spillRoot,
+  PLAN_VERSION, checkSamePlan, claimedMessage, stillRunning, takeOver, checkShardsDone, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone, resumablePlan, savePlan, shardUnits, spillRoot,
   workDirFor, type PlanFile, type ReadSummary,
 } from './state.js';
 
@@ -125,10 +125,7 @@ async function cleanUp(failed: boolean, ...steps: (() => unknown)[]): Promise<vo
 function refuseRunning(work: WorkDir, force: boolean, resume: boolean): void {
   if (!force && !resume) return;
   const owner = work.liveOwner();
-  if (owner) {
-    const root = work.root ?? 'the work directory';
-    throw new WorkStateError(`${root} belongs to a build that is still running (${owner.who}): ${force ? '--force' : '--resume'} does not stop it; wait for it to end or stop it first (if no build runs there, remove ${owner.file})`, work.root);
-  }
+  if (owner) throw stillRunning(work, owner, force ? '--force' : '--resume');
 }
 
 /**

@@ -274,11 +274,14 @@ export function takeOver(work: WorkDir, resume: boolean): void {
   try {
     if (!resume) return work.own();
     const running = work.claimOwner(OWNER_FILE);
-    if (running) {
-      throw new WorkStateError(`${where(work)} belongs to a build that is still running (${running.who}): --resume does not stop it; wait for it to end or stop it first (if no build runs there, remove ${running.file})`, work.root);
-    }
+    if (running) throw stillRunning(work, running, '--resume');
   } catch (err) {
     work.release();
     throw err;
   }
+}
+
+/** Why `flag` cannot act on a work directory whose owner `running` runs, and how to go on. */
+export function stillRunning(work: WorkDir, running: { who: string; file: string }, flag: string): WorkStateError {
+  return new WorkStateError(`${where(work)} belongs to a build that is still running (${running.who}): ${flag} does not stop it; wait for it to end or stop it first (if no build runs there, remove ${running.file})`, work.root);
 }
