@@ -1,6 +1,6 @@
 // Where JSON input is wrong: a JSON.parse failure as a ReadError at its absolute position, found by a second, small parser.
 import { ReadError } from '../report/errors.js';
-import { pointerToken } from '../validate/issue.js';
+import { pointerOf } from '../validate/issue.js';
 
 /**
  * Turns a JSON.parse failure on `text` (which starts at `line`/`column` of `file`) into a ReadError at the absolute
@@ -41,7 +41,7 @@ export function jsonSyntaxError(file: string, text: string, line: number, column
 export function jsonPathAt(s: string, position: number, prefix = ''): string | null {
   const keys = jsonKeysAt(s, position);
   if (keys === null && prefix === '') return null;
-  const pointer = prefix + (keys ?? []).map((k) => `/${pointerToken(k)}`).join('');
+  const pointer = pointerOf(prefix, keys ?? []);
   return `JSON path ${pointer === '' ? '(top level)' : pointer}`;
 }
 

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { OutputError, describeFsError } from '../report/errors.js';
 import type { Dim, Plane } from '../tiling/space.js';
 import { makeDirectory, removeMadeDirectories, writeFailure } from './dirs.js';
+import { isRetiring } from './workdir.js';
 import { Journal, RECORD_DIR, foreignTile, isRecordPath, isTileName, makeJournaledDirectory, recordedLink, readRecord, removeRecorded, writeManifest, type Removal, type WrittenRecord } from './written.js';
 
 export interface SinkOpenOptions { force: boolean; resume: boolean }
@@ -76,7 +77,8 @@ export const COMPLETION_FILES = ['tileset.json', 'build-report.json'];
  * Entries of OUT that are the tool's own state, not output: they do not make OUT "not empty" (a work directory being
  * removed, `.mudm-work.retiring-TAG`, included).
  */
-const isOwnState = (name: string): boolean => name === '.mudm-work' || name === RECORD_DIR || /^\.mudm-work\.retiring-[0-9a-f]{8}$/.test(name);
+const isOwnState = (name: string): boolean => name === WORK_DIR || name === RECORD_DIR || isRetiring(name, WORK_DIR);
+const WORK_DIR = '.mudm-work';
 
 export type { Removal } from './written.js';
 

@@ -81,8 +81,11 @@ export interface WorkDir {
 export const OWNER_FILE = 'owner.json';
 /** Suffix (then a tag) of a work directory being made beside its place, with its owner inside, before it is renamed there. */
 const CLAIMING = '.claiming-';
-/** Suffix (then a tag) of a work directory moved aside to be removed (`retire`). */
+/** Suffix (then a tag) of a work directory moved aside to be removed (`retire`, `destroy`). */
 const RETIRING = '.retiring-';
+
+/** Whether `name` is work directory `workDir` moved aside to be removed (what a kill during the removal leaves). */
+export const isRetiring = (name: string, workDir: string): boolean => name.startsWith(`${workDir}${RETIRING}`) && /^[0-9a-f]{8}$/.test(name.slice(workDir.length + RETIRING.length));
 /** Shards (several at once, the work directory shared) record themselves here, one file each. */
 export const OWNERS_DIR = 'owners';
 /**
@@ -234,14 +237,9 @@ export class DiskWorkDir implements WorkDir {
 
   /** Removes what removals killed part-way left aside (`RETIRING`), but state a `retire` is about to put back. */
   private sweepRetired(): void {
-    const parent = path.dirname(this.root), prefix = `${path.basename(this.root)}${RETIRING}`;
-    let names: string[];
-    try {
-      names = fs.readdirSync(parent).filter((n) => n.startsWith(prefix) && /^[0-9a-f]{8}$/.test(n.slice(prefix.length)));
-    } catch {
-      return;
-    }
-    for (const n of names) {
+    const parent = path.dirname(this.root);
+    const names = fs.readdirSync(parent, { withFileTypes: true }).filter((e) => e.isDirectory() && isRetiring(e.name, path.basename(this.root)));
+    for (const { name: n } of names) {
       const o = readText(path.join(parent, n, OWNER_FILE));
       const owner = o === undefined ? undefined : parseOwner(o);
       if (owner && this.runs(owner, path.join(parent, n, OWNER_FILE))) continue;
@@ -278,13 +276,13 @@ export class DiskWorkDir implements WorkDir {
   }
 
   claim(): void {
-    this.sweepRetired();
     const p = this.processes;
     // With owners recorded, the directory appears with its owner in it (made aside, then renamed into place): no
     // moment shows a work directory whose owner is unknown, which another build could take for an abandoned one.
     const made = p ? `${this.root}${CLAIMING}${this.tag}` : this.root;
     try {
       this.madeParent ??= fs.mkdirSync(path.dirname(this.root), { recursive: true });
+      this.sweepRetired();
       // Not recursive: it fails when the directory is there, whoever made it in between.
       fs.mkdirSync(made);
       if (p) {

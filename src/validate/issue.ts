@@ -19,6 +19,11 @@ export function pointerToken(token: string | number): string {
   return token.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
+/** The JSON pointer of `keys` (member names and element indexes) under `base`. */
+export function pointerOf(base: string, keys: readonly (string | number)[]): string {
+  return base + keys.map((k) => `/${pointerToken(k)}`).join('');
+}
+
 const SHOWN_MAX = 60;
 
 /**

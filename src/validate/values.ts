@@ -1,6 +1,6 @@
 // Values that JSON text can spell but tiles cannot carry: numbers beyond float64 (1e400) and lone UTF-16 surrogates.
 import { setOwn } from '../model/own.js';
-import { pointerToken, shown, type Issue } from './issue.js';
+import { pointerOf, pointerToken, shown, type Issue } from './issue.js';
 import { report } from './rules.js';
 import { jsonKeysAt } from '../io/json-errors.js';
 
@@ -140,10 +140,9 @@ export function checkUtf8(text: string, bytes: Uint8Array, start: number, end: n
     const keys = (position < 0 ? null : jsonKeysAt(text, position)) ?? [];
     // In a member name: that name, read whole (one key more than where a value would be).
     const named = (position < 0 ? null : jsonKeysAt(text, position, true)) ?? [];
-    const pathOf = (ks: readonly (string | number)[]) => path + ks.map((k) => `/${pointerToken(k)}`).join('');
     const at = value === undefined ? undefined
-      : named.length > keys.length ? { path: pathOf(named), text: String(named[named.length - 1]) }
-        : replaced(valueAt(value, keys), pathOf(keys));
+      : named.length > keys.length ? { path: pointerOf(path, named), text: String(named[named.length - 1]) }
+        : replaced(valueAt(value, keys), pointerOf(path, keys));
     const where = at ? `, the first in ${shown(at.text)}` : '';
     report(out, 'text-invalid-utf8', at?.path ?? path, `${inText - inBytes} invalid UTF-8 byte sequence(s) in the text, each read as U+FFFD${where} (a file saved in another encoding, such as Latin-1?)`);
   }
