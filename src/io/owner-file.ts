@@ -3,6 +3,23 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 
+/** Who works in a work directory: the process that claimed or resumed it, on which machine. */
+export const OWNER_FILE = 'owner.json';
+/** Suffix (then a tag) of a work directory being made beside its place, with its owner inside, before it is renamed there. */
+export const CLAIMING = '.claiming-';
+/** Suffix (then a tag) of a work directory moved aside to be removed (`retire`, `destroy`). */
+export const RETIRING = '.retiring-';
+
+/**
+ * Whether `name` is work directory `workDir` being made beside its place (`CLAIMING`) or moved aside to be removed
+ * (`RETIRING`): what a kill during a claim or a removal leaves.
+ */
+export const isAside = (name: string, workDir: string): boolean => [CLAIMING, RETIRING].some((s) => name.startsWith(`${workDir}${s}`) && /^[0-9a-f]{8}$/.test(name.slice(workDir.length + s.length)));
+/** A folder a claim is making has no owner inside for as long as this at most (it is written right after): not swept. */
+export const CLAIM_GRACE_MS = 60_000;
+/** Shards (several at once, the work directory shared) record themselves here, one file each. */
+export const OWNERS_DIR = 'owners';
+
 /**
  * A process recorded as working in a work directory: its pid, on which machine, when it started (where known), and
  * which of its builds (`run`: two builds of one process, through the library, are told apart by it).

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { OutputError, describeFsError } from '../report/errors.js';
 import type { Dim, Plane } from '../tiling/space.js';
 import { makeDirectory, removeMadeDirectories, writeFailure } from './dirs.js';
-import { isRetiring } from './workdir.js';
+import { isAside } from './workdir.js';
 import { Journal, RECORD_DIR, foreignTile, isRecordPath, isTileName, makeJournaledDirectory, recordedLink, readRecord, removeRecorded, writeManifest, type Removal, type WrittenRecord } from './written.js';
 
 export interface SinkOpenOptions { force: boolean; resume: boolean }
@@ -75,9 +75,9 @@ export const COMPLETION_FILES = ['tileset.json', 'build-report.json'];
 
 /**
  * Entries of OUT that are the tool's own state, not output: they do not make OUT "not empty" (a work directory being
- * removed, `.mudm-work.retiring-TAG`, included).
+ * removed or being made, `.mudm-work.retiring-TAG` and `.mudm-work.claiming-TAG`, included).
  */
-const isOwnState = (name: string): boolean => name === WORK_DIR || name === RECORD_DIR || isRetiring(name, WORK_DIR);
+const isOwnState = (name: string): boolean => name === WORK_DIR || name === RECORD_DIR || isAside(name, WORK_DIR);
 const WORK_DIR = '.mudm-work';
 
 export type { Removal } from './written.js';

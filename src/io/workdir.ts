@@ -5,9 +5,9 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { describeFsError, WorkStateError } from '../report/errors.js';
 import { removeMadeDirectories, writeParts } from './dirs.js';
-import { createOnly, LEASE_MS, ownerOf, parseOwner, readText, RecordKeeper, removeIfSame, sinceRefresh, TAKEOVER, whoIs, type Owner, type ProcessProbe } from './owner-file.js';
+import { CLAIM_GRACE_MS, CLAIMING, createOnly, isAside, LEASE_MS, OWNER_FILE, OWNERS_DIR, ownerOf, parseOwner, readText, RecordKeeper, removeIfSame, RETIRING, sinceRefresh, TAKEOVER, whoIs, type Owner, type ProcessProbe } from './owner-file.js';
 
-export type { ProcessProbe } from './owner-file.js';
+export { isAside, OWNER_FILE, OWNERS_DIR, type ProcessProbe } from './owner-file.js';
 
 /** Durable state between the steps of a build (plan, build-shard, finalize) and across an interruption (resume). */
 export interface WorkDir {
@@ -77,17 +77,6 @@ export interface WorkDir {
   claimOwner(as: string): { who: string; file: string } | undefined;
 }
 
-/** Who works in a work directory: the process that claimed or resumed it, on which machine. */
-export const OWNER_FILE = 'owner.json';
-/** Suffix (then a tag) of a work directory being made beside its place, with its owner inside, before it is renamed there. */
-const CLAIMING = '.claiming-';
-/** Suffix (then a tag) of a work directory moved aside to be removed (`retire`, `destroy`). */
-const RETIRING = '.retiring-';
-
-/** Whether `name` is work directory `workDir` moved aside to be removed (what a kill during the removal leaves). */
-export const isRetiring = (name: string, workDir: string): boolean => name.startsWith(`${workDir}${RETIRING}`) && /^[0-9a-f]{8}$/.test(name.slice(workDir.length + RETIRING.length));
-/** Shards (several at once, the work directory shared) record themselves here, one file each. */
-export const OWNERS_DIR = 'owners';
 /**
  * What a build's work directory holds: its owner or plan from its start, then these folders. A folder of only such
  * entries (a removal killed part-way leaves some) is a build's state too.
@@ -235,15 +224,20 @@ export class DiskWorkDir implements WorkDir {
     removeMadeDirectories(path.dirname(this.root), this.madeParent);
   }
 
-  /** Removes what removals killed part-way left aside (`RETIRING`), but state a `retire` is about to put back. */
-  private sweepRetired(): void {
+  /**
+   * Removes what claims and removals killed part-way left aside (`isAside`), but a claim under way and state a
+   * `retire` is about to put back (their owner runs).
+   */
+  private sweepAside(): void {
     const parent = path.dirname(this.root);
-    const names = fs.readdirSync(parent, { withFileTypes: true }).filter((e) => e.isDirectory() && isRetiring(e.name, path.basename(this.root)));
+    const names = fs.readdirSync(parent, { withFileTypes: true }).filter((e) => e.isDirectory() && isAside(e.name, path.basename(this.root)));
     for (const { name: n } of names) {
-      const o = readText(path.join(parent, n, OWNER_FILE));
+      const dir = path.join(parent, n);
+      const o = readText(path.join(dir, OWNER_FILE));
       const owner = o === undefined ? undefined : parseOwner(o);
-      if (owner && this.runs(owner, path.join(parent, n, OWNER_FILE))) continue;
-      try { fs.rmSync(path.join(parent, n), { recursive: true, force: true }); } catch { /* another process removes it too */ }
+      if (owner && this.runs(owner, path.join(dir, OWNER_FILE))) continue;
+      if (!owner && n.includes(CLAIMING) && Date.now() - (fs.statSync(dir, { throwIfNoEntry: false })?.mtimeMs ?? 0) < CLAIM_GRACE_MS) continue;
+      try { fs.rmSync(dir, { recursive: true, force: true }); } catch { /* another process removes it too */ }
     }
   }
 
@@ -282,7 +276,7 @@ export class DiskWorkDir implements WorkDir {
     const made = p ? `${this.root}${CLAIMING}${this.tag}` : this.root;
     try {
       this.madeParent ??= fs.mkdirSync(path.dirname(this.root), { recursive: true });
-      this.sweepRetired();
+      this.sweepAside();
       // Not recursive: it fails when the directory is there, whoever made it in between.
       fs.mkdirSync(made);
       if (p) {

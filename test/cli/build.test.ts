@@ -1,6 +1,7 @@
 // The build command end to end through the real binary: summary, outputs, and each exit code with its message.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
@@ -197,6 +198,18 @@ describe('mudm-tiles build', () => {
     const r = await run(['build', 'sample-data/slide', '-o', dir, '-q']);
     expect(r.code, r.stderr).toBe(0);
     expect(fs.readdirSync(dir)).not.toContain('.mudm-work.retiring-0badcafe');
+    expect(fs.existsSync(path.join(dir, 'tileset.json'))).toBe(true);
+  });
+
+  it('takes an output holding only what a claim killed before its rename left for empty, and removes that', async () => {
+    const dir = tmpDir('mudm-cli');
+    const left = path.join(dir, '.mudm-work.claiming-0badcafe');
+    fs.mkdirSync(left);
+    // The owner of a process that ended (no such pid).
+    fs.writeFileSync(path.join(left, 'owner.json'), JSON.stringify({ pid: 2 ** 22 + 7, host: os.hostname(), start: 'gone' }));
+    const r = await run(['build', 'sample-data/slide', '-o', dir, '-q']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.readdirSync(dir)).not.toContain('.mudm-work.claiming-0badcafe');
     expect(fs.existsSync(path.join(dir, 'tileset.json'))).toBe(true);
   });
 

@@ -252,6 +252,25 @@ describe('claiming a step of a build in the work directory', () => {
     expect(fs.readdirSync(parent).sort()).toEqual(['w', 'w.retiring-00c0ffee', 'w.retiring-mine']);
   });
 
+  it('sweeps what a claim killed before its rename left beside the place, but a claim under way', () => {
+    const dir = root();
+    const parent = path.dirname(dir);
+    const running = new Set([501, 502]);
+    const aside = (tag: string, owner?: number, ageMs = 0) => {
+      const d = path.join(parent, `w.claiming-${tag}`);
+      fs.mkdirSync(d);
+      if (owner !== undefined) fs.writeFileSync(path.join(d, 'owner.json'), JSON.stringify({ pid: owner, host: os.hostname(), start: `s${owner}` }));
+      const t = (Date.now() - ageMs) / 1000;
+      fs.utimesSync(d, t, t);
+    };
+    aside('0000dead', 499); // its owner ended: swept
+    aside('0000a11e', 502); // its owner runs: kept
+    aside('00000e1d', undefined, 120_000); // no owner, long ago (killed between making it and writing the owner): swept
+    aside('0000f1e5', undefined, 0); // no owner yet, just made (a claim under way): kept
+    new DiskWorkDir(dir, probe(501, running)).claim();
+    expect(fs.readdirSync(parent).sort()).toEqual(['w', 'w.claiming-0000a11e', 'w.claiming-0000f1e5']);
+  });
+
   it('of many claims at once, lets exactly one through', async () => {
     const dir = root();
     const running = new Set(Array.from({ length: 8 }, (_, i) => 200 + i));
