@@ -91,8 +91,9 @@ export function flagName(name: string): string {
 export function resolveOptions(given: Partial<Options>): Options {
   // A library caller's misspelt option would be passed over in silence, and the build made with its default.
   for (const [name, value] of Object.entries(given)) {
-    // An undefined value says nothing (`{ ...options, x: undefined }`): only a name given a value is checked.
-    if (Object.hasOwn(OPTIONS, name) || value === undefined) continue;
+    // An undefined or null value says nothing (`{ ...options, x: undefined }`, a JSON settings file's unset member, a
+    // `--lod none` report's null budget): only a name given a value is checked.
+    if (Object.hasOwn(OPTIONS, name) || value === undefined || value === null) continue;
     const like = Object.keys(OPTIONS).find((k) => k.toLowerCase() === name.toLowerCase().replace(/[-_]/g, ''));
     throw new UsageError(`unknown option ${JSON.stringify(name)}${like ? ` (did you mean ${like}?)` : ''}`);
   }
@@ -105,10 +106,13 @@ export function resolveOptions(given: Partial<Options>): Options {
       if (bytes === undefined) throw new UsageError(`${name} takes a size in bytes (a number, or 1G, 512M, 500K), found ${JSON.stringify(v)}`);
       v = bytes;
     }
-    out[name] = v !== undefined ? v : typeof spec.default === 'function' ? (spec.default as () => unknown)() : spec.default;
+    out[name] = v !== undefined && v !== null ? v : typeof spec.default === 'function' ? (spec.default as () => unknown)() : spec.default;
   }
   return out as Options;
 }
+
+/** A value as an error message shows it: a string quoted (`"2"` given for a number is then told from `2`). */
+const shown = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v) : String(v));
 
 /** Parses `1G`, `512M`, `500K`, `1024` (binary units). */
 export function parseBytes(text: string): number | undefined {
@@ -172,16 +176,16 @@ export function resolveBuildConfig(given: Partial<Options>, header?: ImageSize):
   // One archive holds one tile type: the PBF pyramid, what map clients read; JSON tiles go into archives per format.
   check(archive !== 'file' || !formats.json,
     `-o ${o.out} writes one PMTiles archive of PBF tiles; for --format ${o.format} write one archive per plane and format with -o DIR --archive pmtiles`);
-  check(Number.isInteger(o.workers) && o.workers >= 1, `--workers must be a whole number of at least 1, found ${o.workers}`);
-  check(Number.isInteger(o.unitSize) && o.unitSize >= 256 && Number.isInteger(Math.log2(o.unitSize)), `--unit-size must be a power of two of at least 256, found ${o.unitSize}`);
-  check(Number.isInteger(o.minZoom) && o.minZoom >= 0 && o.minZoom <= MAX_ZOOM, `--min-zoom must be 0..${MAX_ZOOM}, found ${o.minZoom}`);
-  check(o.maxZoom === undefined || (Number.isInteger(o.maxZoom) && o.maxZoom >= o.minZoom && o.maxZoom <= MAX_ZOOM), `--max-zoom must be ${o.minZoom}..${MAX_ZOOM} (at least --min-zoom), found ${o.maxZoom}`);
+  check(Number.isInteger(o.workers) && o.workers >= 1, `--workers must be a whole number of at least 1, found ${shown(o.workers)}`);
+  check(Number.isInteger(o.unitSize) && o.unitSize >= 256 && Number.isInteger(Math.log2(o.unitSize)), `--unit-size must be a power of two of at least 256, found ${shown(o.unitSize)}`);
+  check(Number.isInteger(o.minZoom) && o.minZoom >= 0 && o.minZoom <= MAX_ZOOM, `--min-zoom must be 0..${MAX_ZOOM}, found ${shown(o.minZoom)}`);
+  check(o.maxZoom === undefined || (Number.isInteger(o.maxZoom) && o.maxZoom >= o.minZoom && o.maxZoom <= MAX_ZOOM), `--max-zoom must be ${o.minZoom}..${MAX_ZOOM} (at least --min-zoom), found ${shown(o.maxZoom)}`);
   // Spec: tile 0/0/0 of the JSON pyramid may be its overview descriptor, and is here; the features need a finer zoom.
   check(!formats.json || o.maxZoom !== 0, `--max-zoom 0 leaves JSON tiles no zoom for features: the zoom-0 JSON tile is the overview descriptor (0/0/0.json); give --max-zoom 1 or more, or --format pbf`);
-  check(Number.isInteger(o.shards) && o.shards >= 1, `--shards must be a whole number of at least 1, found ${o.shards}`);
+  check(Number.isInteger(o.shards) && o.shards >= 1, `--shards must be a whole number of at least 1, found ${shown(o.shards)}`);
   check(!(o.resume && o.force), '--resume continues the build in OUT and --force starts over, removing it: give one of them');
-  check(o.tileBudget > 0, `--tile-budget must be positive, found ${o.tileBudget}`);
-  check(o.memoryBudget > 0, `--memory-budget must be positive, found ${o.memoryBudget}`);
+  check(o.tileBudget > 0, `--tile-budget must be positive, found ${shown(o.tileBudget)}`);
+  check(o.memoryBudget > 0, `--memory-budget must be positive, found ${shown(o.memoryBudget)}`);
   check(o.lod === 'auto' || o.lod === 'none', `--lod must be auto or none, found "${o.lod}"`);
   check(!o.preview || archive !== 'file', `--preview writes PNG files beside the tiles, which -o ${o.out} (one archive) has no place for: write -o DIR --archive pmtiles`);
   check(o.tileCompression === 'auto' || o.tileCompression === 'none' || o.tileCompression === 'gzip', `--tile-compression takes auto, none or gzip, found "${o.tileCompression}"`);

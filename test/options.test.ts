@@ -115,4 +115,12 @@ describe('options given to the library', () => {
     expect(resolveOptions({ memoryBudget: '512M' as never, tileBudget: '16K' as never })).toMatchObject({ memoryBudget: 512 * 1024 ** 2, tileBudget: 16 * 1024 });
     expect(() => resolveOptions({ memoryBudget: 'lots' as never })).toThrow('memoryBudget takes a size in bytes (a number, or 1G, 512M, 500K), found "lots"');
   });
+
+  it('takes null for the default (a settings file\'s unset member, a --lod none report\'s budget), and quotes a number given as text', () => {
+    expect(resolveOptions({ tileBudget: null, workers: null, extra: null } as never)).toMatchObject({ tileBudget: 500 * 1024 });
+    expect(resolveOptions({ workers: null } as never).workers).toBeGreaterThanOrEqual(1);
+    expect(() => resolveBuildConfig({ workers: '2' as never })).toThrow(new UsageError('--workers must be a whole number of at least 1, found "2"'));
+    expect(() => resolveBuildConfig({ minZoom: '1' as never })).toThrow('--min-zoom must be 0..30, found "1"');
+    expect(() => resolveBuildConfig({ workers: 1.5 })).toThrow('--workers must be a whole number of at least 1, found 1.5');
+  });
 });
