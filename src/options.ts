@@ -89,30 +89,39 @@ export function flagName(name: string): string {
 
 /** Fills every default into a partial set of options (library callers pass only what they change). */
 export function resolveOptions(given: Partial<Options>): Options {
-  // A library caller's misspelt option would be passed over in silence, and the build made with its default.
-  for (const [name, value] of Object.entries(given)) {
-    // An undefined or null value says nothing (`{ ...options, x: undefined }`, a JSON settings file's unset member, a
-    // `--lod none` report's null budget): only a name given a value is checked.
-    if (Object.hasOwn(OPTIONS, name) || value === undefined || value === null) continue;
-    const like = Object.keys(OPTIONS).find((k) => k.toLowerCase() === name.toLowerCase().replace(/[-_]/g, ''));
-    throw new UsageError(`unknown option ${JSON.stringify(name)}${like ? ` (did you mean ${like}?)` : ''}`);
-  }
+  refuseUnknown(given, Object.keys(OPTIONS));
   const out: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(OPTIONS) as [string, OptionSpec][]) {
     let v = (given as Record<string, unknown>)[name];
-    // Sizes as the CLI takes them ('512M') from a library caller too.
-    if (spec.type === 'bytes' && typeof v === 'string') {
-      const bytes = parseBytes(v);
-      if (bytes === undefined) throw new UsageError(`${name} takes a size in bytes (a number, or 1G, 512M, 500K), found ${JSON.stringify(v)}`);
-      v = bytes;
-    }
+    if (spec.type === 'bytes') v = sizeOf(name, v);
     out[name] = v !== undefined && v !== null ? v : typeof spec.default === 'function' ? (spec.default as () => unknown)() : spec.default;
   }
   return out as Options;
 }
 
+/**
+ * Refuses a library caller's option that is not one of `names`: misspelt, it would be passed over in silence and the
+ * default used. An undefined or null value says nothing (`{ ...options, x: undefined }`, a JSON settings file's unset
+ * member, a `--lod none` report's null budget): only a name given a value is checked.
+ */
+export function refuseUnknown(given: object, names: readonly string[]): void {
+  for (const [name, value] of Object.entries(given)) {
+    if (names.includes(name) || value === undefined || value === null) continue;
+    const like = names.find((k) => k.toLowerCase() === name.toLowerCase().replace(/[-_]/g, ''));
+    throw new UsageError(`unknown option ${JSON.stringify(name)}${like ? ` (did you mean ${like}?)` : ''}`);
+  }
+}
+
+/** A size option as the CLI takes it ('512M') from a library caller too; other values as they are. */
+export function sizeOf(name: string, v: unknown): unknown {
+  if (typeof v !== 'string') return v;
+  const bytes = parseBytes(v);
+  if (bytes === undefined) throw new UsageError(`${name} takes a size in bytes (a number, or 1G, 512M, 500K), found ${JSON.stringify(v)}`);
+  return bytes;
+}
+
 /** A value as an error message shows it: a string quoted (`"2"` given for a number is then told from `2`). */
-const shown = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v) : String(v));
+export const shown = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v) : String(v));
 
 /** Parses `1G`, `512M`, `500K`, `1024` (binary units). */
 export function parseBytes(text: string): number | undefined {

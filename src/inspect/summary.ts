@@ -5,7 +5,8 @@ import { planeKey, type Dim, type Plane } from '../tiling/space.js';
 import { countPbfFeatures } from './decode.js';
 import { isOverview, listTiles, openPyramid, readJson, type Pyramid, type TileFormat } from './layout.js';
 import type { ArchiveFacts, PyramidReader } from './reader.js';
-import { InputError } from '../report/errors.js';
+import { InputError, UsageError } from '../report/errors.js';
+import { refuseUnknown, shown } from '../options.js';
 
 export interface FieldSummary {
   name: string;
@@ -111,8 +112,10 @@ function buildInfo(p: Pyramid): PyramidSummary['build'] {
 
 /** Walks every tile of a pyramid once (PBF features are counted without decoding geometry). */
 export function inspectPyramid(root: string | PyramidReader, opts: InspectOptions = {}): PyramidSummary {
-  const p = openPyramid(root);
+  refuseUnknown(opts, ['top']);
   const top = opts.top ?? 10;
+  if (!Number.isInteger(top) || top < 0) throw new UsageError(`top must be a whole number of at least 0, found ${shown(top)}`);
+  const p = openPyramid(root);
   const zooms = new Map<number, ZoomSummary>();
   const planes = new Map<string, Plane>();
   const largest: { path: string; bytes: number }[] = [];

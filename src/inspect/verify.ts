@@ -2,8 +2,8 @@
 // JSON and PBF tiles agree feature for feature, tiles stay within the budget, the run report matches the files.
 // This file walks the pyramid; the checks, each returning the problems it finds, are in verify-*.ts.
 import type { FeatureCollection } from '../model/feature.js';
-import { OPTIONS } from '../options.js';
-import { InputError } from '../report/errors.js';
+import { OPTIONS, refuseUnknown, shown, sizeOf } from '../options.js';
+import { InputError, UsageError } from '../report/errors.js';
 import { addManifest, MANIFEST_PATH } from '../io/written.js';
 import { planeKey, type Plane } from '../tiling/space.js';
 import type { PbfLayer } from './decode.js';
@@ -18,11 +18,11 @@ export type { Problem, ProblemCode } from './verify-problems.js';
 
 export interface VerifyOptions {
   /**
-   * Largest allowed tile below the finest zoom, in bytes. Default: the budget the build report says the build held
+   * Largest allowed tile below the finest zoom, in bytes (or as the CLI takes it: `512K`). Default: the budget the build report says the build held
    * (none with `--lod none`), else the build's default `--tile-budget`.
    */
-  tileBudget?: number;
-  /** Problems kept per code; the rest are only counted (default 50). */
+  tileBudget?: number | string;
+  /** Problems kept per code; the rest are only counted, and count in `ok` (default 50; 0 keeps none). */
   maxPerCode?: number;
 }
 
@@ -54,8 +54,19 @@ function readTile(p: Pyramid, rel: string, out: ProblemList): Uint8Array | undef
 }
 
 /** Checks a whole pyramid; never throws for what it finds (a missing or unusable descriptor is a problem too). */
-export function verifyPyramid(root: string | PyramidReader, opts: VerifyOptions = {}): VerifyResult {
-  const out = new ProblemList(opts.maxPerCode ?? 50);
+/** The caller's options checked as a build's are (by name, sizes as text too): a misspelt budget would go unheld. */
+function checkedOptions(opts: VerifyOptions): { tileBudget?: number; maxPerCode: number } {
+  refuseUnknown(opts, ['tileBudget', 'maxPerCode']);
+  const tileBudget = sizeOf('tileBudget', opts.tileBudget ?? undefined);
+  if (tileBudget !== undefined && !(typeof tileBudget === 'number' && tileBudget > 0)) throw new UsageError(`tileBudget must be positive, found ${shown(tileBudget)}`);
+  const maxPerCode = opts.maxPerCode ?? 50;
+  if (!Number.isInteger(maxPerCode) || maxPerCode < 0) throw new UsageError(`maxPerCode must be a whole number of at least 0, found ${shown(maxPerCode)}`);
+  return { tileBudget: tileBudget as number | undefined, maxPerCode };
+}
+
+export function verifyPyramid(root: string | PyramidReader, given: VerifyOptions = {}): VerifyResult {
+  const opts = checkedOptions(given);
+  const out = new ProblemList(opts.maxPerCode);
   let p: Pyramid;
   try {
     p = openPyramid(root);
@@ -161,7 +172,7 @@ export function verifyPyramid(root: string | PyramidReader, opts: VerifyOptions 
   } else {
     out.add(checkReport(report, counted));
   }
-  return { ok: out.list.length === 0, problems: out.list, counts: out.counts, checked: { tiles: tilesChecked, features: featuresChecked }, notes };
+  return { ok: Object.keys(out.counts).length === 0, problems: out.list, counts: out.counts, checked: { tiles: tilesChecked, features: featuresChecked }, notes };
 }
 
 /**

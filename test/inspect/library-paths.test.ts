@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildPyramid, inspectPyramid, InputError, memorySource, openPyramidReader, verifyPyramid } from '../../src/index.js';
+import { buildPyramid, inspectPyramid, InputError, memorySource, openPyramidReader, UsageError, verifyPyramid } from '../../src/index.js';
 import { tmpDir } from '../helpers/pyramid.js';
 import { BUILD_OPTIONS, collection } from './fixture.js';
 
@@ -32,5 +32,26 @@ describe('a path to archives given to inspectPyramid and verifyPyramid', () => {
         reader.close();
       }
     }
+  });
+});
+
+describe('the options of inspectPyramid and verifyPyramid', () => {
+  it('are checked as a build\'s are: by name, sizes as text too, values in range', async () => {
+    const out = path.join(dir, 'options');
+    await buildPyramid([{ source: memorySource('cells.json', collection()) }], { ...BUILD_OPTIONS, out });
+    expect(() => verifyPyramid(out, { tilebudget: 100 } as never)).toThrow(new UsageError('unknown option "tilebudget" (did you mean tileBudget?)'));
+    expect(() => verifyPyramid(out, { tileBudget: 'lots' })).toThrow('tileBudget takes a size in bytes (a number, or 1G, 512M, 500K), found "lots"');
+    expect(() => verifyPyramid(out, { tileBudget: -1 })).toThrow('tileBudget must be positive, found -1');
+    expect(() => verifyPyramid(out, { maxPerCode: 1.5 })).toThrow('maxPerCode must be a whole number of at least 0, found 1.5');
+    expect(() => inspectPyramid(out, { Top: 3 } as never)).toThrow('unknown option "Top" (did you mean top?)');
+    expect(() => inspectPyramid(out, { top: '3' as never })).toThrow('top must be a whole number of at least 0, found "3"');
+    // A budget as text is held as the number: 1 byte fails every coarse tile, as 1 does.
+    const text = verifyPyramid(out, { tileBudget: '1B', maxPerCode: 0 });
+    const number = verifyPyramid(out, { tileBudget: 1, maxPerCode: 0 });
+    expect(text.ok).toBe(false);
+    expect(text.counts).toEqual(number.counts);
+    expect(text.problems).toEqual([]);
+    expect(verifyPyramid(out, { tileBudget: null as never }).ok).toBe(true);
+    expect(inspectPyramid(out, { top: 2 }).largest).toHaveLength(2);
   });
 });
