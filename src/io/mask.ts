@@ -1,5 +1,5 @@
 // Label masks (8, 16, 32-bit PNG/TIFF) decoded into a label raster; src/raster/ traces it into polygon features.
-import type { DepthEnum, Metadata, OutputInfo } from 'sharp';
+import type { ChannelStats, DepthEnum, Metadata, OutputInfo, Sharp } from 'sharp';
 import { loadSharp } from './sharp.js';
 import { ImageError } from '../report/errors.js';
 import type { LabelMask } from '../raster/trace.js';
@@ -9,8 +9,8 @@ import { tiffFacts } from './tiff-header.js';
 /**
  * Reads a label mask from a PNG or TIFF file (one page; a pyramid's first). Unsigned 8, 16 and 32-bit samples keep
  * their values exactly; signed 8 and 32-bit and floating-point samples are accepted when every value is a
- * non-negative integer that fits 32 bits. Signed 16-bit samples are read through libvips' 16-bit grey path, which
- * clamps negative values to 0 (background). Colour images are refused: a colour or palette image does not carry
+ * non-negative integer that fits 32 bits; signed 16-bit samples when none is negative (read through libvips' 16-bit
+ * grey path, which would clamp them to 0, background). Colour images are refused: a colour or palette image does not carry
  * label numbers sharp can recover.
  */
 export async function readLabelMask(path: string): Promise<LabelMask> {
@@ -35,6 +35,7 @@ export async function readLabelMask(path: string): Promise<LabelMask> {
   if (bands !== 1) {
     throw new ImageError(path, `a label mask must be a single-channel greyscale image, this one has ${meta.channels} channels`);
   }
+  if (meta.depth === 'short') await refuseNegative(path, open());
   let pipeline = open();
   if (meta.hasAlpha) pipeline = pipeline.removeAlpha();
   const plan = READ_PLAN[meta.depth];
@@ -56,6 +57,22 @@ export async function readLabelMask(path: string): Promise<LabelMask> {
   const bytes = out.data.byteOffset % plan.bytes === 0 ? out.data : Buffer.from(out.data);
   const data = plan.convert(bytes, n, path);
   return { width, height, data };
+}
+
+/**
+ * Refuses signed 16-bit samples below zero: libvips' 16-bit grey path, the one way sharp gives them out, clamps them
+ * to 0, and labels would turn into background without a word. Its statistics see the samples as stored.
+ */
+async function refuseNegative(path: string, image: Sharp): Promise<void> {
+  let grey: ChannelStats | undefined;
+  try {
+    grey = (await image.stats()).channels[0];
+  } catch (err) {
+    throw new ImageError(path, await describeSharpError(path, err));
+  }
+  if (grey !== undefined && grey.min < 0) {
+    throw new ImageError(path, `label value ${grey.min} at pixel (${grey.minX}, ${grey.minY}) is negative: labels are non-negative integers; save the labels as unsigned 16 or 32-bit integers`);
+  }
 }
 
 /** The bits per sample a TIFF's header gives, undefined for another file or one that cannot be read. */

@@ -272,7 +272,7 @@ describe('labelsToFeatures: random masks', () => {
 });
 
 /** A minimal uncompressed single-strip greyscale TIFF: sharp only writes 8-bit TIFF, masks come in 16 and 32 bits too. */
-function tiff(width: number, height: number, data: Uint8Array | Uint16Array | Uint32Array | Int32Array | Float32Array, sampleFormat: 1 | 2 | 3, photometric = 1, bits = data.BYTES_PER_ELEMENT * 8): Buffer {
+function tiff(width: number, height: number, data: Uint8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array, sampleFormat: 1 | 2 | 3, photometric = 1, bits = data.BYTES_PER_ELEMENT * 8): Buffer {
   const entries: TiffEntry[] = [
     [256, 4, width], [257, 4, height], [258, 3, bits], [259, 3, 1], [262, 3, photometric], [273, 4, 0],
     [277, 3, 1], [278, 4, height], [279, 4, data.byteLength], [339, 3, sampleFormat],
@@ -346,6 +346,13 @@ describe('readLabelMask', () => {
   it('refuses negative or fractional labels, colour images, JPEG, and missing files with ImageError', async () => {
     await writeFile(join(dir, 'neg.tif'), tiff(2, 1, Int32Array.from([1, -4]), 2));
     await expect(readLabelMask(join(dir, 'neg.tif'))).rejects.toThrow(/-4 at pixel 1/);
+    // Signed 16-bit: read when no label is negative; a negative one (which the decoder would clamp to 0) refused.
+    await writeFile(join(dir, 'i16.tif'), tiff(3, 1, Int16Array.from([0, 7, 32767]), 2));
+    expect([...(await readLabelMask(join(dir, 'i16.tif'))).data]).toEqual([0, 7, 32767]);
+    await writeFile(join(dir, 'neg16.tif'), tiff(3, 2, Int16Array.from([0, 5, 5, 0, -300, 5]), 2));
+    const neg16 = await readLabelMask(join(dir, 'neg16.tif')).catch((e: unknown) => e);
+    expect(neg16).toBeInstanceOf(ImageError);
+    expect((neg16 as ImageError).reason).toBe('label value -300 at pixel (1, 1) is negative: labels are non-negative integers; save the labels as unsigned 16 or 32-bit integers');
     await writeFile(join(dir, 'frac.tif'), tiff(2, 1, Float32Array.from([1, 2.5]), 3));
     await expect(readLabelMask(join(dir, 'frac.tif'))).rejects.toThrow(ImageError);
 
