@@ -317,9 +317,12 @@ export class ArchiveSink implements TileSink {
     let ready: Promise<void>;
     try {
       fs.mkdirSync(partsDir, { recursive: true });
-      // Said before the part is made: a part that goes missing later is then known to be lost (`MADE`).
-      fs.writeFileSync(path.join(partsDir, `${name}${MADE}`), '');
-      ready = sink.begin({ force: false, resume });
+      // Said once the part is made (`begin` makes it before it returns), before any tile goes in: a part that goes
+      // missing later is then known to be lost (`MADE`), and a kill in between leaves a part, not a false loss.
+      const made = path.join(partsDir, `${name}${MADE}`);
+      ready = sink.begin({ force: false, resume }).then(() => {
+        try { fs.writeFileSync(made, ''); } catch (err) { throw describeFsError(err, made); }
+      });
     } catch (err) {
       ready = Promise.reject(describeFsError(err, partsDir));
     }

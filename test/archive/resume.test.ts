@@ -40,6 +40,8 @@ describe('--resume of an archive build after SIGKILL', () => {
     const part = fs.readdirSync(parts).find((n) => n.endsWith('.part'));
     expect(part, 'the part in the work directory').toBeDefined();
     fs.writeFileSync(path.join(parts, `${part}.archive-0badcafe`), 'half an archive');
+    // A kill right after a part is made, before its `.made` is written, leaves a part without one: continued as it is.
+    fs.rmSync(path.join(parts, `${(part as string).slice(0, -'.part'.length)}.made`));
     const foreign = `${out}.tmp-0badcafe`;
     fs.writeFileSync(foreign, 'a file the build did not write');
 
