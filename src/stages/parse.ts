@@ -131,6 +131,11 @@ function tiledOnly(g: Geometry): boolean {
   return (g.type === 'PolyhedralSurface' || g.type === 'TIN') && 'tiles' in g && (g.coordinates === undefined || g.coordinates.length === 0);
 }
 
+/** A cell's nucleus left out, and why: the cell is kept. */
+const nucleusDropped = (path: string, why: string): Issue => ({
+  code: 'nucleus-dropped', severity: BUILD_RULES['nucleus-dropped'].severity, path, message: `${why}; the cell is kept without its nucleus`,
+});
+
 /** `router` holds the batch's records on their way to their cells (a worker's own, reused from batch to batch). */
 export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseResult {
   const tally = new IssueTally(task.sampleCap);
@@ -160,34 +165,34 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
   for (const name of Object.values(task.rule.fields)) if (!unseen.has(name)) unseen.set(name, (f) => fieldValue(f.properties, name));
   const looked = [...unseen.keys()];
   /** Nothing to place: a mesh given only by its tiles has a position elsewhere; an empty collection has none. */
-  const nowhere = (g: Geometry): false => { skip(tiledOnly(g) ? 'no-inline-position' : 'empty-geometry'); return false; };
+  const nowhere = (g: Geometry): string => (tiledOnly(g) ? 'no-inline-position' : 'empty-geometry');
   /**
-   * Encodes a valid feature into its unit's records (true), or counts in `skipped` why it cannot be placed (false);
+   * Encodes a valid feature into its unit's records (true), or says why it cannot be placed (a `skipped` reason);
    * returns the issue that makes it invalid for the build (it spans too many work cells).
    */
-  const put = (seq: number, layer: string, f: Feature, plane: Plane): Issue | boolean => {
-    if (f.geometry === null) { skip('null-geometry'); return false; }
+  const put = (seq: number, layer: string, f: Feature, plane: Plane): Issue | string | true => {
+    if (f.geometry === null) return 'null-geometry';
     dropRadius(f.geometry);
     const geom = flatten(f.geometry);
     // The feature itself is its head: only id, featureClass, parentId, ref, properties and vocabularies are read.
     if (geom === null) return nowhere(f.geometry);
     // PBF carries no mesh: without JSON tiles a feature of meshes alone would be in no tile, and said to be in JSON ones.
-    if (!task.json && onlyMeshes(geom)) { skip('mesh-without-json-tiles'); return false; }
+    if (!task.json && onlyMeshes(geom)) return 'mesh-without-json-tiles';
     // Polygons without area draw nothing at any zoom: counted here rather than vanishing in the tiler.
-    if (enclosesNoArea(geom, f.geometry)) { skip('zero-area'); return false; }
+    if (enclosesNoArea(geom, f.geometry)) return 'zero-area';
     // Its layer travels beside it (the id, to `encode`); -1 stands in the one-shape feature.
     let flat = flatFeatureOf(seq, -1, geom, undefined, f, undefined, undefined, undefined);
     // A JSON-only sketch sizes the head text the record holds: made once, for both.
     if (sketch?.format === 'json') flat.headJson = encoder.encode(headTextOf(flat, layer));
     if (!enc.encode(layer, flat)) return nowhere(f.geometry);
     const b = enc.box;
-    if (b[2] < 0 || b[3] < 0 || (image ? b[0] > image.width || b[1] > image.height : b[0] >= side || b[1] >= side)) { skip(beyond); return false; }
+    if (b[2] < 0 || b[3] < 0 || (image ? b[0] > image.width || b[1] > image.height : b[0] >= side || b[1] >= side)) return beyond;
     if (!boxInside(b, world)) {
       const inside = cutToRect(flat.geom, world, clipper);
       // The cut feature keeps the tags and head the first encoding made.
-      if (inside === null) { skip(beyond); return false; }
+      if (inside === null) return beyond;
       flat = withGeometry(flat, inside, flat.lod);
-      if (!enc.encode(layer, flat)) { skip(beyond); return false; }
+      if (!enc.encode(layer, flat)) return beyond;
     }
     const prefix = unitKeyPrefix(plane);
     const cells = router.route(prefix, enc.bytes(), b, C, pad, lastCell, MAX_FEATURE_CELLS);
@@ -245,9 +250,15 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     if (isObject) normaliseQuPath(value as Record<string, unknown>);
     const issues = validateFeature(value, '');
     issues.push(...utf8);
-    // The nucleus must be valid too when it becomes a feature: its issues are the cell's.
+    // A nucleus that becomes a feature must be valid too; an invalid one is dropped, its cell kept (`nucleus-dropped`).
     const nucleusGeometry = task.nucleusFeatures && isObject ? (value as Record<string, unknown>).nucleusGeometry : undefined;
-    if (nucleusGeometry !== undefined && nucleusGeometry !== null) issues.push(...validateGeometry(nucleusGeometry, '/nucleusGeometry'));
+    let nucleusIssue: Issue | undefined;
+    if (nucleusGeometry !== undefined && nucleusGeometry !== null) {
+      for (const is of validateGeometry(nucleusGeometry, '/nucleusGeometry')) {
+        if (is.severity !== 'error') issues.push(is);
+        else nucleusIssue ??= nucleusDropped(is.path, `${is.message} [${is.code}]`);
+      }
+    }
     if (unseen.size > 0 && isObject) {
       for (const [name, get] of unseen) if (get(value as Feature) !== undefined) unseen.delete(name);
     }
@@ -275,18 +286,21 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
       continue;
     }
     res.valid++;
+    if (typeof stored === 'string') skip(stored);
     for (const d of assigned.dims) dims.add(d);
     if (assigned.lacking) for (const d of assigned.lacking) res.planeLacking[d] = (res.planeLacking[d] ?? 0) + 1;
     if (assigned.everyChannel) res.everyChannel++;
     // The descriptor describes what the tiles hold: not a feature outside the world, or without a position.
-    if (stored) observeFeature(res.stats, layer, f);
+    if (stored === true) observeFeature(res.stats, layer, f);
     ownOr(res.ids, layer, newIdCounts)[isPbfId(f.id) ? 0 : 1]++;
-    const nucleus = task.nucleusFeatures ? nucleusOf(f) : undefined;
+    const nucleus = task.nucleusFeatures && nucleusIssue === undefined ? nucleusOf(f) : undefined;
     if (nucleus) {
+      // Not an input feature: one not placed is no feature lost (`skipped`), but a part of its cell left out.
       const astray = put(NUCLEUS_SEQ + seq, NUCLEUS_LAYER, nucleus, assigned.plane);
-      if (typeof astray === 'object') tally.add({ ...astray, severity: 'warning', path: '/nucleusGeometry', message: `${astray.message}; the cell is kept without its nucleus` }, place);
-      else if (astray) observeFeature(res.stats, NUCLEUS_LAYER, nucleus);
+      if (astray === true) observeFeature(res.stats, NUCLEUS_LAYER, nucleus);
+      else nucleusIssue = nucleusDropped('/nucleusGeometry', typeof astray === 'string' ? `the nucleus is not placed (${astray})` : astray.message);
     }
+    if (nucleusIssue) tally.add(nucleusIssue, place);
   }
   if (bounds[0] <= bounds[2]) res.bounds = [bounds[0], bounds[1], bounds[2], bounds[3]];
   res.optionFieldsSeen = looked.filter((n) => !unseen.has(n));

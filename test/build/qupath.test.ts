@@ -43,4 +43,30 @@ describe('QuPath input', () => {
     expect([...b.keys()].sort()).toEqual([...a.keys()].sort());
     for (const [p, bytes] of a) expect(b.get(p)?.equals(bytes), p).toBe(true);
   });
+
+  it('keeps a cell whose nucleus is invalid or not placed, and says so as a warning, not as a feature lost', async () => {
+    const square = (x: number, y: number, d: number) => [[[x, y], [x + d, y], [x + d, y + d], [x, y + d], [x, y]]];
+    const cell = (id: string, x: number, nucleusGeometry: unknown) => ({
+      type: 'Feature', id, geometry: { type: 'Polygon', coordinates: square(x, 10, 20) }, nucleusGeometry, properties: { objectType: 'cell' },
+    });
+    const cells = [
+      cell('kept', 10, { type: 'Polygon', coordinates: square(15, 15, 5) }),
+      cell('far', 40, { type: 'Point', coordinates: [5000, 5000] }),
+      cell('open', 70, { type: 'Polygon', coordinates: [[[72, 12], [75, 12], [75, 15], [72, 15]]] }),
+    ];
+    const sink = new MemorySink();
+    const text = JSON.stringify({ type: 'FeatureCollection', features: cells });
+    const report = await buildPyramid([{ source: memorySource('cells.geojson', text) }], { nucleusFeatures: true, imageSize: '100,100', maxZoom: 1, workers: 1 }, { sink });
+    expect(report.features).toMatchObject({ read: 3, valid: 3, invalid: 0, notPlaced: {}, warningsByCode: { 'nucleus-dropped': 2 } });
+    expect(report.features.samples.map((x) => [x.feature, x.path, x.message])).toEqual([
+      [1, '/nucleusGeometry', 'the nucleus is not placed (outside-image); the cell is kept without its nucleus'],
+      [2, '/nucleusGeometry/coordinates/0', expect.stringMatching(/^.* \[ring-not-closed\]; the cell is kept without its nucleus$/)],
+    ]);
+    type Tile = { features: { id?: string; parentId?: string; properties: { objectType: string } }[] };
+    const drawn = [...sink.files].filter(([p]) => /^1\/\d+\/\d+\.json$/.test(p)).flatMap(([, b]) => (JSON.parse(Buffer.from(b).toString('utf8')) as Tile).features);
+    const of = (type: string, key: 'id' | 'parentId') => [...new Set(drawn.filter((f) => f.properties.objectType === type).map((f) => f[key]))].sort();
+    expect(of('cell', 'id')).toEqual(['far', 'kept', 'open']);
+    expect(of('nucleus', 'parentId')).toEqual(['kept']);
+  });
 });
+
