@@ -37,7 +37,7 @@ export const OPTIONS = {
   workers: { type: 'integer', arg: 'N', default: () => os.availableParallelism(), help: 'worker threads for parsing and tiling (default: the cores)', commands: [...BUILDING, 'build-shard', 'finalize'] },
   layer: { type: 'string', arg: 'NAME', help: 'vector layer id for every input that names none of its own (a --manifest entry\'s layer wins; default: the file name without extensions; stdin: features)', commands: BUILDING },
   layerBy: { type: 'string', arg: 'FIELD', help: 'split layers by a feature member (featureClass) or a property field; dotted names reach into nested objects (classification.name)', commands: BUILDING },
-  layerPerFile: { type: 'boolean', default: false, help: 'a directory input makes one layer per file (named after the file) instead of one named after the directory', commands: BUILDING },
+  layerPerFile: { type: 'boolean', default: false, help: 'a directory input makes one layer per file (named after the file less its data extensions) instead of one named after the directory', commands: BUILDING },
   nucleusFeatures: { type: 'boolean', default: false, help: "a QuPath cell's nucleusGeometry becomes a feature of its own, in layer nucleus with parentId the cell's id", commands: BUILDING },
   input: { type: 'list', arg: 'DIMS:FILE', default: [], help: 'an input with a fixed plane, e.g. t=0,c=1:cells.json', commands: BUILDING },
   manifest: { type: 'string', arg: 'FILE', help: 'JSON file listing inputs and their planes: [{"path": "...", "t": 0, "c": 1, "z": 2}]', commands: BUILDING },

@@ -60,7 +60,15 @@ function expand(arg: string, { io, perFile, layerOption, out, warn }: ExpandCont
     throw new UsageError(`the output ${out} writes into the input directory ${arg}, whose data files a build reads: the next build would read what this one wrote there as input; choose an output outside it (a folder inside it is fine)`);
   }
   const names = fs.readdirSync(full).sort();
-  const files = names.filter((n) => DATA_FILE.test(n));
+  // Hidden files are no export's parts (a Mac's copy leaves `._cells.json` of resource data beside each file), nor
+  // are folders, whatever their name.
+  const isFile = (n: string) => fs.statSync(path.join(full, n), { throwIfNoEntry: false })?.isFile() === true;
+  const named = names.filter((n) => DATA_FILE.test(n));
+  const files = named.filter((n) => !n.startsWith('.') && isFile(n));
+  const passed = named.filter((n) => !files.includes(n));
+  if (passed.length) {
+    warn?.(`directory ${arg}: ${passed.length} hidden file(s) or folder(s) named like data passed over (${passed.slice(0, 3).join(', ')}${passed.length > 3 ? ', …' : ''}): a directory gives the data files it holds, not hidden ones (such as the ._ files a Mac's copy leaves) or folders`, { event: 'hidden-passed-over', directory: arg, files: passed });
+  }
   // Slide images and thumbnails lie beside exports: a label mask is read only when named as an input of its own.
   const images = names.filter((n) => MASK_FILE.test(n));
   if (images.length) {
@@ -69,7 +77,18 @@ function expand(arg: string, { io, perFile, layerOption, out, warn }: ExpandCont
   if (files.length === 0) throw new InputError(`directory ${arg} holds no .json, .geojson or .ndjson files${images.length ? ` (label masks are read when named as inputs themselves: ${images.slice(0, 3).join(', ')})` : ''}`, arg);
   // A directory's name is a layer of its own only when --layer does not name one for every input.
   const dirLayer = layer ?? (perFile || layerOption !== undefined ? undefined : layerNameFor(full));
+  if (dirLayer === undefined && layerOption === undefined) warnSharedLayers(arg, files, warn);
   return files.map((n) => fileInput(path.join(arg, n), plane, dirLayer));
+}
+
+/** --layer-per-file names layers after files: two files of one name but their extensions (a.json, a.ndjson) share one. */
+function warnSharedLayers(dir: string, files: readonly string[], warn: ExpandContext['warn']): void {
+  const byLayer = new Map<string, string[]>();
+  for (const n of files) byLayer.set(layerNameFor(n), [...(byLayer.get(layerNameFor(n)) ?? []), n]);
+  for (const [layer, shared] of byLayer) {
+    if (shared.length < 2) continue;
+    warn?.(`directory ${dir}: ${shared.join(', ')} are all named ${layer} but for their extensions, and their features go into one layer ${layer} (--layer-per-file names layers after files): rename one for a layer of its own`, { event: 'layer-shared', directory: dir, layer, files: shared });
+  }
 }
 
 interface ManifestEntry { path: string; t?: number; c?: number; z?: number; layer?: string }

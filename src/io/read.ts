@@ -78,7 +78,7 @@ export function parseFeature(ev: FeatureEvent): unknown {
   }
 }
 
-const LAYER_EXTENSIONS = new Set(['.json', '.geojson', '.ndjson', '.geojsonl', '.geojsons', '.gz', '.png', '.tif', '.tiff']);
+const LAYER_EXTENSIONS = new Set(['.json', '.geojson', '.ndjson', '.geojsonl', '.geojsons', '.jsonl', '.gz', '.png', '.tif', '.tiff']);
 
 /**
  * Default vector layer id of an input: its file name without data extensions (`cells.geojson.gz` → `cells`, a label

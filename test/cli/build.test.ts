@@ -132,6 +132,24 @@ describe('mudm-tiles build', () => {
     expect([beside.code, beside.stderr]).toEqual([0, expect.stringContaining(`warning: ${input} lies in the folder the output`)]);
   });
 
+  it('passes over hidden files and folders named like data in a directory, and says when --layer-per-file puts two files in one layer', async () => {
+    const dir = path.join(tmpDir('mudm-cli-hidden'), 'export');
+    fs.mkdirSync(path.join(dir, 'old.json'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'cells.ndjson'), `${feature(1, 10, 10)}\n`);
+    fs.writeFileSync(path.join(dir, 'cells.json'), `${feature(2, 100, 50)}\n`);
+    fs.writeFileSync(path.join(dir, 'more.jsonl'), `${feature(3, 200, 50)}\n`);
+    // What a Mac's copy to a shared drive leaves beside each file: resource data, no JSON.
+    fs.writeFileSync(path.join(dir, '._cells.ndjson'), Buffer.from([0, 5, 22, 7, 0, 2, 0, 0, 77, 97, 99]));
+    fs.writeFileSync(path.join(dir, '.draft.json'), 'not json');
+    const out = path.join(path.dirname(dir), 'out');
+    const r = await run(['build', dir, '-o', out, '--format', 'pbf', '--max-zoom', '1', '--layer-per-file']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe(`warning: directory ${dir}: 3 hidden file(s) or folder(s) named like data passed over (._cells.ndjson, .draft.json, old.json): a directory gives the data files it holds, not hidden ones (such as the ._ files a Mac's copy leaves) or folders\n`
+      + `warning: directory ${dir}: cells.json, cells.ndjson are all named cells but for their extensions, and their features go into one layer cells (--layer-per-file names layers after files): rename one for a layer of its own\n`);
+    const d = JSON.parse(fs.readFileSync(path.join(out, 'tileset.json'), 'utf8')) as { vector_layers: { id: string }[] };
+    expect(d.vector_layers.map((l) => l.id)).toEqual(['cells', 'more']);
+  });
+
   it('reads a directory\'s annotation documents and passes over the slide images beside them, saying so', async () => {
     const dir = path.join(tmpDir('mudm-cli-images'), 'export');
     fs.mkdirSync(dir);
