@@ -62,7 +62,7 @@ describe('main', () => {
   it('validate reads stdin', async () => {
     const io = memoryIO({ stdin: '{"type":"Feature","geometry":null,"properties":{}}\n{"type":"Feature"}\n' });
     expect(await main(['validate', '-'], io)).toBe(1);
-    expect(io.out()).toMatch(/^stdin:feature 1: \(top level\): .*\[feature-geometry-missing\]$/m);
+    expect(io.out()).toMatch(/^stdin:2:1: feature 1: \(top level\): .*\[feature-geometry-missing\]$/m);
     expect(io.out()).toMatch(/^stdin: invalid, 2 features \(1 invalid\), 1 error, 0 warnings$/m);
   });
 });

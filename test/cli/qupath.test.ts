@@ -192,7 +192,7 @@ describe('validate', () => {
     const r = await run(['validate', file]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(`${file}: (top level): a top-level JSON array is not a muDM document (wrap the features in a FeatureCollection); build accepts it and reads its elements as a sequence of features, like NDJSON [document-array]`);
-    expect(r.stdout).toContain(`${file}:feature 1: /geometry/coordinates:`);
+    expect(r.stdout).toContain(`${file}:3:1: feature 1: /geometry/coordinates:`);
     expect(r.stdout).toContain(`${file}: invalid, 2 features (1 invalid), 2 errors, 0 warnings`);
   });
 });

@@ -74,13 +74,13 @@ describe('mudm-tiles validate', () => {
     const w = file('warn.json', fc([cell(1, { bbox: [10, 10, 0, 0] }), cell(2)]));
     const r = await run(['validate', w]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^warn\.json:feature 0: \/bbox: warning: .+ \[bbox-inverted\]$/m);
+    expect(r.stdout).toMatch(/^warn\.json:\d+:\d+: feature 0: \/bbox: warning: .+ \[bbox-inverted\]$/m);
     expect(r.stdout).toMatch(/^warn\.json: valid, 2 features \(0 invalid\), 0 errors, 1 warning$/m);
     const q = await run(['validate', '--quiet', w]);
     expect([q.code, q.stdout, q.stderr]).toEqual([0, '', '']);
   });
 
-  it('exit 1: feature issues as file:feature N: /pointer: message [code]; collection issues as file:collection: /pointer', async () => {
+  it('exit 1: feature issues as file:line:column: feature N: /pointer: message [code]; collection issues as file:collection: /pointer', async () => {
     const bad = file(
       'bad.json',
       fc([cell(0), cell(1, { geometry: square(false) }), cell(2, { id: 2.5 })], { multiscale: { axes: 'xy' } }),
@@ -88,8 +88,8 @@ describe('mudm-tiles validate', () => {
     const r = await run(['validate', bad]);
     expect(r.code).toBe(1);
     const lines = r.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^bad\.json:feature 1: \/geometry\/coordinates\/0: .+ \[ring-not-closed\]$/);
-    expect(lines[1]).toMatch(/^bad\.json:feature 2: \/id: .+ \[id-type\]$/);
+    expect(lines[0]).toMatch(/^bad\.json:41:3: feature 1: \/geometry\/coordinates\/0: .+ \[ring-not-closed\]$/);
+    expect(lines[1]).toMatch(/^bad\.json:\d+:\d+: feature 2: \/id: .+ \[id-type\]$/);
     expect(lines[2]).toMatch(/^bad\.json:collection: \/multiscale\/axes: .+ \[[a-z-]+\]$/);
     expect(lines[3]).toBe('bad.json: invalid, 3 features (2 invalid), 3 errors, 0 warnings');
     expect(lines[4]).toBe('total: 1 file (1 invalid, 0 unreadable), 3 features, 3 errors, 0 warnings, 2 invalid features');
@@ -102,9 +102,9 @@ describe('mudm-tiles validate', () => {
     const many = file('many.json', fc(Array.from({ length: 27 }, (_, i) => cell(i, { geometry: square(false) }))));
     const r = await run(['validate', many]);
     expect(r.code).toBe(1);
-    const samples = r.stdout.split('\n').filter((l) => l.endsWith('[ring-not-closed]') && l.includes(':feature '));
+    const samples = r.stdout.split('\n').filter((l) => l.endsWith('[ring-not-closed]') && l.includes(': feature '));
     expect(samples).toHaveLength(20);
-    expect(samples[19]).toMatch(/^many\.json:feature 19: /);
+    expect(samples[19]).toMatch(/^many\.json:\d+:\d+: feature 19: /);
     expect(r.stdout).toContain('many.json: … and 7 more [ring-not-closed]\n');
     expect(r.stdout).toContain('many.json: invalid, 27 features (27 invalid), 27 errors, 0 warnings\n');
   });
@@ -137,7 +137,7 @@ describe('mudm-tiles validate', () => {
   it('- reads stdin (gzip too)', async () => {
     const r = await run(['validate', '-'], fc([cell(1), cell(2, { geometry: square(false) })]));
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/^stdin:feature 1: \/geometry\/coordinates\/0: .+ \[ring-not-closed\]$/m);
+    expect(r.stdout).toMatch(/^stdin:38:3: feature 1: \/geometry\/coordinates\/0: .+ \[ring-not-closed\]$/m);
     const z = await run(['validate', '-'], gzipSync(fc([cell(1)])));
     expect(z.code).toBe(0);
     expect(z.stdout).toMatch(/^stdin: valid, 1 feature \(0 invalid\)/m);
@@ -176,7 +176,7 @@ describe('mudm-tiles validate', () => {
     expect(r.stderr).toContain('error: missing.json: no such file\n');
     expect(r.stderr).toContain(`error: broken.json:3:22: feature 1: Expected ',' or '}' after property value, found '"' (JSON path /type)\n`);
     expect(r.stdout).toContain('broken.json: unreadable at line 3, column 22: ');
-    expect(r.stdout).toMatch(/^bad3\.json:feature 0: .+\[ring-not-closed\]$/m);
+    expect(r.stdout).toMatch(/^bad3\.json:\d+:\d+: feature 0: .+\[ring-not-closed\]$/m);
     expect(r.stdout).toMatch(/^total: 3 files \(1 invalid, 2 unreadable\), 2 features/m);
     const json = JSON.parse((await run(['validate', '--json', broken])).stdout);
     expect(json.files[0].unreadable).toEqual({ message: `feature 1: Expected ',' or '}' after property value, found '"' (JSON path /type)`, line: 3, column: 22 });

@@ -54,7 +54,7 @@ describe('a feature too wide to store, without --image-size', () => {
     const m = await runMeasured(['build', file, '-o', out], 20_000);
     expect(m.code, described(m)).toBe(0);
     expect(m.peakBytes, `peak ${mib(m.peakBytes)}`).toBeLessThan(400 * MIB);
-    const wide = `${file}:feature 0: /geometry: the geometry spans 10,000,000 × 10,000,000 px (x 0 to 10,000,000, y 0 to 10,000,000), 23,843,689 work cells of 2048 px where at most 262,144 are allowed: are its coordinates in pixels, or is a vertex astray? --image-size W,H cuts features to the image; a larger --unit-size makes fewer cells [feature-too-wide]`;
+    const wide = `${file}:1:41: feature 0: /geometry: the geometry spans 10,000,000 × 10,000,000 px (x 0 to 10,000,000, y 0 to 10,000,000), 23,843,689 work cells of 2048 px where at most 262,144 are allowed: are its coordinates in pixels, or is a vertex astray? --image-size W,H cuts features to the image; a larger --unit-size makes fewer cells [feature-too-wide]`;
     expect(m.stdout).toContain(wide);
     const report = JSON.parse(fs.readFileSync(path.join(out, 'build-report.json'), 'utf8')) as { features: { valid: number; invalid: number } };
     expect(report.features).toMatchObject({ valid: 1, invalid: 1 });

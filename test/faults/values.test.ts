@@ -99,13 +99,13 @@ describe('values tiles cannot carry, one build', () => {
 
   it('validate warns of invalid UTF-8 as the build does, naming the value', async () => {
     const v = await runCli(['validate', path.join(dir, 'more.ndjson')]);
-    expect(v.stdout).toMatch(/more\.ndjson:feature 1: \/properties\/name: warning: 2 invalid UTF-8 byte sequence\(s\) in the text, each read as U\+FFFD, the first in "c\uFFFD\uFFFDd" \(a file saved in another encoding, such as Latin-1\?\) \[text-invalid-utf8\]/);
+    expect(v.stdout).toMatch(/more\.ndjson:\d+:\d+: feature 1: \/properties\/name: warning: 2 invalid UTF-8 byte sequence\(s\) in the text, each read as U\+FFFD, the first in "c\uFFFD\uFFFDd" \(a file saved in another encoding, such as Latin-1\?\) \[text-invalid-utf8\]/);
   });
 
   it('validate rejects a property 1e400 (exit 1) with the rule and the path', async () => {
     const v = await runCli(['validate', path.join(dir, 'cells.json')]);
     expect(v.code, v.stdout + v.stderr).toBe(1);
-    expect(v.stdout).toMatch(/cells\.json:feature 1: \/properties\/huge: .*\[value-not-finite\]/);
+    expect(v.stdout).toMatch(/cells\.json:\d+:\d+: feature 1: \/properties\/huge: .*\[value-not-finite\]/);
   });
 
   it('invalid UTF-8 becomes U+FFFD with a warning counted by rule text-invalid-utf8 (a collection and a sequence)', () => {
@@ -129,7 +129,7 @@ describe('values tiles cannot carry, one build', () => {
     const samples = r.features.samples.filter((x) => x.code === 'text-invalid-utf8').map((x) => [path.basename(x.file), x.feature, x.path]);
     expect(samples).toEqual([['first.ndjson', 0, '/properties/name'], ['one.geojson', 0, '/properties/name']]);
     const v = await runCli(['validate', first, one]);
-    expect(v.stdout).toMatch(/first\.ndjson:feature 0: \/properties\/name: warning: 1 invalid UTF-8 byte sequence\(s\) .* the first in "e\uFFFDf" .*\[text-invalid-utf8\]/);
+    expect(v.stdout).toMatch(/first\.ndjson:\d+:\d+: feature 0: \/properties\/name: warning: 1 invalid UTF-8 byte sequence\(s\) .* the first in "e\uFFFDf" .*\[text-invalid-utf8\]/);
     expect(v.stdout).toMatch(/one\.geojson: \/properties\/name: warning: 1 invalid UTF-8 byte sequence\(s\) .* the first in "g\uFFFDh" .*\[text-invalid-utf8\]/);
   });
 
@@ -263,7 +263,7 @@ describe('names and types as users spell them', () => {
     const out = path.join(dir, 'out');
     const b = await runCli(['build', input, '-o', out]);
     expect(b.code, b.stderr).toBe(0);
-    expect(b.stdout).toContain(`${input}:feature 1: /type: Feature type must be "Feature", found "feature" [feature-type-invalid]`);
+    expect(b.stdout).toContain(`${input}:2:1: feature 1: /type: Feature type must be "Feature", found "feature" [feature-type-invalid]`);
     const i = await runCli(['inspect', out]);
     expect(i.code, i.stderr).toBe(0);
     expect(i.stdout).toMatch(/__proto__: String \{x\}\n\s+constructor: String \{y\}\n\s+toString: Number \[1, 1\]/);
