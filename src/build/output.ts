@@ -5,7 +5,8 @@ import path from 'node:path';
 import { besideArchive } from '../archive/archive-names.js';
 import { ArchiveSink, MADE } from '../archive/archive-sink.js';
 import { DirectorySink, type OutputLayout, type TileSink } from '../io/sink.js';
-import type { WorkDir } from '../io/workdir.js';
+import { REMOVING_FILE, type WorkDir } from '../io/workdir.js';
+import type { Removal } from '../io/written.js';
 import { isArchiveFile, type ArchiveMode, type TileCompression } from '../options.js';
 import { repairPart } from '../archive/pmtiles-part.js';
 import { InputError, UsageError, WorkStateError, describeFsError } from '../report/errors.js';
@@ -23,6 +24,19 @@ const PARTS = 'parts';
 
 export function layoutOf(plan: BuildPlan): OutputLayout {
   return { dims: plan.dims, planes: plan.planes, formats: plan.formats, maxZoom: plan.maxZoom };
+}
+
+/**
+ * Opens the output for tiles (`sink.begin`). A --force removal of what earlier builds wrote is marked in the work
+ * directory while it runs: resumed as it was, a build killed part-way would take the earlier build's folders for its
+ * own and keep their tiles beside its descriptor; it removes the rest first. Shards refuse to start (`loadPlan`).
+ */
+export async function beginOutput(sink: TileSink, work: WorkDir, force: boolean, resume: boolean, layout: OutputLayout): Promise<Removal | void> {
+  const unfinished = resume && work.exists(REMOVING_FILE);
+  if (force) work.writeJson(REMOVING_FILE, { by: 'force' });
+  const removal = await sink.begin({ force: force || unfinished, resume: resume && !unfinished, layout });
+  work.removeFolder(REMOVING_FILE);
+  return removal;
 }
 
 /**

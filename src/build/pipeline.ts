@@ -20,7 +20,7 @@ import { createPool, type Pool } from '../worker/pool.js';
 import { secondsSince, storeBudget, type BuildIO, type InputSpec, type RunContext } from './context.js';
 import { tileLevels, type LevelsOutcome } from './levels.js';
 import {
-  finishedReport, hasParts, healBuildParts, healShardParts, layoutOf, outputSink, partsOf, refuseBuildParts, refuseLostTiles, shardPartError, type Step,
+  beginOutput, finishedReport, hasParts, healBuildParts, healShardParts, layoutOf, outputSink, partsOf, refuseBuildParts, refuseLostTiles, shardPartError, type Step,
 } from './output.js';
 import { readInputs } from './read.js';
 import { UnitLog } from './unit-log.js';
@@ -78,7 +78,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
     planned = true;
     const units = new UnitLog(work, planFile.id);
     if (previous && config.archive !== 'none') healBuildParts(work, units, io);
-    sayRemoved(await sink.begin({ force: o.force, resume: o.resume, layout: layoutOf(planFile.plan) }), io);
+    sayRemoved(await beginOutput(sink, work, o.force, o.resume, layoutOf(planFile.plan)), io);
     const ctx: RunContext = { config, planFile, sink, work, units, pool, io, t0 };
     const tTile = performance.now();
     const levels = await tileLevels(ctx, planFile.units, store, true);
@@ -184,7 +184,7 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
     const store = new SpillingStore(path.join(work.root, PLANNED_RECORDS), 0);
     const planFile = await plan(inputs, config, work, pool, store, io, performance.now(), o.shards, undefined, true);
     // Shards write tiles next: what an earlier build left (with --force) must not mix with them.
-    sayRemoved(await sink.begin({ force: o.force, resume: false, layout: layoutOf(planFile.plan) }), io);
+    sayRemoved(await beginOutput(sink, work, o.force, false, layoutOf(planFile.plan)), io);
     // The plan is whole: shards, on other machines maybe, work in what it leaves (copied between workflow steps, where
     // each step's own files must be its own), and its owner record has done its work.
     work.release();

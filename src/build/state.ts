@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Properties } from '../model/feature.js';
 import type { Multiscale } from '../model/multiscale.js';
 import type { Vocabularies } from '../model/vocabulary.js';
-import { DiskWorkDir, OWNER_FILE, type ProcessProbe, type WorkDir } from '../io/workdir.js';
+import { DiskWorkDir, OWNER_FILE, REMOVING_FILE, type ProcessProbe, type WorkDir } from '../io/workdir.js';
 import { MemoryWorkDir } from '../io/workdir-memory.js';
 import { archiveWorkDir } from '../archive/archive-names.js';
 import { flagName, isArchiveFile, type BuildConfig, type Options, type TileCompression } from '../options.js';
@@ -146,6 +146,10 @@ export function savePlan(work: WorkDir, planFile: PlanFile): void {
 export function loadPlan(work: WorkDir): PlanFile {
   const planFile = findPlan(work);
   if (!planFile) throw new WorkStateError(`no readable plan in ${where(work)}: run mudm-tiles plan first`, work.root);
+  // Shards must not write beside what a plan --force stopped part-way left of an earlier build (output.ts `beginOutput`).
+  if (work.exists(REMOVING_FILE)) {
+    throw new WorkStateError(`${where(work)}: plan --force was stopped while it removed what an earlier build wrote in the output, and some of it is left: run plan --force again`, work.root);
+  }
   return planFile;
 }
 

@@ -82,7 +82,9 @@ export interface WorkDir {
  * entries (a removal killed part-way leaves some) is a build's state too.
  */
 const STATE_FILES = [OWNER_FILE, 'plan.json'];
-const STATE_ENTRIES = [...STATE_FILES, OWNERS_DIR, 'units', 'parts', 'shards', 'level-0', 'spill'];
+/** Marks a --force removal of what earlier builds wrote in the output as under way (build/output.ts `beginOutput`). */
+export const REMOVING_FILE = 'removing.json';
+const STATE_ENTRIES = [...STATE_FILES, REMOVING_FILE, OWNERS_DIR, 'units', 'parts', 'shards', 'level-0', 'spill'];
 
 /** Why a new build cannot start where a work directory is. */
 export const claimedMessage = (where: string) => `${where} holds the state of another build of this output (interrupted, still running, or `

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectOk, listFiles, removeTemps, runCli, tempDir } from '../e2e/helpers.js';
+import { execFileSync } from 'node:child_process';
+import { BIN, expectOk, expectSamePyramid, listFiles, removeTemps, runCli, runProcess, tempDir } from '../e2e/helpers.js';
 
 afterAll(removeTemps);
 
@@ -230,6 +231,48 @@ describe('--force', () => {
     const r = await runCli(['build', small, '-o', path.join(path.dirname(link), 'u.pmtiles'), '--force']);
     expect([r.code, r.stderr]).toEqual([4, expect.stringContaining(`error: ${link} is where this output's work directory goes, and holds a symbolic link: not a build's state`)]);
     expect(fs.readlinkSync(link)).toBe('/nowhere/at/all');
+  });
+});
+
+/** Whether strace runs here (.ci/run installs it): it kills a process at an exact system call. */
+const hasStrace = (() => {
+  try { execFileSync('strace', ['-V'], { stdio: 'ignore' }); return true; } catch { return false; }
+})();
+
+describe.skipIf(!hasStrace)('a --force removal killed part-way (strace kills at the 12th unlink)', () => {
+  /** Runs the CLI killed at its `when`-th unlink: where --force removes the earlier pyramid's files. */
+  const killedAtUnlink = (args: string[], when: number) => runProcess('strace', [
+    '-f', '-qq', '-o', '/dev/null', '-e', 'trace=unlink,unlinkat', '-e', `inject=unlink,unlinkat:signal=SIGKILL:when=${when}`, process.execPath, BIN, ...args,
+  ]);
+  /** OUT holding a pyramid of big.json with more zooms than small.json's build makes: its finest tiles are the old build's alone. */
+  async function oldPyramid(tag: string): Promise<string> {
+    const out = path.join(tempDir(tag), 'out');
+    expectOk(await runCli(['build', big, '-o', out, '-q', '--max-zoom', '6']), 'the earlier build');
+    expect(listFiles(out).length).toBeGreaterThan(40);
+    return out;
+  }
+
+  it('build --resume removes the rest of the earlier pyramid before it writes: the same pyramid as a clean build', async () => {
+    const out = await oldPyramid('force-killed');
+    const killed = await killedAtUnlink(['build', small, '-o', out, '-q', '--force'], 12);
+    expect(killed.signal ?? killed.code, killed.stderr).not.toBe(0);
+    expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(false);
+    expect(fs.existsSync(path.join(out, '6'))).toBe(true);
+    expectOk(await runCli(['build', small, '-o', out, '-q', '--resume']), 'build --resume');
+    expectSamePyramid(out, cleanSmall, ['run'], true);
+  });
+
+  it('build-shard after plan --force killed so refuses, naming what to run; plan --force again then gives the clean pyramid', async () => {
+    const out = await oldPyramid('plan-force-killed');
+    const killed = await killedAtUnlink(['plan', small, '-o', out, '-q', '--force', '--shards', '2'], 12);
+    expect(killed.signal ?? killed.code, killed.stderr).not.toBe(0);
+    const refused = await runCli(['build-shard', out, '--shard', '0', '-q']);
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toBe(`error: ${path.join(out, '.mudm-work')}: plan --force was stopped while it removed what an earlier build wrote in the output, and some of it is left: run plan --force again\n`);
+    expectOk(await runCli(['plan', small, '-o', out, '-q', '--force', '--shards', '2']), 'plan --force');
+    for (const shard of ['0', '1']) expectOk(await runCli(['build-shard', out, '--shard', shard, '-q']), `shard ${shard}`);
+    expectOk(await runCli(['finalize', out, '-q']), 'finalize');
+    expectSamePyramid(out, cleanSmall, ['run', 'timings', 'units'], true);
   });
 });
 
