@@ -175,14 +175,23 @@ export function refuseLostTiles(out: string, byZoom: Record<string, ZoomReport>,
       // No folder of the zoom: no tiles there. Anything else (no permission) is said as it is.
       if ((err as { code?: string }).code !== 'ENOENT') throw describeFsError(err, path.join(out, z));
     }
-    const found = { json: 0, pbf: 0 };
+    const found = { json: 0, pbf: 0 }, bytes = { json: 0, pbf: 0 };
     for (const n of names) {
       const m = TILE_NAME.exec(n);
-      if (m) found[m[2] as 'json' | 'pbf']++;
+      if (!m) continue;
+      const f = m[2] as 'json' | 'pbf';
+      found[f]++;
+      bytes[f] += fs.statSync(path.join(out, z, n), { throwIfNoEntry: false })?.size ?? 0;
     }
+    const whole = "bring the shards' outputs whole, or plan --force and run the shards again";
     for (const f of ['json', 'pbf'] as const) {
-      if (found[f] >= r[f].tiles) continue;
-      throw new WorkStateError(`cannot finalize: ${out} holds ${found[f]} ${f} tiles of zoom ${z}, where the units' markers count ${r[f].tiles}: tiles were lost between the steps (a partial copy or merge of the shards' outputs)${shortUnits(plan, Number(z), f, names)}; bring the shards' outputs whole, or plan --force and run the shards again`, out);
+      if (found[f] < r[f].tiles) {
+        throw new WorkStateError(`cannot finalize: ${out} holds ${found[f]} ${f} tiles of zoom ${z}, where the units' markers count ${r[f].tiles}: tiles were lost between the steps (a partial copy or merge of the shards' outputs)${shortUnits(plan, Number(z), f, names)}; ${whole}`, out);
+      }
+      // As many files, but not the shards' bytes: tiles cut short by a copy, or files of another build among them.
+      if (found[f] !== r[f].tiles || bytes[f] !== r[f].bytes) {
+        throw new WorkStateError(`cannot finalize: ${out} holds ${found[f]} ${f} tiles of zoom ${z} of ${bytes[f]} bytes, where the units' markers count ${r[f].tiles} of ${r[f].bytes} bytes: tiles were cut short or replaced between the steps (a partial copy, or another build's files); ${whole}`, out);
+      }
     }
   }
 }

@@ -59,4 +59,18 @@ describe('refuseLostTiles', () => {
       + ' run the shards again',
     );
   });
+
+  it('refuses tiles cut short, or another build\'s among them, where the count alone would pass', () => {
+    const plan = (p: ReturnType<typeof pyramid>) => ({ dims: ['c', 'z'] as ('c' | 'z')[], units: p.units, shards: 3, markers: p.markers });
+    const cut = pyramid();
+    fs.writeFileSync(path.join(cut.out, '2', '1', '0', '3', '2.pbf'), '');
+    expect(() => refuseLostTiles(cut.out, { 2: zoom(16) }, plan(cut))).toThrow(
+      `cannot finalize: ${cut.out} holds 16 pbf tiles of zoom 2 of 15 bytes, where the units' markers count 16 of 16 bytes: tiles were cut short or`
+      + " replaced between the steps (a partial copy, or another build's files); bring the shards' outputs whole, or plan --force and run the shards again",
+    );
+    const extra = pyramid();
+    fs.writeFileSync(path.join(extra.out, '2', '1', '0', '3', '0.pbf'), 'x');
+    expect(() => refuseLostTiles(extra.out, { 2: zoom(16) }, plan(extra))).toThrow(`holds 17 pbf tiles of zoom 2 of 17 bytes, where the units' markers count 16 of 16 bytes`);
+  });
 });
+
