@@ -62,6 +62,9 @@ export function existingAncestor(p: string): { existing: string; missing: string
  */
 export function writeFailure(err: unknown, full: string, folder = false): OutputError {
   const code = (err as { code?: string }).code;
+  if (code === 'ELOOP') {
+    return new OutputError(`${full} is a symbolic link where this build writes a tile: a tile is never written through a link (it may point out of the output); remove the link`, full);
+  }
   if (code === 'ENOTDIR' || code === 'EEXIST') {
     try {
       // Walked up as given (relative stays relative, as the user wrote OUT).

@@ -4,6 +4,21 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Journal, makeJournaledDirectory } from './written.js';
 
+/**
+ * Writes a file, failing (ELOOP) where a symbolic link is: a build's tiles are never links, and one planted at a
+ * tile's path (between a kill and --resume) would have the tile written wherever it points, outside OUT too.
+ */
+function writeNoFollow(full: string, bytes: Uint8Array): void {
+  const fd = fs.openSync(full, NO_FOLLOW);
+  try {
+    for (let at = 0; at < bytes.byteLength;) at += fs.writeSync(fd, bytes, at);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+const NO_FOLLOW = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_NOFOLLOW;
+
 /** Why a tile could not be written, as plain data: it crosses from a worker thread to the one that reports it. */
 export interface TileWriteFailure { path: string; code?: string; message: string }
 
@@ -33,12 +48,12 @@ export class TileFiles {
       const dir = relPath.slice(0, relPath.lastIndexOf('/'));
       if (!this.dirs.has(dir)) this.open(dir);
       try {
-        fs.writeFileSync(full, bytes);
+        writeNoFollow(full, bytes);
       } catch (err) {
         // A directory known from an earlier batch that is gone: made again (and journaled), then the tile written.
         if ((err as { code?: string }).code !== 'ENOENT') throw err;
         this.open(dir);
-        fs.writeFileSync(full, bytes);
+        writeNoFollow(full, bytes);
       }
       return undefined;
     } catch (err) {

@@ -298,8 +298,8 @@ export function foreignTile(root: string, record: WrittenRecord, folders = true,
     }
     if (e.isDirectory()) {
       // A directory a build created holds tiles of builds only (and what `--force` keeps, listed when it removes):
-      // only a file where a folder goes is looked for there.
-      const ours = built || record.dirs.has(at);
+      // only a file where a folder goes is looked for there. One a user made inside it is not the build's.
+      const ours = record.dirs.has(at);
       if (ours && !folders) continue;
       const found = foreignTile(root, record, folders, at, ours);
       if (found !== undefined) return found;

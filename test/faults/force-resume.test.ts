@@ -171,6 +171,20 @@ describe('--force', () => {
     expect(fs.readFileSync(path.join(archives, '3'), 'utf8')).toBe('mine');
   });
 
+  it('refuses a tile-named file in a folder a user made inside a zoom folder a build made, before removing anything', async () => {
+    const out = tempDir('force-user-column');
+    expectOk(await runCli(['build', small, '-o', out, '--max-zoom', '2', '-q']), 'the first build');
+    // Column 3 of zoom 2 holds no tile of small.json: the user's folder, where a build of other data may write.
+    expect(fs.existsSync(path.join(out, '2', '3'))).toBe(false);
+    fs.mkdirSync(path.join(out, '2', '3'));
+    fs.writeFileSync(path.join(out, '2', '3', '1.pbf'), 'mine');
+    const before = snapshot(out);
+    const r = await runCli(['build', small, '-o', out, '--max-zoom', '2', '--force']);
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.stderr).toBe(`error: ${path.join(out, '2', '3', '1.pbf')} is in the way: no build wrote it, and this build may write a tile there; move it away or choose another output (nothing was removed)\n`);
+    expect(snapshot(out)).toEqual(before);
+  });
+
   it('refuses (exit 4) to replace a tileset.json no build wrote, and touches nothing', async () => {
     const out = tempDir('force-foreign');
     fs.writeFileSync(path.join(out, 'tileset.json'), '{"mine": true}');

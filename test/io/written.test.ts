@@ -203,6 +203,23 @@ describe('TileFiles', () => {
     expect(failed?.code).toBe('ENOTDIR');
     expect(failed?.path).toBe(path.join(root, '5/3/4.pbf'));
   });
+
+  it('never writes a tile through a symbolic link at its path (planted between a kill and --resume): says so, the target untouched', () => {
+    const root = tempDir();
+    const victim = path.join(tempDir(), 'victim.txt');
+    fs.writeFileSync(victim, 'the user\'s');
+    fs.mkdirSync(path.join(root, '5', '3'), { recursive: true });
+    fs.symlinkSync(victim, path.join(root, '5', '3', '4.pbf'));
+    const files = new TileFiles(root);
+    const failed = files.write('5/3/4.pbf', Uint8Array.of(1, 2, 3));
+    files.close();
+    expect(failed?.code).toBe('ELOOP');
+    expect(fs.readFileSync(victim, 'utf8')).toBe('the user\'s');
+    const full = path.join(root, '5/3/4.pbf');
+    expect(writeFailure(Object.assign(new Error(failed?.message), { code: failed?.code }), full)).toEqual(new OutputError(
+      `${full} is a symbolic link where this build writes a tile: a tile is never written through a link (it may point out of the output); remove the link`, full,
+    ));
+  });
 });
 
 describe('a file where the build makes a folder', () => {
