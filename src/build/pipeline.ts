@@ -258,6 +258,8 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
     sink = outputSink(config.options.out, planFile.archive ?? 'none', planFile.tileCompression ?? 'auto', work, io, { kind: 'finalize' }, planFile.plan);
     // What finalize writes may only replace what a build wrote (a finalize run before): checked before anything goes.
     await sink.initialize({ force: config.options.force, resume: true });
+    // A finalize killed part-way and run again: what its writes left half done goes (archives continue their parts).
+    if (planFile.archive === undefined) await sink.begin({ force: false, resume: true, layout: layoutOf(planFile.plan) });
     pool = createPool(config.options.workers, io.signal);
     const ctx: RunContext = { config, planFile, sink, work, units, pool, io, t0: performance.now() };
     // The shards tiled level 0 with the plan's thresholds: where a tile was still over the budget, it is tiled again

@@ -290,6 +290,24 @@ describe.skipIf(!hasStrace)('a --force removal killed part-way (strace kills at 
   });
 });
 
+describe.skipIf(!hasStrace)('finalize killed at a rename (strace) and run again', () => {
+  it('leaves no temporary of the first run: the same pyramid as a clean build, the record of what was written included', async () => {
+    const planned = path.join(tempDir('finalize-killed'), 'planned');
+    expectOk(await runCli(['plan', small, '-o', planned, '-q', '--shards', '2']), 'plan');
+    for (const shard of ['0', '1']) expectOk(await runCli(['build-shard', planned, '--shard', shard, '-q']), `shard ${shard}`);
+    for (const when of [1, 3, 4]) {
+      const out = path.join(tempDir(`finalize-killed-${when}`), 'out');
+      fs.cpSync(planned, out, { recursive: true });
+      const killed = await runProcess('strace', [
+        '-f', '-qq', '-o', '/dev/null', '-e', 'trace=rename,renameat,renameat2', '-e', `inject=rename,renameat,renameat2:signal=SIGKILL:when=${when}`, process.execPath, BIN, 'finalize', out, '-q',
+      ]);
+      expect(killed.signal ?? killed.code, `rename ${when}: ${killed.stderr}`).not.toBe(0);
+      expectOk(await runCli(['finalize', out, '-q']), `finalize again after a kill at rename ${when}`);
+      expectSamePyramid(out, cleanSmall, ['run', 'timings', 'units']);
+    }
+  });
+});
+
 describe('--resume', () => {
   it('refuses (exit 2) a folder no build started, and leaves the user\'s tileset.json alone', async () => {
     const out = tempDir('resume-foreign');
