@@ -49,8 +49,9 @@ export interface WorkDir {
    */
   claim(): void;
   /**
-   * Whether the work directory is a build's that ended before it had a plan (killed while reading): its owner is
-   * recorded and no longer runs, and there is nothing to continue. A new build may replace it without --force.
+   * Whether the work directory is a build's that ended before it had a plan (killed while reading), or a `plan`'s
+   * for shards that ended before its end: its owner is recorded and no longer runs, and there is nothing to continue.
+   * A new build may replace it without --force.
    */
   abandoned(): boolean;
   /**
@@ -317,7 +318,13 @@ export class DiskWorkDir implements WorkDir {
 
   abandoned(): boolean {
     const p = this.processes;
-    if (!p || this.foreign() !== undefined || this.exists('plan.json')) return false;
+    if (!p || this.foreign() !== undefined) return false;
+    // A plan is an interrupted build's to --resume; or, for shards, one whose `plan` ended before its end (it removes
+    // its owner record at the end, below) and that nothing has tiled from: a plan run again replaces it.
+    if (this.exists('plan.json')) {
+      const forShards = this.readJson<{ forShards?: boolean }>('plan.json')?.forShards === true;
+      if (!forShards || this.list('shards').length > 0 || this.list('units').length > 0) return false;
+    }
     const o = this.readJson<Owner>(OWNER_FILE);
     // Not this process's own (a second build it runs into the same output): that one may still be reading.
     if (o === undefined || (o.pid === p.pid && o.start === p.start && o.host === os.hostname())) return false;

@@ -308,6 +308,24 @@ describe.skipIf(!hasStrace)('finalize killed at a rename (strace) and run again'
   });
 });
 
+describe('plan run again', () => {
+  it('replaces a plan for shards whose process ended before the plan\'s end (its owner record left), without --force', async () => {
+    const out = path.join(tempDir('plan-retry'), 'out');
+    expectOk(await runCli(['plan', small, '-o', out, '-q', '--shards', '2']), 'plan');
+    const work = path.join(out, '.mudm-work');
+    // What a kill between writing the plan and removing the owner record leaves: the record of a process that ended.
+    fs.writeFileSync(path.join(work, 'owner.json'), JSON.stringify({ pid: 2 ** 22 + 9, host: os.hostname(), start: 'gone' }));
+    expectOk(await runCli(['plan', small, '-o', out, '-q', '--shards', '2']), 'plan again');
+    expect(fs.existsSync(path.join(work, 'owner.json'))).toBe(false);
+    // Once a shard has tiled from it, the plan is in use: refused as before.
+    expectOk(await runCli(['build-shard', out, '--shard', '0', '-q']), 'shard 0');
+    fs.writeFileSync(path.join(work, 'owner.json'), JSON.stringify({ pid: 2 ** 22 + 9, host: os.hostname(), start: 'gone' }));
+    const refused = await runCli(['plan', small, '-o', out, '-q', '--shards', '2']);
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toContain('holds the state of another build of this output');
+  });
+});
+
 describe('--resume', () => {
   it('refuses (exit 2) a folder no build started, and leaves the user\'s tileset.json alone', async () => {
     const out = tempDir('resume-foreign');
