@@ -122,7 +122,8 @@ export class DirectorySink implements TileSink {
     }
     const visible = entries.filter((e) => !isOwnState(e));
     if (visible.length > 0 && !force && !resume) {
-      throw new OutputError(`output ${this.root} is not empty (${visible.length} ${visible.length === 1 ? 'entry' : 'entries'}); use --force to replace what an earlier build wrote there`, this.root);
+      const shown = `${visible.slice(0, 3).join(', ')}${visible.length > 3 ? ', …' : ''}`;
+      throw new OutputError(`output ${this.root} is not empty (${visible.length} ${visible.length === 1 ? 'entry' : 'entries'}: ${shown}); use --force to replace what an earlier build wrote there`, this.root);
     }
     if (visible.length > 0) {
       const record = readRecord(this.root);

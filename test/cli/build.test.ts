@@ -206,7 +206,7 @@ describe('mudm-tiles build', () => {
     fs.writeFileSync(path.join(dir, 'keep.txt'), 'x');
     const r = await run(['build', 'sample-data/slide', '-o', dir]);
     expect(r.code).toBe(4);
-    expect(r.stderr).toContain(`output ${dir} is not empty`);
+    expect(r.stderr).toContain(`output ${dir} is not empty (1 entry: keep.txt); use --force`);
     expect(fs.readdirSync(dir)).toEqual(['keep.txt']);
   });
 
