@@ -39,14 +39,17 @@ export function featureStyler(ol) {
     const e = f.getExtent();
     return new ol.geom.Point([(e[0] + e[2]) / 2, (e[1] + e[3]) / 2]);
   };
-  const make = (colour, kind, radius) => {
+  // A part (a nucleus) is drawn over its whole (its cell) whatever their order in the tile: an export that lists nuclei
+  // first, or a nucleus layer named before the cells', hid every nucleus under its cell's disc.
+  const make = (colour, kind, radius, child) => {
+    const zIndex = child ? 1 : 0;
     if (kind === 'area' || kind === 'line') {
       const stroke = new ol.style.Stroke({ color: colour, width: kind === 'line' ? 2 : 1.25 });
-      return new ol.style.Style({ stroke, fill: new ol.style.Fill({ color: hexToRgba(colour, 0.55) }) });
+      return new ol.style.Style({ stroke, fill: new ol.style.Fill({ color: hexToRgba(colour, 0.55) }), zIndex });
     }
     const image = new ol.style.Circle({ radius, fill: new ol.style.Fill({ color: colour }), stroke: new ol.style.Stroke({ color: '#0008', width: 0.5 }) });
     // A polygon drawn as a disc is drawn at the centre of its box.
-    return new ol.style.Style(kind === 'disc' ? { image, geometry: centre } : { image });
+    return new ol.style.Style(kind === 'disc' ? { image, geometry: centre, zIndex } : { image, zIndex });
   };
   return (feature, colour, resolution, child) => {
     const type = feature.getType();
@@ -54,9 +57,9 @@ export function featureStyler(ol) {
     const polygon = type === 'Polygon' || type === 'MultiPolygon';
     const kind = point ? 'point' : polygon && drawnAsDisc(feature.getExtent(), resolution, child) ? 'disc' : polygon ? 'area' : 'line';
     const radius = kind === 'point' || kind === 'disc' ? pointRadius(resolution, child) : 0;
-    const key = `${colour}|${kind}|${radius}`;
+    const key = `${colour}|${kind}|${radius}|${child ? 1 : 0}`;
     let s = styles.get(key);
-    if (!s) styles.set(key, (s = make(colour, kind, radius)));
+    if (!s) styles.set(key, (s = make(colour, kind, radius, child)));
     return s;
   };
 }

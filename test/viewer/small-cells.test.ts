@@ -10,7 +10,10 @@ import { tmpDir } from '../helpers/pyramid.js';
 import { HAVE_CHROMIUM, launch, openPage, screen, type ViewerHandle } from './page.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-/** Cells: octagons of 12 px across on a 40-px grid, each with its nucleus point at its centre, given right after it. */
+/**
+ * Cells: octagons of 12 px across on a 40-px grid, each with its nucleus point at its centre, given right before it
+ * (as some exporters write them): the nucleus must still be drawn over its cell.
+ */
 const GRID = { n: 12, step: 40, origin: 100, radius: 6 };
 
 declare const window: { __viewer: ViewerHandle };
@@ -32,8 +35,8 @@ beforeAll(async () => {
   if (!HAVE_CHROMIUM) return;
   dir = tmpDir('mudm-small-cells');
   const features = CENTRES.flatMap(([x, y], i) => [
-    { type: 'Feature', id: i + 1, featureClass: 'cell', properties: {}, geometry: { type: 'Polygon', coordinates: octagon(x, y, GRID.radius) } },
     { type: 'Feature', id: 10000 + i, featureClass: 'nucleus', parentId: i + 1, properties: {}, geometry: { type: 'Point', coordinates: [x, y] } },
+    { type: 'Feature', id: i + 1, featureClass: 'cell', properties: {}, geometry: { type: 'Polygon', coordinates: octagon(x, y, GRID.radius) } },
   ]);
   const input = path.join(dir, 'cells.json');
   fs.writeFileSync(input, JSON.stringify({ type: 'FeatureCollection', features }));
