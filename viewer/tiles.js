@@ -318,9 +318,15 @@ export async function openPyramid(ol, url) {
       throw new Error(`${url}: ${messageOf(err)} ${REFUSED}`);
     });
     if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-    descriptor = await response.json();
+    const text = await response.text();
+    try {
+      descriptor = JSON.parse(text);
+    } catch (err) {
+      throw new Error(`${url}: the descriptor is not JSON (${messageOf(err)}; ${text.length} bytes: cut short, or a build still writing it?)`);
+    }
     served = response.headers.get('X-Pyramid-Name') ?? undefined;
   }
+  if (descriptor === null || typeof descriptor !== 'object') throw new Error(`${url}: the descriptor is not a JSON object: this is not a mudm-tiles pyramid`);
   if (!Array.isArray(descriptor.tiles) || typeof descriptor.tiles[0] !== 'string') throw new Error(`${url}: the descriptor has no tiles template: this is not a mudm-tiles pyramid (an archive written by another tool carries no tileset descriptor)`);
   // Without {zlvl}, a first {z} is the zoom (the spec's 2D example {z}/{x}/{y}), not the z plane.
   const template = descriptor.tiles[0].includes('{zlvl}') ? descriptor.tiles[0] : descriptor.tiles[0].replace('{z}', '{zlvl}');

@@ -382,6 +382,17 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     expect(await errorsOf()).toEqual([failure]);
   });
 
+  it('says a descriptor cut short is not JSON, naming it and its size', async () => {
+    const site = path.join(dir, 'site');
+    fs.mkdirSync(path.join(site, 'cut'), { recursive: true });
+    fs.writeFileSync(path.join(site, 'cut', 'tileset.json'), '{"tilejson": "3.0.0", "tiles": ["{zlvl}/{x}/{y}.pbf"');
+    await page.goto('about:blank');
+    await page.goto(`${at.host}index.html?tileset=cut/tileset.json`);
+    const failure = await page.evaluate(() => window.__viewer.ready.then(() => 'ready', (e: Error) => e.message));
+    expect(failure).toMatch(/^http:\/\/[^ ]+\/cut\/tileset\.json: the descriptor is not JSON \(.+; 52 bytes: cut short, or a build still writing it\?\)$/);
+    expect(await page.locator('#status').innerText()).toBe(`cannot show this pyramid: ${failure}`);
+  });
+
   it('says an archive another tool wrote is not a mudm-tiles pyramid', async () => {
     await page.goto('about:blank');
     await page.goto(`${at.host}index.html?tileset=foreign.pmtiles`);
