@@ -7,8 +7,13 @@
 
 import { mvtFormat } from './tiles.js';
 
-/** At most this many tiles are read per round. */
+/** At most this many tiles are read per round of refining. */
 const MAX_TILES = 16;
+/**
+ * At most this many of the coarsest zoom's tiles are read: a pyramid built with --min-zoom 3 over a whole slide has
+ * 18 there, most of them empty, and the view opened on the whole image with the data a speck in it.
+ */
+const MAX_FIRST_TILES = 64;
 /** An extent that spans this many pixels of a zoom is placed finely enough for a fitted view. */
 const FIT_PIXELS = 128;
 
@@ -55,7 +60,7 @@ async function featureExtent(ol, projection, tile, zoom, size, r) {
 export async function dataExtent({ ol, projection, tile, minZoom, maxZoom, side, world }) {
   const worldExtent = [0, -world[1], world[0], 0];
   const first = tileRange(worldExtent, side / 2 ** minZoom);
-  if (count(first) > MAX_TILES) return undefined;
+  if (count(first) > MAX_FIRST_TILES) return undefined;
   let zoom = minZoom;
   let extent = await featureExtent(ol, projection, tile, zoom, side / 2 ** zoom, first);
   if (!extent) return extent;

@@ -71,12 +71,13 @@ function cli(args: string[]): Promise<void> {
 }
 
 let dir: string;
-const servers: Record<'sample' | 'patches', Server> = {} as Record<'sample' | 'patches', Server>;
+type Built = 'sample' | 'patches' | 'coarse';
+const servers: Record<Built, Server> = {} as Record<Built, Server>;
 let browser: Browser | undefined;
 let page: Page;
 const errors: string[] = [];
 
-async function open(which: 'sample' | 'patches', hash = ''): Promise<void> {
+async function open(which: Built, hash = ''): Promise<void> {
   await page.goto('about:blank');
   await page.goto(`${servers[which].url}${hash}`);
   await page.evaluate(() => window.__viewer.ready);
@@ -111,6 +112,9 @@ beforeAll(async () => {
   const patches = path.join(dir, 'patches');
   await cli(['build', path.join(QUPATH, 'qupath-0.4.geojson'), '-o', sample, '--layer-by', 'objectType', '--nucleus-features', '--name', 'QuPath sample', '--workers', '1']);
   await cli(['build', path.join(QUPATH, 'patches'), '-o', patches, '--image-size', `${SLIDE.width},${SLIDE.height}`, '--workers', '1']);
+  // Its coarsest zoom (3) has 18 tiles over the slide, most empty.
+  const coarse = path.join(dir, 'coarse');
+  await cli(['build', path.join(QUPATH, 'patches'), '-o', coarse, '--image-size', `${SLIDE.width},${SLIDE.height}`, '--min-zoom', '3', '--workers', '1']);
   const scale = 50;
   const slide = await sharp({ create: { width: SLIDE.width / scale, height: SLIDE.height / scale, channels: 3, background: { r: BACKGROUND_GREY[0], g: BACKGROUND_GREY[1], b: BACKGROUND_GREY[2] } } })
     .composite([{ input: { create: { width: BLOCK.w / scale, height: BLOCK.h / scale, channels: 3, background: { r: BLOCK.rgb[0], g: BLOCK.rgb[1], b: BLOCK.rgb[2] } } }, left: BLOCK.x / scale, top: BLOCK.y / scale }])
@@ -129,6 +133,7 @@ beforeAll(async () => {
 
   servers.sample = await startServer({ root: sample, port: 0 });
   servers.patches = await startServer({ root: patches, port: 0 });
+  servers.coarse = await startServer({ root: coarse, port: 0 });
   browser = await launch();
   page = await openPage(browser, errors);
   await open('sample');
@@ -138,6 +143,7 @@ afterAll(async () => {
   await browser?.close();
   await servers.sample?.close();
   await servers.patches?.close();
+  await servers.coarse?.close();
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -231,6 +237,11 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer on per-patch bare arrays far from the or
     const b = boundsOf(PATCHES);
     const [gx, gy] = await toScreen(b[2] - 5, b[1] + 5);
     expect(close(at(gx, gy), BACKGROUND_GREY, 4), `${at(gx, gy)}`).toBe(true);
+  });
+
+  it('opens fitted to the patches when the coarsest zoom built is 3 (18 tiles over the slide)', async () => {
+    await open('coarse');
+    await expectFitted(boundsOf(PATCHES));
   });
 
   it('says which share of the features a thinned zoom shows, and nothing at a complete zoom', async () => {
