@@ -1,4 +1,4 @@
-// Where the data is: the extent of the features of a plane, read from a few of the pyramid's tiles.
+// Where the data is: the extent of the features of a plane, read from a few of the pyramid's tiles, and a view fitted to it.
 //
 // The descriptor's `bounds` are the world (the image, or the data from the origin): tile coordinates map through them,
 // so they start at 0 even when the features sit in a small patch far from the origin. The coarsest zoom's tiles hold
@@ -80,3 +80,26 @@ export async function dataExtent({ ol, projection, tile, minZoom, maxZoom, side,
   // Features clipped with a buffer may reach past the world's edge: keep the extent on the image.
   return ol.extent.getIntersection(ol.extent.buffer(extent, pixel(zoom) / 2), worldExtent);
 }
+
+/**
+ * Fits a map's view to an extent beside the panel that covers the map's top left, or on a narrow screen (a phone),
+ * where that leaves less than half the width, below it, while that leaves a third of the height. `fitTo` returns the
+ * padding it used: the panel may grow once drawn, and the caller fits again when `padding()` then differs.
+ */
+export function fitter(ol, map, view, panelElement) {
+  const padding = () => {
+    const panel = panelElement.getBoundingClientRect();
+    const [width, height] = map.getSize();
+    if (panel.right + 16 <= width / 2) return [16, 48, 16, Math.round(panel.right) + 16];
+    return [panel.bottom + 16 <= (height * 2) / 3 ? Math.round(panel.bottom) + 16 : 16, 16, 16, 16];
+  };
+  const fitTo = (e) => {
+    // A lone point or a tiny patch still gets some room around it.
+    const margin = Math.max(0, 32 - Math.min(ol.extent.getWidth(e), ol.extent.getHeight(e)) / 2);
+    const used = padding();
+    view.fit(ol.extent.buffer(e, margin), { padding: used });
+    return used;
+  };
+  return { fitTo, padding };
+}
+

@@ -9,7 +9,7 @@
 
 import { BY_LAYER, collectFields, colourer, defaultField, legendOf } from './colours.js';
 import { describeFeature, hoverCard } from './card.js';
-import { dataExtent } from './extent.js';
+import { dataExtent, fitter } from './extent.js';
 import { keptLines } from './kept.js';
 import { StatusLine } from './status.js';
 import { featureStyler, isChild } from './style.js';
@@ -186,24 +186,18 @@ async function start() {
     }
     return extents.get(planeKey());
   };
+  // A built pyramid has features: none in its coarsest tiles means they were not found where the template points; or,
+  // with several planes, that this one holds none (a channel without annotations) while others do.
+  const noteEmpty = (extent) => {
+    if (extent !== null) return;
+    const which = dims.length > 0 ? ` (${dims.map((d) => `${d}=${plane[d]}`).join(', ')}: it may hold none, another plane the data)` : '';
+    status.planeNote(`no features in the tiles of zoom ${minZoom} of this plane${which}: every one empty or missing (does the tiles template point where the tiles are?)`);
+  };
   const firstExtent = asked.view ? undefined : await dataExtentOfPlane();
-  // A built pyramid has features: none in its coarsest tiles means they were not found where the template points.
-  if (firstExtent === null) status.planeNote(`no features in the tiles of zoom ${minZoom} of this plane: every one empty or missing (does the tiles template point where the tiles are?)`);
+  noteEmpty(firstExtent);
 
   const map = new ol.Map({ target: 'map', layers: [background, layer], view });
-  // The panel covers the map's top left: the data is fitted beside it, or on a narrow screen (a phone), where that
-  // leaves less than half the width, below it, while that leaves a third of the height.
-  const fitPadding = () => {
-    const panel = $('panel').getBoundingClientRect();
-    const [width, height] = map.getSize();
-    if (panel.right + 16 <= width / 2) return [16, 48, 16, Math.round(panel.right) + 16];
-    return [panel.bottom + 16 <= (height * 2) / 3 ? Math.round(panel.bottom) + 16 : 16, 16, 16, 16];
-  };
-  const fitTo = (e) => {
-    // A lone point or a tiny patch still gets some room around it.
-    const margin = Math.max(0, 32 - Math.min(ol.extent.getWidth(e), ol.extent.getHeight(e)) / 2);
-    view.fit(ol.extent.buffer(e, margin), { padding: fitPadding() });
-  };
+  const { fitTo, padding: fitPadding } = fitter(ol, map, view, $('panel'));
   const fitData = async () => fitTo((await dataExtentOfPlane()) ?? worldExtent);
   const showView = (v) => {
     view.setCenter([v.x, -v.y]);
@@ -292,7 +286,8 @@ async function start() {
       if (planeKey() !== key) return;
       layer.setSource(s);
       status.planeShown();
-    });
+      return dataExtentOfPlane();
+    }).then((e) => { if (planeKey() === key) noteEmpty(e); });
   };
   for (const d of dims) {
     const label = document.createElement('label');
@@ -341,7 +336,8 @@ async function start() {
   });
 
   // The first view, once the panel holds its controls (their height decides where the data fits on a phone).
-  if (asked.view) showView(asked.view); else fitTo(firstExtent ?? worldExtent);
+  const firstPadding = asked.view ? undefined : fitTo(firstExtent ?? worldExtent);
+  if (asked.view) showView(asked.view);
 
   // ── hover card: follows the pointer; a click pins it so that a long one can be scrolled ──
   const featuresAtPixel = (pixel) => map.getFeaturesAtPixel(pixel, { layerFilter: (l) => l === layer, hitTolerance: 2 });
@@ -365,6 +361,9 @@ async function start() {
   saveView();
   showKept();
   status.ready();
+  // The share-drawn box and the status line make the panel taller once drawn: on a small window the data fitted below
+  // it went under it, and is fitted again.
+  if (firstPadding && fitPadding().join() !== firstPadding.join()) fitTo(firstExtent ?? worldExtent);
   return {
     map, view, layer, background, descriptor, side, plane, errors,
     featuresAt, toScreen, idle, setPlane, setColourField, tileZoom,

@@ -120,6 +120,9 @@ beforeAll(async () => {
     fs.writeFileSync(path.join(site, 'bad-dir', f), tile.subarray(0, tile.length >> 1));
   }
   await buildPyramid(onePlaneInputs(), { ...OPTIONS, planeField: undefined, out: path.join(site, 'json-only'), format: 'json', maxZoom: 1 });
+  // Channels 0 and 2 hold the cells, channel 1 nothing: a plane within the pyramid's range without features.
+  const gap = (c: number) => ({ source: memorySource(`c${c}.json`, onePlane('cells.json')), plane: { c }, layer: 'cells' });
+  await buildPyramid([gap(0), gap(2)], { ...OPTIONS, planeField: undefined, out: path.join(site, 'gap'), format: 'pbf', maxZoom: 1 });
   copyViewer(site);
   const serve = async (root: string) => {
     const s: Server = await startServer({ root, port: 0 });
@@ -582,12 +585,35 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
 
   it('says so when no tile of the coarsest zoom holds a feature (a tile template pointing where no tile is)', async () => {
     await view(`${at.host}index.html?tileset=elsewhere/tileset.json`);
-    expect(await page.locator('#status').innerText()).toContain('no features in the tiles of zoom 0 of this plane: every one empty or missing (does the tiles template point where the tiles are?)');
+    expect(await page.locator('#status').innerText()).toContain('no features in the tiles of zoom 0 of this plane (c=0, z=0: it may hold none, another plane the data): every one empty or missing (does the tiles template point where the tiles are?)');
     // The page's own requests of the missing tiles are logged by the browser: not a fault of the viewer.
     consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/404/.test(e)));
     // A sound pyramid says nothing of the kind.
     await view(`${at.host}index.html?tileset=slide-dir/tileset.json`);
     expect(await page.locator('#status').innerText()).not.toContain('no features');
+  });
+
+  it('says a plane switched to holds no features, naming it, and says nothing of one that does', async () => {
+    await view(`${at.host}index.html?tileset=gap/tileset.json#c=0`);
+    expect(await page.locator('#status').innerText()).not.toContain('no features');
+    await page.evaluate(() => window.__viewer.setPlane({ c: 1 }));
+    await expect.poll(() => page.locator('#status').innerText()).toContain('no features in the tiles of zoom 0 of this plane (c=1: it may hold none, another plane the data)');
+    await page.evaluate(() => window.__viewer.setPlane({ c: 2 }));
+    await expect.poll(() => page.locator('#status').innerText()).not.toContain('no features');
+    consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/404/.test(e)));
+  });
+
+  it('fits the data below the panel on a phone, once the panel has its full height', async () => {
+    await page.setViewportSize({ width: 360, height: 640 });
+    try {
+      await view(`${at.host}index.html?tileset=slide-dir/tileset.json`);
+      const panel = await page.locator('#panel').boundingBox();
+      const shown = cells().filter((c) => c.c === 0 && c.z === 0);
+      const [, top] = await page.evaluate(([x, y]) => window.__viewer.toScreen(x, y), [shown[0].x, Math.min(...shown.map((c) => c.y))] as const);
+      expect(top, `data top ${top}, panel bottom ${panel?.y ?? 0} + ${panel?.height ?? 0}`).toBeGreaterThan((panel?.y ?? 0) + (panel?.height ?? 0));
+    } finally {
+      await page.setViewportSize({ width: 1000, height: 640 });
+    }
   });
 
   it('reads a pyramid whose folder name holds braces, from a static host and through serve', async () => {
