@@ -317,7 +317,7 @@ export async function openPyramid(ol, url) {
     const response = await fetch(url).catch((err) => {
       throw new Error(`${url}: ${messageOf(err)} ${REFUSED}`);
     });
-    if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+    if (!response.ok) throw new Error(`${url}: HTTP ${response.status}${response.status === 404 ? ' (no descriptor there: not a pyramid, or its build has not finished)' : ''}`);
     const text = await response.text();
     try {
       descriptor = JSON.parse(text);

@@ -404,6 +404,14 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     expect(await errorsOf()).toEqual([failure]);
   });
 
+  it('says a folder without a descriptor is not a pyramid, or not built yet', async () => {
+    await page.goto('about:blank');
+    await page.goto(`${at.host}index.html?tileset=unbuilt/tileset.json`);
+    const failure = await page.evaluate(() => window.__viewer.ready.then(() => 'ready', (e: Error) => e.message));
+    expect(failure).toBe(`${at.host}unbuilt/tileset.json: HTTP 404 (no descriptor there: not a pyramid, or its build has not finished)`);
+    consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/404/.test(e)));
+  });
+
   it('names an archive it cannot find', async () => {
     await page.goto('about:blank');
     await page.goto(`${at.host}index.html?tileset=nowhere.pmtiles`);
