@@ -81,15 +81,19 @@ const GAP = 14, EDGE = 4;
 /**
  * Where a card of w × h goes for a pointer at (x, y) in a window of vw × vh: right of and below the pointer, flipped to
  * its left or above it where it would not fit, so that it never covers what the pointer is on; pushed inside the window
- * only where neither side fits.
+ * where one axis has no side it fits. Where neither has (a narrow window), it goes above or below the pointer, where
+ * there is more room, its height held to that room (the third value: it scrolls once pinned).
  */
 export function cardPlace(x, y, w, h, vw, vh) {
+  const fits = (p, size, room) => p + GAP + size <= room - EDGE || p - GAP - size >= EDGE;
   const side = (p, size, room) => {
     if (p + GAP + size <= room - EDGE) return p + GAP;
     if (p - GAP - size >= EDGE) return p - GAP - size;
     return Math.max(EDGE, Math.min(p + GAP, room - size - EDGE));
   };
-  return [side(x, w, vw), side(y, h, vh)];
+  if (fits(x, w, vw) || fits(y, h, vh)) return [side(x, w, vw), side(y, h, vh)];
+  const above = y - GAP - EDGE, below = vh - EDGE - y - GAP;
+  return above > below ? [side(x, w, vw), EDGE, above] : [side(x, w, vw), y + GAP, below];
 }
 
 /**
@@ -108,9 +112,11 @@ export function hoverCard(map, card, featuresAt, showPosition) {
     card.hidden = false;
     hint.textContent = pinned ? 'Esc or a click elsewhere closes' : card.scrollHeight > card.clientHeight ? 'click to keep this card and scroll it' : '';
     const r = map.getTargetElement().getBoundingClientRect();
-    const [left, top] = cardPlace(r.left + pixel[0], r.top + pixel[1], card.offsetWidth, card.offsetHeight, window.innerWidth, window.innerHeight);
+    card.style.maxHeight = '';
+    const [left, top, height] = cardPlace(r.left + pixel[0], r.top + pixel[1], card.offsetWidth, card.offsetHeight, window.innerWidth, window.innerHeight);
     card.style.left = `${left}px`;
     card.style.top = `${top}px`;
+    if (height !== undefined) card.style.maxHeight = `${height}px`;
     return true;
   };
   // Where the pointer last was over the map: a wheel zoom moves the image under it without moving it.

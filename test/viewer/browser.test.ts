@@ -274,6 +274,7 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
         })(),
         places: [[100, 100], [990, 100], [100, 630], [990, 630], [500, 320]].map(([x, y]) => card.cardPlace(x, y, 360, 220, 1000, 640)),
         tiny: card.cardPlace(990, 630, 1200, 700, 1000, 640),
+        narrow: card.cardPlace(190, 420, 360, 420, 380, 700),
         discs: [[[0, 0, 4, 3], 1, false], [[0, 0, 9, 3], 1, false], [[0, 0, 9, 9], 2, false], [[0, 0, 16, 12], 2, false], [[0, 0, 8, 6], 2, true], [[0, 0, 5, 5], 2, true]]
           .map(([e, r, child]) => style.drawnAsDisc(e, r, child)),
         defaults: [
@@ -306,7 +307,11 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     // Right of and below the pointer; flipped left or up where the 360 × 220 card would leave the 1000 × 640 window, so
     // that it never covers the pointer; pushed inside only where it fits on neither side.
     expect(got.places).toEqual([[114, 114], [616, 114], [114, 396], [616, 396], [514, 334]]);
-    expect(got.tiny).toEqual([4, 4]);
+    // Too big for either side of a pointer near the bottom right: above it, no taller than the room there.
+    expect(got.tiny).toEqual([4, 4, 612]);
+    // A phone-wide window, where the card fits beside the pointer neither way: above it (more room there than
+    // below), 402 px tall at most, so that it ends 14 px above the pointer.
+    expect(got.narrow).toEqual([16, 4, 402]);
     // A polygon narrower on screen than a point's disc (8 px for a cell at an image pixel a screen pixel; 5 px for a
     // cell and 3 for a nucleus at 2 image pixels a screen pixel) is drawn as that disc.
     expect(got.discs).toEqual([true, false, true, false, false, true]);
