@@ -103,14 +103,14 @@ function urlTiles(ol, template, served) {
 
 /** Tiles out of archives: `urlOf(plane)` names the plane's archive (undefined: the plane has none, an empty map). */
 async function archiveTiles(ol, urlOf) {
-  const [{ PMTiles, FetchSource }, { PMTilesVectorSource }] = await Promise.all([import('pmtiles'), import('ol-pmtiles')]);
+  const [{ PMTiles }, { PMTilesVectorSource }, { RangeSource }] = await Promise.all([import('pmtiles'), import('ol-pmtiles'), import('./range-source.js')]);
   const archives = new Map();
   const sources = new Map();
   const changeListeners = [];
   const metadata = new Map();
   const sourceOf = (url) => {
     if (!sources.has(url)) {
-      sources.set(url, startOnce(new FetchSource(url), () => {
+      sources.set(url, startOnce(new RangeSource(url), () => {
         metadata.delete(url);
         changeListeners.forEach((f) => f(fileNameOf(url)));
       }));

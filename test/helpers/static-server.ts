@@ -12,22 +12,26 @@ const TYPES: Record<string, string> = {
 
 export interface StaticServer { url: string; close(): Promise<void> }
 
-/** Serves `root` on 127.0.0.1: GET and HEAD, one byte range per request (206, 416), everything else whole. */
-export async function startStaticServer(root: string): Promise<StaticServer> {
+/**
+ * Serves `root` on 127.0.0.1: GET and HEAD, one byte range per request (206, 416), everything else whole. With
+ * `weakEtags`, each file has a weak ETag of its size and time (as Express's serve-static, sirv and vite send).
+ */
+export async function startStaticServer(root: string, { weakEtags = false } = {}): Promise<StaticServer> {
   const server = http.createServer((req, res) => {
     const rel = decodeURIComponent(new URL(req.url ?? '/', 'http://host').pathname);
     const file = path.join(root, rel.endsWith('/') ? `${rel}index.html` : rel);
-    let size: number;
+    let size: number, etag: string;
     try {
       if (!file.startsWith(root + path.sep)) throw new Error('outside');
       const st = fs.statSync(file);
       if (!st.isFile()) throw new Error('not a file');
       size = st.size;
+      etag = `W/"${st.size.toString(16)}-${Math.floor(st.mtimeMs).toString(16)}"`;
     } catch {
       res.writeHead(404).end();
       return;
     }
-    const headers = { 'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'Accept-Ranges': 'bytes' };
+    const headers = { 'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'Accept-Ranges': 'bytes', ...(weakEtags ? { ETag: etag } : {}) };
     const m = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
     if (!m || (m[1] === '' && m[2] === '')) {
       res.writeHead(200, { ...headers, 'Content-Length': size });

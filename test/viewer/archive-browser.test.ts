@@ -93,6 +93,7 @@ beforeAll(async () => {
   foreign.add(0, 0, 0, new Uint8Array([0x1a, 0]));
   foreign.finish({ name: 'foreign', format: 'pbf', vector_layers: [{ id: 'cells', fields: {} }] });
   fs.copyFileSync(path.join(site, 'slide.pmtiles'), path.join(site, 'replaced.pmtiles'));
+  fs.copyFileSync(path.join(site, 'slide.pmtiles'), path.join(site, 'replaced-weak.pmtiles'));
   // Without a name: the viewer calls it by its file name.
   await buildArchive(onePlaneInputs(), { ...OPTIONS, planeField: undefined, name: undefined }, path.join(site, 'my slide #2 (50%?).pmtiles'));
   // Cut inside its tile data: a tile whose range runs past the end comes back short (206 with fewer bytes).
@@ -144,6 +145,9 @@ beforeAll(async () => {
   const host: StaticServer = await startStaticServer(site);
   servers.push(host);
   at.host = host.url;
+  const weak: StaticServer = await startStaticServer(site, { weakEtags: true });
+  servers.push(weak);
+  at.weak = weak.url;
   browser = await launch();
   page = await openPage(browser, consoleErrors);
 }, 120_000);
@@ -532,18 +536,21 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     await page.evaluate(() => window.__viewer.settle());
   };
 
-  it('says when an archive is replaced while viewed (another ETag through serve), and reads the new one', async () => {
-    const file = path.join(dir, 'site', 'replaced.pmtiles');
+  it.each([
+    ['through serve (a strong ETag)', 'site', 'replaced'],
+    ['on a host of weak ETags (W/"…", which the pmtiles reader drops)', 'weak', 'replaced-weak'],
+  ])('says when an archive is replaced while viewed %s, and reads the new one', async (_, host, name) => {
+    const file = path.join(dir, 'site', `${name}.pmtiles`);
     const { now, was } = replacing();
     // Close in (its tiles over part of the slide only), then away to tiles not read yet.
-    await view(`${at.site}index.html?tileset=replaced.pmtiles#zoom=4&x=${was.x}&y=${was.y}`);
+    await view(`${at[host]}index.html?tileset=${name}.pmtiles#zoom=4&x=${was.x}&y=${was.y}`);
     expect(await page.locator('#status').innerText()).not.toContain('replaced since');
     expect(await idsAt(was)).toContain(was.id);
     // Another build: the slide's plane c=1, z=2, its tiles at other offsets.
     fs.writeFileSync(file, fs.readFileSync(path.join(dir, 'site', 'slide', 'tiles-c1-z2.pbf.pmtiles')));
     const far = cells().filter((c) => c.c === 1 && c.z === 2).sort((a, b) => Math.hypot(b.x - was.x, b.y - was.y) - Math.hypot(a.x - was.x, a.y - was.y))[0];
     await goTo(far.x, far.y);
-    expect(await page.locator('#status').innerText()).toContain('replaced.pmtiles was replaced since this page opened: reload the page to see its layers and fields');
+    expect(await page.locator('#status').innerText()).toContain(`${name}.pmtiles was replaced since this page opened: reload the page to see its layers and fields`);
     // Back where it was: the tiles read from the old archive are not shown again, the new archive's are.
     await goTo(was.x, was.y);
     expect(await idsAt(now[0])).toContain(now[0].id);
