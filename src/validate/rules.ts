@@ -13,7 +13,8 @@ const warning = (summary: string): Rule => ({ severity: 'warning', summary });
 export const RULES = {
   // Documents (spec 2.1; dispatch of validateDocument)
   'document-not-object': error('a document must be a JSON object'),
-  'document-array': error('a top-level JSON array is not a document (build reads it as a sequence of features, like NDJSON)'),
+  // A warning: its features are read and checked as NDJSON's are, and QuPath 0.2-0.3 export nothing else.
+  'document-array': warning('a top-level JSON array is not a document (build reads it as a sequence of features, like NDJSON)'),
   'document-type-unknown': error('a document must be a Feature, a FeatureCollection, a geometry or a tileset descriptor'),
 
   // Data-model objects: bbox (spec 2.1, 8)

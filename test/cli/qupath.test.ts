@@ -191,9 +191,14 @@ describe('validate', () => {
     fs.writeFileSync(file, '[\n{"type":"Feature","geometry":{"type":"Point","coordinates":[1,2]},"properties":{}},\n{"type":"Feature","geometry":{"type":"Point","coordinates":[1]},"properties":{}}\n]\n');
     const r = await run(['validate', file]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain(`${file}: (top level): a top-level JSON array is not a muDM document (wrap the features in a FeatureCollection); build accepts it and reads its elements as a sequence of features, like NDJSON [document-array]`);
+    expect(r.stdout).toContain(`${file}: (top level): warning: a top-level JSON array is not a muDM document (wrap the features in a FeatureCollection); build accepts it and reads its elements as a sequence of features, like NDJSON [document-array]`);
     expect(r.stdout).toContain(`${file}:3:1: feature 1: /geometry/coordinates:`);
-    expect(r.stdout).toContain(`${file}: invalid, 2 features (1 invalid), 2 errors, 0 warnings`);
+    expect(r.stdout).toContain(`${file}: invalid, 2 features (1 invalid), 1 error, 1 warning`);
+    // Its features all valid: a warning, exit 0, as the same features one per line are valid.
+    fs.writeFileSync(file, '[\n{"type":"Feature","geometry":{"type":"Point","coordinates":[1,2]},"properties":{}}\n]\n');
+    const ok = await run(['validate', file]);
+    expect(ok.code, ok.stdout).toBe(0);
+    expect(ok.stdout).toContain('[document-array]');
   });
 });
 
