@@ -98,6 +98,15 @@ describe('mudm-tiles validate', () => {
     expect(q.stdout.trimEnd().split('\n')).toEqual(lines.slice(0, 3));
   });
 
+  it('passes over an image with a warning saying what it is and how build reads it; the documents beside it are checked', async () => {
+    const png = file('cells.png', '\x89PNG\r\n\x1a\n');
+    const good = file('good.json', fc([cell(1)]));
+    const r = await run(['validate', png, good]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe(`warning: ${png} is an image (a label mask, or a slide): validate checks JSON documents; build traces a label mask into features (mudm-tiles build ${png} -o OUT)\n`);
+    expect(r.stdout).toContain('total: 1 file (0 invalid, 0 unreadable)');
+  });
+
   it('at most 20 samples per code and file, then "… and K more [code]"', async () => {
     const many = file('many.json', fc(Array.from({ length: 27 }, (_, i) => cell(i, { geometry: square(false) }))));
     const r = await run(['validate', many]);

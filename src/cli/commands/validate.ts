@@ -1,5 +1,6 @@
 // `mudm-tiles validate FILE...`: validates each file (src/validate/files.ts) and prints issues, capped samples and counts.
 import { fileSource, streamSource } from '../../io/read.js';
+import { MASK_FILE } from '../../io/mask-source.js';
 import { UsageError } from '../../report/errors.js';
 import { validateSource, validateTotals, type FileReport, type ValidateTotals } from '../../validate/files.js';
 import { sampleLine } from '../../validate/tally.js';
@@ -28,6 +29,11 @@ export async function run(ctx: CommandContext): Promise<number> {
   const progress = makeProgress(options.progress, io.stderr);
   const files: FileReport[] = [];
   for (const arg of args) {
+    // An image read byte by byte as JSON said only "unexpected byte 0x89".
+    if (MASK_FILE.test(arg)) {
+      log.warn(`${arg} is an image (a label mask, or a slide): validate checks JSON documents; build traces a label mask into features (mudm-tiles build ${arg} -o OUT)`, { file: arg, event: 'image-not-validated' });
+      continue;
+    }
     const source = arg === '-' ? streamSource(STDIN_NAME, io.stdin) : fileSource(arg, { reuseChunks: true });
     const report = await validateSource(source, {
       onSample: text
