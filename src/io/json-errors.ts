@@ -177,7 +177,7 @@ export function locateJsonError(s: string): { position: number; message: string 
           i += 5;
           expect = 'after';
         } else if (c === 't' || c === 'f' || c === 'n') {
-          return { position: i, message: 'invalid literal, expected true, false or null' };
+          return { position: i, message: `invalid literal ${JSON.stringify(/^[A-Za-z]*/.exec(s.slice(i, i + 16))?.[0] ?? c)}, expected true, false or null` };
         } else {
           return { position: i, message: `unexpected ${describeChar(c)}, expected a value` };
         }

@@ -381,6 +381,11 @@ describe('helpers', () => {
     }
   });
 
+  it('locateJsonError names the literal it found where true, false or null was due', () => {
+    expect(locateJsonError('{"a":tru}')).toEqual({ position: 5, message: 'invalid literal "tru", expected true, false or null' });
+    expect(locateJsonError('[nul ]')).toEqual({ position: 1, message: 'invalid literal "nul", expected true, false or null' });
+  });
+
   it('memory stays flat: a long single-line collection is read one chunk at a time (resident set of a child process)', async () => {
     // 96 MiB on one line. Heap statistics miss the input's bytes (typed arrays live outside the heap), so the resident
     // set is measured: it may grow by three quarters of the input at most, so a reader holding it whole fails, as
