@@ -55,7 +55,7 @@ export async function readLabelMask(path: string): Promise<LabelMask> {
   }
   // Typed views need an aligned offset; sharp's buffers are normally aligned, a copy covers the rare other case.
   const bytes = out.data.byteOffset % plan.bytes === 0 ? out.data : Buffer.from(out.data);
-  const data = plan.convert(bytes, n, path);
+  const data = plan.convert(bytes, n, width, path);
   return { width, height, data };
 }
 
@@ -106,14 +106,14 @@ interface ReadPlan {
   space: 'b-w' | 'grey16';
   raw: keyof DepthEnum;
   bytes: number;
-  convert(b: Buffer, n: number, path: string): Uint8Array | Uint16Array | Uint32Array;
+  convert(b: Buffer, n: number, width: number, path: string): Uint8Array | Uint16Array | Uint32Array;
 }
 
-function checkNonNegativeIntegers(values: ArrayLike<number>, path: string): void {
+function checkNonNegativeIntegers(values: ArrayLike<number>, width: number, path: string): void {
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
     if (!(v >= 0 && v <= 0xffffffff && Math.floor(v) === v)) {
-      throw new ImageError(path, `label value ${v} at pixel ${i} is not a non-negative integer below 2^32`);
+      throw new ImageError(path, `label value ${v} at pixel (${i % width}, ${Math.floor(i / width)}) is not a non-negative integer below 2^32`);
     }
   }
 }
@@ -122,21 +122,21 @@ const READ_PLAN: Partial<Record<string, ReadPlan>> = {
   uchar: { space: 'b-w', raw: 'uchar', bytes: 1, convert: (b, n) => new Uint8Array(b.buffer, b.byteOffset, n) },
   char: {
     space: 'b-w', raw: 'char', bytes: 1,
-    convert: (b, n, path) => { checkNonNegativeIntegers(new Int8Array(b.buffer, b.byteOffset, n), path); return new Uint8Array(b.buffer, b.byteOffset, n); },
+    convert: (b, n, width, path) => { checkNonNegativeIntegers(new Int8Array(b.buffer, b.byteOffset, n), width, path); return new Uint8Array(b.buffer, b.byteOffset, n); },
   },
   ushort: { space: 'grey16', raw: 'ushort', bytes: 2, convert: (b, n) => new Uint16Array(b.buffer, b.byteOffset, n) },
   short: { space: 'grey16', raw: 'ushort', bytes: 2, convert: (b, n) => new Uint16Array(b.buffer, b.byteOffset, n) },
   uint: { space: 'b-w', raw: 'uint', bytes: 4, convert: (b, n) => new Uint32Array(b.buffer, b.byteOffset, n) },
   int: {
     space: 'b-w', raw: 'int', bytes: 4,
-    convert: (b, n, path) => { checkNonNegativeIntegers(new Int32Array(b.buffer, b.byteOffset, n), path); return new Uint32Array(b.buffer, b.byteOffset, n); },
+    convert: (b, n, width, path) => { checkNonNegativeIntegers(new Int32Array(b.buffer, b.byteOffset, n), width, path); return new Uint32Array(b.buffer, b.byteOffset, n); },
   },
   float: {
     space: 'b-w', raw: 'float', bytes: 4,
-    convert: (b, n, path) => { const f = new Float32Array(b.buffer, b.byteOffset, n); checkNonNegativeIntegers(f, path); return Uint32Array.from(f); },
+    convert: (b, n, width, path) => { const f = new Float32Array(b.buffer, b.byteOffset, n); checkNonNegativeIntegers(f, width, path); return Uint32Array.from(f); },
   },
   double: {
     space: 'b-w', raw: 'double', bytes: 8,
-    convert: (b, n, path) => { const f = new Float64Array(b.buffer, b.byteOffset, n); checkNonNegativeIntegers(f, path); return Uint32Array.from(f); },
+    convert: (b, n, width, path) => { const f = new Float64Array(b.buffer, b.byteOffset, n); checkNonNegativeIntegers(f, width, path); return Uint32Array.from(f); },
   },
 };
