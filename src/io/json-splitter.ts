@@ -300,6 +300,8 @@ export class Splitter {
         return i + 1;
       case S.ObjValue:
         if (!isValueStart(b)) this.fail(i, `unexpected ${describeByte(b)}, expected a value`);
+        // Read as it comes, a second `features` would add its features to the first's; JSON.parse keeps the last alone.
+        if (this.key === 'features' && this.streaming) this.fail(i, 'a second member "features" in the FeatureCollection: JSON readers keep one of the two, not the same one; keep one');
         if (this.key === 'features' && b === 0x5b && this.mayStream()) {
           this.streaming = true;
           this.whole.drop();

@@ -300,6 +300,7 @@ describe('syntax errors: exact line and column', () => {
     ['missing colon', '{"type" "FeatureCollection"}', 1, 9, /expected ':'/],
     ['data after the collection', '{"type":"FeatureCollection","features":[]}\n{"a":1}', 2, 1, /after the end of the FeatureCollection/],
     ['data after a top-level array', '[{"a":1}]\n{"a":1}', 2, 1, /after the end of the top-level array/],
+    ['a second features member', '{"type":"FeatureCollection","features":[{"a":1}],\n"features":[]}', 2, 12, /^a second member "features" in the FeatureCollection: JSON readers keep one of the two, not the same one; keep one$/],
     ['unclosed top-level array', '[\n{"a":1},\n', 3, 1, /end of input inside the top-level array that starts at line 1, column 1/],
     ['trailing comma in a top-level array', '[{"a":1},]', 1, 10, /trailing comma/],
     ['unclosed collection', '{"type":"FeatureCollection","features":[{"a":1}', 1, 48, /end of input/],
