@@ -63,7 +63,7 @@ export interface PyramidSummary {
   assets: Asset[];
   /** From build-report.json, when present. */
   build?: { read?: number; valid?: number; invalid?: number; seconds?: number };
-  /** Tiles that could not be read (an archive's tile whose gzip does not decode), when there are any. */
+  /** Tiles that could not be read (an archive's tile whose gzip does not decode) or decoded, when there are any. */
   unreadable?: { path: string; message: string }[];
   /** The archive files read (byte counts elsewhere are of the tiles as decoded), when the pyramid is in archives. */
   archives?: ArchiveFacts[];
@@ -130,7 +130,7 @@ export function inspectPyramid(root: string | PyramidReader, opts: InspectOption
       bytes = p.reader.read(t.path);
     } catch (err) {
       if (!(err instanceof InputError)) throw err;
-      unreadable.push({ path: t.path, message: err.message });
+      unreadable.push({ path: t.path, message: `${err.message}: not counted` });
       continue;
     }
     if (bytes === undefined) continue;
@@ -148,8 +148,9 @@ export function inspectPyramid(root: string | PyramidReader, opts: InspectOption
           const doc = JSON.parse(new TextDecoder().decode(bytes)) as { features?: unknown };
           if (Array.isArray(doc.features)) zs.features += doc.features.length;
         }
-      } catch {
-        // A tile that does not decode still counts in tiles and bytes; `verify` names it.
+      } catch (err) {
+        // A tile that does not decode still counts in tiles and bytes, but its features are not known: said.
+        unreadable.push({ path: t.path, message: `does not decode as a ${t.ext === 'pbf' ? 'PBF' : 'JSON'} tile (${err instanceof Error ? err.message : String(err)}): its features are not counted` });
       }
     }
     // Keeps the `top` largest, biggest first, ties by path, without sorting every tile.

@@ -104,6 +104,10 @@ describe('mudm-tiles inspect / verify', () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^2\/1\/1\.pbf: .*\[tile-undecodable\]$/m);
     expect(r.stdout).toMatch(/problems? in \d+ tiles checked/);
+    // inspect still summarises it, but says which tile's features it could not count.
+    const seen = await cli('inspect', bad);
+    expect(seen.code).toBe(0);
+    expect(seen.stderr).toMatch(/^warning: 2\/1\/1\.pbf: does not decode as a PBF tile \(.+\): its features are not counted \(mudm-tiles verify checks the whole pyramid\)$/m);
     const j = await cli('verify', bad, '--json');
     expect(j.code).toBe(1);
     expect(JSON.parse(j.stdout)).toMatchObject({ ok: false, counts: { 'tile-undecodable': 1 } });

@@ -29,7 +29,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   try {
     if (address === undefined) {
       const summary = inspectPyramid(reader);
-      for (const u of summary.unreadable ?? []) log.warn(`${u.path}: ${u.message} (not counted; mudm-tiles verify checks the whole pyramid)`, { path: u.path, code: 'tile-undecodable' });
+      for (const u of summary.unreadable ?? []) log.warn(`${u.path}: ${u.message} (mudm-tiles verify checks the whole pyramid)`, { path: u.path, code: 'tile-undecodable' });
       io.stdout.write(options.json ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary));
       return EXIT_OK;
     }
