@@ -27,13 +27,13 @@ export function layoutOf(plan: BuildPlan): OutputLayout {
 }
 
 /**
- * Opens the output for tiles (`sink.begin`). A --force removal of what earlier builds wrote is marked in the work
- * directory while it runs: resumed as it was, a build killed part-way would take the earlier build's folders for its
- * own and keep their tiles beside its descriptor; it removes the rest first. Shards refuse to start (`loadPlan`).
+ * Opens the output for tiles (`sink.begin`). A --force build marks its removal of what earlier builds wrote in the
+ * work directory from its start (pipeline.ts `startOver`) until the removal is done: resumed as it was, a build killed
+ * before that would take the earlier build's folders for its own and keep their tiles beside its descriptor; it
+ * removes them first. Shards refuse to start (`loadPlan`).
  */
 export async function beginOutput(sink: TileSink, work: WorkDir, force: boolean, resume: boolean, layout: OutputLayout): Promise<Removal | void> {
-  const unfinished = resume && work.exists(REMOVING_FILE);
-  if (force) work.writeJson(REMOVING_FILE, { by: 'force' });
+  const unfinished = work.exists(REMOVING_FILE);
   const removal = await sink.begin({ force: force || unfinished, resume: resume && !unfinished, layout });
   work.removeFolder(REMOVING_FILE);
   return removal;
@@ -178,7 +178,8 @@ export function refuseLostTiles(out: string, byZoom: Record<string, ZoomReport>,
     const found = { json: 0, pbf: 0 }, bytes = { json: 0, pbf: 0 };
     for (const n of names) {
       const m = TILE_NAME.exec(n);
-      if (!m) continue;
+      // Tiles only: plane folders, column, row, all numbers; a user's `2/notes/1.json` is no tile of the build.
+      if (!m || !isTilePath(n, plan.dims.length)) continue;
       const f = m[2] as 'json' | 'pbf';
       found[f]++;
       bytes[f] += fs.statSync(path.join(out, z, n), { throwIfNoEntry: false })?.size ?? 0;
@@ -196,6 +197,12 @@ export function refuseLostTiles(out: string, byZoom: Record<string, ZoomReport>,
       }
     }
   }
+}
+
+/** Whether `rel`, under a zoom's folder, is at a tile's place: a folder per plane dimension, then X, then Y.ext. */
+function isTilePath(rel: string, dims: number): boolean {
+  const parts = rel.split(/[\\/]/);
+  return parts.length === dims + 2 && parts.every((p, i) => /^\d+$/.test(i === parts.length - 1 ? p.replace(/\.(json|pbf)$/, '') : p));
 }
 
 /** A tile's file name at the end of a path under a zoom's folder: `…/Y.json` or `…/Y.pbf` (y, then the format). */

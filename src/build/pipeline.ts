@@ -7,9 +7,9 @@ import { archiveAssets } from '../archive/archive-names.js';
 import { planeKey, tilePath } from '../tiling/space.js';
 import { readImageSize } from '../io/image.js';
 import type { Removal, TileSink } from '../io/sink.js';
-import { OWNER_FILE, OWNERS_DIR, type WorkDir } from '../io/workdir.js';
+import { OWNER_FILE, OWNERS_DIR, REMOVING_FILE, type WorkDir } from '../io/workdir.js';
 import { resolveBuildConfig, type BuildConfig, type Options } from '../options.js';
-import { DataError, InterruptedError, UsageError, WorkStateError } from '../report/errors.js';
+import { DataError, InterruptedError, OutputError, UsageError, WorkStateError } from '../report/errors.js';
 import type { BuildReport } from '../report/types.js';
 import { overviewDescriptor, tilesetDescriptor, type DescribeInput } from '../stages/describe.js';
 import { SpillingStore } from '../stages/partition.js';
@@ -86,12 +86,12 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
     return await finalize(ctx, levels, secondsSince(tTile));
   } catch (err) {
     failed = true;
-    // An interrupted build, and a --resume refused (inputs changed, another version), keep what a later --resume needs.
-    // A new build stopped before its plan was written has nothing to continue: it leaves nothing, and says so.
+    // An interrupted build, and a --resume refused (inputs changed, another version, a link at a tile's path), keep
+    // what a later --resume needs. A new build stopped before its plan was written has nothing to continue: it leaves
+    // nothing, and says so; nor does a build whose work directory was its own, in memory (a caller's sink, no `work`).
     if (err instanceof InterruptedError && !planned && !o.resume) throw new InterruptedError(err.message, false);
-    // Nor does a build whose work directory was its own, in memory (a library caller's sink, no `work` given).
     if (err instanceof InterruptedError && io.work === undefined && work.root === undefined) throw new InterruptedError(err.message, false);
-    keepWork = err instanceof InterruptedError || (o.resume && (err instanceof UsageError || err instanceof WorkStateError));
+    keepWork = err instanceof InterruptedError || (o.resume && (err instanceof UsageError || err instanceof WorkStateError || err instanceof OutputError));
     throw err;
   } finally {
     // Any other failure leaves nothing behind, even when closing fails too (a full disk fails the part's close).
@@ -142,6 +142,8 @@ function startOver(work: WorkDir, force: boolean): void {
   } catch (err) {
     throw err instanceof WorkStateError ? new WorkStateError(claimedMessage(work), work.root) : err;
   }
+  // From the start: a kill anywhere before the removal ends leaves the mark, which --resume and shards go by.
+  if (force) work.writeJson(REMOVING_FILE, { by: 'force' });
 }
 
 /**

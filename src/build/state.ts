@@ -148,7 +148,14 @@ export function loadPlan(work: WorkDir): PlanFile {
   if (!planFile) throw new WorkStateError(`no readable plan in ${where(work)}: run mudm-tiles plan first`, work.root);
   // Shards must not write beside what a plan --force stopped part-way left of an earlier build (output.ts `beginOutput`).
   if (work.exists(REMOVING_FILE)) {
-    throw new WorkStateError(`${where(work)}: plan --force was stopped while it removed what an earlier build wrote in the output, and some of it is left: run plan --force again`, work.root);
+    throw new WorkStateError(`${where(work)}: plan --force was stopped before it removed what an earlier build wrote in the output, and some of it is left: run plan --force again`, work.root);
+  }
+  // A plan removes its owner record at its end: one left names a plan still running, or one that ended before its end.
+  if (planFile.forShards === true && work.exists(OWNER_FILE)) {
+    const live = work.liveOwner(OWNER_FILE);
+    throw new WorkStateError(live
+      ? `${where(work)}: the plan is still being written (${live.who}): wait for plan to end`
+      : `${where(work)}: the process that wrote the plan (plan, or build --resume of it) ended before its end (${OWNER_FILE} is left): run plan again`, work.root);
   }
   return planFile;
 }

@@ -6,7 +6,7 @@ import { OutputError, describeFsError } from '../report/errors.js';
 import type { Dim, Plane } from '../tiling/space.js';
 import { makeDirectory, removeMadeDirectories, writeFailure } from './dirs.js';
 import { isAside } from './workdir.js';
-import { Journal, RECORD_DIR, foreignTile, isRecordPath, isTileName, makeJournaledDirectory, recordedLink, readRecord, removeRecorded, writeManifest, type Removal, type WrittenRecord } from './written.js';
+import { Journal, RECORD_DIR, foreignTile, isRecordPath, isTileName, linkedTile, makeJournaledDirectory, recordedLink, readRecord, removeRecorded, writeManifest, type Removal, type WrittenRecord } from './written.js';
 
 export interface SinkOpenOptions { force: boolean; resume: boolean }
 
@@ -164,6 +164,11 @@ export class DirectorySink implements TileSink {
         throw new OutputError(`${full} is a symbolic link where a build made a folder (or lies on its way): the build would remove and write tiles through it, outside the output; put the folder back in its place or remove the link (nothing was removed)`, full);
       }
       if (resume) {
+        const link = linkedTile(this.root, record);
+        if (link !== undefined) {
+          const full = path.join(this.root, link);
+          throw new OutputError(`${full} is a symbolic link where a build writes a tile: a tile is never a link, nor written through one (it may point out of the output); remove the link (nothing was written)`, full);
+        }
         // The earlier runs' directories stay this build's; a write they were killed in left a temporary file.
         for (const d of record.dirs) this.created.add(d);
         removeRecorded(this.root, record, 'temporaries');

@@ -276,6 +276,20 @@ export function recordedLink(root: string, record: WrittenRecord): string | unde
 }
 
 /**
+ * The first symbolic link at a tile's name in a folder a build made: a build's tiles are never links, and one put
+ * there (between a kill and --resume) would be left in the pyramid, or written through, as a tile.
+ */
+export function linkedTile(root: string, record: WrittenRecord): string | undefined {
+  for (const d of [...record.dirs].sort()) {
+    let entries: fs.Dirent[] = [];
+    try { entries = fs.readdirSync(path.join(root, d), { withFileTypes: true }); } catch { /* gone: nothing in it */ }
+    const link = entries.find((e) => e.isSymbolicLink() && isTileName(e.name));
+    if (link) return `${d}/${link.name}`;
+  }
+  return undefined;
+}
+
+/**
  * The first tile-named file at a tile's path (`Z/X/Y.pbf`, `T/C/Z/Z/X/Y.pbf`: folders named by numbers, zooms up to
  * MAX_ZOOM at the top) in a directory of `root` no build created that no build wrote: one a build may be about to
  * write a tile at, which is not its to replace. With `folders` (a build that makes tile folders), also a file no build

@@ -8,6 +8,7 @@ import { buildPyramid, buildShard, finalizeShardedBuild, planShardedBuild, type 
 import type { FeatureSource } from '../../src/io/source.js';
 import type { Feature } from '../../src/model/feature.js';
 import { MemorySink } from '../../src/io/sink.js';
+import { MemoryWorkDir } from '../../src/io/workdir-memory.js';
 import { fileSource, memorySource, streamSource } from '../../src/io/read.js';
 import { validateDescriptor, validateDocument } from '../../src/validate/index.js';
 import { summaryLines } from '../../src/report/format.js';
@@ -420,6 +421,28 @@ describe('buildPyramid', () => {
     await expect(buildPyramid([{ source: memorySource('cells.json', JSON.stringify(fixture())) }], { ...OPTS, strict: true, force: true }, { sink }))
       .rejects.toThrow(DataError);
     expect([...sink.files.keys()]).toEqual(['keep.txt']);
+  });
+
+  it('marks a --force removal in the work directory from before its plan until the removal is done, so a kill anywhere in between is finished by --resume', async () => {
+    const seen: string[] = [];
+    class WatchedWork extends MemoryWorkDir {
+      override writeJson(rel: string, value: unknown): void {
+        if (rel === 'plan.json') seen.push(`plan written: marked ${this.exists('removing.json')}`);
+        super.writeJson(rel, value);
+      }
+    }
+    const work = new WatchedWork();
+    class Watching extends MemorySink {
+      override async begin(opts: Parameters<MemorySink['begin']>[0]) {
+        seen.push(`begin: plan ${work.exists('plan.json')}, marked ${work.exists('removing.json')}, force ${opts.force}`);
+        return super.begin(opts);
+      }
+    }
+    const sink = new Watching();
+    sink.files.set('0/0/0.pbf', new Uint8Array([1]));
+    await buildPyramid([{ source: memorySource('cells.json', JSON.stringify(fixture())) }], { ...OPTS, force: true }, { sink, work });
+    expect(seen).toEqual(['plan written: marked true', 'begin: plan true, marked true, force true']);
+    expect(work.exists('removing.json')).toBe(false);
   });
 
   it('names layers by each input\'s own layer first, then the layer option, then the file name', async () => {

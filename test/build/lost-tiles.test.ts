@@ -68,6 +68,13 @@ describe('refuseLostTiles', () => {
       `cannot finalize: ${cut.out} holds 16 pbf tiles of zoom 2 of 15 bytes, where the units' markers count 16 of 16 bytes: tiles were cut short or`
       + " replaced between the steps (a partial copy, or another build's files); bring the shards' outputs whole, or plan --force and run the shards again",
     );
+    // A user's files under a zoom folder, not at a tile's place: not counted, the build's tiles pass.
+    const notes = pyramid();
+    fs.mkdirSync(path.join(notes.out, '2', 'notes'), { recursive: true });
+    fs.writeFileSync(path.join(notes.out, '2', 'notes', '1.pbf'), 'x');
+    fs.mkdirSync(path.join(notes.out, '2', '1', '0', 'old'), { recursive: true });
+    fs.writeFileSync(path.join(notes.out, '2', '1', '0', 'old', '1.pbf'), 'x');
+    expect(() => refuseLostTiles(notes.out, { 2: zoom(16) }, plan(notes))).not.toThrow();
     const extra = pyramid();
     fs.writeFileSync(path.join(extra.out, '2', '1', '0', '3', '0.pbf'), 'x');
     expect(() => refuseLostTiles(extra.out, { 2: zoom(16) }, plan(extra))).toThrow(`holds 17 pbf tiles of zoom 2 of 17 bytes, where the units' markers count 16 of 16 bytes`);

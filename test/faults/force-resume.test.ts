@@ -282,7 +282,7 @@ describe.skipIf(!hasStrace)('a --force removal killed part-way (strace kills at 
     expect(killed.signal ?? killed.code, killed.stderr).not.toBe(0);
     const refused = await runCli(['build-shard', out, '--shard', '0', '-q']);
     expect(refused.code).toBe(4);
-    expect(refused.stderr).toBe(`error: ${path.join(out, '.mudm-work')}: plan --force was stopped while it removed what an earlier build wrote in the output, and some of it is left: run plan --force again\n`);
+    expect(refused.stderr).toBe(`error: ${path.join(out, '.mudm-work')}: plan --force was stopped before it removed what an earlier build wrote in the output, and some of it is left: run plan --force again\n`);
     expectOk(await runCli(['plan', small, '-o', out, '-q', '--force', '--shards', '2']), 'plan --force');
     for (const shard of ['0', '1']) expectOk(await runCli(['build-shard', out, '--shard', shard, '-q']), `shard ${shard}`);
     expectOk(await runCli(['finalize', out, '-q']), 'finalize');
@@ -315,6 +315,10 @@ describe('plan run again', () => {
     const work = path.join(out, '.mudm-work');
     // What a kill between writing the plan and removing the owner record leaves: the record of a process that ended.
     fs.writeFileSync(path.join(work, 'owner.json'), JSON.stringify({ pid: 2 ** 22 + 9, host: os.hostname(), start: 'gone' }));
+    // Shards do not take a plan whose writing did not end.
+    const early = await runCli(['build-shard', out, '--shard', '0', '-q']);
+    expect(early.code).toBe(4);
+    expect(early.stderr).toBe(`error: ${work}: the process that wrote the plan (plan, or build --resume of it) ended before its end (owner.json is left): run plan again\n`);
     expectOk(await runCli(['plan', small, '-o', out, '-q', '--shards', '2']), 'plan again');
     expect(fs.existsSync(path.join(work, 'owner.json'))).toBe(false);
     // Once a shard has tiled from it, the plan is in use: refused as before.

@@ -114,6 +114,23 @@ describe('DirectorySink record', () => {
     expect(fs.existsSync(path.join(root, 'tileset.json'))).toBe(true);
   });
 
+  it('refuses to resume where a symbolic link lies at a tile\'s name in a folder a build made, writing nothing', async () => {
+    const root = tempDir();
+    const first = new DirectorySink(root);
+    await first.initialize({ force: false, resume: false });
+    await first.begin({ force: false, resume: false });
+    await first.write('4/0/1.pbf', 'tile');
+    first.close?.();
+    const victim = path.join(tempDir(), 'victim');
+    fs.writeFileSync(victim, 'the user\'s');
+    fs.symlinkSync(victim, path.join(root, '4', '0', '2.pbf'));
+    const again = new DirectorySink(root);
+    await again.initialize({ force: false, resume: true });
+    const link = path.join(root, '4', '0', '2.pbf');
+    await expect(again.begin({ force: false, resume: true })).rejects.toThrow(new OutputError(`${link} is a symbolic link where a build writes a tile: a tile is never a link, nor written through one (it may point out of the output); remove the link (nothing was written)`, link));
+    expect(fs.readFileSync(victim, 'utf8')).toBe('the user\'s');
+  });
+
   it('reads every whole line of a journal a kill cut short', () => {
     const root = tempDir();
     fs.mkdirSync(path.join(root, RECORD_DIR));
