@@ -62,9 +62,10 @@ function expand(arg: string, { io, perFile, layerOption, out, warn }: ExpandCont
   const names = fs.readdirSync(full).sort();
   // Hidden files are no export's parts (a Mac's copy leaves `._cells.json` of resource data beside each file), nor
   // are folders, whatever their name.
-  const isFile = (n: string) => fs.statSync(path.join(full, n), { throwIfNoEntry: false })?.isFile() === true;
+  // One that cannot be read (a link to nothing) is read all the same: the error names it.
+  const isFolder = (n: string) => fs.statSync(path.join(full, n), { throwIfNoEntry: false })?.isDirectory() === true;
   const named = names.filter((n) => DATA_FILE.test(n));
-  const files = named.filter((n) => !n.startsWith('.') && isFile(n));
+  const files = named.filter((n) => !n.startsWith('.') && !isFolder(n));
   const passed = named.filter((n) => !files.includes(n));
   if (passed.length) {
     warn?.(`directory ${arg}: ${passed.length} hidden file(s) or folder(s) named like data passed over (${passed.slice(0, 3).join(', ')}${passed.length > 3 ? ', …' : ''}): a directory gives the data files it holds, not hidden ones (such as the ._ files a Mac's copy leaves) or folders`, { event: 'hidden-passed-over', directory: arg, files: passed });

@@ -111,7 +111,8 @@ function buildInfo(p: Pyramid): PyramidSummary['build'] {
 }
 
 /** Walks every tile of a pyramid once (PBF features are counted without decoding geometry). */
-export function inspectPyramid(root: string | PyramidReader, opts: InspectOptions = {}): PyramidSummary {
+export function inspectPyramid(root: string | PyramidReader, given: InspectOptions | null = {}): PyramidSummary {
+  const opts = given ?? {};
   refuseUnknown(opts, ['top']);
   const top = opts.top ?? 10;
   if (!Number.isInteger(top) || top < 0) throw new UsageError(`top must be a whole number of at least 0, found ${shown(top)}`);
@@ -154,7 +155,7 @@ export function inspectPyramid(root: string | PyramidReader, opts: InspectOption
       }
     }
     // Keeps the `top` largest, biggest first, ties by path, without sorting every tile.
-    if (largest.length < top || bytes.length > largest[largest.length - 1].bytes) {
+    if (top > 0 && (largest.length < top || bytes.length > largest[largest.length - 1].bytes)) {
       largest.push({ path: t.path, bytes: bytes.length });
       largest.sort((a, b) => b.bytes - a.bytes || (a.path < b.path ? -1 : 1));
       if (largest.length > top) largest.pop();

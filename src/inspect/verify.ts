@@ -55,16 +55,18 @@ function readTile(p: Pyramid, rel: string, out: ProblemList): Uint8Array | undef
 
 /** Checks a whole pyramid; never throws for what it finds (a missing or unusable descriptor is a problem too). */
 /** The caller's options checked as a build's are (by name, sizes as text too): a misspelt budget would go unheld. */
-function checkedOptions(opts: VerifyOptions): { tileBudget?: number; maxPerCode: number } {
+function checkedOptions(given: VerifyOptions | null): { tileBudget?: number; maxPerCode: number } {
+  const opts = given ?? {};
   refuseUnknown(opts, ['tileBudget', 'maxPerCode']);
   const tileBudget = sizeOf('tileBudget', opts.tileBudget ?? undefined);
-  if (tileBudget !== undefined && !(typeof tileBudget === 'number' && tileBudget > 0)) throw new UsageError(`tileBudget must be positive, found ${shown(tileBudget)}`);
+  // Said as the build says it (--tile-budget): the CLI's verify gives it so.
+  if (tileBudget !== undefined && !(typeof tileBudget === 'number' && tileBudget > 0)) throw new UsageError(`--tile-budget must be positive, found ${shown(tileBudget)}`);
   const maxPerCode = opts.maxPerCode ?? 50;
   if (!Number.isInteger(maxPerCode) || maxPerCode < 0) throw new UsageError(`maxPerCode must be a whole number of at least 0, found ${shown(maxPerCode)}`);
   return { tileBudget: tileBudget as number | undefined, maxPerCode };
 }
 
-export function verifyPyramid(root: string | PyramidReader, given: VerifyOptions = {}): VerifyResult {
+export function verifyPyramid(root: string | PyramidReader, given: VerifyOptions | null = {}): VerifyResult {
   const opts = checkedOptions(given);
   const out = new ProblemList(opts.maxPerCode);
   let p: Pyramid;

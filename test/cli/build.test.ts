@@ -148,6 +148,11 @@ describe('mudm-tiles build', () => {
       + `warning: directory ${dir}: cells.json, cells.ndjson are all named cells but for their extensions, and their features go into one layer cells (--layer-per-file names layers after files): rename one for a layer of its own\n`);
     const d = JSON.parse(fs.readFileSync(path.join(out, 'tileset.json'), 'utf8')) as { vector_layers: { id: string }[] };
     expect(d.vector_layers.map((l) => l.id)).toEqual(['cells', 'more']);
+    // A link to nothing is no hidden file or folder: read, and named as unreadable (exit 3).
+    fs.symlinkSync(path.join(dir, 'gone.json'), path.join(dir, 'broken.json'));
+    const broken = await run(['build', dir, '-o', `${out}-2`, '--format', 'pbf', '--max-zoom', '1']);
+    expect(broken.code).toBe(3);
+    expect(broken.stderr).toContain(`cannot read ${path.join(dir, 'broken.json')}: no such file`);
   });
 
   it('reads a directory\'s annotation documents and passes over the slide images beside them, saying so', async () => {

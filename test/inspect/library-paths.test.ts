@@ -41,7 +41,7 @@ describe('the options of inspectPyramid and verifyPyramid', () => {
     await buildPyramid([{ source: memorySource('cells.json', collection()) }], { ...BUILD_OPTIONS, out });
     expect(() => verifyPyramid(out, { tilebudget: 100 } as never)).toThrow(new UsageError('unknown option "tilebudget" (did you mean tileBudget?)'));
     expect(() => verifyPyramid(out, { tileBudget: 'lots' })).toThrow('tileBudget takes a size in bytes (a number, or 1G, 512M, 500K), found "lots"');
-    expect(() => verifyPyramid(out, { tileBudget: -1 })).toThrow('tileBudget must be positive, found -1');
+    expect(() => verifyPyramid(out, { tileBudget: -1 })).toThrow('--tile-budget must be positive, found -1');
     expect(() => verifyPyramid(out, { maxPerCode: 1.5 })).toThrow('maxPerCode must be a whole number of at least 0, found 1.5');
     expect(() => inspectPyramid(out, { Top: 3 } as never)).toThrow('unknown option "Top" (did you mean top?)');
     expect(() => inspectPyramid(out, { top: '3' as never })).toThrow('top must be a whole number of at least 0, found "3"');
@@ -53,5 +53,8 @@ describe('the options of inspectPyramid and verifyPyramid', () => {
     expect(text.problems).toEqual([]);
     expect(verifyPyramid(out, { tileBudget: null as never }).ok).toBe(true);
     expect(inspectPyramid(out, { top: 2 }).largest).toHaveLength(2);
+    expect(inspectPyramid(out, { top: 0 }).largest).toEqual([]);
+    expect(inspectPyramid(out, null).largest.length).toBeGreaterThan(2);
+    expect(verifyPyramid(out, null).ok).toBe(true);
   });
 });

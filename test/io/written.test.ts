@@ -120,7 +120,7 @@ describe('DirectorySink record', () => {
     await first.initialize({ force: false, resume: false });
     await first.begin({ force: false, resume: false });
     await first.write('4/0/1.pbf', 'tile');
-    first.close?.();
+    await first.finish();
     const victim = path.join(tempDir(), 'victim');
     fs.writeFileSync(victim, 'the user\'s');
     fs.symlinkSync(victim, path.join(root, '4', '0', '2.pbf'));
