@@ -83,6 +83,7 @@ export function verifyPyramid(root: string | PyramidReader, given: VerifyOptions
   const report = p.reader.read('build-report.json');
   const held = opts.tileBudget ?? heldBudget(report);
   if (held === null) notes.push('tile sizes were not held to a budget: the build used --lod none (give --tile-budget to check them)');
+  if (held === undefined) notes.push('no build report says which budget the build held (--tile-budget, or none with --lod none): tile sizes are not checked (give --tile-budget to check them)');
   const budget = held ?? Infinity;
   const layerIds = new Set((Array.isArray(p.descriptor.vector_layers) ? p.descriptor.vector_layers : []).map((l) => l.id));
   const pbfBuilt = p.format === 'pbf';
@@ -178,13 +179,16 @@ export function verifyPyramid(root: string | PyramidReader, given: VerifyOptions
 }
 
 /**
- * The budget a build report says its build held tiles to: bytes, null for none (`--lod none`), or the default budget
- * when there is no report or it predates the field (what builds then held unless told otherwise).
+ * The budget a build report says its build held tiles to: bytes, null for none (`--lod none`), the default budget
+ * when the report predates the field (what builds then held unless told otherwise), undefined without a report.
  */
-function heldBudget(report: Uint8Array | undefined): number | null {
+function heldBudget(report: Uint8Array | undefined): number | null | undefined {
+  // Without one (an archive copied alone, its extract) it is not known: held to the default, a build of
+  // --tile-budget 2M or --lod none was a false alarm.
+  if (report === undefined) return undefined;
   let budget: unknown;
   try {
-    budget = report === undefined ? undefined : (decodeJsonBytes(report) as { tiles?: { thinning?: { budget?: unknown } } } | null)?.tiles?.thinning?.budget;
+    budget = (decodeJsonBytes(report) as { tiles?: { thinning?: { budget?: unknown } } } | null)?.tiles?.thinning?.budget;
   } catch {
     budget = undefined; // checkReport says what is wrong with it
   }

@@ -232,7 +232,12 @@ describe('inspect and verify', () => {
     const reader = await openPyramidReader(lone);
     const v = verifyPyramid(reader);
     reader.close();
-    expect([v.ok, v.problems, v.notes]).toEqual([true, [], ['no build report beside the archive, so the tile counts were not compared with it']]);
+    const unknownBudget = 'no build report says which budget the build held (--tile-budget, or none with --lod none): tile sizes are not checked (give --tile-budget to check them)';
+    expect([v.ok, v.problems, v.notes]).toEqual([true, [], [unknownBudget, 'no build report beside the archive, so the tile counts were not compared with it']]);
+    // A budget given is held: the archive's coarse tiles are over 1 KiB.
+    const held = await openPyramidReader(lone);
+    expect(verifyPyramid(held, { tileBudget: 1024 }).counts['tile-over-budget']).toBeGreaterThan(0);
+    held.close();
     const withReport = await openPyramidReader(file);
     expect(verifyPyramid(withReport).notes).toEqual([]);
     withReport.close();
@@ -240,7 +245,7 @@ describe('inspect and verify', () => {
     const out = path.join(root, 'lone-extracted');
     await extractArchives(lone, out, { force: false });
     const x = verifyPyramid(out);
-    expect([x.ok, x.problems, x.notes]).toEqual([true, [], ['no build report: extracted from an archive that had none beside it, so the tile counts were not compared with it']]);
+    expect([x.ok, x.problems, x.notes]).toEqual([true, [], [unknownBudget, 'no build report: extracted from an archive that had none beside it, so the tile counts were not compared with it']]);
     const folder = path.join(root, 'no-report');
     fs.cpSync(planes, folder, { recursive: true });
     fs.rmSync(path.join(folder, 'build-report.json'));
