@@ -27,7 +27,8 @@ export function checkDescriptor(p: Pyramid): Problem[] {
   if ((d.bounds ?? []).length !== wantBounds) layout(`bounds must have ${wantBounds} numbers with ${p.dims.length ? `plane dimensions ${p.dims.join(', ')}` : 'no plane dimensions'}, found ${(d.bounds ?? []).length}`);
   if (!Number.isInteger(d.minzoom) || !Number.isInteger(d.maxzoom)) layout('minzoom and maxzoom must be written explicitly');
   else if (p.minZoom > p.maxZoom) layout(`minzoom ${p.minZoom} is above maxzoom ${p.maxZoom}`);
-  if (d.scale_factor !== 2) layout(`scale_factor must be 2, found ${JSON.stringify(d.scale_factor)}`);
+  // Spec 2.3: optional, 2 when absent; this layout's zoom arithmetic needs 2.
+  if (d.scale_factor !== undefined && d.scale_factor !== 2) layout(`scale_factor must be 2 (or absent, meaning 2), found ${JSON.stringify(d.scale_factor)}`);
   return out;
 }
 

@@ -183,6 +183,12 @@ describe('verifyPyramid', () => {
     d.scale_factor = 'two';
     f.set('tileset.json', new TextEncoder().encode(JSON.stringify(d)));
     expect(codes(verify(f))).toEqual(['descriptor-invalid', 'descriptor-layout']);
+    // Absent, scale_factor means 2 (spec 2.3): no problem.
+    const e = files();
+    const without = JSON.parse(Buffer.from(e.get('tileset.json') as Uint8Array).toString()) as Record<string, unknown>;
+    delete without.scale_factor;
+    e.set('tileset.json', new TextEncoder().encode(JSON.stringify(without)));
+    expect(verify(e)).toMatchObject({ ok: true, problems: [] });
 
     const g = files();
     g.delete('0/0/0.json');
