@@ -88,10 +88,12 @@ export function verifyPyramid(root: string | PyramidReader, given: VerifyOptions
   const layerIds = new Set((Array.isArray(p.descriptor.vector_layers) ? p.descriptor.vector_layers : []).map((l) => l.id));
   const pbfBuilt = p.format === 'pbf';
   const zooms = zoomDirs(p);
-  const stray = (path: string) => out.add([problem('stray-file', path, /\.tmp-/.test(path) ? 'a temporary file left by an interrupted write' : 'not a tile of this layout')]);
+  const stray = (path: string, why = /\.tmp-/.test(path) ? 'a temporary file left by an interrupted write' : 'not a tile of this layout') => out.add([problem('stray-file', path, why)]);
   const zoom0 = zooms.includes(0) ? [...listZoomTiles(p, 0, stray)] : [];
-  // JSON tiles were built when an overview is there, or (the overview lost) when any zoom holds a JSON tile.
-  const jsonBuilt = p.format === 'json' || zoom0.some(isOverview) || zooms.some((z) => z > 0 && anyJson(p, z));
+  // JSON tiles were built when the report counts some; without one, when an overview is there, or (the overview
+  // lost) when any zoom holds a JSON tile. A stray JSON file in a PBF pyramid with its report is then one file.
+  const reported = reportedJsonTiles(report);
+  const jsonBuilt = p.format === 'json' || (reported !== undefined ? reported > 0 : zoom0.some(isOverview) || zooms.some((z) => z > 0 && anyJson(p, z)));
   const both = pbfBuilt && jsonBuilt;
   const counted = new Map<number, ZoomCount>();
   const overviews = new Set<string>();
@@ -115,6 +117,11 @@ export function verifyPyramid(root: string | PyramidReader, given: VerifyOptions
       pairs.set(key, pair);
     }
     for (const pair of pairs.values()) {
+      if (pair.json && !jsonBuilt) {
+        stray(pair.json.path, 'a JSON tile in a pyramid built without JSON tiles (its report counts none)');
+        pair.json = undefined;
+        if (!pair.pbf) continue;
+      }
       const ref = (pair.pbf ?? pair.json) as TileRef;
       const misplaced = checkPlacement(ctx, ref);
       out.add(misplaced);
@@ -182,6 +189,17 @@ export function verifyPyramid(root: string | PyramidReader, given: VerifyOptions
  * The budget a build report says its build held tiles to: bytes, null for none (`--lod none`), the default budget
  * when the report predates the field (what builds then held unless told otherwise), undefined without a report.
  */
+/** How many JSON tiles a build report counts, or undefined without a readable one. */
+function reportedJsonTiles(report: Uint8Array | undefined): number | undefined {
+  try {
+    const byZoom = report && (decodeJsonBytes(report) as { tiles?: { byZoom?: Record<string, { json?: { tiles?: unknown } }> } } | null)?.tiles?.byZoom;
+    if (!byZoom || typeof byZoom !== 'object') return undefined;
+    return Object.values(byZoom).reduce((n, z) => n + (typeof z?.json?.tiles === 'number' ? z.json.tiles : 0), 0);
+  } catch {
+    return undefined;
+  }
+}
+
 function heldBudget(report: Uint8Array | undefined): number | null | undefined {
   // Without one (an archive copied alone, its extract) it is not known: held to the default, a build of
   // --tile-budget 2M or --lod none was a false alarm.

@@ -204,6 +204,19 @@ describe('verifyPyramid', () => {
     expect(r.problems.find((p) => p.code === 'stray-file')?.message).toMatch(/interrupted/);
   });
 
+  it('names one stray JSON tile in a PBF pyramid once, not every PBF tile as lacking its twin', async () => {
+    const pbfOnly = ((await buildSquares({ format: 'pbf' })) as MemorySink).files;
+    expect(verifyPyramid(memoryReader(pbfOnly))).toMatchObject({ ok: true });
+    const f = new Map(pbfOnly);
+    f.set('2/1/1.json', pristine.get('2/1/1.json') as Uint8Array);
+    f.set('0/0/0.json', pristine.get('0/0/0.json') as Uint8Array);
+    const r = verifyPyramid(memoryReader(f));
+    expect(r.problems.map((x) => [x.code, x.path, x.message])).toEqual([
+      ['stray-file', '0/0/0.json', 'a JSON tile in a pyramid built without JSON tiles (its report counts none)'],
+      ['stray-file', '2/1/1.json', 'a JSON tile in a pyramid built without JSON tiles (its report counts none)'],
+    ]);
+  });
+
   it('rejects a PBF tile with the wrong layer version or extent', () => {
     const f = files();
     const w = new PbfWriter();
