@@ -157,6 +157,28 @@ describe('one archive of a folder build', () => {
   });
 });
 
+describe('verify of one damaged archive', () => {
+  it('lists it as archive-invalid (exit 1, --json too) when its header reads; exit 3 when it is no archive', async () => {
+    const dir = scratch();
+    const file = path.join(dir, 'slide.pmtiles');
+    expect((await cli('build', path.join(SAMPLE, 'cells.json'), '-o', file, '-q')).code).toBe(0);
+    const bytes = fs.readFileSync(file);
+    // The root directory's length (header bytes 16-23) past what it holds: it does not decompress.
+    bytes.writeBigUInt64LE(BigInt(bytes.readUInt32LE(16) + 9), 16);
+    fs.writeFileSync(file, bytes);
+    const r = await cli('verify', file, '--json');
+    expect(r.code).toBe(1);
+    const result = JSON.parse(r.out) as { ok: boolean; problems: { code: string; path: string; message: string }[] };
+    expect(result.ok).toBe(false);
+    expect(result.problems.map((x) => [x.code, x.path])).toEqual([['archive-invalid', 'slide.pmtiles']]);
+    expect(result.problems[0].message).toMatch(/^the root directory \(bytes 127–\d+\) does not decompress/);
+    fs.writeFileSync(file, 'not an archive at all');
+    const no = await cli('verify', file);
+    expect(no.code).toBe(3);
+    expect(no.err).toContain('not a PMTiles archive');
+  });
+});
+
 describe('an archive in the way (exit 4)', () => {
   it('is refused without --force, and with --force when no build wrote it; the file stays as it was', async () => {
     const dir = scratch();

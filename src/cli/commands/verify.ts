@@ -1,6 +1,9 @@
 // `mudm-tiles verify DIR`: every check of a built pyramid; exit 0 when it holds, 1 with the list of problems.
-import { UsageError } from '../../report/errors.js';
-import { formatProblems, openPyramidReader, verifyPyramid, type VerifyResult } from '../../inspect/index.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import { InputError, UsageError } from '../../report/errors.js';
+import { decodeHeader, HEADER_BYTES } from '../../archive/pmtiles-format.js';
+import { formatProblems, openPyramidReader, verifyPyramid, type PyramidReader, type VerifyResult } from '../../inspect/index.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_INVALID, EXIT_OK, EXIT_UNREADABLE } from '../exit.js';
 
@@ -13,18 +16,48 @@ export const details =
   'the budget the build held (from its report; --tile-budget checks another), no zoom directory lies outside minzoom–maxzoom, and build-report.json matches the files. ' +
   'Archives (FILE.pmtiles, or a DIR whose tileset.json lists archives) are checked tile by tile as directories are, ' +
   'and each archive\'s tile type and metadata (the descriptor) too. ' +
-  'Exit 0: no problem; 1: problems (listed on stdout); 3: no readable tileset.json or archive.';
+  'Exit 0: no problem; 1: problems (listed on stdout; an archive whose header reads but not its directories or metadata is one); 3: no readable tileset.json or archive.';
 
 export async function run(ctx: CommandContext): Promise<number> {
-  const { args, options, io } = ctx;
+  const { args } = ctx;
   if (args.length !== 1) throw new UsageError(`verify takes one pyramid directory, found ${args.length} arguments`);
-  const reader = await openPyramidReader(args[0]);
   let result: VerifyResult;
+  let reader: PyramidReader & { close(): void };
+  try {
+    reader = await openPyramidReader(args[0]);
+  } catch (err) {
+    // An archive whose header reads but whose directories or metadata do not is a damaged pyramid (exit 1, listed),
+    // as one archive of a folder is; only what is no archive at all is unreadable (exit 3).
+    if (!(err instanceof InputError) || !hasArchiveHeader(args[0])) throw err;
+    const message = err.message.startsWith(`${args[0]}: `) ? err.message.slice(args[0].length + 2) : err.message;
+    result = { ok: false, problems: [{ code: 'archive-invalid', path: path.basename(args[0]), message }], counts: { 'archive-invalid': 1 }, checked: { tiles: 0, features: 0 }, notes: [] };
+    return report(ctx, result);
+  }
   try {
     result = verifyPyramid(reader, { tileBudget: ctx.given.tileBudget });
   } finally {
     reader.close();
   }
+  return report(ctx, result);
+}
+
+/** Whether `file` starts with a PMTiles v3 header. */
+function hasArchiveHeader(file: string): boolean {
+  try {
+    const fd = fs.openSync(file, 'r');
+    try {
+      const head = new Uint8Array(HEADER_BYTES);
+      decodeHeader(head.subarray(0, fs.readSync(fd, head, 0, HEADER_BYTES, 0)));
+      return true;
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+}
+
+function report({ args, options, io }: CommandContext, result: VerifyResult): number {
   if (options.json) {
     io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } else if (result.ok) {
