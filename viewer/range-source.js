@@ -13,6 +13,13 @@ export class RangeSource {
     this.url = url;
     /** After a change: past the browser's cache, whose ranges may be of the archive before. */
     this.mustReload = false;
+    /** A host whose weak ETags differ from range to range of one file (hashes of each body): they say nothing. */
+    this.weakPerRange = false;
+    /** The file's ETag by HEAD when ranges came with weak ones (null: none given), asked once. */
+    this.fileEtag = undefined;
+    // The reader's own workaround: Chromium on Windows mixes ranges of a cached file up.
+    const agent = globalThis.navigator?.userAgent ?? '';
+    this.noStore = agent.includes('Windows') && /Chrome|Chromium|Edg|OPR|Brave/.test(agent);
   }
 
   getKey() {
@@ -21,28 +28,54 @@ export class RangeSource {
 
   async getBytes(offset, length, signal, etag) {
     const headers = new Headers({ range: `bytes=${offset}-${offset + length - 1}` });
-    const cache = this.mustReload ? 'reload' : undefined;
-    let response = await fetch(this.url, { signal, cache, headers });
+    const cache = this.mustReload ? 'reload' : this.noStore ? 'no-store' : undefined;
+    // Its own controller too: a host that ignores Range sends the whole archive, which is not read on.
+    const controller = new AbortController();
+    signal?.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
+    let response = await fetch(this.url, { signal: controller.signal, cache, headers });
     if (offset === 0 && response.status === 416) {
       // The first read asks for more than a small archive holds: asked again for what it holds.
       const range = response.headers.get('Content-Range');
       if (!range || !range.startsWith('bytes */')) throw new Error('Missing content-length on 416 response');
       headers.set('range', `bytes=0-${Number(range.slice(8)) - 1}`);
-      response = await fetch(this.url, { signal, cache: 'reload', headers });
+      response = await fetch(this.url, { signal: controller.signal, cache: 'reload', headers });
     }
-    const got = response.headers.get('ETag') ?? undefined;
-    if (response.status === 416 || (etag !== undefined && got !== undefined && got !== etag)) {
+    let got = response.headers.get('ETag') ?? undefined;
+    if (this.weakPerRange && got?.startsWith('W/')) got = undefined;
+    // A weak ETag may be the file's (size and time) or each range's (a hash of the body): the file's own, asked once,
+    // tells them apart when a range's differs.
+    if (got?.startsWith('W/') && this.fileEtag === undefined) this.fileEtag = (await this.headEtag()) ?? null;
+    if (etag !== undefined && got !== undefined && got !== etag && got.startsWith('W/') && this.fileEtag !== null && (await this.headEtag()) === this.fileEtag) {
+      // The file's ETag is still the one first seen: this host's weak ETags are of each range, not of the file.
+      this.weakPerRange = true;
+      got = undefined;
+    }
+    if (response.status === 416) {
       this.mustReload = true;
-      throw new EtagMismatch(`Server returned non-matching ETag ${etag} (now ${got}) or HTTP ${response.status}`);
+      throw new EtagMismatch(`Server returned non-matching ETag ${etag}: HTTP 416, a range past the end`);
+    }
+    if (etag !== undefined && got !== undefined && got !== etag) {
+      this.mustReload = true;
+      throw new EtagMismatch(`Server returned non-matching ETag ${etag} (now ${got})`);
     }
     if (response.status >= 300) throw new Error(`Bad response code: ${response.status}`);
     const size = response.headers.get('Content-Length');
     if (response.status === 200 && (!size || Number(size) > length)) {
+      controller.abort();
       throw new Error('Server returned no content-length header or content-length exceeding request. Check that your storage backend supports HTTP Byte Serving.');
     }
     return {
-      data: await response.arrayBuffer(), etag: got,
+      data: await response.arrayBuffer(), etag: this.weakPerRange ? undefined : got,
       cacheControl: response.headers.get('Cache-Control') ?? undefined, expires: response.headers.get('Expires') ?? undefined,
     };
+  }
+
+  /** The file's ETag now (a HEAD past the cache), or undefined when the host gives none or cannot be reached. */
+  async headEtag() {
+    try {
+      return (await fetch(this.url, { method: 'HEAD', cache: 'no-store' })).headers.get('ETag') ?? undefined;
+    } catch {
+      return undefined;
+    }
   }
 }

@@ -14,9 +14,10 @@ export interface StaticServer { url: string; close(): Promise<void> }
 
 /**
  * Serves `root` on 127.0.0.1: GET and HEAD, one byte range per request (206, 416), everything else whole. With
- * `weakEtags`, each file has a weak ETag of its size and time (as Express's serve-static, sirv and vite send).
+ * `weakEtags`, each file has a weak ETag of its size and time (as Express's serve-static, sirv and vite send); with
+ * `'per-range'`, each range one of its body (a hash, as a framework's `send` gives).
  */
-export async function startStaticServer(root: string, { weakEtags = false } = {}): Promise<StaticServer> {
+export async function startStaticServer(root: string, { weakEtags = false as boolean | 'per-range' } = {}): Promise<StaticServer> {
   const server = http.createServer((req, res) => {
     const rel = decodeURIComponent(new URL(req.url ?? '/', 'http://host').pathname);
     const file = path.join(root, rel.endsWith('/') ? `${rel}index.html` : rel);
@@ -43,6 +44,16 @@ export async function startStaticServer(root: string, { weakEtags = false } = {}
     const end = m[1] === '' || m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
     if (start >= size || end < start) {
       res.writeHead(416, { 'Content-Range': `bytes */${size}` }).end();
+      return;
+    }
+    if (weakEtags === 'per-range') {
+      // An ETag of each body, as a framework's `send` gives: another for every range of one file.
+      const body = Buffer.alloc(end - start + 1);
+      const fd = fs.openSync(file, 'r');
+      fs.readSync(fd, body, 0, body.length, start);
+      fs.closeSync(fd);
+      const sum = body.reduce((h, b) => (h * 31 + b) >>> 0, body.length);
+      res.writeHead(206, { ...headers, ETag: `W/"${sum.toString(16)}"`, 'Content-Length': body.length, 'Content-Range': `bytes ${start}-${end}/${size}` }).end(body);
       return;
     }
     res.writeHead(206, { ...headers, 'Content-Length': end - start + 1, 'Content-Range': `bytes ${start}-${end}/${size}` });

@@ -148,6 +148,9 @@ beforeAll(async () => {
   const weak: StaticServer = await startStaticServer(site, { weakEtags: true });
   servers.push(weak);
   at.weak = weak.url;
+  const perRange: StaticServer = await startStaticServer(site, { weakEtags: 'per-range' });
+  servers.push(perRange);
+  at.perRange = perRange.url;
   browser = await launch();
   page = await openPage(browser, consoleErrors);
 }, 120_000);
@@ -406,6 +409,14 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     const failure = await page.evaluate(() => window.__viewer.ready.then(() => 'ready', (e: Error) => e.message));
     expect(failure).toBe(`${at.host}foreign.pmtiles: the descriptor has no tiles template: this is not a mudm-tiles pyramid (an archive written by another tool carries no tileset descriptor)`);
     expect(await errorsOf()).toEqual([failure]);
+  });
+
+  it('reads an archive from a host whose weak ETags are of each range, not of the file (no false "replaced")', async () => {
+    const cell = cells().filter((c) => c.c === 0 && c.z === 0)[0];
+    await view(`${at.perRange}index.html?tileset=slide.pmtiles#${VIEW}`);
+    expect((await page.evaluate(([x, y]) => window.__viewer.featuresAt(x, y), [cell.x, cell.y] as const)).map((f) => f.id)).toContain(cell.id);
+    expect(await page.locator('#status').innerText()).not.toMatch(/replaced|failed/);
+    expect(await errorsOf()).toEqual([]);
   });
 
   it('says a folder without a descriptor is not a pyramid, or not built yet', async () => {
