@@ -2,6 +2,8 @@
 import { urlTemplate } from '../tiling/space.js';
 import { validateDescriptor } from '../validate/index.js';
 import { shownPath } from '../validate/issue.js';
+import type { TilesetDescriptor } from '../model/descriptor.js';
+import type { PbfLayer } from './decode.js';
 import type { Pyramid, TileRef } from './layout.js';
 import { decodeJsonBytes, isAbsoluteUrl, problem, type Problem } from './verify-problems.js';
 
@@ -54,3 +56,41 @@ export function checkOverview(p: Pyramid, t: TileRef, bytes: Uint8Array): Proble
   }
   return out;
 }
+
+/**
+ * The tiles' PBF tags held against the descriptor's layers: a field no layer declares, a value its `fieldenums` do not
+ * list (a viewer's legend and colours are built from them). Each field or value is said once, at the first tile.
+ */
+export class FieldCheck {
+  private readonly said = new Set<string>();
+  private readonly layers = new Map<string, { fields: Record<string, unknown>; enums: Map<string, Set<string>> }>();
+
+  constructor(descriptor: TilesetDescriptor) {
+    for (const l of Array.isArray(descriptor.vector_layers) ? descriptor.vector_layers : []) {
+      const enums = new Map(Object.entries(l.fieldenums ?? {}).filter(([, v]) => Array.isArray(v)).map(([k, v]) => [k, new Set(v)]));
+      this.layers.set(l.id, { fields: l.fields ?? {}, enums });
+    }
+  }
+
+  check(path: string, layers: readonly PbfLayer[]): Problem[] {
+    const out: Problem[] = [];
+    const once = (key: string, message: string) => {
+      if (this.said.has(key)) return;
+      this.said.add(key);
+      out.push(problem('field-mismatch', path, message));
+    };
+    for (const l of layers) {
+      // A layer the descriptor lacks is said as such (unknown-layer).
+      const declared = this.layers.get(l.name);
+      if (declared === undefined) continue;
+      for (const f of l.features) {
+        for (const [k, v] of Object.entries(f.tags)) {
+          if (!Object.hasOwn(declared.fields, k)) once(`${l.name}\0${k}`, `layer ${l.name}: field ${JSON.stringify(k)} is in the tiles, not among the descriptor's fields`);
+          else if (typeof v === 'string' && declared.enums.get(k)?.has(v) === false) once(`${l.name}\0${k}\0${v}`, `layer ${l.name}: value ${JSON.stringify(v)} of field ${JSON.stringify(k)} is in the tiles, not among its fieldenums`);
+        }
+      }
+    }
+    return out;
+  }
+}
+

@@ -7,7 +7,7 @@ export type ProblemCode =
   | 'zoom-outside-range' | 'stray-file'
   | 'tile-undecodable' | 'tile-invalid' | 'tile-empty' | 'tile-outside-grid' | 'tile-outside-bounds' | 'tile-over-budget'
   | 'feature-outside-tile' | 'unknown-layer' | 'pbf-layer' | 'pbf-winding'
-  | 'format-mismatch' | 'feature-mismatch' | 'archive-invalid';
+  | 'format-mismatch' | 'feature-mismatch' | 'field-mismatch' | 'archive-invalid';
 
 export interface Problem {
   code: ProblemCode;

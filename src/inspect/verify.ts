@@ -9,7 +9,7 @@ import { planeKey, type Plane } from '../tiling/space.js';
 import type { PbfLayer } from './decode.js';
 import { isOverview, listZoomTiles, openPyramid, overviewPath, zoomDirs, type Pyramid, type TileRef } from './layout.js';
 import type { PyramidReader } from './reader.js';
-import { checkDescriptor, checkOverview } from './verify-descriptor.js';
+import { checkDescriptor, checkOverview, FieldCheck } from './verify-descriptor.js';
 import { decodeJsonBytes, problem, ProblemList, type Problem, type ProblemCode } from './verify-problems.js';
 import { checkReport, type ZoomCount } from './verify-report.js';
 import { checkBudget, checkJsonTile, checkPbfTile, checkPlacement, compareTile, pbfEncodable, zoomFrame } from './verify-tiles.js';
@@ -85,6 +85,7 @@ export function verifyPyramid(root: string | PyramidReader, given: VerifyOptions
   if (held === null) notes.push('tile sizes were not held to a budget: the build used --lod none (give --tile-budget to check them)');
   if (held === undefined) notes.push('no build report says which budget the build held (--tile-budget, or none with --lod none): tile sizes are not checked (give --tile-budget to check them)');
   const budget = held ?? Infinity;
+  const fields = new FieldCheck(p.descriptor);
   const layerIds = new Set((Array.isArray(p.descriptor.vector_layers) ? p.descriptor.vector_layers : []).map((l) => l.id));
   const pbfBuilt = p.format === 'pbf';
   const zooms = zoomDirs(p);
@@ -154,6 +155,7 @@ export function verifyPyramid(root: string | PyramidReader, given: VerifyOptions
           const checked = checkPbfTile(ctx, pair.pbf, bytes);
           out.add(checked.problems);
           pbf = checked.layers;
+          if (pbf) out.add(fields.check(pair.pbf.path, pbf));
           if (pbf && !json) for (const l of pbf) featuresChecked += l.features.length;
         }
       }

@@ -217,6 +217,19 @@ describe('verifyPyramid', () => {
     ]);
   });
 
+  it('holds the tiles\' fields against the descriptor: a field it lacks, a value its fieldenums lack, each said once', () => {
+    const f = files();
+    const d = JSON.parse(Buffer.from(f.get('tileset.json') as Uint8Array).toString()) as { vector_layers: { fields: Record<string, string>; fieldenums?: Record<string, string[]> }[] };
+    delete d.vector_layers[0].fields.score;
+    d.vector_layers[0].fieldenums = { ...d.vector_layers[0].fieldenums, featureClass: ['alpha', 'beta'] };
+    f.set('tileset.json', new TextEncoder().encode(JSON.stringify(d)));
+    const r = verify(f);
+    expect(r.problems.filter((x) => x.code === 'field-mismatch').map((x) => x.message).sort()).toEqual([
+      'layer cells: field "score" is in the tiles, not among the descriptor\'s fields',
+      'layer cells: value "gamma" of field "featureClass" is in the tiles, not among its fieldenums',
+    ]);
+  });
+
   it('rejects a PBF tile with the wrong layer version or extent', () => {
     const f = files();
     const w = new PbfWriter();
