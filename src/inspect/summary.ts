@@ -65,6 +65,8 @@ export interface PyramidSummary {
   build?: { read?: number; valid?: number; invalid?: number; seconds?: number };
   /** Tiles that could not be read (an archive's tile whose gzip does not decode) or decoded, when there are any. */
   unreadable?: { path: string; message: string }[];
+  /** What the reader found wrong with the archives (verify's `archive-invalid` and the like), when anything. */
+  problems?: { code: string; path: string; message: string }[];
   /** The archive files read (byte counts elsewhere are of the tiles as decoded), when the pyramid is in archives. */
   archives?: ArchiveFacts[];
 }
@@ -190,6 +192,8 @@ export function inspectPyramid(root: string | PyramidReader, given: InspectOptio
   const build = buildInfo(p);
   if (build) summary.build = build;
   if (unreadable.length > 0) summary.unreadable = unreadable;
+  // A damaged archive hides tiles: a workflow reading --json sees that the summary may be short of them.
+  if (p.reader.problems?.length) summary.problems = p.reader.problems.map((x) => ({ ...x }));
   if (p.reader.archives && p.reader.archives.length > 0) summary.archives = [...p.reader.archives];
   return summary;
 }

@@ -98,6 +98,12 @@ describe('decodeTile', () => {
 });
 
 describe('inspectPyramid', () => {
+  it('carries what its reader found wrong (a damaged archive) into the summary, for --json', () => {
+    const damaged = { ...memoryReader(sink.files), problems: [{ code: 'archive-invalid' as const, path: 'slide.pmtiles', message: 'a leaf directory does not decompress' }] };
+    expect(inspectPyramid(damaged).problems).toEqual([{ code: 'archive-invalid', path: 'slide.pmtiles', message: 'a leaf directory does not decompress' }]);
+    expect(inspectPyramid(memoryReader(sink.files)).problems).toBeUndefined();
+  });
+
   it('summarises zooms, layers, fields, tiles and bytes as the build report counts them', () => {
     const s = inspectPyramid(memoryReader(sink.files));
     const report = JSON.parse(Buffer.from(sink.files.get('build-report.json') as Uint8Array).toString()) as { tiles: { byZoom: Record<string, { pbf: { tiles: number; bytes: number }; json: { tiles: number; bytes: number } }> } };
