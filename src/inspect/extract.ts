@@ -36,6 +36,11 @@ export async function extractArchives(input: string, out: string, opts: { force:
     if (reader.problems.length > 0) {
       throw refuse(`${reader.problems.slice(0, 5).map((p) => `${p.path}: ${p.message}`).join('; ')}${reader.problems.length > 5 ? '; …' : ''}`);
     }
+    // A folder build's report is part of it (verify says report-missing); extracted without it, the directory would
+    // verify as one archive copied alone does.
+    if (fs.statSync(input).isDirectory() && !fs.existsSync(path.join(input, 'build-report.json'))) {
+      throw refuse(`its build-report.json is missing, which a folder build writes beside its archives`);
+    }
     const sink = new DirectorySink(out);
     await sink.initialize({ force: opts.force, resume: false });
     const removal = await sink.begin({ force: opts.force, resume: false });

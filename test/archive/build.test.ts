@@ -252,6 +252,10 @@ describe('inspect and verify', () => {
     const f = await openPyramidReader(folder);
     expect(verifyPyramid(f).problems.map((p) => p.code)).toEqual(['report-missing']);
     f.close();
+    // Nor is it extracted into a directory that would verify as one archive's extract does.
+    const gone = path.join(root, 'no-report-extracted');
+    await expect(extractArchives(folder, gone, { force: false })).rejects.toThrow(`${folder} cannot be extracted whole (its build-report.json is missing, which a folder build writes beside its archives); nothing was written`);
+    expect(fs.existsSync(gone)).toBe(false);
   });
 
   it('verify checks the header against the directories: addressed tiles, distinct contents, zooms', async () => {
