@@ -10,8 +10,8 @@ import { tiffFacts } from './tiff-header.js';
  * Reads a label mask from a PNG or TIFF file (one page; a pyramid's first). Unsigned 8, 16 and 32-bit samples keep
  * their values exactly; signed 8 and 32-bit and floating-point samples are accepted when every value is a
  * non-negative integer that fits 32 bits; signed 16-bit samples when none is negative (read through libvips' 16-bit
- * grey path, which would clamp them to 0, background). Colour images are refused: a colour or palette image does not carry
- * label numbers sharp can recover.
+ * grey path, which would clamp them to 0, background). Colour images are refused: a colour or palette image does
+ * not carry label numbers sharp can recover.
  */
 export async function readLabelMask(path: string): Promise<LabelMask> {
   // Whole-slide masks exceed sharp's default pixel limit by far; the caller chose the file.
