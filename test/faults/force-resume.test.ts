@@ -290,6 +290,33 @@ describe.skipIf(!hasStrace)('a --force removal killed part-way (strace kills at 
   });
 });
 
+describe.skipIf(!hasStrace)('a link planted at a built tile\'s path between a kill (strace, 5th rename) and --resume', () => {
+  it('is refused (exit 4) with the work state kept, and the next --resume, the link gone, gives the clean pyramid', async () => {
+    const dir = tempDir('resume-link');
+    const out = path.join(dir, 'out'), clean = path.join(dir, 'clean');
+    expectOk(await runCli(['build', big, '-o', clean, '-q', '--max-zoom', '6']), 'the clean build');
+    await runProcess('strace', ['-f', '-qq', '-o', '/dev/null', '-e', 'trace=rename,renameat,renameat2', '-e', 'inject=rename,renameat,renameat2:signal=SIGKILL:when=5', process.execPath, BIN, 'build', big, '-o', out, '-q', '--max-zoom', '6']);
+    expect(fs.existsSync(path.join(out, '.mudm-work', 'plan.json')), 'killed after its plan').toBe(true);
+    expect(fs.existsSync(path.join(out, 'tileset.json')), 'killed before its descriptor').toBe(false);
+    const tile = listFiles(out).find((f) => f.endsWith('.pbf')) as string;
+    const victim = path.join(dir, 'victim.txt');
+    fs.writeFileSync(victim, 'the user\'s');
+    const bytes = fs.readFileSync(path.join(out, tile));
+    fs.rmSync(path.join(out, tile));
+    fs.symlinkSync(victim, path.join(out, tile));
+    const refused = await runCli(['build', big, '-o', out, '-q', '--max-zoom', '6', '--resume']);
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toContain(`${path.join(out, tile)} is a symbolic link where a build writes a tile`);
+    expect(fs.readFileSync(victim, 'utf8')).toBe('the user\'s');
+    expect(fs.existsSync(path.join(out, '.mudm-work', 'plan.json')), 'the work state kept').toBe(true);
+    // The link gone and the tile put back (a finished unit's tiles are not written again).
+    fs.rmSync(path.join(out, tile));
+    fs.writeFileSync(path.join(out, tile), bytes);
+    expectOk(await runCli(['build', big, '-o', out, '-q', '--max-zoom', '6', '--resume']), 'the next --resume');
+    expectSamePyramid(out, clean, ['run', 'timings'], true);
+  });
+});
+
 describe.skipIf(!hasStrace)('finalize killed at a rename (strace) and run again', () => {
   it('leaves no temporary of the first run: the same pyramid as a clean build, the record of what was written included', async () => {
     const planned = path.join(tempDir('finalize-killed'), 'planned');
