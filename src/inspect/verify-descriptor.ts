@@ -59,16 +59,21 @@ export function checkOverview(p: Pyramid, t: TileRef, bytes: Uint8Array): Proble
 
 /**
  * The tiles' PBF tags held against the descriptor's layers: a field no layer declares, a value its `fieldenums` do not
- * list (a viewer's legend and colours are built from them). Each field or value is said once, at the first tile.
+ * list or outside its `fieldranges` (a viewer's legend and colours are built from them). Each is said once, at the
+ * first tile.
  */
 export class FieldCheck {
   private readonly said = new Set<string>();
-  private readonly layers = new Map<string, { fields: Record<string, unknown>; enums: Map<string, Set<string>> }>();
+  private readonly layers = new Map<string, { fields: Record<string, unknown>; enums: Map<string, Set<string>>; ranges: Map<string, [number, number]> }>();
 
   constructor(descriptor: TilesetDescriptor) {
     for (const l of Array.isArray(descriptor.vector_layers) ? descriptor.vector_layers : []) {
       const enums = new Map(Object.entries(l.fieldenums ?? {}).filter(([, v]) => Array.isArray(v)).map(([k, v]) => [k, new Set(v)]));
-      this.layers.set(l.id, { fields: l.fields ?? {}, enums });
+      const ranges = new Map<string, [number, number]>();
+      for (const [k, r] of Object.entries(l.fieldranges ?? {})) {
+        if (Array.isArray(r) && typeof r[0] === 'number' && typeof r[1] === 'number') ranges.set(k, [r[0], r[1]]);
+      }
+      this.layers.set(l.id, { fields: l.fields ?? {}, enums, ranges });
     }
   }
 
@@ -87,6 +92,10 @@ export class FieldCheck {
         for (const [k, v] of Object.entries(f.tags)) {
           if (!Object.hasOwn(declared.fields, k)) once(`${l.name}\0${k}`, `layer ${l.name}: field ${JSON.stringify(k)} is in the tiles, not among the descriptor's fields`);
           else if (typeof v === 'string' && declared.enums.get(k)?.has(v) === false) once(`${l.name}\0${k}\0${v}`, `layer ${l.name}: value ${JSON.stringify(v)} of field ${JSON.stringify(k)} is in the tiles, not among its fieldenums`);
+          else if (typeof v === 'number') {
+            const r = declared.ranges.get(k);
+            if (r && (v < r[0] || v > r[1])) once(`${l.name}\0${k}\0range`, `layer ${l.name}: value ${v} of field ${JSON.stringify(k)} is in the tiles, outside its fieldranges [${r[0]}, ${r[1]}]`);
+          }
         }
       }
     }

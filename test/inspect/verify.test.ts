@@ -217,16 +217,18 @@ describe('verifyPyramid', () => {
     ]);
   });
 
-  it('holds the tiles\' fields against the descriptor: a field it lacks, a value its fieldenums lack, each said once', () => {
+  it('holds the tiles\' fields against the descriptor: a field it lacks, a value its fieldenums lack or outside its fieldranges, each said once', () => {
     const f = files();
     const d = JSON.parse(Buffer.from(f.get('tileset.json') as Uint8Array).toString()) as { vector_layers: { fields: Record<string, string>; fieldenums?: Record<string, string[]> }[] };
     delete d.vector_layers[0].fields.score;
     d.vector_layers[0].fieldenums = { ...d.vector_layers[0].fieldenums, featureClass: ['alpha', 'beta'] };
+    (d.vector_layers[0] as { fieldranges?: Record<string, number[]> }).fieldranges = { label: [1, 5] };
     f.set('tileset.json', new TextEncoder().encode(JSON.stringify(d)));
     const r = verify(f);
     expect(r.problems.filter((x) => x.code === 'field-mismatch').map((x) => x.message).sort()).toEqual([
       'layer cells: field "score" is in the tiles, not among the descriptor\'s fields',
       'layer cells: value "gamma" of field "featureClass" is in the tiles, not among its fieldenums',
+      'layer cells: value 6 of field "label" is in the tiles, outside its fieldranges [1, 5]',
     ]);
   });
 

@@ -11,8 +11,8 @@ export const usage = 'DIR|FILE.pmtiles';
 
 export const details =
   'Checks that the descriptor and every overview validate and match the layout, every tile decodes (JSON and PBF), ' +
-  'JSON and PBF tiles agree feature for feature (ids, properties, layer, geometry in pixels), the PBF tiles\' fields and ' +
-  'string values are among their layer\'s fields and fieldenums, every tile and its ' +
+  'JSON and PBF tiles agree feature for feature (ids, properties, layer, geometry in pixels), the PBF tiles\' fields ' +
+  'and values are among their layer\'s fields, fieldenums and fieldranges, every tile and its ' +
   'features lie inside the grid, the bounds and the buffered tile, no tile below the finest zoom exceeds ' +
   'the budget the build held (from its report; --tile-budget checks another), no zoom directory lies outside minzoom–maxzoom, and build-report.json matches the files. ' +
   'Archives (FILE.pmtiles, or a DIR whose tileset.json lists archives) are checked tile by tile as directories are, ' +
