@@ -193,10 +193,15 @@ export function checkJsonTile(ctx: ZoomFrame, t: TileRef, bytes: Uint8Array): { 
   const lo = { x: t.x * ctx.ts - ctx.bufferPx, y: t.y * ctx.ts - ctx.bufferPx };
   const hi = { x: (t.x + 1) * ctx.ts + ctx.bufferPx, y: (t.y + 1) * ctx.ts + ctx.bufferPx };
   let outside = 0, firstOutside = '';
+  // Each unknown layer once per tile, with how many features name it (a renamed layer named every feature).
+  const unknown = new Map<string, { first: number; n: number }>();
   fc.features.forEach((f, i) => {
     if (f === null || typeof f !== 'object') return;
     if (typeof f.layer !== 'string' || !ctx.layerIds.has(f.layer)) {
-      out.push(problem('unknown-layer', t.path, `feature ${i}: layer ${JSON.stringify(f.layer)} is not one of the descriptor's vector_layers`));
+      const key = JSON.stringify(f.layer);
+      const u = unknown.get(key);
+      if (u) u.n++;
+      else unknown.set(key, { first: i, n: 1 });
     }
     const ls: Leaf[] = [];
     try { leaves(f.geometry ?? null, ls); } catch { return; } // malformed geometry: already reported by validation
@@ -210,6 +215,9 @@ export function checkJsonTile(ctx: ZoomFrame, t: TileRef, bytes: Uint8Array): { 
       }
     }
   });
+  for (const [layer, u] of unknown) {
+    out.push(problem('unknown-layer', t.path, `${u.n === 1 ? `feature ${u.first}` : `${u.n} features (the first ${u.first})`}: layer ${layer} is not one of the descriptor's vector_layers`));
+  }
   if (outside) out.push(problem('feature-outside-tile', t.path, `${outside} position(s) outside the buffered tile [${lo.x}, ${lo.y}, ${hi.x}, ${hi.y}]: ${firstOutside}`));
   return { fc, problems: out };
 }

@@ -232,6 +232,19 @@ describe('verifyPyramid', () => {
     ]);
   });
 
+  it('names a layer the descriptor lacks once per tile and format, with how many features name it', () => {
+    const f = files();
+    const d = JSON.parse(Buffer.from(f.get('tileset.json') as Uint8Array).toString()) as { vector_layers: { id: string }[] };
+    d.vector_layers[0].id = 'renamed';
+    f.set('tileset.json', new TextEncoder().encode(JSON.stringify(d)));
+    const unknown = verify(f, { maxPerCode: 1000 }).problems.filter((x) => x.code === 'unknown-layer');
+    expect(unknown.length).toBeGreaterThan(0);
+    expect(new Set(unknown.map((x) => x.path)).size).toBe(unknown.length);
+    const json = unknown.find((x) => x.path === '2/1/1.json');
+    expect(json?.message).toMatch(/^\d+ features \(the first 0\): layer "cells" is not one of the descriptor's vector_layers$/);
+    expect(unknown.find((x) => x.path === '2/1/1.pbf')?.message).toBe('layer "cells" is not one of the descriptor\'s vector_layers');
+  });
+
   it('rejects a PBF tile with the wrong layer version or extent', () => {
     const f = files();
     const w = new PbfWriter();
