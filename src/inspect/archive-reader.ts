@@ -102,10 +102,13 @@ export class ArchiveReader implements PyramidReader {
         reader.notes.push(`${a.href} is a symbolic link out of the folder: read here, but serve does not serve it (copy it into the folder to host it)`);
       }
       let archive: PmtilesArchive;
+      const full = path.join(dir, a.href);
       try {
-        archive = await openPmtiles(path.join(dir, a.href));
+        archive = await openPmtiles(full);
       } catch (err) {
-        reader.problems.push(problem('archive-invalid', a.href, (err as Error).message));
+        // Named by the problem's path already: not twice.
+        const message = (err as Error).message;
+        reader.problems.push(problem('archive-invalid', a.href, message.startsWith(`${full}: `) ? message.slice(full.length + 2) : message));
         continue;
       }
       await reader.add(a.href, archive, descriptor, a.plane, a.format);

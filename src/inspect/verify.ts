@@ -86,6 +86,7 @@ export function verifyPyramid(root: string | PyramidReader, given: VerifyOptions
   if (held === undefined) notes.push('no build report says which budget the build held (--tile-budget, or none with --lod none): tile sizes are not checked (give --tile-budget to check them)');
   const budget = held ?? Infinity;
   const fields = new FieldCheck(p.descriptor);
+  const twinsReadable = !(p.reader.problems ?? []).some((x) => x.code === 'archive-invalid');
   const layerIds = new Set((Array.isArray(p.descriptor.vector_layers) ? p.descriptor.vector_layers : []).map((l) => l.id));
   const pbfBuilt = p.format === 'pbf';
   const zooms = zoomDirs(p);
@@ -160,6 +161,8 @@ export function verifyPyramid(root: string | PyramidReader, given: VerifyOptions
         }
       }
       if (!both || z === 0 || misplaced.length > 0) continue;
+      // An archive that cannot be read holds the missing twins: it is named once (archive-invalid), not once per tile.
+      if (!twinsReadable && (!pair.pbf || !pair.json)) continue;
       if (pair.pbf && !pair.json) {
         out.add([problem('format-mismatch', pair.pbf.path, 'PBF tile without its JSON tile (JSON tiles hold every feature PBF tiles hold)')]);
       } else if (pair.json && !pair.pbf) {

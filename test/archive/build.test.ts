@@ -341,6 +341,8 @@ describe('inspect and verify', () => {
     expect(invalid[6].message).toMatch(/cannot read .*tiles-c1-z2\.json\.pmtiles/);
     // Its JSON tiles now sit at PBF paths: they do not decode as PBF.
     expect(v.counts['tile-undecodable']).toBeGreaterThan(0);
+    // The missing JSON archive is named once, not once per PBF tile that lacks its twin in it.
+    expect(v.counts['format-mismatch']).toBeUndefined();
   });
 });
 
