@@ -61,8 +61,7 @@ function expand(arg: string, { io, perFile, layerOption, out, warn }: ExpandCont
   }
   const names = fs.readdirSync(full).sort();
   // Hidden files are no export's parts (a Mac's copy leaves `._cells.json` of resource data beside each file), nor
-  // are folders, whatever their name.
-  // One that cannot be read (a link to nothing) is read all the same: the error names it.
+  // are folders, whatever their name; a file that cannot be read (a link to nothing) is read all the same, and named.
   const isFolder = (n: string) => fs.statSync(path.join(full, n), { throwIfNoEntry: false })?.isDirectory() === true;
   const named = names.filter((n) => DATA_FILE.test(n));
   const files = named.filter((n) => !n.startsWith('.') && !isFolder(n));
@@ -85,7 +84,10 @@ function expand(arg: string, { io, perFile, layerOption, out, warn }: ExpandCont
 /** --layer-per-file names layers after files: two files of one name but their extensions (a.json, a.ndjson) share one. */
 function warnSharedLayers(dir: string, files: readonly string[], warn: ExpandContext['warn']): void {
   const byLayer = new Map<string, string[]>();
-  for (const n of files) byLayer.set(layerNameFor(n), [...(byLayer.get(layerNameFor(n)) ?? []), n]);
+  for (const n of files) {
+    const layer = layerNameFor(n);
+    byLayer.set(layer, [...(byLayer.get(layer) ?? []), n]);
+  }
   for (const [layer, shared] of byLayer) {
     if (shared.length < 2) continue;
     warn?.(`directory ${dir}: ${shared.join(', ')} are all named ${layer} but for their extensions, and their features go into one layer ${layer} (--layer-per-file names layers after files): rename one for a layer of its own`, { event: 'layer-shared', directory: dir, layer, files: shared });
