@@ -81,13 +81,25 @@ function archiveSaid(a: Record<string, unknown>): string {
 }
 
 /**
+ * Why an archive's metadata is not the descriptor, naming the members that differ: every archive of a folder says so
+ * when `tileset.json` was edited, so the members tell an edit (one member, every archive) from one archive of another
+ * build (many members, one archive).
+ */
+export function notTheDescriptor(metadata: unknown, descriptor: object): string {
+  const a = (metadata !== null && typeof metadata === 'object' ? metadata : {}) as Record<string, unknown>;
+  const b = descriptor as Record<string, unknown>;
+  const differ = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k])).sort();
+  return `its metadata is not the tileset descriptor${differ.length ? `: they differ in ${differ.slice(0, 5).join(', ')}${differ.length > 5 ? ', …' : ''} (tileset.json edited, or the archive another build's?)` : ' (members in another order)'}`;
+}
+
+/**
  * What is wrong with a folder archive's metadata (parsed) against the folder's descriptor and the asset that lists
  * it; undefined when nothing is. Metadata without the self member (archives of earlier versions) need only equal the
  * descriptor.
  */
 export function folderArchiveProblem(metadata: Record<string, unknown>, descriptor: object, href: string): string | undefined {
   const { [SELF_MEMBER]: self, ...rest } = metadata;
-  if (JSON.stringify(rest) !== JSON.stringify(descriptor)) return 'its metadata is not the tileset descriptor';
+  if (JSON.stringify(rest) !== JSON.stringify(descriptor)) return notTheDescriptor(rest, descriptor);
   if (self === undefined) return undefined;
   const written = (self ?? {}) as Record<string, unknown>;
   const asset = ((descriptor as { assets?: Asset[] }).assets ?? []).find((a) => a.href === href && a.media_type === PMTILES_MEDIA_TYPE);

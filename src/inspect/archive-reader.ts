@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { besideArchive, folderArchiveProblem, folderMemberProblem, listedArchives, type ArchiveFormat } from '../archive/archive-names.js';
+import { besideArchive, folderArchiveProblem, folderMemberProblem, listedArchives, notTheDescriptor, type ArchiveFormat } from '../archive/archive-names.js';
 import { Compression, TileType, type PmtilesHeader } from '../archive/pmtiles-format.js';
 import { MAX_TILE, openPmtiles, type PmtilesArchive } from '../archive/pmtiles-reader.js';
 import type { TilesetDescriptor } from '../model/descriptor.js';
@@ -128,7 +128,7 @@ export class ArchiveReader implements PyramidReader {
       }
       const metadata = await archive.metadata();
       const wrong = !this.wholeWithoutReport && metadata !== null && typeof metadata === 'object' ? folderArchiveProblem(metadata as Record<string, unknown>, descriptor, rel)
-        : JSON.stringify(metadata) !== JSON.stringify(descriptor) ? 'its metadata is not the tileset descriptor' : undefined;
+        : JSON.stringify(metadata) !== JSON.stringify(descriptor) ? notTheDescriptor(metadata, descriptor) : undefined;
       if (wrong) this.problems.push(problem('archive-invalid', rel, wrong));
       const dims = dimsOfTemplate(descriptor.tiles[0]);
       const k = this.members.length;

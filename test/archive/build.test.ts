@@ -252,6 +252,16 @@ describe('inspect and verify', () => {
     const f = await openPyramidReader(folder);
     expect(verifyPyramid(f).problems.map((p) => p.code)).toEqual(['report-missing']);
     f.close();
+    // Its tileset.json edited: every archive says which member differs, so the edit is told from a foreign archive.
+    const edited = path.join(root, 'edited');
+    fs.cpSync(planes, edited, { recursive: true });
+    const d = JSON.parse(fs.readFileSync(path.join(edited, 'tileset.json'), 'utf8')) as { name?: string };
+    d.name = 'renamed by hand';
+    fs.writeFileSync(path.join(edited, 'tileset.json'), JSON.stringify(d));
+    const e = await openPyramidReader(edited);
+    const said = new Set(verifyPyramid(e).problems.filter((p) => p.code === 'archive-invalid').map((p) => p.message));
+    e.close();
+    expect([...said]).toEqual(['its metadata is not the tileset descriptor: they differ in name (tileset.json edited, or the archive another build\'s?)']);
     // Nor is it extracted into a directory that would verify as one archive's extract does.
     const gone = path.join(root, 'no-report-extracted');
     await expect(extractArchives(folder, gone, { force: false })).rejects.toThrow(`${folder} cannot be extracted whole (its build-report.json is missing, which a folder build writes beside its archives); nothing was written`);
