@@ -218,16 +218,11 @@ function head(url) {
   return fetch(url, { method: 'HEAD', cache: 'no-store' }).catch(() => undefined);
 }
 
-/** The archive's ETag now, or undefined when it has none or the request fails. */
-async function currentEtag(url) {
-  return (await head(url))?.headers.get('ETag') ?? undefined;
-}
-
 /**
  * A PMTiles source whose first bytes (header and root directory, read by every reader of the archive) are fetched once
  * for two readers: this module's and the one ol-pmtiles makes. Fetched bytes serve one more read at offset 0, then
  * are forgotten, as they are when any read fails: a reader that finds the archive changed (another ETag) reads the
- * start anew, and `changed()` is called. Other ranges go to `inner`.
+ * start anew, and `changed()` is called. Other ranges go to `inner` (a RangeSource: its `headEtag` says the ETag now).
  */
 function startOnce(inner, changed) {
   let start;
@@ -247,7 +242,7 @@ function startOnce(inner, changed) {
           start = undefined;
           // The reader calls a 416 (a range starting past the end of the file) a "non-matching ETag" too: when the
           // archive has no ETag, or still the one the reader knows, that is what it was.
-          if (err && /non-matching ETag/.test(err.message) && (etag === undefined || (await currentEtag(inner.getKey())) === etag)) {
+          if (err && /non-matching ETag/.test(err.message) && (etag === undefined || (await inner.headEtag()) === etag)) {
             // Unchanged: the browser's cache stays good for the reads to come.
             inner.mustReload = false;
             throw new Error(`bytes ${offset}–${offset + length - 1} lie past the end of the archive (HTTP 416): it ends before its directories say (cut short?)`);

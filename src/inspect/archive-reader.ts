@@ -11,7 +11,7 @@ import { InputError, UsageError } from '../report/errors.js';
 import { isPlaneIndex, tilePath, type Plane } from '../tiling/space.js';
 import { dimsOfTemplate } from './layout.js';
 import { directoryReader, resolvesInside, sortNames, type ArchiveFacts, type PyramidReader } from './reader.js';
-import { problem, type Problem } from './verify-problems.js';
+import { problem, withoutFile, type Problem } from './verify-problems.js';
 
 /** One archive of the output, open for reading. */
 interface Member { file: string; fd: number; gzip: boolean }
@@ -106,9 +106,7 @@ export class ArchiveReader implements PyramidReader {
       try {
         archive = await openPmtiles(full);
       } catch (err) {
-        // Named by the problem's path already: not twice.
-        const message = (err as Error).message;
-        reader.problems.push(problem('archive-invalid', a.href, message.startsWith(`${full}: `) ? message.slice(full.length + 2) : message));
+        reader.problems.push(problem('archive-invalid', a.href, withoutFile((err as Error).message, full)));
         continue;
       }
       await reader.add(a.href, archive, descriptor, a.plane, a.format);

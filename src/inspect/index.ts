@@ -5,3 +5,4 @@ export { openPyramid, outsidePyramid, parseTileAddress, listTiles, type Pyramid,
 export { decodeTile, decodePbf, pbfToFeature, classifyRings, type DecodedTile, type DecodeOptions, type PbfFeature, type PbfLayer } from './decode.js';
 export { inspectPyramid, formatSummary, type PyramidSummary, type InspectOptions, type LayerSummary, type ZoomSummary } from './summary.js';
 export { verifyPyramid, formatProblems, type Problem, type ProblemCode, type VerifyOptions, type VerifyResult } from './verify.js';
+export { problem, withoutFile } from './verify-problems.js';

@@ -5,6 +5,7 @@ import { planeKey, type Dim, type Plane } from '../tiling/space.js';
 import { countPbfFeatures } from './decode.js';
 import { isOverview, listTiles, openPyramid, readJson, type Pyramid, type TileFormat } from './layout.js';
 import type { ArchiveFacts, PyramidReader } from './reader.js';
+import type { Problem } from './verify-problems.js';
 import { InputError, UsageError } from '../report/errors.js';
 import { refuseUnknown, shown } from '../options.js';
 
@@ -66,7 +67,7 @@ export interface PyramidSummary {
   /** Tiles that could not be read (an archive's tile whose gzip does not decode) or decoded, when there are any. */
   unreadable?: { path: string; message: string }[];
   /** What the reader found wrong with the archives (verify's `archive-invalid` and the like), when anything. */
-  problems?: { code: string; path: string; message: string }[];
+  problems?: Problem[];
   /** The archive files read (byte counts elsewhere are of the tiles as decoded), when the pyramid is in archives. */
   archives?: ArchiveFacts[];
 }
@@ -193,7 +194,7 @@ export function inspectPyramid(root: string | PyramidReader, given: InspectOptio
   if (build) summary.build = build;
   if (unreadable.length > 0) summary.unreadable = unreadable;
   // A damaged archive hides tiles: a workflow reading --json sees that the summary may be short of them.
-  if (p.reader.problems?.length) summary.problems = p.reader.problems.map((x) => ({ ...x }));
+  if (p.reader.problems?.length) summary.problems = [...p.reader.problems];
   if (p.reader.archives && p.reader.archives.length > 0) summary.archives = [...p.reader.archives];
   return summary;
 }

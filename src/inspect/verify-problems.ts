@@ -16,6 +16,11 @@ export interface Problem {
   message: string;
 }
 
+/** A reader's message about the file at `file`, which a problem names by its path already: the file not said twice. */
+export function withoutFile(message: string, file: string): string {
+  return message.startsWith(`${file}: `) ? message.slice(file.length + 2) : message;
+}
+
 /** A problem found in the file at `path`. */
 export function problem(code: ProblemCode, path: string, message: string): Problem {
   return { code, path, message };

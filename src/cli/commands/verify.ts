@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { InputError, UsageError } from '../../report/errors.js';
 import { decodeHeader, HEADER_BYTES } from '../../archive/pmtiles-format.js';
-import { formatProblems, openPyramidReader, verifyPyramid, type PyramidReader, type VerifyResult } from '../../inspect/index.js';
+import { formatProblems, openPyramidReader, problem, verifyPyramid, withoutFile, type PyramidReader, type VerifyResult } from '../../inspect/index.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_INVALID, EXIT_OK, EXIT_UNREADABLE } from '../exit.js';
 
@@ -30,8 +30,8 @@ export async function run(ctx: CommandContext): Promise<number> {
     // An archive whose header reads but whose directories or metadata do not is a damaged pyramid (exit 1, listed),
     // as one archive of a folder is; only what is no archive at all is unreadable (exit 3).
     if (!(err instanceof InputError) || !hasArchiveHeader(args[0])) throw err;
-    const message = err.message.startsWith(`${args[0]}: `) ? err.message.slice(args[0].length + 2) : err.message;
-    result = { ok: false, problems: [{ code: 'archive-invalid', path: path.basename(args[0]), message }], counts: { 'archive-invalid': 1 }, checked: { tiles: 0, features: 0 }, notes: [] };
+    const found = problem('archive-invalid', path.basename(args[0]), withoutFile(err.message, args[0]));
+    result = { ok: false, problems: [found], counts: { 'archive-invalid': 1 }, checked: { tiles: 0, features: 0 }, notes: [] };
     return report(ctx, result);
   }
   try {
