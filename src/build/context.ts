@@ -8,6 +8,7 @@ import { InterruptedError } from '../report/errors.js';
 import type { ProgressEvent } from '../report/types.js';
 import type { Plane } from '../tiling/space.js';
 import type { Pool } from '../worker/protocol.js';
+import type { TileCensus } from './census.js';
 import type { PlanFile } from './state.js';
 import type { UnitLog } from './unit-log.js';
 
@@ -52,6 +53,8 @@ export interface RunContext {
   io: BuildIO;
   /** When the run started (performance.now()). */
   t0: number;
+  /** On --resume of a directory build: finished units that lost tiles from OUT since are tiled again. */
+  census?: TileCensus;
 }
 
 export function throwIfAborted(signal: AbortSignal | undefined): void {

@@ -155,7 +155,7 @@ class LevelRun {
     ctx.sink.setEpoch?.(epochOf(this.plan));
     this.gzip = this.writeTo === undefined ? ctx.sink.gzips?.() : undefined;
     this.graph = new LevelGraph(this.plan, ctx.planFile.read.halfExtent, 0, base.map((u) => u.key), levels);
-    const todo = new Set(base.filter((u) => !ctx.units.has(0, u.key)));
+    const todo = new Set(base.filter((u) => !ctx.units.has(0, u.key) || this.lostTiles(0, u)));
     for (const u of todo) for (const src of u.sources) this.lastReader.set(src, u);
     this.units = base.length;
     for (const u of base) {
@@ -303,6 +303,15 @@ class LevelRun {
     this.settled(level, unit.key, marker);
   }
 
+  /** Whether a finished unit lost tiles from OUT since (a resumed directory build): its marker goes, it is tiled again. */
+  private lostTiles(level: number, unit: UnitPlan): boolean {
+    const short = this.ctx.census?.short(unit, this.ctx.units.read(level, unit.key));
+    if (short === undefined) return false;
+    this.ctx.io.onWarning?.(`--resume: unit ${unit.key} (level ${level}) was marked done, but its output holds ${short}: it is tiled again`, { event: 'unit-tiles-lost', unit: unit.key, level });
+    this.ctx.units.remove([[level, unit.key]]);
+    return true;
+  }
+
   /** A unit's marker is written: where it needs higher thresholds than the plan's, nothing coarser is started. */
   private settled(level: number, key: string, marker: UnitMarker): void {
     if (this.correct && (this.restart === undefined || level < this.restart)) {
@@ -353,7 +362,7 @@ class LevelRun {
     }
     const [unit] = planUpperUnits([key], level, this.plan.levels[level]);
     this.units++;
-    if (!this.ctx.units.has(level, key)) {
+    if (!this.ctx.units.has(level, key) || this.lostTiles(level, unit)) {
       this.ready[level].push(unit);
       return;
     }

@@ -7,12 +7,13 @@ import { ArchiveSink, MADE } from '../archive/archive-sink.js';
 import { DirectorySink, type OutputLayout, type TileSink } from '../io/sink.js';
 import { REMOVING_FILE, type WorkDir } from '../io/workdir.js';
 import type { Removal } from '../io/written.js';
-import { isArchiveFile, type ArchiveMode, type TileCompression } from '../options.js';
+import { isArchiveFile, type ArchiveMode, type BuildConfig, type TileCompression } from '../options.js';
 import { repairPart } from '../archive/pmtiles-part.js';
 import { InputError, UsageError, WorkStateError, describeFsError } from '../report/errors.js';
 import type { BuildReport, ZoomReport } from '../report/types.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import type { BuildIO } from './context.js';
+import { TileCensus } from './census.js';
 import type { UnitLog, UnitMarker } from './unit-log.js';
 import { ofOtherPlan, partsProblem, type ShardMarker } from './state.js';
 
@@ -157,6 +158,12 @@ function damagedPart(work: WorkDir, step: Step): string | undefined {
   let why = gone.length > 0 ? `${path.join(work.root as string, folder, `${gone[0].slice(0, -MADE.length)}.part`)} is missing` : undefined;
   for (const name of partNames(work, step)) why ??= repairPart(path.join(work.root as string, folder, name));
   return why;
+}
+
+/** For a resumed build writing a directory (not an archive, not a caller's sink): the census of its finished units' tiles. */
+export function resumeCensus(config: BuildConfig, io: BuildIO, dims: BuildPlan['dims']): TileCensus | undefined {
+  const out = config.options.out;
+  return config.archive === 'none' && !io.sink && out !== undefined ? new TileCensus(out, dims) : undefined;
 }
 
 /**

@@ -20,7 +20,7 @@ import { createPool, type Pool } from '../worker/pool.js';
 import { secondsSince, storeBudget, type BuildIO, type InputSpec, type RunContext } from './context.js';
 import { tileLevels, type LevelsOutcome } from './levels.js';
 import {
-  beginOutput, finishedReport, hasParts, healBuildParts, healShardParts, layoutOf, outputSink, partsOf, refuseBuildParts, refuseLostTiles, shardPartError, type Step,
+  beginOutput, finishedReport, hasParts, healBuildParts, healShardParts, layoutOf, outputSink, partsOf, refuseBuildParts, refuseLostTiles, resumeCensus, shardPartError, type Step,
 } from './output.js';
 import { readInputs } from './read.js';
 import { UnitLog } from './unit-log.js';
@@ -79,7 +79,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
     const units = new UnitLog(work, planFile.id);
     if (previous && config.archive !== 'none') healBuildParts(work, units, io);
     sayRemoved(await beginOutput(sink, work, o.force, o.resume, layoutOf(planFile.plan)), io);
-    const ctx: RunContext = { config, planFile, sink, work, units, pool, io, t0 };
+    const ctx: RunContext = { config, planFile, sink, work, units, pool, io, t0, census: previous && resumeCensus(config, io, planFile.plan.dims) };
     const tTile = performance.now();
     const levels = await tileLevels(ctx, planFile.units, store, true);
     store.close();
