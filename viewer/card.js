@@ -2,9 +2,16 @@
 
 import { BY_LAYER } from './colours.js';
 
-/** The id a person knows the feature by: the input's string id (kept as property `id`) before the PBF id. */
+/** PBF ids from here up are the build's own: a QuPath nucleus made a feature has 2^52 + its cell's place in the input. */
+const MADE_IDS = 2 ** 52;
+
+/**
+ * The id a person knows the feature by: the input's string id (kept as property `id`) before the PBF id; none for a
+ * feature whose PBF id the build made (its `parentId` names its cell).
+ */
 export function featureId(props, pbfId) {
-  return props.id !== undefined && props.id !== null ? props.id : pbfId;
+  if (props.id !== undefined && props.id !== null) return props.id;
+  return typeof pbfId === 'number' && pbfId >= MADE_IDS ? undefined : pbfId;
 }
 
 /** A value as text: numbers to 6 significant digits, everything else as written. */

@@ -283,6 +283,7 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
         children: [{ parentId: 3 }, { objectType: 'nucleus' }, { featureClass: 'nucleus' }, { objectType: 'cell' }, {}].map(style.isChild),
         defaultField: colours.defaultField(fields),
         rows: card.cardRows({ id: 'x', layer: 'cells', properties: { id: 'x', 'a.b': 1, plain: 3, 'a.c': 2, '.odd': 4, 'end.': 5, layer: 'own' } }),
+        ids: [card.featureId({ id: 'c7' }, 3), card.featureId({}, 3), card.featureId({ parentId: 'c7' }, 2 ** 52 + 5), card.featureId({ id: 'n' }, 2 ** 52 + 5)],
       };
     })()`) as Record<string, unknown>;
     expect(got.hashes).toEqual(['classification.name', 'measurements.Cell: Area', 'a&b=c', 'x+y %20', 'ü/#?']
@@ -321,6 +322,8 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     expect(got.defaults).toEqual(['objectType', 'z', 'name']);
     expect(got.defaultField).toBe('k');
     expect(got.rows).toEqual([['id', 'x'], ['layer', 'cells'], ['plain', 3], ['.odd', 4], ['end.', 5], ['layer (property)', 'own'], ['a'], ['b', 1], ['c', 2]]);
+    // A nucleus the build made has no id of its own to show (its PBF id is 2^52 + a number); the input's id comes first.
+    expect(got.ids).toEqual(['c7', 3, undefined, 'n']);
   });
 
   it('logs no errors', async () => {
