@@ -41,14 +41,22 @@ export async function extractArchives(input: string, out: string, opts: { force:
     if (fs.statSync(input).isDirectory() && !fs.existsSync(path.join(input, 'build-report.json'))) {
       throw refuse(`its build-report.json is missing, which a folder build writes beside its archives`);
     }
+    // --force removes the earlier output before the first write: a tile damaged inside the archive (seen only when it
+    // is read) must stop the extract before that, so every tile is read once first (extracting writes them, far slower).
+    if (opts.force && holdsEntries(out)) {
+      try {
+        for (const rel of reader.tilePaths()) reader.read(rel);
+      } catch (err) {
+        throw err instanceof InputError ? refuse(err.message) : err;
+      }
+    }
     const sink = new DirectorySink(out);
     await sink.initialize({ force: opts.force, resume: false });
     const removal = await sink.begin({ force: opts.force, resume: false });
     try {
       return { ...(await copyAll(reader, sink)), ...(removal ? { removed: removal } : {}) };
     } catch (err) {
-      // A tile found damaged only when read (its gzip): what was written goes again. What --force removed before is
-      // gone (checking every tile first would read them all twice): the message says so.
+      // What was written goes again; what --force removed before (a failure other than a damaged tile) is said.
       sink.discard();
       throw err instanceof InputError ? refuse(err.message, removal?.files ?? 0) : err;
     }
@@ -99,6 +107,15 @@ async function copyAll(reader: ArchiveReader, sink: DirectorySink): Promise<Extr
 /** A relative href naming a file below the descriptor (no scheme, no climbing out, no hidden names). */
 function isLocalFile(href: string): boolean {
   return !/^[a-z][a-z0-9+.-]*:/i.test(href) && !href.startsWith('/') && href.split('/').every((s) => s !== '' && !s.startsWith('.'));
+}
+
+/** Whether `dir` is a folder with something in it. */
+function holdsEntries(dir: string): boolean {
+  try {
+    return fs.readdirSync(dir).length > 0;
+  } catch {
+    return false;
+  }
 }
 
 /** Whether `file` holds JSON. */
