@@ -83,8 +83,9 @@ export async function dataExtent({ ol, projection, tile, minZoom, maxZoom, side,
 
 /**
  * Fits a map's view to an extent beside the panel that covers the map's top left, or on a narrow screen (a phone),
- * where that leaves less than half the width, below it, while that leaves a third of the height. `fitTo` returns the
- * padding it used: the panel may grow once drawn, and the caller fits again when `padding()` then differs.
+ * where that leaves less than half the width, below it, while that leaves a third of the height (else the caller folds
+ * it: `crowded`). `fitTo` returns the padding it used: the panel may grow once drawn, and the caller fits again when
+ * `padding()` then differs.
  */
 export function fitter(ol, map, view, panelElement) {
   const padding = () => {
@@ -93,6 +94,12 @@ export function fitter(ol, map, view, panelElement) {
     if (panel.right + 16 <= width / 2) return [16, 48, 16, Math.round(panel.right) + 16];
     return [panel.bottom + 16 <= (height * 2) / 3 ? Math.round(panel.bottom) + 16 : 16, 16, 16, 16];
   };
+  /** Whether the panel leaves the data neither half the map's width beside it nor two thirds of its height below it. */
+  const crowded = () => {
+    const panel = panelElement.getBoundingClientRect();
+    const [width, height] = map.getSize();
+    return panel.right + 16 > width / 2 && panel.bottom + 16 > (height * 2) / 3;
+  };
   const fitTo = (e) => {
     // A lone point or a tiny patch still gets some room around it.
     const margin = Math.max(0, 32 - Math.min(ol.extent.getWidth(e), ol.extent.getHeight(e)) / 2);
@@ -100,6 +107,6 @@ export function fitter(ol, map, view, panelElement) {
     view.fit(ol.extent.buffer(e, margin), { padding: used });
     return used;
   };
-  return { fitTo, padding };
+  return { fitTo, padding, crowded };
 }
 

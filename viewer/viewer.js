@@ -11,6 +11,7 @@ import { BY_LAYER, collectFields, colourer, defaultField, legendOf } from './col
 import { describeFeature, hoverCard } from './card.js';
 import { dataExtent, fitter } from './extent.js';
 import { keptLines } from './kept.js';
+import { foldable } from './panel.js';
 import { StatusLine } from './status.js';
 import { featureStyler, isChild } from './style.js';
 import { readViewState, writeViewState } from './state.js';
@@ -197,7 +198,8 @@ async function start() {
   noteEmpty(firstExtent);
 
   const map = new ol.Map({ target: 'map', layers: [background, layer], view });
-  const { fitTo, padding: fitPadding } = fitter(ol, map, view, $('panel'));
+  const { fitTo, padding: fitPadding, crowded } = fitter(ol, map, view, $('panel'));
+  const fold = foldable($('panel'), $('fold'));
   const fitData = async () => fitTo((await dataExtentOfPlane()) ?? worldExtent);
   const showView = (v) => {
     view.setCenter([v.x, -v.y]);
@@ -335,7 +337,9 @@ async function start() {
     saveView();
   });
 
-  // The first view, once the panel holds its controls (their height decides where the data fits on a phone).
+  // The first view, once the panel holds its controls (their height decides where the data fits on a phone), folded
+  // to its title where they would cover most of the map.
+  if (crowded()) fold(true);
   const firstPadding = asked.view ? undefined : fitTo(firstExtent ?? worldExtent);
   if (asked.view) showView(asked.view);
 
@@ -363,6 +367,7 @@ async function start() {
   status.ready();
   // The share-drawn box and the status line make the panel taller once drawn: on a small window the data fitted below
   // it went under it, and is fitted again.
+  if (crowded()) fold(true);
   if (firstPadding && fitPadding().join() !== firstPadding.join()) fitTo(firstExtent ?? worldExtent);
   return {
     map, view, layer, background, descriptor, side, plane, errors,

@@ -249,6 +249,31 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     }
   });
 
+  it('folds the panel to its title on a window it would cover most of, fits the data below it, and unfolds on a click', async () => {
+    const small = await openPage(browser as Browser, consoleErrors, { width: 360, height: 440 });
+    try {
+      await small.goto(server.url);
+      await small.evaluate(() => window.__viewer.ready);
+      const panel = await small.locator('#panel').boundingBox() as { y: number; height: number };
+      expect(await small.locator('#panel').getAttribute('class')).toContain('folded');
+      expect(await small.locator('#field').isVisible()).toBe(false);
+      expect(await small.locator('#fold').getAttribute('aria-expanded')).toBe('false');
+      // The data (x 20..980, y 20..580) below the folded panel, across the window.
+      const [low, high] = await small.evaluate(() => [window.__viewer.toScreen(20, 20), window.__viewer.toScreen(980, 580)]);
+      expect(low[1]).toBeGreaterThanOrEqual(panel.y + panel.height);
+      expect(panel.height).toBeLessThan(60);
+      expect(high[0] - low[0]).toBeGreaterThan(360 * 0.8);
+      expect(high[1]).toBeLessThanOrEqual(440);
+      await small.locator('#fold').click();
+      expect(await small.locator('#field').isVisible()).toBe(true);
+      expect(await small.locator('#fold').getAttribute('aria-expanded')).toBe('true');
+      await small.locator('#fold').click();
+      expect(await small.locator('#field').isVisible()).toBe(false);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('writes and reads view hashes, percentages, palettes and card rows (the viewer modules in the page)', async () => {
     // A string, so that the test runner leaves the page's own dynamic imports alone.
     const got = await page.evaluate(`(async () => {
