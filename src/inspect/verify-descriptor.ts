@@ -1,8 +1,9 @@
 // verify: the descriptor and the zoom-0 overview descriptors, each check returning the problems it found.
 import { urlTemplate } from '../tiling/space.js';
 import { validateDescriptor } from '../validate/index.js';
-import { shownPath } from '../validate/issue.js';
-import type { TilesetDescriptor } from '../model/descriptor.js';
+import { shown, shownPath } from '../validate/issue.js';
+import type { Asset, TilesetDescriptor } from '../model/descriptor.js';
+import { PMTILES_MEDIA_TYPE } from '../archive/archive-names.js';
 import type { PbfLayer } from './decode.js';
 import type { Pyramid, TileRef } from './layout.js';
 import { decodeJsonBytes, isAbsoluteUrl, problem, type Problem } from './verify-problems.js';
@@ -55,6 +56,107 @@ export function checkOverview(p: Pyramid, t: TileRef, bytes: Uint8Array): Proble
     if (first !== want) out.push(problem('overview-invalid', t.path, `tiles must be ["${want}"] (relative to the overview), found ${JSON.stringify(tiles)}`));
   }
   return out;
+}
+
+/** JSON text of a value with its objects' members in one order: equal for equal values, however they are written. */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_, x: unknown) => (x !== null && typeof x === 'object' && !Array.isArray(x)
+    ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+    : x));
+}
+
+const said = (v: unknown): string => (v === undefined ? 'absent' : shown(v));
+
+/** Members an overview holds for its own plane's JSON pyramid: compared apart (or by checkOverview), not as equal. */
+const OWN_MEMBERS = new Set(['tiles', 'format', 'bounds', 'center', 'assets']);
+
+/** How the overview's `vector_layers` differ from tileset.json's: the layer ids, else the first member of a layer. */
+function layersDifference(here: unknown, there: unknown): string {
+  const ids = (v: unknown) => (Array.isArray(v) ? v.map((l: { id?: unknown } | null) => l?.id) : v);
+  if (canonical(ids(here)) !== canonical(ids(there))) return `vector_layers: layers ${said(ids(here))} here, ${said(ids(there))} in tileset.json`;
+  const a = here as Record<string, unknown>[], b = there as Record<string, unknown>[];
+  for (let i = 0; i < a.length; i++) {
+    if (canonical(a[i]) === canonical(b[i])) continue;
+    const members = [...new Set([...Object.keys(a[i] ?? {}), ...Object.keys(b[i] ?? {})])];
+    const k = members.find((m) => canonical(a[i]?.[m]) !== canonical(b[i]?.[m]));
+    if (k !== undefined) return `vector_layers: layer ${said(a[i]?.id)} ${k}: ${said(a[i]?.[k])} here, ${said(b[i]?.[k])} in tileset.json`;
+  }
+  return `vector_layers: ${said(here)} here, ${said(there)} in tileset.json`;
+}
+
+/**
+ * How an overview differs from tileset.json, each difference as text: an overview is the descriptor of its plane's
+ * JSON pyramid, so all but its tiles, format, plane in bounds and center, and assets (hrefs from its folder, no
+ * archives) are tileset.json's. Plane-free wording, so that one edit of tileset.json reads the same for every plane.
+ */
+function overviewDifferences(p: Pyramid, t: TileRef, doc: Record<string, unknown>): string[] {
+  const main = p.descriptor as Record<string, unknown>;
+  const out: string[] = [];
+  // Spec 2.3: scale_factor absent means 2 (a descriptor without it is sound: checkDescriptor).
+  const member = (d: Record<string, unknown>, k: string) => (k === 'scale_factor' && d[k] === undefined ? 2 : d[k]);
+  for (const k of new Set([...Object.keys(main), ...Object.keys(doc)])) {
+    if (OWN_MEMBERS.has(k) || canonical(member(doc, k)) === canonical(member(main, k))) continue;
+    out.push(k === 'vector_layers' ? layersDifference(doc[k], main[k]) : `${k}: ${said(doc[k])} here, ${said(main[k])} in tileset.json`);
+  }
+  const planed = p.dims.length > 0;
+  const at = [t.plane.t, t.plane.c, t.plane.z];
+  // Bounds: tileset.json's extent in x and y; with planes, this overview's plane alone.
+  const b = doc.bounds;
+  const xy = Array.isArray(b) ? (b.length === 10 ? [b[3], b[4], b[8], b[9]] : b) : b;
+  if (canonical(xy) !== canonical(p.box)) out.push(`bounds: x and y ${said(xy)} here, ${said(p.box)} in tileset.json`);
+  if (planed && Array.isArray(b) && b.length === 10 && (canonical(b.slice(0, 3)) !== canonical(at) || canonical(b.slice(5, 8)) !== canonical(at))) {
+    out.push(`bounds: planes ${said(b.slice(0, 3))}–${said(b.slice(5, 8))} (t, c, z) here, where the overview at this path is plane ${said(at)} alone`);
+  }
+  // Center: tileset.json's x, y and zoom; with planes, this overview's plane first.
+  const c = doc.center, mc = main.center;
+  const tail = (v: unknown) => (Array.isArray(v) && planed && v.length === 6 ? v.slice(3) : v);
+  if (canonical(tail(c)) !== canonical(tail(mc))) out.push(`center: ${planed ? 'x, y and zoom ' : ''}${said(tail(c))} here, ${said(tail(mc))} in tileset.json`);
+  if (planed && Array.isArray(c) && c.length === 6 && canonical(c.slice(0, 3)) !== canonical(at)) {
+    out.push(`center: plane ${said(c.slice(0, 3))} (t, c, z) here, where the overview at this path is plane ${said(at)}`);
+  }
+  const up = '../'.repeat(t.path.split('/').length - 1);
+  const assets = (Array.isArray(main.assets) ? (main.assets as Asset[]) : [])
+    .filter((a) => a === null || typeof a !== 'object' || a.media_type !== PMTILES_MEDIA_TYPE)
+    .map((a) => (a !== null && typeof a === 'object' && typeof a.href === 'string' && !isAbsoluteUrl(a.href) ? { ...a, href: up + a.href } : a));
+  const wanted = assets.length ? assets : undefined;
+  if (canonical(doc.assets) !== canonical(wanted)) out.push(`assets: ${said(doc.assets)} here, ${said(wanted)} from tileset.json's (relative hrefs from the overview's folder, archives left out)`);
+  // An absolute template (--base-url) is tileset.json's base with the JSON template; a relative one checkOverview holds.
+  const first = Array.isArray(doc.tiles) ? (doc.tiles as unknown[])[0] : undefined;
+  const own = urlTemplate(p.dims, p.format), mainFirst = p.descriptor.tiles[0];
+  if (typeof first === 'string' && isAbsoluteUrl(first) && isAbsoluteUrl(mainFirst) && mainFirst.endsWith(own)) {
+    const want = mainFirst.slice(0, -own.length) + urlTemplate(p.dims, 'json');
+    if (first !== want) out.push(`tiles: ${said(doc.tiles)} here, ["${want}"] from tileset.json's ${said(p.descriptor.tiles)}`);
+  }
+  return out;
+}
+
+/**
+ * The overviews against tileset.json. A difference is said once, at the first overview that has it, with how many
+ * others share it: an edited tileset.json differs from every plane's overview alike.
+ */
+export class OverviewMatch {
+  private readonly found = new Map<string, { path: string; n: number }>();
+
+  constructor(private readonly p: Pyramid) {}
+
+  add(t: TileRef, bytes: Uint8Array): void {
+    let doc: unknown;
+    try {
+      doc = decodeJsonBytes(bytes);
+    } catch {
+      return; // checkOverview names it
+    }
+    if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) return;
+    for (const d of overviewDifferences(this.p, t, doc as Record<string, unknown>)) {
+      const seen = this.found.get(d);
+      if (seen) seen.n++;
+      else this.found.set(d, { path: t.path, n: 1 });
+    }
+  }
+
+  problems(): Problem[] {
+    return [...this.found].map(([d, { path, n }]) => problem('overview-invalid', path, n > 1 ? `${d} (the same in ${n - 1} other overview(s))` : d));
+  }
 }
 
 /**

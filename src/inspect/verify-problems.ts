@@ -4,7 +4,7 @@ export type ProblemCode =
   | 'descriptor-unusable' | 'descriptor-invalid' | 'descriptor-layout'
   | 'overview-missing' | 'overview-invalid'
   | 'report-missing' | 'report-mismatch'
-  | 'zoom-outside-range' | 'stray-file'
+  | 'zoom-outside-range' | 'zoom-missing' | 'bounds-mismatch' | 'stray-file'
   | 'tile-undecodable' | 'tile-invalid' | 'tile-empty' | 'tile-outside-grid' | 'tile-outside-bounds' | 'tile-over-budget'
   | 'feature-outside-tile' | 'unknown-layer' | 'pbf-layer' | 'pbf-winding'
   | 'format-mismatch' | 'feature-mismatch' | 'field-mismatch' | 'archive-invalid';

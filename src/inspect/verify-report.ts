@@ -4,8 +4,11 @@ import { decodeJsonBytes, problem, type Problem } from './verify-problems.js';
 /** Tiles and bytes found per format at one zoom. */
 export interface ZoomCount { json: { tiles: number; bytes: number }; pbf: { tiles: number; bytes: number } }
 
-/** The build report's tile counts (its bytes, undefined when there is none) against the tiles found, per zoom and format. */
-export function checkReport(bytes: Uint8Array | undefined, counted: Map<number, ZoomCount>): Problem[] {
+/**
+ * The build report's tile counts (its bytes, undefined when there is none) against the tiles found, per zoom and
+ * format. `missing`: zooms said to hold no tile already (zoom-missing), whose counts are not said again.
+ */
+export function checkReport(bytes: Uint8Array | undefined, counted: Map<number, ZoomCount>, missing: ReadonlySet<number> = new Set()): Problem[] {
   if (bytes === undefined) {
     return [problem('report-missing', 'build-report.json', 'no build-report.json: the pyramid was not finished by a build')];
   }
@@ -22,6 +25,7 @@ export function checkReport(bytes: Uint8Array | undefined, counted: Map<number, 
   const out: Problem[] = [];
   const zooms = new Set([...Object.keys(byZoom).map(Number), ...counted.keys()]);
   for (const z of [...zooms].sort((a, b) => a - b)) {
+    if (missing.has(z)) continue;
     const r = byZoom[z] ?? {};
     const c = counted.get(z) ?? { json: { tiles: 0, bytes: 0 }, pbf: { tiles: 0, bytes: 0 } };
     // The zoom-0 JSON tiles are replaced by the overview descriptors after they are counted: left out.

@@ -136,6 +136,19 @@ export function pbfEncodable(fc: FeatureCollection | null): number {
   return l.length;
 }
 
+/** Visits each position a tile's features hold, in global pixels: the JSON tile's (meshes aside), else the PBF tile's. */
+export function eachPosition(json: FeatureCollection | null, pbf: readonly PbfLayer[] | null, visit: (x: number, y: number) => void): void {
+  if (json) {
+    for (const f of json.features) {
+      const ls: Leaf[] = [];
+      try { leaves(f?.geometry ?? null, ls); } catch { continue; } // malformed: the tile's own check names it
+      for (const l of ls) for (const part of l.parts) for (const pos of part) if (Array.isArray(pos)) visit(pos[0], pos[1]);
+    }
+  } else if (pbf) {
+    for (const l of pbf) for (const f of l.features) for (const part of f.parts) for (const pos of part) visit(pos[0], pos[1]);
+  }
+}
+
 // ───────────────────────────── one tile ─────────────────────────────
 
 function within(v: number, lo: number, hi: number): boolean {

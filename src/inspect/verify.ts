@@ -9,10 +9,11 @@ import { planeKey, type Plane } from '../tiling/space.js';
 import type { PbfLayer } from './decode.js';
 import { isOverview, listZoomTiles, openPyramid, overviewPath, zoomDirs, type Pyramid, type TileRef } from './layout.js';
 import type { PyramidReader } from './reader.js';
-import { checkDescriptor, checkOverview, FieldCheck } from './verify-descriptor.js';
+import { checkDescriptor, checkOverview, FieldCheck, OverviewMatch } from './verify-descriptor.js';
+import { BoundsCheck, checkReportWorld, checkZooms, type ReportFacts } from './verify-extent.js';
 import { decodeJsonBytes, problem, ProblemList, type Problem, type ProblemCode } from './verify-problems.js';
 import { checkReport, type ZoomCount } from './verify-report.js';
-import { checkBudget, checkJsonTile, checkPbfTile, checkPlacement, compareTile, pbfEncodable, zoomFrame } from './verify-tiles.js';
+import { checkBudget, checkJsonTile, checkPbfTile, checkPlacement, compareTile, eachPosition, pbfEncodable, zoomFrame } from './verify-tiles.js';
 
 export type { Problem, ProblemCode } from './verify-problems.js';
 
@@ -81,6 +82,7 @@ export function verifyPyramid(root: string | PyramidReader, given: VerifyOptions
   out.add(checkDescriptor(p));
   const notes: string[] = [...(p.reader.notes ?? [])];
   const report = p.reader.read('build-report.json');
+  const facts = reportFacts(report);
   const held = opts.tileBudget ?? heldBudget(report);
   if (held === null) notes.push('tile sizes were not held to a budget: the build used --lod none (give --tile-budget to check them)');
   if (held === undefined) notes.push('no build report says which budget the build held (--tile-budget, or none with --lod none): tile sizes are not checked (give --tile-budget to check them)');
@@ -94,12 +96,16 @@ export function verifyPyramid(root: string | PyramidReader, given: VerifyOptions
   const zoom0 = zooms.includes(0) ? [...listZoomTiles(p, 0, stray)] : [];
   // JSON tiles were built when the report counts some; without one, when an overview is there, or (the overview
   // lost) when any zoom holds a JSON tile. A stray JSON file in a PBF pyramid with its report is then one file.
-  const reported = reportedJsonTiles(report);
+  const reported = reportedJsonTiles(facts);
   const jsonBuilt = p.format === 'json' || (reported !== undefined ? reported > 0 : zoom0.some(isOverview) || zooms.some((z) => z > 0 && anyJson(p, z)));
   const both = pbfBuilt && jsonBuilt;
   const counted = new Map<number, ZoomCount>();
   const overviews = new Set<string>();
   const jsonPlanes = new Map<string, Plane>();
+  // What the descriptor declares against what the tiles hold: zooms with a tile of features, their reach, the overviews.
+  const tiled = new Set<number>();
+  const bounds = new BoundsCheck(p);
+  const overviewMatch = new OverviewMatch(p);
   let tilesChecked = 0, featuresChecked = 0;
 
   for (const z of zooms) {
@@ -125,6 +131,7 @@ export function verifyPyramid(root: string | PyramidReader, given: VerifyOptions
         if (!pair.pbf) continue;
       }
       const ref = (pair.pbf ?? pair.json) as TileRef;
+      if (!isOverview(ref)) tiled.add(z);
       const misplaced = checkPlacement(ctx, ref);
       out.add(misplaced);
       let json: FeatureCollection | null = null, pbf: PbfLayer[] | null = null;
@@ -135,6 +142,7 @@ export function verifyPyramid(root: string | PyramidReader, given: VerifyOptions
           if (isOverview(pair.json)) {
             overviews.add(pair.json.path);
             out.add(checkOverview(p, pair.json, bytes));
+            overviewMatch.add(pair.json, bytes);
           } else {
             count.json.tiles++; count.json.bytes += bytes.length;
             jsonPlanes.set(planeKey(pair.json.plane), pair.json.plane);
@@ -160,6 +168,8 @@ export function verifyPyramid(root: string | PyramidReader, given: VerifyOptions
           if (pbf && !json) for (const l of pbf) featuresChecked += l.features.length;
         }
       }
+      // A tile off its grid or plane has its own problem: where its features lie says nothing more.
+      if (misplaced.length === 0 && (json || pbf)) bounds.add(ctx, ref.path, (visit) => eachPosition(json, pbf, visit));
       if (!both || z === 0 || misplaced.length > 0) continue;
       // An archive that cannot be read holds the missing twins: it is named once (archive-invalid), not once per tile.
       if (!twinsReadable && (!pair.pbf || !pair.json)) continue;
@@ -180,31 +190,48 @@ export function verifyPyramid(root: string | PyramidReader, given: VerifyOptions
       if (!overviews.has(path)) out.add([problem('overview-missing', path, 'the plane has JSON tiles but no overview descriptor at zoom 0')]);
     }
   }
+  // A JSON-only pyramid's zoom 0 holds the overviews alone (their own check names one missing).
+  const zoomCheck = checkZooms(p, tiled, facts, pbfBuilt ? 0 : 1);
+  out.add(zoomCheck.problems);
+  out.add(bounds.problems());
+  out.add(overviewMatch.problems());
+  out.add(checkReportWorld(p, facts));
   if (report === undefined && p.reader.wholeWithoutReport) {
     notes.push('no build report beside the archive, so the tile counts were not compared with it');
   } else if (report === undefined && extractedWithoutReport(p.reader)) {
     notes.push('no build report: extracted from an archive that had none beside it, so the tile counts were not compared with it');
   } else {
-    out.add(checkReport(report, counted));
+    out.add(checkReport(report, counted, zoomCheck.missing));
   }
   return { ok: Object.keys(out.counts).length === 0, problems: out.list, counts: out.counts, checked: { tiles: tilesChecked, features: featuresChecked }, notes };
+}
+
+/** The parts of a build report the checks read, or undefined without a readable one (checkReport says why). */
+function reportFacts(report: Uint8Array | undefined): ReportFacts | undefined {
+  let doc: unknown;
+  try {
+    doc = report && decodeJsonBytes(report);
+  } catch {
+    return undefined;
+  }
+  if (doc === null || typeof doc !== 'object') return undefined;
+  const r = doc as { tiles?: { byZoom?: unknown }; world?: unknown };
+  const byZoom = r.tiles !== null && typeof r.tiles === 'object' && r.tiles.byZoom !== null && typeof r.tiles.byZoom === 'object' ? r.tiles.byZoom : undefined;
+  const world = r.world !== null && typeof r.world === 'object' && !Array.isArray(r.world) ? r.world : undefined;
+  return { byZoom: byZoom as ReportFacts['byZoom'], world: world as ReportFacts['world'] };
+}
+
+/** How many JSON tiles a build report counts, or undefined without a readable one. */
+function reportedJsonTiles(facts: ReportFacts | undefined): number | undefined {
+  const byZoom = facts?.byZoom;
+  if (!byZoom) return undefined;
+  return Object.values(byZoom).reduce((n, z) => n + (typeof z?.json?.tiles === 'number' ? z.json.tiles : 0), 0);
 }
 
 /**
  * The budget a build report says its build held tiles to: bytes, null for none (`--lod none`), the default budget
  * when the report predates the field (what builds then held unless told otherwise), undefined without a report.
  */
-/** How many JSON tiles a build report counts, or undefined without a readable one. */
-function reportedJsonTiles(report: Uint8Array | undefined): number | undefined {
-  try {
-    const byZoom = report && (decodeJsonBytes(report) as { tiles?: { byZoom?: Record<string, { json?: { tiles?: unknown } }> } } | null)?.tiles?.byZoom;
-    if (!byZoom || typeof byZoom !== 'object') return undefined;
-    return Object.values(byZoom).reduce((n, z) => n + (typeof z?.json?.tiles === 'number' ? z.json.tiles : 0), 0);
-  } catch {
-    return undefined;
-  }
-}
-
 function heldBudget(report: Uint8Array | undefined): number | null | undefined {
   // Without one (an archive copied alone, its extract) it is not known: held to the default, a build of
   // --tile-budget 2M or --lod none was a false alarm.

@@ -1,9 +1,15 @@
-// verifyPyramid: a fresh build passes; tampered, mismatched, misplaced, oversized and stray tiles are each caught.
+// verifyPyramid: a fresh build passes; tampered, mismatched, misplaced, oversized and stray tiles are each caught, and
+// so are zooms, bounds, overviews and a report's world that differ from what the descriptor declares.
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it, beforeAll } from 'vitest';
 import { PbfWriter } from 'pbf';
+import { openPmtiles } from '../../src/archive/pmtiles-reader.js';
+import { PmtilesWriter } from '../../src/archive/pmtiles-writer.js';
 import { MemorySink } from '../../src/io/sink.js';
 import { memorySource } from '../../src/io/read.js';
-import { memoryReader, verifyPyramid, type ProblemCode, type VerifyResult } from '../../src/inspect/index.js';
+import { memoryReader, openPyramidReader, verifyPyramid, type ProblemCode, type VerifyResult } from '../../src/inspect/index.js';
+import { tmpDir } from '../helpers/pyramid.js';
 import { buildSquares, collection } from './fixture.js';
 
 let pristine: Map<string, Uint8Array>;
@@ -29,6 +35,17 @@ function editJson(f: Map<string, Uint8Array>, path: string, edit: (doc: { featur
   edit(doc);
   f.set(path, new TextEncoder().encode(JSON.stringify(doc)));
 }
+
+/** Sets one member of a JSON file as a hand edit would (undefined removes it); `at` is its path of keys and indexes. */
+function setMember(f: Map<string, Uint8Array>, file: string, at: (string | number)[], value: unknown): void {
+  const doc = JSON.parse(Buffer.from(f.get(file) as Uint8Array).toString()) as Record<string | number, unknown>;
+  let o = doc;
+  for (const k of at.slice(0, -1)) o = o[k] as Record<string | number, unknown>;
+  o[at[at.length - 1]] = value;
+  f.set(file, new TextEncoder().encode(JSON.stringify(doc, null, 2)));
+}
+
+const listed = (r: VerifyResult) => r.problems.map((p) => [p.code, p.path, p.message]);
 
 /** Changes a tile's report bytes too, so the report check does not mask the problem under test. */
 function fixReport(f: Map<string, Uint8Array>): void {
@@ -164,10 +181,10 @@ describe('verifyPyramid', () => {
     f.set('5/0/0.pbf', f.get('0/0/0.pbf') as Uint8Array);
     fixReport(f);
     expect(verify(f).problems).toContainEqual(expect.objectContaining({ code: 'zoom-outside-range', path: '5' }));
-    // The overview alone in zoom 0 is no zoom out of range when minzoom is above 0.
-    const d = JSON.parse(Buffer.from(f.get('tileset.json') as Uint8Array).toString()) as Record<string, unknown>;
-    d.minzoom = 1;
-    f.set('tileset.json', new TextEncoder().encode(JSON.stringify(d)));
+    // The overview alone in zoom 0 is no zoom out of range when minzoom is above 0 (the overview and report say so too).
+    setMember(f, 'tileset.json', ['minzoom'], 1);
+    setMember(f, '0/0/0.json', ['minzoom'], 1);
+    setMember(f, 'build-report.json', ['world', 'minZoom'], 1);
     f.delete('0/0/0.pbf');
     f.delete('5/0/0.pbf');
     fixReport(f);
@@ -182,7 +199,8 @@ describe('verifyPyramid', () => {
     d.tiles = ['{zlvl}/{y}/{x}.pbf'];
     d.scale_factor = 'two';
     f.set('tileset.json', new TextEncoder().encode(JSON.stringify(d)));
-    expect(codes(verify(f))).toEqual(['descriptor-invalid', 'descriptor-layout']);
+    // The overview, written with the descriptor, differs from it now (its scale_factor).
+    expect(codes(verify(f))).toEqual(['descriptor-invalid', 'descriptor-layout', 'overview-invalid']);
     // Absent, scale_factor means 2 (spec 2.3): no problem.
     const e = files();
     const without = JSON.parse(Buffer.from(e.get('tileset.json') as Uint8Array).toString()) as Record<string, unknown>;
@@ -262,5 +280,83 @@ describe('verifyPyramid', () => {
     fixReport(f);
     const msgs = verify(f).problems.filter((p) => p.code === 'pbf-layer').map((p) => p.message);
     expect(msgs).toEqual([expect.stringMatching(/version 1/), expect.stringMatching(/extent 512/)]);
+  });
+
+  it('names declared zooms that hold no tile, a run of them once, and not a zoom the budget thinned to nothing', async () => {
+    const f = files();
+    for (const k of [...f.keys()]) if (k.startsWith('1/')) f.delete(k);
+    expect(listed(verify(f))).toEqual([['zoom-missing', '1', 'zoom 1 holds no tile, but tileset.json declares minzoom–maxzoom 0–2 and build-report.json counts 8 tile(s) there (4 PBF, 4 JSON)']]);
+    // Without a report, the descriptor's layers say what each zoom draws.
+    for (const k of [...f.keys()]) if (k.startsWith('2/')) f.delete(k);
+    f.delete('build-report.json');
+    expect(listed(verify(f))).toEqual([
+      ['zoom-missing', '1', 'zooms 1–2 hold no tile, but tileset.json declares minzoom–maxzoom 0–2 and its layer "cells" draws features there (no kept_fraction of 0)'],
+      ['report-missing', 'build-report.json', 'no build-report.json: the pyramid was not finished by a build'],
+    ]);
+    // A budget of 100 bytes leaves zoom 0 without a tile: the report counts none there, the layer keeps none.
+    const thin = ((await buildSquares({ tileBudget: 100, format: 'pbf' })) as MemorySink).files;
+    expect([...thin.keys()].filter((k) => k.startsWith('0/'))).toEqual([]);
+    expect(verifyPyramid(memoryReader(thin)).problems).toEqual([]);
+    thin.delete('build-report.json');
+    expect(codes(verifyPyramid(memoryReader(thin)))).toEqual(['report-missing']);
+  });
+
+  it('names a zoom an archive lacks, with its report beside and alone', async () => {
+    const dir = tmpDir('mudm-verify-zooms');
+    try {
+      const whole = path.join(dir, 'whole.pmtiles'), short = path.join(dir, 'short.pmtiles');
+      await buildSquares({ out: whole });
+      const a = await openPmtiles(whole);
+      const w = new PmtilesWriter(short, { tileType: a.header.tileType, tileCompression: a.header.tileCompression });
+      for await (const t of a.tiles()) if (t.z !== 1) w.add(t.z, t.x, t.y, (await a.storedTile(t.z, t.x, t.y)) as Uint8Array);
+      w.finish(await a.metadata() as object);
+      await a.close();
+      const check = async () => {
+        const reader = await openPyramidReader(short);
+        const r = verifyPyramid(reader);
+        reader.close();
+        return listed(r);
+      };
+      expect(await check()).toEqual([['zoom-missing', '1', `zoom 1 is not in ${short}, but tileset.json declares minzoom–maxzoom 0–2 and its layer "cells" draws features there (no kept_fraction of 0)`]]);
+      fs.copyFileSync(path.join(dir, 'whole.build-report.json'), path.join(dir, 'short.build-report.json'));
+      expect(await check()).toEqual([['zoom-missing', '1', `zoom 1 is not in ${short}, but tileset.json declares minzoom–maxzoom 0–2 and build-report.json counts 4 tile(s) there (4 PBF, 0 JSON)`]]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('holds the bounds against the features in the tiles, and the report\'s world against tileset.json', () => {
+    const f = files();
+    setMember(f, 'tileset.json', ['bounds'], [0, 0, 900, 600]);
+    expect(listed(verify(f))).toEqual([
+      ['bounds-mismatch', 'tileset.json', 'bounds [0, 0, 900, 600] do not cover the features in the tiles: 3 position(s) in 3 tile(s) lie beyond them by more than a tile\'s buffer, the first [980, 20] in 0/0/0.pbf; the features reach [20, 20, 980, 580]'],
+      ['overview-invalid', '0/0/0.json', 'bounds: x and y [0,0,1000,600] here, [0,0,900,600] in tileset.json'],
+      ['report-mismatch', 'build-report.json', 'world differs from tileset.json: width 1000 here, 900 in tileset.json\'s bounds [0, 0, 900, 600]'],
+    ]);
+    const g = files();
+    setMember(g, 'build-report.json', ['world', 'side'], 2048);
+    setMember(g, 'build-report.json', ['world', 'layers'], ['cells', 'nuclei']);
+    expect(listed(verify(g))).toEqual([['report-mismatch', 'build-report.json', 'world differs from tileset.json: side 2048 here, 1024 from tileset.json\'s bounds; layers ["cells","nuclei"] here, ["cells"] in tileset.json\'s vector_layers']]);
+  });
+
+  it('holds each overview against tileset.json: a difference said once, however many planes\' overviews share it', async () => {
+    const f = files();
+    setMember(f, '0/0/0.json', ['vector_layers', 0, 'fieldranges', 'label'], [1, 10]);
+    setMember(f, '0/0/0.json', ['maxzoom'], 5);
+    expect(listed(verify(f))).toEqual([
+      ['overview-invalid', '0/0/0.json', 'vector_layers: layer "cells" fieldranges: {"label":[1,10],"parentId":[1,1],"score":[0.1,0.4]} here, {"label":[1,7],"parentId":[1,1],"score":[0.1,0.4]} in tileset.json'],
+      ['overview-invalid', '0/0/0.json', 'maxzoom: 5 here, 2 in tileset.json'],
+    ]);
+    const planes = new MemorySink();
+    await buildSquares({ sink: planes }, [
+      { source: memorySource('a.json', collection()), layer: 'cells', plane: { t: 1, z: 0 } },
+      { source: memorySource('b.json', collection()), layer: 'cells', plane: { t: 3, z: 2 } },
+    ]);
+    setMember(planes.files, 'tileset.json', ['vector_layers', 0, 'complete_zooms'], [2]);
+    setMember(planes.files, '0/3/2/0/0.json', ['bounds', 0], 1);
+    expect(listed(verifyPyramid(memoryReader(planes.files)))).toEqual([
+      ['overview-invalid', '0/1/0/0/0.json', 'vector_layers: layer "cells" complete_zooms: [0,1,2] here, [2] in tileset.json (the same in 1 other overview(s))'],
+      ['overview-invalid', '0/3/2/0/0.json', 'bounds: planes [1,0,2]–[3,0,2] (t, c, z) here, where the overview at this path is plane [3,0,2] alone'],
+    ]);
   });
 });

@@ -14,7 +14,9 @@ export const details =
   'JSON and PBF tiles agree feature for feature (ids, properties, layer, geometry in pixels), the PBF tiles\' fields ' +
   'and values are among their layer\'s fields, fieldenums and fieldranges, every tile and its ' +
   'features lie inside the grid, the bounds and the buffered tile, no tile below the finest zoom exceeds ' +
-  'the budget the build held (from its report; --tile-budget checks another), no zoom directory lies outside minzoom–maxzoom, and build-report.json matches the files. ' +
+  'the budget the build held (from its report; --tile-budget checks another), no zoom directory lies outside minzoom–maxzoom ' +
+  'and every zoom inside it that the report (else the layers\' kept_fraction) says draws holds a tile, the features lie within the ' +
+  'bounds, each overview agrees with tileset.json, and build-report.json (its tile counts and world) matches the files. ' +
   'Archives (FILE.pmtiles, or a DIR whose tileset.json lists archives) are checked tile by tile as directories are, ' +
   'and each archive\'s tile type and metadata (the descriptor) too. ' +
   'Exit 0: no problem; 1: problems (listed on stdout; an archive whose header reads but not its directories or metadata is one); 3: no readable tileset.json or archive.';
