@@ -2,8 +2,7 @@
 import { urlTemplate } from '../tiling/space.js';
 import { validateDescriptor } from '../validate/index.js';
 import { shown, shownPath } from '../validate/issue.js';
-import type { Asset, TilesetDescriptor } from '../model/descriptor.js';
-import { PMTILES_MEDIA_TYPE } from '../archive/archive-names.js';
+import type { TilesetDescriptor } from '../model/descriptor.js';
 import type { PbfLayer } from './decode.js';
 import type { Pyramid, TileRef } from './layout.js';
 import { decodeJsonBytes, isAbsoluteUrl, problem, type Problem } from './verify-problems.js';
@@ -67,7 +66,10 @@ function canonical(v: unknown): string {
 
 const said = (v: unknown): string => (v === undefined ? 'absent' : shown(v));
 
-/** Members an overview holds for its own plane's JSON pyramid: compared apart (or by checkOverview), not as equal. */
+/**
+ * Members an overview holds for its own plane's JSON pyramid: compared apart (or by checkOverview), not as equal.
+ * Assets are not compared: a background image added to tileset.json by hand, for viewers, is no fault of the overviews.
+ */
 const OWN_MEMBERS = new Set(['tiles', 'format', 'bounds', 'center', 'assets']);
 
 /** How the overview's `vector_layers` differ from tileset.json's: the layer ids, else the first member of a layer. */
@@ -86,8 +88,7 @@ function layersDifference(here: unknown, there: unknown): string {
 
 /**
  * How an overview differs from tileset.json, each difference as text: an overview is the descriptor of its plane's
- * JSON pyramid, so all but its tiles, format, plane in bounds and center, and assets (hrefs from its folder, no
- * archives) are tileset.json's. Plane-free wording, so that one edit of tileset.json reads the same for every plane.
+ * JSON pyramid, so all but its tiles, format, plane in bounds and center, and assets are tileset.json's. Plane-free wording, so that one edit of tileset.json reads the same for every plane.
  */
 function overviewDifferences(p: Pyramid, t: TileRef, doc: Record<string, unknown>): string[] {
   const main = p.descriptor as Record<string, unknown>;
@@ -114,12 +115,6 @@ function overviewDifferences(p: Pyramid, t: TileRef, doc: Record<string, unknown
   if (planed && Array.isArray(c) && c.length === 6 && canonical(c.slice(0, 3)) !== canonical(at)) {
     out.push(`center: plane ${said(c.slice(0, 3))} (t, c, z) here, where the overview at this path is plane ${said(at)}`);
   }
-  const up = '../'.repeat(t.path.split('/').length - 1);
-  const assets = (Array.isArray(main.assets) ? (main.assets as Asset[]) : [])
-    .filter((a) => a === null || typeof a !== 'object' || a.media_type !== PMTILES_MEDIA_TYPE)
-    .map((a) => (a !== null && typeof a === 'object' && typeof a.href === 'string' && !isAbsoluteUrl(a.href) ? { ...a, href: up + a.href } : a));
-  const wanted = assets.length ? assets : undefined;
-  if (canonical(doc.assets) !== canonical(wanted)) out.push(`assets: ${said(doc.assets)} here, ${said(wanted)} from tileset.json's (relative hrefs from the overview's folder, archives left out)`);
   // An absolute template (--base-url) is tileset.json's base with the JSON template; a relative one checkOverview holds.
   const first = Array.isArray(doc.tiles) ? (doc.tiles as unknown[])[0] : undefined;
   const own = urlTemplate(p.dims, p.format), mainFirst = p.descriptor.tiles[0];
