@@ -92,7 +92,13 @@ export function verifyPyramid(root: string | PyramidReader, given: VerifyOptions
   const layerIds = new Set((Array.isArray(p.descriptor.vector_layers) ? p.descriptor.vector_layers : []).map((l) => l.id));
   const pbfBuilt = p.format === 'pbf';
   const zooms = zoomDirs(p);
-  const stray = (path: string, why = /\.tmp-/.test(path) ? 'a temporary file left by an interrupted write' : 'not a tile of this layout') => out.add([problem('stray-file', path, why)]);
+  // A file named as no tile (`0/data.csv`, a user's, which builds leave where it is) is no fault of the pyramid: noted.
+  const others: string[] = [];
+  const stray = (path: string, why?: string) => {
+    if (why !== undefined || /\.(json|pbf)$/.test(path) || /\.tmp-/.test(path)) {
+      out.add([problem('stray-file', path, why ?? (/\.tmp-/.test(path) ? 'a temporary file left by an interrupted write' : 'not a tile of this layout'))]);
+    } else others.push(path);
+  };
   const zoom0 = zooms.includes(0) ? [...listZoomTiles(p, 0, stray)] : [];
   // JSON tiles were built when the report counts some; without one, when an overview is there, or (the overview
   // lost) when any zoom holds a JSON tile. A stray JSON file in a PBF pyramid with its report is then one file.
@@ -196,6 +202,7 @@ export function verifyPyramid(root: string | PyramidReader, given: VerifyOptions
   out.add(bounds.problems());
   out.add(overviewMatch.problems());
   out.add(checkReportWorld(p, facts));
+  if (others.length > 0) notes.push(`${others.length} entr${others.length === 1 ? 'y' : 'ies'} in the zoom folders not named as tiles, not part of the pyramid (a viewer never asks for them): ${others.slice(0, 5).join(', ')}${others.length > 5 ? ', …' : ''}`);
   if (report === undefined && p.reader.wholeWithoutReport) {
     notes.push('no build report beside the archive, so the tile counts were not compared with it');
   } else if (report === undefined && extractedWithoutReport(p.reader)) {

@@ -220,6 +220,16 @@ describe('verifyPyramid', () => {
     const r = verify(h);
     expect(codes(r)).toEqual(['report-mismatch', 'stray-file']);
     expect(r.problems.find((p) => p.code === 'stray-file')?.message).toMatch(/interrupted/);
+
+    // A user's files in the zoom folders, named as no tile: noted, no fault; one named as a tile out of place is one.
+    const u = files();
+    u.set('0/data.csv', new TextEncoder().encode('a,b\n'));
+    u.set('1/notes/readme', new TextEncoder().encode('mine'));
+    const noted = verify(u);
+    expect(noted).toMatchObject({ ok: true, problems: [] });
+    expect(noted.notes).toContain('2 entries in the zoom folders not named as tiles, not part of the pyramid (a viewer never asks for them): 0/data.csv, 1/notes');
+    u.set('1/notes.pbf', new Uint8Array(3));
+    expect(verify(u).problems).toMatchObject([{ code: 'stray-file', path: '1/notes.pbf', message: 'not a tile of this layout' }]);
   });
 
   it('names one stray JSON tile in a PBF pyramid once, not every PBF tile as lacking its twin', async () => {
