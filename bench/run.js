@@ -53,7 +53,23 @@ const OPTIONS = {
   poll: { type: 'boolean' },
   tippecanoe: { type: 'string' },
 };
-const { values: args } = parseArgs({ args: process.argv.slice(2), options: OPTIONS });
+/** The usage in this file's opening comment, for --help and a mistyped option. */
+function usage() {
+  const text = readFileSync(fileURLToPath(import.meta.url), 'utf8');
+  return text.slice(text.indexOf('// Usage'), text.indexOf('\nimport ')).replace(/^\/\/ ?/gm, '');
+}
+let parsed;
+try {
+  parsed = parseArgs({ args: process.argv.slice(2), options: { ...OPTIONS, help: { type: 'boolean', short: 'h' } } });
+} catch (err) {
+  process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n\n${usage()}`);
+  process.exit(2);
+}
+if (parsed.values.help) {
+  process.stdout.write(usage());
+  process.exit(0);
+}
+const args = parsed.values;
 
 /** The slides: generator arguments, whether the naive script runs on it, and our runs (formats). */
 const SHAPES = {
