@@ -15,7 +15,6 @@ import { overviewDescriptor, tilesetDescriptor, type DescribeInput } from '../st
 import { SpillingStore } from '../stages/partition.js';
 import { planBuild } from '../stages/plan.js';
 import { TileSketch } from '../stages/thinning.js';
-import { sampleLine } from '../validate/tally.js';
 import { createPool, type Pool } from '../worker/pool.js';
 import { secondsSince, storeBudget, type BuildIO, type InputSpec, type RunContext } from './context.js';
 import { tileLevels, type LevelsOutcome } from './levels.js';
@@ -24,11 +23,11 @@ import {
 } from './output.js';
 import { readInputs } from './read.js';
 import { UnitLog } from './unit-log.js';
-import { buildReport, planesWithPbf, planPreview, sumMarkers, writePreviews } from './report.js';
+import { buildReport, nothingPlaced, noValidFeature, planesWithPbf, planPreview, sumMarkers, writePreviews } from './report.js';
 import { outlierWarning } from '../report/format.js';
 import {
   PLAN_VERSION, checkSamePlan, claimedMessage, stillRunning, takeOver, checkShardsDone, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone, resumablePlan, savePlan, shardUnits, spillRoot,
-  workDirFor, type PlanFile, type ReadSummary,
+  workDirFor, type PlanFile,
 } from './state.js';
 
 export type { BuildIO, InputSpec } from './context.js';
@@ -321,6 +320,7 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   // Spilled records wait in memory in part: shards (other processes) read them from their files.
   store.flush();
   if (read.valid === 0) throw new DataError(noValidFeature(inputs, read));
+  if (store.keys().length === 0) throw new DataError(nothingPlaced(inputs, read, config));
   const { plan: buildPlan, units } = planBuild(config, { ...read, sketch }, store.keys(), (k) => store.bytesOf(k));
   refuseSubPixelZooms(buildPlan.world.side, buildPlan.maxZoom, o);
   if (previous) {
@@ -356,14 +356,6 @@ function finalizedAlready(work: WorkDir, out: string | undefined, io: BuildIO, w
 /** Says what --force removed, through the caller's hook. */
 function sayRemoved(removal: Removal | void, io: BuildIO): void {
   if (removal) io.onRemoved?.(removal);
-}
-
-/** Why a build that read no valid feature stops: the files, the counts, and the first errors found. */
-function noValidFeature(inputs: readonly InputSpec[], read: ReadSummary): string {
-  const files = inputs.length === 0 ? 'no input given' : inputs.map((i) => i.source.name).join(', ');
-  const codes = Object.entries(read.issues.errorsByCode).map(([code, n]) => `${code}: ${n}`).join(', ');
-  const first = read.issues.samples.filter((s) => s.severity === 'error').slice(0, 3).map((s) => `\n  ${sampleLine(s)}`).join('');
-  return `${files}: no valid feature (${read.read} read${read.invalid > 0 ? `, ${read.invalid} invalid${codes ? `: ${codes}` : ''}` : ''}): nothing to build, no descriptor written${first}`;
 }
 
 /** Once every level is tiled: previews, the overview descriptor of each plane, the report, and the descriptor last. */

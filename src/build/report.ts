@@ -10,7 +10,9 @@ import { PRIORITY_RANGE } from '../stages/thinning.js';
 import type { TileTask } from '../stages/unit.js';
 import { parseUnitKey } from '../stages/unit-key.js';
 import { planeKey, tilePad, tileSize } from '../tiling/space.js';
-import type { RunContext } from './context.js';
+import type { BuildConfig } from '../options.js';
+import { sampleLine } from '../validate/tally.js';
+import type { InputSpec, RunContext } from './context.js';
 import type { PlanFile, ReadSummary } from './state.js';
 import type { UnitMarker } from './unit-log.js';
 
@@ -178,4 +180,19 @@ export function buildReport(ctx: RunContext, totals: MarkerTotals, descriptor: T
 
 function sortedRecord(r: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(r).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/** Why a build that read no valid feature stops: the files, the counts, and the first errors found. */
+export function noValidFeature(inputs: readonly InputSpec[], read: ReadSummary): string {
+  const files = inputs.length === 0 ? 'no input given' : inputs.map((i) => i.source.name).join(', ');
+  const codes = Object.entries(read.issues.errorsByCode).map(([code, n]) => `${code}: ${n}`).join(', ');
+  const first = read.issues.samples.filter((s) => s.severity === 'error').slice(0, 3).map((s) => `\n  ${sampleLine(s)}`).join('');
+  return `${files}: no valid feature (${read.read} read${read.invalid > 0 ? `, ${read.invalid} invalid${codes ? `: ${codes}` : ''}` : ''}): nothing to build, no descriptor written${first}`;
+}
+
+/** Why a build whose valid features all lie beyond the image or have no position to place stops. */
+export function nothingPlaced(inputs: readonly InputSpec[], read: ReadSummary, config: BuildConfig): string {
+  const why = Object.entries(read.skipped).map(([code, n]) => `${code}: ${n}`).join(', ');
+  const size = config.imageSize ? `; are their coordinates in this image's pixels (${config.imageSize.width} × ${config.imageSize.height}, --image or --image-size)?` : '';
+  return `${inputs.map((i) => i.source.name).join(', ')}: none of the ${read.valid} valid feature(s) can be placed (${why}): nothing to build, no descriptor written${size}`;
 }

@@ -191,6 +191,18 @@ describe('documents that are not feature sources, and builds with no valid featu
     expect(r.stderr).toMatch(/position-length/);
     expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(false);
   });
+
+  it('valid features none of which can be placed (all beyond --image-size): exit 1, no output, for a directory and an archive', async () => {
+    const file = path.join(dir, 'far.json');
+    fs.writeFileSync(file, JSON.stringify({ type: 'FeatureCollection', features: [50, 60, 70].map((x) => ({ type: 'Feature', geometry: { type: 'Point', coordinates: [x, x] }, properties: {} })) }));
+    for (const out of [path.join(dir, 'out-far'), path.join(dir, 'out-far.pmtiles')]) {
+      const r = await runCli(['build', file, '-o', out, '--image-size', '10,10']);
+      expectNoStack(r);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toContain(`error: ${file}: none of the 3 valid feature(s) can be placed (outside-image: 3): nothing to build, no descriptor written; are their coordinates in this image's pixels (10 × 10, --image or --image-size)?`);
+      expect(fs.existsSync(out), out).toBe(false);
+    }
+  });
 });
 
 describe('smaller ones', () => {
