@@ -5,10 +5,10 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { archiveAssets } from '../archive/archive-names.js';
 import { planeKey, tilePath } from '../tiling/space.js';
-import { readImageSize } from '../io/image.js';
+import { imageHeader } from '../io/image.js';
 import type { Removal, TileSink } from '../io/sink.js';
 import { OWNER_FILE, OWNERS_DIR, REMOVING_FILE, type WorkDir } from '../io/workdir.js';
-import { resolveBuildConfig, type BuildConfig, type Options } from '../options.js';
+import { parseImageSize, resolveBuildConfig, type BuildConfig, type Options } from '../options.js';
 import { DataError, InterruptedError, OutputError, UsageError, WorkStateError } from '../report/errors.js';
 import type { BuildReport } from '../report/types.js';
 import { overviewDescriptor, tilesetDescriptor, type DescribeInput } from '../stages/describe.js';
@@ -38,7 +38,7 @@ async function configOf(given: Partial<Options>, io: BuildIO, readsInputs: boole
   if (readsInputs && ((given.input?.length ?? 0) > 0 || given.manifest !== undefined)) {
     throw new UsageError('input and manifest name files for the command line to read; a library build takes its inputs as InputSpec[] (a source such as fileSource(FILE), with its plane and layer)');
   }
-  const header = readsInputs && given.image !== undefined && given.imageSize === undefined ? await readImageSize(given.image) : undefined;
+  const header = readsInputs && given.image !== undefined ? await imageHeader(given.image, given.imageSize === undefined ? undefined : parseImageSize(given.imageSize)) : undefined;
   // Shards and finalize store tiles as their plan says, whatever a library caller passes (the CLI refuses the option).
   const config = resolveBuildConfig(readsInputs ? given : { ...given, tileCompression: undefined }, header);
   if (io.sink === undefined && config.options.out === undefined) throw new UsageError('no output directory given (-o DIR)');

@@ -2,7 +2,7 @@
 import { open, stat } from 'node:fs/promises';
 import type { Metadata } from 'sharp';
 import { loadSharp } from './sharp.js';
-import { ImageError } from '../report/errors.js';
+import { ImageError, UsageError } from '../report/errors.js';
 import { isTiffHead } from './tiff-header.js';
 
 export type ImageFormat = 'tiff' | 'png' | 'jpeg';
@@ -21,6 +21,20 @@ export interface ImageSize {
 const BITS: Partial<Record<string, number>> = {
   uchar: 8, char: 8, ushort: 16, short: 16, uint: 32, int: 32, float: 32, double: 64, complex: 64, dpcomplex: 128,
 };
+
+/**
+ * The size in the image's header. With --image-size (`given`) too, that size must be the image's: the preview's
+ * background would be stretched over a plane of another shape (undefined then: the world is `given`). An image whose
+ * header cannot be read then goes by --image-size.
+ */
+export async function imageHeader(path: string, given: { width: number; height: number } | undefined): Promise<ImageSize | undefined> {
+  if (given === undefined) return readImageSize(path);
+  const size = await readImageSize(path).catch(() => undefined);
+  if (size && (size.width !== given.width || size.height !== given.height)) {
+    throw new UsageError(`--image-size ${given.width},${given.height} is not the size of --image ${path} (${size.width} × ${size.height} px): its background would be stretched over the plane; leave --image-size out, or give the image's own size`);
+  }
+  return undefined;
+}
 
 /**
  * Width, height and sample layout of a TIFF (first page, the full-resolution level of a pyramidal slide), PNG or
