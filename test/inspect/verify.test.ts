@@ -225,11 +225,15 @@ describe('verifyPyramid', () => {
     const u = files();
     u.set('0/data.csv', new TextEncoder().encode('a,b\n'));
     u.set('1/notes/readme', new TextEncoder().encode('mine'));
+    u.set('2024/holiday/img.jpg', new TextEncoder().encode('jpeg'));
     const noted = verify(u);
     expect(noted).toMatchObject({ ok: true, problems: [] });
-    expect(noted.notes).toContain('2 entries in the zoom folders not named as tiles, not part of the pyramid (a viewer never asks for them): 0/data.csv, 1/notes');
+    expect(noted.notes).toContain('3 entries in the zoom folders not named as tiles, not part of the pyramid (a viewer never asks for them): 0/data.csv, 1/notes, 2024/holiday');
     u.set('1/notes.pbf', new Uint8Array(3));
     expect(verify(u).problems).toMatchObject([{ code: 'stray-file', path: '1/notes.pbf', message: 'not a tile of this layout' }]);
+    // A tile in a folder outside the zooms is one.
+    u.set('2024/0/0.pbf', new Uint8Array(3));
+    expect(verify(u).problems.map((p) => p.code)).toContain('zoom-outside-range');
   });
 
   it('names one stray JSON tile in a PBF pyramid once, not every PBF tile as lacking its twin', async () => {
