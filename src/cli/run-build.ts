@@ -36,13 +36,14 @@ export interface SignalState { signal: AbortSignal; received: () => NodeJS.Signa
  * SIGINT and SIGTERM abort the build between batches and units, so no tile is left half-written; a second signal
  * leaves at once. Exit codes follow the shell: 130 for SIGINT, 143 for SIGTERM.
  */
-export function handleSignals(log: Logger, then = 'the work directory is kept for --resume'): SignalState {
+export function handleSignals(log: Logger, then?: string): SignalState {
   const controller = new AbortController();
   let received: NodeJS.Signals | undefined;
   const on = (sig: NodeJS.Signals) => {
     if (received) process.exit(sig === 'SIGINT' ? 130 : 143);
     received = sig;
-    log.warn(`${sig}: stopping after the work in flight; ${then}`, { signal: sig });
+    // A build says what it kept once it has stopped: read before its plan was written, it keeps nothing.
+    log.warn(`${sig}: stopping after the work in flight${then ? `; ${then}` : ` (a second ${sig} stops at once)`}`, { signal: sig });
     controller.abort();
   };
   process.on('SIGINT', on);
