@@ -73,6 +73,8 @@ export function sumMarkers(plan: BuildPlan, markers: UnitMarker[][]): MarkerTota
   for (let z = plan.minZoom; z <= plan.maxZoom; z++) {
     thinned[z] = kept[z].map((k, l) => Math.max(0, total[l] - k));
     keptFraction[z] = kept[z].map((k, l) => (total[l] > 0 ? Math.min(1, k / total[l]) : 1));
+    // A JSON-only pyramid's zoom 0 holds the overview, no tile: nothing there is drawn as a point or thinned out.
+    if (z === 0 && !plan.formats.pbf) { pointified[z].fill(0); thinned[z].fill(0); }
     byZoom[z].pointified = pointified[z].reduce((a, b) => a + b, 0);
     byZoom[z].thinned = thinned[z].reduce((a, b) => a + b, 0);
   }

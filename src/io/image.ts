@@ -23,15 +23,15 @@ const BITS: Partial<Record<string, number>> = {
 };
 
 /**
- * The size in the image's header. With --image-size (`given`) too, that size must be the image's: the preview's
- * background would be stretched over a plane of another shape (undefined then: the world is `given`). An image whose
- * header cannot be read then goes by --image-size.
+ * The size in the image's header. With --image-size (`given`) too, the world is `given` (undefined is returned), and
+ * the image, a smaller picture of the slide maybe, is stretched over it: it must have the plane's shape, to a pixel,
+ * or its background would lie askew under the features. An image whose header cannot be read goes by --image-size.
  */
 export async function imageHeader(path: string, given: { width: number; height: number } | undefined): Promise<ImageSize | undefined> {
   if (given === undefined) return readImageSize(path);
   const size = await readImageSize(path).catch(() => undefined);
-  if (size && (size.width !== given.width || size.height !== given.height)) {
-    throw new UsageError(`--image-size ${given.width},${given.height} is not the size of --image ${path} (${size.width} × ${size.height} px): its background would be stretched over the plane; leave --image-size out, or give the image's own size`);
+  if (size && Math.abs((size.width * given.height) / given.width - size.height) > 1) {
+    throw new UsageError(`--image-size ${given.width},${given.height} has not the shape of --image ${path} (${size.width} × ${size.height} px): its background would be stretched askew over the plane; leave --image-size out, or give the size of the slide that image shows`);
   }
   return undefined;
 }

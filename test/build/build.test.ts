@@ -287,6 +287,13 @@ describe('buildPyramid', () => {
     expect(summaryLines(narrow.report, 'out').find((l) => l.startsWith('  layer cells:'))).toMatch(/^ {2}layer cells: complete at zooms 5; features too small for a zoom left out, share drawn at zoom 0: \d+%/);
   });
 
+  it('counts nothing drawn as a point or thinned at a JSON-only pyramid\'s zoom 0, which holds the overview and no tile', async () => {
+    const features = Array.from({ length: 400 }, (_, i) => ({ type: 'Feature', id: i + 1, properties: {}, geometry: { type: 'Polygon', coordinates: squareCoords(20 + (i % 20) * 100, 20 + Math.floor(i / 20) * 100, 3) } }));
+    const { report } = await build({ maxZoom: 3, format: 'json', tileBudget: '20K' }, JSON.stringify({ type: 'FeatureCollection', features }));
+    expect(report.tiles.byZoom['0']).toMatchObject({ tiles: 0, features: 0, pointified: 0, thinned: 0 });
+    expect(report.tiles.byZoom['1'].pointified + report.tiles.byZoom['1'].thinned).toBeGreaterThan(0);
+  });
+
   it('with --lod none, reads a zoom that draws a line its finer zoom rounds away as drawing everything, not more', async () => {
     // World 2,048 px, finest zoom 3 (a grid unit of 1/16 px), zoom 2 (1/8 px): the line rounds to one position at
     // zoom 3 (0.96 and 1.04 units) and to two at zoom 2 (0.48 and 0.52).
