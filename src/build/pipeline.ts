@@ -300,10 +300,14 @@ function ownStep(work: WorkDir, name: string, busy: string): void {
  * A zoom range asked for whose finest tiles are narrower than an image pixel: each zoom beyond quadruples the tiles
  * of a cell for nothing (zoom 30 over a 1024-px world: 10^14 tiles a cell, a build that never ends).
  */
-function refuseSubPixelZooms(side: number, maxZoom: number, o: Options): void {
+function refuseSubPixelZooms(side: number, maxZoom: number, o: Options, io: BuildIO): void {
   const deepest = Math.floor(Math.log2(side));
-  if (maxZoom <= deepest || (o.maxZoom === undefined && o.minZoom === 0)) return;
+  if (o.maxZoom === undefined && o.minZoom === 0) return;
   const given = o.maxZoom !== undefined ? `--max-zoom ${o.maxZoom}` : `--min-zoom ${o.minZoom}`;
+  // Tiles of a few pixels are many and small: 2,000 cells at tiles of 1 px wrote a million of them (3.8 GB).
+  const tile = side / 2 ** maxZoom;
+  if (maxZoom <= deepest && tile < 32) io.onWarning?.(`${given} makes the finest tiles ${tile} image pixel(s) wide (the world is ${side} px): up to ${(4 ** maxZoom).toLocaleString('en-US')} tiles per plane at that zoom, each of a few pixels; by default the finest tiles span 256–512 px`, { event: 'tiny-tiles', zoom: maxZoom, tilePixels: tile });
+  if (maxZoom <= deepest) return;
   throw new UsageError(`${given} makes the finest tiles 1/${2 ** (maxZoom - deepest)} of an image pixel wide (the world is ${side} px): give a zoom of at most ${deepest} (tiles of one pixel)`);
 }
 
@@ -322,7 +326,7 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   if (read.valid === 0) throw new DataError(noValidFeature(inputs, read));
   if (store.keys().length === 0) throw new DataError(nothingPlaced(inputs, read, config));
   const { plan: buildPlan, units } = planBuild(config, { ...read, sketch }, store.keys(), (k) => store.bytesOf(k));
-  refuseSubPixelZooms(buildPlan.world.side, buildPlan.maxZoom, o);
+  refuseSubPixelZooms(buildPlan.world.side, buildPlan.maxZoom, o, io);
   if (previous) {
     // A resumed build keeps the thresholds the interrupted one tiled with (raised ones, and how often); the rest must match.
     const { thresholds, raised, spareFrom, corrections } = previous.plan;

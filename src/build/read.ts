@@ -14,6 +14,7 @@ import type { UnitStore } from '../stages/partition.js';
 import { META, newIdCounts, parseBatch, type ParseResult, type ParseTask, type RawBatch } from '../stages/parse.js';
 import type { Dim } from '../tiling/space.js';
 import type { TileSketch } from '../stages/thinning.js';
+import { SKETCH_BLOCK } from '../stages/number-ids.js';
 import { isDescriptorObject, shown, validateCollectionMembers } from '../validate/index.js';
 import { shownPath, type Issue } from '../validate/issue.js';
 import { checkMembersUtf8, checkUtf8 } from '../validate/values.js';
@@ -22,15 +23,11 @@ import { runOrdered, type Pool } from '../worker/pool.js';
 import { secondsSince, throwIfAborted, valueLimit, type BuildIO, type InputSpec } from './context.js';
 import type { ReadSummary } from './state.js';
 
-/** A parse batch closes at 4 MiB of JSON or 4,096 features, whichever comes first. */
-const BATCH_BYTES = 4 << 20;
-const BATCH_FEATURES = 4096;
-/** A batch's text buffer: room for a batch and most of the feature that closes it (a longer one grows it). */
+/** A parse batch closes at 4 MiB of JSON or 4,096 features, whichever comes first (then at a sketch block's end: `full`). */
+const BATCH_BYTES = 4 << 20, BATCH_FEATURES = 4096;
+/** A batch's text buffer: room for a batch and the features that close it (a longer one grows it). */
 const BATCH_CAPACITY = BATCH_BYTES + (BATCH_BYTES >> 2);
-/**
- * A batch of values closes at 64 features: values are parsed on this thread as soon as their batch closes, so a batch
- * only bounds how many (possibly huge traced polygons) are held at once.
- */
+/** A batch of values (parsed here as soon as it closes) closes at 64: it bounds how many huge traced polygons are held. */
 const BATCH_VALUES = 64;
 
 interface Batch { file: string; layer: string; rule: PlaneRule; raw: RawBatch; count: number; seq0: number }
@@ -53,8 +50,11 @@ class BatchBuilder {
     this.bytes = new ByteArena(spares.take());
   }
 
+  /** Past its size, text closes where a thinning sketch block ends, so no block is split by bytes (past 4×, anywhere). */
   get full(): boolean {
-    return this.alone !== undefined || this.bytes.pos >= BATCH_BYTES || this.meta.length >= BATCH_FEATURES * META || this.values.length >= BATCH_VALUES;
+    const n = this.meta.length / META;
+    if (this.alone !== undefined || this.values.length >= BATCH_VALUES || this.bytes.pos >= 4 * BATCH_BYTES) return true;
+    return (this.bytes.pos >= BATCH_BYTES || n >= BATCH_FEATURES) && (this.seq.next + n) % SKETCH_BLOCK === 0;
   }
 
   get empty(): boolean {

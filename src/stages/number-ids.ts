@@ -89,3 +89,12 @@ export class DistinctValues {
     return true;
   }
 }
+
+/**
+ * A tag value counts in full in the thinning sketch where it first appears for its key in a block of SKETCH_BLOCK
+ * features by sequence number (a nucleus, 2^52 + its cell's, in its cell's), shared after that (a class: a tile stores
+ * a value once). Not per parse batch: batches close by bytes, which formatting changes; the reading thread closes them
+ * at block ends.
+ */
+export const SKETCH_BLOCK = 1024;
+export const sketchBlock = (seq: number): number => Math.floor((seq % 2 ** 52) / SKETCH_BLOCK);

@@ -211,7 +211,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     res.halfExtent = Math.max(res.halfExtent, (b[2] - b[0]) / 2, (b[3] - b[1]) / 2);
     if (sketch) {
       const tags = tagsOf(flat);
-      sketch.add(prefix, flat.geom, b, tags, tags.id ?? seq, flat.headJson?.byteLength ?? 0);
+      sketch.add(prefix, flat.geom, b, tags, tags.id ?? seq, flat.headJson?.byteLength ?? 0, seq);
     }
     return true;
   };

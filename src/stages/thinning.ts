@@ -4,7 +4,7 @@ import { hasExtent, hasMesh, type FeatureTags, type Flat, type PbfValue, type Ti
 import { Ranker } from '../tiling/simplify.js';
 import { BUFFER, DISPLAY_TILE, EXTENT } from '../tiling/space.js';
 import type { LayerStats } from './assign.js';
-import { DistinctValues } from './number-ids.js';
+import { DistinctValues, sketchBlock } from './number-ids.js';
 
 /** Thresholds are in [0, 2^32]: 0 keeps everything, 2^32 nothing. */
 export const PRIORITY_RANGE = 4294967296;
@@ -161,14 +161,11 @@ class GeometrySizer {
   }
 }
 
-/**
- * Per-tile sums of estimated encoded bytes, at every tile size 2^j from `minLog2` up, per plane. Workers fill one
- * per parse batch; the reading thread merges them. A value counts in full where it first appears in a batch for its
- * key, and is taken as shared with earlier features after that (a class name), since a tile stores a value once.
- */
+/** Per-tile sums of estimated encoded bytes, at every tile size 2^j from `minLog2` up, per plane; workers fill one per parse batch, the reading thread merges them. */
 export class TileSketch {
   private readonly planes = new Map<string, SketchPlane>();
   private readonly seen = new Map<string, DistinctValues>();
+  private block = -1;
   private readonly sizer: GeometrySizer;
   /** Bytes of an MVT feature of the feature being added besides its geometry: id, tags, type, field headers. */
   private fixed = 0;
@@ -184,7 +181,8 @@ export class TileSketch {
    * One placed feature: its plane key, flat geometry, bbox `[minX, minY, maxX, maxY]`, tags, MVT id and JSON head
    * length (used for JSON estimates only).
    */
-  add(plane: string, g: TileGeometry, box: ArrayLike<number>, tags: FeatureTags, id: number, headBytes: number): void {
+  add(plane: string, g: TileGeometry, box: ArrayLike<number>, tags: FeatureTags, id: number, headBytes: number, seq: number): void {
+    if (sketchBlock(seq) !== this.block) { this.seen.clear(); this.block = sketchBlock(seq); }
     let values = 0, counted = 0;
     for (let i = 0; i < tags.keys.length; i++) {
       let met = this.seen.get(tags.keys[i]);

@@ -1,6 +1,7 @@
 // Uniform thinning: the keep rule, the one-pass simplification ranks, tile estimates and the per-zoom thresholds.
 import { describe, expect, it } from 'vitest';
 import { PRIORITY_RANGE, TileSketch, fittingShare, keeps, planThresholds, thinningPriority } from '../../src/stages/thinning.js';
+import { SKETCH_BLOCK } from '../../src/stages/number-ids.js';
 import { Ranker, Simplifier } from '../../src/tiling/simplify.js';
 import { mulberry32 } from '../../src/random.js';
 import type { Geometry, Position } from '../../src/model/geometry.js';
@@ -37,14 +38,14 @@ describe('TileSketch', () => {
   it('counts a feature in every tile its buffered box meets, and far from the origin in one tile per size', () => {
     const s = new TileSketch('pbf');
     const ring: Position[] = [[3000, 3000], [3030, 3000], [3030, 3030], [3000, 3030], [3000, 3000]];
-    s.add('0/0/0', flat({ type: 'Polygon', coordinates: [ring] }), [3000, 3000, 3030, 3030], TAGS, 5, 80);
+    s.add('0/0/0', flat({ type: 'Polygon', coordinates: [ring] }), [3000, 3000, 3030, 3030], TAGS, 5, 80, 5);
     // 1024-px tiles: 3000..3030 lies in tile (2, 2) only; 2048: tile (1, 1); 4096 and up: tile (0, 0).
     expect([...s.tiles(10)].map((t) => t[0])).toEqual([1]);
     expect([...s.tiles(11)].map((t) => t[0])).toEqual([1]);
     for (const j of [12, 16, 20]) expect([...s.tiles(j)].map((t) => t[0])).toEqual([1]);
     // At the edge of two 1024-px tiles the buffer (16 px there) takes both.
     const t = new TileSketch('pbf');
-    t.add('0/0/0', flat({ type: 'Point', coordinates: [2040, 500] }), [2040, 500, 2040, 500], TAGS, 5, 80);
+    t.add('0/0/0', flat({ type: 'Point', coordinates: [2040, 500] }), [2040, 500, 2040, 500], TAGS, 5, 80, 5);
     expect([...t.tiles(10)].map((x) => x[0])).toEqual([1, 1]);
   });
 
@@ -52,7 +53,7 @@ describe('TileSketch', () => {
     const random = mulberry32(1);
     const s = new TileSketch('pbf');
     const g: Geometry = { type: 'Polygon', coordinates: [blob(random, 500, 500, 20, 40)] };
-    s.add('0/0/0', flat(g), [480, 480, 520, 520], TAGS, 1, 80);
+    s.add('0/0/0', flat(g), [480, 480, 520, 520], TAGS, 1, 80, 1);
     // All bytes, and among them the spared: 40 px is 10 display pixels of 1024-px tiles, so spared there (drawn
     // whatever the share where the zoom spares), and not at 4096 px.
     const bytes = (j: number) => [...s.tiles(j)][0][1];
@@ -61,9 +62,30 @@ describe('TileSketch', () => {
     expect(bytes(10)).toBeGreaterThan(bytes(12));
     expect(bytes(12)).toBeGreaterThan(bytes(14)); // 40 px is below a display pixel of 16384-px tiles: a point
     const first = bytes(14);
-    s.add('0/0/0', flat(g), [480, 480, 520, 520], TAGS, 2, 80);
+    s.add('0/0/0', flat(g), [480, 480, 520, 520], TAGS, 2, 80, 2);
     // The second feature repeats both values: only its own message counts.
     expect(bytes(14) - first).toBeLessThan(first);
+  });
+
+  it('takes a value as shared within a block of SKETCH_BLOCK features by sequence, however the features are split into sketches', () => {
+    const g = flat({ type: 'Point', coordinates: [100, 100] });
+    const tags = { id: null, keys: ['class'], values: ['a long class name that costs its bytes'] };
+    const bytesOf = (seqs: number[][]) => {
+      const whole = new TileSketch('pbf');
+      // Each inner list is one parse batch's sketch, merged as the reading thread merges them.
+      for (const batch of seqs) {
+        const s = new TileSketch('pbf');
+        for (const seq of batch) s.add('0/0/0', g, [100, 100, 100, 100], tags, seq, 60, seq);
+        whole.merge(s.data());
+      }
+      return [...whole.tiles(10)][0][1];
+    };
+    const b = SKETCH_BLOCK;
+    // The same block in one sketch or (as a worker never gets it) in two: in one, the value counts once.
+    expect(bytesOf([[1, 2]])).toBeLessThan(bytesOf([[1], [2]]));
+    // Two blocks count it once each, in one sketch or two (a nucleus, 2^52 + its cell's, in its cell's block).
+    expect(bytesOf([[b - 1, b]])).toBe(bytesOf([[b - 1], [b]]));
+    expect(bytesOf([[b - 1, 2 ** 52 + b - 1, b]])).toBe(bytesOf([[b - 1, 2 ** 52 + b - 1], [b]]));
   });
 
   it('merges sums from workers in any order to the same totals', () => {
@@ -74,8 +96,8 @@ describe('TileSketch', () => {
       const x = random() * 20000, y = random() * 9000;
       const g: Geometry = { type: 'Polygon', coordinates: [blob(random, x, y, 15, 12)] };
       const tags = { id: null, keys: ['n'], values: [i] };
-      parts[i % 2].add('0/0/0', flat(g), [x - 20, y - 20, x + 20, y + 20], tags, i, 60);
-      whole.add('0/0/0', flat(g), [x - 20, y - 20, x + 20, y + 20], tags, i, 60);
+      parts[i % 2].add('0/0/0', flat(g), [x - 20, y - 20, x + 20, y + 20], tags, i, 60, i);
+      whole.add('0/0/0', flat(g), [x - 20, y - 20, x + 20, y + 20], tags, i, 60, i);
     }
     const ab = new TileSketch('pbf'), ba = new TileSketch('pbf');
     ab.merge(parts[0].data()); ab.merge(parts[1].data());
@@ -96,7 +118,7 @@ describe('thresholds', () => {
     for (let i = 0; i < 6000; i++) {
       const dense = i % 10 !== 0;
       const x = dense ? random() * 4096 : 4096 + random() * 12288, y = random() * 16384;
-      s.add('0/0/0', flat({ type: 'Point', coordinates: [x, y] }), [x, y, x, y], { id: null, keys: ['v'], values: [random()] }, i, 60);
+      s.add('0/0/0', flat({ type: 'Point', coordinates: [x, y] }), [x, y, x, y], { id: null, keys: ['v'], values: [random()] }, i, 60, i);
     }
     const { thresholds: t, spareFrom } = planThresholds({ sketch: s, side: 16384, minZoom: 0, maxZoom: 5, budget: 64 * 1024, overhead: 100 });
     expect(spareFrom).toBe(0);
@@ -118,11 +140,11 @@ describe('thresholds', () => {
       const random = mulberry32(5);
       for (let i = 0; i < outlines; i++) {
         const x = 500 + random() * 15000, y = 500 + random() * 15000;
-        s.add('0/0/0', flat({ type: 'Polygon', coordinates: [blob(random, x, y, 500, 120)] }), [x - 650, y - 650, x + 650, y + 650], TAGS, i, 60);
+        s.add('0/0/0', flat({ type: 'Polygon', coordinates: [blob(random, x, y, 500, 120)] }), [x - 650, y - 650, x + 650, y + 650], TAGS, i, 60, i);
       }
       for (let i = 0; i < 2000; i++) {
         const x = random() * 16384, y = random() * 16384;
-        s.add('0/0/0', flat({ type: 'Polygon', coordinates: [blob(random, x, y, 3, 8)] }), [x - 4, y - 4, x + 4, y + 4], TAGS, 1000 + i, 60);
+        s.add('0/0/0', flat({ type: 'Polygon', coordinates: [blob(random, x, y, 3, 8)] }), [x - 4, y - 4, x + 4, y + 4], TAGS, 1000 + i, 60, 1000 + i);
       }
       return planThresholds({ sketch: s, side: 16384, minZoom: 0, maxZoom: 5, budget: 8 * 1024, overhead: 100 });
     };
