@@ -3,6 +3,7 @@
 // and typed once (`resolveBuildConfig`); the stages read that config, never option text.
 import os from 'node:os';
 import { UsageError } from './report/errors.js';
+import { closest } from './suggest.js';
 import { MAX_WORLD_SIDE, MAX_ZOOM, type Dim, type Plane } from './tiling/space.js';
 
 export type OptionType = 'boolean' | 'string' | 'integer' | 'bytes' | 'list';
@@ -107,7 +108,7 @@ export function resolveOptions(given: Partial<Options>): Options {
 export function refuseUnknown(given: object, names: readonly string[]): void {
   for (const [name, value] of Object.entries(given)) {
     if (names.includes(name) || value === undefined || value === null) continue;
-    const like = names.find((k) => k.toLowerCase() === name.toLowerCase().replace(/[-_]/g, ''));
+    const like = closest(name, names);
     throw new UsageError(`unknown option ${JSON.stringify(name)}${like ? ` (did you mean ${like}?)` : ''}`);
   }
 }

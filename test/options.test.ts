@@ -2,6 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseFormats, parseImageSize, parsePlane, parsePlaneFields, resolveBuildConfig, resolveOptions, type Options } from '../src/options.js';
 import { MAX_ZOOM } from '../src/tiling/space.js';
+import { buildPyramid } from '../src/build/pipeline.js';
+import { parseArgs } from '../src/cli/args.js';
 import { EXIT_USAGE, UsageError } from '../src/report/errors.js';
 import { refusal as refuse } from './helpers/errors.js';
 
@@ -109,6 +111,15 @@ describe('options given to the library', () => {
     // Names every object has are no options either; a name given no value says nothing.
     expect(() => resolveOptions({ toString: 1 } as never)).toThrow('unknown option "toString"');
     expect(resolveOptions({ maxZoom: 3, extra: undefined } as never).maxZoom).toBe(3);
+  });
+
+  it('suggests for a typo as the CLI does, by the same function (README: "naming the option it may mean")', async () => {
+    expect(() => resolveOptions({ maxZom: 3 } as never)).toThrow(new UsageError('unknown option "maxZom" (did you mean maxZoom?)'));
+    expect(() => resolveBuildConfig({ tileBudegt: '1K' } as never)).toThrow(new UsageError('unknown option "tileBudegt" (did you mean tileBudget?)'));
+    await expect(buildPyramid([], { out: 'out', planeFeild: 'c=c' } as never)).rejects.toThrow(new UsageError('unknown option "planeFeild" (did you mean planeField?)'));
+    expect(() => parseArgs('build', ['--max-zom', '3'])).toThrow(new UsageError('unknown option --max-zom for build; did you mean --max-zoom?'));
+    // A letter or two changed is a typo; a name of other letters is none, and a one-letter name is near nothing.
+    expect(() => resolveOptions({ x: 1 } as never)).toThrow(new UsageError('unknown option "x"'));
   });
 
   it('takes sizes as the CLI does, and says what it found when it cannot', () => {

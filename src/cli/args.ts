@@ -1,6 +1,7 @@
 // argv → options of one command, checked against the option registry (types, choices, which command takes what).
 import { OPTIONS, flagName, parseBytes, type Command, type OptionName, type OptionSpec, type Options } from '../options.js';
 import { UsageError } from '../report/errors.js';
+import { closest } from '../suggest.js';
 
 export interface ParsedArgs {
   /** Only the options given on the command line; `resolveOptions` fills the rest. */
@@ -139,30 +140,4 @@ function unknownOption(command: Command, flag: string, known: string[]): UsageEr
   }
   const near = closest(flag, known);
   return new UsageError(`unknown option ${flag} for ${command}${near ? `; did you mean ${near}?` : ''}`);
-}
-
-/** The most similar candidate within a small edit distance, for "did you mean". */
-export function closest(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Math.max(2, Math.floor(word.length / 4)) + 1;
-  for (const c of candidates) {
-    const d = editDistance(word, c);
-    if (d < bestDistance) {
-      best = c;
-      bestDistance = d;
-    }
-  }
-  return best;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length];
 }

@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { resolveOptions, type Command } from '../options.js';
 import { UsageError } from '../report/errors.js';
-import { closest, parseArgs } from './args.js';
+import { closest } from '../suggest.js';
+import { parseArgs } from './args.js';
 import { COMMANDS, commandInfo, loadCommand } from './commands/index.js';
 import { EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, describeError, exitCodeFor } from './exit.js';
 import { commandHelp, generalHelp } from './help.js';

@@ -44,6 +44,7 @@ describe('the options of inspectPyramid and verifyPyramid', () => {
     expect(() => verifyPyramid(out, { tileBudget: -1 })).toThrow('--tile-budget must be positive, found -1');
     expect(() => verifyPyramid(out, { maxPerCode: 1.5 })).toThrow('maxPerCode must be a whole number of at least 0, found 1.5');
     expect(() => inspectPyramid(out, { Top: 3 } as never)).toThrow('unknown option "Top" (did you mean top?)');
+    expect(() => verifyPyramid(out, { tileBuget: 100 } as never)).toThrow(new UsageError('unknown option "tileBuget" (did you mean tileBudget?)'));
     expect(() => inspectPyramid(out, { top: '3' as never })).toThrow('top must be a whole number of at least 0, found "3"');
     // A budget as text is held as the number: 1 byte fails every coarse tile, as 1 does.
     const text = verifyPyramid(out, { tileBudget: '1B', maxPerCode: 0 });
