@@ -41,7 +41,7 @@ export const OPTIONS = {
   layerPerFile: { type: 'boolean', default: false, help: 'a directory input makes one layer per file (named after the file less its data extensions) instead of one named after the directory', commands: BUILDING },
   nucleusFeatures: { type: 'boolean', default: false, help: "a QuPath cell's nucleusGeometry becomes a feature of its own, in layer nucleus with parentId the cell's id", commands: BUILDING },
   input: { type: 'list', arg: 'DIMS:FILE', default: [], help: 'an input with a fixed plane, e.g. t=0,c=1:cells.json', commands: BUILDING },
-  manifest: { type: 'string', arg: 'FILE', help: 'JSON file listing inputs and their planes: [{"path": "...", "t": 0, "c": 1, "z": 2}]', commands: BUILDING },
+  manifest: { type: 'string', arg: 'FILE', help: 'JSON file listing inputs, their planes and layers: [{"path": "...", "t": 0, "c": 1, "z": 2, "layer": "..."}] (paths relative to it)', commands: BUILDING },
   planeField: { type: 'string', arg: 'DIM=NAME,...', help: 'property fields that hold the plane, e.g. t=frame,c=channel,z=slice (dotted names allowed)', commands: BUILDING },
   imageSize: { type: 'string', arg: 'W,H', help: 'image size in pixels; fixes the world (default: from --image, else the data)', commands: BUILDING },
   image: { type: 'string', arg: 'FILE', help: 'TIFF, PNG or JPEG whose size fixes the world (header only); with --preview, drawn under the quicklooks and copied, downsampled, as the viewer\'s background', commands: BUILDING },

@@ -10,6 +10,7 @@ import { isArchiveFile, parsePlane, type Options } from '../options.js';
 import type { Plane } from '../tiling/space.js';
 import type { CliIO } from './io.js';
 import { pathOverlap } from '../io/dirs.js';
+import { closest } from '../suggest.js';
 
 /** File names a directory argument contributes: annotation documents, plain or gzipped. */
 const DATA_FILE = /\.(json|geojson|ndjson|geojsonl|geojsons|jsonl)(\.gz)?$/i;
@@ -96,6 +97,11 @@ function warnSharedLayers(dir: string, files: readonly string[], warn: ExpandCon
 
 interface ManifestEntry { path: string; t?: number; c?: number; z?: number; layer?: string }
 
+/** What an entry may say (README, --manifest); any other key would be passed over, its input put on plane 0. */
+const ENTRY_KEYS = ['path', 't', 'c', 'z', 'layer'];
+/** Words for the keys that no edit distance finds: a manifest written with `"channel": 1` means c. */
+const ENTRY_WORDS: Readonly<Record<string, string>> = { channel: 'c', time: 't', timepoint: 't', frame: 't', slice: 'z', depth: 'z', file: 'path', filename: 'path' };
+
 function readManifest(file: string): ManifestEntry[] {
   let text: string;
   try {
@@ -112,14 +118,27 @@ function readManifest(file: string): ManifestEntry[] {
   }
   const list = Array.isArray(value) ? value : (value as { inputs?: unknown })?.inputs;
   if (!Array.isArray(list)) throw new UsageError(`manifest ${file} must be a JSON array of {"path", "t", "c", "z", "layer"} objects`);
-  list.forEach((e, i) => {
-    if (!e || typeof e !== 'object' || typeof (e as ManifestEntry).path !== 'string') throw new UsageError(`manifest ${file}: entry ${i} has no "path" string`);
-    for (const d of ['t', 'c', 'z'] as const) {
-      const v = (e as ManifestEntry)[d];
-      if (v !== undefined && !(Number.isInteger(v) && v >= 0)) throw new UsageError(`manifest ${file}: entry ${i}: ${d} must be a non-negative integer, found ${JSON.stringify(v)}`);
-    }
-  });
+  list.forEach((e: unknown, i) => checkEntry(file, i, e));
   return list as ManifestEntry[];
+}
+
+/** Refuses an entry that would be read otherwise than it says: a key of another name, a value of another type. */
+function checkEntry(file: string, i: number, e: unknown): asserts e is ManifestEntry {
+  const refuse = (why: string) => new UsageError(`manifest ${file}: entry ${i}${why}`);
+  if (e === null || typeof e !== 'object' || Array.isArray(e)) throw refuse(` must be an object such as {"path": "cells.json", "c": 1}, found ${JSON.stringify(e)}`);
+  for (const key of Object.keys(e)) {
+    if (ENTRY_KEYS.includes(key)) continue;
+    const near = closest(key, ENTRY_KEYS, ENTRY_WORDS);
+    throw refuse(` has an unknown key ${JSON.stringify(key)}${near ? ` (did you mean "${near}"?)` : ''}: an entry takes ${ENTRY_KEYS.join(', ')}`);
+  }
+  const { path: p, layer } = e as Record<string, unknown>;
+  if (p === undefined) throw refuse(' has no "path"');
+  if (typeof p !== 'string' || p === '') throw refuse(`: path must be the name of a file or directory (relative to the manifest), found ${JSON.stringify(p)}`);
+  for (const d of ['t', 'c', 'z'] as const) {
+    const v = (e as Record<string, unknown>)[d];
+    if (v !== undefined && !(Number.isSafeInteger(v) && (v as number) >= 0)) throw refuse(`: ${d} must be a non-negative integer, found ${JSON.stringify(v)}`);
+  }
+  if (layer !== undefined && (typeof layer !== 'string' || layer === '')) throw refuse(`: layer must be a layer name (a non-empty string), found ${JSON.stringify(layer)}`);
 }
 
 /** Every input of a build command, in the order given: positional arguments, then --input, then the manifest. */

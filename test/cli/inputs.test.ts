@@ -1,0 +1,67 @@
+// The inputs of a build command line (files, directories, --input, --manifest) through main(): what is refused, with
+// the message and exit code, and what is warned of; each case stops before the build or builds a feature or two.
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { memoryIO } from '../../src/cli/io.js';
+import { tmpDir } from '../helpers/pyramid.js';
+
+const feature = (id: number, x: number, properties: Record<string, unknown> = {}) =>
+  JSON.stringify({ type: 'Feature', id, properties, geometry: { type: 'Point', coordinates: [x, 10] } });
+
+/** A folder with a.json and b.json of one feature each. */
+function inputs(): string {
+  const dir = tmpDir('mudm-inputs');
+  fs.writeFileSync(path.join(dir, 'a.json'), `${feature(1, 10)}\n`);
+  fs.writeFileSync(path.join(dir, 'b.json'), `${feature(2, 50)}\n`);
+  return dir;
+}
+
+/** Runs `mudm-tiles ARGS` in `cwd`: exit code, stderr, stdout. */
+async function cli(args: string[], cwd: string): Promise<{ code: number; err: string; out: string }> {
+  const io = memoryIO({ cwd });
+  const code = await main(args, io);
+  return { code, err: io.err(), out: io.out() };
+}
+
+const USAGE = "Run 'mudm-tiles build --help' for usage.\n";
+
+describe('--manifest entries', () => {
+  it('refuses a key an entry does not take (exit 2), naming the manifest, the entry, the key and the one it may mean', async () => {
+    const dir = inputs();
+    const manifest = path.join(dir, 'inputs.json');
+    const refused = async (entries: unknown[]) => {
+      fs.writeFileSync(manifest, JSON.stringify(entries));
+      const r = await cli(['build', '--manifest', 'inputs.json', '-o', 'out', '--image-size', '100,100'], dir);
+      expect(r.code).toBe(2);
+      expect(fs.existsSync(path.join(dir, 'out'))).toBe(false);
+      return r.err;
+    };
+    // Both files were put on plane 0, the "channel" passed over.
+    expect(await refused([{ path: 'a.json', channel: 0 }, { path: 'b.json', channel: 1 }]))
+      .toBe(`error: manifest ${manifest}: entry 0 has an unknown key "channel" (did you mean "c"?): an entry takes path, t, c, z, layer\n${USAGE}`);
+    expect(await refused([{ path: 'a.json', c: 0 }, { file: 'b.json', c: 1 }]))
+      .toBe(`error: manifest ${manifest}: entry 1 has an unknown key "file" (did you mean "path"?): an entry takes path, t, c, z, layer\n${USAGE}`);
+    expect(await refused([{ path: 'a.json', Layer: 'cells' }])).toContain('entry 0 has an unknown key "Layer" (did you mean "layer"?)');
+    expect(await refused([{ path: 'a.json', colour: 'red' }])).toContain('entry 0 has an unknown key "colour": an entry takes path, t, c, z, layer\n');
+  });
+
+  it('refuses a value of another type (exit 2), naming the entry, the key and the value', async () => {
+    const dir = inputs();
+    const manifest = path.join(dir, 'inputs.json');
+    for (const [entry, why] of [
+      [{ path: 3 }, 'entry 0: path must be the name of a file or directory (relative to the manifest), found 3'],
+      [{ path: '' }, 'entry 0: path must be the name of a file or directory (relative to the manifest), found ""'],
+      [{ c: 1 }, 'entry 0 has no "path"'],
+      [{ path: 'a.json', c: '1' }, 'entry 0: c must be a non-negative integer, found "1"'],
+      [{ path: 'a.json', z: 1.5 }, 'entry 0: z must be a non-negative integer, found 1.5'],
+      [{ path: 'a.json', layer: 3 }, 'entry 0: layer must be a layer name (a non-empty string), found 3'],
+      ['a.json', 'entry 0 must be an object such as {"path": "cells.json", "c": 1}, found "a.json"'],
+    ] as const) {
+      fs.writeFileSync(manifest, JSON.stringify([entry]));
+      const r = await cli(['build', '--manifest', manifest, '-o', 'out'], dir);
+      expect([r.code, r.err], why).toEqual([2, `error: manifest ${manifest}: ${why}\n${USAGE}`]);
+    }
+  });
+});
