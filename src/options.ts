@@ -97,7 +97,31 @@ export function resolveOptions(given: Partial<Options>): Options {
     if (spec.type === 'bytes') v = sizeOf(name, v);
     out[name] = v !== undefined && v !== null ? v : typeof spec.default === 'function' ? (spec.default as () => unknown)() : spec.default;
   }
+  refuseConflicts(out as Options);
   return out as Options;
+}
+
+/**
+ * Two options of which one would be passed over in silence (the build did as if it were not given): which two,
+ * given how, and why they do not go together. Held against values, a default being no choice, so that the CLI's
+ * options and a library caller's are refused alike, and the CLI's again when it hands them to the library.
+ */
+const CONFLICTS: readonly ((o: Options) => string | undefined)[] = [
+  (o) => o.layer !== undefined && o.layerPerFile ? `--layer ${o.layer} and --layer-per-file conflict: --layer names one layer for every input, --layer-per-file one for each file of a directory` : undefined,
+  // Features without the field keep their input's layer: all --layer or --layer-per-file would still name.
+  (o) => o.layerBy !== undefined && o.layer !== undefined ? `--layer ${o.layer} and --layer-by ${o.layerBy} conflict: --layer-by names each feature's layer by its field, and --layer would name only the layer of features without that field` : undefined,
+  (o) => o.layerBy !== undefined && o.layerPerFile ? `--layer-per-file and --layer-by ${o.layerBy} conflict: --layer-by names each feature's layer by its field, and --layer-per-file would name only the layers of features without that field` : undefined,
+  (o) => o.lod === 'none' && o.tileBudget !== OPTIONS.tileBudget.default ? `--lod none and --tile-budget ${o.tileBudget} conflict: --lod none thins no zoom, so it holds no tile to a budget (--lod auto does)` : undefined,
+  // With --preview the image is drawn under the quicklooks as well: then the two say different things.
+  (o) => o.image !== undefined && o.imageSize !== undefined && !o.preview ? `--image ${o.image} and --image-size ${o.imageSize} conflict: both fix the size of the world, and without --preview the image is read for nothing else` : undefined,
+  (o) => o.quiet && (o.progress === 'tty' || o.progress === 'json') ? `--quiet and --progress ${o.progress} conflict: --quiet prints nothing but errors, progress neither` : undefined,
+];
+
+function refuseConflicts(o: Options): void {
+  for (const conflict of CONFLICTS) {
+    const why = conflict(o);
+    if (why !== undefined) throw new UsageError(`${why}: give one of them`);
+  }
 }
 
 /**

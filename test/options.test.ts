@@ -29,7 +29,24 @@ describe('resolveBuildConfig', () => {
   it('takes the image header size unless --image-size is given', () => {
     expect(config({ image: 'slide.tif' }).imageSize).toBeUndefined();
     expect(resolveBuildConfig({ image: 'slide.tif' }, { width: 7, height: 9 }).imageSize).toEqual({ width: 7, height: 9 });
-    expect(resolveBuildConfig({ image: 'slide.tif', imageSize: '10,20' }, { width: 7, height: 9 }).imageSize).toEqual({ width: 10, height: 20 });
+    // With --preview the image is drawn under the quicklooks too; without it, the two are refused (below).
+    expect(resolveBuildConfig({ image: 'slide.tif', imageSize: '10,20', preview: true }, { width: 7, height: 9 }).imageSize).toEqual({ width: 10, height: 20 });
+  });
+
+  it('refuses two options of which one would be passed over in silence, saying which two and why', () => {
+    const refused: [Partial<Options>, string][] = [
+      [{ layer: 'X', layerPerFile: true }, '--layer X and --layer-per-file conflict: --layer names one layer for every input, --layer-per-file one for each file of a directory: give one of them'],
+      [{ layer: 'X', layerBy: 'class' }, "--layer X and --layer-by class conflict: --layer-by names each feature's layer by its field, and --layer would name only the layer of features without that field: give one of them"],
+      [{ layerPerFile: true, layerBy: 'class' }, "--layer-per-file and --layer-by class conflict: --layer-by names each feature's layer by its field, and --layer-per-file would name only the layers of features without that field: give one of them"],
+      [{ lod: 'none', tileBudget: 1024 }, '--lod none and --tile-budget 1024 conflict: --lod none thins no zoom, so it holds no tile to a budget (--lod auto does): give one of them'],
+      [{ image: 'slide.tif', imageSize: '10,20' }, '--image slide.tif and --image-size 10,20 conflict: both fix the size of the world, and without --preview the image is read for nothing else: give one of them'],
+      [{ quiet: true, progress: 'json' }, '--quiet and --progress json conflict: --quiet prints nothing but errors, progress neither: give one of them'],
+    ];
+    for (const [given, message] of refused) expect(refusal(() => config(given)), message).toBe(message);
+    // A default is no choice: the budget a --lod none build is given back from its report (null), or the default.
+    for (const given of [{ lod: 'none', tileBudget: 500 * 1024 }, { lod: 'none', tileBudget: null }, { layer: 'X', layerPerFile: false }, { quiet: true, progress: 'none' }] as Partial<Options>[]) {
+      expect(() => config(given), JSON.stringify(given)).not.toThrow();
+    }
   });
 
   it('accepts the edges of every range', () => {

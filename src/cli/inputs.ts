@@ -6,8 +6,8 @@ import { fileSource, layerNameFor, streamSource } from '../io/read.js';
 import { MASK_FILE, maskSource } from '../io/mask-source.js';
 import type { InputSpec } from '../build/context.js';
 import { InputError, UsageError } from '../report/errors.js';
-import { isArchiveFile, parsePlane, type Options } from '../options.js';
-import type { Plane } from '../tiling/space.js';
+import { isArchiveFile, parsePlane, parsePlaneFields, type Options } from '../options.js';
+import type { Dim, Plane } from '../tiling/space.js';
 import type { CliIO } from './io.js';
 import { pathOverlap } from '../io/dirs.js';
 import { closest } from '../suggest.js';
@@ -55,6 +55,8 @@ function expand(arg: string, { io, perFile, layerOption, out, warn }: ExpandCont
     }
     return [fileInput(arg === full ? full : path.relative(io.cwd, full) || full, plane, layer)];
   }
+  // A manifest entry's layer names a directory's one layer, which --layer-per-file would split by file.
+  if (layer !== undefined && perFile) throw new UsageError(`the layer ${layer} that ${arg}'s manifest entry names and --layer-per-file conflict: the entry names one layer for the directory, --layer-per-file one for each of its files: give one of them`);
   // Its data files are read, not its folders: an output there (or an archive's report beside it) would be read by
   // the next build as features.
   if (writesInto(full)) {
@@ -154,12 +156,23 @@ export function resolveInputs(args: string[], options: Options, io: CliIO, warn?
   }
   if (options.manifest) {
     const file = path.resolve(io.cwd, options.manifest);
-    for (const e of readManifest(file)) {
+    for (const [i, e] of readManifest(file).entries()) {
+      // Features without the field keep their input's layer: all the entry's layer would still name.
+      if (e.layer !== undefined && options.layerBy !== undefined) throw new UsageError(`manifest ${file}: entry ${i}'s layer ${e.layer} and --layer-by ${options.layerBy} conflict: --layer-by names each feature's layer by its field, and the entry would name only the layer of its features without that field: give one of them`);
       const plane: Partial<Plane> = {};
       for (const d of ['t', 'c', 'z'] as const) if (e[d] !== undefined) plane[d] = e[d];
       inputs.push(...expand(path.resolve(path.dirname(file), e.path), ctx, plane, e.layer));
     }
   }
   if (inputs.length === 0) throw new UsageError('no input given: pass files, directories, - for stdin, --input or --manifest');
+  refuseFieldOfFixedPlanes(inputs, options.planeField);
   return inputs;
+}
+
+/** A plane an input fixes wins over `--plane-field`: when every input fixes that dimension, the field is read for nothing. */
+function refuseFieldOfFixedPlanes(inputs: readonly InputSpec[], planeField: string | undefined): void {
+  for (const [d, field] of Object.entries(parsePlaneFields(planeField)) as [Dim, string][]) {
+    if (!inputs.every((i) => i.plane?.[d] !== undefined)) continue;
+    throw new UsageError(`--plane-field ${d}=${field} and the planes given with the inputs conflict: every input fixes ${d} (--input ${d}=N:FILE, a manifest entry's "${d}"), which wins over a field: give one of them`);
+  }
 }

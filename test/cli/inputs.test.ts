@@ -65,3 +65,27 @@ describe('--manifest entries', () => {
     }
   });
 });
+
+describe('options that conflict with what the inputs say', () => {
+  it('refuses (exit 2) a pair of which one would be passed over, naming both and why, before reading anything', async () => {
+    const dir = inputs();
+    const a = path.join(dir, 'a.json'), b = path.join(dir, 'b.json');
+    const manifest = path.join(dir, 'inputs.json');
+    const refused = async (args: string[], message: string) => {
+      const r = await cli(['build', ...args, '-o', path.join(dir, 'out')], dir);
+      expect([r.code, r.err], args.join(' ')).toEqual([2, `error: ${message}\n${USAGE}`]);
+    };
+    // Each built with exit 0 before, the one option passed over.
+    await refused([dir, '--layer', 'X', '--layer-per-file'], '--layer X and --layer-per-file conflict: --layer names one layer for every input, --layer-per-file one for each file of a directory: give one of them');
+    await refused([a, '--layer', 'X', '--layer-by', 'class'], "--layer X and --layer-by class conflict: --layer-by names each feature's layer by its field, and --layer would name only the layer of features without that field: give one of them");
+    fs.writeFileSync(manifest, JSON.stringify([{ path: 'a.json', layer: 'cells' }]));
+    await refused(['--manifest', manifest, '--layer-by', 'class'], `manifest ${manifest}: entry 0's layer cells and --layer-by class conflict: --layer-by names each feature's layer by its field, and the entry would name only the layer of its features without that field: give one of them`);
+    fs.mkdirSync(path.join(dir, 'patches'));
+    fs.copyFileSync(a, path.join(dir, 'patches', 'a.json'));
+    fs.writeFileSync(manifest, JSON.stringify([{ path: 'patches', layer: 'cells' }]));
+    await refused(['--manifest', manifest, '--layer-per-file'], `the layer cells that ${path.join(dir, 'patches')}'s manifest entry names and --layer-per-file conflict: the entry names one layer for the directory, --layer-per-file one for each of its files: give one of them`);
+    await refused(['--input', `c=0:${a}`, '--input', `c=1:${b}`, '--plane-field', 'c=channel'], '--plane-field c=channel and the planes given with the inputs conflict: every input fixes c (--input c=N:FILE, a manifest entry\'s "c"), which wins over a field: give one of them');
+    await refused([a, '-q', '--progress', 'json'], '--quiet and --progress json conflict: --quiet prints nothing but errors, progress neither: give one of them');
+    expect(fs.existsSync(path.join(dir, 'out'))).toBe(false);
+  });
+});
