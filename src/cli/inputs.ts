@@ -30,14 +30,37 @@ function fileInput(file: string, plane?: Partial<Plane>, layer?: string): InputS
   return { source: fileSource(file, { reuseChunks: true }), plane, layer, fingerprint: `${st.size}:${st.mtimeMs}` };
 }
 
+/** What every path argument is expanded with: the CLI's I/O, --layer-per-file, --layer, the output, and the files met so far. */
+interface ExpandContext {
+  io: CliIO; perFile: boolean; layerOption?: string; out?: string; warn?: (message: string, fields: Record<string, unknown>) => void;
+  /** The files given so far, by their identity: each time, how it was given and its fixed plane. */
+  met: Map<string, { file: string; as: string; plane: Partial<Plane> }[]>;
+}
+
+/** Where a path comes from: how the command line gave it (`argument 2`, `--input c=1:a.json`), as written, with its plane and layer. */
+interface Given { how: string; shown: string; plane?: Partial<Plane>; layer?: string }
+
+/**
+ * One file given twice would be read twice, each of its features twice in the pyramid: refused, naming both ways it
+ * was given (`a.json ./a.json`, a link to it, a directory and a file in it). Fixed to another plane it is a copy asked
+ * for (one segmentation on every channel); without a fixed plane its features may land on any, the other's too.
+ */
+function meet(ctx: ExpandContext, file: string, st: fs.Stats, as: string, plane: Partial<Plane> = {}): void {
+  // A file's identity, whatever path reaches it (links, hard links, `..`); a system without inode numbers has paths.
+  const id = st.ino !== 0 ? `${st.dev}:${st.ino}` : fs.realpathSync(file);
+  const earlier = ctx.met.get(id) ?? [];
+  const apart = (p: Partial<Plane>) => (['t', 'c', 'z'] as const).some((d) => p[d] !== undefined && plane[d] !== undefined && p[d] !== plane[d]);
+  const first = earlier.find((e) => !apart(e.plane));
+  if (first) throw new UsageError(`${first.file} is given twice, as ${first.as} and as ${as}: each of its features would be read twice and be twice in the pyramid; give it once`);
+  ctx.met.set(id, [...earlier, { file, as, plane }]);
+}
+
 /**
  * A path argument: a file, or a directory whose data files are taken in name order, into one layer named after the
  * directory (its files are parts of one export, such as per-patch files) unless `perFile`, or a layer given.
  */
-/** What every path argument is expanded with: the CLI's I/O, --layer-per-file, --layer and the output. */
-interface ExpandContext { io: CliIO; perFile: boolean; layerOption?: string; out?: string; warn?: (message: string, fields: Record<string, unknown>) => void }
-
-function expand(arg: string, { io, perFile, layerOption, out, warn }: ExpandContext, plane?: Partial<Plane>, layer?: string): InputSpec[] {
+function expand(arg: string, ctx: ExpandContext, { how, shown, plane, layer }: Given): InputSpec[] {
+  const { io, perFile, layerOption, out, warn } = ctx;
   if (arg === '-') return [{ source: streamSource('-', io.stdin), plane, layer }];
   const full = path.resolve(io.cwd, arg);
   let st: fs.Stats;
@@ -53,7 +76,9 @@ function expand(arg: string, { io, perFile, layerOption, out, warn }: ExpandCont
     if (writesInto(path.dirname(full))) {
       warn?.(`${arg} lies in the folder the output ${out} writes its descriptor and report into: a later build of that folder as an input would read them too; keep inputs apart from outputs`, { event: 'input-beside-output', input: arg, out });
     }
-    return [fileInput(arg === full ? full : path.relative(io.cwd, full) || full, plane, layer)];
+    const name = arg === full ? full : path.relative(io.cwd, full) || full;
+    meet(ctx, name, st, `${shown} (${how})`, plane);
+    return [fileInput(name, plane, layer)];
   }
   // A manifest entry's layer names a directory's one layer, which --layer-per-file would split by file.
   if (layer !== undefined && perFile) throw new UsageError(`the layer ${layer} that ${arg}'s manifest entry names and --layer-per-file conflict: the entry names one layer for the directory, --layer-per-file one for each of its files: give one of them`);
@@ -81,7 +106,13 @@ function expand(arg: string, { io, perFile, layerOption, out, warn }: ExpandCont
   // A directory's name is a layer of its own only when --layer does not name one for every input.
   const dirLayer = layer ?? (perFile || layerOption !== undefined ? undefined : layerNameFor(full));
   if (dirLayer === undefined && layerOption === undefined) warnSharedLayers(arg, files, warn);
-  return files.map((n) => fileInput(path.join(arg, n), plane, dirLayer));
+  return files.map((n) => {
+    const name = path.join(arg, n);
+    // A link to nothing is no file to read twice: reading it says it cannot be read.
+    const file = fs.statSync(path.join(full, n), { throwIfNoEntry: false });
+    if (file) meet(ctx, name, file, `${path.join(shown, n)} (${how}, in directory ${shown})`, plane);
+    return fileInput(name, plane, dirLayer);
+  });
 }
 
 /** --layer-per-file names layers after files: two files of one name but their extensions (a.json, a.ndjson) share one. */
@@ -147,12 +178,12 @@ function checkEntry(file: string, i: number, e: unknown): asserts e is ManifestE
 export function resolveInputs(args: string[], options: Options, io: CliIO, warn?: ExpandContext['warn']): InputSpec[] {
   const inputs: InputSpec[] = [];
   if (args.filter((a) => a === '-').length > 1) throw new UsageError('- (standard input) can be given only once');
-  const ctx: ExpandContext = { io, perFile: options.layerPerFile, layerOption: options.layer, out: options.out, warn };
-  for (const a of args) inputs.push(...expand(a, ctx));
+  const ctx: ExpandContext = { io, perFile: options.layerPerFile, layerOption: options.layer, out: options.out, warn, met: new Map() };
+  args.forEach((a, k) => inputs.push(...expand(a, ctx, { how: `argument ${k + 1}`, shown: a })));
   for (const spec of options.input) {
     const i = spec.indexOf(':');
     if (i < 0) throw new UsageError(`--input expects DIMS:FILE such as t=0,c=1:cells.json, found "${spec}"`);
-    inputs.push(...expand(spec.slice(i + 1), ctx, parsePlane(spec.slice(0, i))));
+    inputs.push(...expand(spec.slice(i + 1), ctx, { how: `--input ${spec}`, shown: spec.slice(i + 1), plane: parsePlane(spec.slice(0, i)) }));
   }
   if (options.manifest) {
     const file = path.resolve(io.cwd, options.manifest);
@@ -161,7 +192,7 @@ export function resolveInputs(args: string[], options: Options, io: CliIO, warn?
       if (e.layer !== undefined && options.layerBy !== undefined) throw new UsageError(`manifest ${file}: entry ${i}'s layer ${e.layer} and --layer-by ${options.layerBy} conflict: --layer-by names each feature's layer by its field, and the entry would name only the layer of its features without that field: give one of them`);
       const plane: Partial<Plane> = {};
       for (const d of ['t', 'c', 'z'] as const) if (e[d] !== undefined) plane[d] = e[d];
-      inputs.push(...expand(path.resolve(path.dirname(file), e.path), ctx, plane, e.layer));
+      inputs.push(...expand(path.resolve(path.dirname(file), e.path), ctx, { how: `manifest ${file} entry ${i}`, shown: e.path, plane, layer: e.layer }));
     }
   }
   if (inputs.length === 0) throw new UsageError('no input given: pass files, directories, - for stdin, --input or --manifest');

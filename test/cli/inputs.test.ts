@@ -89,3 +89,43 @@ describe('options that conflict with what the inputs say', () => {
     expect(fs.existsSync(path.join(dir, 'out'))).toBe(false);
   });
 });
+
+describe('one file given twice', () => {
+  it('is refused (exit 2), naming the file and both ways it was given, however the path reaches it', async () => {
+    const dir = inputs();
+    const a = path.join(dir, 'a.json');
+    const link = path.join(tmpDir('mudm-inputs'), 'link.json');
+    fs.symlinkSync(a, link);
+    const other = `${dir}${path.sep}..${path.sep}${path.basename(dir)}${path.sep}a.json`;
+    const manifest = path.join(dir, 'inputs.json');
+    fs.writeFileSync(manifest, JSON.stringify([{ path: 'a.json', c: 1 }]));
+    const twice = (first: string, second: string) => `error: ${a} is given twice, as ${first} and as ${second}: each of its features would be read twice and be twice in the pyramid; give it once\n${USAGE}`;
+    // Each read every feature twice before (2 features of 1, exit 0).
+    for (const [args, first, second] of [
+      [[a, a], `${a} (argument 1)`, `${a} (argument 2)`],
+      [[a, link], `${a} (argument 1)`, `${link} (argument 2)`],
+      [[a, other], `${a} (argument 1)`, `${other} (argument 2)`],
+      [[dir, a], `${a} (argument 1, in directory ${dir})`, `${a} (argument 2)`],
+      // A plane fixed for one only: the other's features may land on it too.
+      [[a, '--manifest', manifest], `${a} (argument 1)`, `a.json (manifest ${manifest} entry 0)`],
+    ] as const) {
+      const r = await cli(['build', ...args, '-o', path.join(dir, 'out')], dir);
+      expect([r.code, r.err], args.join(' ')).toEqual([2, twice(first, second)]);
+    }
+    expect(fs.existsSync(path.join(dir, 'out'))).toBe(false);
+    // Links to nothing are no file given twice: each is named as unreadable (exit 3).
+    fs.symlinkSync(path.join(dir, 'gone-1'), path.join(dir, 'x.json'));
+    fs.symlinkSync(path.join(dir, 'gone-2'), path.join(dir, 'y.json'));
+    const broken = await cli(['build', dir, '-o', path.join(dir, 'out')], dir);
+    expect([broken.code, broken.err]).toEqual([3, `error: cannot read ${path.join(dir, 'x.json')}: no such file\n`]);
+  });
+
+  it('is read once per plane when given for other planes (one segmentation on two channels)', async () => {
+    const dir = inputs();
+    const a = path.join(dir, 'a.json');
+    const r = await cli(['build', '--input', `c=0:${a}`, '--input', `c=1:${a}`, '-o', path.join(dir, 'out'), '--image-size', '100,100', '--workers', '1', '--format', 'pbf', '--max-zoom', '0'], dir);
+    expect([r.code, r.err]).toEqual([0, '']);
+    expect(r.out).toMatch(/features: 2 read, 2 valid, 0 invalid/);
+    expect(r.out).toMatch(/2 plane\(s\) over c/);
+  });
+});
