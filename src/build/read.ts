@@ -7,9 +7,9 @@ import type { Vocabularies } from '../model/vocabulary.js';
 import { ByteArena } from '../bytes.js';
 import { layerNameFor, readEventBatches, type MembersEvent, type ValueLimit } from '../io/read.js';
 import type { FeatureSource, Source } from '../io/source.js';
-import { flagName, type BuildConfig } from '../options.js';
-import { DataError, InputError, ReadError, UsageError } from '../report/errors.js';
-import { mergeStats, type LayerStats, type PlaneRule } from '../stages/assign.js';
+import type { BuildConfig } from '../options.js';
+import { DataError, InputError, ReadError } from '../report/errors.js';
+import { mergeStats, type PlaneRule } from '../stages/assign.js';
 import type { UnitStore } from '../stages/partition.js';
 import { META, newIdCounts, parseBatch, type ParseResult, type ParseTask, type RawBatch } from '../stages/parse.js';
 import type { Dim } from '../tiling/space.js';
@@ -22,6 +22,7 @@ import { IssueTally, SAMPLES_PER_CODE, sampleLine } from '../validate/tally.js';
 import { runOrdered, type Pool } from '../worker/pool.js';
 import { secondsSince, throwIfAborted, valueLimit, type BuildIO, type InputSpec } from './context.js';
 import type { ReadSummary } from './state.js';
+import { addLacking, checkOptionFields, warnLacking, type Lacking } from './option-fields.js';
 
 /** A parse batch closes at 4 MiB of JSON or 4,096 features, whichever comes first (then at a sketch block's end: `full`). */
 const BATCH_BYTES = 4 << 20, BATCH_FEATURES = 4096;
@@ -145,8 +146,8 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   const ids: Record<string, [number, number]> = {};
   /** Valid QuPath objects on every channel (plane c -1, or none). */
   let everyChannel = 0;
-  /** Per dimension: valid features without its --plane-field. */
-  const lacking: Partial<Record<Dim, number>> = {};
+  /** Valid features without the fields that --plane-field and --layer-by name. */
+  const lacking: Lacking = { planes: {}, layers: {} };
   const grow = (b: readonly number[]) => {
     const bb = (sum.bounds ??= [Infinity, Infinity, -Infinity, -Infinity]);
     bb[0] = Math.min(bb[0], b[0]); bb[1] = Math.min(bb[1], b[1]);
@@ -211,7 +212,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     for (const name of r.optionFieldsSeen) fieldsSeen.add(name);
     sum.halfExtent = Math.max(sum.halfExtent, r.halfExtent);
     for (const d of r.dims) dims.add(d);
-    for (const [d, n] of Object.entries(r.planeLacking) as [Dim, number][]) lacking[d] = (lacking[d] ?? 0) + n;
+    addLacking(lacking, r);
     everyChannel += r.everyChannel;
     mergeStats(sum.stats, r.stats);
     for (const [layer, [withId, without]] of Object.entries(r.ids)) {
@@ -234,18 +235,12 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   if (outside > 0 && outside >= (sum.valid - outside) / 9) {
     io.onWarning?.(`${outside} of ${sum.valid} valid feature(s) lie wholly beyond the image (${config.imageSize?.width} × ${config.imageSize?.height} px, --image or --image-size) and are not placed: are their coordinates in this image's pixels?`, { event: 'outside-image', features: outside, of: sum.valid });
   }
-  if (sum.read > 0) checkOptionFields(config, fieldsSeen, sum.stats);
-  checkLayerCount(config, sum.stats);
+  checkOptionFields(config, sum, fieldsSeen);
   for (const [layer, [withId, without]] of Object.entries(ids).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (withId === 0 || without === 0) continue;
     io.onWarning?.(`layer ${layer}: ${withId} feature(s) have an integer id and ${without} do not; those get their input sequence number as PBF id, which may be another feature's id (MVT ids should be unique in a layer): give every feature an id, or none`, { event: 'mixed-ids', layer, withId, without });
   }
-  for (const d of ['t', 'c', 'z'] as const) {
-    const n = lacking[d];
-    // Only when some features have it: a field no feature has stops the build (checkOptionFields).
-    if (n === undefined || n === sum.valid) continue;
-    io.onWarning?.(`${n} of ${sum.valid} valid feature(s) have no field "${config.planeFields[d]}" (--plane-field ${d}=${config.planeFields[d]}): they are put on ${d}=0, with the features whose ${d} is 0`, { event: 'plane-field-lacking', dim: d, field: config.planeFields[d], features: n, of: sum.valid });
-  }
+  warnLacking(config, lacking, sum.valid, io);
   // Tiles of a plane hold its own features: an object of every channel is drawn in one of them only.
   if (everyChannel > 0 && dims.has('c')) {
     io.onWarning?.(`${everyChannel} QuPath object(s) are on every channel (plane c -1, or no plane: QuPath's default) while others name a channel: the pyramid has a plane per channel, and these are in channel 0's only`, { event: 'every-channel', features: everyChannel });
@@ -279,33 +274,6 @@ function refuseAxesYX(m: Multiscale | undefined, file: string | undefined): void
   const x = names.indexOf('x'), y = names.indexOf('y');
   if (names.length > 3 || x < 0 || y < 0 || y > x) return;
   throw new DataError(`${file ?? 'the input'}: its multiscale axes list y before x (${names.join(', ')}), so its positions are in that order; the build reads x, y first and would transpose the slide: list the axes with x before y, and swap each position's x and y numbers`);
-}
-
-/** The most layers `--layer-by` may make: a layer per class, not per value of a measurement or an id. */
-const MAX_LAYERS = 256;
-
-/** `--layer-by` on a field of many values (an area, an id) made thousands of layers and a descriptor of megabytes. */
-function checkLayerCount(config: BuildConfig, stats: LayerStats): void {
-  const layers = Object.keys(stats);
-  if (config.options.layerBy === undefined || layers.length <= MAX_LAYERS) return;
-  const shown = layers.slice(0, 3).map((l) => JSON.stringify(l)).join(', ');
-  throw new UsageError(`--${flagName('layerBy')} ${config.options.layerBy} makes ${layers.length} layers (${shown}, …), more than ${MAX_LAYERS}: a layer is for a class of features (classification.name, objectType, featureClass), not for each value of a measurement or an id`);
-}
-
-/**
- * A field named by `--layer-by` or `--plane-field` that no feature read has (valid or not) is a misspelling, not a
- * choice: a UsageError naming it and the fields there are. Workers report which names they met, so the check runs
- * once everything is read, before the plan is written and any tile with it.
- */
-function checkOptionFields(config: BuildConfig, seen: ReadonlySet<string>, stats: LayerStats): void {
-  const named: [string, string][] = [];
-  if (config.options.layerBy !== undefined) named.push([config.options.layerBy, `--${flagName('layerBy')} ${config.options.layerBy}`]);
-  for (const [d, name] of Object.entries(config.planeFields)) named.push([name, `--${flagName('planeField')} ${d}=${name}`]);
-  const missing = named.find(([name]) => !seen.has(name));
-  if (!missing) return;
-  const fields = [...new Set(Object.values(stats).flatMap((l) => Object.keys(l)))].sort();
-  const shown = fields.length > 40 ? `${fields.slice(0, 40).join(', ')}, … (${fields.length - 40} more)` : fields.join(', ') || 'none';
-  throw new UsageError(`${missing[1]}: no feature has a field "${missing[0]}"; the fields are: ${shown}`);
 }
 
 /**

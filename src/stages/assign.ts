@@ -147,9 +147,13 @@ export function optionFieldValue(f: Feature, name: string): unknown {
 
 /** The layer of a feature: the input's layer, or the value of `--layer-by` (arrays as their JSON, as in PBF tiles). */
 export function layerOf(f: Feature, inputLayer: string, layerBy: string | undefined): string {
-  if (layerBy === undefined) return inputLayer;
+  return layerBy === undefined ? inputLayer : layerByField(f, layerBy) ?? inputLayer;
+}
+
+/** The layer the `--layer-by` field gives a feature, or undefined when it has no value there (missing, null, ""). */
+export function layerByField(f: Feature, layerBy: string): string | undefined {
   const v = optionFieldValue(f, layerBy);
-  if (v === undefined || v === null || v === '') return inputLayer;
+  if (v === undefined || v === null || v === '') return undefined;
   return typeof v === 'object' ? JSON.stringify(v) : String(v);
 }
 

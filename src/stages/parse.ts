@@ -1,6 +1,6 @@
 // Parse + validate + assign, for one batch of raw features (pure): in a worker for JSON text, on the reading thread for
 // values; returns unit records, issues and statistics.
-import { ownOr } from '../model/own.js';
+import { own, ownOr, setOwn } from '../model/own.js';
 import type { Feature } from '../model/feature.js';
 import { GEOMETRY_TYPES, type Geometry, type GeometryType } from '../model/geometry.js';
 import { fieldValue } from '../model/fields.js';
@@ -12,7 +12,7 @@ import { IssueTally, type IssueCounts } from '../validate/tally.js';
 import type { Issue } from '../validate/issue.js';
 import { boxInside, Clipper, cutToRect, type Rect } from '../tiling/clip.js';
 import { MAX_WORLD_SIDE, sideExponent, type Dim, type Plane } from '../tiling/space.js';
-import { assignPlane, layerOf, observeFeature, optionFieldValue, type LayerStats, type PlaneRule } from './assign.js';
+import { assignPlane, layerByField, observeFeature, optionFieldValue, type LayerStats, type PlaneRule } from './assign.js';
 import { NUCLEUS_LAYER, NUCLEUS_SEQ, normaliseQuPath, nucleusOf } from './qupath.js';
 import { RecordRouter } from './partition.js';
 import { storedPad } from './plan.js';
@@ -98,6 +98,8 @@ export interface ParseResult {
   optionFieldsSeen: string[];
   /** Valid features without their `--plane-field`, per dimension (put at 0 there). */
   planeLacking: Partial<Record<Dim, number>>;
+  /** Valid features without a value of `layerBy`, per the layer they are in instead (their input's). */
+  layerByLacking: Record<string, number>;
   /** Valid QuPath objects on every channel (plane c -1, or none), which go with channel 0. */
   everyChannel: number;
   /** Tile size estimates of the batch (thinning.ts), when asked for. */
@@ -141,7 +143,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
   const tally = new IssueTally(task.sampleCap);
   const res: ParseResult = {
     read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {},
-    bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, units: [], optionFieldsSeen: [], planeLacking: {}, everyChannel: 0, ids: {},
+    bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, units: [], optionFieldsSeen: [], planeLacking: {}, layerByLacking: {}, everyChannel: 0, ids: {},
   };
   const enc = new RecordEncoder(task.json);
   const dims = new Set<Dim>();
@@ -277,7 +279,8 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
       tally.add(assigned, place);
       continue;
     }
-    const layer = layerOf(f, task.layer, task.layerBy);
+    const byField = task.layerBy === undefined ? undefined : layerByField(f, task.layerBy);
+    const layer = byField ?? task.layer;
     // A feature too wide to store is invalid for the build, as a plane value that is no index is.
     const stored = put(seq, layer, f, assigned.plane);
     if (typeof stored === 'object') {
@@ -289,6 +292,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     if (typeof stored === 'string') skip(stored);
     for (const d of assigned.dims) dims.add(d);
     if (assigned.lacking) for (const d of assigned.lacking) res.planeLacking[d] = (res.planeLacking[d] ?? 0) + 1;
+    if (task.layerBy !== undefined && byField === undefined) setOwn(res.layerByLacking, layer, (own(res.layerByLacking, layer) ?? 0) + 1);
     if (assigned.everyChannel) res.everyChannel++;
     // The descriptor describes what the tiles hold: not a feature outside the world, or without a position.
     if (stored === true) observeFeature(res.stats, layer, f);

@@ -148,4 +148,20 @@ describe('build warnings', () => {
     expect(warnings).toEqual([['1 of 3 valid feature(s) have no field "channel" (--plane-field c=channel): they are put on c=0, with the features whose c is 0', { event: 'plane-field-lacking', dim: 'c', field: 'channel', features: 1, of: 3 }]]);
     expect(decodePbf(sink.files.get('0/0/0/0.pbf') as Uint8Array, 2048, 0, 0, 0).map((f) => f.id)).toEqual([20, 30]);
   });
+
+  it('warns of features without the --layer-by field that others have: they are in their input\'s layer', async () => {
+    const warnings: [string, unknown][] = [];
+    const point = (cls: unknown, x: number) => ({ type: 'Feature', id: x, properties: cls === undefined ? {} : { cls }, geometry: { type: 'Point', coordinates: [x, 10] } });
+    const text = JSON.stringify({ type: 'FeatureCollection', features: [point('tumor', 10), point(undefined, 20), point(null, 30), point('', 40)] });
+    const sink = new MemorySink();
+    // Two inputs, each lacking features in a layer of its own; a file without one lacking is not named.
+    const other = JSON.stringify({ type: 'FeatureCollection', features: [point('stroma', 50), point(undefined, 60)] });
+    const whole = JSON.stringify({ type: 'FeatureCollection', features: [point('stroma', 70)] });
+    await buildPyramid([{ source: memorySource('cells.json', text) }, { source: memorySource('more.json', other) }, { source: memorySource('whole.json', whole) }], { ...OPTS, maxZoom: 1, layerBy: 'cls' }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings).toEqual([
+      ['layer cells: 3 of 7 valid feature(s) have no value of field "cls" (--layer-by cls): they are in layer cells, named after their input, beside the layers of the field\'s values', { event: 'layer-by-lacking', layer: 'cells', field: 'cls', features: 3, of: 7 }],
+      ['layer more: 1 of 7 valid feature(s) have no value of field "cls" (--layer-by cls): they are in layer more, named after their input, beside the layers of the field\'s values', { event: 'layer-by-lacking', layer: 'more', field: 'cls', features: 1, of: 7 }],
+    ]);
+    expect((json(sink, 'tileset.json') as { vector_layers: { id: string }[] }).vector_layers.map((l) => l.id)).toEqual(['cells', 'more', 'stroma', 'tumor']);
+  });
 });

@@ -1,0 +1,63 @@
+// The fields that --layer-by and --plane-field name, held against what a build read once every input is read: a name
+// no feature has and a field of too many layers stop it; features without the field are warned of.
+import { own, setOwn } from '../model/own.js';
+import { flagName, type BuildConfig } from '../options.js';
+import { UsageError } from '../report/errors.js';
+import type { LayerStats } from '../stages/assign.js';
+import type { ParseResult } from '../stages/parse.js';
+import type { Dim } from '../tiling/space.js';
+import type { BuildIO } from './context.js';
+import type { ReadSummary } from './state.js';
+
+/** Valid features without the field: of --plane-field per dimension, of --layer-by per the layer they are in instead. */
+export interface Lacking { planes: Partial<Record<Dim, number>>; layers: Record<string, number> }
+
+export function addLacking(to: Lacking, r: Pick<ParseResult, 'planeLacking' | 'layerByLacking'>): void {
+  for (const [d, n] of Object.entries(r.planeLacking) as [Dim, number][]) to.planes[d] = (to.planes[d] ?? 0) + n;
+  for (const [layer, n] of Object.entries(r.layerByLacking)) setOwn(to.layers, layer, (own(to.layers, layer) ?? 0) + n);
+}
+
+/**
+ * Features without a field others have go where no field puts them, in silence but for this: plane 0, their input's
+ * layer. A field no feature has stops the build (checkOptionFields).
+ */
+export function warnLacking(config: BuildConfig, lacking: Lacking, valid: number, io: BuildIO): void {
+  for (const d of ['t', 'c', 'z'] as const) {
+    const n = lacking.planes[d];
+    if (n === undefined || n === valid) continue;
+    io.onWarning?.(`${n} of ${valid} valid feature(s) have no field "${config.planeFields[d]}" (--plane-field ${d}=${config.planeFields[d]}): they are put on ${d}=0, with the features whose ${d} is 0`, { event: 'plane-field-lacking', dim: d, field: config.planeFields[d], features: n, of: valid });
+  }
+  const field = config.options.layerBy;
+  for (const [layer, n] of Object.entries(lacking.layers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (field === undefined) continue;
+    io.onWarning?.(`layer ${layer}: ${n} of ${valid} valid feature(s) have no value of field "${field}" (--layer-by ${field}): they are in layer ${layer}, named after their input, beside the layers of the field's values`, { event: 'layer-by-lacking', layer, field, features: n, of: valid });
+  }
+}
+
+/** The most layers `--layer-by` may make: a layer per class, not per value of a measurement or an id. */
+const MAX_LAYERS = 256;
+
+/**
+ * A field named by `--layer-by` or `--plane-field` that no feature read has (valid or not) is a misspelling, not a
+ * choice: a UsageError naming it and the fields there are. Workers report which names they met, so the check runs
+ * once everything is read, before the plan is written and any tile with it. `--layer-by` on a field of many values
+ * (an area, an id) made thousands of layers and a descriptor of megabytes.
+ */
+export function checkOptionFields(config: BuildConfig, sum: ReadSummary, seen: ReadonlySet<string>): void {
+  if (sum.read > 0) checkNamed(config, seen, sum.stats);
+  const layers = Object.keys(sum.stats);
+  if (config.options.layerBy === undefined || layers.length <= MAX_LAYERS) return;
+  const shown = layers.slice(0, 3).map((l) => JSON.stringify(l)).join(', ');
+  throw new UsageError(`--${flagName('layerBy')} ${config.options.layerBy} makes ${layers.length} layers (${shown}, …), more than ${MAX_LAYERS}: a layer is for a class of features (classification.name, objectType, featureClass), not for each value of a measurement or an id`);
+}
+
+function checkNamed(config: BuildConfig, seen: ReadonlySet<string>, stats: LayerStats): void {
+  const named: [string, string][] = [];
+  if (config.options.layerBy !== undefined) named.push([config.options.layerBy, `--${flagName('layerBy')} ${config.options.layerBy}`]);
+  for (const [d, name] of Object.entries(config.planeFields)) named.push([name, `--${flagName('planeField')} ${d}=${name}`]);
+  const missing = named.find(([name]) => !seen.has(name));
+  if (!missing) return;
+  const fields = [...new Set(Object.values(stats).flatMap((l) => Object.keys(l)))].sort();
+  const shown = fields.length > 40 ? `${fields.slice(0, 40).join(', ')}, … (${fields.length - 40} more)` : fields.join(', ') || 'none';
+  throw new UsageError(`${missing[1]}: no feature has a field "${missing[0]}"; the fields are: ${shown}`);
+}
