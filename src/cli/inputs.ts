@@ -93,7 +93,12 @@ function expand(arg: string, ctx: ExpandContext, { how, shown, plane, layer }: G
   const isFolder = (n: string) => fs.statSync(path.join(full, n), { throwIfNoEntry: false })?.isDirectory() === true;
   const named = names.filter((n) => DATA_FILE.test(n));
   const files = named.filter((n) => !n.startsWith('.') && !isFolder(n));
-  const passed = named.filter((n) => !files.includes(n));
+  const holding = foldersHoldingData(full, names.filter((n) => !n.startsWith('.') && isFolder(n)));
+  if (holding.length) {
+    const shown = holding.slice(0, 3).map(([n, k]) => `${n}: ${k} file(s)`).join(', ');
+    warn?.(`directory ${arg}: ${holding.length} sub-folder(s) hold data files, which are not read (${shown}${holding.length > 3 ? ', …' : ''}): a directory gives the files it holds, not its folders' (no recursion); give a folder as an input of its own to read it`, { event: 'folders-not-read', directory: arg, folders: holding.map(([n]) => n) });
+  }
+  const passed = named.filter((n) => !files.includes(n) && !holding.some(([h]) => h === n));
   if (passed.length) {
     warn?.(`directory ${arg}: ${passed.length} hidden file(s) or folder(s) named like data passed over (${passed.slice(0, 3).join(', ')}${passed.length > 3 ? ', …' : ''}): a directory gives the data files it holds, not hidden ones (such as the ._ files a Mac's copy leaves) or folders`, { event: 'hidden-passed-over', directory: arg, files: passed });
   }
@@ -102,7 +107,10 @@ function expand(arg: string, ctx: ExpandContext, { how, shown, plane, layer }: G
   if (images.length) {
     warn?.(`directory ${arg}: ${images.length} image file(s) passed over (${images.slice(0, 3).join(', ')}${images.length > 3 ? ', …' : ''}): a directory gives its annotation documents; name a label mask as an input of its own`, { event: 'images-passed-over', directory: arg, files: images });
   }
-  if (files.length === 0) throw new InputError(`directory ${arg} holds no .json, .geojson or .ndjson files${images.length ? ` (label masks are read when named as inputs themselves: ${images.slice(0, 3).join(', ')})` : ''}`, arg);
+  if (files.length === 0) {
+    const why = images.length ? ` (label masks are read when named as inputs themselves: ${images.slice(0, 3).join(', ')})` : holding.length ? ` (its sub-folders ${holding.slice(0, 3).map(([n]) => n).join(', ')}${holding.length > 3 ? ', …' : ''} hold some: give them as inputs)` : '';
+    throw new InputError(`directory ${arg} holds no .json, .geojson or .ndjson files${why}`, arg);
+  }
   // A directory's name is a layer of its own only when --layer does not name one for every input.
   const dirLayer = layer ?? (perFile || layerOption !== undefined ? undefined : layerNameFor(full));
   if (dirLayer === undefined && layerOption === undefined) warnSharedLayers(arg, files, warn);
@@ -112,6 +120,23 @@ function expand(arg: string, ctx: ExpandContext, { how, shown, plane, layer }: G
     const file = fs.statSync(path.join(full, n), { throwIfNoEntry: false });
     if (file) meet(ctx, name, file, `${path.join(shown, n)} (${how}, in directory ${shown})`, plane);
     return fileInput(name, plane, dirLayer);
+  });
+}
+
+/**
+ * The folders of a directory input that hold data files of their own, each with how many: an export split into
+ * folders (per patch, per slide) would otherwise be passed over in silence. Not recursive, as the reading is not.
+ */
+function foldersHoldingData(dir: string, folders: readonly string[]): [string, number][] {
+  return folders.flatMap((n): [string, number][] => {
+    let inside: string[];
+    try {
+      inside = fs.readdirSync(path.join(dir, n));
+    } catch {
+      return [];
+    }
+    const k = inside.filter((m) => DATA_FILE.test(m) && !m.startsWith('.')).length;
+    return k > 0 ? [[n, k]] : [];
   });
 }
 

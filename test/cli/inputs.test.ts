@@ -129,3 +129,25 @@ describe('one file given twice', () => {
     expect(r.out).toMatch(/2 plane\(s\) over c/);
   });
 });
+
+describe('the folders of a directory input', () => {
+  it('are not read (no recursion): those holding data files are named in one warning, hidden ones passed over as before', async () => {
+    const dir = inputs();
+    for (const [folder, files] of [['patch-1', ['p.json', 'q.ndjson.gz']], ['patch-2', ['r.geojson']], ['more.json', ['s.json']], ['thumbs', ['t.png']], ['.git', ['config.json']], ['empty.json', []]] as const) {
+      fs.mkdirSync(path.join(dir, folder));
+      for (const f of files) fs.writeFileSync(path.join(dir, folder, f), `${feature(9, 90)}\n`);
+    }
+    const r = await cli(['build', dir, '-o', path.join(path.dirname(dir), `${path.basename(dir)}-out`), '--image-size', '100,100', '--workers', '1', '--format', 'pbf', '--max-zoom', '0'], dir);
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toBe(`warning: directory ${dir}: 3 sub-folder(s) hold data files, which are not read (more.json: 1 file(s), patch-1: 2 file(s), patch-2: 1 file(s)): a directory gives the files it holds, not its folders' (no recursion); give a folder as an input of its own to read it\n`
+      + `warning: directory ${dir}: 1 hidden file(s) or folder(s) named like data passed over (empty.json): a directory gives the data files it holds, not hidden ones (such as the ._ files a Mac's copy leaves) or folders\n`);
+    expect(r.out).toMatch(/features: 2 read, 2 valid, 0 invalid/);
+    // A directory of folders only: nothing to read, and the message says where the files are (exit 3).
+    const parent = tmpDir('mudm-inputs');
+    fs.mkdirSync(path.join(parent, 'slide-1'));
+    fs.writeFileSync(path.join(parent, 'slide-1', 'cells.json'), `${feature(1, 10)}\n`);
+    const none = await cli(['build', parent, '-o', path.join(dir, 'none')], dir);
+    expect(none.code).toBe(3);
+    expect(none.err).toContain(`error: directory ${parent} holds no .json, .geojson or .ndjson files (its sub-folders slide-1 hold some: give them as inputs)\n`);
+  });
+});
