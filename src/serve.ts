@@ -4,7 +4,7 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { pipeline } from 'node:stream';
-import { InputError, UsageError } from './report/errors.js';
+import { InputError, OutputError, UsageError } from './report/errors.js';
 import { ArchiveShelf, FileArchive, FolderArchives, type TileAnswer } from './serve/archives.js';
 import { contentType, defaultViewerDir, openInside, openRegular, requestSegments, targetAuthority, vendorFiles, type Opened } from './serve/files.js';
 import { acceptsGzip, answerFor, contentValidators, dateIsStrong, validators, type ByteRange, type Validators } from './serve/ranges.js';
@@ -172,8 +172,8 @@ function sendTile(req: http.IncomingMessage, res: http.ServerResponse, answer: E
 }
 
 /**
- * Starts the server on 127.0.0.1 (by default). Rejects with UsageError when the port is taken or `cors` is not an
- * origin, InputError when `root` is neither a folder nor a PMTiles archive. It serves the viewer at `/` and
+ * Starts the server on 127.0.0.1 (by default). Rejects with OutputError when the port is taken or needs privileges,
+ * UsageError when `cors` is not an origin, InputError when `root` is neither a folder nor a PMTiles archive. It serves the viewer at `/` and
  * `/viewer/`, OpenLayers and the PMTiles readers at `/vendor/`, and below that, for a folder, the regular files whose
  * real path lies inside it (never a hidden or temporary one) and the tiles of the archives its `tileset.json` lists;
  * for an archive, the archive under its own name, its metadata as `/tileset.json` and its tiles. Files are served
@@ -323,8 +323,11 @@ export async function startServer(opts: ServeOptions): Promise<Server> {
     const onError = (err: NodeJS.ErrnoException) => {
       server.off('listening', onListening);
       void shelf.close();
-      if (err.code === 'EADDRINUSE') reject(new UsageError(`port ${opts.port} on ${host} is in use; choose another with --port`));
-      else if (err.code === 'EACCES') reject(new UsageError(`port ${opts.port} on ${host} needs privileges; choose one above 1023 with --port`));
+      // The machine's state, not the command line: a port another process holds, or one this user may not open.
+      const port = opts.port ?? 0;
+      const other = `--port ${port > 1023 && port < 65535 ? port + 1 : 8080}`;
+      if (err.code === 'EADDRINUSE') reject(new OutputError(`port ${port} on ${host} is in use (another process listens there): give another, such as ${other}, or --port 0 for any free one`));
+      else if (err.code === 'EACCES') reject(new OutputError(`port ${port} on ${host} needs privileges this process lacks: give one above 1023, such as ${other}, or --port 0 for any free one`));
       else reject(err);
     };
     const onListening = () => {

@@ -35,6 +35,22 @@ describe('main', () => {
     expect(await help('inspect')).toContain('--format LIST the file a tile is decoded from, json or pbf');
     expect(await help('build')).toContain('--format LIST tile formats to write: json, pbf or json,pbf (default: json,pbf; pbf for -o FILE.pmtiles)');
     expect(await help('verify')).toContain('--tile-budget BYTES the largest PBF tile (JSON without PBF) below the finest zoom that passes (default: the budget the build held, from its report)');
+    // build-shard has no --tmp-dir, and spills nothing: its records are the plan's.
+    const shard = await help('build-shard');
+    expect(shard).toContain("--memory-budget BYTES peak memory to stay under: the work units handed to workers hold at most a tenth of it in records at once (a heavier unit goes alone); the records are the plan's, on disk (e.g. 1G, 512M) (default: 1G)");
+    expect(shard).not.toContain('--tmp-dir');
+    expect(shard).toContain('--workers N worker threads for tiling (default: the cores)');
+    expect(await help('build')).toContain('none and gzip are refused for a directory of tile files (-o DIR without --archive), whose files a web server compresses (default: auto)');
+    // Every option a command's help of its options names is one that command takes.
+    for (const command of ['validate', 'build', 'plan', 'build-shard', 'finalize', 'inspect', 'verify', 'serve', 'extract']) {
+      const io = memoryIO();
+      await main([command, '--help'], io);
+      // The options' texts; the details may speak of another command's (inspect: archives built with --archive).
+      const text = io.out().slice(io.out().indexOf('\nOptions:'));
+      const takes = new Set([...text.matchAll(/^ {2}(?:-\w, )? *(--[a-z-]+)/gm)].map((m) => m[1]));
+      const named = new Set([...text.matchAll(/(?<![\w-])--[a-z][a-z-]*[a-z]/g)].map((m) => m[0]));
+      expect([...named].filter((f) => !takes.has(f)), command).toEqual([]);
+    }
   });
 
   it('unknown command with a suggestion, exit 2', async () => {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { memoryIO } from '../../src/cli/io.js';
-import { UsageError } from '../../src/report/errors.js';
+import { OutputError, UsageError } from '../../src/report/errors.js';
 import { startServer, type Server } from '../../src/serve.js';
 import { rawRequest } from '../helpers/http.js';
 import { leaked, makeServeFixture, type ServeFixture } from './serve-fixture.js';
@@ -154,6 +154,15 @@ describe('CORS', () => {
     const io = memoryIO();
     expect(await main(['serve', fx.out, '--cors', 'https://viewer.example/maps', '--port', '0'], io)).toBe(2);
     expect(io.err()).toMatch(/--cors must be an origin .*found 'https:\/\/viewer\.example\/maps'/);
+  });
+
+  it('exits 4 on a port in use, naming it and another to give: the machine\'s state, no usage error', async () => {
+    const taken = server.port;
+    await expect(startServer({ root: fx.out, port: taken })).rejects.toThrow(OutputError);
+    const io = memoryIO();
+    expect(await main(['serve', fx.out, '--port', String(taken)], io)).toBe(4);
+    const other = taken < 65535 ? taken + 1 : 8080;
+    expect(io.err()).toBe(`error: port ${taken} on 127.0.0.1 is in use (another process listens there): give another, such as --port ${other}, or --port 0 for any free one\n`);
   });
 
   it('refuses a request naming another host (DNS rebinding): 421, nothing served', async () => {
