@@ -51,8 +51,8 @@ export const OPTIONS = {
   name: { type: 'string', help: 'descriptor name', commands: BUILDING },
   description: { type: 'string', help: 'descriptor description', commands: BUILDING },
   attribution: { type: 'string', help: 'descriptor attribution', commands: BUILDING },
-  version: { type: 'string', default: '1.0.0', help: 'descriptor (tileset) version', commands: BUILDING },
-  baseUrl: { type: 'string', arg: 'URL', help: 'base put before the tile paths in descriptors, e.g. https://host/slides/a (default: relative URLs)', commands: BUILDING },
+  version: { type: 'string', arg: 'X.Y.Z', default: '1.0.0', help: 'descriptor (tileset) version: semver, MAJOR.MINOR.PATCH, as TileJSON 3.0.0 requires', commands: BUILDING },
+  baseUrl: { type: 'string', arg: 'URL', help: 'base put before the tile paths in descriptors: an absolute http(s) URL without query or fragment, e.g. https://host/slides/a (default: relative URLs)', commands: BUILDING },
   memoryBudget: { type: 'bytes', arg: 'BYTES', default: 1024 ** 3, help: 'peak memory to stay under; work-unit records spill to --tmp-dir beyond a fifth of it (e.g. 1G, 512M)', helpFor: { 'build-shard': 'peak memory to stay under: the work units handed to workers hold at most a tenth of it in records at once (a heavier unit goes alone); the records are the plan\'s, on disk (e.g. 1G, 512M)' }, commands: [...BUILDING, 'build-shard'] },
   tmpDir: { type: 'string', arg: 'DIR', help: 'where spilled work units go (default: OUT/.mudm-work)', commands: BUILDING },
   tileBudget: { type: 'bytes', arg: 'BYTES', default: 500 * 1024, help: 'largest PBF tile below the finest zoom (JSON without PBF); each zoom is thinned uniformly to fit its densest tile', helpFor: { verify: 'the largest PBF tile (JSON without PBF) below the finest zoom that passes (default: the budget the build held, from its report)' }, commands: [...BUILDING, 'verify'] },
@@ -224,12 +224,42 @@ export function resolveBuildConfig(given: Partial<Options>, header?: ImageSize):
   check(!o.preview || archive !== 'file', `--preview writes PNG files beside the tiles, which -o ${o.out} (one archive) has no place for: write -o DIR --archive pmtiles`);
   check(o.tileCompression === 'auto' || o.tileCompression === 'none' || o.tileCompression === 'gzip', `--tile-compression takes auto, none or gzip, found "${o.tileCompression}"`);
   // A directory's tiles are files served as they are: compressing them is the web server's part.
+  checkVersion(o.version);
+  if (o.baseUrl !== undefined) checkBaseUrl(o.baseUrl);
   check(o.tileCompression === 'auto' || archive !== 'none', `--tile-compression ${o.tileCompression} is how archives store their tiles; ${o.out === undefined ? 'this build writes no archive' : `-o ${o.out} is a directory of tile files`}: write -o FILE.pmtiles or add --archive pmtiles, or drop --tile-compression`);
   const imageSize = o.imageSize !== undefined ? parseImageSize(o.imageSize) : header;
   return {
     options, formats, imageSize, planeFields: parsePlaneFields(o.planeField), lod: o.lod as 'auto' | 'none', archive,
     tileCompression: o.tileCompression as TileCompression,
   };
+}
+
+/** semver.org's grammar: MAJOR.MINOR.PATCH, numbers without leading zeros, then an optional pre-release and build. */
+const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?(?:\+[0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*)?$/;
+
+/** TileJSON 3.0.0: `version` is "a semver.org style version number" (clients compare them to tell caches apart). */
+function checkVersion(version: string): void {
+  if (SEMVER.test(version)) return;
+  const padded = /^\d+(\.\d+)?$/.test(version) ? ` (${version}${version.includes('.') ? '.0' : '.0.0'}?)` : '';
+  throw new UsageError(`--version must be a semver version, MAJOR.MINOR.PATCH such as 1.2.0, as TileJSON 3.0.0 requires${padded}; found ${JSON.stringify(version)}`);
+}
+
+/**
+ * `--base-url` is put before the tile paths as given: it must be a URL a map client fetches from (http or https, with
+ * a host), and end where they begin: a query or fragment would come before them. A relative base is left to the
+ * default, tile paths relative to tileset.json, which verify holds the layout to.
+ */
+function checkBaseUrl(base: string): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(base);
+  } catch {
+    // Refused below: not a URL.
+  }
+  // As written, not as parsed: the base goes into tileset.json as given (`https:///a` parses, to host a).
+  const absolute = url !== undefined && url.hostname !== '' && /^https?:\/\/[^/?#\s]+[^\s]*$/i.test(base);
+  if (!absolute) throw new UsageError(`--base-url must be an absolute http or https URL such as https://host/slides/a (without it, tile paths are relative to tileset.json); found ${JSON.stringify(base)}`);
+  if (url?.search || url?.hash || /[?#]/.test(base)) throw new UsageError(`--base-url ${base} has a query or fragment, which would come before the tile paths put after it; give the base alone`);
 }
 
 /** `json`, `pbf` or `json,pbf` → which formats to write. */

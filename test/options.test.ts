@@ -72,6 +72,18 @@ describe('resolveBuildConfig', () => {
     expect(refusal(() => config({ maxZoom: 0 }))).toMatch(/^--max-zoom 0 leaves JSON tiles no zoom for features/);
   });
 
+  it('takes a semver --version and an absolute http(s) --base-url, as TileJSON 3.0.0 and map clients need, and refuses others naming the value', () => {
+    for (const version of ['1.0.0', '2.10.3', '1.2.3-rc.1+build.5']) expect(config({ version }).options.version).toBe(version);
+    expect(refusal(() => config({ version: '1.2' }))).toBe('--version must be a semver version, MAJOR.MINOR.PATCH such as 1.2.0, as TileJSON 3.0.0 requires (1.2.0?); found "1.2"');
+    expect(refusal(() => config({ version: 'not a version' }))).toBe('--version must be a semver version, MAJOR.MINOR.PATCH such as 1.2.0, as TileJSON 3.0.0 requires; found "not a version"');
+    for (const version of ['v1.2.3', '01.2.3', '1.2.3.4', '']) expect(() => config({ version }), version).toThrow(/^--version must be a semver version/);
+    for (const baseUrl of ['https://host/slides/a', 'http://localhost:8080/', 'https://[::1]:8443/t']) expect(config({ baseUrl }).options.baseUrl).toBe(baseUrl);
+    const notUrl = (v: string) => `--base-url must be an absolute http or https URL such as https://host/slides/a (without it, tile paths are relative to tileset.json); found ${JSON.stringify(v)}`;
+    // A relative base would be put before the paths as it is, and verify holds relative tile paths to the layout.
+    for (const baseUrl of ['not a url', '/slides/a', 'slides/a', 'ftp://host/a', 'https:///a', 'https://host/a b']) expect(refusal(() => config({ baseUrl })), baseUrl).toBe(notUrl(baseUrl));
+    expect(refusal(() => config({ baseUrl: 'https://host/a?token=x' }))).toBe('--base-url https://host/a?token=x has a query or fragment, which would come before the tile paths put after it; give the base alone');
+  });
+
   it('takes --preview with PBF tiles only (previews are painted from the features), and refuses bad option text', () => {
     expect(config({ preview: true, format: 'pbf' }).formats).toEqual({ json: false, pbf: true });
     expect(refusal(() => config({ format: 'json,mvt' }))).toBe('--format takes json, pbf or json,pbf, found "mvt"');

@@ -75,6 +75,13 @@ describe('mudm-tiles build', () => {
     expect(r.stderr).toContain('error: build needs an output: -o DIR, or -o FILE.pmtiles for one archive');
     const z = await run(['build', 'sample-data/slide', '-o', '/tmp/x', '--max-zoom', 'deep']);
     expect(z.code).toBe(2);
+    // Written into tileset.json as given before, where TileJSON 3.0.0 wants semver and clients a URL.
+    const out = path.join(tmpDir('mudm-cli'), 'out');
+    const v = await run(['build', 'sample-data/slide', '-o', out, '--version', '1.2']);
+    expect([v.code, v.stderr]).toEqual([2, 'error: --version must be a semver version, MAJOR.MINOR.PATCH such as 1.2.0, as TileJSON 3.0.0 requires (1.2.0?); found "1.2"\nRun \'mudm-tiles build --help\' for usage.\n']);
+    const u = await run(['build', 'sample-data/slide', '-o', out, '--base-url', 'not a url']);
+    expect([u.code, u.stderr]).toEqual([2, 'error: --base-url must be an absolute http or https URL such as https://host/slides/a (without it, tile paths are relative to tileset.json); found "not a url"\nRun \'mudm-tiles build --help\' for usage.\n']);
+    expect(fs.existsSync(out)).toBe(false);
   });
 
   it('reads inputs given by --input (a plane each) and --manifest, into those planes', async () => {
