@@ -329,13 +329,13 @@ describe('mudm-tiles build', () => {
     fs.writeFileSync(path.join(dir, 'cells.json'), `${feature(1, 10, 10)}\n`);
     const image = path.join(dir, 'slide.png');
     await sharp({ create: { width: 40, height: 30, channels: 3, background: '#000' } }).png().toFile(image);
-    const other = await run(['build', path.join(dir, 'cells.json'), '-o', path.join(dir, 'other'), '--image', image, '--image-size', '40,40']);
+    const other = await run(['build', path.join(dir, 'cells.json'), '-o', path.join(dir, 'other'), '--image', image, '--image-size', '40,40', '--preview']);
     expect(other.code).toBe(2);
     expect(other.stderr).toContain(`error: --image-size 40,40 has not the shape of --image ${image} (40 × 30 px): its background would be stretched askew over the plane; leave --image-size out, or give the size of the slide that image shows`);
     expect(fs.existsSync(path.join(dir, 'other'))).toBe(false);
     // The image's own size, and the size of the slide it is a smaller picture of.
     for (const size of ['40,30', '400,301']) {
-      const same = await run(['build', path.join(dir, 'cells.json'), '-o', path.join(dir, `same-${size}`), '--image', image, '--image-size', size, '-q']);
+      const same = await run(['build', path.join(dir, 'cells.json'), '-o', path.join(dir, `same-${size}`), '--image', image, '--image-size', size, '--preview', '-q']);
       expect(same.code, same.stderr).toBe(0);
       expect((JSON.parse(fs.readFileSync(path.join(dir, `same-${size}`, 'tileset.json'), 'utf8')) as { bounds: number[] }).bounds).toEqual([0, 0, ...size.split(',').map(Number)]);
     }
