@@ -1,37 +1,52 @@
-// Where JSON input is wrong: a JSON.parse failure as a ReadError at its absolute position, found by a second, small parser.
+// Where JSON input is wrong: a JSON.parse failure as a ReadError in our words at its absolute position, found by a second, small parser.
 import { ReadError } from '../report/errors.js';
 import { pointerOf } from '../validate/issue.js';
 
 /**
  * Turns a JSON.parse failure on `text` (which starts at `line`/`column` of `file`) into a ReadError at the absolute
- * position. V8 names the position ("at position N") for most errors but not for "Unexpected token" or the end of
- * input, so a small locator finds it then. `pointer`: where `text` lies in its document (a collection member's
- * value), so that the path named is the document's.
+ * position, saying what was found there. V8 names the position ("at position N") for most errors but not for
+ * "Unexpected token" or the end of input, so a small locator finds it then. `pointer`: where `text` lies in its
+ * document (a collection member's value), so that the path named is the document's.
  */
 export function jsonSyntaxError(file: string, text: string, line: number, column: number, e: unknown, pointer = ''): ReadError {
   const v8 = e instanceof Error ? e.message : String(e);
   const m = /\bat position (\d+)/.exec(v8);
-  let position: number;
-  let message: string;
   // A non-finite number where V8 stopped (QuPath before 0.5) gets the scanner's message, which says where it comes
   // from; V8 names the position past a minus sign ("-Infinity"), and none for a bare NaN or Infinity.
-  if (m && !/^(?:NaN|Infinity)/.test(text.slice(Number(m[1]), Number(m[1]) + 8))) {
-    position = Number(m[1]);
-    message = v8
-      .replace(/\s*in JSON at position \d+/, '')
-      .replace(/\s*\(line \d+ column \d+\)/, '');
-  } else {
-    const found = locateJsonError(text);
-    position = found ? found.position : text.length;
-    message = found ? found.message : v8;
-  }
-  position = Math.min(position, text.length);
-  // V8's "Expected ..." says what it wanted, not what it found.
-  if (/^Expected\b/.test(message)) message += `, found ${describeChar(text[position])}`;
+  const p = m && !/^(?:NaN|Infinity)/.test(text.slice(Number(m[1]), Number(m[1]) + 8)) ? Math.min(Number(m[1]), text.length) : -1;
+  // V8's words (which change from one Node version to the next) reach the user only in its "Expected ..." messages:
+  // one without a mapping here gets the scanner's words, and V8's only if the scanner finds nothing wrong.
+  const found = (p >= 0 ? fromV8(text, p, v8) : null) ?? locateJsonError(text)
+    ?? { position: p >= 0 ? p : text.length, message: v8.replace(/\s*(?:in|after) JSON at position \d+/, '').replace(/\s*\(line \d+ column \d+\)/, '') };
+  const position = Math.min(found.position, text.length);
+  let message = found.message;
   const where = jsonPathAt(text, position, pointer);
   if (where !== null) message += ` (${where})`;
   const at = positionToLineColumn(text, position, line, column);
   return new ReadError(file, at.line, at.column, message, { cause: e });
+}
+
+/**
+ * V8's message about `s` (Node 20's texts), with the position `p` it names, in this reader's words, saying what
+ * was found there; null for a message it does not know.
+ */
+function fromV8(s: string, p: number, v8: string): JsonFault | null {
+  const what = v8.replace(/\s*in JSON at position \d+/, '').replace(/\s*\(line \d+ column \d+\)/, '');
+  // "Expected ',' or ']' after array element": what it wanted, to which what it found is added.
+  if (/^Expected\b/.test(what)) return { position: p, message: `${what}, found ${describeChar(s[p])}` };
+  // At the character after the backslash, or (\u) at the first that is no hex digit: the escape starts before.
+  if (/^Bad escaped character/.test(what)) return escapeFault(s, s[p - 1] === '\\' ? p - 1 : p);
+  if (/^Bad Unicode escape/.test(what)) return escapeFault(s, Math.max(0, s.lastIndexOf('\\u', p)));
+  if (/^Bad control character/.test(what)) return controlInString(s, p);
+  if (/^Unexpected non-whitespace character after JSON/.test(v8)) return { position: p, message: `unexpected ${describeChar(s[p])} after the JSON value` };
+  // Numbers: read again from their first character, which the scanner's words then describe.
+  if (/^(?:Unexpected number|No number after minus sign|Unterminated fractional number|Exponent part is missing a number)/.test(what)) {
+    let start = p;
+    while (start > 0 && /[-+.0-9eE]/.test(s[start - 1])) start--;
+    const r = numberAt(s, start);
+    return typeof r === 'number' ? null : r;
+  }
+  return null;
 }
 
 /**
@@ -95,36 +110,98 @@ function positionToLineColumn(text: string, position: number, line: number, colu
   return { line: l, column: lastNewline < 0 ? column + bytes : bytes + 1 };
 }
 
-const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
-
 function describeChar(c: string | undefined): string {
   if (c === undefined) return 'end of input';
   const code = c.codePointAt(0) ?? 0;
   return code < 0x20 || code === 0x7f ? `control character U+${code.toString(16).toUpperCase().padStart(4, '0')}` : `'${c}'`;
 }
 
+/** A syntax error: where in the text (a UTF-16 offset), and what is wrong there. */
+interface JsonFault { position: number; message: string }
+
+const ESCAPES = 'JSON knows \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX; write a backslash as \\\\';
+
+/** The escape whose backslash is `s[k]`, which JSON does not know (a Windows path's `\d`, a `\u` short of digits). */
+function escapeFault(s: string, k: number): JsonFault {
+  const c = s.codePointAt(k + 1);
+  if (c === undefined) return { position: k, message: 'unexpected end of input after \'\\\' in a string' };
+  if (c === 0x75) {
+    let j = k + 2;
+    while (j < k + 6 && /[0-9a-fA-F]/.test(s[j] ?? '')) j++;
+    return { position: k, message: `invalid escape "${s.slice(k, j)}" in a string: \\u takes four hex digits, found ${describeChar(s[j])}` };
+  }
+  const shown = c < 0x20 || c === 0x7f ? `'\\' before ${describeChar(s[k + 1])}` : `"\\${String.fromCodePoint(c)}"`;
+  return { position: k, message: `invalid escape ${shown} in a string (${ESCAPES})` };
+}
+
+/** The control characters JSON has a short escape for, with their names. */
+const CONTROLS: Record<number, [string, string]> = {
+  0x08: ['backspace', '\\b'], 0x09: ['tab', '\\t'], 0x0a: ['line feed', '\\n'], 0x0c: ['form feed', '\\f'], 0x0d: ['carriage return', '\\r'],
+};
+
+/** A control character as it stands, unescaped, in a string at `s[j]`. */
+function controlInString(s: string, j: number): JsonFault {
+  const code = s.charCodeAt(j);
+  const hex = code.toString(16).toUpperCase().padStart(4, '0');
+  const [name, escape] = CONTROLS[code] ?? [undefined, `\\u${hex}`];
+  // A line end in a string is more often a string never closed than a line break meant to be in it.
+  const unclosed = code === 0x0a || code === 0x0d ? ' (or is the string\'s closing quote missing?)' : '';
+  return { position: j, message: `unescaped control character U+${hex}${name ? ` (${name})` : ''} in a string: write it as ${escape}${unclosed}` };
+}
+
+const isDigit = (c: string | undefined): boolean => c !== undefined && c >= '0' && c <= '9';
+
+/**
+ * The number starting at `s[i]` ('-' or a digit): the offset past its end, or what is wrong with it, shown from its
+ * start up to the fault.
+ */
+function numberAt(s: string, i: number): number | JsonFault {
+  let j = i;
+  const fault = (why: string, shownTo = j): JsonFault => ({ position: j, message: `invalid number "${s.slice(i, shownTo)}": ${why}` });
+  if (s[j] === '-') j++;
+  if (!isDigit(s[j])) return fault(`a digit must follow '-', found ${describeChar(s[j])}`);
+  if (s[j] === '0' && isDigit(s[j + 1])) {
+    let end = ++j;
+    while (isDigit(s[end])) end++;
+    return fault('JSON numbers have no leading zeros', end);
+  }
+  while (isDigit(s[j])) j++;
+  if (s[j] === '.') {
+    j++;
+    if (!isDigit(s[j])) return fault(`a digit must follow the decimal point, found ${describeChar(s[j])}`);
+    while (isDigit(s[j])) j++;
+  }
+  if (s[j] === 'e' || s[j] === 'E') {
+    const mark = s[j++];
+    if (s[j] === '+' || s[j] === '-') j++;
+    if (!isDigit(s[j])) return fault(`a digit must follow the exponent's '${mark}', found ${describeChar(s[j])}`);
+    while (isDigit(s[j])) j++;
+  }
+  return j;
+}
+
 /** Finds the first JSON syntax error in `s` (position as a UTF-16 offset), or null if `s` is valid JSON. */
-export function locateJsonError(s: string): { position: number; message: string } | null {
+export function locateJsonError(s: string): JsonFault | null {
   const n = s.length;
   const stack: number[] = []; // 0 array, 1 object
   type Expect = 'value' | 'value-or-close' | 'key' | 'key-or-close' | 'after';
   let expect: Expect = 'value';
   let i = 0;
-  const string = (start: number): number | { position: number; message: string } => {
+  const string = (start: number): number | JsonFault => {
     let j = start + 1;
     for (;;) {
-      if (j >= n) return { position: n, message: 'unterminated string' };
+      if (j >= n) return { position: start, message: 'unterminated string: the string that opens here has no closing \'"\'' };
       const c = s.charCodeAt(j);
       if (c === 0x22) return j + 1;
-      if (c < 0x20) return { position: j, message: `${describeChar(s[j])} in a string (escape it)` };
+      if (c < 0x20) return controlInString(s, j);
       if (c === 0x5c) {
         const e = s[j + 1];
         if (e === 'u') {
-          if (!/^[0-9a-fA-F]{4}$/.test(s.slice(j + 2, j + 6))) return { position: j, message: 'bad \\u escape in a string' };
+          if (!/^[0-9a-fA-F]{4}$/.test(s.slice(j + 2, j + 6))) return escapeFault(s, j);
           j += 6;
           continue;
         }
-        if (e === undefined || !'"\\/bfnrt'.includes(e)) return { position: j, message: 'bad escape in a string' };
+        if (e === undefined || !'"\\/bfnrt'.includes(e)) return escapeFault(s, j);
         j += 2;
         continue;
       }
@@ -165,10 +242,9 @@ export function locateJsonError(s: string): { position: number; message: string 
           // QuPath before 0.5 writes non-finite measurements so: the README's advice goes with the message.
           return { position: i, message: `${s.slice(i, i + 9).replace(/^(-?(?:NaN|Infinity))[^]*$/, '$1')} is not JSON, expected a value (QuPath before 0.5 writes it for a missing measurement: export again from QuPath 0.5 or later, or without measurements)` };
         } else if (c === '-' || (c >= '0' && c <= '9')) {
-          NUMBER.lastIndex = i;
-          const m = NUMBER.exec(s);
-          if (!m) return { position: c === '-' ? i + 1 : i, message: 'malformed number' };
-          i += m[0].length;
+          const r = numberAt(s, i);
+          if (typeof r !== 'number') return r;
+          i = r;
           expect = 'after';
         } else if (s.startsWith('true', i) || s.startsWith('null', i)) {
           i += 4;

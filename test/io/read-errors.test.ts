@@ -1,0 +1,74 @@
+// Bad input as the reader words it: every JSON.parse message of Node 20 in its own words, at the fault.
+import { describe, expect, it } from 'vitest';
+import { memorySource, parseFeature, readDocuments, type Source } from '../../src/io/read.js';
+import { jsonSyntaxError } from '../../src/io/json-errors.js';
+import { ReadError } from '../../src/report/errors.js';
+
+async function readError(source: Source): Promise<ReadError> {
+  try {
+    for await (const ev of readDocuments(source)) if (ev.kind === 'feature') parseFeature(ev);
+  } catch (e) {
+    expect(e).toBeInstanceOf(ReadError);
+    return e as ReadError;
+  }
+  throw new Error('expected a ReadError');
+}
+
+const v8Message = (text: string): string => {
+  try {
+    JSON.parse(text);
+  } catch (e) {
+    return (e as Error).message;
+  }
+  throw new Error(`${text} is valid JSON`);
+};
+
+describe("JSON.parse's messages (Node 20) in the reader's words, at the fault, with what was found", () => {
+  // Feature 1 of a collection, on line 3 from column 1: the column is the fault's in the feature's text.
+  const cases: [string, string, RegExp, number, string][] = [
+    ['a Windows path', '{"properties":{"name":"C:\\data"}}', /^Bad escaped character in JSON at position 26\b/, 26,
+      'invalid escape "\\d" in a string (JSON knows \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX; write a backslash as \\\\) (JSON path /properties/name)'],
+    ['a \\u short of hex digits', '{"properties":{"name":"\\u00G9"}}', /^Bad Unicode escape in JSON at position 27\b/, 24,
+      'invalid escape "\\u00" in a string: \\u takes four hex digits, found \'G\' (JSON path /properties/name)'],
+    ['a raw tab in a string', '{"properties":{"name":"a\tb"}}', /^Bad control character in string literal in JSON at position 24\b/, 25,
+      'unescaped control character U+0009 (tab) in a string: write it as \\t (JSON path /properties/name)'],
+    ['a raw line feed in a string', '{"properties":{"name":"a\nb"}}', /^Bad control character in string literal in JSON at position 24\b/, 25,
+      'unescaped control character U+000A (line feed) in a string: write it as \\n (or is the string\'s closing quote missing?) (JSON path /properties/name)'],
+    ['an exponent without digits', '{"properties":{"m":1e}}', /^Exponent part is missing a number in JSON at position 21\b/, 22,
+      'invalid number "1e": a digit must follow the exponent\'s \'e\', found \'}\' (JSON path /properties/m)'],
+    ['a minus sign alone', '{"properties":{"m":-}}', /^No number after minus sign in JSON at position 20\b/, 21,
+      'invalid number "-": a digit must follow \'-\', found \'}\' (JSON path /properties/m)'],
+    ['a decimal point without digits', '{"properties":{"m":1.}}', /^Unterminated fractional number in JSON at position 21\b/, 22,
+      'invalid number "1.": a digit must follow the decimal point, found \'}\' (JSON path /properties/m)'],
+    ['leading zeros', '{"properties":{"m":007}}', /^Unexpected number in JSON at position 20\b/, 21,
+      'invalid number "007": JSON numbers have no leading zeros (JSON path /properties/m)'],
+    ['"Expected": what V8 wanted, and what was found', '{"properties":{"m":1 "n":2}}', /^Expected ',' or '}' after property value in JSON at position 21\b/, 22,
+      'Expected \',\' or \'}\' after property value, found \'"\' (JSON path /properties/m)'],
+  ];
+  for (const [name, bad, v8, column, message] of cases) {
+    it(name, async () => {
+      // The message this maps: a Node whose V8 words it otherwise fails here, not in the mapping.
+      expect(v8Message(bad)).toMatch(v8);
+      const text = `{"type":"FeatureCollection","features":[\n{"type":"Feature"},\n${bad}\n]}`;
+      for (const size of [1, 1 << 20]) {
+        const e = await readError(memorySource('cells.json', text, size));
+        expect([e.where, e.message, e.exitCode]).toEqual([`cells.json:3:${column}`, message, 3]);
+      }
+    });
+  }
+
+  // Not from a feature (the splitter sees its strings and its end): a whole text, such as a manifest, parsed at once.
+  it('a whole text: an unterminated string at its opening quote, a second value, and messages V8 may give', () => {
+    const at = (text: string, e: unknown = new Error(v8Message(text))) => {
+      const r = jsonSyntaxError('m.json', text, 1, 1, e);
+      return `${r.where}: ${r.message}`;
+    };
+    expect(v8Message('[{"path":"a.json}]')).toMatch(/^Unterminated string in JSON at position 18\b/);
+    expect(at('[{"path":"a.json}]')).toBe('m.json:1:10: unterminated string: the string that opens here has no closing \'"\' (JSON path /0/path)');
+    expect(v8Message('{"a":1}\n{"b":2}')).toMatch(/^Unexpected non-whitespace character after JSON at position 8\b/);
+    expect(at('{"a":1}\n{"b":2}')).toBe("m.json:2:1: unexpected '{' after the JSON value");
+    // Node 20 has the template but no input found to give it; and a message no Node gave yet: the scanner's words.
+    expect(at('[1,"a" "b"]', new SyntaxError('Unexpected string in JSON at position 7'))).toBe("m.json:1:8: unexpected '\"', expected ',' or ']' (JSON path /1)");
+    expect(at('{"a":[1,]}', new SyntaxError('Trailing comma in JSON at position 8 (line 1 column 9)'))).toBe("m.json:1:9: unexpected ']', expected a value (JSON path /a/1)");
+  });
+});
