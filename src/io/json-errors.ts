@@ -98,13 +98,19 @@ export function jsonKeysAt(s: string, position: number, intoKey = false): (strin
   return frames.map((f) => f.key);
 }
 
-/** Line and byte column of UTF-16 offset `position` in `text`, which starts at `line`/`column`. */
+/**
+ * Line and byte column of UTF-16 offset `position` in `text`, which starts at `line`/`column`. Lines break as the
+ * splitter breaks them: at a LF, or at a CR not followed by one.
+ */
 function positionToLineColumn(text: string, position: number, line: number, column: number): { line: number; column: number } {
   let lastNewline = -1;
   let l = line;
-  for (let k = text.indexOf('\n'); k >= 0 && k < position; k = text.indexOf('\n', k + 1)) {
-    l++;
-    lastNewline = k;
+  for (let k = 0; k < position; k++) {
+    const c = text.charCodeAt(k);
+    if (c === 0x0a || (c === 0x0d && text.charCodeAt(k + 1) !== 0x0a)) {
+      l++;
+      lastNewline = k;
+    }
   }
   const bytes = Buffer.byteLength(text.slice(lastNewline + 1, position), 'utf8');
   return { line: l, column: lastNewline < 0 ? column + bytes : bytes + 1 };

@@ -71,6 +71,7 @@ export class Splitter {
   push(chunk: Uint8Array): void {
     const n = chunk.length;
     let i = 0;
+    this.at.enter(chunk);
     while (i < n) {
       switch (this.state) {
         case S.ArrElementIn: {
@@ -89,7 +90,7 @@ export class Splitter {
         case S.ArrElementRequired: {
           const b = chunk[i];
           if (isWhitespace(b)) {
-            if (b === 0x0a) this.at.newline(i);
+            if (b === 0x0a || b === 0x0d) this.at.lineEnd(chunk, i);
             i++;
           } else if (this.state === S.ArrNext) {
             if (b === 0x2c) this.state = S.ArrElementRequired;
@@ -226,7 +227,7 @@ export class Splitter {
   private top(chunk: Uint8Array, i: number): number {
     const b = chunk[i];
     if (isWhitespace(b)) {
-      if (b === 0x0a) this.at.newline(i);
+      if (b === 0x0a || b === 0x0d) this.at.lineEnd(chunk, i);
       return i + 1;
     }
     if (b === 0xef && this.at.abs + i === 0) {
@@ -278,7 +279,7 @@ export class Splitter {
   private objectPunctuation(chunk: Uint8Array, i: number): number {
     const b = chunk[i];
     if (isWhitespace(b)) {
-      if (b === 0x0a) this.at.newline(i);
+      if (b === 0x0a || b === 0x0d) this.at.lineEnd(chunk, i);
       return i + 1;
     }
     switch (this.state) {

@@ -35,9 +35,27 @@ export class Cursor {
   /** Absolute offset of the first byte of the current line (columns are offsets from it). */
   lineStart = 0;
 
+  /** The last chunk ended with a CR, which counted as a line break (the byte after it unseen). */
+  private endedWithCR = false;
+
   newline(i: number): void {
     this.line++;
     this.lineStart = this.abs + i + 1;
+  }
+
+  /** A LF or CR `chunk[i]` between values: a LF breaks the line, and so does a CR alone (old Mac OS); a CR LF breaks at the LF. */
+  lineEnd(chunk: Uint8Array, i: number): void {
+    if (chunk[i] === 0x0a || i + 1 === chunk.length || chunk[i + 1] !== 0x0a) this.newline(i);
+  }
+
+  /**
+   * Before a (non-empty) chunk is read: when the last one ended with a CR, counted as a break, and this one starts
+   * with the LF of that CRLF, one line back, as the LF is about to count the break again.
+   */
+  enter(chunk: Uint8Array): void {
+    if (chunk.length === 0) return;
+    if (this.endedWithCR && chunk[0] === 0x0a) this.line--;
+    this.endedWithCR = chunk[chunk.length - 1] === 0x0d;
   }
 
   column(i: number): number {
@@ -170,7 +188,9 @@ export class ValueScanner {
             escaped = true;
             continue;
           }
-          if (b === 0x0a) {
+          // One comparison for the bytes that break no line: a raw LF or CR in a string is an error JSON.parse
+          // reports, at a line counted as everywhere else.
+          if (b <= 0x0d && (b === 0x0a || (b === 0x0d && (i + 1 === n || chunk[i + 1] !== 0x0a)))) {
             line++;
             lineStart = abs + i + 1;
           }
@@ -198,6 +218,25 @@ export class ValueScanner {
             line++;
             lineStart = abs + i + 1;
             // Pretty-printed input indents every line: those spaces, most of its bytes, are skipped four at a time.
+            let j = i + 1;
+            if (words !== null) {
+              while (j < n && (j & 3) !== 0 && chunk[j] === 0x20) j++;
+              if ((j & 3) === 0) {
+                let w = j >> 2;
+                while (w < words.length && words[w] === SPACES) w++;
+                j = w << 2;
+              }
+            }
+            while (j < n && chunk[j] === 0x20) j++;
+            i = j - 1;
+          } else if (b === 0x0d) {
+            // A CR LF is one break, taken here with its LF, and a CR alone (old Mac OS) is one too; a CR that ends the
+            // chunk counts, and the splitter takes the break back if the next chunk starts with its LF. The LF's
+            // indentation skip is repeated: a branch shared with the LF cost LF input 0.5-1% more instructions
+            // (valgrind), and CR LF input is faster so than before, one iteration a line instead of two.
+            if (i + 1 < n && chunk[i + 1] === 0x0a) i++;
+            line++;
+            lineStart = abs + i + 1;
             let j = i + 1;
             if (words !== null) {
               while (j < n && (j & 3) !== 0 && chunk[j] === 0x20) j++;

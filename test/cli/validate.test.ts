@@ -199,6 +199,19 @@ describe('mudm-tiles validate', () => {
     expect(r.stderr).toContain("error: notes.txt:1:1: unexpected 'h', expected a JSON value\n");
   });
 
+  it('exit 3 on a bad escape, at its line counted over lone CRs (old Mac OS), with the feature and JSON path; build says the same', async () => {
+    const features = [cell(1), cell(2), { ...cell(3), properties: { name: 'C:\\qupath' } }].map((f) => JSON.stringify(f));
+    // The escape written the way a Windows path is: "C:\qupath" in the file.
+    const text = `{"type":"FeatureCollection",\r"features":[\r${features.join(',\r')}\r]}\r`.replace('C:\\\\qupath', 'C:\\qupath');
+    const f = file('mac.json', text);
+    const column = features[2].indexOf('\\\\') + 1;
+    const message = `mac.json:5:${column}: feature 2: invalid escape "\\q" in a string (JSON knows \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX; write a backslash as \\\\) (JSON path /properties/name)`;
+    const v = await run(['validate', f]);
+    expect([v.code, v.stderr]).toEqual([3, `error: ${message}\n`]);
+    const b = await run(['build', f, '-o', 'mac-out']);
+    expect([b.code, b.stderr]).toEqual([3, `error: ${message}\n`]);
+  });
+
   it('--help and --log json', async () => {
     const h = await run(['validate', '--help']);
     expect(h.code).toBe(0);

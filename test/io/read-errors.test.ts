@@ -1,4 +1,4 @@
-// Bad input as the reader words it: every JSON.parse message of Node 20 in its own words, at the fault.
+// Bad input as the reader words it: every JSON.parse message of Node 20 in its own words, lone CRs as line breaks.
 import { describe, expect, it } from 'vitest';
 import { memorySource, parseFeature, readDocuments, type Source } from '../../src/io/read.js';
 import { jsonSyntaxError } from '../../src/io/json-errors.js';
@@ -12,6 +12,12 @@ async function readError(source: Source): Promise<ReadError> {
     return e as ReadError;
   }
   throw new Error('expected a ReadError');
+}
+
+async function featurePlaces(source: Source): Promise<[number, number, number][]> {
+  const out: [number, number, number][] = [];
+  for await (const ev of readDocuments(source)) if (ev.kind === 'feature') out.push([ev.index, ev.line, ev.column]);
+  return out;
 }
 
 const v8Message = (text: string): string => {
@@ -70,5 +76,36 @@ describe("JSON.parse's messages (Node 20) in the reader's words, at the fault, w
     // Node 20 has the template but no input found to give it; and a message no Node gave yet: the scanner's words.
     expect(at('[1,"a" "b"]', new SyntaxError('Unexpected string in JSON at position 7'))).toBe("m.json:1:8: unexpected '\"', expected ',' or ']' (JSON path /1)");
     expect(at('{"a":[1,]}', new SyntaxError('Trailing comma in JSON at position 8 (line 1 column 9)'))).toBe("m.json:1:9: unexpected ']', expected a value (JSON path /a/1)");
+  });
+});
+
+describe('lines break at LF, at CRLF, and at a lone CR (old Mac OS)', () => {
+  const sizes = [1, 2, 3, 1 << 20];
+  it('feature positions, whatever the chunks', async () => {
+    const f = '{"type":"Feature","geometry":null,"properties":{}}';
+    for (const eol of ['\n', '\r\n', '\r']) {
+      const text = `{"type":"FeatureCollection",${eol}"features":[${eol}  ${f},${eol}${eol}  ${f}${eol}]}${eol}`;
+      for (const size of sizes) expect(await featurePlaces(memorySource('x.json', text, size)), JSON.stringify([eol, size])).toEqual([[0, 3, 3], [1, 5, 3]]);
+    }
+    // NDJSON with CR only: a record per line.
+    const nd = `${f}\r${f}\r\r${f}\r`;
+    for (const size of sizes) expect(await featurePlaces(memorySource('x.ndjson', nd, size))).toEqual([[0, 1, 1], [1, 2, 1], [2, 4, 1]]);
+  });
+
+  it('errors from the splitter, from JSON.parse of a feature and inside its string, on CR-only and mixed line ends', async () => {
+    const cases: [string, string, number, number, RegExp][] = [
+      ['between features (splitter)', '{"type":"FeatureCollection",\r"features":[\r{"a":1},\r\r  x\r]}', 5, 3, /^unexpected 'x', expected feature 1$/],
+      ['inside a feature (JSON.parse)', '{"features":[\r{"a":1},\r  {"b":\r    1 "c":2}\r]}', 4, 7, /^Expected ',' or '\}' after property value, found '"' \(JSON path \/b\)$/],
+      ['a CR in a string counts as the break it is', '{"features":[\r{"name":"a\rb"}]}', 2, 11, /^unescaped control character U\+000D \(carriage return\) in a string: write it as \\r/],
+      ['mixed: CRLF is one break, a CR alone one more', '[\r\n{"a":1},\r{"b":2}\r\n\r,]', 5, 2, /trailing comma after feature 1/],
+      ['inside a feature over CRLF and lone CRs', '[{"a":\r\n\r  [1,\r2}]', 4, 2, /^Expected ',' or '\]' after array element, found '\}'/],
+    ];
+    for (const [name, text, line, column, message] of cases) {
+      for (const size of sizes) {
+        const e = await readError(memorySource('x.json', text, size));
+        expect([e.line, e.column], `${name} (chunk ${size}): ${e.message}`).toEqual([line, column]);
+        expect(e.message).toMatch(message);
+      }
+    }
   });
 });
