@@ -34,7 +34,8 @@ const enum S {
 /** The byte-level splitter: bytes in by `push`, events out into the array it was given; `end` at the end of input. */
 export class Splitter {
   private state = S.Top;
-  private readonly at = new Cursor();
+  /** Where the input stands: read by `readEventBatches` too, to say how far a gzip stream got before it broke off. */
+  readonly at = new Cursor();
   /** The value being scanned (element, member key or value, sequence record). */
   private readonly value: ValueScanner;
   /** The whole first top-level object, until its `features` start streaming. */

@@ -5,6 +5,7 @@ import { InterruptedError, ReadError } from '../report/errors.js';
 import { jsonSyntaxError } from './json-errors.js';
 import type { FeatureEvent, ReadEvent, ValueLimit } from './json-events.js';
 import { Splitter } from './json-splitter.js';
+import type { Cursor } from './json-value.js';
 
 export { fileSource, memorySource, stdinSource, streamSource, type Source } from './source.js';
 export type { MembersEvent, ReadEvent, ValueLimit } from './json-events.js';
@@ -30,13 +31,15 @@ export async function* readEventBatches(source: Source, limit?: ValueLimit): Asy
     throw ioError(source.name, e);
   }
   const it = chunks[Symbol.asyncIterator]();
+  // The last feature handed on, for a gzip stream that breaks off to say how far it got.
+  let last: { index: number; line: number } | undefined;
   try {
     for (;;) {
       let r: IteratorResult<Uint8Array>;
       try {
         r = await it.next();
       } catch (e) {
-        throw ioError(source.name, e);
+        throw ioError(source.name, e, splitter.at, last);
       }
       if (r.done) break;
       let failure: unknown;
@@ -44,6 +47,13 @@ export async function* readEventBatches(source: Source, limit?: ValueLimit): Asy
         splitter.push(r.value);
       } catch (e) {
         failure = e;
+      }
+      for (let k = events.length - 1; k >= 0; k--) {
+        const ev = events[k];
+        if (ev.kind === 'feature') {
+          last = { index: ev.index, line: ev.line };
+          break;
+        }
       }
       // Handing over a chunk's events before reading the next chunk keeps memory at one chunk's worth of features.
       // Events before a syntax error go out first, so what the consumer sees never depends on where chunks end.
@@ -95,12 +105,13 @@ export function layerNameFor(path: string): string {
   return name || 'features';
 }
 
-function ioError(file: string, e: unknown): ReadError | InterruptedError {
+function ioError(file: string, e: unknown, at?: Cursor, last?: { index: number; line: number }): ReadError | InterruptedError {
   // A read a signal ended (abortableSource) is an interruption, not an unreadable input.
   if (e instanceof ReadError || e instanceof InterruptedError) return e;
   const err = e as { code?: unknown; message?: unknown };
   const code = typeof err?.code === 'string' ? err.code : undefined;
   const text = typeof err?.message === 'string' ? err.message : String(e);
+  if (code?.startsWith('Z_') && at !== undefined) return gzipError(file, code, text, at, last, e);
   const message =
     code === 'ENOENT' ? 'no such file'
     : code === 'EACCES' || code === 'EPERM' ? 'permission denied'
@@ -108,4 +119,27 @@ function ioError(file: string, e: unknown): ReadError | InterruptedError {
     : code?.startsWith('Z_') ? `not a valid gzip stream (${text})`
     : `cannot read: ${text}`;
   return new ReadError(file, 0, 0, message, { cause: e });
+}
+
+/**
+ * What zlib found wrong with a gzip input, and how far its JSON was read before: the place where the bytes read
+ * end (none when there are none), and the last feature read whole, which is as far as a cut download can be used.
+ */
+function gzipError(file: string, code: string, zlib: string, at: Cursor, last: { index: number; line: number } | undefined, cause: unknown): ReadError {
+  // zlib's words for the faults it tells apart; "incorrect header check" is only ever the next member's, as the
+  // first one's magic bytes were checked before zlib saw the input.
+  const why = code === 'Z_BUF_ERROR' ? 'the gzip stream ends early (truncated file?)'
+    : zlib === 'incorrect header check' ? 'bytes that are not gzip follow the end of the gzip stream (appended to the file?)'
+    : zlib === 'incorrect data check' ? 'the gzip data is corrupt (its CRC-32 checksum does not match the data)'
+    : zlib === 'incorrect length check' ? 'the gzip data is corrupt (its recorded length does not match the data)'
+    : code === 'Z_DATA_ERROR' ? `the gzip data is corrupt (${zlib})`
+    : `the gzip stream cannot be decompressed (${zlib})`;
+  const bytes = at.abs;
+  const truncated = code === 'Z_BUF_ERROR';
+  // Output zlib made in the step that failed is dropped with it (only a truncated stream fails after its last step):
+  // what was read is then less than what the stream holds, so it is said to be what was read.
+  if (bytes === 0) return new ReadError(file, 0, 0, truncated ? `${why}, before any JSON was read from it` : why, { cause });
+  const read = truncated ? 'the JSON in it breaks off here' : 'the JSON read before the error ends here';
+  const feature = last === undefined ? '' : `; the last complete feature read is feature ${last.index} (line ${last.line})`;
+  return new ReadError(file, at.line, at.column(0), `${why}: ${read}, after ${bytes.toLocaleString('en-US')} bytes${feature}`, { cause });
 }

@@ -1,7 +1,7 @@
 // Byte sources for the reader: a file, a stream (stdin) or memory, each yielding decompressed bytes (gzip found by magic bytes).
 import fs from 'node:fs';
-import { Readable, pipeline } from 'node:stream';
-import { createGunzip } from 'node:zlib';
+import type { Readable } from 'node:stream';
+import { createGunzip, type Gunzip } from 'node:zlib';
 import type { Feature } from '../model/feature.js';
 import { InterruptedError } from '../report/errors.js';
 
@@ -202,12 +202,65 @@ export async function* gunzipIfNeeded(chunks: AsyncIterable<Uint8Array>): AsyncG
       yield first;
       if (!done) yield* rest();
     };
-    // pipeline() carries errors from either side into the gunzip stream, which the loop below then throws.
-    const gunzip = pipeline(Readable.from(compressed(), { objectMode: false }), createGunzip({ chunkSize: 256 * 1024 }), () => {});
-    for await (const chunk of gunzip as AsyncIterable<Uint8Array>) yield chunk;
+    const gunzip = createGunzip({ chunkSize: 256 * 1024 });
+    void feed(compressed(), gunzip);
+    yield* heldToo(gunzip);
   } finally {
     // A consumer that stops early must not leave the file (or stream) open.
     await it.return?.();
+  }
+}
+
+/**
+ * Writes the chunks into `gunzip`, each once the one before is decompressed (so the consumer's pace holds back the
+ * reads), and ends it after the last: ended before, Node decompresses the last chunk with Z_FINISH, and a stream cut
+ * short fails in that step, dropping what it decompressed. An error reading the chunks becomes the stream's.
+ */
+async function feed(chunks: AsyncIterable<Uint8Array>, gunzip: Gunzip): Promise<void> {
+  try {
+    for await (const chunk of chunks) {
+      if (gunzip.destroyed) return;
+      const taken = await new Promise<boolean>((resolve) => {
+        // Destroyed (an error, or a consumer that stopped): no callback may come, but 'close' does.
+        const closed = (): void => resolve(false);
+        gunzip.once('close', closed);
+        gunzip.write(chunk, (e) => {
+          gunzip.off('close', closed);
+          resolve(!e);
+        });
+      });
+      if (!taken) return;
+    }
+    gunzip.end();
+  } catch (e) {
+    gunzip.destroy(e instanceof Error ? e : new Error(String(e)));
+  }
+}
+
+/**
+ * A stream's chunks, and when it fails, the chunks it still holds before the error: a Readable's own iterator drops
+ * them, and for a gzip stream cut short they are the end of its data, which the error then says how far it got.
+ */
+async function* heldToo(stream: Readable): AsyncGenerator<Uint8Array> {
+  let failure: unknown;
+  let ended = false;
+  let wake = (): void => {};
+  const onReadable = (): void => wake();
+  const onError = (e: unknown): void => { failure = e; wake(); };
+  const onEnd = (): void => { ended = true; wake(); };
+  stream.on('readable', onReadable).on('error', onError).on('end', onEnd);
+  try {
+    for (;;) {
+      const chunk = stream.read() as Uint8Array | null;
+      if (chunk !== null) yield chunk;
+      else if (failure !== undefined) throw failure;
+      else if (ended) return;
+      else await new Promise<void>((resolve) => { wake = resolve; });
+    }
+  } finally {
+    stream.off('readable', onReadable).off('error', onError).off('end', onEnd);
+    // A consumer that stops early: the source behind the stream is closed with it.
+    stream.destroy();
   }
 }
 

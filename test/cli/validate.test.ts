@@ -1,9 +1,9 @@
 // `mudm-tiles validate` end to end: the real binary, its output text, --json, stdin, the sample cap and every exit code.
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { constants, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -210,6 +210,33 @@ describe('mudm-tiles validate', () => {
     expect([v.code, v.stderr]).toEqual([3, `error: ${message}\n`]);
     const b = await run(['build', f, '-o', 'mac-out']);
     expect([b.code, b.stderr]).toEqual([3, `error: ${message}\n`]);
+  });
+
+  it('exit 3 on gzip cut short, with bytes appended or corrupt: what is wrong, and how far its JSON was read; build says the same', async () => {
+    const zipped = gzipSync(readFileSync(join(ROOT, 'sample-data/slide/cells.json')));
+    const cut = file('cut.json.gz', zipped.subarray(0, 5000));
+    // What the cut holds: zlib made to stop where the input does. Its features are one a line from line 6.
+    const held = gunzipSync(zipped.subarray(0, 5000), { finishFlush: constants.Z_SYNC_FLUSH }).toString('latin1').split('\n');
+    const last = held.length - 1;
+    const where = `${cut}:${held.length}:${held[last].length + 1}`;
+    const message = `the gzip stream ends early (truncated file?): the JSON in it breaks off here, after ${held.join('\n').length.toLocaleString('en-US')} bytes; the last complete feature read is feature ${last - 6} (line ${last})`;
+    const v = await run(['validate', cut]);
+    expect([v.code, v.stderr]).toEqual([3, `error: ${where}: ${message}\n`]);
+    expect(v.stdout).toContain(`${cut}: unreadable at line ${held.length}, column ${held[last].length + 1}: ${message}\n`);
+    const b = await run(['build', cut, '-o', 'cut-out']);
+    expect([b.code, b.stderr]).toEqual([3, `error: ${where}: ${message}\n`]);
+    // The others fail in a step whose output zlib drops: the place is where reading stopped.
+    const appended = file('appended.json.gz', Buffer.concat([zipped, Buffer.from('garbage\n')]));
+    const crc = Buffer.from(zipped);
+    crc[crc.length - 6] ^= 0xff;
+    const corrupt = file('crc.json.gz', crc);
+    const read = /: the JSON read before the error ends here, after [\d,]+ bytes; the last complete feature read is feature \d+ \(line \d+\)\n$/;
+    for (const [name, why] of [[appended, 'bytes that are not gzip follow the end of the gzip stream (appended to the file?)'], [corrupt, 'the gzip data is corrupt (its CRC-32 checksum does not match the data)']]) {
+      const r = await run(['validate', name]);
+      expect(r.code).toBe(3);
+      expect(r.stderr.startsWith(`error: ${name}:`) && r.stderr.includes(`: ${why}: `), r.stderr).toBe(true);
+      expect(r.stderr).toMatch(read);
+    }
   });
 
   it('--help and --log json', async () => {

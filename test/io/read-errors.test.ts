@@ -1,6 +1,7 @@
-// Bad input as the reader words it: every JSON.parse message of Node 20 in its own words, lone CRs as line breaks.
+// Bad input as the reader words it: every JSON.parse message of Node 20 in its own words, lone CRs as line breaks, gzip that breaks off.
+import { constants, gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { memorySource, parseFeature, readDocuments, type Source } from '../../src/io/read.js';
+import { memorySource, parseFeature, readDocuments, type ReadEvent, type Source } from '../../src/io/read.js';
 import { jsonSyntaxError } from '../../src/io/json-errors.js';
 import { ReadError } from '../../src/report/errors.js';
 
@@ -107,5 +108,50 @@ describe('lines break at LF, at CRLF, and at a lone CR (old Mac OS)', () => {
         expect(e.message).toMatch(message);
       }
     }
+  });
+});
+
+describe('gzip that breaks off: the file, what is wrong, and how far its JSON was read (exit 3)', () => {
+  const record = (i: number) => JSON.stringify({ type: 'Feature', id: i, geometry: { type: 'Point', coordinates: [i, i * 7 % 13] }, properties: { n: `cell ${i}` } });
+  const text = Array.from({ length: 2000 }, (_, i) => `${record(i)}\n`).join('');
+  const zipped = gzipSync(text);
+  const events = async (source: Source) => {
+    const seen: ReadEvent[] = [];
+    try {
+      for await (const ev of readDocuments(source)) seen.push(ev);
+    } catch (e) {
+      return { seen, error: e as ReadError };
+    }
+    throw new Error('expected a ReadError');
+  };
+
+  it('a truncated stream: where its JSON breaks off, after how many bytes, and the last complete feature', async () => {
+    const cut = zipped.subarray(0, zipped.length >> 1);
+    // What the cut holds: zlib made to stop where the input does, without an error.
+    const held = gunzipSync(cut, { finishFlush: constants.Z_SYNC_FLUSH }).toString('latin1');
+    const lines = held.split('\n');
+    const complete = lines.length - 1;
+    for (const size of [1000, 1 << 20]) {
+      const { seen, error } = await events(memorySource('cells.ndjson.gz', cut, size));
+      expect(seen).toHaveLength(complete);
+      expect([error.where, error.message, error.exitCode]).toEqual([
+        `cells.ndjson.gz:${lines.length}:${lines[lines.length - 1].length + 1}`,
+        `the gzip stream ends early (truncated file?): the JSON in it breaks off here, after ${held.length.toLocaleString('en-US')} bytes; the last complete feature read is feature ${complete - 1} (line ${complete})`,
+        3,
+      ]);
+    }
+    // Cut inside its header: nothing was read, so there is no place to name.
+    const header = await readError(memorySource('h.json.gz', zipped.subarray(0, 5)));
+    expect([header.where, header.message]).toEqual(['h.json.gz', 'the gzip stream ends early (truncated file?), before any JSON was read from it']);
+  });
+
+  it('bytes appended after the stream, and a corrupt checksum', async () => {
+    // zlib drops what it made in the step that failed: here, all of this small stream, so no place is named.
+    const appended = await readError(memorySource('a.json.gz', Buffer.concat([zipped, Buffer.from('garbage\n')])));
+    expect([appended.where, appended.message]).toEqual(['a.json.gz', 'bytes that are not gzip follow the end of the gzip stream (appended to the file?)']);
+    const crc = Buffer.from(zipped);
+    crc[crc.length - 6] ^= 0xff;
+    const corrupt = await readError(memorySource('c.json.gz', crc));
+    expect([corrupt.where, corrupt.message]).toEqual(['c.json.gz', 'the gzip data is corrupt (its CRC-32 checksum does not match the data)']);
   });
 });
