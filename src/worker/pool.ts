@@ -1,4 +1,5 @@
 // Worker pool: piscina threads fed through a bounded window, results handed on in submission order (see protocol.ts).
+import { setMaxListeners } from 'node:events';
 import type { Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { ParseResult, ParseTask } from '../stages/parse.js';
@@ -39,6 +40,8 @@ export function poolOptions(threads: number): ConstructorParameters<typeof Pisci
 
 export function createPool(threads: number, signal?: AbortSignal): Pool {
   const pool = new Piscina(poolOptions(threads));
+  // Each task in flight listens on the signal (a few per thread): Node's warning of a leak at 11 is not one here.
+  if (signal) setMaxListeners(16 + 8 * threads, signal);
   const run = <R>(task: ParseTask | TileBatch, transferList: ArrayBuffer[]) => (pool.run(task, { transferList, signal }) as Promise<R>).catch((e: unknown) => {
     throw signal?.aborted ? new InterruptedError('build interrupted') : e;
   });

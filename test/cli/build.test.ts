@@ -308,6 +308,16 @@ describe('mudm-tiles build', () => {
     expect(report.world.layers).toEqual(['mask']);
   });
 
+  it('prints nothing with -q at many workers (no MaxListenersExceededWarning from the tasks listening on the stop signal)', async () => {
+    // 60,000 points: 15 parse batches of 4,096, more than the 12 (two per worker) that may be in flight at once.
+    const dir = tmpDir('mudm-cli');
+    const points = Array.from({ length: 60000 }, (_, i) => `{"type":"Feature","geometry":{"type":"Point","coordinates":[${(i % 300) * 10 + 5},${Math.floor(i / 300) * 10 + 5}]},"properties":{}}\n`);
+    fs.writeFileSync(path.join(dir, 'points.ndjson'), points.join(''));
+    const r = await run(['build', path.join(dir, 'points.ndjson'), '-o', path.join(dir, 'many'), '--workers', '6', '-q'], ROOT);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe('');
+  });
+
   it('loads libvips only for an image, a mask or a preview (0.1 s of start-up and its memory otherwise)', async () => {
     // At exit the process says whether libvips is mapped into it.
     const probe = ['--import', `data:text/javascript,${encodeURIComponent(
