@@ -45,8 +45,15 @@ describe('usage errors (exit 2) point to --archive', () => {
     fs.writeFileSync(input, JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', geometry: { type: 'Point', coordinates: [5000, 5000] }, properties: {} }] }));
     const file = path.join(dir, 'outside.pmtiles');
     const r = await cli('build', input, '-o', file, '--image-size', '1000,1000');
-    expect([r.code, r.err.trim().split('\n').pop()]).toEqual([1, `error: ${file}: there is no tile to store (every feature left out: outside the world, too small to draw at these zooms, or a mesh, which PBF tiles do not carry), and a PMTiles archive holds at least one`]);
+    // Beyond the image: no feature to place, found before any tile is made.
+    expect([r.code, r.err.trim().split('\n').pop()]).toEqual([1, `error: ${input}: none of the 1 valid feature(s) can be placed (outside-image: 1): nothing to build, no descriptor written; are their coordinates in this image's pixels (1000 × 1000, --image or --image-size)?`]);
     expect(fs.readdirSync(dir)).toEqual(['outside.json']);
+    // Placed, but too small to draw at any zoom (a line that rounds to one position, not thinned to a point): no tile.
+    const tiny = path.join(dir, 'tiny.json');
+    fs.writeFileSync(tiny, JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', geometry: { type: 'LineString', coordinates: [[10, 10], [10.001, 10]] }, properties: {} }] }));
+    const m = await cli('build', tiny, '-o', file, '--image-size', '1000,1000', '--lod', 'none', '--max-zoom', '2');
+    expect([m.code, m.err.trim().split('\n').pop()]).toEqual([1, `error: ${file}: there is no tile to store (every feature left out: outside the world, too small to draw at these zooms, or a mesh, which PBF tiles do not carry), and a PMTiles archive holds at least one`]);
+    expect(fs.readdirSync(dir).sort()).toEqual(['outside.json', 'tiny.json']);
   });
 
   it('-o FILE.pmtiles --format pbf,pbf, as a directory build takes it', async () => {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestSegments, servable, startServer, type Server } from '../../src/serve.js';
-import { UsageError } from '../../src/report/errors.js';
+import { OutputError } from '../../src/report/errors.js';
 import { rawRequest, spawnServe } from '../helpers/http.js';
 import { tmpDir } from '../helpers/pyramid.js';
 import { buildSquares } from '../inspect/fixture.js';
@@ -91,8 +91,8 @@ describe('startServer', () => {
     expect(post.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
   });
 
-  it('reports a taken port as a usage error and a missing directory as unreadable input', async () => {
-    await expect(startServer({ root: out, port: server.port })).rejects.toBeInstanceOf(UsageError);
+  it('reports a taken port as an output problem (exit 4) and a missing directory as unreadable input', async () => {
+    await expect(startServer({ root: out, port: server.port })).rejects.toBeInstanceOf(OutputError);
     await expect(startServer({ root: path.join(dir, 'absent'), port: 0 })).rejects.toThrow(/does not exist/);
   });
 
