@@ -94,7 +94,8 @@ export class DistinctValues {
  * A tag value counts in full in the thinning sketch where it first appears for its key in a block of SKETCH_BLOCK
  * features by sequence number (a nucleus, 2^52 + its cell's, in its cell's), shared after that (a class: a tile stores
  * a value once). Not per parse batch: batches close by bytes, which formatting changes; the reading thread closes them
- * at block ends.
+ * at block ends. As large as a batch of features: a tile shares values among all its features, and blocks of 1,024
+ * took fewer as shared, thinning the 100,000-cell slide's zoom 3 to 93% where 99% fit.
  */
-export const SKETCH_BLOCK = 1024;
+export const SKETCH_BLOCK = 4096;
 export const sketchBlock = (seq: number): number => Math.floor((seq % 2 ** 52) / SKETCH_BLOCK);
