@@ -214,29 +214,13 @@ export class ValueScanner {
             i++;
             continue outer;
           }
-          if (b === 0x0a) {
+          if (b === 0x0a || b === 0x0d) {
+            // A CR LF is one break, taken here with its LF, and a CR alone (old Mac OS) is one too; a CR that ends the
+            // chunk counts, and the splitter takes the break back if the next chunk starts with its LF.
+            if (b === 0x0d && i + 1 < n && chunk[i + 1] === 0x0a) i++;
             line++;
             lineStart = abs + i + 1;
             // Pretty-printed input indents every line: those spaces, most of its bytes, are skipped four at a time.
-            let j = i + 1;
-            if (words !== null) {
-              while (j < n && (j & 3) !== 0 && chunk[j] === 0x20) j++;
-              if ((j & 3) === 0) {
-                let w = j >> 2;
-                while (w < words.length && words[w] === SPACES) w++;
-                j = w << 2;
-              }
-            }
-            while (j < n && chunk[j] === 0x20) j++;
-            i = j - 1;
-          } else if (b === 0x0d) {
-            // A CR LF is one break, taken here with its LF, and a CR alone (old Mac OS) is one too; a CR that ends the
-            // chunk counts, and the splitter takes the break back if the next chunk starts with its LF. The LF's
-            // indentation skip is repeated: a branch shared with the LF cost LF input 0.5-1% more instructions
-            // (valgrind), and CR LF input is faster so than before, one iteration a line instead of two.
-            if (i + 1 < n && chunk[i + 1] === 0x0a) i++;
-            line++;
-            lineStart = abs + i + 1;
             let j = i + 1;
             if (words !== null) {
               while (j < n && (j & 3) !== 0 && chunk[j] === 0x20) j++;

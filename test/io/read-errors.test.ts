@@ -1,19 +1,11 @@
 // Bad input as the reader words it: every JSON.parse message of Node 20 in its own words, lone CRs as line breaks, gzip that breaks off.
 import { constants, gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { memorySource, parseFeature, readDocuments, type ReadEvent, type Source } from '../../src/io/read.js';
+import { memorySource, readDocuments, type ReadEvent, type Source } from '../../src/io/read.js';
 import { jsonSyntaxError } from '../../src/io/json-errors.js';
 import { ReadError } from '../../src/report/errors.js';
+import { readError } from '../helpers/read.js';
 
-async function readError(source: Source): Promise<ReadError> {
-  try {
-    for await (const ev of readDocuments(source)) if (ev.kind === 'feature') parseFeature(ev);
-  } catch (e) {
-    expect(e).toBeInstanceOf(ReadError);
-    return e as ReadError;
-  }
-  throw new Error('expected a ReadError');
-}
 
 async function featurePlaces(source: Source): Promise<[number, number, number][]> {
   const out: [number, number, number][] = [];

@@ -10,7 +10,6 @@ import {
   fileSource,
   layerNameFor,
   memorySource,
-  parseFeature,
   readDocuments,
   readEventBatches,
   streamSource,
@@ -18,7 +17,7 @@ import {
   type Source,
 } from '../../src/io/read.js';
 import { locateJsonError } from '../../src/io/json-errors.js';
-import { ReadError } from '../../src/report/errors.js';
+import { readError } from '../helpers/read.js';
 import { runProcess } from '../e2e/helpers.js';
 
 async function collect(source: Source): Promise<ReadEvent[]> {
@@ -36,15 +35,6 @@ async function everyChunking(name: string, text: string | Uint8Array): Promise<R
   return whole;
 }
 
-async function readError(source: Source): Promise<ReadError> {
-  try {
-    for await (const ev of readDocuments(source)) if (ev.kind === 'feature') parseFeature(ev);
-  } catch (e) {
-    expect(e).toBeInstanceOf(ReadError);
-    return e as ReadError;
-  }
-  throw new Error('expected a ReadError');
-}
 
 const F1 = { type: 'Feature', id: 1, geometry: { type: 'Point', coordinates: [1.5, 2] }, properties: { s: 'a]}"\\[{' } };
 const F2 = { type: 'Feature', id: 'b', geometry: null, properties: null };
