@@ -223,9 +223,9 @@ export function resolveBuildConfig(given: Partial<Options>, header?: ImageSize):
   check(o.lod === 'auto' || o.lod === 'none', `--lod must be auto or none, found "${o.lod}"`);
   check(!o.preview || archive !== 'file', `--preview writes PNG files beside the tiles, which -o ${o.out} (one archive) has no place for: write -o DIR --archive pmtiles`);
   check(o.tileCompression === 'auto' || o.tileCompression === 'none' || o.tileCompression === 'gzip', `--tile-compression takes auto, none or gzip, found "${o.tileCompression}"`);
-  // A directory's tiles are files served as they are: compressing them is the web server's part.
   checkVersion(o.version);
   if (o.baseUrl !== undefined) checkBaseUrl(o.baseUrl);
+  // A directory's tiles are files served as they are: compressing them is the web server's part.
   check(o.tileCompression === 'auto' || archive !== 'none', `--tile-compression ${o.tileCompression} is how archives store their tiles; ${o.out === undefined ? 'this build writes no archive' : `-o ${o.out} is a directory of tile files`}: write -o FILE.pmtiles or add --archive pmtiles, or drop --tile-compression`);
   const imageSize = o.imageSize !== undefined ? parseImageSize(o.imageSize) : header;
   return {
