@@ -297,10 +297,11 @@ function ownStep(work: WorkDir, name: string, busy: string): void {
 }
 
 /**
- * A zoom range asked for whose finest tiles are narrower than an image pixel: each zoom beyond quadruples the tiles
- * of a cell for nothing (zoom 30 over a 1024-px world: 10^14 tiles a cell, a build that never ends).
+ * A zoom range asked for whose finest tiles are narrower than an image pixel is refused: each zoom beyond quadruples
+ * the tiles of a cell for nothing (zoom 30 over a 1024-px world: 10^14 tiles a cell, a build that never ends). One of
+ * tiles a few pixels wide is warned of.
  */
-function refuseSubPixelZooms(side: number, maxZoom: number, o: Options, io: BuildIO): void {
+function checkFinestZoom(side: number, maxZoom: number, o: Options, io: BuildIO): void {
   const deepest = Math.floor(Math.log2(side));
   if (o.maxZoom === undefined && o.minZoom === 0) return;
   const given = o.maxZoom !== undefined ? `--max-zoom ${o.maxZoom}` : `--min-zoom ${o.minZoom}`;
@@ -326,7 +327,7 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   if (read.valid === 0) throw new DataError(noValidFeature(inputs, read));
   if (store.keys().length === 0) throw new DataError(nothingPlaced(inputs, read, config));
   const { plan: buildPlan, units } = planBuild(config, { ...read, sketch }, store.keys(), (k) => store.bytesOf(k));
-  refuseSubPixelZooms(buildPlan.world.side, buildPlan.maxZoom, o, io);
+  checkFinestZoom(buildPlan.world.side, buildPlan.maxZoom, o, io);
   if (previous) {
     // A resumed build keeps the thresholds the interrupted one tiled with (raised ones, and how often); the rest must match.
     const { thresholds, raised, spareFrom, corrections } = previous.plan;
