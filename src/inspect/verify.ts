@@ -95,9 +95,9 @@ export function verifyPyramid(root: string | PyramidReader, given: VerifyOptions
   // A file named as no tile (`0/data.csv`, a user's, which builds leave where it is) is no fault of the pyramid: noted.
   const others: string[] = [];
   const stray = (path: string, why?: string) => {
-    if (why !== undefined || /\.(json|pbf)$/.test(path) || /\.tmp-/.test(path)) {
-      out.add([problem('stray-file', path, why ?? (/\.tmp-/.test(path) ? 'a temporary file left by an interrupted write' : 'not a tile of this layout'))]);
-    } else others.push(path);
+    const temporary = /\.tmp-/.test(path);
+    if (why === undefined && !temporary && !/\.(json|pbf)$/.test(path)) others.push(path);
+    else out.add([problem('stray-file', path, why ?? (temporary ? 'a temporary file left by an interrupted write' : 'not a tile of this layout'))]);
   };
   const zoom0 = zooms.includes(0) ? [...listZoomTiles(p, 0, stray)] : [];
   // JSON tiles were built when the report counts some; without one, when an overview is there, or (the overview
