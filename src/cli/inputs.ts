@@ -87,6 +87,24 @@ function expand(arg: string, ctx: ExpandContext, { how, shown, plane, layer }: G
   if (writesInto(full)) {
     throw new UsageError(`the output ${out} writes into the input directory ${arg}, whose data files a build reads: the next build would read what this one wrote there as input; choose an output outside it (a folder inside it is fine)`);
   }
+  const files = dataFilesIn(arg, full, warn);
+  // A directory's name is a layer of its own only when --layer does not name one for every input.
+  const dirLayer = layer ?? (perFile || layerOption !== undefined ? undefined : layerNameFor(full));
+  if (dirLayer === undefined && layerOption === undefined) warnSharedLayers(arg, files, warn);
+  return files.map((n) => {
+    const name = path.join(arg, n);
+    // A link to nothing is no file to read twice: reading it says it cannot be read.
+    const file = fs.statSync(path.join(full, n), { throwIfNoEntry: false });
+    if (file) meet(ctx, name, file, `${path.join(shown, n)} (${how}, in directory ${shown})`, plane);
+    return fileInput(name, plane, dirLayer);
+  });
+}
+
+/**
+ * The data files a directory argument gives, in name order, as `build` and `validate` read them: hidden files, images
+ * and folders are passed over, each with a warning. Refused (exit 3) when it gives none.
+ */
+export function dataFilesIn(arg: string, full: string, warn?: ExpandContext['warn']): string[] {
   const names = fs.readdirSync(full).sort();
   // Hidden files are no export's parts (a Mac's copy leaves `._cells.json` of resource data beside each file), nor
   // are folders, whatever their name; a file that cannot be read (a link to nothing) is read all the same, and named.
@@ -111,16 +129,7 @@ function expand(arg: string, ctx: ExpandContext, { how, shown, plane, layer }: G
     const why = images.length ? ` (label masks are read when named as inputs themselves: ${images.slice(0, 3).join(', ')})` : holding.length ? ` (its sub-folders ${holding.slice(0, 3).map(([n]) => n).join(', ')}${holding.length > 3 ? ', …' : ''} hold some: give them as inputs)` : '';
     throw new InputError(`directory ${arg} holds no .json, .geojson or .ndjson files${why}`, arg);
   }
-  // A directory's name is a layer of its own only when --layer does not name one for every input.
-  const dirLayer = layer ?? (perFile || layerOption !== undefined ? undefined : layerNameFor(full));
-  if (dirLayer === undefined && layerOption === undefined) warnSharedLayers(arg, files, warn);
-  return files.map((n) => {
-    const name = path.join(arg, n);
-    // A link to nothing is no file to read twice: reading it says it cannot be read.
-    const file = fs.statSync(path.join(full, n), { throwIfNoEntry: false });
-    if (file) meet(ctx, name, file, `${path.join(shown, n)} (${how}, in directory ${shown})`, plane);
-    return fileInput(name, plane, dirLayer);
-  });
+  return files;
 }
 
 /**

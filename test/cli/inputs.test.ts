@@ -1,5 +1,5 @@
-// The inputs of a build command line (files, directories, --input, --manifest) through main(): what is refused, with
-// the message and exit code, and what is warned of; each case stops before the build or builds a feature or two.
+// The inputs of a build (or validate) command line (files, directories, --input, --manifest) through main(): what is
+// refused, with the message and exit code, and what is warned of; each case stops before the build or builds a feature or two.
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -149,5 +149,41 @@ describe('the folders of a directory input', () => {
     const none = await cli(['build', parent, '-o', path.join(dir, 'none')], dir);
     expect(none.code).toBe(3);
     expect(none.err).toContain(`error: directory ${parent} holds no .json, .geojson or .ndjson files (its sub-folders slide-1 hold some: give them as inputs)\n`);
+  });
+});
+
+describe('validate DIR', () => {
+  it("checks each data file of a directory as build reads it, in name order, and reports each (exit 1: one is invalid)", async () => {
+    const dir = inputs();
+    fs.writeFileSync(path.join(dir, 'c.ndjson'), `${feature(3, 20)}\n{"type":"Feature","properties":{},"geometry":{"type":"Point","coordinates":[1]}}\n`);
+    fs.writeFileSync(path.join(dir, '._a.json'), 'resource fork');
+    fs.writeFileSync(path.join(dir, 'slide.png'), 'not read');
+    fs.mkdirSync(path.join(dir, 'patches'));
+    fs.writeFileSync(path.join(dir, 'patches', 'd.json'), 'not read either');
+    const r = await cli(['validate', dir], dir);
+    // Refused before as a file that is a directory (exit 3).
+    expect(r.code, r.err).toBe(1);
+    const [a, b, c] = ['a.json', 'b.json', 'c.ndjson'].map((n) => path.join(dir, n));
+    expect(r.out).toBe(`${a}: valid, 1 feature (0 invalid), 0 errors, 0 warnings\n`
+      + `${b}: valid, 1 feature (0 invalid), 0 errors, 0 warnings\n`
+      + `${c}:2:1: feature 1: /geometry/coordinates: position must have 2 or 3 numbers, found [1] (1) [position-length]\n`
+      + `${c}: invalid, 2 features (1 invalid), 1 error, 0 warnings\n`
+      + 'total: 3 files (1 invalid, 0 unreadable), 4 features, 1 error, 0 warnings, 1 invalid feature\n');
+    // What build passes over, with build's warnings.
+    expect(r.err).toBe(`warning: directory ${dir}: 1 sub-folder(s) hold data files, which are not read (patches: 1 file(s)): a directory gives the files it holds, not its folders' (no recursion); give a folder as an input of its own to read it\n`
+      + `warning: directory ${dir}: 1 hidden file(s) or folder(s) named like data passed over (._a.json): a directory gives the data files it holds, not hidden ones (such as the ._ files a Mac's copy leaves) or folders\n`
+      + `warning: directory ${dir}: 1 image file(s) passed over (slide.png): a directory gives its annotation documents; name a label mask as an input of its own\n`);
+  });
+
+  it('reports a directory without data files unreadable (exit 3), as build refuses it, and checks the other inputs all the same', async () => {
+    const dir = inputs();
+    const empty = tmpDir('mudm-inputs');
+    const r = await cli(['validate', empty, path.join(dir, 'a.json'), '--json'], dir);
+    expect([r.code, r.err]).toEqual([3, `error: ${empty}: directory ${empty} holds no .json, .geojson or .ndjson files\n`]);
+    const report = JSON.parse(r.out) as { files: { file: string; valid: boolean; unreadable?: { message: string } }[] };
+    expect(report.files.map((f) => [f.file, f.valid, f.unreadable?.message])).toEqual([
+      [empty, false, `directory ${empty} holds no .json, .geojson or .ndjson files`],
+      [path.join(dir, 'a.json'), true, undefined],
+    ]);
   });
 });

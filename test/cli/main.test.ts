@@ -20,7 +20,7 @@ describe('main', () => {
     expect(io.out()).toMatch(/^mudm-tiles \d+\.\d+\.\d+\n$/);
     const io2 = memoryIO();
     expect(await main(['help', 'validate'], io2)).toBe(0);
-    expect(io2.out()).toMatch(/^Usage: mudm-tiles validate \[options\] FILE\.\.\./);
+    expect(io2.out()).toMatch(/^Usage: mudm-tiles validate \[options\] FILE\|DIR\.\.\./);
   });
 
   it('each command\'s help says what an option means to it (extract writes a directory; inspect reads a format)', async () => {
@@ -68,7 +68,7 @@ describe('main', () => {
     expect(io.err()).toBe("error: unknown option --bogus for validate\nRun 'mudm-tiles validate --help' for usage.\n");
     const io2 = memoryIO();
     expect(await main(['validate', '--log', 'json'], io2)).toBe(2);
-    expect(JSON.parse(io2.err())).toEqual({ level: 'error', message: 'validate needs at least one FILE (or - for standard input)', exitCode: 2 });
+    expect(JSON.parse(io2.err())).toEqual({ level: 'error', message: 'validate needs at least one FILE or DIR (or - for standard input)', exitCode: 2 });
   });
 
   it('commands load lazily; the validate module is found from the sources too', async () => {

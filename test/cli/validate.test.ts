@@ -242,7 +242,7 @@ describe('mudm-tiles validate', () => {
   it('--help and --log json', async () => {
     const h = await run(['validate', '--help']);
     expect(h.code).toBe(0);
-    expect(h.stdout).toMatch(/^Usage: mudm-tiles validate \[options\] FILE\.\.\./);
+    expect(h.stdout).toMatch(/^Usage: mudm-tiles validate \[options\] FILE\|DIR\.\.\./);
     const j = await run(['validate', '--log', 'json', 'missing.json']);
     expect(j.code).toBe(3);
     expect(JSON.parse(j.stderr.trim())).toMatchObject({ level: 'error', file: 'missing.json', line: 0, column: 0 });

@@ -20,10 +20,12 @@ export const COMMANDS: readonly CommandInfo[] = [
   {
     name: 'validate',
     summary: 'check documents against the data-model and descriptor specification',
-    usage: 'FILE...',
+    usage: 'FILE|DIR...',
     details:
       'Checks FeatureCollections (any size, streamed one feature at a time), NDJSON and GeoJSON Text Sequences, bare ' +
       'Features and geometries, and tileset descriptors (documents with tilejson). Use - for stdin; .gz is read as is. ' +
+      'A directory gives its data files as build reads them (.json, .geojson, .ndjson, ... in name order; images, ' +
+      'hidden files and sub-folders passed over), each validated and reported on its own. ' +
       'Exit 0: valid (warnings allowed); 1: a document is invalid; 2: usage error; 3: a file is unreadable or not JSON.',
   },
   {

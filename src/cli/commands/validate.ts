@@ -1,14 +1,18 @@
-// `mudm-tiles validate FILE...`: validates each file (src/validate/files.ts) and prints issues, capped samples and counts.
+// `mudm-tiles validate INPUT...`: validates each file (src/validate/files.ts) and prints issues, capped samples and counts.
+import fs from 'node:fs';
+import path from 'node:path';
 import { fileSource, streamSource } from '../../io/read.js';
 import { MASK_FILE } from '../../io/mask-source.js';
-import { UsageError } from '../../report/errors.js';
+import { InputError, UsageError } from '../../report/errors.js';
 import { validateSource, validateTotals, type FileReport, type ValidateTotals } from '../../validate/files.js';
 import { sampleLine } from '../../validate/tally.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_INVALID, EXIT_OK, EXIT_UNREADABLE } from '../exit.js';
-import type { TextSink } from '../io.js';
+import { dataFilesIn } from '../inputs.js';
+import type { CliIO, TextSink } from '../io.js';
+import type { Logger } from '../log.js';
 
-export const usage = 'FILE...';
+export const usage = 'FILE|DIR...';
 
 /** How the name of standard input appears in messages. */
 const STDIN_NAME = 'stdin';
@@ -22,17 +26,18 @@ export interface ValidateReport {
 
 export async function run(ctx: CommandContext): Promise<number> {
   const { args, options, io, log } = ctx;
-  if (args.length === 0) throw new UsageError('validate needs at least one FILE (or - for standard input)');
+  if (args.length === 0) throw new UsageError('validate needs at least one FILE or DIR (or - for standard input)');
   if (args.filter((a) => a === '-').length > 1) throw new UsageError('- (standard input) can be given only once');
   const text = !options.json;
   const quiet = options.quiet;
   const progress = makeProgress(options.progress, io.stderr);
   const files: FileReport[] = [];
-  for (const arg of args) {
+  /** One file's report; none for an image, which is passed over with a warning. */
+  const check = async (arg: string): Promise<FileReport | undefined> => {
     // An image read byte by byte as JSON said only "unexpected byte 0x89".
     if (MASK_FILE.test(arg)) {
       log.warn(`${arg} is an image (a label mask, or a slide): validate checks JSON documents; build traces a label mask into features (mudm-tiles build ${arg} -o OUT)`, { file: arg, event: 'image-not-validated' });
-      continue;
+      return undefined;
     }
     const source = arg === '-' ? streamSource(STDIN_NAME, io.stdin) : fileSource(arg, { reuseChunks: true });
     const report = await validateSource(source, {
@@ -44,19 +49,26 @@ export async function run(ctx: CommandContext): Promise<number> {
       onProgress: progress,
     });
     progress.end();
-    if (report.unreadable) {
-      const u = report.unreadable;
-      log.error(`${u.line > 0 ? `${report.file}:${u.line}:${u.column}` : report.file}: ${u.message}`, { file: report.file, ...u });
-    }
-    if (text) {
-      for (const [code, n] of Object.entries(report.counts)) {
-        const shown = report.samples.filter((s) => s.code === code);
-        const more = n - shown.length;
-        if (more > 0 && !(quiet && shown[0]?.severity !== 'error')) io.stdout.write(`${report.file}: … and ${more} more [${code}]\n`);
+    return report;
+  };
+  for (const arg of args) {
+    for (const item of filesOf(arg, io, log)) {
+      const report = typeof item === 'string' ? await check(item) : item;
+      if (report === undefined) continue;
+      if (report.unreadable) {
+        const u = report.unreadable;
+        log.error(`${u.line > 0 ? `${report.file}:${u.line}:${u.column}` : report.file}: ${u.message}`, { file: report.file, ...u });
       }
-      if (!quiet) io.stdout.write(`${fileSummary(report)}\n`);
+      if (text) {
+        for (const [code, n] of Object.entries(report.counts)) {
+          const shown = report.samples.filter((s) => s.code === code);
+          const more = n - shown.length;
+          if (more > 0 && !(quiet && shown[0]?.severity !== 'error')) io.stdout.write(`${report.file}: … and ${more} more [${code}]\n`);
+        }
+        if (!quiet) io.stdout.write(`${fileSummary(report)}\n`);
+      }
+      files.push(report);
     }
-    files.push(report);
   }
   const total = validateTotals(files);
   const exitCode = total.unreadableFiles > 0 ? EXIT_UNREADABLE : total.invalidFiles > 0 ? EXIT_INVALID : EXIT_OK;
@@ -72,6 +84,22 @@ export async function run(ctx: CommandContext): Promise<number> {
     io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   }
   return exitCode;
+}
+
+/**
+ * What one argument gives to validate: itself, or the data files of a directory as build reads them (in name order,
+ * images and hidden files passed over with a warning); a directory that holds none is reported as unreadable.
+ */
+function filesOf(arg: string, io: CliIO, log: Logger): (string | FileReport)[] {
+  const full = path.resolve(io.cwd, arg);
+  if (arg === '-' || fs.statSync(full, { throwIfNoEntry: false })?.isDirectory() !== true) return [arg];
+  try {
+    return dataFilesIn(arg, full, (m, f) => log.warn(m, f)).map((n) => path.join(arg, n));
+  } catch (e) {
+    if (!(e instanceof InputError)) throw e;
+    const unreadable = { message: e.message, line: 0, column: 0 };
+    return [{ file: arg, kind: null, type: null, valid: false, features: 0, invalidFeatures: 0, errors: 0, warnings: 0, counts: {}, samples: [], unreadable }];
+  }
 }
 
 function fileSummary(r: FileReport): string {
