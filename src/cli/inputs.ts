@@ -40,6 +40,11 @@ interface ExpandContext {
 /** Where a path comes from: how the command line gave it (`argument 2`, `--input c=1:a.json`), as written, with its plane and layer. */
 interface Given { how: string; shown: string; plane?: Partial<Plane>; layer?: string }
 
+/** Two inputs fixed to other planes (`--input c=0:…`, `c=1:…`): none of their features can meet in a tile. */
+function apart(p: Partial<Plane> = {}, q: Partial<Plane> = {}): boolean {
+  return (['t', 'c', 'z'] as const).some((d) => p[d] !== undefined && q[d] !== undefined && p[d] !== q[d]);
+}
+
 /**
  * One file given twice would be read twice, each of its features twice in the pyramid: refused, naming both ways it
  * was given (`a.json ./a.json`, a link to it, a directory and a file in it). Fixed to another plane it is a copy asked
@@ -49,8 +54,7 @@ function meet(ctx: ExpandContext, file: string, st: fs.Stats, as: string, plane:
   // A file's identity, whatever path reaches it (links, hard links, `..`); a system without inode numbers has paths.
   const id = st.ino !== 0 ? `${st.dev}:${st.ino}` : fs.realpathSync(file);
   const earlier = ctx.met.get(id) ?? [];
-  const apart = (p: Partial<Plane>) => (['t', 'c', 'z'] as const).some((d) => p[d] !== undefined && plane[d] !== undefined && p[d] !== plane[d]);
-  const first = earlier.find((e) => !apart(e.plane));
+  const first = earlier.find((e) => !apart(e.plane, plane));
   if (first) throw new UsageError(`${first.file} is given twice, as ${first.as} and as ${as}: each of its features would be read twice and be twice in the pyramid; give it once`);
   ctx.met.set(id, [...earlier, { file, as, plane }]);
 }
@@ -72,6 +76,11 @@ function expand(arg: string, ctx: ExpandContext, { how, shown, plane, layer }: G
   const to = out === undefined ? undefined : path.resolve(io.cwd, out);
   // The folder the output's files (descriptor, report) go into: OUT, or an archive's own folder.
   const writesInto = (dir: string) => to !== undefined && (pathOverlap(to, dir) === 'is' || (isArchiveFile(to) && pathOverlap(path.dirname(to), dir) === 'is'));
+  // A manifest entry's layer names its file's layer, or a directory's one layer, which --layer-per-file would name by file.
+  if (layer !== undefined && perFile) {
+    const names = st.isDirectory() ? 'one layer for the directory, --layer-per-file one for each of its files' : `the file's layer, --layer-per-file names it after the file (${layerNameFor(arg)})`;
+    throw new UsageError(`the layer ${layer} that ${arg}'s manifest entry names and --layer-per-file conflict: the entry names ${names}: give one of them`);
+  }
   if (!st.isDirectory()) {
     if (writesInto(path.dirname(full))) {
       warn?.(`${arg} lies in the folder the output ${out} writes its descriptor and report into: a later build of that folder as an input would read them too; keep inputs apart from outputs`, { event: 'input-beside-output', input: arg, out });
@@ -80,8 +89,6 @@ function expand(arg: string, ctx: ExpandContext, { how, shown, plane, layer }: G
     meet(ctx, name, st, `${shown} (${how})`, plane);
     return [fileInput(name, plane, layer)];
   }
-  // A manifest entry's layer names a directory's one layer, which --layer-per-file would split by file.
-  if (layer !== undefined && perFile) throw new UsageError(`the layer ${layer} that ${arg}'s manifest entry names and --layer-per-file conflict: the entry names one layer for the directory, --layer-per-file one for each of its files: give one of them`);
   // Its data files are read, not its folders: an output there (or an archive's report beside it) would be read by
   // the next build as features.
   if (writesInto(full)) {
@@ -90,7 +97,6 @@ function expand(arg: string, ctx: ExpandContext, { how, shown, plane, layer }: G
   const files = dataFilesIn(arg, full, warn);
   // A directory's name is a layer of its own only when --layer does not name one for every input.
   const dirLayer = layer ?? (perFile || layerOption !== undefined ? undefined : layerNameFor(full));
-  if (dirLayer === undefined && layerOption === undefined) warnSharedLayers(arg, files, warn);
   return files.map((n) => {
     const name = path.join(arg, n);
     // A link to nothing is no file to read twice: reading it says it cannot be read.
@@ -149,16 +155,23 @@ function foldersHoldingData(dir: string, folders: readonly string[]): [string, n
   });
 }
 
-/** --layer-per-file names layers after files: two files of one name but their extensions (a.json, a.ndjson) share one. */
-function warnSharedLayers(dir: string, files: readonly string[], warn: ExpandContext['warn']): void {
-  const byLayer = new Map<string, string[]>();
-  for (const n of files) {
-    const layer = layerNameFor(n);
-    byLayer.set(layer, [...(byLayer.get(layer) ?? []), n]);
+/**
+ * --layer-per-file names layers after files less their folders and data extensions: inputs named alike so (a.json and
+ * a.ndjson, two folders' cells.json) share one layer, said once for each such layer. Files fixed to other planes
+ * (ch0/cells.json as c=0, ch1/cells.json as c=1) are one layer over the planes, as asked.
+ */
+function warnSharedLayers(inputs: readonly InputSpec[], warn: ExpandContext['warn']): void {
+  const byLayer = new Map<string, InputSpec[]>();
+  for (const input of inputs) {
+    if (input.layer !== undefined) continue;
+    const named = layerNameFor(input.source.name);
+    byLayer.set(named, [...(byLayer.get(named) ?? []), input]);
   }
-  for (const [layer, shared] of byLayer) {
+  for (const [layer, group] of byLayer) {
+    const mixed = group.filter((i) => group.some((j) => j !== i && !apart(i.plane, j.plane)));
+    const shared = [...new Set(mixed.map((i) => i.source.name))];
     if (shared.length < 2) continue;
-    warn?.(`directory ${dir}: ${shared.join(', ')} are all named ${layer} but for their extensions, and their features go into one layer ${layer} (--layer-per-file names layers after files): rename one for a layer of its own`, { event: 'layer-shared', directory: dir, layer, files: shared });
+    warn?.(`${shared.join(', ')} are all named ${layer} less their folders and data extensions, and their features go into one layer ${layer} (--layer-per-file names layers after files): rename one for a layer of its own`, { event: 'layer-shared', layer, files: shared });
   }
 }
 
@@ -230,6 +243,7 @@ export function resolveInputs(args: string[], options: Options, io: CliIO, warn?
     }
   }
   if (inputs.length === 0) throw new UsageError('no input given: pass files, directories, - for stdin, --input or --manifest');
+  if (options.layerPerFile) warnSharedLayers(inputs, warn);
   refuseFieldOfFixedPlanes(inputs, options.planeField);
   return inputs;
 }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { memoryIO } from '../../src/cli/io.js';
-import { tmpDir } from '../helpers/pyramid.js';
+import { decodePbf, tmpDir } from '../helpers/pyramid.js';
 
 const feature = (id: number, x: number, properties: Record<string, unknown> = {}) =>
   JSON.stringify({ type: 'Feature', id, properties, geometry: { type: 'Point', coordinates: [x, 10] } });
@@ -149,6 +149,44 @@ describe('the folders of a directory input', () => {
     const none = await cli(['build', parent, '-o', path.join(dir, 'none')], dir);
     expect(none.code).toBe(3);
     expect(none.err).toContain(`error: directory ${parent} holds no .json, .geojson or .ndjson files (its sub-folders slide-1 hold some: give them as inputs)\n`);
+  });
+});
+
+describe('--layer-per-file with file inputs', () => {
+  /** The layers of a one-tile build's tile 0/0/0.pbf, each with the ids of its features. */
+  const layersOf = (out: string) => {
+    const byLayer: Record<string, unknown[]> = {};
+    for (const f of decodePbf(fs.readFileSync(path.join(out, '0', '0', '0.pbf')), 128, 0, 0, 0)) (byLayer[f.layer] ??= []).push(f.id);
+    return byLayer;
+  };
+  const ONE_TILE = ['--image-size', '100,100', '--workers', '1', '--format', 'pbf', '--max-zoom', '0'];
+
+  it('makes each file a layer named after it, as for a directory\'s files; files named alike share one, with a warning', async () => {
+    const dir = inputs();
+    const a = path.join(dir, 'a.json'), b = path.join(dir, 'b.json');
+    const out = path.join(tmpDir('mudm-inputs'), 'out');
+    const r = await cli(['build', a, b, '-o', out, '--layer-per-file', ...ONE_TILE], dir);
+    expect([r.code, r.err]).toEqual([0, '']);
+    expect(layersOf(out)).toEqual({ a: [1], b: [2] });
+    // Two folders' a.json: one layer a, said as the directory's a.json and a.ndjson are (it was said of neither before).
+    const other = path.join(tmpDir('mudm-inputs'), 'a.ndjson');
+    fs.writeFileSync(other, `${feature(3, 90)}\n`);
+    const shared = await cli(['build', a, b, other, '-o', `${out}-2`, '--layer-per-file', ...ONE_TILE], dir);
+    expect([shared.code, shared.err]).toEqual([0, `warning: ${a}, ${other} are all named a less their folders and data extensions, and their features go into one layer a (--layer-per-file names layers after files): rename one for a layer of its own\n`]);
+    expect(layersOf(`${out}-2`)).toEqual({ a: [1, 3], b: [2] });
+    // Fixed to other planes, they are one layer over the planes, as asked: nothing to say.
+    const planes = await cli(['build', '--input', `c=0:${a}`, '--input', `c=1:${other}`, '-o', `${out}-3`, '--layer-per-file', ...ONE_TILE], dir);
+    expect([planes.code, planes.err]).toEqual([0, '']);
+  });
+
+  it("refuses (exit 2) a manifest entry's layer for a file, as for a directory: one of the two would be passed over", async () => {
+    const dir = inputs();
+    const manifest = path.join(dir, 'inputs.json');
+    fs.writeFileSync(manifest, JSON.stringify([{ path: 'a.json', layer: 'cells' }, { path: 'b.json' }]));
+    // Built before, the file in layer cells.
+    const r = await cli(['build', '--manifest', manifest, '--layer-per-file', '-o', path.join(dir, 'out')], dir);
+    expect([r.code, r.err]).toEqual([2, `error: the layer cells that ${path.join(dir, 'a.json')}'s manifest entry names and --layer-per-file conflict: the entry names the file's layer, --layer-per-file names it after the file (a): give one of them\n${USAGE}`]);
+    expect(fs.existsSync(path.join(dir, 'out'))).toBe(false);
   });
 });
 
