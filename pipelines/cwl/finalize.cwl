@@ -60,6 +60,7 @@ inputs:
   parts:
     type: Directory[]
     doc: the `part` of every build-shard step
+  memory_budget: {type: string?, inputBinding: {prefix: --memory-budget, position: 2}}
   log: {type: string?, inputBinding: {prefix: --log, position: 2}}
 
 outputs:

@@ -96,5 +96,6 @@ steps:
     run: finalize.cwl
     in:
       parts: build_shard/part
+      memory_budget: memory_budget
       log: log
     out: [pyramid]
