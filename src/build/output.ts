@@ -8,8 +8,9 @@ import { DirectorySink, type OutputLayout, type TileSink } from '../io/sink.js';
 import { REMOVING_FILE, type WorkDir } from '../io/workdir.js';
 import type { Removal } from '../io/written.js';
 import { isArchiveFile, type ArchiveMode, type BuildConfig, type TileCompression } from '../options.js';
+import { EXTENT, tileSize } from '../tiling/space.js';
 import { repairPart } from '../archive/pmtiles-part.js';
-import { InputError, UsageError, WorkStateError, describeFsError } from '../report/errors.js';
+import { DataError, InputError, UsageError, WorkStateError, describeFsError } from '../report/errors.js';
 import type { BuildReport, ZoomReport } from '../report/types.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import type { BuildIO } from './context.js';
@@ -164,6 +165,21 @@ function damagedPart(work: WorkDir, step: Step): string | undefined {
 export function resumeCensus(config: BuildConfig, io: BuildIO, dims: BuildPlan['dims']): TileCensus | undefined {
   const out = config.options.out;
   return config.archive === 'none' && !io.sink && out !== undefined ? new TileCensus(out, dims) : undefined;
+}
+
+/**
+ * A pyramid of no tile at any zoom (every feature placed, but too small to draw with --lod none) stops before its
+ * descriptor, as an archive of no tile does (PMTiles has none): a descriptor over no tile would pass for the slide's
+ * pyramid. What the build wrote (empty zoom folders) goes, as no archive is left, so the next build needs no --force.
+ */
+export function refuseNoTiles(sink: TileSink, out: string | undefined, plan: BuildPlan, byZoom: Record<string, ZoomReport>): void {
+  if (Object.values(byZoom).some((z) => z.tiles > 0)) return;
+  sink.discard?.();
+  const unit = tileSize(plan.world.side, plan.maxZoom) / EXTENT;
+  const why = plan.lod === 'none'
+    ? `too small to draw at zooms ${plan.minZoom}–${plan.maxZoom} with --lod none: nothing of it is left on the finest zoom's grid, ${unit < 1 ? `1/${1 / unit}` : unit} image pixel${unit > 1 ? 's' : ''}`
+    : 'outside the world, too small to draw at these zooms, or a mesh, which PBF tiles do not carry';
+  throw new DataError(`${out ?? 'the pyramid'}: there is no tile to write (every feature left out: ${why}): nothing to build, no descriptor written${plan.lod === 'none' ? '; --lod auto draws a feature too small for a zoom as a point' : ''}`);
 }
 
 /**

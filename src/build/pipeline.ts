@@ -19,7 +19,7 @@ import { createPool, type Pool } from '../worker/pool.js';
 import { secondsSince, storeBudget, type BuildIO, type InputSpec, type RunContext } from './context.js';
 import { tileLevels, type LevelsOutcome } from './levels.js';
 import {
-  beginOutput, finishedReport, hasParts, healBuildParts, healShardParts, layoutOf, outputSink, partsOf, refuseBuildParts, refuseLostTiles, resumeCensus, shardPartError, type Step,
+  beginOutput, finishedReport, hasParts, healBuildParts, healShardParts, layoutOf, outputSink, partsOf, refuseBuildParts, refuseLostTiles, refuseNoTiles, resumeCensus, shardPartError, type Step,
 } from './output.js';
 import { readInputs } from './read.js';
 import { UnitLog } from './unit-log.js';
@@ -368,6 +368,7 @@ async function finalize(ctx: RunContext, upper: LevelsOutcome, tileSeconds: numb
   const { plan: p, meta, read, readSeconds } = ctx.planFile;
   const { sink } = ctx;
   const tDescribe = performance.now();
+  refuseNoTiles(sink, ctx.config.options.out, p, totals.byZoom);
   const assets = ctx.planFile.preview.enabled ? await writePreviews(ctx, upper.markers[0]) : undefined;
   const input: DescribeInput = {
     plan: p, stats: read.stats, pointified: totals.pointified, thinned: totals.thinned, keptFraction: totals.keptFraction,

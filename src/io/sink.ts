@@ -68,6 +68,8 @@ export interface TileSink {
    * they are left empty (an invalid input with --strict leaves no empty OUT behind).
    */
   abandon?(): void;
+  /** After a run whose output must be all or nothing: removes what it wrote since `begin`, then as `abandon` does. */
+  discard?(): void;
 }
 
 /** Files every build writes at fixed names; a user's file there is never overwritten. */

@@ -1,5 +1,6 @@
 // What the CLI refuses about archives, with the message and the exit code: JSON tiles or several planes in one
-// archive, --preview with one archive, an unknown --archive kind, an archive in the way, extract of no archive.
+// archive, --preview with one archive, an unknown --archive kind, an archive in the way, extract of no archive, and
+// no tile to store (refused for a directory alike).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,6 +21,9 @@ async function cli(...argv: string[]): Promise<{ code: number; err: string; out:
   const code = await main(argv, io);
   return { code, err: io.err(), out: io.out() };
 }
+
+/** Why a build of features too small to draw at zooms 0–2 of a 1024-px world with --lod none writes nothing. */
+const noTile = (out: string) => `${out}: there is no tile to write (every feature left out: too small to draw at zooms 0–2 with --lod none: nothing of it is left on the finest zoom's grid, 1/16 image pixel): nothing to build, no descriptor written; --lod auto draws a feature too small for a zoom as a point`;
 
 describe('usage errors (exit 2) point to --archive', () => {
   it.each([
@@ -52,8 +56,38 @@ describe('usage errors (exit 2) point to --archive', () => {
     const tiny = path.join(dir, 'tiny.json');
     fs.writeFileSync(tiny, JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', geometry: { type: 'LineString', coordinates: [[10, 10], [10.001, 10]] }, properties: {} }] }));
     const m = await cli('build', tiny, '-o', file, '--image-size', '1000,1000', '--lod', 'none', '--max-zoom', '2');
-    expect([m.code, m.err.trim().split('\n').pop()]).toEqual([1, `error: ${file}: there is no tile to store (every feature left out: outside the world, too small to draw at these zooms, or a mesh, which PBF tiles do not carry), and a PMTiles archive holds at least one`]);
+    expect([m.code, m.err.trim().split('\n').pop()]).toEqual([1, `error: ${noTile(file)}`]);
     expect(fs.readdirSync(dir).sort()).toEqual(['outside.json', 'tiny.json']);
+  });
+
+  it('a directory of features that give no tile is refused as the archive is: exit 1, the same message, nothing left', async () => {
+    const dir = scratch();
+    const tiny = path.join(dir, 'tiny.json');
+    fs.writeFileSync(tiny, JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', geometry: { type: 'LineString', coordinates: [[10, 10], [10.001, 10]] }, properties: {} }] }));
+    const args = ['--image-size', '1000,1000', '--lod', 'none', '--max-zoom', '2', '--workers', '1'];
+    // Each built before, exit 0: a descriptor over no tile at all, which passed for the slide's pyramid.
+    for (const extra of [[], ['--format', 'json'], ['--archive', 'pmtiles']]) {
+      const out = path.join(dir, 'out');
+      const r = await cli('build', tiny, '-o', out, ...args, ...extra);
+      expect([r.code, r.err], extra.join(' ')).toEqual([1, `error: ${noTile(out)}\n`]);
+      // The zoom folders it made went with OUT, which it made: the next build needs no --force.
+      expect(fs.readdirSync(dir), extra.join(' ')).toEqual(['tiny.json']);
+    }
+    // Into a folder of the user's, over an earlier build of it (--force): what the build wrote goes, the user's file stays.
+    const out = path.join(dir, 'mine');
+    fs.mkdirSync(out);
+    fs.writeFileSync(path.join(out, 'notes.txt'), 'mine');
+    const r = await cli('build', tiny, '-o', out, ...args, '--force');
+    expect([r.code, r.err]).toEqual([1, `error: ${noTile(out)}\n`]);
+    expect(fs.readdirSync(out)).toEqual(['notes.txt']);
+    // A sharded build stops at finalize, with its work directory (plan --force to start over).
+    const sharded = path.join(dir, 'sharded');
+    for (const step of [['plan', tiny, '-o', sharded, ...args], ['build-shard', sharded, '--shard', '0', '--workers', '1']]) {
+      expect((await cli(...step, '-q')).code, step[0]).toBe(0);
+    }
+    const f = await cli('finalize', sharded, '--workers', '1');
+    expect([f.code, f.err]).toEqual([1, `error: ${noTile(sharded)}\n`]);
+    expect(fs.readdirSync(sharded)).toEqual(['.mudm-work']);
   });
 
   it('-o FILE.pmtiles --format pbf,pbf, as a directory build takes it', async () => {
