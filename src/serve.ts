@@ -195,12 +195,18 @@ export async function startServer(opts: ServeOptions): Promise<Server> {
   } else {
     // Served under the name given, read through it (a link to the current build stays one).
     single = new FileArchive(path.resolve(opts.root), shelf);
-    const why = await single.check();
-    // A file that is no archive at all is named as such; a damaged archive by what the reader found wrong.
-    if (why === null || why?.includes('not a PMTiles archive')) throw new InputError(`${opts.root} is neither a pyramid directory nor a PMTiles v3 archive`, opts.root);
-    if (why !== undefined) throw new InputError(why, opts.root);
-    const whyNot = await single.alone();
-    if (whyNot) throw new UsageError(whyNot);
+    // Refused, the archive read for the checks must not stay open (a library caller's process goes on).
+    try {
+      const why = await single.check();
+      // A file that is no archive at all is named as such; a damaged archive by what the reader found wrong.
+      if (why === null || why?.includes('not a PMTiles archive')) throw new InputError(`${opts.root} is neither a pyramid directory nor a PMTiles v3 archive`, opts.root);
+      if (why !== undefined) throw new InputError(why, opts.root);
+      const whyNot = await single.alone();
+      if (whyNot) throw new UsageError(whyNot);
+    } catch (err) {
+      await shelf.close();
+      throw err;
+    }
   }
   /** The folder or archive as the command named it (a link's name, not its target's). */
   const servedName = path.basename(path.resolve(opts.root));

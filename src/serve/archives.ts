@@ -75,7 +75,7 @@ export class ArchiveShelf {
         void archive.close().catch(() => {});
         h = now;
       } else {
-        if (now) this.retire(now);
+        if (now) void this.retire(now);
         h = { archive, identity: id, users: 0, current: true };
       }
     }
@@ -94,13 +94,15 @@ export class ArchiveShelf {
 
   /** Closes every archive not in use; those in use close when their requests end. */
   async close(): Promise<void> {
-    for (const h of this.held.values()) this.retire(h);
+    const closing = [...this.held.values()].map((h) => this.retire(h));
     this.held.clear();
+    await Promise.all(closing);
   }
 
-  private retire(h: Held): void {
+  /** No longer the archive to serve: closed now when unused (resolved once closed), else when its last request ends. */
+  private retire(h: Held): Promise<void> {
     h.current = false;
-    if (h.users === 0) void h.archive.close().catch(() => {});
+    return h.users === 0 ? h.archive.close().catch(() => {}) : Promise.resolve();
   }
 
   private evict(): void {
@@ -108,7 +110,7 @@ export class ArchiveShelf {
       if (this.held.size <= this.limit) return;
       if (h.users > 0) continue;
       this.held.delete(file);
-      this.retire(h);
+      void this.retire(h);
     }
   }
 }

@@ -180,6 +180,9 @@ describe('one archive of a folder build', () => {
     // serve would answer its tiles at the first plane's URLs, and the viewer would ask for the others beside it.
     const member = path.join(out, 'tiles-c1-z2.pbf.pmtiles');
     await expect(startServer({ root: member, port: 0 })).rejects.toThrow(`${member} is one archive of a folder build (plane c=1, z=2, pbf tiles): serve the folder, ${out}, whose tileset.json lists it`);
+    // Refused, it is not left open in this process (a library caller's) until garbage collection closes it.
+    const held = fs.readdirSync('/proc/self/fd').filter((fd) => { try { return fs.readlinkSync(`/proc/self/fd/${fd}`) === member; } catch { return false; } });
+    expect(held).toEqual([]);
     // Renamed as well: served, its tiles answered none of the URLs its descriptor gave (a blank viewer). Its metadata
     // names the archive it was written as.
     const renamed = path.join(scratch(), 'slide.pmtiles');
