@@ -1,5 +1,5 @@
 // The end of every command: an error's exit code (each class in src/report/errors.ts names its own) and what to print.
-import { EXIT_INTERNAL, ReadError } from '../report/errors.js';
+import { EXIT_INTERNAL } from '../report/errors.js';
 
 export { EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_UNREADABLE, EXIT_OUTPUT, EXIT_INTERNAL, EXIT_INTERRUPTED } from '../report/errors.js';
 
@@ -13,9 +13,8 @@ export function exitCodeFor(error: unknown): number {
   return EXIT_INTERNAL;
 }
 
-/** What to print for an error: located errors as `file:line:column: message`, internal ones with their stack. */
+/** What to print for an error: its message (a ReadError's starts with `file:line:column`), internal ones with their stack. */
 export function describeError(error: unknown): string {
-  if (error instanceof ReadError) return `${error.where}: ${error.message}`;
   if (error instanceof Error) {
     if (exitCodeFor(error) !== EXIT_INTERNAL) return error.message;
     return `internal error: ${error.stack ?? error.message}`;

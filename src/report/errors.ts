@@ -51,7 +51,8 @@ export class InputError extends Error {
 /**
  * A syntax or I/O error in an input, found by the reader. `line` and `column` are 1-based and point at the offending
  * byte (columns count bytes, which is characters for ASCII); both are 0 when no position applies (a file that cannot
- * be opened). The message leaves the position out: `where` gives it. Exit 3.
+ * be opened). The message starts with the place, `where`, so that a library caller who prints it has it too;
+ * `reason` is the message without it. Exit 3.
  */
 export class ReadError extends Error {
   override readonly name = 'ReadError';
@@ -61,20 +62,15 @@ export class ReadError extends Error {
     readonly file: string,
     readonly line: number,
     readonly column: number,
-    message: string,
+    readonly reason: string,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super(`${line > 0 ? `${file}:${line}:${column}` : file}: ${reason}`, options);
   }
 
   /** `file:line:column` (or just the file when there is no position), the way compilers and editors expect it. */
   get where(): string {
     return this.line > 0 ? `${this.file}:${this.line}:${this.column}` : this.file;
-  }
-
-  /** With the place, as the CLI says it: `ReadError: cells.json:3:5: …`. */
-  override toString(): string {
-    return `${this.name}: ${this.where}: ${this.message}`;
   }
 }
 

@@ -237,7 +237,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
         value = JSON.parse(text);
       } catch (err) {
         const e = jsonSyntaxError(task.file, text, line, column, err);
-        res.syntax = { index, line: e.line, column: e.column, message: e.message };
+        res.syntax = { index, line: e.line, column: e.column, message: e.reason };
         return res;
       }
       checkUtf8(text, raw.bytes, meta[m + 3], meta[m + 4], '', utf8, value);

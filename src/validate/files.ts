@@ -23,6 +23,7 @@ export interface FileReport {
   /** Issues by rule code, all of them, including those beyond the samples. */
   counts: Record<string, number>;
   samples: IssueSample[];
+  /** Why the file cannot be read: the message without its place, which `line` and `column` give (0 for none). */
   unreadable?: { message: string; line: number; column: number };
 }
 
@@ -48,7 +49,7 @@ function featureOf(ev: FeatureEvent): unknown {
   try {
     return parseFeature(ev);
   } catch (e) {
-    if (e instanceof ReadError) throw new ReadError(e.file, e.line, e.column, `feature ${ev.index}: ${e.message}`, { cause: e });
+    if (e instanceof ReadError) throw new ReadError(e.file, e.line, e.column, `feature ${ev.index}: ${e.reason}`, { cause: e });
     throw e;
   }
 }
@@ -119,7 +120,7 @@ export async function validateSource(source: Source, hooks: ValidateHooks = {}):
     if (report.kind === null) report.kind = sawMembers ? 'collection' : 'sequence';
   } catch (e) {
     if (!(e instanceof ReadError || e instanceof InputError)) throw e;
-    report.unreadable = { message: e.message, line: e.line ?? 0, column: e.column ?? 0 };
+    report.unreadable = { message: e instanceof ReadError ? e.reason : e.message, line: e.line ?? 0, column: e.column ?? 0 };
   }
   report.errors = tally.errors;
   report.warnings = tally.warnings;

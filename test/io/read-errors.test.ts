@@ -51,7 +51,7 @@ describe("JSON.parse's messages (Node 20) in the reader's words, at the fault, w
       const text = `{"type":"FeatureCollection","features":[\n{"type":"Feature"},\n${bad}\n]}`;
       for (const size of [1, 1 << 20]) {
         const e = await readError(memorySource('cells.json', text, size));
-        expect([e.where, e.message, e.exitCode]).toEqual([`cells.json:3:${column}`, message, 3]);
+        expect([e.where, e.reason, e.exitCode]).toEqual([`cells.json:3:${column}`, message, 3]);
       }
     });
   }
@@ -60,7 +60,7 @@ describe("JSON.parse's messages (Node 20) in the reader's words, at the fault, w
   it('a whole text: an unterminated string at its opening quote, a second value, and messages V8 may give', () => {
     const at = (text: string, e: unknown = new Error(v8Message(text))) => {
       const r = jsonSyntaxError('m.json', text, 1, 1, e);
-      return `${r.where}: ${r.message}`;
+      return r.message;
     };
     expect(v8Message('[{"path":"a.json}]')).toMatch(/^Unterminated string in JSON at position 18\b/);
     expect(at('[{"path":"a.json}]')).toBe('m.json:1:10: unterminated string: the string that opens here has no closing \'"\' (JSON path /0/path)');
@@ -97,7 +97,7 @@ describe('lines break at LF, at CRLF, and at a lone CR (old Mac OS)', () => {
       for (const size of sizes) {
         const e = await readError(memorySource('x.json', text, size));
         expect([e.line, e.column], `${name} (chunk ${size}): ${e.message}`).toEqual([line, column]);
-        expect(e.message).toMatch(message);
+        expect(e.reason).toMatch(message);
       }
     }
   });
@@ -126,7 +126,7 @@ describe('gzip that breaks off: the file, what is wrong, and how far its JSON wa
     for (const size of [1000, 1 << 20]) {
       const { seen, error } = await events(memorySource('cells.ndjson.gz', cut, size));
       expect(seen).toHaveLength(complete);
-      expect([error.where, error.message, error.exitCode]).toEqual([
+      expect([error.where, error.reason, error.exitCode]).toEqual([
         `cells.ndjson.gz:${lines.length}:${lines[lines.length - 1].length + 1}`,
         `the gzip stream ends early (truncated file?): the JSON in it breaks off here, after ${held.length.toLocaleString('en-US')} bytes; the last complete feature read is feature ${complete - 1} (line ${complete})`,
         3,
@@ -134,16 +134,16 @@ describe('gzip that breaks off: the file, what is wrong, and how far its JSON wa
     }
     // Cut inside its header: nothing was read, so there is no place to name.
     const header = await readError(memorySource('h.json.gz', zipped.subarray(0, 5)));
-    expect([header.where, header.message]).toEqual(['h.json.gz', 'the gzip stream ends early (truncated file?), before any JSON was read from it']);
+    expect([header.where, header.reason]).toEqual(['h.json.gz', 'the gzip stream ends early (truncated file?), before any JSON was read from it']);
   });
 
   it('bytes appended after the stream, and a corrupt checksum', async () => {
     // zlib drops what it made in the step that failed: here, all of this small stream, so no place is named.
     const appended = await readError(memorySource('a.json.gz', Buffer.concat([zipped, Buffer.from('garbage\n')])));
-    expect([appended.where, appended.message]).toEqual(['a.json.gz', 'bytes that are not gzip follow the end of the gzip stream (appended to the file?)']);
+    expect([appended.where, appended.reason]).toEqual(['a.json.gz', 'bytes that are not gzip follow the end of the gzip stream (appended to the file?)']);
     const crc = Buffer.from(zipped);
     crc[crc.length - 6] ^= 0xff;
     const corrupt = await readError(memorySource('c.json.gz', crc));
-    expect([corrupt.where, corrupt.message]).toEqual(['c.json.gz', 'the gzip data is corrupt (its CRC-32 checksum does not match the data)']);
+    expect([corrupt.where, corrupt.reason]).toEqual(['c.json.gz', 'the gzip data is corrupt (its CRC-32 checksum does not match the data)']);
   });
 });

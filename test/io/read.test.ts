@@ -239,7 +239,7 @@ describe('sources', () => {
 
   it('missing files, directories and broken gzip are ReadErrors without a position', async () => {
     const missing = await readError(fileSource(join(dir, 'nope.json')));
-    expect([missing.file, missing.line, missing.column, missing.message]).toEqual([join(dir, 'nope.json'), 0, 0, 'no such file']);
+    expect([missing.file, missing.line, missing.column, missing.reason]).toEqual([join(dir, 'nope.json'), 0, 0, 'no such file']);
     expect(missing.where).toBe(join(dir, 'nope.json'));
     expect((await readError(fileSource(dir))).message).toMatch(/directory/);
     writeFileSync(join(dir, 'broken.gz'), gzipSync(fc).subarray(0, 30));
@@ -333,7 +333,7 @@ describe('syntax errors: exact line and column', () => {
       for (const size of [1, 3, 1 << 20]) {
         const e = await readError(memorySource('x.json', bytes, size));
         expect([e.file, e.line, e.column], `${e.message} (chunk ${size})`).toEqual(['x.json', line, column]);
-        expect(e.message).toMatch(message);
+        expect(e.reason).toMatch(message);
       }
     });
   }
@@ -342,7 +342,7 @@ describe('syntax errors: exact line and column', () => {
 describe('binary input', () => {
   it('a JPEG image is named for what it is, not taken for UTF-16 (both start with FF)', async () => {
     const e = await readError(memorySource('photo.jpg', Buffer.from([0xff, 0xd8, 0xff, 0xdb, 0x00, 0x43])));
-    expect([e.file, e.line, e.column, e.message]).toEqual(['photo.jpg', 1, 1, 'the input is a JPEG image (FF D8), not JSON: a label mask is read from a lossless TIFF or PNG, whose JPEG artefacts would not be labels']);
+    expect([e.file, e.line, e.column, e.reason]).toEqual(['photo.jpg', 1, 1, 'the input is a JPEG image (FF D8), not JSON: a label mask is read from a lossless TIFF or PNG, whose JPEG artefacts would not be labels']);
   });
 });
 

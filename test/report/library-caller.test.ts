@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BUILD_OPTIONS, collection } from '../inspect/fixture.js';
-import { buildPyramid, memorySource, DataError, ImageError, InputError, InterruptedError, MemorySink, OutputError, ReadError, UsageError, ValueTooLargeError, WorkStateError } from '../../src/index.js';
+import { describeError } from '../../src/cli/exit.js';
+import { buildPyramid, memorySource, validateSource, DataError, ImageError, InputError, InterruptedError, MemorySink, OutputError, ReadError, UsageError, ValueTooLargeError, WorkStateError } from '../../src/index.js';
 
 describe('error classes', () => {
   it('are named as their class (String(e), stacks), with their exit codes', () => {
@@ -28,6 +29,19 @@ describe('error classes', () => {
   it('a read error says where, as the CLI does', () => {
     expect(String(new ReadError('cells.json', 3, 5, 'unexpected token'))).toBe('ReadError: cells.json:3:5: unexpected token');
     expect(String(new ReadError('gone.json', 0, 0, 'no such file'))).toBe('ReadError: gone.json: no such file');
+  });
+
+  it('a read error\'s message names the file, line and column, for a caller who prints only it (the CLI prints it once)', async () => {
+    const text = '{"type":"FeatureCollection","features":[\n{"type":"Feature","geometry":null,"properties":{}},\n{"type":"Feature" "geometry":null}\n]}';
+    const built = await buildPyramid([{ source: memorySource('cells.json', text) }], BUILD_OPTIONS, { sink: new MemorySink() }).catch((e: unknown) => e);
+    const checked = (await validateSource(memorySource('cells.json', text))).unreadable;
+    expect(built).toBeInstanceOf(ReadError);
+    const e = built as ReadError;
+    const why = 'feature 1: Expected \',\' or \'}\' after property value, found \'"\' (JSON path /type)';
+    expect([e.message, e.reason, e.where, e.exitCode]).toEqual([`cells.json:3:19: ${why}`, why, 'cells.json:3:19', 3]);
+    expect(describeError(e)).toBe(e.message);
+    // validate's report gives the place in fields of its own.
+    expect(checked).toEqual({ message: why, line: 3, column: 19 });
   });
 
   it('a build of no input says so', async () => {
