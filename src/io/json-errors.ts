@@ -9,6 +9,11 @@ import { pointerOf } from '../validate/issue.js';
  * document (a collection member's value), so that the path named is the document's.
  */
 export function jsonSyntaxError(file: string, text: string, line: number, column: number, e: unknown, pointer = ''): ReadError {
+  return faultError(file, text, line, column, faultOf(text, e), e, pointer);
+}
+
+/** The fault JSON.parse failed with (`e`) on `text`: where and what, in the reader's words. */
+function faultOf(text: string, e: unknown): JsonFault {
   const v8 = e instanceof Error ? e.message : String(e);
   const m = /\bat position (\d+)/.exec(v8);
   // A non-finite number where V8 stopped (QuPath before 0.5) gets the scanner's message, which says where it comes
@@ -16,14 +21,66 @@ export function jsonSyntaxError(file: string, text: string, line: number, column
   const p = m && !/^(?:NaN|Infinity)/.test(text.slice(Number(m[1]), Number(m[1]) + 8)) ? Math.min(Number(m[1]), text.length) : -1;
   // V8's words (which change from one Node version to the next) reach the user only in its "Expected ..." messages:
   // one without a mapping here gets the scanner's words, and V8's only if the scanner finds nothing wrong.
-  const found = (p >= 0 ? fromV8(text, p, v8) : null) ?? locateJsonError(text)
+  return (p >= 0 ? fromV8(text, p, v8) : null) ?? locateJsonError(text)
     ?? { position: p >= 0 ? p : text.length, message: v8.replace(/\s*(?:in|after) JSON at position \d+/, '').replace(/\s*\(line \d+ column \d+\)/, '') };
+}
+
+/** `found` as a ReadError at its absolute place, with the JSON path reached there; `what` goes first (`feature 3: `). */
+function faultError(file: string, text: string, line: number, column: number, found: JsonFault, e: unknown, pointer: string, what = ''): ReadError {
   const position = Math.min(found.position, text.length);
   let message = found.message;
   const where = jsonPathAt(text, position, pointer);
   if (where !== null) message += ` (${where})`;
   const at = positionToLineColumn(text, position, line, column);
-  return new ReadError(file, at.line, at.column, message, { cause: e });
+  return new ReadError(file, at.line, at.column, what + message, { cause: e });
+}
+
+/**
+ * How many bytes of a value never closed are searched for a syntax error: more than most features take, and a bound
+ * on the time and memory it costs (the rest of a long file; a gzip bomb of `[`, whose MiB V8 takes 0.3 s to parse).
+ */
+const UNCLOSED_WINDOW = 1 << 20;
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/**
+ * The first syntax error in a value never closed, whose bytes so far `held` holds (from `line`/`column`), found in
+ * their first MiB: the input ends inside it (`ended`), or it grows past the value limit. A string never closed is
+ * named where it opens, and one whose closing quote is missing (it then ends at the next string's opening quote, and
+ * the rest reads inside out) where the quoting goes wrong after it, not at the end of the input or the limit. `what`
+ * goes first (`feature 3: `); null when nothing is wrong before the bytes end.
+ */
+export function unclosedValueError(
+  file: string, held: { head(max: number): Uint8Array; length: number }, ended: boolean, line: number, column: number, what = '', pointer = '',
+): ReadError | null {
+  const text = utf8.decode(held.head(UNCLOSED_WINDOW));
+  const complete = ended && held.length <= UNCLOSED_WINDOW;
+  let e: unknown;
+  try {
+    JSON.parse(text);
+    return null;
+  } catch (err) {
+    e = err;
+  }
+  const found = faultOf(text, e);
+  // Running out of bytes is what the caller says already; and in a part, so is a fault the cut makes (a string,
+  // number or escape cut short).
+  const cut = complete ? found.position >= text.length : found.position >= text.length - 16 || found.message.startsWith('unterminated string');
+  return cut ? null : faultError(file, text, line, column, found, e, pointer, what);
+}
+
+/**
+ * What the input is when its first byte, `chunk[i]`, says it is no UTF-8 JSON: UTF-16 (its byte order mark) or a
+ * JPEG image; null for anything else.
+ */
+export function foreignStart(chunk: Uint8Array, i: number): string | null {
+  const b = chunk[i];
+  if (b !== 0xff && b !== 0xfe) return null;
+  // The byte after, when this chunk holds it (a source's chunks do; only a test's may end here).
+  const pair = i + 1 < chunk.length ? (b << 8) | chunk[i + 1] : b === 0xff ? 0xfffe : 0xfeff;
+  if (pair === 0xfffe || pair === 0xfeff) {
+    return `the input starts with a UTF-16 byte order mark (${b === 0xff ? 'FF FE' : 'FE FF'}): JSON is read as UTF-8; save the file as UTF-8 (Windows PowerShell 5 writes UTF-16 with >)`;
+  }
+  return pair === 0xffd8 ? 'the input is a JPEG image (FF D8), not JSON: a label mask is read from a lossless TIFF or PNG, whose JPEG artefacts would not be labels' : null;
 }
 
 /**
@@ -145,14 +202,31 @@ const CONTROLS: Record<number, [string, string]> = {
   0x08: ['backspace', '\\b'], 0x09: ['tab', '\\t'], 0x0a: ['line feed', '\\n'], 0x0c: ['form feed', '\\f'], 0x0d: ['carriage return', '\\r'],
 };
 
-/** A control character as it stands, unescaped, in a string at `s[j]`. */
+/**
+ * A control character as it stands, unescaped, in a string at `s[j]`; a line end with no quote anywhere after it is
+ * in a string never closed, said where that opens.
+ */
 function controlInString(s: string, j: number): JsonFault {
   const code = s.charCodeAt(j);
+  if ((code === 0x0a || code === 0x0d) && s.indexOf('"', j) < 0) return unterminated(openingQuote(s, j));
   const hex = code.toString(16).toUpperCase().padStart(4, '0');
   const [name, escape] = CONTROLS[code] ?? [undefined, `\\u${hex}`];
   // A line end in a string is more often a string never closed than a line break meant to be in it.
   const unclosed = code === 0x0a || code === 0x0d ? ' (or is the string\'s closing quote missing?)' : '';
   return { position: j, message: `unescaped control character U+${hex}${name ? ` (${name})` : ''} in a string: write it as ${escape}${unclosed}` };
+}
+
+const unterminated = (start: number): JsonFault => ({ position: start, message: 'unterminated string: the string that opens here has no closing \'"\'' });
+
+/** The opening quote of the string `s[j]` lies in: the last quote before it that no backslash escapes. */
+function openingQuote(s: string, j: number): number {
+  for (let k = j - 1; k >= 0; k--) {
+    if (s.charCodeAt(k) !== 0x22) continue;
+    let backslashes = 0;
+    while (s.charCodeAt(k - 1 - backslashes) === 0x5c) backslashes++;
+    if (backslashes % 2 === 0) return k;
+  }
+  return j;
 }
 
 const isDigit = (c: string | undefined): boolean => c !== undefined && c >= '0' && c <= '9';
@@ -196,7 +270,7 @@ export function locateJsonError(s: string): JsonFault | null {
   const string = (start: number): number | JsonFault => {
     let j = start + 1;
     for (;;) {
-      if (j >= n) return { position: start, message: 'unterminated string: the string that opens here has no closing \'"\'' };
+      if (j >= n) return unterminated(start);
       const c = s.charCodeAt(j);
       if (c === 0x22) return j + 1;
       if (c < 0x20) return controlInString(s, j);

@@ -1,7 +1,7 @@
 // The byte-level splitter of JSON input: events (json-events.ts) one feature at a time, never the whole file as one string.
 import { setOwn } from '../model/own.js';
 import { ReadError, ValueTooLargeError } from '../report/errors.js';
-import { jsonSyntaxError } from './json-errors.js';
+import { foreignStart, jsonSyntaxError, unclosedValueError } from './json-errors.js';
 import { pointerToken } from '../validate/issue.js';
 import { SplitFeature, type ReadEvent, type ValueLimit } from './json-events.js';
 import { Capture, Cursor, describeByte, isValueStart, isWhitespace, RS, ValueScanner } from './json-value.js';
@@ -167,19 +167,28 @@ export class Splitter {
     this.value.bytes.carry(chunk);
     this.whole.carry(chunk);
     this.at.abs += n;
-    this.checkLimit();
+    this.checkOpen(false);
   }
 
-  /** Ends the read when the value being held passes the limit: checked per chunk, so it is never held whole. */
-  private checkLimit(): void {
-    const max = this.limit.bytes;
-    if (this.whole.active && this.whole.length > max) {
-      throw new ValueTooLargeError(this.file, this.wholeLine, this.wholeColumn, 'the top-level object', max, this.limit.why);
-    }
-    if (!this.value.bytes.active || this.value.bytes.length <= max) return;
-    const what = this.state === S.ArrElementIn || (this.state === S.TopValue && this.sequence) ? `feature ${this.featureIndex}`
+  /**
+   * The value left open (the first top-level object held whole, or the value scanned) when the input ends inside it
+   * (`ended`), or once it passes the limit (checked per chunk, so it is never held whole): a syntax error in it is
+   * thrown where it lies (a string never closed where it opens, or where the quoting goes wrong after it, rather than
+   * at the end), else, past the limit, that it is too large.
+   */
+  private checkOpen(ended: boolean): void {
+    const whole = this.whole.active;
+    const held = whole ? this.whole : this.value.bytes;
+    if (!held.active || (!ended && held.length <= this.limit.bytes)) return;
+    const feature = !whole && (this.state === S.ArrElementIn || (this.state === S.TopValue && this.sequence));
+    const [line, column] = whole ? [this.wholeLine, this.wholeColumn] : [this.value.line, this.value.column];
+    const pointer = !whole && this.state === S.ObjValueIn ? `/${pointerToken(this.key)}` : '';
+    const e = unclosedValueError(this.file, held, ended, line, column, feature ? `feature ${this.featureIndex}: ` : '', pointer);
+    if (e !== null) throw e;
+    if (ended) return;
+    const what = whole ? 'the top-level object' : feature ? `feature ${this.featureIndex}`
       : this.state === S.TopValue ? 'the top-level value' : `member ${JSON.stringify(this.key)} of the top-level object`;
-    throw new ValueTooLargeError(this.file, this.value.line, this.value.column, what, max, this.limit.why);
+    throw new ValueTooLargeError(this.file, line, column, what, this.limit.bytes, this.limit.why);
   }
 
   /** A top-level value read whole: a record of a sequence, or the first value, held until it is known which. */
@@ -203,14 +212,13 @@ export class Splitter {
             break;
           }
         }
+        this.checkOpen(true);
         this.failAtEnd(`unexpected end of input: the value that starts at line ${this.value.line}, column ${this.value.column}${this.state === S.ArrElementIn || this.sequence ? ` (feature ${this.featureIndex})` : ''} is not closed`);
         break;
       default:
-        this.failAtEnd(
-          this.streaming
-            ? `unexpected end of input inside the ${this.streamed()} that starts at line ${this.wholeLine}, column ${this.wholeColumn}`
-            : `unexpected end of input: the object that starts at line ${this.wholeLine}, column ${this.wholeColumn} is not closed`,
-        );
+        this.checkOpen(true);
+        this.failAtEnd(this.streaming ? `unexpected end of input inside the ${this.streamed()} that starts at line ${this.wholeLine}, column ${this.wholeColumn}`
+          : `unexpected end of input: the object that starts at line ${this.wholeLine}, column ${this.wholeColumn} is not closed`);
     }
     if (this.pending) {
       const p = this.pending;
@@ -240,14 +248,8 @@ export class Splitter {
       this.startSequence();
       return i + 1;
     }
-    if (this.at.abs + i === 0 && (b === 0xff || b === 0xfe)) {
-      // The byte after, when this chunk holds it (a source's chunks do; only a test's may end here).
-      const pair = i + 1 < chunk.length ? (b << 8) | chunk[i + 1] : b === 0xff ? 0xfffe : 0xfeff;
-      if (pair === 0xfffe || pair === 0xfeff) {
-        this.fail(i, `the input starts with a UTF-16 byte order mark (${b === 0xff ? 'FF FE' : 'FE FF'}): JSON is read as UTF-8; save the file as UTF-8 (Windows PowerShell 5 writes UTF-16 with >)`);
-      }
-      if (pair === 0xffd8) this.fail(i, 'the input is a JPEG image (FF D8), not JSON: a label mask is read from a lossless TIFF or PNG, whose JPEG artefacts would not be labels');
-    }
+    const foreign = this.at.abs + i === 0 ? foreignStart(chunk, i) : null;
+    if (foreign !== null) this.fail(i, foreign);
     if (!isValueStart(b)) this.fail(i, `unexpected ${describeByte(b)}, expected a JSON value`);
     if (this.valuesSeen > 0) this.startSequence();
     this.valuesSeen++;
@@ -292,10 +294,7 @@ export class Splitter {
           return i + 1;
         }
         if (b === 0x7d && this.state === S.ObjOpen) return this.closeObject(chunk, i);
-        return this.fail(
-          i,
-          b === 0x7d ? "unexpected '}' after ',' (trailing comma)" : `unexpected ${describeByte(b)}, expected a double-quoted property name`,
-        );
+        return this.fail(i, b === 0x7d ? "unexpected '}' after ',' (trailing comma)" : `unexpected ${describeByte(b)}, expected a double-quoted property name`);
       case S.ObjColon:
         if (b !== 0x3a) this.fail(i, `unexpected ${describeByte(b)}, expected ':' after the property name`);
         this.state = S.ObjValue;

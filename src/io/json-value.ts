@@ -97,6 +97,19 @@ export class Capture {
     return out;
   }
 
+  /** A copy of the first `max` bytes held (all of them, after `carry`, when they are fewer). */
+  head(max: number): Uint8Array {
+    const out = new Uint8Array(Math.min(max, this.length));
+    let at = 0;
+    for (const p of this.parts) {
+      if (at === out.length) break;
+      const n = Math.min(p.length, out.length - at);
+      out.set(n === p.length ? p : p.subarray(0, n), at);
+      at += n;
+    }
+    return out;
+  }
+
   drop(): void {
     this.active = false;
     this.parts.length = 0;

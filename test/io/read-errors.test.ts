@@ -1,7 +1,7 @@
 // Bad input as the reader words it: every JSON.parse message of Node 20 in its own words, lone CRs as line breaks, gzip that breaks off.
 import { constants, gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { memorySource, readDocuments, type ReadEvent, type Source } from '../../src/io/read.js';
+import { memorySource, readDocuments, readEventBatches, type ReadEvent, type Source } from '../../src/io/read.js';
 import { jsonSyntaxError } from '../../src/io/json-errors.js';
 import { ReadError } from '../../src/report/errors.js';
 import { readError } from '../helpers/read.js';
@@ -69,6 +69,56 @@ describe("JSON.parse's messages (Node 20) in the reader's words, at the fault, w
     // Node 20 has the template but no input found to give it; and a message no Node gave yet: the scanner's words.
     expect(at('[1,"a" "b"]', new SyntaxError('Unexpected string in JSON at position 7'))).toBe("m.json:1:8: unexpected '\"', expected ',' or ']' (JSON path /1)");
     expect(at('{"a":[1,]}', new SyntaxError('Trailing comma in JSON at position 8 (line 1 column 9)'))).toBe("m.json:1:9: unexpected ']', expected a value (JSON path /a/1)");
+  });
+});
+
+describe('a string never closed: where it opens, or where the quoting goes wrong after it, not at the end of the input', () => {
+  const feature = (i: number) => `{"type":"Feature","properties":{"name":"c${i}"},"geometry":{"type":"Point","coordinates":[${i},${i}]}}`;
+  // Feature 1 of `n` loses the closing quote of its name, which then closes at the next opening quote: the rest of the
+  // input reads inside out, and the feature never closes.
+  const collection = (n: number) => {
+    const features = Array.from({ length: n }, (_, i) => feature(i));
+    features[1] = features[1].replace('"c1"', '"c1');
+    return features;
+  };
+  const unterminated = 'unterminated string: the string that opens here has no closing \'"\'';
+  const inverted = 'Expected \',\' or \'}\' after property value, found \'g\' (JSON path /properties/name)';
+
+  it('at the end of a short input: the opening quote, with the feature and the JSON path', async () => {
+    const cases: [string, string, string][] = [
+      ['a bare Feature', '{"type":"Feature","properties":{"name":"abc}}\n', `f.json:1:40: ${unterminated} (JSON path /properties/name)`],
+      ['an escaped quote is no closing one', '{"type":"Feature","properties":{"name":"ab\\"c}}', `f.json:1:40: ${unterminated} (JSON path /properties/name)`],
+      ['the last feature of a collection', `{"type":"FeatureCollection","features":[\n${feature(0)},\n  {"type":"Feature","properties":{"name":"abc}}]}\n`,
+        `f.json:3:42: feature 1: ${unterminated} (JSON path /properties/name)`],
+      ['the last record of NDJSON', `${feature(0)}\n{"properties":{"name":"abc}}`, `f.json:2:23: feature 1: ${unterminated} (JSON path /properties/name)`],
+      ['a collection member after the features', `{"type":"FeatureCollection","features":[${feature(0)}],\n"name":"abc}`, `f.json:2:8: ${unterminated} (JSON path /name)`],
+      ['a member name', '{"type":"FeatureCollection","features":[],"name\n', `f.json:1:43: ${unterminated}`],
+      ['the closing quote missing, more members after', '{"type":"Feature","properties":{"name":"abc},"geometry":null}', `f.json:1:47: ${inverted}`],
+    ];
+    for (const [name, text, message] of cases) {
+      for (const size of [1, 7, 1 << 20]) expect((await readError(memorySource('f.json', text, size))).message, `${name} (chunk ${size})`).toBe(message);
+    }
+  });
+
+  it('in a long input, the feature whose string lacks its quote (a collection, NDJSON, one line), and past the value limit', async () => {
+    const features = collection(2000);
+    const cases: [string, string, string][] = [
+      ['a collection', `{"type":"FeatureCollection","features":[\n${features.join(',\n')}\n]}\n`, `l.json:3:46: feature 1: ${inverted}`],
+      ['NDJSON', `${features.join('\n')}\n`, `l.json:2:46: feature 1: ${inverted}`],
+      ['all on one line', `{"type":"FeatureCollection","features":[${features.join(',')}]}`, `l.json:1:${41 + features[0].length + 1 + 45}: feature 1: ${inverted}`],
+    ];
+    for (const [name, text, message] of cases) {
+      for (const size of [4096, 1 << 20]) expect((await readError(memorySource('l.json', text, size))).message, `${name} (chunk ${size})`).toBe(message);
+      // A value limit the rest of the input passes: the syntax error all the same, not a feature too large.
+      let limited: unknown;
+      try {
+        for await (const batch of readEventBatches(memorySource('l.json', text, 4096), { bytes: 10_000, why: 'the test limit' })) void batch;
+      } catch (e) {
+        limited = e;
+      }
+      expect(limited, name).toBeInstanceOf(ReadError);
+      expect((limited as ReadError).message, name).toBe(message);
+    }
   });
 });
 
