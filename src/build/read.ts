@@ -5,8 +5,8 @@ import type { Properties } from '../model/feature.js';
 import type { Multiscale } from '../model/multiscale.js';
 import type { Vocabularies } from '../model/vocabulary.js';
 import { ByteArena } from '../bytes.js';
-import { layerNameFor, readEventBatches, type MembersEvent, type ValueLimit } from '../io/read.js';
-import type { FeatureSource, Source } from '../io/source.js';
+import { layerNameFor, readEventBatches, type MembersEvent, type ReadEvent } from '../io/read.js';
+import type { FeatureSource } from '../io/source.js';
 import type { BuildConfig } from '../options.js';
 import { DataError, InputError, ReadError } from '../report/errors.js';
 import { mergeStats, type PlaneRule } from '../stages/assign.js';
@@ -162,11 +162,20 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     for (const m of collectMembers(sum.collection, keptFrom, tally, file, members, o.strict, replaced)) differing.set(m, [...(differing.get(m) ?? []), file]);
   };
 
+  /** The events of the JSON input being read, for a worker's syntax error to go back to (`readEventBatches`). */
+  let reading: { file: string; events: AsyncGenerator<readonly ReadEvent[]> } | undefined;
+
   async function* batches(): AsyncGenerator<Batch> {
     for (const input of inputs) {
       const file = input.source.name;
       const b = new BatchBuilder({ file, layer: input.layer ?? o.layer ?? layerNameFor(file), rule: { fixed: input.plane ?? {}, fields: config.planeFields } }, seq, spares);
-      const features = 'features' in input.source ? madeFeatures(input.source) : readFeatures(input.source, onMembers, valueLimit(config));
+      let features: AsyncGenerator<FoundFeature[]>;
+      if ('features' in input.source) {
+        features = madeFeatures(input.source);
+      } else {
+        reading = { file, events: readEventBatches(input.source, valueLimit(config)) };
+        features = readFeatures(file, reading.events, onMembers);
+      }
       // Features come in groups (a source chunk's worth): one await per group, not per feature.
       for await (const group of features) {
         for (const f of group) {
@@ -197,9 +206,14 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     // Values are parsed here: copying them to a worker (structured clone of every position) cost more than the
     // validation and encoding it would move off this thread (1.5x the CPU time on a traced label mask).
     return 'values' in b.raw ? parseBatch(task) : pool.parse(task);
-  }, (r: ParseResult, b) => {
+  }, async (r: ParseResult, b) => {
     if (r.text) spares.give(r.text);
-    if (r.syntax) throw new ReadError(b.file, r.syntax.line, r.syntax.column, `feature ${r.syntax.index}: ${r.syntax.message}`);
+    if (r.syntax) {
+      const e = new ReadError(b.file, r.syntax.line, r.syntax.column, `feature ${r.syntax.index}: ${r.syntax.message}`);
+      // Back to the reader while it still reads that input: it says so if gzip data behind it is corrupt.
+      if (reading?.file === b.file) await reading.events.throw(e);
+      throw e;
+    }
     sum.read += r.read; sum.valid += r.valid; sum.invalid += r.invalid;
     tally.merge(r.issues);
     for (const [why, n] of Object.entries(r.skipped)) sum.skipped[why] = (sum.skipped[why] ?? 0) + n;
@@ -282,18 +296,18 @@ function refuseAxesYX(m: Multiscale | undefined, file: string | undefined): void
  */
 interface FoundFeature { index: number; line: number; column: number; bytes?: Uint8Array; value?: unknown; found?: Issue[] }
 
-/** The features of a JSON source in order, a chunk's worth at a time; collection members go to `onMembers` as they are met. */
-async function* readFeatures(source: Source, onMembers: (file: string, ev: MembersEvent) => void, limit: ValueLimit): AsyncGenerator<FoundFeature[]> {
-  for await (const events of readEventBatches(source, limit)) {
+/** The features of a JSON input's events in order, a chunk's worth at a time; collection members go to `onMembers` as they are met. */
+async function* readFeatures(file: string, reading: AsyncIterable<readonly ReadEvent[]>, onMembers: (file: string, ev: MembersEvent) => void): AsyncGenerator<FoundFeature[]> {
+  for await (const events of reading) {
     const group: FoundFeature[] = [];
     for (const ev of events) {
-      if (ev.kind === 'members') onMembers(source.name, ev);
+      if (ev.kind === 'members') onMembers(file, ev);
       else if (ev.kind === 'feature') group.push(ev);
       else if (ev.kind === 'array') continue; // its elements follow as features
-      else if (ev.value !== null && typeof ev.value === 'object' && 'tilejson' in ev.value && isDescriptorObject(ev.value as Record<string, unknown>)) throw new InputError(`${source.name} is a tileset descriptor, not annotations`, source.name);
+      else if (ev.value !== null && typeof ev.value === 'object' && 'tilejson' in ev.value && isDescriptorObject(ev.value as Record<string, unknown>)) throw new InputError(`${file} is a tileset descriptor, not annotations`, file);
       else {
         const what = notFeatureSource(ev.value);
-        if (what) throw new DataError(`${source.name} is not a feature source: found ${what}; a build reads a FeatureCollection, a Feature or geometry, or a sequence of them (one per line)`);
+        if (what) throw new DataError(`${file} is not a feature source: found ${what}; a build reads a FeatureCollection, a Feature or geometry, or a sequence of them (one per line)`);
         const found: Issue[] = [];
         if (ev.replaced) checkUtf8(ev.replaced.text, ev.replaced.bytes, 0, ev.replaced.bytes.length, '', found, ev.value);
         group.push({ index: ev.index, line: ev.line, column: ev.column, value: ev.value, found });

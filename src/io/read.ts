@@ -33,6 +33,19 @@ export async function* readEventBatches(source: Source, limit?: ValueLimit): Asy
   const it = chunks[Symbol.asyncIterator]();
   // The last feature handed on, for a gzip stream that breaks off to say how far it got.
   let last: { index: number; line: number } | undefined;
+  // A syntax error, the splitter's or one the consumer throws in at a yield (a feature that does not parse), or the
+  // damage behind it: corrupt gzip data decompresses to bad JSON well before its checksum, at the end, tells. The
+  // source reads a gzip stream on to its end to see (only there: bytes that are no gzip are not read further).
+  const blame = async (e: unknown): Promise<unknown> => {
+    if (!(e instanceof ReadError)) return e;
+    try {
+      await it.throw?.(e);
+    } catch (z) {
+      if (z instanceof InterruptedError) return z;
+      if (z !== e) return damagedGzip(e, z) ?? e;
+    }
+    return e;
+  };
   try {
     for (;;) {
       let r: IteratorResult<Uint8Array>;
@@ -57,9 +70,15 @@ export async function* readEventBatches(source: Source, limit?: ValueLimit): Asy
       }
       // Handing over a chunk's events before reading the next chunk keeps memory at one chunk's worth of features.
       // Events before a syntax error go out first, so what the consumer sees never depends on where chunks end.
-      if (events.length > 0) yield events;
+      if (events.length > 0) {
+        try {
+          yield events;
+        } catch (e) {
+          throw await blame(e);
+        }
+      }
       events.length = 0;
-      if (failure !== undefined) throw failure;
+      if (failure !== undefined) throw await blame(failure);
     }
     let failure: unknown;
     try {
@@ -121,25 +140,46 @@ function ioError(file: string, e: unknown, at?: Cursor, last?: { index: number; 
   return new ReadError(file, 0, 0, message, { cause: e });
 }
 
-/**
- * What zlib found wrong with a gzip input, and how far its JSON was read before: the place where the bytes read
- * end (none when there are none), and the last feature read whole, which is as far as a cut download can be used.
- */
-function gzipError(file: string, code: string, zlib: string, at: Cursor, last: { index: number; line: number } | undefined, cause: unknown): ReadError {
+/** What zlib found wrong with a gzip input, in words of our own. */
+function gzipFault(code: string, zlib: string): string {
   // zlib's words for the faults it tells apart; "incorrect header check" is only ever the next member's, as the
   // first one's magic bytes were checked before zlib saw the input.
-  const why = code === 'Z_BUF_ERROR' ? 'the gzip stream ends early (truncated file?)'
+  return code === 'Z_BUF_ERROR' ? 'the gzip stream ends early (truncated file?)'
     : zlib === 'incorrect header check' ? 'bytes that are not gzip follow the end of the gzip stream (appended to the file?)'
     : zlib === 'incorrect data check' ? 'the gzip data is corrupt (its CRC-32 checksum does not match the data)'
     : zlib === 'incorrect length check' ? 'the gzip data is corrupt (its recorded length does not match the data)'
     : code === 'Z_DATA_ERROR' ? `the gzip data is corrupt (${zlib})`
     : `the gzip stream cannot be decompressed (${zlib})`;
+}
+
+/** Corrupt data, as zlib's `Z_DATA_ERROR` says of anything but bytes after the stream (whose data is whole). */
+const isCorrupt = (code: string, zlib: string): boolean => code === 'Z_DATA_ERROR' && zlib !== 'incorrect header check';
+
+/**
+ * What zlib found wrong with a gzip input, and how far its JSON was read before: the place where the bytes read
+ * end (none when there are none), and for a stream cut short, the last feature read whole, which is as far as a cut
+ * download can be used. Of corrupt data nothing can be trusted: the damage may lie anywhere before (a checksum is
+ * only checked at the end).
+ */
+function gzipError(file: string, code: string, zlib: string, at: Cursor, last: { index: number; line: number } | undefined, cause: unknown): ReadError {
+  const why = gzipFault(code, zlib);
   const bytes = at.abs;
   const truncated = code === 'Z_BUF_ERROR';
   // Output zlib made in the step that failed is dropped with it (only a truncated stream fails after its last step):
   // what was read is then less than what the stream holds, so it is said to be what was read.
   if (bytes === 0) return new ReadError(file, 0, 0, truncated ? `${why}, before any JSON was read from it` : why, { cause });
-  const read = truncated ? 'the JSON in it breaks off here' : 'the JSON read before the error ends here';
+  const read = `${bytes.toLocaleString('en-US')} bytes`;
+  if (isCorrupt(code, zlib)) return new ReadError(file, at.line, at.column(0), `${why}, found after ${read} of JSON, which end here: nothing read from it can be trusted`, { cause });
   const feature = last === undefined ? '' : `; the last complete feature read is feature ${last.index} (line ${last.line})`;
-  return new ReadError(file, at.line, at.column(0), `${why}: ${read}, after ${bytes.toLocaleString('en-US')} bytes${feature}`, { cause });
+  return new ReadError(file, at.line, at.column(0), `${why}: ${truncated ? 'the JSON in it breaks off here' : 'the JSON read before the error ends here'}, after ${read}${feature}`, { cause });
+}
+
+/**
+ * A syntax error `e` in JSON decompressed from gzip data that reading on found corrupt (`z`, zlib's error), as that
+ * damage, shown where the JSON goes wrong; undefined for any other error.
+ */
+function damagedGzip(e: ReadError, z: unknown): ReadError | undefined {
+  const { code, message } = z as { code?: unknown; message?: unknown };
+  if (typeof code !== 'string' || typeof message !== 'string' || !isCorrupt(code, message)) return undefined;
+  return new ReadError(e.file, e.line, e.column, `${gzipFault(code, message)}, and the JSON decompressed from it goes wrong here, so nothing read from it can be trusted: ${e.reason}`, { cause: z });
 }

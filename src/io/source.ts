@@ -142,17 +142,28 @@ async function* abortable(source: Source, signal: AbortSignal): AsyncGenerator<U
     source.unblock?.();
     failRead?.(interrupted());
   };
+  const step = async (call: () => Promise<IteratorResult<Uint8Array>>): Promise<IteratorResult<Uint8Array>> => {
+    const r = await new Promise<IteratorResult<Uint8Array>>((resolve, reject) => {
+      failRead = reject;
+      call().then(resolve, reject);
+    });
+    failRead = undefined;
+    return r;
+  };
   signal.addEventListener('abort', onAbort, { once: true });
   try {
     for (;;) {
       if (signal.aborted) throw interrupted();
-      const r = await new Promise<IteratorResult<Uint8Array>>((resolve, reject) => {
-        failRead = reject;
-        it.next().then(resolve, reject);
-      });
-      failRead = undefined;
+      const r = await step(() => it.next());
       if (r.done) return;
-      yield r.value;
+      try {
+        yield r.value;
+      } catch (e) {
+        // The consumer found the bytes wrong: the source may know why (gzip read on to its end), interruptibly.
+        const throwIn = it.throw?.bind(it);
+        if (throwIn) await step(() => throwIn(e));
+        throw e;
+      }
     }
   } finally {
     signal.removeEventListener('abort', onAbort);
@@ -167,14 +178,19 @@ async function* asBytes(readable: AsyncIterable<Uint8Array | string>): AsyncGene
   for await (const chunk of readable) yield typeof chunk === 'string' ? encoder.encode(chunk) : chunk;
 }
 
-/** Passes bytes through, or through gunzip when they start with the gzip magic 1f 8b (concatenated members too). */
+/**
+ * Passes bytes through, or through gunzip when they start with the gzip magic 1f 8b (concatenated members too). A
+ * consumer that finds the bytes wrong says so by `throw(error)`: gzip data is then read on to its end, to see whether
+ * it is damaged (corrupt deflate data decompresses to bad JSON long before the checksum at the end tells), and its
+ * error is thrown instead; bytes passed through hand the error on to where they come from, which may be gzip too.
+ */
 export async function* gunzipIfNeeded(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
   const it = chunks[Symbol.asyncIterator]();
   const rest = async function* (): AsyncGenerator<Uint8Array> {
     for (;;) {
       const r = await it.next();
       if (r.done) return;
-      yield r.value;
+      yield* handOn(r.value, it);
     }
   };
   try {
@@ -194,7 +210,7 @@ export async function* gunzipIfNeeded(chunks: AsyncIterable<Uint8Array>): AsyncG
     }
     const first = head.length === 1 ? head[0] : concatBytes(head, headLength);
     if (!(first.length >= 2 && first[0] === 0x1f && first[1] === 0x8b)) {
-      if (first.length > 0) yield first;
+      if (first.length > 0) yield* handOn(first, it);
       if (!done) yield* rest();
       return;
     }
@@ -237,9 +253,21 @@ async function feed(chunks: AsyncIterable<Uint8Array>, gunzip: Gunzip): Promise<
   }
 }
 
+/** Yields `chunk`; an error the consumer throws in there goes on to `it`, the iterator the chunk came from. */
+async function* handOn(chunk: Uint8Array, it: AsyncIterator<Uint8Array>): AsyncGenerator<Uint8Array> {
+  try {
+    yield chunk;
+  } catch (e) {
+    if (it.throw) await it.throw(e);
+    throw e;
+  }
+}
+
 /**
  * A stream's chunks, and when it fails, the chunks it still holds before the error: a Readable's own iterator drops
- * them, and for a gzip stream cut short they are the end of its data, which the error then says how far it got.
+ * them, and for a gzip stream cut short they are the end of its data, which the error then says how far it got. An
+ * error the consumer throws in at a chunk has the rest read (and dropped) first: the stream's own error, if it ends
+ * in one, is thrown instead.
  */
 async function* heldToo(stream: Readable): AsyncGenerator<Uint8Array> {
   let failure: unknown;
@@ -249,13 +277,22 @@ async function* heldToo(stream: Readable): AsyncGenerator<Uint8Array> {
   const onError = (e: unknown): void => { failure = e; wake(); };
   const onEnd = (): void => { ended = true; wake(); };
   stream.on('readable', onReadable).on('error', onError).on('end', onEnd);
+  let thrown: { error: unknown } | undefined;
   try {
     for (;;) {
       const chunk = stream.read() as Uint8Array | null;
-      if (chunk !== null) yield chunk;
-      else if (failure !== undefined) throw failure;
-      else if (ended) return;
-      else await new Promise<void>((resolve) => { wake = resolve; });
+      if (chunk !== null) {
+        if (thrown !== undefined) continue;
+        try {
+          yield chunk;
+        } catch (e) {
+          thrown = { error: e };
+        }
+      } else if (failure !== undefined) throw failure;
+      else if (ended) {
+        if (thrown !== undefined) throw thrown.error;
+        return;
+      } else await new Promise<void>((resolve) => { wake = resolve; });
     }
   } finally {
     stream.off('readable', onReadable).off('error', onError).off('end', onEnd);

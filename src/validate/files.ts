@@ -70,10 +70,18 @@ export async function validateSource(source: Source, hooks: ValidateHooks = {}):
   const scratch: Issue[] = [];
   let sawMembers = false;
   try {
-    for await (const events of readEventBatches(source)) {
+    const reading = readEventBatches(source);
+    for await (const events of reading) {
       for (const ev of events) {
         if (ev.kind === 'feature') {
-          const value = featureOf(ev);
+          let value: unknown;
+          try {
+            value = featureOf(ev);
+          } catch (e) {
+            // Back to the reader, which says so if gzip data behind it is corrupt.
+            await reading.throw(e);
+            throw e;
+          }
           scratch.length = 0;
           validator.feature(value, ev.index, scratch);
           // As the build reads it: bytes that are no UTF-8 (a Latin-1 export) become U+FFFD.

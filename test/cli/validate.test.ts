@@ -230,12 +230,14 @@ describe('mudm-tiles validate', () => {
     const crc = Buffer.from(zipped);
     crc[crc.length - 6] ^= 0xff;
     const corrupt = file('crc.json.gz', crc);
+    // Bytes appended leave the data whole, read up to there; of corrupt data (a checksum is checked at the end) none.
     const read = /: the JSON read before the error ends here, after [\d,]+ bytes; the last complete feature read is feature \d+ \(line \d+\)\n$/;
-    for (const [name, why] of [[appended, 'bytes that are not gzip follow the end of the gzip stream (appended to the file?)'], [corrupt, 'the gzip data is corrupt (its CRC-32 checksum does not match the data)']]) {
+    const untrusted = /, found after [\d,]+ bytes of JSON, which end here: nothing read from it can be trusted\n$/;
+    for (const [name, why, rest] of [[appended, 'bytes that are not gzip follow the end of the gzip stream (appended to the file?)', read], [corrupt, 'the gzip data is corrupt (its CRC-32 checksum does not match the data)', untrusted]] as const) {
       const r = await run(['validate', name]);
       expect(r.code).toBe(3);
-      expect(r.stderr.startsWith(`error: ${name}:`) && r.stderr.includes(`: ${why}: `), r.stderr).toBe(true);
-      expect(r.stderr).toMatch(read);
+      expect(r.stderr.startsWith(`error: ${name}:`) && r.stderr.includes(`: ${why}`), r.stderr).toBe(true);
+      expect(r.stderr).toMatch(rest);
     }
   });
 

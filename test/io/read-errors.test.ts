@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { memorySource, readDocuments, readEventBatches, type ReadEvent, type Source } from '../../src/io/read.js';
 import { jsonSyntaxError } from '../../src/io/json-errors.js';
 import { ReadError } from '../../src/report/errors.js';
+import { buildPyramid, MemorySink, validateSource } from '../../src/index.js';
+import { BUILD_OPTIONS } from '../inspect/fixture.js';
 import { readError } from '../helpers/read.js';
 
 
@@ -195,5 +197,56 @@ describe('gzip that breaks off: the file, what is wrong, and how far its JSON wa
     crc[crc.length - 6] ^= 0xff;
     const corrupt = await readError(memorySource('c.json.gz', crc));
     expect([corrupt.where, corrupt.reason]).toEqual(['c.json.gz', 'the gzip data is corrupt (its CRC-32 checksum does not match the data)']);
+  });
+
+  it('a corrupt checksum after JSON was read: where that ends, and that none of it can be trusted', async () => {
+    const long = Array.from({ length: 6000 }, (_, i) => `${record(i)}\n`).join('');
+    const crc = gzipSync(long);
+    crc[crc.length - 7] ^= 0x01;
+    for (const size of [1000, 1 << 20]) {
+      const { seen, error } = await events(memorySource('c.ndjson.gz', crc, size));
+      const m = /^the gzip data is corrupt \(its CRC-32 checksum does not match the data\), found after ([\d,]+) bytes of JSON, which end here: nothing read from it can be trusted$/.exec(error.reason);
+      expect(m, error.reason).not.toBeNull();
+      const bytes = Number(m?.[1].replaceAll(',', ''));
+      const before = long.slice(0, bytes).split('\n');
+      expect([error.line, error.column]).toEqual([before.length, before[before.length - 1].length + 1]);
+      expect(seen).toHaveLength(before.length - 1);
+    }
+  });
+
+  // Stored (level 0) deflate blocks hold the text as it is: a byte changed in them is that byte of the JSON changed,
+  // as a bit flipped on a disk changes it, and the checksum at the end no longer matches. The same bad JSON in an
+  // intact stream is the syntax error alone.
+  const storedWith = (text: string, marker: string, replacement: string, intact = false) => {
+    const zipped = gzipSync(intact ? text.replace(marker, replacement) : text, { level: 0 });
+    if (intact) return zipped;
+    const at = zipped.indexOf(marker);
+    expect(at).toBeGreaterThan(0);
+    zipped.write(replacement, at, 'latin1');
+    return zipped;
+  };
+  const damage = 'the gzip data is corrupt (its CRC-32 checksum does not match the data), and the JSON decompressed from it goes wrong here, so nothing read from it can be trusted: ';
+
+  it('corrupt data that decompresses to bad JSON: the damage, where the JSON goes wrong (the splitter, validate, a build)', async () => {
+    const records = Array.from({ length: 10_000 }, (_, i) => record(i));
+    // The splitter: the comma after feature 699 (line 701) turned into an x.
+    const collection = `{"type":"FeatureCollection","features":[\n${records.join(',\n')}\n]}\n`;
+    const split = `unexpected 'x' after feature 699, expected ',' or ']'`;
+    for (const [intact, message] of [[false, damage + split], [true, split]] as const) {
+      const e = await readError(memorySource('fc.json.gz', storedWith(collection, ',\n{"type":"Feature","id":700,', 'x\n{"type":"Feature","id":700,', intact)));
+      expect([e.where, e.reason], `intact ${intact}`).toEqual([`fc.json.gz:701:${records[699].length + 1}`, message]);
+    }
+    // JSON.parse of a feature, in validate and in a build's worker: feature 700 (line 701) loses a comma. It lies in
+    // the build's first batch, found while the reader waits with the rest of the stream unread.
+    const ndjson = `${records.join('\n')}\n`;
+    const parse = `feature 700: Expected ',' or '}' after property value, found '"' (JSON path /id)`;
+    const column = records[700].indexOf('"geometry"') + 1;
+    for (const [intact, message] of [[false, damage + parse], [true, parse]] as const) {
+      const zipped = storedWith(ndjson, '"id":700,', '"id":700 ', intact);
+      expect((await validateSource(memorySource('n.ndjson.gz', zipped))).unreadable, `intact ${intact}`).toEqual({ message, line: 701, column });
+      const built = await buildPyramid([{ source: memorySource('n.ndjson.gz', zipped) }], BUILD_OPTIONS, { sink: new MemorySink() }).catch((e: unknown) => e);
+      expect(built).toBeInstanceOf(ReadError);
+      expect((built as ReadError).message, `intact ${intact}`).toBe(`n.ndjson.gz:701:${column}: ${message}`);
+    }
   });
 });
