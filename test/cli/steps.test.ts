@@ -1,0 +1,47 @@
+// plan, build-shard and finalize in process (main with in-memory io): the options each step takes, and its refusals.
+import fs from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { memoryIO } from '../../src/cli/io.js';
+import { readTree, tmpDir } from '../helpers/pyramid.js';
+
+const CELLS = 'sample-data/slide/cells.json';
+const PLAN = ['--shards', '2', '--unit-size', '512', '--max-zoom', '3', '--workers', '1'];
+
+async function step(args: string[], env: Record<string, string> = {}): Promise<{ code: number; err: string }> {
+  const io = memoryIO({ env });
+  const code = await main(args, io);
+  return { code, err: io.err() };
+}
+
+/** A planned OUT whose two shards are done: what finalize is given. */
+async function sharded(): Promise<string> {
+  const out = path.join(tmpDir('mudm-steps'), 'out');
+  for (const args of [['plan', CELLS, '-o', out, ...PLAN], ['build-shard', out, '--shard', '0', '--workers', '1'], ['build-shard', out, '--shard', '1', '--workers', '1']]) {
+    const r = await step([...args, '-q']);
+    expect(r.code, r.err).toBe(0);
+  }
+  return out;
+}
+
+let reference: Map<string, Buffer>;
+
+beforeAll(async () => {
+  const out = await sharded();
+  expect((await step(['finalize', out, '-q', '--workers', '1'])).code).toBe(0);
+  reference = readTree(out);
+  reference.delete('build-report.json');
+});
+
+describe('finalize', () => {
+  it('takes --memory-budget, which bounds the records of its coarse zooms (1 byte: every one spills), and writes the same tiles', async () => {
+    const out = await sharded();
+    const r = await step(['finalize', out, '--memory-budget', '1', '-q', '--workers', '1']);
+    expect(r.code, r.err).toBe(0);
+    const tree = readTree(out);
+    tree.delete('build-report.json');
+    expect(tree).toEqual(reference);
+    expect(fs.existsSync(path.join(out, '.mudm-work'))).toBe(false);
+  });
+});
