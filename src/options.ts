@@ -62,7 +62,7 @@ export const OPTIONS = {
   shard: { type: 'integer', arg: 'I', help: 'shard to build (default: $JOB_COMPLETION_INDEX)', commands: ['build-shard'] },
   resume: { type: 'boolean', default: false, help: 'continue an interrupted build, skipping finished work units', commands: ['build'] },
   preview: { type: 'boolean', default: false, help: 'write a PNG quicklook per plane of every feature (and with --image the image downsampled), listed in the descriptor assets', commands: BUILDING },
-  progress: { type: 'string', default: 'auto', choices: ['auto', 'tty', 'json', 'none'], help: 'progress on stderr: auto (tty when stderr is a terminal), json lines, or none', commands: [...TILING, 'plan', 'validate'] },
+  progress: { type: 'string', default: 'auto', choices: ['auto', 'tty', 'json', 'none'], help: 'progress on stderr: auto (tty when stderr is a terminal), json lines, or none', commands: [...TILING, 'plan', 'finalize', 'validate'] },
   quiet: { type: 'boolean', short: 'q', default: false, help: 'print nothing but errors', commands: ['validate', 'build', 'plan', 'build-shard', 'finalize', 'extract'] },
   log: { type: 'string', default: 'text', choices: ['text', 'json'], help: 'log format on stderr: text, or json lines for workflow engines', commands: ['validate', 'build', 'plan', 'build-shard', 'finalize', 'extract'] },
   json: { type: 'boolean', default: false, help: 'print the whole report as JSON on stdout', commands: ['validate', 'inspect', 'verify'] },

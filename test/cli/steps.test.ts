@@ -44,4 +44,12 @@ describe('finalize', () => {
     expect(tree).toEqual(reference);
     expect(fs.existsSync(path.join(out, '.mudm-work'))).toBe(false);
   });
+
+  it('takes --progress json, for engines that collect it as build-shard\'s: JSON lines on stderr, to the one of phase done', async () => {
+    const out = await sharded();
+    const r = await step(['finalize', out, '--progress', 'json', '--log', 'json', '--workers', '1']);
+    expect(r.code, r.err).toBe(0);
+    const lines = r.err.trim().split('\n').map((l) => JSON.parse(l) as { event?: string; phase?: string });
+    expect(lines.filter((l) => l.event === 'progress').at(-1)).toMatchObject({ event: 'progress', phase: 'done' });
+  });
 });
