@@ -26,7 +26,7 @@ import { UnitLog } from './unit-log.js';
 import { buildReport, nothingPlaced, noValidFeature, planesWithPbf, planPreview, sumMarkers, writePreviews } from './report.js';
 import { outlierWarning } from '../report/format.js';
 import {
-  PLAN_VERSION, checkSamePlan, claimedMessage, stillRunning, takeOver, checkShardsDone, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone, resumablePlan, savePlan, shardUnits, spillRoot,
+  PLAN_VERSION, checkSamePlan, checkShardIndex, claimedMessage, stillRunning, takeOver, checkShardsDone, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone, resumablePlan, savePlan, shardUnits, spillRoot,
   workDirFor, type PlanFile,
 } from './state.js';
 
@@ -203,13 +203,13 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
 }
 
 /** `mudm-tiles build-shard OUT --shard I`: tiles the units of shard I and writes its completion marker. Idempotent. */
-export async function buildShard(given: Partial<Options>, shard: number, io: BuildIO = {}): Promise<{ units: number; skipped: number; finalized?: boolean }> {
+export async function buildShard(given: Partial<Options>, shard: number, io: BuildIO = {}, from = '--shard'): Promise<{ units: number; skipped: number; finalized?: boolean }> {
   // Formats, zooms and layers come from the plan; only how to run (workers, budget) comes from these options.
   const config = await configOf(given, {}, false);
   const work = workDirFor(config.options, io.work, io.processes);
   if (finalizedAlready(work, config.options.out, io, ` for shard ${shard}`)) return { units: 0, skipped: 0, finalized: true };
   const planFile = loadPlan(work);
-  if (!(Number.isInteger(shard) && shard >= 0 && shard < planFile.shards)) throw new UsageError(`--shard must be 0..${planFile.shards - 1}, found ${shard}`);
+  checkShardIndex(work, planFile, shard, from);
   // A build --force or --resume on this machine must not take the work directory from under a shard running here,
   // nor may a second run of the same shard write its parts at once.
   ownStep(work, `shard-${shard}`, `build-shard: shard ${shard} is running already`);

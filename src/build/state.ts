@@ -216,6 +216,16 @@ function where(work: WorkDir): string {
   return work.root ?? 'the work directory';
 }
 
+/**
+ * Refuses a shard index the plan has no shard of, naming where it came from (`from`: --shard, or the variable an engine
+ * set, whose count of tasks must then be the plan's).
+ */
+export function checkShardIndex(work: WorkDir, planFile: PlanFile, shard: number, from: string): void {
+  if (Number.isInteger(shard) && shard >= 0 && shard < planFile.shards) return;
+  const engine = from.startsWith('--') ? '' : `; ${from} is set by the engine: run as many tasks as plan --shards made (${planFile.shards}), or plan again with --shards as many as the tasks`;
+  throw new UsageError(`${from} must be 0..${planFile.shards - 1}, found ${shard}: the plan in ${where(work)} has ${planFile.shards} shard(s)${engine}`);
+}
+
 /** Level-0 units of shard `shard` of `shards`: a fixed round-robin over the sorted units. */
 export function shardUnits(units: readonly UnitPlan[], shard: number, shards: number): UnitPlan[] {
   return units.filter((_, i) => i % shards === shard);

@@ -53,3 +53,17 @@ describe('finalize', () => {
     expect(lines.filter((l) => l.event === 'progress').at(-1)).toMatchObject({ event: 'progress', phase: 'done' });
   });
 });
+
+describe('build-shard', () => {
+  it('an index past the plan\'s shards says where it came from, how many the plan has, and (from the engine) what to match (exit 2)', async () => {
+    const out = path.join(tmpDir('mudm-steps'), 'out');
+    expect((await step(['plan', CELLS, '-o', out, ...PLAN, '-q'])).code).toBe(0);
+    const work = path.join(out, '.mudm-work');
+    const given = await step(['build-shard', out, '--shard', '2']);
+    expect([given.code, given.err.split('\n')[0]]).toEqual([2, `error: --shard must be 0..1, found 2: the plan in ${work} has 2 shard(s)`]);
+    // An Indexed Job of more completions than plan --shards: the index is no --shard the user gave.
+    const job = await step(['build-shard', out], { JOB_COMPLETION_INDEX: '3' });
+    expect([job.code, job.err.split('\n')[0]]).toEqual([2, `error: JOB_COMPLETION_INDEX must be 0..1, found 3: the plan in ${work} has 2 shard(s); JOB_COMPLETION_INDEX is set by the engine: run as many tasks as plan --shards made (2), or plan again with --shards as many as the tasks`]);
+    expect(fs.readdirSync(out)).toEqual(['.mudm-work']);
+  });
+});

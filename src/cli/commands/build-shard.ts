@@ -19,7 +19,8 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (shard === undefined) throw new UsageError('build-shard needs --shard I (or JOB_COMPLETION_INDEX in the environment)');
   const progress = progressReporter(options, io);
   return interruptible(log, 'build-shard', progress, async (signal) => {
-    const r = await buildShard({ ...options, out: args[0] }, shard, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), signal, processes: localProcesses });
+    const from = options.shard === undefined ? 'JOB_COMPLETION_INDEX' : '--shard';
+    const r = await buildShard({ ...options, out: args[0] }, shard, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), signal, processes: localProcesses }, from);
     progress.end();
     if (!r.finalized) log.info(`shard ${shard}: ${r.units} unit(s), ${r.skipped} already done`, { event: 'shard-done', shard, ...r });
     return EXIT_OK;
