@@ -169,6 +169,7 @@ function refuseClaimed(work: WorkDir, force: boolean, resume: boolean): void {
 export async function planShardedBuild(inputs: InputSpec[], given: Partial<Options>, io: BuildIO = {}): Promise<{ units: number; shards: number; features: number; workDir: string }> {
   const config = await configOf(given, {}, true);
   const o = config.options;
+  if (o.tmpDir !== undefined) throw new UsageError(`--tmp-dir ${o.tmpDir} does not apply to plan: it keeps every record in the work directory, where the shards read them`);
   const work = workDirFor(o, io.work, io.processes);
   const sink = outputSink(o.out, config.archive, config.tileCompression, work, io, { kind: 'plan' });
   refuseRunning(work, o.force, false);

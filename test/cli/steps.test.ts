@@ -67,3 +67,14 @@ describe('build-shard', () => {
     expect(fs.readdirSync(out)).toEqual(['.mudm-work']);
   });
 });
+
+describe('plan', () => {
+  it('refuses --tmp-dir, which it would pass over (its records go to OUT/.mudm-work for the shards), from the CLI and a library caller alike', async () => {
+    const dir = tmpDir('mudm-steps');
+    const r = await step(['plan', CELLS, '-o', path.join(dir, 'out'), ...PLAN, '--tmp-dir', path.join(dir, 'scratch')]);
+    expect([r.code, r.err.split('\n')[0]]).toEqual([2, 'error: option --tmp-dir does not apply to plan (it is for build)']);
+    const { planShardedBuild } = await import('../../src/build/pipeline.js');
+    await expect(planShardedBuild([], { out: path.join(dir, 'lib'), tmpDir: path.join(dir, 'scratch') })).rejects.toThrow(`--tmp-dir ${path.join(dir, 'scratch')} does not apply to plan: it keeps every record in the work directory, where the shards read them`);
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+});
