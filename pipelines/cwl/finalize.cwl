@@ -4,8 +4,9 @@ class: CommandLineTool
 label: mudm-tiles finalize
 doc: |
   Every part is one shard's copy of OUT (see build-shard.cwl). They are merged by path into one writable OUT:
-  directories are united; the plan, which every part carries unchanged, is taken once, and the level-0 records
-  not at all (finalize reads only the plan and the unit markers). Any other file in two parts would mean two
+  directories are united; the plan and its level-0 records, which every part carries unchanged, are taken once
+  (finalize reads the records again where the shards' tiles of a zoom pass the tile budget: it raises that zoom's
+  thinning and tiles the zoom anew; without them it refuses). Any other file in two parts would mean two
   shards wrote the same tile, which the shard split rules out: the merge fails then rather than pick one. `mudm-tiles finalize` then
   refuses (exit 4) unless every shard's marker is there, tiles the coarse levels, writes the overview tiles,
   build-report.json and tileset.json, and removes the work directory: the output is the finished pyramid.
@@ -28,13 +29,13 @@ requirements:
             (d.listing || []).forEach(function (e) {
               var s = seen[e.basename];
               var rel = where + e.basename;
-              if (rel === '.mudm-work/level-0' || rel === '.mudm-work/spill') return;
+              if (rel === '.mudm-work/spill') return;
               if (!s) {
                 seen[e.basename] = { entry: e, dirs: e.class === 'Directory' ? [e] : null };
                 order.push(e.basename);
               } else if (e.class === 'Directory' && s.dirs) {
                 s.dirs.push(e);
-              } else if (rel !== '.mudm-work/plan.json') {
+              } else if (rel !== '.mudm-work/plan.json' && where !== '.mudm-work/level-0/') {
                 throw new Error('two shards wrote ' + rel + ': the parts of a sharded build must be disjoint');
               }
             });

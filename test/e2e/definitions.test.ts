@@ -223,6 +223,25 @@ describe('CWL tools and workflow', () => {
     for (const k of planOptions) expect(Object.keys(obj(wf.inputs, 'inputs')), `workflow input ${k}`).toContain(k);
   });
 
+  it('finalize.cwl merges the parts: the tiles and markers of every shard, the plan and its level-0 records once (finalize tiles a zoom anew from them); a file two shards wrote fails', () => {
+    type Entry = { class: 'File' | 'Directory'; basename: string; listing?: Entry[] };
+    const iwd = obj(obj(load('finalize.cwl').requirements, 'requirements').InitialWorkDirRequirement, 'InitialWorkDirRequirement');
+    // A CWL expression `${ ... }` is the body of a function of `inputs`.
+    const body = String(iwd.listing).trim().replace(/^\$\{/, '').replace(/\}$/, '');
+    const merge = new Function('inputs', body) as (inputs: { parts: Entry[] }) => { entry: Entry }[];
+    const file = (basename: string): Entry => ({ class: 'File', basename });
+    const dir = (basename: string, listing: Entry[]): Entry => ({ class: 'Directory', basename, listing });
+    const part = (shard: number, tile: string) => dir('out', [
+      dir('.mudm-work', [file('plan.json'), dir('level-0', [file('0_0_0_0_0.rec'), file('0_0_0_1_0.rec')]), dir('shards', [file(`${shard}.json`)])]),
+      dir('3', [dir('0', [file(tile)])]),
+    ]);
+    const paths = (e: Entry, at = ''): string[] => (e.listing ?? []).flatMap((c) => (c.class === 'Directory' ? paths(c, `${at}${c.basename}/`) : [`${at}${c.basename}`]));
+    expect(paths(merge({ parts: [part(0, '0.pbf'), part(1, '1.pbf')] })[0].entry).sort()).toEqual([
+      '.mudm-work/level-0/0_0_0_0_0.rec', '.mudm-work/level-0/0_0_0_1_0.rec', '.mudm-work/plan.json', '.mudm-work/shards/0.json', '.mudm-work/shards/1.json', '3/0/0.pbf', '3/0/1.pbf',
+    ]);
+    expect(() => merge({ parts: [part(0, '0.pbf'), part(1, '0.pbf')] })).toThrow('two shards wrote 3/0/0.pbf: the parts of a sharded build must be disjoint');
+  });
+
   it('the example job names existing files and only inputs the workflow has', () => {
     const job = obj(parse(fs.readFileSync(path.join(dir, 'job.example.yml'), 'utf8')), 'job');
     const inputs = Object.keys(obj(load('mudm-tiles.cwl').inputs, 'inputs'));
