@@ -152,6 +152,8 @@ function startOver(work: WorkDir, force: boolean): void {
  */
 function refuseUnplanned(work: WorkDir, command: string): void {
   if (work.exists(PLANNED_RECORDS)) return;
+  // Shards done, so a plan's: its records went missing on the way (a merge of the shards' outputs that left them out).
+  if (work.list('shards').length > 0) throw new WorkStateError(`${command}: ${work.root ?? 'the work directory'} lacks the plan's records (${PLANNED_RECORDS}), which finalize reads to tile a zoom anew where the shards' tiles pass the tile budget: give it the work directory whole, the records with the shards' markers`, work.root);
   throw new WorkStateError(`${command}: ${work.root ?? 'the work directory'} holds no planned records (${PLANNED_RECORDS}): it is an interrupted build's, not a plan for shards; continue it with build --resume, or plan with plan --force`, work.root);
 }
 
@@ -253,9 +255,8 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   try {
     const units = new UnitLog(work, planFile.id);
     if (planFile.archive) refuseBuildParts(work, 'finalize');
-    // An interrupted build's work directory, not a plan for shards (no planned records, no shard done): build-shard
-    // refuses it, so saying to run it would not do. A workflow engine hands finalize the shards' outputs without level-0.
-    if (work.list('shards').length === 0) refuseUnplanned(work, 'finalize');
+    // An interrupted build's work directory, not a plan for shards: build-shard refuses it, so saying to run it would not do.
+    refuseUnplanned(work, 'finalize');
     checkShardsDone(work, planFile, units, (shard) => partsOf(work, { kind: 'shard', shard }));
     sink = outputSink(config.options.out, planFile.archive ?? 'none', planFile.tileCompression ?? 'auto', work, io, { kind: 'finalize' }, planFile.plan);
     // What finalize writes may only replace what a build wrote (a finalize run before): checked before anything goes.

@@ -78,3 +78,14 @@ describe('plan', () => {
     expect(fs.readdirSync(dir)).toEqual([]);
   });
 });
+
+describe('finalize of a work directory without its records', () => {
+  it('refuses (exit 4) before writing anything when the plan\'s level-0 records are gone, as a merge of the shards\' outputs may leave them out', async () => {
+    const out = await sharded();
+    fs.rmSync(path.join(out, '.mudm-work', 'level-0'), { recursive: true });
+    const r = await step(['finalize', out, '--workers', '1']);
+    expect([r.code, r.err]).toEqual([4, `error: finalize: ${path.join(out, '.mudm-work')} lacks the plan's records (level-0), which finalize reads to tile a zoom anew where the shards' tiles pass the tile budget: give it the work directory whole, the records with the shards' markers\n`]);
+    expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(false);
+    expect(fs.existsSync(path.join(out, '.mudm-work', 'plan.json'))).toBe(true);
+  });
+});
