@@ -340,7 +340,7 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   const planFile: PlanFile = {
     version: PLAN_VERSION, fingerprint: fingerprintOfLines(lines), fingerprintLines: lines, plan: buildPlan, read, units, shards, spilled: store.isSpilled, readSeconds: secondsSince(t0),
     meta: { name: o.name, description: o.description, attribution: o.attribution, version: o.version, baseUrl: o.baseUrl },
-    preview: planPreview(o.preview, o.image ? path.resolve(o.image) : undefined, buildPlan),
+    preview: await planPreview(o.preview, o.image ? path.resolve(o.image) : undefined, buildPlan, work),
   };
   if (config.archive !== 'none') planFile.archive = config.archive;
   if (config.tileCompression !== 'auto') planFile.tileCompression = config.tileCompression;

@@ -2,7 +2,9 @@
 // quicklook of each plane put together from the level-0 units' patches, and the slide image downsampled.
 import { setOwn } from '../model/own.js';
 import type { Asset, TilesetDescriptor } from '../model/descriptor.js';
-import { PREVIEW_MAX_SIDE, backgroundJpeg, composePreview, previewGrid } from '../io/preview.js';
+import { PREVIEW_MAX_SIDE, backgroundJpeg, composePreview, imageBackground, previewGrid } from '../io/preview.js';
+import type { WorkDir } from '../io/workdir.js';
+import { WorkStateError } from '../report/errors.js';
 import { placePatch } from '../raster/paint.js';
 import type { BuildReport, ZoomReport } from '../report/types.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
@@ -15,6 +17,9 @@ import { sampleLine } from '../validate/tally.js';
 import type { InputSpec, RunContext } from './context.js';
 import type { PlanFile, ReadSummary } from './state.js';
 import type { UnitMarker } from './unit-log.js';
+
+/** The --image of a plan with --preview, read onto the preview grid (8-bit RGB) by the plan, for finalize. */
+const PREVIEW_IMAGE = 'preview-image.rgb';
 
 /** The markers of every level summed: what the descriptor (complete zooms, kept fractions) and the report need. */
 export interface MarkerTotals {
@@ -84,11 +89,13 @@ export function sumMarkers(plan: BuildPlan, markers: UnitMarker[][]): MarkerTota
 /**
  * The preview part of a plan: the grid of the planes (a pixel no larger than a level-0 cell, so each unit paints whole
  * pixels of its own), and how far a point's disc may reach: within the records a unit reads (BUFFER + 1 tile units of a
- * cell beyond it), so that a patch shows every feature that meets it.
+ * cell beyond it), so that a patch shows every feature that meets it. The image is read here, onto the grid, and kept
+ * in the work directory: finalize may run elsewhere, or after the image was moved or changed.
  */
-export function planPreview(enabled: boolean, image: string | undefined, plan: BuildPlan): PlanFile['preview'] {
+export async function planPreview(enabled: boolean, image: string | undefined, plan: BuildPlan, work: WorkDir): Promise<PlanFile['preview']> {
   if (!enabled) return { enabled: false };
   const grid = previewGrid(plan.world.width, plan.world.height, PREVIEW_MAX_SIDE, tileSize(plan.world.side, plan.levels[0].zoom));
+  if (image !== undefined) work.writeBytes(PREVIEW_IMAGE, [await imageBackground(image, grid)]);
   const reach = tilePad(plan.cellSize);
   return { enabled, image, grid, pointRadius: Math.max(0, Math.min(2, Math.floor(reach / grid.pixel) - 1)) };
 }
@@ -111,13 +118,17 @@ export async function writePreviews(ctx: RunContext, level0: UnitMarker[]): Prom
   const { plan, preview } = ctx.planFile;
   const grid = preview.grid;
   if (grid === undefined) return [];
+  const image = preview.image === undefined ? undefined : ctx.work.readBytes(PREVIEW_IMAGE);
+  if (preview.image !== undefined && image === undefined) {
+    throw new WorkStateError(`${ctx.work.root ?? 'the work directory'} lacks ${PREVIEW_IMAGE}, the image ${preview.image} as plan read it for the previews: plan again`, ctx.work.root);
+  }
   const assets: Asset[] = [];
   for (const plane of plan.planes) {
     const canvas = new Uint8Array(grid.width * grid.height * 4);
     for (const m of level0) {
       if (m.preview && planeKey(parseUnitKey(m.key).plane) === planeKey(plane)) placePatch(canvas, grid.width, grid.height, ctx.units.preview(m.key), m.preview);
     }
-    const png = await composePreview(canvas, grid, preview.image);
+    const png = await composePreview(canvas, grid, image);
     const name = plan.dims.length ? `preview/${plan.dims.map((d) => `${d}${plane[d]}`).join('-')}.png` : 'preview/preview.png';
     await ctx.sink.write(name, png);
     const asset: Asset = { role: 'raster', href: name, media_type: 'image/png', title: `preview${plan.dims.length ? ` of ${plan.dims.map((d) => `${d}=${plane[d]}`).join(', ')}` : ''}` };
@@ -126,8 +137,8 @@ export async function writePreviews(ctx: RunContext, level0: UnitMarker[]): Prom
     asset.bbox = [0, 0, grid.width * grid.pixel, grid.height * grid.pixel];
     assets.push(asset);
   }
-  if (preview.image !== undefined) {
-    const { jpeg } = await backgroundJpeg(preview.image, grid);
+  if (image !== undefined) {
+    const { jpeg } = await backgroundJpeg(image, grid);
     await ctx.sink.write('preview/image.jpg', jpeg);
     assets.push({ role: 'background', href: 'preview/image.jpg', media_type: 'image/jpeg', title: 'the slide image, downsampled', bbox: [0, 0, plan.world.width, plan.world.height] });
   }

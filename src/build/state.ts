@@ -27,8 +27,10 @@ const PLAN_FILE = 'plan.json';
  * around them (a step of version 6 would miss features in tile buffers, or read neighbours' home flags as its own).
  * 8: with --lod none, a marker's kept counts leave out the features its tiles have nothing of at a zoom (a step of
  * version 7 counts them within its level, and the descriptor's kept fractions would mix both).
+ * 9: with --preview and --image, the image as the previews take it, in the work directory (a step of version 8 would
+ * read the image again at its path, which may have moved or changed since the plan, or lie on another machine).
  */
-export const PLAN_VERSION = 8;
+export const PLAN_VERSION = 9;
 
 /** What the reading pass found: everything the plan, the descriptor and the report need. */
 export interface ReadSummary {

@@ -84,17 +84,16 @@ export async function renderPreviewPng(options: PreviewOptions): Promise<Preview
     paintFeature(painter, { seq: total, layer: 0, geom, head: headOf(feature) });
     drawn++;
   }
-  const png = await composePreview(painter.rgba, grid, options.image);
+  const png = await composePreview(painter.rgba, grid, options.image === undefined ? undefined : await imageBackground(options.image, grid));
   return { png, width: grid.width, height: grid.height, scale: 1 / grid.pixel, drawn, total };
 }
 
 /** The PNG of a painted canvas (premultiplied RGBA over the whole grid) over the image, or over a dark background. */
-export async function composePreview(canvas: Uint8Array, grid: PreviewGrid, image?: string): Promise<Buffer> {
+export async function composePreview(canvas: Uint8Array, grid: PreviewGrid, pixels?: Uint8Array): Promise<Buffer> {
   let background: Uint8Array | Rgb = BACKGROUND;
-  if (image !== undefined) {
+  if (pixels !== undefined) {
     // The image covers the plane, which the grid may exceed by part of a pixel: the rest stays dark.
     const size = imageSize(grid);
-    const pixels = await imagePixels(image, size.width, size.height);
     const rgb = new Uint8Array(grid.width * grid.height * 3);
     for (let p = 0; p < grid.width * grid.height; p++) rgb.set([BACKGROUND.r, BACKGROUND.g, BACKGROUND.b], p * 3);
     for (let j = 0; j < size.height; j++) rgb.set(pixels.subarray(j * size.width * 3, (j + 1) * size.width * 3), j * grid.width * 3);
@@ -119,12 +118,17 @@ function imageSize(grid: PreviewGrid): { width: number; height: number } {
  * The image over the plane, downsampled to the grid's pixel, as JPEG: what a viewer shows behind the vectors (asset
  * role `background`, placed over the plane's bbox).
  */
-export async function backgroundJpeg(image: string, grid: PreviewGrid): Promise<{ jpeg: Buffer; width: number; height: number }> {
+export async function backgroundJpeg(rgb: Uint8Array, grid: PreviewGrid): Promise<{ jpeg: Buffer; width: number; height: number }> {
   const size = imageSize(grid);
-  const rgb = await imagePixels(image, size.width, size.height);
   const sharp = await loadSharp();
   const jpeg = await sharp(rgb, { raw: { width: size.width, height: size.height, channels: 3 } }).jpeg({ quality: 85 }).toBuffer();
   return { jpeg, ...size };
+}
+
+/** The image over the plane on the grid (what `composePreview` and `backgroundJpeg` take), as 8-bit RGB. */
+export async function imageBackground(image: string, grid: PreviewGrid): Promise<Uint8Array> {
+  const size = imageSize(grid);
+  return imagePixels(image, size.width, size.height);
 }
 
 /** The image fitted to width × height as 8-bit RGB. Greyscale and 16-bit microscopy is usually dim, so non-8-bit images are stretched. */

@@ -1,6 +1,7 @@
 // plan, build-shard and finalize in process (main with in-memory io): the options each step takes, and its refusals.
 import fs from 'node:fs';
 import path from 'node:path';
+import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { memoryIO } from '../../src/cli/io.js';
@@ -87,5 +88,26 @@ describe('finalize of a work directory without its records', () => {
     expect([r.code, r.err]).toEqual([4, `error: finalize: ${path.join(out, '.mudm-work')} lacks the plan's records (level-0), which finalize reads to tile a zoom anew where the shards' tiles pass the tile budget: give it the work directory whole, the records with the shards' markers\n`]);
     expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(false);
     expect(fs.existsSync(path.join(out, '.mudm-work', 'plan.json'))).toBe(true);
+  });
+});
+
+describe('plan --preview --image', () => {
+  it('keeps the image as the previews take it: finalize draws them, the image moved away since, as a build on one machine does', async () => {
+    const dir = tmpDir('mudm-steps');
+    const image = path.join(dir, 'slide.png');
+    await sharp({ create: { width: 2048, height: 2048, channels: 3, background: { r: 230, g: 200, b: 220 } } }).png().toFile(image);
+    const local = path.join(dir, 'local');
+    expect((await step(['build', CELLS, '-o', local, '--preview', '--image', image, '-q', '--unit-size', '512', '--max-zoom', '3', '--workers', '1'])).code).toBe(0);
+    const out = path.join(dir, 'out');
+    expect((await step(['plan', CELLS, '-o', out, ...PLAN, '--preview', '--image', image, '-q'])).code).toBe(0);
+    // A workflow's later steps run where the image is not (another machine, a staged copy of OUT), or after it moved.
+    fs.renameSync(image, path.join(dir, 'moved.png'));
+    for (const shard of ['0', '1']) expect((await step(['build-shard', out, '--shard', shard, '-q', '--workers', '1'])).code).toBe(0);
+    const r = await step(['finalize', out, '-q', '--workers', '1']);
+    expect([r.code, r.err]).toEqual([0, '']);
+    const [a, b] = [readTree(local), readTree(out)];
+    for (const t of [a, b]) t.delete('build-report.json');
+    expect(b.has('preview/image.jpg')).toBe(true);
+    expect(b).toEqual(a);
   });
 });
