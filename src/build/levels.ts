@@ -378,7 +378,7 @@ class LevelRun {
  */
 function markerOf(r: UnitResult, pbf: boolean, finest: number): UnitMarker {
   const marker: UnitMarker = {
-    key: r.key, byZoom: {}, largest: null, pointified: r.pointified, kept: r.kept, needs: r.needs, unspare: r.unspare, coarse: [], notInPbf: r.notInPbf,
+    key: r.key, byZoom: {}, largest: null, pointified: r.pointified, kept: r.kept, offered: r.offered, needs: r.needs, unspare: r.unspare, coarse: [], notInPbf: r.notInPbf,
     next: r.next.map(([key, b]) => [key, b.byteLength]),
   };
   for (const t of r.tiles) {

@@ -70,10 +70,11 @@ export function sumMarkers(plan: BuildPlan, markers: UnitMarker[][]): MarkerTota
     m.kept.forEach((row, z) => row?.forEach((v, l) => { kept[z][l] += v; }));
     if (m.largest && (!largest || m.largest.bytes > largest.bytes || (m.largest.bytes === largest.bytes && m.largest.path < largest.path))) largest = m.largest;
   }
-  // The finest zoom draws every feature: the layer's total. With --lod none, a line shorter than one unit of the
-  // finest grid that rounds to one position there may straddle a coarser zoom's rounding: drawn there, not finer.
-  // These are counts, so such a zoom reads as drawing everything, never more.
-  const total = kept[plan.maxZoom];
+  // The layer's total: the features level 0 (which tiles the finest zoom) was given, each counted by its home unit.
+  // With --lod none the finest zoom may draw fewer (a feature of which nothing is left on its grid): thinned there
+  // too. A line shorter than one unit of the finest grid that rounds to one position there may straddle a coarser
+  // zoom's rounding: drawn there, not finer. These are counts, so such a zoom reads as drawing everything, never more.
+  const total = kept[plan.maxZoom].map((k, l) => markers[0].reduce((n, m) => n + (m.offered?.[l] ?? 0), 0) || k);
   const thinned: number[][] = [], keptFraction: number[][] = [];
   for (let z = plan.minZoom; z <= plan.maxZoom; z++) {
     thinned[z] = kept[z].map((k, l) => Math.max(0, total[l] - k));

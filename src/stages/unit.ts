@@ -50,6 +50,8 @@ export interface UnitResult {
   pointified: number[][];
   /** Per zoom, per layer: the unit's own features (home) that the zoom draws. */
   kept: number[][];
+  /** Per layer: the unit's own features, drawn or not (with --lod none the finest zoom may draw fewer). */
+  offered: number[];
   /** Per zoom: the lowest threshold at which every tile of the unit fits the budget, where one does not (else 0). */
   needs: number[];
   /** The finest zoom where a tile's spared features alone take too much of the budget (the zoom must stop sparing), else -1. */
@@ -189,11 +191,12 @@ export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = 
   const { features, home } = loadFeatures(task);
   // With --lod none a feature of which nothing is left on a zoom's grid is not drawn there: the tiler says where.
   const placed = spec.lod === 'none' ? new Uint32Array(features.length) : undefined;
-  const tiles = tileFeatures(features, spec, scratch, placed);
+  const collapsed = spec.lod === 'none' ? new Uint32Array(features.length) : undefined;
+  const tiles = tileFeatures(features, spec, scratch, placed, collapsed);
   const layers = spec.layers.length;
   const res: UnitResult = {
     key: unit.key, tiles: [], next: [], features: features.length,
-    pointified: [], kept: [], needs: [], unspare: -1, notInPbf: 0,
+    pointified: [], kept: [], offered: new Array<number>(layers).fill(0), needs: [], unspare: -1, notInPbf: 0,
   };
   for (let z = spec.minZoom; z <= spec.maxZoom; z++) {
     res.pointified[z] = new Array<number>(layers).fill(0);
@@ -205,6 +208,9 @@ export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = 
   for (let z = spec.minZoom; z <= spec.maxZoom; z++) zooms.push(zoomContext(spec, z));
   features.forEach((f, i) => {
     if (home[i] === 0) return;
+    // The finest zoom draws it, or nothing of it was left on its grid (not drawn: counted as left out there); one
+    // whose geometry lies past the world's edge, though its box reaches a tile, is in no count.
+    if (placed === undefined || collapsed === undefined || ((placed[i] | collapsed[i]) & (1 << spec.maxZoom)) !== 0) res.offered[f.layer]++;
     // Counted once, by the feature's home unit: its tiles' own counts would count it once per tile. A home feature's
     // box meets the unit's cell, so the tiler looked at it at every zoom.
     if (spec.formats.json && spec.formats.pbf && onlyMeshes(f.geom)) res.notInPbf++;

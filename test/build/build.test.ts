@@ -276,15 +276,15 @@ describe('buildPyramid', () => {
     // Collapsed cells are not drawn: the coarse zooms draw fewer than all, the coarser the fewer.
     expect(Object.keys(kept).length).toBeGreaterThan(1);
     expect(kept['0']).toBeLessThan(kept['2']);
-    // The share counted is the share of what the finest zoom draws that the zoom's tiles hold (JSON tiles: zoom 0's
-    // is the overview descriptor). A line of length 0 is drawn at no zoom.
-    const total = idsAtZoom(narrow.sink, 5).size;
-    expect(total).toBe(features.length - 1);
-    for (const z of [1, 2]) expect([z, idsAtZoom(narrow.sink, z).size]).toEqual([z, Math.round((kept[String(z)] ?? 1) * total)]);
+    // The share counted is the share of the layer's features that the zoom's tiles hold (JSON tiles: zoom 0's is the
+    // overview descriptor). A line of length 0 is drawn at no zoom: left out at the finest zoom too.
+    expect(idsAtZoom(narrow.sink, 5).size).toBe(features.length - 1);
+    expect(kept['5']).toBeCloseTo((features.length - 1) / features.length, 4);
+    for (const z of [1, 2]) expect([z, idsAtZoom(narrow.sink, z).size]).toEqual([z, Math.round((kept[String(z)] ?? 1) * features.length)]);
     expect(counts(narrow.report)).toEqual(counts(wide.report));
     expect(strip(narrow.sink)).toEqual(strip(wide.sink));
     // Nothing was thinned by priority: the summary says why the coarse zooms draw less.
-    expect(summaryLines(narrow.report, 'out').find((l) => l.startsWith('  layer cells:'))).toMatch(/^ {2}layer cells: complete at zooms 5; features too small for a zoom left out, share drawn at zoom 0: \d+%/);
+    expect(summaryLines(narrow.report, 'out').find((l) => l.startsWith('  layer cells:'))).toMatch(/^ {2}layer cells: complete at zooms none; features too small for a zoom left out, share drawn at zoom 0: \d+%/);
   });
 
   it('counts nothing drawn as a point or thinned at a JSON-only pyramid\'s zoom 0, which holds the overview and no tile', async () => {
@@ -294,7 +294,7 @@ describe('buildPyramid', () => {
     expect(report.tiles.byZoom['1'].pointified + report.tiles.byZoom['1'].thinned).toBeGreaterThan(0);
   });
 
-  it('with --lod none, reads a zoom that draws a line its finer zoom rounds away as drawing everything, not more', async () => {
+  it('with --lod none, counts a line as left out where a zoom rounds it away, and a zoom that draws it as drawing everything, not more', async () => {
     // World 2,048 px, finest zoom 3 (a grid unit of 1/16 px), zoom 2 (1/8 px): the line rounds to one position at
     // zoom 3 (0.96 and 1.04 units) and to two at zoom 2 (0.48 and 0.52).
     const text = JSON.stringify({ type: 'FeatureCollection', features: [
@@ -304,9 +304,11 @@ describe('buildPyramid', () => {
     const { sink, report } = await build({ maxZoom: 3, lod: 'none', format: 'json' }, text);
     const ids = (tile: string) => (json(sink, tile).features as Array<{ id: number }>).map((f) => f.id);
     expect([ids('2/0/0.json'), sink.files.has('3/0/0.json'), ids('3/1/1.json')]).toEqual([[1, 2], false, [2]]);
-    expect(Object.values(report.tiles.byZoom).map((z) => z.thinned)).toEqual([0, 0, 0, 0]);
+    // Zooms 1 and 3 round it to one position (zoom 0 is the overview); zoom 2 draws it. It is left out at the finest
+    // zoom, so no zoom holds every feature of a layer no coarser zoom may hold more of.
+    expect(Object.values(report.tiles.byZoom).map((z) => z.thinned)).toEqual([0, 1, 0, 1]);
     const layer = (json(sink, 'tileset.json').vector_layers as Array<Record<string, unknown>>)[0];
-    expect([layer.kept_fraction, layer.complete_zooms]).toEqual([undefined, [1, 2, 3]]);
+    expect([layer.kept_fraction, layer.complete_zooms]).toEqual([{ 1: 0.5, 3: 0.5 }, []]);
   });
 
   it('with --lod none, leaves out of the counts what lies past the world\'s edge though its box reaches a tile', async () => {

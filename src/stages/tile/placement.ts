@@ -29,6 +29,8 @@ export interface Prepared {
    * within the world and its edge tiles' buffer.
    */
   placed: number;
+  /** Bit z set where nothing of it was left on the zoom's grid (--lod none), as distinct from lying past the world's edge. */
+  collapsed: number;
 }
 
 /** A feature placed in a tile; `attrs` is the feature's PBF id and tags (shared, empty when PBF is off). */
@@ -45,7 +47,7 @@ export function prepare(tf: FlatFeature, index: number): Prepared {
   return {
     tf, flat: g, lod: tf.lod, reducedToPoint: point && tf.lod !== undefined,
     pointable: !(point && tf.lod === undefined) && !hasMesh(g), collapsible: hasExtent(g), headStart: 0, headEnd: 0, attrs: undefined,
-    index, placed: 0,
+    index, placed: 0, collapsed: 0,
   };
 }
 
@@ -120,7 +122,10 @@ export function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: Zoo
         pointified = at !== null;
       }
     }
-    if (at === null) continue;
+    if (at === null) {
+      p.collapsed |= 1 << z;
+      continue;
+    }
     const attrs = spec.formats.pbf ? attrsOf(p, dict) : NO_ATTRS;
     const range = tileRange(spec.side, z, box[0] * u, box[1] * u, box[2] * u, box[3] * u, BUFFER * u);
     if (range === null) continue;

@@ -45,10 +45,10 @@ export class TilerScratch {
  * zoom (lod auto) a zoom draws only the features its threshold keeps (`spec.thresholds`), the same rule in every
  * tile, so a feature's fate at a zoom never depends on the tile or the cell. `placed`, when given, receives per input
  * feature the zooms (bit z) where some tile holds something of it (`Prepared.placed`; a feature beyond the unit's
- * cell and buffer is not looked at).
+ * cell and buffer is not looked at), and `collapsed` those where nothing of it was left on the zoom's grid.
  */
 export function tileFeatures(
-  features: ReadonlyArray<FlatFeature | TileFeature>, spec: TileSpec, scratch = new TilerScratch(), placed?: Uint32Array,
+  features: ReadonlyArray<FlatFeature | TileFeature>, spec: TileSpec, scratch = new TilerScratch(), placed?: Uint32Array, collapsed?: Uint32Array,
 ): TileResult[] {
   let candidates: Prepared[] = [];
   features.forEach((f, i) => {
@@ -70,5 +70,6 @@ export function tileFeatures(
     for (const b of placeZoom(candidates, spec, zc, ec.dict, quantiser)) results.push(encodeTile(b, zc, ec));
   }
   if (placed) for (const p of all) placed[p.index] = p.placed;
+  if (collapsed) for (const p of all) collapsed[p.index] = p.collapsed;
   return results.sort((a, b) => a.z - b.z || a.x - b.x || a.y - b.y);
 }
