@@ -74,7 +74,7 @@ export function sumMarkers(plan: BuildPlan, markers: UnitMarker[][]): MarkerTota
   // With --lod none the finest zoom may draw fewer (a feature of which nothing is left on its grid): thinned there
   // too. A line shorter than one unit of the finest grid that rounds to one position there may straddle a coarser
   // zoom's rounding: drawn there, not finer. These are counts, so such a zoom reads as drawing everything, never more.
-  const total = kept[plan.maxZoom].map((k, l) => markers[0].reduce((n, m) => n + (m.offered?.[l] ?? 0), 0) || k);
+  const total = plan.layers.map((_, l) => markers[0].reduce((n, m) => n + m.offered[l], 0));
   const thinned: number[][] = [], keptFraction: number[][] = [];
   for (let z = plan.minZoom; z <= plan.maxZoom; z++) {
     thinned[z] = kept[z].map((k, l) => Math.max(0, total[l] - k));

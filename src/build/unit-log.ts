@@ -16,8 +16,8 @@ export interface UnitMarker {
   pointified: number[][];
   /** Per zoom, per layer: the unit's own features that zoom draws. */
   kept: number[][];
-  /** Per layer: the unit's own features, drawn or not (absent in logs of earlier versions). */
-  offered?: number[];
+  /** Per layer: the unit's own features, drawn or not. */
+  offered: number[];
   /** Per zoom: the threshold its tiles need to fit the budget, where one does not (0: all fit). */
   needs: number[];
   /** The finest zoom where a tile's spared features alone took too much of the budget (sparing must end there), else -1. */

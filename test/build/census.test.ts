@@ -14,7 +14,7 @@ const unit: UnitPlan = { key: 'u', level: 0, plane, cell: { z: 1, x: 1, y: 0 }, 
 const count = (tiles: number) => ({ tiles, bytes: tiles * 10 });
 
 function marker(byZoom: UnitMarker['byZoom']): UnitMarker {
-  return { key: 'u', byZoom, largest: null, pointified: [], kept: [], needs: [], unspare: -1, coarse: [], notInPbf: 0, next: [] };
+  return { key: 'u', byZoom, largest: null, pointified: [], kept: [], offered: [], needs: [], unspare: -1, coarse: [], notInPbf: 0, next: [] };
 }
 
 function touch(root: string, rel: string): void {

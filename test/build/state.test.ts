@@ -29,7 +29,7 @@ function planFile(units: UnitPlan[], shards = 1): PlanFile {
   };
 }
 
-const marker = (key: string, next: [string, number][] = []): UnitMarker => ({ key, byZoom: {}, largest: null, pointified: [], kept: [], needs: [], unspare: -1, coarse: [], notInPbf: 0, next });
+const marker = (key: string, next: [string, number][] = []): UnitMarker => ({ key, byZoom: {}, largest: null, pointified: [], kept: [], offered: [], needs: [], unspare: -1, coarse: [], notInPbf: 0, next });
 
 
 const fingerprintOf = (...a: Parameters<typeof fingerprintLines>) => fingerprintOfLines(fingerprintLines(...a));

@@ -242,7 +242,7 @@ describe('a zoom the estimate gets wrong', () => {
 });
 
 describe('raising the rule after tiling', () => {
-  const marker = (needs: number[], unspare: number) => ({ key: 'k', byZoom: {}, largest: null, pointified: [], kept: [], needs, unspare, coarse: [], notInPbf: 0, next: [] });
+  const marker = (needs: number[], unspare: number) => ({ key: 'k', byZoom: {}, largest: null, pointified: [], kept: [], offered: [], needs, unspare, coarse: [], notInPbf: 0, next: [] });
   const T = PRIORITY_RANGE / 4;
 
   it('raises thresholds from needs, coarser zooms following, and leaves sparing where no tile asked', () => {

@@ -24,7 +24,7 @@ class ListStore implements UnitStore {
 }
 
 const marker = (key: string, next: [string, number][] = [], needs: number[] = []): UnitMarker => (
-  { key, byZoom: {}, largest: null, pointified: [], kept: [], needs, unspare: -1, coarse: [`5/${key.length}/1.pbf`], notInPbf: 0, next }
+  { key, byZoom: {}, largest: null, pointified: [], kept: [], offered: [], needs, unspare: -1, coarse: [`5/${key.length}/1.pbf`], notInPbf: 0, next }
 );
 
 const twins: Array<[string, () => WorkDir]> = [
