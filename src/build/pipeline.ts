@@ -9,7 +9,7 @@ import { imageHeader } from '../io/image.js';
 import type { Removal, TileSink } from '../io/sink.js';
 import { OWNER_FILE, OWNERS_DIR, REMOVING_FILE, type WorkDir } from '../io/workdir.js';
 import { parseImageSize, resolveBuildConfig, type BuildConfig, type Options } from '../options.js';
-import { DataError, InterruptedError, OutputError, UsageError, WorkStateError } from '../report/errors.js';
+import { DataError, UsageError, WorkStateError } from '../report/errors.js';
 import type { BuildReport } from '../report/types.js';
 import { overviewDescriptor, tilesetDescriptor, type DescribeInput } from '../stages/describe.js';
 import { SpillingStore } from '../stages/partition.js';
@@ -26,7 +26,7 @@ import { UnitLog } from './unit-log.js';
 import { buildReport, nothingPlaced, noValidFeature, planesWithPbf, planPreview, sumMarkers, writePreviews } from './report.js';
 import { outlierWarning } from '../report/format.js';
 import {
-  PLAN_VERSION, checkSamePlan, checkShardIndex, claimedMessage, stillRunning, takeOver, checkShardsDone, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone, resumablePlan, savePlan, shardUnits, spillRoot,
+  PLAN_VERSION, checkSamePlan, checkShardIndex, failedBuild, claimedMessage, stillRunning, takeOver, checkShardsDone, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone, resumablePlan, savePlan, shardUnits, spillRoot,
   workDirFor, type PlanFile,
 } from './state.js';
 
@@ -70,7 +70,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
   let store: SpillingStore | undefined;
   let keepWork = false;
   let failed = false;
-  let planned = false;
+  let planned = false, tiling = false;
   try {
     store = new SpillingStore(path.join(spillRoot(o, work), 'level-0'), storeBudget(config));
     const planFile = await plan(inputs, config, work, pool, store, io, t0, 1, previous);
@@ -78,6 +78,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
     const units = new UnitLog(work, planFile.id);
     if (previous && config.archive !== 'none') healBuildParts(work, units, io);
     sayRemoved(await beginOutput(sink, work, o.force, o.resume, layoutOf(planFile.plan)), io);
+    tiling = true;
     const ctx: RunContext = { config, planFile, sink, work, units, pool, io, t0, census: previous && resumeCensus(config, io, planFile.plan.dims) };
     const tTile = performance.now();
     const levels = await tileLevels(ctx, planFile.units, store, true);
@@ -85,15 +86,11 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
     return await finalize(ctx, levels, secondsSince(tTile));
   } catch (err) {
     failed = true;
-    // An interrupted build, and a --resume refused (inputs changed, another version, a link at a tile's path), keep
-    // what a later --resume needs. A new build stopped before its plan was written has nothing to continue: it leaves
-    // nothing, and says so; nor does a build whose work directory was its own, in memory (a caller's sink, no `work`).
-    if (err instanceof InterruptedError && !planned && !o.resume) throw new InterruptedError(err.message, false);
-    if (err instanceof InterruptedError && io.work === undefined && work.root === undefined) throw new InterruptedError(err.message, false);
-    keepWork = err instanceof InterruptedError || (o.resume && (err instanceof UsageError || err instanceof WorkStateError || err instanceof OutputError));
-    throw err;
+    const outcome = failedBuild(err, work, { planned, tiling, resume: o.resume, callersWork: io.work !== undefined });
+    keepWork = outcome.keep;
+    throw outcome.error;
   } finally {
-    // Any other failure leaves nothing behind, even when closing fails too (a full disk fails the part's close).
+    // A failure that keeps nothing leaves nothing behind, even when closing fails too (a full disk fails the part's close).
     await cleanUp(
       failed, () => store?.close(), () => sink.close?.(), () => pool.close(), () => keepWork && work.removeFolder('spill'), () => (keepWork ? work.release() : work.destroy()),
       () => failed && !keepWork && sink.abandon?.(),

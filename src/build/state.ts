@@ -10,7 +10,7 @@ import { DiskWorkDir, OWNER_FILE, REMOVING_FILE, type ProcessProbe, type WorkDir
 import { MemoryWorkDir } from '../io/workdir-memory.js';
 import { archiveWorkDir } from '../archive/archive-names.js';
 import { flagName, isArchiveFile, type BuildConfig, type Options, type TileCompression } from '../options.js';
-import { UsageError, WorkStateError } from '../report/errors.js';
+import { InterruptedError, OutputError, UsageError, WorkStateError } from '../report/errors.js';
 import type { LayerStats } from '../stages/assign.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import type { Dim, Plane } from '../tiling/space.js';
@@ -307,4 +307,39 @@ export function takeOver(work: WorkDir, resume: boolean): void {
 /** Why `flag` cannot act on a work directory whose owner `running` runs, and how to go on. */
 export function stillRunning(work: WorkDir, running: { who: string; file: string }, flag: string): WorkStateError {
   return new WorkStateError(`${where(work)} belongs to a build that is still running (${running.who}): ${flag} does not stop it; wait for it to end or stop it first (if no build runs there, remove ${running.file})`, work.root);
+}
+
+/**
+ * How far a build got when it failed (its plan written; its output opened, what --force removes removed, and tiles
+ * written), and whether its work directory is the caller's (`io.work`).
+ */
+export interface FailedAt { planned: boolean; tiling: boolean; resume: boolean; callersWork: boolean }
+
+/**
+ * What a failed build keeps, and the error it ends with. An interrupted build, a --resume refused (inputs changed,
+ * another version, a link at a tile's path), and a build whose write failed once it was writing tiles (a full disk,
+ * no permission) keep what a later --resume needs: the tiles written and the units' markers; the write error then
+ * says so. A new build stopped before its plan was written has nothing to continue: it leaves nothing, and says so;
+ * nor does a build whose work directory was its own, in memory (a caller's sink, no `work`).
+ */
+export function failedBuild(err: unknown, work: WorkDir, at: FailedAt): { keep: boolean; error: unknown } {
+  const reachable = at.callersWork || work.root !== undefined;
+  if (err instanceof InterruptedError) {
+    const keep = (at.planned || at.resume) && reachable;
+    return { keep, error: keep ? err : new InterruptedError(err.message, false) };
+  }
+  // A system call that failed (errno): what the build wrote until then stands, and the build goes on from it.
+  if (err instanceof OutputError && !(err instanceof WorkStateError) && err.errno !== undefined && (at.tiling || at.resume) && reachable) {
+    return { keep: true, error: new OutputError(`${err.message}${keptForResume(work, err.errno)}`, err.path, err.errno) };
+  }
+  return { keep: at.resume && (err instanceof UsageError || err instanceof OutputError), error: err };
+}
+
+/** What a build stopped by a failed write keeps, and when `--resume` continues it. */
+function keptForResume(work: WorkDir, errno: string): string {
+  const full = errno === 'ENOSPC' || errno === 'EDQUOT';
+  const kept = `what the build wrote is kept (its tiles so far, and its state in ${where(work)})`;
+  return full
+    ? `. The disk is full: ${kept}; free some space, then run the same build with --resume to continue it`
+    : `. ${kept[0].toUpperCase()}${kept.slice(1)}; once the build can write there, run the same build with --resume to continue it`;
 }

@@ -2,7 +2,7 @@
 // system), and writing many buffers to a file in few system calls.
 import fs from 'node:fs';
 import path from 'node:path';
-import { describeFsError, OutputError } from '../report/errors.js';
+import { describeFsError, OutputError, systemCode } from '../report/errors.js';
 
 /**
  * `mkdir -p dir`; returns the first directory it created (undefined when `dir` existed). A failure carries the code
@@ -63,7 +63,7 @@ export function existingAncestor(p: string): { existing: string; missing: string
 export function writeFailure(err: unknown, full: string, folder = false): OutputError {
   const code = (err as { code?: string }).code;
   if (code === 'ELOOP') {
-    return new OutputError(`${full} is a symbolic link where this build writes a tile: a tile is never written through a link (it may point out of the output); remove the link`, full);
+    return new OutputError(`${full} is a symbolic link where this build writes a tile: a tile is never written through a link (it may point out of the output); remove the link`, full, code);
   }
   if (code === 'ENOTDIR' || code === 'EEXIST') {
     try {
@@ -72,7 +72,7 @@ export function writeFailure(err: unknown, full: string, folder = false): Output
       while (!fs.existsSync(existing) && path.dirname(existing) !== existing) existing = path.dirname(existing);
       if (!fs.statSync(existing).isDirectory()) {
         const what = existing === full ? '' : ` (on the way to ${full})`;
-        return new OutputError(`${existing} is a file where this build makes a folder${what}; move it away or choose another output`, existing);
+        return new OutputError(`${existing} is a file where this build makes a folder${what}; move it away or choose another output`, existing, systemCode(code));
       }
     } catch {
       // Gone since: described by the path written.

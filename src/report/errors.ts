@@ -87,7 +87,8 @@ export class OutputError extends Error {
   override readonly name: string = 'OutputError';
   readonly code: string = 'output';
   readonly exitCode = EXIT_OUTPUT;
-  constructor(message: string, readonly path?: string) {
+  /** `errno`: the file system's code (ENOSPC, EACCES, …) when a system call on `path` failed. */
+  constructor(message: string, readonly path?: string, readonly errno?: string) {
     super(message);
   }
 }
@@ -112,6 +113,11 @@ export class InterruptedError extends Error {
   }
 }
 
+/** A system call's error code (ENOSPC), not Node's own codes for misuse (ERR_INVALID_ARG_TYPE). */
+export function systemCode(code: unknown): string | undefined {
+  return typeof code === 'string' && /^E[A-Z0-9]+$/.test(code) ? code : undefined;
+}
+
 /**
  * Describes a Node.js file-system error as the path and what went wrong, for OutputError messages; `role` says what
  * the path is for when the user may not know it (spilled work units).
@@ -120,9 +126,10 @@ export function describeFsError(err: unknown, path: string, role?: string): Outp
   if (err instanceof OutputError) return err;
   const code = (err as { code?: string }).code;
   const why = code === 'ENOSPC' ? 'no space left on device'
+    : code === 'EDQUOT' ? 'disk quota exceeded'
     : code === 'EACCES' || code === 'EPERM' ? 'permission denied'
     : code === 'ENOTDIR' || code === 'EEXIST' ? 'a file is in the way of a directory'
     : code === 'EROFS' ? 'read-only file system'
     : err instanceof Error ? err.message : String(err);
-  return new OutputError(`cannot write ${path}${role ? ` (${role})` : ''}: ${why}`, path);
+  return new OutputError(`cannot write ${path}${role ? ` (${role})` : ''}: ${why}`, path, systemCode(code));
 }

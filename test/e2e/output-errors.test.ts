@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BIN, SAMPLE, removeTemps, runCli, runProcess, tempDir, tmpLeftovers, waitFor } from './helpers.js';
+import { BIN, SAMPLE, expectOk, expectSamePyramid, removeTemps, runCli, runProcess, tempDir, tmpLeftovers, waitFor, type RunResult } from './helpers.js';
 
 afterAll(removeTemps);
 
@@ -177,27 +177,54 @@ describe('exit 4 naming the path', () => {
     }
   };
 
+  /** Gives the tmpfs at `dir` room: what a user does (frees space) before --resume. */
+  const grow = (dir: string) => expect(spawnSync('mount', ['-o', 'remount,size=16m', dir]).status).toBe(0);
+  /** A full disk's exit: 4, the file named, the disk said full, and how to go on. */
+  const expectDiskFull = (r: RunResult, where: string) => {
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.stderr).toContain(`cannot write ${where}`);
+    expect(r.stderr).toMatch(/no space left on device\. The disk is full: what the build wrote is kept \(its tiles so far, and its state in \S+mudm-work\); free some space, then run the same build with --resume to continue it/);
+  };
+
   it.skipIf(!mounted)(
-    mounted ? 'build: disk full (ENOSPC on a 512 KiB tmpfs)' : 'SKIPPED disk full: cannot mount a small tmpfs here (needs root with CAP_SYS_ADMIN)',
+    mounted ? 'build: disk full (ENOSPC on a 512 KiB tmpfs) keeps its tiles and state; given space, --resume ends it with the bytes of a build run through' : 'SKIPPED disk full: cannot mount a small tmpfs here (needs root with CAP_SYS_ADMIN)',
     () => onSmallDisk('512k', async (disk) => {
       const out = path.join(disk, 'out');
-      const r = await runCli(['build', SAMPLE, '-o', out, '--workers', '1']);
-      expect(r.code, r.stderr).toBe(4);
-      expect(r.stderr).toMatch(/no space left/i);
-      expect(r.stderr).toContain(out);
+      const args = ['build', SAMPLE, '-o', out, '--workers', '1', '-q'];
+      const r = await runCli(args);
+      expectDiskFull(r, out);
       expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(false);
+      expect(fs.existsSync(path.join(out, '.mudm-work', 'plan.json')), 'the plan --resume continues').toBe(true);
       expect(tmpLeftovers(out), 'temporary files left on the full disk').toEqual([]);
+      grow(disk);
+      expectOk(await runCli([...args, '--resume']), '--resume with space');
+      const whole = path.join(tempDir('disk-full-whole'), 'out');
+      expectOk(await runCli(['build', SAMPLE, '-o', whole, '--workers', '1', '-q']), 'the build run through');
+      expectSamePyramid(out, whole, [], true);
     }),
   );
 
+  let whole: Promise<string> | undefined;
+  /** The sample's archive built through, once for both sizes. */
+  const wholeArchive = () => (whole ??= (async () => {
+    const file = path.join(tempDir('disk-full-whole'), 'slide.pmtiles');
+    expectOk(await runCli(['build', SAMPLE, '-o', file, '--workers', '1', '-q']), 'the archive built through');
+    return file;
+  })());
+
   // The sample's archive is 1.3 MB: 512 KiB fill while its parts are written, 2 MiB while they are assembled.
   it.skipIf(!mounted).each(['512k', '2m'])(
-    mounted ? 'build -o FILE.pmtiles: disk full (a tmpfs of %s) leaves nothing, no work directory and no report' : 'SKIPPED disk full %s',
+    mounted ? 'build -o FILE.pmtiles: disk full (a tmpfs of %s) keeps the work directory alone, no archive nor report; given space, --resume writes the archive a build run through writes' : 'SKIPPED disk full %s',
     (size) => onSmallDisk(size, async (disk) => {
-      const r = await runCli(['build', SAMPLE, '-o', path.join(disk, 'slide.pmtiles'), '--workers', '1']);
-      expect(r.code, r.stderr).toBe(4);
-      expect(r.stderr).toMatch(/no space left/i);
-      expect(fs.readdirSync(disk)).toEqual([]);
+      const file = path.join(disk, 'slide.pmtiles');
+      const args = ['build', SAMPLE, '-o', file, '--workers', '1', '-q'];
+      const r = await runCli(args);
+      expectDiskFull(r, disk);
+      expect(fs.readdirSync(disk)).toEqual(['.slide.pmtiles.mudm-work']);
+      grow(disk);
+      expectOk(await runCli([...args, '--resume']), '--resume with space');
+      expect(fs.readdirSync(disk).sort()).toEqual(['slide.build-report.json', 'slide.pmtiles']);
+      expect(fs.readFileSync(file).equals(fs.readFileSync(await wholeArchive())), 'the same archive').toBe(true);
     }),
   );
 });

@@ -234,7 +234,7 @@ describe('TileFiles', () => {
     expect(fs.readFileSync(victim, 'utf8')).toBe('the user\'s');
     const full = path.join(root, '5/3/4.pbf');
     expect(writeFailure(Object.assign(new Error(failed?.message), { code: failed?.code }), full)).toEqual(new OutputError(
-      `${full} is a symbolic link where this build writes a tile: a tile is never written through a link (it may point out of the output); remove the link`, full,
+      `${full} is a symbolic link where this build writes a tile: a tile is never written through a link (it may point out of the output); remove the link`, full, 'ELOOP',
     ));
   });
 });
