@@ -3,6 +3,7 @@
 // and typed once (`resolveBuildConfig`); the stages read that config, never option text.
 import os from 'node:os';
 import { UsageError } from './report/errors.js';
+import { defaultWorkers } from './memory.js';
 import { closest } from './suggest.js';
 import { MAX_WORLD_SIDE, MAX_ZOOM, type Dim, type Plane } from './tiling/space.js';
 
@@ -13,7 +14,10 @@ export interface OptionSpec {
   help: string;
   /** What the option means to a command other than those `help` speaks of (extract's -o is a directory). */
   helpFor?: Partial<Record<Command, string>>;
-  /** Default value; a function is evaluated when options are resolved (machine-dependent defaults). */
+  /**
+   * Default value; a function is evaluated when options are resolved, given the others (machine-dependent defaults,
+   * and one that follows another option: the workers a memory budget carries).
+   */
   default?: unknown;
   short?: string;
   /** Allowed values of a string option. */
@@ -29,13 +33,26 @@ export type Command = 'validate' | 'build' | 'plan' | 'build-shard' | 'finalize'
 const BUILDING: Command[] = ['build', 'plan'];
 const TILING: Command[] = ['build', 'build-shard'];
 
+/** The default of --memory-budget: 1 GiB. */
+const MEMORY_BUDGET = 1024 ** 3;
+/** The default of --workers; `memory.ts` has the figures (as a budget: 10/7 of what the process takes). */
+const CARRIED = 'the cores, but no more than --memory-budget carries: about 160 MiB of it per worker, beyond 235 MiB for the process';
+
 export const OPTIONS = {
   out: { type: 'string', short: 'o', arg: 'DIR', help: 'output directory of the pyramid, or FILE.pmtiles: one PMTiles archive of the PBF tiles of one plane', helpFor: { extract: 'the directory to write the pyramid into' }, commands: [...BUILDING, 'extract'] },
   archive: { type: 'string', arg: 'KIND', choices: ['pmtiles'], help: 'write the tiles of -o DIR into archives: pmtiles, one file per plane and format (DIR/tiles-c1-z2.pbf.pmtiles), listed in tileset.json', commands: BUILDING },
   tileCompression: { type: 'string', arg: 'KIND', default: 'auto', choices: ['auto', 'none', 'gzip'], help: 'how archives store their tiles: auto (PBF as encoded, JSON gzipped), none, or gzip (PBF too: a third smaller for about a quarter more build time, as tippecanoe writes them); none and gzip are refused for a directory of tile files (-o DIR without --archive), whose files a web server compresses', commands: BUILDING },
   force: { type: 'boolean', default: false, help: 'replace what earlier builds wrote in the output (their record says what); nothing else is removed', helpFor: { extract: 'replace what an earlier build or extract wrote in OUT (their record says what); nothing else is removed' }, commands: [...BUILDING, 'extract'] },
   strict: { type: 'boolean', default: false, help: 'stop with exit 1 at the first invalid feature, before anything is written', commands: BUILDING },
-  workers: { type: 'integer', arg: 'N', default: () => os.availableParallelism(), help: 'worker threads for parsing and tiling (default: the cores)', helpFor: { plan: 'worker threads for parsing (default: the cores)', 'build-shard': 'worker threads for tiling (default: the cores)', finalize: 'worker threads for tiling the coarse zooms (default: the cores)' }, commands: [...BUILDING, 'build-shard', 'finalize'] },
+  workers: {
+    type: 'integer', arg: 'N', default: (o: { memoryBudget: number }) => defaultWorkers(os.availableParallelism(), o.memoryBudget),
+    help: `worker threads for parsing and tiling (default: ${CARRIED})`,
+    helpFor: {
+      plan: `worker threads for parsing (default: ${CARRIED})`, 'build-shard': `worker threads for tiling (default: ${CARRIED})`,
+      finalize: `worker threads for tiling the coarse zooms (default: ${CARRIED})`,
+    },
+    commands: [...BUILDING, 'build-shard', 'finalize'],
+  },
   layer: { type: 'string', arg: 'NAME', help: 'vector layer id for every input that names none of its own (a --manifest entry\'s layer wins; default: the file name without extensions; stdin: features)', commands: BUILDING },
   layerBy: { type: 'string', arg: 'FIELD', help: 'split layers by a feature member (featureClass) or a property field; dotted names reach into nested objects (classification.name)', commands: BUILDING },
   layerPerFile: { type: 'boolean', default: false, help: 'each file a layer of its own, named after the file less its folders and data extensions: the files of a directory input too, which otherwise make one layer named after the directory (a file input is a layer of its own either way)', commands: BUILDING },
@@ -53,7 +70,7 @@ export const OPTIONS = {
   attribution: { type: 'string', help: 'descriptor attribution', commands: BUILDING },
   version: { type: 'string', arg: 'X.Y.Z', default: '1.0.0', help: 'descriptor (tileset) version: semver, MAJOR.MINOR.PATCH, as TileJSON 3.0.0 requires', commands: BUILDING },
   baseUrl: { type: 'string', arg: 'URL', help: 'base put before the tile paths in descriptors: an absolute http(s) URL without query or fragment, e.g. https://host/slides/a (default: relative URLs)', commands: BUILDING },
-  memoryBudget: { type: 'bytes', arg: 'BYTES', default: 1024 ** 3, help: 'peak memory to stay under; work-unit records spill to --tmp-dir beyond a fifth of it (e.g. 1G, 512M)', helpFor: { plan: 'peak memory to stay under while reading: one value (a feature, a whole document) may take a twentieth of it; the records go to the work directory as they are read (e.g. 1G, 512M)', 'build-shard': 'peak memory to stay under: the work units handed to workers hold at most a tenth of it in records at once (a heavier unit goes alone); the records are the plan\'s, on disk (e.g. 1G, 512M)', finalize: 'peak memory to stay under while the coarse zooms are tiled: the work units handed to workers hold at most a tenth of it in records at once (a heavier unit goes alone), and the records they hand up to the levels above spill to OUT/.mudm-work beyond another tenth (e.g. 1G, 512M)' }, commands: [...BUILDING, 'build-shard', 'finalize'] },
+  memoryBudget: { type: 'bytes', arg: 'BYTES', default: MEMORY_BUDGET, help: 'peak memory to stay under; work-unit records spill to --tmp-dir beyond a fifth of it (e.g. 1G, 512M)', helpFor: { plan: 'peak memory to stay under while reading: one value (a feature, a whole document) may take a twentieth of it; the records go to the work directory as they are read (e.g. 1G, 512M)', 'build-shard': 'peak memory to stay under: the work units handed to workers hold at most a tenth of it in records at once (a heavier unit goes alone); the records are the plan\'s, on disk (e.g. 1G, 512M)', finalize: 'peak memory to stay under while the coarse zooms are tiled: the work units handed to workers hold at most a tenth of it in records at once (a heavier unit goes alone), and the records they hand up to the levels above spill to OUT/.mudm-work beyond another tenth (e.g. 1G, 512M)' }, commands: [...BUILDING, 'build-shard', 'finalize'] },
   tmpDir: { type: 'string', arg: 'DIR', help: 'where spilled work units go (default: OUT/.mudm-work)', commands: ['build'] },
   tileBudget: { type: 'bytes', arg: 'BYTES', default: 500 * 1024, help: 'largest PBF tile below the finest zoom (JSON without PBF); each zoom is thinned uniformly to fit its densest tile', helpFor: { verify: 'the largest PBF tile (JSON without PBF) below the finest zoom that passes (default: the budget the build held, from its report)' }, commands: [...BUILDING, 'verify'] },
   lod: { type: 'string', default: 'auto', choices: ['auto', 'none'], help: 'coarse-zoom policy: auto (sub-pixel features become points, byte budget) or none', commands: BUILDING },
@@ -92,11 +109,18 @@ export function flagName(name: string): string {
 export function resolveOptions(given: Partial<Options>): Options {
   refuseUnknown(given, Object.keys(OPTIONS));
   const out: Record<string, unknown> = {};
+  const computed: [string, (o: Options) => unknown][] = [];
   for (const [name, spec] of Object.entries(OPTIONS) as [string, OptionSpec][]) {
     let v = (given as Record<string, unknown>)[name];
     if (spec.type === 'bytes') v = sizeOf(name, v);
-    out[name] = v !== undefined && v !== null ? v : typeof spec.default === 'function' ? (spec.default as () => unknown)() : spec.default;
+    if (v === undefined || v === null) {
+      if (typeof spec.default === 'function') computed.push([name, spec.default as (o: Options) => unknown]);
+      v = spec.default;
+    }
+    out[name] = v;
   }
+  // Once every other value is known: such a default may follow one of them.
+  for (const [name, fill] of computed) out[name] = fill(out as Options);
   refuseConflicts(out as Options);
   return out as Options;
 }
@@ -147,6 +171,14 @@ export function sizeOf(name: string, v: unknown): unknown {
 
 /** A value as an error message shows it: a string quoted (`"2"` given for a number is then told from `2`). */
 export const shown = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v) : String(v));
+
+/** A size as an option is written: `1G`, `512M`, `500K`, else bytes (`parseBytes` reads it back). */
+export function bytesText(n: number): string {
+  for (const [unit, size] of [['T', 1024 ** 4], ['G', 1024 ** 3], ['M', 1024 ** 2], ['K', 1024]] as const) {
+    if (n >= size && n % size === 0) return `${n / size}${unit}`;
+  }
+  return String(n);
+}
 
 /** Parses `1G`, `512M`, `500K`, `1024` (binary units). */
 export function parseBytes(text: string): number | undefined {

@@ -1,5 +1,7 @@
 // Option resolution: defaults, the typed build config, every range check and text parser, with message and exit code.
+import os from 'node:os';
 import { describe, expect, it } from 'vitest';
+import { budgetNeeded, defaultWorkers, workersCarried } from '../src/memory.js';
 import { parseFormats, parseImageSize, parsePlane, parsePlaneFields, resolveBuildConfig, resolveOptions, type Options } from '../src/options.js';
 import { MAX_ZOOM } from '../src/tiling/space.js';
 import { buildPyramid } from '../src/build/pipeline.js';
@@ -129,6 +131,20 @@ describe('option text', () => {
     expect(o.out).toBeUndefined();
     expect(o.tileBudget).toBe(500 * 1024);
     expect(resolveOptions({}).workers).toBeGreaterThanOrEqual(1);
+  });
+
+  it('makes the default --workers the cores, but no more than --memory-budget carries: one at the least; given, it stands', () => {
+    const cores = os.availableParallelism();
+    expect(resolveOptions({}).workers).toBe(Math.min(cores, 5));
+    expect(resolveOptions({ memoryBudget: '256M' as never }).workers).toBe(1);
+    expect(resolveOptions({ memoryBudget: '550M' as never }).workers).toBe(Math.min(cores, 2));
+    expect(resolveOptions({ memoryBudget: 1, workers: 3 }).workers).toBe(3);
+    // On a machine of many cores: a budget of 1G carries 5 workers (the 16 of 16 cores peaked at 1.6 GiB under it).
+    expect([256, 393, 549, 550, 768, 1024, 2048, 4096].map((m) => defaultWorkers(16, m * 2 ** 20))).toEqual([1, 1, 1, 2, 3, 5, 11, 16]);
+    for (let w = 1; w <= 64; w++) {
+      expect(workersCarried(budgetNeeded(w)), `${w} workers`).toBe(w);
+      expect(workersCarried(budgetNeeded(w) - 1), `${w} workers, a byte short`).toBe(w - 1);
+    }
   });
 });
 

@@ -3,7 +3,8 @@ import type { FeatureSource, Source } from '../io/source.js';
 import type { ValueLimit } from '../io/read.js';
 import type { Removal, TileSink } from '../io/sink.js';
 import type { ProcessProbe, WorkDir } from '../io/workdir.js';
-import type { BuildConfig } from '../options.js';
+import { bytesText, type BuildConfig } from '../options.js';
+import { budgetNeeded, processBytes, workersCarried } from '../memory.js';
 import { InterruptedError } from '../report/errors.js';
 import type { ProgressEvent } from '../report/types.js';
 import type { Plane } from '../tiling/space.js';
@@ -75,6 +76,27 @@ export function storeBudget(config: BuildConfig): number {
  */
 export function flightBudget(config: BuildConfig): number {
   return Math.floor(config.options.memoryBudget / 10);
+}
+
+const MIB = 1024 ** 2;
+
+/**
+ * A budget the build cannot stay under with the workers it runs (given, or one when the budget carries none): what
+ * it needs, said before the build starts, since the process and its workers are what the budget does not bound.
+ */
+export function memoryWarning(config: BuildConfig): { message: string; fields: Record<string, unknown> } | undefined {
+  const { memoryBudget: budget, workers } = config.options;
+  const needed = budgetNeeded(workers);
+  if (budget >= needed) return undefined;
+  const carried = workersCarried(budget);
+  const about = (bytes: number) => `about ${Math.ceil(bytes / MIB)} MiB`;
+  const fewer = workers === 1 ? '' : `, or fewer --workers (${carried > 0 ? `${bytesText(budget)} carries ${carried}` : `1 needs ${about(budgetNeeded(1))}`})`;
+  const them = `${workers} worker${workers === 1 ? '' : 's'}`;
+  return {
+    message: `--memory-budget ${bytesText(budget)} is below what a build with ${them} needs, ${about(needed)}: Node and ${them} take `
+      + `${about(processBytes(workers))} whatever the input, with records up to 3/10 of the budget on top; give --memory-budget ${Math.ceil(needed / MIB)}M or more${fewer}`,
+    fields: { event: 'memory-budget', budget, workers, needed, carried },
+  };
 }
 
 /** One value (a feature, a whole document) may take at most this share of the budget as JSON text. */

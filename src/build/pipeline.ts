@@ -16,7 +16,7 @@ import { SpillingStore } from '../stages/partition.js';
 import { planBuild } from '../stages/plan.js';
 import { TileSketch } from '../stages/thinning.js';
 import { createPool, type Pool } from '../worker/pool.js';
-import { secondsSince, storeBudget, type BuildIO, type InputSpec, type RunContext } from './context.js';
+import { memoryWarning, secondsSince, storeBudget, type BuildIO, type InputSpec, type RunContext } from './context.js';
 import { tileLevels, type LevelsOutcome } from './levels.js';
 import {
   beginOutput, finishedReport, hasParts, healBuildParts, healShardParts, layoutOf, outputSink, partsOf, refuseBuildParts, refuseLostTiles, refuseNoTiles, resumeCensus, shardPartError, type Step,
@@ -32,8 +32,8 @@ import {
 
 export type { BuildIO, InputSpec } from './context.js';
 
-/** The options of a build, checked once; with --image (and no --image-size) the world comes from the image header. */
-async function configOf(given: Partial<Options>, io: BuildIO, readsInputs: boolean): Promise<BuildConfig> {
+/** The options of a build, checked once (the world from an --image header); `warn`: a budget its workers would pass. */
+async function configOf(given: Partial<Options>, io: BuildIO, readsInputs: boolean, warn?: BuildIO['onWarning']): Promise<BuildConfig> {
   // The CLI turns them into inputs before it calls here: given to the library, they would be passed over in silence.
   if (readsInputs && ((given.input?.length ?? 0) > 0 || given.manifest !== undefined)) {
     throw new UsageError('input and manifest name files for the command line to read; a library build takes its inputs as InputSpec[] (a source such as fileSource(FILE), with its plane and layer)');
@@ -42,6 +42,8 @@ async function configOf(given: Partial<Options>, io: BuildIO, readsInputs: boole
   // Shards and finalize store tiles as their plan says, whatever a library caller passes (the CLI refuses the option).
   const config = resolveBuildConfig(readsInputs ? given : { ...given, tileCompression: undefined }, header);
   if (io.sink === undefined && config.options.out === undefined) throw new UsageError('no output directory given (-o DIR)');
+  const memory = memoryWarning(config);
+  if (memory) warn?.(memory.message, memory.fields);
   return config;
 }
 
@@ -50,7 +52,7 @@ const PLANNED_RECORDS = 'level-0';
 
 /** Builds a pyramid on this machine: plan, every shard in the local pool, finalize. Returns the run report. */
 export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>, io: BuildIO = {}): Promise<BuildReport> {
-  const config = await configOf(given, io, true);
+  const config = await configOf(given, io, true, io.onWarning);
   const o = config.options;
   const work = workDirFor(o, io.work, io.processes);
   const sink = outputSink(o.out, config.archive, config.tileCompression, work, io, { kind: 'build' });
@@ -166,7 +168,7 @@ function refuseClaimed(work: WorkDir, force: boolean, resume: boolean): void {
 
 /** `mudm-tiles plan`: one streaming pass that fixes world, zooms, fields and units, written to OUT/.mudm-work. */
 export async function planShardedBuild(inputs: InputSpec[], given: Partial<Options>, io: BuildIO = {}): Promise<{ units: number; shards: number; features: number; workDir: string }> {
-  const config = await configOf(given, {}, true);
+  const config = await configOf(given, {}, true, io.onWarning);
   const o = config.options;
   if (o.tmpDir !== undefined) throw new UsageError(`--tmp-dir ${o.tmpDir} does not apply to plan: it keeps every record in the work directory, where the shards read them`);
   const work = workDirFor(o, io.work, io.processes);
@@ -205,7 +207,7 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
 /** `mudm-tiles build-shard OUT --shard I`: tiles the units of shard I and writes its completion marker. Idempotent. */
 export async function buildShard(given: Partial<Options>, shard: number, io: BuildIO = {}, from = '--shard'): Promise<{ units: number; skipped: number; finalized?: boolean }> {
   // Formats, zooms and layers come from the plan; only how to run (workers, budget) comes from these options.
-  const config = await configOf(given, {}, false);
+  const config = await configOf(given, {}, false, io.onWarning);
   const work = workDirFor(config.options, io.work, io.processes);
   if (finalizedAlready(work, config.options.out, io, ` for shard ${shard}`)) return { units: 0, skipped: 0, finalized: true };
   const planFile = loadPlan(work);
@@ -240,7 +242,7 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
 /** `mudm-tiles finalize OUT`: checks every shard, tiles the coarse levels, writes overview, report, descriptor; cleans up. */
 export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO = {}): Promise<BuildReport> {
   // Formats, zooms and layers come from the plan; only how to run (workers, budget) comes from these options.
-  const config = await configOf(given, {}, false);
+  const config = await configOf(given, {}, false, io.onWarning);
   const work = workDirFor(config.options, io.work, io.processes);
   const done = finalizedAlready(work, config.options.out, io);
   if (done) return done;

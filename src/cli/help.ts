@@ -1,5 +1,5 @@
 // Help texts, generated from the option registry and the command table so they cannot drift from what is parsed.
-import { flagName, type Command, type OptionSpec } from '../options.js';
+import { bytesText, flagName, type Command, type OptionSpec } from '../options.js';
 import { optionsOf } from './args.js';
 import { COMMANDS, type CommandInfo } from './commands/index.js';
 
@@ -65,13 +65,6 @@ function describe(spec: OptionSpec, command: Command): string {
   const trivial = d === undefined || typeof d === 'function' || d === false || (Array.isArray(d) && d.length === 0);
   if (!trivial && !/\bdefault\b/.test(text)) text += ` (default: ${spec.type === 'bytes' && typeof d === 'number' ? bytesText(d) : String(d)})`;
   return text;
-}
-
-function bytesText(n: number): string {
-  for (const [unit, size] of [['T', 1024 ** 4], ['G', 1024 ** 3], ['M', 1024 ** 2], ['K', 1024]] as const) {
-    if (n >= size && n % size === 0) return `${n / size}${unit}`;
-  }
-  return String(n);
 }
 
 function capitalise(s: string): string {

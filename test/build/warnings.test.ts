@@ -1,12 +1,14 @@
-// Warnings of a build about inputs it builds but that will not look as their authors expect: ids, shadowed and mixed fields, plane fields.
+// Warnings of a build about inputs it builds but that will not look as their authors expect (ids, shadowed and mixed
+// fields, plane fields), and about a memory budget its workers would pass.
 import { describe, expect, it } from 'vitest';
-import { buildPyramid } from '../../src/build/pipeline.js';
+import { buildPyramid, planShardedBuild } from '../../src/build/pipeline.js';
 import { MemorySink } from '../../src/io/sink.js';
 import { memorySource } from '../../src/io/read.js';
 import { DataError, UsageError } from '../../src/report/errors.js';
-import { decodePbf, sinkJson as json } from '../helpers/pyramid.js';
+import { decodePbf, sinkJson as json, tmpDir } from '../helpers/pyramid.js';
+import path from 'node:path';
 
-const OPTS = { imageSize: '2048,2048', unitSize: 256, workers: 1, memoryBudget: 64 * 1024 * 1024 } as const;
+const OPTS = { imageSize: '2048,2048', unitSize: 256, workers: 1 } as const;
 
 describe('build warnings', () => {
   it('warns of a layer where some features have an integer id and some not: a sequence number may be another\'s id', async () => {
@@ -163,5 +165,39 @@ describe('build warnings', () => {
       ['layer more: 1 of 7 valid feature(s) have no value of field "cls" (--layer-by cls): they are in layer more, named after their input, beside the layers of the field\'s values', { event: 'layer-by-lacking', layer: 'more', field: 'cls', features: 1, of: 7 }],
     ]);
     expect((json(sink, 'tileset.json') as { vector_layers: { id: string }[] }).vector_layers.map((l) => l.id)).toEqual(['cells', 'more', 'stroma', 'tumor']);
+  });
+});
+
+describe('a memory budget the workers would pass', () => {
+  const MIB = 1024 ** 2;
+  const text = JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: {}, geometry: { type: 'Point', coordinates: [10, 10] } }] });
+  const build = async (options: Record<string, unknown>) => {
+    const warnings: [string, unknown][] = [];
+    const report = await buildPyramid([{ source: memorySource('cells.json', text) }], { imageSize: '2048,2048', maxZoom: 1, ...options }, { sink: new MemorySink(), onWarning: (m, d) => warnings.push([m, d]) });
+    return { workers: report.run.workers, warnings };
+  };
+
+  it('is warned of before the build, naming the budget its workers need; by default they are as many as the budget carries', async () => {
+    expect(await build({ memoryBudget: '256M', workers: 2 })).toEqual({
+      workers: 2,
+      warnings: [['--memory-budget 256M is below what a build with 2 workers needs, about 550 MiB: Node and 2 workers take about 385 MiB whatever the input, with records up to 3/10 of the budget on top; give --memory-budget 550M or more, or fewer --workers (1 needs about 393 MiB)',
+        { event: 'memory-budget', budget: 256 * MIB, workers: 2, needed: 550 * MIB, carried: 0 }]],
+    });
+    // Not given, the workers are as many as the budget carries, one at the least: here one, which still needs more.
+    expect(await build({ memoryBudget: '256M' })).toEqual({
+      workers: 1,
+      warnings: [['--memory-budget 256M is below what a build with 1 worker needs, about 393 MiB: Node and 1 worker take about 275 MiB whatever the input, with records up to 3/10 of the budget on top; give --memory-budget 393M or more',
+        { event: 'memory-budget', budget: 256 * MIB, workers: 1, needed: Math.ceil(275 * MIB * 10 / 7), carried: 0 }]],
+    });
+    expect((await build({ memoryBudget: '768M', workers: 4 })).warnings.map(([m]) => m)).toEqual([
+      '--memory-budget 768M is below what a build with 4 workers needs, about 865 MiB: Node and 4 workers take about 605 MiB whatever the input, with records up to 3/10 of the budget on top; give --memory-budget 865M or more, or fewer --workers (768M carries 3)',
+    ]);
+    expect(await build({ memoryBudget: '550M', workers: 2 })).toEqual({ workers: 2, warnings: [] });
+  });
+
+  it('is warned of by plan too, which runs workers to parse', async () => {
+    const warnings: string[] = [];
+    await planShardedBuild([{ source: memorySource('cells.json', text) }], { out: path.join(tmpDir('mudm-plan-budget'), 'out'), imageSize: '2048,2048', memoryBudget: 256 * MIB, workers: 2 }, { onWarning: (m) => warnings.push(m) });
+    expect(warnings).toEqual([expect.stringMatching(/^--memory-budget 256M is below what a build with 2 workers needs, about 550 MiB: /)]);
   });
 });

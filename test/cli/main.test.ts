@@ -39,7 +39,7 @@ describe('main', () => {
     const shard = await help('build-shard');
     expect(shard).toContain("--memory-budget BYTES peak memory to stay under: the work units handed to workers hold at most a tenth of it in records at once (a heavier unit goes alone); the records are the plan's, on disk (e.g. 1G, 512M) (default: 1G)");
     expect(shard).not.toContain('--tmp-dir');
-    expect(shard).toContain('--workers N worker threads for tiling (default: the cores)');
+    expect(shard).toContain('--workers N worker threads for tiling (default: the cores, but no more than --memory-budget carries: about 160 MiB of it per worker, beyond 235 MiB for the process)');
     expect(await help('build')).toContain('none and gzip are refused for a directory of tile files (-o DIR without --archive), whose files a web server compresses (default: auto)');
     // Every option a command's help of its options names is one that command takes.
     for (const command of ['validate', 'build', 'plan', 'build-shard', 'finalize', 'inspect', 'verify', 'serve', 'extract']) {
