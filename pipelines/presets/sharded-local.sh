@@ -6,6 +6,8 @@
 # Environment: MUDM_TILES  the CLI to run (default: mudm-tiles; e.g. "node bin/mudm-tiles.js" in a checkout)
 #              WORKERS     worker threads per shard (default: the cores divided among the shards, at least 1)
 #              LOG         --log format of every step (default: text)
+# Of the BUILD OPTIONS, those that say how a step runs (--workers, --memory-budget, --progress, --log, -q) go to
+# every step, and win over WORKERS and LOG; the others go to plan, which fixes them for the shards.
 #
 # It runs the same steps a Kubernetes Indexed Job or a CWL scatter runs, so it is the quickest way to try a
 # sharded layout, or to spread a build over the processes of one big node. `mudm-tiles build` is faster on one
@@ -13,7 +15,7 @@
 set -euo pipefail
 
 if [ $# -lt 3 ]; then
-  sed -n '4,8p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '4,10p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 out=$1
@@ -28,13 +30,12 @@ read -r -a cli <<< "${MUDM_TILES:-mudm-tiles}"
 cores=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 workers=${WORKERS:-$(( cores / shards > 0 ? cores / shards : 1 ))}
 log=${LOG:-text}
-# -q goes to every step, not only to plan (which takes the build options).
-quiet=()
-for a in "$@"; do
-  if [ "$a" = -q ] || [ "$a" = --quiet ]; then quiet=(-q); fi
-done
+# shellcheck source=step-options.sh
+. "$(dirname "${BASH_SOURCE[0]}")/step-options.sh"
+step_options "$@"
 
-"${cli[@]}" plan "$@" -o "$out" --shards "$shards" --log "$log"
+# The defaults first: what the user gave comes after them, and wins.
+"${cli[@]}" plan --log "$log" "$@" -o "$out" --shards "$shards"
 
 # Stop the other shards when this script is interrupted: they keep their finished units, and re-running the
 # script's build-shard lines continues them (a shard skips units that have markers).
@@ -49,7 +50,7 @@ trap 'stop 130' INT
 trap 'stop 143' TERM
 
 for (( i = 0; i < shards; i++ )); do
-  "${cli[@]}" build-shard "$out" --shard "$i" --workers "$workers" --log "$log" "${quiet[@]}" &
+  "${cli[@]}" build-shard "$out" --shard "$i" --workers "$workers" --log "$log" "${step_options[@]}" &
   pids+=($!)
 done
 
@@ -66,4 +67,4 @@ if [ $status -ne 0 ]; then
   exit $status
 fi
 
-"${cli[@]}" finalize "$out" --log "$log" "${quiet[@]}"
+"${cli[@]}" finalize "$out" --log "$log" "${step_options[@]}"

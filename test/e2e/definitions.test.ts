@@ -4,8 +4,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { parseArgs } from '../../src/cli/args.js';
-import type { Command } from '../../src/options.js';
-import { COMMAND_NAMES, ROOT, invocationProblems, optionOfFlag, removeTemps, runCli, sampleValue } from './helpers.js';
+import { OPTIONS, flagName, resolveOptions, type Command, type OptionSpec, type Options } from '../../src/options.js';
+import { COMMAND_NAMES, ROOT, fakeSbatch, invocationProblems, optionOfFlag, removeTemps, runCli, runProcess, sampleValue, tempDir } from './helpers.js';
 
 const PIPELINES = path.join(ROOT, 'pipelines');
 
@@ -260,7 +260,7 @@ describe('presets and READMEs', () => {
       const m = re.exec(line);
       if (!m || !COMMAND_NAMES.concat(['build']).includes(m[1]) || m[1] === 'tiles') continue;
       const argv = [m[1]];
-      for (const raw of m[2].replace(/\$quoted|"\$@"/g, '').split(/\s+/).filter(Boolean)) {
+      for (const raw of m[2].replace(/\$quoted|\$qsteps|"\$@"|"\$\{step_options\[@\]\}"/g, '').split(/\s+/).filter(Boolean)) {
         // Shell syntax ends the invocation; so does the quote closing a `--wrap="..."` or `$(...)`.
         if (['&', '&&', '||', '|', ';', '>', '2>&1', ')'].includes(raw)) break;
         argv.push(raw.replace(/^["']|["'),]+$/g, ''));
@@ -281,10 +281,70 @@ describe('presets and READMEs', () => {
     // In Markdown, the commands are the fenced code blocks.
     const code = f.endsWith('.md') ? [...text.matchAll(/^```[a-z]*\n([\s\S]*?)^```/gm)].map((m) => m[1]).join('\n') : text;
     const calls = invocations(code);
-    if (f.endsWith('.sh')) {
+    // A preset is a script (a shebang); a file the presets source runs no command.
+    if (f.endsWith('.sh') && text.startsWith('#!')) {
       expect(calls.map((c) => c.argv[0]).sort(), `${f} runs the sharded steps`).toEqual(['build-shard', 'finalize', 'plan']);
     }
     for (const c of calls) expect(invocationProblems(`${f}: ${c.line}`, c.argv[0], c.argv.slice(1))).toEqual([]);
+  });
+
+  it('the presets pass on, to build-shard and finalize, the options of plan that say how a step runs: those src/options.ts has plan, build-shard and finalize take', () => {
+    const text = fs.readFileSync(path.join(PIPELINES, 'presets', 'step-options.sh'), 'utf8');
+    const list = (name: string) => (new RegExp(`^${name}=\\(([^)]*)\\)`, 'm').exec(text)?.[1] ?? '').split(/\s+/).filter(Boolean).sort();
+    const specs = Object.entries(OPTIONS) as [string, OptionSpec][];
+    const taken = specs.filter(([name, spec]) => name !== 'help' && (['plan', 'build-shard', 'finalize'] as const).every((c) => spec.commands.includes(c)));
+    expect(list('STEP_VALUED')).toEqual(taken.filter(([, spec]) => spec.type !== 'boolean').map(([name]) => `--${flagName(name)}`).sort());
+    expect(list('STEP_SWITCHES')).toEqual(taken.filter(([, spec]) => spec.type === 'boolean').flatMap(([name, spec]) => [`--${flagName(name)}`, ...(spec.short ? [`-${spec.short}`] : [])]).sort());
+  });
+
+  describe('what each step of a preset is given (a stand-in CLI records it)', () => {
+    /** A stand-in `mudm-tiles` that records its arguments (a file a call, NUL-separated) and succeeds. */
+    function recorder(): { cli: string; calls: () => string[][] } {
+      const dir = tempDir('calls');
+      const cli = path.join(dir, 'mudm-tiles');
+      fs.writeFileSync(cli, `#!/bin/sh\nprintf '%s\\0' "$@" > "$(mktemp ${JSON.stringify(path.join(dir, 'call.XXXXXX'))})"\n`);
+      fs.chmodSync(cli, 0o755);
+      const calls = () => fs.readdirSync(dir).filter((f) => f.startsWith('call.')).map((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\0').slice(0, -1));
+      return { cli, calls };
+    }
+    const given = ['in', '--unit-size', '512', '--memory-budget=512M', '--progress', 'none', '--workers', '1', '--log', 'json', '-q'];
+
+    /** Every step of a run, parsed as the CLI parses it, with the options it resolves to. */
+    function steps(calls: string[][], shards: number): Map<string, Options[]> {
+      const byCommand = new Map<string, Options[]>();
+      for (const [command, ...args] of calls) {
+        expect(parserError(command, args), `mudm-tiles ${command} ${args.join(' ')}`).toBeUndefined();
+        byCommand.set(command, [...(byCommand.get(command) ?? []), resolveOptions(parseArgs(command as Command, args).options)]);
+      }
+      expect([...byCommand].map(([c, runs]) => [c, runs.length]).sort()).toEqual([['build-shard', shards], ['finalize', 1], ['plan', 1]]);
+      return byCommand;
+    }
+
+    function expectStepOptions(byCommand: Map<string, Options[]>): void {
+      for (const [command, runs] of byCommand) {
+        for (const o of runs) {
+          expect({ command, memoryBudget: o.memoryBudget, progress: o.progress, workers: o.workers, log: o.log, quiet: o.quiet }).toEqual({ command, memoryBudget: 512 * 1024 ** 2, progress: 'none', workers: 1, log: 'json', quiet: true });
+        }
+      }
+      expect(byCommand.get('plan')?.[0].unitSize).toBe(512);
+    }
+
+    it('sharded-local.sh', async () => {
+      const { cli, calls } = recorder();
+      const r = await runProcess('bash', [path.join(PIPELINES, 'presets', 'sharded-local.sh'), 'out', '2', ...given], { env: { ...process.env, MUDM_TILES: cli, WORKERS: '3', LOG: 'text' } });
+      expect(r.code, r.stderr).toBe(0);
+      expectStepOptions(steps(calls(), 2));
+    });
+
+    it('slurm-submit.sh', async () => {
+      const { cli, calls } = recorder();
+      const bin = tempDir('sbatch');
+      fakeSbatch(bin, path.join(bin, 'jobs.log'));
+      const env = { ...process.env, PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`, MUDM_TILES: cli, CPUS: '3' };
+      const r = await runProcess('bash', [path.join(PIPELINES, 'presets', 'slurm-submit.sh'), 'out', '2', ...given], { env });
+      expect(r.code, r.stderr).toBe(0);
+      expectStepOptions(steps(calls(), 2));
+    });
   });
 
   it('every file in pipelines/ starts with a comment saying what it is for', () => {

@@ -77,6 +77,25 @@ export function cliBinDir(): string {
   return dir;
 }
 
+/**
+ * Puts a stand-in `sbatch` in `bin`: it runs each job at once (array tasks one after the other, with
+ * SLURM_ARRAY_TASK_ID), fails as the job fails, prints a job id, and appends its arguments to `log`, one line a job.
+ */
+export function fakeSbatch(bin: string, log: string): void {
+  fs.writeFileSync(path.join(bin, 'sbatch'), [
+    '#!/usr/bin/env bash',
+    'set -euo pipefail',
+    'wrap=""; array=""',
+    'for a in "$@"; do case $a in --wrap=*) wrap=${a#--wrap=} ;; --array=*) array=${a#--array=} ;; esac; done',
+    `echo "$*" >> ${JSON.stringify(log)}`,
+    'if [ -n "$array" ]; then',
+    '  for ((i = ${array%-*}; i <= ${array#*-}; i++)); do SLURM_ARRAY_TASK_ID=$i sh -c "$wrap" >&2; done',
+    'else sh -c "$wrap" >&2; fi',
+    'echo $RANDOM',
+  ].join('\n'));
+  fs.chmodSync(path.join(bin, 'sbatch'), 0o755);
+}
+
 /** Every file under `dir` (hidden ones too), relative, sorted. */
 export function listFiles(dir: string): string[] {
   const out: string[] = [];

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, SAMPLE, SHARDED_OPTS, buildLocalReference, cliBinDir, expectOk, expectSamePyramid, removeTemps, runProcess, tempDir } from './helpers.js';
+import { ROOT, SAMPLE, SHARDED_OPTS, buildLocalReference, cliBinDir, expectOk, expectSamePyramid, fakeSbatch, removeTemps, runProcess, tempDir } from './helpers.js';
 
 const PRESETS = path.join(ROOT, 'pipelines', 'presets');
 
@@ -28,21 +28,9 @@ describe('presets', () => {
   });
 
   it('slurm-submit.sh submits plan, an array of build-shard and finalize that give the one-machine pyramid', async () => {
-    // A stand-in sbatch that runs each job at once, array tasks with SLURM_ARRAY_TASK_ID, and fails as the job fails.
     const bin = cliBinDir();
     const log = path.join(tempDir('sbatch'), 'jobs.log');
-    fs.writeFileSync(path.join(bin, 'sbatch'), [
-      '#!/usr/bin/env bash',
-      'set -euo pipefail',
-      'wrap=""; array=""',
-      'for a in "$@"; do case $a in --wrap=*) wrap=${a#--wrap=} ;; --array=*) array=${a#--array=} ;; esac; done',
-      `echo "$*" >> ${JSON.stringify(log)}`,
-      'if [ -n "$array" ]; then',
-      '  for ((i = ${array%-*}; i <= ${array#*-}; i++)); do SLURM_ARRAY_TASK_ID=$i sh -c "$wrap" >&2; done',
-      'else sh -c "$wrap" >&2; fi',
-      'echo $RANDOM',
-    ].join('\n'));
-    fs.chmodSync(path.join(bin, 'sbatch'), 0o755);
+    fakeSbatch(bin, log);
     const out = path.join(tempDir('slurm'), 'out');
     const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`, CPUS: '1' };
     delete env.MUDM_TILES;
