@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { parseArgs } from '../../src/cli/args.js';
+import { EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OUTPUT, EXIT_UNREADABLE, EXIT_USAGE } from '../../src/cli/exit.js';
 import { OPTIONS, flagName, resolveOptions, type Command, type OptionSpec, type Options } from '../../src/options.js';
 import { COMMAND_NAMES, ROOT, fakeSbatch, invocationProblems, optionOfFlag, removeTemps, runCli, runProcess, sampleValue, tempDir } from './helpers.js';
 
@@ -91,6 +92,32 @@ describe('Kubernetes manifests', () => {
     const out = plan.argv[plan.argv.indexOf('-o') + 1];
     expect(shard.argv[1]).toBe(out);
     expect(byCommand.get('finalize')!.argv[1]).toBe(out);
+  });
+
+  it('fails the build-shard Job at once on an exit code a retry cannot mend, and retries exit 4 and pods lost (podFailurePolicy)', () => {
+    const shard = jobs.find((j) => jobParts(j.file, j.doc).argv[0] === 'build-shard')!;
+    const { pod, container } = jobParts(shard.file, shard.doc);
+    // Kubernetes refuses a podFailurePolicy with another restart policy.
+    expect(pod.restartPolicy).toBe('Never');
+    type Rule = { action: string; onExitCodes?: { containerName?: string; operator: string; values: number[] }; onPodConditions?: { type: string; status?: string }[] };
+    const rules = obj(obj(shard.doc.spec, 'spec').podFailurePolicy, 'podFailurePolicy').rules as Rule[];
+    for (const r of rules) {
+      expect(['FailJob', 'Ignore', 'Count'], r.action).toContain(r.action);
+      expect(Number(r.onExitCodes !== undefined) + Number(r.onPodConditions !== undefined), 'one of onExitCodes and onPodConditions').toBe(1);
+      if (!r.onExitCodes) continue;
+      expect(r.onExitCodes.containerName ?? container.name).toBe(container.name);
+      // The API takes them sorted, without repeats and without 0 under In.
+      const values = r.onExitCodes.values;
+      expect(values).toEqual([...new Set(values)].sort((a, b) => a - b));
+      expect(r.onExitCodes.operator === 'In' && values.includes(0)).toBe(false);
+    }
+    /** What the Job does with a failed pod: the first rule that matches it (Kubernetes' order), else it counts. */
+    const action = (code: number, conditions: string[] = []): string => rules.find((r) => (r.onExitCodes
+      ? (r.onExitCodes.operator === 'In') === r.onExitCodes.values.includes(code)
+      : r.onPodConditions!.some((c) => conditions.includes(c.type) && (c.status ?? 'True') === 'True')))?.action ?? 'Count';
+    for (const code of [EXIT_INVALID, EXIT_USAGE, EXIT_UNREADABLE, EXIT_INTERNAL]) expect(action(code), `exit ${code}`).toBe('FailJob');
+    for (const code of [EXIT_OUTPUT, EXIT_INTERRUPTED, 143]) expect(action(code), `exit ${code}`).toBe('Count');
+    for (const code of [EXIT_USAGE, EXIT_OUTPUT, 143]) expect(action(code, ['DisruptionTarget']), `exit ${code} of a pod lost`).toBe('Ignore');
   });
 
   it('mounts the shared ReadWriteMany claim at /data in every Job', () => {
