@@ -210,7 +210,7 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
   const config = await configOf(given, {}, false, io.onWarning);
   const work = workDirFor(config.options, io.work, io.processes);
   if (finalizedAlready(work, config.options.out, io, ` for shard ${shard}`)) return { units: 0, skipped: 0, finalized: true };
-  const planFile = loadPlan(work);
+  const planFile = loadPlan(work, config.options.out);
   checkShardIndex(work, planFile, shard, from);
   // A build --force or --resume on this machine must not take the work directory from under a shard running here,
   // nor may a second run of the same shard write its parts at once.
@@ -246,7 +246,7 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   const work = workDirFor(config.options, io.work, io.processes);
   const done = finalizedAlready(work, config.options.out, io);
   if (done) return done;
-  const planFile = loadPlan(work);
+  const planFile = loadPlan(work, config.options.out);
   // Two at once would append to one part and rename it in turn: an archive of mixed bytes under the final name.
   ownStep(work, 'finalize', `finalize: ${config.options.out} is being finalized already`);
   // From the claim on, every way out releases it (see buildShard).

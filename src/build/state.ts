@@ -8,6 +8,7 @@ import type { Multiscale } from '../model/multiscale.js';
 import type { Vocabularies } from '../model/vocabulary.js';
 import { DiskWorkDir, OWNER_FILE, REMOVING_FILE, type ProcessProbe, type WorkDir } from '../io/workdir.js';
 import { MemoryWorkDir } from '../io/workdir-memory.js';
+import { existingAncestor } from '../io/dirs.js';
 import { archiveWorkDir } from '../archive/archive-names.js';
 import { flagName, isArchiveFile, type BuildConfig, type Options, type TileCompression } from '../options.js';
 import { InterruptedError, OutputError, UsageError, WorkStateError } from '../report/errors.js';
@@ -144,10 +145,13 @@ export function savePlan(work: WorkDir, planFile: PlanFile): void {
   work.writeJson(PLAN_FILE, planFile);
 }
 
-/** The plan of the work directory; a missing, unreadable or foreign one is a WorkStateError saying what to do. */
-export function loadPlan(work: WorkDir): PlanFile {
+/**
+ * The plan of the work directory (of output `out`); a missing, unreadable or foreign one is a WorkStateError saying
+ * what to do.
+ */
+export function loadPlan(work: WorkDir, out?: string): PlanFile {
   const planFile = findPlan(work);
-  if (!planFile) throw new WorkStateError(`no readable plan in ${where(work)}: run mudm-tiles plan first`, work.root);
+  if (!planFile) throw new WorkStateError(noPlan(work, out), work.root);
   // Shards must not write beside what a plan --force stopped part-way left of an earlier build (output.ts `beginOutput`).
   if (work.exists(REMOVING_FILE)) {
     throw new WorkStateError(`${where(work)}: plan --force was stopped before it removed what an earlier build wrote in the output, and some of it is left: run plan --force again`, work.root);
@@ -160,6 +164,16 @@ export function loadPlan(work: WorkDir): PlanFile {
       : `${where(work)}: the process that wrote the plan (plan, or build --resume of it) ended before its end (${OWNER_FILE} is left): run plan again`, work.root);
   }
   return planFile;
+}
+
+/**
+ * Why there is no plan: the folder the work directory goes in is not there (a path mistyped, or plan not run yet), so
+ * the message names that rather than a work directory inside it; or the work directory holds none.
+ */
+function noPlan(work: WorkDir, out: string | undefined): string {
+  const folder = work.root === undefined ? undefined : path.dirname(work.root);
+  if (folder === undefined || existingAncestor(folder).missing.length === 0) return `no readable plan in ${where(work)}: run mudm-tiles plan first`;
+  return `${folder} does not exist, so there is no plan to go on with: check the path, or run mudm-tiles plan INPUT... -o ${out ?? folder} first`;
 }
 
 /** The plan an earlier run left, if any (for --resume); one of another version is refused. */

@@ -78,6 +78,22 @@ describe('build-shard', () => {
   });
 });
 
+describe('build-shard and finalize of an output that is not there', () => {
+  it('name it as missing, not a work directory inside it (exit 4, as for a plan missing), and make nothing', async () => {
+    const dir = tmpDir('mudm-steps');
+    const out = path.join(dir, 'nonexist');
+    for (const args of [['build-shard', out, '--shard', '0'], ['finalize', out]]) {
+      const r = await step(args);
+      expect([r.code, r.err]).toEqual([4, `error: ${out} does not exist, so there is no plan to go on with: check the path, or run mudm-tiles plan INPUT... -o ${out} first\n`]);
+    }
+    // One archive: its work directory lies beside it, in a folder not there either.
+    const archive = path.join(dir, 'nodir', 'slide.pmtiles');
+    const r = await step(['build-shard', archive, '--shard', '0']);
+    expect([r.code, r.err]).toEqual([4, `error: ${path.dirname(archive)} does not exist, so there is no plan to go on with: check the path, or run mudm-tiles plan INPUT... -o ${archive} first\n`]);
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+});
+
 describe('plan', () => {
   it('refuses --tmp-dir, which it would pass over (its records go to OUT/.mudm-work for the shards), from the CLI and a library caller alike', async () => {
     const dir = tmpDir('mudm-steps');
