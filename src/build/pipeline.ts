@@ -26,8 +26,8 @@ import { UnitLog } from './unit-log.js';
 import { buildReport, nothingPlaced, noValidFeature, planesWithPbf, planPreview, sumMarkers, writePreviews } from './report.js';
 import { outlierWarning } from '../report/format.js';
 import {
-  PLAN_VERSION, checkSamePlan, checkShardIndex, failedBuild, claimedMessage, stillRunning, takeOver, checkShardsDone, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone, resumablePlan, savePlan, shardUnits, spillRoot,
-  workDirFor, type PlanFile,
+  PLAN_VERSION, PLANNED_RECORDS, checkSamePlan, checkShardIndex, failedBuild, claimedMessage, stillRunning, takeOver, checkShardsDone, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone,
+  refuseUnplanned, resumablePlan, savePlan, shardUnits, spillRoot, workDirFor, type PlanFile,
 } from './state.js';
 
 export type { BuildIO, InputSpec } from './context.js';
@@ -46,9 +46,6 @@ async function configOf(given: Partial<Options>, io: BuildIO, readsInputs: boole
   if (memory) warn?.(memory.message, memory.fields);
   return config;
 }
-
-/** Where `plan` writes the level-0 records in the work directory, for shards (other processes) to read. */
-const PLANNED_RECORDS = 'level-0';
 
 /** Builds a pyramid on this machine: plan, every shard in the local pool, finalize. Returns the run report. */
 export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>, io: BuildIO = {}): Promise<BuildReport> {
@@ -145,18 +142,6 @@ function startOver(work: WorkDir, force: boolean): void {
 }
 
 /**
- * Shards read the planned records from the work directory's `level-0`, where `plan` writes them (finalize reads
- * the units' records for the level above from their markers, and needs level-0 only where one is tiled again); a
- * `build` keeps them in its memory, or spills them elsewhere (`spill/`, --tmp-dir), removed when it is interrupted.
- */
-function refuseUnplanned(work: WorkDir, command: string): void {
-  if (work.exists(PLANNED_RECORDS)) return;
-  // Shards done, so a plan's: its records went missing on the way (a merge of the shards' outputs that left them out).
-  if (work.list('shards').length > 0) throw new WorkStateError(`${command}: ${work.root ?? 'the work directory'} lacks the plan's records (${PLANNED_RECORDS}), which finalize reads to tile a zoom anew where the shards' tiles pass the tile budget: give it the work directory whole, the records with the shards' markers`, work.root);
-  throw new WorkStateError(`${command}: ${work.root ?? 'the work directory'} holds no planned records (${PLANNED_RECORDS}): it is an interrupted build's, not a plan for shards; continue it with build --resume, or plan with plan --force`, work.root);
-}
-
-/**
  * Another build's work directory, found before the output is looked at: its state says more (what goes on with it)
  * than that the output is not empty.
  */
@@ -219,9 +204,9 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
   let sink: TileSink | undefined, pool: Pool | undefined;
   try {
     const step: Step = { kind: 'shard', shard };
-    refuseUnplanned(work, 'build-shard');
-    if (planFile.archive) refuseBuildParts(work, 'build-shard');
     const units = shardUnits(planFile.units, shard, planFile.shards);
+    refuseUnplanned(work, 'build-shard', units);
+    if (planFile.archive) refuseBuildParts(work, 'build-shard');
     const log = new UnitLog(work, planFile.id);
     healShardParts(work, step, units, log, planFile.id, io);
     sink = outputSink(config.options.out, planFile.archive ?? 'none', planFile.tileCompression ?? 'auto', work, io, step, planFile.plan);
@@ -255,7 +240,7 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
     const units = new UnitLog(work, planFile.id);
     if (planFile.archive) refuseBuildParts(work, 'finalize');
     // An interrupted build's work directory, not a plan for shards: build-shard refuses it, so saying to run it would not do.
-    refuseUnplanned(work, 'finalize');
+    refuseUnplanned(work, 'finalize', planFile.units);
     checkShardsDone(work, planFile, units, (shard) => partsOf(work, { kind: 'shard', shard }));
     sink = outputSink(config.options.out, planFile.archive ?? 'none', planFile.tileCompression ?? 'auto', work, io, { kind: 'finalize' }, planFile.plan);
     // What finalize writes may only replace what a build wrote (a finalize run before): checked before anything goes.

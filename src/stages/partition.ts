@@ -136,7 +136,7 @@ export class SpillingStore implements UnitStore {
   }
 
   private file(key: string): string {
-    return path.join(this.dir, `${unitFileName(key)}.rec`);
+    return path.join(this.dir, recordFileName(key));
   }
 
   /** Drops the records, and in `fresh` mode the folder (and the one above when it is left empty: --tmp-dir's own). */
@@ -151,6 +151,11 @@ export class SpillingStore implements UnitStore {
       // Cleaning up after a failure must not hide it: what is left is in a folder of the tool's own.
     }
   }
+}
+
+/** The name of the file a spilled unit's records go to (in the store's folder). */
+export function recordFileName(key: string): string {
+  return `${unitFileName(key)}.rec`;
 }
 
 function pushTo(lists: Map<string, Uint8Array[]>, key: string, bytes: Uint8Array): void {

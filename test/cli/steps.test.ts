@@ -116,6 +116,30 @@ describe('finalize of a work directory without its records', () => {
   });
 });
 
+describe('a step whose plan lost some of its records', () => {
+  it('finalize refuses (exit 4) before writing anything, naming the record, whether or not a zoom is tiled anew', async () => {
+    const out = sharded();
+    const lost = path.join(out, '.mudm-work', 'level-0', '0_0_0_1_1.rec');
+    fs.rmSync(lost);
+    const r = await step(['finalize', out, '--workers', '1']);
+    expect([r.code, r.err]).toEqual([4, `error: finalize: 1 of the plan's records is missing (${lost}), which finalize reads to tile a zoom anew where the shards' tiles pass the tile budget: give it the work directory whole, every record of level-0 as plan wrote it, or plan again with plan --force\n`]);
+    expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(false);
+    expect(fs.existsSync(path.join(out, '.mudm-work', 'plan.json'))).toBe(true);
+  });
+
+  it('build-shard refuses (exit 4) a shard whose units read a record that is gone; the other shard goes on', async () => {
+    const out = path.join(tmpDir('mudm-steps'), 'out');
+    expect((await step(['plan', CELLS, '-o', out, ...PLAN, '-q'])).code).toBe(0);
+    const records = path.join(out, '.mudm-work', 'level-0');
+    // Unit 4 of the sorted 12, so shard 0's.
+    fs.rmSync(path.join(records, '0_0_0_1_1.rec'));
+    const r = await step(['build-shard', out, '--shard', '0', '--workers', '1']);
+    expect([r.code, r.err]).toEqual([4, `error: build-shard: 1 of the plan's records is missing (${path.join(records, '0_0_0_1_1.rec')}), which its units read: give it the work directory whole, every record of level-0 as plan wrote it, or plan again with plan --force\n`]);
+    expect(fs.readdirSync(out)).toEqual(['.mudm-work']);
+    expect((await step(['build-shard', out, '--shard', '1', '--workers', '1', '-q'])).code).toBe(0);
+  });
+});
+
 describe('plan --preview --image', () => {
   it('keeps the image as the previews take it: finalize draws them, the image moved away since, as a build on one machine does', async () => {
     const dir = tmpDir('mudm-steps');
