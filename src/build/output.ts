@@ -288,3 +288,17 @@ export function finishedReport(out: string): BuildReport | undefined {
     return undefined;
   }
 }
+
+/**
+ * The report of the output when a step is run again after `finalize` succeeded (a workflow retrying it): the output
+ * whole, its work directory gone. Says there is nothing to do (`what`: for whom), or undefined when it is not so.
+ */
+export function finalizedAlready(work: WorkDir, out: string | undefined, io: BuildIO, what = ''): BuildReport | undefined {
+  const done = !work.exists('') && out !== undefined ? finishedReport(out) : undefined;
+  if (!done) return undefined;
+  // Its removal, the last thing finalize does, may have been killed part-way (the work directory moved aside first,
+  // then removed): what is left aside, as large as the plan's records, goes now.
+  work.sweep();
+  io.onWarning?.(`${out} is finalized already (a complete output, its work directory gone): nothing${what} to do`, { event: 'finalized-already', out });
+  return done;
+}

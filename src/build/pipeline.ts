@@ -19,7 +19,7 @@ import { createPool, type Pool } from '../worker/pool.js';
 import { memoryWarning, secondsSince, storeBudget, type BuildIO, type InputSpec, type RunContext } from './context.js';
 import { tileLevels, type LevelsOutcome } from './levels.js';
 import {
-  beginOutput, finishedReport, hasParts, healBuildParts, healShardParts, layoutOf, outputSink, partsOf, refuseBuildParts, refuseLostTiles, refuseNoTiles, resumeCensus, shardPartError, type Step,
+  beginOutput, finalizedAlready, hasParts, healBuildParts, healShardParts, layoutOf, outputSink, partsOf, refuseBuildParts, refuseLostTiles, refuseNoTiles, resumeCensus, shardPartError, type Step,
 } from './output.js';
 import { readInputs } from './read.js';
 import { UnitLog } from './unit-log.js';
@@ -332,16 +332,6 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   if (forShards) planFile.forShards = true;
   savePlan(work, planFile);
   return planFile;
-}
-
-/**
- * The report of the output when a step is run again after `finalize` succeeded (a workflow retrying it): the output
- * whole, its work directory gone. Says there is nothing to do (`what`: for whom), or undefined when it is not so.
- */
-function finalizedAlready(work: WorkDir, out: string | undefined, io: BuildIO, what = ''): BuildReport | undefined {
-  const done = !work.exists('') && out !== undefined ? finishedReport(out) : undefined;
-  if (done) io.onWarning?.(`${out} is finalized already (a complete output, its work directory gone): nothing${what} to do`, { event: 'finalized-already', out });
-  return done;
 }
 
 /** Says what --force removed, through the caller's hook. */

@@ -57,6 +57,8 @@ export class MemoryWorkDir implements WorkDir {
   foreign(): undefined { return undefined; }
   abandoned(): boolean { return false; }
   retire(): void { this.destroy(); }
+  /** In memory, nothing is left aside. */
+  sweep(): void {}
   claim(): void {
     if (this.files.size > 0) throw new WorkStateError(claimedMessage('the work directory'));
   }

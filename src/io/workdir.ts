@@ -5,7 +5,8 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { describeFsError, WorkStateError } from '../report/errors.js';
 import { removeMadeDirectories, writeParts } from './dirs.js';
-import { CLAIM_GRACE_MS, CLAIMING, createOnly, isAside, LEASE_MS, OWNER_FILE, OWNERS_DIR, ownerOf, parseOwner, readText, RecordKeeper, removeIfSame, RETIRING, sinceRefresh, TAKEOVER, whoIs, type Owner, type ProcessProbe } from './owner-file.js';
+import { sweepAside } from './aside.js';
+import { CLAIMING, createOnly, LEASE_MS, OWNER_FILE, OWNERS_DIR, ownerOf, parseOwner, readText, RecordKeeper, removeIfSame, RETIRING, sinceRefresh, TAKEOVER, whoIs, type Owner, type ProcessProbe } from './owner-file.js';
 
 export { isAside, OWNER_FILE, OWNERS_DIR, type ProcessProbe } from './owner-file.js';
 
@@ -60,6 +61,12 @@ export interface WorkDir {
    */
   retire(): void;
   /**
+   * Removes what a claim or a removal of this work directory killed part-way left beside it (`NAME.retiring-TAG`,
+   * `NAME.claiming-TAG`) when it holds only a build's state, but a claim under way and state a `retire` is about to
+   * put back (their owner runs); never anything else.
+   */
+  sweep(): void;
+  /**
    * Records this process as the build working here (a build after `claim`, a resumed build taking it over, a plan
    * while it reads: it removes the record once the plan is written, as shards work in what it leaves).
    */
@@ -86,6 +93,8 @@ const STATE_FILES = [OWNER_FILE, 'plan.json'];
 /** Marks a --force removal of what earlier builds wrote in the output as under way (build/output.ts `beginOutput`). */
 export const REMOVING_FILE = 'removing.json';
 const STATE_ENTRIES = [...STATE_FILES, REMOVING_FILE, OWNERS_DIR, 'units', 'parts', 'shards', 'level-0', 'spill'];
+/** A build's entry, or what it makes beside one (`owner.json.tmp-…`, `owner.json.takeover`). */
+const isStateEntry = (n: string): boolean => STATE_ENTRIES.some((e) => n === e || n.startsWith(`${e}.`));
 
 /** Why a new build cannot start where a work directory is. */
 export const claimedMessage = (where: string) => `${where} holds the state of another build of this output (interrupted, still running, or `
@@ -227,21 +236,8 @@ export class DiskWorkDir implements WorkDir {
     removeMadeDirectories(path.dirname(this.root), this.madeParent);
   }
 
-  /**
-   * Removes what claims and removals killed part-way left aside (`isAside`), but a claim under way and state a
-   * `retire` is about to put back (their owner runs).
-   */
-  private sweepAside(): void {
-    const parent = path.dirname(this.root);
-    const names = fs.readdirSync(parent, { withFileTypes: true }).filter((e) => e.isDirectory() && isAside(e.name, path.basename(this.root)));
-    for (const { name: n } of names) {
-      const dir = path.join(parent, n);
-      const o = readText(path.join(dir, OWNER_FILE));
-      const owner = o === undefined ? undefined : parseOwner(o);
-      if (owner && this.runs(owner, path.join(dir, OWNER_FILE))) continue;
-      if (!owner && n.includes(CLAIMING) && Date.now() - (fs.statSync(dir, { throwIfNoEntry: false })?.mtimeMs ?? 0) < CLAIM_GRACE_MS) continue;
-      try { fs.rmSync(dir, { recursive: true, force: true }); } catch { /* another process removes it too */ }
-    }
+  sweep(): void {
+    sweepAside(this.root, (o, file) => this.runs(o, file), isStateEntry);
   }
 
   size(rel: string): number | undefined {
@@ -262,8 +258,7 @@ export class DiskWorkDir implements WorkDir {
         const names = fs.readdirSync(this.root);
         // A build's entries and what it makes beside them (`owner.json.tmp-…`, `owner.json.takeover`): anything else
         // (a user's notes beside an owner.json of their own) makes the folder not a build's, whatever it holds too.
-        const ours = (n: string) => STATE_ENTRIES.some((e) => n === e || n.startsWith(`${e}.`));
-        const others = names.filter((n) => !ours(n));
+        const others = names.filter((n) => !isStateEntry(n));
         if (others.length > 0) what = `${others.length === 1 ? 'a file' : 'files'} no build writes there (${others.slice(0, 3).join(', ')}${others.length > 3 ? ', …' : ''})`;
       }
     } catch {
@@ -279,7 +274,7 @@ export class DiskWorkDir implements WorkDir {
     const made = p ? `${this.root}${CLAIMING}${this.tag}` : this.root;
     try {
       this.madeParent ??= fs.mkdirSync(path.dirname(this.root), { recursive: true });
-      this.sweepAside();
+      this.sweep();
       // Not recursive: it fails when the directory is there, whoever made it in between.
       fs.mkdirSync(made);
       if (p) {

@@ -140,6 +140,32 @@ describe('a step whose plan lost some of its records', () => {
   });
 });
 
+describe('a finalize killed while it removed its work directory', () => {
+  it('leaves it aside; finalize or build-shard run again remove it, and no folder of other files named alike', async () => {
+    const out = sharded();
+    expect((await step(['finalize', out, '-q', '--workers', '1'])).code).toBe(0);
+    const work = path.join(out, '.mudm-work');
+    // The work directory moved aside whole (then removed: the kill came first), and folders this tool did not leave.
+    const leftover = `${work}.retiring-0123abcd`;
+    const users = [`${work}.retiring-89abcdef`, `${work}.retiring-mine`];
+    const leave = () => fs.cpSync(path.join(shardsDone, '.mudm-work'), leftover, { recursive: true });
+    for (const u of users) {
+      fs.mkdirSync(u);
+      fs.writeFileSync(path.join(u, 'notes.txt'), 'mine');
+    }
+    const pyramid = contents(out);
+    leave();
+    const again = await step(['finalize', out, '--workers', '1']);
+    expect([again.code, again.err.split('\n')[0]]).toEqual([0, `warning: ${out} is finalized already (a complete output, its work directory gone): nothing to do`]);
+    expect(fs.existsSync(leftover)).toBe(false);
+    expect(contents(out)).toEqual(pyramid);
+    leave();
+    expect((await step(['build-shard', out, '--shard', '1', '-q'])).code).toBe(0);
+    expect(fs.existsSync(leftover)).toBe(false);
+    for (const u of users) expect(fs.readFileSync(path.join(u, 'notes.txt'), 'utf8')).toBe('mine');
+  });
+});
+
 describe('plan --preview --image', () => {
   it('keeps the image as the previews take it: finalize draws them, the image moved away since, as a build on one machine does', async () => {
     const dir = tmpDir('mudm-steps');

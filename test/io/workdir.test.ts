@@ -244,12 +244,15 @@ describe('claiming a step of a build in the work directory', () => {
     fs.writeFileSync(path.join(parent, 'w.retiring-0badcafe', 'plan.json'), '{}');
     fs.mkdirSync(path.join(parent, 'w.retiring-00c0ffee'));
     fs.writeFileSync(path.join(parent, 'w.retiring-00c0ffee', 'owner.json'), JSON.stringify({ pid: 402, host: os.hostname(), start: 's402' }));
-    // Not a work directory's: kept.
+    // Not a work directory's: kept, by its name, or by what it holds (a file no build writes beside a plan.json).
     fs.mkdirSync(path.join(parent, 'w.retiring-mine'));
+    fs.mkdirSync(path.join(parent, 'w.retiring-0000beef'));
+    fs.writeFileSync(path.join(parent, 'w.retiring-0000beef', 'plan.json'), '{}');
+    fs.writeFileSync(path.join(parent, 'w.retiring-0000beef', 'notes.txt'), 'mine');
     a.destroy();
-    expect(fs.readdirSync(parent).sort()).toEqual(['w.retiring-00c0ffee', 'w.retiring-0badcafe', 'w.retiring-mine']);
+    expect(fs.readdirSync(parent).sort()).toEqual(['w.retiring-0000beef', 'w.retiring-00c0ffee', 'w.retiring-0badcafe', 'w.retiring-mine']);
     new DiskWorkDir(dir, probe(403, running)).claim();
-    expect(fs.readdirSync(parent).sort()).toEqual(['w', 'w.retiring-00c0ffee', 'w.retiring-mine']);
+    expect(fs.readdirSync(parent).sort()).toEqual(['w', 'w.retiring-0000beef', 'w.retiring-00c0ffee', 'w.retiring-mine']);
   });
 
   it('sweeps what a claim killed before its rename left beside the place, but a claim under way', () => {
