@@ -3,7 +3,7 @@
 import { setOwn } from '../model/own.js';
 import type { Asset, TilesetDescriptor } from '../model/descriptor.js';
 import { PREVIEW_MAX_SIDE, backgroundJpeg, composePreview, imageBackground, previewGrid } from '../io/preview.js';
-import type { WorkDir } from '../io/workdir.js';
+import { PREVIEW_IMAGE, type WorkDir } from '../io/workdir.js';
 import { WorkStateError } from '../report/errors.js';
 import { placePatch } from '../raster/paint.js';
 import type { BuildReport, ZoomReport } from '../report/types.js';
@@ -17,9 +17,6 @@ import { sampleLine } from '../validate/tally.js';
 import type { InputSpec, RunContext } from './context.js';
 import type { PlanFile, ReadSummary } from './state.js';
 import type { UnitMarker } from './unit-log.js';
-
-/** The --image of a plan with --preview, read onto the preview grid (8-bit RGB) by the plan, for finalize. */
-const PREVIEW_IMAGE = 'preview-image.rgb';
 
 /** The markers of every level summed: what the descriptor (complete zooms, kept fractions) and the report need. */
 export interface MarkerTotals {

@@ -92,7 +92,9 @@ export interface WorkDir {
 const STATE_FILES = [OWNER_FILE, 'plan.json'];
 /** Marks a --force removal of what earlier builds wrote in the output as under way (build/output.ts `beginOutput`). */
 export const REMOVING_FILE = 'removing.json';
-const STATE_ENTRIES = [...STATE_FILES, REMOVING_FILE, OWNERS_DIR, 'units', 'parts', 'shards', 'level-0', 'spill'];
+/** The --image of a build with --preview, read onto the preview grid (8-bit RGB) by its plan, for finalize. */
+export const PREVIEW_IMAGE = 'preview-image.rgb';
+const STATE_ENTRIES = [...STATE_FILES, REMOVING_FILE, PREVIEW_IMAGE, OWNERS_DIR, 'units', 'parts', 'shards', 'level-0', 'spill'];
 /** A build's entry, or what it makes beside one (`owner.json.tmp-…`, `owner.json.takeover`). */
 const isStateEntry = (n: string): boolean => STATE_ENTRIES.some((e) => n === e || n.startsWith(`${e}.`));
 

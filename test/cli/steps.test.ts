@@ -175,6 +175,9 @@ describe('plan --preview --image', () => {
     expect((await step(['build', CELLS, '-o', local, '--preview', '--image', image, '-q', '--unit-size', '512', '--max-zoom', '3', '--workers', '1'])).code).toBe(0);
     const out = path.join(dir, 'out');
     expect((await step(['plan', CELLS, '-o', out, ...PLAN, '--preview', '--image', image, '-q'])).code).toBe(0);
+    // The image kept is a build's state: plan --force replaces it (it was taken for a file no build writes, exit 4).
+    const again = await step(['plan', CELLS, '-o', out, ...PLAN, '--preview', '--image', image, '-q', '--force']);
+    expect([again.code, again.err]).toEqual([0, '']);
     // A workflow's later steps run where the image is not (another machine, a staged copy of OUT), or after it moved.
     fs.renameSync(image, path.join(dir, 'moved.png'));
     for (const shard of ['0', '1']) expect((await step(['build-shard', out, '--shard', shard, '-q', '--workers', '1'])).code).toBe(0);
