@@ -263,10 +263,11 @@ describe('mudm-tiles build', () => {
 
   it('exits 4 when the work directory lacks its plan or holds one of another version', async () => {
     const out = path.join(tmpDir('mudm-cli'), 'out');
+    fs.mkdirSync(out);
     const none = await run(['finalize', out]);
     expect(none.code, none.stderr).toBe(4);
     expect(none.stderr).toContain(`error: no readable plan in ${path.join(out, '.mudm-work')}: run mudm-tiles plan first`);
-    fs.mkdirSync(path.join(out, '.mudm-work'), { recursive: true });
+    fs.mkdirSync(path.join(out, '.mudm-work'));
     fs.writeFileSync(path.join(out, '.mudm-work', 'plan.json'), JSON.stringify({ version: 1, shards: 1, units: [] }));
     const old = await run(['build-shard', out, '--shard', '0']);
     expect(old.code, old.stderr).toBe(4);
