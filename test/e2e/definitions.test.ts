@@ -94,13 +94,13 @@ describe('Kubernetes manifests', () => {
     expect(byCommand.get('finalize')!.argv[1]).toBe(out);
   });
 
-  it('fails the build-shard Job at once on an exit code a retry cannot mend, and retries exit 4 and pods lost (podFailurePolicy)', () => {
-    const shard = jobs.find((j) => jobParts(j.file, j.doc).argv[0] === 'build-shard')!;
-    const { pod, container } = jobParts(shard.file, shard.doc);
+  it.each(['plan', 'build-shard', 'finalize'])('fails the %s Job at once on an exit code a retry cannot mend, and retries exit 4 and pods lost (podFailurePolicy)', (command) => {
+    const job = jobs.find((j) => jobParts(j.file, j.doc).argv[0] === command)!;
+    const { pod, container } = jobParts(job.file, job.doc);
     // Kubernetes refuses a podFailurePolicy with another restart policy.
     expect(pod.restartPolicy).toBe('Never');
     type Rule = { action: string; onExitCodes?: { containerName?: string; operator: string; values: number[] }; onPodConditions?: { type: string; status?: string }[] };
-    const rules = obj(obj(shard.doc.spec, 'spec').podFailurePolicy, 'podFailurePolicy').rules as Rule[];
+    const rules = obj(obj(job.doc.spec, 'spec').podFailurePolicy, `${job.file}: podFailurePolicy`).rules as Rule[];
     for (const r of rules) {
       expect(['FailJob', 'Ignore', 'Count'], r.action).toContain(r.action);
       expect(Number(r.onExitCodes !== undefined) + Number(r.onPodConditions !== undefined), 'one of onExitCodes and onPodConditions').toBe(1);
