@@ -4,7 +4,7 @@
 const MIB = 1024 ** 2;
 /**
  * Node's main thread (reading, the plan, writing), and each worker thread (its isolate, its young generation of
- * worker/pool.ts, the batches it parses and the units it tiles), whatever the input: from the peaks of the
+ * worker/pool.ts, the batches it parses and the units it tiles) on a whole slide (a small input takes less): from the peaks of the
  * 100,000-cell slide with 1 to 5 workers and budgets from 128M to 1G (README *Memory*), every one of which stayed
  * within `budgetNeeded` of its workers, though runs differ by up to 70 MiB with when the threads collect garbage.
  */
@@ -16,7 +16,7 @@ const WORKER_BYTES = 110 * MIB;
  */
 const RECORD_TENTHS = 3;
 
-/** What the process and `workers` workers take whatever the input. */
+/** What the process and `workers` workers take at the most (a whole slide), beside the records. */
 export function processBytes(workers: number): number {
   return PROCESS_BYTES + workers * WORKER_BYTES;
 }

@@ -93,8 +93,8 @@ export function memoryWarning(config: BuildConfig): { message: string; fields: R
   const fewer = workers === 1 ? '' : `, or fewer --workers (${carried > 0 ? `${bytesText(budget)} carries ${carried}` : `1 needs ${about(budgetNeeded(1))}`})`;
   const them = `${workers} worker${workers === 1 ? '' : 's'}`;
   return {
-    message: `--memory-budget ${bytesText(budget)} is below what a build with ${them} needs, ${about(needed)}: Node and ${them} take `
-      + `${about(processBytes(workers))} whatever the input, with records up to 3/10 of the budget on top; give --memory-budget ${Math.ceil(needed / MIB)}M or more${fewer}`,
+    message: `--memory-budget ${bytesText(budget)} is below what a build with ${them} may need, ${about(needed)}: Node and ${them} took up to `
+      + `${about(processBytes(workers))} on a whole slide (less on a small input), with records up to 3/10 of the budget on top; give --memory-budget ${Math.ceil(needed / MIB)}M or more${fewer}`,
     fields: { event: 'memory-budget', budget, workers, needed, carried },
   };
 }

@@ -180,17 +180,17 @@ describe('a memory budget the workers would pass', () => {
   it('is warned of before the build, naming the budget its workers need; by default they are as many as the budget carries', async () => {
     expect(await build({ memoryBudget: '256M', workers: 2 })).toEqual({
       workers: 2,
-      warnings: [['--memory-budget 256M is below what a build with 2 workers needs, about 550 MiB: Node and 2 workers take about 385 MiB whatever the input, with records up to 3/10 of the budget on top; give --memory-budget 550M or more, or fewer --workers (1 needs about 393 MiB)',
+      warnings: [['--memory-budget 256M is below what a build with 2 workers may need, about 550 MiB: Node and 2 workers took up to about 385 MiB on a whole slide (less on a small input), with records up to 3/10 of the budget on top; give --memory-budget 550M or more, or fewer --workers (1 needs about 393 MiB)',
         { event: 'memory-budget', budget: 256 * MIB, workers: 2, needed: 550 * MIB, carried: 0 }]],
     });
     // Not given, the workers are as many as the budget carries, one at the least: here one, which still needs more.
     expect(await build({ memoryBudget: '256M' })).toEqual({
       workers: 1,
-      warnings: [['--memory-budget 256M is below what a build with 1 worker needs, about 393 MiB: Node and 1 worker take about 275 MiB whatever the input, with records up to 3/10 of the budget on top; give --memory-budget 393M or more',
+      warnings: [['--memory-budget 256M is below what a build with 1 worker may need, about 393 MiB: Node and 1 worker took up to about 275 MiB on a whole slide (less on a small input), with records up to 3/10 of the budget on top; give --memory-budget 393M or more',
         { event: 'memory-budget', budget: 256 * MIB, workers: 1, needed: Math.ceil(275 * MIB * 10 / 7), carried: 0 }]],
     });
     expect((await build({ memoryBudget: '768M', workers: 4 })).warnings.map(([m]) => m)).toEqual([
-      '--memory-budget 768M is below what a build with 4 workers needs, about 865 MiB: Node and 4 workers take about 605 MiB whatever the input, with records up to 3/10 of the budget on top; give --memory-budget 865M or more, or fewer --workers (768M carries 3)',
+      '--memory-budget 768M is below what a build with 4 workers may need, about 865 MiB: Node and 4 workers took up to about 605 MiB on a whole slide (less on a small input), with records up to 3/10 of the budget on top; give --memory-budget 865M or more, or fewer --workers (768M carries 3)',
     ]);
     expect(await build({ memoryBudget: '550M', workers: 2 })).toEqual({ workers: 2, warnings: [] });
   });
@@ -198,6 +198,6 @@ describe('a memory budget the workers would pass', () => {
   it('is warned of by plan too, which runs workers to parse', async () => {
     const warnings: string[] = [];
     await planShardedBuild([{ source: memorySource('cells.json', text) }], { out: path.join(tmpDir('mudm-plan-budget'), 'out'), imageSize: '2048,2048', memoryBudget: 256 * MIB, workers: 2 }, { onWarning: (m) => warnings.push(m) });
-    expect(warnings).toEqual([expect.stringMatching(/^--memory-budget 256M is below what a build with 2 workers needs, about 550 MiB: /)]);
+    expect(warnings).toEqual([expect.stringMatching(/^--memory-budget 256M is below what a build with 2 workers may need, about 550 MiB: /)]);
   });
 });
