@@ -11,5 +11,8 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Vitest runs one file at a time on 2 cores by default (the cores less one); most files wait on child processes,
+    // browsers and signals, so two at once shorten the run.
+    maxWorkers: 2,
   },
 });
