@@ -1,7 +1,7 @@
 // What a build's process takes beside the data --memory-budget bounds, as measured: the budget a number of workers
 // needs, and how many workers a budget carries (the default of --workers, at most the cores).
 
-const MIB = 1024 ** 2;
+export const MIB = 1024 ** 2;
 /**
  * Node's main thread (reading, the plan, writing), and each worker thread (its isolate, its young generation of
  * worker/pool.ts, the batches it parses and the units it tiles) on a whole slide (a small input takes less): from the peaks of the

@@ -4,7 +4,7 @@ import type { ValueLimit } from '../io/read.js';
 import type { Removal, TileSink } from '../io/sink.js';
 import type { ProcessProbe, WorkDir } from '../io/workdir.js';
 import { bytesText, type BuildConfig } from '../options.js';
-import { budgetNeeded, processBytes, workersCarried } from '../memory.js';
+import { budgetNeeded, MIB, processBytes, workersCarried } from '../memory.js';
 import { InterruptedError } from '../report/errors.js';
 import type { ProgressEvent } from '../report/types.js';
 import type { Plane } from '../tiling/space.js';
@@ -77,8 +77,6 @@ export function storeBudget(config: BuildConfig): number {
 export function flightBudget(config: BuildConfig): number {
   return Math.floor(config.options.memoryBudget / 10);
 }
-
-const MIB = 1024 ** 2;
 
 /**
  * A budget the build cannot stay under with the workers it runs (given, or one when the budget carries none): what

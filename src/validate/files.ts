@@ -61,10 +61,7 @@ function featureOf(ev: FeatureEvent): unknown {
 export async function validateSource(source: Source, hooks: ValidateHooks = {}): Promise<FileReport> {
   const file = source.name;
   const tally = new IssueTally(undefined, hooks.onSample);
-  const report: FileReport = {
-    file, kind: null, type: null, valid: true, features: 0, invalidFeatures: 0, errors: 0, warnings: 0,
-    counts: tally.byCode, samples: tally.samples,
-  };
+  const report: FileReport = { ...emptyReport(file), counts: tally.byCode, samples: tally.samples };
   const validator = new CollectionValidator();
   // One array reused for every feature: the validator appends to it, saving an allocation per feature.
   const scratch: Issue[] = [];
@@ -128,12 +125,27 @@ export async function validateSource(source: Source, hooks: ValidateHooks = {}):
     if (report.kind === null) report.kind = sawMembers ? 'collection' : 'sequence';
   } catch (e) {
     if (!(e instanceof ReadError || e instanceof InputError)) throw e;
-    report.unreadable = { message: e instanceof ReadError ? e.reason : e.message, line: e.line ?? 0, column: e.column ?? 0 };
+    report.unreadable = unreadableOf(e);
   }
   report.errors = tally.errors;
   report.warnings = tally.warnings;
   report.valid = report.errors === 0 && !report.unreadable;
   return report;
+}
+
+/** The report of a file nothing was read from yet. */
+function emptyReport(file: string): FileReport {
+  return { file, kind: null, type: null, valid: true, features: 0, invalidFeatures: 0, errors: 0, warnings: 0, counts: {}, samples: [] };
+}
+
+/** Why a file cannot be read: the message without its place, which line and column give (0 for none). */
+function unreadableOf(e: ReadError | InputError): NonNullable<FileReport['unreadable']> {
+  return { message: e instanceof ReadError ? e.reason : e.message, line: e.line ?? 0, column: e.column ?? 0 };
+}
+
+/** The report of a file (or directory) that cannot be read at all, for `error`. */
+export function unreadableReport(file: string, error: ReadError | InputError): FileReport {
+  return { ...emptyReport(file), valid: false, unreadable: unreadableOf(error) };
 }
 
 /** Sums of the file reports. */

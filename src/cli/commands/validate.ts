@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileSource, streamSource } from '../../io/read.js';
 import { MASK_FILE } from '../../io/mask-source.js';
 import { InputError, UsageError } from '../../report/errors.js';
-import { validateSource, validateTotals, type FileReport, type ValidateTotals } from '../../validate/files.js';
+import { unreadableReport, validateSource, validateTotals, type FileReport, type ValidateTotals } from '../../validate/files.js';
 import { sampleLine } from '../../validate/tally.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_INVALID, EXIT_OK, EXIT_UNREADABLE } from '../exit.js';
@@ -97,8 +97,7 @@ function filesOf(arg: string, io: CliIO, log: Logger): (string | FileReport)[] {
     return dataFilesIn(arg, full, (m, f) => log.warn(m, f)).map((n) => path.join(arg, n));
   } catch (e) {
     if (!(e instanceof InputError)) throw e;
-    const unreadable = { message: e.message, line: 0, column: 0 };
-    return [{ file: arg, kind: null, type: null, valid: false, features: 0, invalidFeatures: 0, errors: 0, warnings: 0, counts: {}, samples: [], unreadable }];
+    return [unreadableReport(arg, e)];
   }
 }
 
