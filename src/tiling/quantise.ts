@@ -1,7 +1,8 @@
 // Flat geometry onto a zoom's integer grid: simplify and quantise, orient rings, clip to a buffered tile.
 import { Clipper, boxInside, boxMeets, clipPoints, type Rect } from './clip.js';
-import { emptyBox, growBox, type Flat, type TileGeometry } from './flat.js';
-import { reverseRing, ringArea2, ringUsable, Simplifier, quantisePoints } from './simplify.js';
+import { emptyBox, growBox, type Coords, type Flat, type TileGeometry } from './flat.js';
+import { RankMemo, reverseRing, ringArea2, ringUsable, Simplifier, quantisePoints } from './simplify.js';
+import { LONG_PART, PartTree } from './collapse.js';
 
 /**
  * Orientation shared by JSON and PBF: exterior rings have positive signed area on the raw numbers
@@ -26,11 +27,34 @@ export function centroidPoint(lod: readonly number[], scale: number, box: Float6
 /**
  * Puts geometry on a zoom's grid and cuts it to tiles. It owns the scratch space this reuses for every ring of every
  * feature (simplification marks, clipping passes, a ring's box); a thread reuses one from call to call.
+ *
+ * A long part (LONG_PART positions or more: an outline across a whole slide) is put on every zoom of a unit and cut
+ * to each of its tiles: its Douglas–Peucker ranks are worked out once per thread (`RankMemo`; each zoom then keeps
+ * those above its tolerance), and, once on a zoom's grid, its box once and its cut-down copies for blocks of the unit's tiles
+ * (`PartTree`), so a tile clips only what lies near it. Same results as the plain path: only the work differs.
  */
 export class Quantiser {
   private readonly simplifier = new Simplifier();
   private readonly clipper = new Clipper();
   private readonly ringBox = new Float64Array(4);
+  private readonly memo = new RankMemo();
+  // Keyed by the part itself: entries go with the features a tiling call drops.
+  private readonly ranks = new WeakMap<Flat, Float64Array>();
+  private readonly boxes = new WeakMap<Flat, Float64Array>();
+  private readonly trees = new WeakMap<Flat, PartTree>();
+  // The tiles being cut to (`setBlock`), for the trees of long parts.
+  private bx0 = 0;
+  private by0 = 0;
+  private bx1 = -1;
+  private by1 = -1;
+
+  /** `long`: the positions from which a part takes the paths for long parts (tests give Infinity: never). */
+  constructor(private readonly long = LONG_PART) {}
+
+  /** The tiles x0..x1 × y0..y1 of the zoom that `clip` will be asked for by tile. */
+  setBlock(x0: number, y0: number, x1: number, y1: number): void {
+    this.bx0 = x0; this.by0 = y0; this.bx1 = x1; this.by1 = y1;
+  }
 
   /**
    * Simplifies (when sqTol >= 0) in pixels, quantises to zoom-global tile units with `scale`, drops what
@@ -56,7 +80,7 @@ export class Quantiser {
         const parts = new Array<Flat>(g.parts.length);
         let n = 0;
         for (const p of g.parts) {
-          const q = this.simplifier.simplifyQuantise(p, sqTol, false, scale);
+          const q = this.simplifier.simplifyQuantise(p, sqTol, false, scale, this.ranksOf(p, sqTol));
           if (q !== null && q.length >= 4) { parts[n++] = q; growBox(box, q); }
         }
         parts.length = n;
@@ -69,7 +93,7 @@ export class Quantiser {
           const rings = new Array<Flat>(poly.length);
           let nr = 0;
           for (let i = 0; i < poly.length; i++) {
-            const q = this.simplifier.simplifyQuantise(poly[i], sqTol, true, scale);
+            const q = this.simplifier.simplifyQuantise(poly[i], sqTol, true, scale, this.ranksOf(poly[i], sqTol));
             if (q === null || !ringUsable(q) || !orient(q, i === 0)) {
               if (i === 0) break; // no exterior, no polygon: its holes go with it
               continue;
@@ -93,8 +117,19 @@ export class Quantiser {
     }
   }
 
-  /** Clips quantised geometry to a buffered tile rectangle (zoom-global units); null when nothing is inside. */
-  clip(g: TileGeometry, r: Rect, scale: number): TileGeometry | null {
+  /** A long part's Douglas–Peucker ranks, worked out on first use; undefined for a short part or no simplification. */
+  private ranksOf(c: Flat, sqTol: number): Float64Array | undefined {
+    if (sqTol < 0 || c.length < 2 * this.long) return undefined;
+    let r = this.ranks.get(c);
+    if (r === undefined) { r = this.memo.ranks(c); this.ranks.set(c, r); }
+    return r;
+  }
+
+  /**
+   * Clips quantised geometry to a buffered tile rectangle (zoom-global units); null when nothing is inside. `r` is
+   * tile (tx, ty)'s rectangle when they are given (and that tile lies in the block set by `setBlock`).
+   */
+  clip(g: TileGeometry, r: Rect, scale: number, tx = -1, ty = -1): TileGeometry | null {
     switch (g.k) {
       case 'points': {
         const xy = clipPoints(g.xy, r);
@@ -105,7 +140,7 @@ export class Quantiser {
         for (const p of g.parts) {
           const b = this.boxOf(p);
           if (boxInside(b, r)) parts.push(p);
-          else if (boxMeets(b, r)) for (const c of this.clipper.line(p, r, true)) parts.push(c);
+          else if (boxMeets(b, r)) for (const c of this.clipper.line(this.nearTile(p, tx, ty), r, true)) parts.push(c);
         }
         return parts.length > 0 ? { k: 'lines', type: g.type, parts } : null;
       }
@@ -120,7 +155,7 @@ export class Quantiser {
             if (boxInside(b, r)) c = ring;
             else if (!boxMeets(b, r)) c = null;
             else {
-              c = this.clipper.ring(ring, r, true);
+              c = this.clipper.ring(this.nearTile(ring, tx, ty), r, true);
               // Clipping keeps orientation, but rounding can flip or flatten a sliver: check again.
               if (!ringUsable(c) || !orient(c, i === 0)) c = null;
               // A hole over the whole tile leaves nothing of its polygon here (clipped, it is the tile, as the exterior is).
@@ -144,10 +179,23 @@ export class Quantiser {
     }
   }
 
-  /** The box of a part or ring, in the reused scratch box (valid until the next call). */
+  /** The box of a part or ring: a short one's in the reused scratch box (valid until the next call). */
   private boxOf(c: Flat): Float64Array {
-    const b = emptyBox(this.ringBox);
-    growBox(b, c);
+    if (c.length < 2 * this.long) {
+      const b = emptyBox(this.ringBox);
+      growBox(b, c);
+      return b;
+    }
+    let b = this.boxes.get(c);
+    if (b === undefined) { b = emptyBox(new Float64Array(4)); growBox(b, c); this.boxes.set(c, b); }
     return b;
+  }
+
+  /** What clipping `c` to tile (tx, ty) needs of it: a long part cut down for the tile's block, else `c`. */
+  private nearTile(c: Flat, tx: number, ty: number): Coords {
+    if (tx < 0 || c.length < 2 * this.long || tx < this.bx0 || tx > this.bx1 || ty < this.by0 || ty > this.by1) return c;
+    let t = this.trees.get(c);
+    if (t === undefined || !t.holds(tx, ty)) { t = new PartTree(c, this.bx0, this.by0, this.bx1, this.by1); this.trees.set(c, t); }
+    return t.at(tx, ty);
   }
 }

@@ -54,6 +54,41 @@ export class Ranker {
 }
 
 /**
+ * Ranks of long parts, kept for the next call that ranks the same coordinates: a feature across many work units (an
+ * outline across a slide) is read by each, and ranking it anew in each took most of their time. Holds at most `limit`
+ * coordinates (and their ranks), the least recently used going first; found by a hash, then compared in full.
+ */
+export class RankMemo {
+  private readonly ranker = new Ranker();
+  private readonly entries: { hash: number; xy: Float64Array; ranks: Float64Array }[] = [];
+  private held = 0;
+
+  constructor(private readonly limit = 2 ** 21) {}
+
+  ranks(c: Coords): Float64Array {
+    const n = c.length;
+    let hash = n;
+    for (let i = 0; i < n; i++) hash = Math.imul(hash ^ ((c[i] * 256) | 0), 16777619);
+    for (let e = this.entries.length - 1; e >= 0; e--) {
+      const x = this.entries[e];
+      if (x.hash !== hash || x.xy.length !== n) continue;
+      let i = 0;
+      while (i < n && x.xy[i] === c[i]) i++;
+      if (i < n) continue;
+      this.entries.splice(e, 1);
+      this.entries.push(x);
+      return x.ranks;
+    }
+    const xy = Float64Array.from(c);
+    const ranks = this.ranker.rank(xy, new Float64Array(n >> 1));
+    this.entries.push({ hash, xy, ranks });
+    this.held += n;
+    while (this.held > this.limit && this.entries.length > 1) this.held -= (this.entries.shift() as { xy: Float64Array }).xy.length;
+    return ranks;
+  }
+}
+
+/**
  * Douglas–Peucker and quantisation, reusing their scratch space from call to call (they run for every ring at every
  * zoom). One simplifier per tiling call.
  */
@@ -85,13 +120,14 @@ export class Simplifier {
 
   /**
    * `quantise(simplify(c, sqTol, ring), scale)` in one pass and one allocation (the tiler's hot path); no
-   * simplification when sqTol < 0. Null when a ring collapses in simplification or nothing is left.
+   * simplification when sqTol < 0. Null when a ring collapses in simplification or nothing is left. With `ranks`
+   * (`Ranker.rank` of c), the vertices ranked above sqTol are those Douglas–Peucker keeps, without running it again.
    */
-  simplifyQuantise(c: Coords, sqTol: number, ring: boolean, scale: number): Flat | null {
+  simplifyQuantise(c: Coords, sqTol: number, ring: boolean, scale: number, ranks?: Float64Array): Flat | null {
     const n = c.length >> 1;
     if (sqTol < 0 || (n <= 2 && !ring)) return n === 0 ? null : this.quantise(c, scale);
     if (n <= 2) return null;
-    const kept = this.mark(c, sqTol);
+    const kept = ranks === undefined ? this.mark(c, sqTol) : this.markRanked(ranks, n, sqTol);
     if (ring && kept < 4) return null;
     const keep = this.keep;
     const out = this.scratch(n * 2);
@@ -125,6 +161,15 @@ export class Simplifier {
   private scratch(n: number): Float64Array {
     if (this.qbuf.length < n) this.qbuf = new Float64Array(n * 2);
     return this.qbuf;
+  }
+
+  /** Marks in `keep` the vertices ranked above `sqTol`; returns how many. */
+  private markRanked(ranks: Float64Array, n: number, sqTol: number): number {
+    if (this.keep.length < n) this.keep = new Uint8Array(n * 2);
+    const keep = this.keep;
+    let kept = 0;
+    for (let i = 0; i < n; i++) { const k = ranks[i] > sqTol ? 1 : 0; keep[i] = k; kept += k; }
+    return kept;
   }
 
   /** Marks in `keep` the vertices Douglas–Peucker keeps (n >= 2); returns how many. */

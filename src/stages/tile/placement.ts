@@ -103,6 +103,7 @@ export function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: Zoo
   // The cell and its buffer, one tile unit wider for rounding, in pixels: a feature whose box lies beyond it (one of a
   // neighbour cell, stored here too as it reaches this cell at a coarser zoom's buffer) is not worked out here.
   const ts = u * EXTENT, margin = tilePad(ts);
+  quantiser.setBlock(cx0, cy0, cx1, cy1);
   const px0 = cx0 * ts - margin, py0 = cy0 * ts - margin, px1 = (cx1 + 1) * ts + margin, py1 = (cy1 + 1) * ts + margin;
   for (const p of prepared) {
     if (spec.cell) {
@@ -136,7 +137,7 @@ export function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: Zoo
     for (let x = x0; x <= x1; x++) {
       for (let y = y0; y <= y1; y++) {
         r.minX = x * EXTENT - BUFFER; r.minY = y * EXTENT - BUFFER; r.maxX = (x + 1) * EXTENT + BUFFER; r.maxY = (y + 1) * EXTENT + BUFFER;
-        const g = boxInside(box, r) ? at : quantiser.clip(at, r, zc.scale);
+        const g = boxInside(box, r) ? at : quantiser.clip(at, r, zc.scale, x, y);
         if (g === null) continue;
         const key = numericKeys ? x * n + y : `${x}/${y}`;
         let b = buckets.get(key);

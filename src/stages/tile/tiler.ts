@@ -36,7 +36,7 @@ function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext): TileResult {
 /** What a thread's tiling calls reuse from one call to the next: the encoders' buffers and the quantiser's scratch. */
 export class TilerScratch {
   readonly encode = new EncodeScratch();
-  readonly quantiser = new Quantiser();
+  constructor(readonly quantiser = new Quantiser()) {}
 }
 
 /**

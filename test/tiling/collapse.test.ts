@@ -1,0 +1,136 @@
+// Long parts: cut down per block of tiles and ranked once, they tile to the very bytes the plain path gives.
+import { describe, expect, it } from 'vitest';
+import { Clipper } from '../../src/tiling/clip.js';
+import { collapse, LONG_PART, PartTree, tilesRect } from '../../src/tiling/collapse.js';
+import { Quantiser } from '../../src/tiling/quantise.js';
+import { RankMemo, Ranker, Simplifier } from '../../src/tiling/simplify.js';
+import { tileFeatures, TilerScratch } from '../../src/stages/tile/tiler.js';
+import { baseSpec, rng, tf } from './tile-fixtures.js';
+
+/** A random walk of `n` integer positions over about 6 × 6 tiles (zoom-global tile units), closed when `ring`. */
+function walk(r: () => number, n: number, ring: boolean): number[] {
+  const out: number[] = [];
+  let x = r() * 6 * 4096, y = r() * 6 * 4096;
+  const step = 50 + r() * 2000;
+  for (let i = 0; i < n; i++) { x += (r() - 0.5) * step; y += (r() - 0.5) * step; out.push(Math.round(x), Math.round(y)); }
+  if (ring) out.push(out[0], out[1]);
+  return out;
+}
+
+describe('collapse', () => {
+  it('clips to every tile of a block exactly as the whole part does (random walks: rings and lines, rounded or not)', () => {
+    const r = rng(7);
+    const clipper = new Clipper();
+    let checked = 0, shortened = 0;
+    for (let t = 0; t < 300; t++) {
+      const ring = r() < 0.7;
+      const part = walk(r, LONG_PART + Math.floor(r() * 700), ring);
+      const x0 = Math.floor(r() * 4), y0 = Math.floor(r() * 4), x1 = x0 + Math.floor(r() * 3), y1 = y0 + Math.floor(r() * 3);
+      const tree = new PartTree(part, x0, y0, x1, y1);
+      for (let x = x0; x <= x1; x++) {
+        for (let y = y0; y <= y1; y++) {
+          const rect = tilesRect(x, y, x, y), near = tree.at(x, y);
+          if (near.length < part.length) shortened++;
+          for (const round of [true, false]) {
+            const whole = ring ? clipper.ring(part, rect, round) : clipper.line(part, rect, round);
+            const cut = ring ? clipper.ring(near, rect, round) : clipper.line(near, rect, round);
+            expect(cut).toEqual(whole);
+            checked++;
+          }
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(2000);
+    expect(shortened).toBeGreaterThan(checked / 4);
+  });
+
+  it('keeps the extreme x of a run above the tile: the degenerate edges it makes along the tile stay', () => {
+    // Found by the check above while runs kept only their ends: the run above the tile (y < -64) dips into the tile's
+    // x range at (12237, -4133) between two vertices left of it, which makes a spike down the tile's left edge.
+    const ring = [11788, 6664, 14828, 21793, 8921, 22781, 16455, 9638, 24766, 9024, 9526, -4014, 7803, 22996, 3737, 1581, 2031, 2494,
+      21550, 9857, 5377, 14165, 22914, 3980, -642, -106, 17736, 843, 19233, 10311, 4394, 10789, 176, 7502, 5135, -4713, 12237, -4133,
+      -3304, -4153, 11788, 6664];
+    const block = tilesRect(3, 0, 4, 0), tile = tilesRect(3, 0, 3, 0);
+    const cut = collapse(ring, block);
+    expect(cut.length).toBeLessThan(ring.length);
+    expect(Array.from(cut)).toContain(12237);
+    const clipper = new Clipper();
+    const whole = clipper.ring(ring, tile, true);
+    expect(whole.slice(0, 4)).toEqual([12224, -64, 12224, 4160]);
+    expect(clipper.ring(cut, tile, true)).toEqual(whole);
+  });
+
+  it('cuts a part down to a few positions for a tile it passes far from, and leaves one inside the block as it is', () => {
+    // A circle of 4,000 vertices, radius 3 tiles, round the centre of an 8 × 8 block: tile (3, 3) is inside it, far
+    // from every vertex.
+    const circle: number[] = [];
+    for (let i = 0; i <= 4000; i++) { const a = (2 * Math.PI * (i % 4000)) / 4000; circle.push(Math.round(4 * 4096 + 3 * 4096 * Math.cos(a)), Math.round(4 * 4096 + 3 * 4096 * Math.sin(a))); }
+    const tree = new PartTree(circle, 0, 0, 7, 7);
+    expect(tree.at(3, 3).length).toBeLessThan(40);
+    expect(tree.at(7, 4).length).toBeLessThan(circle.length / 4);
+    expect(new PartTree(circle, 0, 0, 8, 8).at(0, 0).length).toBeLessThan(circle.length);
+    expect(collapse(circle, tilesRect(0, 0, 8, 8))).toBe(circle);
+  });
+});
+
+describe('ranks of long parts', () => {
+  it('keep, at every tolerance, what Douglas–Peucker keeps', () => {
+    const r = rng(11);
+    const plain = new Simplifier(), ranked = new Simplifier(), ranker = new Ranker();
+    for (let t = 0; t < 60; t++) {
+      const ring = r() < 0.5;
+      const part = walk(r, 20 + Math.floor(r() * 600), ring).map((v) => v / 7);
+      const ranks = ranker.rank(part, new Float64Array(part.length >> 1));
+      for (const sqTol of [0, 0.5, 4, 100, 1e4, 1e6, 1e8]) {
+        expect(ranked.simplifyQuantise(part, sqTol, ring, 0.5, ranks)).toEqual(plain.simplifyQuantise(part, sqTol, ring, 0.5));
+      }
+    }
+  });
+
+  it('are kept for equal coordinates and forgotten, least recently used first, beyond the limit', () => {
+    const r = rng(3);
+    const a = walk(r, 600, true), b = walk(r, 600, true), c = walk(r, 600, true);
+    const memo = new RankMemo(2500);
+    const ra = memo.ranks(a);
+    expect(ra).toEqual(new Ranker().rank(a, new Float64Array(a.length >> 1)));
+    expect(memo.ranks([...a])).toBe(ra);
+    const rb = memo.ranks(b);
+    expect(memo.ranks(a)).toBe(ra);
+    memo.ranks(c); // 3 × 1,202 numbers: b, used least recently, goes
+    expect(memo.ranks(a)).toBe(ra);
+    expect(memo.ranks(b)).not.toBe(rb);
+    expect(memo.ranks(b)).toEqual(rb);
+  });
+});
+
+describe('the tiler on long outlines', () => {
+  it('gives the bytes of the plain path, in the whole world and in a cell', () => {
+    const r = rng(5);
+    // World 4,096 px, zooms 0–4 (finest tile 256 px): a wavy outline of 5,000 vertices across most of it, a line of
+    // 2,000 across it, and a MultiPolygon of two long rings with a hole.
+    const wavy = (cx: number, cy: number, rad: number, n: number, ccw = true): [number, number][] => {
+      const ring: [number, number][] = [];
+      for (let i = 0; i < n; i++) {
+        const a = ((ccw ? 1 : -1) * 2 * Math.PI * i) / n, rr = rad * (1 + 0.1 * Math.sin(a * 37) + 0.03 * (r() - 0.5));
+        ring.push([Math.round((cx + rr * Math.cos(a)) * 100) / 100, Math.round((cy + rr * Math.sin(a)) * 100) / 100]);
+      }
+      ring.push(ring[0]);
+      return ring;
+    };
+    const line: [number, number][] = [];
+    for (let i = 0; i < 2000; i++) line.push([5 + i * 2.04, 2000 + 900 * Math.sin(i / 50) + 20 * r()]);
+    const features = [
+      tf(0, { type: 'Polygon', coordinates: [wavy(2048, 2048, 1800, 5000)] }, { id: 1 }),
+      tf(1, { type: 'LineString', coordinates: line }, { id: 2 }),
+      tf(2, { type: 'MultiPolygon', coordinates: [[wavy(1000, 1000, 700, 3000), wavy(1000, 1000, 300, 1000, false)], [wavy(3100, 3000, 600, 2500)]] }, { id: 3 }),
+    ];
+    for (const cell of [undefined, { z: 2, x: 1, y: 2 }]) {
+      const spec = baseSpec({ side: 4096, maxZoom: 4, finestZoom: 4, cell });
+      const fast = tileFeatures(features, spec, new TilerScratch(new Quantiser()));
+      const plain = tileFeatures(features, spec, new TilerScratch(new Quantiser(Infinity)));
+      expect(fast.length).toBeGreaterThan(cell ? 15 : 100);
+      expect(fast.map((t) => [t.z, t.x, t.y, Buffer.from(t.pbf ?? []).toString('base64'), Buffer.from(t.json ?? []).toString('base64')]))
+        .toEqual(plain.map((t) => [t.z, t.x, t.y, Buffer.from(t.pbf ?? []).toString('base64'), Buffer.from(t.json ?? []).toString('base64')]));
+    }
+  });
+});
