@@ -46,6 +46,9 @@ export class SpillingStore implements UnitStore {
   private readonly known = new Set<string>();
   /** Bytes appended per key, in memory or spilled: how heavy each unit's records are. */
   private readonly totals = new Map<string, number>();
+  /** Buffers appended under more than one key (`RecordRouter.take`'s shared records): `take` hands out copies. */
+  private readonly appended = new WeakSet<ArrayBufferLike>();
+  private readonly shared = new WeakSet<ArrayBufferLike>();
 
   /**
    * `fresh` starts from nothing (records an interrupted run left would otherwise be appended to); `existing` reads the
@@ -66,6 +69,7 @@ export class SpillingStore implements UnitStore {
   append(key: string, bytes: Uint8Array): void {
     this.known.add(key);
     this.totals.set(key, (this.totals.get(key) ?? 0) + bytes.byteLength);
+    if (this.appended.has(bytes.buffer)) this.shared.add(bytes.buffer); else this.appended.add(bytes.buffer);
     if (this.spilled) {
       pushTo(this.pending, key, bytes);
       this.pendingBytes += bytes.byteLength;
@@ -120,7 +124,8 @@ export class SpillingStore implements UnitStore {
       this.flush();
       return { path: this.file(key) };
     }
-    const chunks = this.mem.get(key) ?? [];
+    // Taken records move to a worker: one that other units hold too goes as a copy.
+    const chunks = (this.mem.get(key) ?? []).map((c) => (this.shared.has(c.buffer) ? c.slice() : c));
     this.mem.delete(key);
     this.bytes -= this.sizes.get(key) ?? 0;
     this.sizes.delete(key);
@@ -172,6 +177,9 @@ function spillIo(file: string, step: () => void): void {
   }
 }
 
+/** Records of this many bytes or more placed in several cells are shared between them (`RecordRouter.take`). */
+export const SHARED_RECORD = 64 << 10;
+
 /**
  * Routes records to the cells they meet, then hands out each cell's records in a buffer of its own (transferable).
  * A record is kept once in a scratch buffer the router reuses from batch to batch, whatever the number of cells it
@@ -215,21 +223,53 @@ export class RecordRouter {
     return cells;
   }
 
-  /** Each cell's records, in the order they were routed, keys in first-seen order; the router is then empty. */
+  /**
+   * Each cell's records, in the order they were routed, keys in first-seen order; the router is then empty. A cell's
+   * records come in one buffer of its own, or, where it shares a large record (SHARED_RECORD bytes or more, placed in
+   * several cells: an outline across a slide), in several entries under its key, the large record's buffer the same
+   * one in every cell but its home. Copying it per cell made a 3 MB outline 1.3 GB of buffers in one batch.
+   */
   take(): [string, Uint8Array][] {
     const p = this.places;
-    // Each cell's bytes first, so its buffer is made once at its size; then the same counts say where to copy to.
+    // Placements per record start: large records placed more than once are shared.
+    const count = new Map<number, number>();
+    for (let i = 0; i < this.placed; i += 4) if (p[i + 2] >= SHARED_RECORD) count.set(p[i + 1], (count.get(p[i + 1]) ?? 0) + 1);
+    const shared = new Map<number, Uint8Array>();
+    const isShared = (i: number) => p[i + 2] >= SHARED_RECORD && (count.get(p[i + 1]) ?? 0) > 1;
+    // Each cell's own bytes first, so its buffer is made once at its size; then the same counts say where to copy to.
     const fill = new Float64Array(this.keys.size);
-    for (let i = 0; i < this.placed; i += 4) fill[p[i]] += p[i + 2];
-    const out = Array.from(fill, (n) => new Uint8Array(n));
+    for (let i = 0; i < this.placed; i += 4) if (!isShared(i)) fill[p[i]] += p[i + 2];
+    const own = Array.from(fill, (n) => new Uint8Array(n));
     fill.fill(0);
+    // Per cell, its entries in order: spans of its own buffer (copied out: each moves between threads whole) and shared records.
+    const entries: Uint8Array[][] = Array.from({ length: this.keys.size }, () => []);
+    const spanStart = new Float64Array(this.keys.size);
     for (let i = 0; i < this.placed; i += 4) {
-      const k = p[i], at = p[i + 1], n = p[i + 2], buf = out[k], to = fill[k];
-      buf.set(this.scratch.subarray(at, at + n), to);
-      setHome(buf, to, p[i + 3] === 1);
-      fill[k] = to + n;
+      const k = p[i], at = p[i + 1], n = p[i + 2], home = p[i + 3] === 1;
+      if (!isShared(i)) {
+        const to = fill[k];
+        own[k].set(this.scratch.subarray(at, at + n), to);
+        setHome(own[k], to, home);
+        fill[k] = to + n;
+        continue;
+      }
+      if (fill[k] > spanStart[k]) entries[k].push(own[k].slice(spanStart[k], fill[k]));
+      spanStart[k] = fill[k];
+      let record = home ? undefined : shared.get(at);
+      if (record === undefined) {
+        record = this.scratch.slice(at, at + n);
+        setHome(record, 0, home);
+        if (!home) shared.set(at, record);
+      }
+      entries[k].push(record);
     }
-    const chunks: [string, Uint8Array][] = [...this.keys.keys()].map((key, k) => [key, out[k]]);
+    const chunks: [string, Uint8Array][] = [];
+    [...this.keys.keys()].forEach((key, k) => {
+      // A cell without shared records hands over its whole buffer (a view of all of it moves between threads).
+      if (entries[k].length === 0) { chunks.push([key, own[k]]); return; }
+      if (fill[k] > spanStart[k]) entries[k].push(own[k].slice(spanStart[k], fill[k]));
+      for (const e of entries[k]) chunks.push([key, e]);
+    });
     this.keys.clear();
     this.used = 0;
     this.placed = 0;

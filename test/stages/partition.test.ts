@@ -103,6 +103,23 @@ describe('SpillingStore', () => {
     s.close();
   });
 
+  it('hands out a copy of a record appended under several keys, which moves to a worker without taking it from the others', () => {
+    const s = new SpillingStore(fresh(), 1 << 20);
+    const shared = rec(7, 16), own = rec(1);
+    s.append('0/0/0/0/0', own);
+    s.append('0/0/0/0/0', shared);
+    s.append('0/0/0/1/0', shared);
+    const a = s.take('0/0/0/0/0');
+    if (!('chunks' in a)) throw new Error('in memory');
+    expect(a.chunks[0]).toBe(own);
+    expect(a.chunks[1]).not.toBe(shared);
+    expect(bytesOf(a)).toEqual([...own, ...shared]);
+    // Moving the copy (as a worker task does) leaves the other key's record whole.
+    structuredClone(a.chunks[1], { transfer: [a.chunks[1].buffer] });
+    expect(bytesOf(s.take('0/0/0/1/0'))).toEqual([...shared]);
+    s.close();
+  });
+
   it('reads what another process planned without appending to it or removing it', () => {
     const dir = fresh();
     const planned = new SpillingStore(dir, 0);

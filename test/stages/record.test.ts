@@ -182,6 +182,36 @@ describe('unit records', () => {
     expect(router.take()).toEqual([]);
   });
 
+  it('shares a large record between the cells it meets (one buffer, home apart), each cell still reading its records in order', () => {
+    const router = new RecordRouter();
+    const enc = new RecordEncoder();
+    const square = (seq: number, x: number, y: number, s: number, props: object = {}) => {
+      const f: Feature = { type: 'Feature', geometry: { type: 'Polygon', coordinates: [[[x, y], [x + s, y], [x + s, y + s], [x, y]]] }, properties: { seq, ...props } };
+      encodeGeoJSON(enc, seq, 'cells', headOf(f), f.geometry as Geometry);
+      router.route('0/0/0/', enc.bytes(), enc.box, 100, 2, 2);
+    };
+    // Cells of 100 px, 3 × 3: a small square in cell (0, 0), a large record (a 100 KiB note) over all nine cells (home
+    // (1, 1)), then a small square in cell (2, 2) and one in (0, 0).
+    square(1, 10, 10, 5);
+    square(2, 5, 5, 290, { note: 'x'.repeat(100 << 10) });
+    square(3, 250, 250, 5);
+    square(4, 20, 20, 5);
+    const chunks = router.take();
+    const big = chunks.filter(([, b]) => b.byteLength > 100 << 10);
+    expect(big.length).toBe(9);
+    expect(new Set(big.map(([, b]) => b)).size).toBe(2); // one buffer for the eight others, one for its home
+    const perKey = new Map<string, [number, boolean][]>();
+    for (const [key, bytes] of chunks) {
+      expect(bytes.byteLength).toBe(bytes.buffer.byteLength);
+      const r = new RecordReader(bytes);
+      while (r.next()) perKey.set(key, [...(perKey.get(key) ?? []), [r.seq, r.home]]);
+    }
+    expect(perKey.get('0/0/0/0/0')).toEqual([[1, true], [2, false], [4, true]]);
+    expect(perKey.get('0/0/0/1/1')).toEqual([[2, true]]);
+    expect(perKey.get('0/0/0/2/2')).toEqual([[2, false], [3, true]]);
+    expect([...perKey.keys()].length).toBe(9);
+  });
+
   it('lets go of a huge record after its task, and routes the next ones whole', () => {
     const router = new RecordRouter();
     const enc = new RecordEncoder();
