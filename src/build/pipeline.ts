@@ -205,7 +205,7 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
   try {
     const step: Step = { kind: 'shard', shard };
     const units = shardUnits(planFile.units, shard, planFile.shards);
-    refuseUnplanned(work, 'build-shard', units);
+    refuseUnplanned(work, 'build-shard', units, planFile.sharedBytes);
     if (planFile.archive) refuseBuildParts(work, 'build-shard');
     const log = new UnitLog(work, planFile.id);
     healShardParts(work, step, units, log, planFile.id, io);
@@ -240,7 +240,7 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
     const units = new UnitLog(work, planFile.id);
     if (planFile.archive) refuseBuildParts(work, 'finalize');
     // An interrupted build's work directory, not a plan for shards: build-shard refuses it, so saying to run it would not do.
-    refuseUnplanned(work, 'finalize', planFile.units);
+    refuseUnplanned(work, 'finalize', planFile.units, planFile.sharedBytes);
     checkShardsDone(work, planFile, units, (shard) => partsOf(work, { kind: 'shard', shard }));
     sink = outputSink(config.options.out, planFile.archive ?? 'none', planFile.tileCompression ?? 'auto', work, io, { kind: 'finalize' }, planFile.plan);
     // What finalize writes may only replace what a build wrote (a finalize run before): checked before anything goes.
@@ -323,6 +323,7 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   if (buildPlan.outliers) io.onWarning?.(outlierWarning(buildPlan.outliers), { event: 'outliers', ...buildPlan.outliers });
   const planFile: PlanFile = {
     version: PLAN_VERSION, fingerprint: fingerprintOfLines(lines), fingerprintLines: lines, plan: buildPlan, read, units, shards, spilled: store.isSpilled, readSeconds: secondsSince(t0),
+    ...(store.sharedSize > 0 ? { sharedBytes: store.sharedSize } : {}),
     meta: { name: o.name, description: o.description, attribution: o.attribution, version: o.version, baseUrl: o.baseUrl },
     preview: await planPreview(o.preview, o.image ? path.resolve(o.image) : undefined, buildPlan, work),
   };

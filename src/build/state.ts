@@ -14,6 +14,7 @@ import { flagName, isArchiveFile, type BuildConfig, type Options, type TileCompr
 import { InterruptedError, OutputError, UsageError, WorkStateError } from '../report/errors.js';
 import type { LayerStats } from '../stages/assign.js';
 import { recordFileName } from '../stages/partition.js';
+import { SHARED_FILE } from '../stages/shared-records.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import type { Dim, Plane } from '../tiling/space.js';
 import type { PreviewGrid } from '../io/preview.js';
@@ -72,6 +73,8 @@ export interface PlanFile {
    */
   preview: { enabled: boolean; image?: string; grid?: PreviewGrid; pointRadius?: number };
   spilled: boolean;
+  /** Bytes of records spilled once for many cells (`SHARED_FILE` beside the level-0 records), when there are any. */
+  sharedBytes?: number;
   readSeconds: number;
   /** Tiles into PMTiles archives (`-o FILE.pmtiles`, or `--archive pmtiles`): shards and finalize write them so too. */
   archive?: 'file' | 'planes';
@@ -243,7 +246,7 @@ export const PLANNED_RECORDS = 'level-0';
  * Every record `units` read must be there, checked before anything is written: one lost on the way (a merge of the
  * shards' outputs that dropped a few) would stop a worker, far into the step, on a file it cannot open.
  */
-export function refuseUnplanned(work: WorkDir, command: string, units: readonly UnitPlan[]): void {
+export function refuseUnplanned(work: WorkDir, command: string, units: readonly UnitPlan[], sharedBytes = 0): void {
   const why = command === 'finalize' ? "which finalize reads to tile a zoom anew where the shards' tiles pass the tile budget" : 'which its units read';
   if (!work.exists(PLANNED_RECORDS)) {
     // Shards done, so a plan's: its records went missing on the way (a merge of the shards' outputs that left them out).
@@ -252,6 +255,7 @@ export function refuseUnplanned(work: WorkDir, command: string, units: readonly 
   }
   const there = new Set(work.list(PLANNED_RECORDS));
   const lost = [...new Set(units.flatMap((u) => u.sources))].map(recordFileName).filter((f) => !there.has(f));
+  if (sharedBytes > 0 && !there.has(SHARED_FILE)) lost.push(SHARED_FILE);
   if (lost.length === 0) return;
   const named = lost.slice(0, 3).map((f) => path.join(where(work), PLANNED_RECORDS, f)).join(', ') + (lost.length > 3 ? ', …' : '');
   throw new WorkStateError(`${command}: ${lost.length} of the plan's records ${lost.length === 1 ? 'is' : 'are'} missing (${named}), ${why}: give it the work directory whole, every record of ${PLANNED_RECORDS} as plan wrote it, or plan again with plan --force`, work.root);

@@ -5,6 +5,7 @@ import { grown } from '../bytes.js';
 import { appendParts, makeDirectory } from '../io/dirs.js';
 import { describeFsError } from '../report/errors.js';
 import { setHome } from './record.js';
+import { pointerRecord, SHARED_FILE } from './shared-records.js';
 import { cellKey, compareUnitKeys, unitFileName, unitKeyOfFileName } from './unit-key.js';
 
 /**
@@ -46,9 +47,14 @@ export class SpillingStore implements UnitStore {
   private readonly known = new Set<string>();
   /** Bytes appended per key, in memory or spilled: how heavy each unit's records are. */
   private readonly totals = new Map<string, number>();
-  /** Buffers appended under more than one key (`RecordRouter.take`'s shared records): `take` hands out copies. */
-  private readonly appended = new WeakSet<ArrayBufferLike>();
-  private readonly shared = new WeakSet<ArrayBufferLike>();
+  /**
+   * Records appended under more than one key (`RecordRouter.take`'s shared records): spilled once, to SHARED_FILE (at
+   * the offset kept here), with a pointer in each unit's file; `take` hands out copies.
+   */
+  private readonly appended = new WeakSet<Uint8Array>();
+  private readonly shared = new WeakSet<Uint8Array>();
+  private readonly sharedAt = new WeakMap<Uint8Array, number>();
+  private sharedBytes = 0;
 
   /**
    * `fresh` starts from nothing (records an interrupted run left would otherwise be appended to); `existing` reads the
@@ -66,10 +72,13 @@ export class SpillingStore implements UnitStore {
 
   get isSpilled(): boolean { return this.spilled; }
 
+  /** Bytes written to SHARED_FILE so far. */
+  get sharedSize(): number { return this.sharedBytes; }
+
   append(key: string, bytes: Uint8Array): void {
     this.known.add(key);
     this.totals.set(key, (this.totals.get(key) ?? 0) + bytes.byteLength);
-    if (this.appended.has(bytes.buffer)) this.shared.add(bytes.buffer); else this.appended.add(bytes.buffer);
+    if (this.appended.has(bytes)) this.shared.add(bytes); else this.appended.add(bytes);
     if (this.spilled) {
       pushTo(this.pending, key, bytes);
       this.pendingBytes += bytes.byteLength;
@@ -113,10 +122,24 @@ export class SpillingStore implements UnitStore {
   flush(): void {
     for (const [key, list] of this.pending) {
       const file = this.file(key);
-      spillIo(file, () => appendParts(file, list));
+      const parts = list.map((c) => (this.shared.has(c) ? this.pointerTo(c) : c));
+      spillIo(file, () => appendParts(file, parts));
     }
     this.pending = new Map();
     this.pendingBytes = 0;
+  }
+
+  /** A pointer to shared records, written to SHARED_FILE the first time. */
+  private pointerTo(c: Uint8Array): Uint8Array {
+    let at = this.sharedAt.get(c);
+    if (at === undefined) {
+      const file = path.join(this.dir, SHARED_FILE);
+      spillIo(file, () => appendParts(file, [c]));
+      at = this.sharedBytes;
+      this.sharedBytes += c.byteLength;
+      this.sharedAt.set(c, at);
+    }
+    return pointerRecord(at, c.byteLength);
   }
 
   take(key: string): UnitSource {
@@ -125,7 +148,7 @@ export class SpillingStore implements UnitStore {
       return { path: this.file(key) };
     }
     // Taken records move to a worker: one that other units hold too goes as a copy.
-    const chunks = (this.mem.get(key) ?? []).map((c) => (this.shared.has(c.buffer) ? c.slice() : c));
+    const chunks = (this.mem.get(key) ?? []).map((c) => (this.shared.has(c) ? c.slice() : c));
     this.mem.delete(key);
     this.bytes -= this.sizes.get(key) ?? 0;
     this.sizes.delete(key);

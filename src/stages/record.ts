@@ -17,6 +17,8 @@ import { grown } from '../bytes.js';
 //   | u32 n, layer id | u32 count | per tag: u32 n, key | u8 kind (0 string, 1 number, 2 false, 3 true)
 //   | u32 n, string or f64 number; strings UTF-8, numbers little-endian and unaligned.
 const HOME = 1, LOD = 2, MESHES = 4;
+/** Flag of a pointer to a record stored once for many cells (shared-records.ts), which readers replace before reading. */
+export const SHARED_FLAG = 8;
 const HEADER = 24;
 const enum G { Point = 1, MultiPoint, LineString, MultiLineString, Polygon, MultiPolygon, Mesh, Collection }
 const CODE = { Point: G.Point, MultiPoint: G.MultiPoint, LineString: G.LineString, MultiLineString: G.MultiLineString, Polygon: G.Polygon, MultiPolygon: G.MultiPolygon } as const;

@@ -1,5 +1,6 @@
 // Tile one work unit: read its records, tile and encode its zooms, and reduce its own features for the level above.
 import fs from 'node:fs';
+import path from 'node:path';
 import { tilePad, tilePath, tileSize, type Dim } from '../tiling/space.js';
 import { lodOf, onlyMeshes, type FlatFeature } from '../tiling/flat.js';
 import { Simplifier } from '../tiling/simplify.js';
@@ -9,6 +10,7 @@ import { zoomContext, type TileSpec, type ZoomContext } from './tile/spec.js';
 import { homeCell, RecordRouter, type UnitSource } from './partition.js';
 import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder, RecordReader, setHome, StringCache } from './record.js';
+import { resolvePointers, SHARED_FILE } from './shared-records.js';
 import { grown } from '../bytes.js';
 import { boxMeets } from '../tiling/clip.js';
 import type { UnitPlan } from './plan.js';
@@ -62,9 +64,41 @@ export interface UnitResult {
   preview?: { area: PatchArea; rgba: Uint8Array };
 }
 
+/**
+ * Reads the shared records a unit file's pointers lead to (shared-records.ts), from SHARED_FILE beside it; opened on
+ * the first pointer, closed by `close`.
+ */
+class SharedReader {
+  private fd = -1;
+  private readonly file: string;
+
+  constructor(unitFile: string) {
+    this.file = path.join(path.dirname(unitFile), SHARED_FILE);
+  }
+
+  readonly read = (offset: number, length: number): Uint8Array => {
+    if (this.fd < 0) this.fd = fs.openSync(this.file, 'r');
+    const out = new Uint8Array(length);
+    const got = fs.readSync(this.fd, out, 0, length, offset);
+    if (got !== length) throw new Error(`corrupt unit records: ${this.file} ends before the shared record at byte ${offset} (${length} bytes)`);
+    return out;
+  };
+
+  close(): void {
+    if (this.fd >= 0) fs.closeSync(this.fd);
+  }
+}
+
+/** A unit file's records, its pointers replaced by the records they lead to. */
+function readUnitFile(file: string): Uint8Array {
+  const shared = new SharedReader(file);
+  try { return resolvePointers(fs.readFileSync(file), shared.read); } finally { shared.close(); }
+}
+
 /** A file's records a slice at a time: whole records, about SLICE bytes (a larger record alone); each valid until the next. */
 export function* recordSlices(file: string): Generator<Uint8Array> {
   const fd = fs.openSync(file, 'r');
+  const shared = new SharedReader(file);
   try {
     let buf = new Uint8Array(SLICE);
     let have = 0;
@@ -81,7 +115,7 @@ export function* recordSlices(file: string): Generator<Uint8Array> {
       let end = 0;
       while (end + 4 <= have && lengthAt(end) > 0 && end + lengthAt(end) <= have) end += lengthAt(end);
       if (end > 0) {
-        yield buf.subarray(0, end);
+        yield resolvePointers(buf.subarray(0, end), shared.read);
         buf.copyWithin(0, end, have);
         have -= end;
       }
@@ -92,6 +126,7 @@ export function* recordSlices(file: string): Generator<Uint8Array> {
     }
   } finally {
     fs.closeSync(fd);
+    shared.close();
   }
 }
 
@@ -141,7 +176,7 @@ function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Uint8Arr
   // the borders between them: each is decoded once, its copies only lend their home flag.
   const first = sources.length > 1 ? new Map<number, number>() : undefined;
   for (const src of sources) {
-    for (const bytes of 'chunks' in src ? src.chunks : [fs.readFileSync(src.path)]) {
+    for (const bytes of 'chunks' in src ? src.chunks : [readUnitFile(src.path)]) {
       const r = new RecordReader(bytes, strings);
       while (r.next()) {
         if (first !== undefined) {

@@ -190,6 +190,28 @@ describe('buildPyramid', () => {
     expect(strip(c.sink)).toEqual(strip(a.sink));
   });
 
+  it('gives the same bytes when a long outline across many cells is shared between them, in memory or spilled once', async () => {
+    // An outline of 6,000 vertices (a record of about 100 KiB) across most of the 64 cells of 256 px, and a few cells:
+    // shared between the cells' records (partition.ts), in memory at the default budget, spilled to shared.bin once
+    // with a pointer per cell at a budget of 1 byte; tiled ranked once and cut down per block of tiles (collapse.ts).
+    const ring = circleRing(1024, 1024, 900, 6000).map(([x, y], i) => [x + (i % 7) * 0.37, y + (i % 5) * 0.29]);
+    ring[ring.length - 1] = ring[0];
+    const features = [
+      { type: 'Feature', id: 1, properties: { class: 'Tumor' }, geometry: { type: 'Polygon', coordinates: [ring] } },
+      ...[300, 1000, 1700].map((c, i) => ({ type: 'Feature', id: 2 + i, properties: {}, geometry: { type: 'Polygon', coordinates: square(c, c, 20) } })),
+    ];
+    const text = JSON.stringify({ type: 'FeatureCollection', features });
+    const a = await build({ workers: 1, maxZoom: 3 }, text);
+    const b = await build({ workers: 2, maxZoom: 3, memoryBudget: 1 }, text);
+    expect(b.report.run.spilled).toBe(true);
+    expect(strip(b.sink)).toEqual(strip(a.sink));
+    // The outline is in the finest tiles (256 px) it crosses or covers, and not in a corner tile beyond it.
+    const ids = (p: string) => (sink: MemorySink) => (json(sink, p).features as Array<{ id: number }>).map((f) => f.id);
+    expect(ids('3/0/3.json')(a.sink)).toContain(1);
+    expect(ids('3/3/3.json')(a.sink)).toContain(1);
+    expect(a.sink.files.has('3/0/0.json')).toBe(false);
+  });
+
   it('reads an input of many parse batches whole and in place, at one worker and at two', async () => {
     // 40,000 features: ten batches of 4,096, so the text buffers the workers hand back carry later batches. A buffer
     // filled again while a worker still parsed it would move or drop features: each must be in the finest tiles, with
@@ -490,6 +512,32 @@ describe('buildPyramid', () => {
     expect([...b.keys()].sort()).toEqual([...a.keys()].sort());
     for (const [k, v] of a) expect(b.get(k)?.equals(v), k).toBe(true);
     expect(fs.existsSync(path.join(sharded, '.mudm-work'))).toBe(false);
+  });
+
+  it('gives a sharded build of a long outline the bytes of a one-machine build, its shared record spilled once for the shards', async () => {
+    const dir = tmpDir('mudm-shard-outline');
+    const input = path.join(dir, 'outline.json');
+    const ring = circleRing(1024, 1024, 900, 6000);
+    fs.writeFileSync(input, JSON.stringify({ type: 'FeatureCollection', features: [
+      { type: 'Feature', id: 1, properties: {}, geometry: { type: 'Polygon', coordinates: [ring] } },
+      { type: 'Feature', id: 2, properties: {}, geometry: { type: 'Polygon', coordinates: square(1000, 1000, 20) } },
+    ] }));
+    const one = path.join(dir, 'one');
+    await buildPyramid([{ source: fileSource(input) }], { ...OPTS, out: one });
+    const sharded = path.join(dir, 'sharded');
+    await planShardedBuild([{ source: fileSource(input) }], { ...OPTS, out: sharded, shards: 2 });
+    const records = path.join(sharded, '.mudm-work', 'level-0');
+    expect(fs.statSync(path.join(records, 'shared.bin')).size).toBeGreaterThan(6000 * 16);
+    // Without it a shard is refused before it tiles, naming it; given back, the build goes on.
+    fs.renameSync(path.join(records, 'shared.bin'), path.join(dir, 'shared.bin'));
+    await expect(buildShard({ out: sharded, workers: 1 }, 0)).rejects.toThrow(`build-shard: 1 of the plan's records is missing (${path.join(records, 'shared.bin')})`);
+    fs.renameSync(path.join(dir, 'shared.bin'), path.join(records, 'shared.bin'));
+    for (const i of [1, 0]) await buildShard({ out: sharded, workers: 1 }, i);
+    await finalizeShardedBuild({ out: sharded, workers: 1 });
+    const a = readTree(one), b = readTree(sharded);
+    a.delete('build-report.json'); b.delete('build-report.json');
+    expect([...b.keys()].sort()).toEqual([...a.keys()].sort());
+    for (const [k, v] of a) expect(b.get(k)?.equals(v), k).toBe(true);
   });
 
   it('finalize refuses tiles of the shards lost before it (a partial merge), writing no descriptor; with them back it finishes', async () => {
