@@ -4,9 +4,10 @@ import { listedArchives } from '../archive/archive-names.js';
 import type { TilesetDescriptor } from '../model/descriptor.js';
 import { InputError, UsageError } from '../report/errors.js';
 import { DIMS, isPlaneIndex, tilePath, worldSide, type Dim, type Plane } from '../tiling/space.js';
+import { isTileNumber, tileFileName, type TileExt } from '../tiling/tile-names.js';
 import { asReader, type PyramidReader } from './reader.js';
 
-export type TileFormat = 'json' | 'pbf';
+export type TileFormat = TileExt;
 
 export interface Pyramid {
   reader: PyramidReader;
@@ -37,9 +38,6 @@ export interface TileRef {
   /** Relative path, as written. */
   path: string;
 }
-
-const INDEX = /^(0|[1-9]\d*)$/;
-const TILE_FILE = /^(0|[1-9]\d*)\.(json|pbf)$/;
 
 function decodeJson(bytes: Uint8Array): unknown {
   return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
@@ -114,7 +112,7 @@ export function openPyramid(root: string | PyramidReader): Pyramid {
 
 /** Every zoom directory name that is a zoom number, ascending. */
 export function zoomDirs(p: Pyramid): number[] {
-  return p.reader.list('').filter((n) => INDEX.test(n)).map(Number);
+  return p.reader.list('').filter(isTileNumber).map(Number);
 }
 
 /** The tile files of one zoom directory, in path order (planes, then x, then y). `stray` gets files that are not tiles. */
@@ -124,18 +122,18 @@ export function* listZoomTiles(p: Pyramid, z: number, stray?: (relPath: string) 
     const names = p.reader.list(dir);
     if (depth < p.dims.length) {
       for (const n of names) {
-        if (!INDEX.test(n)) { stray?.(`${dir}/${n}`); continue; }
+        if (!isTileNumber(n)) { stray?.(`${dir}/${n}`); continue; }
         plane[p.dims[depth]] = Number(n);
         yield* walk(`${dir}/${n}`, depth + 1);
       }
       return;
     }
     for (const xn of names) {
-      if (!INDEX.test(xn)) { stray?.(`${dir}/${xn}`); continue; }
+      if (!isTileNumber(xn)) { stray?.(`${dir}/${xn}`); continue; }
       for (const yn of p.reader.list(`${dir}/${xn}`)) {
-        const m = TILE_FILE.exec(yn);
-        if (!m) { stray?.(`${dir}/${xn}/${yn}`); continue; }
-        yield { z, plane: { ...plane }, x: Number(xn), y: Number(m[1]), ext: m[2] as TileFormat, path: `${dir}/${xn}/${yn}` };
+        const file = tileFileName(yn);
+        if (!file) { stray?.(`${dir}/${xn}/${yn}`); continue; }
+        yield { z, plane: { ...plane }, x: Number(xn), y: file.y, ext: file.ext, path: `${dir}/${xn}/${yn}` };
       }
     }
   }
@@ -163,7 +161,7 @@ export function parseTileAddress(p: Pick<Pyramid, 'dims'>, text: string): { z: n
   const parts = text.slice(0, suffix ? suffix.index : text.length).split('/');
   const want = 3 + p.dims.length;
   const shape = ['Z', ...p.dims.map((d) => (d === 'z' ? 'ZZ' : d.toUpperCase())), 'X', 'Y'].join('/');
-  if (parts.length !== want || !parts.every((s) => INDEX.test(s))) {
+  if (parts.length !== want || !parts.every(isTileNumber)) {
     throw new UsageError(`a tile of this pyramid is addressed ${shape} with non-negative integers, found "${text}"`);
   }
   const n = parts.map(Number);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { makeDirectory } from './dirs.js';
 import { describeFsError } from '../report/errors.js';
 import { MAX_ZOOM } from '../tiling/space.js';
+import { isTileNumber, tileFileName } from '../tiling/tile-names.js';
 
 /**
  * Folder in OUT holding the record: while a build runs, one journal per writing process (a sharded build has several,
@@ -15,13 +16,11 @@ const JOURNAL = /^[0-9a-f]{8}\.jsonl$/;
 
 /** Temporary files of DirectorySink.write: `NAME.tmp-TAG-N`. */
 export const TEMPORARY = /\.tmp-[0-9a-f]{8}-\d+$/;
-/** Names of tiles and of their temporaries: in a directory a build created, every such file is the build's. */
-const TILE_FILE = /^(0|[1-9]\d*)\.(json|pbf)(\.tmp-[0-9a-f]{8}-\d+)?$/;
-/** A folder of a tile's path: a zoom, a column, a plane index. */
-const NUMBER = /^(0|[1-9]\d*)$/;
 
+/** Whether a file is a tile or a temporary of one: in a directory a build created, every such file is the build's. */
 export function isTileName(name: string): boolean {
-  return TILE_FILE.test(name);
+  const temporary = TEMPORARY.exec(name);
+  return tileFileName(temporary ? name.slice(0, temporary.index) : name) !== null;
 }
 
 /**
@@ -305,7 +304,7 @@ export function foreignTile(root: string, record: WrittenRecord, folders = true,
   }
   for (const e of entries) {
     const at = rel === '' ? e.name : `${rel}/${e.name}`;
-    if (!NUMBER.test(e.name) || (rel === '' && Number(e.name) > MAX_ZOOM)) {
+    if (!isTileNumber(e.name) || (rel === '' && Number(e.name) > MAX_ZOOM)) {
       // Not where a tile folder goes; a tile file only inside one.
       if (!e.isDirectory() && !built && rel !== '' && isTileName(e.name) && !TEMPORARY.test(e.name) && !record.files.has(at)) return at;
       continue;

@@ -8,6 +8,7 @@ import { openInside, openRegular, type Opened } from './files.js';
 import { validators } from './ranges.js';
 import { archiveFor, descriptorPlane, pyramidTile, samePlane, tileRoutes, type TileFormat, type TileRequest, type TileRoutes } from './tile-routes.js';
 import type { Plane } from '../tiling/space.js';
+import { tileFileName } from '../tiling/tile-names.js';
 
 /** A tile found in an archive, as it goes out: gzip-encoded only when the client takes gzip. */
 export interface FoundTile {
@@ -25,9 +26,6 @@ export interface FoundTile {
  * one under another archive's name (`{ misplaced, written }`: renamed or swapped, it holds another plane's tiles).
  */
 export type TileAnswer = FoundTile | 'absent' | { unreadable: string } | { missing: string } | { misplaced: string; written: string } | undefined;
-
-/** The last segment of a tile path. */
-const TILE_NAME = /^\d+\.(pbf|json)$/;
 
 /** A file's identity: a rebuild renames a new file over the old one, which changes at least one of these. */
 const identity = (s: fs.Stats) => `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}`;
@@ -146,7 +144,7 @@ export class FolderArchives {
    * descriptor's bounds. The descriptor is looked at once per request, for tile-shaped paths only.
    */
   async tile(segments: string[], gzipOk: boolean): Promise<{ answer: TileAnswer; holds: boolean }> {
-    if (!TILE_NAME.test(segments[segments.length - 1] ?? '')) return { answer: undefined, holds: false };
+    if (tileFileName(segments[segments.length - 1] ?? '') === null) return { answer: undefined, holds: false };
     const routes = await this.currentRoutes();
     const tile = routes && pyramidTile(segments, routes);
     if (!routes || !tile) return { answer: undefined, holds: false };
