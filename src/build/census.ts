@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { UnitPlan } from '../stages/plan.js';
 import { tilePath, type Dim } from '../tiling/space.js';
+import { tileFileName } from '../tiling/tile-names.js';
 import type { UnitMarker } from './unit-log.js';
 
 /** Rows found in one column folder, per format, sorted. */
@@ -47,8 +48,9 @@ export class TileCensus {
     // A folder that is gone holds none of the unit's tiles; one that cannot be read is the write's to report.
     try { names = fs.readdirSync(path.join(this.root, dir)); } catch { /* none */ }
     for (const n of names) {
-      const m = TILE.exec(n);
-      if (m !== null) c[m[2] as 'json' | 'pbf'].push(Number(m[1]));
+      // By the name the build writes: a user's `07.pbf` is no tile, and must not stand in for a lost `7.pbf`.
+      const file = tileFileName(n);
+      if (file !== null) c[file.ext].push(file.y);
     }
     c.json.sort((a, b) => a - b);
     c.pbf.sort((a, b) => a - b);
@@ -56,9 +58,6 @@ export class TileCensus {
     return c;
   }
 }
-
-/** A tile's file name: its row, then its format. */
-const TILE = /^(\d+)\.(json|pbf)$/;
 
 /** How many of the sorted `rows` lie in [from, to). */
 function within(rows: readonly number[], from: number, to: number): number {

@@ -37,6 +37,14 @@ describe('TileCensus', () => {
     expect(census.short(unit, marker({ 3: { json: count(0), pbf: count(4), features: 3 } }))).toBe('0 of its 4 pbf tiles of zoom 3');
   });
 
+  it('counts a row by the name the build writes it under: a user\'s `07.pbf` is not the lost `7.pbf`', () => {
+    // As `--force` (io/written.ts) and verify see it: `01.pbf` is no tile's name, so the unit is tiled again.
+    const root = tempDir('census-zeros');
+    for (const rel of ['2/1/2/0.pbf', '2/1/2/01.pbf']) touch(root, rel);
+    const census = new TileCensus(root, ['c']);
+    expect(census.short(unit, marker({ 2: { json: count(0), pbf: count(2), features: 2 } }))).toBe('1 of its 2 pbf tiles of zoom 2');
+  });
+
   it('does not count zoom 0\'s JSON tiles: they are the overviews the build writes at its end', () => {
     const root = tempDir('census-0');
     const top: UnitPlan = { ...unit, cell: { z: 0, x: 0, y: 0 } };
