@@ -9,6 +9,7 @@ import { REMOVING_FILE, type WorkDir } from '../io/workdir.js';
 import type { Removal } from '../io/written.js';
 import { isArchiveFile, type ArchiveMode, type BuildConfig, type TileCompression } from '../options.js';
 import { EXTENT, tileSize } from '../tiling/space.js';
+import { tileSegments, type TilePathParts } from '../tiling/tile-names.js';
 import { repairPart } from '../archive/pmtiles-part.js';
 import { DataError, InputError, UsageError, WorkStateError, describeFsError } from '../report/errors.js';
 import type { BuildReport, ZoomReport } from '../report/types.js';
@@ -199,18 +200,19 @@ export function refuseLostTiles(out: string, byZoom: Record<string, ZoomReport>,
       if ((err as { code?: string }).code !== 'ENOENT') throw describeFsError(err, path.join(out, z));
     }
     const found = { json: 0, pbf: 0 }, bytes = { json: 0, pbf: 0 };
+    const tiles: TilePathParts[] = [];
     for (const n of names) {
-      const m = TILE_NAME.exec(n);
-      // Tiles only: plane folders, column, row, all numbers; a user's `2/notes/1.json` is no tile of the build.
-      if (!m || !isTilePath(n, plan.dims.length)) continue;
-      const f = m[2] as 'json' | 'pbf';
-      found[f]++;
-      bytes[f] += fs.statSync(path.join(out, z, n), { throwIfNoEntry: false })?.size ?? 0;
+      // Tiles only, by the names the build writes: a user's `2/notes/1.json` or `2/0/07.json` is no tile of the build.
+      const tile = tileSegments([z, ...n.split(/[\\/]/)]);
+      if (tile === null || tile.planes.length !== plan.dims.length) continue;
+      tiles.push(tile);
+      found[tile.ext]++;
+      bytes[tile.ext] += fs.statSync(path.join(out, z, n), { throwIfNoEntry: false })?.size ?? 0;
     }
     const whole = "bring the shards' outputs whole, or plan --force and run the shards again";
     for (const f of ['json', 'pbf'] as const) {
       if (found[f] < r[f].tiles) {
-        throw new WorkStateError(`cannot finalize: ${out} holds ${found[f]} ${f} tiles of zoom ${z}, where the units' markers count ${r[f].tiles}: tiles were lost between the steps (a partial copy or merge of the shards' outputs)${shortUnits(plan, Number(z), f, names)}; ${whole}`, out);
+        throw new WorkStateError(`cannot finalize: ${out} holds ${found[f]} ${f} tiles of zoom ${z}, where the units' markers count ${r[f].tiles}: tiles were lost between the steps (a partial copy or merge of the shards' outputs)${shortUnits(plan, Number(z), f, tiles)}; ${whole}`, out);
       }
       // As many files, but not the shards' bytes: tiles cut short by a copy, or files of another build among them.
       // Zoom 0's JSON tiles are the overview descriptors, which finalize writes (a run of it killed before its end).
@@ -222,24 +224,14 @@ export function refuseLostTiles(out: string, byZoom: Record<string, ZoomReport>,
   }
 }
 
-/** Whether `rel`, under a zoom's folder, is at a tile's place: a folder per plane dimension, then X, then Y.ext. */
-function isTilePath(rel: string, dims: number): boolean {
-  const parts = rel.split(/[\\/]/);
-  return parts.length === dims + 2 && parts.every((p, i) => /^\d+$/.test(i === parts.length - 1 ? p.replace(/\.(json|pbf)$/, '') : p));
-}
-
-/** A tile's file name at the end of a path under a zoom's folder: `…/Y.json` or `…/Y.pbf` (y, then the format). */
-const TILE_NAME = /(?:^|[\\/])(\d+)\.(json|pbf)$/;
-
 /** What `refuseLostTiles` needs to say whose tiles are missing: the plan's level-0 units in shard order, and their markers. */
 export interface LostTilesPlan { dims: BuildPlan['dims']; units: readonly UnitPlan[]; shards: number; markers: readonly UnitMarker[] }
 
 /**
  * The level-0 units whose cells hold fewer tiles of zoom `z` than their markers count, as a clause of the refusal.
- * The files found (`names`, under the zoom's folder: plane values, then x/y) are counted by the cell they lie in, so the
- * cost follows the files there, not the tiles a cell could hold.
+ * The tiles found are counted by the cell they lie in, so the cost follows the files there, not the tiles a cell could hold.
  */
-function shortUnits(plan: LostTilesPlan, z: number, f: 'json' | 'pbf', names: readonly string[]): string {
+function shortUnits(plan: LostTilesPlan, z: number, f: 'json' | 'pbf', tiles: readonly TilePathParts[]): string {
   const counted = new Map(plan.markers.map((m) => [m.key, m.byZoom[z]?.[f].tiles ?? 0]));
   // Per cell zoom of the units (one, in practice): files counted by `plane folders|cell x|cell y`.
   const byCell = new Map<number, Map<string, number>>();
@@ -248,12 +240,9 @@ function shortUnits(plan: LostTilesPlan, z: number, f: 'json' | 'pbf', names: re
     if (m !== undefined) return m;
     byCell.set(cz, (m = new Map()));
     const shift = 2 ** (z - cz);
-    for (const n of names) {
-      const file = TILE_NAME.exec(n);
-      const parts = n.split(/[\\/]/);
-      if (file === null || file[2] !== f || parts.length !== plan.dims.length + 2) continue;
-      const x = Number(parts[parts.length - 2]), y = Number(file[1]);
-      const key = `${parts.slice(0, -2).join('/')}|${Math.floor(x / shift)}|${Math.floor(y / shift)}`;
+    for (const t of tiles) {
+      if (t.ext !== f) continue;
+      const key = `${t.planes.join('/')}|${Math.floor(t.x / shift)}|${Math.floor(t.y / shift)}`;
       m.set(key, (m.get(key) ?? 0) + 1);
     }
     return m;

@@ -60,6 +60,14 @@ describe('refuseLostTiles', () => {
     );
   });
 
+  it('does not take a file no build writes for a lost tile: `02.pbf` is not `2.pbf`', () => {
+    const p = pyramid();
+    fs.renameSync(path.join(p.out, '2', '1', '0', '3', '2.pbf'), path.join(p.out, '2', '1', '0', '3', '02.pbf'));
+    expect(() => refuseLostTiles(p.out, { 2: zoom(16) }, { dims: ['c', 'z'], units: p.units, shards: 3, markers: p.markers })).toThrow(
+      `holds 15 pbf tiles of zoom 2, where the units' markers count 16: tiles were lost between the steps (a partial copy or merge of the shards' outputs); units short of tiles: 0/1/0/1/1 (shard 0: 3 of its 4 tiles here)`,
+    );
+  });
+
   it('refuses tiles cut short, or another build\'s among them, where the count alone would pass', () => {
     const plan = (p: ReturnType<typeof pyramid>) => ({ dims: ['c', 'z'] as ('c' | 'z')[], units: p.units, shards: 3, markers: p.markers });
     const cut = pyramid();
@@ -75,6 +83,12 @@ describe('refuseLostTiles', () => {
     fs.mkdirSync(path.join(notes.out, '2', '1', '0', 'old'), { recursive: true });
     fs.writeFileSync(path.join(notes.out, '2', '1', '0', 'old', '1.pbf'), 'x');
     expect(() => refuseLostTiles(notes.out, { 2: zoom(16) }, plan(notes))).not.toThrow();
+    // Nor names no build writes (as --force and verify see them): a row or a folder with a leading zero.
+    const zeros = pyramid();
+    fs.writeFileSync(path.join(zeros.out, '2', '1', '0', '3', '01.pbf'), 'x');
+    fs.mkdirSync(path.join(zeros.out, '2', '1', '00', '3'), { recursive: true });
+    fs.writeFileSync(path.join(zeros.out, '2', '1', '00', '3', '1.pbf'), 'x');
+    expect(() => refuseLostTiles(zeros.out, { 2: zoom(16) }, plan(zeros))).not.toThrow();
     const extra = pyramid();
     fs.writeFileSync(path.join(extra.out, '2', '1', '0', '3', '0.pbf'), 'x');
     expect(() => refuseLostTiles(extra.out, { 2: zoom(16) }, plan(extra))).toThrow(`holds 17 pbf tiles of zoom 2 of 17 bytes, where the units' markers count 16 of 16 bytes`);
