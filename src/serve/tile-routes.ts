@@ -1,12 +1,13 @@
 // Which archive holds a requested tile: tile paths of the spec's URL pattern, and the PMTiles archives a descriptor lists.
 import { MAX_ZOOM } from '../archive/pmtiles-format.js';
 import { dimsOfTemplate } from '../inspect/layout.js';
-import type { Dim, Plane } from '../tiling/space.js';
+import { isPlaneIndex, type Dim, type Plane } from '../tiling/space.js';
+import { tileSegments, type TileExt } from '../tiling/tile-names.js';
 
 /** Media type of a PMTiles archive, as descriptors name it in `assets`. */
 const PMTILES_MEDIA_TYPE = 'application/vnd.pmtiles';
 
-export type TileFormat = 'pbf' | 'json';
+export type TileFormat = TileExt;
 
 /** A tile asked for by the spec's URL pattern `{zlvl}/{t}/{c}/{z}/{x}/{y}.{ext}` (only the plane dimensions in use). */
 export interface TileRequest {
@@ -34,8 +35,6 @@ export interface TileRoutes {
   zooms: [number, number];
   planes: { low: Partial<Plane>; high: Partial<Plane> };
 }
-
-const INDEX = /^(0|[1-9]\d{0,8})$/;
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -104,17 +103,13 @@ function decodedSegments(href: string): string[] | undefined {
 
 /** The tile a request path names under the pattern with plane dimensions `dims`, or undefined when it names none. */
 export function tileRequest(segments: string[], dims: readonly Dim[]): TileRequest | undefined {
-  if (segments.length !== dims.length + 3) return undefined;
-  const last = /^(\d+)\.(pbf|json)$/.exec(segments[segments.length - 1]);
-  if (!last) return undefined;
-  const numbers = [...segments.slice(0, -1), last[1]];
-  if (!numbers.every((s) => INDEX.test(s))) return undefined;
-  const [z, ...rest] = numbers.map(Number);
-  const [x, y] = rest.slice(-2);
+  const tile = segments.length === dims.length + 3 ? tileSegments(segments) : null;
+  if (tile === null || !tile.planes.every(isPlaneIndex)) return undefined;
+  const { z, x, y, ext } = tile;
   if (z > MAX_ZOOM || x >= 2 ** z || y >= 2 ** z) return undefined;
   const plane: Partial<Plane> = {};
-  dims.forEach((d, i) => { plane[d] = rest[i]; });
-  return { z, x, y, plane, ext: last[2] as TileFormat };
+  dims.forEach((d, i) => { plane[d] = tile.planes[i]; });
+  return { z, x, y, plane, ext };
 }
 
 /** Whether a plane given by some dimensions agrees with a request's on every dimension both name. */

@@ -187,6 +187,12 @@ describe('tile routes', () => {
     }
   });
 
+  it('reads any plane index a build writes, as a timestamp t of ten digits', () => {
+    expect(tileRequest(['1', '1700000000', '0', '1.pbf'], ['t'])).toEqual({ z: 1, x: 0, y: 1, plane: { t: 1700000000 }, ext: 'pbf' });
+    // A plane index is a safe integer (as a descriptor's bounds and a feature's plane are): beyond, no tile.
+    expect(tileRequest(['1', '9007199254740993', '0', '1.pbf'], ['t'])).toBeUndefined();
+  });
+
   it('finds the archive of a tile by plane and format', () => {
     const { archives } = tileRoutes(descriptor);
     const find = (path: string[]) => archiveFor(archives, tileRequest(path, ['c', 'z']) as NonNullable<ReturnType<typeof tileRequest>>)?.segments.join('/');
