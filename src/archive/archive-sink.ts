@@ -7,6 +7,7 @@ import { DirectorySink, type OutputLayout, type Removal, type SinkOpenOptions, t
 import { Journal, RECORD_DIR, readRecord } from '../io/written.js';
 import { OutputError, UsageError, describeFsError } from '../report/errors.js';
 import type { Plane } from '../tiling/space.js';
+import { tilePathParts } from '../tiling/tile-names.js';
 import { archiveName, besideArchive, folderArchiveMetadata, isArchiveName, listedArchives, type ArchiveFormat } from './archive-names.js';
 import { Compression, MAX_ZOOM, TileType } from './pmtiles-format.js';
 import { refuseForeign } from './foreign.js';
@@ -35,9 +36,6 @@ export interface ArchiveSinkOptions {
   /** The plan's layout, when known before `begin` (shards and finalize read it from the plan). */
   layout?: OutputLayout;
 }
-
-/** `z/…plane…/x/y.ext`, as `tilePath` writes them. */
-const TILE_PATH = /^\d+((?:\/\d+)*)\/\d+\/\d+\.(json|pbf)$/;
 
 interface Entry { sink: PmtilesSink; ready: Promise<void> }
 
@@ -283,13 +281,13 @@ export class ArchiveSink implements TileSink {
 
   /** The archive a tile path goes to (opened on its first tile), or undefined for any other path. */
   private route(relPath: string): Entry | undefined {
-    const m = TILE_PATH.exec(relPath);
-    if (!m) return undefined;
-    const format = m[2] as ArchiveFormat;
+    const tile = tilePathParts(relPath);
+    if (!tile) return undefined;
+    const format: ArchiveFormat = tile.ext;
     // One archive of PBF tiles: a JSON tile reaching it is refused by its sink, naming the path.
     if (this.options.mode === 'file') return this.entry(path.basename(this.options.out), 'pbf');
     const l = this.layout;
-    const values = m[1].split('/').slice(1).map(Number);
+    const values = tile.planes;
     if (!l || values.length !== l.dims.length) throw new OutputError(`${this.options.out}: ${relPath} is not a tile path of this build's planes`, this.options.out);
     const plane: Plane = { t: 0, c: 0, z: 0 };
     l.dims.forEach((d, i) => { plane[d] = values[i]; });

@@ -8,6 +8,7 @@ import type { TileSink, WriteOptions } from '../io/sink.js';
 import { removeFile } from '../io/dirs.js';
 import { Compression, MAX_ZOOM, TileType } from './pmtiles-format.js';
 import { PmtilesWriter, type ArchiveSummary } from './pmtiles-writer.js';
+import { tilePathParts } from '../tiling/tile-names.js';
 import type { TileCompression } from '../options.js';
 
 const gunzipAsync = promisify(gunzip);
@@ -49,9 +50,6 @@ export interface PmtilesSinkOptions {
   /** Finished parts of other writers (shards) merged into the archive at `finish`. */
   parts?: readonly string[];
 }
-
-/** `z/…plane…/x/y.ext`: zoom first, column and row last, as `tilePath` writes them. */
-const TILE_PATH = /^(\d+)((?:\/\d+)*)\/(\d+)\/(\d+)\.([a-z]+)$/;
 
 /**
  * One archive of one plane and one tile format (the caller routes each tile path to its archive; the plane
@@ -179,12 +177,13 @@ export class PmtilesSink implements TileSink {
   }
 
   private tile(relPath: string): [number, number, number] {
-    const m = TILE_PATH.exec(relPath);
-    if (!m) throw new OutputError(`${this.file}: an archive holds tiles and ${this.descriptor} only, not ${relPath}`, this.file);
-    if (m[5] !== this.extension) throw new OutputError(`${this.file}: holds .${this.extension} tiles, not ${relPath}`, this.file);
-    this.first ??= { path: relPath, plane: m[2] };
-    if (m[2] !== this.first.plane) throw new OutputError(`${this.file}: holds the tiles of one plane (as ${this.first.path}), not ${relPath}`, this.file);
-    const [z, x, y] = [Number(m[1]), Number(m[3]), Number(m[4])];
+    const tile = tilePathParts(relPath);
+    if (!tile) throw new OutputError(`${this.file}: an archive holds tiles and ${this.descriptor} only, not ${relPath}`, this.file);
+    if (tile.ext !== this.extension) throw new OutputError(`${this.file}: holds .${this.extension} tiles, not ${relPath}`, this.file);
+    const plane = tile.planes.join('/');
+    this.first ??= { path: relPath, plane };
+    if (plane !== this.first.plane) throw new OutputError(`${this.file}: holds the tiles of one plane (as ${this.first.path}), not ${relPath}`, this.file);
+    const { z, x, y } = tile;
     if (z > MAX_ZOOM || x >= 2 ** z || y >= 2 ** z) throw new OutputError(`${this.file}: ${relPath} is not a tile of zoom 0..${MAX_ZOOM}`, this.file);
     return [z, x, y];
   }

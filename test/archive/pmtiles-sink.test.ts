@@ -140,6 +140,11 @@ describe('PmtilesSink', () => {
     await sink.write('3/0/1/2/5/6.pbf', Uint8Array.of(1));
     await expect(sink.write('build-report.json', '{}')).rejects.toThrow(`${file}: an archive holds tiles and tileset.json only, not build-report.json`);
     await expect(sink.write('3/0/1/2/5/6.json', '{}')).rejects.toThrow(/holds \.pbf tiles, not 3\/0\/1\/2\/5\/6\.json/);
+    // A name no build writes is no tile (read as 3/0/1/2/5/6 it took that tile's place).
+    for (const p of ['3/0/1/2/5/06.pbf', '3/0/1/2/05/6.pbf', '03/0/1/2/5/6.pbf']) {
+      await expect(sink.write(p, Uint8Array.of(2)), p).rejects.toThrow(`${file}: an archive holds tiles and tileset.json only, not ${p}`);
+    }
+    expect([...(await sink.read('3/0/1/2/5/6.pbf')) ?? []]).toEqual([1]);
     await expect(sink.write('3/0/1/3/5/6.pbf', Uint8Array.of(1))).rejects.toThrow(/one plane \(as 3\/0\/1\/2\/5\/6\.pbf\), not 3\/0\/1\/3\/5\/6\.pbf/);
     await expect(sink.write('2/0/1/2/5/6.pbf', Uint8Array.of(1))).rejects.toThrow(/2\/0\/1\/2\/5\/6\.pbf is not a tile of zoom 0\.\.26/);
     await expect(sink.finish()).rejects.toThrow(/no tileset\.json was written/);
