@@ -173,7 +173,7 @@ export class Quantiser {
         return boxMeets([g.box[0] * scale, g.box[1] * scale, g.box[2] * scale, g.box[3] * scale], r) ? g : null;
       case 'collection': {
         const members: TileGeometry[] = [];
-        for (const m of g.members) { const c = this.clip(m, r, scale); if (c !== null) members.push(c); }
+        for (const m of g.members) { const c = this.clip(m, r, scale, tx, ty); if (c !== null) members.push(c); }
         return members.length > 0 ? { k: 'collection', members } : null;
       }
     }

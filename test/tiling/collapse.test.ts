@@ -107,7 +107,7 @@ describe('the tiler on long outlines', () => {
   it('gives the bytes of the plain path, in the whole world and in a cell', () => {
     const r = rng(5);
     // World 4,096 px, zooms 0–4 (finest tile 256 px): a wavy outline of 5,000 vertices across most of it, a line of
-    // 2,000 across it, and a MultiPolygon of two long rings with a hole.
+    // 2,000 across it, a MultiPolygon of two long rings with a hole, and a collection of a long ring and a long line.
     const wavy = (cx: number, cy: number, rad: number, n: number, ccw = true): [number, number][] => {
       const ring: [number, number][] = [];
       for (let i = 0; i < n; i++) {
@@ -123,6 +123,7 @@ describe('the tiler on long outlines', () => {
       tf(0, { type: 'Polygon', coordinates: [wavy(2048, 2048, 1800, 5000)] }, { id: 1 }),
       tf(1, { type: 'LineString', coordinates: line }, { id: 2 }),
       tf(2, { type: 'MultiPolygon', coordinates: [[wavy(1000, 1000, 700, 3000), wavy(1000, 1000, 300, 1000, false)], [wavy(3100, 3000, 600, 2500)]] }, { id: 3 }),
+      tf(3, { type: 'GeometryCollection', geometries: [{ type: 'Polygon', coordinates: [wavy(2900, 1100, 800, 2000)] }, { type: 'LineString', coordinates: line.map(([x, y]) => [y, x]) }] }, { id: 4 }),
     ];
     for (const cell of [undefined, { z: 2, x: 1, y: 2 }]) {
       const spec = baseSpec({ side: 4096, maxZoom: 4, finestZoom: 4, cell });
