@@ -5,7 +5,7 @@ import type { Properties } from '../model/feature.js';
 import type { Multiscale } from '../model/multiscale.js';
 import type { Vocabularies } from '../model/vocabulary.js';
 import { ByteArena } from '../bytes.js';
-import { layerNameFor, readEventBatches, type MembersEvent, type ReadEvent } from '../io/read.js';
+import { defaultLayerOf, readEventBatches, type MembersEvent, type ReadEvent } from '../io/read.js';
 import type { FeatureSource } from '../io/source.js';
 import type { BuildConfig } from '../options.js';
 import { DataError, InputError, ReadError } from '../report/errors.js';
@@ -168,7 +168,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   async function* batches(): AsyncGenerator<Batch> {
     for (const input of inputs) {
       const file = input.source.name;
-      const b = new BatchBuilder({ file, layer: input.layer ?? o.layer ?? layerNameFor(file), rule: { fixed: input.plane ?? {}, fields: config.planeFields } }, seq, spares);
+      const b = new BatchBuilder({ file, layer: input.layer ?? o.layer ?? defaultLayerOf(input.source), rule: { fixed: input.plane ?? {}, fields: config.planeFields } }, seq, spares);
       let features: AsyncGenerator<FoundFeature[]>;
       if ('features' in input.source) {
         features = madeFeatures(input.source);

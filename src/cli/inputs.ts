@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { jsonSyntaxError } from '../io/json-errors.js';
-import { fileSource, layerNameFor, streamSource } from '../io/read.js';
+import { defaultLayerOf, fileSource, layerNameFor, stdinSource } from '../io/read.js';
 import { MASK_FILE, maskSource } from '../io/mask-source.js';
 import type { InputSpec } from '../build/context.js';
 import { InputError, UsageError } from '../report/errors.js';
@@ -65,7 +65,7 @@ function meet(ctx: ExpandContext, file: string, st: fs.Stats, as: string, plane:
  */
 function expand(arg: string, ctx: ExpandContext, { how, shown, plane, layer }: Given): InputSpec[] {
   const { io, perFile, layerOption, out, warn } = ctx;
-  if (arg === '-') return [{ source: streamSource('-', io.stdin), plane, layer }];
+  if (arg === '-') return [{ source: stdinSource(io.stdin), plane, layer }];
   const full = path.resolve(io.cwd, arg);
   let st: fs.Stats;
   try {
@@ -164,7 +164,7 @@ function warnSharedLayers(inputs: readonly InputSpec[], warn: ExpandContext['war
   const byLayer = new Map<string, InputSpec[]>();
   for (const input of inputs) {
     if (input.layer !== undefined) continue;
-    const named = layerNameFor(input.source.name);
+    const named = defaultLayerOf(input.source);
     byLayer.set(named, [...(byLayer.get(named) ?? []), input]);
   }
   for (const [layer, group] of byLayer) {

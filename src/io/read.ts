@@ -109,6 +109,11 @@ export function parseFeature(ev: FeatureEvent): unknown {
 
 const LAYER_EXTENSIONS = new Set(['.json', '.geojson', '.ndjson', '.geojsonl', '.geojsons', '.jsonl', '.gz', '.png', '.tif', '.tiff']);
 
+/** The layer of a source's features when none is given: its own default (standard input's), else its name's. */
+export function defaultLayerOf(source: { name: string; defaultLayer?: string }): string {
+  return source.defaultLayer ?? layerNameFor(source.name);
+}
+
 /**
  * Default vector layer id of an input: its file name without data extensions (`cells.geojson.gz` → `cells`, a label
  * mask `nuclei.tif` → `nuclei`, as the CLI names it); stdin → `features`.

@@ -11,8 +11,13 @@ import { InterruptedError } from '../report/errors.js';
  * file source made with `reuseChunks`, each valid only until the next is asked for.
  */
 export interface Source {
-  /** What messages call it: the path, or `-` for standard input. */
+  /** What messages, events and reports call it: the path, or `stdin` (STDIN_NAME) for standard input. */
   name: string;
+  /**
+   * The layer its features go into when none is given, for a source whose name is no file's (standard input: a file
+   * named `stdin` is layer `stdin`); without it, the name less its extensions (`layerNameFor`).
+   */
+  defaultLayer?: string;
   open(): AsyncIterable<Uint8Array>;
   /**
    * Ends a read the operating system holds (a FIFO waiting for a writer or for data): it holds a thread, and a
@@ -101,9 +106,12 @@ export function streamSource(name: string, readable: AsyncIterable<Uint8Array | 
   };
 }
 
-/** Standard input under its conventional name `-`. */
+/** What every command calls standard input (the argument `-`): `stdin:3:14: …` reads as a place, `-:3:14: …` does not. */
+const STDIN_NAME = 'stdin';
+
+/** Standard input, named STDIN_NAME; its layer is `features` unless one is given. */
 export function stdinSource(stdin: AsyncIterable<Uint8Array | string>): Source {
-  return streamSource('-', stdin);
+  return { ...streamSource(STDIN_NAME, stdin), defaultLayer: 'features' };
 }
 
 /**
@@ -129,7 +137,7 @@ export function memorySource(name: string, content: Uint8Array | string, chunkSi
  * (standard input or a FIFO with no writer), where a check between chunks would never run.
  */
 export function abortableSource(source: Source, signal: AbortSignal): Source {
-  return { name: source.name, open: () => abortable(source, signal), unblock: source.unblock };
+  return { name: source.name, defaultLayer: source.defaultLayer, open: () => abortable(source, signal), unblock: source.unblock };
 }
 
 async function* abortable(source: Source, signal: AbortSignal): AsyncGenerator<Uint8Array> {

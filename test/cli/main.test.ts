@@ -1,8 +1,10 @@
 // main() in process with in-memory io: command dispatch, help, version, usage errors, validate on stdin.
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { memoryIO } from '../../src/cli/io.js';
 import { loadCommand } from '../../src/cli/commands/index.js';
+import { tmpDir } from '../helpers/pyramid.js';
 
 describe('main', () => {
   it('no arguments: help on stderr, exit 2; --help: stdout, exit 0', async () => {
@@ -80,5 +82,20 @@ describe('main', () => {
     expect(await main(['validate', '-'], io)).toBe(1);
     expect(io.out()).toMatch(/^stdin:2:1: feature 1: \(top level\): .*\[feature-geometry-missing\]$/m);
     expect(io.out()).toMatch(/^stdin: invalid, 2 features \(1 invalid\), 1 error, 0 warnings$/m);
+  });
+
+  it('validate and build name standard input alike, stdin, in messages and --log json events (exit 3, unreadable)', async () => {
+    const bad = '{"type":"Feature","geometry":null,"properties":{"a":1 2}}\n';
+    const said = "stdin:1:55: Expected ',' or '}' after property value, found '2' (JSON path /properties/a)";
+    const out = path.join(tmpDir('mudm-stdin-name'), 'out');
+    for (const args of [['validate', '-'], ['build', '-', '-o', out, '--workers', '1']]) {
+      const io = memoryIO({ stdin: bad });
+      expect(await main([...args, '-q'], io), args[0]).toBe(3);
+      expect(io.err(), args[0]).toContain(`error: ${said}\n`);
+      const json = memoryIO({ stdin: bad });
+      expect(await main([...args, '-q', '--log', 'json'], json), args[0]).toBe(3);
+      const events = json.err().trim().split('\n').map((l) => JSON.parse(l) as { level: string; file?: string });
+      expect(events.filter((e) => e.level === 'error'), args[0]).toEqual([expect.objectContaining({ file: 'stdin', line: 1, column: 55 })]);
+    }
   });
 });

@@ -7,11 +7,13 @@ import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  defaultLayerOf,
   fileSource,
   layerNameFor,
   memorySource,
   readDocuments,
   readEventBatches,
+  stdinSource,
   streamSource,
   type ReadEvent,
   type Source,
@@ -359,6 +361,13 @@ describe('helpers', () => {
     expect(layerNameFor('masks/nuclei.tif')).toBe('nuclei');
     expect(layerNameFor('labels.PNG')).toBe('labels');
     expect(layerNameFor('-')).toBe('features');
+  });
+
+  it('standard input is named stdin, its layer features; a file named stdin is layer stdin', () => {
+    const stdin = stdinSource(Readable.from([]));
+    expect(stdin.name).toBe('stdin');
+    expect(defaultLayerOf(stdin)).toBe('features');
+    expect(defaultLayerOf(fileSource('stdin'))).toBe('stdin');
   });
 
   it('locateJsonError agrees with JSON.parse on what is valid', () => {

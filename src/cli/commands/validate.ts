@@ -1,7 +1,7 @@
 // `mudm-tiles validate INPUT...`: validates each file (src/validate/files.ts) and prints issues, capped samples and counts.
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileSource, streamSource } from '../../io/read.js';
+import { fileSource, stdinSource } from '../../io/read.js';
 import { MASK_FILE } from '../../io/mask-source.js';
 import { InputError, UsageError } from '../../report/errors.js';
 import { unreadableReport, validateSource, validateTotals, type FileReport, type ValidateTotals } from '../../validate/files.js';
@@ -13,9 +13,6 @@ import type { CliIO, TextSink } from '../io.js';
 import type { Logger } from '../log.js';
 
 export const usage = 'FILE|DIR...';
-
-/** How the name of standard input appears in messages. */
-const STDIN_NAME = 'stdin';
 
 /** What --json prints. */
 export interface ValidateReport {
@@ -39,7 +36,7 @@ export async function run(ctx: CommandContext): Promise<number> {
       log.warn(`${arg} is an image (a label mask, or a slide): validate checks JSON documents; build traces a label mask into features (mudm-tiles build ${arg} -o OUT)`, { file: arg, event: 'image-not-validated' });
       return undefined;
     }
-    const source = arg === '-' ? streamSource(STDIN_NAME, io.stdin) : fileSource(arg, { reuseChunks: true });
+    const source = arg === '-' ? stdinSource(io.stdin) : fileSource(arg, { reuseChunks: true });
     const report = await validateSource(source, {
       onSample: text
         ? (s) => {
