@@ -322,6 +322,25 @@ describe('presets and READMEs', () => {
     const taken = specs.filter(([name, spec]) => name !== 'help' && (['plan', 'build-shard', 'finalize'] as const).every((c) => spec.commands.includes(c)));
     expect(list('STEP_VALUED')).toEqual(taken.filter(([, spec]) => spec.type !== 'boolean').map(([name]) => `--${flagName(name)}`).sort());
     expect(list('STEP_SWITCHES')).toEqual(taken.filter(([, spec]) => spec.type === 'boolean').flatMap(([name, spec]) => [`--${flagName(name)}`, ...(spec.short ? [`-${spec.short}`] : [])]).sort());
+    expect(list('SHORT_VALUED')).toEqual(specs.filter(([, spec]) => spec.type !== 'boolean' && spec.short && spec.commands.includes('plan')).map(([, spec]) => `-${spec.short}`).sort());
+  });
+
+  it('step-options.sh reads short options as the CLI does: one, or a cluster (-qh, -qoDIR), whose letters after one taking a value are that value', async () => {
+    const cases = [
+      ['in', '-q'], ['in', '-qh'], ['in', '-hq'], ['in', '-qo', 'out'], ['in', '-qoout'], ['-qo=out', 'in', '--log', 'json'],
+      ['in', '-oq'], ['in', '-o', 'q', '--workers', '2'], ['in', '-hqq', '--', '-q'], ['in', '--', '-qh'],
+    ];
+    const script = `. "$1"; shift; c=(); for a in "$@"; do if [ "$a" = '<end>' ]; then step_options "\${c[@]}"; printf '%s\\0' "\${step_options[@]}"; echo; c=(); else c+=("$a"); fi; done`;
+    const r = await runProcess('bash', ['-c', script, 'bash', path.join(PIPELINES, 'presets', 'step-options.sh'), ...cases.flatMap((c) => [...c, '<end>'])]);
+    expect(r.code, r.stderr).toBe(0);
+    const forwarded = r.stdout.split('\n').slice(0, -1).map((line) => line.split('\0').filter(Boolean));
+    const stepOf = (o: Options) => ({ quiet: o.quiet, workers: o.workers, log: o.log });
+    expect(forwarded.length).toBe(cases.length);
+    cases.forEach((argv, i) => {
+      expect(parserError('plan', argv), argv.join(' ')).toBeUndefined();
+      const plan = resolveOptions(parseArgs('plan', argv).options);
+      expect(stepOf(resolveOptions(parseArgs('build-shard', forwarded[i]).options)), `${argv.join(' ')} -> ${forwarded[i].join(' ')}`).toEqual(stepOf(plan));
+    });
   });
 
   describe('what each step of a preset is given (a stand-in CLI records it)', () => {
