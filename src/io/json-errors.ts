@@ -13,7 +13,7 @@ export function jsonSyntaxError(file: string, text: string, line: number, column
 }
 
 /** The fault JSON.parse failed with (`e`) on `text`: where and what, in the reader's words. */
-function faultOf(text: string, e: unknown): JsonFault {
+export function faultOf(text: string, e: unknown): JsonFault {
   const v8 = e instanceof Error ? e.message : String(e);
   const m = /\bat position (\d+)/.exec(v8);
   // A non-finite number where V8 stopped (QuPath before 0.5) gets the scanner's message, which says where it comes
@@ -26,46 +26,13 @@ function faultOf(text: string, e: unknown): JsonFault {
 }
 
 /** `found` as a ReadError at its absolute place, with the JSON path reached there; `what` goes first (`feature 3: `). */
-function faultError(file: string, text: string, line: number, column: number, found: JsonFault, e: unknown, pointer: string, what = ''): ReadError {
+export function faultError(file: string, text: string, line: number, column: number, found: JsonFault, e: unknown, pointer: string, what = ''): ReadError {
   const position = Math.min(found.position, text.length);
   let message = found.message;
   const where = jsonPathAt(text, position, pointer);
   if (where !== null) message += ` (${where})`;
   const at = positionToLineColumn(text, position, line, column);
   return new ReadError(file, at.line, at.column, what + message, { cause: e });
-}
-
-/**
- * How many bytes of a value never closed are searched for a syntax error: more than most features take, and a bound
- * on the time and memory it costs (the rest of a long file; a gzip bomb of `[`, whose MiB V8 takes 0.3 s to parse).
- */
-const UNCLOSED_WINDOW = 1 << 20;
-const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
-
-/**
- * The first syntax error in a value never closed, whose bytes so far `held` holds (from `line`/`column`), found in
- * their first MiB: the input ends inside it (`ended`), or it grows past the value limit. A string never closed is
- * named where it opens, and one whose closing quote is missing (it then ends at the next string's opening quote, and
- * the rest reads inside out) where the quoting goes wrong after it, not at the end of the input or the limit. `what`
- * goes first (`feature 3: `); null when nothing is wrong before the bytes end.
- */
-export function unclosedValueError(
-  file: string, held: { head(max: number): Uint8Array; length: number }, ended: boolean, line: number, column: number, what = '', pointer = '',
-): ReadError | null {
-  const text = utf8.decode(held.head(UNCLOSED_WINDOW));
-  const complete = ended && held.length <= UNCLOSED_WINDOW;
-  let e: unknown;
-  try {
-    JSON.parse(text);
-    return null;
-  } catch (err) {
-    e = err;
-  }
-  const found = faultOf(text, e);
-  // Running out of bytes is what the caller says already; and in a part, so is a fault the cut makes (a string,
-  // number or escape cut short).
-  const cut = complete ? found.position >= text.length : found.position >= text.length - 16 || found.message.startsWith('unterminated string');
-  return cut ? null : faultError(file, text, line, column, found, e, pointer, what);
 }
 
 /**
@@ -111,7 +78,11 @@ function fromV8(s: string, p: number, v8: string): JsonFault | null {
  * (top level)"; null outside any array or object without a prefix.
  */
 export function jsonPathAt(s: string, position: number, prefix = ''): string | null {
-  const keys = jsonKeysAt(s, position);
+  return jsonPathOf(jsonKeysAt(s, position), prefix);
+}
+
+/** Keys reached (`jsonKeysAt`) as messages say them, after `prefix`; null outside any array or object without one. */
+export function jsonPathOf(keys: readonly (string | number)[] | null, prefix = ''): string | null {
   if (keys === null && prefix === '') return null;
   const pointer = pointerOf(prefix, keys ?? []);
   return `JSON path ${pointer === '' ? '(top level)' : pointer}`;
@@ -180,7 +151,7 @@ function describeChar(c: string | undefined): string {
 }
 
 /** A syntax error: where in the text (a UTF-16 offset), and what is wrong there. */
-interface JsonFault { position: number; message: string }
+export interface JsonFault { position: number; message: string }
 
 const ESCAPES = 'JSON knows \\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX; write a backslash as \\\\';
 
@@ -209,14 +180,22 @@ const CONTROLS: Record<number, [string, string]> = {
 function controlInString(s: string, j: number): JsonFault {
   const code = s.charCodeAt(j);
   if ((code === 0x0a || code === 0x0d) && s.indexOf('"', j) < 0) return unterminated(openingQuote(s, j));
+  return { position: j, message: controlInStringMessage(code) };
+}
+
+/** What a control character `code` standing unescaped in a string is said to be. */
+export function controlInStringMessage(code: number): string {
   const hex = code.toString(16).toUpperCase().padStart(4, '0');
   const [name, escape] = CONTROLS[code] ?? [undefined, `\\u${hex}`];
   // A line end in a string is more often a string never closed than a line break meant to be in it.
   const unclosed = code === 0x0a || code === 0x0d ? ' (or is the string\'s closing quote missing?)' : '';
-  return { position: j, message: `unescaped control character U+${hex}${name ? ` (${name})` : ''} in a string: write it as ${escape}${unclosed}` };
+  return `unescaped control character U+${hex}${name ? ` (${name})` : ''} in a string: write it as ${escape}${unclosed}`;
 }
 
-const unterminated = (start: number): JsonFault => ({ position: start, message: 'unterminated string: the string that opens here has no closing \'"\'' });
+/** What a string never closed is said to be, at its opening quote. */
+export const UNTERMINATED = 'unterminated string: the string that opens here has no closing \'"\'';
+
+const unterminated = (start: number): JsonFault => ({ position: start, message: UNTERMINATED });
 
 /** The opening quote of the string `s[j]` lies in: the last quote before it that no backslash escapes. */
 function openingQuote(s: string, j: number): number {

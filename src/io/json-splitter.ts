@@ -1,7 +1,8 @@
 // The byte-level splitter of JSON input: events (json-events.ts) one feature at a time, never the whole file as one string.
 import { setOwn } from '../model/own.js';
 import { ReadError, ValueTooLargeError } from '../report/errors.js';
-import { foreignStart, jsonSyntaxError, unclosedValueError } from './json-errors.js';
+import { foreignStart, jsonSyntaxError } from './json-errors.js';
+import { unclosedValueError } from './json-unclosed.js';
 import { pointerToken } from '../validate/issue.js';
 import { SplitFeature, type ReadEvent, type ValueLimit } from './json-events.js';
 import { Capture, Cursor, describeByte, isValueStart, isWhitespace, RS, ValueScanner } from './json-value.js';

@@ -3,7 +3,7 @@ import { constants, gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { memorySource, readDocuments, readEventBatches, type ReadEvent, type Source } from '../../src/io/read.js';
 import { jsonSyntaxError } from '../../src/io/json-errors.js';
-import { ReadError } from '../../src/report/errors.js';
+import { ReadError, ValueTooLargeError } from '../../src/report/errors.js';
 import { buildPyramid, MemorySink, validateSource } from '../../src/index.js';
 import { BUILD_OPTIONS } from '../inspect/fixture.js';
 import { readError } from '../helpers/read.js';
@@ -121,6 +121,64 @@ describe('a string never closed: where it opens, or where the quoting goes wrong
       expect(limited, name).toBeInstanceOf(ReadError);
       expect((limited as ReadError).message, name).toBe(message);
     }
+  });
+});
+
+describe('a string never closed far into one value (past the MiB parsed): where it opens, whatever the distance', () => {
+  const unterminated = 'unterminated string: the string that opens here has no closing \'"\'';
+  const blob = (n: number) => 'x'.repeat(n);
+  // One value of over 2 MiB: its first MiB, parsed, holds no fault.
+  const FAR = (2 << 20) + 12_345;
+  const coords = (n: number) => Array.from({ length: n }, (_, i) => `[${i},${i}]`).join(',');
+  const errorOf = async (text: string, size = 1 << 20) => (await readError(memorySource('f.json', text, size))).message;
+
+  it('a string never closed, opened after a long property value, or early with a long coordinate array in it', async () => {
+    const after = (b: string) => `{"type":"Feature","properties":{"blob":"${b}","name":"abc}}\n`;
+    const lost = (n: number) => `{"type":"FeatureCollection","features":[\n{"type":"Feature","properties":{}},\n{"type":"Feature","properties":{},"geometry":{"type":"Polygon","coordinates:[[${coords(n)}]]}}]}\n`;
+    expect(lost(160_000).length).toBeGreaterThan(2 << 20);
+    const column = '{"type":"Feature","properties":{},"geometry":{"type":"Polygon",'.length + 1;
+    for (const size of [4096, 1 << 20]) {
+      expect(await errorOf(after(blob(FAR)), size)).toBe(`f.json:1:${FAR + 50}: ${unterminated} (JSON path /properties/name)`);
+      expect(await errorOf(lost(160_000), size)).toBe(`f.json:3:${column}: feature 1: ${unterminated} (JSON path /geometry)`);
+    }
+    // As near the start, where JSON.parse finds it.
+    expect(await errorOf(after(blob(10)))).toBe(`f.json:1:60: ${unterminated} (JSON path /properties/name)`);
+    expect(await errorOf(lost(10))).toBe(`f.json:3:${column}: feature 1: ${unterminated} (JSON path /geometry)`);
+  });
+
+  it('a line end in a string that a quote follows, on lines broken by LF or CR LF (a CR LF across two chunks too)', async () => {
+    for (const eol of ['\n', '\r\n']) {
+      const text = (n: number) => `{"type":"Feature","properties":{"blob":"${blob(n)}",${eol}"name":"abc,${eol}"n":1}}`;
+      const near = await errorOf(text(10));
+      expect(near).toMatch(/^f\.json:2:13: unescaped control character U\+000[AD] .*\(or is the string's closing quote missing\?\) \(JSON path \/properties\/name\)$/);
+      const far = text(FAR);
+      // A chunk that ends between the CR and the LF of the line end in the string.
+      for (const size of [1 << 20, far.indexOf(`abc,${eol}`) + 5]) expect(await errorOf(far, size), JSON.stringify([eol, size])).toBe(near);
+    }
+  });
+
+  it('a string the next string\'s quote closes megabytes on: where the quoting goes wrong, naming where it opens', async () => {
+    const text = `{"type":"Feature","geometry":{"type":"Polygon","coordinates:[[${coords(160_000)}]]},"properties":{}}`;
+    const at = text.indexOf('properties') + 1;
+    const key = `coordinates:[[${coords(10)}`.slice(0, 64);
+    for (const size of [4096, 1 << 20]) {
+      expect(await errorOf(text, size)).toBe(`f.json:1:${at}: unexpected 'p', expected ':' after a property name: the string before it opens at line 1, column 48; is its closing quote missing? (JSON path /geometry/${key}…)`);
+    }
+  });
+
+  it('past the value limit: a fault in what was read is said; a string open where the limit cuts is only too large', async () => {
+    const read = async (text: string) => {
+      try {
+        for await (const batch of readEventBatches(memorySource('f.json', text, 1 << 16), { bytes: FAR + (1 << 19), why: 'the test limit' })) void batch;
+      } catch (e) {
+        return e;
+      }
+      throw new Error('expected an error');
+    };
+    const faulty = `{"type":"Feature","properties":{"blob":"${blob(FAR)}",\n"name":"abc,\n"n":1}} ${blob(1 << 20)}`;
+    expect(((await read(faulty)) as Error).message).toMatch(/^f\.json:2:13: unescaped control character U\+000A/);
+    const open = `{"type":"Feature","properties":{"blob":"${blob(FAR)}","name":"abc ${blob(1 << 20)}`;
+    expect(await read(open)).toBeInstanceOf(ValueTooLargeError);
   });
 });
 
