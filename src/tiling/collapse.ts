@@ -73,16 +73,30 @@ export function tilesRect(x0: number, y0: number, x1: number, y1: number): Rect 
 
 interface Node { x0: number; y0: number; x1: number; y1: number; c: Coords; kids: (Node | undefined)[] }
 
+/** The points of `c` inside `r` (edges included), in their order; `c` itself when all are. */
+export function pointsWithin(c: Coords, r: Rect): Coords {
+  const n = c.length >> 1;
+  const out: Flat = [];
+  for (let i = 0; i < n; i++) {
+    const x = c[i * 2], y = c[i * 2 + 1];
+    if (x >= r.minX && x <= r.maxX && y >= r.minY && y <= r.maxY) out.push(x, y);
+  }
+  return out.length === c.length ? c : out;
+}
+
 /**
  * One long part cut down for each tile of a block (a unit's tiles at one zoom): halves of the block, then halves of
  * those, each cut from its parent's part when first asked for, until a part is short or a block one tile. A tile then
  * clips what lies near it, and the whole part is walked about once per level of halving instead of once per tile.
+ * Lines and rings are cut by `collapse`; points (`points`) to those inside the block, which is all a tile keeps of them.
  */
 export class PartTree {
   private readonly root: Node;
+  private readonly cut: (c: Coords, r: Rect) => Coords;
 
-  constructor(c: Coords, x0: number, y0: number, x1: number, y1: number) {
-    this.root = { x0, y0, x1, y1, c: collapse(c, tilesRect(x0, y0, x1, y1)), kids: [] };
+  constructor(c: Coords, x0: number, y0: number, x1: number, y1: number, points = false) {
+    this.cut = points ? pointsWithin : collapse;
+    this.root = { x0, y0, x1, y1, c: this.cut(c, tilesRect(x0, y0, x1, y1)), kids: [] };
   }
 
   /** Whether tile (x, y) lies in the block. */
@@ -101,7 +115,7 @@ export class PartTree {
       let kid = node.kids[k];
       if (kid === undefined) {
         const x0 = right ? mx + 1 : node.x0, x1 = right ? node.x1 : mx, y0 = below ? my + 1 : node.y0, y1 = below ? node.y1 : my;
-        kid = { x0, y0, x1, y1, c: collapse(node.c, tilesRect(x0, y0, x1, y1)), kids: [] };
+        kid = { x0, y0, x1, y1, c: this.cut(node.c, tilesRect(x0, y0, x1, y1)), kids: [] };
         node.kids[k] = kid;
       }
       node = kid;

@@ -132,7 +132,7 @@ export class Quantiser {
   clip(g: TileGeometry, r: Rect, scale: number, tx = -1, ty = -1): TileGeometry | null {
     switch (g.k) {
       case 'points': {
-        const xy = clipPoints(g.xy, r);
+        const xy = clipPoints(this.nearTile(g.xy, tx, ty, true), r);
         return xy.length > 0 ? { k: 'points', type: g.type, xy } : null;
       }
       case 'lines': {
@@ -191,11 +191,11 @@ export class Quantiser {
     return b;
   }
 
-  /** What clipping `c` to tile (tx, ty) needs of it: a long part cut down for the tile's block, else `c`. */
-  private nearTile(c: Flat, tx: number, ty: number): Coords {
+  /** What clipping `c` (`points`, or a line or ring) to tile (tx, ty) needs of it: a long one cut down for the tile's block, else `c`. */
+  private nearTile(c: Flat, tx: number, ty: number, points = false): Coords {
     if (tx < 0 || c.length < 2 * this.long || tx < this.bx0 || tx > this.bx1 || ty < this.by0 || ty > this.by1) return c;
     let t = this.trees.get(c);
-    if (t === undefined || !t.holds(tx, ty)) { t = new PartTree(c, this.bx0, this.by0, this.bx1, this.by1); this.trees.set(c, t); }
+    if (t === undefined || !t.holds(tx, ty)) { t = new PartTree(c, this.bx0, this.by0, this.bx1, this.by1, points); this.trees.set(c, t); }
     return t.at(tx, ty);
   }
 }

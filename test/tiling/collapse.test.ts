@@ -1,6 +1,6 @@
 // Long parts: cut down per block of tiles and ranked once, they tile to the very bytes the plain path gives.
 import { describe, expect, it } from 'vitest';
-import { Clipper } from '../../src/tiling/clip.js';
+import { Clipper, clipPoints } from '../../src/tiling/clip.js';
 import { collapse, LONG_PART, PartTree, tilesRect } from '../../src/tiling/collapse.js';
 import { Quantiser } from '../../src/tiling/quantise.js';
 import { RankMemo, Ranker, Simplifier } from '../../src/tiling/simplify.js';
@@ -73,6 +73,21 @@ describe('collapse', () => {
   });
 });
 
+describe('points', () => {
+  it('are cut down to those inside each block, in their order, and clip to every tile as the whole set does', () => {
+    const r = rng(13);
+    const points = Array.from({ length: 4000 }, () => Math.round(r() * 8 * 4096));
+    const tree = new PartTree(points, 1, 1, 6, 6, true);
+    for (let x = 1; x <= 6; x++) {
+      for (let y = 1; y <= 6; y++) {
+        const rect = tilesRect(x, y, x, y), near = tree.at(x, y);
+        expect(near.length).toBeLessThan(points.length / 4);
+        expect(clipPoints(near, rect)).toEqual(clipPoints(points, rect));
+      }
+    }
+  });
+});
+
 describe('ranks of long parts', () => {
   it('keep, at every tolerance, what Douglas–Peucker keeps', () => {
     const r = rng(11);
@@ -107,7 +122,8 @@ describe('the tiler on long outlines', () => {
   it('gives the bytes of the plain path, in the whole world and in a cell', () => {
     const r = rng(5);
     // World 4,096 px, zooms 0–4 (finest tile 256 px): a wavy outline of 5,000 vertices across most of it, a line of
-    // 2,000 across it, a MultiPolygon of two long rings with a hole, and a collection of a long ring and a long line.
+    // 2,000 across it, a MultiPolygon of two long rings with a hole, a collection of a long ring and a long line, and
+    // 3,000 points in one MultiPoint.
     const wavy = (cx: number, cy: number, rad: number, n: number, ccw = true): [number, number][] => {
       const ring: [number, number][] = [];
       for (let i = 0; i < n; i++) {
@@ -124,6 +140,7 @@ describe('the tiler on long outlines', () => {
       tf(1, { type: 'LineString', coordinates: line }, { id: 2 }),
       tf(2, { type: 'MultiPolygon', coordinates: [[wavy(1000, 1000, 700, 3000), wavy(1000, 1000, 300, 1000, false)], [wavy(3100, 3000, 600, 2500)]] }, { id: 3 }),
       tf(3, { type: 'GeometryCollection', geometries: [{ type: 'Polygon', coordinates: [wavy(2900, 1100, 800, 2000)] }, { type: 'LineString', coordinates: line.map(([x, y]) => [y, x]) }] }, { id: 4 }),
+      tf(4, { type: 'MultiPoint', coordinates: Array.from({ length: 3000 }, () => [Math.round(r() * 409600) / 100, Math.round(r() * 409600) / 100]) }, { id: 5 }),
     ];
     for (const cell of [undefined, { z: 2, x: 1, y: 2 }]) {
       const spec = baseSpec({ side: 4096, maxZoom: 4, finestZoom: 4, cell });
