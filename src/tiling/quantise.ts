@@ -1,7 +1,7 @@
 // Flat geometry onto a zoom's integer grid: simplify and quantise, orient rings, clip to a buffered tile.
 import { Clipper, boxInside, boxMeets, clipPoints, type Rect } from './clip.js';
 import { emptyBox, growBox, type Coords, type Flat, type TileGeometry } from './flat.js';
-import { RankMemo, reverseRing, ringArea2, ringUsable, Simplifier, quantisePoints } from './simplify.js';
+import { RankMemo, reverseRing, type KeptPart, ringArea2, ringUsable, Simplifier, quantisePoints } from './simplify.js';
 import { LONG_PART, PartTree } from './collapse.js';
 
 /**
@@ -24,14 +24,19 @@ export function centroidPoint(lod: readonly number[], scale: number, box: Float6
   return { k: 'points', type: 'Point', xy };
 }
 
+/** What a part is to `Quantiser.part`: a line, or a polygon's exterior ring or hole. */
+const LINE = 0, EXTERIOR = 1, HOLE = 2;
+type PartKind = typeof LINE | typeof EXTERIOR | typeof HOLE;
+
 /**
  * Puts geometry on a zoom's grid and cuts it to tiles. It owns the scratch space this reuses for every ring of every
  * feature (simplification marks, clipping passes, a ring's box); a thread reuses one from call to call.
  *
  * A long part (LONG_PART positions or more: an outline across a whole slide) is put on every zoom of a unit and cut
- * to each of its tiles: its Douglas–Peucker ranks are worked out once per thread (`RankMemo`; each zoom then keeps
- * those above its tolerance), and, once on a zoom's grid, its box once and its cut-down copies for blocks of the unit's tiles
- * (`PartTree`), so a tile clips only what lies near it. Same results as the plain path: only the work differs.
+ * to each of its tiles: its Douglas–Peucker ranks (each zoom then keeps those above its tolerance) and what it is on
+ * each zoom's grid are worked out once per thread (`RankMemo`), its box once, and its cut-down copies for blocks of a
+ * unit's tiles (`PartTree`) once per unit, so a tile clips only what lies near it. Same results as the plain path:
+ * only the work differs.
  */
 export class Quantiser {
   private readonly simplifier = new Simplifier();
@@ -39,7 +44,7 @@ export class Quantiser {
   private readonly ringBox = new Float64Array(4);
   private readonly memo = new RankMemo();
   // Keyed by the part itself: entries go with the features a tiling call drops.
-  private readonly ranks = new WeakMap<Flat, Float64Array>();
+  private readonly kept = new WeakMap<Flat, KeptPart>();
   private readonly boxes = new WeakMap<Flat, Float64Array>();
   private readonly trees = new WeakMap<Flat, PartTree>();
   // The tiles being cut to (`setBlock`), for the trees of long parts.
@@ -80,8 +85,8 @@ export class Quantiser {
         const parts = new Array<Flat>(g.parts.length);
         let n = 0;
         for (const p of g.parts) {
-          const q = this.simplifier.simplifyQuantise(p, sqTol, false, scale, this.ranksOf(p, sqTol));
-          if (q !== null && q.length >= 4) { parts[n++] = q; growBox(box, q); }
+          const q = this.part(p, sqTol, scale, LINE);
+          if (q !== null) { parts[n++] = q; this.grow(box, q); }
         }
         parts.length = n;
         return n > 0 ? { k: 'lines', type: g.type, parts } : null;
@@ -93,15 +98,15 @@ export class Quantiser {
           const rings = new Array<Flat>(poly.length);
           let nr = 0;
           for (let i = 0; i < poly.length; i++) {
-            const q = this.simplifier.simplifyQuantise(poly[i], sqTol, true, scale, this.ranksOf(poly[i], sqTol));
-            if (q === null || !ringUsable(q) || !orient(q, i === 0)) {
+            const q = this.part(poly[i], sqTol, scale, i === 0 ? EXTERIOR : HOLE);
+            if (q === null) {
               if (i === 0) break; // no exterior, no polygon: its holes go with it
               continue;
             }
             rings[nr++] = q;
           }
           rings.length = nr;
-          if (nr > 0) { polys[np++] = rings; growBox(box, rings[0]); }
+          if (nr > 0) { polys[np++] = rings; this.grow(box, rings[0]); }
         }
         polys.length = np;
         return np > 0 ? { k: 'polygons', type: g.type, polys } : null;
@@ -117,12 +122,33 @@ export class Quantiser {
     }
   }
 
-  /** A long part's Douglas–Peucker ranks, worked out on first use; undefined for a short part or no simplification. */
-  private ranksOf(c: Flat, sqTol: number): Float64Array | undefined {
-    if (sqTol < 0 || c.length < 2 * this.long) return undefined;
-    let r = this.ranks.get(c);
-    if (r === undefined) { r = this.memo.ranks(c); this.ranks.set(c, r); }
-    return r;
+  /**
+   * A line (`LINE`) or ring simplified and quantised, null when nothing drawable is left: a line of fewer than two
+   * positions, a ring that collapses or encloses nothing; a ring oriented as an exterior or a hole. A long part's result
+   * is kept for every unit that reads the same coordinates (`RankMemo`), so it is made once per zoom and thread: every
+   * caller treats it as read-only.
+   */
+  private part(c: Flat, sqTol: number, scale: number, kind: PartKind): Flat | null {
+    if (c.length < 2 * this.long) return this.make(c, sqTol, scale, kind, undefined);
+    let kept = this.kept.get(c);
+    if (kept === undefined) { kept = this.memo.part(c); this.kept.set(c, kept); }
+    const key = `${kind}/${sqTol}/${scale}`;
+    const known = kept.results.get(key);
+    if (known !== undefined) return known;
+    const q = this.make(c, sqTol, scale, kind, sqTol < 0 ? undefined : kept.ranks);
+    this.memo.remember(kept, key, q);
+    return q;
+  }
+
+  /** Grows `box` by a part: a long one by its box, worked out once. */
+  private grow(box: Float64Array, c: Flat): void {
+    growBox(box, c.length < 2 * this.long ? c : this.boxOf(c));
+  }
+
+  private make(c: Flat, sqTol: number, scale: number, kind: PartKind, ranks: Float64Array | undefined): Flat | null {
+    const q = this.simplifier.simplifyQuantise(c, sqTol, kind !== LINE, scale, ranks);
+    if (kind === LINE) return q !== null && q.length >= 4 ? q : null;
+    return q === null || !ringUsable(q) || !orient(q, kind === EXTERIOR) ? null : q;
   }
 
   /**

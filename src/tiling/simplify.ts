@@ -53,19 +53,26 @@ export class Ranker {
   }
 }
 
+/** What is kept of one long part: its Douglas–Peucker ranks, and what the tiler made of it at each zoom (`Quantiser`). */
+export interface KeptPart {
+  readonly ranks: Float64Array;
+  readonly results: Map<string, Flat | null>;
+}
+
 /**
- * Ranks of long parts, kept for the next call that ranks the same coordinates: a feature across many work units (an
- * outline across a slide) is read by each, and ranking it anew in each took most of their time. Holds at most `limit`
- * coordinates (and their ranks), the least recently used going first; found by a hash, then compared in full.
+ * Long parts, kept for the next call that meets the same coordinates: a feature across many work units (an outline
+ * across a slide) is read by each, and ranking it anew in each took most of their time, then putting it on each zoom's
+ * grid most of the rest. Holds at most `limit` numbers (coordinates and results), the least recently used part going
+ * first; a part is found by a hash, then compared in full.
  */
 export class RankMemo {
   private readonly ranker = new Ranker();
-  private readonly entries: { hash: number; xy: Float64Array; ranks: Float64Array }[] = [];
+  private readonly entries: { hash: number; xy: Float64Array; part: KeptPart; size: number }[] = [];
   private held = 0;
 
-  constructor(private readonly limit = 2 ** 21) {}
+  constructor(private readonly limit = 2 ** 22) {}
 
-  ranks(c: Coords): Float64Array {
+  part(c: Coords): KeptPart {
     const n = c.length;
     let hash = n;
     for (let i = 0; i < n; i++) hash = Math.imul(hash ^ ((c[i] * 256) | 0), 16777619);
@@ -77,14 +84,32 @@ export class RankMemo {
       if (i < n) continue;
       this.entries.splice(e, 1);
       this.entries.push(x);
-      return x.ranks;
+      return x.part;
     }
     const xy = Float64Array.from(c);
-    const ranks = this.ranker.rank(xy, new Float64Array(n >> 1));
-    this.entries.push({ hash, xy, ranks });
+    const part = { ranks: this.ranker.rank(xy, new Float64Array(n >> 1)), results: new Map<string, Flat | null>() };
+    this.entries.push({ hash, xy, part, size: n });
     this.held += n;
-    while (this.held > this.limit && this.entries.length > 1) this.held -= (this.entries.shift() as { xy: Float64Array }).xy.length;
-    return ranks;
+    this.trim();
+    return part;
+  }
+
+  ranks(c: Coords): Float64Array {
+    return this.part(c).ranks;
+  }
+
+  /** Keeps `result` (read-only from now on: every later unit gets this very array) under `key` for `part`. */
+  remember(part: KeptPart, key: string, result: Flat | null): void {
+    part.results.set(key, result);
+    const entry = this.entries.find((e) => e.part === part);
+    if (entry === undefined || result === null) return;
+    entry.size += result.length;
+    this.held += result.length;
+    this.trim();
+  }
+
+  private trim(): void {
+    while (this.held > this.limit && this.entries.length > 1) this.held -= (this.entries.shift() as { size: number }).size;
   }
 }
 
