@@ -70,7 +70,7 @@ export class RankMemo {
   private readonly entries: { hash: number; xy: Float64Array; part: KeptPart; size: number }[] = [];
   private held = 0;
 
-  constructor(private readonly limit = 2 ** 22) {}
+  constructor(private readonly limit = 2 ** 21) {}
 
   part(c: Coords): KeptPart {
     const n = c.length;
