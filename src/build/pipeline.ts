@@ -26,9 +26,10 @@ import { UnitLog } from './unit-log.js';
 import { buildReport, nothingPlaced, noValidFeature, planesWithPbf, planPreview, sumMarkers, writePreviews } from './report.js';
 import { outlierWarning } from '../report/format.js';
 import {
-  PLAN_VERSION, PLANNED_RECORDS, checkSamePlan, checkShardIndex, failedBuild, claimedMessage, stillRunning, takeOver, checkShardsDone, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone,
-  refuseUnplanned, resumablePlan, savePlan, shardUnits, spillRoot, workDirFor, type PlanFile,
+  PLAN_VERSION, checkSamePlan, checkShardIndex, failedBuild, claimedMessage, stillRunning, takeOver, checkShardsDone, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone,
+  resumablePlan, savePlan, shardUnits, spillRoot, workDirFor, type PlanFile,
 } from './state.js';
+import { PLANNED_RECORDS, recordSizes, refuseUnplanned } from './planned-records.js';
 
 export type { BuildIO, InputSpec } from './context.js';
 
@@ -205,7 +206,7 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
   try {
     const step: Step = { kind: 'shard', shard };
     const units = shardUnits(planFile.units, shard, planFile.shards);
-    refuseUnplanned(work, 'build-shard', units, planFile.sharedBytes);
+    refuseUnplanned(work, 'build-shard', units, planFile);
     if (planFile.archive) refuseBuildParts(work, 'build-shard');
     const log = new UnitLog(work, planFile.id);
     healShardParts(work, step, units, log, planFile.id, io);
@@ -240,7 +241,7 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
     const units = new UnitLog(work, planFile.id);
     if (planFile.archive) refuseBuildParts(work, 'finalize');
     // An interrupted build's work directory, not a plan for shards: build-shard refuses it, so saying to run it would not do.
-    refuseUnplanned(work, 'finalize', planFile.units, planFile.sharedBytes);
+    refuseUnplanned(work, 'finalize', planFile.units, planFile);
     checkShardsDone(work, planFile, units, (shard) => partsOf(work, { kind: 'shard', shard }));
     sink = outputSink(config.options.out, planFile.archive ?? 'none', planFile.tileCompression ?? 'auto', work, io, { kind: 'finalize' }, planFile.plan);
     // What finalize writes may only replace what a build wrote (a finalize run before): checked before anything goes.
@@ -330,7 +331,11 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   if (config.archive !== 'none') planFile.archive = config.archive;
   if (config.tileCompression !== 'auto') planFile.tileCompression = config.tileCompression;
   planFile.id = previous?.id ?? randomBytes(8).toString('hex');
-  if (forShards) planFile.forShards = true;
+  if (forShards) {
+    planFile.forShards = true;
+    // The record files as flushed: a shard or finalize refuses one of another size (cut short on the way) at its start.
+    planFile.recordBytes = recordSizes(store);
+  }
   savePlan(work, planFile);
   return planFile;
 }

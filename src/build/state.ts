@@ -13,8 +13,6 @@ import { archiveWorkDir } from '../archive/archive-names.js';
 import { flagName, isArchiveFile, type BuildConfig, type Options, type TileCompression } from '../options.js';
 import { InterruptedError, OutputError, UsageError, WorkStateError } from '../report/errors.js';
 import type { LayerStats } from '../stages/assign.js';
-import { recordFileName } from '../stages/partition.js';
-import { SHARED_FILE } from '../stages/shared-records.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import type { Dim, Plane } from '../tiling/space.js';
 import type { PreviewGrid } from '../io/preview.js';
@@ -32,6 +30,8 @@ const PLAN_FILE = 'plan.json';
  * version 7 counts them within its level, and the descriptor's kept fractions would mix both).
  * 9: with --preview and --image, the image as the previews take it, in the work directory (a step of version 8 would
  * read the image again at its path, which may have moved or changed since the plan, or lie on another machine).
+ * A field that a step of the same version may pass over, or find absent, without misreading anything keeps the
+ * version: `recordBytes` (a step without it only checks that the records are there, not their sizes).
  */
 export const PLAN_VERSION = 9;
 
@@ -75,6 +75,12 @@ export interface PlanFile {
   spilled: boolean;
   /** Bytes of records spilled once for many cells (`SHARED_FILE` beside the level-0 records), when there are any. */
   sharedBytes?: number;
+  /**
+   * Bytes of each level-0 record file as `plan` wrote it, by store key (the units' sources): a file of another size is
+   * refused before a step writes anything (build/planned-records.ts). Absent in a build's plan and in plans written
+   * before sizes were kept, whose files are checked only for being there.
+   */
+  recordBytes?: Record<string, number>;
   readSeconds: number;
   /** Tiles into PMTiles archives (`-o FILE.pmtiles`, or `--archive pmtiles`): shards and finalize write them so too. */
   archive?: 'file' | 'planes';
@@ -232,33 +238,9 @@ export function checkSamePlan(previous: PlanFile, plan: BuildPlan, units: readon
   }
 }
 
-function where(work: WorkDir): string {
+/** The work directory as messages name it. */
+export function where(work: WorkDir): string {
   return work.root ?? 'the work directory';
-}
-
-/** Where `plan` writes the level-0 records in the work directory, for shards (other processes) to read. */
-export const PLANNED_RECORDS = 'level-0';
-
-/**
- * Shards read the planned records from the work directory's `level-0`, where `plan` writes them (finalize reads
- * the units' records for the level above from their markers, and needs level-0 only where one is tiled again); a
- * `build` keeps them in its memory, or spills them elsewhere (`spill/`, --tmp-dir), removed when it is interrupted.
- * Every record `units` read must be there, checked before anything is written: one lost on the way (a merge of the
- * shards' outputs that dropped a few) would stop a worker, far into the step, on a file it cannot open.
- */
-export function refuseUnplanned(work: WorkDir, command: string, units: readonly UnitPlan[], sharedBytes = 0): void {
-  const why = command === 'finalize' ? "which finalize reads to tile a zoom anew where the shards' tiles pass the tile budget" : 'which its units read';
-  if (!work.exists(PLANNED_RECORDS)) {
-    // Shards done, so a plan's: its records went missing on the way (a merge of the shards' outputs that left them out).
-    if (work.list('shards').length > 0) throw new WorkStateError(`${command}: ${where(work)} lacks the plan's records (${PLANNED_RECORDS}), ${why}: give it the work directory whole, the records with the shards' markers`, work.root);
-    throw new WorkStateError(`${command}: ${where(work)} holds no planned records (${PLANNED_RECORDS}): it is an interrupted build's, not a plan for shards; continue it with build --resume, or plan with plan --force`, work.root);
-  }
-  const there = new Set(work.list(PLANNED_RECORDS));
-  const lost = [...new Set(units.flatMap((u) => u.sources))].map(recordFileName).filter((f) => !there.has(f));
-  if (sharedBytes > 0 && !there.has(SHARED_FILE)) lost.push(SHARED_FILE);
-  if (lost.length === 0) return;
-  const named = lost.slice(0, 3).map((f) => path.join(where(work), PLANNED_RECORDS, f)).join(', ') + (lost.length > 3 ? ', …' : '');
-  throw new WorkStateError(`${command}: ${lost.length} of the plan's records ${lost.length === 1 ? 'is' : 'are'} missing (${named}), ${why}: give it the work directory whole, every record of ${PLANNED_RECORDS} as plan wrote it, or plan again with plan --force`, work.root);
 }
 
 /**

@@ -47,6 +47,8 @@ export class SpillingStore implements UnitStore {
   private readonly known = new Set<string>();
   /** Bytes appended per key, in memory or spilled: how heavy each unit's records are. */
   private readonly totals = new Map<string, number>();
+  /** Bytes appended to each unit's file, pointers in place of shared records: what the file holds once flushed. */
+  private readonly written = new Map<string, number>();
   /**
    * Records appended under more than one key (`RecordRouter.take`'s shared records): spilled once, to SHARED_FILE (at
    * the offset kept here), with a pointer in each unit's file; `take` hands out copies.
@@ -115,6 +117,11 @@ export class SpillingStore implements UnitStore {
     try { return fs.statSync(this.file(key)).size; } catch { return 0; }
   }
 
+  /** Bytes of the file of `key`'s records as this store wrote it, after `flush` (0 for a key it wrote nothing for). */
+  fileBytesOf(key: string): number {
+    return this.written.get(key) ?? 0;
+  }
+
   /**
    * Appends the spilled records waiting in memory to their units' files (one open per unit and flush, not one per
    * batch that sent it records): past SPILL_WRITES, before a read, and for another process (`plan`, then shards).
@@ -124,6 +131,7 @@ export class SpillingStore implements UnitStore {
       const file = this.file(key);
       const parts = list.map((c) => (this.shared.has(c) ? this.pointerTo(c) : c));
       spillIo(file, () => appendParts(file, parts));
+      this.written.set(key, parts.reduce((n, p) => n + p.byteLength, this.written.get(key) ?? 0));
     }
     this.pending = new Map();
     this.pendingBytes = 0;

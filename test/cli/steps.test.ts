@@ -6,7 +6,7 @@ import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { memoryIO } from '../../src/cli/io.js';
-import { readTree, tmpDir } from '../helpers/pyramid.js';
+import { longOutlineInput, readTree, tmpDir } from '../helpers/pyramid.js';
 
 const CELLS = 'sample-data/slide/cells.json';
 const PLAN = ['--shards', '2', '--unit-size', '512', '--max-zoom', '3', '--workers', '1'];
@@ -137,6 +137,67 @@ describe('a step whose plan lost some of its records', () => {
     expect([r.code, r.err]).toEqual([4, `error: build-shard: 1 of the plan's records is missing (${path.join(records, '0_0_0_1_1.rec')}), which its units read: give it the work directory whole, every record of level-0 as plan wrote it, or plan again with plan --force\n`]);
     expect(fs.readdirSync(out)).toEqual(['.mudm-work']);
     expect((await step(['build-shard', out, '--shard', '1', '--workers', '1', '-q'])).code).toBe(0);
+  });
+});
+
+/** Cuts `bytes` off the end of `file`; returns its size before. */
+function cutShort(file: string, bytes: number): number {
+  const size = fs.statSync(file).size;
+  fs.truncateSync(file, size - bytes);
+  return size;
+}
+
+/** What a step says of record files not of the size plan wrote (`files`: path, size now, size written). */
+function resizedMessage(command: string, files: [string, number, number][], more = false): string {
+  const why = command === 'finalize' ? "which finalize reads to tile a zoom anew where the shards' tiles pass the tile budget" : 'which its units read';
+  const named = files.map(([f, now, wrote]) => `${f}: ${now} bytes, plan wrote ${wrote}`).join('; ') + (more ? '; …' : '');
+  const count = more ? files.length + 1 : files.length;
+  return `error: ${command}: ${count} of the plan's records ${count === 1 ? 'is not of the size' : 'are not of the sizes'} plan wrote (${named}), ${why}: `
+    + "cut short or changed on the way (a copy that stopped early, an upload that lost its tail); give it the work directory whole, every record of level-0 as plan wrote it, or plan again with plan --force\n";
+}
+
+describe('a step whose plan\'s records were cut short on the way', () => {
+  it('build-shard refuses (exit 4) a record a few bytes short before it writes anything, naming it with both sizes', async () => {
+    const out = path.join(tmpDir('mudm-steps'), 'out');
+    expect((await step(['plan', CELLS, '-o', out, ...PLAN, '-q'])).code).toBe(0);
+    const cut = path.join(out, '.mudm-work', 'level-0', '0_0_0_1_1.rec');
+    const size = cutShort(cut, 5);
+    const r = await step(['build-shard', out, '--shard', '0', '--workers', '1']);
+    expect([r.code, r.err]).toEqual([4, resizedMessage('build-shard', [[cut, size - 5, size]])]);
+    expect(fs.readdirSync(out)).toEqual(['.mudm-work']);
+  });
+
+  it('finalize refuses (exit 4) records cut short before it writes anything, naming three of them', async () => {
+    const out = sharded();
+    const records = path.join(out, '.mudm-work', 'level-0');
+    // The first four units' records, in the order of the units: the first three are named.
+    const cut = ['0_0_0_0_0', '0_0_0_0_1', '0_0_0_0_2', '0_0_0_1_0'].map((n) => path.join(records, `${n}.rec`));
+    const sizes = cut.map((f) => cutShort(f, 3));
+    const r = await step(['finalize', out, '--workers', '1']);
+    expect([r.code, r.err]).toEqual([4, resizedMessage('finalize', cut.slice(0, 3).map((f, i) => [f, sizes[i] - 3, sizes[i]]), true)]);
+    expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(false);
+    expect(fs.existsSync(path.join(out, '.mudm-work', 'plan.json'))).toBe(true);
+  });
+
+  it('shared.bin cut short (a long outline\'s record, shared by many cells) is refused by build-shard and by finalize (exit 4); whole again, the build goes on', async () => {
+    const dir = tmpDir('mudm-steps');
+    const out = path.join(dir, 'out');
+    expect((await step(['plan', longOutlineInput(dir), '-o', out, ...PLAN, '-q'])).code).toBe(0);
+    const shared = path.join(out, '.mudm-work', 'level-0', 'shared.bin');
+    const whole = fs.readFileSync(shared);
+    cutShort(shared, 8);
+    const r = await step(['build-shard', out, '--shard', '0', '--workers', '1']);
+    expect([r.code, r.err]).toEqual([4, resizedMessage('build-shard', [[shared, whole.length - 8, whole.length]])]);
+    expect(fs.readdirSync(out)).toEqual(['.mudm-work']);
+    fs.writeFileSync(shared, whole);
+    for (const shard of ['0', '1']) expect((await step(['build-shard', out, '--shard', shard, '--workers', '1', '-q'])).code).toBe(0);
+    cutShort(shared, 8);
+    const f = await step(['finalize', out, '--workers', '1']);
+    expect([f.code, f.err]).toEqual([4, resizedMessage('finalize', [[shared, whole.length - 8, whole.length]])]);
+    expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(false);
+    fs.writeFileSync(shared, whole);
+    expect((await step(['finalize', out, '--workers', '1', '-q'])).code).toBe(0);
+    expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(true);
   });
 });
 

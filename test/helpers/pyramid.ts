@@ -75,6 +75,20 @@ export function circleRing(cx: number, cy: number, r: number, n = 16): number[][
   return ring;
 }
 
+/**
+ * Writes an input in `dir` whose large feature spans many cells: an outline of 6,000 vertices across most of a
+ * 2048-px world (a record of about 100 KiB that a plan spills once, to shared.bin, with a pointer in each cell's
+ * records), and a small circle at (300, 300). Returns its path.
+ */
+export function longOutlineInput(dir: string): string {
+  const file = path.join(dir, 'outline.json');
+  fs.writeFileSync(file, JSON.stringify({ type: 'FeatureCollection', features: [
+    { type: 'Feature', id: 1, properties: {}, geometry: { type: 'Polygon', coordinates: [circleRing(1024, 1024, 900, 6000)] } },
+    { type: 'Feature', id: 2, properties: {}, geometry: { type: 'Polygon', coordinates: [circleRing(300, 300, 20)] } },
+  ] }));
+  return file;
+}
+
 /** A fresh temporary directory, removed after the test file (test/setup-temps.ts). */
 export function tmpDir(prefix: string): string {
   return makeTemp(prefix);
