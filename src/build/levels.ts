@@ -16,6 +16,7 @@ import { flightBudget, secondsSince, storeBudget, throwIfAborted, type RunContex
 import { previewPatch } from './report.js';
 import { LevelGraph } from './schedule.js';
 import { savePlan, spillRoot } from './state.js';
+import { unreadableRecords } from './planned-records.js';
 import type { UnitMarker } from './unit-log.js';
 
 /**
@@ -265,10 +266,9 @@ class LevelRun {
 
   /** A finished batch: tiles the worker did not write go to the sink, then each unit's marker; coarser units may become ready. */
   private async consume(batch: InFlight, result: TileBatchResult): Promise<void> {
-    if (result.failed) {
-      const f = result.failed;
-      throw writeFailure(Object.assign(new Error(f.message), { code: f.code }), f.path);
-    }
+    if (result.unreadable) throw unreadableRecords(this.ctx.work, result.unreadable);
+    const f = result.failed;
+    if (f) throw writeFailure(Object.assign(new Error(f.message), { code: f.code }), f.path);
     const writes: Promise<void>[] = [];
     for (const r of result.units) {
       for (const t of r.tiles) if (t.bytes !== undefined && !isOverview(t)) writes.push(this.limit(() => this.ctx.sink.write(t.path, t.bytes as Uint8Array, t.gzipped ? GZIPPED : undefined)));

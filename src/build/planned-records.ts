@@ -1,5 +1,5 @@
 // The plan's level-0 records in the work directory, which shards and finalize read: what plan wrote of them, checked
-// before a step writes anything.
+// before a step writes anything, and what a record found cut short while a unit reads it ends the step with.
 import path from 'node:path';
 import type { WorkDir } from '../io/workdir.js';
 import { WorkStateError } from '../report/errors.js';
@@ -57,3 +57,12 @@ export function refuseUnplanned(work: WorkDir, command: string, units: readonly 
   );
 }
 
+/**
+ * A record file found cut short or missing while a unit read it (`failure`, as a worker reported it): a plan's,
+ * changed after the step checked it (or of a plan that kept no sizes), or spilled by this build and changed under it.
+ */
+export function unreadableRecords(work: WorkDir, failure: { path: string; message: string }): WorkStateError {
+  const planned = work.root !== undefined && path.dirname(failure.path) === path.join(work.root, PLANNED_RECORDS);
+  const next = planned ? `it was cut short or changed since plan wrote it; ${redo('the step')}` : 'it changed while the build ran (another process writing there?); run the build again';
+  return new WorkStateError(`${failure.message}: ${next}`, failure.path);
+}

@@ -3,6 +3,7 @@ import { Piscina, transferableSymbol, valueSymbol } from 'piscina';
 import { gzipTile } from '../archive/pmtiles-sink.js';
 import type { TileFormat } from '../io/sink.js';
 import { TileFiles } from '../io/tile-files.js';
+import { WorkStateError } from '../report/errors.js';
 import { parseBatch } from '../stages/parse.js';
 import { RecordRouter } from '../stages/partition.js';
 import { cellSpecs } from '../stages/tile/spec.js';
@@ -51,6 +52,11 @@ function tileBatch(batch: TileBatch): TileBatchResult {
         t.bytes = undefined;
       }
     }
+    return res;
+  } catch (err) {
+    // A record file cut short (unit.ts): said as data, as its class would not survive the trip (the CLI's exit 4).
+    if (!(err instanceof WorkStateError)) throw err;
+    res.unreadable = { path: err.path ?? '', message: err.message };
     return res;
   } finally {
     files?.close();

@@ -25,9 +25,9 @@ import type { Dim } from '../tiling/space.js';
  *    (`tileUnit`). With `writeTo` (a directory sink) it writes the tile files itself (`io/tile-files.ts`) and sends
  *    back only their sizes; otherwise the tile bytes move back. Worker → main: a `TileBatchResult`, one
  *    `UnitResult` per unit in the batch's order, whose tile bytes (when not written) and records for the level
- *    above move back (`resultTransfers`). A tile that could not be written is reported in `failed`, not thrown
- *    (an error's class does not survive the trip). Results are consumed as batches finish, in any order: what a
- *    unit writes is a function of its records alone (build/levels.ts).
+ *    above move back (`resultTransfers`). A tile that could not be written is reported in `failed`, a record file
+ *    cut short or missing in `unreadable`, not thrown (an error's class does not survive the trip). Results are
+ *    consumed as batches finish, in any order: what a unit writes is a function of its records alone (build/levels.ts).
  * 4. A failure in a worker rejects that task's promise; the main thread stops submitting, waits for the tasks
  *    still in flight and throws. `close()` ends the workers.
  *
@@ -59,6 +59,8 @@ export interface TileBatchResult {
   units: UnitResult[];
   /** The first tile that could not be written; the batch stops there. */
   failed?: TileWriteFailure;
+  /** A unit's record file found cut short or missing (a WorkStateError in the worker, its class lost on the way); the batch stops there. */
+  unreadable?: { path: string; message: string };
 }
 
 export type Task = ParseTask | TileBatch;

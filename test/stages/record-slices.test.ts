@@ -3,7 +3,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { WorkStateError } from '../../src/report/errors.js';
 import { recordSlices } from '../../src/stages/unit.js';
+import { refusal } from '../helpers/errors.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mudm-slices-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -37,9 +39,14 @@ describe('recordSlices', () => {
     expect(bytes).toBe(records.reduce((n, r) => n + r.length, 0));
   });
 
-  it('says so when a file ends inside a record', () => {
+  it('says so when a file ends inside a record, naming it (a WorkStateError, exit 4, as a worker reports it)', () => {
     const file = path.join(dir, 'cut.rec');
     fs.writeFileSync(file, record(64, 1).subarray(0, 40));
-    expect(() => [...recordSlices(file)]).toThrow(/truncated record/);
+    expect(refusal(() => [...recordSlices(file)], WorkStateError, 4)).toBe(`corrupt unit records in ${file}: 40 bytes of a truncated record at the end`);
+  });
+
+  it('names a file gone since it was written (a WorkStateError, exit 4), not an internal error', () => {
+    const file = path.join(dir, 'gone.rec');
+    expect(refusal(() => [...recordSlices(file)], WorkStateError, 4)).toBe(`cannot read unit records: ${file} is missing`);
   });
 });

@@ -5,6 +5,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SpillingStore } from '../../src/stages/partition.js';
 import { pointerRecord, resolvePointers, SHARED_FILE } from '../../src/stages/shared-records.js';
 import { recordSlices } from '../../src/stages/unit.js';
+import { WorkStateError } from '../../src/report/errors.js';
+import { refusal } from '../helpers/errors.js';
 import { tmpDir } from '../helpers/pyramid.js';
 
 const root = tmpDir('shared-records');
@@ -55,7 +57,7 @@ describe('a spilled store', () => {
     s.close();
   });
 
-  it('names the shared file when it is cut short', () => {
+  it('names the shared file when it is cut short, a WorkStateError (exit 4) as a worker reports it', () => {
     const dir = path.join(root, 'short');
     const s = new SpillingStore(dir, 0);
     const big = rec(4096, 5);
@@ -65,7 +67,7 @@ describe('a spilled store', () => {
     fs.truncateSync(path.join(dir, SHARED_FILE), 100);
     const src = s.take('0/0/0/1/0');
     if (!('path' in src)) throw new Error('spilled');
-    expect(() => [...recordSlices(src.path)]).toThrow(`corrupt unit records: ${path.join(dir, SHARED_FILE)} ends before the shared record at byte 0 (4096 bytes)`);
+    expect(refusal(() => [...recordSlices(src.path)], WorkStateError, 4)).toBe(`corrupt unit records: ${path.join(dir, SHARED_FILE)} ends before the shared record at byte 0 (4096 bytes)`);
     s.close();
   });
 });
