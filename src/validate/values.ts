@@ -12,6 +12,9 @@ export function hasLoneSurrogate(s: string): boolean {
   return LONE_SURROGATE.test(s);
 }
 
+/** The string with U+FFFD for each lone surrogate, as UTF-8 text writes it. */
+const fixed = (s: string) => s.replace(/\p{Cs}/gu, '\uFFFD');
+
 type Container = Record<string, unknown> | unknown[];
 
 function own(obj: Record<string, unknown>, key: string): boolean {
@@ -46,17 +49,24 @@ function problems(root: Record<string, unknown>, skip: ReadonlySet<string>): num
 
 /**
  * Reports the first non-finite number (`value-not-finite`) and the first lone surrogate in a string or a member
- * name (`string-lone-surrogate`) under the object `root`, but not under its members named in `skip` (geometry, bbox
- * and ids have rules of their own): each once, since a feature is counted once per rule. Walks keep their own
- * stack, so no nesting depth can overflow the call stack.
+ * name (`string-lone-surrogate`; where U+FFFD makes names one, if it does, there) under the object `root`, but not
+ * under its members named in `skip` (geometry, bbox and ids have rules of their own): each once, since a feature is
+ * counted once per rule, the first in the order of the text (a name before its value). Walks keep their own stack,
+ * so no nesting depth can overflow the call stack.
  */
 export function checkValues(root: Record<string, unknown>, path: string, skip: ReadonlySet<string>, out: Issue[]): void {
   const found = problems(root, skip);
   if (found === 0) return;
   let finite = (found & NOT_FINITE) === 0, wellFormed = (found & LONE_SURROGATE_FOUND) === 0;
-  const stack: { value: unknown; path: string }[] = [{ value: root, path }];
+  // Names made one lose a value, which matters more than where the first surrogate is: the issue is where they are.
+  const merged = wellFormed ? undefined : mergedNames(root, path, skip, hasLoneSurrogate, fixed);
+  const stack: { value: unknown; path: string; name?: string }[] = [{ value: root, path }];
   while (stack.length > 0 && (!finite || !wellFormed)) {
-    const { value, path: at } = stack.pop() as { value: unknown; path: string };
+    const { value, path: at, name } = stack.pop() as { value: unknown; path: string; name?: string };
+    if (!wellFormed && name !== undefined && hasLoneSurrogate(name)) {
+      wellFormed = true;
+      report(out, 'string-lone-surrogate', merged?.path ?? at, `the member name ${shown(name)} holds a lone UTF-16 surrogate; tiles write U+FFFD for it${mergedClause(merged)}`);
+    }
     if (typeof value === 'number') {
       if (!finite && !Number.isFinite(value)) {
         finite = true;
@@ -65,7 +75,7 @@ export function checkValues(root: Record<string, unknown>, path: string, skip: R
     } else if (typeof value === 'string') {
       if (!wellFormed && hasLoneSurrogate(value)) {
         wellFormed = true;
-        report(out, 'string-lone-surrogate', at, `the string ${shown(value)} holds a lone UTF-16 surrogate; tiles write U+FFFD for it`);
+        report(out, 'string-lone-surrogate', merged?.path ?? at, `the string ${shown(value)} holds a lone UTF-16 surrogate; tiles write U+FFFD for it${mergedClause(merged)}`);
       }
     } else if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: `${at}/${i}` });
@@ -75,19 +85,47 @@ export function checkValues(root: Record<string, unknown>, path: string, skip: R
       for (let i = keys.length - 1; i >= 0; i--) {
         const key = keys[i];
         if (value === root && skip.has(key)) continue;
-        const where = `${at}/${pointerToken(key)}`;
-        if (!wellFormed && hasLoneSurrogate(key)) {
-          wellFormed = true;
-          report(out, 'string-lone-surrogate', where, `the member name ${shown(key)} holds a lone UTF-16 surrogate; tiles write U+FFFD for it`);
-        }
-        stack.push({ value: obj[key], path: where });
+        stack.push({ value: obj[key], path: `${at}/${pointerToken(key)}`, name: key });
       }
     }
   }
 }
 
-const fixed = (s: string) => s.replace(/\p{Cs}/gu, '\uFFFD');
+/** Member names that become one (`mergedNames`): where, what they become, how many. */
+interface MergedNames { path: string; name: string; count: number }
 
+/**
+ * The first object under `root` (but its members named in `skip`) where `rename` makes two or more member names one
+ * name, which tiles give the last one's value (as JSON readers give a name written twice): the path of that member
+ * (the names renamed), the name and how many; undefined when none do. Only an object with a name `touched` (one
+ * `rename` changes) can hold such names: the others cost no renaming.
+ */
+function mergedNames(root: unknown, path: string, skip: ReadonlySet<string>, touched: (name: string) => boolean, rename: (name: string) => string): MergedNames | undefined {
+  const stack: { value: unknown; path: string }[] = [{ value: root, path }];
+  while (stack.length > 0) {
+    const { value, path: at } = stack.pop() as { value: unknown; path: string };
+    if (value === null || typeof value !== 'object') continue;
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: `${at}/${i}` });
+      continue;
+    }
+    const obj = value as Record<string, unknown>;
+    const keys = Object.keys(obj).filter((k) => !(value === root && skip.has(k)));
+    const names = keys.some(touched) ? keys.map(rename) : keys;
+    if (names !== keys) {
+      const counts = new Map<string, number>();
+      for (const n of names) counts.set(n, (counts.get(n) ?? 0) + 1);
+      for (const [name, count] of counts) if (count > 1) return { path: `${at}/${pointerToken(name)}`, name, count };
+    }
+    for (let i = keys.length - 1; i >= 0; i--) stack.push({ value: obj[keys[i]], path: `${at}/${pointerToken(names[i])}` });
+  }
+  return undefined;
+}
+
+/** What a message reported at `MergedNames.path` adds for the member names made one there: nothing when there are none. */
+function mergedClause(m: MergedNames | undefined): string {
+  return m ? `; here ${m.count} member names become ${shown(m.name)}, and tiles keep the last one's value` : '';
+}
 
 /**
  * Replaces, in place, every lone surrogate in the strings and member names under the object `root` (but its
@@ -106,11 +144,13 @@ export function replaceLoneSurrogates(root: Record<string, unknown>, skip: Reado
       continue;
     }
     const keys = Object.keys(c).filter((k) => !(c === root && skip.has(k)));
-    // A renamed member goes back in its place: every member after it is taken out and put back in order.
+    // A renamed member goes back in its place: every member after it is taken out and put back in order. Values are
+    // read first, so of names made one the last one's value is kept, as JSON readers keep a name written twice.
     const renamed = keys.findIndex(hasLoneSurrogate);
+    const values = keys.map((k) => c[k]);
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i];
-      let v = c[key];
+      let v = values[i];
       if (typeof v === 'string' && hasLoneSurrogate(v)) v = fixed(v);
       else if (v !== null && typeof v === 'object') stack.push(v as Container);
       if (renamed >= 0 && i >= renamed) {

@@ -39,6 +39,30 @@ describe('string-lone-surrogate', () => {
     expect(validateFeature(feature(',"properties":{"emoji":"\\ud83d\\ude00"}'))).toEqual([]);
   });
 
+  it('names the first lone surrogate in the order of the text, a member name before its value and before later members', () => {
+    expectOne(validateFeature(feature(',"properties":{"v":"\\ud800","n\\ud800":1}')), 'string-lone-surrogate', '/properties/v', 'the string "\\ud800"');
+    expectOne(validateFeature(feature(',"properties":{"a\\ud800":"x","b\\ud800":1}')), 'string-lone-surrogate', '/properties/a\ud800', 'the member name "a\\ud800"');
+    expectOne(validateFeature(feature(',"properties":{"c":{"n\\udc00":"\\ud800"}}')), 'string-lone-surrogate', '/properties/c/n\udc00', 'the member name "n\\udc00"');
+  });
+
+  it('says which member names U+FFFD makes one, and the tiles keep the last one\'s value, as JSON readers keep a name written twice', () => {
+    const merging = ',"properties":{"a":{"\\ud800x":"first","\\udc00x":"second"},"b":1}';
+    // The issue is where the names are made one (a value lost), the message naming the first surrogate.
+    const issue = expectOne(validateFeature(feature(merging)), 'string-lone-surrogate', '/properties/a/\uFFFDx');
+    expect(issue.message).toBe('the member name "\\ud800x" holds a lone UTF-16 surrogate; tiles write U+FFFD for it; here 2 member names become "\uFFFDx", and tiles keep the last one\'s value');
+    const f = feature(merging) as Record<string, unknown>;
+    replaceLoneSurrogates(f, new Set(['geometry']));
+    expect(f.properties).toEqual({ a: { '\uFFFDx': 'second' }, b: 1 });
+    // A name made U+FFFD meets one that was U+FFFD in the text: the later member's value is kept there too.
+    const after = feature(',"properties":{"\\ud800":1,"\\ufffd":2}') as Record<string, unknown>;
+    expectOne(validateFeature(feature(',"properties":{"v":"\\ud800","w":{"\\ud800":1,"\\ufffd":2}}')), 'string-lone-surrogate', '/properties/w/\uFFFD', 'the string "\\ud800" holds', '; here 2 member names become "\uFFFD"');
+    replaceLoneSurrogates(after, new Set(['geometry']));
+    expect(after.properties).toEqual({ '\uFFFD': 2 });
+    const before = feature(',"properties":{"\\ufffd":1,"\\ud800":2}') as Record<string, unknown>;
+    replaceLoneSurrogates(before, new Set(['geometry']));
+    expect(before.properties).toEqual({ '\uFFFD': 2 });
+  });
+
   it('replaceLoneSurrogates writes U+FFFD in place of each, in values and names, keeping member order and __proto__ as data', () => {
     const f = JSON.parse('{"type":"Feature","properties":{"a":"x\\ud800","b\\udc00":["\\udbff",1],"__proto__":"p","c":"\\ud83d\\ude00"},"geometry":null}') as Record<string, unknown>;
     replaceLoneSurrogates(f, new Set(['geometry']));

@@ -1,0 +1,62 @@
+// Member names that tiles cannot carry as written (lone surrogates, invalid UTF-8): warned of as values are, at the
+// member's path, and written with U+FFFD in JSON tiles, PBF tiles and the descriptor alike.
+import { describe, expect, it } from 'vitest';
+import { buildPyramid } from '../../src/build/pipeline.js';
+import { MemorySink } from '../../src/io/sink.js';
+import { memorySource } from '../../src/io/read.js';
+import type { BuildReport } from '../../src/report/types.js';
+import { decodePbf, sinkJson } from '../helpers/pyramid.js';
+
+/** A Point feature's text with the given properties and foreign members (JSON text, escapes as written). */
+const point = (x: number, properties: string, foreign = '') => `{"type":"Feature"${foreign},"properties":${properties},"geometry":{"type":"Point","coordinates":[${x},5]}}`;
+
+interface Layer { id: string; fields: Record<string, string>; fieldenums?: Record<string, string[]> }
+
+/** Builds `bytes` (newline-delimited features) to zoom 1; the report, the descriptor's layer, and per feature (by x) its properties in the JSON and PBF tiles of zoom 1. */
+async function built(bytes: Uint8Array) {
+  const sink = new MemorySink();
+  const report: BuildReport = await buildPyramid([{ source: memorySource('cells.ndjson', bytes) }], { imageSize: '64,64', maxZoom: 1, workers: 1 }, { sink });
+  const layer = (sinkJson(sink, 'tileset.json').vector_layers as Layer[])[0];
+  const json = new Map<number, Record<string, unknown>>(), pbf = new Map<number, Record<string, unknown>>();
+  for (const [file, b] of sink.files) {
+    const [z, x, y] = file.split(/[/.]/).map(Number);
+    if (z !== 1) continue;
+    if (file.endsWith('.json')) {
+      const tile = JSON.parse(Buffer.from(b).toString('utf8')) as { features: { properties: Record<string, unknown>; geometry: { coordinates: number[] } }[] };
+      for (const f of tile.features) json.set(f.geometry.coordinates[0], f.properties);
+    } else {
+      for (const f of decodePbf(b, report.world.side, z, x, y)) pbf.set(Math.round(f.rings[0][0][0]), f.properties);
+    }
+  }
+  const samples = report.features.samples.map((s) => [s.code, s.feature, s.path, s.message]);
+  return { report, layer, json, pbf, samples };
+}
+
+describe('a lone surrogate escape in a member name', () => {
+  it('is warned of at the first such name, or where U+FFFD makes names one, and every output keeps the last one\'s value', async () => {
+    const text = [
+      point(1, '{"c\\ud800":"first","c\\udc00":"second"}'),
+      // Made U+FFFD, the name meets one the text spells so: the later member's value is kept, as for invalid UTF-8.
+      point(2, '{"n\\ud800":"first","n\\ufffd":"second"}'),
+      point(3, '{"classification":{"n\\ud800me":"Tumor"},"v":"\\ud800"}'),
+      point(4, '{"k":1}', ',"fo\\udfffo":1'),
+    ].join('\n');
+    const { report, layer, json, pbf, samples } = await built(Buffer.from(text));
+    expect(report.features.warningsByCode).toEqual({ 'string-lone-surrogate': 4 });
+    expect(samples).toEqual([
+      ['string-lone-surrogate', 0, '/properties/c\uFFFD', 'the member name "c\\ud800" holds a lone UTF-16 surrogate; tiles write U+FFFD for it; here 2 member names become "c\uFFFD", and tiles keep the last one\'s value'],
+      ['string-lone-surrogate', 1, '/properties/n\uFFFD', 'the member name "n\\ud800" holds a lone UTF-16 surrogate; tiles write U+FFFD for it; here 2 member names become "n\uFFFD", and tiles keep the last one\'s value'],
+      ['string-lone-surrogate', 2, '/properties/classification/n\ud800me', 'the member name "n\\ud800me" holds a lone UTF-16 surrogate; tiles write U+FFFD for it'],
+      ['string-lone-surrogate', 3, '/fo\udfffo', 'the member name "fo\\udfffo" holds a lone UTF-16 surrogate; tiles write U+FFFD for it'],
+    ]);
+    for (const tiles of [json, pbf]) {
+      expect(tiles.get(1)).toEqual({ 'c\uFFFD': 'second' });
+      expect(tiles.get(2)).toEqual({ 'n\uFFFD': 'second' });
+      expect(tiles.get(4)).toEqual({ k: 1 });
+    }
+    expect(json.get(3)).toEqual({ classification: { 'n\uFFFDme': 'Tumor' }, v: '\uFFFD' });
+    expect(pbf.get(3)).toEqual({ 'classification.n\uFFFDme': 'Tumor', v: '\uFFFD' });
+    expect(layer.fields).toEqual({ 'c\uFFFD': 'String', 'n\uFFFD': 'String', 'classification.n\uFFFDme': 'String', v: 'String', k: 'Number' });
+    expect(layer.fieldenums).toEqual({ 'c\uFFFD': ['second'], 'n\uFFFD': ['second'], 'classification.n\uFFFDme': ['Tumor'], v: ['\uFFFD'] });
+  });
+});
