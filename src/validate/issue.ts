@@ -28,10 +28,12 @@ const SHOWN_MAX = 60;
 
 /**
  * An issue's JSON pointer as messages show it: the document itself (pointer "") as "(top level)", since "/" is the
- * pointer of a member named "".
+ * pointer of a member named ""; a control character (a newline would end the line) and a lone surrogate (which
+ * UTF-8 output writes as U+FFFD, like a byte that is no UTF-8) as their JSON escapes, so the name reads as written.
  */
 export function shownPath(path: string): string {
-  return path === '' ? '(top level)' : path;
+  if (path === '') return '(top level)';
+  return path.replace(/\p{Cc}|\p{Cs}/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /**

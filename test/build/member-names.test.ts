@@ -1,11 +1,16 @@
 // Member names that tiles cannot carry as written (lone surrogates, invalid UTF-8): warned of as values are, at the
 // member's path, and written with U+FFFD in JSON tiles, PBF tiles and the descriptor alike.
-import { describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { buildPyramid } from '../../src/build/pipeline.js';
 import { MemorySink } from '../../src/io/sink.js';
 import { memorySource } from '../../src/io/read.js';
 import type { BuildReport } from '../../src/report/types.js';
 import { decodePbf, sinkJson } from '../helpers/pyramid.js';
+import { removeTemps, runCli, tempDir } from '../e2e/helpers.js';
+
+afterAll(removeTemps);
 
 /** A Point feature's text with the given properties and foreign members (JSON text, escapes as written). */
 const point = (x: number, properties: string, foreign = '') => `{"type":"Feature"${foreign},"properties":${properties},"geometry":{"type":"Point","coordinates":[${x},5]}}`;
@@ -58,5 +63,20 @@ describe('a lone surrogate escape in a member name', () => {
     expect(pbf.get(3)).toEqual({ 'classification.n\uFFFDme': 'Tumor', v: '\uFFFD' });
     expect(layer.fields).toEqual({ 'c\uFFFD': 'String', 'n\uFFFD': 'String', 'classification.n\uFFFDme': 'String', v: 'String', k: 'Number' });
     expect(layer.fieldenums).toEqual({ 'c\uFFFD': ['second'], 'n\uFFFD': ['second'], 'classification.n\uFFFDme': ['Tumor'], v: ['\uFFFD'] });
+  });
+});
+
+describe('validate, on names that a line cannot show as they are', () => {
+  it('prints a path through a lone surrogate or a control character with its JSON escape (exit 0 for the warning, 1 for the error)', async () => {
+    const dir = tempDir('member-names');
+    const warned = path.join(dir, 'warned.ndjson'), invalid = path.join(dir, 'invalid.ndjson');
+    fs.writeFileSync(warned, `${point(1, '{"classification":{"n\\ud800me":"Tumor"}}')}\n`);
+    fs.writeFileSync(invalid, `${point(1, '{"a\\nb":1e400}')}\n`);
+    const w = await runCli(['validate', warned]);
+    expect(w.code, w.stderr).toBe(0);
+    expect(w.stdout).toContain(`${warned}: /properties/classification/n\\ud800me: warning: the member name "n\\ud800me" holds a lone UTF-16 surrogate; tiles write U+FFFD for it [string-lone-surrogate]\n`);
+    const i = await runCli(['validate', invalid]);
+    expect(i.code, i.stderr).toBe(1);
+    expect(i.stdout).toContain(`${invalid}: /properties/a\\u000ab: a number beyond what JSON numbers hold (±1.8e308) reads as Infinity; tiles cannot carry it [value-not-finite]\n`);
   });
 });
