@@ -163,7 +163,9 @@ export function replaceLoneSurrogates(root: Record<string, unknown>, skip: Reado
 
 /**
  * Reports `text-invalid-utf8` when decoding `bytes[start, end)` into `text` replaced invalid UTF-8: the text holds
- * more U+FFFD than the bytes spell (EF BF BD). Nearly every text has none, which one `indexOf` tells.
+ * more U+FFFD than the bytes spell (EF BF BD). Nearly every text has none, which one `indexOf` tells. The issue
+ * names the bytes of the first invalid sequence, and, given the parsed value, the string or member name holding it;
+ * where U+FFFD makes member names one, the issue is there and says so.
  */
 export function checkUtf8(text: string, bytes: Uint8Array, start: number, end: number, path: string, out: Issue[], value?: unknown): void {
   let i = text.indexOf('\uFFFD');
@@ -181,10 +183,12 @@ export function checkUtf8(text: string, bytes: Uint8Array, start: number, end: n
     // In a member name: that name, read whole (one key more than where a value would be).
     const named = (position < 0 ? null : jsonKeysAt(text, position, true)) ?? [];
     const at = value === undefined ? undefined
-      : named.length > keys.length ? { path: pointerOf(path, named), text: String(named[named.length - 1]) }
+      : named.length > keys.length ? { path: pointerOf(path, named), text: String(named[named.length - 1]), name: true }
         : replaced(valueAt(value, keys), pointerOf(path, keys));
-    const where = at ? `, the first in ${shown(at.text)}` : '';
-    report(out, 'text-invalid-utf8', at?.path ?? path, `${inText - inBytes} invalid UTF-8 byte sequence(s) in the text, each read as U+FFFD${where} (a file saved in another encoding, such as Latin-1?)`);
+    const first = off < 0 ? '' : `, the first (${sequenceShown(bytes, off, end)})${at ? ` in ${at.name ? 'the member name ' : ''}${shown(at.text)}` : ''}`;
+    // As for lone surrogates, the issue is where names are made one, if any are.
+    const merged = value === undefined ? undefined : mergedNames(escapedValue(bytes, start, end), path, NO_NAMES, isEscaped, readAs);
+    report(out, 'text-invalid-utf8', merged?.path ?? at?.path ?? path, `${inText - inBytes} invalid UTF-8 byte sequence(s) in the text, each read as U+FFFD${first}${mergedClause(merged)} (a file saved in another encoding, such as Latin-1?)`);
   }
 }
 
@@ -196,21 +200,77 @@ export function checkMembersUtf8(replaced: readonly { name: string; text: string
 }
 
 const utf8 = new TextDecoder();
+const encoder = new TextEncoder();
+const NO_NAMES: ReadonlySet<string> = new Set();
+
+/**
+ * At `bytes[i]` (before `end`): the length of the valid UTF-8 sequence starting there, or minus the length of the
+ * bytes a decoder reads there as one U+FFFD (a lead byte and the continuation bytes that fit it).
+ */
+function sequenceAt(bytes: Uint8Array, i: number, end: number): number {
+  const b = bytes[i];
+  if (b < 0x80) return 1;
+  const n = b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : 0;
+  if (n === 0) return -1;
+  // The second byte's range is narrower after E0, ED, F0 and F4 (no overlong forms, surrogates or code points past U+10FFFF).
+  const lo = b === 0xe0 ? 0xa0 : b === 0xf0 ? 0x90 : 0x80, hi = b === 0xed ? 0x9f : b === 0xf4 ? 0x8f : 0xbf;
+  for (let k = 1; k <= n; k++) {
+    const c = i + k < end ? bytes[i + k] : -1;
+    if (c < (k === 1 ? lo : 0x80) || c > (k === 1 ? hi : 0xbf)) return -k;
+  }
+  return n + 1;
+}
 
 /** The offset of the first byte of `bytes[start, end)` that starts no valid UTF-8 sequence, or -1. */
 function firstInvalidUtf8(bytes: Uint8Array, start: number, end: number): number {
   for (let i = start; i < end;) {
-    const b = bytes[i];
-    if (b < 0x80) { i++; continue; }
-    const n = b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : 0;
-    if (n === 0 || i + n >= end) return i;
-    // The second byte's range is narrower after E0, ED, F0 and F4 (no overlong forms, surrogates or code points past U+10FFFF).
-    const lo = b === 0xe0 ? 0xa0 : b === 0xf0 ? 0x90 : 0x80, hi = b === 0xed ? 0x9f : b === 0xf4 ? 0x8f : 0xbf;
-    if (bytes[i + 1] < lo || bytes[i + 1] > hi) return i;
-    for (let k = 2; k <= n; k++) if (bytes[i + k] < 0x80 || bytes[i + k] > 0xbf) return i;
-    i += n + 1;
+    const n = sequenceAt(bytes, i, end);
+    if (n < 0) return i;
+    i += n;
   }
   return -1;
+}
+
+/** The invalid sequence at `bytes[i]` as messages name it: "byte E9", "bytes F0 9F". */
+function sequenceShown(bytes: Uint8Array, i: number, end: number): string {
+  const hex = Array.from(bytes.subarray(i, i - sequenceAt(bytes, i, end)), (b) => b.toString(16).toUpperCase().padStart(2, '0'));
+  return `${hex.length > 1 ? 'bytes' : 'byte'} ${hex.join(' ')}`;
+}
+
+/** A byte that is no UTF-8, as `escapedValue` keeps it: a lone surrogate of its own, U+DC80 to U+DCFF. */
+const ESCAPED_BYTE = /[\uDC80-\uDCFF]/u;
+const isEscaped = (name: string) => ESCAPED_BYTE.test(name);
+
+/**
+ * `bytes[start, end)` parsed with each byte that is no UTF-8 read as a lone surrogate of its own (as Python's
+ * surrogateescape reads it) instead of U+FFFD, so that member names differing there stay apart; undefined if that
+ * text does not parse. A name whose text escapes a lone surrogate of that range is read as such a byte too: a name
+ * warned of anyway (`string-lone-surrogate`).
+ */
+function escapedValue(bytes: Uint8Array, start: number, end: number): unknown {
+  let text = '', from = start;
+  for (let i = start; i < end;) {
+    const n = sequenceAt(bytes, i, end);
+    if (n > 0) { i += n; continue; }
+    text += utf8.decode(bytes.subarray(from, i)) + String.fromCharCode(0xdc00 + bytes[i]);
+    from = ++i;
+  }
+  try {
+    return JSON.parse(text + utf8.decode(bytes.subarray(from, end)));
+  } catch {
+    return undefined;
+  }
+}
+
+/** A member name of `escapedValue` as decoding reads it: each invalid sequence of its escaped bytes a U+FFFD. */
+function readAs(name: string): string {
+  const raw: number[] = [];
+  for (const c of name) {
+    const u = c.codePointAt(0) as number;
+    if (u >= 0xdc80 && u <= 0xdcff) raw.push(u - 0xdc00);
+    else raw.push(...encoder.encode(c));
+  }
+  return utf8.decode(Uint8Array.from(raw));
 }
 
 /** The value `keys` name under `v`; undefined when they name nothing. */
@@ -223,7 +283,7 @@ function valueAt(v: unknown, keys: readonly (string | number)[]): unknown {
 }
 
 /** The first member name or string under `path` holding U+FFFD, depth first; undefined when none does. */
-function replaced(v: unknown, path: string): { path: string; text: string } | undefined {
+function replaced(v: unknown, path: string): { path: string; text: string; name?: boolean } | undefined {
   if (typeof v === 'string') return v.includes('\uFFFD') ? { path, text: v } : undefined;
   if (v === null || typeof v !== 'object') return undefined;
   if (Array.isArray(v)) {
@@ -232,7 +292,7 @@ function replaced(v: unknown, path: string): { path: string; text: string } | un
   }
   for (const [k, m] of Object.entries(v)) {
     const at = `${path}/${pointerToken(k)}`;
-    if (k.includes('\uFFFD')) return { path: at, text: k };
+    if (k.includes('\uFFFD')) return { path: at, text: k, name: true };
     const r = replaced(m, at);
     if (r) return r;
   }

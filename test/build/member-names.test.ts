@@ -17,10 +17,13 @@ const point = (x: number, properties: string, foreign = '') => `{"type":"Feature
 
 interface Layer { id: string; fields: Record<string, string>; fieldenums?: Record<string, string[]> }
 
-/** Builds `bytes` (newline-delimited features) to zoom 1; the report, the descriptor's layer, and per feature (by x) its properties in the JSON and PBF tiles of zoom 1. */
-async function built(bytes: Uint8Array) {
+/** The text with each `@` replaced by the next of `raw`, bytes that are no UTF-8 (which no JS string can spell). */
+const spliced = (text: string, ...raw: number[]) => Buffer.concat(text.split('@').flatMap((part, i) => (i === 0 ? [Buffer.from(part)] : [Buffer.from([raw[i - 1]]), Buffer.from(part)])));
+
+/** Builds `bytes` (features) to zoom 1; the report, the descriptor's layer, and per feature (by x) its properties in the JSON and PBF tiles of zoom 1. */
+async function built(bytes: Uint8Array, name = 'cells.ndjson') {
   const sink = new MemorySink();
-  const report: BuildReport = await buildPyramid([{ source: memorySource('cells.ndjson', bytes) }], { imageSize: '64,64', maxZoom: 1, workers: 1 }, { sink });
+  const report: BuildReport = await buildPyramid([{ source: memorySource(name, bytes) }], { imageSize: '64,64', maxZoom: 1, workers: 1 }, { sink });
   const layer = (sinkJson(sink, 'tileset.json').vector_layers as Layer[])[0];
   const json = new Map<number, Record<string, unknown>>(), pbf = new Map<number, Record<string, unknown>>();
   for (const [file, b] of sink.files) {
@@ -63,6 +66,51 @@ describe('a lone surrogate escape in a member name', () => {
     expect(pbf.get(3)).toEqual({ 'classification.n\uFFFDme': 'Tumor', v: '\uFFFD' });
     expect(layer.fields).toEqual({ 'c\uFFFD': 'String', 'n\uFFFD': 'String', 'classification.n\uFFFDme': 'String', v: 'String', k: 'Number' });
     expect(layer.fieldenums).toEqual({ 'c\uFFFD': ['second'], 'n\uFFFD': ['second'], 'classification.n\uFFFDme': ['Tumor'], v: ['\uFFFD'] });
+  });
+});
+
+describe('invalid UTF-8 in a member name', () => {
+  /** Read as U+FFFD: `fore\xffign` is read `fore\uFFFDign`. */
+  const collection = spliced(`{"type":"FeatureCollection","features":[${[
+    point(1, '{"cla@ss":"Tumor"}'),
+    point(2, '{"classification":{"n@me":"Tumor"}}'),
+    point(3, '{"k":1}', ',"fore@ign":1'),
+    // Names that differ only in such bytes are read as one name, which JSON readers give the last one's value.
+    point(4, '{"a@b":"one","a@b":"two"}'),
+  ].join(',\n')}]}`, 0xff, 0xe9, 0xff, 0xff, 0xfe);
+  const warning = (n: number, rest: string) => `${n} invalid UTF-8 byte sequence(s) in the text, each read as U+FFFD, the first ${rest} (a file saved in another encoding, such as Latin-1?)`;
+
+  it('is warned of as a value is, naming the bytes and the member name, at its path; tiles and descriptor hold the name read', async () => {
+    const { report, layer, json, pbf, samples } = await built(collection, 'cells.json');
+    expect(report.features).toMatchObject({ read: 4, valid: 4, invalid: 0, warningsByCode: { 'text-invalid-utf8': 4 } });
+    expect(samples).toEqual([
+      ['text-invalid-utf8', 0, '/properties/cla\uFFFDss', warning(1, '(byte FF) in the member name "cla\uFFFDss"')],
+      ['text-invalid-utf8', 1, '/properties/classification/n\uFFFDme', warning(1, '(byte E9) in the member name "n\uFFFDme"')],
+      ['text-invalid-utf8', 2, '/fore\uFFFDign', warning(1, '(byte FF) in the member name "fore\uFFFDign"')],
+      ['text-invalid-utf8', 3, '/properties/a\uFFFDb', warning(2, '(byte FF) in the member name "a\uFFFDb"; here 2 member names become "a\uFFFDb", and tiles keep the last one\'s value')],
+    ]);
+    for (const tiles of [json, pbf]) {
+      expect(tiles.get(1)).toEqual({ 'cla\uFFFDss': 'Tumor' });
+      expect(tiles.get(3)).toEqual({ k: 1 });
+      expect(tiles.get(4)).toEqual({ 'a\uFFFDb': 'two' });
+    }
+    expect(json.get(2)).toEqual({ classification: { 'n\uFFFDme': 'Tumor' } });
+    expect(pbf.get(2)).toEqual({ 'classification.n\uFFFDme': 'Tumor' });
+    expect(layer.fields).toEqual({ 'cla\uFFFDss': 'String', 'classification.n\uFFFDme': 'String', k: 'Number', 'a\uFFFDb': 'String' });
+    expect(layer.fieldenums).toEqual({ 'cla\uFFFDss': ['Tumor'], 'classification.n\uFFFDme': ['Tumor'], 'a\uFFFDb': ['two'] });
+  });
+
+  it('validate says the same of a collection and of a file of one Feature, and passes them (exit 0)', async () => {
+    const dir = tempDir('member-names-utf8');
+    const cells = path.join(dir, 'cells.json'), one = path.join(dir, 'one.geojson');
+    fs.writeFileSync(cells, collection);
+    fs.writeFileSync(one, spliced(point(4, '{"a@b":"one","a@b":"two"}'), 0xff, 0xfe));
+    const v = await runCli(['validate', cells, one]);
+    expect(v.code, v.stderr).toBe(0);
+    expect(v.stdout).toContain(`${cells}:2:1: feature 1: /properties/classification/n\uFFFDme: warning: ${warning(1, '(byte E9) in the member name "n\uFFFDme"')} [text-invalid-utf8]\n`);
+    expect(v.stdout).toContain(`${cells}:3:1: feature 2: /fore\uFFFDign: warning: ${warning(1, '(byte FF) in the member name "fore\uFFFDign"')} [text-invalid-utf8]\n`);
+    expect(v.stdout).toContain(`${one}: /properties/a\uFFFDb: warning: ${warning(2, '(byte FF) in the member name "a\uFFFDb"; here 2 member names become "a\uFFFDb", and tiles keep the last one\'s value')} [text-invalid-utf8]\n`);
+    expect(v.stdout).toContain('total: 2 files (0 invalid, 0 unreadable), 5 features, 0 errors, 5 warnings, 0 invalid features');
   });
 });
 

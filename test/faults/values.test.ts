@@ -99,7 +99,7 @@ describe('values tiles cannot carry, one build', () => {
 
   it('validate warns of invalid UTF-8 as the build does, naming the value', async () => {
     const v = await runCli(['validate', path.join(dir, 'more.ndjson')]);
-    expect(v.stdout).toMatch(/more\.ndjson:\d+:\d+: feature 1: \/properties\/name: warning: 2 invalid UTF-8 byte sequence\(s\) in the text, each read as U\+FFFD, the first in "c\uFFFD\uFFFDd" \(a file saved in another encoding, such as Latin-1\?\) \[text-invalid-utf8\]/);
+    expect(v.stdout).toMatch(/more\.ndjson:\d+:\d+: feature 1: \/properties\/name: warning: 2 invalid UTF-8 byte sequence\(s\) in the text, each read as U\+FFFD, the first \(byte FE\) in "c\uFFFD\uFFFDd" \(a file saved in another encoding, such as Latin-1\?\) \[text-invalid-utf8\]/);
   });
 
   it('validate rejects a property 1e400 (exit 1) with the rule and the path', async () => {
@@ -129,8 +129,8 @@ describe('values tiles cannot carry, one build', () => {
     const samples = r.features.samples.filter((x) => x.code === 'text-invalid-utf8').map((x) => [path.basename(x.file), x.feature, x.path]);
     expect(samples).toEqual([['first.ndjson', 0, '/properties/name'], ['one.geojson', 0, '/properties/name']]);
     const v = await runCli(['validate', first, one]);
-    expect(v.stdout).toMatch(/first\.ndjson:\d+:\d+: feature 0: \/properties\/name: warning: 1 invalid UTF-8 byte sequence\(s\) .* the first in "e\uFFFDf" .*\[text-invalid-utf8\]/);
-    expect(v.stdout).toMatch(/one\.geojson: \/properties\/name: warning: 1 invalid UTF-8 byte sequence\(s\) .* the first in "g\uFFFDh" .*\[text-invalid-utf8\]/);
+    expect(v.stdout).toMatch(/first\.ndjson:\d+:\d+: feature 0: \/properties\/name: warning: 1 invalid UTF-8 byte sequence\(s\) .* the first \(byte E9\) in "e\uFFFDf" .*\[text-invalid-utf8\]/);
+    expect(v.stdout).toMatch(/one\.geojson: \/properties\/name: warning: 1 invalid UTF-8 byte sequence\(s\) .* the first \(byte E9\) in "g\uFFFDh" .*\[text-invalid-utf8\]/);
   });
 
   it('invalid UTF-8 in a collection member (the slide\'s properties) is reported by build and validate, a genuine U+FFFD is not', async () => {
@@ -144,9 +144,9 @@ describe('values tiles cannot carry, one build', () => {
     expectOk(b, 'build');
     const r = readReport(path.join(dir, 'out-members'));
     const samples = r.features.samples.filter((x) => x.code === 'text-invalid-utf8').map((x) => [path.basename(x.file), x.feature, x.path, x.message]);
-    expect(samples).toEqual([['members.json', null, '/properties/stain', '1 invalid UTF-8 byte sequence(s) in the text, each read as U+FFFD, the first in "H\uFFFDE" (a file saved in another encoding, such as Latin-1?)']]);
+    expect(samples).toEqual([['members.json', null, '/properties/stain', '1 invalid UTF-8 byte sequence(s) in the text, each read as U+FFFD, the first (byte E9) in "H\uFFFDE" (a file saved in another encoding, such as Latin-1?)']]);
     const v = await runCli(['validate', file]);
-    expect(v.stdout).toMatch(/members\.json:collection: \/properties\/stain: warning: 1 invalid UTF-8 byte sequence\(s\) .* the first in "H\uFFFDE" .*\[text-invalid-utf8\]/);
+    expect(v.stdout).toMatch(/members\.json:collection: \/properties\/stain: warning: 1 invalid UTF-8 byte sequence\(s\) .* the first \(byte E9\) in "H\uFFFDE" .*\[text-invalid-utf8\]/);
     expect(v.stdout).not.toMatch(/\/name: warning/);
   });
 

@@ -94,26 +94,53 @@ describe('text-invalid-utf8', () => {
     const text = decode(bad);
     const out: Issue[] = [];
     checkUtf8(text, bad, 0, bad.length, '', out, JSON.parse(text));
-    expectOne(out, 'text-invalid-utf8', '/properties/na\uFFFDme', '1 invalid UTF-8 byte sequence(s) in the text, each read as U+FFFD, the first in "na\uFFFDme"');
+    expectOne(out, 'text-invalid-utf8', '/properties/na\uFFFDme', '1 invalid UTF-8 byte sequence(s) in the text, each read as U+FFFD, the first (byte EF) in the member name "na\uFFFDme"');
   });
 
-  it('names where the first invalid byte lies, past genuine U+FFFD and valid sequences of every length before it', () => {
-    const cases: [Buffer, string, string][] = [
+  it('names where the first invalid byte lies and its bytes, past genuine U+FFFD and valid sequences of every length before it', () => {
+    const cases: [Buffer, string, string, string][] = [
       // A genuine U+FFFD (EF BF BD) in an earlier string is not the one replaced.
-      [Buffer.concat([Buffer.from('{"properties":{"a":"x\uFFFD","b":["ok","c'), Buffer.from([0xe9]), Buffer.from('d"]}}')]), '/properties/b/1', 'c\uFFFDd'],
+      [Buffer.concat([Buffer.from('{"properties":{"a":"x\uFFFD","b":["ok","c'), Buffer.from([0xe9]), Buffer.from('d"]}}')]), '/properties/b/1', 'byte E9', '"c\uFFFDd"'],
       // Two-, three- and four-byte sequences (é, €, 🙂) before an overlong NUL (C0 80, two invalid bytes).
-      [Buffer.concat([Buffer.from('{"s":"é€🙂","t":"u'), Buffer.from([0xc0, 0x80]), Buffer.from('v"}')]), '/t', 'u\uFFFD\uFFFDv'],
+      [Buffer.concat([Buffer.from('{"s":"é€🙂","t":"u'), Buffer.from([0xc0, 0x80]), Buffer.from('v"}')]), '/t', 'byte C0', '"u\uFFFD\uFFFDv"'],
       // A surrogate spelled in UTF-8 (ED A0 80) and a truncated sequence at the end of a string.
-      [Buffer.concat([Buffer.from('{"w":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')]), '/w', '\uFFFD\uFFFD\uFFFD'],
-      [Buffer.concat([Buffer.from('["a","b'), Buffer.from([0xe2, 0x82]), Buffer.from('"]')]), '/1', 'b\uFFFD'],
+      [Buffer.concat([Buffer.from('{"w":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')]), '/w', 'byte ED', '"\uFFFD\uFFFD\uFFFD"'],
+      [Buffer.concat([Buffer.from('["a","b'), Buffer.from([0xe2, 0x82]), Buffer.from('"]')]), '/1', 'bytes E2 82', '"b\uFFFD"'],
       // In a member name, past a genuine U+FFFD in the member before it.
-      [Buffer.concat([Buffer.from('{"properties":{"a":"gen\uFFFDu","b'), Buffer.from([0xff]), Buffer.from('x":1}}')]), '/properties/b\uFFFDx', 'b\uFFFDx'],
+      [Buffer.concat([Buffer.from('{"properties":{"a":"gen\uFFFDu","b'), Buffer.from([0xff]), Buffer.from('x":1}}')]), '/properties/b\uFFFDx', 'byte FF', 'the member name "b\uFFFDx"'],
+      // A truncated four-byte sequence (F0 9F of 🙂) is one U+FFFD: its bytes are named together.
+      [Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xf0, 0x9f]), Buffer.from('!"}')]), '/a', 'bytes F0 9F', '"\uFFFD!"'],
     ];
-    for (const [bytes, path, shown] of cases) {
+    for (const [bytes, path, sequence, where] of cases) {
       const text = decode(bytes);
       const out: Issue[] = [];
       checkUtf8(text, bytes, 0, bytes.length, '', out, JSON.parse(text));
-      expectOne(out, 'text-invalid-utf8', path, `the first in ${JSON.stringify(shown)}`);
+      expectOne(out, 'text-invalid-utf8', path, `the first (${sequence}) in ${where} (`);
     }
+  });
+
+  it('where names that differ only in invalid bytes read as one name, is there and says so: the last one\'s value is what was read', () => {
+    const cases: [Buffer, string, string, unknown][] = [
+      // Two bytes that are no UTF-8 (FF, FE) where the names differ.
+      [Buffer.concat([Buffer.from('{"properties":{"ok":1,"a'), Buffer.from([0xff]), Buffer.from('b":"one","a'), Buffer.from([0xfe]), Buffer.from('b":"two"}}')]),
+        '/properties/a\uFFFDb', '2 invalid UTF-8 byte sequence(s) in the text, each read as U+FFFD, the first (byte FF) in the member name "a\uFFFDb"; here 2 member names become "a\uFFFDb", and tiles keep the last one\'s value (', { ok: 1, 'a\uFFFDb': 'two' }],
+      // A genuine U+FFFD in the first name, the byte in the second, in an object nested in an array: the first
+      // invalid byte lies in a value before them, and the issue is where the names are made one.
+      [Buffer.concat([Buffer.from('{"properties":{"v":"x'), Buffer.from([0xe9]), Buffer.from('","l":[{"n\uFFFD":1,"n'), Buffer.from([0xe9]), Buffer.from('":2}]}}')]),
+        '/properties/l/0/n\uFFFD', 'the first (byte E9) in "x\uFFFD"; here 2 member names become "n\uFFFD", and tiles keep', { v: 'x\uFFFD', l: [{ 'n\uFFFD': 2 }] }],
+    ];
+    for (const [bytes, path, message, properties] of cases) {
+      const text = decode(bytes);
+      const value = JSON.parse(text) as { properties: unknown };
+      expect(value.properties).toEqual(properties);
+      const out: Issue[] = [];
+      checkUtf8(text, bytes, 0, bytes.length, '', out, value);
+      expectOne(out, 'text-invalid-utf8', path, message);
+    }
+    // Names that stay apart (the bytes differ where U+FFFD is not the only difference) are no such names.
+    const apart = Buffer.concat([Buffer.from('{"a'), Buffer.from([0xff]), Buffer.from('":1,"b'), Buffer.from([0xff]), Buffer.from('":2}')]);
+    const out: Issue[] = [];
+    checkUtf8(decode(apart), apart, 0, apart.length, '', out, JSON.parse(decode(apart)));
+    expect(out.map((i) => [i.path, i.message.includes('member names become')])).toEqual([['/a\uFFFD', false]]);
   });
 });
