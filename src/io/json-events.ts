@@ -41,8 +41,19 @@ export class SplitFeature implements FeatureEvent {
 export interface MembersEvent {
   kind: 'members';
   members: Record<string, unknown>;
-  /** Per member whose text holds U+FFFD, its name, text and bytes, for readers to tell invalid UTF-8 (`DocumentEvent.replaced`). */
-  replaced?: { name: string; text: string; bytes: Uint8Array }[];
+  /**
+   * Per member whose text or name holds U+FFFD, for readers to tell invalid UTF-8 (`DocumentEvent.replaced`): its
+   * name, text and bytes (when its text holds U+FFFD), and its name's text and bytes, quotes included (when it does).
+   */
+  replaced?: MemberRead[];
+}
+
+/** A member of `MembersEvent.replaced`. */
+export interface MemberRead { name: string; text: string; bytes?: Uint8Array; nameRead?: { text: string; bytes: Uint8Array } }
+
+/** A copy of the bytes `text` was decoded from when it holds U+FFFD (invalid UTF-8 decoded?), for readers to tell which. */
+export function replacedBytes(text: string, bytes: Uint8Array): Uint8Array | undefined {
+  return text.includes('\uFFFD') ? bytes.slice() : undefined;
 }
 
 /** The single top-level value of a file that is not a streamed FeatureCollection (a descriptor, a bare Feature...). */

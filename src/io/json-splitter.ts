@@ -4,7 +4,7 @@ import { ReadError, ValueTooLargeError } from '../report/errors.js';
 import { foreignStart, jsonSyntaxError } from './json-errors.js';
 import { unclosedValueError } from './json-unclosed.js';
 import { pointerToken } from '../validate/issue.js';
-import { SplitFeature, type ReadEvent, type ValueLimit } from './json-events.js';
+import { replacedBytes, SplitFeature, type MemberRead, type ReadEvent, type ValueLimit } from './json-events.js';
 import { Capture, Cursor, describeByte, isValueStart, isWhitespace, RS, ValueScanner } from './json-value.js';
 
 const enum S {
@@ -58,8 +58,9 @@ export class Splitter {
    * Members of the first top-level object as their JSON text, parsed only when its `features` turn out to stream: a
    * single document (a bare Feature of a million vertices) is parsed once, whole, not member by member first.
    */
-  private readonly members = new Map<string, { text: string; line: number; column: number; bytes?: Uint8Array }>();
+  private readonly members = new Map<string, { text: string; line: number; column: number; bytes?: Uint8Array; nameRead?: MemberRead['nameRead'] }>();
   private key = '';
+  private keyRead: MemberRead['nameRead'];
   private decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
   constructor(
@@ -144,8 +145,7 @@ export class Splitter {
           }
           const bytes = this.value.bytes.finish(chunk, end);
           const text = this.decoder.decode(bytes);
-          // Its bytes too when the text holds U+FFFD, as for a whole document.
-          this.members.set(this.key, { text, line: this.value.line, column: this.value.column, bytes: text.includes('\uFFFD') ? bytes.slice() : undefined });
+          this.members.set(this.key, { text, line: this.value.line, column: this.value.column, bytes: replacedBytes(text, bytes), nameRead: this.keyRead });
           this.state = S.ObjNext;
           i = end;
           break;
@@ -156,7 +156,9 @@ export class Splitter {
             i = n;
             break;
           }
-          this.key = this.parse(this.decoder.decode(this.value.bytes.finish(chunk, end)), this.value.line, this.value.column) as string;
+          const bytes = this.value.bytes.finish(chunk, end), text = this.decoder.decode(bytes);
+          this.key = this.parse(text, this.value.line, this.value.column) as string;
+          this.keyRead = text.includes('\uFFFD') ? { text, bytes: bytes.slice() } : undefined;
           this.state = S.ObjColon;
           i = end;
           break;
@@ -342,18 +344,17 @@ export class Splitter {
   private closeObject(chunk: Uint8Array, i: number): number {
     if (this.streaming) {
       const members: Record<string, unknown> = {};
-      const replaced: { name: string; text: string; bytes: Uint8Array }[] = [];
+      const replaced: MemberRead[] = [];
       for (const [key, m] of this.members) {
         setOwn(members, key, this.parse(m.text, m.line, m.column, `/${pointerToken(key)}`));
-        if (m.bytes) replaced.push({ name: key, text: m.text, bytes: m.bytes });
+        if (m.bytes || m.nameRead) replaced.push({ name: key, text: m.text, bytes: m.bytes, nameRead: m.nameRead });
       }
       this.out.push(replaced.length > 0 ? { kind: 'members', members, replaced } : { kind: 'members', members });
     } else {
       // Not a streamed collection: the whole object is one document, parsed at the end of the input.
       const bytes = this.whole.finish(chunk, i + 1);
       const text = this.decoder.decode(bytes);
-      // Its bytes too when the text holds U+FFFD (invalid UTF-8 decoded?), for the readers to tell which it is.
-      this.pending = { content: text, line: this.wholeLine, column: this.wholeColumn, bytes: text.includes('\uFFFD') ? bytes.slice() : undefined };
+      this.pending = { content: text, line: this.wholeLine, column: this.wholeColumn, bytes: replacedBytes(text, bytes) };
     }
     this.members.clear();
     // Back to the top level, where `streaming` now lets only whitespace through.

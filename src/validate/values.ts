@@ -3,6 +3,7 @@ import { setOwn } from '../model/own.js';
 import { pointerOf, pointerToken, shown, type Issue } from './issue.js';
 import { report } from './rules.js';
 import { jsonKeysAt } from '../io/json-errors.js';
+import type { MemberRead } from '../io/json-events.js';
 
 /** A UTF-16 code unit of a surrogate pair standing alone (with the `u` flag a well-formed pair is one code point). */
 const LONE_SURROGATE = /\p{Cs}/u;
@@ -165,9 +166,10 @@ export function replaceLoneSurrogates(root: Record<string, unknown>, skip: Reado
  * Reports `text-invalid-utf8` when decoding `bytes[start, end)` into `text` replaced invalid UTF-8: the text holds
  * more U+FFFD than the bytes spell (EF BF BD). Nearly every text has none, which one `indexOf` tells. The issue
  * names the bytes of the first invalid sequence, and, given the parsed value, the string or member name holding it;
- * where U+FFFD makes member names one, the issue is there and says so.
+ * where U+FFFD makes member names one, the issue is there and says so. With `name`, the text is that member name's,
+ * quotes included, and `path` the member's.
  */
-export function checkUtf8(text: string, bytes: Uint8Array, start: number, end: number, path: string, out: Issue[], value?: unknown): void {
+export function checkUtf8(text: string, bytes: Uint8Array, start: number, end: number, path: string, out: Issue[], value?: unknown, name?: string): void {
   let i = text.indexOf('\uFFFD');
   if (i < 0) return;
   let inText = 0;
@@ -182,7 +184,7 @@ export function checkUtf8(text: string, bytes: Uint8Array, start: number, end: n
     const keys = (position < 0 ? null : jsonKeysAt(text, position)) ?? [];
     // In a member name: that name, read whole (one key more than where a value would be).
     const named = (position < 0 ? null : jsonKeysAt(text, position, true)) ?? [];
-    const at = value === undefined ? undefined
+    const at = name !== undefined ? { path, text: name, name: true } : value === undefined ? undefined
       : named.length > keys.length ? { path: pointerOf(path, named), text: String(named[named.length - 1]), name: true }
         : replaced(valueAt(value, keys), pointerOf(path, keys));
     const first = off < 0 ? '' : `, the first (${sequenceShown(bytes, off, end)})${at ? ` in ${at.name ? 'the member name ' : ''}${shown(at.text)}` : ''}`;
@@ -192,10 +194,12 @@ export function checkUtf8(text: string, bytes: Uint8Array, start: number, end: n
   }
 }
 
-/** `checkUtf8` of each collection member read with U+FFFD in its text (`MembersEvent.replaced`), at the member's path. */
-export function checkMembersUtf8(replaced: readonly { name: string; text: string; bytes: Uint8Array }[] | undefined, members: Record<string, unknown>, out: Issue[]): void {
+/** `checkUtf8` of each collection member's name and text read with U+FFFD (`MembersEvent.replaced`), at the member's path. */
+export function checkMembersUtf8(replaced: readonly MemberRead[] | undefined, members: Record<string, unknown>, out: Issue[]): void {
   for (const m of replaced ?? []) {
-    checkUtf8(m.text, m.bytes, 0, m.bytes.length, `/${pointerToken(m.name)}`, out, Object.hasOwn(members, m.name) ? members[m.name] : undefined);
+    const path = `/${pointerToken(m.name)}`;
+    if (m.nameRead) checkUtf8(m.nameRead.text, m.nameRead.bytes, 0, m.nameRead.bytes.length, path, out, undefined, m.name);
+    if (m.bytes) checkUtf8(m.text, m.bytes, 0, m.bytes.length, path, out, Object.hasOwn(members, m.name) ? members[m.name] : undefined);
   }
 }
 

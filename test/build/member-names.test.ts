@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { buildPyramid } from '../../src/build/pipeline.js';
 import { MemorySink } from '../../src/io/sink.js';
 import { memorySource } from '../../src/io/read.js';
+import { validateSource } from '../../src/validate/files.js';
 import type { BuildReport } from '../../src/report/types.js';
 import { decodePbf, sinkJson } from '../helpers/pyramid.js';
 import { removeTemps, runCli, tempDir } from '../e2e/helpers.js';
@@ -111,6 +112,23 @@ describe('invalid UTF-8 in a member name', () => {
     expect(v.stdout).toContain(`${cells}:3:1: feature 2: /fore\uFFFDign: warning: ${warning(1, '(byte FF) in the member name "fore\uFFFDign"')} [text-invalid-utf8]\n`);
     expect(v.stdout).toContain(`${one}: /properties/a\uFFFDb: warning: ${warning(2, '(byte FF) in the member name "a\uFFFDb"; here 2 member names become "a\uFFFDb", and tiles keep the last one\'s value')} [text-invalid-utf8]\n`);
     expect(v.stdout).toContain('total: 2 files (0 invalid, 0 unreadable), 5 features, 0 errors, 5 warnings, 0 invalid features');
+  });
+});
+
+describe('invalid UTF-8 in the name of a collection member', () => {
+  it('is warned of by build and validate at the member\'s path, before the features and after them', async () => {
+    const text = spliced(`{"type":"FeatureCollection","sli@de":"a.tif",\n"features":[${point(1, '{"k":1}')}],\n"vocabularie@":{}}`, 0xe9, 0xff);
+    const expected = [
+      ['text-invalid-utf8', null, '/sli\uFFFDde', '1 invalid UTF-8 byte sequence(s) in the text, each read as U+FFFD, the first (byte E9) in the member name "sli\uFFFDde" (a file saved in another encoding, such as Latin-1?)'],
+      ['text-invalid-utf8', null, '/vocabularie\uFFFD', '1 invalid UTF-8 byte sequence(s) in the text, each read as U+FFFD, the first (byte FF) in the member name "vocabularie\uFFFD" (a file saved in another encoding, such as Latin-1?)'],
+    ];
+    const { report, json, samples } = await built(text, 'cells.json');
+    expect(report.features).toMatchObject({ read: 1, valid: 1, warningsByCode: { 'text-invalid-utf8': 2 } });
+    expect(samples).toEqual(expected);
+    expect(json.get(1)).toEqual({ k: 1 });
+    const v = await validateSource(memorySource('cells.json', text));
+    expect(v).toMatchObject({ valid: true, features: 1, warnings: 2 });
+    expect(v.samples.map((s) => [s.code, s.feature, s.path, s.message])).toEqual(expected);
   });
 });
 
