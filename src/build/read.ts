@@ -17,7 +17,7 @@ import type { TileSketch } from '../stages/thinning.js';
 import { SKETCH_BLOCK } from '../stages/number-ids.js';
 import { isDescriptorObject, shown, validateCollectionMembers } from '../validate/index.js';
 import { shownPath, type Issue } from '../validate/issue.js';
-import { checkMembersUtf8, checkUtf8 } from '../validate/values.js';
+import { checkMembersUtf8, checkUtf8, replaceLoneSurrogates } from '../validate/values.js';
 import { IssueTally, SAMPLES_PER_CODE, sampleLine } from '../validate/tally.js';
 import { runOrdered, type Pool } from '../worker/pool.js';
 import { secondsSince, throwIfAborted, valueLimit, type BuildIO, type InputSpec } from './context.js';
@@ -352,6 +352,9 @@ function canonical(v: unknown): string {
     : x));
 }
 
+/** No collection member is left out of `replaceLoneSurrogates`: none is geometry. */
+const NO_MEMBERS: ReadonlySet<string> = new Set();
+
 /**
  * Keeps the first input's collection members for the tiles (`keptFrom`: which input each came from), and returns
  * those this input has otherwise. An invalid member (`type` missing) stops a `--strict` build; otherwise it is a
@@ -366,6 +369,8 @@ function collectMembers(c: Collection, keptFrom: Map<string, string>, tally: Iss
     tally.add(left, { file, feature: null, line: null, column: null });
   }
   if (issues.some((i) => i.severity === 'error')) return [];
+  // JSON tiles and the descriptor would write a lone surrogate as its escape: U+FFFD, as the warning says and features get.
+  if (issues.some((i) => i.code === 'string-lone-surrogate')) replaceLoneSurrogates(members, NO_MEMBERS);
   const differ: string[] = [];
   const keep = <K extends keyof Collection>(name: K, value: Collection[K]): void => {
     if (c[name] === undefined) {

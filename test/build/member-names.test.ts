@@ -16,7 +16,7 @@ afterAll(removeTemps);
 /** A Point feature's text with the given properties and foreign members (JSON text, escapes as written). */
 const point = (x: number, properties: string, foreign = '') => `{"type":"Feature"${foreign},"properties":${properties},"geometry":{"type":"Point","coordinates":[${x},5]}}`;
 
-interface Layer { id: string; fields: Record<string, string>; fieldenums?: Record<string, string[]> }
+interface Layer { id: string; fields: Record<string, string>; fieldenums?: Record<string, string[]>; vocabularies?: unknown }
 
 /** The text with each `@` replaced by the next of `raw`, bytes that are no UTF-8 (which no JS string can spell). */
 const spliced = (text: string, ...raw: number[]) => Buffer.concat(text.split('@').flatMap((part, i) => (i === 0 ? [Buffer.from(part)] : [Buffer.from([raw[i - 1]]), Buffer.from(part)])));
@@ -27,10 +27,13 @@ async function built(bytes: Uint8Array, name = 'cells.ndjson') {
   const report: BuildReport = await buildPyramid([{ source: memorySource(name, bytes) }], { imageSize: '64,64', maxZoom: 1, workers: 1 }, { sink });
   const layer = (sinkJson(sink, 'tileset.json').vector_layers as Layer[])[0];
   const json = new Map<number, Record<string, unknown>>(), pbf = new Map<number, Record<string, unknown>>();
+  /** The text of the JSON tiles of zoom 1: where an escape would be seen that parsing would hide. */
+  let jsonText = '';
   for (const [file, b] of sink.files) {
     const [z, x, y] = file.split(/[/.]/).map(Number);
     if (z !== 1) continue;
     if (file.endsWith('.json')) {
+      jsonText += Buffer.from(b).toString('utf8');
       const tile = JSON.parse(Buffer.from(b).toString('utf8')) as { features: { properties: Record<string, unknown>; geometry: { coordinates: number[] } }[] };
       for (const f of tile.features) json.set(f.geometry.coordinates[0], f.properties);
     } else {
@@ -38,7 +41,7 @@ async function built(bytes: Uint8Array, name = 'cells.ndjson') {
     }
   }
   const samples = report.features.samples.map((s) => [s.code, s.feature, s.path, s.message]);
-  return { report, layer, json, pbf, samples };
+  return { report, layer, json, jsonText, pbf, samples };
 }
 
 describe('a lone surrogate escape in a member name', () => {
@@ -67,6 +70,18 @@ describe('a lone surrogate escape in a member name', () => {
     expect(pbf.get(3)).toEqual({ 'classification.n\uFFFDme': 'Tumor', v: '\uFFFD' });
     expect(layer.fields).toEqual({ 'c\uFFFD': 'String', 'n\uFFFD': 'String', 'classification.n\uFFFDme': 'String', v: 'String', k: 'Number' });
     expect(layer.fieldenums).toEqual({ 'c\uFFFD': ['second'], 'n\uFFFD': ['second'], 'classification.n\uFFFDme': ['Tumor'], v: ['\uFFFD'] });
+  });
+});
+
+describe('a lone surrogate in a collection member the pyramid keeps', () => {
+  it('is U+FFFD in the JSON tiles\' collection properties and in the descriptor\'s vocabularies of a field, names and values alike', async () => {
+    const text = `{"type":"FeatureCollection","properties":{"st\\ud800":"H\\udc00E"},"vocabularies":{"k":{"terms":{"T\\ud800":{"uri":"https://example.org/t"}}}},"features":[${point(1, '{"k":1}')}]}`;
+    const { report, layer, jsonText, samples } = await built(Buffer.from(text), 'cells.json');
+    expect(report.features.warningsByCode).toEqual({ 'string-lone-surrogate': 1 });
+    expect(samples).toEqual([['string-lone-surrogate', null, '/properties/st\ud800', 'the member name "st\\ud800" holds a lone UTF-16 surrogate; tiles write U+FFFD for it']]);
+    expect(jsonText).toContain('{"type":"FeatureCollection","properties":{"st\uFFFD":"H\uFFFDE"},"features":[');
+    expect(jsonText).not.toMatch(/\\ud[89a-f]/i);
+    expect(layer.vocabularies).toEqual({ k: { terms: { 'T\uFFFD': { uri: 'https://example.org/t' } } } });
   });
 });
 
