@@ -36,6 +36,16 @@ export function readTree(dir: string): Map<string, Buffer> {
   return out;
 }
 
+/**
+ * The files that differ between two pyramids on disk (in one only, or other bytes), the build report aside (it holds
+ * timings): empty when they are the same, byte for byte.
+ */
+export function treeDifferences(one: string, other: string): string[] {
+  const a = readTree(one), b = readTree(other);
+  a.delete('build-report.json'); b.delete('build-report.json');
+  return [...new Set([...a.keys(), ...b.keys()])].filter((k) => !(a.get(k)?.equals(b.get(k) ?? Buffer.alloc(0)) ?? false)).sort();
+}
+
 /** Shoelace area of a ring of [x, y] positions (signed: positive when clockwise on screen, y down). */
 export function ringArea(ring: number[][]): number {
   let a = 0;
