@@ -1,7 +1,7 @@
 // Long rings and lines cut down to what a block of tiles can see, so that clipping one to each tile costs what lies near it.
 import { BUFFER, EXTENT } from './space.js';
 import type { Coords, Flat } from './flat.js';
-import type { Rect } from './clip.js';
+import { clipPoints, type Rect } from './clip.js';
 
 /**
  * Parts with at least this many positions (a tumour outline, a tissue border across many work units) take the paths
@@ -74,17 +74,6 @@ export function tilesRect(x0: number, y0: number, x1: number, y1: number): Rect 
 
 interface Node { x0: number; y0: number; x1: number; y1: number; c: Coords; kids: (Node | undefined)[] }
 
-/** The points of `c` inside `r` (edges included), in their order; `c` itself when all are. */
-export function pointsWithin(c: Coords, r: Rect): Coords {
-  const n = c.length >> 1;
-  const out: Flat = [];
-  for (let i = 0; i < n; i++) {
-    const x = c[i * 2], y = c[i * 2 + 1];
-    if (x >= r.minX && x <= r.maxX && y >= r.minY && y <= r.maxY) out.push(x, y);
-  }
-  return out.length === c.length ? c : out;
-}
-
 /**
  * One long part cut down for each tile of a block (a unit's tiles at one zoom): halves of the block, then halves of
  * those, each cut from its parent's part when first asked for, until a part is short or a block one tile. A tile then
@@ -96,7 +85,7 @@ export class PartTree {
   private readonly cut: (c: Coords, r: Rect) => Coords;
 
   constructor(c: Coords, x0: number, y0: number, x1: number, y1: number, points = false) {
-    this.cut = points ? pointsWithin : collapse;
+    this.cut = points ? clipPoints : collapse;
     this.root = { x0, y0, x1, y1, c: this.cut(c, tilesRect(x0, y0, x1, y1)), kids: [] };
   }
 

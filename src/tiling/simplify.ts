@@ -94,10 +94,6 @@ export class RankMemo {
     return part;
   }
 
-  ranks(c: Coords): Float64Array {
-    return this.part(c).ranks;
-  }
-
   /** Keeps `result` (read-only from now on: every later unit gets this very array) under `key` for `part`. */
   remember(part: KeptPart, key: string, result: Flat | null): void {
     part.results.set(key, result);
