@@ -90,6 +90,9 @@ export function parseArgs(command: Command, argv: readonly string[]): ParsedArgs
       break;
     }
   }
+  // Every command takes paths there: an empty one (`build "$IN"` with IN unset) would resolve to the working directory.
+  const empty = positionals.indexOf('');
+  if (empty >= 0) throw new UsageError(`argument ${empty + 1} is empty: ${command} takes a path there (an unset shell variable?)`);
   return { options: options as Partial<Options>, positionals };
 }
 

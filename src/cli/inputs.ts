@@ -230,6 +230,7 @@ export function resolveInputs(args: string[], options: Options, io: CliIO, warn?
   for (const spec of options.input) {
     const i = spec.indexOf(':');
     if (i < 0) throw new UsageError(`--input expects DIMS:FILE such as t=0,c=1:cells.json, found "${spec}"`);
+    if (i === spec.length - 1) throw new UsageError(`--input ${spec} names no file: --input expects DIMS:FILE such as t=0,c=1:cells.json`);
     inputs.push(...expand(spec.slice(i + 1), ctx, { how: `--input ${spec}`, shown: spec.slice(i + 1), plane: parsePlane(spec.slice(0, i)) }));
   }
   if (options.manifest) {

@@ -225,3 +225,19 @@ describe('validate DIR', () => {
     ]);
   });
 });
+
+describe('an empty path', () => {
+  // `build "$IN" -o out` with IN unset: the empty path resolved to the working directory, whose files were read.
+  it('is refused (exit 2) before anything is read or written, naming the argument, for every command', async () => {
+    const dir = inputs();
+    for (const args of [['build', path.join(dir, 'a.json'), '', '-o', 'out'], ['plan', '', '-o', 'out', '--shards', '2'], ['validate', ''], ['inspect', ''], ['verify', ''], ['extract', '', '-o', 'out'], ['serve', '', '--port', '0']]) {
+      const r = await cli(args, dir);
+      const n = args.indexOf('') === 2 ? 2 : 1;
+      expect([r.code, r.err.split('\n')[0]], args.join(' ')).toEqual([2, `error: argument ${n} is empty: ${args[0]} takes a path there (an unset shell variable?)`]);
+      expect(r.out).toBe('');
+    }
+    const r = await cli(['build', '--input', 'c=0:', '-o', 'out'], dir);
+    expect([r.code, r.err.split('\n')[0]]).toEqual([2, 'error: --input c=0: names no file: --input expects DIMS:FILE such as t=0,c=1:cells.json']);
+    expect(fs.readdirSync(dir).sort()).toEqual(['a.json', 'b.json']);
+  });
+});
