@@ -253,6 +253,7 @@ export function resolveBuildConfig(given: Partial<Options>, header?: ImageSize):
   check(o.tileBudget > 0, `--tile-budget must be positive, found ${shown(o.tileBudget)}`);
   check(o.memoryBudget > 0, `--memory-budget must be positive, found ${shown(o.memoryBudget)}`);
   check(o.lod === 'auto' || o.lod === 'none', `--lod must be auto or none, found "${o.lod}"`);
+  check(o.layer !== '', '--layer must be a layer name (a non-empty string), found ""');
   check(!o.preview || archive !== 'file', `--preview writes PNG files beside the tiles, which -o ${o.out} (one archive) has no place for: write -o DIR --archive pmtiles`);
   check(o.tileCompression === 'auto' || o.tileCompression === 'none' || o.tileCompression === 'gzip', `--tile-compression takes auto, none or gzip, found "${o.tileCompression}"`);
   checkVersion(o.version);
