@@ -35,12 +35,27 @@ export function faultError(file: string, text: string, line: number, column: num
   return new ReadError(file, at.line, at.column, what + message, { cause: e });
 }
 
+/** Files given as JSON that are something else, by the bytes they start with: what they are and what to do. */
+const FOREIGN: readonly [number[], string][] = [
+  [[0x50, 0x4b], 'the input is a ZIP archive (PK), not JSON: unzip it and give the files it holds'],
+  [[0x42, 0x5a, 0x68], 'the input is bzip2-compressed (BZh), not JSON: decompress it (gzip is read as it is)'],
+  [[0x28, 0xb5, 0x2f, 0xfd], 'the input is zstd-compressed (28 B5 2F FD), not JSON: decompress it (gzip is read as it is)'],
+  [[0xfd, 0x37, 0x7a, 0x58, 0x5a], 'the input is xz-compressed (FD 37 7A 58 5A), not JSON: decompress it (gzip is read as it is)'],
+  [[0x3c], "the input starts with '<': it is an HTML or XML page, not JSON (a web page saved in place of a download?)"],
+  [[...Buffer.from('version https://git-lfs')], 'the input is a Git LFS pointer, not the file it stands for: fetch the file (git lfs pull)'],
+  // QuPath's project data: users take it for where the annotations are, which QuPath exports as GeoJSON.
+  [[0xac, 0xed], "the input is Java serialised data (AC ED), such as QuPath's .qpdata, not JSON: export the objects from QuPath as GeoJSON (File > Export objects as GeoJSON)"],
+];
+
 /**
- * What the input is when its first byte, `chunk[i]`, says it is no UTF-8 JSON: UTF-16 (its byte order mark) or a
- * JPEG image; null for anything else.
+ * What the input is when its first bytes, from `chunk[i]`, say it is no UTF-8 JSON: UTF-16 (its byte order mark), a
+ * JPEG image, an archive, another compression than gzip, a web page...; null for anything else (or a signature the
+ * chunk holds only part of: a source's chunks hold them whole, only a test's may end sooner).
  */
 export function foreignStart(chunk: Uint8Array, i: number): string | null {
   const b = chunk[i];
+  const known = FOREIGN.find(([sig]) => i + sig.length <= chunk.length && sig.every((v, k) => chunk[i + k] === v));
+  if (known) return known[1];
   if (b !== 0xff && b !== 0xfe) return null;
   // The byte after, when this chunk holds it (a source's chunks do; only a test's may end here).
   const pair = i + 1 < chunk.length ? (b << 8) | chunk[i + 1] : b === 0xff ? 0xfffe : 0xfeff;

@@ -346,6 +346,22 @@ describe('binary input', () => {
     const e = await readError(memorySource('photo.jpg', Buffer.from([0xff, 0xd8, 0xff, 0xdb, 0x00, 0x43])));
     expect([e.file, e.line, e.column, e.reason]).toEqual(['photo.jpg', 1, 1, 'the input is a JPEG image (FF D8), not JSON: a label mask is read from a lossless TIFF or PNG, whose JPEG artefacts would not be labels']);
   });
+
+  it('an archive, a compressed file other than gzip, a web page, a Git LFS pointer or QuPath\'s .qpdata is named for what it is', async () => {
+    const cases: [string, Uint8Array | string, string][] = [
+      ['export.zip', Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00]), 'the input is a ZIP archive (PK), not JSON: unzip it and give the files it holds'],
+      ['cells.json.bz2', 'BZh91AY&SY', 'the input is bzip2-compressed (BZh), not JSON: decompress it (gzip is read as it is)'],
+      ['cells.json.zst', Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x04, 0x00]), 'the input is zstd-compressed (28 B5 2F FD), not JSON: decompress it (gzip is read as it is)'],
+      ['cells.json.xz', Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00, 0x00]), 'the input is xz-compressed (FD 37 7A 58 5A), not JSON: decompress it (gzip is read as it is)'],
+      ['cells.json', '<!DOCTYPE html>\n<html><body>Sign in</body></html>', "the input starts with '<': it is an HTML or XML page, not JSON (a web page saved in place of a download?)"],
+      ['cells.json', 'version https://git-lfs.github.com/spec/v1\noid sha256:4d7a\nsize 12345\n', 'the input is a Git LFS pointer, not the file it stands for: fetch the file (git lfs pull)'],
+      ['data.qpdata', Buffer.from([0xac, 0xed, 0x00, 0x05, 0x73, 0x72]), "the input is Java serialised data (AC ED), such as QuPath's .qpdata, not JSON: export the objects from QuPath as GeoJSON (File > Export objects as GeoJSON)"],
+    ];
+    for (const [name, bytes, reason] of cases) {
+      const e = await readError(memorySource(name, bytes));
+      expect([e.file, e.line, e.column, e.reason], name).toEqual([name, 1, 1, reason]);
+    }
+  });
 });
 
 describe('helpers', () => {
