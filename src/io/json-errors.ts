@@ -66,6 +66,15 @@ export function foreignStart(chunk: Uint8Array, i: number): string | null {
 }
 
 /**
+ * What follows a whole FeatureCollection or top-level array (`what`): another value is a second document, from files
+ * joined (`cat a.json b.json`) or a collection per line; anything else is said as the byte it is (`described`).
+ */
+export function afterDocument(b: number, what: string, described: string): string {
+  if (b !== 0x7b && b !== 0x5b) return `unexpected ${described} after the end of the ${what}`;
+  return `a second JSON value starts here, after the end of the ${what}: a file holds one (files joined, as cat a.json b.json does?); give each file as an input of its own, or write one feature per line (NDJSON)`;
+}
+
+/**
  * V8's message about `s` (Node 20's texts), with the position `p` it names, in this reader's words, saying what
  * was found there; null for a message it does not know.
  */

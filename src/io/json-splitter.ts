@@ -1,7 +1,7 @@
 // The byte-level splitter of JSON input: events (json-events.ts) one feature at a time, never the whole file as one string.
 import { setOwn } from '../model/own.js';
 import { ReadError, ValueTooLargeError } from '../report/errors.js';
-import { foreignStart, jsonSyntaxError } from './json-errors.js';
+import { afterDocument, foreignStart, jsonSyntaxError } from './json-errors.js';
 import { unclosedValueError } from './json-unclosed.js';
 import { pointerToken } from '../validate/issue.js';
 import { replacedBytes, SplitFeature, type MemberRead, type ReadEvent, type ValueLimit } from './json-events.js';
@@ -246,7 +246,7 @@ export class Splitter {
       this.state = S.Bom;
       return i + 1;
     }
-    if (this.streaming) this.fail(i, `unexpected ${describeByte(b)} after the end of the ${this.streamed()}`);
+    if (this.streaming) this.fail(i, afterDocument(b, this.streamed(), describeByte(b)));
     if (b === RS) {
       this.startSequence();
       return i + 1;

@@ -290,8 +290,10 @@ describe('syntax errors: exact line and column', () => {
     ['missing comma between features', '{"features":[{"a":1} {"b":2}]}', 1, 22, /expected ',' or '\]'/],
     ['garbage at the top level', '\n\n   @', 3, 4, /'@'/],
     ['missing colon', '{"type" "FeatureCollection"}', 1, 9, /expected ':'/],
-    ['data after the collection', '{"type":"FeatureCollection","features":[]}\n{"a":1}', 2, 1, /after the end of the FeatureCollection/],
-    ['data after a top-level array', '[{"a":1}]\n{"a":1}', 2, 1, /after the end of the top-level array/],
+    // Two files joined (`cat a.geojson b.geojson`), or a collection per line: said so, and what to do instead.
+    ['data after the collection', '{"type":"FeatureCollection","features":[]}\n{"a":1}', 2, 1, /^a second JSON value starts here, after the end of the FeatureCollection: a file holds one \(files joined, as cat a.json b.json does\?\); give each file as an input of its own, or write one feature per line \(NDJSON\)$/],
+    ['data after a top-level array', '[{"a":1}]\n[{"a":1}]', 2, 1, /^a second JSON value starts here, after the end of the top-level array: a file holds one/],
+    ['other bytes after the collection', '{"type":"FeatureCollection","features":[]}\n@', 2, 1, /^unexpected '@' after the end of the FeatureCollection$/],
     ['a second features member', '{"type":"FeatureCollection","features":[{"a":1}],\n"features":[]}', 2, 12, /^a second member "features" in the FeatureCollection: JSON readers keep one of the two, not the same one; keep one$/],
     ['unclosed top-level array', '[\n{"a":1},\n', 3, 1, /end of input inside the top-level array that starts at line 1, column 1/],
     ['trailing comma in a top-level array', '[{"a":1},]', 1, 10, /trailing comma/],
