@@ -105,6 +105,7 @@ export function assignPlane(f: Feature, rule: PlaneRule, path: string): Assigned
   for (const d of ['t', 'c', 'z'] as const) {
     let v: unknown;
     let where = '';
+    let hint = '';
     if (rule.fixed[d] !== undefined) {
       v = rule.fixed[d];
     } else if (rule.fields[d] !== undefined) {
@@ -123,12 +124,14 @@ export function assignPlane(f: Feature, rule: PlaneRule, path: string): Assigned
     } else if (d === 'z') {
       v = sharedZ(f.geometry);
       where = `${path}/geometry/coordinates`;
+      // A shared third coordinate in other units (µm, an elevation) is no slice index: an input's fixed plane leaves it aside.
+      hint = ' (the third coordinate every position shares is taken as the z slice; fix the input\'s plane, --input z=0:FILE, to leave it aside)';
       if (v === undefined) continue;
     } else {
       continue;
     }
     if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
-      return { code: 'plane-value-invalid', severity: BUILD_RULES['plane-value-invalid'].severity, path: where, message: `plane ${d} must be a non-negative integer, found ${shown(v)}` };
+      return { code: 'plane-value-invalid', severity: BUILD_RULES['plane-value-invalid'].severity, path: where, message: `plane ${d} must be a non-negative integer, found ${shown(v)}${hint}` };
     }
     plane[d] = v;
     dims.push(d);

@@ -51,7 +51,9 @@ describe('assignPlane', () => {
       expect(r).toMatchObject({ code: 'plane-value-invalid', severity: 'error', path: '/features/9/properties/frame' });
       expect((r as { message: string }).message).toContain(`plane t must be a non-negative integer, found ${shown}`);
     }
-    expect(assignPlane(at([[0, 0, -1], [1, 1, -1]]), none, '/features/2')).toMatchObject({ code: 'plane-value-invalid', path: '/features/2/geometry/coordinates' });
+    // A z in other units (µm, an elevation) made every feature invalid: the message says how to leave it aside.
+    expect(assignPlane(at([[0, 0, -1], [1, 1, -1]]), none, '/features/2')).toEqual({ code: 'plane-value-invalid', severity: 'error', path: '/features/2/geometry/coordinates',
+      message: 'plane z must be a non-negative integer, found -1 (the third coordinate every position shares is taken as the z slice; fix the input\'s plane, --input z=0:FILE, to leave it aside)' });
   });
 });
 
