@@ -134,7 +134,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   const { options: o } = config;
   const tally = new IssueTally(SAMPLES_PER_CODE);
   const sum: ReadSummary = {
-    read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {}, bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, collection: {},
+    read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {}, skippedFirst: {}, bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, collection: {},
   };
   const dims = new Set<Dim>();
   const knownSide = config.imageSize ? 2 ** Math.ceil(Math.log2(Math.max(config.imageSize.width, config.imageSize.height))) : undefined;
@@ -217,6 +217,8 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     sum.read += r.read; sum.valid += r.valid; sum.invalid += r.invalid;
     tally.merge(r.issues);
     for (const [why, n] of Object.entries(r.skipped)) sum.skipped[why] = (sum.skipped[why] ?? 0) + n;
+    // Batches arrive in input order: the first place kept for a reason is the input's first.
+    for (const [why, at] of Object.entries(r.skippedFirst)) (sum.skippedFirst ??= {})[why] ??= at;
     if (o.strict && r.invalid > 0) {
       const x = r.issues.samples.find((i) => i.severity === 'error');
       throw new DataError(x ? sampleLine(x) : `${b.file}: invalid feature`);

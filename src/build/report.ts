@@ -168,7 +168,7 @@ export function buildReport(ctx: RunContext, totals: MarkerTotals, descriptor: T
     features: {
       read: r.read, valid: r.valid, invalid: r.invalid,
       invalidByCode: sortedRecord(r.issues.errorsByCode), warningsByCode: sortedRecord(r.issues.warningsByCode),
-      notPlaced: sortedRecord(r.skipped), jsonOnly: totals.jsonOnly, samples: r.issues.samples,
+      notPlaced: sortedRecord(r.skipped), notPlacedFirst: sortedRecord(r.skippedFirst ?? {}), jsonOnly: totals.jsonOnly, samples: r.issues.samples,
     },
     world: {
       ...plan.world, minZoom: plan.minZoom, maxZoom: plan.maxZoom, dims: plan.dims, planes: plan.planes.length, layers: plan.layers,
@@ -189,7 +189,7 @@ export function buildReport(ctx: RunContext, totals: MarkerTotals, descriptor: T
   };
 }
 
-function sortedRecord(r: Record<string, number>): Record<string, number> {
+function sortedRecord<T>(r: Record<string, T>): Record<string, T> {
   return Object.fromEntries(Object.entries(r).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 

@@ -16,7 +16,7 @@ import type { LayerStats } from '../stages/assign.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import type { Dim, Plane } from '../tiling/space.js';
 import type { PreviewGrid } from '../io/preview.js';
-import type { IssueCounts } from '../validate/tally.js';
+import type { IssueCounts, IssuePlace } from '../validate/tally.js';
 import type { UnitLog } from './unit-log.js';
 
 export const WORK_DIR_NAME = '.mudm-work';
@@ -41,6 +41,8 @@ export interface ReadSummary {
   issues: IssueCounts;
   /** Valid features the pyramid cannot place, by reason. */
   skipped: Record<string, number>;
+  /** Per reason in `skipped`, where the first such feature is in the input (absent in plans of earlier builds). */
+  skippedFirst?: Record<string, IssuePlace>;
   bounds: [number, number, number, number] | null;
   /** Placed features by the world side they need: `extent[k]` need 2^k (see `findOutliers`). */
   extent: number[];

@@ -1,7 +1,7 @@
 // Human-readable renderings of build progress and of the run report; pure, so the CLI only decides where they go.
 import type { Removal } from '../io/written.js';
 import { isArchiveFile } from '../options.js';
-import { sampleLine } from '../validate/tally.js';
+import { placeText, sampleLine } from '../validate/tally.js';
 import type { BuildReport, ProgressEvent } from './types.js';
 import type { Outliers } from '../stages/plan.js';
 
@@ -63,8 +63,16 @@ export function summaryLines(r: BuildReport, out: string, step: 'build' | 'final
   ];
   if (r.world.outliers) lines.splice(1, 0, `  outliers: ${r.world.outliers.features} of ${r.world.outliers.of} features beyond ${r.world.outliers.bulkSide} px set the world`);
   for (const [code, n] of Object.entries(f.invalidByCode)) lines.push(`  invalid ${code}: ${n}`);
-  for (const [code, n] of Object.entries(f.warningsByCode)) lines.push(`  warning ${code}: ${n}`);
-  for (const [why, n] of Object.entries(f.notPlaced)) lines.push(`  not placed (${why}): ${n}`);
+  // With each count, where to look first: the first sample of a warning, the first feature not placed for a reason.
+  for (const [code, n] of Object.entries(f.warningsByCode)) {
+    lines.push(`  warning ${code}: ${n}`);
+    const first = f.samples.find((s) => s.code === code && s.severity === 'warning');
+    if (first && first.feature !== null) lines.push(`    the first: ${sampleLine(first)}`);
+  }
+  for (const [why, n] of Object.entries(f.notPlaced)) {
+    const at = f.notPlacedFirst?.[why];
+    lines.push(`  not placed (${why}): ${n}${at ? `, the first: ${placeText(at)}` : ''}`);
+  }
   if (f.jsonOnly) lines.push(`  in JSON tiles only (meshes cannot go into PBF): ${f.jsonOnly}`);
   // Errors, and what is wrong with a collection itself (one line at most per file, whatever its severity).
   const shown = f.samples.filter((s) => s.severity === 'error' || s.feature === null).slice(0, 5);

@@ -8,7 +8,7 @@ import { validateFeature, validateGeometry } from '../validate/index.js';
 import { BUILD_RULES } from '../validate/rules.js';
 import { checkUtf8, replaceLoneSurrogates } from '../validate/values.js';
 import { jsonSyntaxError } from '../io/json-errors.js';
-import { IssueTally, type IssueCounts } from '../validate/tally.js';
+import { IssueTally, type IssueCounts, type IssuePlace } from '../validate/tally.js';
 import type { Issue } from '../validate/issue.js';
 import { boxInside, Clipper, cutToRect, type Rect } from '../tiling/clip.js';
 import { MAX_WORLD_SIDE, sideExponent, type Dim, type Plane } from '../tiling/space.js';
@@ -84,6 +84,8 @@ export interface ParseResult {
   invalid: number;
   issues: IssueCounts;
   skipped: Skipped;
+  /** Per reason in `skipped`, where its first feature of the batch is: a count alone does not say which to look at. */
+  skippedFirst: Record<string, IssuePlace>;
   /** [minX, minY, maxX, maxY] of placed features, or null. */
   bounds: [number, number, number, number] | null;
   /** Placed features by the world they need: `extent[k]` of them need a world of side 2^k (see `findOutliers`). */
@@ -142,14 +144,17 @@ const nucleusDropped = (path: string, why: string): Issue => ({
 export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseResult {
   const tally = new IssueTally(task.sampleCap);
   const res: ParseResult = {
-    read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {},
+    read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {}, skippedFirst: {},
     bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, units: [], optionFieldsSeen: [], planeLacking: {}, layerByLacking: {}, everyChannel: 0, ids: {},
   };
   const enc = new RecordEncoder(task.json);
   const dims = new Set<Dim>();
   const C = task.cellSize;
   const pad = storedPad(C);
-  const skip = (why: string) => { res.skipped[why] = (res.skipped[why] ?? 0) + 1; };
+  const skip = (why: string, place: IssuePlace) => {
+    res.skipped[why] = (res.skipped[why] ?? 0) + 1;
+    res.skippedFirst[why] ??= place;
+  };
   const bounds = emptyBox(new Float64Array(4));
   // Features are cut to the world (with room for the widest tile buffer, a zoom-0 tile's), or to the image when its
   // size is given, before they are routed, so no feature costs more cells, memory or time than the world has.
@@ -289,7 +294,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
       continue;
     }
     res.valid++;
-    if (typeof stored === 'string') skip(stored);
+    if (typeof stored === 'string') skip(stored, place);
     for (const d of assigned.dims) dims.add(d);
     if (assigned.lacking) for (const d of assigned.lacking) res.planeLacking[d] = (res.planeLacking[d] ?? 0) + 1;
     if (task.layerBy !== undefined && byField === undefined) setOwn(res.layerByLacking, layer, (own(res.layerByLacking, layer) ?? 0) + 1);

@@ -82,10 +82,14 @@ export class IssueTally implements IssueCounts {
 
 /** `file:feature N: /pointer: message [code]`, `file:collection: ...` for a collection's members, `file: ...` for a document. */
 export function sampleLine(s: IssueSample): string {
+  const severity = s.severity === 'warning' ? 'warning: ' : '';
+  return `${placeText(s)}: ${shownPath(s.path)}: ${severity}${s.message} [${s.code}]`;
+}
+
+/** Where an issue or a feature is, as a sample line starts. */
+export function placeText(s: IssuePlace): string {
   // A collection's own members have no place in the text (line null); a whole document has its line. A feature's
   // line and column come first, as editors and compilers give a place (file:line:column), so a click opens it there.
   const at = s.line !== null ? `${s.file}:${s.line}:${s.column ?? 1}` : s.file;
-  const where = s.feature !== null ? `${at}: feature ${s.feature}` : s.line === null ? `${s.file}:collection` : s.file;
-  const severity = s.severity === 'warning' ? 'warning: ' : '';
-  return `${where}: ${shownPath(s.path)}: ${severity}${s.message} [${s.code}]`;
+  return s.feature !== null ? `${at}: feature ${s.feature}` : s.line === null ? `${s.file}:collection` : s.file;
 }

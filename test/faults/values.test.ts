@@ -7,7 +7,7 @@ import { decodePbf } from '../helpers/pyramid.js';
 import { expectOk, removeTemps, runCli, tempDir, type RunResult } from '../e2e/helpers.js';
 
 interface Report {
-  features: { read: number; valid: number; invalid: number; invalidByCode: Record<string, number>; warningsByCode: Record<string, number>; notPlaced: Record<string, number>; samples: { code: string; file: string; feature: number | null; line: number | null; path: string; message: string }[] };
+  features: { read: number; valid: number; invalid: number; invalidByCode: Record<string, number>; warningsByCode: Record<string, number>; notPlaced: Record<string, number>; notPlacedFirst?: Record<string, unknown>; samples: { code: string; file: string; feature: number | null; line: number | null; path: string; message: string }[] };
   world: { side: number; minZoom: number; maxZoom: number; outliers?: { features: number; of: number; side: number; bulkSide: number } };
 }
 
@@ -154,6 +154,8 @@ describe('values tiles cannot carry, one build', () => {
     const r = readReport(out);
     expect(r.features.warningsByCode['string-lone-surrogate']).toBe(1);
     expect(r.features.samples.find((x) => x.code === 'string-lone-surrogate')).toMatchObject({ feature: 3, line: 5, path: '/properties/name' });
+    // The summary shows the first sample under a warning's count.
+    expect(build.stdout).toContain(`  warning string-lone-surrogate: 1\n    the first: ${path.join(dir, 'cells.json')}:5:1: feature 3: /properties/name: warning: `);
     const { json, pbf } = finestFeatures(out);
     expect(json.find((f) => f.properties.label === 4)?.properties.name).toBe('x\uFFFDy');
     expect(pbf.find((f) => f.properties.label === 4)?.properties.name).toBe('x\uFFFDy');
@@ -163,7 +165,9 @@ describe('values tiles cannot carry, one build', () => {
     const r = readReport(out);
     expect(r.features.notPlaced).toEqual({ 'zero-area': 1 });
     expect(r.features.valid).toBe(8);
-    expect(build.stdout).toMatch(/zero-area/);
+    // Where it is, not only how many: the report and the summary name the first such feature.
+    expect(r.features.notPlacedFirst).toEqual({ 'zero-area': { file: path.join(dir, 'cells.json'), feature: 6, line: 8, column: 1 } });
+    expect(build.stdout).toContain(`  not placed (zero-area): 1, the first: ${path.join(dir, 'cells.json')}:8:1: feature 6\n`);
   });
 
   it('an empty GeometryCollection is counted as not placed (empty-geometry), a mesh given only by its tiles as no-inline-position', async () => {
