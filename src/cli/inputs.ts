@@ -70,8 +70,8 @@ function expand(arg: string, ctx: ExpandContext, { how, shown, plane, layer }: G
   let st: fs.Stats;
   try {
     st = fs.statSync(full);
-  } catch {
-    throw new InputError(`cannot read ${arg}: no such file or directory`, arg);
+  } catch (e) {
+    throw new InputError(`cannot read ${arg}: ${whyUnreadable(e)}`, arg);
   }
   const to = out === undefined ? undefined : path.resolve(io.cwd, out);
   // The folder the output's files (descriptor, report) go into: OUT, or an archive's own folder.
@@ -182,12 +182,23 @@ const ENTRY_KEYS = ['path', 't', 'c', 'z', 'layer'];
 /** Words for the keys that no edit distance finds: a manifest written with `"channel": 1` means c. */
 const ENTRY_WORDS: Readonly<Record<string, string>> = { channel: 'c', time: 't', timepoint: 't', frame: 't', slice: 'z', depth: 'z', file: 'path', filename: 'path' };
 
+/** Why a file given could not be read, in words rather than Node's (`ENOENT: no such file or directory, open '…'`). */
+function whyUnreadable(e: unknown): string {
+  const code = (e as { code?: string } | null)?.code;
+  return code === 'ENOENT' ? 'no such file or directory'
+    : code === 'EACCES' || code === 'EPERM' ? 'permission denied'
+    : code === 'EISDIR' ? 'it is a directory'
+    : code === 'ENOTDIR' ? 'a part of its path is a file, not a directory'
+    : code === 'ELOOP' ? 'too many symbolic links (a loop?)'
+    : e instanceof Error ? e.message : String(e);
+}
+
 function readManifest(file: string): ManifestEntry[] {
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (e) {
-    throw new InputError(`cannot read manifest ${file}: ${e instanceof Error ? e.message : String(e)}`, file);
+    throw new InputError(`cannot read manifest ${file}: ${whyUnreadable(e)}`, file);
   }
   let value: unknown;
   try {

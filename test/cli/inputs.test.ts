@@ -47,6 +47,16 @@ describe('--manifest entries', () => {
     expect(await refused([{ path: 'a.json', colour: 'red' }])).toContain('entry 0 has an unknown key "colour": an entry takes path, t, c, z, layer\n');
   });
 
+  it('that cannot be read is named with why, in words (exit 3): not Node\'s "ENOENT: …, open \'…\'"', async () => {
+    const dir = inputs();
+    const missing = await cli(['build', '--manifest', 'nope.json', '-o', 'out'], dir);
+    expect([missing.code, missing.err]).toEqual([3, `error: cannot read manifest ${path.join(dir, 'nope.json')}: no such file or directory\n`]);
+    fs.mkdirSync(path.join(dir, 'folder.json'));
+    const folder = await cli(['build', '--manifest', 'folder.json', '-o', 'out'], dir);
+    expect([folder.code, folder.err]).toEqual([3, `error: cannot read manifest ${path.join(dir, 'folder.json')}: it is a directory\n`]);
+    expect(fs.existsSync(path.join(dir, 'out'))).toBe(false);
+  });
+
   it('refuses a value of another type (exit 2), naming the entry, the key and the value', async () => {
     const dir = inputs();
     const manifest = path.join(dir, 'inputs.json');
