@@ -23,7 +23,7 @@ import {
 } from './output.js';
 import { readInputs } from './read.js';
 import { UnitLog } from './unit-log.js';
-import { buildReport, nothingPlaced, noValidFeature, planesWithPbf, planPreview, sumMarkers, writePreviews } from './report.js';
+import { buildReport, everyChannelWarning, nothingPlaced, noValidFeature, planesWithPbf, planPreview, sumMarkers, writePreviews } from './report.js';
 import { outlierWarning } from '../report/format.js';
 import {
   PLAN_VERSION, checkSamePlan, checkShardIndex, failedBuild, claimedMessage, stillRunning, takeOver, checkShardsDone, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone,
@@ -322,6 +322,9 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
     checkSamePlan(previous, buildPlan, units, work);
   }
   if (buildPlan.outliers) io.onWarning?.(outlierWarning(buildPlan.outliers), { event: 'outliers', ...buildPlan.outliers });
+  // Which channels there are is known once everything is read: the plan put these objects in each.
+  const onEvery = everyChannelWarning(buildPlan, read);
+  if (onEvery) io.onWarning?.(...onEvery);
   const planFile: PlanFile = {
     version: PLAN_VERSION, fingerprint: fingerprintOfLines(lines), fingerprintLines: lines, plan: buildPlan, read, units, shards, spilled: store.isSpilled, readSeconds: secondsSince(t0),
     ...(store.sharedSize > 0 ? { sharedBytes: store.sharedSize } : {}),

@@ -144,8 +144,6 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   const fieldsSeen = new Set<string>();
   /** Per layer: valid features with an integer input id, and without (see ParseResult.ids). */
   const ids: Record<string, [number, number]> = {};
-  /** Valid QuPath objects on every channel (plane c -1, or none). */
-  let everyChannel = 0;
   /** Valid features without the fields that --plane-field and --layer-by name. */
   const lacking: Lacking = { planes: {}, layers: {} };
   const grow = (b: readonly number[]) => {
@@ -229,7 +227,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     sum.halfExtent = Math.max(sum.halfExtent, r.halfExtent);
     for (const d of r.dims) dims.add(d);
     addLacking(lacking, r);
-    everyChannel += r.everyChannel;
+    if (r.everyChannel > 0) sum.everyChannel = (sum.everyChannel ?? 0) + r.everyChannel;
     mergeStats(sum.stats, r.stats);
     for (const [layer, [withId, without]] of Object.entries(r.ids)) {
       const n = ownOr(ids, layer, newIdCounts);
@@ -257,10 +255,6 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     io.onWarning?.(`layer ${layer}: ${withId} feature(s) have an integer id and ${without} do not; those get their input sequence number as PBF id, which may be another feature's id (MVT ids should be unique in a layer): give every feature an id, or none`, { event: 'mixed-ids', layer, withId, without });
   }
   warnLacking(config, lacking, sum.valid, io);
-  // Tiles of a plane hold its own features: an object of every channel is drawn in one of them only.
-  if (everyChannel > 0 && dims.has('c')) {
-    io.onWarning?.(`${everyChannel} QuPath object(s) are on every channel (plane c -1, or no plane: QuPath's default) while others name a channel: the pyramid has a plane per channel, and these are in channel 0's only`, { event: 'every-channel', features: everyChannel });
-  }
   for (const [layer, fields] of Object.entries(sum.stats).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     for (const [field, st] of Object.entries(fields)) {
       const kinds = ([['number', st.number], ['bool', st.bool], ['string', st.string]] as const).filter(([, n]) => n > 0);

@@ -143,6 +143,25 @@ export async function writePreviews(ctx: RunContext, level0: UnitMarker[]): Prom
   return assets;
 }
 
+/**
+ * The QuPath objects on every channel of a pyramid with a channel axis, and its channels, each of which holds them
+ * (undefined without such objects, or without a channel axis: then they are simply in the pyramid's one plane).
+ */
+export function everyChannel(plan: Pick<BuildPlan, 'dims' | 'planes'>, read: Pick<ReadSummary, 'everyChannel'>): { features: number; channels: number[] } | undefined {
+  if (!read.everyChannel || !plan.dims.includes('c')) return undefined;
+  return { features: read.everyChannel, channels: [...new Set(plan.planes.map((p) => p.c))].sort((a, b) => a - b) };
+}
+
+/** The warning that says where the objects on every channel went: in each channel's tiles, at their own t and z. */
+export function everyChannelWarning(plan: Pick<BuildPlan, 'dims' | 'planes'>, read: Pick<ReadSummary, 'everyChannel'>): [string, Record<string, unknown>] | undefined {
+  const e = everyChannel(plan, read);
+  if (e === undefined) return undefined;
+  return [
+    `${e.features} QuPath object(s) are on every channel (plane c -1, or no plane: QuPath's default) while others name a channel: each is in the tiles of every channel (c ${e.channels.join(', ')}) at its own t and z, with the same id, properties and geometry`,
+    { event: 'every-channel', ...e },
+  ];
+}
+
 /** What a run adds to the report beside the markers: what was read, how the run went, and time per stage. */
 export interface RunFacts {
   read: ReadSummary;
@@ -168,7 +187,7 @@ export function buildReport(ctx: RunContext, totals: MarkerTotals, descriptor: T
     features: {
       read: r.read, valid: r.valid, invalid: r.invalid,
       invalidByCode: sortedRecord(r.issues.errorsByCode), warningsByCode: sortedRecord(r.issues.warningsByCode),
-      notPlaced: sortedRecord(r.skipped), notPlacedFirst: sortedRecord(r.skippedFirst ?? {}), jsonOnly: totals.jsonOnly, samples: r.issues.samples,
+      notPlaced: sortedRecord(r.skipped), notPlacedFirst: sortedRecord(r.skippedFirst ?? {}), jsonOnly: totals.jsonOnly, ...withEveryChannel(plan, r), samples: r.issues.samples,
     },
     world: {
       ...plan.world, minZoom: plan.minZoom, maxZoom: plan.maxZoom, dims: plan.dims, planes: plan.planes.length, layers: plan.layers,
@@ -187,6 +206,11 @@ export function buildReport(ctx: RunContext, totals: MarkerTotals, descriptor: T
     run: { workers: ctx.config.options.workers, spilled, resumed: run.resumed },
     timings: run.timings,
   };
+}
+
+function withEveryChannel(plan: BuildPlan, read: ReadSummary): Pick<BuildReport['features'], 'everyChannel'> {
+  const e = everyChannel(plan, read);
+  return e ? { everyChannel: e } : {};
 }
 
 function sortedRecord<T>(r: Record<string, T>): Record<string, T> {

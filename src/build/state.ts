@@ -56,6 +56,8 @@ export interface ReadSummary {
   collection: { multiscale?: Multiscale; properties?: Properties; vocabularies?: Vocabularies };
   /** An input reported its image's size (a label mask): the world holds that image. */
   imageSized?: boolean;
+  /** Valid QuPath objects on every channel (plane c -1, or none), when there are any: the plan puts them in every channel's plane. */
+  everyChannel?: number;
 }
 
 /** The plan of a build as kept in the work directory. */

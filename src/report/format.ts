@@ -74,6 +74,7 @@ export function summaryLines(r: BuildReport, out: string, step: 'build' | 'final
     lines.push(`  not placed (${why}): ${n}${at ? `, the first: ${placeText(at)}` : ''}`);
   }
   if (f.jsonOnly) lines.push(`  in JSON tiles only (meshes cannot go into PBF): ${f.jsonOnly}`);
+  if (f.everyChannel) lines.push(`  on every channel (QuPath plane c -1, or none), in each of channels ${f.everyChannel.channels.join(', ')}: ${f.everyChannel.features}`);
   // Errors, and what is wrong with a collection itself (one line at most per file, whatever its severity).
   const shown = f.samples.filter((s) => s.severity === 'error' || s.feature === null).slice(0, 5);
   for (const s of shown) lines.push(`  ${sampleLine(s)}`);

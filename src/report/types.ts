@@ -22,6 +22,8 @@ export interface BuildReport {
     notPlacedFirst?: Record<string, IssuePlace>;
     /** Valid features a PBF tile cannot hold (meshes), kept in JSON tiles only. */
     jsonOnly: number;
+    /** QuPath objects on every channel (plane c -1, or none) in a pyramid with a channel axis: each is in every one of `channels`. */
+    everyChannel?: { features: number; channels: number[] };
     samples: IssueSample[];
   };
   world: {

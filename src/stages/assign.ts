@@ -9,6 +9,7 @@ import type { Dim, Plane } from '../tiling/space.js';
 import { isPbfId } from '../tiling/flat.js';
 import { own, ownOr, setOwn } from '../model/own.js';
 import { CLASS_FIELD, classColour, isQuPathFeature } from './qupath.js';
+import { EVERY_CHANNEL } from './unit-key.js';
 
 /**
  * Where a feature's plane comes from, first to last: the input's fixed plane, named properties, QuPath's geometry
@@ -27,7 +28,10 @@ export interface Assigned {
   dims: Dim[];
   /** Dimensions whose `--plane-field` the feature lacks (it is put at 0 there). */
   lacking?: Dim[];
-  /** A QuPath object on every channel (its plane's c is -1): it goes with channel 0 where others name channels. */
+  /**
+   * A QuPath object on every channel (its plane's c is -1, or it has no plane): its plane's c is EVERY_CHANNEL, and
+   * the plan puts it in every channel's plane (in channel 0's where no feature names a channel).
+   */
   everyChannel?: boolean;
 }
 
@@ -136,6 +140,7 @@ export function assignPlane(f: Feature, rule: PlaneRule, path: string): Assigned
     plane[d] = v;
     dims.push(d);
   }
+  if (everyChannel) plane.c = EVERY_CHANNEL;
   const assigned: Assigned = lacking ? { plane, dims, lacking } : { plane, dims };
   if (everyChannel) assigned.everyChannel = true;
   return assigned;

@@ -102,7 +102,7 @@ export interface ParseResult {
   planeLacking: Partial<Record<Dim, number>>;
   /** Valid features without a value of `layerBy`, per the layer they are in instead (their input's). */
   layerByLacking: Record<string, number>;
-  /** Valid QuPath objects on every channel (plane c -1, or none), which go with channel 0. */
+  /** Valid QuPath objects on every channel (plane c -1, or none): stored in the EVERY_CHANNEL plane, for every channel's units. */
   everyChannel: number;
   /** Tile size estimates of the batch (thinning.ts), when asked for. */
   sketch?: SketchData;

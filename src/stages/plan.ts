@@ -1,11 +1,11 @@
 // Plan stage: from what the reading pass found, fix the world, zooms, layers, levels and work units of a build.
 import type { Multiscale } from '../model/multiscale.js';
 import type { Properties } from '../model/feature.js';
-import { compareUnitKeys, parseUnitKey, unitKey } from './unit-key.js';
+import { channelsOf, compareUnitKeys, EVERY_CHANNEL, parseUnitKey, planeOfPrefix, tiledPlanes, unitKey, unitKeyPrefix } from './unit-key.js';
 import type { BuildConfig } from '../options.js';
 import type { LayerStats } from './assign.js';
 import { tilePrefix } from './encode-json.js';
-import { planThresholds, tileOverhead, type TileSketch } from './thinning.js';
+import { planThresholds, tileOverhead, TileSketch } from './thinning.js';
 import { comparePlanes, defaultMaxZoom, MAX_WORLD_SIDE, planeKey, tilePad, tileSize, worldSide, type Dim, type Plane, type World } from '../tiling/space.js';
 
 /**
@@ -157,23 +157,26 @@ export function readsPart(side: number, zoom: number, cellSize: number): boolean
 
 /**
  * Level-0 units: cells at the level's zoom, each reading the pixel cells (of side cellSize) that overlap it, and those
- * within its tile buffer when its cells are `beyondStored`.
+ * within its tile buffer when its cells are `beyondStored`; a unit of each of `channels` reads the every-channel
+ * plane's cells too (`tiledPlanes`).
  */
-export function planBaseUnits(storeKeys: string[], side: number, level: Level, cellSize: number): UnitPlan[] {
+export function planBaseUnits(storeKeys: string[], side: number, level: Level, cellSize: number, channels: readonly number[] = channelsOf(storeKeys)): UnitPlan[] {
   const ts = tileSize(side, level.zoom);
   const n = 2 ** level.zoom;
   const reach = beyondStored(side, level.zoom, cellSize) ? tilePad(ts) : 0;
   const units = new Map<string, UnitPlan>();
   for (const k of storeKeys) {
-    const { plane, x, y } = parseUnitKey(k);
+    const { plane: stored, x, y } = parseUnitKey(k);
     const ux0 = Math.max(0, Math.floor((x * cellSize - reach) / ts)), uy0 = Math.max(0, Math.floor((y * cellSize - reach) / ts));
     const ux1 = Math.ceil(((x + 1) * cellSize + reach) / ts) - 1, uy1 = Math.ceil(((y + 1) * cellSize + reach) / ts) - 1;
-    for (let uy = uy0; uy <= Math.min(uy1, n - 1); uy++) {
-      for (let ux = ux0; ux <= Math.min(ux1, n - 1); ux++) {
-        const key = unitKey(plane, ux, uy);
-        let u = units.get(key);
-        if (!u) units.set(key, (u = { key, level: 0, plane, cell: { z: level.zoom, x: ux, y: uy }, sources: [] }));
-        u.sources.push(k);
+    for (const plane of tiledPlanes(stored, channels)) {
+      for (let uy = uy0; uy <= Math.min(uy1, n - 1); uy++) {
+        for (let ux = ux0; ux <= Math.min(ux1, n - 1); ux++) {
+          const key = unitKey(plane, ux, uy);
+          let u = units.get(key);
+          if (!u) units.set(key, (u = { key, level: 0, plane, cell: { z: level.zoom, x: ux, y: uy }, sources: [] }));
+          u.sources.push(k);
+        }
       }
     }
   }
@@ -275,17 +278,18 @@ export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: st
   // Level 0 decides the units; the levels above it follow from their bytes.
   const baseLevel = (finer: number) => planLevels(world.side, minZoom, maxZoom, o.unitSize, finer)[0];
   const bytes = (u: UnitPlan) => unitBytes(u, world.side, o.unitSize, bytesOf);
+  const channels = channelsOf(storeKeys);
   let finer = 0;
-  let units = planBaseUnits(storeKeys, world.side, baseLevel(finer), o.unitSize);
+  let units = planBaseUnits(storeKeys, world.side, baseLevel(finer), o.unitSize, channels);
   const heaviestOf = (us: UnitPlan[]) => us.reduce((m, u) => Math.max(m, bytes(u)), 0);
   const heaviest = heaviestOf(units);
   if (heaviest > UNIT_BYTES && baseLevel(finer).zoom < maxZoom) {
     // Each zoom finer quarters a unit.
     finer = Math.ceil(Math.log2(heaviest / UNIT_BYTES) / 2);
-    units = planBaseUnits(storeKeys, world.side, baseLevel(finer), o.unitSize);
+    units = planBaseUnits(storeKeys, world.side, baseLevel(finer), o.unitSize, channels);
   } else if (units.length >= COARSER_MIN_UNITS) {
     while (finer > -COARSER_MAX && baseLevel(finer - 1).zoom < baseLevel(finer).zoom) {
-      const coarser = planBaseUnits(storeKeys, world.side, baseLevel(finer - 1), o.unitSize);
+      const coarser = planBaseUnits(storeKeys, world.side, baseLevel(finer - 1), o.unitSize, channels);
       if (heaviestOf(coarser) > COARSER_BYTES) break;
       finer--;
       units = coarser;
@@ -293,17 +297,14 @@ export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: st
   }
   const levels = planLevels(world.side, minZoom, maxZoom, o.unitSize, finer, firstUpperZooms(units, bytes));
   const planes = new Map<string, Plane>();
-  for (const k of storeKeys) {
-    const { plane } = parseUnitKey(k);
-    planes.set(planeKey(plane), plane);
-  }
+  for (const k of storeKeys) for (const plane of tiledPlanes(parseUnitKey(k).plane, channels)) planes.set(planeKey(plane), plane);
   const sorted = sortPlanes(planes.values());
   if (sorted.length === 0) sorted.push({ t: 0, c: 0, z: 0 });
   const layers = Object.keys(found.stats).sort();
   const collection = { multiscale: found.collection.multiscale, properties: found.collection.properties };
   const thinning = found.sketch && config.lod === 'auto'
     ? planThresholds({
-      sketch: found.sketch, side: world.side, minZoom, maxZoom, budget: o.tileBudget,
+      sketch: inEveryChannel(found.sketch, channels), side: world.side, minZoom, maxZoom, budget: o.tileBudget,
       overhead: tileOverhead(found.stats, found.sketch.format, tilePrefix(collection).length),
     })
     : { thresholds: new Array<number>(maxZoom + 1).fill(0), spareFrom: minZoom };
@@ -315,4 +316,16 @@ export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: st
   const outliers = config.imageSize === undefined && !found.imageSized && found.extent ? findOutliers(found.extent, world.side) : null;
   if (outliers) plan.outliers = outliers;
   return { plan, units };
+}
+
+/**
+ * The estimates with the every-channel plane's added to each channel's plane at its t and z: the tiles of a channel
+ * hold both. The sums are of whole numbers, so they come out the same whichever way they are added up.
+ */
+function inEveryChannel(sketch: TileSketch, channels: readonly number[]): TileSketch {
+  const data = sketch.data();
+  if (!data.some((d) => planeOfPrefix(d.plane).c === EVERY_CHANNEL)) return sketch;
+  const out = new TileSketch(sketch.format, sketch.minLog2);
+  for (const d of data) out.merge(tiledPlanes(planeOfPrefix(d.plane), channels).map((plane) => ({ ...d, plane: unitKeyPrefix(plane) })));
+  return out;
 }

@@ -52,25 +52,33 @@ describe('build warnings', () => {
     expect(warnings).toEqual([['layer cells: field "bn" holds 2 number(s), 1 bool(s): it is declared a String, and PBF tiles keep each value\'s own type; give it values of one type', { event: 'mixed-field', layer: 'cells', field: 'bn', numbers: 2, bools: 1, strings: 0 }]]);
   });
 
-  it('warns of QuPath objects on every channel (plane c -1) where others name a channel: they are in channel 0\'s tiles only', async () => {
+  it('says how many QuPath objects are on every channel (plane c -1) where others name a channel, and that each channel holds them', async () => {
     const warnings: [string, unknown][] = [];
     const object = (c: number, x: number) => ({ type: 'Feature', properties: { objectType: 'detection' }, geometry: { type: 'Point', coordinates: [x, 10], plane: { c, z: 0, t: 0 } } });
     const text = JSON.stringify({ type: 'FeatureCollection', features: [object(-1, 10), object(-1, 20), object(1, 30)] });
     const sink = new MemorySink();
-    await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, maxZoom: 1 }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
-    expect(warnings).toEqual([['2 QuPath object(s) are on every channel (plane c -1, or no plane: QuPath\'s default) while others name a channel: the pyramid has a plane per channel, and these are in channel 0\'s only', { event: 'every-channel', features: 2 }]]);
-    expect(json(sink, 'tileset.json').bounds).toEqual([0, 0, 0, 0, 0, 0, 1, 0, 2048, 2048]);
+    const report = await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, maxZoom: 1 }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings).toEqual([['2 QuPath object(s) are on every channel (plane c -1, or no plane: QuPath\'s default) while others name a channel: each is in the tiles of every channel (c 1) at its own t and z, with the same id, properties and geometry', { event: 'every-channel', features: 2, channels: [1] }]]);
+    expect(report.features.everyChannel).toEqual({ features: 2, channels: [1] });
+    // The one channel named is the pyramid's only one: no plane of channel 0 is made for them.
+    expect(json(sink, 'tileset.json').bounds).toEqual([0, 1, 0, 0, 0, 0, 1, 0, 2048, 2048]);
+    expect(decodePbf(sink.files.get('1/1/0/0.pbf') as Uint8Array, 2048, 1, 0, 0).map((f) => f.rings[0][0][0])).toEqual([10, 20, 30]);
     // A QuPath object without a plane is on QuPath's default plane (c -1) too; a feature of no QuPath export is not.
     warnings.length = 0;
     const planeless = { type: 'Feature', properties: { objectType: 'annotation' }, geometry: { type: 'Point', coordinates: [40, 10] } };
     const plain = { type: 'Feature', properties: { name: 'roi' }, geometry: { type: 'Point', coordinates: [50, 10] } };
     const withPlain = JSON.stringify({ type: 'FeatureCollection', features: [object(-1, 10), planeless, plain, object(1, 30), object(0, 60)] });
-    await buildPyramid([{ source: memorySource('cells.json', withPlain) }], { ...OPTS, maxZoom: 1 }, { sink: new MemorySink(), onWarning: (m, d) => warnings.push([m, d]) });
-    expect(warnings.map(([, d]) => d)).toEqual([{ event: 'every-channel', features: 2 }]);
-    // All on every channel: one plane, nothing to say.
+    const mixed = new MemorySink();
+    await buildPyramid([{ source: memorySource('cells.json', withPlain) }], { ...OPTS, maxZoom: 1 }, { sink: mixed, onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings.map(([, d]) => d)).toEqual([{ event: 'every-channel', features: 2, channels: [0, 1] }]);
+    const xs = (c: number) => decodePbf(mixed.files.get(`1/${c}/0/0.pbf`) as Uint8Array, 2048, 1, 0, 0).map((f) => f.rings[0][0][0]);
+    expect([xs(0), xs(1)]).toEqual([[10, 40, 50, 60], [10, 40, 30]]);
+    // All on every channel: one plane, nothing to say, nothing in the report.
     warnings.length = 0;
-    await buildPyramid([{ source: memorySource('cells.json', JSON.stringify({ type: 'FeatureCollection', features: [object(-1, 10)] })) }], { ...OPTS, maxZoom: 1 }, { sink: new MemorySink(), onWarning: (m, d) => warnings.push([m, d]) });
+    const one = await buildPyramid([{ source: memorySource('cells.json', JSON.stringify({ type: 'FeatureCollection', features: [object(-1, 10)] })) }], { ...OPTS, maxZoom: 1 }, { sink: new MemorySink(), onWarning: (m, d) => warnings.push([m, d]) });
     expect(warnings).toEqual([]);
+    expect(one.features.everyChannel).toBeUndefined();
+    expect(one.world).toMatchObject({ dims: [], planes: 1 });
   });
 
   it('refuses multiscale axes that list y before x (positions [y, x], which it would transpose), whether they come before or after the features', async () => {

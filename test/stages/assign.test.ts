@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Feature } from '../../src/model/feature.js';
 import { assignPlane, describeFields, ENUM_CAP, ENUM_STRING_MAX, layerOf, mergeStats, observeFeature, type LayerStats, type PlaneRule } from '../../src/stages/assign.js';
+import { EVERY_CHANNEL } from '../../src/stages/unit-key.js';
 
 const at = (coordinates: number[][], properties: Record<string, unknown> | null = null): Feature =>
   ({ type: 'Feature', properties, geometry: { type: 'LineString', coordinates: coordinates as [number, number][] } });
@@ -37,7 +38,8 @@ describe('assignPlane', () => {
   it('takes QuPath\'s geometry plane (z stacks, time series): z, t and c, but c -1 and the defaults, after named properties', () => {
     const roi = (plane: Record<string, number> | undefined, properties: Record<string, unknown> | null = null): Feature =>
       ({ type: 'Feature', properties, geometry: { type: 'Point', coordinates: [5, 5], ...(plane ? { plane } : {}) } as Feature['geometry'] });
-    expect(assignPlane(roi({ c: -1, z: 2, t: 0 }), none, '')).toEqual({ plane: { t: 0, c: 0, z: 2 }, dims: ['z'], everyChannel: true });
+    // On every channel: the every-channel plane of the store, which the plan spreads over the channels.
+    expect(assignPlane(roi({ c: -1, z: 2, t: 0 }), none, '')).toEqual({ plane: { t: 0, c: EVERY_CHANNEL, z: 2 }, dims: ['z'], everyChannel: true });
     expect(assignPlane(roi({ c: 1, z: 0, t: 3 }), none, '')).toEqual({ plane: { t: 3, c: 1, z: 0 }, dims: ['t', 'c'] });
     expect(assignPlane(roi(undefined), none, '')).toEqual({ plane: { t: 0, c: 0, z: 0 }, dims: [] });
     expect(assignPlane(roi({ z: 2 }, { slice: 4 }), { fixed: {}, fields: { z: 'slice' } }, '')).toEqual({ plane: { t: 0, c: 0, z: 4 }, dims: ['z'] });

@@ -5,6 +5,10 @@ import {
   UNIT_BYTES,
 } from '../../src/stages/plan.js';
 import { resolveBuildConfig } from '../../src/options.js';
+import { TileSketch } from '../../src/stages/thinning.js';
+import { flatten, type TileGeometry } from '../../src/tiling/flat.js';
+import type { Position } from '../../src/model/geometry.js';
+import type { Dim } from '../../src/tiling/space.js';
 
 describe('planWorld', () => {
   it('takes the world from the image size when given, whatever the data', () => {
@@ -55,12 +59,15 @@ describe('planLevels', () => {
   });
 });
 
+/** Each level-0 unit of a 2048 px world's zoom-1 cells (1024 px) with the store keys it reads. */
+const sourcesOf = (keys: string[], cellSize: number) => planBaseUnits(keys, 2048, { zoom: 1, topZoom: 2 }, cellSize).map((u) => [u.key, u.sources]);
+
 describe('planBaseUnits', () => {
   it('gathers the stored pixel cells each level-0 cell covers, units in key order', () => {
     // 512 px stored cells, level-0 cells of 1024 px (zoom 1 of a 2048 px world): each unit reads up to 4 stored cells.
     const keys = ['0/0/0/3/3', '0/0/0/0/0', '0/0/0/1/1', '0/0/0/2/0', '0/1/0/0/1'];
     const units = planBaseUnits(keys, 2048, { zoom: 1, topZoom: 2 }, 512);
-    expect(units.map((u) => [u.key, u.sources])).toEqual([
+    expect(sourcesOf(keys, 512)).toEqual([
       ['0/0/0/0/0', ['0/0/0/0/0', '0/0/0/1/1']],
       ['0/0/0/1/0', ['0/0/0/2/0']],
       ['0/0/0/1/1', ['0/0/0/3/3']],
@@ -78,6 +85,48 @@ describe('planBaseUnits', () => {
       ['2/0/1/1/0', { z: 1, x: 1, y: 0 }, ['2/0/1/0/0']],
       ['2/0/1/1/1', { z: 1, x: 1, y: 1 }, ['2/0/1/0/0']],
     ]);
+  });
+});
+
+describe('objects on every channel (the EVERY_CHANNEL plane of the store)', () => {
+  it('are read by a unit of every channel the other records name, at their own t and z, or of channel 0 alone when none does', () => {
+    const keys = ['0/-1/0/0/0', '0/-1/1/1/0', '0/0/0/0/0', '0/2/0/1/1'];
+    expect(sourcesOf(keys, 1024)).toEqual([
+      ['0/0/0/0/0', ['0/-1/0/0/0', '0/0/0/0/0']], ['0/0/1/1/0', ['0/-1/1/1/0']],
+      ['0/2/0/0/0', ['0/-1/0/0/0']], ['0/2/0/1/1', ['0/2/0/1/1']], ['0/2/1/1/0', ['0/-1/1/1/0']],
+    ]);
+    expect(planBaseUnits(keys, 2048, { zoom: 1, topZoom: 1 }, 1024).map((u) => u.plane.c)).toEqual([0, 0, 2, 2, 2]);
+    // No channel named: the pyramid's one channel, as every other feature's.
+    expect(sourcesOf(['0/-1/0/0/0', '0/0/0/1/0'], 1024)).toEqual([
+      ['0/0/0/0/0', ['0/-1/0/0/0']],
+      ['0/0/0/1/0', ['0/0/0/1/0']],
+    ]);
+  });
+
+  it('make planes of every channel at their z, and count in each channel\'s tile estimates as if each channel held them', () => {
+    const config = resolveBuildConfig({ out: 'o', tileBudget: 2048, maxZoom: 3 });
+    const found = { bounds: [0, 0, 2000, 2000] as [number, number, number, number], dims: ['c', 'z'] as Dim[], stats: { cells: {} }, collection: {} };
+    const ring = (x: number, y: number): Position[] => [[x, y], [x + 9, y], [x + 9, y + 9], [x, y + 9], [x, y]];
+    const add = (s: TileSketch, plane: string, seq: number) => {
+      const x = 40 + (seq % 40) * 45, y = 40 + Math.floor(seq / 40) * 45;
+      s.add(plane, flatten({ type: 'Polygon', coordinates: [ring(x, y)] }) as TileGeometry, [x, y, x + 9, y + 9], { id: null, keys: ['n'], values: [seq] }, seq, 40, seq);
+    };
+    // 600 objects on every channel and 100 on channel 2, or the same 600 written into both channels' planes (each
+    // channel's in a sketch of its own, so that each counts its values as new).
+    const spread = new TileSketch('pbf'), copied = new TileSketch('pbf'), channel0 = new TileSketch('pbf'), channel2 = new TileSketch('pbf');
+    for (let seq = 0; seq < 700; seq++) {
+      add(spread, seq < 600 ? '0/-1/1/' : '0/2/1/', seq);
+      if (seq < 600) add(channel0, '0/0/1/', seq);
+      add(channel2, '0/2/1/', seq);
+    }
+    copied.merge(channel0.data());
+    copied.merge(channel2.data());
+    const keys = ['0/-1/1/0/0', '0/0/0/0/0', '0/2/1/0/0'];
+    const a = planBuild(config, { ...found, sketch: spread }, keys), b = planBuild(config, { ...found, sketch: copied }, keys);
+    expect(a.plan.planes).toEqual([{ t: 0, c: 0, z: 0 }, { t: 0, c: 0, z: 1 }, { t: 0, c: 2, z: 1 }]);
+    expect(a.plan.thresholds[1][0]).toBeGreaterThan(0);
+    expect(a.plan.thresholds).toEqual(b.plan.thresholds);
+    expect(a.plan.spareFrom).toBe(b.plan.spareFrom);
   });
 });
 
