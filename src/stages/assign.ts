@@ -115,7 +115,9 @@ export function assignPlane(f: Feature, rule: PlaneRule, path: string): Assigned
     } else if (rule.fields[d] !== undefined) {
       const keys = fieldPath(f.properties, rule.fields[d] as string);
       if (keys === undefined) {
-        (lacking ??= []).push(d);
+        // Without the channel field, an object QuPath drew on every channel is on every channel, not on channel 0.
+        if (d === 'c' && onEveryChannel(f)) everyChannel = true;
+        else (lacking ??= []).push(d);
         continue;
       }
       v = fieldValue(f.properties, rule.fields[d] as string);

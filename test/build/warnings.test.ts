@@ -157,6 +157,14 @@ describe('build warnings', () => {
     await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, maxZoom: 1, planeField: 'c=channel' }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
     expect(warnings).toEqual([['1 of 3 valid feature(s) have no field "channel" (--plane-field c=channel): they are put on c=0, with the features whose c is 0', { event: 'plane-field-lacking', dim: 'c', field: 'channel', features: 1, of: 3 }]]);
     expect(decodePbf(sink.files.get('0/0/0/0.pbf') as Uint8Array, 2048, 0, 0, 0).map((f) => f.id)).toEqual([20, 30]);
+    // A QuPath object without the field, on every channel by QuPath's plane (c -1, or none), is on every channel.
+    warnings.length = 0;
+    const annotation = (x: number, plane?: unknown) => ({ type: 'Feature', id: x, properties: { objectType: 'annotation' }, geometry: { type: 'Point', coordinates: [x, 10], ...(plane ? { plane } : {}) } });
+    const qupath = JSON.stringify({ type: 'FeatureCollection', features: [point(1, 10), annotation(40), annotation(50, { c: -1, z: 0, t: 0 }), point(2, 30)] });
+    const every = new MemorySink();
+    await buildPyramid([{ source: memorySource('cells.json', qupath) }], { ...OPTS, maxZoom: 1, planeField: 'c=channel' }, { sink: every, onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings.map(([, d]) => d)).toEqual([{ event: 'every-channel', features: 2, channels: [1, 2] }]);
+    for (const c of [1, 2]) expect(decodePbf(every.files.get(`0/${c}/0/0.pbf`) as Uint8Array, 2048, 0, 0, 0).map((f) => f.id)).toEqual(c === 1 ? [10, 40, 50] : [40, 50, 30]);
   });
 
   it('warns of features without the --layer-by field that others have: they are in their input\'s layer', async () => {

@@ -46,6 +46,17 @@ describe('assignPlane', () => {
     expect(assignPlane(roi({ z: 1.5 }), none, '/features/3')).toEqual({ code: 'plane-value-invalid', severity: 'error', path: '/features/3/geometry/plane/z', message: 'plane z must be a non-negative integer, found 1.5' });
   });
 
+  it('puts a QuPath object on every channel without the --plane-field c field, where another feature lacking it is on channel 0', () => {
+    const rule: PlaneRule = { fixed: {}, fields: { c: 'channel', z: 'slice' } };
+    const qupath = (plane?: Record<string, number>): Feature =>
+      ({ type: 'Feature', properties: { objectType: 'annotation', slice: 1 }, geometry: { type: 'Point', coordinates: [5, 5], ...(plane ? { plane } : {}) } as Feature['geometry'] });
+    expect(assignPlane(qupath(), rule, '')).toEqual({ plane: { t: 0, c: EVERY_CHANNEL, z: 1 }, dims: ['z'], everyChannel: true });
+    expect(assignPlane(qupath({ c: -1, z: 0, t: 0 }), rule, '')).toEqual({ plane: { t: 0, c: EVERY_CHANNEL, z: 1 }, dims: ['z'], everyChannel: true });
+    // QuPath's own channel does not stand in for the field: lacking, as a feature of another tool.
+    expect(assignPlane(qupath({ c: 2, z: 0, t: 0 }), rule, '')).toEqual({ plane: { t: 0, c: 0, z: 1 }, dims: ['z'], lacking: ['c'] });
+    expect(assignPlane(at([[0, 0], [1, 1]], { slice: 1 }), rule, '')).toEqual({ plane: { t: 0, c: 0, z: 1 }, dims: ['z'], lacking: ['c'] });
+  });
+
   it('refuses a plane value that is not a non-negative integer, naming where it was and what it was', () => {
     const rule: PlaneRule = { fixed: {}, fields: { t: 'frame' } };
     for (const [v, shown] of [[-1, '-1'], [1.5, '1.5'], ['2', '"2"']] as const) {
