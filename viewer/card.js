@@ -73,6 +73,23 @@ export function cardTable(features) {
   return table;
 }
 
+/**
+ * The features of `layer` at `pixel` in the order the card names them: those the pointer is on before those only
+ * within the hit tolerance, then the smallest box first. A cell inside a tumour region is named, not the region:
+ * OpenLayers lists features tile by tile, and a region reaching into the tile it tested first came before the cell.
+ */
+export function featuresUnder(map, layer, pixel) {
+  const only = (l) => l === layer;
+  const on = new Set(map.getFeaturesAtPixel(pixel, { layerFilter: only, hitTolerance: 0 }));
+  const size = (f) => {
+    const [x0, y0, x1, y1] = f.getExtent();
+    return (x1 - x0) * (y1 - y0);
+  };
+  const found = map.getFeaturesAtPixel(pixel, { layerFilter: only, hitTolerance: 2 });
+  const key = new Map(found.map((f) => [f, [on.has(f) ? 0 : 1, size(f)]]));
+  return found.sort((a, b) => key.get(a)[0] - key.get(b)[0] || key.get(a)[1] - key.get(b)[1]);
+}
+
 /** What the card and the scripting helpers say of an OpenLayers feature: id, layer, properties, type. */
 export function describeFeature(f) {
   const { [BY_LAYER]: layer, ...props } = f.getProperties();

@@ -8,7 +8,7 @@
 // features land at (x, -y) with no further transform.
 
 import { BY_LAYER, collectFields, colourer, defaultField, legendOf } from './colours.js';
-import { describeFeature, hoverCard } from './card.js';
+import { describeFeature, featuresUnder, hoverCard } from './card.js';
 import { dataExtent, fitter } from './extent.js';
 import { keptLines } from './kept.js';
 import { foldable } from './panel.js';
@@ -344,7 +344,7 @@ async function start() {
   if (asked.view) showView(asked.view);
 
   // ── hover card: follows the pointer; a click pins it so that a long one can be scrolled ──
-  const featuresAtPixel = (pixel) => map.getFeaturesAtPixel(pixel, { layerFilter: (l) => l === layer, hitTolerance: 2 });
+  const featuresAtPixel = (pixel) => featuresUnder(map, layer, pixel);
   hoverCard(map, $('card'), featuresAtPixel, (text) => { $('position').textContent = text; });
 
   // ── test and scripting helpers ──

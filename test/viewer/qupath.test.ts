@@ -224,6 +224,26 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer on the QuPath sample, built by the CLI',
     expect(box.y + box.height).toBeLessThanOrEqual(MAP.height);
     await page.keyboard.press('Escape');
   });
+
+  it('names the cell under the pointer, not the tumour region drawn around it, whichever tile holds it', async () => {
+    // At this zoom OpenLayers listed the region first for 9 of the 30 cells in it (those in tiles whose neighbour it
+    // tested first), and the card showed the region with "+ 2 more here".
+    await open('sample', '#zoom=5&x=1400&y=1000&colour=classification.name');
+    const region = SAMPLE.find((f) => f.properties.objectType === 'annotation' && f.geometry.type === 'Polygon' && classOf(f).name === 'Tumor')!;
+    const within = CELLS.filter((c) => inside(centroid(outer(c)), outer(region)));
+    expect(within.length).toBeGreaterThan(20);
+    const first = await page.evaluate((points) => points.map(([x, y]) => window.__viewer.featuresAt(x, y)[0]?.layer), within.map((c) => centroid(outer(c))));
+    expect(first.filter((l) => l !== undefined).length).toBeGreaterThan(20);
+    expect(first.filter((l) => l === 'annotation')).toEqual([]);
+    // A nucleus is drawn over its cell and lies inside it: at its centre the card names the nucleus.
+    const c = within[0];
+    const n = centroid((c.nucleusGeometry!.coordinates as Ring[])[0]);
+    const [sx, sy] = await toScreen(n[0], n[1]);
+    await page.mouse.move(sx, sy);
+    await page.waitForFunction(() => !(document as unknown as { getElementById(id: string): { hidden: boolean } }).getElementById('card').hidden);
+    expect(await page.locator('#card').innerText()).toMatch(/^layer\s+nucleus$/m);
+    await page.keyboard.press('Escape');
+  });
 });
 
 describe.skipIf(!HAVE_CHROMIUM)('viewer on per-patch bare arrays far from the origin', () => {
