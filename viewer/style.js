@@ -11,6 +11,17 @@ export function isChild(props) {
 }
 
 /**
+ * Whether a feature is a region drawn around others (QuPath's annotations: a tumour outline, a necrotic area), which
+ * QuPath draws as an outline. Filled as a cell is, it tinted every cell inside it off its legend colour (a red region
+ * under red and purple cells), and filled the screen with its colour once zoomed in.
+ */
+export function isRegion(props) {
+  return props.objectType === 'annotation';
+}
+/** Fill alpha of a region: enough to see where it is (and to point at it), too little to change a colour over it. */
+const REGION_FILL = 0.08;
+
+/**
  * Radius in screen pixels of a point's disc. Points are drawn smaller once an image pixel is under half a screen pixel:
  * there a point mostly stands for a feature too small to draw (a nucleus of a few pixels), and 6 px discs covered the
  * cells around them. A feature with a parent (a nucleus: `parentId`) is a pixel smaller than one without, and drawn
@@ -43,9 +54,9 @@ export function featureStyler(ol) {
   // first, or a nucleus layer named before the cells', hid every nucleus under its cell's disc.
   const make = (colour, kind, radius, child) => {
     const zIndex = child ? 1 : 0;
-    if (kind === 'area' || kind === 'line') {
-      const stroke = new ol.style.Stroke({ color: colour, width: kind === 'line' ? 2 : 1.25 });
-      return new ol.style.Style({ stroke, fill: new ol.style.Fill({ color: hexToRgba(colour, 0.55) }), zIndex });
+    if (kind === 'area' || kind === 'line' || kind === 'region') {
+      const stroke = new ol.style.Stroke({ color: colour, width: kind === 'area' ? 1.25 : 2 });
+      return new ol.style.Style({ stroke, fill: new ol.style.Fill({ color: hexToRgba(colour, kind === 'region' ? REGION_FILL : 0.55) }), zIndex });
     }
     const image = new ol.style.Circle({ radius, fill: new ol.style.Fill({ color: colour }), stroke: new ol.style.Stroke({ color: '#0008', width: 0.5 }) });
     // A polygon drawn as a disc is drawn at the centre of its box.
@@ -55,7 +66,7 @@ export function featureStyler(ol) {
     const type = feature.getType();
     const point = type === 'Point' || type === 'MultiPoint';
     const polygon = type === 'Polygon' || type === 'MultiPolygon';
-    const kind = point ? 'point' : polygon && drawnAsDisc(feature.getExtent(), resolution, child) ? 'disc' : polygon ? 'area' : 'line';
+    const kind = point ? 'point' : polygon && drawnAsDisc(feature.getExtent(), resolution, child) ? 'disc' : polygon ? (isRegion(feature.getProperties()) ? 'region' : 'area') : 'line';
     const radius = kind === 'point' || kind === 'disc' ? pointRadius(resolution, child) : 0;
     const key = `${colour}|${kind}|${radius}|${child ? 1 : 0}`;
     let s = styles.get(key);

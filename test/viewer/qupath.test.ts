@@ -175,6 +175,33 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer on the QuPath sample, built by the CLI',
     }
   });
 
+  it('draws a QuPath annotation as QuPath does, an outline, so the cells inside it keep their legend colours', async () => {
+    await open('sample', '#zoom=4.5&x=1400&y=1000&colour=classification.name');
+    // Nuclei hidden, so that a cell's centre shows its own fill; the annotations stay.
+    await page.locator('#layers label', { hasText: 'nucleus' }).locator('input').uncheck();
+    await page.evaluate(() => window.__viewer.settle());
+    const at = await screen(page, 'qupath-cells-in-region');
+    const region = SAMPLE.find((f) => f.properties.objectType === 'annotation' && classOf(f).name === 'Tumor')!;
+    const within = CLEAR.filter((c) => inside(centroid(outer(c)), outer(region)));
+    expect(within.length).toBeGreaterThan(20);
+    // Filled at 0.55 like a cell, the region tinted every cell in it: Tumor: Negative read mauve, Tumor: Positive
+    // red on red, off their legend colours by up to 50 levels.
+    for (const c of within) {
+      const [sx, sy] = await toScreen(...(centroid(outer(c)) as [number, number]));
+      if (sx < 0 || sy < 0 || sx >= MAP.width || sy >= MAP.height) continue;
+      const want = fillOver(classOf(c).colour ?? await page.evaluate(() => window.__viewer.colourOf(undefined)), WHITE);
+      expect(close(at(sx, sy), want), `${c.id} (${classOf(c).name}) at ${sx},${sy}: ${at(sx, sy)} vs ${want}`).toBe(true);
+    }
+    // The region still shows: its outline in its class colour, and its card where no cell is.
+    const ring = outer(region);
+    const mids = await Promise.all(ring.slice(1).map((p, i) => toScreen((p[0] + ring[i][0]) / 2, (p[1] + ring[i][1]) / 2)));
+    // One on the map beside the panel.
+    const edge = mids.find(([x, y]) => x > 300 && x < MAP.width - 10 && y > 10 && y < MAP.height - 10)!;
+    const dark = [-1, 0, 1].flatMap((dx) => [-1, 0, 1].map((dy) => at(edge[0] + dx, edge[1] + dy))).some((p) => p[1] < 120);
+    expect(dark, `no outline near ${edge}`).toBe(true);
+    await page.locator('#layers label', { hasText: 'nucleus' }).locator('input').check();
+  });
+
   it('restores zoom, centre and colour-by from the URL, keeps them there, and fits again on demand', async () => {
     const c = CLEAR[7];
     const [cx, cy] = centroid(outer(c));
