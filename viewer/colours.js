@@ -49,7 +49,8 @@ export function hexToRgba(hex, alpha) {
 }
 
 /**
- * Fields of every layer merged: name → { type, enums (sorted strings), range [min, max], colours (value → #rrggbb) }.
+ * Fields of every layer merged: name → { type, enums (sorted strings), ranges (layer id → [min, max]), colours
+ * (value → #rrggbb) }.
  * Names are taken whole: `classification.name` and `measurements.Cell: Area` are plain PBF property names.
  * `colours` comes from the layer's foreign member `fieldcolors` ({ field: { value: colour } }), the data's own class
  * colours (QuPath's); the first layer to name a value's colour wins.
@@ -58,12 +59,10 @@ export function collectFields(descriptor) {
   const out = new Map();
   for (const l of descriptor.vector_layers ?? []) {
     for (const [name, type] of Object.entries(l.fields ?? {})) {
-      const f = out.get(name) ?? { type, enums: new Set(), range: null, colours: new Map() };
+      const f = out.get(name) ?? { type, enums: new Set(), ranges: new Map(), colours: new Map() };
       for (const v of l.fieldenums?.[name] ?? []) f.enums.add(String(v));
       const r = l.fieldranges?.[name];
-      if (Array.isArray(r) && r.length === 2 && typeof r[0] === 'number' && typeof r[1] === 'number') {
-        f.range = f.range ? [Math.min(f.range[0], r[0]), Math.max(f.range[1], r[1])] : [r[0], r[1]];
-      }
+      if (Array.isArray(r) && r.length === 2 && typeof r[0] === 'number' && typeof r[1] === 'number') f.ranges.set(l.id, [r[0], r[1]]);
       const given = l.fieldcolors?.[name];
       if (given && typeof given === 'object') {
         for (const [value, colour] of Object.entries(given)) {
@@ -96,14 +95,27 @@ function categories(f) {
   return [...new Set([...f.colours.keys(), ...values])].sort();
 }
 
-/** Which colour a value of the chosen field gets; the same function draws the legend. */
-export function colourer(fieldName, fields, layerIds) {
+/**
+ * The range a Number field's ramp spans: that of the layers not `hidden` (of every layer when all are). Cells' areas
+ * (80–1,000 px²) beside their nuclei's (4–180) left every nucleus in the ramp's first fifth, one dark purple, even
+ * with the cells unticked.
+ */
+function rampRange(f, hidden) {
+  const all = [...f.ranges];
+  const shown = all.filter(([id]) => !hidden.has(id));
+  const ranges = (shown.length ? shown : all).map(([, r]) => r);
+  return ranges.length ? [Math.min(...ranges.map((r) => r[0])), Math.max(...ranges.map((r) => r[1]))] : null;
+}
+
+/** Which colour a value of the chosen field gets, the layers in `hidden` left out; the same function draws the legend. */
+export function colourer(fieldName, fields, layerIds, hidden = new Set()) {
   if (fieldName === BY_LAYER) {
     const index = new Map(layerIds.map((id, i) => [id, i]));
     return (v) => (index.has(v) ? PALETTE[index.get(v) % PALETTE.length] : hashColour(v));
   }
   const f = fields.get(fieldName);
-  if (f && f.type === 'Number' && f.range) return (v) => (typeof v === 'number' ? rampColour(v, f.range[0], f.range[1]) : UNKNOWN);
+  const range = f && f.type === 'Number' ? rampRange(f, hidden) : null;
+  if (range) return (v) => (typeof v === 'number' ? rampColour(v, range[0], range[1]) : UNKNOWN);
   // Palette colours go to the values without a given colour, in sorted order, so they stay the same across reloads;
   // palette colours close to a given one are left out, so that a class without a colour is not taken for one with.
   const given = f ? [...f.colours.values()] : [];
@@ -123,11 +135,12 @@ export function colourer(fieldName, fields, layerIds) {
  * maximum. A field whose values the descriptor does not list (too many to enumerate) has a `note` instead of rows;
  * `none` is the colour of features without a value of the field (every field but the vector layer).
  */
-export function legendOf(fieldName, fields, layerIds, colourOf) {
+export function legendOf(fieldName, fields, layerIds, colourOf, hidden = new Set()) {
   const f = fields.get(fieldName);
   const none = fieldName === BY_LAYER ? null : UNKNOWN;
-  if (f && f.type === 'Number' && f.range) {
-    const [min, max] = f.range;
+  const range = f && f.type === 'Number' ? rampRange(f, hidden) : null;
+  if (range) {
+    const [min, max] = range;
     const stops = RAMP.map((_, i) => colourOf(min + ((max - min) * i) / (RAMP.length - 1)));
     return { rows: [], more: 0, ramp: { min, max, stops }, note: null, none };
   }

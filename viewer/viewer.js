@@ -92,7 +92,7 @@ async function start() {
     if (s.colour !== undefined && !known(s.colour)) status.fieldNote(`no field "${s.colour}" in this pyramid: coloured by ${field}`);
   };
   noteLacking(asked);
-  let colourOf = colourer(field, fields, layerIds);
+  let colourOf = colourer(field, fields, layerIds, hidden);
 
   // ── map ──
   const projection = new ol.proj.Projection({ code: 'pixel', units: 'pixels', extent: [0, -side, side, 0] });
@@ -234,7 +234,7 @@ async function start() {
   }
   fieldSelect.value = field;
   const drawLegend = () => {
-    const { rows, more, ramp, note, none } = legendOf(field, fields, layerIds, colourOf);
+    const { rows, more, ramp, note, none } = legendOf(field, fields, layerIds, colourOf, hidden);
     const rowOf = ({ value, colour }) => {
       const row = document.createElement('div');
       const sw = document.createElement('span');
@@ -255,14 +255,14 @@ async function start() {
     if (none) items.push(Object.assign(rowOf({ value: 'no value', colour: none }), { className: 'none' }));
     $('legend').replaceChildren(...items);
   };
+  // A Number field's ramp spans the layers ticked.
+  const recolour = () => { colourOf = colourer(field, fields, layerIds, hidden); drawLegend(); layer.changed(); };
   const setColourField = (name) => {
     if (!known(name)) return;
     field = name;
     fieldSelect.value = name;
     status.fieldNote(undefined);
-    colourOf = colourer(field, fields, layerIds);
-    drawLegend();
-    layer.changed();
+    recolour();
     saveView();
   };
   fieldSelect.addEventListener('change', () => setColourField(fieldSelect.value));
@@ -315,7 +315,7 @@ async function start() {
     box.checked = true;
     box.addEventListener('change', () => {
       if (box.checked) hidden.delete(id); else hidden.add(id);
-      layer.changed();
+      recolour();
       showKept();
     });
     label.append(box, document.createTextNode(` ${id}`));

@@ -306,6 +306,22 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     expect(ranges.filter((r, i) => ranges.indexOf(r) !== i)).toEqual([]);
   });
 
+  it('spans the ramp of a number over the layers ticked: nuclei alone by area get the whole ramp', async () => {
+    await view(`${at.slideDir}#${VIEW}&c=0&z=0&colour=area`);
+    const d = JSON.parse(fs.readFileSync(path.join(dir, 'slide-dir', 'tileset.json'), 'utf8')) as { vector_layers: { id: string; fieldranges: Record<string, number[]> }[] };
+    const range = (id: string) => d.vector_layers.find((l) => l.id === id)!.fieldranges.area;
+    const [cellsRange, nucleiRange] = [range('cells'), range('nuclei')];
+    expect(await page.locator('#legend .ramp-ends').innerText()).toBe(`${nucleiRange[0]} … ${cellsRange[1]}`);
+    await page.locator('#layers label', { hasText: 'cells' }).locator('input').uncheck();
+    await page.evaluate(() => window.__viewer.settle());
+    // Before, the cells' range stayed: every nucleus was coloured in the ramp's first fifth, one dark purple.
+    expect(await page.locator('#legend .ramp-ends').innerText()).toBe(`${nucleiRange[0]} … ${nucleiRange[1]}`);
+    expect(await page.evaluate((v) => window.__viewer.colourOf(v), nucleiRange[1])).toBe('#fde725');
+    await page.locator('#layers label', { hasText: 'cells' }).locator('input').check();
+    await page.evaluate(() => window.__viewer.settle());
+    expect(await page.locator('#legend .ramp-ends').innerText()).toBe(`${nucleiRange[0]} … ${cellsRange[1]}`);
+  });
+
   it('shows a directory build from a static host, its missing (empty) tiles as empty, asking only for tiles over the data', async () => {
     const plane = { c: 1, z: 2 };
     const hash = `#${VIEW}&c=${plane.c}&z=${plane.z}`;

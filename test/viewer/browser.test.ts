@@ -297,6 +297,14 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
           const of = (name) => colours.legendOf(name, more, ['l'], colours.colourer(name, more, ['l']));
           return { locked: of('locked'), parent: of('parent'), area: of('area'), layer: of('(layer)') };
         })(),
+        ramps: (() => {
+          const two = colours.collectFields({ vector_layers: [{ id: 'cells', fields: { area: 'Number' }, fieldranges: { area: [80, 1000] } }, { id: 'nuclei', fields: { area: 'Number' }, fieldranges: { area: [4, 180] } }] });
+          const of = (hidden) => {
+            const colourOf = colours.colourer('area', two, ['cells', 'nuclei'], hidden);
+            return { ends: colours.legendOf('area', two, ['cells', 'nuclei'], colourOf, hidden).ramp, small: colourOf(4), large: colourOf(180) };
+          };
+          return { both: of(new Set()), nuclei: of(new Set(['cells'])), none: of(new Set(['cells', 'nuclei'])) };
+        })(),
         places: [[100, 100], [990, 100], [100, 630], [990, 630], [500, 320]].map(([x, y]) => card.cardPlace(x, y, 360, 220, 1000, 640)),
         tiny: card.cardPlace(990, 630, 1200, 700, 1000, 640),
         narrow: card.cardPlace(190, 420, 360, 420, 380, 700),
@@ -330,6 +338,12 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     expect(others.locked.note).toBeNull();
     for (const name of ['parent', 'area']) expect(others[name]).toMatchObject({ rows: [], note: 'a colour per value (the pyramid does not list its values)', none: '#888888' });
     expect(others.layer).toMatchObject({ rows: [{ value: 'l' }], note: null, none: null });
+    // A Number field's ramp spans the layers ticked: nuclei alone (4–180) get the whole ramp, not its first fifth
+    // under the cells' range (4–1000, where every nucleus was the same dark purple); no layer ticked, every layer.
+    const ramps = got.ramps as Record<string, { ends: { min: number; max: number }; small: string; large: string }>;
+    expect(ramps.both.ends).toMatchObject({ min: 4, max: 1000 });
+    expect([ramps.nuclei.ends, ramps.nuclei.small, ramps.nuclei.large]).toEqual([expect.objectContaining({ min: 4, max: 180 }), '#440154', '#fde725']);
+    expect(ramps.none.ends).toMatchObject({ min: 4, max: 1000 });
     // Right of and below the pointer; flipped left or up where the 360 × 220 card would leave the 1000 × 640 window, so
     // that it never covers the pointer; pushed inside only where it fits on neither side.
     expect(got.places).toEqual([[114, 114], [616, 114], [114, 396], [616, 396], [514, 334]]);
