@@ -291,11 +291,25 @@ export function safeDecode(text) {
 }
 
 /**
- * Opens what `url` names: a PMTiles archive, or a tileset.json (whose archives are used when it lists any).
+ * The descriptor of the folder `url` names, when it names one (its last segment has no extension, or it ends in
+ * `/`): `slide` → `slide/tileset.json`; else undefined.
+ */
+function folderDescriptor(url) {
+  const u = new URL(url);
+  if (/\.[^/]*$/.test(u.pathname)) return undefined;
+  u.pathname = u.pathname.replace(/\/?$/, '/tileset.json');
+  u.search = '';
+  return u.href;
+}
+
+/**
+ * Opens what `url` names: a PMTiles archive, a tileset.json (whose archives are used when it lists any), or the
+ * folder of one (`?tileset=slide`, as serve, inspect and verify take OUT; a host answers the folder 404, 403 or a
+ * listing of it).
  * Resolves to the descriptor, the plane dimensions of its tile paths, `tiles`: `source(plane, options)` makes
  * an OpenLayers source of a plane (options: projection, tileGrid, …), `bytes(plane, z, x, y)` reads one tile, and
  * `plane`: the plane of an archive opened directly that is one of a folder's (else undefined), and `servedName`: the
- * folder or archive `serve` serves (its `X-Pyramid-Name`), when the descriptor came from there.
+ * folder or archive `serve` serves (its `X-Pyramid-Name`), when the descriptor came from there; `url`, what was opened.
  */
 export async function openPyramid(ol, url) {
   let descriptor, tiles, plane, served;
@@ -309,9 +323,14 @@ export async function openPyramid(ol, url) {
     });
   } else {
     // A request the browser refuses (another origin without CORS headers, a host down) says only "Failed to fetch".
-    const response = await fetch(url).catch((err) => {
+    let response = await fetch(url).catch((err) => {
       throw new Error(`${url}: ${messageOf(err)} ${REFUSED}`);
     });
+    const folder = folderDescriptor(url);
+    if (folder && (!response.ok || /html/i.test(response.headers.get('Content-Type') ?? ''))) {
+      const inside = await fetch(folder).catch(() => undefined);
+      if (inside?.ok) [url, response] = [folder, inside];
+    }
     if (!response.ok) throw new Error(`${url}: HTTP ${response.status}${response.status === 404 ? ' (no descriptor there: not a pyramid, or its build has not finished)' : ''}`);
     const text = await response.text();
     try {
@@ -351,5 +370,5 @@ export async function openPyramid(ol, url) {
       route = archiveOf;
     }
   }
-  return { descriptor, dims, tiles, plane, servedName: served && safeDecode(served) };
+  return { descriptor, dims, tiles, plane, servedName: served && safeDecode(served), url };
 }

@@ -51,8 +51,8 @@ async function start() {
   // A relative value is a path whose every character names itself ('#', '?' and '%' in a file name included); an
   // absolute URL is taken as written (a signed URL keeps its query and escapes).
   const asUrl = /^[a-z][a-z0-9+.-]*:/i.test(given) ? given : given.replace(/[%#?]/g, (c) => encodeURIComponent(c));
-  const tilesetUrl = new URL(asUrl, window.location.href).href;
-  const { descriptor, dims, tiles, plane: opened, servedName } = await openPyramid(ol, tilesetUrl);
+  // What was opened: a folder given, its tileset.json.
+  const { descriptor, dims, tiles, plane: opened, servedName, url: tilesetUrl } = await openPyramid(ol, new URL(asUrl, window.location.href).href);
   const b = descriptor.bounds ?? [0, 0, 256, 256];
   const [minX, minY, maxX, maxY] = b.length === 10 ? [b[3], b[4], b[8], b[9]] : b;
   const planeLo = b.length === 10 ? { t: b[0], c: b[1], z: b[2] } : { t: 0, c: 0, z: 0 };
