@@ -62,7 +62,10 @@ export class RangeSource {
     const size = response.headers.get('Content-Length');
     if (response.status === 200 && (!size || Number(size) > length)) {
       controller.abort();
-      throw new Error('Server returned no content-length header or content-length exceeding request. Check that your storage backend supports HTTP Byte Serving.');
+      // The reader's own words ("Check that your storage backend supports HTTP Byte Serving") named neither the
+      // host's fault nor a way out.
+      const whole = size ? ` (${size} bytes)` : '';
+      throw new Error(`the host sent the whole file${whole} for a range of ${length}: it does not answer HTTP Range requests, by which archives are read (Python's http.server does not); host the archive where they are answered (nginx, Apache, Caddy, an object store) or with mudm-tiles serve`);
     }
     return {
       data: await response.arrayBuffer(), etag: this.weakPerRange ? undefined : got,

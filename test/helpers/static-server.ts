@@ -15,9 +15,10 @@ export interface StaticServer { url: string; close(): Promise<void> }
 /**
  * Serves `root` on 127.0.0.1: GET and HEAD, one byte range per request (206, 416), everything else whole. With
  * `weakEtags`, each file has a weak ETag of its size and time (as Express's serve-static, sirv and vite send); with
- * `'per-range'`, each range one of its body (a hash, as a framework's `send` gives).
+ * `'per-range'`, each range one of its body (a hash, as a framework's `send` gives). With `ranges: false`, a Range
+ * header is passed over and the whole file sent (Python's http.server).
  */
-export async function startStaticServer(root: string, { weakEtags = false as boolean | 'per-range' } = {}): Promise<StaticServer> {
+export async function startStaticServer(root: string, { weakEtags = false as boolean | 'per-range', ranges = true } = {}): Promise<StaticServer> {
   const server = http.createServer((req, res) => {
     const rel = decodeURIComponent(new URL(req.url ?? '/', 'http://host').pathname);
     const file = path.join(root, rel.endsWith('/') ? `${rel}index.html` : rel);
@@ -33,7 +34,7 @@ export async function startStaticServer(root: string, { weakEtags = false as boo
       return;
     }
     const headers = { 'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'Accept-Ranges': 'bytes', ...(weakEtags ? { ETag: etag } : {}) };
-    const m = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
+    const m = ranges ? /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '') : null;
     if (!m || (m[1] === '' && m[2] === '')) {
       res.writeHead(200, { ...headers, 'Content-Length': size });
       if (req.method === 'HEAD') res.end();

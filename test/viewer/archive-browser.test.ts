@@ -151,6 +151,9 @@ beforeAll(async () => {
   const perRange: StaticServer = await startStaticServer(site, { weakEtags: 'per-range' });
   servers.push(perRange);
   at.perRange = perRange.url;
+  const noRanges: StaticServer = await startStaticServer(site, { ranges: false });
+  servers.push(noRanges);
+  at.noRanges = noRanges.url;
   browser = await launch();
   page = await openPage(browser, consoleErrors);
 }, 120_000);
@@ -454,6 +457,17 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     const failure = await page.evaluate(() => window.__viewer.ready.then(() => 'ready', (e: Error) => e.message));
     expect(failure).toBe(`${at.host}unbuilt/tileset.json: HTTP 404 (no descriptor there: not a pyramid, or its build has not finished)`);
     consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/404/.test(e)));
+  });
+
+  it('says a host that sends the whole archive for a range does not answer Range requests, and where to host it', async () => {
+    await page.goto('about:blank');
+    await page.goto(`${at.noRanges}index.html?tileset=slide.pmtiles`);
+    const failure = await page.evaluate(() => window.__viewer.ready.then(() => 'ready', (e: Error) => e.message));
+    // Before: the pmtiles reader's "Server returned no content-length header or content-length exceeding request.
+    // Check that your storage backend supports HTTP Byte Serving."
+    const size = fs.statSync(path.join(dir, 'site', 'slide.pmtiles')).size;
+    expect(failure).toBe(`${at.noRanges}slide.pmtiles: the host sent the whole file (${size} bytes) for a range of 16384: it does not answer HTTP Range requests, by which archives are read (Python's http.server does not); host the archive where they are answered (nginx, Apache, Caddy, an object store) or with mudm-tiles serve`);
+    expect(await page.locator('#status').innerText()).toBe(`cannot show this pyramid: ${failure}`);
   });
 
   it('names an archive it cannot find', async () => {
