@@ -10,7 +10,7 @@ import type { TilesetDescriptor } from '../model/descriptor.js';
 import { InputError, UsageError } from '../report/errors.js';
 import { isPlaneIndex, tilePath, type Plane } from '../tiling/space.js';
 import { dimsOfTemplate } from './layout.js';
-import { directoryReader, resolvesInside, sortNames, type ArchiveFacts, type PyramidReader } from './reader.js';
+import { directoryReader, resolvesInside, sortNames, tileFileRoot, type ArchiveFacts, type PyramidReader } from './reader.js';
 import { problem, withoutFile, type Problem } from './verify-problems.js';
 
 /** One archive of the output, open for reading. */
@@ -251,6 +251,27 @@ function asDescriptor(value: unknown, where: string): TilesetDescriptor {
 /** A reader of whatever `target` is: an archive, a directory of archives, or a pyramid directory. */
 export async function openPyramidReader(target: string): Promise<PyramidReader & { close(): void }> {
   if (!fs.existsSync(target)) throw new InputError(`${target}: no such ${/\.pmtiles$/i.test(target) ? 'archive' : 'pyramid directory or archive'}`, target);
+  const other = otherFile(target);
+  if (other) throw new InputError(other, target);
   const archives = await ArchiveReader.open(target);
   return archives ?? { ...directoryReader(target), close() {} };
+}
+
+/**
+ * What a file given for a pyramid is when it is no PMTiles archive (no name .pmtiles, no magic): a tile of a pyramid
+ * directory, or anything else (an input file). Undefined for an archive, or a file that may be one.
+ */
+function otherFile(target: string): string | undefined {
+  if (/\.pmtiles$/i.test(target) || !fs.statSync(target).isFile()) return undefined;
+  const head = Buffer.alloc(7);
+  const fd = fs.openSync(target, 'r');
+  try {
+    fs.readSync(fd, head, 0, 7, 0);
+  } finally {
+    fs.closeSync(fd);
+  }
+  if (head.toString('latin1') === 'PMTiles') return undefined;
+  const tile = tileFileRoot(target);
+  if (tile) return `${target} is a tile of the pyramid ${tile.root}: give the pyramid (${tile.root}), or to read this tile, inspect ${tile.root} ${tile.address}`;
+  return `${target} is neither a pyramid directory nor a PMTiles archive: give the folder that holds tileset.json, or a .pmtiles file (an input file is checked by mudm-tiles validate)`;
 }

@@ -1,5 +1,5 @@
 // Reading built pyramids back: inspect (summary), decode (a tile as data-model JSON), verify (a list of problems).
-export { directoryReader, memoryReader, type PyramidReader } from './reader.js';
+export { directoryReader, memoryReader, tileFileRoot, type PyramidReader } from './reader.js';
 export { ArchiveReader, openPyramidReader } from './archive-reader.js';
 export { openPyramid, outsidePyramid, parseTileAddress, listTiles, type Pyramid, type TileRef, type TileFormat } from './layout.js';
 export { decodeTile, decodePbf, pbfToFeature, classifyRings, type DecodedTile, type DecodeOptions, type PbfFeature, type PbfLayer } from './decode.js';

@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Problem } from './verify-problems.js';
+import { tileFileName, tilePathParts } from '../tiling/tile-names.js';
 
 /** What inspect and verify need from a pyramid: files by relative path and directory listings. */
 export interface PyramidReader {
@@ -113,4 +114,27 @@ export function memoryReader(files: ReadonlyMap<string, Uint8Array | string>, na
 /** A reader for a directory path, or the reader itself. */
 export function asReader(root: string | PyramidReader): PyramidReader {
   return typeof root === 'string' ? directoryReader(root) : root;
+}
+
+/**
+ * The pyramid directory a tile file lies in and the tile's address there (`out/3/2/5.pbf` → `out`, `3/2/5.pbf`): the
+ * nearest folder above it with a descriptor, under which the rest of the path is a tile path. Undefined for any other
+ * path (`inspect out/3/2/5.pbf` read the tile as an archive and said it was no PMTiles archive).
+ */
+export function tileFileRoot(file: string): { root: string; address: string } | undefined {
+  if (!tileFileName(path.basename(file))) return undefined;
+  try {
+    if (!fs.statSync(file).isFile()) return undefined;
+  } catch {
+    return undefined;
+  }
+  const segments = [path.basename(file)];
+  // A tile path has at most six segments: zoom, three plane folders, column, file.
+  for (let dir = path.dirname(file); segments.length < 6; dir = path.dirname(dir)) {
+    segments.unshift(path.basename(dir));
+    const root = path.dirname(dir);
+    if (fs.existsSync(path.join(root, 'tileset.json')) && tilePathParts(segments.join('/')) !== null) return { root, address: segments.join('/') };
+    if (root === dir || root === path.dirname(root)) return undefined;
+  }
+  return undefined;
 }

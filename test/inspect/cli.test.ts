@@ -122,4 +122,23 @@ describe('mudm-tiles inspect / verify', () => {
     const gone = await cli('verify', path.join(dir, 'nothing'));
     expect(gone.stderr).toContain(`${path.join(dir, 'nothing')}: no such pyramid directory or archive`);
   });
+
+  it('inspect takes a tile file alone as that tile of its pyramid; a tile or an input given for a pyramid is named as what it is (exit 3)', async () => {
+    const out = path.join(dir, 'out');
+    const x = fs.readdirSync(path.join(out, '2'))[0];
+    const y = fs.readdirSync(path.join(out, '2', x)).find((f) => f.endsWith('.pbf')) as string;
+    const file = path.join(out, '2', x, y);
+    // Before, the tile was opened as an archive: "not a PMTiles archive: N bytes, shorter than the 127-byte header".
+    const alone = await cli('inspect', file);
+    const addressed = await cli('inspect', out, `2/${x}/${y}`);
+    expect([alone.code, addressed.code]).toEqual([0, 0]);
+    expect((JSON.parse(alone.stdout) as { features: unknown[] }).features.length).toBeGreaterThan(0);
+    expect(alone.stdout).toBe(addressed.stdout);
+    const verified = await cli('verify', file);
+    expect([verified.code, verified.stderr]).toEqual([3, `error: ${file} is a tile of the pyramid ${out}: give the pyramid (${out}), or to read this tile, inspect ${out} 2/${x}/${y}\n`]);
+    const input = path.join(dir, 'cells.json');
+    fs.writeFileSync(input, '{"type":"FeatureCollection","features":[]}');
+    const given = await cli('inspect', input);
+    expect([given.code, given.stderr]).toEqual([3, `error: ${input} is neither a pyramid directory nor a PMTiles archive: give the folder that holds tileset.json, or a .pmtiles file (an input file is checked by mudm-tiles validate)\n`]);
+  });
 });

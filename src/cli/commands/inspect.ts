@@ -1,15 +1,15 @@
 // `mudm-tiles inspect DIR [TILE]`: a pyramid's summary, or one tile decoded to data-model JSON in global pixels.
 import { UsageError } from '../../report/errors.js';
-import { decodeTile, formatSummary, inspectPyramid, openPyramid, openPyramidReader, outsidePyramid, parseTileAddress, type TileFormat } from '../../inspect/index.js';
+import { decodeTile, formatSummary, inspectPyramid, openPyramid, openPyramidReader, outsidePyramid, parseTileAddress, tileFileRoot, type TileFormat } from '../../inspect/index.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
 
-export const usage = 'DIR|FILE.pmtiles [Z/X/Y | Z/T/C/ZZ/X/Y]';
+export const usage = 'DIR|FILE.pmtiles [Z/X/Y | Z/T/C/ZZ/X/Y] | DIR/Z/X/Y.pbf';
 
 export const details =
   'With DIR alone: zooms, planes, layers and fields, tiles and bytes per zoom and format, features per zoom and the ' +
   'largest tiles (--json for the whole summary as JSON). With a tile address (plane values too, in tile-path order, ' +
-  'only the dimensions the pyramid uses): that tile as a FeatureCollection in global pixel coordinates, decoded ' +
+  'only the dimensions the pyramid uses), or a tile file of a directory pyramid alone: that tile as a FeatureCollection in global pixel coordinates, decoded ' +
   'from its PBF file (tile-local coordinates mapped back to pixels) or, with --format json, its JSON file. ' +
   'Archives read as directories do: FILE.pmtiles, or a DIR whose tileset.json lists archives (--archive pmtiles).';
 
@@ -22,7 +22,9 @@ function tileFormat(value: string | undefined, given: boolean): TileFormat | und
 export async function run(ctx: CommandContext): Promise<number> {
   const { args, options, io, log } = ctx;
   if (args.length < 1 || args.length > 2) throw new UsageError(`inspect takes a pyramid directory and optionally a tile address, found ${args.length} arguments`);
-  const [dir, address] = args;
+  // A tile file given alone (out/3/2/5.pbf) is read as that tile of the pyramid it lies in.
+  const inTile = args.length === 1 ? tileFileRoot(args[0]) : undefined;
+  const [dir, address] = inTile ? [inTile.root, inTile.address] : args;
   const reader = await openPyramidReader(dir);
   // A damaged archive hides tiles: what is read below may be short of them.
   for (const p of reader.problems ?? []) log.warn(`${p.path}: ${p.message} (mudm-tiles verify checks the whole pyramid)`, { path: p.path, code: p.code });
