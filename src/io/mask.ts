@@ -35,7 +35,7 @@ export async function readLabelMask(path: string): Promise<LabelMask> {
   if (bands !== 1) {
     throw new ImageError(path, `a label mask must be a single-channel greyscale image, this one has ${meta.channels} channels`);
   }
-  if (meta.depth === 'short') await refuseNegative(path, open());
+  if (meta.depth === 'short') await refuseNegative(path, meta, open());
   let pipeline = open();
   if (meta.hasAlpha) pipeline = pipeline.removeAlpha();
   const plan = READ_PLAN[meta.depth];
@@ -46,7 +46,7 @@ export async function readLabelMask(path: string): Promise<LabelMask> {
   try {
     out = await pipeline.toBuffer({ resolveWithObject: true });
   } catch (err) {
-    throw new ImageError(path, await describeSharpError(path, err));
+    throw new ImageError(path, await describeDecodeError(path, meta, err));
   }
   const { width, height, channels } = out.info;
   const n = width * height;
@@ -63,16 +63,31 @@ export async function readLabelMask(path: string): Promise<LabelMask> {
  * Refuses signed 16-bit samples below zero: libvips' 16-bit grey path, the one way sharp gives them out, clamps them
  * to 0, and labels would turn into background without a word. Its statistics see the samples as stored.
  */
-async function refuseNegative(path: string, image: Sharp): Promise<void> {
+async function refuseNegative(path: string, meta: Metadata, image: Sharp): Promise<void> {
   let grey: ChannelStats | undefined;
   try {
     grey = (await image.stats()).channels[0];
   } catch (err) {
-    throw new ImageError(path, await describeSharpError(path, err));
+    throw new ImageError(path, await describeDecodeError(path, meta, err));
   }
   if (grey !== undefined && grey.min < 0) {
     throw new ImageError(path, `label value ${grey.min} at pixel (${grey.minX}, ${grey.minY}) is negative: labels are non-negative integers; save the labels as unsigned 16 or 32-bit integers`);
   }
+}
+
+/** The TIFF compressions libvips decodes as sharp ships it; it is built without ZSTD, LZMA, LERC, JPEG 2000. */
+const DECODED = new Set(['no compression', 'LZW', 'Deflate', 'PackBits']);
+
+/**
+ * Why the pixels could not be decoded. A TIFF whose header read but whose compression is none the decoder has gets
+ * that compression named (libvips says only 'ZSTD compression support is not configured; read error').
+ */
+async function describeDecodeError(path: string, meta: Metadata, err: unknown): Promise<string> {
+  const compression = meta.format === 'tiff' ? tiffFacts(path)?.compression : undefined;
+  if (compression !== undefined && !DECODED.has(compression)) {
+    return `this TIFF is compressed with ${compression}, which is not decoded here: write the mask with no, LZW, Deflate or PackBits compression (tiffcp -c zip IN.tif OUT.tif; tifffile: compression='zlib')`;
+  }
+  return describeSharpError(path, err);
 }
 
 /** The bits per sample a TIFF's header gives, undefined for another file or one that cannot be read. */

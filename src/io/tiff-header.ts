@@ -4,6 +4,12 @@ import fs from 'node:fs';
 
 /** TIFF Compression values (tag 259) that lose information: old-style and new-style JPEG, lossy JPEG of DNG. */
 const LOSSY: ReadonlyMap<number, string> = new Map([[6, 'JPEG (old-style)'], [7, 'JPEG'], [34892, 'lossy JPEG']]);
+/** Names of the other TIFF Compression values that tools writing label masks use (tifffile, bfconvert, GDAL). */
+const COMPRESSION: ReadonlyMap<number, string> = new Map([
+  [1, 'no compression'], [5, 'LZW'], [8, 'Deflate'], [32946, 'Deflate'], [32773, 'PackBits'], [34887, 'LERC'],
+  [34925, 'LZMA'], [34926, 'ZSTD'], [50000, 'ZSTD'], [34927, 'WebP'], [50001, 'WebP'], [50002, 'JPEG XL'],
+  [52546, 'JPEG XL'], [33003, 'JPEG 2000'], [33005, 'JPEG 2000'], [34712, 'JPEG 2000'],
+]);
 const TAG = { width: 256, height: 257, bits: 258, compression: 259, photometric: 262, samples: 277, extraSamples: 338 } as const;
 /** Pages followed at most: a z-stack is counted, a file whose directories loop is not followed for ever. */
 const MAX_PAGES = 4096;
@@ -11,6 +17,8 @@ const MAX_PAGES = 4096;
 export interface TiffFacts {
   /** The name of a lossy compression, else undefined. */
   lossy?: string;
+  /** The name of the compression (tag 259), or its number when it has none here; undefined when the tag is absent. */
+  compression?: string;
   /** PhotometricInterpretation: 0 WhiteIsZero, 1 BlackIsZero, 3 palette… */
   photometric?: number;
   bitsPerSample?: number;
@@ -90,6 +98,7 @@ function readFacts(read: Read): TiffFacts | undefined {
   const compression = one(t, TAG.compression);
   return {
     lossy: compression === undefined ? undefined : LOSSY.get(compression),
+    compression: compression === undefined ? undefined : LOSSY.get(compression) ?? COMPRESSION.get(compression) ?? `compression ${compression}`,
     photometric: one(t, TAG.photometric), bitsPerSample: one(t, TAG.bits), samplesPerPixel: one(t, TAG.samples) ?? 1,
     extraSamples: t.get(TAG.extraSamples) ?? [], samePages,
   };

@@ -403,6 +403,16 @@ describe('readLabelMask', () => {
     expect((await readLabelMask(join(dir, 'pyramid.tif'))).width).toBe(W);
   });
 
+  it('names a compression the decoder lacks (tifffile writes ZSTD, LZMA): not libvips\' "support is not configured"', async () => {
+    for (const [code, name] of [[50000, 'ZSTD'], [34925, 'LZMA']] as const) {
+      const entries: TiffEntry[] = [[256, 4, 4], [257, 4, 2], [258, 3, 16], [259, 3, code], [262, 3, 1], [273, 4, 0], [277, 3, 1], [278, 4, 2], [279, 4, 16]];
+      await writeFile(join(dir, `${name}.tif`), littleEndianTiff(entries, new Uint8Array(16).fill(7)));
+      const err = await readLabelMask(join(dir, `${name}.tif`)).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ImageError);
+      expect((err as ImageError).reason).toBe(`this TIFF is compressed with ${name}, which is not decoded here: write the mask with no, LZW, Deflate or PackBits compression (tiffcp -c zip IN.tif OUT.tif; tifffile: compression='zlib')`);
+    }
+  });
+
   it('reads grey values as labels whatever ICC profile the file carries (gamma 2.2: labels 1…12 read as 5 of them)', async () => {
     const row = Buffer.from([0, ...Array.from({ length: 240 }, (_, x) => ((x / 20) | 0) + 1)]);
     await writeFile(join(dir, 'icc.png'), png(240, 20, 8, Buffer.concat(Array.from({ length: 20 }, () => row)), greyProfile(2.2)));
