@@ -116,7 +116,7 @@ export function defaultLayerOf(source: { name: string; defaultLayer?: string }):
 
 /**
  * Default vector layer id of an input: its file name without data extensions (`cells.geojson.gz` → `cells`, a label
- * mask `nuclei.tif` → `nuclei`, as the CLI names it); stdin → `features`.
+ * mask `nuclei.tif` or OME-TIFF `nuclei.ome.tif` → `nuclei`, as the CLI names it); stdin → `features`.
  */
 export function layerNameFor(path: string): string {
   if (path === '-' || path === '') return 'features';
@@ -126,6 +126,8 @@ export function layerNameFor(path: string): string {
     if (dot <= 0 || !LAYER_EXTENSIONS.has(name.slice(dot).toLowerCase())) break;
     name = name.slice(0, dot);
   }
+  // OME-TIFF's extension is `.ome.tif` as a whole (Bio-Formats, QuPath's label export, tifffile).
+  if (name !== basename(path) && /\.tiff?$/i.test(path) && /.\.ome$/i.test(name)) name = name.slice(0, -4);
   return name || 'features';
 }
 

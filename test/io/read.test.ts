@@ -378,6 +378,9 @@ describe('helpers', () => {
     // Label masks, as the CLI names their layers.
     expect(layerNameFor('masks/nuclei.tif')).toBe('nuclei');
     expect(layerNameFor('labels.PNG')).toBe('labels');
+    expect(layerNameFor('qupath/slide-labels.ome.tif')).toBe('slide-labels');
+    expect(layerNameFor('cells.OME.TIFF')).toBe('cells');
+    expect(layerNameFor('cells.ome.json')).toBe('cells.ome');
     expect(layerNameFor('-')).toBe('features');
   });
 
