@@ -22,6 +22,7 @@ import { IssueTally, SAMPLES_PER_CODE, sampleLine } from '../validate/tally.js';
 import { runOrdered, type Pool } from '../worker/pool.js';
 import { secondsSince, throwIfAborted, valueLimit, type BuildIO, type InputSpec } from './context.js';
 import type { ReadSummary } from './state.js';
+import { maskSizeWarning } from './report.js';
 import { addLacking, checkOptionFields, warnLacking, type Lacking } from './option-fields.js';
 
 /** A parse batch closes at 4 MiB of JSON or 4,096 features, whichever comes first (then at a sketch block's end: `full`). */
@@ -191,6 +192,8 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
       if (size) {
         grow([0, 0, size.width, size.height]);
         sum.imageSized = true;
+        const image = config.imageSize;
+        if (image && (image.width !== size.width || image.height !== size.height)) io.onWarning?.(...maskSizeWarning(file, size, image));
       }
     }
   }

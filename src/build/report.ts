@@ -231,3 +231,18 @@ export function nothingPlaced(inputs: readonly InputSpec[], read: ReadSummary, c
   const size = config.imageSize ? `; are their coordinates in this image's pixels (${config.imageSize.width} × ${config.imageSize.height}, --image or --image-size)?` : '';
   return `${inputs.map((i) => i.source.name).join(', ')}: none of the ${read.valid} valid feature(s) can be placed (${why}): nothing to build, no descriptor written${size}`;
 }
+
+/**
+ * The warning for a label mask of another size than the image: its labels stay at the mask's own pixels. A mask
+ * made at a downsample (QuPath's label export, a model run on a smaller copy) would cover a corner of the slide.
+ */
+export function maskSizeWarning(file: string, mask: { width: number; height: number }, image: { width: number; height: number }): [string, Record<string, unknown>] {
+  const fx = image.width / mask.width, fy = image.height / mask.height;
+  const downsample = Math.abs(fx - fy) <= 0.02 * Math.max(fx, fy) ? Number(((fx + fy) / 2).toFixed(2)) : undefined;
+  const where = fx >= 1 && fy >= 1 ? `over the image's top-left ${mask.width} × ${mask.height} px` : 'those beyond the image not placed';
+  const made = downsample === undefined ? '' : `; made at downsample ${downsample}? `;
+  return [
+    `${file}: the label mask is ${mask.width} × ${mask.height} px and the image ${image.width} × ${image.height} px (--image or --image-size): its labels are placed at the mask's own pixels, not scaled, ${where}${made || '; '}write the mask at the image's size (QuPath's label export: downsample 1)`,
+    { event: 'mask-size', file, mask: [mask.width, mask.height], image: [image.width, image.height], ...(downsample === undefined ? {} : { downsample }) },
+  ];
+}

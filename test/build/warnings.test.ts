@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { buildPyramid, planShardedBuild } from '../../src/build/pipeline.js';
 import { MemorySink } from '../../src/io/sink.js';
 import { memorySource } from '../../src/io/read.js';
+import type { FeatureSource } from '../../src/io/source.js';
+import type { Feature } from '../../src/model/feature.js';
 import { DataError, UsageError } from '../../src/report/errors.js';
 import { decodePbf, sinkJson as json, tmpDir } from '../helpers/pyramid.js';
 import path from 'node:path';
@@ -181,6 +183,22 @@ describe('build warnings', () => {
       ['layer more: 1 of 7 valid feature(s) have no value of field "cls" (--layer-by cls): they are in layer more, named after their input, beside the layers of the field\'s values', { event: 'layer-by-lacking', layer: 'more', field: 'cls', features: 1, of: 7 }],
     ]);
     expect((json(sink, 'tileset.json') as { vector_layers: { id: string }[] }).vector_layers.map((l) => l.id)).toEqual(['cells', 'more', 'stroma', 'tumor']);
+  });
+
+  it('warns of a label mask of another size than the image: its labels stay at its own pixels (a downsampled export covers a corner)', async () => {
+    const square: Feature = { type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[0, 0], [4, 0], [4, 4], [0, 4], [0, 0]]] } };
+    const mask = (width: number, height: number): FeatureSource => ({ name: 'labels.tif', features: async function* () { await Promise.resolve(); yield [square]; }, imageSize: () => ({ width, height }) });
+    const warnings: [string, unknown][] = [];
+    const build = async (m: FeatureSource, imageSize: string) => { await buildPyramid([{ source: m }], { imageSize, maxZoom: 1, workers: 1 }, { sink: new MemorySink(), onWarning: (w, d) => warnings.push([w, d]) }); };
+    await build(mask(500, 375), '2000,1500');
+    await build(mask(600, 400), '500,500');
+    await build(mask(2000, 1500), '2000,1500');
+    expect(warnings).toEqual([
+      ["labels.tif: the label mask is 500 × 375 px and the image 2000 × 1500 px (--image or --image-size): its labels are placed at the mask's own pixels, not scaled, over the image's top-left 500 × 375 px; made at downsample 4? write the mask at the image's size (QuPath's label export: downsample 1)",
+        { event: 'mask-size', file: 'labels.tif', mask: [500, 375], image: [2000, 1500], downsample: 4 }],
+      ["labels.tif: the label mask is 600 × 400 px and the image 500 × 500 px (--image or --image-size): its labels are placed at the mask's own pixels, not scaled, those beyond the image not placed; write the mask at the image's size (QuPath's label export: downsample 1)",
+        { event: 'mask-size', file: 'labels.tif', mask: [600, 400], image: [500, 500] }],
+    ]);
   });
 });
 
