@@ -22,7 +22,7 @@ import { IssueTally, SAMPLES_PER_CODE, sampleLine } from '../validate/tally.js';
 import { runOrdered, type Pool } from '../worker/pool.js';
 import { secondsSince, throwIfAborted, valueLimit, type BuildIO, type InputSpec } from './context.js';
 import type { ReadSummary } from './state.js';
-import { maskSizeWarning } from './report.js';
+import { ManyPieces, maskSizeWarning } from './report.js';
 import { addLacking, checkOptionFields, warnLacking, type Lacking } from './option-fields.js';
 
 /** A parse batch closes at 4 MiB of JSON or 4,096 features, whichever comes first (then at a sketch block's end: `full`). */
@@ -169,8 +169,9 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
       const file = input.source.name;
       const b = new BatchBuilder({ file, layer: input.layer ?? o.layer ?? defaultLayerOf(input.source), rule: { fixed: input.plane ?? {}, fields: config.planeFields } }, seq, spares);
       let features: AsyncGenerator<FoundFeature[]>;
+      const pieces = new ManyPieces();
       if ('features' in input.source) {
-        features = madeFeatures(input.source);
+        features = madeFeatures(input.source, pieces);
       } else {
         reading = { file, events: readEventBatches(input.source, valueLimit(config)) };
         features = readFeatures(file, reading.events, onMembers);
@@ -195,6 +196,8 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
         const image = config.imageSize;
         if (image && (image.width !== size.width || image.height !== size.height)) io.onWarning?.(...maskSizeWarning(file, size, image));
       }
+      const many = pieces.warning(file);
+      if (many) io.onWarning?.(...many);
     }
   }
 
@@ -339,9 +342,9 @@ function notFeatureSource(value: unknown): string | undefined {
 }
 
 /** The features of a source that makes them in memory, numbered in order; they have no place in a text. */
-async function* madeFeatures(source: FeatureSource): AsyncGenerator<FoundFeature[]> {
+async function* madeFeatures(source: FeatureSource, pieces: ManyPieces): AsyncGenerator<FoundFeature[]> {
   let index = 0;
-  for await (const made of source.features()) yield made.map((value) => ({ index: index++, line: 0, column: 0, value }));
+  for await (const made of source.features()) yield made.map((value) => { pieces.see(value); return { index: index++, line: 0, column: 0, value }; });
 }
 
 /** JSON text with every object's keys sorted: equal values, whatever order their members were written in. */

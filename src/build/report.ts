@@ -2,6 +2,7 @@
 // quicklook of each plane put together from the level-0 units' patches, and the slide image downsampled.
 import { setOwn } from '../model/own.js';
 import type { Asset, TilesetDescriptor } from '../model/descriptor.js';
+import type { Feature } from '../model/feature.js';
 import { PREVIEW_MAX_SIDE, backgroundJpeg, composePreview, imageBackground, previewGrid } from '../io/preview.js';
 import { PREVIEW_IMAGE, type WorkDir } from '../io/workdir.js';
 import { WorkStateError } from '../report/errors.js';
@@ -245,4 +246,36 @@ export function maskSizeWarning(file: string, mask: { width: number; height: num
     `${file}: the label mask is ${mask.width} × ${mask.height} px and the image ${image.width} × ${image.height} px (--image or --image-size): its labels are placed at the mask's own pixels, not scaled, ${where}${made || '; '}write the mask at the image's size (QuPath's label export: downsample 1)`,
     { event: 'mask-size', file, mask: [mask.width, mask.height], image: [image.width, image.height], ...(downsample === undefined ? {} : { downsample }) },
   ];
+}
+
+/** Polygons in one traced feature from which it is named: a binary or class mask, whose tiling grows with its square. */
+const MANY_PIECES = 1000;
+
+/**
+ * Counts the features of a made source (a traced label mask) in very many polygons. Each work unit reads such a
+ * feature whole, so its tiling grows with the square of the mask: a 0/255 mask of 8,000 × 8,000 px (one label in
+ * 8,095 pieces) took 37 s to tile, one of 20,000 × 20,000 px (49,506 pieces) more than half an hour.
+ */
+export class ManyPieces {
+  private first: { id: unknown; polygons: number; vertices: number } | undefined;
+  private others = 0;
+
+  see(f: Feature): void {
+    const g = f.geometry;
+    if (g?.type !== 'MultiPolygon' || g.coordinates.length < MANY_PIECES) return;
+    if (this.first !== undefined) { this.others++; return; }
+    let vertices = 0;
+    for (const p of g.coordinates) for (const r of p) vertices += r.length - 1;
+    this.first = { id: f.properties?.label ?? f.id, polygons: g.coordinates.length, vertices };
+  }
+
+  warning(file: string): [string, Record<string, unknown>] | undefined {
+    const f = this.first;
+    if (f === undefined) return undefined;
+    const others = this.others > 0 ? `, and ${this.others} other label(s) in ${MANY_PIECES.toLocaleString('en-US')} or more` : '';
+    return [
+      `${file}: label ${String(f.id)} is in ${f.polygons.toLocaleString('en-US')} pieces, one feature of ${f.vertices.toLocaleString('en-US')} vertices${others}: a binary or class mask? Every work unit reads such a feature whole, and its tiling grows with the square of the mask (hours at 20,000 × 20,000 px): give each piece a label of its own (scikit-image: measure.label) for a feature each`,
+      { event: 'mask-pieces', file, label: f.id, polygons: f.polygons, vertices: f.vertices, others: this.others },
+    ];
+  }
 }
