@@ -14,10 +14,10 @@ function donuts(n: number): { width: number; height: number; data: Uint8Array } 
 }
 
 describe('labelsToFeatures: one label in many pieces', () => {
-  it('puts each of 22,500 holes of one label under its own ring in a fraction of a second (each hole was tested against every ring: 9.5 s)', () => {
-    const t0 = performance.now();
+  // Each hole was tested against every outer ring (9.5 s here); the grid of their boxes makes it linear. No timing is
+  // asserted (tests never time): this checks that the grid finds each hole's own ring.
+  it('puts each of 22,500 holes of one label under its own ring', () => {
     const features = [...labelsToFeatures(donuts(150))];
-    const seconds = (performance.now() - t0) / 1000;
     expect(features).toHaveLength(1);
     const g = features[0].geometry;
     expect(g.type).toBe('MultiPolygon');
@@ -30,6 +30,5 @@ describe('labelsToFeatures: one label in many pieces', () => {
       expect(holes).toEqual([[[x + 1, y + 1], [x + 1, y + 2], [x + 2, y + 2], [x + 2, y + 1], [x + 1, y + 1]]]);
     }
     expect(features[0].properties.area).toBe(150 * 150 * 8);
-    expect(seconds).toBeLessThan(4);
   });
 });
