@@ -155,4 +155,22 @@ describe('the tiler on long outlines', () => {
         .toEqual(plain.map((t) => [t.z, t.x, t.y, Buffer.from(t.pbf ?? []).toString('base64'), Buffer.from(t.json ?? []).toString('base64')]));
     }
   });
+
+  it('a MultiPolygon of many pieces (a class mask label) tiles to the same bytes when only the pieces near a tile are read', () => {
+    const r = rng(11);
+    const donut = (cx: number, cy: number, d: number): [number, number][][] => [
+      [[cx, cy], [cx + d, cy], [cx + d, cy + d], [cx, cy + d], [cx, cy]],
+      [[cx + d / 3, cy + d / 3], [cx + d / 3, cy + (2 * d) / 3], [cx + (2 * d) / 3, cy + (2 * d) / 3], [cx + (2 * d) / 3, cy + d / 3], [cx + d / 3, cy + d / 3]],
+    ];
+    const pieces = Array.from({ length: 400 }, () => donut(Math.round(r() * 4000), Math.round(r() * 4000), 3 + Math.round(r() * 60)));
+    const features = [tf(0, { type: 'MultiPolygon', coordinates: pieces }, { id: 1 }), tf(1, { type: 'MultiPolygon', coordinates: pieces.slice(0, 10) }, { id: 2 })];
+    for (const cell of [undefined, { z: 2, x: 1, y: 2 }]) {
+      const spec = baseSpec({ side: 4096, maxZoom: 4, finestZoom: 4, cell });
+      const fast = tileFeatures(structuredClone(features), spec, new TilerScratch(new Quantiser()));
+      const plain = tileFeatures(features, spec, new TilerScratch(new Quantiser(Infinity, Infinity)));
+      expect(fast.length).toBeGreaterThan(cell ? 15 : 100);
+      expect(fast.map((t) => [t.z, t.x, t.y, Buffer.from(t.pbf ?? []).toString('base64'), Buffer.from(t.json ?? []).toString('base64')]))
+        .toEqual(plain.map((t) => [t.z, t.x, t.y, Buffer.from(t.pbf ?? []).toString('base64'), Buffer.from(t.json ?? []).toString('base64')]));
+    }
+  });
 });
