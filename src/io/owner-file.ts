@@ -24,7 +24,14 @@ export const OWNERS_DIR = 'owners';
  * A process recorded as working in a work directory: its pid, on which machine, when it started (where known), and
  * which of its builds (`run`: two builds of one process, through the library, are told apart by it).
  */
-export interface Owner { pid: number; host: string; start?: string; run?: string }
+export interface Owner {
+  pid: number; host: string; start?: string; run?: string;
+  /**
+   * Written when the step ends (done, failed, interrupted): said in the record itself, which every copy keeps, where
+   * its date (1970) is lost to a copy that does not keep times (`cp -r`, an object store, a workflow's staging).
+   */
+  ended?: boolean;
+}
 
 /** This process and whether another one runs: given by the CLI (library code does not look at `process`). */
 export interface ProcessProbe {
@@ -171,18 +178,19 @@ function touch(file: string): void {
 
 /** Keeps this process's records fresh while it works (every REFRESH_MS); a record gone is dropped. Never keeps the process alive. */
 export class RecordKeeper {
-  private readonly files = new Set<string>();
+  /** Each record kept, with the text this process wrote there: only that is refreshed, then marked ended. */
+  private readonly files = new Map<string, string>();
   private timer: ReturnType<typeof setInterval> | undefined;
 
-  keep(file: string): void {
-    this.files.add(file);
+  keep(file: string, text: string): void {
+    this.files.set(file, text);
     if (this.timer !== undefined) return;
     this.timer = setInterval(() => this.refresh(), REFRESH_MS);
     this.timer.unref();
   }
 
   refresh(): void {
-    for (const f of this.files) {
+    for (const f of this.files.keys()) {
       try {
         touch(f);
       } catch {
@@ -193,14 +201,18 @@ export class RecordKeeper {
   }
 
   /**
-   * The step ended (done, failed or interrupted): its records are dated to 1970, so another machine takes them as ended
-   * at once (a build interrupted in one container resumed in the next); only a process killed outright leaves its
-   * record to lapse.
+   * The step ended (done, failed or interrupted): its records say so and are dated to 1970, so another machine takes
+   * them as ended at once (a build interrupted in one container resumed in the next), from a copy of the work
+   * directory too; only a process killed outright leaves its record to lapse. A record another process has made
+   * since (this one's lapsed while it was stopped) is not this one's to end.
    */
   release(): void {
     const epoch = new Date(0);
-    for (const f of this.files) {
+    for (const [f, text] of this.files) {
       try {
+        if (readText(f) !== text) continue;
+        const owner = parseOwner(text);
+        if (owner !== undefined) replaceWhole(f, JSON.stringify({ ...owner, ended: true }));
         fs.utimesSync(f, epoch, epoch);
       } catch {
         // Gone with its work directory: nothing to date.
@@ -214,5 +226,16 @@ export class RecordKeeper {
     clearInterval(this.timer);
     this.timer = undefined;
     this.files.clear();
+  }
+}
+
+/** Gives `file` the content `text` by a rename: a reader sees the old record or the new one, never half of one. */
+function replaceWhole(file: string, text: string): void {
+  const tmp = `${file}.tmp-${randomBytes(4).toString('hex')}`;
+  try {
+    fs.writeFileSync(tmp, text);
+    fs.renameSync(tmp, file);
+  } finally {
+    fs.rmSync(tmp, { force: true });
   }
 }

@@ -331,8 +331,9 @@ export class DiskWorkDir implements WorkDir {
   own(as = OWNER_FILE): void {
     const p = this.processes;
     if (!p) return;
-    this.writeJson(as, this.ownerRecord(p));
-    this.keeper.keep(path.join(this.root, as));
+    const text = JSON.stringify(this.ownerRecord(p));
+    this.writeAtomically(as, (fd) => fs.writeFileSync(fd, text));
+    this.keeper.keep(path.join(this.root, as), text);
   }
 
   release(): void {
@@ -354,7 +355,8 @@ export class DiskWorkDir implements WorkDir {
         // Read once: whether it runs and whether it is still there to replace are judged on the same bytes.
         const seen = readText(full);
         if (seen === undefined) {
-          if (createOnly(full, tmp, JSON.stringify(this.ownerRecord(p)))) { this.keeper.keep(full); return undefined; }
+          const text = JSON.stringify(this.ownerRecord(p));
+          if (createOnly(full, tmp, text)) { this.keeper.keep(full, text); return undefined; }
           continue;
         }
         const o = parseOwner(seen);
@@ -377,7 +379,7 @@ export class DiskWorkDir implements WorkDir {
    */
   private runs(o: Owner, file: string): boolean {
     const p = this.processes;
-    if (!p || !Number.isInteger(o.pid)) return false;
+    if (!p || !Number.isInteger(o.pid) || o.ended === true) return false;
     if (o.host !== os.hostname()) return (sinceRefresh(file) ?? Infinity) < LEASE_MS;
     // This process: another of its builds, while it works; this build itself, or one that ended, no.
     if (o.pid === p.pid && o.start === p.start) return o.run !== undefined && o.run !== this.tag && p.running?.has(o.run) === true;

@@ -208,6 +208,44 @@ describe('claiming a step of a build in the work directory', () => {
     }
   });
 
+  it('a record released on another machine reads as ended from a copy that does not keep times (cp -r, a workflow\'s staging)', () => {
+    const dir = root();
+    const host = vi.spyOn(os, 'hostname').mockReturnValue('node-a.cluster');
+    try {
+      const a = new DiskWorkDir(dir, probe(101, new Set([101])));
+      expect(a.claimOwner('owners/shard-0.json')).toBeUndefined();
+      a.own();
+      a.release();
+    } finally {
+      host.mockRestore();
+    }
+    // Staged elsewhere: the bytes copied, the dates now.
+    const copy = path.join(tmpDir('mudm-owner-copy'), 'w');
+    fs.cpSync(dir, copy, { recursive: true });
+    const now = new Date();
+    for (const f of ['owners/shard-0.json', 'owner.json']) fs.utimesSync(path.join(copy, f), now, now);
+    const b = new DiskWorkDir(copy, probe(102, new Set([102])));
+    expect(b.liveOwner()).toBeUndefined();
+    expect(b.claimOwner('owners/shard-0.json')).toBeUndefined();
+    expect(JSON.parse(fs.readFileSync(path.join(copy, 'owners/shard-0.json'), 'utf8'))).toMatchObject({ pid: 102, host: os.hostname() });
+    expect(fs.readdirSync(path.join(copy, 'owners'))).toEqual(['shard-0.json']);
+    // A record not released (its process killed outright) still counts as running from such a copy, for the lease.
+    fs.writeFileSync(path.join(copy, 'owners/shard-1.json'), JSON.stringify({ pid: 4242, host: 'node-a.cluster', start: 's4242' }));
+    expect(b.claimOwner('owners/shard-1.json')?.who).toMatch(/^pid 4242 on node-a\.cluster/);
+  });
+
+  it('a record taken over by another process while this one was stopped is not marked ended by this one', () => {
+    const dir = root();
+    const a = new DiskWorkDir(dir, probe(101, new Set([101])));
+    expect(a.claimOwner('owners/shard-0.json')).toBeUndefined();
+    const file = path.join(dir, 'owners/shard-0.json');
+    const other = JSON.stringify({ pid: 4242, host: 'node-b.cluster', start: 's4242' });
+    fs.writeFileSync(file, other);
+    a.release();
+    expect(fs.readFileSync(file, 'utf8')).toBe(other);
+    expect(fs.statSync(file).mtimeMs).toBeGreaterThan(0);
+  });
+
   it('a new build\'s work directory appears with its owner in it; a second claim is refused, and no claim is left aside', () => {
     const dir = root();
     const running = new Set([301, 302]);
