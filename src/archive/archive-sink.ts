@@ -313,7 +313,7 @@ export class ArchiveSink implements TileSink {
     const resume = resumeParts === true || this.resume;
     let ready: Promise<void>;
     try {
-      fs.mkdirSync(partsDir, { recursive: true });
+      makeDirectory(partsDir);
       // Said once the part is made (`begin` makes it before it returns), before any tile goes in: a part that goes
       // missing later is then known to be lost (`MADE`), and a kill in between leaves a part, not a false loss.
       const made = path.join(partsDir, `${name}${MADE}`);

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { gunzip, gzipSync } from 'node:zlib';
 import { OutputError, describeFsError } from '../report/errors.js';
 import type { TileSink, WriteOptions } from '../io/sink.js';
-import { removeFile } from '../io/dirs.js';
+import { makeDirectory, removeFile } from '../io/dirs.js';
 import { Compression, MAX_ZOOM, TileType } from './pmtiles-format.js';
 import { PmtilesWriter, type ArchiveSummary } from './pmtiles-writer.js';
 import { tilePathParts } from '../tiling/tile-names.js';
@@ -89,7 +89,7 @@ export class PmtilesSink implements TileSink {
     if (st?.isSymbolicLink()) throw new OutputError(`output ${this.file} is a symbolic link, which a build never writes: move it away or choose another output`, this.file);
     if (st && !force && !resume) throw new OutputError(`output ${this.file} exists; use --force to replace it`, this.file);
     try {
-      fs.mkdirSync(path.dirname(this.file), { recursive: true });
+      makeDirectory(path.dirname(this.file));
       // Asked, not tried with a file: a probe file a kill left stayed beside the archive for good.
       fs.accessSync(path.dirname(this.file), fs.constants.W_OK);
     } catch (err) {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { describeFsError, WorkStateError } from '../report/errors.js';
-import { removeMadeDirectories, writeParts } from './dirs.js';
+import { makeDirectory, removeMadeDirectories, writeParts } from './dirs.js';
 import { sweepAside } from './aside.js';
 import { CLAIMING, createOnly, LEASE_MS, OWNER_FILE, OWNERS_DIR, ownerOf, parseOwner, readText, RecordKeeper, removeIfSame, RETIRING, sinceRefresh, TAKEOVER, whoIs, type Owner, type ProcessProbe } from './owner-file.js';
 
@@ -149,7 +149,7 @@ export class DiskWorkDir implements WorkDir {
     try {
       let fd = this.appending.get(full);
       if (fd === undefined) {
-        fs.mkdirSync(path.dirname(full), { recursive: true });
+        makeDirectory(path.dirname(full));
         fd = fs.openSync(full, 'a');
         this.appending.set(full, fd);
       }
@@ -189,7 +189,7 @@ export class DiskWorkDir implements WorkDir {
     const full = path.join(this.root, rel);
     const tmp = `${full}.tmp-${this.tag}`;
     try {
-      fs.mkdirSync(path.dirname(full), { recursive: true });
+      makeDirectory(path.dirname(full));
       const fd = fs.openSync(tmp, 'w');
       try {
         write(fd);
@@ -275,7 +275,7 @@ export class DiskWorkDir implements WorkDir {
     // moment shows a work directory whose owner is unknown, which another build could take for an abandoned one.
     const made = p ? `${this.root}${CLAIMING}${this.tag}` : this.root;
     try {
-      this.madeParent ??= fs.mkdirSync(path.dirname(this.root), { recursive: true });
+      this.madeParent ??= makeDirectory(path.dirname(this.root));
       this.sweep();
       // Not recursive: it fails when the directory is there, whoever made it in between.
       fs.mkdirSync(made);
@@ -348,7 +348,7 @@ export class DiskWorkDir implements WorkDir {
     const tmp = `${full}.tmp-${this.tag}`;
     const busy = (o: Owner | undefined) => ({ who: o ? whoIs(o, full) : 'another process', file: full });
     try {
-      fs.mkdirSync(path.dirname(full), { recursive: true });
+      makeDirectory(path.dirname(full));
       let contended = false;
       // Enough rounds to outwait a few other claimants' takeovers (each a few milliseconds).
       for (let attempt = 0; attempt < 50; attempt++) {

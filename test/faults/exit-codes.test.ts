@@ -5,29 +5,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT, SAMPLE, expectOk, removeTemps, runCli, tempDir, waitFor, type RunResult } from '../e2e/helpers.js';
-
-const mounts: string[] = [];
-
-/**
- * A tmpfs of `size` (read-only with `ro`), or undefined where it cannot be mounted: only root with CAP_SYS_ADMIN may.
- * As root, a read-only directory made with chmod would still be writable; a read-only mount is not.
- */
-function tmpfs(size: string, ro = false): string | undefined {
-  if (process.getuid?.() !== 0 || os.platform() !== 'linux') return undefined;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mudm-fault-mnt-'));
-  if (spawnSync('mount', ['-t', 'tmpfs', '-o', `${ro ? 'ro,' : ''}size=${size}`, 'tmpfs', dir]).status !== 0) {
-    fs.rmSync(dir, { recursive: true, force: true });
-    return undefined;
-  }
-  mounts.push(dir);
-  return dir;
-}
+import { mountTmpfs, unmountTmpfs } from '../helpers/temps.js';
 
 afterAll(() => {
-  for (const dir of mounts.splice(0)) {
-    spawnSync('umount', [dir]);
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  unmountTmpfs();
   removeTemps();
 });
 
@@ -99,14 +80,14 @@ describe('the spill folder cannot be written: exit 4 with its path', () => {
     expect(fs.readFileSync(file, 'utf8')).toBe('x');
   });
 
-  const ro = tmpfs('64k', true);
+  const ro = mountTmpfs('64k', true);
   it.skipIf(!ro)(ro ? '--tmp-dir is read-only' : `${NO_MOUNT}: --tmp-dir read-only`, async () => {
     const out = path.join(tempDir('spill-ro'), 'out');
     const r = await runCli(['build', CELLS, '-o', out, '--tmp-dir', ro as string, '--memory-budget', '1']);
     expectOutputError(r, ro as string, /read-only/);
   });
 
-  const full = tmpfs('64k');
+  const full = mountTmpfs('64k');
   it.skipIf(!full)(full ? '--tmp-dir is full' : `${NO_MOUNT}: --tmp-dir full`, async () => {
     const out = path.join(tempDir('spill-full'), 'out');
     const r = await runCli(['build', CELLS, '-o', out, '--tmp-dir', full as string, '--memory-budget', '1']);
@@ -115,7 +96,7 @@ describe('the spill folder cannot be written: exit 4 with its path', () => {
     expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(false);
   });
 
-  const disk = tmpfs('64k');
+  const disk = mountTmpfs('64k');
   it.skipIf(!disk)(disk ? 'a full disk with a small --memory-budget (spilling into OUT)' : `${NO_MOUNT}: full disk`, async () => {
     const out = path.join(disk as string, 'build');
     const r = await runCli(['build', CELLS, '-o', out, '--memory-budget', '1']);
@@ -123,7 +104,7 @@ describe('the spill folder cannot be written: exit 4 with its path', () => {
     expect(fs.existsSync(path.join(out, '.mudm-work')), 'the work directory of a failed build').toBe(false);
   });
 
-  const planDisk = tmpfs('64k');
+  const planDisk = mountTmpfs('64k');
   it.skipIf(!planDisk)(planDisk ? 'plan on a full disk leaves no .mudm-work/level-0 behind' : `${NO_MOUNT}: plan on a full disk`, async () => {
     const out = path.join(planDisk as string, 'plan');
     const r = await runCli(['plan', CELLS, '-o', out, '--shards', '2']);
@@ -133,7 +114,7 @@ describe('the spill folder cannot be written: exit 4 with its path', () => {
 });
 
 describe('a read-only output path', () => {
-  const ro = tmpfs('64k', true);
+  const ro = mountTmpfs('64k', true);
   it.skipIf(!ro)(ro ? 'is reported as read-only (exit 4), not as ENOENT from mkdir' : `${NO_MOUNT}: read-only output`, async () => {
     const out = path.join(ro as string, 'pyramid', 'out');
     const r = await runCli(['build', CELLS, '-o', out]);

@@ -2,12 +2,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
-import { describe, expect, it, vi } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { DiskWorkDir, type WorkDir } from '../../src/io/workdir.js';
 import { MemoryWorkDir } from '../../src/io/workdir-memory.js';
 import { LEASE_MS, REFRESH_MS } from '../../src/io/owner-file.js';
 import { writeParts } from '../../src/io/dirs.js';
 import { tmpDir } from '../helpers/pyramid.js';
+import { mountTmpfs, unmountTmpfs } from '../helpers/temps.js';
+
+afterAll(unmountTmpfs);
 
 const twins: Array<[string, () => WorkDir]> = [
   ['on disk', () => new DiskWorkDir(path.join(tmpDir('mudm-work'), 'w'))],
@@ -73,6 +77,22 @@ describe('the work directory on disk', () => {
     w.destroy();
     expect(openFds()).toBe(before);
     expect(fs.existsSync(w.root)).toBe(false);
+  });
+});
+
+describe('the work directory on a read-only volume (a step on a machine that mounts the shared volume read-only)', () => {
+  const vol = mountTmpfs('1m');
+  it.skipIf(!vol)(vol ? 'says so for every folder a step makes, not ENOENT' : 'SKIPPED: cannot mount a tmpfs here (needs root with CAP_SYS_ADMIN)', () => {
+    const root = path.join(vol as string, 'out', '.mudm-work');
+    fs.mkdirSync(root, { recursive: true });
+    expect(spawnSync('mount', ['-o', 'remount,ro', vol as string]).status).toBe(0);
+    const w = new DiskWorkDir(root, { pid: 101, start: 's101', alive: () => false });
+    const refused = (write: () => void, file: string) => expect(write).toThrow(`cannot write ${path.join(root, file)}: read-only file system`);
+    refused(() => w.claimOwner('owners/shard-0.json'), 'owners/shard-0.json');
+    refused(() => w.append('units/0.log', [Uint8Array.of(1)]), 'units/0.log');
+    refused(() => w.writeJson('shards/0.json', {}), 'shards/0.json');
+    const other = path.join(vol as string, 'other', '.mudm-work');
+    expect(() => new DiskWorkDir(other, { pid: 101, alive: () => false }).claim()).toThrow(`cannot write ${other}: read-only file system`);
   });
 });
 
