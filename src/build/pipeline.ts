@@ -26,7 +26,7 @@ import { UnitLog } from './unit-log.js';
 import { buildReport, everyChannelWarning, nothingPlaced, noValidFeature, planesWithPbf, planPreview, sumMarkers, writePreviews } from './report.js';
 import { outlierWarning } from '../report/format.js';
 import {
-  PLAN_VERSION, checkSamePlan, checkShardIndex, failedBuild, claimedMessage, stillRunning, takeOver, checkShardsDone, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone,
+  PLAN_VERSION, checkSamePlan, checkShardIndex, failedBuild, failedStep, claimedMessage, stillRunning, takeOver, checkShardsDone, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone,
   resumablePlan, savePlan, shardUnits, spillRoot, workDirFor, type PlanFile,
 } from './state.js';
 import { PLANNED_RECORDS, recordSizes, refuseUnplanned } from './planned-records.js';
@@ -203,6 +203,7 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
   ownStep(work, `shard-${shard}`, `build-shard: shard ${shard} is running already`);
   // From the claim on, every way out releases it: a claim left behind would keep this process's later runs out.
   let sink: TileSink | undefined, pool: Pool | undefined;
+  let failed = false;
   try {
     const step: Step = { kind: 'shard', shard };
     const units = shardUnits(planFile.units, shard, planFile.shards);
@@ -217,11 +218,12 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
     const { resumed } = await tileLevels({ config, planFile, sink, work, units: log, pool, io, t0: performance.now() }, units, store, false);
     markShardDone(work, shard, units, planFile, partsOf(work, step));
     return { units: units.length, skipped: resumed };
+  } catch (err) {
+    failed = true;
+    throw failedStep(err, work, `shard ${shard}`, `run build-shard --shard ${shard} again`);
   } finally {
-    work.release();
-    work.close();
-    await sink?.close?.();
-    await pool?.close();
+    // A part's close fails too on a full disk: the error in flight, which says what to do, is the one thrown.
+    await cleanUp(failed, () => work.release(), () => work.close(), () => sink?.close?.(), () => pool?.close());
   }
 }
 
@@ -237,6 +239,7 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   ownStep(work, 'finalize', `finalize: ${config.options.out} is being finalized already`);
   // From the claim on, every way out releases it (see buildShard).
   let sink: TileSink | undefined, pool: Pool | undefined;
+  let failed = false;
   try {
     const units = new UnitLog(work, planFile.id);
     if (planFile.archive) refuseBuildParts(work, 'finalize');
@@ -263,11 +266,11 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
     });
     work.destroy();
     return report;
+  } catch (err) {
+    failed = true;
+    throw failedStep(err, work, 'finalize', 'run finalize again');
   } finally {
-    work.release();
-    work.close();
-    await sink?.close?.();
-    await pool?.close();
+    await cleanUp(failed, () => work.release(), () => work.close(), () => sink?.close?.(), () => pool?.close());
   }
 }
 

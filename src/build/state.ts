@@ -358,17 +358,24 @@ export function failedBuild(err: unknown, work: WorkDir, at: FailedAt): { keep: 
     return { keep, error: keep ? err : new InterruptedError(err.message, false) };
   }
   // A system call that failed (errno): what the build wrote until then stands, and the build goes on from it.
-  if (err instanceof OutputError && !(err instanceof WorkStateError) && err.errno !== undefined && (at.tiling || at.resume) && reachable) {
-    return { keep: true, error: new OutputError(`${err.message}${keptForResume(work, err.errno)}`, err.path, err.errno) };
-  }
+  if (failedWrite(err) && (at.tiling || at.resume) && reachable) return { keep: true, error: failedStep(err, work, 'the build', 'run the same build with --resume') };
   return { keep: at.resume && (err instanceof UsageError || err instanceof OutputError), error: err };
 }
 
-/** What a build stopped by a failed write keeps, and when `--resume` continues it. */
-function keptForResume(work: WorkDir, errno: string): string {
-  const full = errno === 'ENOSPC' || errno === 'EDQUOT';
-  const kept = `what the build wrote is kept (its tiles so far, and its state in ${where(work)})`;
-  return full
-    ? `. The disk is full: ${kept}; free some space, then run the same build with --resume to continue it`
-    : `. ${kept[0].toUpperCase()}${kept.slice(1)}; once the build can write there, run the same build with --resume to continue it`;
+/** A write the system refused (errno: a full disk, no permission), not a refusal of the tool's own. */
+const failedWrite = (err: unknown): OutputError | undefined => (err instanceof OutputError && !(err instanceof WorkStateError) && err.errno !== undefined ? err : undefined);
+
+/**
+ * A step (`who`: the build, shard I, finalize) stopped by a failed write keeps what it wrote: its error says so, and
+ * how to go on (`again`) once it can write; any other error is as it was.
+ */
+export function failedStep(err: unknown, work: WorkDir, who: string, again: string): unknown {
+  const failed = failedWrite(err);
+  if (failed?.errno === undefined) return err;
+  const full = failed.errno === 'ENOSPC' || failed.errno === 'EDQUOT';
+  const kept = `what ${who} wrote is kept (its tiles so far, and its state in ${where(work)})`;
+  const more = full
+    ? `. The disk is full: ${kept}; free some space, then ${again} to continue it`
+    : `. ${kept[0].toUpperCase()}${kept.slice(1)}; once ${who === 'the build' ? 'the build' : 'it'} can write there, ${again} to continue it`;
+  return new OutputError(`${failed.message}${more}`, failed.path, failed.errno);
 }
