@@ -220,6 +220,8 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
     return { units: units.length, skipped: resumed };
   } catch (err) {
     failed = true;
+    // Finalized while it ran (this a duplicate of a shard done): the output is whole, and there is nothing to do.
+    if (finalizedAlready(work, config.options.out, io, ` for shard ${shard}`)) return { units: 0, skipped: 0, finalized: true };
     throw failedStep(err, work, `shard ${shard}`, `run build-shard --shard ${shard} again`);
   } finally {
     // A part's close fails too on a full disk: the error in flight, which says what to do, is the one thrown.

@@ -5,14 +5,18 @@ import path from 'node:path';
 import { describeFsError, OutputError, systemCode } from '../report/errors.js';
 
 /**
- * `mkdir -p dir`; returns the first directory it created (undefined when `dir` existed). A failure carries the code
- * of the first directory that could not be made (EROFS, EACCES, ENOTDIR), not the ENOENT a recursive mkdir reports
- * when a parent cannot be created.
+ * `mkdir -p dir` (with `within`, only the folders below that one, which must be there); returns the first directory
+ * it created (undefined when `dir` existed). A failure carries the code of the first directory that could not be
+ * made (EROFS, EACCES, ENOTDIR), not the ENOENT a recursive mkdir reports when a parent cannot be created.
  */
-export function makeDirectory(dir: string): string | undefined {
+export function makeDirectory(dir: string, within?: string): string | undefined {
   // One level at a time, not `recursive`: Node's recursive mkdir spins for ever, deaf to signals, where mkdir says
   // ENOENT under a parent that exists (-o /proc/x); made alone, each fails with its reason.
   const { existing, missing } = existingAncestor(dir);
+  // Below `within` only: that folder gone, it is not made again (nor is it by a mkdir below it, which fails ENOENT).
+  if (within !== undefined && path.relative(path.resolve(within), existing).startsWith('..')) {
+    throw Object.assign(new Error(`ENOENT: no such file or directory, mkdir '${within}'`), { code: 'ENOENT', path: within });
+  }
   let first: string | undefined;
   let at = existing;
   for (const name of missing) {

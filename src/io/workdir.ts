@@ -4,86 +4,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { describeFsError, WorkStateError } from '../report/errors.js';
+import type { WorkDir } from './workdir-contract.js';
 import { makeDirectory, removeMadeDirectories, writeParts } from './dirs.js';
 import { sweepAside } from './aside.js';
 import { CLAIMING, createOnly, LEASE_MS, OWNER_FILE, OWNERS_DIR, ownerOf, parseOwner, readText, RecordKeeper, removeIfSame, RETIRING, sinceRefresh, TAKEOVER, whoIs, type Owner, type ProcessProbe } from './owner-file.js';
 
 export { isAside, OWNER_FILE, OWNERS_DIR, type ProcessProbe } from './owner-file.js';
 
-/** Durable state between the steps of a build (plan, build-shard, finalize) and across an interruption (resume). */
-export interface WorkDir {
-  /** Directory for spilled unit records, or undefined for a memory-only twin. */
-  readonly root: string | undefined;
-  writeJson(rel: string, value: unknown): void;
-  readJson<T>(rel: string): T | undefined;
-  /** Writes the parts one after the other as one file, atomically. */
-  writeBytes(rel: string, parts: readonly Uint8Array[]): void;
-  readBytes(rel: string): Uint8Array | undefined;
-  /**
-   * Appends the parts to a file (made with its folder when missing); a kill may leave the last append cut short. The
-   * file stays open for the next append until `close`, `removeFolder` or `destroy`.
-   */
-  append(rel: string, parts: readonly Uint8Array[]): void;
-  /** Closes the files kept open for appending (a later append opens them again). */
-  close(): void;
-  /** This process's step ended: the records it made (`own`, `claimOwner`) say so to other machines, and are no longer kept fresh. */
-  release(): void;
-  /** `length` bytes at `offset`, or undefined when the file is missing or shorter. */
-  readRange(rel: string, offset: number, length: number): Uint8Array | undefined;
-  exists(rel: string): boolean;
-  /** Names of the entries of a folder, sorted; [] when it does not exist. */
-  list(rel: string): string[];
-  /** Removes a folder and all it holds, or a single file. */
-  removeFolder(rel: string): void;
-  /** Removes the whole work directory. */
-  destroy(): void;
-  /** Bytes of a file, or undefined when it is missing. */
-  size(rel: string): number | undefined;
-  /**
-   * Why what is at the work directory's place is not a build's state (a file, a link, a folder of other files), so
-   * that neither --force removes it nor a build takes it for another's; undefined when it is one, or nothing is there.
-   */
-  foreign(): string | undefined;
-  /**
-   * Makes the work directory for a new build, which must not find one (an interrupted, running or sharded build's
-   * state): a WorkStateError then, with nothing touched. Two builds started into one output cannot both claim it.
-   */
-  claim(): void;
-  /**
-   * Whether the work directory is a build's that ended before it had a plan (killed while reading), or a `plan`'s
-   * for shards that ended before its end: its owner is recorded and no longer runs, and there is nothing to continue.
-   * A new build may replace it without --force.
-   */
-  abandoned(): boolean;
-  /**
-   * Removes the work directory of a build that has ended (`--force`, or `abandoned`), moved aside first so that no
-   * process removes one another has claimed since it looked: then a WorkStateError, and it stays.
-   */
-  retire(): void;
-  /**
-   * Removes what a claim or a removal of this work directory killed part-way left beside it (`NAME.retiring-TAG`,
-   * `NAME.claiming-TAG`) when it holds only a build's state, but a claim under way and state a `retire` is about to
-   * put back (their owner runs); never anything else.
-   */
-  sweep(): void;
-  /**
-   * Records this process as the build working here (a build after `claim`, a resumed build taking it over, a plan
-   * while it reads: it removes the record once the plan is written, as shards work in what it leaves).
-   */
-  own(as?: string): void;
-  /**
-   * A process recorded as working here (a build, or a shard in `owners/`; `only`: the one that file records) when it
-   * is another one still running: "pid N" (and its machine) and the file that records it. On this machine known by
-   * its pid and start (a pid reused is not it); on another one, sharing the volume, by its record kept fresh (LEASE_MS).
-   */
-  liveOwner(only?: string): { who: string; file: string } | undefined;
-  /**
-   * Records this process in `as` unless another one running is recorded there (then it, as
-   * `liveOwner` says, and nothing is written): two processes claiming at once cannot both get it, the file made by an
-   * exclusive link, and one left by a process that ended replaced only as it was seen (under a lock beside it).
-   */
-  claimOwner(as: string): { who: string; file: string } | undefined;
-}
+export type { WorkDir } from './workdir-contract.js';
 
 /**
  * What a build's work directory holds: its owner or plan from its start, then these folders. A folder of only such
@@ -111,8 +39,12 @@ export class DiskWorkDir implements WorkDir {
   private readonly keeper = new RecordKeeper();
   /** The first folder `claim` made on the way to the work directory (OUT, when only the work directory goes there). */
   private madeParent: string | undefined;
+  /** Whether the work directory has been there for this process: from then on, it is never made again. */
+  private established: boolean;
   /** Without `processes`, no owner is recorded or looked for. */
-  constructor(readonly root: string, private readonly processes?: ProcessProbe) {}
+  constructor(readonly root: string, private readonly processes?: ProcessProbe) {
+    this.established = fs.existsSync(root);
+  }
 
   /** This build's owner record; from the first one made until `release` or `destroy`, it counts as running in `p`. */
   private ownerRecord(p: ProcessProbe): Owner {
@@ -149,13 +81,13 @@ export class DiskWorkDir implements WorkDir {
     try {
       let fd = this.appending.get(full);
       if (fd === undefined) {
-        makeDirectory(path.dirname(full));
+        this.makeFolderOf(full);
         fd = fs.openSync(full, 'a');
         this.appending.set(full, fd);
       }
       writeParts(fd, parts);
     } catch (err) {
-      throw describeFsError(err, full);
+      throw this.writeError(err, full);
     }
   }
 
@@ -189,7 +121,7 @@ export class DiskWorkDir implements WorkDir {
     const full = path.join(this.root, rel);
     const tmp = `${full}.tmp-${this.tag}`;
     try {
-      makeDirectory(path.dirname(full));
+      this.makeFolderOf(full);
       const fd = fs.openSync(tmp, 'w');
       try {
         write(fd);
@@ -199,8 +131,23 @@ export class DiskWorkDir implements WorkDir {
       fs.renameSync(tmp, full);
     } catch (err) {
       fs.rmSync(tmp, { force: true });
-      throw describeFsError(err, full);
+      throw this.writeError(err, full);
     }
+  }
+
+  /**
+   * Makes the folders of `full` in the work directory; the work directory itself only until it is there. A step
+   * whose work directory was removed while it ran (finalize ended under a duplicate shard) does not make it again:
+   * a work directory of one stray marker in a finished output would stop every later step there.
+   */
+  private makeFolderOf(full: string): void {
+    makeDirectory(path.dirname(full), this.established ? this.root : undefined);
+  }
+
+  /** A failed write as an error: the work directory gone (removed by another step) said so, not as the file's ENOENT. */
+  private writeError(err: unknown, full: string): Error {
+    if (this.established && !fs.existsSync(this.root)) return new WorkStateError(`${this.root} was removed while this step ran (finalize, or plan --force, of this output), so ${full} was not written`, this.root);
+    return describeFsError(err, full);
   }
 
   exists(rel: string): boolean {
@@ -284,6 +231,7 @@ export class DiskWorkDir implements WorkDir {
         // A rename onto a directory that holds anything fails: of two builds, one gets the place.
         fs.renameSync(made, this.root);
       }
+      this.established = true;
     } catch (err) {
       if (made !== this.root) fs.rmSync(made, { recursive: true, force: true });
       const code = (err as { code?: string }).code;
@@ -348,7 +296,7 @@ export class DiskWorkDir implements WorkDir {
     const tmp = `${full}.tmp-${this.tag}`;
     const busy = (o: Owner | undefined) => ({ who: o ? whoIs(o, full) : 'another process', file: full });
     try {
-      makeDirectory(path.dirname(full));
+      this.makeFolderOf(full);
       let contended = false;
       // Enough rounds to outwait a few other claimants' takeovers (each a few milliseconds).
       for (let attempt = 0; attempt < 50; attempt++) {
@@ -369,7 +317,7 @@ export class DiskWorkDir implements WorkDir {
       if (contended) return { who: 'another process, replacing the record of one that ended', file: full };
       return busy(parseOwner(readText(full) ?? ''));
     } catch (err) {
-      throw describeFsError(err, full);
+      throw this.writeError(err, full);
     }
   }
 

@@ -8,6 +8,7 @@ import { DiskWorkDir, type WorkDir } from '../../src/io/workdir.js';
 import { MemoryWorkDir } from '../../src/io/workdir-memory.js';
 import { LEASE_MS, REFRESH_MS } from '../../src/io/owner-file.js';
 import { writeParts } from '../../src/io/dirs.js';
+import { WorkStateError } from '../../src/report/errors.js';
 import { tmpDir } from '../helpers/pyramid.js';
 import { mountTmpfs, unmountTmpfs } from '../helpers/temps.js';
 
@@ -57,6 +58,20 @@ describe.each(twins)('work directory %s', (_, make) => {
 });
 
 describe('the work directory on disk', () => {
+  it('once it was there, is not made again by a step whose work directory another step removed (finalize under a late shard)', () => {
+    const root = path.join(tmpDir('mudm-work'), 'w');
+    fs.mkdirSync(root);
+    const shard = new DiskWorkDir(root);
+    shard.append('units/a.log', [Uint8Array.of(1)]);
+    new DiskWorkDir(root).destroy();
+    const gone = `${root} was removed while this step ran (finalize, or plan --force, of this output), so`;
+    expect(() => shard.writeJson('shards/1.json', {})).toThrow(`${gone} ${path.join(root, 'shards/1.json')} was not written`);
+    expect(() => shard.writeJson('plan.json', {})).toThrow(`${gone} ${path.join(root, 'plan.json')} was not written`);
+    shard.close();
+    expect(() => shard.append('units/a.log', [Uint8Array.of(2)])).toThrow(WorkStateError);
+    expect(fs.existsSync(root)).toBe(false);
+  });
+
   it('keeps a file open between appends, and closes it on close, removal and destroy; appends after a close go on', () => {
     const openFds = () => fs.readdirSync('/proc/self/fd').length;
     const w = new DiskWorkDir(path.join(tmpDir('mudm-work'), 'w'));
