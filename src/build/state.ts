@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Properties } from '../model/feature.js';
 import type { Multiscale } from '../model/multiscale.js';
 import type { Vocabularies } from '../model/vocabulary.js';
-import { DiskWorkDir, OWNER_FILE, REMOVING_FILE, type ProcessProbe, type WorkDir } from '../io/workdir.js';
+import { DiskWorkDir, OWNER_FILE, OWNERS_DIR, REMOVING_FILE, type ProcessProbe, type WorkDir } from '../io/workdir.js';
 import { MemoryWorkDir } from '../io/workdir-memory.js';
 import { existingAncestor } from '../io/dirs.js';
 import { archiveWorkDir } from '../archive/archive-names.js';
@@ -305,7 +305,12 @@ export function checkShardsDone(work: WorkDir, planFile: PlanFile, units: Pick<U
     // A shard done once and then tiled anew (its part was damaged) has its marker, not all its units.
     const owning = [...new Set(missingUnits.map((u) => planFile.units.indexOf(u) % planFile.shards))].filter((i) => !missingShards.includes(i));
     const shards = [...missingShards, ...owning].sort((a, b) => a - b);
-    throw new WorkStateError(`cannot finalize: shard(s) ${shards.join(', ')} not complete, ${missingUnits.length} unit(s) missing; run build-shard for them`, work.root);
+    // One still running (a workflow that started finalize too early) is waited for, not run again: that run is refused.
+    const running = shards.flatMap((i) => { const r = work.liveOwner(`${OWNERS_DIR}/shard-${i}.json`); return r ? [`shard ${i} (${r.who})`] : []; });
+    const others = shards.length - running.length;
+    const todo = running.length === 0 ? 'run build-shard for them'
+      : `${running.join(', ')} ${running.length === 1 ? 'is' : 'are'} still running: run finalize again once ${running.length === 1 ? 'it ends' : 'they end'}${others > 0 ? ', and build-shard for the others' : ''}`;
+    throw new WorkStateError(`cannot finalize: shard(s) ${shards.join(', ')} not complete, ${missingUnits.length} unit(s) missing; ${todo}`, work.root);
   }
   for (let i = 0; i < planFile.shards; i++) {
     const marker = work.readJson<ShardMarker>(`shards/${i}.json`);

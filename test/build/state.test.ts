@@ -93,6 +93,22 @@ describe('shards and fingerprints', () => {
     expect(refusal(() => check({ ...p, id: 'plan-b' }))).toBe('cannot finalize: shard 0 was built for another plan than the one in the work directory (copied in from another build?): its tiles and records are not this plan\'s; start over with plan --force');
   });
 
+  it('finalize started while a shard runs (a workflow that did not wait for it) says to wait for it, not to run it again', () => {
+    const root = path.join(tmpDir('mudm-state'), 'w');
+    fs.mkdirSync(path.join(root, 'owners'), { recursive: true });
+    // Shard 1 on another machine sharing the volume, its record fresh; shard 0 not started.
+    fs.writeFileSync(path.join(root, 'owners/shard-1.json'), JSON.stringify({ pid: 4242, host: 'node-b.cluster', start: 's4242' }));
+    const work = new DiskWorkDir(root, { pid: 101, start: 's101', alive: () => false });
+    const units = [unit('0/0/0/0/0'), unit('0/0/0/0/1'), unit('0/0/0/1/0')];
+    const p = { ...planFile(units, 2), id: 'plan-a' };
+    const check = () => checkShardsDone(work, p, new UnitLog(work), () => new Map());
+    const running = 'shard 1 \\(pid 4242 on node-b\\.cluster, whose record was refreshed \\d s ago; a record no longer refreshed counts as ended 180 s after\\) is still running: run finalize again once it ends';
+    expect(refusal(check)).toMatch(new RegExp(`^cannot finalize: shard\\(s\\) 0, 1 not complete, 3 unit\\(s\\) missing; ${running}, and build-shard for the others$`));
+    for (const u of [units[0], units[2]]) new UnitLog(work).write(0, marker(u.key), []);
+    markShardDone(work, 0, [units[0], units[2]], p, new Map());
+    expect(refusal(check)).toMatch(new RegExp(`^cannot finalize: shard\\(s\\) 1 not complete, 1 unit\\(s\\) missing; ${running}$`));
+  });
+
   it('the fingerprint follows the inputs, the output-changing options and the image size however given', () => {
     const inputs = [{ source: { name: 'a.json' }, fingerprint: '10:1' }];
     const base = fingerprintOf(inputs, resolveBuildConfig({ out: 'o' }));
