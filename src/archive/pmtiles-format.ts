@@ -44,7 +44,8 @@ export interface PmtilesHeader {
   centerLat: number;
 }
 
-const MAGIC = 'PMTiles';
+/** The first bytes of every PMTiles v3 file. */
+export const MAGIC = 'PMTiles';
 const VERSION = 3;
 const TWO_32 = 2 ** 32;
 

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { besideArchive, folderArchiveProblem, folderMemberProblem, listedArchives, notTheDescriptor, type ArchiveFormat } from '../archive/archive-names.js';
-import { Compression, TileType, type PmtilesHeader } from '../archive/pmtiles-format.js';
+import { Compression, MAGIC, TileType, type PmtilesHeader } from '../archive/pmtiles-format.js';
 import { MAX_TILE, openPmtiles, type PmtilesArchive } from '../archive/pmtiles-reader.js';
 import type { TilesetDescriptor } from '../model/descriptor.js';
 import { InputError, UsageError } from '../report/errors.js';
@@ -263,14 +263,14 @@ export async function openPyramidReader(target: string): Promise<PyramidReader &
  */
 function otherFile(target: string): string | undefined {
   if (/\.pmtiles$/i.test(target) || !fs.statSync(target).isFile()) return undefined;
-  const head = Buffer.alloc(7);
+  const head = Buffer.alloc(MAGIC.length);
   const fd = fs.openSync(target, 'r');
   try {
-    fs.readSync(fd, head, 0, 7, 0);
+    fs.readSync(fd, head, 0, MAGIC.length, 0);
   } finally {
     fs.closeSync(fd);
   }
-  if (head.toString('latin1') === 'PMTiles') return undefined;
+  if (head.toString('latin1') === MAGIC) return undefined;
   const tile = tileFileRoot(target);
   if (tile) return `${target} is a tile of the pyramid ${tile.root}: give the pyramid (${tile.root}), or to read this tile, inspect ${tile.root} ${tile.address}`;
   return `${target} is neither a pyramid directory nor a PMTiles archive: give the folder that holds tileset.json, or a .pmtiles file (an input file is checked by mudm-tiles validate)`;

@@ -2,6 +2,7 @@
 import type { MultiPolygon, Polygon, Position } from '../model/geometry.js';
 import type { Feature } from '../model/feature.js';
 import { traceLabelRings, type LabelMask, type LabelRings } from './trace.js';
+import { emptyBox, growBox } from '../tiling/flat.js';
 
 export interface LabelProperties {
   label: number;
@@ -112,19 +113,16 @@ function ownerOf(rings: LabelRings, h: number, outers: number[], near: (px: numb
  * components and holes: testing each hole against every outer ring took 30 s at 7,744 rings and grew as their square.
  */
 function nearOuters(rings: LabelRings, outers: number[]): (px: number, py: number) => Iterable<number> {
-  const xy = rings.xy, n = outers.length;
+  const n = outers.length;
   const box = new Float64Array(4 * n);
-  let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+  // Every ring's box, then theirs (a box is two positions, so growing by boxes is their union).
   for (let k = 0; k < n; k++) {
-    const s = rings.start[outers[k]], e = s + rings.length[outers[k]];
-    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-    for (let i = s; i < e; i++) {
-      const x = xy[2 * i], y = xy[2 * i + 1];
-      if (x < x0) x0 = x; if (x > x1) x1 = x; if (y < y0) y0 = y; if (y > y1) y1 = y;
-    }
-    box.set([x0, y0, x1, y1], 4 * k);
-    minX = Math.min(minX, x0); minY = Math.min(minY, y0); maxX = Math.max(maxX, x1); maxY = Math.max(maxY, y1);
+    const s = rings.start[outers[k]];
+    growBox(emptyBox(box.subarray(4 * k, 4 * k + 4)), rings.xy.subarray(2 * s, 2 * (s + rings.length[outers[k]])));
   }
+  const all = emptyBox(new Float64Array(4));
+  growBox(all, box);
+  const [minX, minY, maxX, maxY] = all;
   const side = Math.max(1, Math.sqrt(((maxX - minX) * (maxY - minY)) / n));
   const cols = Math.max(1, Math.ceil((maxX - minX) / side)), rows = Math.max(1, Math.ceil((maxY - minY) / side));
   const col = (x: number) => Math.min(cols - 1, Math.floor((x - minX) / side));

@@ -46,7 +46,7 @@ export function planeOfPrefix(prefix: string): Plane {
 export function channelsOf(keys: Iterable<string>): number[] {
   const channels = new Set<number>();
   for (const k of keys) {
-    const c = Number(k.slice(k.indexOf('/') + 1, k.indexOf('/', k.indexOf('/') + 1)));
+    const { c } = parseUnitKey(k).plane;
     if (c !== EVERY_CHANNEL) channels.add(c);
   }
   return channels.size === 0 ? [0] : [...channels].sort((a, b) => a - b);
