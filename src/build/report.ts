@@ -248,13 +248,12 @@ export function maskSizeWarning(file: string, mask: { width: number; height: num
   ];
 }
 
-/** Polygons in one traced feature from which it is named: a binary or class mask, whose tiling grows with its square. */
+/** Polygons in one traced feature from which it is named: a binary or class mask, one feature for all its objects. */
 const MANY_PIECES = 1000;
 
 /**
- * Counts the features of a made source (a traced label mask) in very many polygons. Each work unit reads such a
- * feature whole, so its tiling grows with the square of the mask: a 0/255 mask of 8,000 × 8,000 px (one label in
- * 8,095 pieces) took 37 s to tile, one of 20,000 × 20,000 px (49,506 pieces) more than half an hour.
+ * Counts the features of a made source (a traced label mask) in very many polygons: one id, one hover card and one
+ * thinning decision for thousands of objects, which is seldom what a mask of 0/255 or of classes meant.
  */
 export class ManyPieces {
   private first: { id: unknown; polygons: number; vertices: number } | undefined;
@@ -274,7 +273,7 @@ export class ManyPieces {
     if (f === undefined) return undefined;
     const others = this.others > 0 ? `, and ${this.others} other label(s) in ${MANY_PIECES.toLocaleString('en-US')} or more` : '';
     return [
-      `${file}: label ${String(f.id)} is in ${f.polygons.toLocaleString('en-US')} pieces, one feature of ${f.vertices.toLocaleString('en-US')} vertices${others}: a binary or class mask? Every work unit reads such a feature whole, and its tiling grows with the square of the mask (hours at 20,000 × 20,000 px): give each piece a label of its own (scikit-image: measure.label) for a feature each`,
+      `${file}: label ${String(f.id)} is in ${f.polygons.toLocaleString('en-US')} pieces, one feature of ${f.vertices.toLocaleString('en-US')} vertices${others}: a binary or class mask? It is one feature: one id, one hover card and one thinning decision for all its pieces; give each piece a label of its own (scikit-image: measure.label) for a feature each`,
       { event: 'mask-pieces', file, label: f.id, polygons: f.polygons, vertices: f.vertices, others: this.others },
     ];
   }

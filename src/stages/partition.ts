@@ -4,7 +4,9 @@ import path from 'node:path';
 import { grown } from '../bytes.js';
 import { appendParts, makeDirectory } from '../io/dirs.js';
 import { describeFsError } from '../report/errors.js';
-import { setHome } from './record.js';
+import { partialRecord, recordPieces, setHome } from './record.js';
+import { centroidIn, type Pieces } from './record-stream.js';
+import type { Rect } from '../tiling/clip.js';
 import { pointerRecord, SHARED_FILE } from './shared-records.js';
 import { cellKey, compareUnitKeys, unitFileName, unitKeyOfFileName } from './unit-key.js';
 
@@ -221,6 +223,8 @@ export class RecordRouter {
   /** What the scratch keeps between tasks at most: a task with a huge record does not hold its memory for the rest. */
   private static readonly KEPT = 8 << 20;
   private scratch = new Uint8Array(1 << 16);
+  /** The scratch's numbers (records in it start 8-byte aligned): where a large MultiPolygon's pieces are read. */
+  private f64 = new Float64Array(this.scratch.buffer);
   private used = 0;
   /** Per placement, four numbers: the cell's index in `keys`, where the record is in `scratch`, its length, home (1). */
   private places = new Uint32Array(1 << 14);
@@ -239,19 +243,51 @@ export class RecordRouter {
     if (x0 > x1 || y0 > y1) return 0;
     const cells = (x1 - x0 + 1) * (y1 - y0 + 1);
     if (cells > maxCells) return cells;
-    const at = this.used;
-    if (at + record.length > this.scratch.length) this.scratch = grown(this.scratch, at, record.length) as Uint8Array<ArrayBuffer>;
-    this.scratch.set(record, at);
-    this.used = at + record.length;
+    const at = this.keep(record);
+    const pieces = cells > 1 ? recordPieces(this.f64, at) : null;
     for (let cy = y0; cy <= y1; cy++) {
       for (let cx = x0; cx <= x1; cx++) {
         const key = cellKey(prefix, cx, cy);
         let k = this.keys.get(key);
         if (k === undefined) this.keys.set(key, (k = this.keys.size));
-        this.place(k, at, record.length, cx === hx && cy === hy);
+        const home = cx === hx && cy === hy;
+        if (pieces === null || home) this.place(k, at, record.length, home);
+        else this.placeNear(k, at, record.length, pieces, { minX: cx * cell - pad, minY: cy * cell - pad, maxX: (cx + 1) * cell + pad, maxY: (cy + 1) * cell + pad });
       }
     }
     return cells;
+  }
+
+  /** Copies a record into the scratch buffer; returns where it is. */
+  private keep(record: Uint8Array): number {
+    const at = this.used;
+    if (at + record.length > this.scratch.length) {
+      this.scratch = grown(this.scratch, at, record.length) as Uint8Array<ArrayBuffer>;
+      this.f64 = new Float64Array(this.scratch.buffer);
+    }
+    this.scratch.set(record, at);
+    this.used = at + record.length;
+    return at;
+  }
+
+  /**
+   * Places in cell `k`, which is not its home, what its stored cell and buffer `r` hold of a large MultiPolygon
+   * (the whole at `at` in the scratch, `pieces` from `recordPieces`): its polygons that meet `r`, or nothing when none
+   * does. The whole when its centroid lies in `r` (were every polygon to collapse, the point standing for it there
+   * would need them all), or when every polygon meets `r`. Each polygon goes where it would go as a feature of its
+   * own, so a unit gathering cells finds every one its tiles reach.
+   */
+  private placeNear(k: number, at: number, length: number, pieces: Pieces, r: Rect): void {
+    const { boxes, lod } = pieces;
+    if (centroidIn(lod, r)) { this.place(k, at, length, false); return; }
+    const near: number[] = [];
+    for (let p = 0, b = 0; b < boxes.length; p++, b += 4) {
+      if (boxes[b] <= r.maxX && boxes[b + 2] >= r.minX && boxes[b + 1] <= r.maxY && boxes[b + 3] >= r.minY) near.push(p);
+    }
+    if (near.length === 0) return;
+    if (4 * near.length === boxes.length) { this.place(k, at, length, false); return; }
+    const part = partialRecord(this.f64, at, pieces, near);
+    this.place(k, this.keep(part), part.length, false);
   }
 
   /**
@@ -304,7 +340,7 @@ export class RecordRouter {
     this.keys.clear();
     this.used = 0;
     this.placed = 0;
-    if (this.scratch.length > RecordRouter.KEPT) this.scratch = new Uint8Array(1 << 16);
+    if (this.scratch.length > RecordRouter.KEPT) { this.scratch = new Uint8Array(1 << 16); this.f64 = new Float64Array(this.scratch.buffer); }
     if (this.places.length > RecordRouter.KEPT >> 2) this.places = new Uint32Array(1 << 14);
     return chunks;
   }

@@ -3,6 +3,8 @@ import type { Mesh } from '../model/geometry.js';
 import { emptyBox, flatFeatureOf, growBox, tagsOf, type FeatureTags, type Flat, type FlatFeature, type PbfValue, type TileGeometry } from '../tiling/flat.js';
 import { headTextOf } from './encode-json.js';
 import { grown } from '../bytes.js';
+import { centroidIn, G, piecesOf, StreamReader, type Pieces } from './record-stream.js';
+import type { Rect } from '../tiling/clip.js';
 
 // Record layout, native byte order (every platform Node ships for is little-endian), 8-byte aligned so the numbers
 // can be read through one Float64Array over the whole unit:
@@ -16,11 +18,12 @@ import { grown } from '../bytes.js';
 // heads for them was ≈7% of a worker): u32 bytes after this field | u8 has id | f64 id when it has
 //   | u32 n, layer id | u32 count | per tag: u32 n, key | u8 kind (0 string, 1 number, 2 false, 3 true)
 //   | u32 n, string or f64 number; strings UTF-8, numbers little-endian and unaligned.
-const HOME = 1, LOD = 2, MESHES = 4;
+// A partial record (flagged, with lod) holds some polygons of a large MultiPolygon; after its lod come their indexes
+// in the whole.
+const HOME = 1, LOD = 2, MESHES = 4, PARTIAL = 16;
 /** Flag of a pointer to a record stored once for many cells (shared-records.ts), which readers replace before reading. */
 export const SHARED_FLAG = 8;
 const HEADER = 24;
-const enum G { Point = 1, MultiPoint, LineString, MultiLineString, Polygon, MultiPolygon, Mesh, Collection }
 const CODE = { Point: G.Point, MultiPoint: G.MultiPoint, LineString: G.LineString, MultiLineString: G.MultiLineString, Polygon: G.Polygon, MultiPolygon: G.MultiPolygon } as const;
 
 const encoder = new TextEncoder();
@@ -214,6 +217,43 @@ export function setHome(buf: Uint8Array, at: number, home: boolean): void {
 }
 
 /**
+ * The pieces (`piecesOf`) of the record at byte `at` of the buffer `f64` views (from its start), null for any record
+ * but a MultiPolygon of NEAR_PIECES polygons or more. Any other record costs one look at its first number.
+ */
+export function recordPieces(f64: Float64Array, at: number): Pieces | null {
+  const base = (at + HEADER) >> 3;
+  if (f64[base] !== G.MultiPolygon) return null;
+  return piecesOf(f64, base, (new Uint32Array(f64.buffer, at + 4, 1)[0] & LOD) !== 0);
+}
+
+/**
+ * A record of the polygons `keep` (indexes, ascending) of the large MultiPolygon whose record is at byte `at` of the
+ * buffer `f64` views (`pieces`, from `recordPieces`), with the whole's lod and their indexes in it: what a cell away
+ * from the feature's home and centroid stores of it. Not home; its tags and head as the whole's.
+ */
+export function partialRecord(f64: Float64Array, at: number, pieces: Pieces, keep: readonly number[]): Uint8Array {
+  const u32 = new Uint32Array(f64.buffer, at, HEADER >> 2);
+  const { starts, lod } = pieces;
+  let count = 2 + 6 + keep.length;
+  for (const k of keep) count += starts[k + 1] - starts[k];
+  const textBytes = u32[4], textAt = at + HEADER + u32[5] * 8;
+  const len = (HEADER + count * 8 + textBytes + 7) & ~7;
+  const out = new Uint8Array(len);
+  const o32 = new Uint32Array(out.buffer), o64 = new Float64Array(out.buffer);
+  o32[0] = len; o32[1] = (u32[1] & ~HOME) | LOD | PARTIAL; o32[4] = textBytes; o32[5] = count;
+  o64[1] = f64[(at >> 3) + 1];
+  let n = HEADER >> 3;
+  o64[n++] = G.MultiPolygon;
+  o64[n++] = keep.length;
+  for (const k of keep) { o64.set(f64.subarray(starts[k], starts[k + 1]), n); n += starts[k + 1] - starts[k]; }
+  o64.set(lod, n);
+  n += 6;
+  for (const k of keep) o64[n++] = k;
+  out.set(new Uint8Array(f64.buffer, textAt, textBytes), n * 8);
+  return out;
+}
+
+/**
  * `lod` (six numbers) as a plain array of doubles. Read one by one: `Array.from` of a typed array view made a view and
  * went through the iterator protocol, for every record read.
  */
@@ -233,6 +273,9 @@ export class RecordReader {
   private end = 0;
   seq = 0;
   home = false;
+  /** Whether the current record is partial (`partialRecord`): `feature()` then sets `pieces` to its polygons' indexes in the whole. */
+  partial = false;
+  pieces: number[] = [];
 
   /** `strings`: the cache of tag strings, shared by the readers of one unit's records. */
   constructor(bytes: Uint8Array, private readonly strings = new StringCache()) {
@@ -250,6 +293,7 @@ export class RecordReader {
     const w = this.at >> 2;
     this.end = this.at + this.u32[w];
     this.home = (this.u32[w + 1] & HOME) !== 0;
+    this.partial = (this.u32[w + 1] & PARTIAL) !== 0;
     this.seq = this.f64[(this.at >> 3) + 1];
     return true;
   }
@@ -274,8 +318,12 @@ export class RecordReader {
     return out;
   }
 
-  /** The current record as a feature of layer index `layerIndex(layer id)`. */
-  feature(layerIndex: (id: string) => number): FlatFeature {
+  /**
+   * The current record as a feature of layer index `layerIndex(layer id)`. With `near` (the reach of the unit reading
+   * it, `partialRecord`'s rule), a large MultiPolygon that is not its own and whose centroid lies outside `near` is
+   * read as its polygons meeting `near`, partial.
+   */
+  feature(layerIndex: (id: string) => number, near?: Rect): FlatFeature {
     const w = this.at >> 2;
     const flags = this.u32[w + 1], textBytes = this.u32[w + 4], count = this.u32[w + 5];
     const base = (this.at + HEADER) >> 3;
@@ -286,8 +334,15 @@ export class RecordReader {
     const { layer, tags } = this.tags(textAt);
     const meshes = flags & MESHES ? JSON.parse(decoder.decode(this.bytes.subarray(headAt + headBytes, textAt + textBytes))) as Mesh[] : [];
     const r = new StreamReader(this.f64, base, meshes);
-    const geom = r.geometry();
-    const lod = flags & LOD ? sixFrom(this.f64, r.i) : undefined;
+    const pieces = near !== undefined && !this.home ? piecesOf(this.f64, base, (flags & LOD) !== 0) : null;
+    const cut = pieces !== null && near !== undefined && !centroidIn(pieces.lod, near) ? r.polygonsNear(pieces, near) : null;
+    const geom = cut?.geom ?? r.geometry();
+    const lod = flags & LOD ? sixFrom(this.f64, r.i) : pieces?.lod;
+    if (flags & PARTIAL) this.pieces = Array.from(this.f64.subarray(r.i + 6, base + count));
+    if (cut !== null) {
+      this.pieces = flags & PARTIAL ? cut.places.map((p) => this.pieces[p]) : cut.places;
+      this.partial = true;
+    }
     return flatFeatureOf(this.seq, layerIndex(layer), geom, lod, undefined, headJson, tags, this.bytes.subarray(textAt, headAt));
   }
 
@@ -317,59 +372,5 @@ export class RecordReader {
     const s = this.strings.get(this.bytes, this.tp + 4, this.tp + 4 + n);
     this.tp += 4 + n;
     return s;
-  }
-}
-
-class StreamReader {
-  constructor(private readonly f: Float64Array, public i: number, private readonly meshes: Mesh[]) {}
-
-  private flat(): Flat {
-    const n = this.f[this.i++];
-    const out = new Array<number>(n);
-    for (let k = 0; k < n; k++) out[k] = this.f[this.i + k];
-    this.i += n;
-    return out;
-  }
-
-  private list<T>(item: () => T): T[] {
-    const n = this.f[this.i++];
-    const out = new Array<T>(n);
-    for (let k = 0; k < n; k++) out[k] = item();
-    return out;
-  }
-
-  /** Grows `b` by the positions of the geometry at `i` (as `geometry()` would read it), moving `i` past it. */
-  extend(b: Float64Array): void {
-    const code = this.f[this.i++] as G;
-    const flat = () => { const n = this.f[this.i++]; growBox(b, this.f.subarray(this.i, this.i + n)); this.i += n; };
-    const times = (each: () => void) => { const n = this.f[this.i++]; for (let k = 0; k < n; k++) each(); };
-    switch (code) {
-      case G.Point: case G.MultiPoint: flat(); return;
-      case G.LineString: case G.MultiLineString: times(flat); return;
-      case G.Polygon: case G.MultiPolygon: times(() => times(flat)); return;
-      case G.Mesh: growBox(b, this.f.subarray(this.i + 1, this.i + 5)); this.i += 5; return;
-      case G.Collection: times(() => this.extend(b)); return;
-      default: throw new Error(`corrupt unit record: geometry code ${String(code)}`);
-    }
-  }
-
-  geometry(): TileGeometry {
-    const code = this.f[this.i++] as G;
-    switch (code) {
-      case G.Point: case G.MultiPoint: return { k: 'points', type: code === G.Point ? 'Point' : 'MultiPoint', xy: this.flat() };
-      case G.LineString: case G.MultiLineString:
-        return { k: 'lines', type: code === G.LineString ? 'LineString' : 'MultiLineString', parts: this.list(() => this.flat()) };
-      case G.Polygon: case G.MultiPolygon:
-        return { k: 'polygons', type: code === G.Polygon ? 'Polygon' : 'MultiPolygon', polys: this.list(() => this.list(() => this.flat())) };
-      case G.Mesh: {
-        const geometry = this.meshes[this.f[this.i]];
-        const i = this.i + 1, f = this.f;
-        const box = [f[i], f[i + 1], f[i + 2], f[i + 3]];
-        this.i += 5;
-        return { k: 'mesh', geometry, box };
-      }
-      case G.Collection: return { k: 'collection', members: this.list(() => this.geometry()) };
-      default: throw new Error(`corrupt unit record: geometry code ${String(code)}`);
-    }
   }
 }

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { tilePad, tilePath, tileSize, type Dim } from '../tiling/space.js';
-import { lodOf, onlyMeshes, type FlatFeature } from '../tiling/flat.js';
+import { lodOf, onlyMeshes, withGeometry, type Flat, type FlatFeature } from '../tiling/flat.js';
 import { Simplifier } from '../tiling/simplify.js';
 import { tileFeatures, TilerScratch } from './tile/tiler.js';
 import { reduceForZoom } from './tile/reduce.js';
@@ -12,7 +12,7 @@ import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder, RecordReader, setHome, StringCache } from './record.js';
 import { resolvePointers, SHARED_FILE } from './shared-records.js';
 import { grown } from '../bytes.js';
-import { boxMeets } from '../tiling/clip.js';
+import { boxMeets, type Rect } from '../tiling/clip.js';
 import type { UnitPlan } from './plan.js';
 import { drawn } from './thinning.js';
 import { PreviewPainter, paintFeature, type PatchArea } from '../raster/paint.js';
@@ -168,6 +168,14 @@ export function* recordSlices(file: string): Generator<Uint8Array> {
 
 const SLICE = 4 << 20;
 
+/** The unit's cell and the buffer of its tiles, one tile unit wider for rounding, in pixels: all its tiles can hold. */
+function reach(task: TileTask): Rect {
+  const { cell } = task.unit;
+  const ts = tileSize(task.spec.side, cell.z);
+  const pad = tilePad(ts);
+  return { minX: cell.x * ts - pad, minY: cell.y * ts - pad, maxX: (cell.x + 1) * ts + pad, maxY: (cell.y + 1) * ts + pad };
+}
+
 /**
  * The records of a part unit: those meeting its cell and buffer, each copied into a buffer of its own (one growing
  * buffer would leave every size it outgrew behind until collected), flagged home when its centre is in the cell.
@@ -175,8 +183,7 @@ const SLICE = 4 << 20;
 function partRecords(task: TileTask): Uint8Array[] {
   const { cell } = task.unit;
   const ts = tileSize(task.spec.side, cell.z);
-  const pad = tilePad(ts);
-  const rect = { minX: cell.x * ts - pad, minY: cell.y * ts - pad, maxX: (cell.x + 1) * ts + pad, maxY: (cell.y + 1) * ts + pad };
+  const rect = reach(task);
   const last = 2 ** cell.z - 1;
   const kept: Uint8Array[] = [];
   const box = new Float64Array(4);
@@ -187,7 +194,8 @@ function partRecords(task: TileTask): Uint8Array[] {
         if (!boxMeets(r.box(box), rect)) continue;
         const record = r.record.slice();
         // The home rule of the router, at this unit's size.
-        setHome(record, 0, homeCell(box[0], box[2], ts, last) === cell.x && homeCell(box[1], box[3], ts, last) === cell.y);
+        // A partial record's box is of some polygons: its feature's home is elsewhere, where the whole is stored.
+        setHome(record, 0, !r.partial && homeCell(box[0], box[2], ts, last) === cell.x && homeCell(box[1], box[3], ts, last) === cell.y);
         kept.push(record);
       }
     }
@@ -206,25 +214,33 @@ function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Uint8Arr
   let features: FlatFeature[] = [];
   let home = new Uint8Array(1024);
   let sorted = true;
+  /** Per feature read from a partial record, its polygons' indexes in the whole (a whole one: undefined). */
+  let pieces: (number[] | undefined)[] = [];
   const strings = new StringCache();
   const sources = task.part ? [{ chunks: partRecords(task) }] : task.sources;
   // A unit of several stored cells (light cells gathered: see COARSER_BYTES) meets the copies of the features along
   // the borders between them: each is decoded once, its copies only lend their home flag.
   const first = sources.length > 1 ? new Map<number, number>() : undefined;
+  const near = reach(task);
   for (const src of sources) {
     for (const bytes of 'chunks' in src ? src.chunks : [readUnitFile(src.path)]) {
       const r = new RecordReader(bytes, strings);
       while (r.next()) {
         if (first !== undefined) {
           const seen = first.get(r.seq);
-          if (seen !== undefined) { if (r.home) home[seen] = 1; continue; }
+          if (seen !== undefined) {
+            if (r.home) home[seen] = 1;
+            if (pieces[seen] !== undefined) joinCopy(features, pieces, seen, r.feature(indexOf, near), r.partial ? r.pieces : undefined);
+            continue;
+          }
           first.set(r.seq, features.length);
         }
         const n = features.length;
         home = grown(home, n, 1);
         home[n] = r.home ? 1 : 0;
         if (n > 0 && features[n - 1].seq >= r.seq) sorted = false;
-        features.push(r.feature(indexOf));
+        features.push(r.feature(indexOf, near));
+        if (r.partial) pieces[n] = r.pieces;
       }
     }
   }
@@ -232,16 +248,43 @@ function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Uint8Arr
   // Records may arrive in any order (a coarser level's come from units finishing in any order), and twice (from
   // stored cells a feature touches): sequence order is the one order, the first copy of a feature the one kept.
   const order = Uint32Array.from(features.keys()).sort((a, b) => features[a].seq - features[b].seq || a - b);
-  const all = features, allHome = home;
+  const all = features, allHome = home, allPieces = pieces;
   features = [];
   home = new Uint8Array(all.length);
+  pieces = [];
   for (const i of order) {
     const n = features.length;
-    if (n > 0 && features[n - 1].seq === all[i].seq) { home[n - 1] |= allHome[i]; continue; }
+    if (n > 0 && features[n - 1].seq === all[i].seq) {
+      home[n - 1] |= allHome[i];
+      if (pieces[n - 1] !== undefined) joinCopy(features, pieces, n - 1, all[i], allPieces[i]);
+      continue;
+    }
     home[n] = allHome[i];
+    pieces[n] = allPieces[i];
     features.push(all[i]);
   }
   return { features, home };
+}
+
+/**
+ * Joins another copy of feature `at`, which was read from a partial record (`pieces[at]`, see RecordRouter.placeNear):
+ * a whole copy takes its place; a partial one adds its polygons, all in the whole's order.
+ */
+function joinCopy(features: FlatFeature[], pieces: (number[] | undefined)[], at: number, copy: FlatFeature, more: number[] | undefined): void {
+  const have = pieces[at], a = features[at].geom, b = copy.geom;
+  if (more === undefined) { features[at] = copy; pieces[at] = undefined; return; }
+  if (have === undefined || a.k !== 'polygons' || b.k !== 'polygons') return;
+  const polys: Flat[][] = [], joined: number[] = [];
+  let i = 0, j = 0;
+  while (i < have.length || j < more.length) {
+    const next = j >= more.length || (i < have.length && have[i] <= more[j]) ? have[i] : more[j];
+    polys.push(i < have.length && have[i] === next ? a.polys[i] : b.polys[j]);
+    joined.push(next);
+    if (i < have.length && have[i] === next) i++;
+    if (j < more.length && more[j] === next) j++;
+  }
+  features[at] = withGeometry(features[at], { k: 'polygons', type: a.type, polys }, features[at].lod);
+  pieces[at] = joined;
 }
 
 /** The features' original boxes (`lod`, else from the geometry), each worked out once, and only when asked for. */

@@ -273,11 +273,14 @@ export function growBoxBy(b: Float64Array, g: TileGeometry): void {
 export function lodOf(g: TileGeometry): number[] | null {
   const s = new LodSums();
   s.visit(g);
-  return s.n === 0 || !(s.minX <= s.maxX) ? null : [s.minX, s.minY, s.maxX, s.maxY, s.sx / s.n, s.sy / s.n];
+  return s.lod();
 }
 
-/** The box and the vertex sums of `lodOf`, in one walk over the geometry (it runs for every feature a unit tiles). */
-class LodSums {
+/**
+ * The box and the vertex sums of `lodOf`, in one walk over the geometry (it runs for every feature a unit tiles), or
+ * over rings added one by one where they lie in a larger array (a unit record's numbers).
+ */
+export class LodSums {
   minX = Infinity; minY = Infinity; maxX = -Infinity; maxY = -Infinity;
   n = 0; sx = 0; sy = 0;
 
@@ -291,10 +294,19 @@ class LodSums {
     }
   }
 
-  private add(c: Coords, ring: boolean): void {
-    const closed = ring && c.length > 2 && c[0] === c[c.length - 2] && c[1] === c[c.length - 1];
-    const end = c.length - (closed ? 2 : 0);
-    for (let i = 0; i + 1 < end; i += 2) {
+  lod(): number[] | null {
+    return this.n === 0 || !(this.minX <= this.maxX) ? null : [this.minX, this.minY, this.maxX, this.maxY, this.sx / this.n, this.sy / this.n];
+  }
+
+  add(c: Coords, ring: boolean): void {
+    this.addRange(c, ring, 0, c.length);
+  }
+
+  /** The positions of `c` from `from` to `to` (a line, or a ring: its closing position counted once). */
+  addRange(c: Coords, ring: boolean, from: number, to: number): void {
+    const closed = ring && to - from > 2 && c[from] === c[to - 2] && c[from + 1] === c[to - 1];
+    const end = to - (closed ? 2 : 0);
+    for (let i = from; i + 1 < end; i += 2) {
       const x = c[i], y = c[i + 1];
       this.n++; this.sx += x; this.sy += y;
       this.grow(x, y);

@@ -201,7 +201,7 @@ describe('build warnings', () => {
     ]);
   });
 
-  it('warns of a traced label in a thousand pieces or more (a binary or class mask), whose tiling grows with the square of the mask', async () => {
+  it('warns of a traced label in a thousand pieces or more (a binary or class mask): one feature for all its pieces', async () => {
     const pieces = (n: number): Feature => ({ type: 'Feature', id: 255, properties: { label: 255 }, geometry: { type: 'MultiPolygon', coordinates: Array.from({ length: n }, (_, k) => {
       const x = 4 * (k % 40), y = 4 * Math.floor(k / 40);
       return [[[x, y], [x + 2, y], [x + 2, y + 2], [x, y + 2], [x, y]]];
@@ -213,7 +213,7 @@ describe('build warnings', () => {
     expect(warnings).toEqual([]);
     await build(mask(pieces(1600), { ...pieces(1000), id: 7, properties: { label: 7 } }));
     expect(warnings).toEqual([[
-      'binary.png: label 255 is in 1,600 pieces, one feature of 6,400 vertices, and 1 other label(s) in 1,000 or more: a binary or class mask? Every work unit reads such a feature whole, and its tiling grows with the square of the mask (hours at 20,000 × 20,000 px): give each piece a label of its own (scikit-image: measure.label) for a feature each',
+      'binary.png: label 255 is in 1,600 pieces, one feature of 6,400 vertices, and 1 other label(s) in 1,000 or more: a binary or class mask? It is one feature: one id, one hover card and one thinning decision for all its pieces; give each piece a label of its own (scikit-image: measure.label) for a feature each',
       { event: 'mask-pieces', file: 'binary.png', label: 255, polygons: 1600, vertices: 6400, others: 1 },
     ]]);
   });

@@ -1,0 +1,94 @@
+// A MultiPolygon of many pieces across the slide (a class mask's label): cells away from its home store only the pieces near them, with the same tiles.
+import { describe, expect, it } from 'vitest';
+import { buildPyramid } from '../../src/build/pipeline.js';
+import { MemorySink } from '../../src/io/sink.js';
+import { memorySource } from '../../src/io/read.js';
+import { partialRecord, recordPieces, RecordEncoder, RecordReader } from '../../src/stages/record.js';
+import { NEAR_PIECES } from '../../src/stages/record-stream.js';
+import { flatFeatureOf, lodOf, type TileGeometry } from '../../src/tiling/flat.js';
+import { decodePbf, withoutReport as strip } from '../helpers/pyramid.js';
+
+/** A square ring, corner (x, y), side s; `hole`: clockwise, as a hole is given. */
+const ring = (x: number, y: number, s: number, hole = false): number[][] => {
+  const r = [[x, y], [x + s, y], [x + s, y + s], [x, y + s], [x, y]];
+  return hole ? r.reverse() : r;
+};
+
+/**
+ * Two clusters of pieces in opposite corners of a 16,384 px slide, so the feature's centroid lies between them where
+ * no piece is: pieces of 2 to 40 px (the small ones collapse at coarse zooms, where the whole becomes its centroid),
+ * one in five with a hole, one large piece along the top edge crossing many cells.
+ */
+function classMask(pieces: number): unknown {
+  const polys: number[][][][] = [];
+  let seed = 7;
+  const rnd = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+  for (let i = 0; i < pieces; i++) {
+    const corner = i % 2 === 0 ? 300 : 12000;
+    const x = corner + rnd() * 3500, y = corner + rnd() * 3500, s = 2 + Math.floor(rnd() * 38);
+    polys.push(i % 5 === 0 && s > 10 ? [ring(x, y, s), ring(x + 3, y + 3, s - 6, true)] : [ring(x, y, s)]);
+  }
+  polys.push([ring(200, 100, 9000).map(([x, y]) => [x, 100 + (y - 100) / 60])]);
+  const features = [
+    { type: 'Feature', id: 1, properties: { label: 255 }, geometry: { type: 'MultiPolygon', coordinates: polys } },
+    { type: 'Feature', id: 2, properties: { label: 1 }, geometry: { type: 'Polygon', coordinates: [ring(8000, 8000, 50)] } },
+  ];
+  return { type: 'FeatureCollection', features };
+}
+
+async function build(text: string, opts: Record<string, unknown>): Promise<MemorySink> {
+  const sink = new MemorySink();
+  await buildPyramid([{ source: memorySource('mask.json', text) }], { workers: 1, memoryBudget: 64 * 1024 * 1024, imageSize: '16384,16384', ...opts }, { sink });
+  return sink;
+}
+
+describe('a MultiPolygon of many pieces', () => {
+  const text = JSON.stringify(classMask(400));
+
+  it('gives the same tiles however the build is cut into units, JSON and PBF, at 1 and 2 workers', async () => {
+    const whole = await build(text, { unitSize: 16384, maxZoom: 6 });
+    for (const unitSize of [512, 2048]) {
+      expect(strip(await build(text, { unitSize, maxZoom: 6 })), `unit size ${unitSize}`).toEqual(strip(whole));
+    }
+    expect(strip(await build(text, { unitSize: 512, maxZoom: 6, workers: 2 }))).toEqual(strip(whole));
+    // What is compared holds the mask: pieces of both clusters at the finest zoom, and its centroid at zoom 0.
+    const ids = (p: string, z: number, x: number, y: number) => decodePbf(whole.files.get(p)!, 16384, z, x, y).map((f) => f.id);
+    expect(ids('6/2/2.pbf', 6, 2, 2)).toContain(1);
+    expect(ids('6/47/47.pbf', 6, 47, 47)).toContain(1);
+    const z0 = decodePbf(whole.files.get('0/0/0.pbf')!, 16384, 0, 0, 0).filter((f) => f.id === 1);
+    expect(z0.length).toBe(1);
+  });
+
+  it('gives the same tiles with --lod none and with the finest zoom coarser than the stored cells', async () => {
+    for (const opts of [{ lod: 'none', maxZoom: 5 }, { maxZoom: 3 }]) {
+      const whole = await build(text, { ...opts, unitSize: 16384 });
+      expect(strip(await build(text, { ...opts, unitSize: 512 })), JSON.stringify(opts)).toEqual(strip(whole));
+    }
+  });
+
+  it('writes a partial record that reads back as those pieces, with the whole\'s box and centroid and its tags', () => {
+    const polys = Array.from({ length: NEAR_PIECES + 6 }, (_, i) => [[i * 10, 0, i * 10 + 5, 0, i * 10 + 5, 5, i * 10, 0]]);
+    const geom: TileGeometry = { k: 'polygons', type: 'MultiPolygon', polys };
+    const enc = new RecordEncoder();
+    expect(enc.encode('cells', flatFeatureOf(42, 0, geom, undefined, { id: 7, properties: { label: 3 } }, undefined, undefined, undefined))).toBe(true);
+    const whole = enc.bytes().slice();
+    const f64 = new Float64Array(whole.buffer);
+    const pieces = recordPieces(f64, 0);
+    expect(pieces?.lod).toEqual(lodOf(geom));
+    const part = partialRecord(f64, 0, pieces!, [1, 4, 69]);
+    const r = new RecordReader(part);
+    expect(r.next()).toBe(true);
+    expect(r.home).toBe(false);
+    expect(r.partial).toBe(true);
+    const f = r.feature(() => 0);
+    expect(r.pieces).toEqual([1, 4, 69]);
+    expect(f.seq).toBe(42);
+    expect(f.lod).toEqual(lodOf(geom));
+    expect(f.geom).toEqual({ k: 'polygons', type: 'MultiPolygon', polys: [polys[1], polys[4], polys[69]] });
+    expect(f.tags).toEqual({ id: 7, keys: ['label'], values: [3] });
+    expect(r.next()).toBe(false);
+    // Fewer pieces than NEAR_PIECES, or another geometry: no pieces.
+    enc.encode('cells', flatFeatureOf(1, 0, { k: 'polygons', type: 'MultiPolygon', polys: polys.slice(0, NEAR_PIECES - 1) }, undefined, { id: 1, properties: {} }, undefined, undefined, undefined));
+    expect(recordPieces(new Float64Array(enc.bytes().slice().buffer), 0)).toBeNull();
+  });
+});
