@@ -22,6 +22,7 @@ import {
   beginOutput, finalizedAlready, hasParts, healBuildParts, healShardParts, layoutOf, outputSink, partsOf, refuseBuildParts, refuseLostTiles, refuseNoTiles, resumeCensus, shardPartError, type Step,
 } from './output.js';
 import { readInputs } from './read.js';
+import { metaOf, plannedAlready } from './plan-again.js';
 import { UnitLog } from './unit-log.js';
 import { buildReport, everyChannelWarning, nothingPlaced, noValidFeature, planesWithPbf, planPreview, sumMarkers, writePreviews } from './report.js';
 import { outlierWarning } from '../report/format.js';
@@ -153,11 +154,13 @@ function refuseClaimed(work: WorkDir, force: boolean, resume: boolean): void {
 }
 
 /** `mudm-tiles plan`: one streaming pass that fixes world, zooms, fields and units, written to OUT/.mudm-work. */
-export async function planShardedBuild(inputs: InputSpec[], given: Partial<Options>, io: BuildIO = {}): Promise<{ units: number; shards: number; features: number; workDir: string }> {
+export async function planShardedBuild(inputs: InputSpec[], given: Partial<Options>, io: BuildIO = {}): Promise<{ units: number; shards: number; features: number; workDir: string; again?: true }> {
   const config = await configOf(given, {}, true, io.onWarning);
   const o = config.options;
   if (o.tmpDir !== undefined) throw new UsageError(`--tmp-dir ${o.tmpDir} does not apply to plan: it keeps every record in the work directory, where the shards read them`);
   const work = workDirFor(o, io.work, io.processes);
+  const again = o.force ? undefined : plannedAlready(work, inputs, config);
+  if (again) return again;
   const sink = outputSink(o.out, config.archive, config.tileCompression, work, io, { kind: 'plan' });
   refuseRunning(work, o.force, false);
   refuseClaimed(work, o.force, false);
@@ -333,7 +336,7 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   const planFile: PlanFile = {
     version: PLAN_VERSION, fingerprint: fingerprintOfLines(lines), fingerprintLines: lines, plan: buildPlan, read, units, shards, spilled: store.isSpilled, readSeconds: secondsSince(t0),
     ...(store.sharedSize > 0 ? { sharedBytes: store.sharedSize } : {}),
-    meta: { name: o.name, description: o.description, attribution: o.attribution, version: o.version, baseUrl: o.baseUrl },
+    meta: metaOf(o),
     preview: await planPreview(o.preview, o.image ? path.resolve(o.image) : undefined, buildPlan, work),
   };
   if (config.archive !== 'none') planFile.archive = config.archive;

@@ -30,10 +30,12 @@ const PLAN_FILE = 'plan.json';
  * version 7 counts them within its level, and the descriptor's kept fractions would mix both).
  * 9: with --preview and --image, the image as the previews take it, in the work directory (a step of version 8 would
  * read the image again at its path, which may have moved or changed since the plan, or lie on another machine).
+ * 10: a large MultiPolygon is stored whole only in its home cell and the cells its centroid reaches, elsewhere as its
+ * pieces near the cell (partial records), which a step of version 9 would read as whole features and not join.
  * A field that a step of the same version may pass over, or find absent, without misreading anything keeps the
  * version: `recordBytes` (a step without it only checks that the records are there, not their sizes).
  */
-export const PLAN_VERSION = 9;
+export const PLAN_VERSION = 10;
 
 /** What the reading pass found: everything the plan, the descriptor and the report need. */
 export interface ReadSummary {
@@ -119,7 +121,7 @@ export function fingerprintOfLines(lines: readonly string[]): string {
   return h.digest('hex');
 }
 
-type FingerprintInput = { source: { name: string }; layer?: string; plane?: Partial<Plane>; fingerprint?: string };
+export type FingerprintInput = { source: { name: string }; layer?: string; plane?: Partial<Plane>; fingerprint?: string };
 
 /**
  * What a fingerprint is made of, one line each: every input (name, layer, plane, size and time, NUL-separated),

@@ -357,20 +357,28 @@ describe('an archive in the way (exit 4)', () => {
     expect(fs.readFileSync(file).equals(archive)).toBe(true);
   });
 
-  it('a plain build does not start over another build\'s work directory (interrupted, running, planned): exit 4, nothing touched', async () => {
+  it('a plain build does not start over another build\'s work directory (interrupted, running, planned): exit 4, nothing touched; the same plan again is exit 0', async () => {
     const dir = scratch();
     const file = path.join(dir, 'slide.pmtiles');
     const work = path.join(dir, '.slide.pmtiles.mudm-work');
     expect((await cli('plan', SAMPLE, '-o', file, '--shards', '2', '-q', '--max-zoom', '1')).code).toBe(0);
     expect((await cli('build-shard', file, '--shard', '0', '-q')).code).toBe(0);
     const state = fs.readdirSync(work).sort();
-    for (const argv of [['build', SAMPLE, '-o', file, '-q', '--max-zoom', '1'], ['plan', SAMPLE, '-o', file, '--shards', '2', '-q', '--max-zoom', '1']]) {
+    const planBytes = fs.readFileSync(path.join(work, 'plan.json'));
+    // A plan of other options (--max-zoom, --shards) is another build's; the same plan again is the one there (below).
+    for (const argv of [['build', SAMPLE, '-o', file, '-q', '--max-zoom', '1'], ['plan', SAMPLE, '-o', file, '--shards', '2', '-q', '--max-zoom', '2'], ['plan', SAMPLE, '-o', file, '--shards', '3', '-q', '--max-zoom', '1']]) {
       const r = await cli(...argv);
-      expect(r.code, argv[0]).toBe(4);
+      expect(r.code, argv.join(' ')).toBe(4);
       expect(r.err).toContain(`error: ${work} holds the state of another build of this output, planned for 2 shard(s): build-shard and finalize go on with it, --force starts over, removing that state`);
       expect(fs.readdirSync(work).sort()).toEqual(state);
       expect(fs.existsSync(file)).toBe(false);
     }
+    // The same plan again (a workflow engine retrying the step): nothing to do, exit 0, the plan and shard 0's work kept.
+    const again = await cli('plan', SAMPLE, '-o', file, '--shards', '2', '--max-zoom', '1');
+    expect(again.code, again.err).toBe(0);
+    expect(again.err).toMatch(new RegExp(`^${work.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} holds this plan already, of the same inputs and options: nothing to do; \\d+ features in \\d+ work unit\\(s\\) over 2 shard\\(s\\), for build-shard and finalize\n$`));
+    expect(fs.readdirSync(work).sort()).toEqual(state);
+    expect(fs.readFileSync(path.join(work, 'plan.json')).equals(planBytes)).toBe(true);
     // The shards go on and finalize, as planned.
     expect((await cli('build-shard', file, '--shard', '1', '-q')).code).toBe(0);
     const done = await cli('finalize', file, '-q');

@@ -22,6 +22,10 @@ export async function run(ctx: CommandContext): Promise<number> {
       onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), onRemoved: removalLogger(log, out), processes: localProcesses, signal,
     });
     progress.end();
+    if (r.again) {
+      log.info(`${r.workDir} holds this plan already, of the same inputs and options: nothing to do; ${r.features} features in ${r.units} work unit(s) over ${r.shards} shard(s), for build-shard and finalize`, { event: 'planned-already', ...r });
+      return EXIT_OK;
+    }
     log.info(`planned ${r.features} features into ${r.units} work unit(s) over ${r.shards} shard(s) in ${r.workDir}`, { event: 'planned', ...r });
     return EXIT_OK;
   }, 'nothing is kept: run plan again');
