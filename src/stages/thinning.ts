@@ -1,7 +1,8 @@
 // Uniform thinning: tile size estimates gathered while reading, the per-zoom priority thresholds a plan fixes from the
 // densest tile, and the keep rule every tile applies (one decision per zoom, the same in every tile).
-import { hasExtent, hasMesh, type FeatureTags, type Flat, type PbfValue, type TileGeometry } from '../tiling/flat.js';
-import { Ranker } from '../tiling/simplify.js';
+import { emptyBox, growBox, hasExtent, hasMesh, type FeatureTags, type Flat, type TileGeometry } from '../tiling/flat.js';
+import { GeometrySizer, pbfValueBytes, varintBytes } from './geometry-sizer.js';
+import { NEAR_PIECES } from './record-stream.js';
 import { BUFFER, DISPLAY_TILE, EXTENT } from '../tiling/space.js';
 import type { LayerStats } from './assign.js';
 import { DistinctValues, sketchBlock } from './number-ids.js';
@@ -65,108 +66,14 @@ const MAX_LOG2 = 31;
 // the bytes, bytes² and value references of those among them that a sparing zoom draws whatever the share.
 const COLS = 8;
 
-const varintBytes = (n: number): number => (n < 128 ? 1 : n < 16384 ? 2 : n < 2097152 ? 3 : n < 268435456 ? 4 : 5);
-const zz = (n: number): number => (n < 0 ? -2 * n - 1 : 2 * n);
-
-/** Encoded size of a value message in a PBF layer's value table. */
-function pbfValueBytes(v: PbfValue): number {
-  if (typeof v === 'boolean') return 4;
-  if (typeof v === 'number') return Number.isSafeInteger(v) ? 3 + (v < 0 ? varintBytes(-2 * v) : varintBytes(v)) : 11;
-  const n = Buffer.byteLength(v);
-  return 3 + n + varintBytes(n) + varintBytes(n + 1 + varintBytes(n));
-}
-
-/**
- * Encoded bytes of a feature's geometry at one tile size, simplified and quantised as the tiler does it: Douglas–Peucker
- * ranks of every line and ring computed once (`rank`), then per size a walk that keeps the vertices ranked above the
- * tolerance and counts their varint deltas (PBF) or their text (JSON). Clipping at tile edges is not seen.
- */
-class GeometrySizer {
-  private ranks = new Float64Array(1024);
-  private readonly ranker = new Ranker();
-  private at = 0;
-  /** Whether the last `bytes` call left anything (a mesh counts, though it has no PBF bytes). */
-  left = false;
-
-  /** `leafBytes`: an MVT feature's bytes with `geom` bytes of geometry. */
-  constructor(private readonly json: boolean, readonly leafBytes: (geom: number) => number) {}
-
-  rank(g: TileGeometry): void {
-    this.at = 0;
-    this.rankParts(g);
-  }
-
-  private rankParts(g: TileGeometry): void {
-    if (g.k === 'lines') for (const p of g.parts) this.rankPart(p);
-    else if (g.k === 'polygons') for (const poly of g.polys) for (const r of poly) this.rankPart(r);
-    else if (g.k === 'collection') for (const m of g.members) this.rankParts(m);
-  }
-
-  private rankPart(c: Flat): void {
-    const n = c.length >> 1;
-    if (this.ranks.length < this.at + n) { const r = new Float64Array((this.at + n) * 2); r.set(this.ranks); this.ranks = r; }
-    this.ranker.rank(c, this.ranks, this.at);
-    this.at += n;
-  }
-
-  /** Bytes of every MVT feature (PBF) or of the geometry's text (JSON) at a squared tolerance and scale. */
-  bytes(g: TileGeometry, sqTol: number, scale: number): number {
-    this.at = 0;
-    this.left = false;
-    return this.leaves(g, sqTol, scale);
-  }
-
-  private leaves(g: TileGeometry, sqTol: number, scale: number): number {
-    const json = this.json;
-    let geom = 0;
-    switch (g.k) {
-      case 'points': this.left = true; geom = json ? 18 * (g.xy.length >> 1) : 1 + 2 * g.xy.length; break;
-      case 'mesh': this.left = true; return json ? 18 * 64 : 0;
-      case 'collection': { let sum = 0; for (const m of g.members) sum += this.leaves(m, sqTol, scale); return sum; }
-      case 'lines': for (const p of g.parts) geom += Math.max(0, this.part(p, false, sqTol, scale)); break;
-      case 'polygons':
-        for (const poly of g.polys) {
-          // A ring that collapses drops out; an exterior that collapses takes its holes with it.
-          const exterior = this.part(poly[0], true, sqTol, scale);
-          for (let i = 1; i < poly.length; i++) {
-            const hole = exterior < 0 ? -1 : this.part(poly[i], true, sqTol, scale);
-            if (exterior < 0) this.at += poly[i].length >> 1;
-            if (hole > 0) geom += hole;
-          }
-          if (exterior > 0) geom += exterior;
-        }
-        break;
-    }
-    if (geom === 0) return 0;
-    this.left = true;
-    return json ? geom : this.leafBytes(geom);
-  }
-
-  /** Bytes of one part (PBF: commands and varint deltas; JSON: text), or -1 when it collapses. */
-  private part(c: Flat, ring: boolean, sqTol: number, scale: number): number {
-    const n = c.length >> 1, ranks = this.ranks, base = this.at;
-    this.at += n;
-    let kept = 0, bytes = 0, px = NaN, py = NaN;
-    for (let i = 0; i < n; i++) {
-      if (!(ranks[base + i] > sqTol)) continue;
-      const x = Math.round(c[i * 2] * scale), y = Math.round(c[i * 2 + 1] * scale);
-      if (x === px && y === py) continue;
-      bytes += this.json ? 18 : kept === 0 ? 4 : varintBytes(zz(x - px)) + varintBytes(zz(y - py));
-      kept++; px = x; py = y;
-    }
-    if (ring ? kept < 4 : kept < 2) return -1;
-    if (this.json) return bytes + 2;
-    // MoveTo, LineTo with its count, ClosePath; a ring's closing position is not written.
-    return ring ? bytes - 2 + 2 + varintBytes(((kept - 2) << 3) | 2) : bytes + 1 + varintBytes(((kept - 1) << 3) | 2);
-  }
-}
-
 /** Per-tile sums of estimated encoded bytes, at every tile size 2^j from `minLog2` up, per plane; workers fill one per parse batch, the reading thread merges them. */
 export class TileSketch {
   private readonly planes = new Map<string, SketchPlane>();
   private readonly seen = new Map<string, DistinctValues>();
   private block = -1;
   private readonly sizer: GeometrySizer;
+  /** Scratch: the bytes of each piece of a feature of many (`addPieces`). */
+  private pieceBytes = new Float64Array(0);
   /** Bytes of an MVT feature of the feature being added besides its geometry: id, tags, type, field headers. */
   private fixed = 0;
 
@@ -205,9 +112,13 @@ export class TileSketch {
     if (jp > this.minLog2 && lined) this.sizer.rank(g);
     const cx = (box[0] + box[2]) / 2, cy = (box[1] + box[3]) / 2;
     const p = this.plane(plane);
+    // A feature of many pieces is counted in each tile by its pieces there.
+    const many = jp > this.minLog2 && g.k === 'polygons' && g.polys.length >= NEAR_PIECES ? g : undefined;
+    const boxes = many && exteriorBoxes(many.polys);
     // The size doubled from one j to the next: `2 ** j` is a call to pow, per size of every feature.
     for (let j = this.minLog2, ts = 2 ** j; j <= MAX_LOG2; j++, ts *= 2) {
       let bytes = pointBytes, point = true;
+      if (many && boxes && j < jp && this.addPieces(p, j, ts, many, boxes, box, json ? headBytes + 30 : values, refs, counted)) continue;
       if (j < jp) {
         const tol = (3 * ts) / EXTENT;
         const b = this.sizer.bytes(g, tol * tol, EXTENT / ts);
@@ -223,6 +134,29 @@ export class TileSketch {
       const spare = !point && lined && wideEnough(box, ts / DISPLAY_TILE);
       for (let ty = ty0; ty <= ty1; ty++) for (let tx = tx0; tx <= tx1; tx++) addTile(p, j, tx, ty, bytes, refs, counted, spare);
     }
+  }
+
+  /**
+   * A MultiPolygon of NEAR_PIECES polygons or more (a class mask's label) at tile size `ts`: each tile it reaches gets
+   * the bytes of its pieces there (`boxes`: their exteriors'), plus `extra` (the JSON head, or the PBF values), as
+   * one feature. Counted whole in every tile it spans, a class mask of 25,000 pieces looked 200 times a tile's budget
+   * at zoom 3 and was thinned from every zoom but the finest. False, with nothing added, when every piece collapses.
+   */
+  private addPieces(p: SketchPlane, j: number, ts: number, g: TileGeometry & { k: 'polygons' }, boxes: Float64Array, box: ArrayLike<number>, extra: number, refs: number, counted: number): boolean {
+    if (this.pieceBytes.length < g.polys.length) this.pieceBytes = new Float64Array(g.polys.length);
+    const tol = (3 * ts) / EXTENT, buf = (BUFFER * ts) / EXTENT, bytes = this.pieceBytes;
+    this.sizer.polygonBytes(g, tol * tol, EXTENT / ts, bytes);
+    const tiles = new Map<number, number>();
+    for (let k = 0, b = 0; k < g.polys.length; k++, b += 4) {
+      if (bytes[k] <= 0) continue;
+      const tx0 = Math.max(0, Math.floor((boxes[b] - buf) / ts)), ty0 = Math.max(0, Math.floor((boxes[b + 1] - buf) / ts));
+      const tx1 = Math.floor((boxes[b + 2] + buf) / ts), ty1 = Math.floor((boxes[b + 3] + buf) / ts);
+      for (let ty = ty0; ty <= ty1; ty++) for (let tx = tx0; tx <= tx1; tx++) tiles.set(tx * 2 ** 24 + ty, (tiles.get(tx * 2 ** 24 + ty) ?? 0) + bytes[k]);
+    }
+    const spare = wideEnough(box, ts / DISPLAY_TILE);
+    const json = this.format === 'json';
+    for (const [key, geom] of tiles) addTile(p, j, Math.floor(key / 2 ** 24), key % 2 ** 24, extra + (json ? geom : this.sizer.leafBytes(geom)), refs, counted, spare);
+    return tiles.size > 0;
   }
 
   private plane(key: string): SketchPlane {
@@ -267,6 +201,13 @@ export class TileSketch {
       if (!originSeen && origin[0] > 0) yield origin;
     }
   }
+}
+
+/** The boxes of polygons' exteriors, `[minX, minY, maxX, maxY]` each. */
+function exteriorBoxes(polys: readonly Flat[][]): Float64Array {
+  const b = new Float64Array(4 * polys.length);
+  for (let k = 0; k < polys.length; k++) growBox(emptyBox(b.subarray(4 * k, 4 * k + 4)), polys[k][0]);
+  return b;
 }
 
 export type SketchData = Array<{ plane: string; keys: Float64Array; cols: Float64Array; tail: Float64Array }>;

@@ -66,6 +66,26 @@ describe('a MultiPolygon of many pieces', () => {
     }
   });
 
+  it('is counted in each tile by its pieces there, so the zooms whose tiles it fits draw it (it was thinned from all but the finest)', async () => {
+    // 1,600 squares of 24 px on a 400 px grid over the whole slide, one feature: about 16 KB of PBF whole.
+    const polys = Array.from({ length: 1600 }, (_, k) => [ring(200 + 400 * (k % 40), 200 + 400 * Math.floor(k / 40), 24)]);
+    const grid = JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', id: 1, properties: { label: 255 }, geometry: { type: 'MultiPolygon', coordinates: polys } }] });
+    const sink = await build(grid, { unitSize: 2048, maxZoom: 5, format: 'pbf', tileBudget: '6000' });
+    const report = JSON.parse(Buffer.from(sink.files.get('build-report.json')!).toString('utf8')) as { tiles: { byZoom: Record<string, { thinned: number; tiles: number }> } };
+    // Whole, it passes the budget in any one tile; a tile of zoom 2 (a sixteenth of the slide) holds a sixteenth of it.
+    expect(report.tiles.byZoom[0].thinned).toBe(1);
+    for (let z = 2; z <= 5; z++) {
+      expect(report.tiles.byZoom[z].thinned, `zoom ${z}`).toBe(0);
+      expect(report.tiles.byZoom[z].tiles, `zoom ${z}`).toBe(Math.min(4 ** z, 31 ** 2));
+      for (const [p, bytes] of sink.files) {
+        const m = new RegExp(`^${z}/(\\d+)/(\\d+)\\.pbf$`).exec(p);
+        if (m) expect(bytes.length, p).toBeLessThanOrEqual(6000);
+      }
+    }
+    const tile = decodePbf(sink.files.get('2/1/2.pbf')!, 16384, 2, 1, 2);
+    expect(tile.map((f) => f.id)).toEqual([1]);
+  });
+
   it('writes a partial record that reads back as those pieces, with the whole\'s box and centroid and its tags', () => {
     const polys = Array.from({ length: NEAR_PIECES + 6 }, (_, i) => [[i * 10, 0, i * 10 + 5, 0, i * 10 + 5, 5, i * 10, 0]]);
     const geom: TileGeometry = { k: 'polygons', type: 'MultiPolygon', polys };
