@@ -219,7 +219,8 @@ function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Uint8Arr
   const strings = new StringCache();
   const sources = task.part ? [{ chunks: partRecords(task) }] : task.sources;
   // A unit of several stored cells (light cells gathered: see COARSER_BYTES) meets the copies of the features along
-  // the borders between them: each is decoded once, its copies only lend their home flag.
+  // the borders between them: each is decoded once, its copies only lend their home flag (and, to a feature read in
+  // part, their pieces: joinCopy).
   const first = sources.length > 1 ? new Map<number, number>() : undefined;
   const near = reach(task);
   for (const src of sources) {
@@ -246,7 +247,8 @@ function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Uint8Arr
   }
   if (sorted) return { features, home };
   // Records may arrive in any order (a coarser level's come from units finishing in any order), and twice (from
-  // stored cells a feature touches): sequence order is the one order, the first copy of a feature the one kept.
+  // stored cells a feature touches): sequence order is the one order, the first copy of a feature the one kept (a
+  // partial one joined with the others).
   const order = Uint32Array.from(features.keys()).sort((a, b) => features[a].seq - features[b].seq || a - b);
   const all = features, allHome = home, allPieces = pieces;
   features = [];
