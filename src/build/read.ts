@@ -189,6 +189,8 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
         }
       }
       if (!b.empty) yield b.take();
+      const made = 'features' in input.source ? input.source.members?.() : undefined;
+      if (made) onMembers(file, { kind: 'members', members: made });
       const size = 'features' in input.source ? input.source.imageSize?.() : undefined;
       if (size) {
         grow([0, 0, size.width, size.height]);

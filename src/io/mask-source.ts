@@ -1,6 +1,7 @@
 // A label mask (PNG, TIFF) as a source of features: one polygon per label, handed to the build as values.
 import { labelsToFeatures } from '../raster/features.js';
 import { readLabelMask } from './mask.js';
+import { pixelSizeMultiscale } from './pixel-size.js';
 import type { FeatureSource } from './source.js';
 
 /** File names read as label masks rather than as JSON. */
@@ -12,13 +13,17 @@ const GROUP = 64;
 /** The mask's features in label order; the pixels are decoded and traced when the build first asks. */
 export function maskSource(path: string): FeatureSource {
   let size: { width: number; height: number } | undefined;
+  let members: Record<string, unknown> | undefined;
   return {
     name: path,
     // The mask's own size, not the extent of its labels: a label-free margin is part of the image.
     imageSize: () => size,
+    // What one pixel is, as a GeoJSON input says it in its `multiscale` member; none when the file does not say.
+    members: () => members,
     features: async function* () {
       const mask = await readLabelMask(path);
       size = { width: mask.width, height: mask.height };
+      members = mask.pixelSize ? { type: 'FeatureCollection', multiscale: pixelSizeMultiscale(mask.pixelSize) } : undefined;
       let group = [];
       for (const f of labelsToFeatures(mask)) {
         group.push(f);

@@ -5,15 +5,19 @@ import { ImageError } from '../report/errors.js';
 import type { LabelMask } from '../raster/trace.js';
 import { describeSharpError } from './image.js';
 import { tiffFacts } from './tiff-header.js';
+import { maskPixelSize, type PixelSize } from './pixel-size.js';
+
+/** A mask's labels, and the physical size of its pixel when its file states one. */
+export interface ReadMask extends LabelMask { pixelSize?: PixelSize }
 
 /**
  * Reads a label mask from a PNG or TIFF file (one page; a pyramid's first). Unsigned 8, 16 and 32-bit samples keep
  * their values exactly; signed 8 and 32-bit and floating-point samples are accepted when every value is a
  * non-negative integer that fits 32 bits; signed 16-bit samples when none is negative (read through libvips' 16-bit
  * grey path, which would clamp them to 0, background). Colour images are refused: a colour or palette image does
- * not carry label numbers sharp can recover.
+ * not carry label numbers sharp can recover. The pixel size comes from the file's header (`maskPixelSize`).
  */
-export async function readLabelMask(path: string): Promise<LabelMask> {
+export async function readLabelMask(path: string): Promise<ReadMask> {
   // Whole-slide masks exceed sharp's default pixel limit by far; the caller chose the file.
   const sharp = await loadSharp();
   // An ICC profile is no colour to apply to labels: converted through it, labels 1…12 read as 5 of them.
@@ -56,7 +60,8 @@ export async function readLabelMask(path: string): Promise<LabelMask> {
   // Typed views need an aligned offset; sharp's buffers are normally aligned, a copy covers the rare other case.
   const bytes = out.data.byteOffset % plan.bytes === 0 ? out.data : Buffer.from(out.data);
   const data = plan.convert(bytes, n, width, path);
-  return { width, height, data };
+  const pixelSize = maskPixelSize(path, meta.format);
+  return pixelSize ? { width, height, data, pixelSize } : { width, height, data };
 }
 
 /**

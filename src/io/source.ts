@@ -36,6 +36,12 @@ export interface FeatureSource {
   features(): AsyncIterable<Feature[]>;
   /** The size of the image the features come from, once `features()` has been read through: the world covers it. */
   imageSize?(): { width: number; height: number } | undefined;
+  /**
+   * Collection members of the features, once `features()` has been read through, as a FeatureCollection has them
+   * beside its `features` (its `type` too; a mask's pixel size as `multiscale`): the build checks, keeps and compares
+   * them as it does a JSON input's.
+   */
+  members?(): Record<string, unknown> | undefined;
 }
 
 /** 1 MiB reads: large enough that per-chunk overhead vanishes, small enough that a chunk never dominates memory. */

@@ -1,5 +1,6 @@
 // What a TIFF's header says about its first image that sharp does not: compression, photometric, bit depth, extra
-// samples, and how many pages of its size follow (a z-stack); each of them can spoil labels read without a word.
+// samples, how many pages of its size follow (a z-stack), each of which can spoil labels read without a word; and
+// any of its tags whole (its resolution and ImageDescription, where a mask's pixel size is stated).
 import fs from 'node:fs';
 
 /** TIFF Compression values (tag 259) that lose information: old-style and new-style JPEG, lossy JPEG of DNG. */
@@ -31,9 +32,38 @@ export interface TiffFacts {
 
 /** The facts of a TIFF (classic or BigTIFF, either byte order), or undefined when its header cannot be read. */
 export function tiffFacts(path: string): TiffFacts | undefined {
+  return withFile(path, readFacts);
+}
+
+/** A tag's values as stored: numbers (a RATIONAL's as numerator and denominator, in turn), or an ASCII tag's text. */
+export type TagValue = number[] | string;
+
+/** An ASCII value is read up to this length: an OME-XML header names the first image's pixels near its start. */
+const MAX_TEXT = 4 << 20;
+
+/**
+ * The values of the `wanted` tags of a TIFF's first image, all of them (a RATIONAL's two numbers, an ImageDescription's
+ * text), or undefined for a file that is no TIFF or whose header cannot be read.
+ */
+export function tiffTags(path: string, wanted: readonly number[]): Map<number, TagValue> | undefined {
+  return withFile(path, (read) => {
+    const tiff = openTiff(read);
+    const first = tiff?.directory(tiff.firstOffset);
+    if (tiff === undefined || first === undefined) return undefined;
+    const out = new Map<number, TagValue>();
+    for (const tag of wanted) {
+      const entry = first.entries.get(tag);
+      const value = entry === undefined ? undefined : tiff.values(entry);
+      if (value !== undefined) out.set(tag, value);
+    }
+    return out;
+  });
+}
+
+function withFile<T>(path: string, use: (read: Read) => T): T {
   const fd = fs.openSync(path, 'r');
   try {
-    return readFacts((at, length) => {
+    return use((at, length) => {
       const b = Buffer.alloc(length);
       return b.subarray(0, fs.readSync(fd, b, 0, length, at));
     });
@@ -50,7 +80,21 @@ export function isTiffHead(head: Uint8Array): boolean {
     || (head[0] === 0x4d && head[1] === 0x4d && head[2] === 0 && (head[3] === 42 || head[3] === 43));
 }
 
-function readFacts(read: Read): TiffFacts | undefined {
+/** A directory entry: its type, count, and the file offset of its values (in the entry when they fit, else pointed at). */
+interface Entry { type: number; count: number; at: number }
+
+/** Bytes per value of the TIFF types read here: BYTE, ASCII, SHORT, LONG, RATIONAL, LONG8 (BigTIFF). */
+const TYPE_BYTES: Partial<Record<number, number>> = { 1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 16: 8 };
+
+interface Tiff {
+  firstOffset: number;
+  /** One directory: its tags' first values (and all of ExtraSamples when they fit the entry), its entries, the next offset. */
+  directory(at: number): { tags: Map<number, number[]>; entries: Map<number, Entry>; next: number } | undefined;
+  /** All of an entry's values, or undefined for a type not read here or values past the file's end. */
+  values(entry: Entry): TagValue | undefined;
+}
+
+function openTiff(read: Read): Tiff | undefined {
   const head = read(0, 16);
   if (head.length < 8 || !isTiffHead(head)) return undefined;
   const le = head[0] === 0x49;
@@ -59,29 +103,55 @@ function readFacts(read: Read): TiffFacts | undefined {
   const u32 = (b: Buffer, o: number) => (le ? b.readUInt32LE(o) : b.readUInt32BE(o));
   const u64 = (b: Buffer, o: number) => Number(le ? b.readBigUInt64LE(o) : b.readBigUInt64BE(o));
   const countBytes = big ? 8 : 2, entryBytes = big ? 20 : 12, offsetBytes = big ? 8 : 4;
-  /** One directory: its tags' first values (and all of ExtraSamples when they fit the entry), and the next offset. */
-  const directory = (at: number): { tags: Map<number, number[]>; next: number } | undefined => {
+  const directory: Tiff['directory'] = (at) => {
     const c = read(at, countBytes);
     if (c.length < countBytes) return undefined;
     const count = big ? u64(c, 0) : u16(c, 0);
     const b = read(at + countBytes, count * entryBytes + offsetBytes);
     if (b.length < count * entryBytes + offsetBytes) return undefined;
     const tags = new Map<number, number[]>();
+    const entries = new Map<number, Entry>();
     for (let i = 0; i < count; i++) {
       const e = i * entryBytes;
       const type = u16(b, e + 2);
       const n = big ? u64(b, e + 4) : u32(b, e + 4);
-      const at = e + (big ? 12 : 8);
+      const field = e + (big ? 12 : 8);
       const size = type === 3 ? 2 : 4;
       // Values that fit the entry's value field (those read here always do, but for long ExtraSamples lists).
       const fit = Math.min(n, Math.floor((big ? 8 : 4) / size));
       const values: number[] = [];
-      for (let k = 0; k < fit; k++) values.push(type === 3 ? u16(b, at + 2 * k) : u32(b, at + 4 * k));
+      for (let k = 0; k < fit; k++) values.push(type === 3 ? u16(b, field + 2 * k) : u32(b, field + 4 * k));
       tags.set(u16(b, e), values);
+      const inEntry = n * (TYPE_BYTES[type] ?? Infinity) <= offsetBytes;
+      entries.set(u16(b, e), { type, count: n, at: inEntry ? at + countBytes + field : big ? u64(b, field) : u32(b, field) });
     }
-    return { tags, next: big ? u64(b, count * entryBytes) : u32(b, count * entryBytes) };
+    return { tags, entries, next: big ? u64(b, count * entryBytes) : u32(b, count * entryBytes) };
   };
-  const first = directory(big ? u64(head, 8) : u32(head, 4));
+  const values = ({ type, count, at }: Entry): TagValue | undefined => {
+    const size = TYPE_BYTES[type];
+    if (size === undefined) return undefined;
+    const length = type === 2 ? Math.min(count, MAX_TEXT) : count * size;
+    if (type !== 2 && length > MAX_TEXT) return undefined;
+    const b = read(at, length);
+    if (b.length < length && type !== 2) return undefined;
+    // ASCII ends at its NUL (a file cut short keeps what it has: the first image's pixels are named early); OME-XML
+    // is UTF-8 in it, its µ two bytes.
+    if (type === 2) return b.subarray(0, b.indexOf(0) < 0 ? b.length : b.indexOf(0)).toString('utf8');
+    const out: number[] = [];
+    for (let o = 0; o < length; o += size) {
+      if (type === 5) out.push(u32(b, o), u32(b, o + 4));
+      else out.push(type === 1 ? b[o] : type === 3 ? u16(b, o) : type === 4 ? u32(b, o) : u64(b, o));
+    }
+    return out;
+  };
+  return { firstOffset: big ? u64(head, 8) : u32(head, 4), directory, values };
+}
+
+function readFacts(read: Read): TiffFacts | undefined {
+  const tiff = openTiff(read);
+  if (tiff === undefined) return undefined;
+  const { directory } = tiff;
+  const first = directory(tiff.firstOffset);
   if (first === undefined) return undefined;
   const one = (t: Map<number, number[]>, tag: number) => t.get(tag)?.[0];
   const size = (t: Map<number, number[]>) => `${one(t, TAG.width)}×${one(t, TAG.height)}`;

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { decodePbf, tmpDir } from '../helpers/pyramid.js';
+import { littleEndianTiff, type TiffEntry } from '../helpers/tiff.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const BIN = path.join(ROOT, 'bin/mudm-tiles.js');
@@ -293,6 +294,22 @@ describe('mudm-tiles build', () => {
     const holed = feats.find((f) => f.properties.label === 4464);
     expect(holed?.rings.length).toBe(2);
     expect(holed?.properties.area).toBe(20 * 20 - 25);
+    // sharp writes 1 px/mm into every PNG's pHYs when given no density: no pixel size, no multiscale.
+    expect(JSON.parse(fs.readFileSync(path.join(out, 'tileset.json'), 'utf8'))).not.toHaveProperty('multiscale');
+  });
+
+  it('carries an OME-TIFF mask\'s PhysicalSizeX/Y into tileset.json and the JSON tiles as their multiscale', async () => {
+    const dir = tmpDir('mudm-cli');
+    const w = 512, h = 256, labels = Uint8Array.from({ length: w * h }, (_, i) => 1 + Math.floor((i % w) / 128));
+    const xml = `<?xml version="1.0" encoding="UTF-8"?><OME xmlns="http://www.openmicroscopy.org/Schemas/OME/2016-06"><Image ID="Image:0"><Pixels ID="Pixels:0" DimensionOrder="XYZCT" Type="uint8" SizeX="${w}" SizeY="${h}" SizeZ="1" SizeC="1" SizeT="1" PhysicalSizeX="0.2738" PhysicalSizeY="0.2738"><TiffData/></Pixels></Image></OME>`;
+    const entries: TiffEntry[] = [[256, 4, w], [257, 4, h], [258, 3, 8], [259, 3, 1], [262, 3, 1], [270, 2, xml], [273, 4, 0], [277, 3, 1], [278, 4, h], [279, 4, w * h]];
+    fs.writeFileSync(path.join(dir, 'labels.ome.tif'), littleEndianTiff(entries, labels));
+    const out = path.join(dir, 'out');
+    const r = await run(['build', path.join(dir, 'labels.ome.tif'), '-o', out, '--max-zoom', '1']);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    const multiscale = { axes: [{ name: 'x', type: 'space', unit: 'micrometer' }, { name: 'y', type: 'space', unit: 'micrometer' }], coordinateTransformations: [{ type: 'scale', scale: [0.2738, 0.2738] }] };
+    expect(JSON.parse(fs.readFileSync(path.join(out, 'tileset.json'), 'utf8')).multiscale).toEqual(multiscale);
+    expect(JSON.parse(fs.readFileSync(path.join(out, '1/0/0.json'), 'utf8')).multiscale).toEqual(multiscale);
   });
 
   it('a label mask sets the world by its size: labels far from the others are no outliers, and no warning says so', async () => {

@@ -1,24 +1,40 @@
-// A minimal little-endian, uncompressed, single-strip greyscale TIFF writer for tests (sharp only writes 8-bit TIFF).
+// A minimal little-endian, uncompressed, single-strip greyscale TIFF writer for tests (sharp only writes 8-bit TIFF,
+// and no ImageDescription: OME-XML and ImageJ's calibration are written here).
 
-export type TiffEntry = [tag: number, type: 3 | 4, value: number];
+/** An IFD entry: SHORT (3) or LONG (4) number, ASCII (2) text, or RATIONAL (5) numerator and denominator. */
+export type TiffEntry = [tag: number, type: 3 | 4, value: number] | [tag: number, type: 2, value: string] | [tag: number, type: 5, value: [number, number]];
 
 /**
- * `entries` are IFD entries (type 3 SHORT, 4 LONG), sorted by tag; the StripOffsets entry (273) is pointed at the
- * strip, which holds `strip` (possibly shorter than the header claims, for header-only tests).
+ * `entries` are IFD entries, sorted by tag; the StripOffsets entry (273) is pointed at the strip, which holds `strip`
+ * (possibly shorter than the header claims, for header-only tests). Text and rationals lie between the IFD and it.
  */
 export function littleEndianTiff(entries: TiffEntry[], strip: Uint8Array): Buffer {
-  const dataOffset = 8 + 2 + entries.length * 12 + 4;
+  const ifdEnd = 8 + 2 + entries.length * 12 + 4;
+  const outside = entries.map(([, type, value]) => (type === 2 ? Buffer.from(`${value}\0`, 'utf8') : type === 5 ? Buffer.alloc(8) : undefined));
+  const dataOffset = ifdEnd + outside.reduce((n, b) => n + (b !== undefined && b.length > 4 ? b.length : 0), 0);
   const buf = Buffer.alloc(dataOffset + strip.byteLength);
   buf.write('II', 0, 'latin1');
   buf.writeUInt16LE(42, 2);
   buf.writeUInt32LE(8, 4);
   buf.writeUInt16LE(entries.length, 8);
+  let at = ifdEnd;
   entries.forEach(([tag, type, value], i) => {
     const o = 10 + i * 12;
     buf.writeUInt16LE(tag, o);
     buf.writeUInt16LE(type, o + 2);
+    const extra = outside[i];
+    if (extra !== undefined) {
+      if (type === 5) { extra.writeUInt32LE(value[0], 0); extra.writeUInt32LE(value[1], 4); }
+      buf.writeUInt32LE(type === 2 ? extra.length : 1, o + 4);
+      // Text of 4 bytes or fewer is the entry's value itself, as TIFF has it.
+      if (extra.length <= 4) { extra.copy(buf, o + 8); return; }
+      buf.writeUInt32LE(at, o + 8);
+      extra.copy(buf, at);
+      at += extra.length;
+      return;
+    }
     buf.writeUInt32LE(1, o + 4);
-    const v = tag === 273 ? dataOffset : value;
+    const v = tag === 273 ? dataOffset : (value as number);
     if (type === 3) buf.writeUInt16LE(v, o + 8); else buf.writeUInt32LE(v, o + 8);
   });
   Buffer.from(strip.buffer, strip.byteOffset, strip.byteLength).copy(buf, dataOffset);
