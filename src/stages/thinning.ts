@@ -1,6 +1,6 @@
 // Uniform thinning: tile size estimates gathered while reading, the per-zoom priority thresholds a plan fixes from the
 // densest tile, and the keep rule every tile applies (one decision per zoom, the same in every tile).
-import { emptyBox, growBox, hasExtent, hasMesh, type FeatureTags, type Flat, type TileGeometry } from '../tiling/flat.js';
+import { exteriorBoxes, hasExtent, hasMesh, type FeatureTags, type TileGeometry } from '../tiling/flat.js';
 import { GeometrySizer, pbfValueBytes, varintBytes } from './geometry-sizer.js';
 import { NEAR_PIECES } from './record-stream.js';
 import { BUFFER, DISPLAY_TILE, EXTENT } from '../tiling/space.js';
@@ -201,13 +201,6 @@ export class TileSketch {
       if (!originSeen && origin[0] > 0) yield origin;
     }
   }
-}
-
-/** The boxes of polygons' exteriors, `[minX, minY, maxX, maxY]` each. */
-function exteriorBoxes(polys: readonly Flat[][]): Float64Array {
-  const b = new Float64Array(4 * polys.length);
-  for (let k = 0; k < polys.length; k++) growBox(emptyBox(b.subarray(4 * k, 4 * k + 4)), polys[k][0]);
-  return b;
 }
 
 export type SketchData = Array<{ plane: string; keys: Float64Array; cols: Float64Array; tail: Float64Array }>;

@@ -255,6 +255,13 @@ export function growBox(b: Float64Array, c: Coords): void {
   }
 }
 
+/** The boxes of polygons' exterior rings, `[minX, minY, maxX, maxY]` each, in one array. */
+export function exteriorBoxes(polys: readonly Flat[][]): Float64Array {
+  const b = new Float64Array(4 * polys.length);
+  for (let k = 0; k < polys.length; k++) growBox(emptyBox(b.subarray(4 * k, 4 * k + 4)), polys[k][0]);
+  return b;
+}
+
 /** Grows `b` by every position of flat geometry (a mesh by its box); `b` stays empty (min > max) when there is none. */
 export function growBoxBy(b: Float64Array, g: TileGeometry): void {
   switch (g.k) {

@@ -1,6 +1,6 @@
 // Flat geometry onto a zoom's integer grid: simplify and quantise, orient rings, clip to a buffered tile.
 import { Clipper, boxInside, boxMeets, clipPoints, type Rect } from './clip.js';
-import { emptyBox, growBox, type Coords, type Flat, type TileGeometry } from './flat.js';
+import { emptyBox, exteriorBoxes, growBox, type Coords, type Flat, type TileGeometry } from './flat.js';
 import { RankMemo, reverseRing, type KeptPart, ringArea2, ringUsable, Simplifier, quantisePoints } from './simplify.js';
 import { LONG_PART, PartTree } from './collapse.js';
 
@@ -178,7 +178,7 @@ export class Quantiser {
       }
       case 'polygons': {
         const polys: Flat[][] = [];
-        const boxes = g.polys.length >= this.many ? this.exteriorBoxes(g.polys) : undefined;
+        const boxes = g.polys.length >= this.many ? this.boxesOf(g.polys) : undefined;
         for (let k = 0; k < g.polys.length; k++) {
           // A polygon whose exterior's box misses the tile (not boxMeets) is passed over without reading its rings.
           if (boxes !== undefined && (boxes[4 * k] > r.maxX || boxes[4 * k + 2] < r.minX || boxes[4 * k + 1] > r.maxY || boxes[4 * k + 3] < r.minY)) continue;
@@ -220,13 +220,9 @@ export class Quantiser {
    * mask is one feature of thousands of polygons, and each tile read all their rings to find the few near it (a
    * 0/255 mask of 8,000 × 8,000 px took 37 s to tile, of 20,000 × 20,000 px hours).
    */
-  private exteriorBoxes(polys: Flat[][]): Float64Array {
+  private boxesOf(polys: Flat[][]): Float64Array {
     let b = this.polygonBoxes.get(polys);
-    if (b === undefined) {
-      b = new Float64Array(4 * polys.length);
-      for (let k = 0; k < polys.length; k++) growBox(emptyBox(b.subarray(4 * k, 4 * k + 4)), polys[k][0]);
-      this.polygonBoxes.set(polys, b);
-    }
+    if (b === undefined) { b = exteriorBoxes(polys); this.polygonBoxes.set(polys, b); }
     return b;
   }
 
