@@ -86,6 +86,24 @@ describe('a MultiPolygon of many pieces', () => {
     expect(tile.map((f) => f.id)).toEqual([1]);
   });
 
+  it('draws no centroid point where the pieces near the centroid collapse but another piece does not', async () => {
+    // 100 pieces of half a pixel around (1,500, 1,500) and one of 300 px at (7,000, 7,000): the centroid (the mean of the
+    // vertices) lies among the small ones, in cell (1, 1) of 1,024 px, and the box centre in cell (4, 4). At zooms 3 and 4
+    // the small pieces collapse and the large one does not, so the feature is drawn as that piece alone: a unit that
+    // read only the pieces near the centroid would see all of them collapse and draw the centroid point instead.
+    const sq = (x: number, y: number, s: number) => [ring(x, y, s)];
+    const polys = Array.from({ length: 100 }, (_, i) => sq(1400 + (i % 10) * 20, 1400 + Math.floor(i / 10) * 20, 0.5));
+    polys.push(sq(7000, 7000, 300));
+    const text = JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', id: 1, properties: {}, geometry: { type: 'MultiPolygon', coordinates: polys } }] });
+    const built = (unitSize: number) => build(text, { imageSize: '8192,8192', maxZoom: 5, unitSize });
+    const cells = await built(1024);
+    for (const [z, x, y] of [[3, 1, 1], [4, 3, 3]]) expect(cells.files.has(`${z}/${x}/${y}.pbf`), `tile ${z}/${x}/${y}`).toBe(false);
+    // At the finest zoom the small pieces are there; at zoom 3 only the large one, in its tile.
+    expect(decodePbf(cells.files.get('5/5/5.pbf')!, 8192, 5, 5, 5).map((f) => f.id)).toEqual([1]);
+    expect(decodePbf(cells.files.get('3/6/6.pbf')!, 8192, 3, 6, 6).map((f) => f.id)).toEqual([1]);
+    expect(strip(cells)).toEqual(strip(await built(8192)));
+  });
+
   it('writes a partial record that reads back as those pieces, with the whole\'s box and centroid and its tags', () => {
     const polys = Array.from({ length: NEAR_PIECES + 6 }, (_, i) => [[i * 10, 0, i * 10 + 5, 0, i * 10 + 5, 5, i * 10, 0]]);
     const geom: TileGeometry = { k: 'polygons', type: 'MultiPolygon', polys };
