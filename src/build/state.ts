@@ -30,12 +30,16 @@ const PLAN_FILE = 'plan.json';
  * version 7 counts them within its level, and the descriptor's kept fractions would mix both).
  * 9: with --preview and --image, the image as the previews take it, in the work directory (a step of version 8 would
  * read the image again at its path, which may have moved or changed since the plan, or lie on another machine).
- * 10: a large MultiPolygon is stored whole only in its home cell and the cells its centroid reaches, elsewhere as its
- * pieces near the cell (partial records), which a step of version 9 would read as whole features and not join.
+ * 10: a MultiPolygon of NEAR_PIECES polygons or more is stored in part in the cells away from its home and centroid (a
+ * step of version 9 would read such a partial record as the whole feature: where a unit gathers cells or reads part of
+ * them, a few pieces stood for it, and the centre of their box made it the unit's own). A plan of version 9 holds
+ * whole records only, which this version reads as they are: it is read too (READ_VERSIONS).
  * A field that a step of the same version may pass over, or find absent, without misreading anything keeps the
  * version: `recordBytes` (a step without it only checks that the records are there, not their sizes).
  */
 export const PLAN_VERSION = 10;
+/** The versions of the plans this mudm-tiles goes on with: its own, and those whose records it reads alike. */
+const READ_VERSIONS = [9, PLAN_VERSION] as const;
 
 /** What the reading pass found: everything the plan, the descriptor and the report need. */
 export interface ReadSummary {
@@ -64,7 +68,7 @@ export interface ReadSummary {
 
 /** The plan of a build as kept in the work directory. */
 export interface PlanFile {
-  version: typeof PLAN_VERSION;
+  version: (typeof READ_VERSIONS)[number];
   fingerprint: string;
   /** What the fingerprint was made of (fingerprintLines; absent in plans of earlier versions). */
   fingerprintLines?: string[];
@@ -197,9 +201,9 @@ export function findPlan(work: WorkDir): PlanFile | undefined {
   const value = work.readJson<unknown>(PLAN_FILE);
   if (value === undefined) return undefined;
   const version = value !== null && typeof value === 'object' ? (value as { version?: unknown }).version : undefined;
-  if (version !== PLAN_VERSION) {
+  if (!(READ_VERSIONS as readonly unknown[]).includes(version)) {
     throw new WorkStateError(
-      `the plan in ${where(work)} has version ${JSON.stringify(version ?? null)}, this mudm-tiles reads version ${PLAN_VERSION}: `
+      `the plan in ${where(work)} has version ${JSON.stringify(version ?? null)}, this mudm-tiles reads versions ${READ_VERSIONS.join(' and ')}: `
       + 'it was written by another version; plan (or build) again without --resume', work.root,
     );
   }
@@ -240,7 +244,10 @@ export function resumablePlan(work: WorkDir, inputs: readonly FingerprintInput[]
  */
 export function checkSamePlan(previous: PlanFile, plan: BuildPlan, units: readonly UnitPlan[], work: WorkDir): void {
   if (JSON.stringify(previous.plan) !== JSON.stringify(plan) || JSON.stringify(previous.units) !== JSON.stringify(units)) {
-    throw new UsageError(`--resume: the inputs read now differ from those of the interrupted build in ${where(work)}; run again without --resume`);
+    // An earlier version may cut the same inputs into other units and levels (its records were of other sizes).
+    const what = previous.version !== PLAN_VERSION ? `the interrupted build in ${where(work)} was planned by an earlier mudm-tiles (plan version ${previous.version}), which cut it into other work units`
+      : `the inputs read now differ from those of the interrupted build in ${where(work)}`;
+    throw new UsageError(`--resume: ${what}; run again without --resume`);
   }
 }
 
