@@ -1,6 +1,7 @@
 // `inspect`: what a pyramid holds — zooms, planes, layers and fields, tiles, bytes and features per zoom, the largest tiles.
 import { own } from '../model/own.js';
 import type { Asset, FieldType } from '../model/descriptor.js';
+import type { Multiscale } from '../model/multiscale.js';
 import { planeKey, type Dim, type Plane } from '../tiling/space.js';
 import { countPbfFeatures } from './decode.js';
 import { isOverview, listTiles, openPyramid, readJson, type Pyramid, type TileFormat } from './layout.js';
@@ -51,6 +52,8 @@ export interface PyramidSummary {
   description?: string;
   version?: string;
   world: { side: number; width: number; height: number };
+  /** What one pixel is along x and y, from the descriptor's `multiscale` (its axes' units and scale), when it says. */
+  pixel?: { x: number; y: number; unitX: string; unitY: string };
   zooms: { min: number; max: number; present: number[] };
   dims: Dim[];
   planes: Plane[];
@@ -187,6 +190,8 @@ export function inspectPyramid(root: string | PyramidReader, given: InspectOptio
     largest,
     assets: Array.isArray(d.assets) ? d.assets : [],
   };
+  const pixel = pixelOf(d.multiscale);
+  if (pixel) summary.pixel = pixel;
   if (typeof d.name === 'string') summary.name = d.name;
   if (typeof d.description === 'string') summary.description = d.description;
   if (typeof d.version === 'string') summary.version = d.version;
@@ -218,12 +223,34 @@ function table(rows: string[][], rightAligned: ReadonlySet<number>): string[] {
   return rows.map((r) => r.map((c, i) => (rightAligned.has(i) ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd());
 }
 
+/**
+ * A pixel's size along the axes named x and y of a multiscale object: their units, times the scales of its
+ * transformations (translations move, they do not size) or its matrix's diagonal. Undefined when either axis is
+ * missing or has no unit.
+ */
+function pixelOf(m: Multiscale | undefined): PyramidSummary['pixel'] {
+  if (m === undefined || !Array.isArray(m.axes)) return undefined;
+  const ix = m.axes.findIndex((a) => a.name === 'x'), iy = m.axes.findIndex((a) => a.name === 'y');
+  const unitX = m.axes[ix]?.unit, unitY = m.axes[iy]?.unit;
+  if (unitX === undefined || unitY === undefined) return undefined;
+  let x = 1, y = 1;
+  if (Array.isArray(m.transformationMatrix)) {
+    x = m.transformationMatrix[ix]?.[ix] ?? 1; y = m.transformationMatrix[iy]?.[iy] ?? 1;
+  }
+  for (const t of m.coordinateTransformations ?? []) if (t.type === 'scale') { x *= t.scale[ix] ?? 1; y *= t.scale[iy] ?? 1; }
+  return { x, y, unitX, unitY };
+}
+
 /** The summary as text for a terminal. */
 export function formatSummary(s: PyramidSummary): string {
   const lines: string[] = [];
   lines.push(`pyramid ${s.root}${s.name ? ` — ${s.name}` : ''}`);
   lines.push(`  descriptor  TileJSON ${s.tilejson}, ${s.format} tiles ${s.tiles.join(' ')}; formats on disk: ${s.formats.join(', ') || 'none'}`);
   lines.push(`  world       ${s.world.width} × ${s.world.height} px in a ${s.world.side} px square`);
+  if (s.pixel) {
+    const p = s.pixel;
+    lines.push(`  pixel       ${p.unitX === p.unitY ? `${p.x} × ${p.y} ${p.unitX}` : `${p.x} ${p.unitX} × ${p.y} ${p.unitY}`} (multiscale)`);
+  }
   lines.push(`  zooms       ${s.zooms.min}–${s.zooms.max}${s.zooms.present.length ? ` (tiles at ${rangeText(s.zooms.present)})` : ' (no tiles)'}`);
   if (s.dims.length) {
     const ranges = s.dims.map((d) => `${d} ${rangeText(s.planes.map((p) => p[d]))}`).join(', ');

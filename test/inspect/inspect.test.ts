@@ -3,8 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, beforeAll } from 'vitest';
 import { MemorySink } from '../../src/io/sink.js';
+import { buildPyramid } from '../../src/build/pipeline.js';
 import { memorySource } from '../../src/io/read.js';
-import { decodeTile, directoryReader, inspectPyramid, memoryReader, openPyramid, outsidePyramid, parseTileAddress, formatSummary } from '../../src/inspect/index.js';
+import { decodeTile, directoryReader, inspectPyramid, memoryReader, openPyramid, openPyramidReader, outsidePyramid, parseTileAddress, formatSummary } from '../../src/inspect/index.js';
 import { classifyRings } from '../../src/inspect/decode.js';
 import type { Polygon, Position } from '../../src/model/geometry.js';
 import type { Dim } from '../../src/tiling/space.js';
@@ -121,6 +122,27 @@ describe('inspectPyramid', () => {
     const text = formatSummary(s);
     expect(text).toMatch(/world\s+1000 × 600 px in a 1024 px square/);
     expect(text).toMatch(/featureClass: String \{alpha, beta, gamma\}/);
+  });
+
+  it('says what a pixel is when the descriptor has a multiscale (units and scale), for a directory and an archive', async () => {
+    const multiscale = {
+      axes: [{ name: 'x', type: 'space', unit: 'micrometer' }, { name: 'y', type: 'space', unit: 'micrometer' }],
+      coordinateTransformations: [{ type: 'scale', scale: [0.25, 0.5] }, { type: 'translation', translation: [100, 100] }],
+    };
+    const text = JSON.stringify({ type: 'FeatureCollection', multiscale, features: [{ type: 'Feature', id: 1, properties: {}, geometry: { type: 'Point', coordinates: [10, 10] } }] });
+    const dir = tmpDir('mudm-inspect');
+    for (const out of [path.join(dir, 'tiles'), path.join(dir, 'slide.pmtiles')]) {
+      await buildPyramid([{ source: memorySource('scaled.json', text) }], { out, workers: 1, maxZoom: 1 });
+      const reader = await openPyramidReader(out);
+      const s = inspectPyramid(reader);
+      reader.close();
+      expect(s.pixel, out).toEqual({ x: 0.25, y: 0.5, unitX: 'micrometer', unitY: 'micrometer' });
+      expect(formatSummary(s), out).toContain('\n  pixel       0.25 × 0.5 micrometer (multiscale)\n');
+    }
+    // Without a multiscale, no line.
+    const plain = inspectPyramid(memoryReader(sink.files));
+    expect(plain.pixel).toBeUndefined();
+    expect(formatSummary(plain)).not.toContain('pixel ');
   });
 
   it('reads a directory the same way as memory', async () => {
