@@ -5,7 +5,7 @@ import { grown } from '../bytes.js';
 import { appendParts, makeDirectory } from '../io/dirs.js';
 import { describeFsError } from '../report/errors.js';
 import { partialRecord, recordPieces, setHome } from './record.js';
-import { centroidIn, type Pieces } from './record-stream.js';
+import { centroidIn, piecesNear, type Pieces } from './record-stream.js';
 import type { Rect } from '../tiling/clip.js';
 import { pointerRecord, SHARED_FILE } from './shared-records.js';
 import { cellKey, compareUnitKeys, unitFileName, unitKeyOfFileName } from './unit-key.js';
@@ -278,14 +278,10 @@ export class RecordRouter {
    * own, so a unit gathering cells finds every one its tiles reach.
    */
   private placeNear(k: number, at: number, length: number, pieces: Pieces, r: Rect): void {
-    const { boxes, lod } = pieces;
-    if (centroidIn(lod, r)) { this.place(k, at, length, false); return; }
-    const near: number[] = [];
-    for (let p = 0, b = 0; b < boxes.length; p++, b += 4) {
-      if (boxes[b] <= r.maxX && boxes[b + 2] >= r.minX && boxes[b + 1] <= r.maxY && boxes[b + 3] >= r.minY) near.push(p);
-    }
+    if (centroidIn(pieces.lod, r)) { this.place(k, at, length, false); return; }
+    const near = piecesNear(pieces, r);
     if (near.length === 0) return;
-    if (4 * near.length === boxes.length) { this.place(k, at, length, false); return; }
+    if (4 * near.length === pieces.boxes.length) { this.place(k, at, length, false); return; }
     const part = partialRecord(this.f64, at, pieces, near);
     this.place(k, this.keep(part), part.length, false);
   }

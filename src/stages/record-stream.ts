@@ -42,6 +42,15 @@ export function piecesOf(f: Float64Array, start: number, stored: boolean): Piece
   return lod === null ? null : { starts, boxes, lod };
 }
 
+/** The indexes of the pieces whose exteriors' boxes meet `r`, ascending: what a cell or unit away from the home keeps. */
+export function piecesNear({ boxes }: Pieces, r: Rect): number[] {
+  const near: number[] = [];
+  for (let p = 0, b = 0; b < boxes.length; p++, b += 4) {
+    if (boxes[b] <= r.maxX && boxes[b + 2] >= r.minX && boxes[b + 1] <= r.maxY && boxes[b + 3] >= r.minY) near.push(p);
+  }
+  return near;
+}
+
 /** Whether a feature's centroid (`lod`'s) lies in `r`: a cell holding it stores the whole feature, a unit reads it whole. */
 export function centroidIn(lod: readonly number[], r: Rect): boolean {
   return lod[4] >= r.minX && lod[4] <= r.maxX && lod[5] >= r.minY && lod[5] <= r.maxY;
@@ -55,14 +64,9 @@ export class StreamReader {
    * with their places in it; `i` then past the stream.
    */
   polygonsNear(pieces: Pieces, near: Rect): { geom: TileGeometry; places: number[] } {
-    const { starts, boxes } = pieces;
-    const polys: Flat[][] = [], places: number[] = [];
-    for (let p = 0, b = 0; b < boxes.length; p++, b += 4) {
-      if (!(boxes[b] <= near.maxX && boxes[b + 2] >= near.minX && boxes[b + 1] <= near.maxY && boxes[b + 3] >= near.minY)) continue;
-      this.i = starts[p];
-      polys.push(this.list(() => this.flat()));
-      places.push(p);
-    }
+    const { starts } = pieces;
+    const places = piecesNear(pieces, near);
+    const polys = places.map((p) => { this.i = starts[p]; return this.list(() => this.flat()); });
     this.i = starts[starts.length - 1];
     return { geom: { k: 'polygons', type: 'MultiPolygon', polys }, places };
   }
