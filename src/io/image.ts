@@ -4,6 +4,7 @@ import type { Metadata } from 'sharp';
 import { loadSharp } from './sharp.js';
 import { ImageError, UsageError } from '../report/errors.js';
 import { isTiffHead } from './tiff-header.js';
+import { PNG_SIGNATURE } from './pixel-size.js';
 
 export type ImageFormat = 'tiff' | 'png' | 'jpeg';
 export const IMAGE_FORMATS: readonly ImageFormat[] = ['tiff', 'png', 'jpeg'];
@@ -103,5 +104,5 @@ async function signature(path: string): Promise<string | undefined> {
     return undefined;
   }
   if (isTiffHead(head)) return 'TIFF';
-  return head.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) ? 'PNG' : undefined;
+  return head.subarray(0, 8).equals(PNG_SIGNATURE) ? 'PNG' : undefined;
 }

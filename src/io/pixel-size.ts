@@ -144,7 +144,8 @@ function imageJPixelSize(description: string, rx: number, ry: number): PixelSize
   return { x: inverse(1, rx), y: inverse(1, ry), unitX, unitY };
 }
 
-const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+/** The eight bytes every PNG file opens with. */
+export const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 /** pHYs unit 1: pixels per metre (0 gives the pixels' aspect ratio only). */
 const METRE = 1;
 
