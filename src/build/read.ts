@@ -17,7 +17,7 @@ import type { TileSketch } from '../stages/thinning.js';
 import { SKETCH_BLOCK } from '../stages/number-ids.js';
 import { isDescriptorObject, shown, validateCollectionMembers } from '../validate/index.js';
 import { shownPath, type Issue } from '../validate/issue.js';
-import { checkMembersUtf8, checkUtf8, replaceLoneSurrogates } from '../validate/values.js';
+import { checkMembersUtf8, checkRepeated, checkUtf8, replaceLoneSurrogates } from '../validate/values.js';
 import { IssueTally, SAMPLES_PER_CODE, sampleLine } from '../validate/tally.js';
 import { runOrdered, type Pool } from '../worker/pool.js';
 import { secondsSince, throwIfAborted, valueLimit, type BuildIO, type InputSpec } from './context.js';
@@ -68,21 +68,21 @@ class BatchBuilder {
     return !this.empty && value !== (this.values.length > 0);
   }
 
-  addText(bytes: Uint8Array, index: number, line: number, column: number): void {
+  addText(bytes: Uint8Array, index: number, line: number, column: number, strings = -1): void {
     if (this.empty && bytes.length >= BATCH_BYTES) {
       // Its own buffer when it spans chunks; a view into a chunk (which the source may reuse) is copied once.
       this.alone = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
-      this.meta.push(index, line, column, 0, bytes.length);
+      this.meta.push(index, line, column, 0, bytes.length, strings);
       return;
     }
     const start = this.bytes.addBytes(bytes);
-    this.meta.push(index, line, column, start, this.bytes.pos);
+    this.meta.push(index, line, column, start, this.bytes.pos, strings);
   }
 
   addValue(value: unknown, index: number, line: number, column: number, found: Issue[] = []): void {
     this.values.push(value);
     this.found.push(found);
-    this.meta.push(index, line, column, 0, 0);
+    this.meta.push(index, line, column, 0, 0, -1);
   }
 
   take(): Batch {
@@ -155,10 +155,10 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   /** Which input each kept collection member came from, and the inputs whose own member differs from it. */
   const keptFrom = new Map<string, string>();
   const differing = new Map<string, string[]>();
-  const onMembers = (file: string, { members, replaced }: MembersEvent) => {
+  const onMembers = (file: string, { members, replaced, repeated }: MembersEvent) => {
     // Each input's own axes, whichever input's the pyramid keeps: its positions are read as [x, y] all the same.
     refuseAxesYX(members.multiscale as Multiscale | undefined, file);
-    for (const m of collectMembers(sum.collection, keptFrom, tally, file, members, o.strict, replaced)) differing.set(m, [...(differing.get(m) ?? []), file]);
+    for (const m of collectMembers(sum.collection, keptFrom, tally, file, members, o.strict, replaced, repeated)) differing.set(m, [...(differing.get(m) ?? []), file]);
   };
 
   /** The events of the JSON input being read, for a worker's syntax error to go back to (`readEventBatches`). */
@@ -181,7 +181,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
         for (const f of group) {
           if (b.mixes(f.bytes === undefined)) yield b.take();
           if (f.bytes === undefined) b.addValue(f.value, f.index, f.line, f.column, f.found);
-          else b.addText(f.bytes, f.index, f.line, f.column);
+          else b.addText(f.bytes, f.index, f.line, f.column, f.strings);
           if (b.full) {
             throwIfAborted(io.signal);
             yield b.take();
@@ -298,7 +298,7 @@ function refuseAxesYX(m: Multiscale | undefined, file: string | undefined): void
  * One feature for a batch: its JSON text (`bytes`), or a value, with where it starts in its file (0: nowhere), and
  * what reading its text found (a value's: a whole-file document's invalid UTF-8).
  */
-interface FoundFeature { index: number; line: number; column: number; bytes?: Uint8Array; value?: unknown; found?: Issue[] }
+interface FoundFeature { index: number; line: number; column: number; bytes?: Uint8Array; strings?: number; value?: unknown; found?: Issue[] }
 
 /** The features of a JSON input's events in order, a chunk's worth at a time; collection members go to `onMembers` as they are met. */
 async function* readFeatures(file: string, reading: AsyncIterable<readonly ReadEvent[]>, onMembers: (file: string, ev: MembersEvent) => void): AsyncGenerator<FoundFeature[]> {
@@ -314,6 +314,7 @@ async function* readFeatures(file: string, reading: AsyncIterable<readonly ReadE
         if (what) throw new DataError(`${file} is not a feature source: found ${what}; a build reads a FeatureCollection, a Feature or geometry, or a sequence of them (one per line)`);
         const found: Issue[] = [];
         if (ev.replaced) checkUtf8(ev.replaced.text, ev.replaced.bytes, 0, ev.replaced.bytes.length, '', found, ev.value);
+        checkRepeated(ev.repeated, '', found);
         group.push({ index: ev.index, line: ev.line, column: ev.column, value: ev.value, found });
       }
     }
@@ -364,9 +365,12 @@ const NO_MEMBERS: ReadonlySet<string> = new Set();
  * those this input has otherwise. An invalid member (`type` missing) stops a `--strict` build; otherwise it is a
  * warning, as no feature is invalid for it: the features are read, the members left out.
  */
-function collectMembers(c: Collection, keptFrom: Map<string, string>, tally: IssueTally, file: string, members: Record<string, unknown>, strict: boolean, replaced: MembersEvent['replaced']): string[] {
+function collectMembers(
+  c: Collection, keptFrom: Map<string, string>, tally: IssueTally, file: string, members: Record<string, unknown>, strict: boolean, replaced: MembersEvent['replaced'], repeated: MembersEvent['repeated'],
+): string[] {
   const issues = validateCollectionMembers(members);
   checkMembersUtf8(replaced, members, issues);
+  checkRepeated(repeated, '', issues);
   for (const is of issues) {
     if (strict && is.severity === 'error') throw new DataError(`${file}: ${shownPath(is.path)}: ${is.message} [${is.code}]`);
     const left = is.severity === 'error' ? { ...is, severity: 'warning' as const, message: `${is.message}; its features are read, its collection members left out` } : is;

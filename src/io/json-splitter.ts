@@ -1,10 +1,10 @@
 // The byte-level splitter of JSON input: events (json-events.ts) one feature at a time, never the whole file as one string.
-import { setOwn } from '../model/own.js';
 import { ReadError, ValueTooLargeError } from '../report/errors.js';
 import { afterDocument, foreignStart, jsonSyntaxError } from './json-errors.js';
 import { unclosedValueError } from './json-unclosed.js';
 import { pointerToken } from '../validate/issue.js';
-import { replacedBytes, SplitFeature, type MemberRead, type ReadEvent, type ValueLimit } from './json-events.js';
+import { heldAgain, membersEvent, replacedBytes, SplitFeature, type HeldMember, type MemberRead, type ReadEvent, type ValueLimit } from './json-events.js';
+import { repeatedName } from './json-names.js';
 import { Capture, Cursor, describeByte, isValueStart, isWhitespace, RS, ValueScanner } from './json-value.js';
 
 const enum S {
@@ -58,7 +58,7 @@ export class Splitter {
    * Members of the first top-level object as their JSON text, parsed only when its `features` turn out to stream: a
    * single document (a bare Feature of a million vertices) is parsed once, whole, not member by member first.
    */
-  private readonly members = new Map<string, { text: string; line: number; column: number; bytes?: Uint8Array; nameRead?: MemberRead['nameRead'] }>();
+  private readonly members = new Map<string, HeldMember>();
   private key = '';
   private keyRead: MemberRead['nameRead'];
   private decoder = new TextDecoder('utf-8', { ignoreBOM: true });
@@ -83,7 +83,7 @@ export class Splitter {
             i = n;
             break;
           }
-          this.emitFeature(this.value.bytes.finish(chunk, end), this.value.line, this.value.column);
+          this.emitFeature(this.value.bytes.finish(chunk, end), this.value.line, this.value.column, this.value.strings);
           this.state = S.ArrNext;
           i = end;
           break;
@@ -145,7 +145,7 @@ export class Splitter {
           }
           const bytes = this.value.bytes.finish(chunk, end);
           const text = this.decoder.decode(bytes);
-          this.members.set(this.key, { text, line: this.value.line, column: this.value.column, bytes: replacedBytes(text, bytes), nameRead: this.keyRead });
+          this.members.set(this.key, heldAgain(this.members.get(this.key), { text, line: this.value.line, column: this.value.column, bytes: replacedBytes(text, bytes), nameRead: this.keyRead }));
           this.state = S.ObjNext;
           i = end;
           break;
@@ -196,7 +196,7 @@ export class Splitter {
 
   /** A top-level value read whole: a record of a sequence, or the first value, held until it is known which. */
   private topValue(bytes: Uint8Array): void {
-    if (this.sequence) this.emitFeature(bytes, this.value.line, this.value.column);
+    if (this.sequence) this.emitFeature(bytes, this.value.line, this.value.column, this.value.strings);
     // Its own copy: the view would point into a chunk the source may reuse.
     else this.pending = { content: bytes.slice(), line: this.value.line, column: this.value.column };
   }
@@ -229,7 +229,8 @@ export class Splitter {
       const text = typeof p.content === 'string' ? p.content : this.decoder.decode(p.content);
       const bytes = p.bytes ?? (typeof p.content === 'string' ? undefined : p.content);
       const replaced = bytes !== undefined && text.includes('\uFFFD') ? { text, bytes } : undefined;
-      this.out.push({ kind: 'document', index: 0, line: p.line, column: p.column, value: this.parse(text, p.line, p.column), replaced });
+      const value = this.parse(text, p.line, p.column);
+      this.out.push({ kind: 'document', index: 0, line: p.line, column: p.column, value, replaced, repeated: repeatedName(text, value) });
     } else if (this.valuesSeen === 0 && !this.sequence) {
       throw new ReadError(this.file, this.at.line, this.at.abs - this.at.lineStart + 1, 'no JSON value: the input is empty');
     }
@@ -343,13 +344,7 @@ export class Splitter {
 
   private closeObject(chunk: Uint8Array, i: number): number {
     if (this.streaming) {
-      const members: Record<string, unknown> = {};
-      const replaced: MemberRead[] = [];
-      for (const [key, m] of this.members) {
-        setOwn(members, key, this.parse(m.text, m.line, m.column, `/${pointerToken(key)}`));
-        if (m.bytes || m.nameRead) replaced.push({ name: key, text: m.text, bytes: m.bytes, nameRead: m.nameRead });
-      }
-      this.out.push(replaced.length > 0 ? { kind: 'members', members, replaced } : { kind: 'members', members });
+      this.out.push(membersEvent(this.members, (m, key) => this.parse(m.text, m.line, m.column, `/${pointerToken(key)}`)));
     } else {
       // Not a streamed collection: the whole object is one document, parsed at the end of the input.
       const bytes = this.whole.finish(chunk, i + 1);
@@ -373,10 +368,10 @@ export class Splitter {
     }
   }
 
-  private emitFeature(content: string | Uint8Array, line: number, column: number): void {
+  private emitFeature(content: string | Uint8Array, line: number, column: number, strings?: number): void {
     const text = typeof content === 'string' ? content : undefined;
     const bytes = typeof content === 'string' ? undefined : content;
-    this.out.push(new SplitFeature(this.featureIndex++, line, column, this.file, bytes, text));
+    this.out.push(new SplitFeature(this.featureIndex++, line, column, this.file, bytes, text, strings));
   }
 
   /** `pointer`: where the value lies in the document (a member's `/name`), for the path a syntax error names. */

@@ -127,6 +127,8 @@ export class ValueScanner {
   private escaped = false;
   /** A number or literal, which ends at the first byte that cannot continue it (scanned from its first byte). */
   scalar = false;
+  /** Strings begun in the value so far, member names among them: what a parse of it holds unless it repeats a name (json-names.ts). */
+  strings = 0;
   /** 1-based position of the value's first byte. */
   line = 0;
   column = 0;
@@ -154,6 +156,7 @@ export class ValueScanner {
     this.column = this.at.column(i);
     this.scalar = !(b === 0x7b || b === 0x5b || b === 0x22);
     this.inString = b === 0x22;
+    this.strings = b === 0x22 ? 1 : 0;
     this.depth = b === 0x22 ? 0 : 1;
     this.escaped = false;
   }
@@ -174,6 +177,7 @@ export class ValueScanner {
     let depth = this.depth;
     let inString = this.inString;
     let escaped = this.escaped;
+    let strings = this.strings;
     const at = this.at;
     let line = at.line;
     let lineStart = at.lineStart;
@@ -224,6 +228,7 @@ export class ValueScanner {
         } else if (b <= 0x22) {
           if (b === 0x22) {
             inString = true;
+            strings++;
             i++;
             continue outer;
           }
@@ -255,6 +260,7 @@ export class ValueScanner {
     this.depth = depth;
     this.inString = inString;
     this.escaped = escaped;
+    this.strings = strings;
     at.line = line;
     at.lineStart = lineStart;
     // Failing here rather than inside the loop keeps calls out of the loop body, which V8 compiles tighter.

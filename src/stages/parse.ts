@@ -6,7 +6,8 @@ import { GEOMETRY_TYPES, type Geometry, type GeometryType } from '../model/geome
 import { fieldValue } from '../model/fields.js';
 import { validateFeature, validateGeometry } from '../validate/index.js';
 import { BUILD_RULES } from '../validate/rules.js';
-import { checkUtf8, replaceLoneSurrogates } from '../validate/values.js';
+import { checkRepeated, checkUtf8, replaceLoneSurrogates } from '../validate/values.js';
+import { repeatedName } from '../io/json-names.js';
 import { jsonSyntaxError } from '../io/json-errors.js';
 import { IssueTally, type IssueCounts, type IssuePlace } from '../validate/tally.js';
 import type { Issue } from '../validate/issue.js';
@@ -25,8 +26,11 @@ import { TileSketch, type SketchData } from './thinning.js';
 /** A layer's count of features with an integer id and without (`ParseResult.ids`), before the first. */
 export const newIdCounts = (): [number, number] => [0, 0];
 
-/** Numbers per feature in a batch's `meta`: index, line, column (0 when unknown), start and end of its bytes. */
-export const META = 5;
+/**
+ * Numbers per feature in a batch's `meta`: index, line, column (0 when unknown), start and end of its bytes, and the
+ * strings of its text as the splitter counted them (-1 when it did not: `repeatedName`).
+ */
+export const META = 6;
 
 /**
  * Features of a batch as the reading thread hands them over: JSON text (their UTF-8 back to back, `meta` saying where
@@ -232,10 +236,11 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     const seq = task.seq0 + i;
     res.read++;
     let value: unknown;
-    const utf8: Issue[] = [];
+    // What reading its text found: invalid UTF-8, names given twice.
+    const found: Issue[] = [];
     if ('values' in raw) {
       value = raw.values[i];
-      if (raw.found?.[i]) utf8.push(...raw.found[i]);
+      if (raw.found?.[i]) found.push(...raw.found[i]);
     } else {
       const text = decoder.decode(raw.bytes.subarray(meta[m + 3], meta[m + 4]));
       try {
@@ -245,7 +250,8 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
         res.syntax = { index, line: e.line, column: e.column, message: e.reason };
         return res;
       }
-      checkUtf8(text, raw.bytes, meta[m + 3], meta[m + 4], '', utf8, value);
+      checkUtf8(text, raw.bytes, meta[m + 3], meta[m + 4], '', found, value);
+      checkRepeated(repeatedName(text, value, meta[m + 5] < 0 ? undefined : meta[m + 5]), '', found);
     }
     const place = { file: task.file, feature: index, line: line > 0 ? line : null, column: line > 0 ? column : null };
     // A bare geometry in a sequence is a feature without members; an object of another type (`"feature"`) is a
@@ -256,7 +262,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);
     if (isObject) normaliseQuPath(value as Record<string, unknown>);
     const issues = validateFeature(value, '');
-    issues.push(...utf8);
+    issues.push(...found);
     // A nucleus that becomes a feature must be valid too; an invalid one is dropped, its cell kept (`nucleus-dropped`).
     const nucleusGeometry = task.nucleusFeatures && isObject ? (value as Record<string, unknown>).nucleusGeometry : undefined;
     let nucleusIssue: Issue | undefined;

@@ -7,7 +7,8 @@ import { arrayDocumentIssue, isDescriptorObject, validateDocument } from './inde
 import { CollectionValidator } from './feature.js';
 import type { Issue } from './issue.js';
 import { IssueTally, type IssueSample } from './tally.js';
-import { checkMembersUtf8, checkUtf8 } from './values.js';
+import { checkMembersUtf8, checkRepeated, checkUtf8 } from './values.js';
+import { repeatedName } from '../io/json-names.js';
 
 export interface FileReport {
   file: string;
@@ -83,6 +84,7 @@ export async function validateSource(source: Source, hooks: ValidateHooks = {}):
           validator.feature(value, ev.index, scratch);
           // As the build reads it: bytes that are no UTF-8 (a Latin-1 export) become U+FFFD.
           checkUtf8(ev.text, ev.bytes, 0, ev.bytes.length, `/features/${ev.index}`, scratch, value);
+          checkRepeated(repeatedName(ev.text, value, ev.strings), `/features/${ev.index}`, scratch);
           report.features++;
           if (scratch.length > 0) {
             const prefix = `/features/${ev.index}`;
@@ -105,6 +107,7 @@ export async function validateSource(source: Source, hooks: ValidateHooks = {}):
           // A descriptor whose `features` member came before `tilejson` was streamed; its members are still a descriptor.
           const issues = isDescriptorObject(members) ? validateDocument(members) : validator.end(members);
           checkMembersUtf8(ev.replaced, members, issues);
+          checkRepeated(ev.repeated, '', issues);
           for (const issue of issues) tally.add(issue, { file, feature: null, line: null, column: null });
         } else {
           const value = ev.value;
@@ -114,6 +117,7 @@ export async function validateSource(source: Source, hooks: ValidateHooks = {}):
           if (typeof type === 'string') report.type = type;
           const issues = validateDocument(value);
           if (ev.replaced) checkUtf8(ev.replaced.text, ev.replaced.bytes, 0, ev.replaced.bytes.length, '', issues, value);
+          checkRepeated(ev.repeated, '', issues);
           for (const issue of issues) tally.add(issue, { file, feature: null, line: ev.line, column: ev.column });
           if (type === 'Feature') {
             report.features = 1;

@@ -104,6 +104,7 @@ export const RULES = {
   'member-not-string': error('a member specified as a string has another type'),
   'value-not-finite': error('numbers must be finite: JSON text beyond ±1.8e308 (such as 1e400) reads as ±Infinity, which no tile can carry'),
   'string-lone-surrogate': warning('a string or member name holds a lone UTF-16 surrogate (\\uD800-\\uDFFF without its pair); tiles write U+FFFD for it'),
+  'member-name-repeated': warning('an object gives a member name more than once: JSON readers, and tiles, keep the last value'),
   'text-invalid-utf8': warning('the text is not valid UTF-8; each invalid byte sequence reads as U+FFFD'),
   'nesting-too-deep': error('arrays and objects nest at most 128 levels deep (encoders recurse through them)'),
 

@@ -4,6 +4,7 @@ import { pointerOf, pointerToken, shown, type Issue } from './issue.js';
 import { report } from './rules.js';
 import { jsonKeysAt } from '../io/json-errors.js';
 import type { MemberRead } from '../io/json-events.js';
+import type { RepeatedName } from '../io/json-names.js';
 
 /** A UTF-16 code unit of a surrogate pair standing alone (with the `u` flag a well-formed pair is one code point). */
 const LONE_SURROGATE = /\p{Cs}/u;
@@ -191,6 +192,20 @@ export function checkUtf8(text: string, bytes: Uint8Array, start: number, end: n
     // As for lone surrogates, the issue is where names are made one, if any are.
     const merged = value === undefined ? undefined : mergedNames(escapedValue(bytes, start, end), path, NO_NAMES, isEscaped, readAs);
     report(out, 'text-invalid-utf8', merged?.path ?? at?.path ?? path, `${inText - inBytes} invalid UTF-8 byte sequence(s) in the text, each read as U+FFFD${first}${mergedClause(merged)} (a file saved in another encoding, such as Latin-1?)`);
+  }
+}
+
+/**
+ * `member-name-repeated` for names a text gives twice in one object (`repeatedName`), at their pointers under `path`:
+ * JSON.parse keeps the last value without a word, so an export that writes `area` twice loses the first.
+ */
+export function checkRepeated(repeated: readonly RepeatedName[] | RepeatedName | undefined, path: string, out: Issue[]): void {
+  const list: readonly RepeatedName[] = repeated === undefined ? [] : 'pointer' in repeated ? [repeated] : repeated;
+  for (const r of list) {
+    const value = (text: string) => shown(JSON.parse(text));
+    const more = r.others.length > 3 ? `, and ${r.others.length - 3} more` : '';
+    const others = r.others.length > 0 ? `; repeated too: ${r.others.slice(0, 3).join(', ')}${more}` : '';
+    report(out, 'member-name-repeated', path + r.pointer, `member name ${shown(r.name)} is given ${r.count} times in one object: tiles keep the last value, ${value(r.last)}, not the first, ${value(r.first)}${others}`);
   }
 }
 
