@@ -69,12 +69,16 @@ export class GeometrySizer {
   }
 
   /**
-   * Geometry bytes of each polygon of `g` (ranked by `rank`) at a squared tolerance and scale, in `out` (0 where one
-   * collapses): a feature of many pieces is counted in each tile by the pieces there (`TileSketch.add`).
+   * Geometry bytes of each piece of the multi-geometry `g` (`pieceCount` of them; lines and polygons ranked by `rank`)
+   * at a squared tolerance and scale, in `out` (0 where one collapses): a feature of many pieces is counted in each
+   * tile by the pieces there (`TileSketch.add`).
    */
-  polygonBytes(g: TileGeometry & { k: 'polygons' }, sqTol: number, scale: number, out: Float64Array): void {
+  pieceBytes(g: TileGeometry, sqTol: number, scale: number, out: Float64Array): void {
     this.at = 0;
-    for (let k = 0; k < g.polys.length; k++) out[k] = this.polygon(g.polys[k], sqTol, scale);
+    if (g.k === 'polygons') for (let k = 0; k < g.polys.length; k++) out[k] = this.polygon(g.polys[k], sqTol, scale);
+    else if (g.k === 'lines') for (let k = 0; k < g.parts.length; k++) out[k] = Math.max(0, this.part(g.parts[k], false, sqTol, scale));
+    // A point of a MultiPoint: its two varint deltas (the command is the whole's), or its text.
+    else if (g.k === 'points') out.fill(this.json ? 18 : 4, 0, g.xy.length >> 1);
   }
 
   /** Geometry bytes of one polygon: a ring that collapses drops out; an exterior that collapses takes its holes with it. */

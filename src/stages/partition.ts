@@ -223,7 +223,7 @@ export class RecordRouter {
   /** What the scratch keeps between tasks at most: a task with a huge record does not hold its memory for the rest. */
   private static readonly KEPT = 8 << 20;
   private scratch = new Uint8Array(1 << 16);
-  /** The scratch's numbers (records in it start 8-byte aligned): where a large MultiPolygon's pieces are read. */
+  /** The scratch's numbers (records in it start 8-byte aligned): where a large multi-geometry's pieces are read. */
   private f64 = new Float64Array(this.scratch.buffer);
   private used = 0;
   /** Per placement, four numbers: the cell's index in `keys`, where the record is in `scratch`, its length, home (1). */
@@ -271,11 +271,11 @@ export class RecordRouter {
   }
 
   /**
-   * Places in cell `k`, which is not its home, what its stored cell and buffer `r` hold of a large MultiPolygon
-   * (the whole at `at` in the scratch, `pieces` from `recordPieces`): its polygons that meet `r`, or nothing when none
-   * does. The whole when its centroid lies in `r` (were every polygon to collapse, the point standing for it there
-   * would need them all), or when every polygon meets `r`. Each polygon goes where it would go as a feature of its
-   * own, so a unit gathering cells finds every one its tiles reach.
+   * Places in cell `k`, which is not its home, what its stored cell and buffer `r` hold of a large multi-geometry
+   * (the whole at `at` in the scratch, `pieces` from `recordPieces`): its pieces that meet `r`, or nothing when none
+   * does. The whole when its centroid lies in `r` (were every piece to collapse, the point standing for it there
+   * would need them all), or when every piece meets `r`. Each piece goes where it would go as a feature of its own,
+   * so a unit gathering cells finds every one its tiles reach.
    */
   private placeNear(k: number, at: number, length: number, pieces: Pieces, r: Rect): void {
     if (centroidIn(pieces.lod, r)) { this.place(k, at, length, false); return; }

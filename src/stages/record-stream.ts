@@ -1,45 +1,63 @@
-// The geometry stream of a unit record (record.ts): read whole, as a box, or as the polygons of a large MultiPolygon near a unit.
+// The geometry stream of a unit record (record.ts): read whole, as a box, or as the pieces of a large multi-geometry near a unit.
 import type { Mesh } from '../model/geometry.js';
 import type { Rect } from '../tiling/clip.js';
-import { LodSums, emptyBox, growBox, type Flat, type TileGeometry } from '../tiling/flat.js';
+import { LodSums, growBox, type Flat, type TileGeometry } from '../tiling/flat.js';
 
 export const enum G { Point = 1, MultiPoint, LineString, MultiLineString, Polygon, MultiPolygon, Mesh, Collection }
 
 /**
- * Polygons in a MultiPolygon from which the cells it reaches that are not its home store only the polygons near them
- * (`RecordRouter.route`): a label of a class mask is one feature of thousands of pieces across the slide, and every
- * unit it reached read all of them, put them on each zoom's grid and let go of them (its tiling grew with the square
- * of the mask: 125 s at 12,000 × 12,000 px).
+ * Pieces of a multi-geometry (the points of a MultiPoint, the lines of a MultiLineString, the polygons of a
+ * MultiPolygon) from which the cells it reaches that are not its home store only the pieces near them
+ * (`RecordRouter.route`): a label of a class mask is one feature of thousands of polygons across the slide, and the
+ * transcripts of one gene one MultiPoint of as many spots; every unit it reached read all of them, put them on each
+ * zoom's grid and let go of them (its tiling grew with the square of the slide: 125 s for a 12,000 × 12,000 px mask).
  */
 export const NEAR_PIECES = 64;
 
-/** A large MultiPolygon's stream: where each polygon starts (and, last, where the stream ends), each exterior's box, the whole's lod. */
-export interface Pieces { starts: Uint32Array; boxes: Float64Array; lod: number[] }
+/** A large multi-geometry's stream: its code, where each piece starts (and, last, where the stream ends), each piece's box (a polygon's exterior's), the whole's lod. */
+export interface Pieces { code: G; starts: Uint32Array; boxes: Float64Array; lod: number[] }
+
+/** Whether a geometry code is one `piecesOf` may cut: a MultiPoint, MultiLineString or MultiPolygon. */
+export const isMulti = (code: number): boolean => code === G.MultiPoint || code === G.MultiLineString || code === G.MultiPolygon;
 
 /**
- * The pieces of the MultiPolygon of NEAR_PIECES polygons or more whose stream starts at `start` in `f`, with its lod:
- * the one stored after the stream when `stored` (a record reduced for a coarser level keeps its original's), else
+ * The pieces of the multi-geometry of NEAR_PIECES pieces or more whose stream starts at `start` in `f`, with its
+ * lod: the one stored after the stream when `stored` (a record reduced for a coarser level keeps its original's), else
  * worked out as `lodOf` does. Null for any other geometry.
  */
 export function piecesOf(f: Float64Array, start: number, stored: boolean): Pieces | null {
-  const n = f[start + 1];
-  if (f[start] !== G.MultiPolygon || !(n >= NEAR_PIECES)) return null;
+  const code = f[start] as G;
+  if (!isMulti(code)) return null;
+  const points = code === G.MultiPoint, polygons = code === G.MultiPolygon;
+  const n = points ? f[start + 1] / 2 : f[start + 1];
+  if (!(n >= NEAR_PIECES)) return null;
   const sums = new LodSums();
   const starts = new Uint32Array(n + 1), boxes = new Float64Array(4 * n);
   let j = start + 2;
-  for (let p = 0; p < n; p++) {
+  for (let p = 0, b = 0; p < n; p++, b += 4) {
     starts[p] = j;
-    const box = emptyBox(boxes.subarray(4 * p, 4 * p + 4));
-    for (let r = f[j++], first = true; r > 0; r--, first = false) {
-      const len = f[j++];
-      if (first) growBox(box, f.subarray(j, j + len));
-      if (!stored) sums.addRange(f, true, j, j + len);
+    // A point is two numbers; a line one part of its length; a polygon its rings, the first the exterior.
+    const rings = points ? 1 : polygons ? f[j++] : 1;
+    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    for (let r = 0; r < rings; r++) {
+      const len = points ? 2 : f[j++];
+      if (r === 0) {
+        for (let k = j; k + 1 < j + len; k += 2) {
+          const x = f[k], y = f[k + 1];
+          if (x < x0) x0 = x;
+          if (y < y0) y0 = y;
+          if (x > x1) x1 = x;
+          if (y > y1) y1 = y;
+        }
+      }
+      if (!stored) sums.addRange(f, polygons, j, j + len);
       j += len;
     }
+    boxes[b] = x0; boxes[b + 1] = y0; boxes[b + 2] = x1; boxes[b + 3] = y1;
   }
   starts[n] = j;
   const lod = stored ? [f[j], f[j + 1], f[j + 2], f[j + 3], f[j + 4], f[j + 5]] : sums.lod();
-  return lod === null ? null : { starts, boxes, lod };
+  return lod === null ? null : { code, starts, boxes, lod };
 }
 
 /** The indexes of the pieces whose exteriors' boxes meet `r`, ascending: what a cell or unit away from the home keeps. */
@@ -60,15 +78,25 @@ export class StreamReader {
   constructor(private readonly f: Float64Array, public i: number, private readonly meshes: Mesh[]) {}
 
   /**
-   * The polygons of the MultiPolygon at `i` whose exteriors' boxes meet `near`, given its `pieces`, in their order,
-   * with their places in it; `i` then past the stream.
+   * The pieces of the multi-geometry at `i` whose boxes meet `near`, given its `pieces`, in their order, with their
+   * places in it; `i` then past the stream.
    */
-  polygonsNear(pieces: Pieces, near: Rect): { geom: TileGeometry; places: number[] } {
-    const { starts } = pieces;
+  piecesNear(pieces: Pieces, near: Rect): { geom: TileGeometry; places: number[] } {
+    const { code, starts } = pieces;
     const places = piecesNear(pieces, near);
-    const polys = places.map((p) => { this.i = starts[p]; return this.list(() => this.flat()); });
+    const read = (p: number, item: () => Flat | Flat[]) => { this.i = starts[p]; return item(); };
+    let geom: TileGeometry;
+    if (code === G.MultiPoint) {
+      const xy = new Array<number>(2 * places.length);
+      places.forEach((p, k) => { xy[2 * k] = this.f[starts[p]]; xy[2 * k + 1] = this.f[starts[p] + 1]; });
+      geom = { k: 'points', type: 'MultiPoint', xy };
+    } else if (code === G.MultiLineString) {
+      geom = { k: 'lines', type: 'MultiLineString', parts: places.map((p) => read(p, () => this.flat()) as Flat) };
+    } else {
+      geom = { k: 'polygons', type: 'MultiPolygon', polys: places.map((p) => read(p, () => this.list(() => this.flat())) as Flat[]) };
+    }
     this.i = starts[starts.length - 1];
-    return { geom: { k: 'polygons', type: 'MultiPolygon', polys }, places };
+    return { geom, places };
   }
 
   private flat(): Flat {

@@ -3,7 +3,7 @@ import type { Mesh } from '../model/geometry.js';
 import { emptyBox, flatFeatureOf, growBox, tagsOf, type FeatureTags, type Flat, type FlatFeature, type PbfValue, type TileGeometry } from '../tiling/flat.js';
 import { headTextOf } from './encode-json.js';
 import { grown } from '../bytes.js';
-import { centroidIn, G, piecesOf, StreamReader, type Pieces } from './record-stream.js';
+import { centroidIn, G, isMulti, piecesOf, StreamReader, type Pieces } from './record-stream.js';
 import type { Rect } from '../tiling/clip.js';
 
 // Record layout, native byte order (every platform Node ships for is little-endian), 8-byte aligned so the numbers
@@ -18,8 +18,8 @@ import type { Rect } from '../tiling/clip.js';
 // heads for them was ≈7% of a worker): u32 bytes after this field | u8 has id | f64 id when it has
 //   | u32 n, layer id | u32 count | per tag: u32 n, key | u8 kind (0 string, 1 number, 2 false, 3 true)
 //   | u32 n, string or f64 number; strings UTF-8, numbers little-endian and unaligned.
-// A partial record (flagged, with lod) holds some polygons of a large MultiPolygon; after its lod come their indexes
-// in the whole.
+// A partial record (flagged, with lod) holds some pieces of a large multi-geometry (points, lines or polygons); after
+// its lod come their indexes in the whole.
 const HOME = 1, LOD = 2, MESHES = 4, PARTIAL = 16;
 /** Flag of a pointer to a record stored once for many cells (shared-records.ts), which readers replace before reading. */
 export const SHARED_FLAG = 8;
@@ -218,22 +218,22 @@ export function setHome(buf: Uint8Array, at: number, home: boolean): void {
 
 /**
  * The pieces (`piecesOf`) of the record at byte `at` of the buffer `f64` views (from its start), null for any record
- * but a MultiPolygon of NEAR_PIECES polygons or more. Any other record costs one look at its first number.
+ * but a multi-geometry of NEAR_PIECES pieces or more. Any other record costs one look at its first number.
  */
 export function recordPieces(f64: Float64Array, at: number): Pieces | null {
   const base = (at + HEADER) >> 3;
-  if (f64[base] !== G.MultiPolygon) return null;
+  if (!isMulti(f64[base])) return null;
   return piecesOf(f64, base, (new Uint32Array(f64.buffer, at + 4, 1)[0] & LOD) !== 0);
 }
 
 /**
- * A record of the polygons `keep` (indexes, ascending) of the large MultiPolygon whose record is at byte `at` of the
+ * A record of the pieces `keep` (indexes, ascending) of the large multi-geometry whose record is at byte `at` of the
  * buffer `f64` views (`pieces`, from `recordPieces`), with the whole's lod and their indexes in it: what a cell away
  * from the feature's home and centroid stores of it. Not home; its tags and head as the whole's.
  */
 export function partialRecord(f64: Float64Array, at: number, pieces: Pieces, keep: readonly number[]): Uint8Array {
   const u32 = new Uint32Array(f64.buffer, at, HEADER >> 2);
-  const { starts, lod } = pieces;
+  const { code, starts, lod } = pieces;
   let count = 2 + 6 + keep.length;
   for (const k of keep) count += starts[k + 1] - starts[k];
   const textBytes = u32[4], textAt = at + HEADER + u32[5] * 8;
@@ -243,8 +243,9 @@ export function partialRecord(f64: Float64Array, at: number, pieces: Pieces, kee
   o32[0] = len; o32[1] = (u32[1] & ~HOME) | LOD | PARTIAL; o32[4] = textBytes; o32[5] = count;
   o64[1] = f64[(at >> 3) + 1];
   let n = HEADER >> 3;
-  o64[n++] = G.MultiPolygon;
-  o64[n++] = keep.length;
+  o64[n++] = code;
+  // A MultiPoint's count is of its numbers, two a point; the others' of their pieces.
+  o64[n++] = code === G.MultiPoint ? 2 * keep.length : keep.length;
   for (const k of keep) { o64.set(f64.subarray(starts[k], starts[k + 1]), n); n += starts[k + 1] - starts[k]; }
   o64.set(lod, n);
   n += 6;
@@ -320,8 +321,8 @@ export class RecordReader {
 
   /**
    * The current record as a feature of layer index `layerIndex(layer id)`. With `near` (the reach of the unit reading
-   * it, `partialRecord`'s rule), a large MultiPolygon that is not its own and whose centroid lies outside `near` is
-   * read as its polygons meeting `near`, partial.
+   * it, `partialRecord`'s rule), a large multi-geometry that is not its own and whose centroid lies outside `near` is
+   * read as its pieces meeting `near`, partial.
    */
   feature(layerIndex: (id: string) => number, near?: Rect): FlatFeature {
     const w = this.at >> 2;
@@ -335,7 +336,7 @@ export class RecordReader {
     const meshes = flags & MESHES ? JSON.parse(decoder.decode(this.bytes.subarray(headAt + headBytes, textAt + textBytes))) as Mesh[] : [];
     const r = new StreamReader(this.f64, base, meshes);
     const pieces = near !== undefined && !this.home ? piecesOf(this.f64, base, (flags & LOD) !== 0) : null;
-    const cut = pieces !== null && near !== undefined && !centroidIn(pieces.lod, near) ? r.polygonsNear(pieces, near) : null;
+    const cut = pieces !== null && near !== undefined && !centroidIn(pieces.lod, near) ? r.piecesNear(pieces, near) : null;
     const geom = cut?.geom ?? r.geometry();
     const lod = flags & LOD ? sixFrom(this.f64, r.i) : pieces?.lod;
     if (flags & PARTIAL) this.pieces = Array.from(this.f64.subarray(r.i + 6, base + count));

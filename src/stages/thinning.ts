@@ -1,6 +1,6 @@
 // Uniform thinning: tile size estimates gathered while reading, the per-zoom priority thresholds a plan fixes from the
 // densest tile, and the keep rule every tile applies (one decision per zoom, the same in every tile).
-import { exteriorBoxes, hasExtent, hasMesh, type FeatureTags, type TileGeometry } from '../tiling/flat.js';
+import { hasExtent, hasMesh, pieceBoxes, pieceCount, type FeatureTags, type TileGeometry } from '../tiling/flat.js';
 import { GeometrySizer, pbfValueBytes, varintBytes } from './geometry-sizer.js';
 import { NEAR_PIECES } from './record-stream.js';
 import { BUFFER, DISPLAY_TILE, EXTENT } from '../tiling/space.js';
@@ -113,12 +113,13 @@ export class TileSketch {
     const cx = (box[0] + box[2]) / 2, cy = (box[1] + box[3]) / 2;
     const p = this.plane(plane);
     // A feature of many pieces is counted in each tile by its pieces there.
-    const many = jp > this.minLog2 && g.k === 'polygons' && g.polys.length >= NEAR_PIECES ? g : undefined;
-    const boxes = many && exteriorBoxes(many.polys);
+    const pieces = jp > this.minLog2 ? pieceCount(g) : 0;
+    const many = pieces >= NEAR_PIECES ? g : undefined;
+    const boxes = many && pieceBoxes(many);
     // The size doubled from one j to the next: `2 ** j` is a call to pow, per size of every feature.
     for (let j = this.minLog2, ts = 2 ** j; j <= MAX_LOG2; j++, ts *= 2) {
       let bytes = pointBytes, point = true;
-      if (many && boxes && j < jp && this.addPieces(p, j, ts, many, boxes, box, json ? headBytes + 30 : values, refs, counted)) continue;
+      if (many && boxes && j < jp && this.addPieces(p, j, ts, many, pieces, boxes, box, json ? headBytes + 30 : values, refs, counted)) continue;
       if (j < jp) {
         const tol = (3 * ts) / EXTENT;
         const b = this.sizer.bytes(g, tol * tol, EXTENT / ts);
@@ -137,23 +138,25 @@ export class TileSketch {
   }
 
   /**
-   * A MultiPolygon of NEAR_PIECES polygons or more (a class mask's label) at tile size `ts`: each tile it reaches gets
-   * the bytes of its pieces there (`boxes`: their exteriors'), plus `extra` (the JSON head, or the PBF values), as
-   * one feature. Counted whole in every tile it spans, a class mask of 25,000 pieces looked 200 times a tile's budget
-   * at zoom 3 and was thinned from every zoom but the finest. False, with nothing added, when every piece collapses.
+   * A multi-geometry of NEAR_PIECES pieces or more (`count`: a class mask's label, a gene's transcripts) at tile size
+   * `ts`: each tile it reaches gets the bytes of its pieces there (`boxes`: theirs, a polygon's exterior's), plus
+   * `extra` (the JSON head, or the PBF values), as one feature. Counted whole in every tile it spans, a class mask of
+   * 25,000 pieces looked 200 times a tile's budget at zoom 3 and was thinned from every zoom but the finest. False,
+   * with nothing added, when every piece collapses.
    */
-  private addPieces(p: SketchPlane, j: number, ts: number, g: TileGeometry & { k: 'polygons' }, boxes: Float64Array, box: ArrayLike<number>, extra: number, refs: number, counted: number): boolean {
-    if (this.pieceBytes.length < g.polys.length) this.pieceBytes = new Float64Array(g.polys.length);
+  private addPieces(p: SketchPlane, j: number, ts: number, g: TileGeometry, count: number, boxes: Float64Array, box: ArrayLike<number>, extra: number, refs: number, counted: number): boolean {
+    if (this.pieceBytes.length < count) this.pieceBytes = new Float64Array(count);
     const tol = (3 * ts) / EXTENT, buf = (BUFFER * ts) / EXTENT, bytes = this.pieceBytes;
-    this.sizer.polygonBytes(g, tol * tol, EXTENT / ts, bytes);
+    this.sizer.pieceBytes(g, tol * tol, EXTENT / ts, bytes);
     const tiles = new Map<number, number>();
-    for (let k = 0, b = 0; k < g.polys.length; k++, b += 4) {
+    for (let k = 0, b = 0; k < count; k++, b += 4) {
       if (bytes[k] <= 0) continue;
       const tx0 = Math.max(0, Math.floor((boxes[b] - buf) / ts)), ty0 = Math.max(0, Math.floor((boxes[b + 1] - buf) / ts));
       const tx1 = Math.floor((boxes[b + 2] + buf) / ts), ty1 = Math.floor((boxes[b + 3] + buf) / ts);
       for (let ty = ty0; ty <= ty1; ty++) for (let tx = tx0; tx <= tx1; tx++) tiles.set(tx * 2 ** 24 + ty, (tiles.get(tx * 2 ** 24 + ty) ?? 0) + bytes[k]);
     }
-    const spare = wideEnough(box, ts / DISPLAY_TILE);
+    // Points are drawn as a zoom's threshold says; lines and polygons as wide as a zoom spares whatever it.
+    const spare = hasExtent(g) && wideEnough(box, ts / DISPLAY_TILE);
     const json = this.format === 'json';
     for (const [key, geom] of tiles) addTile(p, j, Math.floor(key / 2 ** 24), key % 2 ** 24, extra + (json ? geom : this.sizer.leafBytes(geom)), refs, counted, spare);
     return tiles.size > 0;

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { tilePad, tilePath, tileSize, type Dim } from '../tiling/space.js';
-import { lodOf, onlyMeshes, withGeometry, type Flat, type FlatFeature } from '../tiling/flat.js';
+import { lodOf, onlyMeshes, withGeometry, type FlatFeature, type TileGeometry } from '../tiling/flat.js';
 import { Simplifier } from '../tiling/simplify.js';
 import { tileFeatures, TilerScratch } from './tile/tiler.js';
 import { reduceForZoom } from './tile/reduce.js';
@@ -214,7 +214,7 @@ function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Uint8Arr
   let features: FlatFeature[] = [];
   let home = new Uint8Array(1024);
   let sorted = true;
-  /** Per feature read from a partial record, its polygons' indexes in the whole (a whole one: undefined). */
+  /** Per feature read from a partial record, its pieces' indexes in the whole (a whole one: undefined). */
   let pieces: (number[] | undefined)[] = [];
   const strings = new StringCache();
   const sources = task.part ? [{ chunks: partRecords(task) }] : task.sources;
@@ -270,22 +270,31 @@ function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Uint8Arr
 
 /**
  * Joins another copy of feature `at`, which was read from a partial record (`pieces[at]`, see RecordRouter.placeNear):
- * a whole copy takes its place; a partial one adds its polygons, all in the whole's order.
+ * a whole copy takes its place; a partial one adds its pieces (points, lines or polygons), all in the whole's order.
  */
 function joinCopy(features: FlatFeature[], pieces: (number[] | undefined)[], at: number, copy: FlatFeature, more: number[] | undefined): void {
   const have = pieces[at], a = features[at].geom, b = copy.geom;
   if (more === undefined) { features[at] = copy; pieces[at] = undefined; return; }
-  if (have === undefined || a.k !== 'polygons' || b.k !== 'polygons') return;
-  const polys: Flat[][] = [], joined: number[] = [];
+  if (have === undefined || a.k !== b.k) return;
+  // Which copy each piece of the join comes from, and its place there.
+  const from: TileGeometry[] = [], place: number[] = [], joined: number[] = [];
   let i = 0, j = 0;
   while (i < have.length || j < more.length) {
     const next = j >= more.length || (i < have.length && have[i] <= more[j]) ? have[i] : more[j];
-    polys.push(i < have.length && have[i] === next ? a.polys[i] : b.polys[j]);
+    if (i < have.length && have[i] === next) { from.push(a); place.push(i); } else { from.push(b); place.push(j); }
     joined.push(next);
     if (i < have.length && have[i] === next) i++;
     if (j < more.length && more[j] === next) j++;
   }
-  features[at] = withGeometry(features[at], { k: 'polygons', type: a.type, polys }, features[at].lod);
+  let geom: TileGeometry;
+  if (a.k === 'points') {
+    const xy: number[] = [];
+    from.forEach((g, k) => { const c = (g as typeof a).xy; xy.push(c[2 * place[k]], c[2 * place[k] + 1]); });
+    geom = { k: 'points', type: a.type, xy };
+  } else if (a.k === 'lines') geom = { k: 'lines', type: a.type, parts: from.map((g, k) => (g as typeof a).parts[place[k]]) };
+  else if (a.k === 'polygons') geom = { k: 'polygons', type: a.type, polys: from.map((g, k) => (g as typeof a).polys[place[k]]) };
+  else return;
+  features[at] = withGeometry(features[at], geom, features[at].lod);
   pieces[at] = joined;
 }
 

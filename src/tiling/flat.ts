@@ -262,6 +262,26 @@ export function exteriorBoxes(polys: readonly Flat[][]): Float64Array {
   return b;
 }
 
+/** The pieces of a multi-geometry: a MultiPoint's points, a MultiLineString's lines, a MultiPolygon's polygons; 0 for any other geometry. */
+export function pieceCount(g: TileGeometry): number {
+  return g.k === 'points' && g.type === 'MultiPoint' ? g.xy.length >> 1 : g.k === 'lines' && g.type === 'MultiLineString' ? g.parts.length
+    : g.k === 'polygons' && g.type === 'MultiPolygon' ? g.polys.length : 0;
+}
+
+/** The boxes of the pieces of a multi-geometry (`pieceCount`; a polygon's exterior's), `[minX, minY, maxX, maxY]` each, in one array. */
+export function pieceBoxes(g: TileGeometry): Float64Array {
+  if (g.k === 'polygons') return exteriorBoxes(g.polys);
+  if (g.k === 'lines') {
+    const b = new Float64Array(4 * g.parts.length);
+    for (let k = 0; k < g.parts.length; k++) growBox(emptyBox(b.subarray(4 * k, 4 * k + 4)), g.parts[k]);
+    return b;
+  }
+  if (g.k !== 'points') return new Float64Array(0);
+  const b = new Float64Array(2 * g.xy.length);
+  for (let k = 0; k + 1 < g.xy.length; k += 2) { b[2 * k] = b[2 * k + 2] = g.xy[k]; b[2 * k + 1] = b[2 * k + 3] = g.xy[k + 1]; }
+  return b;
+}
+
 /** Grows `b` by every position of flat geometry (a mesh by its box); `b` stays empty (min > max) when there is none. */
 export function growBoxBy(b: Float64Array, g: TileGeometry): void {
   switch (g.k) {

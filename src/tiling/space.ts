@@ -57,14 +57,18 @@ export function tilePad(ts: number): number {
   return (ts * (BUFFER + 1)) / EXTENT;
 }
 
-/** Inclusive range of tiles at zoom z whose buffered area meets the pixel box; null when it lies outside the world. */
+/**
+ * Inclusive range of tiles at zoom z whose buffered area meets the pixel box, edges included as clipping includes
+ * them; null when it lies outside the world. A box starting exactly on a tile's buffered edge meets that tile: a point
+ * there is in it (clipPoints), as it was when it came in a MultiPoint whose box reached further, and not when alone.
+ */
 export function tileRange(
   side: number, z: number, minX: number, minY: number, maxX: number, maxY: number, bufferPixels = 0,
 ): { x0: number; y0: number; x1: number; y1: number } | null {
   const n = 2 ** z;
   const ts = side / n;
-  const x0 = Math.max(0, Math.floor((minX - bufferPixels) / ts));
-  const y0 = Math.max(0, Math.floor((minY - bufferPixels) / ts));
+  const x0 = Math.max(0, Math.ceil((minX - bufferPixels) / ts) - 1);
+  const y0 = Math.max(0, Math.ceil((minY - bufferPixels) / ts) - 1);
   const x1 = Math.min(n - 1, Math.floor((maxX + bufferPixels) / ts));
   const y1 = Math.min(n - 1, Math.floor((maxY + bufferPixels) / ts));
   return x0 > x1 || y0 > y1 ? null : { x0, y0, x1, y1 };

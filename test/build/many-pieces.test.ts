@@ -130,3 +130,71 @@ describe('a MultiPolygon of many pieces', () => {
     expect(recordPieces(new Float64Array(enc.bytes().slice().buffer), 0)).toBeNull();
   });
 });
+
+describe('a MultiPoint or MultiLineString of many pieces (a gene\'s transcripts, tracks)', () => {
+  /** Spots in two clusters in opposite corners (the centroid between them, where none is) and tracks across the slide. */
+  function spotsAndTracks(): string {
+    let seed = 11;
+    const rnd = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+    const spots = Array.from({ length: 900 }, (_, i) => (i % 2 === 0 ? [300 + rnd() * 3500, 300 + rnd() * 3500] : [12000 + rnd() * 3500, 12000 + rnd() * 3500]));
+    const tracks = Array.from({ length: 200 }, (_, i) => {
+      const x = rnd() * 16000, y = rnd() * 16000, step = i % 40 === 0 ? 2000 : 3 + rnd() * 20;
+      return Array.from({ length: 4 }, (_, k) => [x + k * step, y + rnd() * step]);
+    });
+    return JSON.stringify({ type: 'FeatureCollection', features: [
+      { type: 'Feature', id: 1, properties: { gene: 'ACTB' }, geometry: { type: 'MultiPoint', coordinates: spots } },
+      { type: 'Feature', id: 2, properties: { track: 'a' }, geometry: { type: 'MultiLineString', coordinates: tracks } },
+    ] });
+  }
+
+  it('gives the same tiles however the build is cut into units, JSON and PBF, at 1 and 2 workers', async () => {
+    const text = spotsAndTracks();
+    const whole = await build(text, { unitSize: 16384, maxZoom: 6 });
+    for (const unitSize of [512, 2048]) expect(strip(await build(text, { unitSize, maxZoom: 6 })), `unit size ${unitSize}`).toEqual(strip(whole));
+    expect(strip(await build(text, { unitSize: 512, maxZoom: 6, workers: 2 }))).toEqual(strip(whole));
+    const at = (z: number, x: number, y: number) => decodePbf(whole.files.get(`${z}/${x}/${y}.pbf`)!, 16384, z, x, y);
+    const spots = at(6, 2, 2).find((f) => f.id === 1);
+    expect(spots?.type).toBe(1);
+    expect(spots!.rings.flat().length).toBeGreaterThan(1);
+    expect(at(6, 47, 47).some((f) => f.id === 1)).toBe(true);
+  });
+
+  it('is counted in each tile by its pieces there, so the zooms whose tiles it fits draw it', async () => {
+    // 4,096 spots on a 250 px grid over the slide, one feature: about 16 KB of PBF whole.
+    const spots = Array.from({ length: 4096 }, (_, k) => [125 + 250 * (k % 64), 125 + 250 * Math.floor(k / 64)]);
+    const grid = JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', id: 1, properties: { gene: 'X' }, geometry: { type: 'MultiPoint', coordinates: spots } }] });
+    const sink = await build(grid, { unitSize: 2048, maxZoom: 5, format: 'pbf', tileBudget: '6000' });
+    const report = JSON.parse(Buffer.from(sink.files.get('build-report.json')!).toString('utf8')) as { tiles: { byZoom: Record<string, { thinned: number; tiles: number }> } };
+    expect(report.tiles.byZoom[0].thinned).toBe(1);
+    for (let z = 2; z <= 5; z++) {
+      expect(report.tiles.byZoom[z].thinned, `zoom ${z}`).toBe(0);
+      expect(report.tiles.byZoom[z].tiles, `zoom ${z}`).toBe(4 ** z);
+    }
+    const z2 = decodePbf(sink.files.get('2/1/1.pbf')!, 16384, 2, 1, 1);
+    expect(z2.map((f) => f.id)).toEqual([1]);
+    expect(z2[0].rings.flat().length).toBeGreaterThanOrEqual(256);
+  });
+
+  it('writes partial records that read back as those points or lines, with the whole\'s box and centroid', () => {
+    const n = NEAR_PIECES + 6;
+    const xy = Array.from({ length: 2 * n }, (_, i) => (i % 2 === 0 ? i * 5 : 7 + i));
+    const parts = Array.from({ length: n }, (_, i) => [i * 10, 0, i * 10 + 5, 5, i * 10 + 9, 1]);
+    const cases: [TileGeometry, TileGeometry][] = [
+      [{ k: 'points', type: 'MultiPoint', xy }, { k: 'points', type: 'MultiPoint', xy: [xy[2], xy[3], xy[8], xy[9], xy[138], xy[139]] }],
+      [{ k: 'lines', type: 'MultiLineString', parts }, { k: 'lines', type: 'MultiLineString', parts: [parts[1], parts[4], parts[69]] }],
+    ];
+    for (const [geom, expected] of cases) {
+      const enc = new RecordEncoder();
+      expect(enc.encode('spots', flatFeatureOf(42, 0, geom, undefined, { id: 7, properties: { gene: 'X' } }, undefined, undefined, undefined))).toBe(true);
+      const f64 = new Float64Array(enc.bytes().slice().buffer);
+      const pieces = recordPieces(f64, 0);
+      expect(pieces?.lod, geom.k).toEqual(lodOf(geom));
+      const r = new RecordReader(partialRecord(f64, 0, pieces!, [1, 4, 69]));
+      expect(r.next()).toBe(true);
+      const f = r.feature(() => 0);
+      expect([r.partial, r.pieces], geom.k).toEqual([true, [1, 4, 69]]);
+      expect(f.geom, geom.k).toEqual(expected);
+      expect(f.lod, geom.k).toEqual(lodOf(geom));
+    }
+  });
+});

@@ -12,7 +12,7 @@ function records(features: string[]): Uint8Array {
   const text = features.join('');
   const meta: number[] = [];
   let at = 0;
-  features.forEach((f, i) => { meta.push(i, 1, 1, at, at + f.length); at += f.length; });
+  features.forEach((f, i) => { meta.push(i, 1, 1, at, at + f.length, -1); at += f.length; });
   const r = parseBatch({
     kind: 'parse', file: 'f', layer: 'cells', rule: { fixed: {}, fields: {} }, cellSize: 2048, side: SIDE, seq0: 0,
     raw: { bytes: new TextEncoder().encode(text), meta: Float64Array.from(meta) }, sampleCap: 5, json: true,
