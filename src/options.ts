@@ -6,6 +6,7 @@ import { UsageError } from './report/errors.js';
 import { defaultWorkers } from './memory.js';
 import { closest } from './suggest.js';
 import { MAX_WORLD_SIDE, MAX_ZOOM, type Dim, type Plane } from './tiling/space.js';
+import type { StatedPixelSize } from './io/pixel-size.js';
 
 export type OptionType = 'boolean' | 'string' | 'integer' | 'bytes' | 'list';
 
@@ -61,7 +62,7 @@ export const OPTIONS = {
   manifest: { type: 'string', arg: 'FILE', help: 'JSON file listing inputs, their planes and layers: [{"path": "...", "t": 0, "c": 1, "z": 2, "layer": "..."}] (paths relative to it)', commands: BUILDING },
   planeField: { type: 'string', arg: 'DIM=NAME,...', help: 'property fields that hold the plane, e.g. t=frame,c=channel,z=slice (dotted names allowed)', commands: BUILDING },
   imageSize: { type: 'string', arg: 'W,H', help: 'image size in pixels; fixes the world (default: from --image, else the data)', commands: BUILDING },
-  image: { type: 'string', arg: 'FILE', help: 'TIFF, PNG or JPEG whose size fixes the world (header only); with --preview, drawn under the quicklooks and copied, downsampled, as the viewer\'s background', commands: BUILDING },
+  image: { type: 'string', arg: 'FILE', help: 'TIFF, PNG or JPEG whose size fixes the world, and whose stated pixel size is the multiscale when no input has one (header only); with --preview, drawn under the quicklooks and copied, downsampled, as the viewer\'s background', commands: BUILDING },
   minZoom: { type: 'integer', arg: 'Z', default: 0, help: 'coarsest zoom', commands: BUILDING },
   maxZoom: { type: 'integer', arg: 'Z', help: 'finest zoom (default: the finest tile spans at most 512 image pixels)', commands: BUILDING },
   format: { type: 'string', arg: 'LIST', help: 'tile formats to write: json, pbf or json,pbf (default: json,pbf; pbf for -o FILE.pmtiles)', helpFor: { inspect: 'the file a tile is decoded from, json or pbf (default: pbf when the tile has one)' }, commands: [...BUILDING, 'inspect'] },
@@ -216,7 +217,12 @@ export interface BuildConfig {
   archive: ArchiveMode;
   /** How archives store their tiles (`--tile-compression`); `auto` for a directory output. */
   tileCompression: TileCompression;
+  /** What the `--image` file states of its pixel's size, read by the build (this module does no I/O). */
+  imagePixel?: ImagePixel;
 }
+
+/** The `--image` file, and what it states of its pixel's size (`StatedPixelSize`). */
+export interface ImagePixel extends StatedPixelSize { file: string }
 
 /** `--tile-compression`: `auto` stores PBF tiles as encoded and gzips JSON tiles (README *Archives* has the measurements). */
 export type TileCompression = 'auto' | 'none' | 'gzip';

@@ -31,6 +31,8 @@ export interface BuildIO {
   onProgress?: (e: ProgressEvent) => void;
   /** What the user should know before the tiles are made (a world made huge by outliers), with its figures. */
   onWarning?: (message: string, fields: Record<string, unknown>) => void;
+  /** What the user may want to know of a build that is not amiss (a file's default dpi, not taken for a pixel size). */
+  onInfo?: (message: string, fields: Record<string, unknown>) => void;
   /** Aborting stops the build between batches and units (SIGINT, SIGTERM); the work directory is kept for --resume. */
   signal?: AbortSignal;
   /** What --force removed of earlier builds (nothing else is ever removed), for the caller to say. */

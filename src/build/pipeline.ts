@@ -6,6 +6,7 @@ import path from 'node:path';
 import { archiveAssets } from '../archive/archive-names.js';
 import { planeKey, tilePath } from '../tiling/space.js';
 import { imageHeader } from '../io/image.js';
+import { statedPixelSize } from '../io/pixel-size.js';
 import type { Removal, TileSink } from '../io/sink.js';
 import { OWNER_FILE, OWNERS_DIR, REMOVING_FILE, type WorkDir } from '../io/workdir.js';
 import { parseImageSize, resolveBuildConfig, type BuildConfig, type Options } from '../options.js';
@@ -43,6 +44,8 @@ async function configOf(given: Partial<Options>, io: BuildIO, readsInputs: boole
   const header = readsInputs && given.image !== undefined ? await imageHeader(given.image, given.imageSize === undefined ? undefined : parseImageSize(given.imageSize)) : undefined;
   // Shards and finalize store tiles as their plan says, whatever a library caller passes (the CLI refuses the option).
   const config = resolveBuildConfig(readsInputs ? given : { ...given, tileCompression: undefined }, header);
+  // Only an image that is the world (no --image-size, by which it may be a smaller picture of the slide) sizes its pixel.
+  if (header && given.image !== undefined) config.imagePixel = { file: given.image, ...statedPixelSize(given.image, header.format) };
   if (io.sink === undefined && config.options.out === undefined) throw new UsageError('no output directory given (-o DIR)');
   const memory = memoryWarning(config);
   if (memory) warn?.(memory.message, memory.fields);

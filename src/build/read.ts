@@ -24,6 +24,7 @@ import { secondsSince, throwIfAborted, valueLimit, type BuildIO, type InputSpec 
 import type { ReadSummary } from './state.js';
 import { ManyPieces, maskSizeWarning } from './report.js';
 import { addLacking, checkOptionFields, warnLacking, type Lacking } from './option-fields.js';
+import { choosePixelSize, type IgnoredPixelSize } from './pixel-size.js';
 
 /** A parse batch closes at 4 MiB of JSON or 4,096 features, whichever comes first (then at a sketch block's end: `full`). */
 const BATCH_BYTES = 4 << 20, BATCH_FEATURES = 4096;
@@ -155,6 +156,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   /** Which input each kept collection member came from, and the inputs whose own member differs from it. */
   const keptFrom = new Map<string, string>();
   const differing = new Map<string, string[]>();
+  const ignoredSizes: IgnoredPixelSize[] = [];
   const onMembers = (file: string, { members, replaced, repeated }: MembersEvent) => {
     // Each input's own axes, whichever input's the pyramid keeps: its positions are read as [x, y] all the same.
     refuseAxesYX(members.multiscale as Multiscale | undefined, file);
@@ -191,6 +193,8 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
       if (!b.empty) yield b.take();
       const made = 'features' in input.source ? input.source.members?.() : undefined;
       if (made) onMembers(file, { kind: 'members', members: made });
+      const ignored = 'features' in input.source ? input.source.pixelSizeIgnored?.() : undefined;
+      if (ignored !== undefined) ignoredSizes.push({ file, stated: ignored });
       const size = 'features' in input.source ? input.source.imageSize?.() : undefined;
       if (size) {
         grow([0, 0, size.width, size.height]);
@@ -252,6 +256,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     const why = member === 'properties' ? 'JSON tiles head every feature with them' : 'their features are described with another pixel size or terms: build such inputs into pyramids of their own';
     io.onWarning?.(`${files.length} input(s) (${files.slice(0, 3).join(', ')}${files.length > 3 ? ', …' : ''}) have other ${member} than ${keptFrom.get(member)}, and the pyramid keeps ${keptFrom.get(member)}'s for every layer: ${why}`, { event: 'collection-members-differ', member, files: files.length, first: files[0], keptFrom: keptFrom.get(member) });
   }
+  choosePixelSize(sum.collection, keptFrom.get('multiscale'), config.imagePixel, ignoredSizes, io);
   const outside = sum.skipped['outside-image'] ?? 0;
   // Most features beyond the image given: coordinates of another resolution than this image's, not stray features.
   if (outside > 0 && outside >= (sum.valid - outside) / 9) {

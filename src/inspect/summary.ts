@@ -1,7 +1,7 @@
 // `inspect`: what a pyramid holds — zooms, planes, layers and fields, tiles, bytes and features per zoom, the largest tiles.
 import { own } from '../model/own.js';
 import type { Asset, FieldType } from '../model/descriptor.js';
-import type { Multiscale } from '../model/multiscale.js';
+import { pixelOf } from '../model/multiscale.js';
 import { planeKey, type Dim, type Plane } from '../tiling/space.js';
 import { countPbfFeatures } from './decode.js';
 import { isOverview, listTiles, openPyramid, readJson, type Pyramid, type TileFormat } from './layout.js';
@@ -221,24 +221,6 @@ function rangeText(values: number[]): string {
 function table(rows: string[][], rightAligned: ReadonlySet<number>): string[] {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   return rows.map((r) => r.map((c, i) => (rightAligned.has(i) ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd());
-}
-
-/**
- * A pixel's size along the axes named x and y of a multiscale object: their units, times the scales of its
- * transformations (translations move, they do not size) or its matrix's diagonal. Undefined when either axis is
- * missing or has no unit.
- */
-function pixelOf(m: Multiscale | undefined): PyramidSummary['pixel'] {
-  if (m === undefined || !Array.isArray(m.axes)) return undefined;
-  const ix = m.axes.findIndex((a) => a.name === 'x'), iy = m.axes.findIndex((a) => a.name === 'y');
-  const unitX = m.axes[ix]?.unit, unitY = m.axes[iy]?.unit;
-  if (unitX === undefined || unitY === undefined) return undefined;
-  let x = 1, y = 1;
-  if (Array.isArray(m.transformationMatrix)) {
-    x = m.transformationMatrix[ix]?.[ix] ?? 1; y = m.transformationMatrix[iy]?.[iy] ?? 1;
-  }
-  for (const t of m.coordinateTransformations ?? []) if (t.type === 'scale') { x *= t.scale[ix] ?? 1; y *= t.scale[iy] ?? 1; }
-  return { x, y, unitX, unitY };
 }
 
 /** The summary as text for a terminal. */

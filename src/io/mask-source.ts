@@ -14,16 +14,19 @@ const GROUP = 64;
 export function maskSource(path: string): FeatureSource {
   let size: { width: number; height: number } | undefined;
   let members: Record<string, unknown> | undefined;
+  let ignored: string | undefined;
   return {
     name: path,
     // The mask's own size, not the extent of its labels: a label-free margin is part of the image.
     imageSize: () => size,
     // What one pixel is, as a GeoJSON input says it in its `multiscale` member; none when the file does not say.
     members: () => members,
+    pixelSizeIgnored: () => ignored,
     features: async function* () {
       const mask = await readLabelMask(path);
       size = { width: mask.width, height: mask.height };
       members = mask.pixelSize ? { type: 'FeatureCollection', multiscale: pixelSizeMultiscale(mask.pixelSize) } : undefined;
+      ignored = mask.pixelSizeIgnored;
       let group = [];
       for (const f of labelsToFeatures(mask)) {
         group.push(f);

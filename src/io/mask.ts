@@ -5,17 +5,20 @@ import { ImageError } from '../report/errors.js';
 import type { LabelMask } from '../raster/trace.js';
 import { describeSharpError } from './image.js';
 import { tiffFacts } from './tiff-header.js';
-import { maskPixelSize, type PixelSize } from './pixel-size.js';
+import { statedPixelSize, type PixelSize } from './pixel-size.js';
 
-/** A mask's labels, and the physical size of its pixel when its file states one. */
-export interface ReadMask extends LabelMask { pixelSize?: PixelSize }
+/**
+ * A mask's labels, and the physical size of its pixel when its file states one, else what it states that is no size
+ * (`pixelSizeIgnored`: a print default), for the build to say when no input gives one.
+ */
+export interface ReadMask extends LabelMask { pixelSize?: PixelSize; pixelSizeIgnored?: string }
 
 /**
  * Reads a label mask from a PNG or TIFF file (one page; a pyramid's first). Unsigned 8, 16 and 32-bit samples keep
  * their values exactly; signed 8 and 32-bit and floating-point samples are accepted when every value is a
  * non-negative integer that fits 32 bits; signed 16-bit samples when none is negative (read through libvips' 16-bit
  * grey path, which would clamp them to 0, background). Colour images are refused: a colour or palette image does
- * not carry label numbers sharp can recover. The pixel size comes from the file's header (`maskPixelSize`).
+ * not carry label numbers sharp can recover. The pixel size comes from the file's header (`statedPixelSize`).
  */
 export async function readLabelMask(path: string): Promise<ReadMask> {
   // Whole-slide masks exceed sharp's default pixel limit by far; the caller chose the file.
@@ -60,8 +63,8 @@ export async function readLabelMask(path: string): Promise<ReadMask> {
   // Typed views need an aligned offset; sharp's buffers are normally aligned, a copy covers the rare other case.
   const bytes = out.data.byteOffset % plan.bytes === 0 ? out.data : Buffer.from(out.data);
   const data = plan.convert(bytes, n, width, path);
-  const pixelSize = maskPixelSize(path, meta.format);
-  return pixelSize ? { width, height, data, pixelSize } : { width, height, data };
+  const { size, ignored } = statedPixelSize(path, meta.format);
+  return { width, height, data, ...(size ? { pixelSize: size } : {}), ...(ignored !== undefined ? { pixelSizeIgnored: ignored } : {}) };
 }
 
 /**

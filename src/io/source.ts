@@ -42,6 +42,11 @@ export interface FeatureSource {
    * them as it does a JSON input's.
    */
   members?(): Record<string, unknown> | undefined;
+  /**
+   * What the file states of its pixel's size that is no size and was not taken (`72 dpi, a print default`), once
+   * `features()` has been read through: the build says so when no input and no --image gives the pyramid a size.
+   */
+  pixelSizeIgnored?(): string | undefined;
 }
 
 /** 1 MiB reads: large enough that per-chunk overhead vanishes, small enough that a chunk never dominates memory. */

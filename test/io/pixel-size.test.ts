@@ -1,5 +1,5 @@
 // A label mask's stated pixel size (OME-XML, ImageJ, TIFF resolution in cm, PNG pHYs in metres) reaches the
-// descriptor as its multiscale; defaults that state no size (inches, 1 px/mm, print dpi) give none.
+// descriptor as its multiscale; defaults that state no size (inches, 1 px/mm, print dpi) give none, and one line says so.
 import fs from 'node:fs';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -11,6 +11,7 @@ import { memorySource } from '../../src/io/read.js';
 import { MemorySink } from '../../src/io/sink.js';
 import type { FeatureSource, Source } from '../../src/io/source.js';
 import { sinkJson as json, tmpDir } from '../helpers/pyramid.js';
+import { defaultLine } from '../helpers/pixel-size.js';
 import { littleEndianTiff, type TiffEntry } from '../helpers/tiff.js';
 
 const W = 512, H = 256;
@@ -40,18 +41,22 @@ function ome(pixelsAttributes: string): string {
 
 const image = () => sharp(Buffer.from(LABELS), { raw: { width: W, height: H, channels: 1 } }).toColourspace('b-w');
 
-/** The files' pyramid, built in memory, and the warnings of its build. */
-async function build(...inputs: (Source | FeatureSource)[]): Promise<{ sink: MemorySink; warnings: [string, unknown][] }> {
+/** The files' pyramid, built in memory, and the warnings and information lines of its build. */
+async function build(...inputs: (Source | FeatureSource)[]): Promise<{ sink: MemorySink; warnings: [string, unknown][]; infos: [string, unknown][] }> {
   const sink = new MemorySink();
-  const warnings: [string, unknown][] = [];
-  await buildPyramid(inputs.map((source) => ({ source })), { maxZoom: 1, workers: 1 }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
-  return { sink, warnings };
+  const warnings: [string, unknown][] = [], infos: [string, unknown][] = [];
+  await buildPyramid(inputs.map((source) => ({ source })), { maxZoom: 1, workers: 1 }, { sink, onWarning: (m, d) => warnings.push([m, d]), onInfo: (m, d) => infos.push([m, d]) });
+  return { sink, warnings, infos };
 }
 
-/** The descriptor's multiscale of a build of one mask (undefined: none), checked against its JSON tiles'. */
-async function multiscaleOf(file: string): Promise<unknown> {
-  const { sink, warnings } = await build(maskSource(file));
+/**
+ * The descriptor's multiscale of a build of one mask (undefined: none), checked against its JSON tiles'; `ignored`:
+ * what the mask states that is not taken, which the build says in one line of information.
+ */
+async function multiscaleOf(file: string, ignored?: string): Promise<unknown> {
+  const { sink, warnings, infos } = await build(maskSource(file));
   expect(warnings).toEqual([]);
+  expect(infos).toEqual(ignored === undefined ? [] : [defaultLine(file, ignored)]);
   const m = json(sink, 'tileset.json').multiscale;
   // JSON tiles are headed by it too (and the zoom-0 overview descriptor carries it).
   expect(json(sink, '1/0/0.json').multiscale).toEqual(m);
@@ -69,7 +74,8 @@ describe('a label mask\'s pixel size in the descriptor', () => {
     // OME-XML without a size (a label export that dropped it): the resolution tags still say one.
     expect(await multiscaleOf(tiffWith('ome-none.ome.tif', [[270, 2, ome('')], ...both]))).toEqual(microns(1, 1));
     // A unit the spec has no name for (OME's "thou"), or an uncalibrated "pixel": no size rather than a wrong one.
-    expect(await multiscaleOf(tiffWith('ome-thou.ome.tif', [[270, 2, ome('PhysicalSizeX="1" PhysicalSizeXUnit="thou" PhysicalSizeY="1" PhysicalSizeYUnit="thou"')]]))).toBeUndefined();
+    const thou = tiffWith('ome-thou.ome.tif', [[270, 2, ome('PhysicalSizeX="1" PhysicalSizeXUnit="thou" PhysicalSizeY="1" PhysicalSizeYUnit="thou"')]]);
+    expect(await multiscaleOf(thou, 'PhysicalSizeX/Y of 1 thou × 1 thou (OME-XML), in a unit the spec has no name for')).toBeUndefined();
     expect(await multiscaleOf(tiffWith('ome-px.ome.tif', [[270, 2, ome('PhysicalSizeX="1" PhysicalSizeXUnit="pixel" PhysicalSizeY="1" PhysicalSizeYUnit="pixel"')]]))).toBeUndefined();
   });
 
@@ -87,18 +93,21 @@ describe('a label mask\'s pixel size in the descriptor', () => {
     const write = async (name: string, options: TiffOptions) => { const f = path.join(dir, name); await image().tiff({ compression: 'lzw', ...options }).toFile(f); return f; };
     // sharp's xres/yres are pixels per millimetre: 4,000 and 2,000 are 0.25 and 0.5 µm.
     expect(await multiscaleOf(await write('cm.tif', { xres: 4000, yres: 2000, resolutionUnit: 'cm' }))).toEqual(microns(0.25, 0.5));
-    expect(await multiscaleOf(await write('inch.tif', { xres: 4000, yres: 4000, resolutionUnit: 'inch' }))).toBeUndefined();
-    expect(await multiscaleOf(await write('default.tif', {}))).toBeUndefined();
-    expect(await multiscaleOf(await write('cm-default.tif', { resolutionUnit: 'cm' }))).toBeUndefined();
-    expect(await multiscaleOf(await write('cm-72dpi.tif', { xres: 72 / 25.4, yres: 72 / 25.4, resolutionUnit: 'cm' }))).toBeUndefined();
+    expect(await multiscaleOf(await write('inch.tif', { xres: 4000, yres: 4000, resolutionUnit: 'inch' }), 'a resolution of 101600 dpi, in inches: TIFF\'s default unit, in which writers put print sizes')).toBeUndefined();
+    const vips = '1 pixel per millimetre (25.4 dpi), libvips\' default when no size is given';
+    expect(await multiscaleOf(await write('default.tif', {}), `a resolution of ${vips}`)).toBeUndefined();
+    expect(await multiscaleOf(await write('cm-default.tif', { resolutionUnit: 'cm' }), `a resolution of ${vips}`)).toBeUndefined();
+    expect(await multiscaleOf(await write('cm-72dpi.tif', { xres: 72 / 25.4, yres: 72 / 25.4, resolutionUnit: 'cm' }), 'a resolution of 72 dpi, a print default')).toBeUndefined();
+    // Resolution without a unit is an aspect ratio: nothing stated, nothing said.
+    expect(await multiscaleOf(tiffWith('aspect.tif', [[282, 5, [4, 1]], [283, 5, [4, 1]], [296, 3, 1]]))).toBeUndefined();
   });
 
   it('reads a PNG\'s pHYs in metres, but not sharp\'s default 1 px/mm, a print dpi or a pHYs without unit', async () => {
     const write = async (name: string, dpi?: number) => { const f = path.join(dir, name); await (dpi === undefined ? image() : image().withDensity(dpi)).png().toFile(f); return f; };
     expect(await multiscaleOf(await write('d.png', 25400 / 0.25))).toEqual(microns(0.25, 0.25));
     expect(await multiscaleOf(await write('d325.png', 25400 / 0.325))).toEqual(microns(0.325, 0.325));
-    expect(await multiscaleOf(await write('plain.png'))).toBeUndefined();
-    expect(await multiscaleOf(await write('print.png', 300))).toBeUndefined();
+    expect(await multiscaleOf(await write('plain.png'), 'a pHYs of 1 pixel per millimetre (25.4 dpi), libvips\' default when no size is given')).toBeUndefined();
+    expect(await multiscaleOf(await write('print.png', 300), 'a pHYs of 300 dpi, a print default')).toBeUndefined();
     // The same 0.25 µm with unit 0 (an aspect ratio only).
     const bytes = fs.readFileSync(await write('d-unitless.png', 25400 / 0.25));
     const at = bytes.indexOf('pHYs', 0, 'latin1');
