@@ -147,7 +147,8 @@ describe('the folders of a directory input', () => {
       fs.mkdirSync(path.join(dir, folder));
       for (const f of files) fs.writeFileSync(path.join(dir, folder, f), `${feature(9, 90)}\n`);
     }
-    const r = await cli(['build', dir, '-o', path.join(path.dirname(dir), `${path.basename(dir)}-out`), '--image-size', '100,100', '--workers', '1', '--format', 'pbf', '--max-zoom', '0'], dir);
+    // The output in a temporary folder of its own (one beside the input, in the system's, was left there by each run).
+    const r = await cli(['build', dir, '-o', path.join(tmpDir('mudm-inputs'), 'out'), '--image-size', '100,100', '--workers', '1', '--format', 'pbf', '--max-zoom', '0'], dir);
     expect(r.code, r.err).toBe(0);
     expect(r.err).toBe(`warning: directory ${dir}: 3 sub-folder(s) hold data files, which are not read (more.json: 1 file(s), patch-1: 2 file(s), patch-2: 1 file(s)): a directory gives the files it holds, not its folders' (no recursion); give a folder as an input of its own to read it\n`
       + `warning: directory ${dir}: 1 hidden file(s) or folder(s) named like data passed over (empty.json): a directory gives the data files it holds, not hidden ones (such as the ._ files a Mac's copy leaves) or folders\n`);
