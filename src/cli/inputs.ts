@@ -254,7 +254,11 @@ export function resolveInputs(args: string[], options: Options, io: CliIO, warn?
       inputs.push(...expand(path.resolve(path.dirname(file), e.path), ctx, { how: `manifest ${file} entry ${i}`, shown: e.path, plane, layer: e.layer }));
     }
   }
-  if (inputs.length === 0) throw new UsageError('no input given: pass files, directories, - for stdin, --input or --manifest');
+  if (inputs.length === 0) {
+    // A manifest was given: saying that no input was would send the user looking for a typo in the command line.
+    if (options.manifest) throw new UsageError(`manifest ${path.resolve(io.cwd, options.manifest)} lists no input (its array is empty), and no other input is given: list the files to build in it, or pass them as arguments`);
+    throw new UsageError('no input given: pass files, directories, - for stdin, --input or --manifest');
+  }
   if (options.layerPerFile) warnSharedLayers(inputs, warn);
   refuseFieldOfFixedPlanes(inputs, options.planeField);
   return inputs;

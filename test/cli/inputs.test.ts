@@ -74,6 +74,20 @@ describe('--manifest entries', () => {
       expect([r.code, r.err], why).toEqual([2, `error: manifest ${manifest}: ${why}\n${USAGE}`]);
     }
   });
+
+  it('that lists no input, the only inputs given, is named as such (exit 2): it was given, so "no input given" misled', async () => {
+    const dir = inputs();
+    const manifest = path.join(dir, 'inputs.json');
+    for (const empty of [[], { inputs: [] }]) {
+      fs.writeFileSync(manifest, JSON.stringify(empty));
+      const r = await cli(['build', '--manifest', 'inputs.json', '-o', 'out'], dir);
+      expect([r.code, r.err]).toEqual([2, `error: manifest ${manifest} lists no input (its array is empty), and no other input is given: list the files to build in it, or pass them as arguments\n${USAGE}`]);
+      expect(fs.existsSync(path.join(dir, 'out'))).toBe(false);
+    }
+    // Beside other inputs an empty manifest is no fault (a workflow's list of the extra files of a slide may be empty).
+    const r = await cli(['build', path.join(dir, 'a.json'), '--manifest', 'inputs.json', '-o', path.join(tmpDir('mudm-inputs'), 'out'), '--image-size', '100,100', '--workers', '1'], dir);
+    expect(r.code, r.err).toBe(0);
+  });
 });
 
 describe('options that conflict with what the inputs say', () => {
