@@ -45,6 +45,9 @@ const FOREIGN: readonly [number[], string][] = [
   [[...Buffer.from('version https://git-lfs')], 'the input is a Git LFS pointer, not the file it stands for: fetch the file (git lfs pull)'],
   // QuPath's project data: users take it for where the annotations are, which QuPath exports as GeoJSON.
   [[0xac, 0xed], "the input is Java serialised data (AC ED), such as QuPath's .qpdata, not JSON: export the objects from QuPath as GeoJSON (File > Export objects as GeoJSON)"],
+  // A pyramid given where annotations go: `validate slide.pmtiles` to check a build, or an output taken for an input.
+  [[...Buffer.from('PMTiles')], 'the input is a PMTiles archive (a tile pyramid, such as build -o slide.pmtiles writes), not annotations: check it with verify, read it with inspect'],
+  [[...Buffer.from('SQLite format 3\0')], 'the input is an SQLite database (such as an MBTiles pyramid), not JSON: export its annotations as GeoJSON'],
 ];
 
 /**

@@ -349,7 +349,7 @@ describe('binary input', () => {
     expect([e.file, e.line, e.column, e.reason]).toEqual(['photo.jpg', 1, 1, 'the input is a JPEG image (FF D8), not JSON: a label mask is read from a lossless TIFF or PNG, whose JPEG artefacts would not be labels']);
   });
 
-  it('an archive, a compressed file other than gzip, a web page, a Git LFS pointer or QuPath\'s .qpdata is named for what it is', async () => {
+  it('an archive, a compressed file other than gzip, a web page, a Git LFS pointer, QuPath\'s .qpdata or a tile pyramid is named for what it is', async () => {
     const cases: [string, Uint8Array | string, string][] = [
       ['export.zip', Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00]), 'the input is a ZIP archive (PK), not JSON: unzip it and give the files it holds'],
       ['cells.json.bz2', 'BZh91AY&SY', 'the input is bzip2-compressed (BZh), not JSON: decompress it (gzip is read as it is)'],
@@ -358,6 +358,9 @@ describe('binary input', () => {
       ['cells.json', '<!DOCTYPE html>\n<html><body>Sign in</body></html>', "the input starts with '<': it is an HTML or XML page, not JSON (a web page saved in place of a download?)"],
       ['cells.json', 'version https://git-lfs.github.com/spec/v1\noid sha256:4d7a\nsize 12345\n', 'the input is a Git LFS pointer, not the file it stands for: fetch the file (git lfs pull)'],
       ['data.qpdata', Buffer.from([0xac, 0xed, 0x00, 0x05, 0x73, 0x72]), "the input is Java serialised data (AC ED), such as QuPath's .qpdata, not JSON: export the objects from QuPath as GeoJSON (File > Export objects as GeoJSON)"],
+      // A pyramid given where annotations go (validate slide.pmtiles to check a build): before, "unexpected 'P'".
+      ['slide.pmtiles', Buffer.concat([Buffer.from('PMTiles'), Buffer.from([3, 0x7f, 0, 0])]), 'the input is a PMTiles archive (a tile pyramid, such as build -o slide.pmtiles writes), not annotations: check it with verify, read it with inspect'],
+      ['slide.mbtiles', 'SQLite format 3\0\x10\0', 'the input is an SQLite database (such as an MBTiles pyramid), not JSON: export its annotations as GeoJSON'],
     ];
     for (const [name, bytes, reason] of cases) {
       const e = await readError(memorySource(name, bytes));
