@@ -3,7 +3,7 @@
 import { parseFeature, readEventBatches, type Source } from '../io/read.js';
 import type { FeatureEvent } from '../io/json-events.js';
 import { InputError, ReadError } from '../report/errors.js';
-import { arrayDocumentIssue, isDescriptorObject, validateDocument } from './index.js';
+import { arrayDocumentIssue, isBuildReportObject, isDescriptorObject, validateDocument } from './index.js';
 import { CollectionValidator } from './feature.js';
 import type { Issue } from './issue.js';
 import { IssueTally, type IssueSample } from './tally.js';
@@ -12,8 +12,8 @@ import { repeatedName } from '../io/json-names.js';
 
 export interface FileReport {
   file: string;
-  /** What the file held (`array`: a top-level array of features, which the build reads); null when it could not be read. */
-  kind: 'collection' | 'sequence' | 'array' | 'document' | 'descriptor' | null;
+  /** What the file held (`array`: a top-level array of features, which the build reads; `report`: a build's run report); null when it could not be read. */
+  kind: 'collection' | 'sequence' | 'array' | 'document' | 'descriptor' | 'report' | null;
   /** The top-level `type` (FeatureCollection, Feature, a geometry type) when there is one. */
   type: string | null;
   valid: boolean;
@@ -112,7 +112,9 @@ export async function validateSource(source: Source, hooks: ValidateHooks = {}):
         } else {
           const value = ev.value;
           const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);
-          report.kind = isObject && isDescriptorObject(value as Record<string, unknown>) ? 'descriptor' : 'document';
+          report.kind = !isObject ? 'document'
+            : isBuildReportObject(value as Record<string, unknown>) ? 'report'
+            : isDescriptorObject(value as Record<string, unknown>) ? 'descriptor' : 'document';
           const type = isObject ? (value as { type?: unknown }).type : undefined;
           if (typeof type === 'string') report.type = type;
           const issues = validateDocument(value);

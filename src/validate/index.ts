@@ -26,13 +26,30 @@ export function arrayDocumentIssue(): Issue {
 const GEOMETRY_TYPE_SET: ReadonlySet<unknown> = new Set<unknown>(GEOMETRY_TYPES);
 
 /**
+ * Whether an object is a build's run report (build-report.json, beside every pyramid): counts by the names `features`
+ * and `tiles`, objects both, with the `world` built. Without a `type` its `tiles` made it look like a descriptor, so
+ * `validate OUT` called the tool's own report invalid.
+ */
+export function isBuildReportObject(value: Record<string, unknown>): boolean {
+  return value.type === undefined && value.tilejson === undefined && isObject(value.features) && isObject(value.tiles) && isObject(value.world);
+}
+
+/** What a build report is to validate: no document, and no rule of the spec applies to it. */
+function buildReportIssue(): Issue {
+  return {
+    code: 'document-build-report', severity: RULES['document-build-report'].severity, path: '',
+    message: "a build's run report (build-report.json), not a muDM document: validate checks annotations and descriptors; check a pyramid with mudm-tiles verify",
+  };
+}
+
+/**
  * Whether an object is a tileset descriptor: it has `tilejson` (or, without a type, `tiles` or `vector_layers`) and a
  * `type` that is no data-model type. A Feature or FeatureCollection with a member `tilejson` is data: the member is
  * foreign (spec 1.1), and consumers ignore it.
  */
 export function isDescriptorObject(value: Record<string, unknown>): boolean {
   const type = value.type;
-  if (type === 'Feature' || type === 'FeatureCollection' || GEOMETRY_TYPE_SET.has(type)) return false;
+  if (type === 'Feature' || type === 'FeatureCollection' || GEOMETRY_TYPE_SET.has(type) || isBuildReportObject(value)) return false;
   return value.tilejson !== undefined || (type === undefined && (value.vector_layers !== undefined || value.tiles !== undefined));
 }
 
@@ -54,7 +71,9 @@ export function validateDocument(value: unknown): Issue[] {
     return out;
   }
   const type = value.type;
-  if (isDescriptorObject(value)) {
+  if (isBuildReportObject(value)) {
+    out.push(buildReportIssue());
+  } else if (isDescriptorObject(value)) {
     checkDescriptor(value, '', out);
   } else if (type === 'FeatureCollection') {
     checkCollection(value, out);

@@ -15,6 +15,8 @@ export const RULES = {
   'document-not-object': error('a document must be a JSON object'),
   // A warning: its features are read and checked as NDJSON's are, and QuPath 0.2-0.3 export nothing else.
   'document-array': warning('a top-level JSON array is not a document (build reads it as a sequence of features, like NDJSON)'),
+  // A warning: the tool's own output, beside every pyramid, found by validate OUT; nothing in it is to fix.
+  'document-build-report': warning("a build's run report (build-report.json) is not a document: no rule applies to it"),
   'document-type-unknown': error('a document must be a Feature, a FeatureCollection, a geometry or a tileset descriptor'),
 
   // Data-model objects: bbox (spec 2.1, 8)

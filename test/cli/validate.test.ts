@@ -107,6 +107,23 @@ describe('mudm-tiles validate', () => {
     expect(r.stdout).toContain('total: 1 file (0 invalid, 0 unreadable)');
   });
 
+  it("of a built pyramid's folder: its run report is named as one, with a warning, not checked as a descriptor (exit 0)", async () => {
+    const input = file('cells-for-pyramid.json', fc([cell(1), cell(2)]));
+    const built = await run(['build', input, '-o', 'pyramid', '-q', '--workers', '1']);
+    expect(built.code, built.stderr).toBe(0);
+    const r = await run(['validate', 'pyramid']);
+    expect(r.code, r.stdout).toBe(0);
+    // Before, the report (tiles and features of its own shapes) was taken for a broken descriptor: 3 errors, exit 1.
+    expect(r.stdout.split('\n').filter((l) => l.startsWith('pyramid/'))).toEqual([
+      "pyramid/build-report.json: (top level): warning: a build's run report (build-report.json), not a muDM document: validate checks annotations and descriptors; check a pyramid with mudm-tiles verify [document-build-report]",
+      'pyramid/build-report.json: valid, build report, 0 errors, 1 warning',
+      'pyramid/tileset.json: valid, tileset descriptor, 0 errors, 0 warnings',
+    ]);
+    const json = await run(['validate', '--json', join('pyramid', 'build-report.json')]);
+    const report = JSON.parse(json.stdout) as { files: { kind: string; counts: Record<string, number> }[] };
+    expect([report.files[0].kind, report.files[0].counts]).toEqual(['report', { 'document-build-report': 1 }]);
+  });
+
   it('at most 20 samples per code and file, then "… and K more [code]"', async () => {
     const many = file('many.json', fc(Array.from({ length: 27 }, (_, i) => cell(i, { geometry: square(false) }))));
     const r = await run(['validate', many]);

@@ -104,8 +104,9 @@ function fileSummary(r: FileReport): string {
     return `${r.file}: unreadable${u.line > 0 ? ` at line ${u.line}, column ${u.column}` : ''}: ${u.message}`;
   }
   // A lone geometry or descriptor has no features to count: name what it is instead.
-  const bare = r.kind === 'descriptor' || (r.kind === 'document' && r.type !== 'Feature' && r.type !== 'FeatureCollection');
+  const bare = r.kind === 'descriptor' || r.kind === 'report' || (r.kind === 'document' && r.type !== 'Feature' && r.type !== 'FeatureCollection');
   const what = r.kind === 'descriptor' ? 'tileset descriptor'
+    : r.kind === 'report' ? 'build report'
     : bare ? (r.type ?? 'document')
     : `${plural(r.features, 'feature')} (${r.invalidFeatures} invalid)`;
   return `${r.file}: ${r.valid ? 'valid' : 'invalid'}, ${what}, ${plural(r.errors, 'error')}, ${plural(r.warnings, 'warning')}`;
