@@ -69,6 +69,17 @@ export function foreignStart(chunk: Uint8Array, i: number): string | null {
 }
 
 /**
+ * What a UTF-8 byte order mark at `chunk[i]`, past the input's first bytes, is: the mark of a file joined after
+ * another (Windows tools start each file with one); null for other bytes. A chunk that ends inside the mark is taken
+ * at its word: a source's chunks are 1 MiB, and the place named is right either way.
+ */
+export function strayBom(chunk: Uint8Array, i: number): string | null {
+  const BOM = [0xef, 0xbb, 0xbf];
+  if (!BOM.every((v, k) => i + k >= chunk.length || chunk[i + k] === v)) return null;
+  return 'a UTF-8 byte order mark (EF BB BF) inside the input, which only its first bytes may hold: files joined (cat a.ndjson b.ndjson) that each start with one? give each file as an input of its own, or remove the marks';
+}
+
+/**
  * What follows a whole FeatureCollection or top-level array (`what`): another value is a second document, from files
  * joined (`cat a.json b.json`) or a collection per line; anything else is said as the byte it is (`described`).
  */

@@ -1,6 +1,6 @@
 // The byte-level splitter of JSON input: events (json-events.ts) one feature at a time, never the whole file as one string.
 import { ReadError, ValueTooLargeError } from '../report/errors.js';
-import { afterDocument, foreignStart, jsonSyntaxError } from './json-errors.js';
+import { afterDocument, foreignStart, jsonSyntaxError, strayBom } from './json-errors.js';
 import { unclosedValueError } from './json-unclosed.js';
 import { pointerToken } from '../validate/issue.js';
 import { heldAgain, membersEvent, replacedBytes, SplitFeature, type HeldMember, type MemberRead, type ReadEvent, type ValueLimit } from './json-events.js';
@@ -247,14 +247,14 @@ export class Splitter {
       this.state = S.Bom;
       return i + 1;
     }
-    if (this.streaming) this.fail(i, afterDocument(b, this.streamed(), describeByte(b)));
+    if (this.streaming) this.fail(i, strayBom(chunk, i) ?? afterDocument(b, this.streamed(), describeByte(b)));
     if (b === RS) {
       this.startSequence();
       return i + 1;
     }
     const foreign = this.at.abs + i === 0 ? foreignStart(chunk, i) : null;
     if (foreign !== null) this.fail(i, foreign);
-    if (!isValueStart(b)) this.fail(i, `unexpected ${describeByte(b)}, expected a JSON value`);
+    if (!isValueStart(b)) this.fail(i, strayBom(chunk, i) ?? `unexpected ${describeByte(b)}, expected a JSON value`);
     if (this.valuesSeen > 0) this.startSequence();
     this.valuesSeen++;
     if (!this.sequence && b === 0x5b) {

@@ -304,6 +304,10 @@ describe('syntax errors: exact line and column', () => {
     ['junk where a feature goes names its index', '{"features":[{"a":1},x]}', 1, 22, /^unexpected 'x', expected feature 1/],
     ['empty input', '  \n', 2, 1, /empty/],
     ['bad byte order mark', '\xEF\xBB{}', 1, 3, /byte order mark/],
+    // Windows files joined (cat a.ndjson b.ndjson, or two collections): each starts with a byte order mark, read only at
+    // offset 0. Before, 'unexpected byte 0xEF, expected a JSON value', which did not say what the bytes were.
+    ['a byte order mark inside a sequence', '\uFEFF{"a":1}\r\n\uFEFF{"b":2}\r\n', 2, 1, /^a UTF-8 byte order mark \(EF BB BF\) inside the input, which only its first bytes may hold: files joined \(cat a\.ndjson b\.ndjson\) that each start with one\? give each file as an input of its own, or remove the marks$/],
+    ['a byte order mark after the collection', '{"type":"FeatureCollection","features":[]}\n\uFEFF{"type":"FeatureCollection","features":[]}', 2, 1, /^a UTF-8 byte order mark \(EF BB BF\) inside the input/],
     ['UTF-16 (little-endian, with its byte order mark)', '\xFF\xFE{\x00}\x00', 1, 1, /^the input starts with a UTF-16 byte order mark \(FF FE\): JSON is read as UTF-8; save the file as UTF-8/],
     ['UTF-16 without a byte order mark', '{\x00"\x00a\x00', 1, 2, /U\+0000.*\(the input looks like UTF-16: save it as UTF-8\)$/],
     ['bad member value (tru)', '{"type":"FeatureCollection",\r\n"x": tru,"features":[]}', 2, 6, /literal/],
