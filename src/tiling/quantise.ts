@@ -69,7 +69,7 @@ export class Quantiser {
 
   /**
    * Simplifies (when sqTol >= 0) in pixels, quantises to zoom-global tile units with `scale`, drops what
-   * degenerates and orients rings. `box` is set to the box of what is left (a polygon by its exterior rings);
+   * degenerates and orients rings. `box` is set to the box of what is left (a polygon by all its rings);
    * null when nothing is.
    */
   quantise(g: TileGeometry, scale: number, sqTol: number, box: Float64Array): TileGeometry | null {
@@ -112,7 +112,10 @@ export class Quantiser {
             rings[nr++] = q;
           }
           rings.length = nr;
-          if (nr > 0) { polys[np++] = rings; this.grow(box, rings[0]); }
+          if (nr === 0) continue;
+          polys[np++] = rings;
+          // Holes too: one beyond its exterior (invalid, warned of) must still be clipped where the exterior is not.
+          for (let i = 0; i < nr; i++) this.grow(box, rings[i]);
         }
         polys.length = np;
         return np > 0 ? { k: 'polygons', type: g.type, polys } : null;

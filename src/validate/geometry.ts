@@ -113,7 +113,29 @@ function polygon(c: unknown, out: Issue[], gp: string, a: number): number {
   }
   let mask = 0;
   for (let i = 0; i < c.length; i++) mask |= ring(c[i], out, gp, a, i, false);
+  const outer = c.length > 1 ? ringBox(c[0]) : null;
+  for (let i = 1; outer !== null && i < c.length; i++) {
+    const b = ringBox(c[i]);
+    if (b === null || (b[0] >= outer[0] && b[1] >= outer[1] && b[2] <= outer[2] && b[3] <= outer[3])) continue;
+    report(out, 'hole-outside-exterior', at(gp, a, i, -1),
+      `hole ${i} reaches beyond its polygon's exterior ring: its box ${shown(b)} is not within the exterior's ${shown(outer)}; renderers fill what lies outside, as if it were more polygon`);
+  }
   return mask;
+}
+
+/** The box of a ring's x and y, or null when a position is not an array of finite numbers (reported elsewhere). */
+function ringBox(r: unknown): [number, number, number, number] | null {
+  if (!Array.isArray(r)) return null;
+  const b: [number, number, number, number] = [Infinity, Infinity, -Infinity, -Infinity];
+  for (const p of r) {
+    if (!Array.isArray(p) || !Number.isFinite(p[0]) || !Number.isFinite(p[1])) return null;
+    const x = p[0] as number, y = p[1] as number;
+    if (x < b[0]) b[0] = x;
+    if (y < b[1]) b[1] = y;
+    if (x > b[2]) b[2] = x;
+    if (y > b[3]) b[3] = y;
+  }
+  return b[0] <= b[2] ? b : null;
 }
 
 /** PolyhedralSurface and TIN: inline faces, or `tiles` naming the spatial tiles that hold them (spec 2.1 rule 4). */

@@ -37,6 +37,7 @@ export const RULES = {
   'linestring-too-short': error('a LineString must have at least 2 positions'),
   'ring-too-short': error('a linear ring must have at least 4 positions'),
   'ring-not-closed': error('a linear ring must be closed: first position equal to last'),
+  'hole-outside-exterior': warning('a hole (a Polygon\'s ring after the first) should lie inside the exterior ring; outside, renderers fill it'),
   'mesh-no-faces': error('a PolyhedralSurface or TIN needs non-empty coordinates or tiles'),
   'mesh-tiles-invalid': error('a mesh\'s tiles must be an array of strings'),
   'mesh-face-empty': error('a PolyhedralSurface face must have at least one ring'),

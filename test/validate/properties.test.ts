@@ -125,9 +125,9 @@ describe('valid geometries', () => {
       expect(errors(validateFeature({ type: 'Feature', geometry: g, properties: null }))).toEqual([]);
     }), RUNS);
   });
-  it('validate with no warning either, as they are neither mixed nor nested', () => {
+  it('validate with no warning either, as they are neither mixed nor nested (but for random holes beyond their exteriors)', () => {
     fc.assert(fc.property(dimensionally(simpleGeometry), (g) => {
-      expect(validateGeometry(g, '')).toEqual([]);
+      expect(validateGeometry(g, '').filter((i) => i.code !== 'hole-outside-exterior')).toEqual([]);
     }), RUNS);
   });
 });
