@@ -136,8 +136,10 @@ export function assignPlane(f: Feature, rule: PlaneRule, path: string): Assigned
     } else {
       continue;
     }
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
-      return { code: 'plane-value-invalid', severity: BUILD_RULES['plane-value-invalid'].severity, path: where, message: `plane ${d} must be a non-negative integer, found ${shown(v)}${hint}` };
+    // Past 2^53 neighbouring integers are one double: 1e20 and 1e20 + 1 would be one plane, so a manifest's are refused too.
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
+      const huge = Number.isInteger(v) && (v as number) > 0 ? `, beyond ${Number.MAX_SAFE_INTEGER}, past which two values can be one number` : '';
+      return { code: 'plane-value-invalid', severity: BUILD_RULES['plane-value-invalid'].severity, path: where, message: `plane ${d} must be a non-negative integer, found ${shown(v)}${huge}${hint}` };
     }
     plane[d] = v;
     dims.push(d);

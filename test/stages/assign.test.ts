@@ -64,6 +64,12 @@ describe('assignPlane', () => {
       expect(r).toMatchObject({ code: 'plane-value-invalid', severity: 'error', path: '/features/9/properties/frame' });
       expect((r as { message: string }).message).toContain(`plane t must be a non-negative integer, found ${shown}`);
     }
+    // 1e20 made plane c=1e20, and 1e20 + 1 fell into the same plane: past 2^53 a value is refused as a manifest's is.
+    for (const v of [1e20, Number.MAX_SAFE_INTEGER + 1]) {
+      expect(assignPlane(at([[0, 0], [1, 1]], { frame: v }), rule, '/features/9')).toEqual({ code: 'plane-value-invalid', severity: 'error', path: '/features/9/properties/frame',
+        message: `plane t must be a non-negative integer, found ${String(v)}, beyond 9007199254740991, past which two values can be one number` });
+    }
+    expect(assignPlane(at([[0, 0], [1, 1]], { frame: Number.MAX_SAFE_INTEGER }), rule, '')).toEqual({ plane: { t: Number.MAX_SAFE_INTEGER, c: 0, z: 0 }, dims: ['t'] });
     // A z in other units (µm, an elevation) made every feature invalid: the message says how to leave it aside.
     expect(assignPlane(at([[0, 0, -1], [1, 1, -1]]), none, '/features/2')).toEqual({ code: 'plane-value-invalid', severity: 'error', path: '/features/2/geometry/coordinates',
       message: 'plane z must be a non-negative integer, found -1 (the third coordinate every position shares is taken as the z slice; fix the input\'s plane, --input z=0:FILE, to leave it aside)' });
