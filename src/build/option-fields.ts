@@ -1,11 +1,11 @@
 // The fields that --layer-by and --plane-field name, held against what a build read once every input is read: a name
-// no feature has and a field of too many layers stop it; features without the field are warned of.
+// no feature has and a field of too many layers stop it; features without the field, and a field of a plane each, are warned of.
 import { own, setOwn } from '../model/own.js';
 import { flagName, type BuildConfig } from '../options.js';
 import { UsageError } from '../report/errors.js';
 import type { LayerStats } from '../stages/assign.js';
 import type { ParseResult } from '../stages/parse.js';
-import type { Dim } from '../tiling/space.js';
+import type { Dim, Plane } from '../tiling/space.js';
 import type { BuildIO } from './context.js';
 import type { ReadSummary } from './state.js';
 
@@ -60,4 +60,28 @@ function checkNamed(config: BuildConfig, seen: ReadonlySet<string>, stats: Layer
   const fields = [...new Set(Object.values(stats).flatMap((l) => Object.keys(l)))].sort();
   const shown = fields.length > 40 ? `${fields.slice(0, 40).join(', ')}, … (${fields.length - 40} more)` : fields.join(', ') || 'none';
   throw new UsageError(`${missing[1]}: no feature has a field "${missing[0]}"; the fields are: ${shown}`);
+}
+
+/** More planes than this along a `--plane-field` dimension is warned of, whatever the features (a long time series is one). */
+export const MANY_PLANES = 1000;
+/** Past this many planes, fewer than two features a plane on average is warned of too: a plane per feature is an id. */
+export const SOME_PLANES = 100;
+
+/**
+ * A field of a class, a label or an id given as a plane (`--plane-field z=label`) made a plane per feature: 5,000 cells
+ * made 5,000 planes, each a pyramid of its own (57,000 tiles, 482 MB). A warning, not a refusal: a time series of
+ * thousands of frames, or a track of one point a frame, is a real use; said once the plan is made, before any tile.
+ */
+export function manyPlanesWarning(config: Pick<BuildConfig, 'planeFields'>, planes: readonly Plane[], valid: number): [string, Record<string, unknown>] | undefined {
+  for (const [d, field] of Object.entries(config.planeFields) as [Dim, string][]) {
+    const values = [...new Set(planes.map((p) => p[d]))].sort((a, b) => a - b);
+    const n = values.length;
+    if (n <= SOME_PLANES || (n <= MANY_PLANES && n * 2 <= valid)) continue;
+    const shown = `${values.slice(0, 3).join(', ')}, …, ${values[n - 1]}`;
+    return [
+      `--${flagName('planeField')} ${d}=${field} makes ${n} ${d} planes (${shown}) for ${valid} valid feature(s): each plane is a pyramid of its own, with tiles at every zoom; is "${field}" a ${d === 'z' ? 'z slice' : d === 't' ? 'time point' : 'channel'} index? (a class is for --${flagName('layerBy')}; a label or an id needs no option: it stays a property)`,
+      { event: 'plane-field-many', dim: d, field, planes: n, features: valid },
+    ];
+  }
+  return undefined;
 }

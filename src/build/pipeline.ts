@@ -23,6 +23,7 @@ import {
   beginOutput, finalizedAlready, hasParts, healBuildParts, healShardParts, layoutOf, outputSink, partsOf, refuseBuildParts, refuseLostTiles, refuseNoTiles, resumeCensus, shardPartError, type Step,
 } from './output.js';
 import { readInputs } from './read.js';
+import { manyPlanesWarning } from './option-fields.js';
 import { metaOf, plannedAlready } from './plan-again.js';
 import { UnitLog } from './unit-log.js';
 import { buildReport, everyChannelWarning, nothingPlaced, noValidFeature, planesWithPbf, planPreview, sumMarkers, writePreviews } from './report.js';
@@ -333,9 +334,8 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
     checkSamePlan(previous, buildPlan, units, work);
   }
   if (buildPlan.outliers) io.onWarning?.(outlierWarning(buildPlan.outliers), { event: 'outliers', ...buildPlan.outliers });
-  // Which channels there are is known once everything is read: the plan put these objects in each.
-  const onEvery = everyChannelWarning(buildPlan, read);
-  if (onEvery) io.onWarning?.(...onEvery);
+  // Which channels there are, and how many planes a field made, is known once everything is read and planned.
+  for (const w of [everyChannelWarning(buildPlan, read), manyPlanesWarning(config, buildPlan.planes, read.valid)]) if (w) io.onWarning?.(...w);
   const planFile: PlanFile = {
     version: PLAN_VERSION, fingerprint: fingerprintOfLines(lines), fingerprintLines: lines, plan: buildPlan, read, units, shards, spilled: store.isSpilled, readSeconds: secondsSince(t0),
     ...(store.sharedSize > 0 ? { sharedBytes: store.sharedSize } : {}),

@@ -2,6 +2,7 @@
 // fields, plane fields), and about a memory budget its workers would pass.
 import { describe, expect, it } from 'vitest';
 import { buildPyramid, planShardedBuild } from '../../src/build/pipeline.js';
+import { manyPlanesWarning } from '../../src/build/option-fields.js';
 import { MemorySink } from '../../src/io/sink.js';
 import { memorySource } from '../../src/io/read.js';
 import type { FeatureSource } from '../../src/io/source.js';
@@ -167,6 +168,27 @@ describe('build warnings', () => {
     await buildPyramid([{ source: memorySource('cells.json', qupath) }], { ...OPTS, maxZoom: 1, planeField: 'c=channel' }, { sink: every, onWarning: (m, d) => warnings.push([m, d]) });
     expect(warnings.map(([, d]) => d)).toEqual([{ event: 'every-channel', features: 2, channels: [1, 2] }]);
     for (const c of [1, 2]) expect(decodePbf(every.files.get(`0/${c}/0/0.pbf`) as Uint8Array, 2048, 0, 0, 0).map((f) => f.id)).toEqual(c === 1 ? [10, 40, 50] : [40, 50, 30]);
+  });
+
+  it('warns of a --plane-field of a plane per feature (a label given as z), and of one of more than 1,000 planes', async () => {
+    const warnings: [string, unknown][] = [];
+    const point = (label: number) => ({ type: 'Feature', id: label, properties: { label, slice: label % 3 }, geometry: { type: 'Point', coordinates: [label, 10] } });
+    const text = JSON.stringify({ type: 'FeatureCollection', features: Array.from({ length: 101 }, (_, i) => point(i + 1)) });
+    const sink = new MemorySink();
+    await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, maxZoom: 0, format: 'pbf', planeField: 'z=label' }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings).toEqual([['--plane-field z=label makes 101 z planes (1, 2, 3, …, 101) for 101 valid feature(s): each plane is a pyramid of its own, with tiles at every zoom; is "label" a z slice index? (a class is for --layer-by; a label or an id needs no option: it stays a property)',
+      { event: 'plane-field-many', dim: 'z', field: 'label', planes: 101, features: 101 }]]);
+    expect(decodePbf(sink.files.get('0/101/0/0.pbf') as Uint8Array, 2048, 0, 0, 0).map((f) => f.id)).toEqual([101]);
+    // A field of a few slices is what --plane-field is for: nothing to say.
+    warnings.length = 0;
+    await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, maxZoom: 0, format: 'pbf', planeField: 'z=slice' }, { sink: new MemorySink(), onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings).toEqual([]);
+    // Many features a plane, but more than 1,000 planes (a long time series) is warned of too; 100 planes of one feature each is not.
+    const planes = (n: number, d: 't' | 'z' = 't') => Array.from({ length: n }, (_, i) => ({ t: 0, c: 0, z: 0, [d]: i }));
+    expect(manyPlanesWarning({ planeFields: { t: 'frame' } }, planes(1001), 50_000)?.[1]).toEqual({ event: 'plane-field-many', dim: 't', field: 'frame', planes: 1001, features: 50_000 });
+    expect(manyPlanesWarning({ planeFields: { t: 'frame' } }, planes(1000), 50_000)).toBeUndefined();
+    expect(manyPlanesWarning({ planeFields: { t: 'frame' } }, planes(100), 100)).toBeUndefined();
+    expect(manyPlanesWarning({ planeFields: { t: 'frame', z: 'slice' } }, planes(101, 'z'), 101)?.[1]).toEqual({ event: 'plane-field-many', dim: 'z', field: 'slice', planes: 101, features: 101 });
   });
 
   it('warns of features without the --layer-by field that others have: they are in their input\'s layer', async () => {
