@@ -9,19 +9,25 @@ import type { Dim, Plane } from '../tiling/space.js';
 import type { BuildIO } from './context.js';
 import type { ReadSummary } from './state.js';
 
-/** Valid features without the field: of --plane-field per dimension, of --layer-by per the layer they are in instead. */
-export interface Lacking { planes: Partial<Record<Dim, number>>; layers: Record<string, number> }
+/**
+ * Valid features without the field: of --plane-field per dimension, of --layer-by per the layer they are in instead,
+ * and the first input that put some in that layer (`files`).
+ */
+export interface Lacking { planes: Partial<Record<Dim, number>>; layers: Record<string, number>; files?: Record<string, string> }
 
-export function addLacking(to: Lacking, r: Pick<ParseResult, 'planeLacking' | 'layerByLacking'>): void {
+export function addLacking(to: Lacking, r: Pick<ParseResult, 'planeLacking' | 'layerByLacking'>, file: string): void {
   for (const [d, n] of Object.entries(r.planeLacking) as [Dim, number][]) to.planes[d] = (to.planes[d] ?? 0) + n;
-  for (const [layer, n] of Object.entries(r.layerByLacking)) setOwn(to.layers, layer, (own(to.layers, layer) ?? 0) + n);
+  for (const [layer, n] of Object.entries(r.layerByLacking)) {
+    setOwn(to.layers, layer, (own(to.layers, layer) ?? 0) + n);
+    if (own((to.files ??= {}), layer) === undefined) setOwn(to.files, layer, file);
+  }
 }
 
 /**
  * Features without a field others have go where no field puts them, in silence but for this: plane 0, their input's
  * layer. A field no feature has stops the build (checkOptionFields).
  */
-export function warnLacking(config: BuildConfig, lacking: Lacking, valid: number, io: BuildIO): void {
+export function warnLacking(config: BuildConfig, lacking: Lacking, valid: number, io: BuildIO, ids: Record<string, [number, number]>): void {
   for (const d of ['t', 'c', 'z'] as const) {
     const n = lacking.planes[d];
     if (n === undefined || n === valid) continue;
@@ -31,6 +37,13 @@ export function warnLacking(config: BuildConfig, lacking: Lacking, valid: number
   for (const [layer, n] of Object.entries(lacking.layers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (field === undefined) continue;
     io.onWarning?.(`layer ${layer}: ${n} of ${valid} valid feature(s) have no value of field "${field}" (--layer-by ${field}): they are in layer ${layer}, named after their input, beside the layers of the field's values`, { event: 'layer-by-lacking', layer, field, features: n, of: valid });
+    // Every valid feature of a layer is counted by id (ParseResult.ids): those not lacking the field got the layer from
+    // it. Class "cells" of cells.json went into the layer of that file's unclassed features, which nothing said.
+    const counts = own(ids, layer);
+    const byValue = counts === undefined ? 0 : counts[0] + counts[1] - n;
+    if (byValue <= 0) continue;
+    const file = own(lacking.files ?? {}, layer);
+    io.onWarning?.(`layer ${layer}: ${byValue} feature(s) whose field "${field}" is ${JSON.stringify(layer)} (--layer-by ${field}) and the ${n} without a value there from ${file}, whose layer is named after it, are one layer, ${layer}: rename the input file or that value to keep them apart`, { event: 'layer-by-shared', layer, field, byValue, lacking: n, file });
   }
 }
 

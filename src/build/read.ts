@@ -238,7 +238,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     for (const name of r.optionFieldsSeen) fieldsSeen.add(name);
     sum.halfExtent = Math.max(sum.halfExtent, r.halfExtent);
     for (const d of r.dims) dims.add(d);
-    addLacking(lacking, r);
+    addLacking(lacking, r, b.file);
     if (r.everyChannel > 0) sum.everyChannel = (sum.everyChannel ?? 0) + r.everyChannel;
     mergeStats(sum.stats, r.stats);
     for (const [layer, [withId, without]] of Object.entries(r.ids)) {
@@ -267,7 +267,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     if (withId === 0 || without === 0) continue;
     io.onWarning?.(`layer ${layer}: ${withId} feature(s) have an integer id and ${without} do not; those get their input sequence number as PBF id, which may be another feature's id (MVT ids should be unique in a layer): give every feature an id, or none`, { event: 'mixed-ids', layer, withId, without });
   }
-  warnLacking(config, lacking, sum.valid, io);
+  warnLacking(config, lacking, sum.valid, io, ids);
   for (const [layer, fields] of Object.entries(sum.stats).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     for (const [field, st] of Object.entries(fields)) {
       const kinds = ([['number', st.number], ['bool', st.bool], ['string', st.string]] as const).filter(([, n]) => n > 0);

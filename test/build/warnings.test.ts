@@ -207,6 +207,22 @@ describe('build warnings', () => {
     expect((json(sink, 'tileset.json') as { vector_layers: { id: string }[] }).vector_layers.map((l) => l.id)).toEqual(['cells', 'more', 'stroma', 'tumor']);
   });
 
+  it('warns of a --layer-by value that is the layer named after an input whose features lack the field: one layer holds both', async () => {
+    const warnings: [string, unknown][] = [];
+    const point = (cls: unknown, x: number) => ({ type: 'Feature', id: x, properties: cls === undefined ? {} : { cls }, geometry: { type: 'Point', coordinates: [x, 10] } });
+    const cells = JSON.stringify({ type: 'FeatureCollection', features: [point('cells', 10), point(undefined, 20), point('tumor', 30), point('cells', 40)] });
+    const more = JSON.stringify({ type: 'FeatureCollection', features: [point('more', 50)] });
+    const sink = new MemorySink();
+    await buildPyramid([{ source: memorySource('cells.json', cells) }, { source: memorySource('more.json', more) }], { ...OPTS, maxZoom: 1, layerBy: 'cls' }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings).toEqual([
+      ['layer cells: 1 of 5 valid feature(s) have no value of field "cls" (--layer-by cls): they are in layer cells, named after their input, beside the layers of the field\'s values', { event: 'layer-by-lacking', layer: 'cells', field: 'cls', features: 1, of: 5 }],
+      ['layer cells: 2 feature(s) whose field "cls" is "cells" (--layer-by cls) and the 1 without a value there from cells.json, whose layer is named after it, are one layer, cells: rename the input file or that value to keep them apart', { event: 'layer-by-shared', layer: 'cells', field: 'cls', byValue: 2, lacking: 1, file: 'cells.json' }],
+    ]);
+    expect((json(sink, 'tileset.json') as { vector_layers: { id: string }[] }).vector_layers.map((l) => l.id)).toEqual(['cells', 'more', 'tumor']);
+    const layers = decodePbf(sink.files.get('1/0/0.pbf') as Uint8Array, 2048, 1, 0, 0);
+    expect(layers.filter((f) => f.layer === 'cells').map((f) => f.id)).toEqual([10, 20, 40]);
+  });
+
   it('warns of a label mask of another size than the image: its labels stay at its own pixels (a downsampled export covers a corner)', async () => {
     const square: Feature = { type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[0, 0], [4, 0], [4, 4], [0, 4], [0, 0]]] } };
     const mask = (width: number, height: number): FeatureSource => ({ name: 'labels.tif', features: async function* () { await Promise.resolve(); yield [square]; }, imageSize: () => ({ width, height }) });
