@@ -260,7 +260,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
       value = { type: 'Feature', geometry: value, properties: null };
     }
     const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);
-    if (isObject) normaliseQuPath(value as Record<string, unknown>);
+    if (isObject) normaliseQuPath(value as Record<string, unknown>, found);
     const issues = validateFeature(value, '');
     issues.push(...found);
     // A nucleus that becomes a feature must be valid too; an invalid one is dropped, its cell kept (`nucleus-dropped`).

@@ -1,6 +1,9 @@
 // QuPath GeoJSON (0.2 to 0.6) as muDM features: older shapes normalised to 0.4+'s, class colours, nuclei as features.
 import type { Feature, Properties } from '../model/feature.js';
 import { isPlainObject } from '../model/fields.js';
+import { setOwn } from '../model/own.js';
+import { shown, type Issue } from '../validate/issue.js';
+import { BUILD_RULES } from '../validate/rules.js';
 
 /** Object types QuPath 0.2 wrote as the feature's `id` (the same id on every object of a type). */
 const LEGACY_TYPE_IDS: Readonly<Record<string, string>> = {
@@ -33,14 +36,30 @@ function renamed(props: Properties, from: string, to: string, value: unknown): P
 /** QuPath (0.5+) writes non-finite measurements as these strings; a number field cannot hold them, so they become null. */
 const NON_FINITE = new Set(['NaN', 'Infinity', '-Infinity']);
 
-/** `[{name, value}, ...]` (before 0.4) as `{name: value}`; undefined when the list is not of that shape. */
-function measurementObject(list: unknown[]): Properties | undefined {
-  const out: Properties = {};
-  for (const m of list) {
+/**
+ * `[{name, value}, ...]` (before 0.4) as `{name: value}`; undefined when the list is not of that shape. Of a name
+ * given twice the first value is kept, as of two fields of one name (a later "NaN" erased an earlier number), and
+ * `member-name-repeated`'s kin says so, at the first repeat's index.
+ */
+function measurementObject(list: unknown[], out: Issue[]): Properties | undefined {
+  const obj: Properties = {};
+  const repeats = new Map<string, { at: number; count: number; last: unknown }>();
+  for (let i = 0; i < list.length; i++) {
+    const m = list[i];
     if (!isPlainObject(m) || typeof m.name !== 'string') return undefined;
-    out[m.name] = m.value;
+    if (!Object.hasOwn(obj, m.name)) { setOwn(obj, m.name, m.value); continue; }
+    const r = repeats.get(m.name);
+    if (r) { r.count++; r.last = m.value; } else repeats.set(m.name, { at: i, count: 2, last: m.value });
   }
-  return out;
+  const [first, ...others] = repeats;
+  if (first) {
+    const [name, r] = first;
+    const more = others.length > 3 ? `, and ${others.length - 3} more` : '';
+    const also = others.length > 0 ? `; repeated too: ${others.slice(0, 3).map(([n]) => shown(n)).join(', ')}${more}` : '';
+    const message = `measurement name ${shown(name)} is given ${r.count} times in the list: tiles keep the first value, ${shown(obj[name])}, not the last, ${shown(r.last)}${also}`;
+    out.push({ code: 'measurement-name-repeated', severity: BUILD_RULES['measurement-name-repeated'].severity, path: `/properties/measurements/${r.at}`, message });
+  }
+  return obj;
 }
 
 /** The full text of a class (`Tumor: Positive`): 0.4+ `names`, or a 0.2 class's chain of `parentClass`. */
@@ -62,9 +81,9 @@ export function isQuPathFeature(f: Record<string, unknown>): boolean {
  * Normalises a QuPath feature in place to the 0.4+ shape; anything else is left untouched. `object_type` becomes
  * `objectType`; a 0.2 type id (`"id": "PathCellObject"`) becomes `objectType` and is dropped as an id; `measurements`
  * as a list of `{name, value}` becomes an object, and non-finite values ("NaN") null; a derived class gets `name`,
- * its full text (`names` ["Tumor", "Positive"] → "Tumor: Positive"), beside what it had.
+ * its full text (`names` ["Tumor", "Positive"] → "Tumor: Positive"), beside what it had. What it finds to say goes to `out`.
  */
-export function normaliseQuPath(f: Record<string, unknown>): void {
+export function normaliseQuPath(f: Record<string, unknown>, out: Issue[] = []): void {
   if (!isQuPathFeature(f)) return;
   let props = isPlainObject(f.properties) ? f.properties : undefined;
   const legacyType = typeof f.id === 'string' ? LEGACY_TYPE_IDS[f.id] : undefined;
@@ -76,7 +95,7 @@ export function normaliseQuPath(f: Record<string, unknown>): void {
   if (typeof props.object_type === 'string' && props.objectType === undefined) props = renamed(props, 'object_type', 'objectType', props.object_type);
   else if (legacyType !== undefined && props.objectType === undefined) props = { objectType: legacyType, ...props };
   const m = props.measurements;
-  const measurements = Array.isArray(m) ? measurementObject(m) : isPlainObject(m) ? m : undefined;
+  const measurements = Array.isArray(m) ? measurementObject(m, out) : isPlainObject(m) ? m : undefined;
   if (measurements) {
     for (const k of Object.keys(measurements)) if (NON_FINITE.has(measurements[k] as string)) measurements[k] = null;
     props.measurements = measurements;

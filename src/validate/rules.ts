@@ -148,6 +148,7 @@ export const RULES = {
 export const BUILD_RULES = {
   'plane-value-invalid': error('a plane value (--plane-field, a third coordinate, QuPath\'s plane) must be a non-negative integer'),
   'feature-too-wide': error('a feature may meet at most 262,144 work cells (a world of 1,048,576 px in cells of 2,048 px)'),
+  'measurement-name-repeated': warning('an old QuPath measurement list ([{name, value}, …]) gives a name more than once: tiles keep the first value'),
   'nucleus-dropped': warning("a QuPath cell's nucleusGeometry (--nucleus-features) that cannot be a feature of its own (invalid, or not placed): the cell is kept without it"),
 } as const satisfies Record<string, Rule>;
 

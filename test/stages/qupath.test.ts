@@ -1,6 +1,7 @@
 // QuPath input and dotted fields, unit by unit: normalisation of 0.2-0.6 shapes, class colours, nuclei, field paths, statistics.
 import { describe, expect, it } from 'vitest';
 import type { Feature } from '../../src/model/feature.js';
+import type { Issue } from '../../src/validate/issue.js';
 import { fieldPath, fieldValue, forEachField } from '../../src/model/fields.js';
 import { assignPlane, describeFields, layerOf, mergeStats, observeFeature, type LayerStats } from '../../src/stages/assign.js';
 import { classColour, colourHex, normaliseQuPath, nucleusOf } from '../../src/stages/qupath.js';
@@ -46,6 +47,20 @@ describe('normaliseQuPath', () => {
     const bare = feature({ id: 'PathAnnotationObject', properties: null });
     normaliseQuPath(bare);
     expect(bare.properties).toEqual({ objectType: 'annotation' });
+  });
+
+  it('keeps the first value of a name an old measurement list gives twice, as of two fields of one name, and says so', () => {
+    const f = feature({ properties: { objectType: 'cell', measurements: [{ name: 'Area', value: 2.5 }, { name: 'DAB: Mean', value: 0.1 }, { name: 'Area', value: 'NaN' }, { name: 'DAB: Mean', value: 0.2 }, { name: '__proto__', value: 1 }] } });
+    const found: Issue[] = [];
+    normaliseQuPath(f, found);
+    // A later "NaN" erased an earlier number; a name of the data's own stays a measurement, not the object's prototype.
+    expect(f.properties).toEqual({ objectType: 'cell', measurements: JSON.parse('{"Area": 2.5, "DAB: Mean": 0.1, "__proto__": 1}') });
+    expect(Object.keys((f.properties as { measurements: object }).measurements)).toEqual(['Area', 'DAB: Mean', '__proto__']);
+    expect(found).toEqual([{ code: 'measurement-name-repeated', severity: 'warning', path: '/properties/measurements/2',
+      message: 'measurement name "Area" is given 2 times in the list: tiles keep the first value, 2.5, not the last, "NaN"; repeated too: "DAB: Mean"' }]);
+    const once: Issue[] = [];
+    normaliseQuPath(feature({ properties: { objectType: 'cell', measurements: [{ name: 'Area', value: 2.5 }] } }), once);
+    expect(once).toEqual([]);
   });
 
   it('keeps a measurement list that is not of {name, value} entries as it is', () => {
