@@ -112,7 +112,8 @@ const VALUE_FLOOR = 1 << 20;
 export function valueLimit(config: BuildConfig): ValueLimit {
   const budget = config.options.memoryBudget;
   const bytes = Math.max(VALUE_FLOOR, Math.floor(budget / VALUE_SHARE));
-  return { bytes, why: `the most one value may take with --memory-budget ${budget} (a ${VALUE_SHARE}th of it, at least ${VALUE_FLOOR}); raise --memory-budget to read it` };
+  // The budget as it was typed (40M, not 41943040), as the memory warning gives it.
+  return { bytes, why: `the most one value may take with --memory-budget ${bytesText(budget)} (a ${VALUE_SHARE}th of it, at least ${bytesText(VALUE_FLOOR)}); raise --memory-budget to read it` };
 }
 
 export function secondsSince(t: number): number {

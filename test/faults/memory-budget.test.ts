@@ -75,7 +75,7 @@ describe('--memory-budget', () => {
     const out = path.join(dir, 'out');
     const m = await runMeasured(['build', input, '-o', out, '--memory-budget', '256M'], 20_000);
     expect(m.code, described(m)).toBe(1);
-    expect(m.stderr).toContain(`${input}:2:1: feature 1 is larger than 13421772 bytes, the most one value may take with --memory-budget 268435456 (a 20th of it, at least 1048576)`);
+    expect(m.stderr).toContain(`${input}:2:1: feature 1 is larger than 13421772 bytes, the most one value may take with --memory-budget 256M (a 20th of it, at least 1M)`);
     expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(false);
   });
 

@@ -2,6 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { readEventBatches } from '../../src/io/read.js';
 import { ValueTooLargeError } from '../../src/report/errors.js';
+import { valueLimit } from '../../src/build/context.js';
+import { parseBytes, resolveBuildConfig } from '../../src/options.js';
 
 const limit = { bytes: 1000, why: 'the test limit' };
 
@@ -16,6 +18,14 @@ async function read(text: string): Promise<unknown> {
 }
 
 const point = (p = '') => `{"type":"Feature","properties":{"p":"${p}"},"geometry":{"type":"Point","coordinates":[1,2]}}`;
+
+describe('the limit of a build', () => {
+  it('is a twentieth of --memory-budget, which it names as typed (40M, not 41943040)', () => {
+    const limit = valueLimit(resolveBuildConfig({ out: 'out', memoryBudget: parseBytes('40M') }));
+    expect(limit).toEqual({ bytes: 2097152, why: 'the most one value may take with --memory-budget 40M (a 20th of it, at least 1M); raise --memory-budget to read it' });
+    expect(valueLimit(resolveBuildConfig({ out: 'out', memoryBudget: parseBytes('1.5G') })).why).toContain('--memory-budget 1536M (');
+  });
+});
 
 describe('a value over the limit', () => {
   it('a feature of a collection: its index, line and column', async () => {
