@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
-  PLAN_VERSION, checkSamePlan, checkShardsDone, findPlan, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone, savePlan, type PlanFile,
+  PLAN_VERSION, checkSamePlan, checkShardsDone, findPlan, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone, savePlan, spillRoot, workDirFor, type PlanFile,
 } from '../../src/build/state.js';
 import { UnitLog, type UnitMarker } from '../../src/build/unit-log.js';
 import { DiskWorkDir } from '../../src/io/workdir.js';
@@ -82,6 +82,19 @@ describe('plan.json', () => {
     fs.mkdirSync(root, { recursive: true });
     fs.writeFileSync(path.join(root, 'plan.json'), '{"version": 2,');
     expect(refusal(() => loadPlan(new DiskWorkDir(root)))).toBe(`no readable plan in ${root}: run mudm-tiles plan first`);
+  });
+});
+
+describe('where records spill', () => {
+  it('to --tmp-dir when given, for an archive file as for a directory; else into the output\'s work directory', () => {
+    const dir = tmpDir('spill-root');
+    for (const out of [path.join(dir, 'slide.pmtiles'), path.join(dir, 'out')]) {
+      const given = resolveBuildConfig({ out, tmpDir: path.join(dir, 'F') }).options;
+      expect(path.dirname(spillRoot(given, workDirFor(given, undefined)))).toBe(path.join(dir, 'F'));
+      const o = resolveBuildConfig({ out }).options;
+      const work = out.endsWith('.pmtiles') ? path.join(dir, '.slide.pmtiles.mudm-work') : path.join(out, '.mudm-work');
+      expect(spillRoot(o, workDirFor(o, undefined))).toBe(path.join(work, 'spill'));
+    }
   });
 });
 
