@@ -18,6 +18,7 @@ import type { Dim, Plane } from '../tiling/space.js';
 import type { PreviewGrid } from '../io/preview.js';
 import type { IssueCounts, IssuePlace } from '../validate/tally.js';
 import type { UnitLog } from './unit-log.js';
+import { pixelSizeChange } from './plan-differs.js';
 
 export const WORK_DIR_NAME = '.mudm-work';
 const PLAN_FILE = 'plan.json';
@@ -245,8 +246,9 @@ export function resumablePlan(work: WorkDir, inputs: readonly FingerprintInput[]
 export function checkSamePlan(previous: PlanFile, plan: BuildPlan, units: readonly UnitPlan[], work: WorkDir): void {
   if (JSON.stringify(previous.plan) !== JSON.stringify(plan) || JSON.stringify(previous.units) !== JSON.stringify(units)) {
     // An earlier version may cut the same inputs into other units and levels (its records were of other sizes).
+    const pixel = JSON.stringify(previous.units) === JSON.stringify(units) ? pixelSizeChange(previous.plan, plan) : undefined;
     const what = previous.version !== PLAN_VERSION ? `the interrupted build in ${where(work)} was planned by an earlier mudm-tiles (plan version ${previous.version}), which cut it into other work units`
-      : `the inputs read now differ from those of the interrupted build in ${where(work)}`;
+      : pixel ? `${pixel} (the interrupted build in ${where(work)})` : `the inputs read now differ from those of the interrupted build in ${where(work)}`;
     throw new UsageError(`--resume: ${what}; run again without --resume`);
   }
 }

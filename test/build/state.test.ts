@@ -11,6 +11,7 @@ import { MemoryWorkDir } from '../../src/io/workdir-memory.js';
 import { resolveBuildConfig } from '../../src/options.js';
 import { EXIT_OUTPUT, EXIT_USAGE, UsageError, WorkStateError } from '../../src/report/errors.js';
 import type { UnitPlan } from '../../src/stages/plan.js';
+import type { Multiscale } from '../../src/model/multiscale.js';
 import { tmpDir } from '../helpers/pyramid.js';
 import { refusal as refuse } from '../helpers/errors.js';
 
@@ -57,6 +58,13 @@ describe('plan.json', () => {
     expect(refuse(() => checkSamePlan({ ...p, version: PLAN_VERSION }, other, p.units, work), UsageError, EXIT_USAGE)).toBe(
       '--resume: the inputs read now differ from those of the interrupted build in the work directory; run again without --resume',
     );
+    // The --image file written again with its pixel size (same dimensions, so the fingerprint passed): said as it is.
+    const micro = { axes: [{ name: 'x', type: 'space', unit: 'micrometer' }, { name: 'y', type: 'space', unit: 'micrometer' }], coordinateTransformations: [{ type: 'scale', scale: [0.25, 0.25] }] } satisfies Multiscale;
+    expect(refuse(() => checkSamePlan({ ...p, version: PLAN_VERSION }, { ...p.plan, collection: { multiscale: micro } }, p.units, work), UsageError, EXIT_USAGE)).toBe(
+      '--resume: the pyramid\'s inputs are the same, but its pixel size is 0.25 × 0.25 micrometer now, none then: the --image file, or an input\'s multiscale, states another since, and the descriptor and JSON tiles carry it (the interrupted build in the work directory); run again without --resume',
+    );
+    // Another multiscale beside other levels is other inputs (other bytes on stdin): said as before.
+    expect(refuse(() => checkSamePlan({ ...p, version: PLAN_VERSION }, { ...other, collection: { multiscale: micro } }, p.units, work), UsageError, EXIT_USAGE)).toContain('the inputs read now differ');
   });
 
   it('a missing plan: findPlan says none, loadPlan refuses and says to run plan', () => {
