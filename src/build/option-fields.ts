@@ -5,6 +5,7 @@ import { flagName, type BuildConfig } from '../options.js';
 import { UsageError } from '../report/errors.js';
 import type { LayerStats } from '../stages/assign.js';
 import type { ParseResult } from '../stages/parse.js';
+import { NUCLEUS_LAYER } from '../stages/qupath.js';
 import type { Dim, Plane } from '../tiling/space.js';
 import type { BuildIO } from './context.js';
 import type { ReadSummary } from './state.js';
@@ -44,6 +45,14 @@ export function warnLacking(config: BuildConfig, lacking: Lacking, valid: number
     if (byValue <= 0) continue;
     const file = own(lacking.files ?? {}, layer);
     io.onWarning?.(`layer ${layer}: ${byValue} feature(s) whose field "${field}" is ${JSON.stringify(layer)} (--layer-by ${field}) and the ${n} without a value there from ${file}, whose layer is named after it, are one layer, ${layer}: rename the input file or that value to keep them apart`, { event: 'layer-by-shared', layer, field, byValue, lacking: n, file });
+  }
+  // The nuclei --nucleus-features makes are counted apart from the input features (ParseResult.ids counts these only):
+  // input features in that layer (a --layer-by value, --layer, a file named so) were mixed with them in silence.
+  const inputs = config.options.nucleusFeatures ? own(ids, NUCLEUS_LAYER) : undefined;
+  const mixed = inputs === undefined ? 0 : inputs[0] + inputs[1];
+  if (mixed > 0) {
+    const how = field !== undefined ? `(--layer-by ${field}, --layer or an input's name)` : '(--layer or an input\'s name)';
+    io.onWarning?.(`layer ${NUCLEUS_LAYER}: ${mixed} input feature(s) are in layer ${NUCLEUS_LAYER} ${how}, with the nuclei --nucleus-features makes: one layer holds both; name that layer otherwise to keep them apart`, { event: 'layer-nucleus-shared', layer: NUCLEUS_LAYER, features: mixed });
   }
 }
 

@@ -223,6 +223,25 @@ describe('build warnings', () => {
     expect(layers.filter((f) => f.layer === 'cells').map((f) => f.id)).toEqual([10, 20, 40]);
   });
 
+  it('warns of input features in layer nucleus beside the nuclei --nucleus-features makes', async () => {
+    const square = (x: number) => [[x, 0], [x + 10, 0], [x + 10, 10], [x, 10], [x, 0]];
+    const nucleus = (x: number) => [[x + 3, 3], [x + 7, 3], [x + 7, 7], [x + 3, 7], [x + 3, 3]];
+    const cell = (cls: string, x: number) => ({ type: 'Feature', id: x, properties: { cls }, geometry: { type: 'Polygon', coordinates: [square(x)] }, nucleusGeometry: { type: 'Polygon', coordinates: [nucleus(x)] } });
+    const text = JSON.stringify({ type: 'FeatureCollection', features: [cell('tumor', 10), cell('nucleus', 40), cell('nucleus', 70)] });
+    const warnings: [string, unknown][] = [];
+    const sink = new MemorySink();
+    await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, maxZoom: 1, layerBy: 'cls', nucleusFeatures: true }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings).toEqual([
+      ['layer nucleus: 2 input feature(s) are in layer nucleus (--layer-by cls, --layer or an input\'s name), with the nuclei --nucleus-features makes: one layer holds both; name that layer otherwise to keep them apart', { event: 'layer-nucleus-shared', layer: 'nucleus', features: 2 }],
+    ]);
+    const layers = decodePbf(sink.files.get('1/0/0.pbf') as Uint8Array, 2048, 1, 0, 0);
+    expect(layers.filter((f) => f.layer === 'nucleus').length).toBe(5);
+    // Without such input features, nothing is said.
+    warnings.length = 0;
+    await buildPyramid([{ source: memorySource('cells.json', JSON.stringify({ type: 'FeatureCollection', features: [cell('tumor', 10)] })) }], { ...OPTS, maxZoom: 1, layerBy: 'cls', nucleusFeatures: true }, { sink: new MemorySink(), onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings).toEqual([]);
+  });
+
   it('warns of a label mask of another size than the image: its labels stay at its own pixels (a downsampled export covers a corner)', async () => {
     const square: Feature = { type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[0, 0], [4, 0], [4, 4], [0, 4], [0, 0]]] } };
     const mask = (width: number, height: number): FeatureSource => ({ name: 'labels.tif', features: async function* () { await Promise.resolve(); yield [square]; }, imageSize: () => ({ width, height }) });
