@@ -34,13 +34,16 @@ const PLAN_FILE = 'plan.json';
  * 10: a MultiPolygon of NEAR_PIECES polygons or more is stored in part in the cells away from its home and centroid (a
  * step of version 9 would read such a partial record as the whole feature: where a unit gathers cells or reads part of
  * them, a few pieces stood for it, and the centre of their box made it the unit's own). A plan of version 9 holds
- * whole records only, which this version reads as they are: it is read too (READ_VERSIONS).
+ * whole records only, which version 10 read as they are.
+ * 11: MultiPoints and MultiLineStrings of NEAR_PIECES pieces are stored in part too, a record flags a feature of many
+ * pieces (thinned piece by piece: tile/pieces.ts), and a box from a tile's buffered edge meets it (space.ts `tileRange`):
+ * steps of versions 10 and 11 would each tile the other's plans otherwise, so only this version is read.
  * A field that a step of the same version may pass over, or find absent, without misreading anything keeps the
  * version: `recordBytes` (a step without it only checks that the records are there, not their sizes).
  */
-export const PLAN_VERSION = 10;
-/** The versions of the plans this mudm-tiles goes on with: its own, and those whose records it reads alike. */
-const READ_VERSIONS = [9, PLAN_VERSION] as const;
+export const PLAN_VERSION = 11;
+/** The versions of the plans this mudm-tiles goes on with: its own, and those whose records it reads alike (none now). */
+const READ_VERSIONS = [PLAN_VERSION] as const;
 
 /** What the reading pass found: everything the plan, the descriptor and the report need. */
 export interface ReadSummary {
@@ -204,7 +207,7 @@ export function findPlan(work: WorkDir): PlanFile | undefined {
   const version = value !== null && typeof value === 'object' ? (value as { version?: unknown }).version : undefined;
   if (!(READ_VERSIONS as readonly unknown[]).includes(version)) {
     throw new WorkStateError(
-      `the plan in ${where(work)} has version ${JSON.stringify(version ?? null)}, this mudm-tiles reads versions ${READ_VERSIONS.join(' and ')}: `
+      `the plan in ${where(work)} has version ${JSON.stringify(version ?? null)}, this mudm-tiles reads ${READ_VERSIONS.length > 1 ? 'versions' : 'version'} ${READ_VERSIONS.join(' and ')}: `
       + 'it was written by another version; plan (or build) again without --resume', work.root,
     );
   }

@@ -1,9 +1,9 @@
 // Binary unit records: a feature's flat geometry, JSON tile head, PBF tags and routing flags, so a unit loads without parsing JSON.
 import type { Mesh } from '../model/geometry.js';
-import { emptyBox, flatFeatureOf, growBox, tagsOf, type FeatureTags, type Flat, type FlatFeature, type PbfValue, type TileGeometry } from '../tiling/flat.js';
+import { emptyBox, flatFeatureOf, growBox, pieceCount, tagsOf, type FeatureTags, type Flat, type FlatFeature, type PbfValue, type TileGeometry } from '../tiling/flat.js';
 import { headTextOf } from './encode-json.js';
 import { grown } from '../bytes.js';
-import { centroidIn, G, isMulti, piecesOf, StreamReader, type Pieces } from './record-stream.js';
+import { centroidIn, G, isMulti, NEAR_PIECES, piecesOf, StreamReader, type Pieces } from './record-stream.js';
 import type { Rect } from '../tiling/clip.js';
 
 // Record layout, native byte order (every platform Node ships for is little-endian), 8-byte aligned so the numbers
@@ -20,7 +20,9 @@ import type { Rect } from '../tiling/clip.js';
 //   | u32 n, string or f64 number; strings UTF-8, numbers little-endian and unaligned.
 // A partial record (flagged, with lod) holds some pieces of a large multi-geometry (points, lines or polygons); after
 // its lod come their indexes in the whole.
-const HOME = 1, LOD = 2, MESHES = 4, PARTIAL = 16;
+// MANY: a multi-geometry of NEAR_PIECES pieces or more as read, thinned piece by piece (tile/pieces.ts), the flag kept
+// through reduction, which may drop collapsed polygons below that count.
+const HOME = 1, LOD = 2, MESHES = 4, PARTIAL = 16, MANY = 32;
 /** Flag of a pointer to a record stored once for many cells (shared-records.ts), which readers replace before reading. */
 export const SHARED_FLAG = 8;
 const HEADER = 24;
@@ -139,14 +141,14 @@ export class RecordEncoder {
     this.meshes = [];
     this.geometry(f.geom);
     if (!(this.box[0] <= this.box[2])) return false;
-    this.finish(f.seq, f.tagsBytes ?? this.tags.encode(layer, tagsOf(f)), !this.heads ? NO_HEAD : f.headJson ?? headTextOf(f, layer), f.lod);
+    this.finish(f.seq, f.tagsBytes ?? this.tags.encode(layer, tagsOf(f)), !this.heads ? NO_HEAD : f.headJson ?? headTextOf(f, layer), f.lod, f.many === true || pieceCount(f.geom) >= NEAR_PIECES);
     return true;
   }
 
   bytes(): Uint8Array { return this.buf.subarray(0, this.length); }
 
-  private finish(seq: number, tags: Uint8Array, head: string | Uint8Array, lod?: number[]): void {
-    let flags = 0;
+  private finish(seq: number, tags: Uint8Array, head: string | Uint8Array, lod: number[] | undefined, many: boolean): void {
+    let flags = many ? MANY : 0;
     if (lod) { flags |= LOD; for (const v of lod) this.num(v); }
     const meshes = this.meshes.length > 0 ? JSON.stringify(this.meshes) : '';
     const textAt = HEADER + (this.n + (meshes ? 1 : 0)) * 8;
@@ -344,7 +346,7 @@ export class RecordReader {
       this.pieces = flags & PARTIAL ? cut.places.map((p) => this.pieces[p]) : cut.places;
       this.partial = true;
     }
-    return flatFeatureOf(this.seq, layerIndex(layer), geom, lod, undefined, headJson, tags, this.bytes.subarray(textAt, headAt));
+    return flatFeatureOf(this.seq, layerIndex(layer), geom, lod, undefined, headJson, tags, this.bytes.subarray(textAt, headAt), (flags & MANY) !== 0);
   }
 
   /** The tags written at `at` (see TagWriter): the layer id and the feature's PBF id and tags. */

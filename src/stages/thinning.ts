@@ -139,26 +139,39 @@ export class TileSketch {
 
   /**
    * A multi-geometry of NEAR_PIECES pieces or more (`count`: a class mask's label, a gene's transcripts) at tile size
-   * `ts`: each tile it reaches gets the bytes of its pieces there (`boxes`: theirs, a polygon's exterior's), plus
-   * `extra` (the JSON head, or the PBF values), as one feature. Counted whole in every tile it spans, a class mask of
-   * 25,000 pieces looked 200 times a tile's budget at zoom 3 and was thinned from every zoom but the finest. False,
-   * with nothing added, when every piece collapses.
+   * `ts`: each tile it reaches gets its pieces there, each as a feature of its own, since zooms that thin keep a share
+   * of them (tile/pieces.ts), and its tags, `extra` and the rest of an MVT feature once. Counted whole in every tile it
+   * spans, a class mask of 25,000 pieces looked 200 times a tile's budget at zoom 3 and was thinned from every zoom but
+   * the finest. False, with nothing added, when every piece collapses.
    */
   private addPieces(p: SketchPlane, j: number, ts: number, g: TileGeometry, count: number, boxes: Float64Array, box: ArrayLike<number>, extra: number, refs: number, counted: number): boolean {
     if (this.pieceBytes.length < count) this.pieceBytes = new Float64Array(count);
     const tol = (3 * ts) / EXTENT, buf = (BUFFER * ts) / EXTENT, bytes = this.pieceBytes;
     this.sizer.pieceBytes(g, tol * tol, EXTENT / ts, bytes);
-    const tiles = new Map<number, number>();
+    // Per tile: the pieces there, their bytes and the bytes' squares.
+    const tiles = new Map<number, [number, number, number]>();
     for (let k = 0, b = 0; k < count; k++, b += 4) {
-      if (bytes[k] <= 0) continue;
+      const v = bytes[k];
+      if (v <= 0) continue;
       const tx0 = Math.max(0, Math.floor((boxes[b] - buf) / ts)), ty0 = Math.max(0, Math.floor((boxes[b + 1] - buf) / ts));
       const tx1 = Math.floor((boxes[b + 2] + buf) / ts), ty1 = Math.floor((boxes[b + 3] + buf) / ts);
-      for (let ty = ty0; ty <= ty1; ty++) for (let tx = tx0; tx <= tx1; tx++) tiles.set(tx * 2 ** 24 + ty, (tiles.get(tx * 2 ** 24 + ty) ?? 0) + bytes[k]);
+      for (let ty = ty0; ty <= ty1; ty++) {
+        for (let tx = tx0; tx <= tx1; tx++) {
+          const key = tx * 2 ** 24 + ty;
+          const sums = tiles.get(key);
+          if (sums === undefined) tiles.set(key, [1, v, v * v]);
+          else { sums[0]++; sums[1] += v; sums[2] += v * v; }
+        }
+      }
     }
     // Points are drawn as a zoom's threshold says; lines and polygons as wide as a zoom spares whatever it.
     const spare = hasExtent(g) && wideEnough(box, ts / DISPLAY_TILE);
-    const json = this.format === 'json';
-    for (const [key, geom] of tiles) addTile(p, j, Math.floor(key / 2 ** 24), key % 2 ** 24, extra + (json ? geom : this.sizer.leafBytes(geom)), refs, counted, spare);
+    const fixed = extra + (this.format === 'json' ? 0 : this.sizer.leafBytes(0));
+    for (const [key, [n, sum, squares]] of tiles) {
+      const tx = Math.floor(key / 2 ** 24), ty = key % 2 ** 24;
+      addTile(p, j, tx, ty, fixed, refs, counted, spare);
+      addSums(p, j, tx, ty, n, sum, squares, spare);
+    }
     return tiles.size > 0;
   }
 
@@ -228,6 +241,13 @@ function addTile(p: SketchPlane, j: number, tx: number, ty: number, bytes: numbe
   const o = slot * COLS, c = p.cols;
   c[o]++; c[o + 1] += bytes; c[o + 2] += bytes * bytes; c[o + 3] += refs; c[o + 4] += values;
   if (spare) { c[o + 5] += bytes; c[o + 6] += bytes * bytes; c[o + 7] += refs; }
+}
+
+/** `n` features of `bytes` in all, `squares` the sum of their squares, without tags (the pieces of one feature). */
+function addSums(p: SketchPlane, j: number, tx: number, ty: number, n: number, bytes: number, squares: number, spare: boolean): void {
+  const o = slotOf(p, (j * 2 ** 24 + tx) * 2 ** 24 + ty) * COLS, c = p.cols;
+  c[o] += n; c[o + 1] += bytes; c[o + 2] += squares;
+  if (spare) { c[o + 5] += bytes; c[o + 6] += squares; }
 }
 
 function addTail(p: SketchPlane, j: number, bytes: number, refs: number, values: number): void {

@@ -6,6 +6,7 @@ import { lodOf, onlyMeshes, withGeometry, type FlatFeature, type TileGeometry } 
 import { Simplifier } from '../tiling/simplify.js';
 import { tileFeatures, TilerScratch } from './tile/tiler.js';
 import { reduceForZoom } from './tile/reduce.js';
+import { drawnPieces, type PieceKeys } from './tile/pieces.js';
 import { zoomContext, type TileSpec, type ZoomContext } from './tile/spec.js';
 import { homeCell, RecordRouter, type UnitSource } from './partition.js';
 import { unitKeyPrefix } from './unit-key.js';
@@ -307,8 +308,11 @@ function boxesOf(features: readonly FlatFeature[]): Boxes {
 }
 
 /** Whether the tiler draws feature `i` at zoom `z`, as far as thinning goes (thinning.ts `drawn`, as the tiler applies it). */
-function drawnAt(f: FlatFeature, i: number, boxes: Boxes, spec: TileSpec, zc: ZoomContext): boolean {
-  return drawn(spec.thresholds?.[zc.z]?.[f.layer] ?? 0, f.seq, zc.spares, f.geom, () => boxes(i), zc.subPixel);
+function drawnAt(f: FlatFeature, i: number, boxes: Boxes, spec: TileSpec, zc: ZoomContext, keys: PieceKeys): boolean {
+  const t = spec.thresholds?.[zc.z]?.[f.layer] ?? 0;
+  // A feature of many pieces is drawn where some of its pieces are (tile/pieces.ts).
+  if (f.many) return drawnPieces(t, f.seq, zc.spares, f.geom, () => boxes(i), zc.subPixel, keys) !== null;
+  return drawn(t, f.seq, zc.spares, f.geom, () => boxes(i), zc.subPixel);
 }
 
 export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = new TilerScratch()): UnitResult {
@@ -341,7 +345,7 @@ export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = 
     if (spec.formats.json && spec.formats.pbf && onlyMeshes(f.geom)) res.notInPbf++;
     for (const zc of zooms) {
       if (placed !== undefined && (placed[i] & (1 << zc.z)) === 0) continue;
-      if (drawnAt(f, i, boxes, spec, zc)) res.kept[zc.z][f.layer]++;
+      if (drawnAt(f, i, boxes, spec, zc, scratch.pieces)) res.kept[zc.z][f.layer]++;
     }
   });
   for (const t of tiles) {
@@ -351,7 +355,7 @@ export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = 
     if (t.json) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'json'), z: t.z, size: t.json.byteLength, bytes: t.json, features: t.stats.features });
     if (t.pbf) res.tiles.push({ path: tilePath(t.z, t.x, t.y, unit.plane, task.dims, 'pbf'), z: t.z, size: t.pbf.byteLength, bytes: t.pbf, features: t.stats.features });
   }
-  if (task.next) res.next = reduceForNext(features, home, boxes, task, task.next.zoom, router);
+  if (task.next) res.next = reduceForNext(features, home, boxes, task, task.next.zoom, router, scratch.pieces);
   if (task.preview) {
     // Every feature the unit reads, in input order: the patch is what one canvas of the whole plane shows there.
     const painter = new PreviewPainter(task.preview.area, task.preview.pointRadius);
@@ -368,7 +372,7 @@ export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = 
  * zoom keeps none). Whether this unit placed a feature does not count: a MultiPoint, an L-shaped line or a frame
  * may lie wholly in other cells than its centre's, which place it but do not forward it.
  */
-function reduceForNext(features: FlatFeature[], home: Uint8Array, boxes: Boxes, task: TileTask, zoom: number, router: RecordRouter): [string, Uint8Array][] {
+function reduceForNext(features: FlatFeature[], home: Uint8Array, boxes: Boxes, task: TileTask, zoom: number, router: RecordRouter, keys: PieceKeys): [string, Uint8Array][] {
   const { side } = task.spec;
   const reduceZoom = task.unit.cell.z - 1;
   const ts = tileSize(side, zoom);
@@ -380,7 +384,7 @@ function reduceForNext(features: FlatFeature[], home: Uint8Array, boxes: Boxes, 
   const zc = zoomContext(task.spec, reduceZoom);
   for (let i = 0; i < features.length; i++) {
     const f = features[i];
-    if (home[i] === 0 || !drawnAt(f, i, boxes, task.spec, zc)) continue;
+    if (home[i] === 0 || !drawnAt(f, i, boxes, task.spec, zc, keys)) continue;
     const r = reduceForZoom(f, task.spec, reduceZoom, simplifier);
     if (r === null || !enc.encode(task.spec.layers[r.layer].id, r)) continue;
     router.route(prefix, enc.bytes(), enc.box, ts, pad, n - 1);

@@ -54,6 +54,11 @@ export interface FlatFeature {
   /** Its PBF id and tags, and the record bytes they were read from (which carry the layer id too). */
   tags?: FeatureTags;
   tagsBytes?: Uint8Array;
+  /**
+   * A multi-geometry of many pieces as read (record.ts: NEAR_PIECES or more in the input), which zooms that thin
+   * draw piece by piece (tile/pieces.ts); kept through reduction, which may drop collapsed polygons.
+   */
+  many?: boolean;
 }
 
 /** What a feature's tags and JSON head are made from. */
@@ -159,14 +164,14 @@ export function flatFeature(tf: TileFeature): FlatFeature | null {
  */
 export function flatFeatureOf(
   seq: number, layer: number, geom: TileGeometry, lod: number[] | undefined, head: FeatureHead | undefined,
-  headJson: Uint8Array | undefined, tags: FeatureTags | undefined, tagsBytes: Uint8Array | undefined,
+  headJson: Uint8Array | undefined, tags: FeatureTags | undefined, tagsBytes: Uint8Array | undefined, many = false,
 ): FlatFeature {
-  return { seq, layer, geom, lod, head, headJson, tags, tagsBytes };
+  return { seq, layer, geom, lod, head, headJson, tags, tagsBytes, many };
 }
 
 /** `f` with other geometry (and its original box and centroid in `lod`). */
 export function withGeometry(f: FlatFeature, geom: TileGeometry, lod: number[] | undefined): FlatFeature {
-  return flatFeatureOf(f.seq, f.layer, geom, lod, f.head, f.headJson, f.tags, f.tagsBytes);
+  return flatFeatureOf(f.seq, f.layer, geom, lod, f.head, f.headJson, f.tags, f.tagsBytes, f.many);
 }
 
 /** The members of a feature made from GeoJSON (one read from a record carries their bytes instead). */

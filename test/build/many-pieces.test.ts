@@ -66,15 +66,22 @@ describe('a MultiPolygon of many pieces', () => {
     }
   });
 
-  it('is counted in each tile by its pieces there, so the zooms whose tiles it fits draw it (it was thinned from all but the finest)', async () => {
+  it('is counted in each tile by its pieces there, so the zooms whose tiles it fits draw it, and the others a share of its pieces (it was thinned from all but the finest)', async () => {
     // 1,600 squares of 24 px on a 400 px grid over the whole slide, one feature: about 16 KB of PBF whole.
     const polys = Array.from({ length: 1600 }, (_, k) => [ring(200 + 400 * (k % 40), 200 + 400 * Math.floor(k / 40), 24)]);
     const grid = JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', id: 1, properties: { label: 255 }, geometry: { type: 'MultiPolygon', coordinates: polys } }] });
     const sink = await build(grid, { unitSize: 2048, maxZoom: 5, format: 'pbf', tileBudget: '6000' });
     const report = JSON.parse(Buffer.from(sink.files.get('build-report.json')!).toString('utf8')) as { tiles: { byZoom: Record<string, { thinned: number; tiles: number }> } };
     // Whole, it passes the budget in any one tile; a tile of zoom 2 (a sixteenth of the slide) holds a sixteenth of it.
-    expect(report.tiles.byZoom[0].thinned).toBe(1);
-    for (let z = 2; z <= 5; z++) {
+    // Zooms 0 and 1 keep a share of its pieces (tile/pieces.ts), within the budget; zoom 2 holds all of them.
+    const rings = (p: string, z: number, x: number, y: number) => decodePbf(sink.files.get(p)!, 16384, z, x, y).flatMap((f) => f.rings).length;
+    const z0 = rings('0/0/0.pbf', 0, 0, 0);
+    expect(z0).toBeGreaterThan(100);
+    expect(z0).toBeLessThan(1600);
+    expect(sink.files.get('0/0/0.pbf')!.length).toBeLessThanOrEqual(6000);
+    // Every square within tile 2/1/2 and its 64 px buffer: 11 columns of 11.
+    expect(rings('2/1/2.pbf', 2, 1, 2)).toBe(121);
+    for (let z = 0; z <= 5; z++) {
       expect(report.tiles.byZoom[z].thinned, `zoom ${z}`).toBe(0);
       expect(report.tiles.byZoom[z].tiles, `zoom ${z}`).toBe(Math.min(4 ** z, 31 ** 2));
       for (const [p, bytes] of sink.files) {
@@ -165,11 +172,34 @@ describe('a MultiPoint or MultiLineString of many pieces (a gene\'s transcripts,
     const grid = JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', id: 1, properties: { gene: 'X' }, geometry: { type: 'MultiPoint', coordinates: spots } }] });
     const sink = await build(grid, { unitSize: 2048, maxZoom: 5, format: 'pbf', tileBudget: '6000' });
     const report = JSON.parse(Buffer.from(sink.files.get('build-report.json')!).toString('utf8')) as { tiles: { byZoom: Record<string, { thinned: number; tiles: number }> } };
-    expect(report.tiles.byZoom[0].thinned).toBe(1);
-    for (let z = 2; z <= 5; z++) {
+    // Zoom 0 keeps a share of the spots, within the budget; zoom 2 and finer all of them.
+    const z0 = decodePbf(sink.files.get('0/0/0.pbf')!, 16384, 0, 0, 0);
+    expect(z0.map((f) => f.id)).toEqual([1]);
+    expect(z0[0].rings.flat().length).toBeGreaterThan(400);
+    expect(z0[0].rings.flat().length).toBeLessThan(4096);
+    expect(sink.files.get('0/0/0.pbf')!.length).toBeLessThanOrEqual(6000);
+    for (let z = 0; z <= 5; z++) {
       expect(report.tiles.byZoom[z].thinned, `zoom ${z}`).toBe(0);
       expect(report.tiles.byZoom[z].tiles, `zoom ${z}`).toBe(4 ** z);
     }
+    // What a zoom keeps, every finer zoom keeps (spots by their grid cell, whatever their rounding at each zoom).
+    const spotsAt = (z: number) => {
+      const out = new Set<number>();
+      for (let x = 0; x < 2 ** z; x++) {
+        for (let y = 0; y < 2 ** z; y++) {
+          const b = sink.files.get(`${z}/${x}/${y}.pbf`);
+          if (b) for (const f of decodePbf(b, 16384, z, x, y)) for (const [px, py] of f.rings.flat()) out.add(Math.round((px - 125) / 250) * 64 + Math.round((py - 125) / 250));
+        }
+      }
+      return out;
+    };
+    let coarser = spotsAt(0);
+    for (let z = 1; z <= 3; z++) {
+      const finer = spotsAt(z);
+      expect([...coarser].filter((k) => !finer.has(k)), `zoom ${z - 1} within zoom ${z}`).toEqual([]);
+      coarser = finer;
+    }
+    expect(coarser.size).toBe(4096);
     const z2 = decodePbf(sink.files.get('2/1/1.pbf')!, 16384, 2, 1, 1);
     expect(z2.map((f) => f.id)).toEqual([1]);
     expect(z2[0].rings.flat().length).toBeGreaterThanOrEqual(256);

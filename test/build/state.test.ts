@@ -43,28 +43,27 @@ describe('plan.json', () => {
     expect(findPlan(work)).toEqual(p);
   });
 
-  it('goes on with a plan of version 9, whose records are whole (its resume, if cut otherwise, says an earlier version planned it)', () => {
-    // Version 10 stores a mask label in part away from its home and centroid: a step of version 9 would read such a
-    // part as the whole feature, so it must refuse a plan of version 10; whole records read alike in both.
-    expect(PLAN_VERSION).toBe(10);
+  it('refuses a plan of version 10 (its records carry no flag of many pieces), and says what another resume differs by', () => {
+    // Version 11 flags a feature of many pieces, thinned piece by piece, and stores MultiPoints in part: a step of
+    // version 10 would read them otherwise, and this one would thin a version 10 plan's features otherwise.
+    expect(PLAN_VERSION).toBe(11);
     const work = new MemoryWorkDir();
-    const p = { ...planFile([unit('0/0/0/0/0')]), version: 9 as const };
-    savePlan(work, p);
-    expect(loadPlan(work)).toEqual(p);
+    const p = planFile([unit('0/0/0/0/0')]);
+    work.writeJson('plan.json', { ...p, version: 10 });
+    expect(refusal(() => loadPlan(work))).toBe(
+      'the plan in the work directory has version 10, this mudm-tiles reads version 11: it was written by another version; plan (or build) again without --resume',
+    );
     const other = { ...p.plan, levels: [{ zoom: 0, topZoom: 0 }, { zoom: 0, topZoom: 0 }] };
     expect(refuse(() => checkSamePlan(p, other, p.units, work), UsageError, EXIT_USAGE)).toBe(
-      '--resume: the interrupted build in the work directory was planned by an earlier mudm-tiles (plan version 9), which cut it into other work units; run again without --resume',
-    );
-    expect(refuse(() => checkSamePlan({ ...p, version: PLAN_VERSION }, other, p.units, work), UsageError, EXIT_USAGE)).toBe(
       '--resume: the inputs read now differ from those of the interrupted build in the work directory; run again without --resume',
     );
     // The --image file written again with its pixel size (same dimensions, so the fingerprint passed): said as it is.
     const micro = { axes: [{ name: 'x', type: 'space', unit: 'micrometer' }, { name: 'y', type: 'space', unit: 'micrometer' }], coordinateTransformations: [{ type: 'scale', scale: [0.25, 0.25] }] } satisfies Multiscale;
-    expect(refuse(() => checkSamePlan({ ...p, version: PLAN_VERSION }, { ...p.plan, collection: { multiscale: micro } }, p.units, work), UsageError, EXIT_USAGE)).toBe(
+    expect(refuse(() => checkSamePlan(p, { ...p.plan, collection: { multiscale: micro } }, p.units, work), UsageError, EXIT_USAGE)).toBe(
       '--resume: the pyramid\'s inputs are the same, but its pixel size is 0.25 × 0.25 micrometer now, none then: the --image file, or an input\'s multiscale, states another since, and the descriptor and JSON tiles carry it (the interrupted build in the work directory); run again without --resume',
     );
     // Another multiscale beside other levels is other inputs (other bytes on stdin): said as before.
-    expect(refuse(() => checkSamePlan({ ...p, version: PLAN_VERSION }, { ...other, collection: { multiscale: micro } }, p.units, work), UsageError, EXIT_USAGE)).toContain('the inputs read now differ');
+    expect(refuse(() => checkSamePlan(p, { ...other, collection: { multiscale: micro } }, p.units, work), UsageError, EXIT_USAGE)).toContain('the inputs read now differ');
   });
 
   it('a missing plan: findPlan says none, loadPlan refuses and says to run plan', () => {
@@ -77,10 +76,10 @@ describe('plan.json', () => {
     const work = new MemoryWorkDir();
     work.writeJson('plan.json', { ...planFile([]), version: 1 });
     expect(refusal(() => loadPlan(work))).toBe(
-      `the plan in the work directory has version 1, this mudm-tiles reads versions 9 and ${PLAN_VERSION}: it was written by another version; plan (or build) again without --resume`,
+      `the plan in the work directory has version 1, this mudm-tiles reads version ${PLAN_VERSION}: it was written by another version; plan (or build) again without --resume`,
     );
     work.writeJson('plan.json', { fingerprint: 'f' });
-    expect(refusal(() => findPlan(work))).toMatch(/^the plan in the work directory has version null, this mudm-tiles reads versions \d+ and \d+: /);
+    expect(refusal(() => findPlan(work))).toMatch(/^the plan in the work directory has version null, this mudm-tiles reads version \d+: /);
     work.writeJson('plan.json', 'not a plan');
     expect(refusal(() => loadPlan(work))).toMatch(/has version null/);
   });

@@ -1,6 +1,6 @@
 // The tile budget under uniform thinning: a tile's size in the format the budget applies to, and, for a tile over
 // it, the lowest threshold that would bring it within (the build then raises the whole zoom's threshold).
-import { SPARED_SHARE, thinningPriority } from '../thinning.js';
+import { PRIORITY_RANGE, SPARED_SHARE, thinningPriority } from '../thinning.js';
 import { jsonTileOf, pbfTile, type EncodeContext } from './encode.js';
 import type { Bucket, Entry, Prepared } from './placement.js';
 
@@ -48,4 +48,18 @@ export function thresholdToFit(b: Bucket, ec: EncodeContext, isSpared: (p: Prepa
     if (fits(mid)) lo = mid; else hi = mid;
   }
   return { need: thinningPriority(entries[order[lo]].p.tf.seq) + 1, unspare };
+}
+
+/** Share of the budget a tile thinned piece by piece is aimed at: what is left is for the pieces' chance. */
+const PIECES_AIM = 0.9;
+
+/**
+ * For a tile over the budget that holds a feature thinned piece by piece (tile/pieces.ts), whose pieces' priorities
+ * the tile's clipped and quantised geometry no longer tells: the threshold that keeps the share of what the tile holds
+ * now that the budget takes, as priorities are uniform. Above `current` whenever `bytes` passes the budget, so a zoom
+ * corrected again and again ends within it.
+ */
+export function piecesThreshold(current: number, bytes: number, budget: number): number {
+  const keep = Math.min(1, (budget * PIECES_AIM) / bytes);
+  return Math.min(PRIORITY_RANGE, Math.max(current + 1, Math.ceil(PRIORITY_RANGE - (PRIORITY_RANGE - current) * keep)));
 }

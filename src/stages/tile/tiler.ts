@@ -3,7 +3,8 @@ import { flatFeature, meshCount, type FlatFeature, type TileFeature } from '../.
 import { Quantiser } from '../../tiling/quantise.js';
 import { mvtFeatureCount } from '../encode-pbf.js';
 import { drawn } from '../thinning.js';
-import { budgetedBytes, thresholdToFit } from './budget.js';
+import { budgetedBytes, piecesThreshold, thresholdToFit } from './budget.js';
+import { drawnPieces, PieceKeys } from './pieces.js';
 import { encodeContext, EncodeScratch, jsonTileOf, pbfTile, type EncodeContext } from './encode.js';
 import { isSpared, lodFor, placeZoom, prepare, type Bucket, type Prepared } from './placement.js';
 import { thins, zoomContext, type TileResult, type TileSpec, type TileStats, type ZoomContext } from './spec.js';
@@ -25,10 +26,16 @@ function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext): TileResult {
     if (spec.formats.json) stats.meshesJsonOnly += meshCount(e.g);
     if (spec.formats.pbf && mvtFeatureCount(e.g) === 0) stats.notInPbf++;
   }
-  if (zc.coarse && ec.lodAuto && budgetedBytes(result, ec) > spec.tileBudget) {
+  const bytes = budgetedBytes(result, ec);
+  if (zc.coarse && ec.lodAuto && bytes > spec.tileBudget) {
     const fit = thresholdToFit(b, ec, (p) => isSpared(p, zc));
     if (fit !== undefined) result.need = fit.need;
     if (fit?.unspare) result.unspare = true;
+    const many = entries.filter((e) => e.p.tf.many);
+    if (many.length > 0) {
+      const current = Math.max(...many.map((e) => spec.thresholds?.[zc.z]?.[e.p.tf.layer] ?? 0));
+      result.need = Math.max(result.need ?? 0, piecesThreshold(current, bytes, spec.tileBudget));
+    }
   }
   return result;
 }
@@ -36,6 +43,7 @@ function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext): TileResult {
 /** What a thread's tiling calls reuse from one call to the next: the encoders' buffers and the quantiser's scratch. */
 export class TilerScratch {
   readonly encode = new EncodeScratch();
+  readonly pieces = new PieceKeys();
   constructor(readonly quantiser = new Quantiser()) {}
 }
 
@@ -65,7 +73,16 @@ export function tileFeatures(
   for (let z = spec.maxZoom; z >= from; z--) {
     const zc = zoomContext(spec, z);
     const thresholds = spec.thresholds?.[z];
-    if (zc.coarse && ec.lodAuto && thins(thresholds)) candidates = candidates.filter((p) => drawn(thresholds[p.tf.layer] ?? 0, p.tf.seq, zc.spares, p.flat, () => lodFor(p), zc.subPixel));
+    if (zc.coarse && ec.lodAuto && thins(thresholds)) {
+      candidates = candidates.filter((p) => {
+        const t = thresholds[p.tf.layer] ?? 0;
+        if (!p.tf.many) return drawn(t, p.tf.seq, zc.spares, p.flat, () => lodFor(p), zc.subPixel);
+        // Piece by piece; what this zoom keeps is all a coarser one may keep, as thresholds only rise.
+        const g = drawnPieces(t, p.tf.seq, zc.spares, p.flat, () => lodFor(p), zc.subPixel, scratch.pieces);
+        if (g !== null) p.flat = g;
+        return g !== null;
+      });
+    }
     ec.json.setUnit(zc.unit);
     for (const b of placeZoom(candidates, spec, zc, ec.dict, quantiser)) results.push(encodeTile(b, zc, ec));
   }
