@@ -6,7 +6,7 @@ import { lodOf, onlyMeshes, withGeometry, type FlatFeature, type TileGeometry } 
 import { Simplifier } from '../tiling/simplify.js';
 import { tileFeatures, TilerScratch } from './tile/tiler.js';
 import { reduceForZoom } from './tile/reduce.js';
-import { drawnPieces, type PieceKeys } from './tile/pieces.js';
+import { drawnMany, type PieceKeys } from './tile/pieces.js';
 import { zoomContext, type TileSpec, type ZoomContext } from './tile/spec.js';
 import { homeCell, RecordRouter, type UnitSource } from './partition.js';
 import { unitKeyPrefix } from './unit-key.js';
@@ -310,8 +310,8 @@ function boxesOf(features: readonly FlatFeature[]): Boxes {
 /** Whether the tiler draws feature `i` at zoom `z`, as far as thinning goes (thinning.ts `drawn`, as the tiler applies it). */
 function drawnAt(f: FlatFeature, i: number, boxes: Boxes, spec: TileSpec, zc: ZoomContext, keys: PieceKeys): boolean {
   const t = spec.thresholds?.[zc.z]?.[f.layer] ?? 0;
-  // A feature of many pieces is drawn where some of its pieces are (tile/pieces.ts).
-  if (f.many) return drawnPieces(t, f.seq, zc.spares, f.geom, () => boxes(i), zc.subPixel, keys) !== null;
+  // A feature of many pieces: tile/pieces.ts.
+  if (f.many) return drawnMany(t, f.seq, zc.spares, f.geom, () => boxes(i), zc.subPixel, zc.sqTol, keys) !== null;
   return drawn(t, f.seq, zc.spares, f.geom, () => boxes(i), zc.subPixel);
 }
 

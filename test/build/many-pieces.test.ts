@@ -4,6 +4,7 @@ import { buildPyramid } from '../../src/build/pipeline.js';
 import { MemorySink } from '../../src/io/sink.js';
 import { memorySource } from '../../src/io/read.js';
 import { partialRecord, recordPieces, RecordEncoder, RecordReader } from '../../src/stages/record.js';
+import { mulberry32 } from '../../src/random.js';
 import { NEAR_PIECES } from '../../src/stages/record-stream.js';
 import { flatFeatureOf, lodOf, type TileGeometry } from '../../src/tiling/flat.js';
 import { decodePbf, withoutReport as strip } from '../helpers/pyramid.js';
@@ -135,6 +136,61 @@ describe('a MultiPolygon of many pieces', () => {
     // Fewer pieces than NEAR_PIECES, or another geometry: no pieces.
     enc.encode('cells', flatFeatureOf(1, 0, { k: 'polygons', type: 'MultiPolygon', polys: polys.slice(0, NEAR_PIECES - 1) }, undefined, { id: 1, properties: {} }, undefined, undefined, undefined));
     expect(recordPieces(new Float64Array(enc.bytes().slice().buffer), 0)).toBeNull();
+  });
+});
+
+describe('features of many pieces in a thinned pyramid', () => {
+  /**
+   * Genes of 70 to 170 spots in 8 px (one display pixel at zoom 2 of an 8,192 px slide), labels of 300 sub-pixel squares
+   * and 3 of 20 to 40 px in 200 px (the small ones collapse at zoom 3, the large ones at zoom 0 or 1) or of 300 sub-pixel
+   * squares over the slide, and 400 cells.
+   */
+  function clustered(): string {
+    const rnd = mulberry32(1);
+    const sq = (x: number, y: number, s: number) => [ring(x, y, s)];
+    const features: unknown[] = [];
+    let id = 1;
+    for (let m = 0; m < 12; m++) {
+      const mx = rnd() * 8000, my = rnd() * 8000;
+      const polys = Array.from({ length: 303 }, (_, i) => sq(mx + rnd() * 200, my + rnd() * 200, i < 300 ? 0.3 + rnd() : 20 + rnd() * 20));
+      // Every other label, its sub-pixel squares alone over the slide: wide enough to be spared, nothing left of it reduced.
+      if (m % 2 === 1) polys.splice(0, 303, ...Array.from({ length: 300 }, () => sq(rnd() * 8000, rnd() * 8000, 0.3 + rnd())));
+      features.push({ type: 'Feature', id: id++, properties: { label: m }, geometry: { type: 'MultiPolygon', coordinates: polys } });
+    }
+    for (let g = 0; g < 20; g++) {
+      const cx = rnd() * 8000, cy = rnd() * 8000;
+      const spots = Array.from({ length: 70 + Math.floor(rnd() * 100) }, () => [cx + rnd() * 8, cy + rnd() * 8]);
+      features.push({ type: 'Feature', id: id++, properties: { gene: `G${g}` }, geometry: { type: 'MultiPoint', coordinates: spots } });
+    }
+    for (let i = 0; i < 400; i++) features.push({ type: 'Feature', id: id++, properties: { n: i }, geometry: { type: 'Polygon', coordinates: [ring(rnd() * 8000, rnd() * 8000, 5 + rnd() * 20)] } });
+    return JSON.stringify({ type: 'FeatureCollection', features });
+  }
+
+  it('draws them at the same zooms however the build is cut into units, where their pieces collapse or the whole is below a pixel', async () => {
+    // Reduced for the zooms above its cells, a label has lost the pieces that collapse there and a gene is its centroid:
+    // a unit that decided from the pieces it still held drew neither where a build of one cell drew them.
+    const text = clustered();
+    const opts = { imageSize: '8192,8192', maxZoom: 5, tileBudget: '6000' };
+    const whole = await build(text, { ...opts, unitSize: 8192 });
+    const one = strip(whole);
+    for (const unitSize of [512, 2048]) {
+      const cut = strip(await build(text, { ...opts, unitSize }));
+      expect([...new Set([...one.keys(), ...cut.keys()])].filter((k) => one.get(k) !== cut.get(k)), `unit size ${unitSize}`).toEqual([]);
+    }
+    // What a zoom draws of them, every finer zoom draws.
+    const drawn = (z: number) => {
+      const ids = new Set<number>();
+      for (const [p, bytes] of whole.files) {
+        const m = new RegExp(`^${z}/(\\d+)/(\\d+)\\.pbf$`).exec(p);
+        if (m) for (const f of decodePbf(bytes, 8192, z, Number(m[1]), Number(m[2]))) if (Number(f.id) <= 32) ids.add(Number(f.id));
+      }
+      return ids;
+    };
+    for (let z = 0; z < 5; z++) {
+      const finer = drawn(z + 1);
+      expect([...drawn(z)].filter((i) => !finer.has(i)), `zoom ${z} within zoom ${z + 1}`).toEqual([]);
+    }
+    expect(drawn(0).size).toBeGreaterThan(0);
   });
 });
 

@@ -1,14 +1,16 @@
 // Thinning a multi-geometry of many pieces piece by piece: a zoom that keeps a share of the features keeps that share of
 // a gene's transcripts, a track's lines or a class mask's polygons, instead of all or none of them.
 import { hasExtent, type TileGeometry } from '../../tiling/flat.js';
-import { thinningPriority, wideEnough } from '../thinning.js';
+import { Simplifier } from '../../tiling/simplify.js';
+import { keeps, thinningPriority, wideEnough } from '../thinning.js';
 
 /**
  * Thinning priorities of pieces, from the feature's sequence number and the piece's first position: reduction keeps a
  * line's and a ring's ends, and partial records and their joins keep pieces whole, so every unit and level that holds a
- * piece gives it the same priority. It owns the scratch that reads a position's bits.
+ * piece gives it the same priority. It owns the scratch that reads a position's bits, and a simplifier for `drawnMany`.
  */
 export class PieceKeys {
+  readonly simplifier = new Simplifier();
   private readonly f64 = new Float64Array(2);
   private readonly u32 = new Uint32Array(this.f64.buffer);
 
@@ -45,11 +47,36 @@ export function keptPieces(g: TileGeometry, threshold: number, seq: number, keys
   }
 }
 
+/** Whether `g` has a piece that stays in simplification with `sqTol`: a point, a line, a polygon whose exterior does (reduce.ts drops the others). */
+function someStays(g: TileGeometry, sqTol: number, s: Simplifier): boolean {
+  if (g.k === 'points') return g.xy.length > 0;
+  if (g.k === 'lines') return g.parts.length > 0;
+  return g.k === 'polygons' && g.polys.some((poly) => s.simplify(poly[0], sqTol, true) !== null);
+}
+
+/** `g` without its pieces: a feature only its centroid stands for (it quantises to nothing). */
+function emptied(g: TileGeometry): TileGeometry {
+  return g.k === 'points' ? { k: 'points', type: g.type, xy: [] } : g.k === 'lines' ? { k: 'lines', type: g.type, parts: [] } : g.k === 'polygons' ? { k: 'polygons', type: g.type, polys: [] } : g;
+}
+
 /**
- * What a zoom draws of a feature of many pieces (thinning.ts `drawn`, piece by piece): the whole where the zoom spares
- * a line or polygon as wide as its original box (`box`), else the pieces whose priorities reach the threshold.
+ * What a zoom draws of a feature of many pieces (thinning.ts `drawn`, piece by piece), null for nothing: the whole
+ * where the zoom spares a line or polygon as wide as its original box (`box`), else the pieces whose priorities reach
+ * the threshold, or none; where nothing of what it gets is left on the zoom's grid, its centroid stands for it.
+ * It is drawn where its own priority (`keeps`) says, as before it was thinned by piece, and, not below a display
+ * pixel, where a piece it keeps stays in simplification at the zoom (`sqTol`). Not where any piece it keeps does: a
+ * record reduced for coarser zooms (reduce.ts) has dropped the polygons that collapse there, and is its centroid where
+ * all do or the whole is below a display pixel, so a unit given it could not tell what a unit given the whole would
+ * draw (a gene of 100 spots in 8 px, a label's sub-pixel squares). Each condition nests, so what a zoom draws of it
+ * every finer zoom draws. A Point is the centroid reduce.ts made of it, wide only where its polygons were.
  */
-export function drawnPieces(threshold: number, seq: number, spares: boolean, g: TileGeometry, box: () => ArrayLike<number> | null, pixel: number, keys: PieceKeys): TileGeometry | null {
-  if (spares && hasExtent(g) && wideEnough(box(), pixel)) return g;
-  return keptPieces(g, threshold, seq, keys);
+export function drawnMany(threshold: number, seq: number, spares: boolean, g: TileGeometry, box: () => ArrayLike<number> | null, pixel: number, sqTol: number, keys: PieceKeys): TileGeometry | null {
+  const point = g.k === 'points' && g.type === 'Point';
+  if (spares && (hasExtent(g) || point) && wideEnough(box(), pixel)) return g;
+  const own = keeps(threshold, seq);
+  const b = box();
+  if (point || (b !== null && b[2] - b[0] < pixel && b[3] - b[1] < pixel)) return own ? g : null;
+  const kept = keptPieces(g, threshold, seq, keys);
+  if (kept !== null && (own || someStays(kept, sqTol, keys.simplifier))) return kept;
+  return own ? emptied(g) : null;
 }

@@ -46,7 +46,8 @@ export function prepare(tf: FlatFeature, index: number): Prepared {
   const point = g.k === 'points' && g.type === 'Point';
   return {
     tf, flat: g, lod: tf.lod, reducedToPoint: point && tf.lod !== undefined,
-    pointable: !(point && tf.lod === undefined) && !hasMesh(g), collapsible: hasExtent(g), headStart: 0, headEnd: 0, attrs: undefined,
+    // A feature of many pieces reduced to its centroid stands for polygons, spared as they were (tile/pieces.ts).
+    pointable: !(point && tf.lod === undefined) && !hasMesh(g), collapsible: hasExtent(g) || (point && tf.many === true), headStart: 0, headEnd: 0, attrs: undefined,
     index, placed: 0, collapsed: 0,
   };
 }
@@ -118,7 +119,8 @@ export function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: Zoo
     } else {
       at = quantiser.quantise(p.flat, zc.scale, zc.sqTol, box);
       // Collapsed at this zoom: keep it visible as its centroid rather than let it vanish from the overview.
-      if (at === null && lod && p.pointable && p.collapsible) {
+      // So is a feature of many pieces the zoom draws with none of them (tile/pieces.ts `drawnMany`).
+      if (at === null && lod && p.pointable && (p.collapsible || p.tf.many === true)) {
         at = centroidAt(p, zc, box);
         pointified = at !== null;
       }

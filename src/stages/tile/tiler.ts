@@ -4,7 +4,7 @@ import { Quantiser } from '../../tiling/quantise.js';
 import { mvtFeatureCount } from '../encode-pbf.js';
 import { drawn } from '../thinning.js';
 import { budgetedBytes, piecesThreshold, thresholdToFit } from './budget.js';
-import { drawnPieces, PieceKeys } from './pieces.js';
+import { drawnMany, PieceKeys } from './pieces.js';
 import { encodeContext, EncodeScratch, jsonTileOf, pbfTile, type EncodeContext } from './encode.js';
 import { isSpared, lodFor, placeZoom, prepare, type Bucket, type Prepared } from './placement.js';
 import { thins, zoomContext, type TileResult, type TileSpec, type TileStats, type ZoomContext } from './spec.js';
@@ -78,7 +78,7 @@ export function tileFeatures(
         const t = thresholds[p.tf.layer] ?? 0;
         if (!p.tf.many) return drawn(t, p.tf.seq, zc.spares, p.flat, () => lodFor(p), zc.subPixel);
         // Piece by piece; what this zoom keeps is all a coarser one may keep, as thresholds only rise.
-        const g = drawnPieces(t, p.tf.seq, zc.spares, p.flat, () => lodFor(p), zc.subPixel, scratch.pieces);
+        const g = drawnMany(t, p.tf.seq, zc.spares, p.flat, () => lodFor(p), zc.subPixel, zc.sqTol, scratch.pieces);
         if (g !== null) p.flat = g;
         return g !== null;
       });
