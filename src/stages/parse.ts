@@ -192,7 +192,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     // Polygons without area draw nothing at any zoom: counted here rather than vanishing in the tiler.
     if (enclosesNoArea(geom, f.geometry)) return 'zero-area';
     // Its layer travels beside it (the id, to `encode`); -1 stands in the one-shape feature.
-    let flat = flatFeatureOf(seq, -1, geom, undefined, f, undefined, undefined, undefined);
+    let flat = flatFeatureOf(seq, -1, geom, undefined, f, undefined, undefined, undefined, false);
     // A JSON-only sketch sizes the head text the record holds: made once, for both.
     if (sketch?.format === 'json') flat.headJson = encoder.encode(headTextOf(flat, layer));
     if (!enc.encode(layer, flat)) return nowhere(f.geometry);

@@ -154,7 +154,7 @@ export function headOf(f: Feature): FeatureHead {
 /** The tiler's form of a GeoJSON feature; null when it has nothing to place. */
 export function flatFeature(tf: TileFeature): FlatFeature | null {
   const geom = tf.feature.geometry === null ? null : flatten(tf.feature.geometry);
-  return geom === null ? null : flatFeatureOf(tf.seq, tf.layer, geom, undefined, headOf(tf.feature), undefined, undefined, undefined);
+  return geom === null ? null : flatFeatureOf(tf.seq, tf.layer, geom, undefined, headOf(tf.feature), undefined, undefined, undefined, false);
 }
 
 /**
@@ -164,14 +164,14 @@ export function flatFeature(tf: TileFeature): FlatFeature | null {
  */
 export function flatFeatureOf(
   seq: number, layer: number, geom: TileGeometry, lod: number[] | undefined, head: FeatureHead | undefined,
-  headJson: Uint8Array | undefined, tags: FeatureTags | undefined, tagsBytes: Uint8Array | undefined, many = false,
+  headJson: Uint8Array | undefined, tags: FeatureTags | undefined, tagsBytes: Uint8Array | undefined, many: boolean,
 ): FlatFeature {
   return { seq, layer, geom, lod, head, headJson, tags, tagsBytes, many };
 }
 
 /** `f` with other geometry (and its original box and centroid in `lod`). */
 export function withGeometry(f: FlatFeature, geom: TileGeometry, lod: number[] | undefined): FlatFeature {
-  return flatFeatureOf(f.seq, f.layer, geom, lod, f.head, f.headJson, f.tags, f.tagsBytes, f.many);
+  return flatFeatureOf(f.seq, f.layer, geom, lod, f.head, f.headJson, f.tags, f.tagsBytes, f.many === true);
 }
 
 /** The members of a feature made from GeoJSON (one read from a record carries their bytes instead). */

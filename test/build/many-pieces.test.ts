@@ -116,7 +116,7 @@ describe('a MultiPolygon of many pieces', () => {
     const polys = Array.from({ length: NEAR_PIECES + 6 }, (_, i) => [[i * 10, 0, i * 10 + 5, 0, i * 10 + 5, 5, i * 10, 0]]);
     const geom: TileGeometry = { k: 'polygons', type: 'MultiPolygon', polys };
     const enc = new RecordEncoder();
-    expect(enc.encode('cells', flatFeatureOf(42, 0, geom, undefined, { id: 7, properties: { label: 3 } }, undefined, undefined, undefined))).toBe(true);
+    expect(enc.encode('cells', flatFeatureOf(42, 0, geom, undefined, { id: 7, properties: { label: 3 } }, undefined, undefined, undefined, false))).toBe(true);
     const whole = enc.bytes().slice();
     const f64 = new Float64Array(whole.buffer);
     const pieces = recordPieces(f64, 0);
@@ -134,7 +134,7 @@ describe('a MultiPolygon of many pieces', () => {
     expect(f.tags).toEqual({ id: 7, keys: ['label'], values: [3] });
     expect(r.next()).toBe(false);
     // Fewer pieces than NEAR_PIECES, or another geometry: no pieces.
-    enc.encode('cells', flatFeatureOf(1, 0, { k: 'polygons', type: 'MultiPolygon', polys: polys.slice(0, NEAR_PIECES - 1) }, undefined, { id: 1, properties: {} }, undefined, undefined, undefined));
+    enc.encode('cells', flatFeatureOf(1, 0, { k: 'polygons', type: 'MultiPolygon', polys: polys.slice(0, NEAR_PIECES - 1) }, undefined, { id: 1, properties: {} }, undefined, undefined, undefined, false));
     expect(recordPieces(new Float64Array(enc.bytes().slice().buffer), 0)).toBeNull();
   });
 });
@@ -271,7 +271,7 @@ describe('a MultiPoint or MultiLineString of many pieces (a gene\'s transcripts,
     ];
     for (const [geom, expected] of cases) {
       const enc = new RecordEncoder();
-      expect(enc.encode('spots', flatFeatureOf(42, 0, geom, undefined, { id: 7, properties: { gene: 'X' } }, undefined, undefined, undefined))).toBe(true);
+      expect(enc.encode('spots', flatFeatureOf(42, 0, geom, undefined, { id: 7, properties: { gene: 'X' } }, undefined, undefined, undefined, false))).toBe(true);
       const f64 = new Float64Array(enc.bytes().slice().buffer);
       const pieces = recordPieces(f64, 0);
       expect(pieces?.lod, geom.k).toEqual(lodOf(geom));

@@ -26,8 +26,8 @@ function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext): TileResult {
     if (spec.formats.json) stats.meshesJsonOnly += meshCount(e.g);
     if (spec.formats.pbf && mvtFeatureCount(e.g) === 0) stats.notInPbf++;
   }
-  const bytes = budgetedBytes(result, ec);
-  if (zc.coarse && ec.lodAuto && bytes > spec.tileBudget) {
+  const bytes = zc.coarse && ec.lodAuto ? budgetedBytes(result, ec) : 0;
+  if (bytes > spec.tileBudget) {
     const fit = thresholdToFit(b, ec, (p) => isSpared(p, zc));
     if (fit !== undefined) result.need = fit.need;
     if (fit?.unspare) result.unspare = true;
