@@ -69,7 +69,7 @@ class BatchBuilder {
     return !this.empty && value !== (this.values.length > 0);
   }
 
-  addText(bytes: Uint8Array, index: number, line: number, column: number, strings = -1): void {
+  addText(bytes: Uint8Array, index: number, line: number, column: number, strings: number): void {
     if (this.empty && bytes.length >= BATCH_BYTES) {
       // Its own buffer when it spans chunks; a view into a chunk (which the source may reuse) is copied once.
       this.alone = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
@@ -183,7 +183,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
         for (const f of group) {
           if (b.mixes(f.bytes === undefined)) yield b.take();
           if (f.bytes === undefined) b.addValue(f.value, f.index, f.line, f.column, f.found);
-          else b.addText(f.bytes, f.index, f.line, f.column, f.strings);
+          else b.addText(f.bytes, f.index, f.line, f.column, f.strings ?? -1);
           if (b.full) {
             throwIfAborted(io.signal);
             yield b.take();
