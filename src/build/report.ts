@@ -273,7 +273,7 @@ export class ManyPieces {
     if (f === undefined) return undefined;
     const others = this.others > 0 ? `, and ${this.others} other label(s) in ${MANY_PIECES.toLocaleString('en-US')} or more` : '';
     return [
-      `${file}: label ${String(f.id)} is in ${f.polygons.toLocaleString('en-US')} pieces, one feature of ${f.vertices.toLocaleString('en-US')} vertices${others}: a binary or class mask? It is one feature: one id, one hover card and one thinning decision for all its pieces; give each piece a label of its own (scikit-image: measure.label) for a feature each`,
+      `${file}: label ${String(f.id)} is in ${f.polygons.toLocaleString('en-US')} pieces, one feature of ${f.vertices.toLocaleString('en-US')} vertices${others}: a binary or class mask? It is one feature: one id and one hover card for all its pieces; give each piece a label of its own (scikit-image: measure.label) for a feature each`,
       { event: 'mask-pieces', file, label: f.id, polygons: f.polygons, vertices: f.vertices, others: this.others },
     ];
   }

@@ -270,7 +270,7 @@ describe('build warnings', () => {
     expect(warnings).toEqual([]);
     await build(mask(pieces(1600), { ...pieces(1000), id: 7, properties: { label: 7 } }));
     expect(warnings).toEqual([[
-      'binary.png: label 255 is in 1,600 pieces, one feature of 6,400 vertices, and 1 other label(s) in 1,000 or more: a binary or class mask? It is one feature: one id, one hover card and one thinning decision for all its pieces; give each piece a label of its own (scikit-image: measure.label) for a feature each',
+      'binary.png: label 255 is in 1,600 pieces, one feature of 6,400 vertices, and 1 other label(s) in 1,000 or more: a binary or class mask? It is one feature: one id and one hover card for all its pieces; give each piece a label of its own (scikit-image: measure.label) for a feature each',
       { event: 'mask-pieces', file: 'binary.png', label: 255, polygons: 1600, vertices: 6400, others: 1 },
     ]]);
   });
