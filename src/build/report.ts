@@ -252,8 +252,8 @@ export function maskSizeWarning(file: string, mask: { width: number; height: num
 const MANY_PIECES = 1000;
 
 /**
- * Counts the features of a made source (a traced label mask) in very many polygons: one id, one hover card and one
- * thinning decision for thousands of objects, which is seldom what a mask of 0/255 or of classes meant.
+ * Counts the features of a made source (a traced label mask) in very many polygons: one id and one hover card for
+ * thousands of objects, which is seldom what a mask of 0/255 or of classes meant.
  */
 export class ManyPieces {
   private first: { id: unknown; polygons: number; vertices: number } | undefined;
