@@ -2,7 +2,7 @@
 import type { Feature, Properties } from '../model/feature.js';
 import { isPlainObject } from '../model/fields.js';
 import { setOwn } from '../model/own.js';
-import { shown, type Issue } from '../validate/issue.js';
+import { repeatedToo, shown, type Issue } from '../validate/issue.js';
 import { BUILD_RULES } from '../validate/rules.js';
 
 /** Object types QuPath 0.2 wrote as the feature's `id` (the same id on every object of a type). */
@@ -54,8 +54,7 @@ function measurementObject(list: unknown[], out: Issue[]): Properties | undefine
   const [first, ...others] = repeats;
   if (first) {
     const [name, r] = first;
-    const more = others.length > 3 ? `, and ${others.length - 3} more` : '';
-    const also = others.length > 0 ? `; repeated too: ${others.slice(0, 3).map(([n]) => shown(n)).join(', ')}${more}` : '';
+    const also = repeatedToo(others.map(([n]) => shown(n)));
     const message = `measurement name ${shown(name)} is given ${r.count} times in the list: tiles keep the first value, ${shown(obj[name])}, not the last, ${shown(r.last)}${also}`;
     out.push({ code: 'measurement-name-repeated', severity: BUILD_RULES['measurement-name-repeated'].severity, path: `/properties/measurements/${r.at}`, message });
   }

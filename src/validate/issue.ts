@@ -36,6 +36,13 @@ export function shownPath(path: string): string {
   return path.replace(/\p{Cc}|\p{Cs}/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+/** The clause a repeat warning ends with, naming the other names repeated (three of them, then how many more). */
+export function repeatedToo(others: readonly string[]): string {
+  if (others.length === 0) return '';
+  const more = others.length > 3 ? `, and ${others.length - 3} more` : '';
+  return `; repeated too: ${others.slice(0, 3).join(', ')}${more}`;
+}
+
 /**
  * A short rendering of a found value for messages: JSON, cut to a readable length.
  * Rendering stops as soon as the text is long enough to be cut, so a huge or deeply nested value costs no more

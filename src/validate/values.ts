@@ -1,6 +1,6 @@
 // Values that JSON text can spell but tiles cannot carry: numbers beyond float64 (1e400) and lone UTF-16 surrogates.
 import { setOwn } from '../model/own.js';
-import { pointerOf, pointerToken, shown, type Issue } from './issue.js';
+import { pointerOf, pointerToken, repeatedToo, shown, type Issue } from './issue.js';
 import { report } from './rules.js';
 import { jsonKeysAt } from '../io/json-errors.js';
 import type { MemberRead } from '../io/json-events.js';
@@ -203,8 +203,7 @@ export function checkRepeated(repeated: readonly RepeatedName[] | RepeatedName |
   const list: readonly RepeatedName[] = repeated === undefined ? [] : 'pointer' in repeated ? [repeated] : repeated;
   for (const r of list) {
     const value = (text: string) => shown(JSON.parse(text));
-    const more = r.others.length > 3 ? `, and ${r.others.length - 3} more` : '';
-    const others = r.others.length > 0 ? `; repeated too: ${r.others.slice(0, 3).join(', ')}${more}` : '';
+    const others = repeatedToo(r.others);
     report(out, 'member-name-repeated', path + r.pointer, `member name ${shown(r.name)} is given ${r.count} times in one object: tiles keep the last value, ${value(r.last)}, not the first, ${value(r.first)}${others}`);
   }
 }
