@@ -7,20 +7,31 @@ import { describeSharpError } from './image.js';
 import { tiffFacts } from './tiff-header.js';
 import { statedPixelSize, type PixelSize } from './pixel-size.js';
 
-/**
- * A mask's labels, and the physical size of its pixel when its file states one, else what it states that is no size
- * (`pixelSizeIgnored`: a print default), for the build to say when no input gives one.
- */
+/** A label mask opened for reading, whole or by bands of rows; what one pixel is, as its file states it. */
+export interface MaskFile {
+  width: number;
+  height: number;
+  /** Bytes a pixel takes as read: 1, 2, 4 or 8 (64-bit floats, turned into 32-bit labels). */
+  bytesPerPixel: number;
+  pixelSize?: PixelSize;
+  /** A print default the file states instead of a size, for the build to say when no input gives one. */
+  pixelSizeIgnored?: string;
+  /** Rows [top, top + rows) of the labels, row-major, `width` a row. */
+  rows(top: number, rows: number): Promise<LabelMask['data']>;
+}
+
+/** A mask's labels read whole, with its facts. */
 export interface ReadMask extends LabelMask { pixelSize?: PixelSize; pixelSizeIgnored?: string }
 
 /**
- * Reads a label mask from a PNG or TIFF file (one page; a pyramid's first). Unsigned 8, 16 and 32-bit samples keep
- * their values exactly; signed 8 and 32-bit and floating-point samples are accepted when every value is a
- * non-negative integer that fits 32 bits; signed 16-bit samples when none is negative (read through libvips' 16-bit
- * grey path, which would clamp them to 0, background). Colour images are refused: a colour or palette image does
- * not carry label numbers sharp can recover. The pixel size comes from the file's header (`statedPixelSize`).
+ * Opens a label mask (PNG or TIFF, one page; a pyramid's first) and checks what its header says. Unsigned 8, 16 and
+ * 32-bit samples keep their values exactly; signed 8 and 32-bit and floating-point samples are accepted when every
+ * value is a non-negative integer that fits 32 bits (checked as rows are read); signed 16-bit samples when none is
+ * negative (read through libvips' 16-bit grey path, which would clamp them to 0, background). Colour images are
+ * refused: a colour or palette image does not carry label numbers sharp can recover. The pixel size comes from the
+ * file's header (`statedPixelSize`).
  */
-export async function readLabelMask(path: string): Promise<ReadMask> {
+export async function openLabelMask(path: string): Promise<MaskFile> {
   // Whole-slide masks exceed sharp's default pixel limit by far; the caller chose the file.
   const sharp = await loadSharp();
   // An ICC profile is no colour to apply to labels: converted through it, labels 1…12 read as 5 of them.
@@ -43,28 +54,41 @@ export async function readLabelMask(path: string): Promise<ReadMask> {
     throw new ImageError(path, `a label mask must be a single-channel greyscale image, this one has ${meta.channels} channels`);
   }
   if (meta.depth === 'short') await refuseNegative(path, meta, open());
-  let pipeline = open();
-  if (meta.hasAlpha) pipeline = pipeline.removeAlpha();
   const plan = READ_PLAN[meta.depth];
   if (plan === undefined) throw new ImageError(path, `unsupported sample type '${meta.depth}' for labels`);
-  // Without an explicit colourspace sharp converts to 8-bit sRGB on output and the labels are lost.
-  pipeline = pipeline.toColourspace(plan.space).raw({ depth: plan.raw });
-  let out: { data: Buffer; info: OutputInfo };
-  try {
-    out = await pipeline.toBuffer({ resolveWithObject: true });
-  } catch (err) {
-    throw new ImageError(path, await describeDecodeError(path, meta, err));
-  }
-  const { width, height, channels } = out.info;
-  const n = width * height;
-  if (channels !== 1 || out.data.byteLength !== n * plan.bytes) {
-    throw new ImageError(path, `decoder returned ${channels} channels and ${out.data.byteLength} bytes for ${width} × ${height} pixels`);
-  }
-  // Typed views need an aligned offset; sharp's buffers are normally aligned, a copy covers the rare other case.
-  const bytes = out.data.byteOffset % plan.bytes === 0 ? out.data : Buffer.from(out.data);
-  const data = plan.convert(bytes, n, width, path);
+  const width = meta.width, height = meta.height;
   const { size, ignored } = statedPixelSize(path, meta.format);
-  return { width, height, data, ...(size ? { pixelSize: size } : {}), ...(ignored !== undefined ? { pixelSizeIgnored: ignored } : {}) };
+  const rows = async (top: number, count: number): Promise<LabelMask['data']> => {
+    let pipeline = open();
+    if (top !== 0 || count !== height) pipeline = pipeline.extract({ left: 0, top, width, height: count });
+    if (meta.hasAlpha) pipeline = pipeline.removeAlpha();
+    // Without an explicit colourspace sharp converts to 8-bit sRGB on output and the labels are lost.
+    pipeline = pipeline.toColourspace(plan.space).raw({ depth: plan.raw });
+    let out: { data: Buffer; info: OutputInfo };
+    try {
+      out = await pipeline.toBuffer({ resolveWithObject: true });
+    } catch (err) {
+      throw new ImageError(path, await describeDecodeError(path, meta, err));
+    }
+    const n = width * count;
+    if (out.info.channels !== 1 || out.data.byteLength !== n * plan.bytes) {
+      throw new ImageError(path, `decoder returned ${out.info.channels} channels and ${out.data.byteLength} bytes for ${width} × ${count} pixels`);
+    }
+    // Typed views need an aligned offset; sharp's buffers are normally aligned, a copy covers the rare other case.
+    const bytes = out.data.byteOffset % plan.bytes === 0 ? out.data : Buffer.from(out.data);
+    return plan.convert(bytes, n, width, path, top);
+  };
+  return {
+    width, height, bytesPerPixel: plan.bytes, rows,
+    ...(size ? { pixelSize: size } : {}), ...(ignored !== undefined ? { pixelSizeIgnored: ignored } : {}),
+  };
+}
+
+/** Reads a label mask whole (`openLabelMask`). */
+export async function readLabelMask(path: string): Promise<ReadMask> {
+  const m = await openLabelMask(path);
+  const data = await m.rows(0, m.height);
+  return { width: m.width, height: m.height, data, ...(m.pixelSize ? { pixelSize: m.pixelSize } : {}), ...(m.pixelSizeIgnored !== undefined ? { pixelSizeIgnored: m.pixelSizeIgnored } : {}) };
 }
 
 /**
@@ -129,14 +153,15 @@ interface ReadPlan {
   space: 'b-w' | 'grey16';
   raw: keyof DepthEnum;
   bytes: number;
-  convert(b: Buffer, n: number, width: number, path: string): Uint8Array | Uint16Array | Uint32Array;
+  /** `top`: the first row's number in the mask, for where a value is said to be. */
+  convert(b: Buffer, n: number, width: number, path: string, top: number): Uint8Array | Uint16Array | Uint32Array;
 }
 
-function checkNonNegativeIntegers(values: ArrayLike<number>, width: number, path: string): void {
+function checkNonNegativeIntegers(values: ArrayLike<number>, width: number, path: string, top: number): void {
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
     if (!(v >= 0 && v <= 0xffffffff && Math.floor(v) === v)) {
-      throw new ImageError(path, `label value ${v} at pixel (${i % width}, ${Math.floor(i / width)}) is not a non-negative integer below 2^32`);
+      throw new ImageError(path, `label value ${v} at pixel (${i % width}, ${top + Math.floor(i / width)}) is not a non-negative integer below 2^32`);
     }
   }
 }
@@ -145,21 +170,21 @@ const READ_PLAN: Partial<Record<string, ReadPlan>> = {
   uchar: { space: 'b-w', raw: 'uchar', bytes: 1, convert: (b, n) => new Uint8Array(b.buffer, b.byteOffset, n) },
   char: {
     space: 'b-w', raw: 'char', bytes: 1,
-    convert: (b, n, width, path) => { checkNonNegativeIntegers(new Int8Array(b.buffer, b.byteOffset, n), width, path); return new Uint8Array(b.buffer, b.byteOffset, n); },
+    convert: (b, n, width, path, top) => { checkNonNegativeIntegers(new Int8Array(b.buffer, b.byteOffset, n), width, path, top); return new Uint8Array(b.buffer, b.byteOffset, n); },
   },
   ushort: { space: 'grey16', raw: 'ushort', bytes: 2, convert: (b, n) => new Uint16Array(b.buffer, b.byteOffset, n) },
   short: { space: 'grey16', raw: 'ushort', bytes: 2, convert: (b, n) => new Uint16Array(b.buffer, b.byteOffset, n) },
   uint: { space: 'b-w', raw: 'uint', bytes: 4, convert: (b, n) => new Uint32Array(b.buffer, b.byteOffset, n) },
   int: {
     space: 'b-w', raw: 'int', bytes: 4,
-    convert: (b, n, width, path) => { checkNonNegativeIntegers(new Int32Array(b.buffer, b.byteOffset, n), width, path); return new Uint32Array(b.buffer, b.byteOffset, n); },
+    convert: (b, n, width, path, top) => { checkNonNegativeIntegers(new Int32Array(b.buffer, b.byteOffset, n), width, path, top); return new Uint32Array(b.buffer, b.byteOffset, n); },
   },
   float: {
     space: 'b-w', raw: 'float', bytes: 4,
-    convert: (b, n, width, path) => { const f = new Float32Array(b.buffer, b.byteOffset, n); checkNonNegativeIntegers(f, width, path); return Uint32Array.from(f); },
+    convert: (b, n, width, path, top) => { const f = new Float32Array(b.buffer, b.byteOffset, n); checkNonNegativeIntegers(f, width, path, top); return Uint32Array.from(f); },
   },
   double: {
     space: 'b-w', raw: 'double', bytes: 8,
-    convert: (b, n, width, path) => { const f = new Float64Array(b.buffer, b.byteOffset, n); checkNonNegativeIntegers(f, width, path); return Uint32Array.from(f); },
+    convert: (b, n, width, path, top) => { const f = new Float64Array(b.buffer, b.byteOffset, n); checkNonNegativeIntegers(f, width, path, top); return Uint32Array.from(f); },
   },
 };

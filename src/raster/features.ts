@@ -14,30 +14,53 @@ export interface LabelProperties {
 export type LabelFeature = Feature<Polygon | MultiPolygon> & { id: number; properties: LabelProperties };
 
 /**
- * One Polygon or MultiPolygon feature per label, sorted by label: `id` and `properties.label` are the label,
- * `properties.area` its pixel count. Holes are inner rings of the outer ring that contains them; a label with
- * several 4-connected components becomes a MultiPolygon, components in raster order of their top-left pixel.
- * Rings are closed, start at their first vertex in raster order (lowest y, then lowest x), and have no collinear
- * vertices. The raster pass runs on the first call to `next()`; features are then built one at a time so that only
- * flat typed arrays are held between them.
+ * One Polygon or MultiPolygon feature per label, ordered by the label's top row, then by label: `id` and
+ * `properties.label` are the label, `properties.area` its pixel count. Holes are inner rings of the outer ring that
+ * contains them; a label with several 4-connected components becomes a MultiPolygon, components in raster order of
+ * their top-left pixel. Rings are closed, start at their first vertex in raster order (lowest y, then lowest x), and
+ * have no collinear vertices. The raster pass runs on the first call to `next()`; features are then built one at a
+ * time so that only flat typed arrays are held between them. The order is the one a mask read in bands of rows
+ * gives too (src/raster/strips.ts): each band's labels are those whose top row lies in it.
  */
 export function* labelsToFeatures(mask: LabelMask): Generator<LabelFeature, void, undefined> {
   const rings = traceLabelRings(mask);
   yield* ringsToFeatures(rings);
 }
 
-/** Groups rings by label (ascending) and builds the features; see `labelsToFeatures`. */
-export function* ringsToFeatures(rings: LabelRings): Generator<LabelFeature, void, undefined> {
+/**
+ * Groups rings by label and builds the features, in the order of `labelsToFeatures`; `top` is added to every y (the
+ * rings of a band of rows starting there), and `owns` keeps the labels a band is to give (those whose top row is in
+ * it, every one of them within the band's rows).
+ */
+export function* ringsToFeatures(rings: LabelRings, top = 0, owns?: (label: number) => boolean): Generator<LabelFeature, void, undefined> {
   const { count, label } = rings;
   const order = sortByLabel(label, count);
-  let g = 0;
-  while (g < count) {
+  // Groups of one label each, in label order: where each starts in `order`, and its top row (a ring starts at its
+  // lowest y, so the least of its rings' first y).
+  const starts: number[] = [], tops: number[] = [];
+  let lowest = 0;
+  for (let g = 0; g < count;) {
     const L = label[order[g]];
-    let e = g + 1;
-    while (e < count && label[order[e]] === L) e++;
-    yield buildFeature(rings, order.subarray(g, e), L);
+    let e = g, y = Infinity;
+    while (e < count && label[order[e]] === L) { y = Math.min(y, rings.xy[2 * rings.start[order[e]] + 1]); e++; }
+    starts.push(g); tops.push(y); lowest = Math.max(lowest, y);
     g = e;
   }
+  starts.push(count);
+  for (const k of byTopRow(tops, lowest)) {
+    const L = label[order[starts[k]]];
+    if (owns === undefined || owns(L)) yield buildFeature(rings, order.subarray(starts[k], starts[k + 1]), L, top);
+  }
+}
+
+/** Group indexes stably ordered by top row (a counting sort: groups come in label order, which ties keep). */
+function byTopRow(tops: number[], lowest: number): Uint32Array {
+  const bucket = new Uint32Array(lowest + 2);
+  for (const y of tops) bucket[y + 1]++;
+  for (let k = 1; k < bucket.length; k++) bucket[k] += bucket[k - 1];
+  const out = new Uint32Array(tops.length);
+  tops.forEach((y, k) => { out[bucket[y]++] = k; });
+  return out;
 }
 
 /**
@@ -58,15 +81,15 @@ function sortByLabel(label: Uint32Array, count: number): Uint32Array {
   return src;
 }
 
-function ringPositions(rings: LabelRings, r: number): Position[] {
+function ringPositions(rings: LabelRings, r: number, top: number): Position[] {
   const s = rings.start[r], n = rings.length[r], xy = rings.xy;
   const out: Position[] = new Array(n + 1);
-  for (let i = 0; i < n; i++) out[i] = [xy[2 * (s + i)], xy[2 * (s + i) + 1]];
+  for (let i = 0; i < n; i++) out[i] = [xy[2 * (s + i)], top + xy[2 * (s + i) + 1]];
   out[n] = [out[0][0], out[0][1]];
   return out;
 }
 
-function buildFeature(rings: LabelRings, members: Uint32Array, L: number): LabelFeature {
+function buildFeature(rings: LabelRings, members: Uint32Array, L: number, top: number): LabelFeature {
   const outers: number[] = [];
   const holes: number[] = [];
   let area2 = 0;
@@ -81,7 +104,7 @@ function buildFeature(rings: LabelRings, members: Uint32Array, L: number): Label
     const near = nearOuters(rings, outers);
     for (const h of holes) holesOf[ownerOf(rings, h, outers, near)].push(h);
   }
-  const polygons = outers.map((o, k) => [ringPositions(rings, o), ...holesOf[k].map((h) => ringPositions(rings, h))]);
+  const polygons = outers.map((o, k) => [ringPositions(rings, o, top), ...holesOf[k].map((h) => ringPositions(rings, h, top))]);
   const geometry: Polygon | MultiPolygon = polygons.length === 1
     ? { type: 'Polygon', coordinates: polygons[0] }
     : { type: 'MultiPolygon', coordinates: polygons };

@@ -79,9 +79,14 @@ function components(m: LabelMask): Map<number, number> {
  */
 function checkAll(m: LabelMask): LabelFeature[] {
   const fs = features(m);
-  const counts = new Map<number, number>();
-  for (const v of m.data) if (v !== 0) counts.set(v, (counts.get(v) ?? 0) + 1);
-  expect(fs.map((f) => f.id)).toEqual([...counts.keys()].sort((a, b) => a - b));
+  const counts = new Map<number, number>(), topRow = new Map<number, number>();
+  m.data.forEach((v, i) => {
+    if (v === 0) return;
+    counts.set(v, (counts.get(v) ?? 0) + 1);
+    if (!topRow.has(v)) topRow.set(v, Math.floor(i / m.width));
+  });
+  // By top row, then label: the order a mask read in bands of rows gives too.
+  expect(fs.map((f) => f.id)).toEqual([...counts.keys()].sort((a, b) => topRow.get(a)! - topRow.get(b)! || a - b));
   const comps = components(m);
   for (const f of fs) {
     expect(f.properties.label).toBe(f.id);
@@ -227,10 +232,10 @@ describe('labelsToFeatures: known shapes', () => {
     expect(fs.map((f) => f.properties.area)).toEqual([1, 1, 1, 1]);
   });
 
-  it('features come sorted by label whatever the raster order, with 16 and 32-bit label values', () => {
+  it('features come by top row, then by label, whatever the raster order within a row, with 16 and 32-bit label values', () => {
     const data = new Uint32Array([4294967295, 0, 7, 7, 0, 65536]);
     const fs = checkAll({ width: 3, height: 2, data });
-    expect(fs.map((f) => f.id)).toEqual([7, 65536, 4294967295]);
+    expect(fs.map((f) => f.id)).toEqual([7, 4294967295, 65536]);
     const fs16 = checkAll({ width: 2, height: 2, data: new Uint16Array([65535, 3, 3, 65535]) });
     expect(fs16.map((f) => [f.id, polygons(f).length])).toEqual([[3, 2], [65535, 2]]);
   });
@@ -304,7 +309,7 @@ describe('readLabelMask', () => {
     await sharp(data, { raw: { width: known.width, height: known.height, channels: 1 } }).toColourspace('b-w').png().toFile(path);
     const m = await expectRoundTrip(path, data, Uint8Array);
     const fs = checkAll(m);
-    expect(fs.map((f) => [f.id, f.properties.area, f.geometry.type])).toEqual([[1, 8, 'Polygon'], [2, 3, 'Polygon'], [3, 3, 'MultiPolygon']]);
+    expect(fs.map((f) => [f.id, f.properties.area, f.geometry.type])).toEqual([[1, 8, 'Polygon'], [3, 3, 'MultiPolygon'], [2, 3, 'Polygon']]);
     expect(fs[0].geometry.coordinates).toHaveLength(2);
   });
 
@@ -314,7 +319,7 @@ describe('readLabelMask', () => {
     await sharp(data, { raw: { width: known.width, height: known.height, channels: 1 } }).toColourspace('grey16').png().toFile(path);
     expect((await sharp(path).metadata()).bitsPerSample).toBe(16);
     const m = await expectRoundTrip(path, data, Uint16Array);
-    expect(checkAll(m).map((f) => f.id)).toEqual([20007, 40007, 60007]);
+    expect(checkAll(m).map((f) => f.id)).toEqual([20007, 60007, 40007]);
   });
 
   it('8-bit TIFF written by sharp', async () => {
@@ -332,7 +337,7 @@ describe('readLabelMask', () => {
     const d32 = Uint32Array.from(known.data, (v) => (v === 0 ? 0 : 4294967296 - v * 1000003));
     await writeFile(join(dir, 'm32.tif'), tiff(known.width, known.height, d32, 1));
     const m = await expectRoundTrip(join(dir, 'm32.tif'), d32, Uint32Array);
-    expect(checkAll(m).map((f) => f.properties.area)).toEqual([3, 3, 8]);
+    expect(checkAll(m).map((f) => f.properties.area)).toEqual([3, 8, 3]);
 
     const i32 = Int32Array.from(known.data, (v) => v * 100000);
     await writeFile(join(dir, 'i32.tif'), tiff(known.width, known.height, i32, 2));
