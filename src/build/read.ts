@@ -6,7 +6,7 @@ import type { Multiscale } from '../model/multiscale.js';
 import type { Vocabularies } from '../model/vocabulary.js';
 import { ByteArena } from '../bytes.js';
 import { defaultLayerOf, readEventBatches, type MembersEvent, type ReadEvent } from '../io/read.js';
-import type { FeatureSource } from '../io/source.js';
+import { FeatureText, type FeatureSource } from '../io/source.js';
 import type { BuildConfig } from '../options.js';
 import { DataError, InputError, ReadError } from '../report/errors.js';
 import { mergeStats, type PlaneRule } from '../stages/assign.js';
@@ -15,7 +15,7 @@ import { META, newIdCounts, parseBatch, type ParseResult, type ParseTask, type R
 import type { Dim } from '../tiling/space.js';
 import type { TileSketch } from '../stages/thinning.js';
 import { SKETCH_BLOCK } from '../stages/number-ids.js';
-import { isDescriptorObject, shown, validateCollectionMembers } from '../validate/index.js';
+import { isDescriptorObject, notFeatureSource, validateCollectionMembers } from '../validate/index.js';
 import { shownPath, type Issue } from '../validate/issue.js';
 import { checkMembersUtf8, checkRepeated, checkUtf8, replaceLoneSurrogates } from '../validate/values.js';
 import { IssueTally, SAMPLES_PER_CODE, sampleLine } from '../validate/tally.js';
@@ -327,32 +327,16 @@ async function* readFeatures(file: string, reading: AsyncIterable<readonly ReadE
   }
 }
 
-/**
- * What a whole-file document is when no feature can come of it (a scalar, a collection whose `features` is not an
- * array), else undefined: any other object is a feature, valid or not. (A top-level array is no document: the
- * reader streams its elements as features.)
- */
-function notFeatureSource(value: unknown): string | undefined {
-  if (value === null) return 'null';
-  if (typeof value === 'string') return `a string (${shown(value)})`;
-  if (typeof value !== 'object') return `${typeof value} ${shown(value)}`;
-  const { type, features } = value as { type?: unknown; features?: unknown };
-  // No GeoJSON member at all: another tool's own format (HoVer-Net's {"mag", "nuc"}, a StarDist details dump).
-  const members = Object.keys(value);
-  if (type === undefined && features === undefined && !members.some((m) => m === 'geometry' || m === 'coordinates' || m === 'geometries')) {
-    if (members.length === 0) return 'an empty object';
-    return `an object without type, features, geometry or coordinates (members ${members.slice(0, 5).join(', ')}${members.length > 5 ? ', …' : ''}), no GeoJSON: export GeoJSON from the tool that wrote it`;
-  }
-  if ((type !== 'FeatureCollection' && features === undefined) || Array.isArray(features)) return undefined;
-  if (features === undefined) return 'a FeatureCollection without features';
-  const what = type === 'FeatureCollection' ? 'a FeatureCollection' : `an object without "type": "FeatureCollection" (type ${type === undefined ? 'missing' : shown(type)})`;
-  return `${what} whose features is not an array but ${features === null ? 'null' : typeof features === 'object' ? 'an object' : `${typeof features} ${shown(features)}`}`;
-}
-
-/** The features of a source that makes them in memory, numbered in order; they have no place in a text. */
+/** The features of a source that makes them in memory, numbered in order; they have no place in a text of a file. */
 async function* madeFeatures(source: FeatureSource, pieces: ManyPieces): AsyncGenerator<FoundFeature[]> {
   let index = 0;
-  for await (const made of source.features()) yield made.map((value) => { pieces.see(value); return { index: index++, line: 0, column: 0, value }; });
+  for await (const made of source.features()) {
+    yield made.map((f) => {
+      if (f instanceof FeatureText) return { index: index++, line: 0, column: 0, bytes: f.bytes, strings: f.strings };
+      pieces.see(f);
+      return { index: index++, line: 0, column: 0, value: f };
+    });
+  }
 }
 
 /** JSON text with every object's keys sorted: equal values, whatever order their members were written in. */

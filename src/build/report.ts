@@ -7,6 +7,7 @@ import { PREVIEW_MAX_SIDE, backgroundJpeg, composePreview, imageBackground, prev
 import { PREVIEW_IMAGE, type WorkDir } from '../io/workdir.js';
 import { WorkStateError } from '../report/errors.js';
 import { placePatch } from '../raster/paint.js';
+import { MANY_PIECES } from '../raster/features.js';
 import type { BuildReport, ZoomReport } from '../report/types.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import { PRIORITY_RANGE } from '../stages/thinning.js';
@@ -247,9 +248,6 @@ export function maskSizeWarning(file: string, mask: { width: number; height: num
     { event: 'mask-size', file, mask: [mask.width, mask.height], image: [image.width, image.height], ...(downsample === undefined ? {} : { downsample }) },
   ];
 }
-
-/** Polygons in one traced feature from which it is named: a binary or class mask, one feature for all its objects. */
-const MANY_PIECES = 1000;
 
 /**
  * Counts the features of a made source (a traced label mask) in very many polygons: one id and one hover card for

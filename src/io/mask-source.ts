@@ -1,16 +1,24 @@
 // A label mask (PNG, TIFF) as a source of features: one polygon per label, handed to the build as values.
-import { ringsToFeatures, type LabelFeature } from '../raster/features.js';
+import { labelFeature, labelsOf, MANY_PIECES, type LabelFeature, type LabelParts } from '../raster/features.js';
+import { FEATURE_TEXT_STRINGS, FeatureTextWriter } from '../raster/feature-text.js';
 import { LabelRows, type MaskBand } from '../raster/strips.js';
-import { traceLabelRings } from '../raster/trace.js';
+import { traceLabelRings, type LabelRings } from '../raster/trace.js';
 import { openLabelMask, type MaskFile } from './mask.js';
 import { pixelSizeMultiscale } from './pixel-size.js';
-import type { FeatureSource } from './source.js';
+import { FeatureText, type FeatureSource } from './source.js';
 
 /** File names read as label masks rather than as JSON. */
 export const MASK_FILE = /\.(tif|tiff|png)$/i;
 
 /** Features per group handed on: one await for the reader per group, few traced polygons held at once. */
 const GROUP = 64;
+
+/**
+ * A label of this many vertices or more goes to the build as a value, not as text: its text could pass the most one
+ * feature's text may take (a 20th of the memory budget); and so does one in MANY_PIECES pieces, which the build
+ * names (`mask-pieces`) from its value.
+ */
+const TEXT_VERTICES = 1 << 16;
 
 /**
  * A mask of more pixels than this (in bytes as read) is read in bands of about this much: a whole slide's labels
@@ -38,10 +46,18 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES): FeatureSo
       size = { width: mask.width, height: mask.height };
       members = mask.pixelSize ? { type: 'FeatureCollection', multiscale: pixelSizeMultiscale(mask.pixelSize) } : undefined;
       ignored = mask.pixelSizeIgnored;
-      let group: LabelFeature[] = [];
-      for await (const f of maskFeatures(mask, bandBytes)) {
-        group.push(f);
-        if (group.length === GROUP) { yield group; group = []; }
+      const writer = new FeatureTextWriter();
+      let group: (LabelFeature | FeatureText)[] = [];
+      for await (const [rings, parts, top] of maskLabels(mask, bandBytes)) {
+        group.push(parts.vertices >= TEXT_VERTICES || parts.polygons.length >= MANY_PIECES
+          ? labelFeature(rings, parts, top)
+          : new FeatureText(writer.write(rings, parts, top), FEATURE_TEXT_STRINGS));
+        if (group.length === GROUP) {
+          yield group;
+          group = [];
+          // The reader has copied the texts it was given.
+          writer.reset();
+        }
       }
       if (group.length > 0) yield group;
     },
@@ -49,11 +65,12 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES): FeatureSo
 }
 
 /**
- * Every label's feature, the mask read whole when it is `bandBytes` or less, else twice by bands: once for each
- * label's first and last row, then each band with the rows below it that its labels reach, traced and giving the
- * labels whose top row is in it. A label is traced whole where it is given, so the features are the same either way.
+ * Every label's rings, the mask read whole when it is `bandBytes` or less, else twice by bands: once for each label's
+ * first and last row, then each band with the rows below it that its labels reach, traced and giving the labels whose
+ * top row is in it (with the band's first row, to add to their y). A label is traced whole where it is given, so the
+ * features are the same either way.
  */
-async function* maskFeatures(mask: MaskFile, bandBytes: number): AsyncGenerator<LabelFeature, void, undefined> {
+async function* maskLabels(mask: MaskFile, bandBytes: number): AsyncGenerator<[LabelRings, LabelParts, number], void, undefined> {
   const { width, height } = mask;
   const rows = Math.max(1, Math.floor(bandBytes / Math.max(1, width * mask.bytesPerPixel)));
   let bands: MaskBand[] = [{ top: 0, to: height, end: height }];
@@ -67,6 +84,6 @@ async function* maskFeatures(mask: MaskFile, bandBytes: number): AsyncGenerator<
     const data = await mask.rows(band.top, band.end - band.top);
     const rings = traceLabelRings({ width, height: band.end - band.top, data });
     const own = labels;
-    yield* ringsToFeatures(rings, band.top, own && ((L) => { const y = own.topRow(L); return y >= band.top && y < band.to; }));
+    for (const parts of labelsOf(rings, own && ((L) => { const y = own.topRow(L); return y >= band.top && y < band.to; }))) yield [rings, parts, band.top];
   }
 }

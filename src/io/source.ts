@@ -32,8 +32,8 @@ export interface Source {
  */
 export interface FeatureSource {
   name: string;
-  /** The features in order, in groups (one await per group, not per feature). */
-  features(): AsyncIterable<Feature[]>;
+  /** The features in order, in groups (one await per group, not per feature): values, or text a source wrote. */
+  features(): AsyncIterable<(Feature | FeatureText)[]>;
   /** The size of the image the features come from, once `features()` has been read through: the world covers it. */
   imageSize?(): { width: number; height: number } | undefined;
   /**
@@ -47,6 +47,15 @@ export interface FeatureSource {
    * `features()` has been read through: the build says so when no input and no --image gives the pyramid a size.
    */
   pixelSizeIgnored?(): string | undefined;
+}
+
+/**
+ * One feature as GeoJSON text a source wrote (a traced mask's label), parsed in a worker as a file's features are;
+ * `strings`: how many strings it holds, member names among them. Its bytes may be reused once the next group of
+ * features is asked for.
+ */
+export class FeatureText {
+  constructor(readonly bytes: Uint8Array, readonly strings: number) {}
 }
 
 /** 1 MiB reads: large enough that per-chunk overhead vanishes, small enough that a chunk never dominates memory. */

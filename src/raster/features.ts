@@ -11,6 +11,9 @@ export interface LabelProperties {
   [name: string]: unknown;
 }
 
+/** Polygons in one traced feature from which it is named: a binary or class mask, one feature for all its objects. */
+export const MANY_PIECES = 1000;
+
 export type LabelFeature = Feature<Polygon | MultiPolygon> & { id: number; properties: LabelProperties };
 
 /**
@@ -28,11 +31,18 @@ export function* labelsToFeatures(mask: LabelMask): Generator<LabelFeature, void
 }
 
 /**
- * Groups rings by label and builds the features, in the order of `labelsToFeatures`; `top` is added to every y (the
- * rings of a band of rows starting there), and `owns` keeps the labels a band is to give (those whose top row is in
- * it, every one of them within the band's rows).
+ * Builds the features of traced rings, in the order of `labelsToFeatures`; `top` is added to every y (the rings of a
+ * band of rows starting there), and `owns` keeps the labels a band is to give (`labelsOf`).
  */
 export function* ringsToFeatures(rings: LabelRings, top = 0, owns?: (label: number) => boolean): Generator<LabelFeature, void, undefined> {
+  for (const parts of labelsOf(rings, owns)) yield labelFeature(rings, parts, top);
+}
+
+/**
+ * Groups rings by label, in the order of `labelsToFeatures`: by top row, then label. `owns` keeps the labels a band
+ * of rows is to give (those whose top row is in it, every one of them within the band's rows).
+ */
+export function* labelsOf(rings: LabelRings, owns?: (label: number) => boolean): Generator<LabelParts, void, undefined> {
   const { count, label } = rings;
   const order = sortByLabel(label, count);
   // Groups of one label each, in label order: where each starts in `order`, and its top row (a ring starts at its
@@ -49,7 +59,7 @@ export function* ringsToFeatures(rings: LabelRings, top = 0, owns?: (label: numb
   starts.push(count);
   for (const k of byTopRow(tops, lowest)) {
     const L = label[order[starts[k]]];
-    if (owns === undefined || owns(L)) yield buildFeature(rings, order.subarray(starts[k], starts[k + 1]), L, top);
+    if (owns === undefined || owns(L)) yield labelParts(rings, order.subarray(starts[k], starts[k + 1]), L);
   }
 }
 
@@ -89,26 +99,37 @@ function ringPositions(rings: LabelRings, r: number, top: number): Position[] {
   return out;
 }
 
-function buildFeature(rings: LabelRings, members: Uint32Array, L: number, top: number): LabelFeature {
+/** A label's polygons as ring indexes (each its outer ring, then its holes), its pixel count and its vertices. */
+export interface LabelParts { label: number; polygons: number[][]; area: number; vertices: number }
+
+/** Groups a label's rings (`members`) into polygons: each hole under the outer ring that contains it. */
+export function labelParts(rings: LabelRings, members: ArrayLike<number>, L: number): LabelParts {
   const outers: number[] = [];
   const holes: number[] = [];
-  let area2 = 0;
-  for (const r of members) {
+  let area2 = 0, vertices = 0;
+  for (let k = 0; k < members.length; k++) {
+    const r = members[k];
     area2 += rings.area2[r];
+    vertices += rings.length[r];
     if (rings.area2[r] > 0) outers.push(r); else holes.push(r);
   }
-  const holesOf: number[][] = outers.map(() => []);
+  const polygons = outers.map((o) => [o]);
   if (outers.length === 1) {
-    holesOf[0] = holes;
+    polygons[0].push(...holes);
   } else if (holes.length > 0) {
     const near = nearOuters(rings, outers);
-    for (const h of holes) holesOf[ownerOf(rings, h, outers, near)].push(h);
+    for (const h of holes) polygons[ownerOf(rings, h, outers, near)].push(h);
   }
-  const polygons = outers.map((o, k) => [ringPositions(rings, o, top), ...holesOf[k].map((h) => ringPositions(rings, h, top))]);
+  return { label: L, polygons, area: area2 / 2, vertices };
+}
+
+/** The label's feature as GeoJSON, `top` added to every y. */
+export function labelFeature(rings: LabelRings, parts: LabelParts, top: number): LabelFeature {
+  const polygons = parts.polygons.map((p) => p.map((r) => ringPositions(rings, r, top)));
   const geometry: Polygon | MultiPolygon = polygons.length === 1
     ? { type: 'Polygon', coordinates: polygons[0] }
     : { type: 'MultiPolygon', coordinates: polygons };
-  return { type: 'Feature', id: L, geometry, properties: { label: L, area: area2 / 2 } };
+  return { type: 'Feature', id: parts.label, geometry, properties: { label: parts.label, area: parts.area } };
 }
 
 /**

@@ -93,3 +93,25 @@ export function validateDocument(value: unknown): Issue[] {
   }
   return out;
 }
+
+/**
+ * What a whole-file document is when no feature can come of it (a scalar, a collection whose `features` is not an
+ * array), else undefined: any other object is a feature, valid or not. (A top-level array is no document: the
+ * reader streams its elements as features.)
+ */
+export function notFeatureSource(value: unknown): string | undefined {
+  if (value === null) return 'null';
+  if (typeof value === 'string') return `a string (${shown(value)})`;
+  if (typeof value !== 'object') return `${typeof value} ${shown(value)}`;
+  const { type, features } = value as { type?: unknown; features?: unknown };
+  // No GeoJSON member at all: another tool's own format (HoVer-Net's {"mag", "nuc"}, a StarDist details dump).
+  const members = Object.keys(value);
+  if (type === undefined && features === undefined && !members.some((m) => m === 'geometry' || m === 'coordinates' || m === 'geometries')) {
+    if (members.length === 0) return 'an empty object';
+    return `an object without type, features, geometry or coordinates (members ${members.slice(0, 5).join(', ')}${members.length > 5 ? ', …' : ''}), no GeoJSON: export GeoJSON from the tool that wrote it`;
+  }
+  if ((type !== 'FeatureCollection' && features === undefined) || Array.isArray(features)) return undefined;
+  if (features === undefined) return 'a FeatureCollection without features';
+  const what = type === 'FeatureCollection' ? 'a FeatureCollection' : `an object without "type": "FeatureCollection" (type ${type === undefined ? 'missing' : shown(type)})`;
+  return `${what} whose features is not an array but ${features === null ? 'null' : typeof features === 'object' ? 'an object' : `${typeof features} ${shown(features)}`}`;
+}

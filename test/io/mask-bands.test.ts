@@ -7,6 +7,7 @@ import { buildPyramid } from '../../src/build/pipeline.js';
 import { maskSource } from '../../src/io/mask-source.js';
 import { readLabelMask } from '../../src/io/mask.js';
 import { MemorySink } from '../../src/io/sink.js';
+import { FeatureText } from '../../src/io/source.js';
 import { labelsToFeatures } from '../../src/raster/features.js';
 import { LabelRows } from '../../src/raster/strips.js';
 import { mulberry32 } from '../../src/random.js';
@@ -46,9 +47,11 @@ function instanceMask(seed: number, width: number, height: number): Uint32Array 
   return data;
 }
 
+/** The mask source's features, texts parsed as they come (their bytes are reused for the next group). */
 async function featuresOf(path: string, bandBytes?: number): Promise<unknown[]> {
   const out: unknown[] = [];
-  for await (const group of maskSource(path, bandBytes).features()) out.push(...group);
+  const utf8 = new TextDecoder();
+  for await (const group of maskSource(path, bandBytes).features()) out.push(...group.map((f) => (f instanceof FeatureText ? JSON.parse(utf8.decode(f.bytes)) as unknown : f)));
   return out;
 }
 

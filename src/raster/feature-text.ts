@@ -1,0 +1,104 @@
+// A traced label's feature written as GeoJSON text straight from its rings, for the workers to parse as they parse a file.
+import type { LabelParts } from './features.js';
+import type { LabelRings } from './trace.js';
+
+const QUOTE_TYPE = ascii('{"type":"Feature","id":');
+const GEOMETRY_POLYGON = ascii(',"geometry":{"type":"Polygon","coordinates":');
+const GEOMETRY_MULTI = ascii(',"geometry":{"type":"MultiPolygon","coordinates":');
+const PROPERTIES_LABEL = ascii('},"properties":{"label":');
+const AREA = ascii(',"area":');
+
+/** Strings in each text, member names among them: type, Feature, id, geometry, type, Polygon, coordinates, properties, label, area. */
+export const FEATURE_TEXT_STRINGS = 10;
+
+function ascii(s: string): Uint8Array {
+  return Uint8Array.from(s, (c) => c.charCodeAt(0));
+}
+
+/**
+ * Writes labels' features into one buffer, each the text `JSON.stringify` of `labelFeature` would give (its numbers
+ * are non-negative integers). Built as values, a traced mask's features were validated and encoded on the reading
+ * thread, one core, while the workers waited: as text they are parsed where a file's features are. `reset` starts
+ * the buffer again: the texts given before are views of it, to be read (copied) before then.
+ */
+export class FeatureTextWriter {
+  private buf = new Uint8Array(1 << 20);
+  private pos = 0;
+
+  reset(): void {
+    this.pos = 0;
+  }
+
+  /** The feature's text, a view of the buffer until the next `reset`; `top` is added to every y. */
+  write(rings: LabelRings, parts: LabelParts, top: number): Uint8Array {
+    const start = this.pos;
+    this.bytes(QUOTE_TYPE);
+    this.int(parts.label);
+    const multi = parts.polygons.length > 1;
+    this.bytes(multi ? GEOMETRY_MULTI : GEOMETRY_POLYGON);
+    if (multi) this.byte(0x5b);
+    parts.polygons.forEach((polygon, p) => {
+      if (p > 0) this.byte(0x2c);
+      this.byte(0x5b);
+      polygon.forEach((r, k) => {
+        if (k > 0) this.byte(0x2c);
+        this.ring(rings, r, top);
+      });
+      this.byte(0x5d);
+    });
+    if (multi) this.byte(0x5d);
+    this.bytes(PROPERTIES_LABEL);
+    this.int(parts.label);
+    this.bytes(AREA);
+    this.int(parts.area);
+    this.byte(0x7d);
+    this.byte(0x7d);
+    return this.buf.subarray(start, this.pos);
+  }
+
+  /** A closed ring: its vertices, then its first again. */
+  private ring(rings: LabelRings, r: number, top: number): void {
+    const s = rings.start[r], n = rings.length[r], xy = rings.xy;
+    this.byte(0x5b);
+    for (let i = 0; i <= n; i++) {
+      const v = 2 * (s + (i === n ? 0 : i));
+      if (i > 0) this.byte(0x2c);
+      this.byte(0x5b);
+      this.int(xy[v]);
+      this.byte(0x2c);
+      this.int(top + xy[v + 1]);
+      this.byte(0x5d);
+    }
+    this.byte(0x5d);
+  }
+
+  private byte(b: number): void {
+    if (this.pos === this.buf.length) this.grow(1);
+    this.buf[this.pos++] = b;
+  }
+
+  private bytes(b: Uint8Array): void {
+    if (this.pos + b.length > this.buf.length) this.grow(b.length);
+    this.buf.set(b, this.pos);
+    this.pos += b.length;
+  }
+
+  /** A non-negative integer below 2^53 in decimal. */
+  private int(v: number): void {
+    if (this.pos + 16 > this.buf.length) this.grow(16);
+    if (v < 10) { this.buf[this.pos++] = 0x30 + v; return; }
+    let digits = 1;
+    for (let t = v; t >= 10; t = Math.floor(t / 10)) digits++;
+    let p = this.pos + digits;
+    this.pos = p;
+    for (let t = v; p > this.pos - digits; t = Math.floor(t / 10)) this.buf[--p] = 0x30 + (t % 10);
+  }
+
+  private grow(n: number): void {
+    let len = this.buf.length * 2;
+    while (len < this.pos + n) len *= 2;
+    const b = new Uint8Array(len);
+    b.set(this.buf.subarray(0, this.pos));
+    this.buf = b;
+  }
+}
