@@ -43,6 +43,28 @@ export function drawnAsDisc(extent, resolution, child) {
   return side < 2 * pointRadius(resolution, child);
 }
 
+/**
+ * A point's own radius in image pixels: its `radius` property (the spec keeps a circular object's radius there, in
+ * pixels), when a positive number; else undefined.
+ */
+export function ownRadius(props) {
+  const r = props.radius;
+  return typeof r === 'number' && Number.isFinite(r) && r > 0 ? r : undefined;
+}
+
+/**
+ * Whether a point is drawn as the circle its `radius` gives, at its size in the image: where that circle is wider on
+ * screen than the disc a point gets. A nucleus of radius 4 was a 3-px dot at every zoom, a speck in a cell 80 px wide
+ * once zoomed in, so nuclei looked a tenth of their size beside the cells drawn as polygons.
+ */
+export function drawnAsCircle(props, resolution, child) {
+  const r = ownRadius(props);
+  return r !== undefined && r / resolution > pointRadius(resolution, child);
+}
+
+/** Sides of the polygon a circle is drawn as: round to the eye at the few hundred screen pixels a nucleus spans. */
+const CIRCLE_SIDES = 48;
+
 /** `styleOf(feature, colour, resolution, child)`: an OpenLayers style, one object per colour, kind and radius. */
 export function featureStyler(ol) {
   const styles = new Map();
@@ -50,13 +72,25 @@ export function featureStyler(ol) {
     const e = f.getExtent();
     return new ol.geom.Point([(e[0] + e[2]) / 2, (e[1] + e[3]) / 2]);
   };
+  // The circles of a point (or of each point of a MultiPoint) at its own radius, in image pixels (map units), as
+  // polygons: the vector tile renderer draws no Circle geometry a style gives it.
+  const circles = (f) => {
+    const flat = f.getFlatCoordinates();
+    const stride = f.getStride ? f.getStride() : 2;
+    const r = ownRadius(f.getProperties());
+    const out = [];
+    for (let i = 0; i < flat.length; i += stride) out.push(ol.geom.Polygon.fromCircle(new ol.geom.Circle([flat[i], flat[i + 1]], r), CIRCLE_SIDES));
+    return out.length === 1 ? out[0] : new ol.geom.MultiPolygon(out);
+  };
   // A part (a nucleus) is drawn over its whole (its cell) whatever their order in the tile: an export that lists nuclei
   // first, or a nucleus layer named before the cells', hid every nucleus under its cell's disc.
   const make = (colour, kind, radius, child) => {
     const zIndex = child ? 1 : 0;
-    if (kind === 'area' || kind === 'line' || kind === 'region') {
-      const stroke = new ol.style.Stroke({ color: colour, width: kind === 'area' ? 1.25 : 2 });
-      return new ol.style.Style({ stroke, fill: new ol.style.Fill({ color: hexToRgba(colour, kind === 'region' ? REGION_FILL : 0.55) }), zIndex });
+    if (kind === 'area' || kind === 'line' || kind === 'region' || kind === 'circle') {
+      const stroke = new ol.style.Stroke({ color: colour, width: kind === 'area' || kind === 'circle' ? 1.25 : 2 });
+      const fill = new ol.style.Fill({ color: hexToRgba(colour, kind === 'region' ? REGION_FILL : 0.55) });
+      // A circle is filled and outlined as a polygon is: it is one, drawn from its centre and radius.
+      return new ol.style.Style(kind === 'circle' ? { stroke, fill, zIndex, geometry: circles } : { stroke, fill, zIndex });
     }
     const image = new ol.style.Circle({ radius, fill: new ol.style.Fill({ color: colour }), stroke: new ol.style.Stroke({ color: '#0008', width: 0.5 }) });
     // A polygon drawn as a disc is drawn at the centre of its box.
@@ -66,7 +100,7 @@ export function featureStyler(ol) {
     const type = feature.getType();
     const point = type === 'Point' || type === 'MultiPoint';
     const polygon = type === 'Polygon' || type === 'MultiPolygon';
-    const kind = point ? 'point' : polygon && drawnAsDisc(feature.getExtent(), resolution, child) ? 'disc' : polygon ? (isRegion(feature.getProperties()) ? 'region' : 'area') : 'line';
+    const kind = point ? (drawnAsCircle(feature.getProperties(), resolution, child) ? 'circle' : 'point') : polygon && drawnAsDisc(feature.getExtent(), resolution, child) ? 'disc' : polygon ? (isRegion(feature.getProperties()) ? 'region' : 'area') : 'line';
     const radius = kind === 'point' || kind === 'disc' ? pointRadius(resolution, child) : 0;
     const key = `${colour}|${kind}|${radius}|${child ? 1 : 0}`;
     let s = styles.get(key);

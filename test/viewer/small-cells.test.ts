@@ -1,4 +1,5 @@
-// The viewer on cells a few screen pixels wide with a nucleus point each: every cell shows around its nucleus.
+// The viewer on cells a few screen pixels wide with a nucleus point each: every cell shows around its nucleus; zoomed
+// in, a nucleus point is drawn at the size its `radius` gives.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -7,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startServer, type Server } from '../../src/serve.js';
 import { tmpDir } from '../helpers/pyramid.js';
-import { HAVE_CHROMIUM, launch, openPage, screen, type ViewerHandle } from './page.js';
+import { close, fillOver, HAVE_CHROMIUM, launch, openPage, screen, type ViewerHandle } from './page.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /**
@@ -15,6 +16,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
  * (as some exporters write them): the nucleus must still be drawn over its cell.
  */
 const GRID = { n: 12, step: 40, origin: 100, radius: 6 };
+/** Each nucleus point's `radius` property, in image pixels (the spec's place for a circular object's radius). */
+const NUCLEUS_RADIUS = 3;
 
 declare const window: { __viewer: ViewerHandle };
 
@@ -35,7 +38,7 @@ beforeAll(async () => {
   if (!HAVE_CHROMIUM) return;
   dir = tmpDir('mudm-small-cells');
   const features = CENTRES.flatMap(([x, y], i) => [
-    { type: 'Feature', id: 10000 + i, featureClass: 'nucleus', parentId: i + 1, properties: {}, geometry: { type: 'Point', coordinates: [x, y] } },
+    { type: 'Feature', id: 10000 + i, featureClass: 'nucleus', parentId: i + 1, properties: { radius: NUCLEUS_RADIUS }, geometry: { type: 'Point', coordinates: [x, y] } },
     { type: 'Feature', id: i + 1, featureClass: 'cell', properties: {}, geometry: { type: 'Polygon', coordinates: octagon(x, y, GRID.radius) } },
   ]);
   const input = path.join(dir, 'cells.json');
@@ -87,6 +90,27 @@ describe.skipIf(!HAVE_CHROMIUM)('small cells in the viewer', () => {
     // The hover card finds the cell where its disc shows beyond the nucleus.
     const found = await page.evaluate(([x, y]) => window.__viewer.featuresAt(x, y).map((f) => f.id), [CENTRES[5][0] + 8, CENTRES[5][1]] as const);
     expect(found).toContain(6);
+  });
+
+  it('draws a nucleus point at the size of its radius once that is wider than a point\'s disc, and finds it there', async () => {
+    // Zoom 6: 16 screen pixels an image pixel. The nucleus (radius 3) spans 48 screen pixels around its centre, inside
+    // its cell (radius 6); it was a disc of 4 px whatever the zoom, a speck in its cell.
+    const [x, y] = CENTRES[0];
+    await page.goto(`${server.url}#zoom=6&x=${x}&y=${y}&colour=featureClass`);
+    await page.evaluate(() => window.__viewer.ready);
+    await page.evaluate(() => window.__viewer.settle());
+    const at = await screen(page, 'nucleus-radius');
+    const [sx, sy] = await page.evaluate(([px, py]) => window.__viewer.toScreen(px, py), [x, y] as const);
+    const cell = fillOver(await page.evaluate(() => window.__viewer.colourOf('cell')), [255, 255, 255]);
+    const nucleus = fillOver(await page.evaluate(() => window.__viewer.colourOf('nucleus')), cell);
+    // 30 px from the centre (under 48: in the nucleus), and 70 px (in the cell only), each way.
+    for (const [dx, dy] of [[1, 0], [-1, 0], [0, 1], [0, -1]]) {
+      expect(close(at(sx + 30 * dx, sy + 30 * dy), nucleus)).toBe(true);
+      expect(close(at(sx + 70 * dx, sy + 70 * dy), cell)).toBe(true);
+    }
+    // The card names the nucleus where it is drawn, 2 image pixels (32 screen pixels) from its point.
+    const found = await page.evaluate(([px, py]) => window.__viewer.featuresAt(px, py).map((f) => f.id), [x + 2, y] as const);
+    expect(found).toEqual([10000, 1]);
   });
 
   it('logs no errors', async () => {
