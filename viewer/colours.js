@@ -77,16 +77,24 @@ export function collectFields(descriptor) {
   return out;
 }
 
-/** Colour-by on open: a field with colours of its own, else a String field with enums (featureClass first), else the layer. */
-export function defaultField(fields) {
+/**
+ * Colour-by on open: a field with colours of its own, else a String field with enums (featureClass first) of two values
+ * or more, else the layer when there are several, else a field of one value, else the layer. A field every feature
+ * shares one value of tells nothing: with layers split by class (`--layer-by class`), featureClass "cell" drew every
+ * class in one red, and the split could only be seen by choosing another field.
+ */
+export function defaultField(fields, layerIds = []) {
   const entries = [...fields.entries()];
   const coloured = entries.find(([, f]) => f.colours.size > 0);
   if (coloured) return coloured[0];
   // A field named "" (an empty property key) is no choice a person would make.
   const categorical = entries.filter(([name, f]) => f.type === 'String' && f.enums.length && name !== '');
   // What classes features, by the names data models and QuPath give it, before any other field of few values.
-  const named = ['featureClass', 'classification.name', 'objectType'].map((n) => categorical.find(([name]) => name === n)).find(Boolean);
-  return (named ?? categorical[0])?.[0] ?? BY_LAYER;
+  const pick = (list) => ['featureClass', 'classification.name', 'objectType'].map((n) => list.find(([name]) => name === n)).find(Boolean) ?? list[0];
+  const telling = pick(categorical.filter(([, f]) => f.enums.length > 1));
+  if (telling) return telling[0];
+  if (layerIds.length > 1) return BY_LAYER;
+  return pick(categorical)?.[0] ?? BY_LAYER;
 }
 
 /** Values of a categorical field, in legend order: those with given colours and the enums (a Bool's two), sorted. */

@@ -84,7 +84,7 @@ async function start() {
   const known = (name) => name === BY_LAYER || fields.has(name);
   // Links of earlier versions name the vector layer `layer`.
   if (asked.colour === 'layer' && !fields.has('layer')) asked.colour = BY_LAYER;
-  let field = defaultField(fields);
+  let field = defaultField(fields, layerIds);
   if (asked.colour !== undefined && known(asked.colour)) field = asked.colour;
   /** A view asked for (a link, a hash typed) that names a plane or field this pyramid lacks opens another, and says so. */
   const noteLacking = (s) => {

@@ -313,6 +313,12 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
         defaults: [
           { name: 'String', objectType: 'String' }, { '': 'String', z: 'String' }, { name: 'String' },
         ].map((f) => colours.defaultField(colours.collectFields({ vector_layers: [{ id: 'l', fields: f, fieldenums: Object.fromEntries(Object.keys(f).map((k) => [k, ['a', 'b']])) }] }))),
+        // Layers split by class: featureClass is "cell" in every one; a field of more values or the layers colour them.
+        oneValued: [
+          [{ featureClass: ['cell'], class: ['stroma', 'tumor'] }, ['stroma', 'tumor']],
+          [{ featureClass: ['cell'] }, ['stroma', 'tumor']],
+          [{ featureClass: ['cell'] }, ['cells']],
+        ].map(([enums, ids]) => colours.defaultField(colours.collectFields({ vector_layers: ids.map((id) => ({ id, fields: Object.fromEntries(Object.keys(enums).map((k) => [k, 'String'])), fieldenums: enums })) }), ids)),
         children: [{ parentId: 3 }, { objectType: 'nucleus' }, { featureClass: 'nucleus' }, { objectType: 'cell' }, {}].map(style.isChild),
         defaultField: colours.defaultField(fields),
         rows: card.cardRows({ id: 'x', layer: 'cells', properties: { id: 'x', 'a.b': 1, plain: 3, 'a.c': 2, '.odd': 4, 'end.': 5, layer: 'own' } }),
@@ -360,6 +366,7 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     // What classes features comes first (an unclassified QuPath export: objectType, not the annotations' names); never "".
     expect(got.defaults).toEqual(['objectType', 'z', 'name']);
     expect(got.defaultField).toBe('k');
+    expect(got.oneValued).toEqual(['class', '(layer)', 'featureClass']);
     expect(got.rows).toEqual([['id', 'x'], ['layer', 'cells'], ['plain', 3], ['.odd', 4], ['end.', 5], ['layer (property)', 'own'], ['a'], ['b', 1], ['c', 2]]);
     // A nucleus the build made has no id of its own to show (its PBF id is 2^52 + a number); the input's id comes first.
     expect(got.ids).toEqual(['c7', 3, undefined, 'n']);
