@@ -83,3 +83,17 @@ export class StatusLine {
     }
   }
 }
+
+/**
+ * What the status line says of a plane whose coarsest tiles (zoom `minZoom`) hold no feature. A built pyramid has
+ * features: with one plane, or none found in any plane read yet, they may not be where the tiles template points; with
+ * `dataElsewhere` (another plane's tiles held some), the template is sound and the plane holds none (a channel without
+ * annotations), which is all there is to say: that case asked whether the template pointed where the tiles are, right
+ * after the plane before had shown its cells from the same template.
+ */
+export function emptyPlaneNote(dims, plane, minZoom, dataElsewhere) {
+  const name = dims.map((d) => `${d}=${plane[d]}`).join(', ');
+  if (dataElsewhere) return `no features on plane ${name}: its tiles are empty (other planes hold the data)`;
+  const which = dims.length > 0 ? ` (${name}: it may hold none, another plane the data)` : '';
+  return `no features in the tiles of zoom ${minZoom} of this plane${which}: every one empty or missing (does the tiles template point where the tiles are?)`;
+}

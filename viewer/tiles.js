@@ -291,6 +291,19 @@ export function safeDecode(text) {
 }
 
 /**
+ * What to call a pyramid without a name: its folder or archive as the URL names it, decoded (`my slide #1.pmtiles`);
+ * one archive of a folder (`member`) by the folder; at the root, the folder or archive `serve` names
+ * (`serve slide.pmtiles`), else the host.
+ */
+export function nameOf(url, servedName, member) {
+  const u = new URL(url);
+  const parts = u.pathname.replace(/\/tileset\.json$/, '').split('/').filter((p) => p !== '');
+  if (member) parts.pop();
+  const last = parts.pop();
+  return last === undefined ? servedName ?? u.host : safeDecode(last);
+}
+
+/**
  * The descriptor of the folder `url` names, when it names one (its last segment has no extension, or it ends in
  * `/`): `slide` → `slide/tileset.json`; else undefined.
  */

@@ -12,10 +12,10 @@ import { describeFeature, featuresUnder, hoverCard } from './card.js';
 import { dataExtent, fitter } from './extent.js';
 import { keptLines } from './kept.js';
 import { foldable } from './panel.js';
-import { StatusLine } from './status.js';
+import { emptyPlaneNote, StatusLine } from './status.js';
 import { featureStyler, isChild } from './style.js';
 import { readViewState, writeViewState } from './state.js';
-import { messageOf, mvtFormat, openPyramid, safeDecode } from './tiles.js';
+import { messageOf, mvtFormat, nameOf, openPyramid } from './tiles.js';
 
 const ol = window.ol;
 
@@ -30,19 +30,6 @@ window.addEventListener('error', (e) => errors.push(`error: ${e.message}`));
 window.addEventListener('unhandledrejection', (e) => errors.push(`unhandled rejection: ${messageOf(e.reason)}`));
 
 const $ = (id) => document.getElementById(id);
-
-/**
- * What to call a pyramid without a name: its folder or archive as the URL names it, decoded (`my slide #1.pmtiles`);
- * one archive of a folder (`member`) by the folder; at the root, the folder or archive `serve` names
- * (`serve slide.pmtiles`), else the host.
- */
-function nameOf(url, servedName, member) {
-  const u = new URL(url);
-  const parts = u.pathname.replace(/\/tileset\.json$/, '').split('/').filter((p) => p !== '');
-  if (member) parts.pop();
-  const last = parts.pop();
-  return last === undefined ? servedName ?? u.host : safeDecode(last);
-}
 
 async function start() {
   const params = new window.URLSearchParams(window.location.search);
@@ -187,15 +174,15 @@ async function start() {
     }
     return extents.get(planeKey());
   };
-  // A built pyramid has features: none in its coarsest tiles means they were not found where the template points; or,
-  // with several planes, that this one holds none (a channel without annotations) while others do.
-  const noteEmpty = (extent) => {
+  // A plane whose coarsest tiles hold none: features found on another plane clear the tiles template of doubt.
+  const noteEmpty = async (extent) => {
+    const key = planeKey();
     if (extent !== null) return;
-    const which = dims.length > 0 ? ` (${dims.map((d) => `${d}=${plane[d]}`).join(', ')}: it may hold none, another plane the data)` : '';
-    status.planeNote(`no features in the tiles of zoom ${minZoom} of this plane${which}: every one empty or missing (does the tiles template point where the tiles are?)`);
+    const others = await Promise.all([...extents].filter(([k]) => k !== key).map(([, e]) => e));
+    if (planeKey() === key) status.planeNote(emptyPlaneNote(dims, plane, minZoom, others.some((e) => e)));
   };
   const firstExtent = asked.view ? undefined : await dataExtentOfPlane();
-  noteEmpty(firstExtent);
+  await noteEmpty(firstExtent);
 
   const map = new ol.Map({ target: 'map', layers: [background, layer], view });
   const { fitTo, padding: fitPadding, crowded } = fitter(ol, map, view, $('panel'));
@@ -289,7 +276,7 @@ async function start() {
       layer.setSource(s);
       status.planeShown();
       return dataExtentOfPlane();
-    }).then((e) => { if (planeKey() === key) noteEmpty(e); });
+    }).then((e) => (planeKey() === key ? noteEmpty(e) : undefined));
   };
   for (const d of dims) {
     const label = document.createElement('label');

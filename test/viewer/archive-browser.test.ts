@@ -663,10 +663,16 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
   });
 
   it('says a plane switched to holds no features, naming it, and says nothing of one that does', async () => {
+    // Opened on the empty plane: nothing tells yet whether the tiles template points where the tiles are.
+    await view(`${at.host}index.html?tileset=gap/tileset.json#c=1`);
+    expect(await page.locator('#status').innerText()).toContain('no features in the tiles of zoom 0 of this plane (c=1: it may hold none, another plane the data)');
     await view(`${at.host}index.html?tileset=gap/tileset.json#c=0`);
     expect(await page.locator('#status').innerText()).not.toContain('no features');
+    // Switched to from a plane that showed its cells: the template is sound, the plane holds none, and no more is said
+    // (it asked whether the template pointed where the tiles are).
     await page.evaluate(() => window.__viewer.setPlane({ c: 1 }));
-    await expect.poll(() => page.locator('#status').innerText()).toContain('no features in the tiles of zoom 0 of this plane (c=1: it may hold none, another plane the data)');
+    await expect.poll(() => page.locator('#status').innerText()).toContain('no features on plane c=1: its tiles are empty (other planes hold the data)');
+    expect(await page.locator('#status').innerText()).not.toContain('template');
     await page.evaluate(() => window.__viewer.setPlane({ c: 2 }));
     await expect.poll(() => page.locator('#status').innerText()).not.toContain('no features');
     consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/404/.test(e)));
