@@ -16,7 +16,7 @@ import type { Dim } from '../tiling/space.js';
 import type { TileSketch } from '../stages/thinning.js';
 import { SKETCH_BLOCK } from '../stages/number-ids.js';
 import { isDescriptorObject, notFeatureSource, validateCollectionMembers } from '../validate/index.js';
-import { shownPath, type Issue } from '../validate/issue.js';
+import { issueText, type Issue } from '../validate/issue.js';
 import { checkMembersUtf8, checkRepeated, checkUtf8, replaceLoneSurrogates } from '../validate/values.js';
 import { IssueTally, SAMPLES_PER_CODE, sampleLine } from '../validate/tally.js';
 import { runOrdered, type Pool } from '../worker/pool.js';
@@ -361,7 +361,7 @@ function collectMembers(
   checkMembersUtf8(replaced, members, issues);
   checkRepeated(repeated, '', issues);
   for (const is of issues) {
-    if (strict && is.severity === 'error') throw new DataError(`${file}: ${shownPath(is.path)}: ${is.message} [${is.code}]`);
+    if (strict && is.severity === 'error') throw new DataError(`${file}: ${issueText(is)}`);
     const left = is.severity === 'error' ? { ...is, severity: 'warning' as const, message: `${is.message}; its features are read, its collection members left out` } : is;
     tally.add(left, { file, feature: null, line: null, column: null });
   }

@@ -1,7 +1,7 @@
 // verify: the descriptor and the zoom-0 overview descriptors, each check returning the problems it found.
 import { urlTemplate } from '../tiling/space.js';
 import { validateDescriptor } from '../validate/index.js';
-import { shown, shownPath } from '../validate/issue.js';
+import { issueText, shown } from '../validate/issue.js';
 import type { TilesetDescriptor } from '../model/descriptor.js';
 import type { PbfLayer } from './decode.js';
 import type { Pyramid, TileRef } from './layout.js';
@@ -12,7 +12,7 @@ export function checkDescriptor(p: Pyramid): Problem[] {
   const out: Problem[] = [];
   const d = p.descriptor;
   for (const is of validateDescriptor(d)) {
-    if (is.severity === 'error') out.push(problem('descriptor-invalid', 'tileset.json', `${shownPath(is.path)}: ${is.message} [${is.code}]`));
+    if (is.severity === 'error') out.push(problem('descriptor-invalid', 'tileset.json', issueText(is)));
   }
   const layout = (m: string) => out.push(problem('descriptor-layout', 'tileset.json', m));
   const template = d.tiles[0];
@@ -44,7 +44,7 @@ export function checkOverview(p: Pyramid, t: TileRef, bytes: Uint8Array): Proble
     return [problem('tile-undecodable', t.path, `overview is not JSON: ${(err as Error).message}`)];
   }
   const issues = validateDescriptor(doc).filter((i) => i.severity === 'error');
-  for (const is of issues) out.push(problem('overview-invalid', t.path, `${shownPath(is.path)}: ${is.message} [${is.code}]`));
+  for (const is of issues) out.push(problem('overview-invalid', t.path, issueText(is)));
   if (doc === null || typeof doc !== 'object') return out;
   const d = doc as { format?: unknown; tiles?: unknown };
   if (d.format !== 'json') out.push(problem('overview-invalid', t.path, `the zoom-0 JSON file must be a descriptor with format "json", found format ${JSON.stringify(d.format)}`));

@@ -4,7 +4,7 @@ import type { Feature, FeatureCollection } from '../model/feature.js';
 import type { Geometry, Position } from '../model/geometry.js';
 import { BUFFER, EXTENT, tileSize } from '../tiling/space.js';
 import { validateDocument } from '../validate/index.js';
-import { shownPath } from '../validate/issue.js';
+import { issueText } from '../validate/issue.js';
 import { decodePbf, ringArea2, type PbfFeature, type PbfLayer, type PbfValue } from './decode.js';
 import type { Pyramid, TileRef } from './layout.js';
 import { decodeJsonBytes, problem, type Problem } from './verify-problems.js';
@@ -194,7 +194,7 @@ export function checkJsonTile(ctx: ZoomFrame, t: TileRef, bytes: Uint8Array): { 
   const errors = validateDocument(doc).filter((i) => i.severity === 'error');
   if (errors.length) {
     const is = errors[0];
-    out.push(problem('tile-invalid', t.path, `${shownPath(is.path)}: ${is.message} [${is.code}]${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`));
+    out.push(problem('tile-invalid', t.path, `${issueText(is)}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`));
     // Not a tile of data-model features: nothing in it can be compared with its PBF twin (a feature may lack coordinates).
     return { fc: null, problems: out };
   }

@@ -14,6 +14,7 @@ import { BoundsCheck, checkReportWorld, checkZooms, type ReportFacts } from './v
 import { decodeJsonBytes, problem, ProblemList, type Problem, type ProblemCode } from './verify-problems.js';
 import { checkReport, type ZoomCount } from './verify-report.js';
 import { checkBudget, checkJsonTile, checkPbfTile, checkPlacement, compareTile, eachPosition, pbfEncodable, zoomFrame } from './verify-tiles.js';
+import { withCode } from '../report/coded.js';
 
 export type { Problem, ProblemCode } from './verify-problems.js';
 
@@ -267,7 +268,7 @@ function extractedWithoutReport(reader: PyramidReader): boolean {
 
 /** Problems as text, one per line, with the count of those not listed. */
 export function formatProblems(r: VerifyResult): string {
-  const lines = r.problems.map((x) => `${x.path}: ${x.message} [${x.code}]`);
+  const lines = r.problems.map((x) => withCode(`${x.path}: ${x.message}`, x.code));
   const total = Object.values(r.counts).reduce((a, b) => a + (b ?? 0), 0);
   if (total > r.problems.length) lines.push(`… and ${total - r.problems.length} more (${Object.entries(r.counts).map(([k, v]) => `${k}: ${v}`).join(', ')})`);
   return `${lines.join('\n')}\n`;

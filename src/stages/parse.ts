@@ -22,6 +22,7 @@ import { RecordEncoder } from './record.js';
 import { emptyBox, enclosesNoArea, flatFeatureOf, flatten, growBox, isPbfId, onlyMeshes, tagsOf, withGeometry } from '../tiling/flat.js';
 import { headTextOf } from './encode-json.js';
 import { TileSketch, type SketchData } from './thinning.js';
+import { withCode } from '../report/coded.js';
 
 /** A layer's count of features with an integer id and without (`ParseResult.ids`), before the first. */
 export const newIdCounts = (): [number, number] => [0, 0];
@@ -269,7 +270,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     if (nucleusGeometry !== undefined && nucleusGeometry !== null) {
       for (const is of validateGeometry(nucleusGeometry, '/nucleusGeometry')) {
         if (is.severity !== 'error') issues.push(is);
-        else nucleusIssue ??= nucleusDropped(is.path, `${is.message} [${is.code}]`);
+        else nucleusIssue ??= nucleusDropped(is.path, withCode(is.message, is.code));
       }
     }
     if (unseen.size > 0 && isObject) {

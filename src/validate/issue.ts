@@ -1,4 +1,5 @@
 // Validation issues: a stable code, a severity, a JSON Pointer into the document, and a message naming the value found.
+import { withCode } from '../report/coded.js';
 
 export type Severity = 'error' | 'warning';
 
@@ -34,6 +35,11 @@ const SHOWN_MAX = 60;
 export function shownPath(path: string): string {
   if (path === '') return '(top level)';
   return path.replace(/\p{Cc}|\p{Cs}/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** `/pointer: message [code]`, as an issue reads where its place is said before it (a file, a tile). */
+export function issueText(is: Issue): string {
+  return withCode(`${shownPath(is.path)}: ${is.message}`, is.code);
 }
 
 /** The clause a repeat warning ends with, naming the other names repeated (three of them, then how many more). */

@@ -1,6 +1,7 @@
 // Issue tallies: counts by rule code and a bounded list of samples, the one way `validate`, the build's parse
 // workers and its run report keep the issues they found.
 import { shownPath, type Issue, type Severity } from './issue.js';
+import { withCode } from '../report/coded.js';
 
 /** Samples kept per rule code and file; the rest are only counted, so memory and output stay bounded. */
 export const SAMPLES_PER_CODE = 20;
@@ -83,7 +84,7 @@ export class IssueTally implements IssueCounts {
 /** `file:feature N: /pointer: message [code]`, `file:collection: ...` for a collection's members, `file: ...` for a document. */
 export function sampleLine(s: IssueSample): string {
   const severity = s.severity === 'warning' ? 'warning: ' : '';
-  return `${placeText(s)}: ${shownPath(s.path)}: ${severity}${s.message} [${s.code}]`;
+  return withCode(`${placeText(s)}: ${shownPath(s.path)}: ${severity}${s.message}`, s.code);
 }
 
 /** Where an issue or a feature is, as a sample line starts. */

@@ -11,6 +11,7 @@ import { EXIT_INVALID, EXIT_OK, EXIT_UNREADABLE } from '../exit.js';
 import { dataFilesIn } from '../inputs.js';
 import type { CliIO, TextSink } from '../io.js';
 import type { Logger } from '../log.js';
+import { withCode } from '../../report/coded.js';
 
 export const usage = 'FILE|DIR...';
 
@@ -60,7 +61,7 @@ export async function run(ctx: CommandContext): Promise<number> {
         for (const [code, n] of Object.entries(report.counts)) {
           const shown = report.samples.filter((s) => s.code === code);
           const more = n - shown.length;
-          if (more > 0 && !(quiet && shown[0]?.severity !== 'error')) io.stdout.write(`${report.file}: … and ${more} more [${code}]\n`);
+          if (more > 0 && !(quiet && shown[0]?.severity !== 'error')) io.stdout.write(`${withCode(`${report.file}: … and ${more} more`, code)}\n`);
         }
         if (!quiet) io.stdout.write(`${fileSummary(report)}\n`);
       }
