@@ -6,6 +6,7 @@ import type { ProcessProbe, WorkDir } from '../io/workdir.js';
 import { bytesText, type BuildConfig } from '../options.js';
 import { budgetNeeded, MIB, processBytes, workersCarried } from '../memory.js';
 import { InterruptedError } from '../report/errors.js';
+import type { CodedFields } from '../report/coded.js';
 import type { ProgressEvent } from '../report/types.js';
 import type { Plane } from '../tiling/space.js';
 import type { Pool } from '../worker/protocol.js';
@@ -30,9 +31,9 @@ export interface BuildIO {
   work?: WorkDir;
   onProgress?: (e: ProgressEvent) => void;
   /** What the user should know before the tiles are made (a world made huge by outliers), with its figures. */
-  onWarning?: (message: string, fields: Record<string, unknown>) => void;
+  onWarning?: (message: string, fields: CodedFields) => void;
   /** What the user may want to know of a build that is not amiss (a file's default dpi, not taken for a pixel size). */
-  onInfo?: (message: string, fields: Record<string, unknown>) => void;
+  onInfo?: (message: string, fields: CodedFields) => void;
   /** Aborting stops the build between batches and units (SIGINT, SIGTERM); the work directory is kept for --resume. */
   signal?: AbortSignal;
   /** What --force removed of earlier builds (nothing else is ever removed), for the caller to say. */
@@ -84,7 +85,7 @@ export function flightBudget(config: BuildConfig): number {
  * A budget the build cannot stay under with the workers it runs (given, or one when the budget carries none): what
  * it needs, said before the build starts, since the process and its workers are what the budget does not bound.
  */
-export function memoryWarning(config: BuildConfig): { message: string; fields: Record<string, unknown> } | undefined {
+export function memoryWarning(config: BuildConfig): { message: string; fields: CodedFields } | undefined {
   const { memoryBudget: budget, workers } = config.options;
   const needed = budgetNeeded(workers);
   if (budget >= needed) return undefined;

@@ -6,6 +6,7 @@ import { UsageError } from '../report/errors.js';
 import type { LayerStats } from '../stages/assign.js';
 import type { ParseResult } from '../stages/parse.js';
 import { NUCLEUS_LAYER } from '../stages/qupath.js';
+import type { CodedFields } from '../report/coded.js';
 import type { Dim, Plane } from '../tiling/space.js';
 import type { BuildIO } from './context.js';
 import type { ReadSummary } from './state.js';
@@ -94,7 +95,7 @@ export const SOME_PLANES = 100;
  * made 5,000 planes, each a pyramid of its own (57,000 tiles, 482 MB). A warning, not a refusal: a time series of
  * thousands of frames, or a track of one point a frame, is a real use; said once the plan is made, before any tile.
  */
-export function manyPlanesWarning(config: Pick<BuildConfig, 'planeFields'>, planes: readonly Plane[], valid: number): [string, Record<string, unknown>] | undefined {
+export function manyPlanesWarning(config: Pick<BuildConfig, 'planeFields'>, planes: readonly Plane[], valid: number): [string, CodedFields] | undefined {
   for (const [d, field] of Object.entries(config.planeFields) as [Dim, string][]) {
     const values = [...new Set(planes.map((p) => p[d]))].sort((a, b) => a - b);
     const n = values.length;

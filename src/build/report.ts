@@ -16,6 +16,7 @@ import { parseUnitKey } from '../stages/unit-key.js';
 import { planeKey, tilePad, tileSize } from '../tiling/space.js';
 import type { BuildConfig } from '../options.js';
 import { sampleLine } from '../validate/tally.js';
+import type { CodedFields } from '../report/coded.js';
 import type { InputSpec, RunContext } from './context.js';
 import type { PlanFile, ReadSummary } from './state.js';
 import type { UnitMarker } from './unit-log.js';
@@ -155,7 +156,7 @@ export function everyChannel(plan: Pick<BuildPlan, 'dims' | 'planes'>, read: Pic
 }
 
 /** The warning that says where the objects on every channel went: in each channel's tiles, at their own t and z. */
-export function everyChannelWarning(plan: Pick<BuildPlan, 'dims' | 'planes'>, read: Pick<ReadSummary, 'everyChannel'>): [string, Record<string, unknown>] | undefined {
+export function everyChannelWarning(plan: Pick<BuildPlan, 'dims' | 'planes'>, read: Pick<ReadSummary, 'everyChannel'>): [string, CodedFields] | undefined {
   const e = everyChannel(plan, read);
   if (e === undefined) return undefined;
   return [
@@ -238,7 +239,7 @@ export function nothingPlaced(inputs: readonly InputSpec[], read: ReadSummary, c
  * The warning for a label mask of another size than the image: its labels stay at the mask's own pixels. A mask
  * made at a downsample (QuPath's label export, a model run on a smaller copy) would cover a corner of the slide.
  */
-export function maskSizeWarning(file: string, mask: { width: number; height: number }, image: { width: number; height: number }): [string, Record<string, unknown>] {
+export function maskSizeWarning(file: string, mask: { width: number; height: number }, image: { width: number; height: number }): [string, CodedFields] {
   const fx = image.width / mask.width, fy = image.height / mask.height;
   const downsample = Math.abs(fx - fy) <= 0.02 * Math.max(fx, fy) ? Number(((fx + fy) / 2).toFixed(2)) : undefined;
   const where = fx >= 1 && fy >= 1 ? `over the image's top-left ${mask.width} × ${mask.height} px` : 'those beyond the image not placed';
@@ -266,7 +267,7 @@ export class ManyPieces {
     this.first = { id: f.properties?.label ?? f.id, polygons: g.coordinates.length, vertices };
   }
 
-  warning(file: string): [string, Record<string, unknown>] | undefined {
+  warning(file: string): [string, CodedFields] | undefined {
     const f = this.first;
     if (f === undefined) return undefined;
     const others = this.others > 0 ? `, and ${this.others} other label(s) in ${MANY_PIECES.toLocaleString('en-US')} or more` : '';

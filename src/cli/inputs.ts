@@ -8,6 +8,7 @@ import type { InputSpec } from '../build/context.js';
 import { InputError, UsageError } from '../report/errors.js';
 import { isArchiveFile, parsePlane, parsePlaneFields, type Options } from '../options.js';
 import type { Dim, Plane } from '../tiling/space.js';
+import type { CodedFields } from '../report/coded.js';
 import type { CliIO } from './io.js';
 import { pathOverlap } from '../io/dirs.js';
 import { closest } from '../suggest.js';
@@ -32,7 +33,7 @@ function fileInput(file: string, plane?: Partial<Plane>, layer?: string): InputS
 
 /** What every path argument is expanded with: the CLI's I/O, --layer-per-file, --layer, the output, and the files met so far. */
 interface ExpandContext {
-  io: CliIO; perFile: boolean; layerOption?: string; out?: string; warn?: (message: string, fields: Record<string, unknown>) => void;
+  io: CliIO; perFile: boolean; layerOption?: string; out?: string; warn?: (message: string, fields: CodedFields) => void;
   /** The files given so far, by their identity: each time, how it was given and its fixed plane. */
   met: Map<string, { file: string; as: string; plane: Partial<Plane> }[]>;
 }

@@ -1,4 +1,5 @@
 // Messages on stderr in the format --log asks for: plain text for people, JSON lines for workflow engines.
+import { withCode, type CodedFields } from '../report/coded.js';
 import type { TextSink } from './io.js';
 
 export type LogFormat = 'text' | 'json';
@@ -6,10 +7,13 @@ export type LogLevel = 'error' | 'warning' | 'info';
 
 export interface Logger {
   readonly format: LogFormat;
-  /** `fields` go into JSON lines as they are; text lines show only the message. */
-  log(level: LogLevel, message: string, fields?: Record<string, unknown>): void;
+  /** `fields` go into JSON lines as they are; text lines show the message, a warning's or notice's code after it. */
   error(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
+  /** Something amiss: its code (`fields.event`) ends the text line, as the JSON line's `event`. */
+  warn(message: string, fields: CodedFields): void;
+  /** Something to know that is not amiss (an info line that -q hides): its code ends the text line too. */
+  notice(message: string, fields: CodedFields): void;
+  /** A command's own outcome (`planned …`, `shard 0: …`), which is no warning or notice and has no code. */
   info(message: string, fields?: Record<string, unknown>): void;
 }
 
@@ -24,9 +28,9 @@ export function createLogger(stderr: TextSink, format: LogFormat = 'text', quiet
   };
   return {
     format,
-    log,
     error: (m, f) => log('error', m, f),
-    warn: (m, f) => log('warning', m, f),
+    warn: (m, f) => log('warning', format === 'text' ? withCode(m, f.event) : m, f),
+    notice: (m, f) => log('info', format === 'text' ? withCode(m, f.event) : m, f),
     info: (m, f) => log('info', m, f),
   };
 }

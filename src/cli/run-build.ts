@@ -43,7 +43,7 @@ export function handleSignals(log: Logger, then?: string): SignalState {
     if (received) process.exit(sig === 'SIGINT' ? 130 : 143);
     received = sig;
     // A build says what it kept once it has stopped: read before its plan was written, it keeps nothing.
-    log.warn(`${sig}: stopping after the work in flight${then ? `; ${then}` : ` (a second ${sig} stops at once)`}`, { signal: sig });
+    log.warn(`${sig}: stopping after the work in flight${then ? `; ${then}` : ` (a second ${sig} stops at once)`}`, { event: 'stopping-on-signal', signal: sig });
     controller.abort();
   };
   process.on('SIGINT', on);
@@ -77,10 +77,10 @@ export async function interruptible(log: Logger, step: string, progress: { end()
   }
 }
 
-/** Says on stderr what --force removed of earlier builds in OUT (an info line: -q hides it). */
+/** Says on stderr what --force removed of earlier builds in OUT (a notice: -q hides it). */
 export function removalLogger(log: Logger, out: string): (r: Removal) => void {
   return (r) => {
     const line = removalLine(r, out);
-    if (line) log.info(line, { event: 'removed', ...r });
+    if (line) log.notice(line, { event: 'removed', ...r });
   };
 }

@@ -422,7 +422,7 @@ describe('an archive in the way (exit 4)', () => {
     expect(again.err).toContain(`error: output ${file} exists, written by an earlier build; use --force to replace it`);
     const r = await cli('build', SAMPLE, '-o', file, '--force', '--max-zoom', '2');
     expect(r.code, r.err).toBe(0);
-    expect(r.err).toContain('--force: removed what an earlier build wrote: slide.pmtiles, slide.build-report.json\n');
+    expect(r.err).toContain('--force: removed what an earlier build wrote: slide.pmtiles, slide.build-report.json [removed]\n');
     expect(fs.readFileSync(file).equals(first)).toBe(false);
     expect(fs.readdirSync(dir).sort()).toEqual(['slide.build-report.json', 'slide.pmtiles']);
   });

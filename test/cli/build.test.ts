@@ -135,7 +135,7 @@ describe('mudm-tiles build', () => {
     const input = path.join(data, 'cells.json');
     const one = await run(['build', input, '-o', data, '--max-zoom', '1', '--force']);
     expect(one.code).toBe(0);
-    expect(one.stderr).toContain(`warning: ${input} lies in the folder the output ${data} writes its descriptor and report into: a later build of that folder as an input would read them too; keep inputs apart from outputs\n`);
+    expect(one.stderr).toContain(`warning: ${input} lies in the folder the output ${data} writes its descriptor and report into: a later build of that folder as an input would read them too; keep inputs apart from outputs [input-beside-output]\n`);
     expect(fs.existsSync(input)).toBe(true);
     const beside = await run(['build', input, '-o', path.join(data, 'x.pmtiles'), '--max-zoom', '1', '--force']);
     expect([beside.code, beside.stderr]).toEqual([0, expect.stringContaining(`warning: ${input} lies in the folder the output`)]);
@@ -153,8 +153,8 @@ describe('mudm-tiles build', () => {
     const out = path.join(path.dirname(dir), 'out');
     const r = await run(['build', dir, '-o', out, '--format', 'pbf', '--max-zoom', '1', '--layer-per-file']);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toBe(`warning: directory ${dir}: 3 hidden file(s) or folder(s) named like data passed over (._cells.ndjson, .draft.json, old.json): a directory gives the data files it holds, not hidden ones (such as the ._ files a Mac's copy leaves) or folders\n`
-      + `warning: ${path.join(dir, 'cells.json')}, ${path.join(dir, 'cells.ndjson')} are all named cells less their folders and data extensions, and their features go into one layer cells (--layer-per-file names layers after files): rename one for a layer of its own\n`);
+    expect(r.stderr).toBe(`warning: directory ${dir}: 3 hidden file(s) or folder(s) named like data passed over (._cells.ndjson, .draft.json, old.json): a directory gives the data files it holds, not hidden ones (such as the ._ files a Mac's copy leaves) or folders [hidden-passed-over]\n`
+      + `warning: ${path.join(dir, 'cells.json')}, ${path.join(dir, 'cells.ndjson')} are all named cells less their folders and data extensions, and their features go into one layer cells (--layer-per-file names layers after files): rename one for a layer of its own [layer-shared]\n`);
     const d = JSON.parse(fs.readFileSync(path.join(out, 'tileset.json'), 'utf8')) as { vector_layers: { id: string }[] };
     expect(d.vector_layers.map((l) => l.id)).toEqual(['cells', 'more']);
     // A link to nothing is no hidden file or folder: read, and named as unreadable (exit 3).
@@ -174,7 +174,7 @@ describe('mudm-tiles build', () => {
     const out = path.join(path.dirname(dir), 'out');
     const r = await run(['build', dir, '-o', out, '--format', 'pbf', '--max-zoom', '1']);
     expect(r.code).toBe(0);
-    expect(r.stderr).toBe(`warning: directory ${dir}: 2 image file(s) passed over (slide-DAPI.tif, thumbnail.png): a directory gives its annotation documents; name a label mask as an input of its own\n`);
+    expect(r.stderr).toBe(`warning: directory ${dir}: 2 image file(s) passed over (slide-DAPI.tif, thumbnail.png): a directory gives its annotation documents; name a label mask as an input of its own [images-passed-over]\n`);
     expect(r.stdout).toContain('features: 2 read, 2 valid, 0 invalid');
     const ids = decodePbf(fs.readFileSync(path.join(out, '0/0/0.pbf')), 256, 0, 0, 0).map((f) => f.id).sort();
     expect(ids).toEqual([1, 2]);
@@ -322,7 +322,7 @@ describe('mudm-tiles build', () => {
     await sharp(data, { raw: { width: w, height: w, channels: 1 } }).toColourspace('b-w').png().toFile(path.join(dir, 'mask.png'));
     const r = await run(['build', path.join(dir, 'mask.png'), '-o', path.join(dir, 'out'), '--max-zoom', '2']);
     // Only the line that sharp's 1 px/mm in the PNG gives no pixel size.
-    expect([r.code, r.stderr]).toEqual([0, `${defaultLine(path.join(dir, 'mask.png'), 'a pHYs of 1 pixel per millimetre (25.4 dpi), libvips\' default when no size is given')[0]}\n`]);
+    expect([r.code, r.stderr]).toEqual([0, `${defaultLine(path.join(dir, 'mask.png'), 'a pHYs of 1 pixel per millimetre (25.4 dpi), libvips\' default when no size is given')[0]} [pixel-size-default]\n`]);
     const report = JSON.parse(fs.readFileSync(path.join(dir, 'out', 'build-report.json'), 'utf8')) as { world: { outliers?: unknown; layers: string[] } };
     expect(report.world.outliers).toBeUndefined();
     expect(report.world.layers).toEqual(['mask']);
@@ -352,7 +352,7 @@ describe('mudm-tiles build', () => {
     const imaged = await run(['build', path.join(dir, 'cells.json'), '-o', path.join(dir, 'imaged'), '--image', path.join(dir, 'slide.png')], ROOT, probe);
     expect(imaged.code, imaged.stderr).toBe(0);
     // sharp wrote its 1 px/mm into the PNG: one line says that it gives no pixel size (-q hides it).
-    expect(imaged.stderr).toBe(`${defaultLine(path.join(dir, 'slide.png'), 'a pHYs of 1 pixel per millimetre (25.4 dpi), libvips\' default when no size is given')[0]}\nvips: loaded`);
+    expect(imaged.stderr).toBe(`${defaultLine(path.join(dir, 'slide.png'), 'a pHYs of 1 pixel per millimetre (25.4 dpi), libvips\' default when no size is given')[0]} [pixel-size-default]\nvips: loaded`);
   });
 
   it('refuses --image-size of another shape than --image (its background would lie askew), takes its size or a multiple', async () => {

@@ -164,8 +164,8 @@ describe('the folders of a directory input', () => {
     // The output in a temporary folder of its own (one beside the input, in the system's, was left there by each run).
     const r = await cli(['build', dir, '-o', path.join(tmpDir('mudm-inputs'), 'out'), '--image-size', '100,100', '--workers', '1', '--format', 'pbf', '--max-zoom', '0'], dir);
     expect(r.code, r.err).toBe(0);
-    expect(r.err).toBe(`warning: directory ${dir}: 3 sub-folder(s) hold data files, which are not read (more.json: 1 file(s), patch-1: 2 file(s), patch-2: 1 file(s)): a directory gives the files it holds, not its folders' (no recursion); give a folder as an input of its own to read it\n`
-      + `warning: directory ${dir}: 1 hidden file(s) or folder(s) named like data passed over (empty.json): a directory gives the data files it holds, not hidden ones (such as the ._ files a Mac's copy leaves) or folders\n`);
+    expect(r.err).toBe(`warning: directory ${dir}: 3 sub-folder(s) hold data files, which are not read (more.json: 1 file(s), patch-1: 2 file(s), patch-2: 1 file(s)): a directory gives the files it holds, not its folders' (no recursion); give a folder as an input of its own to read it [folders-not-read]\n`
+      + `warning: directory ${dir}: 1 hidden file(s) or folder(s) named like data passed over (empty.json): a directory gives the data files it holds, not hidden ones (such as the ._ files a Mac's copy leaves) or folders [hidden-passed-over]\n`);
     expect(r.out).toMatch(/features: 2 read, 2 valid, 0 invalid/);
     // A directory of folders only: nothing to read, and the message says where the files are (exit 3).
     const parent = tmpDir('mudm-inputs');
@@ -197,7 +197,7 @@ describe('--layer-per-file with file inputs', () => {
     const other = path.join(tmpDir('mudm-inputs'), 'a.ndjson');
     fs.writeFileSync(other, `${feature(3, 90)}\n`);
     const shared = await cli(['build', a, b, other, '-o', `${out}-2`, '--layer-per-file', ...ONE_TILE], dir);
-    expect([shared.code, shared.err]).toEqual([0, `warning: ${a}, ${other} are all named a less their folders and data extensions, and their features go into one layer a (--layer-per-file names layers after files): rename one for a layer of its own\n`]);
+    expect([shared.code, shared.err]).toEqual([0, `warning: ${a}, ${other} are all named a less their folders and data extensions, and their features go into one layer a (--layer-per-file names layers after files): rename one for a layer of its own [layer-shared]\n`]);
     expect(layersOf(`${out}-2`)).toEqual({ a: [1, 3], b: [2] });
     // Fixed to other planes, they are one layer over the planes, as asked: nothing to say.
     const planes = await cli(['build', '--input', `c=0:${a}`, '--input', `c=1:${other}`, '-o', `${out}-3`, '--layer-per-file', ...ONE_TILE], dir);
@@ -233,9 +233,9 @@ describe('validate DIR', () => {
       + `${c}: invalid, 2 features (1 invalid), 1 error, 0 warnings\n`
       + 'total: 3 files (1 invalid, 0 unreadable), 4 features, 1 error, 0 warnings, 1 invalid feature\n');
     // What build passes over, with build's warnings.
-    expect(r.err).toBe(`warning: directory ${dir}: 1 sub-folder(s) hold data files, which are not read (patches: 1 file(s)): a directory gives the files it holds, not its folders' (no recursion); give a folder as an input of its own to read it\n`
-      + `warning: directory ${dir}: 1 hidden file(s) or folder(s) named like data passed over (._a.json): a directory gives the data files it holds, not hidden ones (such as the ._ files a Mac's copy leaves) or folders\n`
-      + `warning: directory ${dir}: 1 image file(s) passed over (slide.png): a directory gives its annotation documents; name a label mask as an input of its own\n`);
+    expect(r.err).toBe(`warning: directory ${dir}: 1 sub-folder(s) hold data files, which are not read (patches: 1 file(s)): a directory gives the files it holds, not its folders' (no recursion); give a folder as an input of its own to read it [folders-not-read]\n`
+      + `warning: directory ${dir}: 1 hidden file(s) or folder(s) named like data passed over (._a.json): a directory gives the data files it holds, not hidden ones (such as the ._ files a Mac's copy leaves) or folders [hidden-passed-over]\n`
+      + `warning: directory ${dir}: 1 image file(s) passed over (slide.png): a directory gives its annotation documents; name a label mask as an input of its own [images-passed-over]\n`);
   });
 
   it('reports a directory without data files unreadable (exit 3), as build refuses it, and checks the other inputs all the same', async () => {

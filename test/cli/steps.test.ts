@@ -217,7 +217,7 @@ describe('a finalize killed while it removed its work directory', () => {
     const pyramid = contents(out);
     leave();
     const again = await step(['finalize', out, '--workers', '1']);
-    expect([again.code, again.err.split('\n')[0]]).toEqual([0, `warning: ${out} is finalized already (a complete output, its work directory gone): nothing to do`]);
+    expect([again.code, again.err.split('\n')[0]]).toEqual([0, `warning: ${out} is finalized already (a complete output, its work directory gone): nothing to do [finalized-already]`]);
     expect(fs.existsSync(leftover)).toBe(false);
     expect(contents(out)).toEqual(pyramid);
     leave();

@@ -103,7 +103,7 @@ describe('mudm-tiles validate', () => {
     const good = file('good.json', fc([cell(1)]));
     const r = await run(['validate', png, good]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toBe(`warning: ${png} is an image (a label mask, or a slide): validate checks JSON documents; build traces a label mask into features (mudm-tiles build ${png} -o OUT)\n`);
+    expect(r.stderr).toBe(`warning: ${png} is an image (a label mask, or a slide): validate checks JSON documents; build traces a label mask into features (mudm-tiles build ${png} -o OUT) [image-not-validated]\n`);
     expect(r.stdout).toContain('total: 1 file (0 invalid, 0 unreadable)');
   });
 

@@ -43,7 +43,7 @@ describe('plan, build-shard, finalize', () => {
     expectSamePyramid(out, local);
     // A shard retried after finalize (a workflow's retry): nothing to do, exit 0, the pyramid as it was.
     const late = await runCli(['build-shard', out, '--shard', '2']);
-    expect([late.code, late.stderr]).toEqual([0, `warning: ${out} is finalized already (a complete output, its work directory gone): nothing for shard 2 to do\n`]);
+    expect([late.code, late.stderr]).toEqual([0, `warning: ${out} is finalized already (a complete output, its work directory gone): nothing for shard 2 to do [finalized-already]\n`]);
     expectSamePyramid(out, local);
   });
 

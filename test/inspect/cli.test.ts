@@ -107,7 +107,7 @@ describe('mudm-tiles inspect / verify', () => {
     // inspect still summarises it, but says which tile's features it could not count.
     const seen = await cli('inspect', bad);
     expect(seen.code).toBe(0);
-    expect(seen.stderr).toMatch(/^warning: 2\/1\/1\.pbf: does not decode as a PBF tile \(.+\): its features are not counted \(mudm-tiles verify checks the whole pyramid\)$/m);
+    expect(seen.stderr).toMatch(/^warning: 2\/1\/1\.pbf: does not decode as a PBF tile \(.+\): its features are not counted \(mudm-tiles verify checks the whole pyramid\) \[tile-undecodable\]$/m);
     const j = await cli('verify', bad, '--json');
     expect(j.code).toBe(1);
     expect(JSON.parse(j.stdout)).toMatchObject({ ok: false, counts: { 'tile-undecodable': 1 } });

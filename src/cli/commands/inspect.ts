@@ -27,11 +27,11 @@ export async function run(ctx: CommandContext): Promise<number> {
   const [dir, address] = inTile ? [inTile.root, inTile.address] : args;
   const reader = await openPyramidReader(dir);
   // A damaged archive hides tiles: what is read below may be short of them.
-  for (const p of reader.problems ?? []) log.warn(`${p.path}: ${p.message} (mudm-tiles verify checks the whole pyramid)`, { path: p.path, code: p.code });
+  for (const p of reader.problems ?? []) log.warn(`${p.path}: ${p.message} (mudm-tiles verify checks the whole pyramid)`, { event: p.code, path: p.path });
   try {
     if (address === undefined) {
       const summary = inspectPyramid(reader);
-      for (const u of summary.unreadable ?? []) log.warn(`${u.path}: ${u.message} (mudm-tiles verify checks the whole pyramid)`, { path: u.path, code: 'tile-undecodable' });
+      for (const u of summary.unreadable ?? []) log.warn(`${u.path}: ${u.message} (mudm-tiles verify checks the whole pyramid)`, { event: 'tile-undecodable', path: u.path });
       io.stdout.write(options.json ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary));
       return EXIT_OK;
     }
@@ -43,7 +43,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     const asked = tileFormat(options.format, ctx.given.format !== undefined);
     if (named && asked && named !== asked) throw new UsageError(`tile ${address} names a ${named} file, and --format says ${asked}: give one`);
     const tile = decodeTile(pyramid, z, x, y, plane, { format: named ?? asked });
-    if (!tile.exists) log.warn(`${tile.path}: no such tile (an empty tile is not written: no features there)`, { path: tile.path });
+    if (!tile.exists) log.warn(`${tile.path}: no such tile (an empty tile is not written: no features there)`, { event: 'no-such-tile', path: tile.path });
     io.stdout.write(`${JSON.stringify(tile.collection, null, 2)}\n`);
   } finally {
     reader.close();

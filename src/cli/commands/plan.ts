@@ -19,7 +19,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   return interruptible(log, 'plan', progress, async (signal) => {
     // --input and --manifest are in `inputs` now.
     const r = await planShardedBuild(inputs, { ...options, input: [], manifest: undefined }, {
-      onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), onInfo: (m, f) => log.info(m, f), onRemoved: removalLogger(log, out), processes: localProcesses, signal,
+      onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), onInfo: (m, f) => log.notice(m, f), onRemoved: removalLogger(log, out), processes: localProcesses, signal,
     });
     progress.end();
     if (r.again) {

@@ -28,9 +28,9 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0..65535, found ${port}`);
   const server = await startServer({ root: dir, port, cors: options.cors });
   if (fs.statSync(dir).isDirectory()) {
-    if (!fs.existsSync(path.join(dir, 'tileset.json'))) log.warn(`${dir} has no tileset.json yet: the viewer shows nothing until a build finishes there`);
+    if (!fs.existsSync(path.join(dir, 'tileset.json'))) log.warn(`${dir} has no tileset.json yet: the viewer shows nothing until a build finishes there`, { event: 'no-descriptor-yet', dir });
   } else if (!holdsDescriptor(dir)) {
-    log.warn(`${dir} was not written by mudm-tiles (its metadata is no tileset descriptor): its tiles are served at /{z}/{x}/{y} and its metadata as /tileset.json as they are, but the viewer cannot open it`);
+    log.warn(`${dir} was not written by mudm-tiles (its metadata is no tileset descriptor): its tiles are served at /{z}/{x}/{y} and its metadata as /tileset.json as they are, but the viewer cannot open it`, { event: 'not-a-pyramid-archive', file: dir });
   }
   io.stdout.write(`serving ${dir} at ${server.url} (viewer at ${server.url}, Ctrl-C to stop)\n`);
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
