@@ -24,7 +24,7 @@ import type { UnitMarker } from './unit-log.js';
 /** The markers of every level summed: what the descriptor (complete zooms, kept fractions) and the report need. */
 export interface MarkerTotals {
   byZoom: Record<string, ZoomReport>;
-  /** Per zoom, per layer: features drawn as points (counted per tile), thinned (not drawn), share drawn. */
+  /** Per zoom, per layer: features drawn as points (counted per tile), thinned (not drawn), share drawn; the last two count a feature of many pieces by its pieces (unit.ts). */
   pointified: number[][];
   thinned: number[][];
   keptFraction: number[][];
@@ -70,7 +70,8 @@ export function sumMarkers(plan: BuildPlan, markers: UnitMarker[][]): MarkerTota
     m.kept.forEach((row, z) => row?.forEach((v, l) => { kept[z][l] += v; }));
     if (m.largest && (!largest || m.largest.bytes > largest.bytes || (m.largest.bytes === largest.bytes && m.largest.path < largest.path))) largest = m.largest;
   }
-  // The layer's total: the features level 0 (which tiles the finest zoom) was given, each counted by its home unit.
+  // The layer's total: the features level 0 (which tiles the finest zoom) was given, each counted by its home unit
+  // (a feature of many pieces by its pieces, as a zoom draws a share of them: tile/pieces.ts `piecesDrawn`).
   // With --lod none the finest zoom may draw fewer (a feature of which nothing is left on its grid): thinned there
   // too. A line shorter than one unit of the finest grid that rounds to one position there may straddle a coarser
   // zoom's rounding: drawn there, not finer. These are counts, so such a zoom reads as drawing everything, never more.

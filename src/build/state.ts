@@ -38,10 +38,10 @@ const PLAN_FILE = 'plan.json';
  * 11: MultiPoints and MultiLineStrings of NEAR_PIECES pieces are stored in part too, a record flags a feature of many
  * pieces (thinned piece by piece: tile/pieces.ts), and a box from a tile's buffered edge meets it (space.ts `tileRange`):
  * steps of versions 10 and 11 would each tile the other's plans otherwise, so only this version is read.
- * A field that a step of the same version may pass over, or find absent, without misreading anything keeps the
- * version: `recordBytes` (a step without it only checks that the records are there, not their sizes).
+ * 12: markers count a feature of many pieces by its pieces, its reduced records carry the whole's (11 counts features).
+ * A field a step of the same version may pass over, or find absent, without misreading keeps it: `recordBytes`.
  */
-export const PLAN_VERSION = 11;
+export const PLAN_VERSION = 12;
 /** The versions of the plans this mudm-tiles goes on with: its own, and those whose records it reads alike (none now). */
 const READ_VERSIONS = [PLAN_VERSION] as const;
 

@@ -34,7 +34,7 @@ export interface BuildReport {
   tiles: {
     total: number; bytes: number;
     byZoom: Record<string, ZoomReport>;
-    /** Per layer and zoom: features drawn as points (per tile), features not drawn (thinned), share drawn where below 1. */
+    /** Per layer and zoom: features drawn as points (per tile), not drawn (thinned), share drawn where below 1; thinned and share count a feature of many pieces by its pieces. */
     byLayer: Record<string, { pointified: number[]; thinned: number[]; completeZooms: number[]; keptFraction: Record<string, number> }>;
     largest: { path: string; bytes: number } | null;
     /**

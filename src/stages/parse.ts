@@ -193,7 +193,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     // Polygons without area draw nothing at any zoom: counted here rather than vanishing in the tiler.
     if (enclosesNoArea(geom, f.geometry)) return 'zero-area';
     // Its layer travels beside it (the id, to `encode`); -1 stands in the one-shape feature.
-    let flat = flatFeatureOf(seq, -1, geom, undefined, f, undefined, undefined, undefined, false);
+    let flat = flatFeatureOf(seq, -1, geom, undefined, f, undefined, undefined, undefined, false, undefined);
     // A JSON-only sketch sizes the head text the record holds: made once, for both.
     if (sketch?.format === 'json') flat.headJson = encoder.encode(headTextOf(flat, layer));
     if (!enc.encode(layer, flat)) return nowhere(f.geometry);
@@ -201,9 +201,9 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     if (b[2] < 0 || b[3] < 0 || (image ? b[0] > image.width || b[1] > image.height : b[0] >= side || b[1] >= side)) return beyond;
     if (!boxInside(b, world)) {
       const inside = cutToRect(flat.geom, world, clipper);
-      // The cut feature keeps the tags and head the first encoding made.
+      // The cut feature keeps the tags and head the first encoding made; its pieces are those within the world.
       if (inside === null) return beyond;
-      flat = withGeometry(flat, inside, flat.lod);
+      flat = withGeometry(flat, inside, flat.lod, undefined);
       if (!enc.encode(layer, flat)) return beyond;
     }
     const prefix = unitKeyPrefix(plane);

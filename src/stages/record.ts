@@ -21,8 +21,9 @@ import type { Rect } from '../tiling/clip.js';
 // A partial record (flagged, with lod) holds some pieces of a large multi-geometry (points, lines or polygons); after
 // its lod come their indexes in the whole.
 // MANY: a multi-geometry of NEAR_PIECES pieces or more as read, thinned piece by piece (tile/pieces.ts), the flag kept
-// through reduction, which may drop collapsed polygons below that count.
-const HOME = 1, LOD = 2, MESHES = 4, PARTIAL = 16, MANY = 32;
+// through reduction, which may drop collapsed polygons below that count. PIECES: such a feature reduced, its pieces as
+// read one more number after its lod (a zoom's share counts them); never on a partial record, which no unit counts.
+const HOME = 1, LOD = 2, MESHES = 4, PARTIAL = 16, MANY = 32, PIECES = 64;
 /** Flag of a pointer to a record stored once for many cells (shared-records.ts), which readers replace before reading. */
 export const SHARED_FLAG = 8;
 const HEADER = 24;
@@ -141,15 +142,16 @@ export class RecordEncoder {
     this.meshes = [];
     this.geometry(f.geom);
     if (!(this.box[0] <= this.box[2])) return false;
-    this.finish(f.seq, f.tagsBytes ?? this.tags.encode(layer, tagsOf(f)), !this.heads ? NO_HEAD : f.headJson ?? headTextOf(f, layer), f.lod, f.many === true || pieceCount(f.geom) >= NEAR_PIECES);
+    this.finish(f.seq, f.tagsBytes ?? this.tags.encode(layer, tagsOf(f)), !this.heads ? NO_HEAD : f.headJson ?? headTextOf(f, layer), f.lod, f.many === true || pieceCount(f.geom) >= NEAR_PIECES, f.pieces);
     return true;
   }
 
   bytes(): Uint8Array { return this.buf.subarray(0, this.length); }
 
-  private finish(seq: number, tags: Uint8Array, head: string | Uint8Array, lod: number[] | undefined, many: boolean): void {
+  private finish(seq: number, tags: Uint8Array, head: string | Uint8Array, lod: number[] | undefined, many: boolean, pieces: number | undefined): void {
     let flags = many ? MANY : 0;
     if (lod) { flags |= LOD; for (const v of lod) this.num(v); }
+    if (pieces !== undefined) { flags |= PIECES; this.num(pieces); }
     const meshes = this.meshes.length > 0 ? JSON.stringify(this.meshes) : '';
     const textAt = HEADER + (this.n + (meshes ? 1 : 0)) * 8;
     const headAt = textAt + tags.length;
@@ -242,7 +244,7 @@ export function partialRecord(f64: Float64Array, at: number, pieces: Pieces, kee
   const len = (HEADER + count * 8 + textBytes + 7) & ~7;
   const out = new Uint8Array(len);
   const o32 = new Uint32Array(out.buffer), o64 = new Float64Array(out.buffer);
-  o32[0] = len; o32[1] = (u32[1] & ~HOME) | LOD | PARTIAL; o32[4] = textBytes; o32[5] = count;
+  o32[0] = len; o32[1] = (u32[1] & ~(HOME | PIECES)) | LOD | PARTIAL; o32[4] = textBytes; o32[5] = count;
   o64[1] = f64[(at >> 3) + 1];
   let n = HEADER >> 3;
   o64[n++] = code;
@@ -346,7 +348,8 @@ export class RecordReader {
       this.pieces = flags & PARTIAL ? cut.places.map((p) => this.pieces[p]) : cut.places;
       this.partial = true;
     }
-    return flatFeatureOf(this.seq, layerIndex(layer), geom, lod, undefined, headJson, tags, this.bytes.subarray(textAt, headAt), (flags & MANY) !== 0);
+    const whole = flags & PIECES ? this.f64[r.i + (flags & LOD ? 6 : 0)] : undefined;
+    return flatFeatureOf(this.seq, layerIndex(layer), geom, lod, undefined, headJson, tags, this.bytes.subarray(textAt, headAt), (flags & MANY) !== 0, whole);
   }
 
   /** The tags written at `at` (see TagWriter): the layer id and the feature's PBF id and tags. */

@@ -6,7 +6,7 @@ import { lodOf, onlyMeshes, withGeometry, type FlatFeature, type TileGeometry } 
 import { Simplifier } from '../tiling/simplify.js';
 import { tileFeatures, TilerScratch } from './tile/tiler.js';
 import { reduceForZoom } from './tile/reduce.js';
-import { drawnMany, type PieceKeys } from './tile/pieces.js';
+import { drawnMany, piecesDrawn, wholePieces, type PieceKeys } from './tile/pieces.js';
 import { zoomContext, type TileSpec, type ZoomContext } from './tile/spec.js';
 import { homeCell, RecordRouter, type UnitSource } from './partition.js';
 import { unitKeyPrefix } from './unit-key.js';
@@ -52,9 +52,9 @@ export interface UnitResult {
   next: [string, Uint8Array][];
   features: number;
   pointified: number[][];
-  /** Per zoom, per layer: the unit's own features (home) that the zoom draws. */
+  /** Per zoom, per layer: the unit's own features (home) that the zoom draws; of a feature of many pieces, its pieces drawn. */
   kept: number[][];
-  /** Per layer: the unit's own features, drawn or not (with --lod none the finest zoom may draw fewer). */
+  /** Per layer: the unit's own features, drawn or not (with --lod none the finest zoom may draw fewer); of many pieces, their pieces. */
   offered: number[];
   /** Per zoom: the lowest threshold at which every tile of the unit fits the budget, where one does not (else 0). */
   needs: number[];
@@ -295,7 +295,7 @@ function joinCopy(features: FlatFeature[], pieces: (number[] | undefined)[], at:
   } else if (a.k === 'lines') geom = { k: 'lines', type: a.type, parts: from.map((g, k) => (g as typeof a).parts[place[k]]) };
   else if (a.k === 'polygons') geom = { k: 'polygons', type: a.type, polys: from.map((g, k) => (g as typeof a).polys[place[k]]) };
   else return;
-  features[at] = withGeometry(features[at], geom, features[at].lod);
+  features[at] = withGeometry(features[at], geom, features[at].lod, features[at].pieces);
   pieces[at] = joined;
 }
 
@@ -307,12 +307,15 @@ function boxesOf(features: readonly FlatFeature[]): Boxes {
   return (i) => (known[i] !== undefined ? known[i] : (known[i] = features[i].lod ?? lodOf(features[i].geom)));
 }
 
-/** Whether the tiler draws feature `i` at zoom `z`, as far as thinning goes (thinning.ts `drawn`, as the tiler applies it). */
-function drawnAt(f: FlatFeature, i: number, boxes: Boxes, spec: TileSpec, zc: ZoomContext, keys: PieceKeys): boolean {
+/**
+ * How much of feature `i` the tiler draws at zoom `z`, as far as thinning goes (thinning.ts `drawn`, as the tiler
+ * applies it): 1 or 0; of a feature of many pieces, its pieces drawn (tile/pieces.ts), 0 only where none is.
+ */
+function drawnAt(f: FlatFeature, i: number, boxes: Boxes, spec: TileSpec, zc: ZoomContext, keys: PieceKeys): number {
   const t = spec.thresholds?.[zc.z]?.[f.layer] ?? 0;
-  // A feature of many pieces: tile/pieces.ts.
-  if (f.many) return drawnMany(t, f.seq, zc.spares, f.geom, () => boxes(i), zc.subPixel, zc.sqTol, keys) !== null;
-  return drawn(t, f.seq, zc.spares, f.geom, () => boxes(i), zc.subPixel);
+  if (!f.many) return drawn(t, f.seq, zc.spares, f.geom, () => boxes(i), zc.subPixel) ? 1 : 0;
+  const g = drawnMany(t, f.seq, zc.spares, f.geom, () => boxes(i), zc.subPixel, zc.sqTol, keys);
+  return piecesDrawn(g, t, f.seq, zc.spares, f.geom, () => boxes(i), zc.subPixel, zc.sqTol, keys, wholePieces(f));
 }
 
 export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = new TilerScratch()): UnitResult {
@@ -339,13 +342,14 @@ export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = 
     if (home[i] === 0) return;
     // The finest zoom draws it, or nothing of it was left on its grid (not drawn: counted as left out there); one
     // whose geometry lies past the world's edge, though its box reaches a tile, is in no count.
-    if (placed === undefined || collapsed === undefined || ((placed[i] | collapsed[i]) & (1 << spec.maxZoom)) !== 0) res.offered[f.layer]++;
+    // A feature of many pieces counts its pieces, drawn and in all: a zoom may draw a share of them (tile/pieces.ts).
+    if (placed === undefined || collapsed === undefined || ((placed[i] | collapsed[i]) & (1 << spec.maxZoom)) !== 0) res.offered[f.layer] += f.many ? wholePieces(f) : 1;
     // Counted once, by the feature's home unit: its tiles' own counts would count it once per tile. A home feature's
     // box meets the unit's cell, so the tiler looked at it at every zoom.
     if (spec.formats.json && spec.formats.pbf && onlyMeshes(f.geom)) res.notInPbf++;
     for (const zc of zooms) {
       if (placed !== undefined && (placed[i] & (1 << zc.z)) === 0) continue;
-      if (drawnAt(f, i, boxes, spec, zc, scratch.pieces)) res.kept[zc.z][f.layer]++;
+      res.kept[zc.z][f.layer] += drawnAt(f, i, boxes, spec, zc, scratch.pieces);
     }
   });
   for (const t of tiles) {
@@ -384,7 +388,7 @@ function reduceForNext(features: FlatFeature[], home: Uint8Array, boxes: Boxes, 
   const zc = zoomContext(task.spec, reduceZoom);
   for (let i = 0; i < features.length; i++) {
     const f = features[i];
-    if (home[i] === 0 || !drawnAt(f, i, boxes, task.spec, zc, keys)) continue;
+    if (home[i] === 0 || drawnAt(f, i, boxes, task.spec, zc, keys) === 0) continue;
     const r = reduceForZoom(f, task.spec, reduceZoom, simplifier);
     if (r === null || !enc.encode(task.spec.layers[r.layer].id, r)) continue;
     router.route(prefix, enc.bytes(), enc.box, ts, pad, n - 1);

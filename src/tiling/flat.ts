@@ -59,6 +59,11 @@ export interface FlatFeature {
    * draw piece by piece (tile/pieces.ts); kept through reduction, which may drop collapsed polygons.
    */
   many?: boolean;
+  /**
+   * Of such a feature reduced for coarser zooms, its pieces as read (`pieceCount` of the original): reduction may drop
+   * polygons or make it its centroid, and the share a zoom draws is counted in the pieces as read (tile/pieces.ts).
+   */
+  pieces?: number;
 }
 
 /** What a feature's tags and JSON head are made from. */
@@ -154,7 +159,7 @@ export function headOf(f: Feature): FeatureHead {
 /** The tiler's form of a GeoJSON feature; null when it has nothing to place. */
 export function flatFeature(tf: TileFeature): FlatFeature | null {
   const geom = tf.feature.geometry === null ? null : flatten(tf.feature.geometry);
-  return geom === null ? null : flatFeatureOf(tf.seq, tf.layer, geom, undefined, headOf(tf.feature), undefined, undefined, undefined, false);
+  return geom === null ? null : flatFeatureOf(tf.seq, tf.layer, geom, undefined, headOf(tf.feature), undefined, undefined, undefined, false, undefined);
 }
 
 /**
@@ -164,14 +169,14 @@ export function flatFeature(tf: TileFeature): FlatFeature | null {
  */
 export function flatFeatureOf(
   seq: number, layer: number, geom: TileGeometry, lod: number[] | undefined, head: FeatureHead | undefined,
-  headJson: Uint8Array | undefined, tags: FeatureTags | undefined, tagsBytes: Uint8Array | undefined, many: boolean,
+  headJson: Uint8Array | undefined, tags: FeatureTags | undefined, tagsBytes: Uint8Array | undefined, many: boolean, pieces: number | undefined,
 ): FlatFeature {
-  return { seq, layer, geom, lod, head, headJson, tags, tagsBytes, many };
+  return { seq, layer, geom, lod, head, headJson, tags, tagsBytes, many, pieces };
 }
 
-/** `f` with other geometry (and its original box and centroid in `lod`). */
-export function withGeometry(f: FlatFeature, geom: TileGeometry, lod: number[] | undefined): FlatFeature {
-  return flatFeatureOf(f.seq, f.layer, geom, lod, f.head, f.headJson, f.tags, f.tagsBytes, f.many === true);
+/** `f` with other geometry (and its original box and centroid in `lod`, and its pieces as read in `pieces`). */
+export function withGeometry(f: FlatFeature, geom: TileGeometry, lod: number[] | undefined, pieces: number | undefined): FlatFeature {
+  return flatFeatureOf(f.seq, f.layer, geom, lod, f.head, f.headJson, f.tags, f.tagsBytes, f.many === true, pieces);
 }
 
 /** The members of a feature made from GeoJSON (one read from a record carries their bytes instead). */

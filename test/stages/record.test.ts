@@ -258,7 +258,7 @@ describe('one shape for every flat feature', () => {
     while (r.next()) read.push(r.feature(() => 0));
     expect(read.map((f) => f.lod === undefined)).toEqual([true, false]);
     const keys = Object.keys(made);
-    expect(keys).toEqual(['seq', 'layer', 'geom', 'lod', 'head', 'headJson', 'tags', 'tagsBytes', 'many']);
+    expect(keys).toEqual(['seq', 'layer', 'geom', 'lod', 'head', 'headJson', 'tags', 'tagsBytes', 'many', 'pieces']);
     for (const f of [reduced, simplified, ...read]) expect(Object.keys(f)).toEqual(keys);
   });
 

@@ -1,8 +1,8 @@
 // Thinning a multi-geometry of many pieces piece by piece: a zoom that keeps a share of the features keeps that share of
 // a gene's transcripts, a track's lines or a class mask's polygons, instead of all or none of them.
-import { hasExtent, type TileGeometry } from '../../tiling/flat.js';
+import { hasExtent, pieceCount, type FlatFeature, type TileGeometry } from '../../tiling/flat.js';
 import { Simplifier } from '../../tiling/simplify.js';
-import { keeps, thinningPriority, wideEnough } from '../thinning.js';
+import { keeps, PRIORITY_RANGE, thinningPriority, wideEnough } from '../thinning.js';
 
 /**
  * Thinning priorities of pieces, from the feature's sequence number and the piece's first position: reduction keeps a
@@ -79,4 +79,35 @@ export function drawnMany(threshold: number, seq: number, spares: boolean, g: Ti
   const kept = keptPieces(g, threshold, seq, keys);
   if (kept !== null && (own || someStays(kept, sqTol, keys.simplifier))) return kept;
   return own ? emptied(g) : null;
+}
+
+/** The pieces of a feature of many pieces as read: those a reduction left it (`FlatFeature.pieces`), else its geometry's. */
+export function wholePieces(f: Pick<FlatFeature, 'geom' | 'pieces'>): number {
+  return f.pieces ?? pieceCount(f.geom);
+}
+
+/**
+ * How many of the `whole` pieces (as read) of a feature of many pieces of geometry `g` a zoom draws, where `drawnMany`
+ * (same arguments) gave `drawn`: none where it draws nothing; all where it draws the whole (spared, or below a display
+ * pixel: its centroid); else those whose priorities reach the threshold among the pieces that stay on the zoom's grid,
+ * and of those that do not (left out, or all of them where its centroid stands for them) the threshold's share: a
+ * collapsed piece counts as drawn as an ordinary feature drawn as a point does, but a coarser level's record has
+ * dropped such pieces (reduce.ts), so their priorities are not known there. Counted so, every level and unit cut gives
+ * one count. Never 0 where something is drawn.
+ */
+export function piecesDrawn(drawn: TileGeometry | null, threshold: number, seq: number, spares: boolean, g: TileGeometry, box: () => ArrayLike<number> | null, pixel: number, sqTol: number, keys: PieceKeys, whole: number): number {
+  if (drawn === null) return 0;
+  if (threshold === 0) return whole;
+  const point = g.k === 'points' && g.type === 'Point';
+  const b = box();
+  if (spares && (hasExtent(g) || point) && wideEnough(b, pixel)) return whole;
+  if (b !== null && b[2] - b[0] < pixel && b[3] - b[1] < pixel) return whole;
+  // A Point not below a pixel: reduction made it the centroid of pieces that all collapse.
+  let stay = 0, kept = 0;
+  const see = (x: number, y: number) => { stay++; if (keys.priority(seq, x, y) >= threshold) kept++; };
+  if (g.k === 'points' && !point) for (let i = 0; i + 1 < g.xy.length; i += 2) see(g.xy[i], g.xy[i + 1]);
+  else if (g.k === 'lines') for (const p of g.parts) see(p[0], p[1]);
+  else if (g.k === 'polygons') for (const poly of g.polys) if (keys.simplifier.simplify(poly[0], sqTol, true) !== null) see(poly[0][0], poly[0][1]);
+  const share = 1 - threshold / PRIORITY_RANGE;
+  return Math.max(1, kept + Math.round(Math.max(0, whole - stay) * share));
 }

@@ -1,5 +1,5 @@
 // Reduction for the level above: a unit's feature simplified (or made its centroid) for every zoom up to a given one.
-import { hasExtent, hasMesh, lodOf, withGeometry, type Flat, type FlatFeature, type TileGeometry } from '../../tiling/flat.js';
+import { hasExtent, hasMesh, lodOf, pieceCount, withGeometry, type Flat, type FlatFeature, type TileGeometry } from '../../tiling/flat.js';
 import { Simplifier } from '../../tiling/simplify.js';
 import { zoomContext, type TileSpec } from './spec.js';
 
@@ -53,10 +53,12 @@ export function reduceForZoom(f: FlatFeature, spec: Pick<TileSpec, 'side' | 'lod
   const lod = f.lod ?? lodOf(g);
   if (lod === null) return f;
   const zc = zoomContext({ side: spec.side, finestZoom: Infinity }, zoom);
-  // The reduced feature keeps everything but its geometry (members, or their record bytes) and notes the original.
-  const point = (): FlatFeature => withGeometry(f, { k: 'points', type: 'Point', xy: [lod[4], lod[5]] }, lod);
+  // The reduced feature keeps everything but its geometry (members, or their record bytes) and notes the original:
+  // its box and centroid, and, of a feature of many pieces, how many it had (the share a zoom draws counts them).
+  const pieces = f.many === true ? f.pieces ?? pieceCount(g) : undefined;
+  const point = (): FlatFeature => withGeometry(f, { k: 'points', type: 'Point', xy: [lod[4], lod[5]] }, lod, pieces);
   if (spec.lod === 'auto' && lod[2] - lod[0] < zc.subPixel && lod[3] - lod[1] < zc.subPixel) return point();
   const reduced = reduceGeometry(g, zc.sqTol, simplifier);
   if (reduced === null) return spec.lod === 'auto' && hasExtent(g) ? point() : null;
-  return reduced === g ? f : withGeometry(f, reduced, lod);
+  return reduced === g ? f : withGeometry(f, reduced, lod, pieces);
 }
