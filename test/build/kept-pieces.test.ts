@@ -38,7 +38,7 @@ interface Built { keptFraction: Record<string, Record<string, number> | undefine
 
 async function build(text: string, opts: Record<string, unknown>): Promise<Built> {
   const sink = new MemorySink();
-  const options = { workers: 1, memoryBudget: 64 * 1024 * 1024, imageSize: `${SIDE},${SIDE}`, maxZoom: 4, format: 'pbf', tileBudget: '6000', layerBy: 'kind', ...opts };
+  const options = { workers: 1, memoryBudget: 64 * 1024 * 1024, imageSize: `${SIDE},${SIDE}`, maxZoom: 4, format: 'pbf', tileBudget: 6000, layerBy: 'kind', ...opts };
   await buildPyramid([{ source: memorySource('genes.json', text) }], options, { sink });
   const json = (name: string) => JSON.parse(Buffer.from(sink.files.get(name)!).toString('utf8')) as Record<string, unknown>;
   const layers = json('tileset.json').vector_layers as { id: string; kept_fraction?: Record<string, number> }[];
