@@ -56,20 +56,25 @@ export class FeatureTextWriter {
     return this.buf.subarray(start, this.pos);
   }
 
-  /** A closed ring: its vertices, then its first again. */
+  /** A closed ring: its vertices, then its first again. Room made once, the bytes written by local index. */
   private ring(rings: LabelRings, r: number, top: number): void {
     const s = rings.start[r], n = rings.length[r], xy = rings.xy;
-    this.byte(0x5b);
+    // "[x,y]," of two 10-digit numbers at the most, per vertex and the closing repeat, and the brackets.
+    if (this.pos + 24 * (n + 1) + 2 > this.buf.length) this.grow(24 * (n + 1) + 2);
+    const buf = this.buf;
+    let p = this.pos;
+    buf[p++] = 0x5b;
     for (let i = 0; i <= n; i++) {
       const v = 2 * (s + (i === n ? 0 : i));
-      if (i > 0) this.byte(0x2c);
-      this.byte(0x5b);
-      this.int(xy[v]);
-      this.byte(0x2c);
-      this.int(top + xy[v + 1]);
-      this.byte(0x5d);
+      if (i > 0) buf[p++] = 0x2c;
+      buf[p++] = 0x5b;
+      p = digits(buf, p, xy[v]);
+      buf[p++] = 0x2c;
+      p = digits(buf, p, top + xy[v + 1]);
+      buf[p++] = 0x5d;
     }
-    this.byte(0x5d);
+    buf[p++] = 0x5d;
+    this.pos = p;
   }
 
   private byte(b: number): void {
@@ -86,12 +91,7 @@ export class FeatureTextWriter {
   /** A non-negative integer below 2^53 in decimal. */
   private int(v: number): void {
     if (this.pos + 16 > this.buf.length) this.grow(16);
-    if (v < 10) { this.buf[this.pos++] = 0x30 + v; return; }
-    let digits = 1;
-    for (let t = v; t >= 10; t = Math.floor(t / 10)) digits++;
-    let p = this.pos + digits;
-    this.pos = p;
-    for (let t = v; p > this.pos - digits; t = Math.floor(t / 10)) this.buf[--p] = 0x30 + (t % 10);
+    this.pos = digits(this.buf, this.pos, v);
   }
 
   private grow(n: number): void {
@@ -101,4 +101,18 @@ export class FeatureTextWriter {
     b.set(this.buf.subarray(0, this.pos));
     this.buf = b;
   }
+}
+
+/** Writes a non-negative integer below 2^53 in decimal at `p`; returns where it ends. */
+function digits(buf: Uint8Array, p: number, v: number): number {
+  if (v < 10) { buf[p] = 0x30 + v; return p + 1; }
+  let n = 2;
+  for (let t = 100; t <= v && n < 16; t *= 10) n++;
+  const end = p + n;
+  if (v < 2147483648) {
+    for (let q = end, t = v | 0; q > p; t = (t / 10) | 0) buf[--q] = 0x30 + (t % 10);
+  } else {
+    for (let q = end, t = v; q > p; t = Math.floor(t / 10)) buf[--q] = 0x30 + (t % 10);
+  }
+  return end;
 }

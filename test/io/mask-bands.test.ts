@@ -8,7 +8,9 @@ import { maskSource } from '../../src/io/mask-source.js';
 import { readLabelMask } from '../../src/io/mask.js';
 import { MemorySink } from '../../src/io/sink.js';
 import { FeatureText } from '../../src/io/source.js';
-import { labelsToFeatures } from '../../src/raster/features.js';
+import { labelFeature, labelsOf, labelsToFeatures } from '../../src/raster/features.js';
+import { FeatureTextWriter } from '../../src/raster/feature-text.js';
+import { traceLabelRings } from '../../src/raster/trace.js';
 import { LabelRows } from '../../src/raster/strips.js';
 import { mulberry32 } from '../../src/random.js';
 import { littleEndianTiff } from '../helpers/tiff.js';
@@ -71,6 +73,21 @@ describe('label masks read in bands of rows', () => {
       expect(whole.length).toBeGreaterThan(20);
       for (const rows of [1, 2, 5, 13, 40]) expect(await featuresOf(path, rows * width * 4), `seed ${seed}, ${rows} rows a band`).toEqual(whole);
     }
+  });
+
+  it('writes each label as the text JSON.stringify gives its feature, byte for byte', () => {
+    const width = 90, height = 70;
+    const rings = traceLabelRings({ width, height, data: instanceMask(9, width, height) });
+    const writer = new FeatureTextWriter();
+    const utf8 = new TextDecoder();
+    let multi = 0, holes = 0;
+    for (const parts of labelsOf(rings)) {
+      const f = labelFeature(rings, parts, 1_000_000_007);
+      expect(utf8.decode(writer.write(rings, parts, 1_000_000_007))).toBe(JSON.stringify(f));
+      if (parts.polygons.length > 1) multi++;
+      if (parts.polygons.some((p) => p.length > 1)) holes++;
+    }
+    expect([multi > 0, holes > 0]).toEqual([true, true]);
   });
 
   it('plans bands down to the lowest row of the labels they give; labels reaching down from band after band make one band', () => {
