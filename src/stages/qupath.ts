@@ -132,9 +132,13 @@ export function classColour(props: Properties | null | undefined): { value: stri
   return colour === undefined ? undefined : { value: c.name, colour };
 }
 
+/** How QuPath names the measurements of a cell's nucleus ("Nucleus: Area µm^2"; "Nucleus/Cell area ratio" is the cell's). */
+const NUCLEUS_MEASUREMENT = 'Nucleus:';
+
 /**
- * A cell's nucleus as a feature of its own: the cell's `nucleusGeometry`, `parentId` the cell's id, and the cell's
- * class (so both colour alike), `objectType` "nucleus". Undefined when the feature has no nucleus geometry.
+ * A cell's nucleus as a feature of its own: the cell's `nucleusGeometry`, `parentId` the cell's id, the cell's class
+ * (so both colour alike), `objectType` "nucleus", and the cell's measurements of its nucleus (so colouring by one
+ * colours the nucleus too, where it drew "no value"). Undefined when the feature has no nucleus geometry.
  */
 export function nucleusOf(cell: Feature): Feature | undefined {
   const geometry = (cell as unknown as Record<string, unknown>).nucleusGeometry;
@@ -142,6 +146,11 @@ export function nucleusOf(cell: Feature): Feature | undefined {
   const properties: Properties = { objectType: 'nucleus' };
   const c = cell.properties?.classification;
   if (c !== undefined) properties.classification = c;
+  const m = cell.properties?.measurements;
+  if (isPlainObject(m)) {
+    const own = Object.entries(m).filter(([k]) => k.startsWith(NUCLEUS_MEASUREMENT));
+    if (own.length > 0) properties.measurements = Object.fromEntries(own);
+  }
   const nucleus: Feature = { type: 'Feature', geometry: geometry as Feature['geometry'], properties };
   if (cell.id !== undefined) nucleus.parentId = cell.id;
   return nucleus;

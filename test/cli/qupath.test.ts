@@ -109,7 +109,7 @@ describe('QuPath 0.4+ export', () => {
     }
   });
 
-  it('nuclei: layer nucleus, parentId the cell id, the cell class, one per cell', () => {
+  it('nuclei: layer nucleus, parentId the cell id, the cell class and its nucleus measurements, one per cell', () => {
     const nuclei = pbfAtZoom(out, d, d.maxzoom).filter((f) => f.layer === 'nucleus');
     const parents = new Map(modern.filter((f) => f.nucleusGeometry).map((f) => [f.id, f]));
     const seen = new Set(nuclei.map((n) => n.properties.parentId));
@@ -119,8 +119,12 @@ describe('QuPath 0.4+ export', () => {
       const c = cell.properties.classification as { name?: string; names?: string[] } | undefined;
       expect(n.properties).toMatchObject({ objectType: 'nucleus' });
       expect(n.properties['classification.name']).toBe(c ? c.name ?? c.names?.join(': ') : undefined);
+      // "Nucleus: …" measurements, not the cell's own nor "Nucleus/Cell area ratio" ("NaN" is null, which tiles leave out).
+      const own = Object.entries(cell.properties.measurements as Record<string, unknown>).filter(([k, v]) => k.startsWith('Nucleus:') && typeof v === 'number');
+      expect(own.length).toBeGreaterThan(0);
+      expect(Object.entries(n.properties).filter(([k]) => k.startsWith('measurements.'))).toEqual(own.map(([k, v]) => [`measurements.${k}`, v]));
     }
-    expect(layer(d, 'nucleus').fields).toMatchObject({ parentId: 'String', objectType: 'String', 'classification.name': 'String' });
+    expect(layer(d, 'nucleus').fields).toMatchObject({ parentId: 'String', objectType: 'String', 'classification.name': 'String', 'measurements.Nucleus: Circularity': 'Number' });
   });
 });
 
