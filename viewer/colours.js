@@ -50,7 +50,7 @@ export function hexToRgba(hex, alpha) {
 
 /**
  * Fields of every layer merged: name → { type, enums (sorted strings), ranges (layer id → [min, max]), colours
- * (value → #rrggbb) }.
+ * (value → #rrggbb), valuesOf (layer id → the values it lists or colours) }.
  * Names are taken whole: `classification.name` and `measurements.Cell: Area` are plain PBF property names.
  * `colours` comes from the layer's foreign member `fieldcolors` ({ field: { value: colour } }), the data's own class
  * colours (QuPath's); the first layer to name a value's colour wins.
@@ -59,14 +59,17 @@ export function collectFields(descriptor) {
   const out = new Map();
   for (const l of descriptor.vector_layers ?? []) {
     for (const [name, type] of Object.entries(l.fields ?? {})) {
-      const f = out.get(name) ?? { type, enums: new Set(), ranges: new Map(), colours: new Map() };
-      for (const v of l.fieldenums?.[name] ?? []) f.enums.add(String(v));
+      const f = out.get(name) ?? { type, enums: new Set(), ranges: new Map(), colours: new Map(), valuesOf: new Map() };
+      const own = new Set();
+      f.valuesOf.set(l.id, own);
+      for (const v of l.fieldenums?.[name] ?? []) { f.enums.add(String(v)); own.add(String(v)); }
       const r = l.fieldranges?.[name];
       if (Array.isArray(r) && r.length === 2 && typeof r[0] === 'number' && typeof r[1] === 'number') f.ranges.set(l.id, [r[0], r[1]]);
       const given = l.fieldcolors?.[name];
       if (given && typeof given === 'object') {
         for (const [value, colour] of Object.entries(given)) {
           const hex = normalHex(colour);
+          if (hex) own.add(value);
           if (hex && !f.colours.has(value)) f.colours.set(value, hex);
         }
       }
@@ -97,10 +100,22 @@ export function defaultField(fields, layerIds = []) {
   return pick(categorical)?.[0] ?? BY_LAYER;
 }
 
-/** Values of a categorical field, in legend order: those with given colours and the enums (a Bool's two), sorted. */
-function categories(f) {
-  const values = f.type === 'Bool' ? ['false', 'true'] : f.enums;
-  return [...new Set([...f.colours.keys(), ...values])].sort();
+/**
+ * Values of a categorical field, in legend order: those with given colours and the enums (a Bool's two), sorted;
+ * with layers `hidden`, those of the layers shown (all when every one is hidden), so an unticked layer's classes leave
+ * the legend.
+ */
+function categories(f, hidden = new Set()) {
+  if (f.type === 'Bool') return ['false', 'true'];
+  const shown = [...f.valuesOf].filter(([id]) => !hidden.has(id));
+  if (hidden.size === 0 || shown.length === 0) return [...new Set([...f.colours.keys(), ...f.enums])].sort();
+  return [...new Set(shown.flatMap(([, values]) => [...values]))].sort();
+}
+
+/** The layers a legend lists: those shown, or all when every one is hidden. */
+function shownLayers(layerIds, hidden) {
+  const shown = layerIds.filter((id) => !hidden.has(id));
+  return shown.length ? shown : layerIds;
 }
 
 /**
@@ -152,7 +167,7 @@ export function legendOf(fieldName, fields, layerIds, colourOf, hidden = new Set
     const stops = RAMP.map((_, i) => colourOf(min + ((max - min) * i) / (RAMP.length - 1)));
     return { rows: [], more: 0, ramp: { min, max, stops }, note: null, none };
   }
-  const values = fieldName === BY_LAYER ? layerIds : f ? categories(f) : [];
+  const values = fieldName === BY_LAYER ? shownLayers(layerIds, hidden) : f ? categories(f, hidden) : [];
   const note = values.length === 0 && none ? 'a colour per value (the pyramid does not list its values)' : null;
   return { rows: values.slice(0, LEGEND_ROWS).map((value) => ({ value, colour: colourOf(value) })), more: Math.max(0, values.length - LEGEND_ROWS), ramp: null, note, none };
 }

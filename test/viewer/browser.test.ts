@@ -305,6 +305,13 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
           };
           return { both: of(new Set()), nuclei: of(new Set(['cells'])), none: of(new Set(['cells', 'nuclei'])) };
         })(),
+        // Unticked layers leave the legend: their classes, and their row when coloured by layer.
+        unticked: (() => {
+          const two = colours.collectFields({ vector_layers: [{ id: 'cells', fields: { class: 'String' }, fieldenums: { class: ['tumor', 'stroma'] } }, { id: 'nuclei', fields: { class: 'String' }, fieldenums: { class: ['lymph'] }, fieldcolors: { class: { nucleus: '#00ff00' } } }] });
+          const ids = ['cells', 'nuclei'];
+          const rows = (field, hidden) => colours.legendOf(field, two, ids, colours.colourer(field, two, ids, hidden), hidden).rows.map((r) => r.value);
+          return [rows('class', new Set()), rows('class', new Set(['nuclei'])), rows('class', new Set(['cells'])), rows('class', new Set(ids)), rows('(layer)', new Set(['nuclei'])), rows('(layer)', new Set(ids))];
+        })(),
         places: [[100, 100], [990, 100], [100, 630], [990, 630], [500, 320]].map(([x, y]) => card.cardPlace(x, y, 360, 220, 1000, 640)),
         tiny: card.cardPlace(990, 630, 1200, 700, 1000, 640),
         narrow: card.cardPlace(190, 420, 360, 420, 380, 700),
@@ -328,6 +335,7 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     expect(got.hashes).toEqual(['classification.name', 'measurements.Cell: Area', 'a&b=c', 'x+y %20', 'ü/#?']
       .map((colour) => ({ view: { zoom: 3.14, x: 1234.57, y: 42 }, plane: { c: 2 }, colour })));
     expect(got.ignored).toEqual({ plane: { t: -1 } });
+    expect(got.unticked).toEqual([['lymph', 'nucleus', 'stroma', 'tumor'], ['stroma', 'tumor'], ['lymph', 'nucleus'], ['lymph', 'nucleus', 'stroma', 'tumor'], ['cells'], ['cells', 'nuclei']]);
     expect(got.percents).toEqual(['>99%', '50%', '12%', '4.5%', '4%', '0.4%', '0.04%']);
     expect(got.kept).toEqual(['showing 4% of layer cells at this zoom; zoom in for more']);
     // A's given colour (normalised), B a palette colour far from it (not the palette's first, which A took), C's
