@@ -368,7 +368,7 @@ async function finalize(ctx: RunContext, upper: LevelsOutcome, tileSeconds: numb
   const assets = ctx.planFile.preview.enabled ? await writePreviews(ctx, upper.markers[0]) : undefined;
   const input: DescribeInput = {
     plan: p, stats: read.stats, pointified: totals.pointified, thinned: totals.thinned, keptFraction: totals.keptFraction,
-    vocabularies: read.collection.vocabularies, meta, assets,
+    ids: read.ids, vocabularies: read.collection.vocabularies, meta, assets,
   };
   if (p.formats.json) {
     for (const plane of p.planes) {

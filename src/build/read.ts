@@ -10,6 +10,7 @@ import { FeatureText, type FeatureSource } from '../io/source.js';
 import type { BuildConfig } from '../options.js';
 import { DataError, InputError, ReadError } from '../report/errors.js';
 import { mergeStats, type PlaneRule } from '../stages/assign.js';
+import { NUCLEUS_LAYER } from '../stages/qupath.js';
 import type { UnitStore } from '../stages/partition.js';
 import { META, newIdCounts, parseBatch, type ParseResult, type ParseTask, type RawBatch } from '../stages/parse.js';
 import type { Dim } from '../tiling/space.js';
@@ -146,6 +147,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   const fieldsSeen = new Set<string>();
   /** Per layer: valid features with an integer input id, and without (see ParseResult.ids). */
   const ids: Record<string, [number, number]> = {};
+  let nuclei = 0;
   /** Valid features without the fields that --plane-field and --layer-by name. */
   const lacking: Lacking = { planes: {}, layers: {} };
   const grow = (b: readonly number[]) => {
@@ -246,6 +248,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
       n[0] += withId;
       n[1] += without;
     }
+    nuclei += r.nuclei;
     for (const [key, bytes] of r.units) store.append(key, bytes);
     if (sketch && r.sketch) sketch.merge(r.sketch);
     io.onProgress?.({ phase: 'read', file: b.file, features: sum.read, elapsed: secondsSince(t0) });
@@ -268,6 +271,9 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     io.onWarning?.(`layer ${layer}: ${withId} feature(s) have an integer id and ${without} do not; those get their input sequence number as PBF id, which may be another feature's id (MVT ids should be unique in a layer): give every feature an id, or none`, { event: 'mixed-ids', layer, withId, without });
   }
   warnLacking(config, lacking, sum.valid, io, ids);
+  // The descriptor says per layer whose numbers its PBF ids are: the nuclei's are the build's, as a feature's without one.
+  if (nuclei > 0) ownOr(ids, NUCLEUS_LAYER, newIdCounts)[1] += nuclei;
+  sum.ids = ids;
   for (const [layer, fields] of Object.entries(sum.stats).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     for (const [field, st] of Object.entries(fields)) {
       const kinds = ([['number', st.number], ['bool', st.bool], ['string', st.string]] as const).filter(([, n]) => n > 0);

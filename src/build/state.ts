@@ -68,6 +68,11 @@ export interface ReadSummary {
   imageSized?: boolean;
   /** Valid QuPath objects on every channel (plane c -1, or none), when there are any: the plan puts them in every channel's plane. */
   everyChannel?: number;
+  /**
+   * Per layer, features whose PBF id is their input id and those whose PBF id the build made (their sequence number; a
+   * nucleus's, 2^52 + its cell's): the descriptor's `feature_ids` (absent in plans of earlier builds: not said there).
+   */
+  ids?: Record<string, [number, number]>;
 }
 
 /** The plan of a build as kept in the work directory. */

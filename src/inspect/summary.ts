@@ -29,6 +29,8 @@ export interface LayerSummary {
   completeZooms?: number[];
   /** Share of the layer's features each thinned zoom draws (descriptor member `kept_fraction`). */
   keptFraction?: Record<string, number>;
+  /** Whose numbers the layer's PBF feature ids are (descriptor member `feature_ids`: input, sequence or mixed). */
+  featureIds?: string;
 }
 
 export interface FormatCount { tiles: number; bytes: number }
@@ -99,6 +101,7 @@ function layerSummaries(p: Pyramid): LayerSummary[] {
     if (l.maxzoom !== undefined) s.maxzoom = l.maxzoom;
     if (Array.isArray(l.complete_zooms)) s.completeZooms = l.complete_zooms as number[];
     if (l.kept_fraction !== null && typeof l.kept_fraction === 'object') s.keptFraction = l.kept_fraction as Record<string, number>;
+    if (typeof l.feature_ids === 'string') s.featureIds = l.feature_ids;
     return s;
   });
 }
@@ -252,7 +255,8 @@ export function formatSummary(s: PyramidSummary): string {
   for (const l of s.layers) {
     const complete = l.completeZooms ? `, complete at ${l.completeZooms.length ? l.completeZooms.join(',') : 'no zoom'}` : '';
     const kept = Object.entries(l.keptFraction ?? {}).map(([z, f]) => `${z}: ${shareText(f)}`).join(', ');
-    lines.push(`  ${l.id}  zooms ${l.minzoom ?? '?'}–${l.maxzoom ?? '?'}${complete}${kept ? `; thinned, share drawn at zoom ${kept}` : ''}`);
+    const ids = l.featureIds === undefined ? '' : `; PBF ids ${idsText(l.featureIds)}`;
+    lines.push(`  ${l.id}  zooms ${l.minzoom ?? '?'}–${l.maxzoom ?? '?'}${complete}${kept ? `; thinned, share drawn at zoom ${kept}` : ''}${ids}`);
     for (const f of l.fields) {
       let extra = '';
       if (f.range) extra = ` [${f.range.join(', ')}]`;
@@ -274,6 +278,14 @@ export function formatSummary(s: PyramidSummary): string {
   if (s.largest.length === 0) lines.push('  (none)');
   for (const t of s.largest) lines.push(`  ${bytesText(t.bytes).padStart(9)}  ${t.path}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** Whose numbers a layer's PBF ids are, in words; a value of none of the three (a hand-edited descriptor) as written. */
+function idsText(from: string): string {
+  if (from === 'input') return "the input's";
+  if (from === 'sequence') return "the build's sequence numbers";
+  if (from === 'mixed') return "the input's, else the build's sequence numbers";
+  return JSON.stringify(from);
 }
 
 /** A share as a percentage with the digits it needs (4%, 0.35%). */

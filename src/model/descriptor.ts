@@ -5,6 +5,12 @@ import type { Vocabulary } from './vocabulary.js';
 export type FieldType = 'String' | 'Number' | 'Bool';
 export const FIELD_TYPES: readonly FieldType[] = ['String', 'Number', 'Bool'];
 
+/**
+ * Whose numbers a layer's PBF feature ids are (its foreign member `feature_ids`): the input's ids, the build's sequence
+ * numbers (a feature's place in the input, from 0 over all inputs: no id the input gave), or the one or the other.
+ */
+export type FeatureIds = 'input' | 'sequence' | 'mixed';
+
 export interface VectorLayer {
   id: string;
   fields: Record<string, FieldType> | null;

@@ -1,6 +1,6 @@
 // Describe stage: the tileset descriptor, the per-plane overview tiles (JSON pyramid descriptors) and the run report.
 import { own } from '../model/own.js';
-import type { Asset, TilesetDescriptor, VectorLayer } from '../model/descriptor.js';
+import type { Asset, FeatureIds, TilesetDescriptor, VectorLayer } from '../model/descriptor.js';
 import type { Vocabularies } from '../model/vocabulary.js';
 import { urlTemplate, type Plane } from '../tiling/space.js';
 import { describeFields, type LayerStats } from './assign.js';
@@ -14,6 +14,8 @@ export interface DescribeInput {
   thinned: number[][];
   /** Per zoom, per layer: the share of the layer's features the zoom draws. */
   keptFraction?: number[][];
+  /** Per layer, features whose PBF id is their input id and those whose PBF id the build made (ReadSummary.ids). */
+  ids?: Record<string, [number, number]>;
   vocabularies?: Vocabularies;
   meta: { name?: string; description?: string; attribution?: string; version?: string; baseUrl?: string };
   assets?: Asset[];
@@ -48,6 +50,13 @@ function keptFractions(input: DescribeInput, layer: number): Record<string, numb
   return out;
 }
 
+/** Whose numbers the layer's PBF ids are; none said for a layer of which no feature was counted. */
+function featureIds(input: DescribeInput, layer: string): FeatureIds | undefined {
+  const n = input.ids ? own(input.ids, layer) : undefined;
+  if (n === undefined || n[0] + n[1] === 0) return undefined;
+  return n[1] === 0 ? 'input' : n[0] === 0 ? 'sequence' : 'mixed';
+}
+
 function vectorLayers(input: DescribeInput): VectorLayer[] {
   const { plan } = input;
   const vocab = typeof input.vocabularies === 'object' ? input.vocabularies : undefined;
@@ -63,6 +72,9 @@ function vectorLayers(input: DescribeInput): VectorLayer[] {
     layer.complete_zooms = completeZooms(input, i);
     const kept = keptFractions(input, i);
     if (Object.keys(kept).length > 0) layer.kept_fraction = kept;
+    // A viewer shows a PBF id as the feature's id only where the input gave it: a number of the build's is none.
+    const ids = featureIds(input, id);
+    if (ids) layer.feature_ids = ids;
     return layer;
   });
 }

@@ -116,6 +116,8 @@ export interface ParseResult {
    * their sequence number: a layer with both may give two features one id.
    */
   ids: Record<string, [number, number]>;
+  /** Nuclei --nucleus-features placed in layer NUCLEUS_LAYER (not counted in `ids`): their PBF ids are the build's. */
+  nuclei: number;
   /** The whole buffer the batch's text came in, handed back to carry a later batch (text batches only). */
   text?: Uint8Array;
   /** Syntax error inside a feature: fatal for the file. */
@@ -150,7 +152,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
   const tally = new IssueTally(task.sampleCap);
   const res: ParseResult = {
     read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {}, skippedFirst: {},
-    bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, units: [], optionFieldsSeen: [], planeLacking: {}, layerByLacking: {}, everyChannel: 0, ids: {},
+    bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, units: [], optionFieldsSeen: [], planeLacking: {}, layerByLacking: {}, everyChannel: 0, ids: {}, nuclei: 0,
   };
   const enc = new RecordEncoder(task.json);
   const dims = new Set<Dim>();
@@ -313,7 +315,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     if (nucleus) {
       // Not an input feature: one not placed is no feature lost (`skipped`), but a part of its cell left out.
       const astray = put(NUCLEUS_SEQ + seq, NUCLEUS_LAYER, nucleus, assigned.plane);
-      if (astray === true) observeFeature(res.stats, NUCLEUS_LAYER, nucleus);
+      if (astray === true) { observeFeature(res.stats, NUCLEUS_LAYER, nucleus); res.nuclei++; }
       else nucleusIssue = nucleusDropped('/nucleusGeometry', typeof astray === 'string' ? `the nucleus is not placed (${astray})` : astray.message);
     }
     if (nucleusIssue) tally.add(nucleusIssue, place);

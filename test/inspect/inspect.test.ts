@@ -124,6 +124,26 @@ describe('inspectPyramid', () => {
     expect(text).toMatch(/featureClass: String \{alpha, beta, gamma\}/);
   });
 
+  it('says per layer whose numbers its PBF ids are (feature_ids), in --json and in the text', () => {
+    // The squares: six integer ids and one string id ('cell-x', whose PBF id is its sequence number).
+    const s = inspectPyramid(memoryReader(sink.files));
+    expect(s.layers.map((l) => l.featureIds)).toEqual(['mixed']);
+    expect(formatSummary(s)).toMatch(/^ {2}cells {2}zooms 0–2, .*; PBF ids the input's, else the build's sequence numbers$/m);
+    const withIds = (value: unknown) => {
+      const files = new Map(sink.files);
+      const d = JSON.parse(Buffer.from(files.get('tileset.json') as Uint8Array).toString()) as { vector_layers: Array<Record<string, unknown>> };
+      if (value === undefined) delete d.vector_layers[0].feature_ids;
+      else d.vector_layers[0].feature_ids = value;
+      files.set('tileset.json', Buffer.from(JSON.stringify(d)));
+      return inspectPyramid(memoryReader(files));
+    };
+    expect(formatSummary(withIds('input'))).toMatch(/; PBF ids the input's$/m);
+    expect(formatSummary(withIds('sequence'))).toMatch(/; PBF ids the build's sequence numbers$/m);
+    // A descriptor of an earlier build says nothing of it, and neither does inspect.
+    expect(withIds(undefined).layers[0].featureIds).toBeUndefined();
+    expect(formatSummary(withIds(undefined))).not.toContain('PBF ids');
+  });
+
   it('says what a pixel is when the descriptor has a multiscale (units and scale), for a directory and an archive', async () => {
     const multiscale = {
       axes: [{ name: 'x', type: 'space', unit: 'micrometer' }, { name: 'y', type: 'space', unit: 'micrometer' }],

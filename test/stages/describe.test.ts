@@ -54,6 +54,19 @@ describe('tilesetDescriptor', () => {
     expect(errors(d)).toEqual([]);
   });
 
+  it('says per layer whose numbers its PBF ids are (feature_ids), nothing where no feature was counted or no counts came', () => {
+    const cases: Array<[Record<string, [number, number]>, unknown[]]> = [
+      [{ cells: [5, 0], nuclei: [0, 3] }, ['input', 'sequence']],
+      [{ cells: [5, 1] }, ['mixed', undefined]],
+      [{ cells: [0, 0], nuclei: [2, 0] }, [undefined, 'input']],
+    ];
+    for (const [ids, want] of cases) {
+      expect(tilesetDescriptor(input({ ids })).vector_layers.map((l) => l.feature_ids), JSON.stringify(ids)).toEqual(want);
+      expect(overviewDescriptor(input({ ids }), { t: 0, c: 0, z: 0 }, '0/0/0.json').vector_layers.map((l) => l.feature_ids)).toEqual(want);
+    }
+    expect(tilesetDescriptor(input()).vector_layers.map((l) => 'feature_ids' in l)).toEqual([false, false]);
+  });
+
   it('says nothing of zoom 0 of a JSON-only pyramid, whose zoom-0 tile is the overview: no features are drawn there', () => {
     const keptFraction = [[0.0123456, 1], [0.5, 1], [1, 1], [1, 1]];
     const d = tilesetDescriptor(input({ keptFraction, plan: plan({ formats: { json: true, pbf: false } }), pointified: [[0, 0], [0, 0], [0, 0], [0, 0]], thinned: [[0, 0], [0, 0], [0, 0], [0, 0]] }));
