@@ -5,12 +5,17 @@ import { BY_LAYER } from './colours.js';
 /** PBF ids from here up are the build's own: a QuPath nucleus made a feature has 2^52 + its cell's place in the input. */
 const MADE_IDS = 2 ** 52;
 
+/** Said under a PBF id shown in a layer whose features the build numbered where the input gave no id. */
+export const MIXED_NOTE = 'in this layer, a feature without an id shows its place in the input (from 0) here';
+
 /**
- * The id a person knows the feature by: the input's string id (kept as property `id`) before the PBF id; none for a
- * feature whose PBF id the build made (its `parentId` names its cell).
+ * The id a person knows the feature by: the input's string id (kept as property `id`) before the PBF id; none where
+ * the PBF id is the build's number, not an id the input gave: in a layer whose `feature_ids` (`from`) is "sequence"
+ * (a QuPath 0.2 export showed "id 0", "id 1", … for objects that have no id), or a nucleus made a feature.
  */
-export function featureId(props, pbfId) {
+export function featureId(props, pbfId, from) {
   if (props.id !== undefined && props.id !== null) return props.id;
+  if (from === 'sequence') return undefined;
   return typeof pbfId === 'number' && pbfId >= MADE_IDS ? undefined : pbfId;
 }
 
@@ -25,7 +30,8 @@ function shown(v) {
  * (`measurements.Cell: Area`, flattened from nested objects) are grouped under their first part, the rest as key.
  */
 export function cardRows(feature) {
-  const plain = [['id', feature.id], ['layer', feature.layer]];
+  // An id row may carry a note, shown under it: `[key, value, note]`.
+  const plain = [feature.idNote ? ['id', feature.id, feature.idNote] : ['id', feature.id], ['layer', feature.layer]];
   const groups = new Map();
   for (const [k, v] of Object.entries(feature.properties)) {
     if (k === 'id') continue;
@@ -64,6 +70,13 @@ export function cardTable(features) {
     } else {
       row([cell('th', r[0]), cell('td', shown(r[1]))]);
     }
+    if (r.length === 3) {
+      // In a block of no width of its own (viewer.css): the note wraps to the card's width, never widens it.
+      const td = document.createElement('td');
+      td.colSpan = 2;
+      td.append(cell('div', r[2]));
+      row([td], 'note');
+    }
   }
   if (features.length > 1) {
     const td = cell('td', `+ ${features.length - 1} more here`);
@@ -90,13 +103,26 @@ export function featuresUnder(map, layer, pixel) {
   return found.sort((a, b) => key.get(a)[0] - key.get(b)[0] || key.get(a)[1] - key.get(b)[1]);
 }
 
-/** What the card and the scripting helpers say of an OpenLayers feature: id, layer, properties, type. */
-export function describeFeature(f) {
+/**
+ * What the card and the scripting helpers say of an OpenLayers feature: id, layer, properties, type. `idsFrom`: layer
+ * id → its `feature_ids` in the descriptor (absent in pyramids of earlier builds: a PBF id is shown as the id).
+ */
+export function describeFeature(f, idsFrom = new Map()) {
   const { [BY_LAYER]: layer, ...props } = f.getProperties();
   // Features (not the render features tiles are read as) list their geometry among their properties; data may
   // have a field named `geometry` too.
   if (props.geometry && typeof props.geometry.getType === 'function') delete props.geometry;
-  return { id: featureId(props, f.getId()), layer, properties: props, type: f.getType() };
+  const from = idsFrom.get(layer);
+  const d = { id: featureId(props, f.getId(), from), layer, properties: props, type: f.getType() };
+  // A PBF id in a layer of both may be the input's or the build's: kept, with what it may be.
+  if (from === 'mixed' && d.id !== undefined && (props.id === undefined || props.id === null)) d.idNote = MIXED_NOTE;
+  return d;
+}
+
+/** `describeFeature` with the descriptor's vector layers: whose numbers each layer's PBF ids are. */
+export function describerOf(vectorLayers) {
+  const idsFrom = new Map(vectorLayers.map((l) => [l.id, l.feature_ids]));
+  return (f) => describeFeature(f, idsFrom);
 }
 
 /** Gap in pixels between the pointer and the card, and between the card and the window's edge. */
@@ -122,16 +148,17 @@ export function cardPlace(x, y, w, h, vw, vh) {
 
 /**
  * The card on `map`: it follows the pointer with the features under it (`featuresAt(pixel)`), a click pins it so that
- * a long one can be scrolled, Esc or a click elsewhere closes it; `showPosition` gets the pointer's image position.
+ * a long one can be scrolled, Esc or a click elsewhere closes it; `showPosition` gets the pointer's image position,
+ * `describe` makes a feature what the card shows (`describerOf`).
  */
-export function hoverCard(map, card, featuresAt, showPosition) {
+export function hoverCard(map, card, featuresAt, showPosition, describe) {
   let pinned = false;
   const hide = () => { card.hidden = true; pinned = false; card.classList.remove('pinned'); };
   const show = (pixel) => {
     const found = featuresAt(pixel);
     if (!found.length) { hide(); return false; }
     const hint = Object.assign(document.createElement('div'), { className: 'hint' });
-    card.replaceChildren(hint, cardTable(found.map(describeFeature)));
+    card.replaceChildren(hint, cardTable(found.map(describe)));
     card.scrollTop = 0;
     card.hidden = false;
     hint.textContent = pinned ? 'Esc or a click elsewhere closes' : card.scrollHeight > card.clientHeight ? 'click to keep this card and scroll it' : '';

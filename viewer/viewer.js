@@ -8,7 +8,7 @@
 // features land at (x, -y) with no further transform.
 
 import { BY_LAYER, collectFields, colourer, defaultField, legendOf } from './colours.js';
-import { describeFeature, featuresUnder, hoverCard } from './card.js';
+import { describerOf, featuresUnder, hoverCard } from './card.js';
 import { dataExtent, fitter } from './extent.js';
 import { keptLines } from './kept.js';
 import { foldable } from './panel.js';
@@ -332,7 +332,8 @@ async function start() {
 
   // ── hover card: follows the pointer; a click pins it so that a long one can be scrolled ──
   const featuresAtPixel = (pixel) => featuresUnder(map, layer, pixel);
-  hoverCard(map, $('card'), featuresAtPixel, (text) => { $('position').textContent = text; });
+  const describe = describerOf(vectorLayers);
+  hoverCard(map, $('card'), featuresAtPixel, (text) => { $('position').textContent = text; }, describe);
 
   // ── test and scripting helpers ──
   const idle = () => new Promise((resolve) => map.once('rendercomplete', () => resolve()));
@@ -344,7 +345,7 @@ async function start() {
   };
   const featuresAt = (px, py) => {
     const p = map.getPixelFromCoordinate([px, -py]);
-    return p ? featuresAtPixel(p).map(describeFeature) : [];
+    return p ? featuresAtPixel(p).map(describe) : [];
   };
   const rendered = idle();
   map.render();

@@ -125,6 +125,8 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     expect(text).toMatch(/featureClass\s+beta/);
     expect(text).toMatch(/note\s+square 2/);
     expect(text).toMatch(/layer\s+cells/);
+    // The layer's ids are the input's but for 'cell-x' (a string id: its PBF id is its place in the input): said under the id.
+    expect(text).toMatch(/^in this layer, a feature without an id shows its place in the input \(from 0\) here$/m);
     // The pointer's image position, read again when the view moves under a pointer that stays (a wheel zoom).
     const position = async () => (await page.locator('#position').innerText()).match(/^x (\S+), y (\S+) px$/)?.slice(1).map(Number);
     const before = await position();
@@ -330,6 +332,8 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
         defaultField: colours.defaultField(fields),
         rows: card.cardRows({ id: 'x', layer: 'cells', properties: { id: 'x', 'a.b': 1, plain: 3, 'a.c': 2, '.odd': 4, 'end.': 5, layer: 'own' } }),
         ids: [card.featureId({ id: 'c7' }, 3), card.featureId({}, 3), card.featureId({ parentId: 'c7' }, 2 ** 52 + 5), card.featureId({ id: 'n' }, 2 ** 52 + 5)],
+        sequenceIds: [card.featureId({}, 3, 'sequence'), card.featureId({ id: 'c7' }, 3, 'sequence'), card.featureId({}, 3, 'mixed'), card.featureId({}, 3, 'input')],
+        noted: card.cardRows({ id: 3, idNote: 'n', layer: 'cells', properties: {} }),
       };
     })()`) as Record<string, unknown>;
     expect(got.hashes).toEqual(['classification.name', 'measurements.Cell: Area', 'a&b=c', 'x+y %20', 'ü/#?']
@@ -378,6 +382,9 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     expect(got.rows).toEqual([['id', 'x'], ['layer', 'cells'], ['plain', 3], ['.odd', 4], ['end.', 5], ['layer (property)', 'own'], ['a'], ['b', 1], ['c', 2]]);
     // A nucleus the build made has no id of its own to show (its PBF id is 2^52 + a number); the input's id comes first.
     expect(got.ids).toEqual(['c7', 3, undefined, 'n']);
+    // A layer's PBF ids that are the build's sequence numbers (feature_ids "sequence") are no id; a string id still is.
+    expect(got.sequenceIds).toEqual([undefined, 'c7', 3, 3]);
+    expect(got.noted).toEqual([['id', 3, 'n'], ['layer', 'cells']]);
   });
 
   it('logs no errors', async () => {

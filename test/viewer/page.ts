@@ -11,7 +11,7 @@ if (!HAVE_CHROMIUM) console.warn(`skipping the viewer browser tests: ${CHROMIUM}
 /** Alpha of the viewer's polygon fill. */
 export const FILL_ALPHA = 0.55;
 
-export interface FoundFeature { id: unknown; layer: string; properties: Record<string, unknown>; type: string }
+export interface FoundFeature { id: unknown; idNote?: string; layer: string; properties: Record<string, unknown>; type: string }
 /** The page's `window.__viewer` handle (viewer/viewer.js), once `ready` has resolved. */
 export interface ViewerHandle {
   ready: Promise<boolean>;

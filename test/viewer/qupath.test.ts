@@ -17,11 +17,13 @@ const MAP = { width: 1000, height: 640 };
 
 type Ring = number[][];
 interface Geometry { type: string; coordinates: unknown }
-interface QuFeature { id: string; geometry: Geometry; nucleusGeometry?: Geometry; properties: { objectType: string; classification?: { name?: string; names?: string[]; color?: number[] }; measurements?: Record<string, number | string> } }
+interface QuFeature { id: string; geometry: Geometry; nucleusGeometry?: Geometry; properties: { objectType: string; object_type?: string; classification?: { name?: string; names?: string[]; color?: number[] }; measurements?: Record<string, number | string> } }
 
 const readJson = <T>(file: string): T => JSON.parse(fs.readFileSync(file, 'utf8')) as T;
 const SAMPLE = readJson<{ features: QuFeature[] }>(path.join(QUPATH, 'qupath-0.4.geojson')).features;
 const CELLS = SAMPLE.filter((f) => f.properties.objectType === 'cell');
+/** QuPath 0.2: objects whose `id` names their type ("PathCellObject"), none with an id of its own. */
+const LEGACY = readJson<QuFeature[]>(path.join(QUPATH, 'qupath-0.2.json'));
 const PATCHES = fs.readdirSync(path.join(QUPATH, 'patches')).flatMap((f) => readJson<QuFeature[]>(path.join(QUPATH, 'patches', f)));
 
 /** Every position of a geometry, however nested. */
@@ -71,7 +73,7 @@ function cli(args: string[]): Promise<void> {
 }
 
 let dir: string;
-type Built = 'sample' | 'patches' | 'coarse';
+type Built = 'sample' | 'patches' | 'coarse' | 'legacy';
 const servers: Record<Built, Server> = {} as Record<Built, Server>;
 let browser: Browser | undefined;
 let page: Page;
@@ -112,6 +114,8 @@ beforeAll(async () => {
   const patches = path.join(dir, 'patches');
   await cli(['build', path.join(QUPATH, 'qupath-0.4.geojson'), '-o', sample, '--layer-by', 'objectType', '--nucleus-features', '--name', 'QuPath sample', '--workers', '1']);
   await cli(['build', path.join(QUPATH, 'patches'), '-o', patches, '--image-size', `${SLIDE.width},${SLIDE.height}`, '--workers', '1']);
+  const legacy = path.join(dir, 'legacy');
+  await cli(['build', path.join(QUPATH, 'qupath-0.2.json'), '-o', legacy, '--layer-by', 'objectType', '--nucleus-features', '--workers', '1']);
   // Its coarsest zoom (3) has 18 tiles over the slide, most empty.
   const coarse = path.join(dir, 'coarse');
   await cli(['build', path.join(QUPATH, 'patches'), '-o', coarse, '--image-size', `${SLIDE.width},${SLIDE.height}`, '--min-zoom', '3', '--workers', '1']);
@@ -134,6 +138,7 @@ beforeAll(async () => {
   servers.sample = await startServer({ root: sample, port: 0 });
   servers.patches = await startServer({ root: patches, port: 0 });
   servers.coarse = await startServer({ root: coarse, port: 0 });
+  servers.legacy = await startServer({ root: legacy, port: 0 });
   browser = await launch();
   page = await openPage(browser, errors);
   await open('sample');
@@ -144,6 +149,7 @@ afterAll(async () => {
   await servers.sample?.close();
   await servers.patches?.close();
   await servers.coarse?.close();
+  await servers.legacy?.close();
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -269,6 +275,34 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer on the QuPath sample, built by the CLI',
     await page.mouse.move(sx, sy);
     await page.waitForFunction(() => !(document as unknown as { getElementById(id: string): { hidden: boolean } }).getElementById('card').hidden);
     expect(await page.locator('#card').innerText()).toMatch(/^layer\s+nucleus$/m);
+    await page.keyboard.press('Escape');
+  });
+});
+
+describe.skipIf(!HAVE_CHROMIUM)('viewer on a QuPath 0.2 export, whose objects have no id', () => {
+  it('shows no id on the card: the PBF ids are the build\'s sequence numbers, which the descriptor says', async () => {
+    const d = readJson<{ vector_layers: Array<{ id: string; feature_ids?: string }> }>(path.join(dir, 'legacy', 'tileset.json'));
+    expect(d.vector_layers.map((l) => [l.id, l.feature_ids])).toEqual([['annotation', 'sequence'], ['cell', 'sequence'], ['detection', 'sequence'], ['nucleus', 'sequence']]);
+    const cells = LEGACY.filter((f) => f.properties.object_type === 'cell');
+    const c = cells[Math.floor(cells.length / 2)];
+    const [cx, cy] = centroid(outer(c));
+    await open('legacy', `#zoom=4&x=${cx}&y=${cy}`);
+    await showOnly('cell');
+    const [sx, sy] = await toScreen(cx, cy);
+    await page.mouse.move(sx, sy);
+    await page.waitForFunction(() => !(document as unknown as { getElementById(id: string): { hidden: boolean } }).getElementById('card').hidden);
+    await screen(page, 'qupath-0.2-card');
+    const text = await page.locator('#card').innerText();
+    // Before, "id 21": the cell's place in the file, which a pathologist takes for QuPath's object id.
+    expect(text).not.toMatch(/^id\b/m);
+    expect(text).toMatch(/^layer\s+cell$/m);
+    expect(text).toMatch(new RegExp(`^Cell: Area\\s+${(c.properties.measurements as unknown as Array<{ name: string; value: number }>).find((m) => m.name === 'Cell: Area')!.value}$`, 'm'));
+    // Nor does any feature of any layer there have one for a script: the annotation around it, the nucleus inside it.
+    for (const label of await page.locator('#layers label').all()) await label.locator('input').check();
+    await page.evaluate(() => window.__viewer.settle());
+    const found = await page.evaluate(([x, y]) => window.__viewer.featuresAt(x, y), [cx, cy] as const);
+    expect(found.length).toBeGreaterThan(0);
+    expect(found.map((f) => f.id)).toEqual(found.map(() => undefined));
     await page.keyboard.press('Escape');
   });
 });
