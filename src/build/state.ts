@@ -56,10 +56,7 @@ export interface ReadSummary {
   bounds: [number, number, number, number] | null;
   /** Placed features by the world side they need: `extent[k]` need 2^k (see `findOutliers`). */
   extent: number[];
-  /**
-   * The largest half width or half height of a placed feature's box (pixels): a unit's features reach no further
-   * from its cell, which tells the levels when a coarser unit's inputs are final (build/schedule.ts).
-   */
+  /** The largest half width or height of a placed feature's box (px): how far past its cell a unit's features reach (build/schedule.ts). */
   halfExtent: number;
   dims: Dim[];
   stats: LayerStats;
@@ -68,10 +65,7 @@ export interface ReadSummary {
   imageSized?: boolean;
   /** Valid QuPath objects on every channel (plane c -1, or none), when there are any: the plan puts them in every channel's plane. */
   everyChannel?: number;
-  /**
-   * Per layer, features whose PBF id is their input id and those whose PBF id the build made (their sequence number; a
-   * nucleus's, 2^52 + its cell's): the descriptor's `feature_ids` (absent in plans of earlier builds: not said there).
-   */
+  /** Per layer, features whose PBF id is their input id and those whose PBF id the build made (a nucleus's too): the descriptor's `feature_ids`, unsaid when absent. */
   ids?: Record<string, [number, number]>;
 }
 
