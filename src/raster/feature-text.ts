@@ -2,7 +2,7 @@
 import type { LabelParts } from './features.js';
 import type { LabelRings } from './trace.js';
 
-const QUOTE_TYPE = ascii('{"type":"Feature","id":');
+const FEATURE_HEAD = ascii('{"type":"Feature","id":');
 const GEOMETRY_POLYGON = ascii(',"geometry":{"type":"Polygon","coordinates":');
 const GEOMETRY_MULTI = ascii(',"geometry":{"type":"MultiPolygon","coordinates":');
 const PROPERTIES_LABEL = ascii('},"properties":{"label":');
@@ -32,7 +32,7 @@ export class FeatureTextWriter {
   /** The feature's text, a view of the buffer until the next `reset`; `top` is added to every y. */
   write(rings: LabelRings, parts: LabelParts, top: number): Uint8Array {
     const start = this.pos;
-    this.bytes(QUOTE_TYPE);
+    this.bytes(FEATURE_HEAD);
     this.int(parts.label);
     const multi = parts.polygons.length > 1;
     this.bytes(multi ? GEOMETRY_MULTI : GEOMETRY_POLYGON);
