@@ -1,7 +1,7 @@
 // Read stage of a build: sources → parse batches for the workers (validate, assign, partition) → unit records in the
 // store, and a summary of what was read; the collection members of the inputs are checked and kept here.
 import { ownOr } from '../model/own.js';
-import type { Properties } from '../model/feature.js';
+import type { Feature, Properties } from '../model/feature.js';
 import type { Multiscale } from '../model/multiscale.js';
 import type { Vocabularies } from '../model/vocabulary.js';
 import { ByteArena } from '../bytes.js';
@@ -33,6 +33,8 @@ const BATCH_BYTES = 4 << 20, BATCH_FEATURES = 4096;
 const BATCH_CAPACITY = BATCH_BYTES + (BATCH_BYTES >> 2);
 /** A batch of values (parsed here as soon as it closes) closes at 64: it bounds how many huge traced polygons are held. */
 const BATCH_VALUES = 64;
+/** A batch of values closes sooner once they hold this many vertices: 64 traced labels of a noise mask were gigabytes. */
+const BATCH_VALUE_VERTICES = 1 << 20;
 
 interface Batch { file: string; layer: string; rule: PlaneRule; raw: RawBatch; count: number; seq0: number }
 
@@ -47,6 +49,7 @@ class BatchBuilder {
   /** A feature of a batch size or more, alone in its batch: it moves to the worker as it is, never copied into `bytes`. */
   private alone: Uint8Array | undefined;
   private values: unknown[] = [];
+  private valueVertices = 0;
   private found: Issue[][] = [];
   private meta: number[] = [];
 
@@ -57,7 +60,7 @@ class BatchBuilder {
   /** Past its size, text closes where a thinning sketch block ends, so no block is split by bytes (past 4×, anywhere). */
   get full(): boolean {
     const n = this.meta.length / META;
-    if (this.alone !== undefined || this.values.length >= BATCH_VALUES || this.bytes.pos >= 4 * BATCH_BYTES) return true;
+    if (this.alone !== undefined || this.values.length >= BATCH_VALUES || this.valueVertices >= BATCH_VALUE_VERTICES || this.bytes.pos >= 4 * BATCH_BYTES) return true;
     return (this.bytes.pos >= BATCH_BYTES || n >= BATCH_FEATURES) && (this.seq.next + n) % SKETCH_BLOCK === 0;
   }
 
@@ -81,8 +84,9 @@ class BatchBuilder {
     this.meta.push(index, line, column, start, this.bytes.pos, strings);
   }
 
-  addValue(value: unknown, index: number, line: number, column: number, found: Issue[] = []): void {
+  addValue(value: unknown, index: number, line: number, column: number, found: Issue[] = [], vertices = 0): void {
     this.values.push(value);
+    this.valueVertices += vertices;
     this.found.push(found);
     this.meta.push(index, line, column, 0, 0, -1);
   }
@@ -95,6 +99,7 @@ class BatchBuilder {
     this.seq.next += b.count;
     this.bytes.pos = 0;
     this.values = [];
+    this.valueVertices = 0;
     this.found = [];
     this.meta = [];
     return b;
@@ -184,7 +189,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
       for await (const group of features) {
         for (const f of group) {
           if (b.mixes(f.bytes === undefined)) yield b.take();
-          if (f.bytes === undefined) b.addValue(f.value, f.index, f.line, f.column, f.found);
+          if (f.bytes === undefined) b.addValue(f.value, f.index, f.line, f.column, f.found, f.vertices);
           else b.addText(f.bytes, f.index, f.line, f.column, f.strings ?? -1);
           if (b.full) {
             throwIfAborted(io.signal);
@@ -309,7 +314,7 @@ function refuseAxesYX(m: Multiscale | undefined, file: string | undefined): void
  * One feature for a batch: its JSON text (`bytes`), or a value, with where it starts in its file (0: nowhere), and
  * what reading its text found (a value's: a whole-file document's invalid UTF-8).
  */
-interface FoundFeature { index: number; line: number; column: number; bytes?: Uint8Array; strings?: number; value?: unknown; found?: Issue[] }
+interface FoundFeature { index: number; line: number; column: number; bytes?: Uint8Array; strings?: number; value?: unknown; found?: Issue[]; vertices?: number }
 
 /** The features of a JSON input's events in order, a chunk's worth at a time; collection members go to `onMembers` as they are met. */
 async function* readFeatures(file: string, reading: AsyncIterable<readonly ReadEvent[]>, onMembers: (file: string, ev: MembersEvent) => void): AsyncGenerator<FoundFeature[]> {
@@ -340,9 +345,18 @@ async function* madeFeatures(source: FeatureSource, pieces: ManyPieces): AsyncGe
     yield made.map((f) => {
       if (f instanceof FeatureText) return { index: index++, line: 0, column: 0, bytes: f.bytes, strings: f.strings };
       pieces.see(f);
-      return { index: index++, line: 0, column: 0, value: f };
+      return { index: index++, line: 0, column: 0, value: f, vertices: polygonVertices(f) };
     });
   }
+}
+
+/** The positions of a made feature's polygons (a traced label's), counted by ring: what its batch holds of it. */
+function polygonVertices(f: Feature): number {
+  const g = f.geometry;
+  let n = 0;
+  if (g?.type === 'Polygon') for (const r of g.coordinates) n += r.length;
+  else if (g?.type === 'MultiPolygon') for (const p of g.coordinates) for (const r of p) n += r.length;
+  return n;
 }
 
 /** JSON text with every object's keys sorted: equal values, whatever order their members were written in. */

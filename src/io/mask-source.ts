@@ -21,6 +21,12 @@ const GROUP = 64;
 const TEXT_VERTICES = 1 << 16;
 
 /**
+ * A group is handed on early once its labels given as values hold this many vertices: 64 labels of half a million
+ * vertices each (an intensity image or a noise mask given as labels) were 2 GiB of positions held at once.
+ */
+export const GROUP_VALUE_VERTICES = 1 << 20;
+
+/**
  * A mask of more pixels than this (in bytes as read) is read in bands of about this much: a whole slide's labels
  * (80,000 × 60,000 px at 32 bits is 19 GB) do not fit in memory, and only one band is held at a time.
  */
@@ -48,13 +54,15 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES): FeatureSo
       ignored = mask.pixelSizeIgnored;
       const writer = new FeatureTextWriter();
       let group: (LabelFeature | FeatureText)[] = [];
+      let valueVertices = 0;
       for await (const [rings, parts, top] of maskLabels(mask, bandBytes)) {
-        group.push(parts.vertices >= TEXT_VERTICES || parts.polygons.length >= MANY_PIECES
-          ? labelFeature(rings, parts, top)
-          : new FeatureText(writer.write(rings, parts, top), FEATURE_TEXT_STRINGS));
-        if (group.length === GROUP) {
+        const value = parts.vertices >= TEXT_VERTICES || parts.polygons.length >= MANY_PIECES;
+        if (value) valueVertices += parts.vertices;
+        group.push(value ? labelFeature(rings, parts, top) : new FeatureText(writer.write(rings, parts, top), FEATURE_TEXT_STRINGS));
+        if (group.length === GROUP || valueVertices >= GROUP_VALUE_VERTICES) {
           yield group;
           group = [];
+          valueVertices = 0;
           // The reader has copied the texts it was given.
           writer.reset();
         }

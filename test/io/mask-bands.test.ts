@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPyramid } from '../../src/build/pipeline.js';
-import { maskSource } from '../../src/io/mask-source.js';
+import { GROUP_VALUE_VERTICES, maskSource } from '../../src/io/mask-source.js';
 import { readLabelMask } from '../../src/io/mask.js';
 import { MemorySink } from '../../src/io/sink.js';
 import { FeatureText } from '../../src/io/source.js';
@@ -118,6 +118,33 @@ describe('label masks read in bands of rows', () => {
     const whole = await build();
     expect(whole.size).toBeGreaterThan(5);
     expect(await build(17 * width * 4)).toEqual(whole);
+  });
+
+  it('hands on labels given as values in groups of a bounded number of vertices, not 64 at a time', async () => {
+    // 17 combs of 66,000 vertices each (values, not text): 1.1 million vertices, which went on in one group.
+    const width = 33_000, combs = 17, height = 6 * combs;
+    const data = new Uint8Array(width * height);
+    for (let k = 0; k < combs; k++) {
+      data.fill(k + 1, 6 * k * width, (6 * k + 1) * width);
+      for (let y = 6 * k + 1; y < 6 * k + 5; y++) for (let x = 0; x < width; x += 2) data[y * width + x] = k + 1;
+    }
+    const path = join(dir, 'combs.tif');
+    await writeFile(path, littleEndianTiff([
+      [256, 4, width], [257, 4, height], [258, 3, 8], [259, 3, 1], [262, 3, 1], [273, 4, 0], [277, 3, 1], [278, 4, height], [279, 4, data.byteLength],
+    ], data));
+    const labels: number[] = [];
+    for await (const group of maskSource(path).features()) {
+      let vertices = 0;
+      for (const f of group) {
+        if (f instanceof FeatureText) continue;
+        const g = f.geometry;
+        const polygons = g?.type === 'Polygon' ? [g.coordinates] : g?.type === 'MultiPolygon' ? g.coordinates : [];
+        expect(vertices, `group ending with label ${String(f.id)}`).toBeLessThan(GROUP_VALUE_VERTICES);
+        for (const rings of polygons) for (const r of rings) vertices += r.length - 1;
+        labels.push(Number(f.id));
+      }
+    }
+    expect(labels).toEqual(Array.from({ length: combs }, (_, k) => k + 1));
   });
 
   it('names the pixel of a label that is no label at its row in the mask, not in the band', async () => {
