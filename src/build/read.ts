@@ -1,7 +1,8 @@
 // Read stage of a build: sources → parse batches for the workers (validate, assign, partition) → unit records in the
 // store, and a summary of what was read; the collection members of the inputs are checked and kept here.
 import { ownOr } from '../model/own.js';
-import type { Feature, Properties } from '../model/feature.js';
+import type { Properties } from '../model/feature.js';
+import { polygonVertices } from '../model/measure.js';
 import type { Multiscale } from '../model/multiscale.js';
 import type { Vocabularies } from '../model/vocabulary.js';
 import { ByteArena } from '../bytes.js';
@@ -348,15 +349,6 @@ async function* madeFeatures(source: FeatureSource, pieces: ManyPieces): AsyncGe
       return { index: index++, line: 0, column: 0, value: f, vertices: polygonVertices(f) };
     });
   }
-}
-
-/** The positions of a made feature's polygons (a traced label's), counted by ring: what its batch holds of it. */
-function polygonVertices(f: Feature): number {
-  const g = f.geometry;
-  let n = 0;
-  if (g?.type === 'Polygon') for (const r of g.coordinates) n += r.length;
-  else if (g?.type === 'MultiPolygon') for (const p of g.coordinates) for (const r of p) n += r.length;
-  return n;
 }
 
 /** JSON text with every object's keys sorted: equal values, whatever order their members were written in. */

@@ -1,5 +1,6 @@
 // Derived helpers over inline coordinates: bounding box and centroid, in 3D where positions have a third number.
 import type { Geometry, Position } from './geometry.js';
+import type { Feature } from './feature.js';
 
 /** `[minX, minY, minZ, maxX, maxY, maxZ]`; z bounds are 0 when every position is 2D. */
 export type BBox3 = [number, number, number, number, number, number];
@@ -64,4 +65,13 @@ export function centroid(g: Geometry | null): [number, number, number] | null {
   };
   visit(g);
   return n === 0 ? null : [sx / n, sy / n, sz / n];
+}
+
+/** The positions of a made feature's polygons (a traced label's), counted by ring: what its batch holds of it. */
+export function polygonVertices(f: Feature): number {
+  const g = f.geometry;
+  let n = 0;
+  if (g?.type === 'Polygon') for (const r of g.coordinates) n += r.length;
+  else if (g?.type === 'MultiPolygon') for (const p of g.coordinates) for (const r of p) n += r.length;
+  return n;
 }
