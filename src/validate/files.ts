@@ -2,7 +2,8 @@
 // (counts by rule, capped samples); `mudm-tiles validate` prints these.
 import { parseFeature, readEventBatches, type Source } from '../io/read.js';
 import type { FeatureEvent } from '../io/json-events.js';
-import { InputError, ReadError } from '../report/errors.js';
+import { ImageError, InputError, ReadError } from '../report/errors.js';
+import type { FeatureSource } from '../io/source.js';
 import { arrayDocumentIssue, isBuildReportObject, isDescriptorObject, validateDocument } from './index.js';
 import { CollectionValidator } from './feature.js';
 import type { Issue } from './issue.js';
@@ -12,8 +13,11 @@ import { repeatedName } from '../io/json-names.js';
 
 export interface FileReport {
   file: string;
-  /** What the file held (`array`: a top-level array of features, which the build reads; `report`: a build's run report); null when it could not be read. */
-  kind: 'collection' | 'sequence' | 'array' | 'document' | 'descriptor' | 'report' | null;
+  /**
+   * What the file held (`array`: a top-level array of features, which the build reads; `report`: a build's run report;
+   * `mask`: a label mask, traced as a build traces it); null when it could not be read.
+   */
+  kind: 'collection' | 'sequence' | 'array' | 'document' | 'descriptor' | 'report' | 'mask' | null;
   /** The top-level `type` (FeatureCollection, Feature, a geometry type) when there is one. */
   type: string | null;
   valid: boolean;
@@ -136,6 +140,21 @@ export async function validateSource(source: Source, hooks: ValidateHooks = {}):
   report.errors = tally.errors;
   report.warnings = tally.warnings;
   report.valid = report.errors === 0 && !report.unreadable;
+  return report;
+}
+
+/**
+ * A label mask traced as a build traces it (`maskSource`), its features counted: what the build refuses of it (a
+ * negative or fractional label, a colour image, a lossy or 64-bit TIFF) makes it unreadable, with the build's reason.
+ */
+export async function validateMask(source: FeatureSource): Promise<FileReport> {
+  const report: FileReport = { ...emptyReport(source.name), kind: 'mask' };
+  try {
+    for await (const group of source.features()) report.features += group.length;
+  } catch (e) {
+    if (!(e instanceof ImageError)) throw e;
+    return { ...report, kind: null, valid: false, unreadable: { message: e.reason, line: 0, column: 0 } };
+  }
   return report;
 }
 

@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { constants, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import sharp from 'sharp';
+import { littleEndianTiff } from '../helpers/tiff.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin/mudm-tiles.js');
@@ -98,13 +100,21 @@ describe('mudm-tiles validate', () => {
     expect(q.stdout.trimEnd().split('\n')).toEqual(lines.slice(0, 3));
   });
 
-  it('passes over an image with a warning saying what it is and how build reads it; the documents beside it are checked', async () => {
-    const png = file('cells.png', '\x89PNG\r\n\x1a\n');
+  it('traces a label mask as build does and counts its labels; one build refuses is unreadable with its reason (exit 3)', async () => {
+    // Labels 1, 2, 3 in a 3 × 2 8-bit PNG; a signed 32-bit TIFF with -4 at pixel (1, 0); a .png of no image.
+    const png = file('cells.png', await sharp(Buffer.from([0, 1, 2, 1, 0, 3]), { raw: { width: 3, height: 2, channels: 1 } }).toColourspace('b-w').png().toBuffer());
+    const neg = file('neg.tif', littleEndianTiff([[256, 4, 2], [257, 4, 1], [258, 3, 32], [259, 3, 1], [262, 3, 1], [273, 4, 0], [277, 3, 1], [278, 4, 1], [279, 4, 8], [339, 3, 2]], new Uint8Array(Int32Array.from([1, -4]).buffer)));
+    const cut = file('cut.png', '\x89PNG\r\n\x1a\n');
     const good = file('good.json', fc([cell(1)]));
-    const r = await run(['validate', png, good]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toBe(`warning: ${png} is an image (a label mask, or a slide): validate checks JSON documents; build traces a label mask into features (mudm-tiles build ${png} -o OUT) [image-not-validated]\n`);
-    expect(r.stdout).toContain('total: 1 file (0 invalid, 0 unreadable)');
+    const ok = await run(['validate', png, good]);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toContain(`${png}: valid, label mask of 3 labels, 0 errors, 0 warnings\n`);
+    expect(ok.stdout).toContain('total: 2 files (0 invalid, 0 unreadable), 4 features');
+    const bad = await run(['validate', neg, cut]);
+    expect(bad.code).toBe(3);
+    expect(bad.stdout).toContain(`${neg}: unreadable: label value -4 at pixel (1, 0) is not a non-negative integer below 2^32\n`);
+    expect(bad.stdout).toContain(`${cut}: unreadable: not an image in a format sharp can read (TIFF, PNG or JPEG expected)\n`);
+    expect(bad.stdout).toContain('total: 2 files (0 invalid, 2 unreadable)');
   });
 
   it("of a built pyramid's folder: its run report is named as one, with a warning, not checked as a descriptor (exit 0)", async () => {

@@ -2,9 +2,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileSource, stdinSource } from '../../io/read.js';
-import { MASK_FILE } from '../../io/mask-source.js';
+import { MASK_FILE, maskSource } from '../../io/mask-source.js';
 import { InputError, UsageError } from '../../report/errors.js';
-import { unreadableReport, validateSource, validateTotals, type FileReport, type ValidateTotals } from '../../validate/files.js';
+import { unreadableReport, validateMask, validateSource, validateTotals, type FileReport, type ValidateTotals } from '../../validate/files.js';
 import { sampleLine } from '../../validate/tally.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_INVALID, EXIT_OK, EXIT_UNREADABLE } from '../exit.js';
@@ -30,13 +30,9 @@ export async function run(ctx: CommandContext): Promise<number> {
   const quiet = options.quiet;
   const progress = makeProgress(options.progress, io.stderr);
   const files: FileReport[] = [];
-  /** One file's report; none for an image, which is passed over with a warning. */
-  const check = async (arg: string): Promise<FileReport | undefined> => {
-    // An image read byte by byte as JSON said only "unexpected byte 0x89".
-    if (MASK_FILE.test(arg)) {
-      log.warn(`${arg} is an image (a label mask, or a slide): validate checks JSON documents; build traces a label mask into features (mudm-tiles build ${arg} -o OUT)`, { file: arg, event: 'image-not-validated' });
-      return undefined;
-    }
+  /** One file's report: an image is a label mask, traced as the build would (read as JSON it said "unexpected byte 0x89"). */
+  const check = async (arg: string): Promise<FileReport> => {
+    if (MASK_FILE.test(arg)) return validateMask(maskSource(arg));
     const source = arg === '-' ? stdinSource(io.stdin) : fileSource(arg, { reuseChunks: true });
     const report = await validateSource(source, {
       onSample: text
@@ -52,7 +48,6 @@ export async function run(ctx: CommandContext): Promise<number> {
   for (const arg of args) {
     for (const item of filesOf(arg, io, log)) {
       const report = typeof item === 'string' ? await check(item) : item;
-      if (report === undefined) continue;
       if (report.unreadable) {
         const u = report.unreadable;
         log.error(`${u.line > 0 ? `${report.file}:${u.line}:${u.column}` : report.file}: ${u.message}`, { file: report.file, ...u });
@@ -108,6 +103,7 @@ function fileSummary(r: FileReport): string {
   const bare = r.kind === 'descriptor' || r.kind === 'report' || (r.kind === 'document' && r.type !== 'Feature' && r.type !== 'FeatureCollection');
   const what = r.kind === 'descriptor' ? 'tileset descriptor'
     : r.kind === 'report' ? 'build report'
+    : r.kind === 'mask' ? `label mask of ${plural(r.features, 'label')}`
     : bare ? (r.type ?? 'document')
     : `${plural(r.features, 'feature')} (${r.invalidFeatures} invalid)`;
   return `${r.file}: ${r.valid ? 'valid' : 'invalid'}, ${what}, ${plural(r.errors, 'error')}, ${plural(r.warnings, 'warning')}`;
