@@ -27,15 +27,7 @@ export type LabelFeature = Feature<Polygon | MultiPolygon> & { id: number; prope
  */
 export function* labelsToFeatures(mask: LabelMask): Generator<LabelFeature, void, undefined> {
   const rings = traceLabelRings(mask);
-  yield* ringsToFeatures(rings);
-}
-
-/**
- * Builds the features of traced rings, in the order of `labelsToFeatures`; `top` is added to every y (the rings of a
- * band of rows starting there), and `owns` keeps the labels a band is to give (`labelsOf`).
- */
-export function* ringsToFeatures(rings: LabelRings, top = 0, owns?: (label: number) => boolean): Generator<LabelFeature, void, undefined> {
-  for (const parts of labelsOf(rings, owns)) yield labelFeature(rings, parts, top);
+  for (const parts of labelsOf(rings)) yield labelFeature(rings, parts, 0);
 }
 
 /**
