@@ -107,7 +107,8 @@ export function labelParts(rings: LabelRings, members: ArrayLike<number>, L: num
   }
   const polygons = outers.map((o) => [o]);
   if (outers.length === 1) {
-    polygons[0].push(...holes);
+    // One at a time: a spread of a tissue outline's 360,000 holes overflowed the call stack.
+    for (const h of holes) polygons[0].push(h);
   } else if (holes.length > 0) {
     const near = nearOuters(rings, outers);
     for (const h of holes) polygons[ownerOf(rings, h, outers, near)].push(h);

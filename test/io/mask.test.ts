@@ -240,6 +240,16 @@ describe('labelsToFeatures: known shapes', () => {
     expect(fs16.map((f) => [f.id, polygons(f).length])).toEqual([[3, 2], [65535, 2]]);
   });
 
+  it('a label of one outer ring and 360,000 holes (a tissue outline full of lumina) is one Polygon of every ring', () => {
+    const W = 1200, H = 1200, data = new Uint8Array(W * H).fill(1);
+    for (let y = 1; y < H - 1; y += 2) for (let x = 1; x < W - 1; x += 2) data[y * W + x] = 0;
+    const [f, ...rest] = features({ width: W, height: H, data });
+    expect(rest).toEqual([]);
+    expect(f.geometry.type).toBe('Polygon');
+    expect(f.geometry.coordinates).toHaveLength(1 + 599 * 599);
+    expect(f.properties.area).toBe(W * H - 599 * 599);
+  });
+
   it('empty and background-only masks give no features; a wrong data length is refused', () => {
     expect(features({ width: 0, height: 0, data: new Uint8Array(0) })).toEqual([]);
     expect(features({ width: 3, height: 2, data: new Uint8Array(6) })).toEqual([]);
