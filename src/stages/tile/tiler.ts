@@ -31,11 +31,10 @@ function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext): TileResult {
     const fit = thresholdToFit(b, ec, (p) => isSpared(p, zc));
     if (fit !== undefined) result.need = fit.need;
     if (fit?.unspare) result.unspare = true;
-    const many = entries.filter((e) => e.p.tf.many);
-    if (many.length > 0) {
-      const current = Math.max(...many.map((e) => spec.thresholds?.[zc.z]?.[e.p.tf.layer] ?? 0));
-      result.need = Math.max(result.need ?? 0, piecesThreshold(current, bytes, spec.tileBudget));
-    }
+    // The highest threshold a feature of many pieces here has (a loop: a spread of a crowded tile's would overflow).
+    let current = -1;
+    for (const e of entries) if (e.p.tf.many) current = Math.max(current, spec.thresholds?.[zc.z]?.[e.p.tf.layer] ?? 0);
+    if (current >= 0) result.need = Math.max(result.need ?? 0, piecesThreshold(current, bytes, spec.tileBudget));
   }
   return result;
 }
