@@ -1,6 +1,7 @@
 // The fields that --layer-by and --plane-field name, held against what a build read once every input is read: a name
 // no feature has and a field of too many layers stop it; features without the field, and a field of a plane each, are warned of.
 import { own, setOwn } from '../model/own.js';
+import type { IdCounts } from '../model/descriptor.js';
 import { flagName, type BuildConfig } from '../options.js';
 import { UsageError } from '../report/errors.js';
 import type { LayerStats } from '../stages/assign.js';
@@ -29,7 +30,7 @@ export function addLacking(to: Lacking, r: Pick<ParseResult, 'planeLacking' | 'l
  * Features without a field others have go where no field puts them, in silence but for this: plane 0, their input's
  * layer. A field no feature has stops the build (checkOptionFields).
  */
-export function warnLacking(config: BuildConfig, lacking: Lacking, valid: number, io: BuildIO, ids: Record<string, [number, number]>): void {
+export function warnLacking(config: BuildConfig, lacking: Lacking, valid: number, io: BuildIO, ids: Record<string, IdCounts>): void {
   for (const d of ['t', 'c', 'z'] as const) {
     const n = lacking.planes[d];
     if (n === undefined || n === valid) continue;
@@ -42,7 +43,7 @@ export function warnLacking(config: BuildConfig, lacking: Lacking, valid: number
     // Every valid feature of a layer is counted by id (ParseResult.ids): those not lacking the field got the layer from
     // it. Class "cells" of cells.json went into the layer of that file's unclassed features, which nothing said.
     const counts = own(ids, layer);
-    const byValue = counts === undefined ? 0 : counts[0] + counts[1] - n;
+    const byValue = counts === undefined ? 0 : counts[0] + counts[1] + counts[2] - n;
     if (byValue <= 0) continue;
     const file = own(lacking.files ?? {}, layer);
     io.onWarning?.(`layer ${layer}: ${byValue} feature(s) whose field "${field}" is ${JSON.stringify(layer)} (--layer-by ${field}) and the ${n} without a value there from ${file}, whose layer is named after it, are one layer, ${layer}: rename the input file or that value to keep them apart`, { event: 'layer-by-shared', layer, field, byValue, lacking: n, file });
@@ -50,7 +51,7 @@ export function warnLacking(config: BuildConfig, lacking: Lacking, valid: number
   // The nuclei --nucleus-features makes are counted apart from the input features (ParseResult.ids counts these only):
   // input features in that layer (a --layer-by value, --layer, a file named so) were mixed with them in silence.
   const inputs = config.options.nucleusFeatures ? own(ids, NUCLEUS_LAYER) : undefined;
-  const mixed = inputs === undefined ? 0 : inputs[0] + inputs[1];
+  const mixed = inputs === undefined ? 0 : inputs[0] + inputs[1] + inputs[2];
   if (mixed > 0) {
     const how = field !== undefined ? `(--layer-by ${field}, --layer or an input's name)` : '(--layer or an input\'s name)';
     io.onWarning?.(`layer ${NUCLEUS_LAYER}: ${mixed} input feature(s) are in layer ${NUCLEUS_LAYER} ${how}, with the nuclei --nucleus-features makes: one layer holds both; name that layer otherwise to keep them apart`, { event: 'layer-nucleus-shared', layer: NUCLEUS_LAYER, features: mixed });

@@ -1,6 +1,7 @@
 // Read stage of a build: sources → parse batches for the workers (validate, assign, partition) → unit records in the
 // store, and a summary of what was read; the collection members of the inputs are checked and kept here.
 import { ownOr } from '../model/own.js';
+import { newIdCounts, type IdCounts } from '../model/descriptor.js';
 import type { Properties } from '../model/feature.js';
 import { polygonVertices } from '../model/measure.js';
 import type { Multiscale } from '../model/multiscale.js';
@@ -13,7 +14,7 @@ import { DataError, InputError, ReadError } from '../report/errors.js';
 import { mergeStats, type PlaneRule } from '../stages/assign.js';
 import { NUCLEUS_LAYER } from '../stages/qupath.js';
 import type { UnitStore } from '../stages/partition.js';
-import { META, newIdCounts, parseBatch, type ParseResult, type ParseTask, type RawBatch } from '../stages/parse.js';
+import { META, parseBatch, type ParseResult, type ParseTask, type RawBatch } from '../stages/parse.js';
 import type { Dim } from '../tiling/space.js';
 import type { TileSketch } from '../stages/thinning.js';
 import { SKETCH_BLOCK } from '../stages/number-ids.js';
@@ -151,8 +152,8 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   const window = o.workers * 2;
   const spares = new Spares(window + 1);
   const fieldsSeen = new Set<string>();
-  /** Per layer: valid features with an integer input id, and without (see ParseResult.ids). */
-  const ids: Record<string, [number, number]> = {};
+  /** Per layer: valid features by their input id (see ParseResult.ids). */
+  const ids: Record<string, IdCounts> = {};
   let nuclei = 0;
   /** Valid features without the fields that --plane-field and --layer-by name. */
   const lacking: Lacking = { planes: {}, layers: {} };
@@ -249,10 +250,9 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     addLacking(lacking, r, b.file);
     if (r.everyChannel > 0) sum.everyChannel = (sum.everyChannel ?? 0) + r.everyChannel;
     mergeStats(sum.stats, r.stats);
-    for (const [layer, [withId, without]] of Object.entries(r.ids)) {
+    for (const [layer, counts] of Object.entries(r.ids)) {
       const n = ownOr(ids, layer, newIdCounts);
-      n[0] += withId;
-      n[1] += without;
+      counts.forEach((c, i) => { n[i] += c; });
     }
     nuclei += r.nuclei;
     for (const [key, bytes] of r.units) store.append(key, bytes);
@@ -272,13 +272,14 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     io.onWarning?.(`${outside} of ${sum.valid} valid feature(s) lie wholly beyond the image (${config.imageSize?.width} × ${config.imageSize?.height} px, --image or --image-size) and are not placed: are their coordinates in this image's pixels?`, { event: 'outside-image', features: outside, of: sum.valid });
   }
   checkOptionFields(config, sum, fieldsSeen);
-  for (const [layer, [withId, without]] of Object.entries(ids).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+  for (const [layer, [withId, other, none]] of Object.entries(ids).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const without = other + none;
     if (withId === 0 || without === 0) continue;
     io.onWarning?.(`layer ${layer}: ${withId} feature(s) have an integer id and ${without} do not; those get their input sequence number as PBF id, which may be another feature's id (MVT ids should be unique in a layer): give every feature an id, or none`, { event: 'mixed-ids', layer, withId, without });
   }
   warnLacking(config, lacking, sum.valid, io, ids);
   // The descriptor says per layer whose numbers its PBF ids are: the nuclei's are the build's, as a feature's without one.
-  if (nuclei > 0) ownOr(ids, NUCLEUS_LAYER, newIdCounts)[1] += nuclei;
+  if (nuclei > 0) ownOr(ids, NUCLEUS_LAYER, newIdCounts)[2] += nuclei;
   sum.ids = ids;
   for (const [layer, fields] of Object.entries(sum.stats).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     for (const [field, st] of Object.entries(fields)) {

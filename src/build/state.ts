@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Properties } from '../model/feature.js';
+import type { IdCounts } from '../model/descriptor.js';
 import type { Multiscale } from '../model/multiscale.js';
 import type { Vocabularies } from '../model/vocabulary.js';
 import { DiskWorkDir, OWNER_FILE, OWNERS_DIR, REMOVING_FILE, type ProcessProbe, type WorkDir } from '../io/workdir.js';
@@ -32,16 +33,15 @@ const PLAN_FILE = 'plan.json';
  * 9: with --preview and --image, the image as the previews take it, in the work directory (a step of version 8 would
  * read the image again at its path, which may have moved or changed since the plan, or lie on another machine).
  * 10: a MultiPolygon of NEAR_PIECES polygons or more is stored in part in the cells away from its home and centroid (a
- * step of version 9 would read such a partial record as the whole feature: where a unit gathers cells or reads part of
- * them, a few pieces stood for it, and the centre of their box made it the unit's own). A plan of version 9 holds
- * whole records only, which version 10 read as they are.
+ * step of version 9 would read such a partial record as the whole feature).
  * 11: MultiPoints and MultiLineStrings of NEAR_PIECES pieces are stored in part too, a record flags a feature of many
  * pieces (thinned piece by piece: tile/pieces.ts), and a box from a tile's buffered edge meets it (space.ts `tileRange`):
  * steps of versions 10 and 11 would each tile the other's plans otherwise, so only this version is read.
  * 12: markers count a feature of many pieces by its pieces, its reduced records carry the whole's (11 counts features).
+ * 13: a layer's features are counted by id three ways (integer, other, none: `IdCounts`), where 12 counted two.
  * A field a step of the same version may pass over, or find absent, without misreading keeps it: `recordBytes`.
  */
-export const PLAN_VERSION = 12;
+export const PLAN_VERSION = 13;
 /** The versions of the plans this mudm-tiles goes on with: its own, and those whose records it reads alike (none now). */
 const READ_VERSIONS = [PLAN_VERSION] as const;
 
@@ -65,8 +65,8 @@ export interface ReadSummary {
   imageSized?: boolean;
   /** Valid QuPath objects on every channel (plane c -1, or none), when there are any: the plan puts them in every channel's plane. */
   everyChannel?: number;
-  /** Per layer, features whose PBF id is their input id and those whose PBF id the build made (a nucleus's too): the descriptor's `feature_ids`, unsaid when absent. */
-  ids?: Record<string, [number, number]>;
+  /** Per layer, features by their input id (a nucleus has none): the descriptor's `feature_ids`, unsaid when absent. */
+  ids?: Record<string, IdCounts>;
 }
 
 /** The plan of a build as kept in the work directory. */

@@ -282,7 +282,7 @@ export function formatSummary(s: PyramidSummary): string {
 
 /** Whose numbers a layer's PBF ids are, in words; a value of none of the three (a hand-edited descriptor) as written. */
 function idsText(from: string): string {
-  if (from === 'input') return "the input's";
+  if (from === 'input') return "the input's (a string id: property id)";
   if (from === 'sequence') return "the build's sequence numbers";
   if (from === 'mixed') return "the input's, else the build's sequence numbers";
   return JSON.stringify(from);

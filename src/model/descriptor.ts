@@ -11,6 +11,23 @@ export const FIELD_TYPES: readonly FieldType[] = ['String', 'Number', 'Bool'];
  */
 export type FeatureIds = 'input' | 'sequence' | 'mixed';
 
+/**
+ * A layer's features by their input id: an integer id (their PBF id), another (a string, kept as property `id`, which
+ * is then the id a reader shows; their PBF id is their sequence number), none (their PBF id is their sequence number,
+ * and their only id).
+ */
+export type IdCounts = [integer: number, other: number, none: number];
+export const newIdCounts = (): IdCounts => [0, 0, 0];
+
+/**
+ * Whose numbers the PBF ids of a layer's features without property `id` are: its features of another id show that id,
+ * not their PBF id, so a layer of integer and string ids is "input" (a card showed every integer id with a note that
+ * it might be a place in the input). A layer of none but string ids is "sequence", its PBF ids all the build's.
+ */
+export function featureIdsOf([integer, , none]: IdCounts): FeatureIds {
+  return integer === 0 ? 'sequence' : none === 0 ? 'input' : 'mixed';
+}
+
 export interface VectorLayer {
   id: string;
   fields: Record<string, FieldType> | null;

@@ -1,6 +1,6 @@
 // Describe stage: the tileset descriptor, the per-plane overview tiles (JSON pyramid descriptors) and the run report.
 import { own } from '../model/own.js';
-import type { Asset, FeatureIds, TilesetDescriptor, VectorLayer } from '../model/descriptor.js';
+import { featureIdsOf, type Asset, type FeatureIds, type IdCounts, type TilesetDescriptor, type VectorLayer } from '../model/descriptor.js';
 import type { Vocabularies } from '../model/vocabulary.js';
 import { urlTemplate, type Plane } from '../tiling/space.js';
 import { describeFields, type LayerStats } from './assign.js';
@@ -14,8 +14,8 @@ export interface DescribeInput {
   thinned: number[][];
   /** Per zoom, per layer: the share of the layer's features the zoom draws. */
   keptFraction?: number[][];
-  /** Per layer, features whose PBF id is their input id and those whose PBF id the build made (ReadSummary.ids). */
-  ids?: Record<string, [number, number]>;
+  /** Per layer, features by their input id (ReadSummary.ids). */
+  ids?: Record<string, IdCounts>;
   vocabularies?: Vocabularies;
   meta: { name?: string; description?: string; attribution?: string; version?: string; baseUrl?: string };
   assets?: Asset[];
@@ -53,8 +53,7 @@ function keptFractions(input: DescribeInput, layer: number): Record<string, numb
 /** Whose numbers the layer's PBF ids are; none said for a layer of which no feature was counted. */
 function featureIds(input: DescribeInput, layer: string): FeatureIds | undefined {
   const n = input.ids ? own(input.ids, layer) : undefined;
-  if (n === undefined || n[0] + n[1] === 0) return undefined;
-  return n[1] === 0 ? 'input' : n[0] === 0 ? 'sequence' : 'mixed';
+  return n === undefined || n[0] + n[1] + n[2] === 0 ? undefined : featureIdsOf(n);
 }
 
 function vectorLayers(input: DescribeInput): VectorLayer[] {

@@ -1,6 +1,7 @@
 // Parse + validate + assign, for one batch of raw features (pure): in a worker for JSON text, on the reading thread for
 // values; returns unit records, issues and statistics.
 import { own, ownOr, setOwn } from '../model/own.js';
+import { newIdCounts, type IdCounts } from '../model/descriptor.js';
 import type { Feature } from '../model/feature.js';
 import { GEOMETRY_TYPES, type Geometry, type GeometryType } from '../model/geometry.js';
 import { fieldValue } from '../model/fields.js';
@@ -24,8 +25,6 @@ import { headTextOf } from './encode-json.js';
 import { TileSketch, type SketchData } from './thinning.js';
 import { withCode } from '../report/coded.js';
 
-/** A layer's count of features with an integer id and without (`ParseResult.ids`), before the first. */
-export const newIdCounts = (): [number, number] => [0, 0];
 
 /**
  * Numbers per feature in a batch's `meta`: index, line, column (0 when unknown), start and end of its bytes, and the
@@ -112,10 +111,11 @@ export interface ParseResult {
   /** Tile size estimates of the batch (thinning.ts), when asked for. */
   sketch?: SketchData;
   /**
-   * Per layer, valid features whose PBF id is their input id (a non-negative safe integer) and those whose PBF id is
-   * their sequence number: a layer with both may give two features one id.
+   * Per layer, valid features whose PBF id is their input id (a non-negative safe integer), and those whose PBF id is
+   * their sequence number, with an id of another kind and with none (`IdCounts`): a layer of the first and others
+   * may give two features one id.
    */
-  ids: Record<string, [number, number]>;
+  ids: Record<string, IdCounts>;
   /** Nuclei --nucleus-features placed in layer NUCLEUS_LAYER (not counted in `ids`): their PBF ids are the build's. */
   nuclei: number;
   /** The whole buffer the batch's text came in, handed back to carry a later batch (text batches only). */
@@ -310,7 +310,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     if (assigned.everyChannel) res.everyChannel++;
     // The descriptor describes what the tiles hold: not a feature outside the world, or without a position.
     if (stored === true) observeFeature(res.stats, layer, f);
-    ownOr(res.ids, layer, newIdCounts)[isPbfId(f.id) ? 0 : 1]++;
+    ownOr(res.ids, layer, newIdCounts)[isPbfId(f.id) ? 0 : f.id === undefined || f.id === null ? 2 : 1]++;
     const nucleus = task.nucleusFeatures && nucleusIssue === undefined ? nucleusOf(f) : undefined;
     if (nucleus) {
       // Not an input feature: one not placed is no feature lost (`skipped`), but a part of its cell left out.

@@ -24,10 +24,12 @@ const INPUTS: Record<string, object[]> = {
     type: 'Feature', id: 'PathCellObject', geometry: { type: 'Polygon', coordinates: squareCoords(600, 100, 40) },
     nucleusGeometry: { type: 'Polygon', coordinates: squareCoords(610, 110, 10) }, properties: { object_type: 'cell' },
   }],
+  // Integer and string ids: the string one's PBF id is its sequence number, but a reader shows its property `id`.
+  both: [at(100, 900, 90), at(200, 900, 'z')],
 };
-const WANT = { given: 'input', none: 'sequence', named: 'sequence', mixed: 'mixed', qupath: 'sequence', nucleus: 'sequence' };
-/** The PBF ids each layer's features must have: the input's, else their sequence numbers (0 to 8 in input order). */
-const WANT_IDS = { given: [10, 11], none: [2, 3], named: [4, 5], mixed: [7, 70], qupath: [8], nucleus: [2 ** 52 + 8] };
+const WANT = { given: 'input', none: 'sequence', named: 'sequence', mixed: 'mixed', qupath: 'sequence', both: 'input', nucleus: 'sequence' };
+/** The PBF ids each layer's features must have: the input's, else their sequence numbers (0 to 10 in input order). */
+const WANT_IDS = { given: [10, 11], none: [2, 3], named: [4, 5], mixed: [7, 70], qupath: [8], both: [10, 90], nucleus: [2 ** 52 + 8] };
 
 const inputs = (): InputSpec[] => Object.entries(INPUTS).map(([name, features]) => ({ source: memorySource(`${name}.json`, JSON.stringify({ type: 'FeatureCollection', features })) }));
 const idsFrom = (d: Record<string, unknown>) => Object.fromEntries((d.vector_layers as Array<{ id: string; feature_ids?: unknown }>).map((l) => [l.id, l.feature_ids]));
@@ -39,8 +41,8 @@ describe('feature_ids', () => {
     await buildPyramid(inputs(), OPTS, { sink, onWarning: (m, f) => warnings.push(String(f?.event)) });
     expect(idsFrom(sinkJson(sink, 'tileset.json'))).toEqual(WANT);
     expect(idsFrom(sinkJson(sink, '0/0/0.json'))).toEqual(WANT);
-    // The layer mixing both is the one the build warns of.
-    expect(warnings.filter((w) => w === 'mixed-ids')).toHaveLength(1);
+    // The layers of integer ids and others are those the build warns of: two features may share a PBF id in each.
+    expect(warnings.filter((w) => w === 'mixed-ids')).toHaveLength(2);
     const ids: Record<string, number[]> = {};
     for (const [p, bytes] of sink.files) {
       const m = /^1\/(\d+)\/(\d+)\.pbf$/.exec(p);

@@ -43,15 +43,14 @@ describe('plan.json', () => {
     expect(findPlan(work)).toEqual(p);
   });
 
-  it('refuses a plan of version 11 (its markers count features of many pieces as one), and says what another resume differs by', () => {
-    // Version 12 counts a feature of many pieces by its pieces in the markers: a step of version 11 counts it as one,
-    // and the kept fractions summed from both would mix the two.
-    expect(PLAN_VERSION).toBe(12);
+  it('refuses a plan of version 12 (its id counts are two, not three), and says what another resume differs by', () => {
+    // Version 13 counts a layer's features by id three ways: a finalize reading a plan of 12 would misread its counts.
+    expect(PLAN_VERSION).toBe(13);
     const work = new MemoryWorkDir();
     const p = planFile([unit('0/0/0/0/0')]);
-    work.writeJson('plan.json', { ...p, version: 11 });
+    work.writeJson('plan.json', { ...p, version: 12 });
     expect(refusal(() => loadPlan(work))).toBe(
-      'the plan in the work directory has version 11, this mudm-tiles reads version 12: it was written by another version; plan (or build) again without --resume',
+      'the plan in the work directory has version 12, this mudm-tiles reads version 13: it was written by another version; plan (or build) again without --resume',
     );
     const other = { ...p.plan, levels: [{ zoom: 0, topZoom: 0 }, { zoom: 0, topZoom: 0 }] };
     expect(refuse(() => checkSamePlan(p, other, p.units, work), UsageError, EXIT_USAGE)).toBe(

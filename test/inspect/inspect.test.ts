@@ -125,10 +125,10 @@ describe('inspectPyramid', () => {
   });
 
   it('says per layer whose numbers its PBF ids are (feature_ids), in --json and in the text', () => {
-    // The squares: six integer ids and one string id ('cell-x', whose PBF id is its sequence number).
+    // The squares: six integer ids and one string id ('cell-x', whose PBF id is its sequence number, its id property `id`).
     const s = inspectPyramid(memoryReader(sink.files));
-    expect(s.layers.map((l) => l.featureIds)).toEqual(['mixed']);
-    expect(formatSummary(s)).toMatch(/^ {2}cells {2}zooms 0–2, .*; PBF ids the input's, else the build's sequence numbers$/m);
+    expect(s.layers.map((l) => l.featureIds)).toEqual(['input']);
+    expect(formatSummary(s)).toMatch(/^ {2}cells {2}zooms 0–2, .*; PBF ids the input's \(a string id: property id\)$/m);
     const withIds = (value: unknown) => {
       const files = new Map(sink.files);
       const d = JSON.parse(Buffer.from(files.get('tileset.json') as Uint8Array).toString()) as { vector_layers: Array<Record<string, unknown>> };
@@ -137,7 +137,7 @@ describe('inspectPyramid', () => {
       files.set('tileset.json', Buffer.from(JSON.stringify(d)));
       return inspectPyramid(memoryReader(files));
     };
-    expect(formatSummary(withIds('input'))).toMatch(/; PBF ids the input's$/m);
+    expect(formatSummary(withIds('mixed'))).toMatch(/; PBF ids the input's, else the build's sequence numbers$/m);
     expect(formatSummary(withIds('sequence'))).toMatch(/; PBF ids the build's sequence numbers$/m);
     // A descriptor of an earlier build says nothing of it, and neither does inspect.
     expect(withIds(undefined).layers[0].featureIds).toBeUndefined();

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { observeFeature, type LayerStats } from '../../src/stages/assign.js';
 import { overviewDescriptor, tilesetDescriptor, type DescribeInput } from '../../src/stages/describe.js';
 import type { BuildPlan } from '../../src/stages/plan.js';
+import type { IdCounts } from '../../src/model/descriptor.js';
 import { validateDescriptor } from '../../src/validate/index.js';
 
 function plan(over: Partial<BuildPlan> = {}): BuildPlan {
@@ -55,10 +56,14 @@ describe('tilesetDescriptor', () => {
   });
 
   it('says per layer whose numbers its PBF ids are (feature_ids), nothing where no feature was counted or no counts came', () => {
-    const cases: Array<[Record<string, [number, number]>, unknown[]]> = [
-      [{ cells: [5, 0], nuclei: [0, 3] }, ['input', 'sequence']],
-      [{ cells: [5, 1] }, ['mixed', undefined]],
-      [{ cells: [0, 0], nuclei: [2, 0] }, [undefined, 'input']],
+    // Counts: integer ids, other ids (strings, shown from property `id`), none.
+    const cases: Array<[Record<string, IdCounts>, unknown[]]> = [
+      [{ cells: [5, 0, 0], nuclei: [0, 0, 3] }, ['input', 'sequence']],
+      [{ cells: [5, 0, 1] }, ['mixed', undefined]],
+      [{ cells: [0, 0, 0], nuclei: [2, 0, 0] }, [undefined, 'input']],
+      // Strings beside integers: every feature shows an input id, so no "mixed" (the card noted every integer id).
+      [{ cells: [5, 2, 0], nuclei: [0, 4, 0] }, ['input', 'sequence']],
+      [{ cells: [5, 2, 1], nuclei: [0, 4, 1] }, ['mixed', 'sequence']],
     ];
     for (const [ids, want] of cases) {
       expect(tilesetDescriptor(input({ ids })).vector_layers.map((l) => l.feature_ids), JSON.stringify(ids)).toEqual(want);
