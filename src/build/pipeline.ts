@@ -46,7 +46,7 @@ async function configOf(given: Partial<Options>, io: BuildIO, readsInputs: boole
   // Shards and finalize store tiles as their plan says, whatever a library caller passes (the CLI refuses the option).
   const config = resolveBuildConfig(readsInputs ? given : { ...given, tileCompression: undefined }, header);
   // Only an image that is the world (no --image-size, by which it may be a smaller picture of the slide) sizes its pixel.
-  if (header && given.image !== undefined) config.imagePixel = { file: given.image, ...statedPixelSize(given.image, header.format) };
+  if (header && given.image !== undefined) config.imagePixel = { file: given.image, ...statedPixelSize(given.image, header.format, header.page) };
   if (io.sink === undefined && config.options.out === undefined) throw new UsageError('no output directory given (-o DIR)');
   const memory = memoryWarning(config);
   if (memory) warn?.(memory.message, memory.fields);

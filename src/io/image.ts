@@ -3,7 +3,7 @@ import { open, stat } from 'node:fs/promises';
 import type { Metadata } from 'sharp';
 import { loadSharp } from './sharp.js';
 import { ImageError, UsageError } from '../report/errors.js';
-import { isTiffHead } from './tiff-header.js';
+import { fullPage, isTiffHead } from './tiff-header.js';
 import { PNG_SIGNATURE } from './pixel-size.js';
 
 export type ImageFormat = 'tiff' | 'png' | 'jpeg';
@@ -17,6 +17,8 @@ export interface ImageSize {
   /** Bands, alpha included. */
   channels: number;
   bitsPerSample?: number;
+  /** The TIFF page read, where it is not the first (`fullPage`: the first is a smaller picture). */
+  page?: number;
 }
 
 const BITS: Partial<Record<string, number>> = {
@@ -38,15 +40,18 @@ export async function imageHeader(path: string, given: { width: number; height: 
 }
 
 /**
- * Width, height and sample layout of a TIFF (first page, the full-resolution level of a pyramidal slide), PNG or
+ * Width, height and sample layout of a TIFF (its largest page, the full-resolution level of a pyramidal slide), PNG or
  * JPEG, from the header alone.
  */
 export async function readImageSize(path: string): Promise<ImageSize> {
   let meta: Metadata;
+  let page = 0;
   try {
     // A slide is far above sharp's default pixel limit; reading the header decodes nothing anyway.
     const sharp = await loadSharp();
     meta = await sharp(path, { limitInputPixels: false }).metadata();
+    page = meta.format === 'tiff' ? fullPage(path) : 0;
+    if (page !== 0) meta = await sharp(path, { limitInputPixels: false, page }).metadata();
   } catch (err) {
     throw new ImageError(path, await describeSharpError(path, err));
   }
@@ -57,7 +62,7 @@ export async function readImageSize(path: string): Promise<ImageSize> {
   if (!(meta.width > 0 && meta.height > 0)) {
     throw new ImageError(path, `the header gives no usable size (${meta.width} × ${meta.height})`);
   }
-  const size: ImageSize = { width: meta.width, height: meta.height, format: format as ImageFormat, channels: meta.channels };
+  const size: ImageSize = { width: meta.width, height: meta.height, format: format as ImageFormat, channels: meta.channels, ...(page !== 0 ? { page } : {}) };
   const bits = meta.bitsPerSample ?? BITS[meta.depth];
   if (bits !== undefined) size.bitsPerSample = bits;
   return size;

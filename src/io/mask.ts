@@ -4,7 +4,7 @@ import { loadSharp } from './sharp.js';
 import { ImageError } from '../report/errors.js';
 import type { LabelMask } from '../raster/trace.js';
 import { describeSharpError } from './image.js';
-import { tiffFacts } from './tiff-header.js';
+import { fullPage, tiffFacts } from './tiff-header.js';
 import { statedPixelSize, type PixelSize } from './pixel-size.js';
 
 /** A label mask opened for reading, whole or by bands of rows; what one pixel is, as its file states it. */
@@ -24,7 +24,7 @@ export interface MaskFile {
 export interface ReadMask extends LabelMask { pixelSize?: PixelSize; pixelSizeIgnored?: string }
 
 /**
- * Opens a label mask (PNG or TIFF, one page; a pyramid's first) and checks what its header says. Unsigned 8, 16 and
+ * Opens a label mask (PNG or TIFF, one page: of several, the largest) and checks what its header says. Unsigned 8, 16 and
  * 32-bit samples keep their values exactly; signed 8 and 32-bit and floating-point samples are accepted when every
  * value is a non-negative integer that fits 32 bits (checked as rows are read); signed 16-bit samples when none is
  * negative (read through libvips' 16-bit grey path, which would clamp them to 0, background). Colour images are
@@ -35,10 +35,15 @@ export async function openLabelMask(path: string): Promise<MaskFile> {
   // Whole-slide masks exceed sharp's default pixel limit by far; the caller chose the file.
   const sharp = await loadSharp();
   // An ICC profile is no colour to apply to labels: converted through it, labels 1…12 read as 5 of them.
-  const open = () => sharp(path, { limitInputPixels: false, ignoreIcc: true });
+  let page = 0;
+  const open = () => sharp(path, { limitInputPixels: false, ignoreIcc: true, page });
   let meta: Metadata;
   try {
     meta = await open().metadata();
+    // A TIFF whose first page is a smaller picture (a pyramid stored smallest first, an overview) holds the labels whole
+    // in its largest.
+    page = meta.format === 'tiff' ? fullPage(path) : 0;
+    if (page !== 0) meta = await open().metadata();
   } catch (err) {
     // libvips reads no 64-bit TIFF samples (int64 is what scikit-image labels in) and calls the header corrupt.
     if (tiffBits(path) === 64) throw new ImageError(path, 'this TIFF has 64-bit samples, which are not read: save the labels as 32 or 16-bit unsigned integers');
@@ -47,17 +52,17 @@ export async function openLabelMask(path: string): Promise<MaskFile> {
   if (meta.format !== 'png' && meta.format !== 'tiff') {
     throw new ImageError(path, `unsupported label mask format '${meta.format}' (PNG or TIFF expected; JPEG is lossy)`);
   }
-  refuseUnfaithful(path, meta);
+  refuseUnfaithful(path, meta, page);
   const bands = meta.channels - (meta.hasAlpha ? 1 : 0);
   if (meta.isPalette) throw new ImageError(path, 'a label mask must be a greyscale image, this one is a palette image (its pixels pick colours, not labels): save the labels as grey values');
   if (bands !== 1) {
     throw new ImageError(path, `a label mask must be a single-channel greyscale image, this one has ${meta.channels} channels`);
   }
-  if (meta.depth === 'short') await refuseNegative(path, meta, open());
+  if (meta.depth === 'short') await refuseNegative(path, meta, page, open());
   const plan = READ_PLAN[meta.depth];
   if (plan === undefined) throw new ImageError(path, `unsupported sample type '${meta.depth}' for labels`);
   const width = meta.width, height = meta.height;
-  const { size, ignored } = statedPixelSize(path, meta.format);
+  const { size, ignored } = statedPixelSize(path, meta.format, page);
   const rows = async (top: number, count: number): Promise<LabelMask['data']> => {
     let pipeline = open();
     if (top !== 0 || count !== height) pipeline = pipeline.extract({ left: 0, top, width, height: count });
@@ -68,7 +73,7 @@ export async function openLabelMask(path: string): Promise<MaskFile> {
     try {
       out = await pipeline.toBuffer({ resolveWithObject: true });
     } catch (err) {
-      throw new ImageError(path, await describeDecodeError(path, meta, err));
+      throw new ImageError(path, await describeDecodeError(path, meta, page, err));
     }
     const n = width * count;
     if (out.info.channels !== 1 || out.data.byteLength !== n * plan.bytes) {
@@ -95,12 +100,12 @@ export async function readLabelMask(path: string): Promise<ReadMask> {
  * Refuses signed 16-bit samples below zero: libvips' 16-bit grey path, the one way sharp gives them out, clamps them
  * to 0, and labels would turn into background without a word. Its statistics see the samples as stored.
  */
-async function refuseNegative(path: string, meta: Metadata, image: Sharp): Promise<void> {
+async function refuseNegative(path: string, meta: Metadata, page: number, image: Sharp): Promise<void> {
   let grey: ChannelStats | undefined;
   try {
     grey = (await image.stats()).channels[0];
   } catch (err) {
-    throw new ImageError(path, await describeDecodeError(path, meta, err));
+    throw new ImageError(path, await describeDecodeError(path, meta, page, err));
   }
   if (grey !== undefined && grey.min < 0) {
     throw new ImageError(path, `label value ${grey.min} at pixel (${grey.minX}, ${grey.minY}) is negative: labels are non-negative integers; save the labels as unsigned 16 or 32-bit integers`);
@@ -114,8 +119,8 @@ const DECODED = new Set(['no compression', 'LZW', 'Deflate', 'PackBits']);
  * Why the pixels could not be decoded. A TIFF whose header read but whose compression is none the decoder has gets
  * that compression named (libvips says only 'ZSTD compression support is not configured; read error').
  */
-async function describeDecodeError(path: string, meta: Metadata, err: unknown): Promise<string> {
-  const compression = meta.format === 'tiff' ? tiffFacts(path)?.compression : undefined;
+async function describeDecodeError(path: string, meta: Metadata, page: number, err: unknown): Promise<string> {
+  const compression = meta.format === 'tiff' ? tiffFacts(path, page)?.compression : undefined;
   if (compression !== undefined && !DECODED.has(compression)) {
     return `this TIFF is compressed with ${compression}, which is not decoded here: write the mask with no, LZW, Deflate or PackBits compression (tiffcp -c zip IN.tif OUT.tif; tifffile: compression='zlib')`;
   }
@@ -136,8 +141,8 @@ function tiffBits(path: string): number | undefined {
  * their own: a mask of 5 labels read as 17), samples below 8 bits (scaled to 0–255), a WhiteIsZero TIFF (inverted),
  * a second sample that is not alpha (dropped as one), and pages of the first one's size (a z-stack: one plane read).
  */
-function refuseUnfaithful(path: string, meta: Metadata): void {
-  const facts = meta.format === 'tiff' ? tiffFacts(path) : undefined;
+function refuseUnfaithful(path: string, meta: Metadata, page: number): void {
+  const facts = meta.format === 'tiff' ? tiffFacts(path, page) : undefined;
   const refuse = (why: string) => { throw new ImageError(path, why); };
   if (facts?.lossy) refuse(`a label mask must be stored losslessly, this TIFF is compressed with ${facts.lossy}: write it with no, LZW or Deflate compression`);
   const bits = facts?.bitsPerSample ?? meta.bitsPerSample;

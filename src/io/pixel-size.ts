@@ -58,8 +58,8 @@ function inverse(units: number, perUnit: number): number {
  * resolution without a unit; so the headers are read here. A JPEG's density is not read: JFIF and EXIF carry a print
  * dpi (sharp reads 72 from a JPEG that states none), never a microscope's pixel.
  */
-export function statedPixelSize(path: string, format: 'tiff' | 'png' | 'jpeg'): StatedPixelSize {
-  return format === 'tiff' ? tiffPixelSize(path) : format === 'png' ? pngPixelSize(path) : {};
+export function statedPixelSize(path: string, format: 'tiff' | 'png' | 'jpeg', page = 0): StatedPixelSize {
+  return format === 'tiff' ? tiffPixelSize(path, page) : format === 'png' ? pngPixelSize(path) : {};
 }
 
 /** Axes x and y of the pixel's units and a scale to them: what a GeoJSON input's `multiscale` member says. */
@@ -117,8 +117,8 @@ const NONE = 1, CENTIMETRE = 3;
  * with 72 or 300 dpi (sharp with 25.4) whatever the pixels show; OME-TIFF, Aperio, ImageJ, NDPI and libvips write a
  * real size as one of the others. What was stated but not taken is kept, the first of it, for the build to say.
  */
-function tiffPixelSize(path: string): StatedPixelSize {
-  const tags = tiffTags(path, Object.values(TAG));
+function tiffPixelSize(path: string, page: number): StatedPixelSize {
+  const tags = tiffTags(path, Object.values(TAG), page);
   if (tags === undefined) return {};
   const description = tags.get(TAG.description);
   const text = typeof description === 'string' ? description : '';

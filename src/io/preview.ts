@@ -6,6 +6,7 @@ import type { Feature } from '../model/feature.js';
 import { flatten, headOf } from '../tiling/flat.js';
 import { ImageError } from '../report/errors.js';
 import { describeSharpError } from './image.js';
+import { fullPage } from './tiff-header.js';
 import { PreviewPainter, overBackground, paintFeature, previewPixel, type Rgb } from '../raster/paint.js';
 
 export const PREVIEW_MAX_SIDE = 2048;
@@ -154,15 +155,21 @@ async function imagePixels(path: string, width: number, height: number): Promise
 /**
  * For a pyramidal TIFF, the smallest level still at least as large as the preview, so a whole slide is not decoded
  * at full resolution for a 2048-pixel picture. Levels are pages (SVS and similar) or sub-IFDs (OME-TIFF); a level
- * counts only with the same aspect ratio as the full image (labels and macro images are pages too).
+ * counts only with the same aspect ratio as the full image (labels and macro images are pages too), which is the
+ * largest page (`fullPage`), not always the first.
  */
 async function pickLevel(path: string, pw: number, ph: number): Promise<SharpOptions> {
-  const base: SharpOptions = { limitInputPixels: false };
+  let base: SharpOptions = { limitInputPixels: false };
   const sharp = await loadSharp();
-  const meta: Metadata = await sharp(path, base).metadata();
+  let meta: Metadata = await sharp(path, base).metadata();
   if (meta.format !== 'tiff') return base;
+  const full = fullPage(path);
+  if (full !== 0) {
+    base = { ...base, page: full };
+    meta = await sharp(path, base).metadata();
+  }
   const candidates: SharpOptions[] = [];
-  for (let page = 1; page < Math.min(meta.pages ?? 1, 16); page++) candidates.push({ ...base, page });
+  for (let page = 0; page < Math.min(meta.pages ?? 1, 16); page++) if (page !== full) candidates.push({ ...base, page });
   for (let subifd = 0; subifd < Math.min(meta.subifds ?? 0, 16); subifd++) candidates.push({ ...base, subifd });
   let best = base, bestPixels = meta.width * meta.height;
   for (const c of candidates) {

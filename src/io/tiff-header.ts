@@ -1,6 +1,7 @@
-// What a TIFF's header says about its first image that sharp does not: compression, photometric, bit depth, extra
-// samples, how many pages of its size follow (a z-stack), each of which can spoil labels read without a word; and
-// any of its tags whole (its resolution and ImageDescription, where a mask's pixel size is stated).
+// What a TIFF's header says about one of its images that sharp does not: which page is the whole image (the largest),
+// its compression, photometric, bit depth, extra samples, how many pages of its size there are (a z-stack), each of
+// which can spoil labels read without a word; and any of its tags whole (resolution and ImageDescription, where a
+// pixel size is stated).
 import fs from 'node:fs';
 
 /** TIFF Compression values (tag 259) that lose information: old-style and new-style JPEG, lossy JPEG of DNG. */
@@ -30,9 +31,34 @@ export interface TiffFacts {
   samePages: number;
 }
 
-/** The facts of a TIFF (classic or BigTIFF, either byte order), or undefined when its header cannot be read. */
-export function tiffFacts(path: string): TiffFacts | undefined {
-  return withFile(path, readFacts);
+/**
+ * The facts of page `page` of a TIFF (classic or BigTIFF, either byte order), or undefined when its header cannot be
+ * read.
+ */
+export function tiffFacts(path: string, page = 0): TiffFacts | undefined {
+  return withFile(path, (read) => readFacts(read, page));
+}
+
+/**
+ * The page of a TIFF that holds the image whole: its largest, the first of those as large. A pyramid stores it first,
+ * but a Leica SCN or Ventana BIF slide puts a small overview or label picture first: read as the slide, its page 0
+ * made a world of 1,616 px where the slide is 80,000. 0 for another file, or one whose header cannot be read.
+ */
+export function fullPage(path: string): number {
+  return withFile(path, (read) => {
+    const tiff = openTiff(read);
+    let best = 0, bestPixels = -1, page = 0;
+    const seen = new Set<number>();
+    for (let at = tiff?.firstOffset ?? 0; tiff && at > 0 && page < MAX_PAGES && !seen.has(at); page++) {
+      seen.add(at);
+      const d = tiff.directory(at);
+      if (d === undefined) break;
+      const pixels = (d.tags.get(TAG.width)?.[0] ?? 0) * (d.tags.get(TAG.height)?.[0] ?? 0);
+      if (pixels > bestPixels) { best = page; bestPixels = pixels; }
+      at = d.next;
+    }
+    return best;
+  });
 }
 
 /** A tag's values as stored: numbers (a RATIONAL's as numerator and denominator, in turn), or an ASCII tag's text. */
@@ -42,13 +68,13 @@ export type TagValue = number[] | string;
 const MAX_TEXT = 4 << 20;
 
 /**
- * The values of the `wanted` tags of a TIFF's first image, all of them (a RATIONAL's two numbers, an ImageDescription's
+ * The values of the `wanted` tags of page `page` of a TIFF, all of them (a RATIONAL's two numbers, an ImageDescription's
  * text), or undefined for a file that is no TIFF or whose header cannot be read.
  */
-export function tiffTags(path: string, wanted: readonly number[]): Map<number, TagValue> | undefined {
+export function tiffTags(path: string, wanted: readonly number[], page = 0): Map<number, TagValue> | undefined {
   return withFile(path, (read) => {
     const tiff = openTiff(read);
-    const first = tiff?.directory(tiff.firstOffset);
+    const first = tiff && pageDirectory(tiff, page);
     if (tiff === undefined || first === undefined) return undefined;
     const out = new Map<number, TagValue>();
     for (const tag of wanted) {
@@ -147,17 +173,30 @@ function openTiff(read: Read): Tiff | undefined {
   return { firstOffset: big ? u64(head, 8) : u32(head, 4), directory, values };
 }
 
-function readFacts(read: Read): TiffFacts | undefined {
+/** The directory of page `page` (0 the first), undefined past the last or where the chain breaks or loops. */
+function pageDirectory(tiff: Tiff, page: number): ReturnType<Tiff['directory']> {
+  const seen = new Set<number>();
+  let d = tiff.directory(tiff.firstOffset);
+  for (let i = 0; i < page && d !== undefined; i++) {
+    if (d.next <= 0 || seen.has(d.next)) return undefined;
+    seen.add(d.next);
+    d = tiff.directory(d.next);
+  }
+  return d;
+}
+
+function readFacts(read: Read, page: number): TiffFacts | undefined {
   const tiff = openTiff(read);
   if (tiff === undefined) return undefined;
   const { directory } = tiff;
-  const first = directory(tiff.firstOffset);
+  const first = pageDirectory(tiff, page);
   if (first === undefined) return undefined;
   const one = (t: Map<number, number[]>, tag: number) => t.get(tag)?.[0];
   const size = (t: Map<number, number[]>) => `${one(t, TAG.width)}×${one(t, TAG.height)}`;
-  let samePages = 1;
+  // Pages of this page's size, itself included, wherever they lie in the chain.
+  let samePages = 0;
   const seen = new Set<number>();
-  for (let next = first.next; next > 0 && samePages < MAX_PAGES && !seen.has(next);) {
+  for (let next = tiff.firstOffset; next > 0 && samePages < MAX_PAGES && !seen.has(next);) {
     seen.add(next);
     const d = directory(next);
     if (d === undefined) break;

@@ -8,6 +8,7 @@ import { buildPyramid, memorySource, MemorySink } from '../../src/index.js';
 import { renderPreviewPng } from '../../src/io/preview.js';
 import type { Feature } from '../../src/model/feature.js';
 import { tmpDir } from '../helpers/pyramid.js';
+import { littleEndianPages, type TiffEntry } from '../helpers/tiff.js';
 
 const W = 6000, H = 4000;
 const dir = tmpDir('mudm-preview-build');
@@ -86,5 +87,19 @@ describe('build previews', async () => {
     const corner = q.subarray((10 * info.width + 1490) * 3, (10 * info.width + 1490) * 3 + 3);
     expect(Math.abs(corner[0] - 230) + Math.abs(corner[1] - 200) + Math.abs(corner[2] - 220)).toBeLessThan(12);
     expect(Buffer.compare(Buffer.from(q), Buffer.from((await sharp(png).raw().toBuffer()).buffer))).not.toBe(0);
+  });
+
+  it('takes the image from its largest page: a small overview stored first (Leica SCN, Ventana BIF) is not the slide', async () => {
+    const page = (w: number, h: number, grey: number): { entries: TiffEntry[]; strip: Uint8Array } => ({
+      entries: [[256, 4, w], [257, 4, h], [258, 3, 8], [259, 3, 1], [262, 3, 1], [273, 4, 0], [277, 3, 1], [278, 4, h], [279, 4, w * h]],
+      strip: new Uint8Array(w * h).fill(grey),
+    });
+    const image = path.join(dir, 'overview-first.tif');
+    // Read first, the 30 × 30 overview had not the plane's shape: the build refused the image.
+    fs.writeFileSync(image, littleEndianPages([page(30, 30, 250), page(W / 4, H / 4, 60)]));
+    const jpg = Buffer.from((await build(features, { image })).files.get('preview/image.jpg') as Uint8Array);
+    const { data, info } = await sharp(jpg).raw().toBuffer({ resolveWithObject: true });
+    expect([info.width, info.height]).toEqual([1500, 1000]);
+    expect(Math.abs(data[0] - 60) + Math.abs(data[1] - 60) + Math.abs(data[2] - 60)).toBeLessThan(6);
   });
 });

@@ -1,5 +1,5 @@
 // A minimal little-endian, uncompressed, single-strip greyscale TIFF writer for tests (sharp only writes 8-bit TIFF,
-// and no ImageDescription: OME-XML and ImageJ's calibration are written here).
+// and no ImageDescription: OME-XML and ImageJ's calibration are written here), of one page or several.
 
 /** An IFD entry: SHORT (3) or LONG (4) number, ASCII (2) text, or RATIONAL (5) numerator and denominator. */
 export type TiffEntry = [tag: number, type: 3 | 4, value: number] | [tag: number, type: 2, value: string] | [tag: number, type: 5, value: [number, number]];
@@ -9,17 +9,35 @@ export type TiffEntry = [tag: number, type: 3 | 4, value: number] | [tag: number
  * (possibly shorter than the header claims, for header-only tests). Text and rationals lie between the IFD and it.
  */
 export function littleEndianTiff(entries: TiffEntry[], strip: Uint8Array): Buffer {
-  const ifdEnd = 8 + 2 + entries.length * 12 + 4;
+  return littleEndianPages([{ entries, strip }]);
+}
+
+/** Pages as `littleEndianTiff` writes one, each directory followed by its strip, linked in the order given. */
+export function littleEndianPages(pages: Array<{ entries: TiffEntry[]; strip: Uint8Array }>): Buffer {
+  const parts: Buffer[] = [Buffer.alloc(8)];
+  parts[0].write('II', 0, 'latin1');
+  parts[0].writeUInt16LE(42, 2);
+  parts[0].writeUInt32LE(8, 4);
+  let start = 8;
+  pages.forEach(({ entries, strip }, p) => {
+    const page = onePage(entries, strip, start, p === pages.length - 1);
+    parts.push(page);
+    start += page.length;
+  });
+  return Buffer.concat(parts);
+}
+
+/** One page laid out at file offset `start`: its IFD (pointing at the next page, right after it, unless `last`), text, strip. */
+function onePage(entries: TiffEntry[], strip: Uint8Array, start: number, last: boolean): Buffer {
+  const ifdEnd = 2 + entries.length * 12 + 4;
   const outside = entries.map(([, type, value]) => (type === 2 ? Buffer.from(`${value}\0`, 'utf8') : type === 5 ? Buffer.alloc(8) : undefined));
   const dataOffset = ifdEnd + outside.reduce((n, b) => n + (b !== undefined && b.length > 4 ? b.length : 0), 0);
-  const buf = Buffer.alloc(dataOffset + strip.byteLength);
-  buf.write('II', 0, 'latin1');
-  buf.writeUInt16LE(42, 2);
-  buf.writeUInt32LE(8, 4);
-  buf.writeUInt16LE(entries.length, 8);
+  // The next directory starts on a word boundary, as TIFF asks.
+  const buf = Buffer.alloc(dataOffset + strip.byteLength + ((dataOffset + strip.byteLength) % 2));
+  buf.writeUInt16LE(entries.length, 0);
   let at = ifdEnd;
   entries.forEach(([tag, type, value], i) => {
-    const o = 10 + i * 12;
+    const o = 2 + i * 12;
     buf.writeUInt16LE(tag, o);
     buf.writeUInt16LE(type, o + 2);
     const extra = outside[i];
@@ -28,15 +46,16 @@ export function littleEndianTiff(entries: TiffEntry[], strip: Uint8Array): Buffe
       buf.writeUInt32LE(type === 2 ? extra.length : 1, o + 4);
       // Text of 4 bytes or fewer is the entry's value itself, as TIFF has it.
       if (extra.length <= 4) { extra.copy(buf, o + 8); return; }
-      buf.writeUInt32LE(at, o + 8);
+      buf.writeUInt32LE(start + at, o + 8);
       extra.copy(buf, at);
       at += extra.length;
       return;
     }
     buf.writeUInt32LE(1, o + 4);
-    const v = tag === 273 ? dataOffset : (value as number);
+    const v = tag === 273 ? start + dataOffset : (value as number);
     if (type === 3) buf.writeUInt16LE(v, o + 8); else buf.writeUInt32LE(v, o + 8);
   });
+  buf.writeUInt32LE(last ? 0 : start + buf.length, 2 + entries.length * 12);
   Buffer.from(strip.buffer, strip.byteOffset, strip.byteLength).copy(buf, dataOffset);
   return buf;
 }

@@ -11,7 +11,7 @@ import { readLabelMask } from '../../src/io/mask.js';
 import { type LabelFeature, labelsToFeatures } from '../../src/raster/features.js';
 import { type LabelMask, traceLabelRings } from '../../src/raster/trace.js';
 import type { Position } from '../../src/model/geometry.js';
-import { littleEndianTiff, type TiffEntry } from '../helpers/tiff.js';
+import { littleEndianPages, littleEndianTiff, type TiffEntry } from '../helpers/tiff.js';
 
 /** Rows of characters: '.' is background, any other character its char code minus 48 ('1' is label 1). */
 function mask(rows: string[]): LabelMask {
@@ -416,6 +416,23 @@ describe('readLabelMask', () => {
     // A pyramid's pages are each half the size before: its first page is the mask.
     await sharp(cells, { raw: { width: W, height: W, channels: 1 } }).toColourspace('b-w').tiff({ compression: 'lzw', pyramid: true, tile: true }).toFile(join(dir, 'pyramid.tif'));
     expect((await readLabelMask(join(dir, 'pyramid.tif'))).width).toBe(W);
+  });
+
+  it('reads a TIFF whose first page is a smaller picture (an overview, a pyramid stored smallest first) at its largest page, with that page\'s pixel size', async () => {
+    const page = (width: number, height: number, data: Uint16Array, cmPerPixel: number): { entries: TiffEntry[]; strip: Uint8Array } => ({
+      entries: [
+        [256, 4, width], [257, 4, height], [258, 3, 16], [259, 3, 1], [262, 3, 1], [273, 4, 0], [277, 3, 1], [278, 4, height],
+        [279, 4, data.byteLength], [282, 5, [Math.round(1 / cmPerPixel), 1]], [283, 5, [Math.round(1 / cmPerPixel), 1]], [296, 3, 3], [339, 3, 1],
+      ],
+      strip: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+    });
+    const full = Uint16Array.from(known.data, (v) => v * 300);
+    // The overview: 3 × 2 px of one label at 2 µm a pixel (2e-4 cm); the mask at 0.25 µm.
+    const file = join(dir, 'overview-first.tif');
+    await writeFile(file, littleEndianPages([page(3, 2, new Uint16Array(6).fill(9), 2e-4), page(known.width, known.height, full, 2.5e-5)]));
+    const m = await expectRoundTrip(file, full, Uint16Array);
+    expect(m.pixelSize).toEqual({ x: 0.25, y: 0.25, unitX: 'micrometer', unitY: 'micrometer' });
+    expect(checkAll(m).map((f) => f.id)).toEqual([300, 900, 600]);
   });
 
   it('names a compression the decoder lacks (tifffile writes ZSTD, LZMA): not libvips\' "support is not configured"', async () => {
