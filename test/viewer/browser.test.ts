@@ -125,8 +125,9 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     expect(text).toMatch(/featureClass\s+beta/);
     expect(text).toMatch(/note\s+square 2/);
     expect(text).toMatch(/layer\s+cells/);
-    // The layer's ids are the input's but for 'cell-x' (a string id: its PBF id is its place in the input): said under the id.
-    expect(text).toMatch(/^in this layer, a feature without an id shows its place in the input \(from 0\) here$/m);
+    // The layer's ids are integers but for 'cell-x' (a string id, shown from its property `id`): every card shows an
+    // input id, and none is noted as maybe a place in the input (it was, under every integer id, up to plan version 12).
+    expect(text).not.toMatch(/place in the input/);
     // The pointer's image position, read again when the view moves under a pointer that stays (a wheel zoom).
     const position = async () => (await page.locator('#position').innerText()).match(/^x (\S+), y (\S+) px$/)?.slice(1).map(Number);
     const before = await position();
@@ -334,6 +335,8 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
         ids: [card.featureId({ id: 'c7' }, 3), card.featureId({}, 3), card.featureId({ parentId: 'c7' }, 2 ** 52 + 5), card.featureId({ id: 'n' }, 2 ** 52 + 5)],
         sequenceIds: [card.featureId({}, 3, 'sequence'), card.featureId({ id: 'c7' }, 3, 'sequence'), card.featureId({}, 3, 'mixed'), card.featureId({}, 3, 'input')],
         noted: card.cardRows({ id: 3, idNote: 'n', layer: 'cells', properties: {} }),
+        // A feature without property id in a layer of integer ids and none ("mixed") is noted; in one of "input", not.
+        described: ['mixed', 'input'].map((from) => card.describeFeature({ getProperties: () => ({ [colours.BY_LAYER]: 'cells', n: 1 }), getId: () => 3, getType: () => 'Polygon' }, new Map([['cells', from]])).idNote ?? null),
       };
     })()`) as Record<string, unknown>;
     expect(got.hashes).toEqual(['classification.name', 'measurements.Cell: Area', 'a&b=c', 'x+y %20', 'ü/#?']
@@ -385,6 +388,7 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     // A layer's PBF ids that are the build's sequence numbers (feature_ids "sequence") are no id; a string id still is.
     expect(got.sequenceIds).toEqual([undefined, 'c7', 3, 3]);
     expect(got.noted).toEqual([['id', 3, 'n'], ['layer', 'cells']]);
+    expect(got.described).toEqual(['in this layer, a feature without an id shows its place in the input (from 0) here', null]);
   });
 
   it('logs no errors', async () => {
