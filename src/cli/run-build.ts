@@ -33,8 +33,9 @@ export function progressReporter(options: Options, io: CliIO): { onProgress: (e:
 export interface SignalState { signal: AbortSignal; received: () => NodeJS.Signals | undefined; dispose: () => void }
 
 /**
- * SIGINT and SIGTERM abort the build between batches and units, so no tile is left half-written; a second signal
- * leaves at once. Exit codes follow the shell: 130 for SIGINT, 143 for SIGTERM.
+ * SIGINT and SIGTERM abort the build: the pool ends the tasks in flight at once (worker/pool.ts), so a long unit is
+ * not waited for, and a unit it cut short has no marker, which --resume tiles again; a second signal exits at once,
+ * before the build has said what it kept. Exit codes follow the shell: 130 for SIGINT, 143 for SIGTERM.
  */
 export function handleSignals(log: Logger, then?: string): SignalState {
   const controller = new AbortController();
@@ -43,7 +44,7 @@ export function handleSignals(log: Logger, then?: string): SignalState {
     if (received) process.exit(sig === 'SIGINT' ? 130 : 143);
     received = sig;
     // A build says what it kept once it has stopped: read before its plan was written, it keeps nothing.
-    log.warn(`${sig}: stopping after the work in flight${then ? `; ${then}` : ` (a second ${sig} stops at once)`}`, { event: 'stopping-on-signal', signal: sig });
+    log.warn(`${sig}: stopping, the tasks in flight ended rather than waited for${then ? `; ${then}` : ` (a second ${sig} stops at once)`}`, { event: 'stopping-on-signal', signal: sig });
     controller.abort();
   };
   process.on('SIGINT', on);

@@ -38,7 +38,7 @@ describe('build', () => {
     const r = await interrupt(['build', input, '-o', out, ...SLOW_OPTS], out, signal);
     expect(r.code, `exit code after ${signal} (signal ${r.signal}):\n${r.stderr}`).toBe(code);
     // What is kept is said once it has stopped (before its plan, nothing is): the warning does not promise it.
-    expect(r.stderr).toContain(`warning: ${signal}: stopping after the work in flight (a second ${signal} stops at once)`);
+    expect(r.stderr).toContain(`warning: ${signal}: stopping, the tasks in flight ended rather than waited for (a second ${signal} stops at once)`);
     expect(r.stderr).toContain(`error: build interrupted by ${signal}: no descriptor written; run again with --resume to continue`);
     expectCleanStop(out);
     // finalize and build-shard are for plans: both send the user to --resume, not to each other.
@@ -57,7 +57,7 @@ describe('build-shard', () => {
     const r = await interrupt(['build-shard', out, '--shard', '0', '--workers', '1'], out, 'SIGTERM');
     expect(r.code, `exit code after SIGTERM (signal ${r.signal}):\n${r.stderr}`).toBe(143);
     // A shard goes on by running it again, not by --resume.
-    expect(r.stderr).toContain('warning: SIGTERM: stopping after the work in flight; the work directory is kept: run build-shard again to go on');
+    expect(r.stderr).toContain('warning: SIGTERM: stopping, the tasks in flight ended rather than waited for; the work directory is kept: run build-shard again to go on');
     expectCleanStop(out);
     expect(fs.existsSync(path.join(out, '.mudm-work', 'shards', '0.json')), 'an interrupted shard is not complete').toBe(false);
     const refused = await runCli(['finalize', out]);
@@ -95,7 +95,7 @@ describe('killed while reading', () => {
     const out = path.join(tempDir('signals-plan'), 'out');
     const r = await interruptReading((fifo) => ['plan', fifo, '-o', out, '--shards', '2', '--workers', '1'], out, 'SIGTERM');
     expect(r.code, r.stderr).toBe(143);
-    expect(r.stderr).toContain('warning: SIGTERM: stopping after the work in flight; nothing is kept: run plan again');
+    expect(r.stderr).toContain('warning: SIGTERM: stopping, the tasks in flight ended rather than waited for; nothing is kept: run plan again');
     expect(fs.existsSync(out), 'nothing is left of the plan').toBe(false);
     expectOk(await runCli(['plan', input, '-o', out, '--shards', '2', '--workers', '1', '-q']), 'plan run again');
     expect(fs.existsSync(path.join(out, '.mudm-work', 'owner.json')), 'a plan leaves no owner record for the shards').toBe(false);
