@@ -43,6 +43,10 @@ describe('main', () => {
     expect(shard).not.toContain('--tmp-dir');
     expect(shard).toContain('--workers N worker threads for tiling (default: the cores, but no more than --memory-budget carries: about 160 MiB of it per worker, beyond 235 MiB for the process)');
     expect(await help('build')).toContain('none and gzip are refused for a directory of tile files (-o DIR without --archive), whose files a web server compresses (default: auto)');
+    // Where an archive build spills, and the one line -q still prints: the README's Options table says both.
+    expect(await help('build')).toContain('--tmp-dir DIR where spilled work units go (default: OUT/.mudm-work; .NAME.pmtiles.mudm-work beside -o NAME.pmtiles)');
+    expect(await help('build')).toContain('-q, --quiet print nothing but errors, and how many features the pyramid lost (invalid, not placed)');
+    expect(await help('plan')).toContain('-q, --quiet print nothing but errors --log');
     // Every option a command's help of its options names is one that command takes.
     for (const command of ['validate', 'build', 'plan', 'build-shard', 'finalize', 'inspect', 'verify', 'serve', 'extract']) {
       const io = memoryIO();
