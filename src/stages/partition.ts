@@ -5,7 +5,7 @@ import { grown } from '../bytes.js';
 import { appendParts, makeDirectory } from '../io/dirs.js';
 import { describeFsError } from '../report/errors.js';
 import { partialRecord, recordPieces, setHome } from './record.js';
-import { centroidIn, piecesNear, type Pieces } from './record-stream.js';
+import { centroidIn, nearFarReaching, piecesNear, type Pieces } from './record-stream.js';
 import type { Rect } from '../tiling/clip.js';
 import { pointerRecord, SHARED_FILE } from './shared-records.js';
 import { cellKey, compareUnitKeys, unitFileName, unitKeyOfFileName } from './unit-key.js';
@@ -274,14 +274,15 @@ export class RecordRouter {
    * Places in cell `k`, which is not its home, what its stored cell and buffer `r` hold of a large multi-geometry
    * (the whole at `at` in the scratch, `pieces` from `recordPieces`): its pieces that meet `r`, or nothing when none
    * does. The whole when its centroid lies in `r` (were every piece to collapse, the point standing for it there
-   * would need them all), or when every piece meets `r`. Each piece goes where it would go as a feature of its own,
+   * would need them all), when every piece meets `r`, or when a long piece near it reaches far beyond (copied into
+   * every cell it meets, it multiplied: `nearFarReaching`). Each piece goes where it would go as a feature of its own,
    * so a unit gathering cells finds every one its tiles reach.
    */
   private placeNear(k: number, at: number, length: number, pieces: Pieces, r: Rect): void {
     if (centroidIn(pieces.lod, r)) { this.place(k, at, length, false); return; }
     const near = piecesNear(pieces, r);
     if (near.length === 0) return;
-    if (4 * near.length === pieces.boxes.length) { this.place(k, at, length, false); return; }
+    if (4 * near.length === pieces.boxes.length || nearFarReaching(pieces, near, r)) { this.place(k, at, length, false); return; }
     const part = partialRecord(this.f64, at, pieces, near);
     this.place(k, this.keep(part), part.length, false);
   }

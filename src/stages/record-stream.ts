@@ -2,6 +2,7 @@
 import type { Mesh } from '../model/geometry.js';
 import type { Rect } from '../tiling/clip.js';
 import { LodSums, growBox, type Flat, type TileGeometry } from '../tiling/flat.js';
+import { LONG_PART } from '../tiling/collapse.js';
 
 export const enum G { Point = 1, MultiPoint, LineString, MultiLineString, Polygon, MultiPolygon, Mesh, Collection }
 
@@ -67,6 +68,23 @@ export function piecesNear({ boxes }: Pieces, r: Rect): number[] {
     if (boxes[b] <= r.maxX && boxes[b + 2] >= r.minX && boxes[b + 1] <= r.maxY && boxes[b + 3] >= r.minY) near.push(p);
   }
   return near;
+}
+
+/**
+ * Whether one of the pieces `near` (from `piecesNear`) is long (LONG_PART positions or more) and reaches beyond `r`
+ * by more than its width or height on either side: stored in part, such a piece would be copied into each cell it
+ * meets. One class of a 20,000² px class mask held a web of tissue of 2.9 million vertices across the slide, copied
+ * into each of 100 cells: its parse batch asked for an 8 GiB buffer and the build failed at 7.4 GB. A cell near such
+ * a piece stores the whole, one buffer every such cell shares (`RecordRouter.take`).
+ */
+export function nearFarReaching({ starts, boxes }: Pieces, near: readonly number[], r: Rect): boolean {
+  const w = r.maxX - r.minX, h = r.maxY - r.minY;
+  for (const p of near) {
+    if (starts[p + 1] - starts[p] < 2 * LONG_PART) continue;
+    const b = 4 * p;
+    if (boxes[b + 2] - boxes[b] > 3 * w || boxes[b + 3] - boxes[b + 1] > 3 * h) return true;
+  }
+  return false;
 }
 
 /** Whether a feature's centroid (`lod`'s) lies in `r`: a cell holding it stores the whole feature, a unit reads it whole. */

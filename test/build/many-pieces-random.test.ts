@@ -71,7 +71,7 @@ function label(rnd: () => number, count: number): Ring[][] {
 
 /**
  * A random input: 1 to 3 labels of NEAR_PIECES - 1 to several hundred pieces, one of a dense corner of sub-pixel
- * pieces with pieces on a grid over the slide; a GeometryCollection holding such a MultiPolygon (stored whole); small
+ * pieces with pieces on a grid over the slide, one with a long piece across it; a GeometryCollection holding such a MultiPolygon (stored whole); small
  * features; with `carpet`, a point in every 256-px cell (level 0 then has enough light units to be gathered).
  */
 function randomInput(seed: number, carpet: boolean, withSpots = true): string {
@@ -104,6 +104,12 @@ function randomInput(seed: number, carpet: boolean, withSpots = true): string {
     return Array.from({ length: 2 + Math.floor(rnd() * 6) }, (_, k) => [x + k * step, y + (rnd() - 0.5) * step]);
   });
   features.push({ type: 'Feature', id: id++, properties: { track: 1 }, geometry: { type: 'MultiLineString', coordinates: tracks } });
+  // A class's web of tissue: small pieces and one long zig-zag of 5,000 vertices across most of the slide (the cells it
+  // reaches store the whole: `nearFarReaching`).
+  const y0 = rnd() * SIDE * 0.8, x0 = rnd() * SIDE * 0.1;
+  const top = Array.from({ length: 2500 }, (_, i) => [x0 + (i * SIDE * 0.85) / 2500, y0 + (i % 2) * 9 + rnd() * 3]);
+  const web: Ring[][] = [[[...top, ...top.map(([x, y]) => [x, y + 30 + rnd() * 3]).reverse(), top[0]]], ...label(rnd, NEAR_PIECES + 10)];
+  features.push({ type: 'Feature', id: id++, properties: { label: 254 }, geometry: { type: 'MultiPolygon', coordinates: web } });
   for (let i = 0; i < 60; i++) {
     const x = rnd() * SIDE, y = rnd() * SIDE;
     features.push({ type: 'Feature', id: id++, properties: { n: i }, geometry: { type: 'Polygon', coordinates: [rect(x, y, 1 + rnd() * 100, 1 + rnd() * 100)] } });

@@ -212,6 +212,42 @@ describe('unit records', () => {
     expect([...perKey.keys()].length).toBe(9);
   });
 
+  it('stores whole, in one shared buffer, a multi-geometry of many pieces in the cells a long piece of it reaches far across', () => {
+    // Cells of 100 px, 10 × 10. Small squares, one in each cell, and (a class mask's web of tissue) a zig-zag polygon
+    // of 10,000 vertices across the top row of cells; then one with the same pieces but that polygon cut short.
+    const router = new RecordRouter();
+    const enc = new RecordEncoder();
+    const sq = (x: number, y: number): Position[][] => [[[x, y], [x + 4, y], [x + 4, y + 4], [x, y + 4], [x, y]]];
+    const small = Array.from({ length: 100 }, (_, i) => sq(10 + 100 * (i % 10), 50 + 100 * Math.floor(i / 10)));
+    const zigzag = (length: number): Position[][] => {
+      const top = Array.from({ length: 5000 }, (_, i): Position => [1 + (length * i) / 5000, 2 + (i % 2) * 6]);
+      return [[...top, ...top.map(([x, y]): Position => [x, y + 20]).reverse(), top[0]]];
+    };
+    const route = (seq: number, long: Position[][]) => {
+      encodeGeoJSON(enc, seq, 'class', { properties: null }, { type: 'MultiPolygon', coordinates: [long, ...small] });
+      router.route('0/0/0/', enc.bytes(), enc.box, 100, 2, 9);
+      return enc.bytes().byteLength;
+    };
+    const whole = route(1, zigzag(990));
+    let chunks = router.take();
+    // Each of the ten cells of the top row holds the whole, as does the home, (4, 4); the ten share one buffer. The
+    // other cells hold the square near them: where, copied, the long piece made each of the ten 160 KB.
+    const holders = chunks.filter(([, b]) => b.byteLength >= whole);
+    expect(holders.map(([k]) => k).sort()).toEqual([...Array.from({ length: 10 }, (_, i) => `0/0/0/${i}/0`), '0/0/0/4/4'].sort());
+    expect(new Set(holders.map(([, b]) => b)).size).toBe(2);
+    expect(chunks.length).toBe(100);
+    const partialIn = (b: Uint8Array) => { const r = new RecordReader(b); expect(r.next()).toBe(true); return r.partial; };
+    expect(chunks.filter(([, b]) => partialIn(b))).toHaveLength(89);
+    expect(Math.max(...chunks.filter(([, b]) => partialIn(b)).map(([, b]) => b.byteLength))).toBeLessThan(1000);
+    // The long piece within 300 px (three cells): stored in part, copied into the cells it meets.
+    route(2, zigzag(290));
+    chunks = router.take();
+    // (The whole in the home and in the cell of its centroid, (1, 0).)
+    const large = chunks.filter(([, b]) => b.byteLength > whole / 3);
+    expect(large.map(([k]) => k).sort()).toEqual(['0/0/0/0/0', '0/0/0/1/0', '0/0/0/2/0', '0/0/0/4/4']);
+    expect(large.filter(([, b]) => partialIn(b)).map(([k]) => k).sort()).toEqual(['0/0/0/0/0', '0/0/0/2/0']);
+  });
+
   it('lets go of a huge record after its task, and routes the next ones whole', () => {
     const router = new RecordRouter();
     const enc = new RecordEncoder();
