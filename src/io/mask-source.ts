@@ -34,9 +34,10 @@ export const MASK_BAND_BYTES = 128 * 1024 * 1024;
 
 /**
  * The mask's features by top row, then label (`labelsToFeatures`); the pixels are decoded and traced when the build
- * first asks. `bandBytes` is for tests, which cut small masks into bands as large ones are.
+ * first asks. `bandBytes` is for tests, which cut small masks into bands as large ones are, and `direct` (false: a
+ * strip TIFF read through libvips, `openLabelMask`) for tests that compare the two readers.
  */
-export function maskSource(path: string, bandBytes = MASK_BAND_BYTES): FeatureSource {
+export function maskSource(path: string, bandBytes = MASK_BAND_BYTES, direct = true): FeatureSource {
   let size: { width: number; height: number } | undefined;
   let members: Record<string, unknown> | undefined;
   let ignored: string | undefined;
@@ -48,7 +49,7 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES): FeatureSo
     members: () => members,
     pixelSizeIgnored: () => ignored,
     features: async function* () {
-      const mask = await openLabelMask(path);
+      const mask = await openLabelMask(path, direct);
       size = { width: mask.width, height: mask.height };
       members = mask.pixelSize ? { type: 'FeatureCollection', multiscale: pixelSizeMultiscale(mask.pixelSize) } : undefined;
       ignored = mask.pixelSizeIgnored;

@@ -6,6 +6,7 @@ import type { LabelMask } from '../raster/trace.js';
 import { describeSharpError } from './image.js';
 import { fullPage, tiffFacts } from './tiff-header.js';
 import { statedPixelSize, type PixelSize } from './pixel-size.js';
+import { stripReader, type StripRows } from './tiff-strips.js';
 
 /** A label mask opened for reading, whole or by bands of rows; what one pixel is, as its file states it. */
 export interface MaskFile {
@@ -29,9 +30,10 @@ export interface ReadMask extends LabelMask { pixelSize?: PixelSize; pixelSizeIg
  * value is a non-negative integer that fits 32 bits (checked as rows are read); signed 16-bit samples when none is
  * negative (read through libvips' 16-bit grey path, which would clamp them to 0, background). Colour images are
  * refused: a colour or palette image does not carry label numbers sharp can recover. The pixel size comes from the
- * file's header (`statedPixelSize`).
+ * file's header (`statedPixelSize`). A strip TIFF is read from its strips (`stripReader`), the same values libvips
+ * gives; `direct` false reads it through libvips, for tests that compare the two.
  */
-export async function openLabelMask(path: string): Promise<MaskFile> {
+export async function openLabelMask(path: string, direct = true): Promise<MaskFile> {
   // Whole-slide masks exceed sharp's default pixel limit by far; the caller chose the file.
   const sharp = await loadSharp();
   // An ICC profile is no colour to apply to labels: converted through it, labels 1…12 read as 5 of them.
@@ -63,7 +65,10 @@ export async function openLabelMask(path: string): Promise<MaskFile> {
   if (plan === undefined) throw new ImageError(path, `unsupported sample type '${meta.depth}' for labels`);
   const width = meta.width, height = meta.height;
   const { size, ignored } = statedPixelSize(path, meta.format, page);
+  // A strip TIFF is read from the strips a band needs: libvips decodes it from the top down to the band's last row.
+  const strips = meta.format === 'tiff' && direct ? await stripReader(path, page, meta.depth) : undefined;
   const rows = async (top: number, count: number): Promise<LabelMask['data']> => {
+    if (strips !== undefined) return plan.convert(await readStrips(path, strips, top, count), width * count, width, path, top);
     let pipeline = open();
     if (top !== 0 || count !== height) pipeline = pipeline.extract({ left: 0, top, width, height: count });
     if (meta.hasAlpha) pipeline = pipeline.removeAlpha();
@@ -87,6 +92,16 @@ export async function openLabelMask(path: string): Promise<MaskFile> {
     width, height, bytesPerPixel: plan.bytes, rows,
     ...(size ? { pixelSize: size } : {}), ...(ignored !== undefined ? { pixelSizeIgnored: ignored } : {}),
   };
+}
+
+/** Rows read from a strip TIFF's strips; a failure of the file system named as sharp's are. */
+async function readStrips(path: string, strips: StripRows, top: number, count: number): Promise<Buffer> {
+  try {
+    return await strips(top, count);
+  } catch (err) {
+    if (err instanceof ImageError) throw err;
+    throw new ImageError(path, await describeSharpError(path, err));
+  }
 }
 
 /** Reads a label mask whole (`openLabelMask`). */

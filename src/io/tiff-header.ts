@@ -72,17 +72,22 @@ const MAX_TEXT = 4 << 20;
  * text), or undefined for a file that is no TIFF or whose header cannot be read.
  */
 export function tiffTags(path: string, wanted: readonly number[], page = 0): Map<number, TagValue> | undefined {
+  return tiffPage(path, wanted, page)?.tags;
+}
+
+/** The `wanted` tags of a page (`tiffTags`) with the file's byte order, which its samples are stored in. */
+export function tiffPage(path: string, wanted: readonly number[], page = 0): { littleEndian: boolean; tags: Map<number, TagValue> } | undefined {
   return withFile(path, (read) => {
     const tiff = openTiff(read);
     const first = tiff && pageDirectory(tiff, page);
     if (tiff === undefined || first === undefined) return undefined;
-    const out = new Map<number, TagValue>();
+    const tags = new Map<number, TagValue>();
     for (const tag of wanted) {
       const entry = first.entries.get(tag);
       const value = entry === undefined ? undefined : tiff.values(entry);
-      if (value !== undefined) out.set(tag, value);
+      if (value !== undefined) tags.set(tag, value);
     }
-    return out;
+    return { littleEndian: tiff.littleEndian, tags };
   });
 }
 
@@ -114,6 +119,7 @@ const TYPE_BYTES: Partial<Record<number, number>> = { 1: 1, 2: 1, 3: 2, 4: 4, 5:
 
 interface Tiff {
   firstOffset: number;
+  littleEndian: boolean;
   /** One directory: its tags' first values (and all of ExtraSamples when they fit the entry), its entries, the next offset. */
   directory(at: number): { tags: Map<number, number[]>; entries: Map<number, Entry>; next: number } | undefined;
   /** All of an entry's values, or undefined for a type not read here or values past the file's end. */
@@ -170,7 +176,7 @@ function openTiff(read: Read): Tiff | undefined {
     }
     return out;
   };
-  return { firstOffset: big ? u64(head, 8) : u32(head, 4), directory, values };
+  return { firstOffset: big ? u64(head, 8) : u32(head, 4), littleEndian: le, directory, values };
 }
 
 /** The directory of page `page` (0 the first), undefined past the last or where the chain breaks or loops. */

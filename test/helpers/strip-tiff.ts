@@ -1,0 +1,128 @@
+// A strip TIFF writer for tests of src/io/tiff-strips.ts: strips of any height, uncompressed, LZW, Deflate or PackBits,
+// predictor 1 or 2, either byte order, 8/16/32-bit samples (sharp writes none of these but 8-bit LZW and Deflate).
+import { deflateSync } from 'node:zlib';
+
+export type Samples = Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array;
+
+export interface StripTiff {
+  width: number;
+  height: number;
+  rowsPerStrip: number;
+  /** TIFF Compression: 1 none, 5 LZW, 8 Deflate, 32773 PackBits. */
+  compression: 1 | 5 | 8 | 32773;
+  predictor?: 1 | 2;
+  bigEndian?: boolean;
+}
+
+/** The samples' bits and SampleFormat (1 unsigned, 2 signed, 3 float). */
+function kind(s: Samples): [bits: number, format: number] {
+  const bits = s.BYTES_PER_ELEMENT * 8;
+  return [bits, s instanceof Float32Array ? 3 : s instanceof Int8Array || s instanceof Int16Array || s instanceof Int32Array ? 2 : 1];
+}
+
+/** A one-page TIFF of `samples`, its directory first and its strips after it in order. */
+export function stripTiff(samples: Samples, o: StripTiff): Buffer {
+  const [bits, format] = kind(samples);
+  const bytes = bits / 8, rowBytes = o.width * bytes, le = !o.bigEndian;
+  const strips: Buffer[] = [];
+  for (let top = 0; top < o.height; top += o.rowsPerStrip) {
+    const rows = Math.min(o.rowsPerStrip, o.height - top);
+    const raw = Buffer.from(samples.buffer, samples.byteOffset + top * rowBytes, rows * rowBytes);
+    strips.push(encode(stored(raw, o.width, bytes, o.predictor === 2, le), o.compression, rowBytes));
+  }
+  const entries: Array<[number, 3 | 4, number[]]> = [
+    [256, 4, [o.width]], [257, 4, [o.height]], [258, 3, [bits]], [259, 3, [o.compression]], [262, 3, [1]],
+    [273, 4, strips.map(() => 0)], [277, 3, [1]], [278, 4, [o.rowsPerStrip]], [279, 4, strips.map((s) => s.length)],
+    ...(o.predictor === 2 ? [[317, 3, [2]] as [number, 3, number[]]] : []), [339, 3, [format]],
+  ];
+  const ifdBytes = 2 + entries.length * 12 + 4;
+  const arrays = entries.filter(([, , v]) => v.length > 1).reduce((n, [, , v]) => n + 4 * v.length, 0);
+  let data = 8 + ifdBytes + arrays;
+  const offsets = strips.map((s) => { const at = data; data += s.length; return at; });
+  entries[5][2] = offsets;
+  const head = Buffer.alloc(8 + ifdBytes + arrays);
+  const u16 = (v: number, at: number) => (le ? head.writeUInt16LE(v, at) : head.writeUInt16BE(v, at));
+  const u32 = (v: number, at: number) => (le ? head.writeUInt32LE(v, at) : head.writeUInt32BE(v, at));
+  head.write(le ? 'II' : 'MM', 0, 'latin1');
+  u16(42, 2);
+  u32(8, 4);
+  u16(entries.length, 8);
+  let outside = 8 + ifdBytes;
+  entries.forEach(([tag, type, values], i) => {
+    const e = 10 + i * 12;
+    u16(tag, e); u16(type, e + 2); u32(values.length, e + 4);
+    if (values.length === 1) { if (type === 3) u16(values[0], e + 8); else u32(values[0], e + 8); return; }
+    u32(outside, e + 8);
+    for (const v of values) { u32(v, outside); outside += 4; }
+  });
+  return Buffer.concat([head, ...strips]);
+}
+
+/** A strip's samples as stored: less the sample to the left (predictor 2), in the file's byte order. */
+function stored(raw: Buffer, width: number, bytes: number, predictor: boolean, le: boolean): Buffer {
+  const b = Buffer.from(raw);
+  const n = b.length / bytes;
+  const get = (i: number) => (bytes === 1 ? b[i] : bytes === 2 ? b.readUInt16LE(2 * i) : b.readUInt32LE(4 * i));
+  const values = Array.from({ length: n }, (_, i) => get(i));
+  const mod = 2 ** (8 * bytes);
+  const out = Buffer.alloc(b.length);
+  for (let i = 0; i < n; i++) {
+    const v = predictor && i % width !== 0 ? (values[i] - values[i - 1] + mod) % mod : values[i];
+    if (bytes === 1) out[i] = v;
+    else if (bytes === 2) { if (le) out.writeUInt16LE(v, 2 * i); else out.writeUInt16BE(v, 2 * i); }
+    else if (le) out.writeUInt32LE(v, 4 * i); else out.writeUInt32BE(v, 4 * i);
+  }
+  return out;
+}
+
+function encode(b: Buffer, compression: StripTiff['compression'], rowBytes: number): Buffer {
+  if (compression === 8) return deflateSync(b);
+  if (compression === 5) return lzwEncode(b);
+  // PackBits packs each row apart, as TIFF asks (libtiff decodes a strip of one row at a time).
+  if (compression === 32773) return Buffer.concat(Array.from({ length: b.length / rowBytes }, (_, y) => packBits(b.subarray(y * rowBytes, (y + 1) * rowBytes))));
+  return b;
+}
+
+/** TIFF LZW as libtiff writes it: a clear code first, codes widening as the table reaches 511, 1023, 2047, cleared at 4094. */
+export function lzwEncode(src: Uint8Array): Buffer {
+  const out: number[] = [];
+  let acc = 0, held = 0, width = 9;
+  const put = (code: number) => {
+    acc = (acc << width) | code;
+    held += width;
+    while (held >= 8) { out.push((acc >>> (held - 8)) & 255); held -= 8; }
+    acc &= (1 << held) - 1;
+  };
+  let table = new Map<number, number>(), next = 258;
+  put(256);
+  let w = src.length > 0 ? src[0] : -1;
+  const grow = () => { if (next > (1 << width) - 1 && width < 12) width++; };
+  for (let i = 1; i < src.length; i++) {
+    const key = w * 256 + src[i];
+    const known = table.get(key);
+    if (known !== undefined) { w = known; continue; }
+    put(w);
+    table.set(key, next++);
+    if (next === 4094) { put(256); table = new Map(); next = 258; width = 9; } else grow();
+    w = src[i];
+  }
+  if (w >= 0) { put(w); next++; grow(); }
+  put(257);
+  if (held > 0) out.push((acc << (8 - held)) & 255);
+  return Buffer.from(out);
+}
+
+/** PackBits: runs of 2 to 128 equal bytes as a count and the byte, other bytes as literals of up to 128. */
+export function packBits(src: Uint8Array): Buffer {
+  const out: number[] = [];
+  for (let i = 0; i < src.length;) {
+    let run = 1;
+    while (i + run < src.length && run < 128 && src[i + run] === src[i]) run++;
+    if (run >= 2) { out.push(257 - run, src[i]); i += run; continue; }
+    let lit = 1;
+    while (i + lit < src.length && lit < 128 && src[i + lit] !== src[i + lit + 1]) lit++;
+    out.push(lit - 1, ...src.subarray(i, i + lit));
+    i += lit;
+  }
+  return Buffer.from(out);
+}
