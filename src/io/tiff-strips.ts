@@ -187,7 +187,8 @@ function decodeStrip(path: string, layout: Layout, k: number, src: Uint8Array, i
   try {
     if (layout.compression === 5) return into.subarray(0, lzwDecode(src, into));
     if (layout.compression === 32773) return into.subarray(0, packBitsDecode(src, into));
-    return inflateSync(src);
+    // In one buffer of the strip's size, not in chunks of 16 KiB joined into another: a band is thousands of strips.
+    return inflateSync(src, { chunkSize: Math.max(64, layout.rowsPerStrip * layout.width * layout.bytes) });
   } catch (err) {
     const name = layout.compression === 5 ? 'LZW' : layout.compression === 32773 ? 'PackBits' : 'Deflate';
     throw new ImageError(path, `${stripName(layout, k)} cannot be decoded as ${name}: ${err instanceof Error ? err.message : String(err)} (damaged?)`);
