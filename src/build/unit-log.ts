@@ -25,8 +25,11 @@ export interface UnitMarker {
   /** The tiles it wrote below the finest zoom: a budget correction removes them before the unit is tiled again. */
   coarse: string[];
   notInPbf: number;
-  /** Next-level key → byte length of its binary records (record.ts), which lie back to back in the log's data file. */
-  next: [string, number][];
+  /**
+   * Next-level key → byte length of its binary records (record.ts), which lie back to back in the log's data file;
+   * with a third number, the same bytes as that earlier entry's, written once (a record shared by several cells).
+   */
+  next: ([string, number] | [string, number, number])[];
   /** With --preview, at level 0: where its patch lies on the plane's preview grid (the pixels follow the records). */
   preview?: PatchArea;
 }
@@ -83,8 +86,16 @@ export class UnitLog {
    * means the unit never needs redoing. `next` are the records, in the order of `marker.next`.
    */
   write(level: number, marker: UnitMarker, next: readonly Uint8Array[], preview?: Uint8Array): void {
-    const data = preview ? [...next, preview] : next;
-    const frame: Frame = { op: 'add', level, marker, at: this.dataSize, preview: preview?.byteLength ?? 0, plan: this.plan };
+    // A record several cells of the level above share (the whole of a class spanning the slide) is one buffer in
+    // `next`: written once, the others point at it. Written per cell, one unit's records passed 2 GiB.
+    const first = new Map<Uint8Array, number>();
+    const once = next.filter((b, i) => !first.has(b) && first.set(b, i));
+    const entries = marker.next.map(([key, length], i): UnitMarker['next'][number] => {
+      const same = first.get(next[i]);
+      return same !== undefined && same !== i ? [key, length, same] : [key, length];
+    });
+    const data = preview ? [...once, preview] : once;
+    const frame: Frame = { op: 'add', level, marker: { ...marker, next: entries }, at: this.dataSize, preview: preview?.byteLength ?? 0, plan: this.plan };
     if (data.length > 0) {
       this.work.append(dataFile(this.name), data);
       this.dataSize += data.reduce((n, b) => n + b.byteLength, 0);
@@ -119,8 +130,14 @@ export class UnitLog {
     if (store && m.next.length > 0) {
       const bytes = this.work.readRange(dataFile(e.log), e.at, e.records);
       if (bytes === undefined) throw new WorkStateError(`the records of unit ${key} (level ${level}) for the level above are missing from ${this.where()}`, this.work.root);
+      // The same view for an entry that repeats another: the store keeps such a record once, as it came.
+      const views: Uint8Array[] = [];
       let at = 0;
-      for (const [k, length] of m.next) { store.append(k, bytes.subarray(at, at + length)); at += length; }
+      for (const [k, length, same] of m.next) {
+        const view = same === undefined ? bytes.subarray(at, (at += length)) : views[same];
+        views.push(view);
+        store.append(k, view);
+      }
     }
     m.next = [];
     return m;
@@ -170,7 +187,7 @@ export class UnitLog {
       for (const [level, key] of frame.units) this.index.delete(id(level, key));
       return;
     }
-    const records = frame.marker.next.reduce((n, [, b]) => n + b, 0);
+    const records = frame.marker.next.reduce((n, [, b, same]) => n + (same === undefined ? b : 0), 0);
     this.index.set(id(frame.level, frame.marker.key), { log, frameAt, jsonLength, at: frame.at, records, preview: frame.preview });
   }
 

@@ -58,6 +58,26 @@ describe.each(twins)('unit log %s', (_, make) => {
     expect(m).toEqual(marker('0/0/0/1/1', [], [0, 7]));
   });
 
+  it('writes a record several cells of the level above share once, and hands the same bytes to each of them', () => {
+    const work = make();
+    const shared = Uint8Array.of(7, 7, 7, 7, 7);
+    new UnitLog(work).write(0, marker('u', [['a', 5], ['b', 1], ['c', 5], ['d', 5]]), [shared, Uint8Array.of(1), shared, shared], Uint8Array.of(9, 8));
+    // The data file: the shared record once, the other record, the preview patch.
+    const data = work.list('units').filter((n) => n.endsWith('.data'));
+    expect(data).toHaveLength(1);
+    expect(work.size(`units/${data[0]}`)).toBe(8);
+    expect([...(work.readRange(`units/${data[0]}`, 0, 8) ?? [])]).toEqual([7, 7, 7, 7, 7, 1, 9, 8]);
+    const views: Uint8Array[] = [];
+    const store = new ListStore();
+    const log = new UnitLog(work);
+    log.read(0, 'u', { append: (key, bytes) => { views.push(bytes); store.append(key, bytes); } });
+    expect(store.appended).toEqual([['a', [7, 7, 7, 7, 7]], ['b', [1]], ['c', [7, 7, 7, 7, 7]], ['d', [7, 7, 7, 7, 7]]]);
+    // One view for the three cells, as the store was handed one buffer when the unit finished.
+    expect(views[2]).toBe(views[0]);
+    expect(views[3]).toBe(views[0]);
+    expect([...log.preview('u')]).toEqual([9, 8]);
+  });
+
   it('keeps preview patches after the records, per unit', () => {
     const work = make();
     const log = new UnitLog(work);
