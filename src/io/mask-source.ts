@@ -2,7 +2,9 @@
 import { labelFeature, labelsOf, MANY_PIECES, type LabelFeature, type LabelParts } from '../raster/features.js';
 import { FEATURE_TEXT_STRINGS, FeatureTextWriter } from '../raster/feature-text.js';
 import { LabelRows, type MaskBand } from '../raster/strips.js';
-import { traceLabelRings, type LabelRings } from '../raster/trace.js';
+import { traceLabelRings, type LabelMask, type LabelRings } from '../raster/trace.js';
+import { censusOf, intensityReason, looksLikeIntensity, SAMPLED_FROM, sampleCensus } from '../raster/intensity.js';
+import { ImageError } from '../report/errors.js';
 import { openLabelMask, type MaskFile } from './mask.js';
 import { pixelSizeMultiscale } from './pixel-size.js';
 import { FeatureText, type FeatureSource } from './source.js';
@@ -56,7 +58,7 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES, direct = t
       const writer = new FeatureTextWriter();
       let group: (LabelFeature | FeatureText)[] = [];
       let valueVertices = 0;
-      for await (const [rings, parts, top] of maskLabels(mask, bandBytes)) {
+      for await (const [rings, parts, top] of maskLabels(path, mask, bandBytes)) {
         const value = parts.vertices >= TEXT_VERTICES || parts.polygons.length >= MANY_PIECES;
         if (value) valueVertices += parts.vertices;
         group.push(value ? labelFeature(rings, parts, top) : new FeatureText(writer.write(rings, parts, top), FEATURE_TEXT_STRINGS));
@@ -77,22 +79,46 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES, direct = t
  * Every label's rings, the mask read whole when it is `bandBytes` or less, else twice by bands: once for each label's
  * first and last row, then each band with the rows below it that its labels reach, traced and giving the labels whose
  * top row is in it (with the band's first row, to add to their y). A label is traced whole where it is given, so the
- * features are the same either way.
+ * features are the same either way. An intensity image is refused (`refuseIntensity`) from samples of the rows as they
+ * are first read, before they are traced, and from each band's pieces once traced, before any of its labels is given.
  */
-async function* maskLabels(mask: MaskFile, bandBytes: number): AsyncGenerator<[LabelRings, LabelParts, number], void, undefined> {
+async function* maskLabels(path: string, mask: MaskFile, bandBytes: number): AsyncGenerator<[LabelRings, LabelParts, number], void, undefined> {
   const { width, height } = mask;
   const rows = Math.max(1, Math.floor(bandBytes / Math.max(1, width * mask.bytesPerPixel)));
   let bands: MaskBand[] = [{ top: 0, to: height, end: height }];
   let labels: LabelRows | undefined;
   if (rows < height) {
     labels = new LabelRows();
-    for (let top = 0; top < height; top += rows) labels.add(await mask.rows(top, Math.min(rows, height - top)), width, top);
+    for (let top = 0; top < height; top += rows) {
+      const data = await mask.rows(top, Math.min(rows, height - top));
+      // Before its labels are counted: 32-bit noise gives one per pixel, a map of them past the memory there is.
+      refuseIntensity(path, { width, height: data.length / width, data }, top, height);
+      labels.add(data, width, top);
+    }
     bands = labels.bands(height, rows);
   }
   for (const band of bands) {
     const data = await mask.rows(band.top, band.end - band.top);
-    const rings = traceLabelRings({ width, height: band.end - band.top, data });
+    const part = { width, height: band.end - band.top, data };
+    // Read whole, sampled before the trace: 36 million pixels of noise are as many rings, 2–3 GiB.
+    if (labels === undefined) refuseIntensity(path, part, 0, height);
+    const rings = traceLabelRings(part);
+    const census = censusOf(rings, part);
+    if (looksLikeIntensity(census)) throw new ImageError(path, intensityReason(census, part.height === height ? '' : ` in rows ${band.top}–${band.end - 1}`));
     const own = labels;
     for (const parts of labelsOf(rings, own && ((L) => { const y = own.topRow(L); return y >= band.top && y < band.to; }))) yield [rings, parts, band.top];
   }
+}
+
+/**
+ * Refuses rows of a mask (from row `top` of `height`) whose sampled windows hold the pieces of an intensity image
+ * (`looksLikeIntensity`): tiny, bordering one another. Windows of a real mask say nothing against it, and rows of
+ * SAMPLED_FROM pixels or fewer are not sampled: the trace is checked whole after.
+ */
+function refuseIntensity(path: string, part: LabelMask, top: number, height: number): void {
+  if (part.width * part.height <= SAMPLED_FROM) return;
+  const sample = sampleCensus(part);
+  if (!looksLikeIntensity(sample)) return;
+  const where = part.height === height ? 'across it' : `from rows ${top}–${top + part.height - 1}`;
+  throw new ImageError(path, intensityReason(sample, ` in ${sample.windows} windows of up to 256 × 256 px sampled ${where}`));
 }

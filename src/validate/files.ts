@@ -145,7 +145,7 @@ export async function validateSource(source: Source, hooks: ValidateHooks = {}):
 
 /**
  * A label mask traced as a build traces it (`maskSource`), its features counted: what the build refuses of it (a
- * negative or fractional label, a colour image, a lossy or 64-bit TIFF) makes it unreadable, with the build's reason.
+ * negative or fractional label, a colour image, a lossy or 64-bit TIFF, an intensity image) makes it unreadable, with the build's reason.
  */
 export async function validateMask(source: FeatureSource): Promise<FileReport> {
   const report: FileReport = { ...emptyReport(source.name), kind: 'mask' };

@@ -9,6 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { defaultLine } from '../helpers/pixel-size.js';
 import { decodePbf, tmpDir } from '../helpers/pyramid.js';
 import { littleEndianTiff, type TiffEntry } from '../helpers/tiff.js';
+import { noise16 } from '../helpers/pieces.js';
+import { mulberry32 } from '../../src/random.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const BIN = path.join(ROOT, 'bin/mudm-tiles.js');
@@ -326,6 +328,17 @@ describe('mudm-tiles build', () => {
     const report = JSON.parse(fs.readFileSync(path.join(dir, 'out', 'build-report.json'), 'utf8')) as { world: { outliers?: unknown; layers: string[] } };
     expect(report.world.outliers).toBeUndefined();
     expect(report.world.layers).toEqual(['mask']);
+  });
+
+  it('refuses an intensity image given as a label mask, naming what its pieces are, and writes nothing (exit 3)', async () => {
+    const dir = tmpDir('mudm-cli');
+    const w = 200, { data, reason } = noise16(w, mulberry32(61));
+    const file = path.join(dir, 'DAPI.png');
+    await sharp(data, { raw: { width: w, height: w, channels: 1 } }).toColourspace('grey16').png().toFile(file);
+    const r = await run(['build', file, '-o', path.join(dir, 'out')]);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toContain(`error: ${file}: ${reason}`);
+    expect(fs.existsSync(path.join(dir, 'out', 'tileset.json'))).toBe(false);
   });
 
   it('prints nothing with -q at many workers (no MaxListenersExceededWarning from the tasks listening on the stop signal)', async () => {

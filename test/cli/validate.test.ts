@@ -7,6 +7,8 @@ import { constants, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { littleEndianTiff } from '../helpers/tiff.js';
+import { noise16 } from '../helpers/pieces.js';
+import { mulberry32 } from '../../src/random.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin/mudm-tiles.js');
@@ -115,6 +117,15 @@ describe('mudm-tiles validate', () => {
     expect(bad.stdout).toContain(`${neg}: unreadable: label value -4 at pixel (1, 0) is not a non-negative integer below 2^32\n`);
     expect(bad.stdout).toContain(`${cut}: unreadable: not an image in a format sharp can read (TIFF, PNG or JPEG expected)\n`);
     expect(bad.stdout).toContain('total: 2 files (0 invalid, 2 unreadable)');
+  });
+
+  it('an intensity image given as a label mask is unreadable with the reason build gives (exit 3)', async () => {
+    const w = 200, { data, reason } = noise16(w, mulberry32(61));
+    const png = file('DAPI.png', await sharp(data, { raw: { width: w, height: w, channels: 1 } }).toColourspace('grey16').png().toBuffer());
+    const r = await run(['validate', png]);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stdout).toContain(`${png}: unreadable: ${reason}`);
+    expect(r.stdout).toContain('total: 1 file (0 invalid, 1 unreadable), 0 features');
   });
 
   it("of a built pyramid's folder: its run report is named as one, with a warning, not checked as a descriptor (exit 0)", async () => {
