@@ -123,6 +123,22 @@ describe('mudm-tiles inspect / verify', () => {
     expect(gone.stderr).toContain(`${path.join(dir, 'nothing')}: no such pyramid directory or archive`);
   });
 
+
+  it('verify prints its notes after the problems too, not only when the pyramid passes', async () => {
+    const noted = path.join(dir, 'noted');
+    fs.cpSync(path.join(dir, 'out'), noted, { recursive: true });
+    fs.writeFileSync(path.join(noted, '0', 'data.csv'), 'a,b\n');
+    const stray = '1 entry in the zoom folders not named as tiles, not part of the pyramid (a viewer never asks for them): 0/data.csv';
+    const ok = await cli('verify', noted);
+    expect([ok.code, ok.stdout]).toEqual([0, expect.stringMatching(new RegExp(`^${noted}: ok, \\d+ tiles and \\d+ features checked; ${stray.replace(/[()]/g, '\\$&')}\\n$`))]);
+    // Without its report the budget is unknown: one problem, and two notes (sizes not checked, the stray entry).
+    fs.rmSync(path.join(noted, 'build-report.json'));
+    const r = await cli('verify', noted);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(r.code).toBe(1);
+    expect(lines[0]).toBe('build-report.json: no build-report.json: the pyramid was not finished by a build [report-missing]');
+    expect(lines.slice(1)).toEqual([expect.stringMatching(new RegExp(`^${noted}: 1 problem in \\d+ tiles checked; no build report says which budget the build held .*tile sizes are not checked .*; ${stray.replace(/[()]/g, '\\$&')}$`))]);
+  });
   it('inspect takes a tile file alone as that tile of its pyramid; a tile or an input given for a pyramid is named as what it is (exit 3)', async () => {
     const out = path.join(dir, 'out');
     const x = fs.readdirSync(path.join(out, '2'))[0];

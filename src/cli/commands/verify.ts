@@ -61,14 +61,17 @@ function hasArchiveHeader(file: string): boolean {
 }
 
 function report({ args, options, io }: CommandContext, result: VerifyResult): number {
+  // The notes (what was not checked, entries that are no tiles) matter as much beside problems: a size not checked
+  // is a problem not looked for. They close the last line either way.
+  const notes = result.notes.map((n) => `; ${n}`).join('');
   if (options.json) {
     io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } else if (result.ok) {
-    io.stdout.write(`${args[0]}: ok, ${result.checked.tiles} tiles and ${result.checked.features} features checked${result.notes.map((n) => `; ${n}`).join('')}\n`);
+    io.stdout.write(`${args[0]}: ok, ${result.checked.tiles} tiles and ${result.checked.features} features checked${notes}\n`);
   } else {
     io.stdout.write(formatProblems(result));
     const total = Object.values(result.counts).reduce((a, b) => a + (b ?? 0), 0);
-    io.stdout.write(`${args[0]}: ${total} problem${total === 1 ? '' : 's'} in ${result.checked.tiles} tiles checked\n`);
+    io.stdout.write(`${args[0]}: ${total} problem${total === 1 ? '' : 's'} in ${result.checked.tiles} tiles checked${notes}\n`);
   }
   // A missing descriptor is an unreadable input, like any other command's: exit 3 rather than 1.
   if (result.counts['descriptor-unusable']) return EXIT_UNREADABLE;
