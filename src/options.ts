@@ -81,7 +81,7 @@ export const OPTIONS = {
   resume: { type: 'boolean', default: false, help: 'continue an interrupted build, skipping finished work units', commands: ['build'] },
   preview: { type: 'boolean', default: false, help: 'write a PNG quicklook per plane of every feature (and with --image the image downsampled), listed in the descriptor assets', commands: BUILDING },
   progress: { type: 'string', default: 'auto', choices: ['auto', 'tty', 'json', 'none'], help: 'progress on stderr: auto (tty when stderr is a terminal), json lines, or none', commands: [...TILING, 'plan', 'finalize', 'validate'] },
-  quiet: { type: 'boolean', short: 'q', default: false, help: 'print nothing but errors', helpFor: { build: 'print nothing but errors, and how many features the pyramid lost (invalid, not placed)' }, commands: ['validate', 'build', 'plan', 'build-shard', 'finalize', 'extract'] },
+  quiet: { type: 'boolean', short: 'q', default: false, help: 'print nothing but errors', helpFor: { build: 'print nothing but errors, and how many features the pyramid lost (invalid, not placed)', finalize: 'print nothing but errors, and how many features the pyramid lost (invalid, not placed), as build -q' }, commands: ['validate', 'build', 'plan', 'build-shard', 'finalize', 'extract'] },
   log: { type: 'string', default: 'text', choices: ['text', 'json'], help: 'log format on stderr: text, or json lines for workflow engines', commands: ['validate', 'build', 'plan', 'build-shard', 'finalize', 'extract'] },
   json: { type: 'boolean', default: false, help: 'print the whole report as JSON on stdout', commands: ['validate', 'inspect', 'verify'] },
   port: { type: 'integer', arg: 'N', default: 8080, help: 'port of the viewer server (127.0.0.1)', commands: ['serve'] },

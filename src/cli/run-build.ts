@@ -1,11 +1,11 @@
 // What the build-family commands share: progress on stderr, SIGINT/SIGTERM handling, what --force removed.
 import type { Removal } from '../io/sink.js';
-import type { ProgressEvent } from '../report/types.js';
+import type { BuildReport, ProgressEvent } from '../report/types.js';
 import { InterruptedError } from '../report/errors.js';
-import { progressLine, removalLine } from '../report/format.js';
+import { lostFeatures, progressLine, removalLine } from '../report/format.js';
 import type { Options } from '../options.js';
 import type { CliIO } from './io.js';
-import type { Logger } from './log.js';
+import { createLogger, type Logger } from './log.js';
 
 /** Progress in the form --progress asks for: a redrawn terminal line, JSON lines for engines, or nothing. */
 export function progressReporter(options: Options, io: CliIO): { onProgress: (e: ProgressEvent) => void; end: () => void } {
@@ -84,4 +84,13 @@ export function removalLogger(log: Logger, out: string): (r: Removal) => void {
     const line = removalLine(r, out);
     if (line) log.notice(line, { event: 'removed', ...r });
   };
+}
+
+/**
+ * What a build or a sharded build's finalize still says under -q, which hides progress and the summary: how many
+ * features the pyramid lost (`features-lost`), as no exit code tells it. -q's logger hides warnings: this one does not.
+ */
+export function warnLostQuietly(report: BuildReport, io: CliIO, log: Logger): void {
+  const lost = lostFeatures(report);
+  if (lost) createLogger(io.stderr, log.format).warn(lost, { event: 'features-lost', features: report.features });
 }

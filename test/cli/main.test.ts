@@ -46,6 +46,7 @@ describe('main', () => {
     // Where an archive build spills, and the one line -q still prints: the README's Options table says both.
     expect(await help('build')).toContain('--tmp-dir DIR where spilled work units go (default: OUT/.mudm-work; .NAME.pmtiles.mudm-work beside -o NAME.pmtiles)');
     expect(await help('build')).toContain('-q, --quiet print nothing but errors, and how many features the pyramid lost (invalid, not placed)');
+    expect(await help('finalize')).toContain('-q, --quiet print nothing but errors, and how many features the pyramid lost (invalid, not placed), as build -q');
     expect(await help('plan')).toContain('-q, --quiet print nothing but errors --log');
     // Every option a command's help of its options names is one that command takes.
     for (const command of ['validate', 'build', 'plan', 'build-shard', 'finalize', 'inspect', 'verify', 'serve', 'extract']) {

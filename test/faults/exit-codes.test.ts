@@ -210,6 +210,23 @@ describe('smaller ones', () => {
     expect(quietOk.stderr).toBe('');
   });
 
+  it('finalize -q of a sharded build says the features lost in the same line as build -q, and nothing when none is', async () => {
+    const dir = tempDir('quiet-sharded');
+    const file = path.join(dir, 'in.ndjson');
+    fs.writeFileSync(file, `${POINT}\n{"type":"Feature","geometry":{"type":"Point","coordinates":[1]},"properties":{}}\n${POINT}\n`);
+    const lost = 'warning: 1 of 3 features are not in the pyramid: 1 invalid (position-length: 1) [features-lost]\n';
+    const whole = await runCli(['build', file, '-o', path.join(dir, 'whole'), '-q']);
+    expect([whole.code, whole.stdout, whole.stderr]).toEqual([0, '', lost]);
+    const sharded = async (input: string, out: string) => {
+      for (const args of [['plan', input, '-o', out, '--shards', '1'], ['build-shard', out, '--shard', '0']]) expectOk(await runCli([...args, '-q']), args[0]);
+      return runCli(['finalize', out, '-q']);
+    };
+    const r = await sharded(file, path.join(dir, 'sharded'));
+    expect([r.code, r.stdout, r.stderr]).toEqual([0, '', lost]);
+    const none = await sharded(path.join(ROOT, 'sample-data', 'valid', 'point-feature.json'), path.join(dir, 'sharded-ok'));
+    expect([none.code, none.stdout, none.stderr]).toEqual([0, '', '']);
+  });
+
   it('a PBF-only build counts meshes as not placed (PBF cannot hold them, and no JSON tile is built), not as in JSON tiles', async () => {
     const dir = tempDir('mesh-pbf');
     const file = path.join(dir, 'in.ndjson');

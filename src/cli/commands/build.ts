@@ -3,12 +3,11 @@ import { buildPyramid } from '../../build/pipeline.js';
 import { abortableSource } from '../../io/source.js';
 import { InterruptedError, UsageError } from '../../report/errors.js';
 import { isArchiveFile } from '../../options.js';
-import { lostFeatures, summaryLines } from '../../report/format.js';
+import { summaryLines } from '../../report/format.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
 import { resolveInputs } from '../inputs.js';
-import { createLogger } from '../log.js';
-import { handleSignals, progressReporter, removalLogger, signalExitCode } from '../run-build.js';
+import { handleSignals, progressReporter, removalLogger, signalExitCode, warnLostQuietly } from '../run-build.js';
 import { localProcesses } from '../processes.js';
 
 export const usage = 'INPUT... -o DIR|FILE.pmtiles';
@@ -28,9 +27,7 @@ export async function run(ctx: CommandContext): Promise<number> {
       if (log.format === 'json') log.info('build complete', { event: 'done', out: options.out, features: report.features, tiles: { total: report.tiles.total, bytes: report.tiles.bytes }, timings: report.timings });
       else io.stdout.write(`${summaryLines(report, options.out).join('\n')}\n`);
     } else {
-      // Quiet hides progress and the summary, never how many features the pyramid lost.
-      const lost = lostFeatures(report);
-      if (lost) createLogger(io.stderr, log.format).warn(lost, { event: 'features-lost', features: report.features });
+      warnLostQuietly(report, io, log);
     }
     return EXIT_OK;
   } catch (e) {

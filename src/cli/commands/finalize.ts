@@ -4,7 +4,7 @@ import { UsageError } from '../../report/errors.js';
 import { summaryLines } from '../../report/format.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
-import { interruptible, progressReporter } from '../run-build.js';
+import { interruptible, progressReporter, warnLostQuietly } from '../run-build.js';
 import { localProcesses } from '../processes.js';
 
 export const usage = 'DIR|FILE.pmtiles';
@@ -20,6 +20,9 @@ export async function run(ctx: CommandContext): Promise<number> {
     if (!options.quiet) {
       if (log.format === 'json') log.info('finalized', { event: 'done', out: args[0], tiles: { total: report.tiles.total, bytes: report.tiles.bytes } });
       else io.stdout.write(`${summaryLines(report, args[0], 'finalize').join('\n')}\n`);
+    } else {
+      // As build -q: the sharded build's one line under -q, at its end.
+      warnLostQuietly(report, io, log);
     }
     return EXIT_OK;
   });
