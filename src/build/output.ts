@@ -280,11 +280,18 @@ export function finishedReport(out: string): BuildReport | undefined {
 
 /**
  * The report of the output when a step is run again after `finalize` succeeded (a workflow retrying it): the output
- * whole, its work directory gone. Says there is nothing to do (`what`: for whom), or undefined when it is not so.
+ * whole, its work directory gone. Says there is nothing to do (for `shard`, or for finalize), or undefined when it is
+ * not so. A pyramid that `build` wrote whole had no plan for shards, so no step of one to retry: refused (exit 2).
  */
-export function finalizedAlready(work: WorkDir, out: string | undefined, io: BuildIO, what = ''): BuildReport | undefined {
+export function finalizedAlready(work: WorkDir, out: string | undefined, io: BuildIO, shard?: number): BuildReport | undefined {
   const done = !work.exists('') && out !== undefined ? finishedReport(out) : undefined;
   if (!done) return undefined;
+  if (done.run?.shards === undefined) {
+    const step = shard === undefined ? 'finalize: nothing to finalize' : `build-shard: no shard ${shard} to tile`;
+    const found = `no work directory${work.root === undefined ? '' : ` ${work.root}`}, and its build-report.json names no shards`;
+    throw new UsageError(`${step}: ${out} holds no plan for shards but a pyramid that build wrote whole (${found}); that pyramid is complete as it is; to build it in shards instead, run mudm-tiles plan INPUT... -o ${out} --shards N --force, then build-shard and finalize`);
+  }
+  const what = shard === undefined ? '' : ` for shard ${shard}`;
   // Its removal, the last thing finalize does, may have been killed part-way (the work directory moved aside first,
   // then removed): what is left aside, as large as the plan's records, goes now.
   work.sweep();

@@ -202,7 +202,7 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
   // Formats, zooms and layers come from the plan; only how to run (workers, budget) comes from these options.
   const config = await configOf(given, {}, false, io.onWarning);
   const work = workDirFor(config.options, io.work, io.processes);
-  if (finalizedAlready(work, config.options.out, io, ` for shard ${shard}`)) return { units: 0, skipped: 0, finalized: true };
+  if (finalizedAlready(work, config.options.out, io, shard)) return { units: 0, skipped: 0, finalized: true };
   const planFile = loadPlan(work, config.options.out);
   checkShardIndex(work, planFile, shard, from);
   // A build --force or --resume on this machine must not take the work directory from under a shard running here,
@@ -228,7 +228,7 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
   } catch (err) {
     failed = true;
     // Finalized while it ran (this a duplicate of a shard done): the output is whole, and there is nothing to do.
-    if (finalizedAlready(work, config.options.out, io, ` for shard ${shard}`)) return { units: 0, skipped: 0, finalized: true };
+    if (finalizedAlready(work, config.options.out, io, shard)) return { units: 0, skipped: 0, finalized: true };
     throw failedStep(err, work, `shard ${shard}`, `run build-shard --shard ${shard} again`);
   } finally {
     // A part's close fails too on a full disk: the error in flight, which says what to do, is the one thrown.

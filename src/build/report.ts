@@ -207,7 +207,7 @@ export function buildReport(ctx: RunContext, totals: MarkerTotals, descriptor: T
       },
     },
     units: { levels: plan.levels.length, total: run.units },
-    run: { workers: ctx.config.options.workers, spilled, resumed: run.resumed },
+    run: { workers: ctx.config.options.workers, spilled, resumed: run.resumed, ...(ctx.planFile.forShards === true ? { shards: ctx.planFile.shards } : {}) },
     timings: run.timings,
   };
 }

@@ -50,6 +50,10 @@ export interface BuildReport {
   };
   units: { levels: number; total: number };
   /** How this run went, which may differ between runs that give the same pyramid (all else in the report may not). */
-  run: { workers: number; spilled: boolean; resumed: number };
+  run: {
+    workers: number; spilled: boolean; resumed: number;
+    /** The shards of the plan a sharded build's `finalize` finished (absent for `build`): build-shard and finalize run again go by it. */
+    shards?: number;
+  };
   timings: Record<string, number>;
 }

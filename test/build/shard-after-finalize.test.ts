@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildPyramid, buildShard, planShardedBuild } from '../../src/build/pipeline.js';
+import { buildShard, finalizeShardedBuild, planShardedBuild } from '../../src/build/pipeline.js';
 import { fileSource } from '../../src/io/read.js';
 import { squareCoords, tmpDir, treeDifferences } from '../helpers/pyramid.js';
 
@@ -19,8 +19,11 @@ describe('a shard whose work directory finalize removed while it ran', () => {
         type: 'Feature', id: i + 1, properties: {}, geometry: { type: 'Polygon', coordinates: squareCoords((i % 8) * 256 + 40, Math.floor(i / 8) * 256 + 40, 60) },
       })),
     }));
+    // What the other attempt's finalize leaves: a sharded build's output, whose report names its shards.
     const one = path.join(dir, 'one');
-    await buildPyramid([{ source: fileSource(file) }], { ...OPTS, out: one });
+    await planShardedBuild([{ source: fileSource(file) }], { ...OPTS, out: one, shards: 2 });
+    for (const shard of [0, 1]) await buildShard({ out: one, workers: 1 }, shard);
+    await finalizeShardedBuild({ out: one, workers: 1 });
     const out = path.join(dir, 'out');
     await planShardedBuild([{ source: fileSource(file) }], { ...OPTS, out, shards: 2 });
     await buildShard({ out, workers: 1 }, 0);

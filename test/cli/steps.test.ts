@@ -94,6 +94,29 @@ describe('build-shard and finalize of an output that is not there', () => {
   });
 });
 
+describe('build-shard and finalize of a pyramid that build wrote whole', () => {
+  it('say there is no plan for shards there, what is, and what to run (exit 2, as other usage errors of theirs), touching nothing', async () => {
+    const dir = tmpDir('mudm-steps');
+    const out = path.join(dir, 'whole');
+    expect((await step(['build', CELLS, '-o', out, '--max-zoom', '2', '--workers', '1', '-q'])).code).toBe(0);
+    const before = contents(out);
+    const report = fs.readFileSync(path.join(out, 'build-report.json'), 'utf8');
+    const found = `${out} holds no plan for shards but a pyramid that build wrote whole (no work directory ${path.join(out, '.mudm-work')}, and its build-report.json names no shards); that pyramid is complete as it is; to build it in shards instead, run mudm-tiles plan INPUT... -o ${out} --shards N --force, then build-shard and finalize`;
+    const shard = await step(['build-shard', out, '--shard', '0']);
+    expect([shard.code, shard.err.split('\n')[0]]).toEqual([2, `error: build-shard: no shard 0 to tile: ${found}`]);
+    const fin = await step(['finalize', out]);
+    expect([fin.code, fin.err.split('\n')[0]]).toEqual([2, `error: finalize: nothing to finalize: ${found}`]);
+    expect(contents(out)).toEqual(before);
+    expect(fs.readFileSync(path.join(out, 'build-report.json'), 'utf8')).toBe(report);
+    // A sharded build's report names its shards: a step retried once it is finalized has nothing to do, and says so.
+    const planned = sharded();
+    expect((await step(['finalize', planned, '-q', '--workers', '1'])).code).toBe(0);
+    expect(JSON.parse(fs.readFileSync(path.join(planned, 'build-report.json'), 'utf8'))).toMatchObject({ run: { shards: 2 } });
+    const again = await step(['build-shard', planned, '--shard', '1']);
+    expect([again.code, again.err]).toEqual([0, `warning: ${planned} is finalized already (a complete output, its work directory gone): nothing for shard 1 to do [finalized-already]\n`]);
+  });
+});
+
 describe('plan', () => {
   it('refuses --tmp-dir, which it would pass over (its records go to OUT/.mudm-work for the shards), from the CLI and a library caller alike', async () => {
     const dir = tmpDir('mudm-steps');
