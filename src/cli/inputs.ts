@@ -36,7 +36,12 @@ interface ExpandContext {
   io: CliIO; perFile: boolean; layerOption?: string; out?: string; warn?: (message: string, fields: CodedFields) => void;
   /** The files given so far, by their identity: each time, how it was given and its fixed plane. */
   met: Map<string, { file: string; as: string; plane: Partial<Plane> }[]>;
+  /** The inputs whose layer is named after them (a file, a directory: no --layer, no manifest entry's layer), in order. */
+  named: Named[];
 }
+
+/** An input named as a layer by its file or directory name: `shown` in messages, with its fixed plane. */
+interface Named { layer: string; shown: string; plane: Partial<Plane> }
 
 /** Where a path comes from: how the command line gave it (`argument 2`, `--input c=1:a.json`), as written, with its plane and layer. */
 interface Given { how: string; shown: string; plane?: Partial<Plane>; layer?: string }
@@ -66,7 +71,12 @@ function meet(ctx: ExpandContext, file: string, st: fs.Stats, as: string, plane:
  */
 function expand(arg: string, ctx: ExpandContext, { how, shown, plane, layer }: Given): InputSpec[] {
   const { io, perFile, layerOption, out, warn } = ctx;
-  if (arg === '-') return [{ source: stdinSource(io.stdin), plane, layer }];
+  // Named after itself only when neither a manifest entry nor --layer names its layer.
+  const nameLayer = (spec: InputSpec, shown: string): InputSpec => {
+    if (layer === undefined && layerOption === undefined) ctx.named.push({ layer: defaultLayerOf(spec.source), shown, plane: plane ?? {} });
+    return spec;
+  };
+  if (arg === '-') return [nameLayer({ source: stdinSource(io.stdin), plane, layer }, 'stdin')];
   const full = path.resolve(io.cwd, arg);
   let st: fs.Stats;
   try {
@@ -88,7 +98,7 @@ function expand(arg: string, ctx: ExpandContext, { how, shown, plane, layer }: G
     }
     const name = arg === full ? full : path.relative(io.cwd, full) || full;
     meet(ctx, name, st, `${shown} (${how})`, plane);
-    return [fileInput(name, plane, layer)];
+    return [nameLayer(fileInput(name, plane, layer), name)];
   }
   // Its data files are read, not its folders: an output there (or an archive's report beside it) would be read by
   // the next build as features.
@@ -98,12 +108,15 @@ function expand(arg: string, ctx: ExpandContext, { how, shown, plane, layer }: G
   const files = dataFilesIn(arg, full, warn);
   // A directory's name is a layer of its own only when --layer does not name one for every input.
   const dirLayer = layer ?? (perFile || layerOption !== undefined ? undefined : layerNameFor(full));
+  // Its files share its one layer on purpose: the directory is named once, as one input.
+  if (dirLayer !== undefined && layer === undefined) ctx.named.push({ layer: dirLayer, shown: `directory ${arg}`, plane: plane ?? {} });
   return files.map((n) => {
     const name = path.join(arg, n);
     // A link to nothing is no file to read twice: reading it says it cannot be read.
     const file = fs.statSync(path.join(full, n), { throwIfNoEntry: false });
     if (file) meet(ctx, name, file, `${path.join(shown, n)} (${how}, in directory ${shown})`, plane);
-    return fileInput(name, plane, dirLayer);
+    const spec = fileInput(name, plane, dirLayer);
+    return dirLayer === undefined ? nameLayer(spec, name) : spec;
   });
 }
 
@@ -157,22 +170,23 @@ function foldersHoldingData(dir: string, folders: readonly string[]): [string, n
 }
 
 /**
- * --layer-per-file names layers after files less their folders and data extensions: inputs named alike so (a.json and
- * a.ndjson, two folders' cells.json) share one layer, said once for each such layer. Files fixed to other planes
- * (ch0/cells.json as c=0, ch1/cells.json as c=1) are one layer over the planes, as asked.
+ * An input is a layer of its own, named after its file (a directory input: after the directory; --layer-per-file: each
+ * of its files after the file) less its folders and data extensions: inputs named alike so (a.json and a.ndjson, two
+ * folders' cells.json) share one layer, said once for each such layer, rather than renamed (a layer's id is what a
+ * viewer's style is keyed on). Inputs fixed to other planes (ch0/cells.json as c=0, ch1/cells.json as c=1) are one
+ * layer over the planes, as asked.
  */
-function warnSharedLayers(inputs: readonly InputSpec[], warn: ExpandContext['warn']): void {
-  const byLayer = new Map<string, InputSpec[]>();
-  for (const input of inputs) {
-    if (input.layer !== undefined) continue;
-    const named = defaultLayerOf(input.source);
-    byLayer.set(named, [...(byLayer.get(named) ?? []), input]);
-  }
+function warnSharedLayers(named: readonly Named[], perFile: boolean, warn: ExpandContext['warn']): void {
+  const byLayer = new Map<string, Named[]>();
+  for (const n of named) byLayer.set(n.layer, [...(byLayer.get(n.layer) ?? []), n]);
   for (const [layer, group] of byLayer) {
     const mixed = group.filter((i) => group.some((j) => j !== i && !apart(i.plane, j.plane)));
-    const shared = [...new Set(mixed.map((i) => i.source.name))];
+    const shared = [...new Set(mixed.map((i) => i.shown))];
     if (shared.length < 2) continue;
-    warn?.(`${shared.join(', ')} are all named ${layer} less their folders and data extensions, and their features go into one layer ${layer} (--layer-per-file names layers after files): rename one for a layer of its own`, { event: 'layer-shared', layer, files: shared });
+    // A manifest entry's layer is refused with --layer-per-file: there, renaming is the way.
+    const why = perFile ? '--layer-per-file names layers after files' : "an input's layer is named after its file, a directory's after the directory";
+    const apartBy = perFile ? 'rename one for a layer of its own' : 'rename one, or give each its layer in a --manifest entry ("layer"), for a layer of its own';
+    warn?.(`${shared.join(', ')} are all named ${layer} less their folders and data extensions, and their features go into one layer ${layer} (${why}): ${apartBy}; or fix each to a plane of its own (--input c=0:FILE) for one layer ${layer} over those planes`, { event: 'layer-shared', layer, files: shared });
   }
 }
 
@@ -237,7 +251,7 @@ function checkEntry(file: string, i: number, e: unknown): asserts e is ManifestE
 export function resolveInputs(args: string[], options: Options, io: CliIO, warn?: ExpandContext['warn']): InputSpec[] {
   const inputs: InputSpec[] = [];
   if (args.filter((a) => a === '-').length > 1) throw new UsageError('- (standard input) can be given only once');
-  const ctx: ExpandContext = { io, perFile: options.layerPerFile, layerOption: options.layer, out: options.out, warn, met: new Map() };
+  const ctx: ExpandContext = { io, perFile: options.layerPerFile, layerOption: options.layer, out: options.out, warn, met: new Map(), named: [] };
   args.forEach((a, k) => inputs.push(...expand(a, ctx, { how: `argument ${k + 1}`, shown: a })));
   for (const spec of options.input) {
     const i = spec.indexOf(':');
@@ -260,7 +274,8 @@ export function resolveInputs(args: string[], options: Options, io: CliIO, warn?
     if (options.manifest) throw new UsageError(`manifest ${path.resolve(io.cwd, options.manifest)} lists no input (its array is empty), and no other input is given: list the files to build in it, or pass them as arguments`);
     throw new UsageError('no input given: pass files, directories, - for stdin, --input or --manifest');
   }
-  if (options.layerPerFile) warnSharedLayers(inputs, warn);
+  // With --layer-by an input's layer holds only its features without the field, which layer-by-lacking names.
+  if (options.layerBy === undefined) warnSharedLayers(ctx.named, options.layerPerFile, warn);
   refuseFieldOfFixedPlanes(inputs, options.planeField);
   return inputs;
 }

@@ -156,7 +156,7 @@ describe('mudm-tiles build', () => {
     const r = await run(['build', dir, '-o', out, '--format', 'pbf', '--max-zoom', '1', '--layer-per-file']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toBe(`warning: directory ${dir}: 3 hidden file(s) or folder(s) named like data passed over (._cells.ndjson, .draft.json, old.json): a directory gives the data files it holds, not hidden ones (such as the ._ files a Mac's copy leaves) or folders [hidden-passed-over]\n`
-      + `warning: ${path.join(dir, 'cells.json')}, ${path.join(dir, 'cells.ndjson')} are all named cells less their folders and data extensions, and their features go into one layer cells (--layer-per-file names layers after files): rename one for a layer of its own [layer-shared]\n`);
+      + `warning: ${path.join(dir, 'cells.json')}, ${path.join(dir, 'cells.ndjson')} are all named cells less their folders and data extensions, and their features go into one layer cells (--layer-per-file names layers after files): rename one for a layer of its own; or fix each to a plane of its own (--input c=0:FILE) for one layer cells over those planes [layer-shared]\n`);
     const d = JSON.parse(fs.readFileSync(path.join(out, 'tileset.json'), 'utf8')) as { vector_layers: { id: string }[] };
     expect(d.vector_layers.map((l) => l.id)).toEqual(['cells', 'more']);
     // A link to nothing is no hidden file or folder: read, and named as unreadable (exit 3).

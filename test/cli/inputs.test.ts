@@ -197,11 +197,45 @@ describe('--layer-per-file with file inputs', () => {
     const other = path.join(tmpDir('mudm-inputs'), 'a.ndjson');
     fs.writeFileSync(other, `${feature(3, 90)}\n`);
     const shared = await cli(['build', a, b, other, '-o', `${out}-2`, '--layer-per-file', ...ONE_TILE], dir);
-    expect([shared.code, shared.err]).toEqual([0, `warning: ${a}, ${other} are all named a less their folders and data extensions, and their features go into one layer a (--layer-per-file names layers after files): rename one for a layer of its own [layer-shared]\n`]);
+    expect([shared.code, shared.err]).toEqual([0, `warning: ${a}, ${other} are all named a less their folders and data extensions, and their features go into one layer a (--layer-per-file names layers after files): rename one for a layer of its own; or fix each to a plane of its own (--input c=0:FILE) for one layer a over those planes [layer-shared]\n`]);
     expect(layersOf(`${out}-2`)).toEqual({ a: [1, 3], b: [2] });
     // Fixed to other planes, they are one layer over the planes, as asked: nothing to say.
     const planes = await cli(['build', '--input', `c=0:${a}`, '--input', `c=1:${other}`, '-o', `${out}-3`, '--layer-per-file', ...ONE_TILE], dir);
     expect([planes.code, planes.err]).toEqual([0, '']);
+  });
+
+  it('without it, two files named alike on one plane share a layer as well, with the same warning; a directory\'s own files share its layer in silence', async () => {
+    const dir = inputs();
+    const out = path.join(tmpDir('mudm-inputs'), 'out');
+    // Two channels' exports, each named cells.json: `build ch0/cells.json ch1/cells.json`.
+    const [c0, c1, more] = [path.join(dir, 'ch0', 'cells.json'), path.join(dir, 'ch1', 'cells.json'), path.join(dir, 'more', 'cells')];
+    [c0, c1].forEach((f, i) => {
+      fs.mkdirSync(path.dirname(f));
+      fs.writeFileSync(f, `${feature(i + 1, 10 + 40 * i)}\n`);
+    });
+    const either = 'rename one, or give each its layer in a --manifest entry ("layer"), for a layer of its own; or fix each to a plane of its own (--input c=0:FILE) for one layer cells over those planes [layer-shared]\n';
+    const r = await cli(['build', c0, c1, '-o', out, ...ONE_TILE], dir);
+    expect([r.code, r.err]).toEqual([0, `warning: ${c0}, ${c1} are all named cells less their folders and data extensions, and their features go into one layer cells (an input's layer is named after its file, a directory's after the directory): ${either}`]);
+    expect(layersOf(out)).toEqual({ cells: [1, 2] });
+    // A directory input is named after itself: one of the same name as a file input shares its layer too.
+    fs.mkdirSync(more, { recursive: true });
+    fs.writeFileSync(path.join(more, 'part-1.json'), `${feature(3, 90)}\n`);
+    const withDir = await cli(['build', more, c0, '-o', `${out}-dir`, ...ONE_TILE], dir);
+    expect([withDir.code, withDir.err]).toEqual([0, `warning: directory ${more}, ${c0} are all named cells less their folders and data extensions, and their features go into one layer cells (an input's layer is named after its file, a directory's after the directory): ${either}`]);
+    // What the warning offers keeps them apart, or makes one layer over two planes; --layer and a directory's own
+    // files (a.json, b.json: one layer, as asked) share on purpose: nothing to say.
+    fs.writeFileSync(path.join(dir, 'inputs.json'), JSON.stringify([{ path: 'ch0/cells.json', layer: 'cells-0' }, { path: 'ch1/cells.json', layer: 'cells-1' }]));
+    const named = await cli(['build', '--manifest', path.join(dir, 'inputs.json'), '-o', `${out}-named`, ...ONE_TILE], dir);
+    expect([named.code, named.err, layersOf(`${out}-named`)]).toEqual([0, '', { 'cells-0': [1], 'cells-1': [2] }]);
+    const planes = await cli(['build', '--input', `c=0:${c0}`, '--input', `c=1:${c1}`, '-o', `${out}-planes`, ...ONE_TILE], dir);
+    expect([planes.code, planes.err]).toEqual([0, '']);
+    const layer = await cli(['build', c0, c1, '--layer', 'cells', '-o', `${out}-layer`, ...ONE_TILE], dir);
+    expect([layer.code, layer.err]).toEqual([0, '']);
+    const folder = path.join(tmpDir('mudm-inputs'), 'export');
+    fs.mkdirSync(folder);
+    for (const f of ['a.json', 'b.json']) fs.copyFileSync(path.join(dir, f), path.join(folder, f));
+    const own = await cli(['build', folder, '-o', `${out}-own`, ...ONE_TILE], dir);
+    expect([own.code, own.err, layersOf(`${out}-own`)]).toEqual([0, '', { export: [1, 2] }]);
   });
 
   it("refuses (exit 2) a manifest entry's layer for a file, as for a directory: one of the two would be passed over", async () => {
