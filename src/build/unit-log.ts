@@ -89,7 +89,8 @@ export class UnitLog {
     // A record several cells of the level above share (the whole of a class spanning the slide) is one buffer in
     // `next`: written once, the others point at it. Written per cell, one unit's records passed 2 GiB.
     const first = new Map<Uint8Array, number>();
-    const once = next.filter((b, i) => !first.has(b) && first.set(b, i));
+    const once: Uint8Array[] = [];
+    next.forEach((b, i) => { if (!first.has(b)) { first.set(b, i); once.push(b); } });
     const entries = marker.next.map(([key, length], i): UnitMarker['next'][number] => {
       const same = first.get(next[i]);
       return same !== undefined && same !== i ? [key, length, same] : [key, length];
