@@ -3,7 +3,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { inflateSync } from 'node:zlib';
 import { ImageError } from '../report/errors.js';
-import { lzwDecode, packBitsDecode } from './tiff-codecs.js';
+import { LzwDecoder, packBitsDecode } from './tiff-codecs.js';
 import { tiffPage, type TagValue } from './tiff-header.js';
 
 const TAG = {
@@ -159,8 +159,9 @@ async function readFully(file: FileHandle, path: string, out: Uint8Array, to: nu
 /** Compressed strips: each decoded whole up to the band's last row, strips stored one after another read together. */
 async function readCompressed(file: FileHandle, path: string, layout: Layout, top: number, count: number, out: Buffer, firstStrip: number, lastStrip: number): Promise<void> {
   const rowBytes = layout.width * layout.bytes;
-  // Where LZW and PackBits strips are decoded; zlib gives a buffer of its own.
-  const strip = new Uint8Array(PREDICTED.has(layout.compression) && layout.compression !== 5 ? 0 : layout.rowsPerStrip * rowBytes);
+  // Where LZW and PackBits strips above the band are decoded; zlib gives a buffer of its own.
+  const strip = new Uint8Array(layout.compression === 5 || layout.compression === 32773 ? layout.rowsPerStrip * rowBytes : 0);
+  const lzw = new LzwDecoder();
   for (let k = firstStrip; k <= lastStrip;) {
     // A run of strips whose bytes follow each other in the file, read at once.
     let end = k + 1;
@@ -175,7 +176,7 @@ async function readCompressed(file: FileHandle, path: string, layout: Layout, to
       const src = bytes.subarray(layout.offsets[k] - start, layout.offsets[k] - start + layout.counts[k]);
       // A strip that starts in the band is decoded where its rows go; one above it, aside.
       const into = from === s0 ? out.subarray((from - top) * rowBytes, (to - top) * rowBytes) : strip.subarray(0, need);
-      const decoded = decodeStrip(path, layout, k, src, into);
+      const decoded = decodeStrip(path, layout, k, src, into, lzw);
       if (decoded.length < need) throw new ImageError(path, `${stripName(layout, k)} decodes to ${decoded.length} bytes, and its rows to row ${to - 1} take ${need} (cut short or damaged?)`);
       if (decoded.buffer !== out.buffer) out.set(decoded.subarray((from - s0) * rowBytes, need), (from - top) * rowBytes);
     }
@@ -183,9 +184,9 @@ async function readCompressed(file: FileHandle, path: string, layout: Layout, to
 }
 
 /** A strip's first `into.length` bytes decoded (or as many as it holds), in `into` or a buffer of its own. */
-function decodeStrip(path: string, layout: Layout, k: number, src: Uint8Array, into: Uint8Array): Uint8Array {
+function decodeStrip(path: string, layout: Layout, k: number, src: Uint8Array, into: Uint8Array, lzw: LzwDecoder): Uint8Array {
   try {
-    if (layout.compression === 5) return into.subarray(0, lzwDecode(src, into));
+    if (layout.compression === 5) return into.subarray(0, lzw.decode(src, into));
     if (layout.compression === 32773) return into.subarray(0, packBitsDecode(src, into));
     // In one buffer of the strip's size, not in chunks of 16 KiB joined into another: a band is thousands of strips.
     return inflateSync(src, { chunkSize: Math.max(64, layout.rowsPerStrip * layout.width * layout.bytes) });
