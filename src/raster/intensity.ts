@@ -42,14 +42,20 @@ export interface PieceCensus {
 
 /** Labels, pieces and pixels of traced rings, and the edges of `mask`, which was traced into them. */
 export function censusOf(rings: LabelRings, mask: LabelMask): PieceCensus {
+  const { pieces, pixels } = piecesIn(rings);
+  // The edges are a pass over every pixel, and the labels a sort of every ring's: only when the pieces are tiny.
+  if (pieces < MIN_PIECES || pixels >= MEAN_PIECE_PX * pieces) return { labels: 0, pieces, pixels, touching: 0, bordering: 0 };
+  return { labels: distinct(rings.label.subarray(0, rings.count)), pieces, pixels, ...edgesOf(mask) };
+}
+
+/** Pieces (outer rings) of traced rings, and the pixels their rings enclose (holes taken off). */
+function piecesIn(rings: LabelRings): { pieces: number; pixels: number } {
   let pieces = 0, area2 = 0;
   for (let r = 0; r < rings.count; r++) {
     area2 += rings.area2[r];
     if (rings.area2[r] > 0) pieces++;
   }
-  // The edges are a pass over every pixel, and the labels a sort of every ring's: only when the pieces are tiny.
-  if (pieces < MIN_PIECES || area2 / 2 >= MEAN_PIECE_PX * pieces) return { labels: 0, pieces, pixels: area2 / 2, touching: 0, bordering: 0 };
-  return { labels: distinct(rings.label.subarray(0, rings.count)), pieces, pixels: area2 / 2, ...edgesOf(mask) };
+  return { pieces, pixels: area2 / 2 };
 }
 
 /**
@@ -70,12 +76,9 @@ export function sampleCensus(mask: LabelMask): PieceCensus & { windows: number }
       for (let y = 0; y < h; y++) window.data.set(data.subarray((y0 + y) * width + x0, (y0 + y) * width + x0 + w), y * w);
       const rings = traceLabelRings(window);
       labels.push(rings.label.slice(0, rings.count));
-      let area2 = 0;
-      for (let r = 0; r < rings.count; r++) {
-        area2 += rings.area2[r];
-        if (rings.area2[r] > 0) sum.pieces++;
-      }
-      sum.pixels += area2 / 2;
+      const { pieces, pixels } = piecesIn(rings);
+      sum.pieces += pieces;
+      sum.pixels += pixels;
       const edges = edgesOf(window);
       sum.touching += edges.touching;
       sum.bordering += edges.bordering;
