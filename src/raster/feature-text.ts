@@ -1,4 +1,5 @@
 // A traced label's feature written as GeoJSON text straight from its rings, for the workers to parse as they parse a file.
+import { grown } from '../bytes.js';
 import type { LabelParts } from './features.js';
 import type { LabelRings } from './trace.js';
 
@@ -95,11 +96,7 @@ export class FeatureTextWriter {
   }
 
   private grow(n: number): void {
-    let len = this.buf.length * 2;
-    while (len < this.pos + n) len *= 2;
-    const b = new Uint8Array(len);
-    b.set(this.buf.subarray(0, this.pos));
-    this.buf = b;
+    this.buf = grown(this.buf, this.pos, n);
   }
 }
 
