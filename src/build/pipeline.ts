@@ -325,7 +325,7 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   store.flush();
   if (read.valid === 0) throw new DataError(noValidFeature(inputs, read));
   if (store.keys().length === 0) throw new DataError(nothingPlaced(inputs, read, config));
-  const { plan: buildPlan, units } = planBuild(config, { ...read, sketch }, store.keys(), (k) => store.bytesOf(k));
+  const { plan: buildPlan, units } = planBuild(config, { ...read, sketch }, store.keys(), (k) => store.bytesOf(k), (k, side) => store.wideBytesOf(k, side));
   checkFinestZoom(buildPlan.world.side, buildPlan.maxZoom, o, io);
   if (previous) {
     // A resumed build keeps the thresholds the interrupted one tiled with (raised ones, and how often); the rest must match.

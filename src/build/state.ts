@@ -38,11 +38,11 @@ const PLAN_FILE = 'plan.json';
  * pieces (thinned piece by piece: tile/pieces.ts), and a box from a tile's buffered edge meets it (space.ts `tileRange`):
  * steps of versions 10 and 11 would each tile the other's plans otherwise, so only this version is read.
  * 12: markers count a feature of many pieces by its pieces, its reduced records carry the whole's (11 counts features).
- * 13: a layer's features are counted by id three ways (integer, other, none: `IdCounts`), where 12 counted two, and
- * a unit marker's record shared by several cells is written once (`UnitMarker.next`).
+ * 13: features are counted by id three ways (`IdCounts`, 12: two), a marker's record shared by cells written once.
+ * 14: level 0 is split finer for records narrower than a cell only (`planBuild`): 13 split one cell of a wide record.
  * A field a step of the same version may pass over, or find absent, without misreading keeps it: `recordBytes`.
  */
-export const PLAN_VERSION = 13;
+export const PLAN_VERSION = 14;
 /** The versions of the plans this mudm-tiles goes on with: its own, and those whose records it reads alike (none now). */
 const READ_VERSIONS = [PLAN_VERSION] as const;
 

@@ -3,6 +3,7 @@ import type { MultiPolygon, Polygon, Position } from '../model/geometry.js';
 import type { Feature } from '../model/feature.js';
 import { traceLabelRings, type LabelMask, type LabelRings } from './trace.js';
 import { emptyBox, growBox } from '../tiling/flat.js';
+import { RingTester } from './ring-rows.js';
 
 export interface LabelProperties {
   label: number;
@@ -111,7 +112,8 @@ export function labelParts(rings: LabelRings, members: ArrayLike<number>, L: num
     for (const h of holes) polygons[0].push(h);
   } else if (holes.length > 0) {
     const near = nearOuters(rings, outers);
-    for (const h of holes) polygons[ownerOf(rings, h, outers, near)].push(h);
+    const tester = new RingTester(rings);
+    for (const h of holes) polygons[ownerOf(rings, h, outers, near, tester)].push(h);
   }
   return { label: L, polygons, area: area2 / 2, vertices };
 }
@@ -131,7 +133,7 @@ export function labelFeature(rings: LabelRings, parts: LabelParts, top: number):
  * a component that surrounds this one (the component sits in its hole) contains the probe too; the innermost,
  * i.e. the smallest containing outer ring, is the owner. Only the outer rings whose boxes hold the probe are tested.
  */
-function ownerOf(rings: LabelRings, h: number, outers: number[], near: (px: number, py: number) => Iterable<number>): number {
+function ownerOf(rings: LabelRings, h: number, outers: number[], near: (px: number, py: number) => Iterable<number>, tester: RingTester): number {
   const xy = rings.xy, s = rings.start[h];
   const x0 = xy[2 * s], y0 = xy[2 * s + 1];
   const dx = Math.sign(xy[2 * s + 2] - x0), dy = Math.sign(xy[2 * s + 3] - y0);
@@ -139,7 +141,7 @@ function ownerOf(rings: LabelRings, h: number, outers: number[], near: (px: numb
   let best = 0, bestArea = Infinity;
   for (const k of near(px, py)) {
     const o = outers[k];
-    if (rings.area2[o] < bestArea && contains(rings, o, px, py)) { best = k; bestArea = rings.area2[o]; }
+    if (rings.area2[o] < bestArea && tester.contains(o, px, py)) { best = k; bestArea = rings.area2[o]; }
   }
   return best;
 }
@@ -174,15 +176,4 @@ function nearOuters(rings: LabelRings, outers: number[]): (px: number, py: numbe
     if (px < minX || px > maxX || py < minY || py > maxY) return [];
     return cells[row(py) * cols + col(px)].filter((k) => px > box[4 * k] && px < box[4 * k + 2] && py > box[4 * k + 1] && py < box[4 * k + 3]);
   };
-}
-
-/** Even-odd ray casting; the probe is never on the ring, so edge cases of the test do not arise. */
-function contains(rings: LabelRings, r: number, px: number, py: number): boolean {
-  const xy = rings.xy, s = rings.start[r], n = rings.length[r];
-  let inside = false;
-  for (let i = 0, j = n - 1; i < n; j = i++) {
-    const xi = xy[2 * (s + i)], yi = xy[2 * (s + i) + 1], xj = xy[2 * (s + j)], yj = xy[2 * (s + j) + 1];
-    if ((yi > py) !== (yj > py) && px < ((xj - xi) * (py - yi)) / (yj - yi) + xi) inside = !inside;
-  }
-  return inside;
 }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { grown } from '../bytes.js';
 import { appendParts, makeDirectory } from '../io/dirs.js';
 import { describeFsError } from '../report/errors.js';
-import { partialRecord, recordPieces, setHome } from './record.js';
+import { largeRecords, partialRecord, recordPieces, setHome } from './record.js';
 import { centroidIn, nearFarReaching, piecesNear, type Pieces } from './record-stream.js';
 import type { Rect } from '../tiling/clip.js';
 import { pointerRecord, SHARED_FILE } from './shared-records.js';
@@ -59,6 +59,9 @@ export class SpillingStore implements UnitStore {
   private readonly shared = new WeakSet<Uint8Array>();
   private readonly sharedAt = new WeakMap<Uint8Array, number>();
   private sharedBytes = 0;
+  /** Per key, its records of SHARED_RECORD bytes or more: bytes and the larger side of the box (`wideBytesOf`). */
+  private readonly large = new Map<string, Array<[number, number]>>();
+  private readonly largeIn = new WeakMap<Uint8Array, Array<[number, number]>>();
 
   /**
    * `fresh` starts from nothing (records an interrupted run left would otherwise be appended to); `existing` reads the
@@ -83,6 +86,11 @@ export class SpillingStore implements UnitStore {
     this.known.add(key);
     this.totals.set(key, (this.totals.get(key) ?? 0) + bytes.byteLength);
     if (this.appended.has(bytes)) this.shared.add(bytes); else this.appended.add(bytes);
+    if (bytes.byteLength >= SHARED_RECORD) {
+      let found = this.largeIn.get(bytes);
+      if (found === undefined) this.largeIn.set(bytes, (found = largeRecords(bytes, SHARED_RECORD)));
+      for (const r of found) pushTo(this.large, key, r);
+    }
     if (this.spilled) {
       pushTo(this.pending, key, bytes);
       this.pendingBytes += bytes.byteLength;
@@ -117,6 +125,16 @@ export class SpillingStore implements UnitStore {
     if (known !== undefined) return known;
     // Records another process planned: their file says.
     try { return fs.statSync(this.file(key)).size; } catch { return 0; }
+  }
+
+  /**
+   * Bytes of the records under `key` whose box is `side` or more across (of those of SHARED_RECORD bytes or more):
+   * a class of a class mask across the slide, which every finer unit of the cell would read whole.
+   */
+  wideBytesOf(key: string, side: number): number {
+    let n = 0;
+    for (const [bytes, across] of this.large.get(key) ?? []) if (across >= side) n += bytes;
+    return n;
   }
 
   /** Bytes of the file of `key`'s records as this store wrote it, after `flush` (0 for a key it wrote nothing for). */
@@ -196,9 +214,9 @@ export function recordFileName(key: string): string {
   return `${unitFileName(key)}.rec`;
 }
 
-function pushTo(lists: Map<string, Uint8Array[]>, key: string, bytes: Uint8Array): void {
+function pushTo<T>(lists: Map<string, T[]>, key: string, item: T): void {
   const list = lists.get(key);
-  if (list) list.push(bytes); else lists.set(key, [bytes]);
+  if (list) list.push(item); else lists.set(key, [item]);
 }
 
 /** Runs one file-system step on spilled records; a failure (disk full, read-only, a file in the way) names the path. */

@@ -269,10 +269,14 @@ export const FIRST_UPPER_BYTES = UNIT_BYTES / 2;
 /**
  * The plan of a build and its level-0 units, from the config, what was read, and the keys of the stored records
  * with their bytes. Level 0 is split into finer units (down to the finest zoom) while its heaviest unit holds more
- * than UNIT_BYTES: a few huge features (1 MB ids) in one cell must not be tiled all at once. Where its units are light
- * (a whole slide's cells), they are made coarser instead (COARSER_BYTES).
+ * than UNIT_BYTES: a few huge features (1 MB ids) in one cell must not be tiled all at once. Only records narrower
+ * than a cell count there (`wideOf`: the bytes of those a cell or more across): a finer unit reads every record its
+ * box meets, so one across the slide is read by each of them. One class of a 20,000² px class mask held a web of
+ * tissue of 2.9 million vertices; split for it, level 0 was 1,600 units that each read it, about 30 minutes of
+ * tiling, where 139 units took 82 s. Where its units are light (a whole slide's cells), they are made coarser
+ * instead (COARSER_BYTES).
  */
-export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: string[], bytesOf: (key: string) => number = () => 0): { plan: BuildPlan; units: UnitPlan[] } {
+export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: string[], bytesOf: (key: string) => number = () => 0, wideOf: (key: string, side: number) => number = () => 0): { plan: BuildPlan; units: UnitPlan[] } {
   const o = config.options;
   const { world, minZoom, maxZoom } = planWorld({ imageSize: config.imageSize, bounds: found.bounds, minZoom: o.minZoom, maxZoom: o.maxZoom, cellSize: o.unitSize, json: config.formats.json });
   // Level 0 decides the units; the levels above it follow from their bytes.
@@ -282,7 +286,8 @@ export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: st
   let finer = 0;
   let units = planBaseUnits(storeKeys, world.side, baseLevel(finer), o.unitSize, channels);
   const heaviestOf = (us: UnitPlan[]) => us.reduce((m, u) => Math.max(m, bytes(u)), 0);
-  const heaviest = heaviestOf(units);
+  const cell = Math.min(o.unitSize, world.side);
+  const heaviest = units.reduce((m, u) => Math.max(m, unitBytes(u, world.side, o.unitSize, (k) => bytesOf(k) - wideOf(k, cell))), 0);
   if (heaviest > UNIT_BYTES && baseLevel(finer).zoom < maxZoom) {
     // Each zoom finer quarters a unit.
     finer = Math.ceil(Math.log2(heaviest / UNIT_BYTES) / 2);

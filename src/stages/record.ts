@@ -380,3 +380,19 @@ export class RecordReader {
     return s;
   }
 }
+
+/** Per record of `min` bytes or more in `buf` (records back to back): its bytes and its box's larger side (`wideBytesOf`). */
+export function largeRecords(buf: Uint8Array, min: number): Array<[bytes: number, side: number]> {
+  const out: Array<[number, number]> = [];
+  const b = buf.byteOffset % 8 === 0 ? buf : buf.slice();
+  const u32 = new Uint32Array(b.buffer, b.byteOffset, b.byteLength >> 2);
+  const box = new Float64Array(4);
+  for (let at = 0, len = 0; at < b.byteLength; at += len) {
+    len = u32[at >> 2];
+    if (len < HEADER || at + len > b.byteLength) break;
+    if (len < min) continue;
+    new StreamReader(new Float64Array(b.buffer, b.byteOffset + at, len >> 3), HEADER >> 3, []).extend(emptyBox(box));
+    out.push([len, Math.max(box[2] - box[0], box[3] - box[1])]);
+  }
+  return out;
+}

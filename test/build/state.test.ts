@@ -43,14 +43,14 @@ describe('plan.json', () => {
     expect(findPlan(work)).toEqual(p);
   });
 
-  it('refuses a plan of version 12 (its id counts are two, not three), and says what another resume differs by', () => {
-    // Version 13 counts a layer's features by id three ways: a finalize reading a plan of 12 would misread its counts.
-    expect(PLAN_VERSION).toBe(13);
+  it('refuses a plan of version 13 (it split level 0 for records a cell wide), and says what another resume differs by', () => {
+    // Version 14 splits level 0 for records narrower than a cell only: resuming a plan of 13 would tile other units.
+    expect(PLAN_VERSION).toBe(14);
     const work = new MemoryWorkDir();
     const p = planFile([unit('0/0/0/0/0')]);
-    work.writeJson('plan.json', { ...p, version: 12 });
+    work.writeJson('plan.json', { ...p, version: 13 });
     expect(refusal(() => loadPlan(work))).toBe(
-      'the plan in the work directory has version 12, this mudm-tiles reads version 13: it was written by another version; plan (or build) again without --resume',
+      'the plan in the work directory has version 13, this mudm-tiles reads version 14: it was written by another version; plan (or build) again without --resume',
     );
     const other = { ...p.plan, levels: [{ zoom: 0, topZoom: 0 }, { zoom: 0, topZoom: 0 }] };
     expect(refuse(() => checkSamePlan(p, other, p.units, work), UsageError, EXIT_USAGE)).toBe(

@@ -2,7 +2,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SpillingStore, type UnitSource } from '../../src/stages/partition.js';
+import { SHARED_RECORD, SpillingStore, type UnitSource } from '../../src/stages/partition.js';
+import { RecordEncoder } from '../../src/stages/record.js';
+import { flatten } from '../../src/tiling/flat.js';
 import { compareUnitKeys, unitFileName } from '../../src/stages/unit-key.js';
 import { tmpDir } from '../helpers/pyramid.js';
 
@@ -117,6 +119,35 @@ describe('SpillingStore', () => {
     // Moving the copy (as a worker task does) leaves the other key's record whole.
     structuredClone(a.chunks[1], { transfer: [a.chunks[1].buffer] });
     expect(bytesOf(s.take('0/0/0/1/0'))).toEqual([...shared]);
+    s.close();
+  });
+
+  it('counts per key the bytes of its large records at least a side across, shared or its own', () => {
+    const enc = new RecordEncoder(false);
+    /** A record of a ring of 5,000 vertices `across` px wide, at x0 (80 KB: a large record), or of a triangle. */
+    const record = (seq: number, x0: number, across: number, vertices = 5000): Uint8Array => {
+      const ring = Array.from({ length: vertices }, (_, i) => [x0 + (across * i) / vertices, (i % 2) * 10]);
+      ring.push(ring[0]);
+      const geom = flatten({ type: 'Polygon', coordinates: [ring] });
+      if (geom === null || !enc.encode('cells', { seq, geom, head: {} })) throw new Error('no record');
+      return enc.bytes().slice();
+    };
+    const web = record(1, 0, 30000), blob = record(2, 100, 300), small = record(3, 0, 5000, 3);
+    expect(web.byteLength).toBeGreaterThanOrEqual(SHARED_RECORD);
+    expect(small.byteLength).toBeLessThan(SHARED_RECORD);
+    // One buffer of several records (a cell's own), and the web shared by a second cell.
+    const own = new Uint8Array(blob.byteLength + web.byteLength + small.byteLength);
+    own.set(blob); own.set(web, blob.byteLength); own.set(small, blob.byteLength + web.byteLength);
+    const s = new SpillingStore(fresh(), 1 << 30);
+    s.append('0/0/0/0/0', own);
+    s.append('0/0/0/1/0', small);
+    s.append('0/0/0/1/0', web);
+    expect(s.wideBytesOf('0/0/0/0/0', 2048)).toBe(web.byteLength);
+    expect(s.wideBytesOf('0/0/0/1/0', 2048)).toBe(web.byteLength);
+    // The blob is 300 px across, the small record too small to count whatever its box.
+    expect(s.wideBytesOf('0/0/0/0/0', 200)).toBe(web.byteLength + blob.byteLength);
+    expect(s.wideBytesOf('0/0/0/0/0', 40000)).toBe(0);
+    expect(s.wideBytesOf('0/0/1/0/0', 1)).toBe(0);
     s.close();
   });
 

@@ -165,6 +165,18 @@ describe('planBuild: dense level-0 cells', () => {
     expect(units.every((u) => u.sources.length === 1 && u.cell.z === 4)).toBe(true);
     expect(planBuild(config, found, keys, () => 1e12).plan.levels[0].zoom).toBe(4);
   });
+
+  it('splits for the records narrower than a cell only: a finer unit would read one a cell wide whole', () => {
+    // Five times the limit, of which a record a cell wide (class 2 of a class mask across the slide) takes 4.5.
+    const heavy = (k: string) => (k === '0/0/0/0/0' ? 5 * UNIT_BYTES : 0);
+    const wide = (k: string, side: number) => (k === '0/0/0/0/0' && side === 2048 ? 4.5 * UNIT_BYTES : 0);
+    const { plan, units } = planBuild(config, found, keys, heavy, wide);
+    expect(plan.levels[0].zoom).toBe(2);
+    expect(units.map((u) => u.key)).toEqual(keys);
+    // What is left is still over the limit, threefold: one zoom finer.
+    const narrower = (k: string, side: number) => (k === '0/0/0/0/0' && side === 2048 ? 2 * UNIT_BYTES : 0);
+    expect(planBuild(config, found, keys, heavy, narrower).plan.levels[0].zoom).toBe(3);
+  });
 });
 
 describe('firstUpperZooms', () => {
