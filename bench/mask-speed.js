@@ -1,7 +1,7 @@
 // Label mask → polygons speed and memory: a synthetic 10,000 × 10,000 mask with 100,000 labels (run after `npm run build`).
 // Usage: node bench/mask-speed.js [--size 10000] [--labels 100000]
 import { performance } from 'node:perf_hooks';
-import { ringsToFeatures } from '../dist/raster/features.js';
+import { labelFeature, labelsOf } from '../dist/raster/features.js';
 import { traceLabelRings } from '../dist/raster/trace.js';
 
 function arg(name, fallback) {
@@ -82,7 +82,8 @@ const traceCpu = process.cpuUsage(cpu);
 t = performance.now();
 cpu = process.cpuUsage();
 let features = 0, polygons = 0, holes = 0, vertices = 0, area = 0;
-for (const f of ringsToFeatures(rings)) {
+for (const parts of labelsOf(rings)) {
+  const f = labelFeature(rings, parts, 0);
   features++;
   const polys = f.geometry.type === 'Polygon' ? [f.geometry.coordinates] : f.geometry.coordinates;
   polygons += polys.length;

@@ -98,16 +98,24 @@ async function* maskLabels(path: string, mask: MaskFile, bandBytes: number): Asy
     bands = labels.bands(height, rows);
   }
   for (const band of bands) {
-    const data = await mask.rows(band.top, band.end - band.top);
-    const part = { width, height: band.end - band.top, data };
-    // Read whole, sampled before the trace: 36 million pixels of noise are as many rings, 2–3 GiB.
-    if (labels === undefined) refuseIntensity(path, part, 0, height);
-    const rings = traceLabelRings(part);
-    const census = censusOf(rings, part);
-    if (looksLikeIntensity(census)) throw new ImageError(path, intensityReason(census, part.height === height ? '' : ` in rows ${band.top}–${band.end - 1}`));
+    const rings = await bandRings(path, mask, band, labels === undefined);
     const own = labels;
     for (const parts of labelsOf(rings, own && ((L) => { const y = own.topRow(L); return y >= band.top && y < band.to; }))) yield [rings, parts, band.top];
   }
+}
+
+/**
+ * The rings of one band, its pixels let go before its labels are given (a class mask is one band: 400 MB of pixels at
+ * 20,000² px, held while every class was built and parsed). `whole`: the band is the mask, not sampled before.
+ */
+async function bandRings(path: string, mask: MaskFile, band: MaskBand, whole: boolean): Promise<LabelRings> {
+  const part = { width: mask.width, height: band.end - band.top, data: await mask.rows(band.top, band.end - band.top) };
+  // Read whole, sampled before the trace: 36 million pixels of noise are as many rings, 2–3 GiB.
+  if (whole) refuseIntensity(path, part, 0, mask.height);
+  const rings = traceLabelRings(part);
+  const census = censusOf(rings, part);
+  if (looksLikeIntensity(census)) throw new ImageError(path, intensityReason(census, part.height === mask.height ? '' : ` in rows ${band.top}–${band.end - 1}`));
+  return rings;
 }
 
 /**
