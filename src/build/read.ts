@@ -25,7 +25,7 @@ import { IssueTally, SAMPLES_PER_CODE, sampleLine } from '../validate/tally.js';
 import { runOrdered, type Pool } from '../worker/pool.js';
 import { secondsSince, throwIfAborted, valueLimit, type BuildIO, type InputSpec } from './context.js';
 import type { ReadSummary } from './state.js';
-import { ManyPieces, maskSizeWarning } from './report.js';
+import { ManyPieces, maskSizeWarning, scatteredWarning } from './report.js';
 import { addLacking, checkOptionFields, warnLacking, type Lacking } from './option-fields.js';
 import { choosePixelSize, type IgnoredPixelSize } from './pixel-size.js';
 
@@ -200,11 +200,11 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
         }
       }
       if (!b.empty) yield b.take();
-      const made = 'features' in input.source ? input.source.members?.() : undefined;
-      if (made) onMembers(file, { kind: 'members', members: made });
-      const ignored = 'features' in input.source ? input.source.pixelSizeIgnored?.() : undefined;
+      // What a source of features made in memory (a mask) found once read through.
+      const made: Partial<FeatureSource> = 'features' in input.source ? input.source : {};
+      const members = made.members?.(), ignored = made.pixelSizeIgnored?.(), size = made.imageSize?.(), scattered = made.scattered?.();
+      if (members) onMembers(file, { kind: 'members', members });
       if (ignored !== undefined) ignoredSizes.push({ file, stated: ignored });
-      const size = 'features' in input.source ? input.source.imageSize?.() : undefined;
       if (size) {
         grow([0, 0, size.width, size.height]);
         sum.imageSized = true;
@@ -213,6 +213,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
       }
       const many = pieces.warning(file);
       if (many) io.onWarning?.(...many);
+      if (scattered) io.onWarning?.(...scatteredWarning(file, scattered));
     }
   }
 
@@ -387,12 +388,7 @@ function collectMembers(
   if (issues.some((i) => i.code === 'string-lone-surrogate')) replaceLoneSurrogates(members, NO_MEMBERS);
   const differ: string[] = [];
   const keep = <K extends keyof Collection>(name: K, value: Collection[K]): void => {
-    if (c[name] === undefined) {
-      c[name] = value;
-      keptFrom.set(name, file);
-    } else if (canonical(c[name]) !== canonical(value)) {
-      differ.push(name);
-    }
+    if (c[name] === undefined) { c[name] = value; keptFrom.set(name, file); } else if (canonical(c[name]) !== canonical(value)) differ.push(name);
   };
   if (members.multiscale) keep('multiscale', members.multiscale as Multiscale);
   if (members.properties && typeof members.properties === 'object') keep('properties', members.properties as Properties);

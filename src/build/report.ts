@@ -8,6 +8,7 @@ import { PREVIEW_IMAGE, type WorkDir } from '../io/workdir.js';
 import { WorkStateError } from '../report/errors.js';
 import { placePatch } from '../raster/paint.js';
 import { MANY_PIECES } from '../raster/features.js';
+import type { Scattered } from '../raster/scattered.js';
 import type { BuildReport, ZoomReport } from '../report/types.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import { PRIORITY_RANGE } from '../stages/thinning.js';
@@ -277,4 +278,14 @@ export class ManyPieces {
       { event: 'mask-pieces', file, label: f.id, polygons: f.polygons, vertices: f.vertices, others: this.others },
     ];
   }
+}
+
+/** The warning of a mask whose labels lie in pieces far apart (`ScatteredLabels`). */
+export function scatteredWarning(file: string, s: Scattered): [string, CodedFields] {
+  const n = (v: number) => v.toLocaleString('en-US');
+  const f = s.first;
+  return [
+    `${file}: ${n(s.labels)} of ${n(s.of)} labels are each in pieces far apart (label ${f.label}: ${n(f.pieces)} pieces across ${n(f.width)} × ${n(f.height)} px, ${n(f.area)} px in all): was the mask segmented tile by tile and numbered afresh in each? A label is one feature: one id and one hover card for all its pieces; number each object once across the mask (scikit-image: measure.label) for a feature each`,
+    { event: 'mask-scattered', file, labels: s.labels, of: s.of, label: f.label, pieces: f.pieces, width: f.width, height: f.height, area: f.area },
+  ];
 }

@@ -2,6 +2,7 @@
 import { labelFeature, labelsOf, MANY_PIECES, type LabelFeature, type LabelParts } from '../raster/features.js';
 import { FEATURE_TEXT_STRINGS, FeatureTextWriter } from '../raster/feature-text.js';
 import { LabelRows, type MaskBand } from '../raster/strips.js';
+import { ScatteredLabels } from '../raster/scattered.js';
 import { traceLabelRings, type LabelMask, type LabelRings } from '../raster/trace.js';
 import { censusOf, intensityReason, looksLikeIntensity, SAMPLED_FROM, sampleCensus } from '../raster/intensity.js';
 import { ImageError } from '../report/errors.js';
@@ -43,6 +44,7 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES, direct = t
   let size: { width: number; height: number } | undefined;
   let members: Record<string, unknown> | undefined;
   let ignored: string | undefined;
+  const scattered = new ScatteredLabels();
   return {
     name: path,
     // The mask's own size, not the extent of its labels: a label-free margin is part of the image.
@@ -50,6 +52,7 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES, direct = t
     // What one pixel is, as a GeoJSON input says it in its `multiscale` member; none when the file does not say.
     members: () => members,
     pixelSizeIgnored: () => ignored,
+    scattered: () => scattered.found(),
     features: async function* () {
       const mask = await openLabelMask(path, direct);
       size = { width: mask.width, height: mask.height };
@@ -59,6 +62,7 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES, direct = t
       let group: (LabelFeature | FeatureText)[] = [];
       let valueVertices = 0;
       for await (const [rings, parts, top] of maskLabels(path, mask, bandBytes)) {
+        scattered.see(rings, parts);
         const value = parts.vertices >= TEXT_VERTICES || parts.polygons.length >= MANY_PIECES;
         if (value) valueVertices += parts.vertices;
         group.push(value ? labelFeature(rings, parts, top) : new FeatureText(writer.write(rings, parts, top), FEATURE_TEXT_STRINGS));

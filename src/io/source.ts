@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import type { Feature } from '../model/feature.js';
+import type { Scattered } from '../raster/scattered.js';
 import { InterruptedError } from '../report/errors.js';
 
 /**
@@ -47,6 +48,8 @@ export interface FeatureSource {
    * `features()` has been read through: the build says so when no input and no --image gives the pyramid a size.
    */
   pixelSizeIgnored?(): string | undefined;
+  /** A mask's labels in pieces far apart, once `features()` has been read through (`ScatteredLabels`). */
+  scattered?(): Scattered | undefined;
 }
 
 /**

@@ -10,6 +10,9 @@ import type { Feature } from '../../src/model/feature.js';
 import { DataError, UsageError } from '../../src/report/errors.js';
 import { decodePbf, sinkJson as json, tmpDir } from '../helpers/pyramid.js';
 import path from 'node:path';
+import fs from 'node:fs';
+import { maskSource } from '../../src/io/mask-source.js';
+import { littleEndianTiff } from '../helpers/tiff.js';
 
 const OPTS = { imageSize: '2048,2048', unitSize: 256, workers: 1 } as const;
 
@@ -273,6 +276,56 @@ describe('build warnings', () => {
       'binary.png: label 255 is in 1,600 pieces, one feature of 6,400 vertices, and 1 other label(s) in 1,000 or more: a binary or class mask? It is one feature: one id and one hover card for all its pieces; give each piece a label of its own (scikit-image: measure.label) for a feature each',
       { event: 'mask-pieces', file: 'binary.png', label: 255, polygons: 1600, vertices: 6400, others: 1 },
     ]]);
+  });
+});
+
+describe('a mask whose labels restart in each tile it was segmented in', () => {
+  /** 1,600² px, 8 bits, in tiles of 400 px of 16 round cells each (radius 5, 100 px apart), numbered from 1 in each tile or across the mask. */
+  const mask = (afresh: boolean): string => {
+    const W = 1600, data = new Uint8Array(W * W);
+    for (let t = 0; t < 16; t++) {
+      for (let k = 0; k < 16; k++) {
+        const cx = (t % 4) * 400 + (k % 4) * 100 + 50, cy = Math.floor(t / 4) * 400 + Math.floor(k / 4) * 100 + 50;
+        for (let y = cy - 5; y <= cy + 5; y++) for (let x = cx - 5; x <= cx + 5; x++) if ((x - cx) ** 2 + (y - cy) ** 2 <= 25) data[y * W + x] = afresh ? k + 1 : (t * 16 + k) % 255 + 1;
+      }
+    }
+    const file = path.join(tmpDir('scattered'), `${afresh ? 'tiled' : 'relabelled'}.tif`);
+    fs.writeFileSync(file, littleEndianTiff([[256, 4, W], [257, 4, W], [258, 3, 8], [259, 3, 1], [262, 3, 1], [273, 4, 0], [277, 3, 1], [278, 4, W], [279, 4, W * W], [339, 3, 1]], data));
+    return file;
+  };
+  const build = async (file: string) => {
+    const warnings: [string, unknown][] = [];
+    const sink = new MemorySink();
+    await buildPyramid([{ source: maskSource(file) }], { maxZoom: 2, workers: 1 }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
+    return { warnings, sink };
+  };
+
+  it('warns that its labels lie in pieces far apart, each label one feature of all its pieces', async () => {
+    const { warnings, sink } = await build(mask(true));
+    const file = path.join(path.dirname(String((warnings[0]?.[1] as { file?: string } | undefined)?.file)), 'tiled.tif');
+    expect(warnings).toEqual([[
+      `${file}: 16 of 16 labels are each in pieces far apart (label 1: 16 pieces across 1,211 × 1,211 px, 1,296 px in all): was the mask segmented tile by tile and numbered afresh in each? A label is one feature: one id and one hover card for all its pieces; number each object once across the mask (scikit-image: measure.label) for a feature each`,
+      { event: 'mask-scattered', file, labels: 16, of: 16, label: 1, pieces: 16, width: 1211, height: 1211, area: 1296 },
+    ]]);
+    // As it says: feature 1 of the finest tiles is the 16 cells numbered 1, one in each tile of the segmentation.
+    const centres = new Set<string>();
+    for (const [name, bytes] of sink.files) {
+      const m = /^2\/(\d+)\/(\d+)\.pbf$/.exec(name);
+      if (!m) continue;
+      for (const f of decodePbf(bytes, 2048, 2, Number(m[1]), Number(m[2]))) {
+        if (f.id !== 1) continue;
+        for (const ring of f.rings) {
+          const xs = ring.map((p) => p[0]), ys = ring.map((p) => p[1]);
+          centres.add(`${Math.floor((Math.min(...xs) + Math.max(...xs)) / 2)},${Math.floor((Math.min(...ys) + Math.max(...ys)) / 2)}`);
+        }
+      }
+    }
+    expect([...centres].sort()).toEqual(Array.from({ length: 16 }, (_, t) => `${(t % 4) * 400 + 50},${Math.floor(t / 4) * 400 + 50}`).sort());
+  });
+
+  it('says nothing of the same cells numbered once across the mask', async () => {
+    const { warnings } = await build(mask(false));
+    expect(warnings).toEqual([]);
   });
 });
 
