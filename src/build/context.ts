@@ -43,6 +43,8 @@ export interface BuildIO {
    * refuse one that another process still running on this machine works in. Without it, no such check.
    */
   processes?: ProcessProbe;
+  /** A full garbage collection on this thread, called once reading is done (its garbage would last the build). */
+  collect?: () => void;
 }
 
 /** A build from its plan on: what tiling the levels and describing the pyramid need. */

@@ -321,6 +321,7 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   if (!previous) work.removeFolder('units');
   const sketch = config.lod === 'auto' ? new TileSketch(config.formats.pbf ? 'pbf' : 'json') : undefined;
   const read = await readInputs(inputs, config, pool, store, io, t0, sketch);
+  io.collect?.();
   // Spilled records wait in memory in part: shards (other processes) read them from their files.
   store.flush();
   if (read.valid === 0) throw new DataError(noValidFeature(inputs, read));

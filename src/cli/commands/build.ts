@@ -9,6 +9,7 @@ import { EXIT_OK } from '../exit.js';
 import { resolveInputs } from '../inputs.js';
 import { handleSignals, progressReporter, removalLogger, signalExitCode, warnLostQuietly } from '../run-build.js';
 import { localProcesses } from '../processes.js';
+import { fullCollection } from '../collector.js';
 
 export const usage = 'INPUT... -o DIR|FILE.pmtiles';
 
@@ -21,7 +22,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     // A signal must stop a read blocked on standard input or a FIFO too, not only the work between reads.
     const inputs = resolveInputs(ctx.args, options, io, (m, f) => log.warn(m, f)).map((i) => ('open' in i.source ? { ...i, source: abortableSource(i.source, signals.signal) } : i));
     // --input and --manifest are in `inputs` now.
-    const report = await buildPyramid(inputs, { ...options, input: [], manifest: undefined }, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), onInfo: (m, f) => log.notice(m, f), signal: signals.signal, onRemoved: removalLogger(log, options.out), processes: localProcesses });
+    const report = await buildPyramid(inputs, { ...options, input: [], manifest: undefined }, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), onInfo: (m, f) => log.notice(m, f), signal: signals.signal, onRemoved: removalLogger(log, options.out), processes: localProcesses, collect: fullCollection() });
     progress.end();
     if (!options.quiet) {
       if (log.format === 'json') log.info('build complete', { event: 'done', out: options.out, features: report.features, tiles: { total: report.tiles.total, bytes: report.tiles.bytes }, timings: report.timings });

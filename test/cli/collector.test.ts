@@ -1,0 +1,32 @@
+// The collection the CLI hands a build: it frees what the reading thread let go of, and a build calls it once, after reading.
+import { describe, expect, it } from 'vitest';
+import { fullCollection } from '../../src/cli/collector.js';
+import { buildPyramid } from '../../src/build/pipeline.js';
+import { MemorySink } from '../../src/io/sink.js';
+import { memorySource } from '../../src/io/read.js';
+
+describe('fullCollection', () => {
+  it('frees array buffers nothing refers to any more (a band of mask pixels)', () => {
+    const collect = fullCollection();
+    if (collect === undefined) throw new Error('V8 gave no collector');
+    collect();
+    const before = process.memoryUsage().arrayBuffers;
+    let band: Uint8Array | undefined = new Uint8Array(256 << 20).fill(1);
+    expect(process.memoryUsage().arrayBuffers - before).toBeGreaterThanOrEqual(256 << 20);
+    band = undefined;
+    collect();
+    expect(band).toBeUndefined();
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(16 << 20);
+  });
+
+  it('is called by a build once, when reading is done and before any tile is written', async () => {
+    const features = Array.from({ length: 50 }, (_, i) => ({ type: 'Feature', id: i, properties: {}, geometry: { type: 'Point', coordinates: [i * 10, i * 5] } }));
+    const sink = new MemorySink();
+    const tilesAtCollect: number[] = [];
+    await buildPyramid([{ source: memorySource('cells.json', JSON.stringify({ type: 'FeatureCollection', features })) }], { maxZoom: 2, workers: 1 }, {
+      sink, collect: () => { tilesAtCollect.push(sink.files.size); },
+    });
+    expect(tilesAtCollect).toEqual([0]);
+    expect(sink.files.size).toBeGreaterThan(0);
+  });
+});
