@@ -35,7 +35,7 @@ export class RingTester {
 interface RowIndex { y0: number; rows: number; at: Int32Array; edges: Int32Array }
 
 /** Whether the ray from (px, py) towards +x crosses the ring an odd number of times, over edges `from`..`to` (of `edges`, or all). */
-function crossings(xy: Float64Array | Int32Array, s: number, n: number, from: number, to: number, edges: Int32Array | null, px: number, py: number): boolean {
+function crossings(xy: Int32Array, s: number, n: number, from: number, to: number, edges: Int32Array | null, px: number, py: number): boolean {
   let inside = false;
   for (let e = from; e < to; e++) {
     const i = edges === null ? e : edges[e], j = i === 0 ? n - 1 : i - 1;
@@ -46,7 +46,7 @@ function crossings(xy: Float64Array | Int32Array, s: number, n: number, from: nu
 }
 
 /** The ring's non-horizontal edges (by their vertex i, edge i-1 → i) in every row from floor of its lower to floor of its upper y. */
-function rowIndex(xy: Float64Array | Int32Array, s: number, n: number): RowIndex {
+function rowIndex(xy: Int32Array, s: number, n: number): RowIndex {
   let y0 = Infinity, y1 = -Infinity;
   for (let i = 0; i < n; i++) { const y = xy[2 * (s + i) + 1]; if (y < y0) y0 = y; if (y > y1) y1 = y; }
   y0 = Math.floor(y0);
