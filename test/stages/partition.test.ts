@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SHARED_RECORD, SpillingStore, type UnitSource } from '../../src/stages/partition.js';
 import { RecordEncoder } from '../../src/stages/record.js';
 import { flatten } from '../../src/tiling/flat.js';
+import type { Position } from '../../src/model/geometry.js';
 import { compareUnitKeys, unitFileName } from '../../src/stages/unit-key.js';
 import { tmpDir } from '../helpers/pyramid.js';
 
@@ -126,7 +127,7 @@ describe('SpillingStore', () => {
     const enc = new RecordEncoder(false);
     /** A record of a ring of 5,000 vertices `across` px wide, at x0 (80 KB: a large record), or of a triangle. */
     const record = (seq: number, x0: number, across: number, vertices = 5000): Uint8Array => {
-      const ring = Array.from({ length: vertices }, (_, i) => [x0 + (across * i) / vertices, (i % 2) * 10]);
+      const ring = Array.from({ length: vertices }, (_, i): Position => [x0 + (across * i) / vertices, (i % 2) * 10]);
       ring.push(ring[0]);
       const geom = flatten({ type: 'Polygon', coordinates: [ring] });
       if (geom === null || !enc.encode('cells', { seq, geom, head: {} })) throw new Error('no record');
