@@ -20,7 +20,7 @@ import { createPool, type Pool } from '../worker/pool.js';
 import { memoryWarning, secondsSince, storeBudget, type BuildIO, type InputSpec, type RunContext } from './context.js';
 import { tileLevels, type LevelsOutcome } from './levels.js';
 import {
-  beginOutput, finalizedAlready, hasParts, healBuildParts, healShardParts, layoutOf, outputSink, partsOf, refuseBuildParts, refuseLostTiles, refuseNoTiles, resumeCensus, shardPartError, type Step,
+  beginOutput, finalizedAlready, hasParts, healBuildParts, healShardParts, layoutOf, outputSink, partsOf, refuseBuildParts, refuseLostTiles, refuseNoTiles, refusePlainBuild, resumeCensus, shardPartError, type Step,
 } from './output.js';
 import { readInputs } from './read.js';
 import { manyPlanesWarning } from './option-fields.js';
@@ -204,6 +204,8 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
   const work = workDirFor(config.options, io.work, io.processes);
   if (finalizedAlready(work, config.options.out, io, shard)) return { units: 0, skipped: 0, finalized: true };
   const planFile = loadPlan(work, config.options.out);
+  // Before the shard's index means anything, and before it records itself there (an interrupted build's plan has 1).
+  refusePlainBuild(work, planFile, config.options.out, shard);
   checkShardIndex(work, planFile, shard, from);
   // A build --force or --resume on this machine must not take the work directory from under a shard running here,
   // nor may a second run of the same shard write its parts at once.
@@ -244,6 +246,7 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   const done = finalizedAlready(work, config.options.out, io);
   if (done) return done;
   const planFile = loadPlan(work, config.options.out);
+  refusePlainBuild(work, planFile, config.options.out);
   // Two at once would append to one part and rename it in turn: an archive of mixed bytes under the final name.
   ownStep(work, 'finalize', `finalize: ${config.options.out} is being finalized already`);
   // From the claim on, every way out releases it (see buildShard).
@@ -252,7 +255,6 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   try {
     const units = new UnitLog(work, planFile.id);
     if (planFile.archive) refuseBuildParts(work, 'finalize');
-    // An interrupted build's work directory, not a plan for shards: build-shard refuses it, so saying to run it would not do.
     refuseUnplanned(work, 'finalize', planFile.units, planFile);
     checkShardsDone(work, planFile, units, (shard) => partsOf(work, { kind: 'shard', shard }));
     sink = outputSink(config.options.out, planFile.archive ?? 'none', planFile.tileCompression ?? 'auto', work, io, { kind: 'finalize' }, planFile.plan);

@@ -30,9 +30,10 @@ export function recordSizes(store: SpillingStore): Record<string, number> {
 export function refuseUnplanned(work: WorkDir, command: string, units: readonly UnitPlan[], plan: Pick<PlanFile, 'sharedBytes' | 'recordBytes'>): void {
   const why = command === 'finalize' ? "which finalize reads to tile a zoom anew where the shards' tiles pass the tile budget" : 'which its units read';
   if (!work.exists(PLANNED_RECORDS)) {
-    // Shards done, so a plan's: its records went missing on the way (a merge of the shards' outputs that left them out).
-    if (work.list('shards').length > 0) throw new WorkStateError(`${command}: ${where(work)} lacks the plan's records (${PLANNED_RECORDS}), ${why}: give it the work directory whole, the records with the shards' markers`, work.root);
-    throw new WorkStateError(`${command}: ${where(work)} holds no planned records (${PLANNED_RECORDS}): it is an interrupted build's, not a plan for shards; continue it with build --resume, or plan with plan --force`, work.root);
+    // A plan's (a build's work directory is refused before: output.ts `refusePlainBuild`): its records went missing on
+    // the way, as a merge of the shards' outputs that left them out does.
+    const next = work.list('shards').length > 0 ? "give it the work directory whole, the records with the shards' markers" : redo('it');
+    throw new WorkStateError(`${command}: ${where(work)} lacks the plan's records (${PLANNED_RECORDS}), ${why}: ${next}`, work.root);
   }
   const wanted: [string, number | undefined][] = [...new Set(units.flatMap((u) => u.sources))].map((k) => [recordFileName(k), plan.recordBytes?.[k]]);
   if ((plan.sharedBytes ?? 0) > 0) wanted.push([SHARED_FILE, plan.sharedBytes]);

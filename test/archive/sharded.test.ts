@@ -216,15 +216,13 @@ describe('the steps of one work directory, and parts lost between them', () => {
     await expect(finalizeShardedBuild({ out, workers: 1 })).rejects.toThrow(`finalize: ${work} holds the archive parts of an interrupted build`);
   });
 
-  it('shards refuse an interrupted build\'s work directory, whose records are not where shards read them (exit 4, not a crash)', async () => {
+  it('shards and finalize refuse a plan whose records are gone before any shard ran (exit 4, not a crash), naming them and the way on', async () => {
     const { out, work } = await setUp(2);
-    // As an interrupted build leaves its work directory: its records were in its memory, or spilled to spill/ and
-    // removed when it stopped; never in level-0.
+    // A copy of the work directory that left level-0 out (an interrupted build's is refused before: it is no plan).
     fs.rmSync(path.join(work, 'level-0'), { recursive: true });
-    const why = `${work} holds no planned records (level-0): it is an interrupted build's, not a plan for shards; continue it with build --resume, or plan with plan --force`;
-    await expect(buildShard({ out, workers: 1 }, 0)).rejects.toThrow(`build-shard: ${why}`);
-    // Nor is it finalize's: no shard is done, and build-shard refuses it, so finalize sends the user to --resume too.
-    await expect(finalizeShardedBuild({ out, workers: 1 })).rejects.toThrow(`finalize: ${why}`);
+    const redo = 'give it the work directory whole, every record of level-0 as plan wrote it, or plan again with plan --force';
+    await expect(buildShard({ out, workers: 1 }, 0)).rejects.toThrow(`build-shard: ${work} lacks the plan's records (level-0), which its units read: ${redo}`);
+    await expect(finalizeShardedBuild({ out, workers: 1 })).rejects.toThrow(`finalize: ${work} lacks the plan's records (level-0), which finalize reads to tile a zoom anew where the shards' tiles pass the tile budget: ${redo}`);
   });
 });
 

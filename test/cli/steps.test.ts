@@ -101,11 +101,11 @@ describe('build-shard and finalize of a pyramid that build wrote whole', () => {
     expect((await step(['build', CELLS, '-o', out, '--max-zoom', '2', '--workers', '1', '-q'])).code).toBe(0);
     const before = contents(out);
     const report = fs.readFileSync(path.join(out, 'build-report.json'), 'utf8');
-    const found = `${out} holds no plan for shards but a pyramid that build wrote whole (no work directory ${path.join(out, '.mudm-work')}, and its build-report.json names no shards); that pyramid is complete as it is; to build it in shards instead, run mudm-tiles plan INPUT... -o ${out} --shards N --force, then build-shard and finalize`;
+    const found = (left: string) => `${out} holds a complete pyramid and no plan for shards (no work directory ${path.join(out, '.mudm-work')}, and its build-report.json names no shards, run.shards): either build wrote it whole, or the finalize of an earlier mudm-tiles, which did not record shards, finished it; this cannot tell which, and either way the pyramid is complete as it is, with nothing left to ${left}; to build it in shards anew, run mudm-tiles plan INPUT... -o ${out} --shards N --force, then build-shard and finalize`;
     const shard = await step(['build-shard', out, '--shard', '0']);
-    expect([shard.code, shard.err.split('\n')[0]]).toEqual([2, `error: build-shard: no shard 0 to tile: ${found}`]);
+    expect([shard.code, shard.err.split('\n')[0]]).toEqual([2, `error: build-shard: no shard 0 to tile: ${found('tile')}`]);
     const fin = await step(['finalize', out]);
-    expect([fin.code, fin.err.split('\n')[0]]).toEqual([2, `error: finalize: nothing to finalize: ${found}`]);
+    expect([fin.code, fin.err.split('\n')[0]]).toEqual([2, `error: finalize: nothing to finalize: ${found('finalize')}`]);
     expect(contents(out)).toEqual(before);
     expect(fs.readFileSync(path.join(out, 'build-report.json'), 'utf8')).toBe(report);
     // A sharded build's report names its shards: a step retried once it is finalized has nothing to do, and says so.

@@ -78,6 +78,28 @@ describe('plan, build-shard, finalize', () => {
     expect(tmpLeftovers(out)).toEqual([]);
   });
 
+  it('a step retried on a pyramid whose report names no shards (finalized by an earlier version) says it cannot tell how it was built, that it is complete, and what starts a sharded build (exit 2), touching nothing', async () => {
+    const out = path.join(tempDir('unrecorded'), 'out');
+    expectOk(await runCli(['plan', SAMPLE, '-o', out, '--shards', '1', '-q', ...SHARDED_OPTS]), 'plan');
+    expectOk(await runCli(['build-shard', out, '--shard', '0', '-q']), 'shard 0');
+    expectOk(await runCli(['finalize', out, '-q']), 'finalize');
+    // As a finalize of a version before run.shards wrote its report.
+    const reportFile = path.join(out, 'build-report.json');
+    const report = JSON.parse(fs.readFileSync(reportFile, 'utf8')) as { run: { shards?: number } };
+    expect(report.run.shards).toBe(1);
+    delete report.run.shards;
+    fs.writeFileSync(reportFile, `${JSON.stringify(report, null, 2)}\n`);
+    const before = snapshot(out);
+    const found = (left: string) => `${out} holds a complete pyramid and no plan for shards (no work directory ${path.join(out, '.mudm-work')}, and its build-report.json names no shards, run.shards): `
+      + `either build wrote it whole, or the finalize of an earlier mudm-tiles, which did not record shards, finished it; this cannot tell which, and either way the pyramid is complete as it is, with nothing left to ${left}; `
+      + `to build it in shards anew, run mudm-tiles plan INPUT... -o ${out} --shards N --force, then build-shard and finalize`;
+    const shard = await runCli(['build-shard', out, '--shard', '0']);
+    expect([shard.code, shard.stderr.split('\n')[0]]).toEqual([2, `error: build-shard: no shard 0 to tile: ${found('tile')}`]);
+    const fin = await runCli(['finalize', out]);
+    expect([fin.code, fin.stderr.split('\n')[0]]).toEqual([2, `error: finalize: nothing to finalize: ${found('finalize')}`]);
+    expect(snapshot(out)).toEqual(before);
+  });
+
   it('plan --force over an earlier pyramid replaces it: no file of the old one survives', async () => {
     const out = path.join(tempDir('force'), 'out');
     // An earlier build with more zooms: tiles this build does not write, and a descriptor.

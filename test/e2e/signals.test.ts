@@ -1,10 +1,11 @@
 // SIGINT and SIGTERM stop build and build-shard cleanly: exit 130/143, no descriptor, no temporary files, work dir kept;
 // plan keeps nothing; a plan or build killed outright while reading is no obstacle to running it again.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SLOW_OPTS, expectOk, generateCells, markerCount, removeTemps, runCli, startCli, tempDir, tmpLeftovers, waitFor, type RunResult } from './helpers.js';
+import { SLOW_OPTS, expectOk, generateCells, listFiles, markerCount, removeTemps, runCli, startCli, tempDir, tmpLeftovers, waitFor, type RunResult } from './helpers.js';
 
 let input = '';
 
@@ -15,10 +16,14 @@ beforeAll(() => {
 
 afterAll(removeTemps);
 
-/** Starts the CLI, sends `signal` once `out` has a few unit markers, and returns how it ended. */
-async function interrupt(args: string[], out: string, signal: NodeJS.Signals): Promise<RunResult> {
+/**
+ * Starts the CLI, sends `signal` once `out` has a few unit markers (and `meanwhile` has run, given the pid), and
+ * returns how it ended.
+ */
+async function interrupt(args: string[], out: string, signal: NodeJS.Signals, meanwhile?: (pid: number) => Promise<void>): Promise<RunResult> {
   const { child, done } = startCli(args);
   const started = await waitFor(() => markerCount(out) >= 2, 60_000);
+  if (started && meanwhile) await meanwhile(child.pid as number);
   child.kill(signal);
   const r = await done;
   expect(started, 'no unit finished within 60 s').toBe(true);
@@ -32,21 +37,42 @@ function expectCleanStop(out: string): void {
   expect(markerCount(out)).toBeGreaterThanOrEqual(2);
 }
 
+/** Every file under `dir` with a hash of its bytes, the work directory included (deep equality of Buffers is slow). */
+function snapshot(dir: string): Map<string, string> {
+  return new Map(listFiles(dir).map((f) => [f, createHash('sha256').update(fs.readFileSync(path.join(dir, f))).digest('hex')]));
+}
+
+/**
+ * The steps of a sharded build run on a plain build's work directory: each refused (exit 2) with `why`, changing
+ * nothing there (`running`: the build itself does, so only that no step recorded itself).
+ */
+async function expectStepsRefused(out: string, why: string, running = false): Promise<void> {
+  const before = running ? undefined : snapshot(out);
+  // One step while the build runs, which should not end first; all of them once it is interrupted.
+  const steps = [[['build-shard', out, '--shard', '1'], 'build-shard: no shard 1 to tile'], [['build-shard', out, '--shard', '0'], 'build-shard: no shard 0 to tile'], [['finalize', out], 'finalize: nothing to finalize']] as const;
+  for (const [step, nothing] of running ? steps.slice(0, 1) : steps) {
+    const refused = await runCli(step);
+    expect([refused.code, refused.stderr.split('\n')[0]], step.join(' ')).toEqual([2, `error: ${nothing}: ${out} holds no plan for shards but the work directory of a plain build (${path.join(out, '.mudm-work')}, which build made, not plan), ${why}; to build it in shards instead, run mudm-tiles plan INPUT... -o ${out} --shards N --force, then build-shard and finalize`]);
+  }
+  // Nor do they record themselves there (owners/), which a build --force or --resume would have to step around.
+  expect(fs.existsSync(path.join(out, '.mudm-work', 'owners')), 'a refused step recorded itself').toBe(false);
+  if (before) expect(snapshot(out), 'files the refused steps changed').toEqual(before);
+}
+
 describe('build', () => {
   it.each([['SIGINT', 130], ['SIGTERM', 143]] as const)('%s: exit %i, no descriptor, no temporary files, the work directory kept for --resume (resume.test.ts resumes one)', async (signal, code) => {
     const out = path.join(tempDir('signal'), 'out');
-    const r = await interrupt(['build', input, '-o', out, ...SLOW_OPTS], out, signal);
+    // While it runs, the steps of a sharded build are refused too, naming it.
+    const running = (pid: number) => expectStepsRefused(out, `still running (pid ${pid}): wait for it to end, it writes the whole pyramid itself`, true);
+    const r = await interrupt(['build', input, '-o', out, ...SLOW_OPTS], out, signal, running);
     expect(r.code, `exit code after ${signal} (signal ${r.signal}):\n${r.stderr}`).toBe(code);
     // What is kept is said once it has stopped (before its plan, nothing is): the warning does not promise it.
     expect(r.stderr).toContain(`warning: ${signal}: stopping, the tasks in flight ended rather than waited for (a second ${signal} stops at once)`);
     expect(r.stderr).toContain(`error: build interrupted by ${signal}: no descriptor written; run again with --resume to continue`);
     expectCleanStop(out);
-    // finalize and build-shard are for plans: both send the user to --resume, not to each other.
-    for (const step of [['finalize', out], ['build-shard', out, '--shard', '0']]) {
-      const refused = await runCli(step);
-      expect(refused.code, refused.stderr).toBe(4);
-      expect(refused.stderr).toContain(`${step[0]}: ${path.join(out, '.mudm-work')} holds no planned records (level-0): it is an interrupted build's, not a plan for shards; continue it with build --resume`);
-    }
+    // finalize and build-shard are for plans: a usage error, as on a pyramid build finished, sending the user to
+    // --resume (not to each other), the directory as it was, so that --resume continues it.
+    await expectStepsRefused(out, `interrupted: mudm-tiles build INPUT... -o ${out} --resume continues it, with the inputs and options it was given`);
   });
 });
 
