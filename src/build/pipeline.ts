@@ -24,9 +24,9 @@ import {
 } from './output.js';
 import { readInputs } from './read.js';
 import { manyPlanesWarning } from './option-fields.js';
-import { metaOf, plannedAlready } from './plan-again.js';
+import { metaOf, plannedAlready, type Planned } from './plan-again.js';
 import { UnitLog } from './unit-log.js';
-import { buildReport, everyChannelWarning, nothingPlaced, noValidFeature, planesWithPbf, planPreview, sumMarkers, writePreviews } from './report.js';
+import { buildReport, everyChannelWarning, nothingPlaced, noValidFeature, planesWithPbf, plannedFeatures, planPreview, sumMarkers, writePreviews } from './report.js';
 import { outlierWarning } from '../report/format.js';
 import {
   PLAN_VERSION, checkSamePlan, checkShardIndex, failedBuild, failedStep, claimedMessage, stillRunning, takeOver, checkShardsDone, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone,
@@ -158,7 +158,7 @@ function refuseClaimed(work: WorkDir, force: boolean, resume: boolean): void {
 }
 
 /** `mudm-tiles plan`: one streaming pass that fixes world, zooms, fields and units, written to OUT/.mudm-work. */
-export async function planShardedBuild(inputs: InputSpec[], given: Partial<Options>, io: BuildIO = {}): Promise<{ units: number; shards: number; features: number; workDir: string; again?: true }> {
+export async function planShardedBuild(inputs: InputSpec[], given: Partial<Options>, io: BuildIO = {}): Promise<Planned & { again?: true }> {
   const config = await configOf(given, {}, true, io.onWarning);
   const o = config.options;
   if (o.tmpDir !== undefined) throw new UsageError(`--tmp-dir ${o.tmpDir} does not apply to plan: it keeps every record in the work directory, where the shards read them`);
@@ -185,7 +185,7 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
     // each step's own files must be its own), and its owner record has done its work.
     work.release();
     work.removeFolder(OWNER_FILE);
-    return { units: planFile.units.length, shards: planFile.shards, features: planFile.read.read, workDir: work.root };
+    return { units: planFile.units.length, shards: planFile.shards, features: planFile.read.read, lost: plannedFeatures(planFile.read), workDir: work.root };
   } catch (err) {
     // A plan that failed (a full disk, invalid input) leaves no work directory that shards could take for one.
     work.destroy();

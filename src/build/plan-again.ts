@@ -1,10 +1,15 @@
 // `plan` run again over its own finished plan with the same inputs and options (a workflow engine retrying the step): nothing to do.
 import type { BuildConfig, Options } from '../options.js';
 import { OWNER_FILE, REMOVING_FILE, type WorkDir } from '../io/workdir.js';
+import type { LostCounts } from '../report/types.js';
+import { plannedFeatures } from './report.js';
 import { findPlan, fingerprintLines, fingerprintOfLines, type FingerprintInput, type PlanFile } from './state.js';
 
+/** What `plan` says of a plan: the features it read, and (`lost`) those its pyramid will not hold. */
+export interface Planned { units: number; shards: number; features: number; lost: LostCounts; workDir: string }
+
 /** What `plan` says of the plan it finds made already. */
-export interface PlannedAlready { units: number; shards: number; features: number; workDir: string; again: true }
+export interface PlannedAlready extends Planned { again: true }
 
 /**
  * The plan in `work` when it is whole and is the one this `plan` would write: made for shards, of the same inputs
@@ -25,7 +30,7 @@ export function plannedAlready(work: WorkDir, inputs: readonly FingerprintInput[
   if (planFile?.forShards !== true || planFile.shards !== o.shards) return undefined;
   if (planFile.fingerprint !== fingerprintOfLines(fingerprintLines(inputs, config))) return undefined;
   if (JSON.stringify(planFile.meta) !== JSON.stringify(metaOf(o)) || planFile.preview.enabled !== o.preview) return undefined;
-  return { units: planFile.units.length, shards: planFile.shards, features: planFile.read.read, workDir: work.root, again: true };
+  return { units: planFile.units.length, shards: planFile.shards, features: planFile.read.read, lost: plannedFeatures(planFile.read), workDir: work.root, again: true };
 }
 
 /** The descriptor's texts a plan keeps, as `plan` writes them. */

@@ -213,6 +213,14 @@ export function buildReport(ctx: RunContext, totals: MarkerTotals, descriptor: T
   };
 }
 
+/** A plan's counts of the features it read, as the report of its pyramid will have them (what `plan` says it lost). */
+export function plannedFeatures(r: ReadSummary): Omit<BuildReport['features'], 'jsonOnly' | 'everyChannel'> {
+  return {
+    read: r.read, valid: r.valid, invalid: r.invalid, invalidByCode: sortedRecord(r.issues.errorsByCode), warningsByCode: sortedRecord(r.issues.warningsByCode),
+    notPlaced: sortedRecord(r.skipped), notPlacedFirst: sortedRecord(r.skippedFirst ?? {}), samples: r.issues.samples,
+  };
+}
+
 function withEveryChannel(plan: BuildPlan, read: ReadSummary): Pick<BuildReport['features'], 'everyChannel'> {
   const e = everyChannel(plan, read);
   return e ? { everyChannel: e } : {};

@@ -1,6 +1,6 @@
 // What the build-family commands share: progress on stderr, SIGINT/SIGTERM handling, what --force removed.
 import type { Removal } from '../io/sink.js';
-import type { BuildReport, ProgressEvent } from '../report/types.js';
+import type { LostCounts, ProgressEvent } from '../report/types.js';
 import { InterruptedError } from '../report/errors.js';
 import { lostFeatures, progressLine, removalLine } from '../report/format.js';
 import type { Options } from '../options.js';
@@ -87,10 +87,11 @@ export function removalLogger(log: Logger, out: string): (r: Removal) => void {
 }
 
 /**
- * What a build or a sharded build's finalize still says under -q, which hides progress and the summary: how many
- * features the pyramid lost (`features-lost`), as no exit code tells it. -q's logger hides warnings: this one does not.
+ * How many features the pyramid lost (`features-lost`), as no exit code tells it: what a build or a sharded build's
+ * finalize still says under -q, which hides progress and the summary, and what a plan says, which has no summary, -q
+ * or not. -q's logger hides warnings: this one does not.
  */
-export function warnLostQuietly(report: BuildReport, io: CliIO, log: Logger): void {
-  const lost = lostFeatures(report);
-  if (lost) createLogger(io.stderr, log.format).warn(lost, { event: 'features-lost', features: report.features });
+export function warnLost(features: LostCounts, io: CliIO, log: Logger): void {
+  const lost = lostFeatures(features);
+  if (lost) createLogger(io.stderr, log.format).warn(lost, { event: 'features-lost', features });
 }

@@ -2,7 +2,7 @@
 import type { Removal } from '../io/written.js';
 import { isArchiveFile } from '../options.js';
 import { placeText, sampleLine } from '../validate/tally.js';
-import type { BuildReport, ProgressEvent } from './types.js';
+import type { BuildReport, LostCounts, ProgressEvent } from './types.js';
 import type { Outliers } from '../stages/plan.js';
 
 export function formatBytes(n: number): string {
@@ -42,16 +42,18 @@ export function outlierWarning(o: Outliers): string {
 
 /**
  * The features a build read that its pyramid does not hold, by reason; undefined when there are none. Even a quiet
- * build says this: a count of lost features is not progress.
+ * build says this: a count of lost features is not progress. Where the first invalid one is goes with it: no other
+ * line of a quiet run says it, and `plan` has no report to look it up in.
  */
-export function lostFeatures(r: BuildReport): string | undefined {
-  const f = r.features;
+export function lostFeatures(f: LostCounts): string | undefined {
   const notPlaced = Object.values(f.notPlaced).reduce((a, b) => a + b, 0);
   if (f.invalid === 0 && notPlaced === 0) return undefined;
   const parts: string[] = [];
-  if (f.invalid > 0) parts.push(`${f.invalid} invalid (${Object.entries(f.invalidByCode).map(([code, n]) => `${code}: ${n}`).join(', ')})`);
+  // Samples come in the order of the input, each file's in turn.
+  const first = f.samples.find((s) => s.severity === 'error' && s.feature !== null);
+  if (f.invalid > 0) parts.push(`${f.invalid} invalid (${Object.entries(f.invalidByCode).map(([code, n]) => `${code}: ${n}`).join(', ')})${first ? `, the first: ${placeText(first)}` : ''}`);
   if (notPlaced > 0) parts.push(`${notPlaced} not placed (${Object.entries(f.notPlaced).map(([why, n]) => `${why}: ${n}`).join(', ')})`);
-  return `${f.invalid + notPlaced} of ${f.read} features are not in the pyramid: ${parts.join(', ')}`;
+  return `${f.invalid + notPlaced} of ${f.read} features are not in the pyramid: ${parts.join('; ')}`;
 }
 
 /** The printed summary of a build: features by outcome, tiles and bytes per zoom, the largest tile, time per stage. */

@@ -57,3 +57,6 @@ export interface BuildReport {
   };
   timings: Record<string, number>;
 }
+
+/** What the line of features a pyramid loses is made of: a report's, or a plan's before any tile is written. */
+export type LostCounts = Pick<BuildReport['features'], 'read' | 'invalid' | 'invalidByCode' | 'notPlaced' | 'samples'>;

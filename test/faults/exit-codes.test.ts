@@ -204,27 +204,34 @@ describe('smaller ones', () => {
     const r = await runCli(['build', file, '-o', path.join(dir, 'out'), '-q']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/1 of 3 features are not in the pyramid: 1 invalid \(position-length: 1\)/);
+    expect(r.stderr).toBe(`warning: 1 of 3 features are not in the pyramid: 1 invalid (position-length: 1), the first: ${file}:2:1: feature 1 [features-lost]\n`);
     const quietOk = await runCli(['build', path.join(ROOT, 'sample-data', 'valid', 'point-feature.json'), '-o', path.join(dir, 'out-ok'), '-q']);
     expectOk(quietOk, 'a quiet build that lost nothing');
     expect(quietOk.stderr).toBe('');
   });
 
-  it('finalize -q of a sharded build says the features lost in the same line as build -q, and nothing when none is', async () => {
+  it('plan -q and finalize -q of a sharded build say the features lost in the same line as build -q, and nothing when none is', async () => {
     const dir = tempDir('quiet-sharded');
     const file = path.join(dir, 'in.ndjson');
-    fs.writeFileSync(file, `${POINT}\n{"type":"Feature","geometry":{"type":"Point","coordinates":[1]},"properties":{}}\n${POINT}\n`);
-    const lost = 'warning: 1 of 3 features are not in the pyramid: 1 invalid (position-length: 1) [features-lost]\n';
+    const zeroArea = '{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[0,0],[5,0],[0,0],[0,0]]]},"properties":{}}';
+    fs.writeFileSync(file, `${POINT}\n{"type":"Feature","geometry":{"type":"Point","coordinates":[1]},"properties":{}}\n${POINT}\n${zeroArea}\n`);
+    const lost = `warning: 2 of 4 features are not in the pyramid: 1 invalid (position-length: 1), the first: ${file}:2:1: feature 1; 1 not placed (zero-area: 1) [features-lost]\n`;
     const whole = await runCli(['build', file, '-o', path.join(dir, 'whole'), '-q']);
     expect([whole.code, whole.stdout, whole.stderr]).toEqual([0, '', lost]);
+    // plan says it first (it read the inputs; finalize may run days later, elsewhere), -q or not; finalize again.
     const sharded = async (input: string, out: string) => {
-      for (const args of [['plan', input, '-o', out, '--shards', '1'], ['build-shard', out, '--shard', '0']]) expectOk(await runCli([...args, '-q']), args[0]);
-      return runCli(['finalize', out, '-q']);
+      const plan = await runCli(['plan', input, '-o', out, '--shards', '1', '-q']);
+      expectOk(plan, 'plan');
+      expectOk(await runCli(['build-shard', out, '--shard', '0', '-q']), 'build-shard');
+      return { plan, finalize: await runCli(['finalize', out, '-q']) };
     };
     const r = await sharded(file, path.join(dir, 'sharded'));
-    expect([r.code, r.stdout, r.stderr]).toEqual([0, '', lost]);
+    expect([r.plan.stdout, r.plan.stderr]).toEqual(['', lost]);
+    expect([r.finalize.code, r.finalize.stdout, r.finalize.stderr]).toEqual([0, '', lost]);
+    const loud = await runCli(['plan', file, '-o', path.join(dir, 'loud'), '--shards', '1']);
+    expect([loud.code, loud.stderr]).toEqual([0, `planned 4 features into 1 work unit(s) over 1 shard(s) in ${path.join(dir, 'loud', '.mudm-work')}\n${lost}`]);
     const none = await sharded(path.join(ROOT, 'sample-data', 'valid', 'point-feature.json'), path.join(dir, 'sharded-ok'));
-    expect([none.code, none.stdout, none.stderr]).toEqual([0, '', '']);
+    expect([none.plan.stderr, none.finalize.code, none.finalize.stdout, none.finalize.stderr]).toEqual(['', 0, '', '']);
   });
 
   it('a PBF-only build counts meshes as not placed (PBF cannot hold them, and no JSON tile is built), not as in JSON tiles', async () => {

@@ -7,7 +7,7 @@ import { summaryLines } from '../../report/format.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
 import { resolveInputs } from '../inputs.js';
-import { handleSignals, progressReporter, removalLogger, signalExitCode, warnLostQuietly } from '../run-build.js';
+import { handleSignals, progressReporter, removalLogger, signalExitCode, warnLost } from '../run-build.js';
 import { localProcesses } from '../processes.js';
 import { fullCollection } from '../collector.js';
 
@@ -28,7 +28,7 @@ export async function run(ctx: CommandContext): Promise<number> {
       if (log.format === 'json') log.info('build complete', { event: 'done', out: options.out, features: report.features, tiles: { total: report.tiles.total, bytes: report.tiles.bytes }, timings: report.timings });
       else io.stdout.write(`${summaryLines(report, options.out).join('\n')}\n`);
     } else {
-      warnLostQuietly(report, io, log);
+      warnLost(report.features, io, log);
     }
     return EXIT_OK;
   } catch (e) {

@@ -4,7 +4,7 @@ import { UsageError } from '../../report/errors.js';
 import { summaryLines } from '../../report/format.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
-import { interruptible, progressReporter, warnLostQuietly } from '../run-build.js';
+import { interruptible, progressReporter, warnLost } from '../run-build.js';
 import { localProcesses } from '../processes.js';
 
 export const usage = 'DIR|FILE.pmtiles';
@@ -22,7 +22,7 @@ export async function run(ctx: CommandContext): Promise<number> {
       else io.stdout.write(`${summaryLines(report, args[0], 'finalize').join('\n')}\n`);
     } else {
       // As build -q: the sharded build's one line under -q, at its end.
-      warnLostQuietly(report, io, log);
+      warnLost(report.features, io, log);
     }
     return EXIT_OK;
   });
