@@ -332,8 +332,8 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   checkFinestZoom(buildPlan.world.side, buildPlan.maxZoom, o, io);
   if (previous) {
     // A resumed build keeps the thresholds the interrupted one tiled with (raised ones, and how often); the rest must match.
-    const { thresholds, raised, spareFrom, corrections } = previous.plan;
-    Object.assign(buildPlan, { thresholds, raised, spareFrom, corrections });
+    const { thresholds, raised, spareFrom, spareSizes, corrections } = previous.plan;
+    Object.assign(buildPlan, { thresholds, raised, spareFrom, spareSizes, corrections });
     checkSamePlan(previous, buildPlan, units, work);
   }
   if (buildPlan.outliers) io.onWarning?.(outlierWarning(buildPlan.outliers), { event: 'outliers', ...buildPlan.outliers });

@@ -203,7 +203,7 @@ export function buildReport(ctx: RunContext, totals: MarkerTotals, descriptor: T
       thinning: {
         budgeted: plan.formats.pbf ? 'pbf' : 'json',
         share: plan.thresholds.map((t) => 1 - (t?.[0] ?? 0) / PRIORITY_RANGE),
-        thresholds: plan.thresholds.map((t) => t?.[0] ?? 0), raised: plan.raised, spareFrom: plan.spareFrom,
+        thresholds: plan.thresholds.map((t) => t?.[0] ?? 0), raised: plan.raised, spareFrom: plan.spareFrom, spareSizes: plan.spareSizes,
         budget: plan.lod === 'auto' ? plan.tileBudget : null,
       },
     },

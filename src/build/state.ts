@@ -30,8 +30,7 @@ const PLAN_FILE = 'plan.json';
  * around them (a step of version 6 would miss features in tile buffers, or read neighbours' home flags as its own).
  * 8: with --lod none, a marker's kept counts leave out the features its tiles have nothing of at a zoom (a step of
  * version 7 counts them within its level, and the descriptor's kept fractions would mix both).
- * 9: with --preview and --image, the image as the previews take it, in the work directory (a step of version 8 would
- * read the image again at its path, which may have moved or changed since the plan, or lie on another machine).
+ * 9: with --preview and --image, the image as the previews take it, in the work directory (8 read it at its path).
  * 10: a MultiPolygon of NEAR_PIECES polygons or more is stored in part in the cells away from its home and centroid (a
  * step of version 9 would read such a partial record as the whole feature).
  * 11: MultiPoints and MultiLineStrings of NEAR_PIECES pieces are stored in part too, a record flags a feature of many
@@ -40,9 +39,10 @@ const PLAN_FILE = 'plan.json';
  * 12: markers count a feature of many pieces by its pieces, its reduced records carry the whole's (11 counts features).
  * 13: features are counted by id three ways (`IdCounts`, 12: two), a marker's record shared by cells written once.
  * 14: level 0 is split finer for records narrower than a cell only (`planBuild`): 13 split one cell of a wide record.
+ * 15: per-zoom sparing sizes (`spareSizes`), pieces spared by their own: 14 spared a class mask whole or not at all.
  * A field a step of the same version may pass over, or find absent, without misreading keeps it: `recordBytes`.
  */
-export const PLAN_VERSION = 14;
+export const PLAN_VERSION = 15;
 /** The versions of the plans this mudm-tiles goes on with: its own, and those whose records it reads alike (none now). */
 const READ_VERSIONS = [PLAN_VERSION] as const;
 

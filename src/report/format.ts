@@ -91,8 +91,14 @@ export function summaryLines(r: BuildReport, out: string, step: 'build' | 'final
     const kept = Object.entries(l.keptFraction).map(([z, f]) => `${z}: ${Number((f * 100).toPrecision(2))}%`).join(', ');
     lines.push(`  layer ${id}: complete at zooms ${l.completeZooms.join(',') || 'none'}${kept ? `; ${why}, share drawn at zoom ${kept}` : ''}`);
   }
-  const { spareFrom } = r.tiles.thinning;
-  if (spareFrom > r.world.minZoom && Object.values(r.tiles.byLayer).some((l) => Object.keys(l.keptFraction).length > 0)) {
+  const { spareFrom, spareSizes = [] } = r.tiles.thinning;
+  const thinned = Object.values(r.tiles.byLayer).some((l) => Object.keys(l.keptFraction).length > 0);
+  // Zooms crowded with large outlines (a class mask's regions) spare only the larger ones: which, per zoom.
+  const larger = spareSizes.map((px, z) => [z, px]).filter(([z, px]) => z >= Math.max(spareFrom, r.world.minZoom) && z < r.world.maxZoom && px > 8);
+  if (thinned && larger.length > 0) {
+    lines.push(`  lines and polygons (or pieces of one) drawn whatever the share where this many display pixels across or more (8 elsewhere): ${larger.map(([z, px]) => `zoom ${z}: ${px}`).join(', ')}`);
+  }
+  if (spareFrom > r.world.minZoom && thinned) {
     lines.push(`  lines and polygons 8 display pixels across or more: drawn whatever the share from zoom ${spareFrom}, thinned with the rest below (too many for the budget there)`);
   }
   if (r.tiles.largest) lines.push(`  largest tile: ${r.tiles.largest.path} (${formatBytes(r.tiles.largest.bytes)})`);

@@ -43,7 +43,7 @@ export interface BuildReport {
      * coarsest zoom that draws lines and polygons 8 display pixels across whatever the share.
      */
     thinning: {
-      budgeted: 'pbf' | 'json'; share: number[]; thresholds: number[]; raised: number[]; spareFrom: number;
+      budgeted: 'pbf' | 'json'; share: number[]; thresholds: number[]; raised: number[]; spareFrom: number; spareSizes?: number[];
       /** The bytes each tile below the finest zoom was held to (`--tile-budget`); null with `--lod none`, which holds none. */
       budget: number | null;
     };

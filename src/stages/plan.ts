@@ -5,7 +5,7 @@ import { channelsOf, compareUnitKeys, EVERY_CHANNEL, parseUnitKey, planeOfPrefix
 import type { BuildConfig } from '../options.js';
 import type { LayerStats } from './assign.js';
 import { tilePrefix } from './encode-json.js';
-import { planThresholds, tileOverhead, TileSketch } from './thinning.js';
+import { planThresholds, SPARED_PIXELS, tileOverhead, TileSketch } from './thinning.js';
 import { comparePlanes, defaultMaxZoom, MAX_WORLD_SIDE, planeKey, tilePad, tileSize, worldSide, type Dim, type Plane, type World } from '../tiling/space.js';
 
 /**
@@ -60,6 +60,8 @@ export interface BuildPlan {
    * thin them like the rest, where the plan found, or a tile showed, them too many for the budget.
    */
   spareFrom: number;
+  /** Per zoom from `spareFrom`: how many display pixels across a line or polygon it spares is at least (thinning.ts `planThresholds`). */
+  spareSizes: number[];
 }
 
 export interface PlanInput {
@@ -312,11 +314,11 @@ export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: st
       sketch: inEveryChannel(found.sketch, channels), side: world.side, minZoom, maxZoom, budget: o.tileBudget,
       overhead: tileOverhead(found.stats, found.sketch.format, tilePrefix(collection).length),
     })
-    : { thresholds: new Array<number>(maxZoom + 1).fill(0), spareFrom: minZoom };
+    : { thresholds: new Array<number>(maxZoom + 1).fill(0), spareFrom: minZoom, spareSizes: new Array<number>(maxZoom + 1).fill(SPARED_PIXELS) };
   const plan: BuildPlan = {
     world, minZoom, maxZoom, cellSize: o.unitSize, dims: found.dims, layers, planes: sorted, levels,
     formats: config.formats, lod: config.lod, tileBudget: o.tileBudget, collection,
-    thresholds: thinning.thresholds.map((t) => layers.map(() => t)), raised: [], spareFrom: thinning.spareFrom,
+    thresholds: thinning.thresholds.map((t) => layers.map(() => t)), raised: [], spareFrom: thinning.spareFrom, spareSizes: thinning.spareSizes,
   };
   const outliers = config.imageSize === undefined && !found.imageSized && found.extent ? findOutliers(found.extent, world.side) : null;
   if (outliers) plan.outliers = outliers;

@@ -39,22 +39,34 @@ export const SPARED_PIXELS = 8;
 
 /**
  * The share of the budget spared features may take in a tile, as the plan estimates it or a tile over the budget
- * measures it: where they would take more (a zoom crowded with large outlines), they are no longer few and cheap, and
- * that zoom and every coarser one thin them like the rest (`BuildPlan.spareFrom`).
+ * measures it: where those SPARED_PIXELS across would take more (a zoom crowded with large outlines, a class mask's
+ * regions), the zoom spares only larger ones, the smallest size that fits (`BuildPlan.spareSizes`); where none of
+ * SPARE_SIZES fits, that zoom and every coarser one thin them like the rest (`BuildPlan.spareFrom`).
  */
 export const SPARED_SHARE = 0.5;
 
-/** Whether a line or polygon with this original box is SPARED_PIXELS display pixels across, where one is `pixel` wide. */
-export function wideEnough(box: ArrayLike<number> | null, pixel: number): boolean {
-  return box !== null && Math.max(box[2] - box[0], box[3] - box[1]) >= SPARED_PIXELS * pixel;
+/** The sparing sizes a plan chooses from: SPARED_PIXELS · 2^k display pixels for k below this (8 to 512). */
+export const SPARE_SIZES = 7;
+
+/** Whether a line or polygon with this box is at least `width` pixels across (a zoom's sparing size, in pixels). */
+export function wideEnough(box: ArrayLike<number> | null, width: number): boolean {
+  return box !== null && Math.max(box[2] - box[0], box[3] - box[1]) >= width;
+}
+
+/** The largest k below SPARE_SIZES for which something `extent` pixels across is SPARED_PIXELS · 2^k display pixels across where one is `pixel` wide; -1 below SPARED_PIXELS. */
+export function spareClass(extent: number, pixel: number): number {
+  let k = -1;
+  // Doubling a power-of-two multiple of the pixel is exact: the same comparisons as `wideEnough` with a zoom's size.
+  for (let w = SPARED_PIXELS * pixel; k + 1 < SPARE_SIZES && extent >= w; w *= 2) k++;
+  return k;
 }
 
 /**
  * The one rule of what a zoom draws: a feature whose priority reaches the zoom's threshold, or, where the zoom spares
- * (`spares`), a line or polygon at least SPARED_PIXELS display pixels across. `box` is asked for only then.
+ * (`spares`), a line or polygon at least `width` pixels across (its sparing size). `box` is asked for only then.
  */
-export function drawn(threshold: number, seq: number, spares: boolean, g: TileGeometry, box: () => ArrayLike<number> | null, pixel: number): boolean {
-  return keeps(threshold, seq) || (spares && hasExtent(g) && wideEnough(box(), pixel));
+export function drawn(threshold: number, seq: number, spares: boolean, g: TileGeometry, box: () => ArrayLike<number> | null, width: number): boolean {
+  return keeps(threshold, seq) || (spares && hasExtent(g) && wideEnough(box(), width));
 }
 
 // ───────────────────────────── estimates, gathered while reading ─────────────────────────────
@@ -63,8 +75,10 @@ export function drawn(threshold: number, seq: number, spares: boolean, g: TileGe
 export const SKETCH_MIN_LOG2 = 10;
 const MAX_LOG2 = 31;
 // Per tile: features, bytes (value indexes at 2 bytes), bytes², value references, values counted per feature; then
-// the bytes, bytes² and value references of those among them that a sparing zoom draws whatever the share.
-const COLS = 8;
+// per sparing size k (`spareClass`) the bytes, bytes² and value references of those among them of that class, which a
+// zoom sparing size k or smaller draws whatever the share.
+const SPARED = 5;
+const COLS = SPARED + 3 * SPARE_SIZES;
 
 /** Per-tile sums of estimated encoded bytes, at every tile size 2^j from `minLog2` up, per plane; workers fill one per parse batch, the reading thread merges them. */
 export class TileSketch {
@@ -119,7 +133,7 @@ export class TileSketch {
     // The size doubled from one j to the next: `2 ** j` is a call to pow, per size of every feature.
     for (let j = this.minLog2, ts = 2 ** j; j <= MAX_LOG2; j++, ts *= 2) {
       let bytes = pointBytes, point = true;
-      if (many && boxes && j < jp && this.addPieces(p, j, ts, many, pieces, boxes, box, json ? headBytes + 30 : values, refs, counted)) continue;
+      if (many && boxes && j < jp && this.addPieces(p, j, ts, many, pieces, boxes, json ? headBytes + 30 : values, refs, counted)) continue;
       if (j < jp) {
         const tol = (3 * ts) / EXTENT;
         const b = this.sizer.bytes(g, tol * tol, EXTENT / ts);
@@ -132,7 +146,7 @@ export class TileSketch {
       const tx1 = Math.floor(((point ? cx : box[2]) + buf) / ts), ty1 = Math.floor(((point ? cy : box[3]) + buf) / ts);
       // From here on the feature adds the same to tile (0, 0) at every size: counted once, for every larger size.
       if ((point || g.k === 'points') && tx1 === 0 && ty1 === 0) { addTail(p, j, bytes, refs, counted); break; }
-      const spare = !point && lined && wideEnough(box, ts / DISPLAY_TILE);
+      const spare = !point && lined ? spareClass(extent, ts / DISPLAY_TILE) : -1;
       for (let ty = ty0; ty <= ty1; ty++) for (let tx = tx0; tx <= tx1; tx++) addTile(p, j, tx, ty, bytes, refs, counted, spare);
     }
   }
@@ -142,35 +156,43 @@ export class TileSketch {
    * `ts`: each tile it reaches gets its pieces there, each as a feature of its own, since zooms that thin keep a share
    * of them (tile/pieces.ts), and its tags, `extra` and the rest of an MVT feature once. Counted whole in every tile it
    * spans, a class mask of 25,000 pieces looked 200 times a tile's budget at zoom 3 and was thinned from every zoom but
-   * the finest. False, with nothing added, when every piece collapses.
+   * the finest. Its lines and polygons are spared piece by piece, each by its own size (tile/pieces.ts `drawnMany`).
+   * False, with nothing added, when every piece collapses.
    */
-  private addPieces(p: SketchPlane, j: number, ts: number, g: TileGeometry, count: number, boxes: Float64Array, box: ArrayLike<number>, extra: number, refs: number, counted: number): boolean {
+  private addPieces(p: SketchPlane, j: number, ts: number, g: TileGeometry, count: number, boxes: Float64Array, extra: number, refs: number, counted: number): boolean {
     if (this.pieceBytes.length < count) this.pieceBytes = new Float64Array(count);
     const tol = (3 * ts) / EXTENT, buf = (BUFFER * ts) / EXTENT, bytes = this.pieceBytes;
     this.sizer.pieceBytes(g, tol * tol, EXTENT / ts, bytes);
-    // Per tile: the pieces there, their bytes and the bytes' squares.
-    const tiles = new Map<number, [number, number, number]>();
+    // Per tile: the pieces there, their bytes and the bytes' squares; then per sparing class the same of its pieces.
+    const tiles = new Map<number, Float64Array>();
+    const lined = hasExtent(g), pixel = ts / DISPLAY_TILE;
     for (let k = 0, b = 0; k < count; k++, b += 4) {
-      const v = bytes[k];
-      if (v <= 0) continue;
+      const w = bytes[k];
+      if (w <= 0) continue;
+      const c = lined ? spareClass(Math.max(boxes[b + 2] - boxes[b], boxes[b + 3] - boxes[b + 1]), pixel) : -1;
       const tx0 = Math.max(0, Math.floor((boxes[b] - buf) / ts)), ty0 = Math.max(0, Math.floor((boxes[b + 1] - buf) / ts));
       const tx1 = Math.floor((boxes[b + 2] + buf) / ts), ty1 = Math.floor((boxes[b + 3] + buf) / ts);
+      // A piece across many tiles (a class's region of half the slide) has its outline shared among the tiles its
+      // box's edge crosses: counted whole in each, one such piece looked a zoom's whole budget in every tile. Not a
+      // piece in the buffers of tiles it does not cross: each of those draws it whole.
+      const nx = Math.floor(boxes[b + 2] / ts) - Math.floor(boxes[b] / ts) + 1, ny = Math.floor(boxes[b + 3] / ts) - Math.floor(boxes[b + 1] / ts) + 1;
+      const v = w / Math.max(1, Math.min(nx * ny, 2 * (nx + ny) - 4));
       for (let ty = ty0; ty <= ty1; ty++) {
         for (let tx = tx0; tx <= tx1; tx++) {
           const key = tx * 2 ** 24 + ty;
-          const sums = tiles.get(key);
-          if (sums === undefined) tiles.set(key, [1, v, v * v]);
-          else { sums[0]++; sums[1] += v; sums[2] += v * v; }
+          let sums = tiles.get(key);
+          if (sums === undefined) tiles.set(key, (sums = new Float64Array(3 + 2 * SPARE_SIZES)));
+          sums[0]++; sums[1] += v; sums[2] += v * v;
+          if (c >= 0) { sums[3 + 2 * c] += v; sums[4 + 2 * c] += v * v; }
         }
       }
     }
-    // Points are drawn as a zoom's threshold says; lines and polygons as wide as a zoom spares whatever it.
-    const spare = hasExtent(g) && wideEnough(box, ts / DISPLAY_TILE);
+    // Its tags and header go with whatever the zoom draws of it: counted with the rest.
     const fixed = extra + (this.format === 'json' ? 0 : this.sizer.leafBytes(0));
-    for (const [key, [n, sum, squares]] of tiles) {
+    for (const [key, sums] of tiles) {
       const tx = Math.floor(key / 2 ** 24), ty = key % 2 ** 24;
-      addTile(p, j, tx, ty, fixed, refs, counted, spare);
-      addSums(p, j, tx, ty, n, sum, squares, spare);
+      addTile(p, j, tx, ty, fixed, refs, counted, -1);
+      addSums(p, j, tx, ty, sums);
     }
     return tiles.size > 0;
   }
@@ -234,20 +256,21 @@ function slotOf(p: SketchPlane, key: number): number {
   return slot;
 }
 
-function addTile(p: SketchPlane, j: number, tx: number, ty: number, bytes: number, refs: number, values: number, spare: boolean): void {
+/** A feature of `bytes` in a tile; `spare`: its sparing class (`spareClass`), -1 for none. */
+function addTile(p: SketchPlane, j: number, tx: number, ty: number, bytes: number, refs: number, values: number, spare: number): void {
   const key = (j * 2 ** 24 + tx) * 2 ** 24 + ty;
   let slot = p.lastSlot[j];
   if (p.lastKey[j] !== key) { slot = slotOf(p, key); p.lastKey[j] = key; p.lastSlot[j] = slot; }
   const o = slot * COLS, c = p.cols;
   c[o]++; c[o + 1] += bytes; c[o + 2] += bytes * bytes; c[o + 3] += refs; c[o + 4] += values;
-  if (spare) { c[o + 5] += bytes; c[o + 6] += bytes * bytes; c[o + 7] += refs; }
+  if (spare >= 0) { const s = o + SPARED + 3 * spare; c[s] += bytes; c[s + 1] += bytes * bytes; c[s + 2] += refs; }
 }
 
-/** `n` features of `bytes` in all, `squares` the sum of their squares, without tags (the pieces of one feature). */
-function addSums(p: SketchPlane, j: number, tx: number, ty: number, n: number, bytes: number, squares: number, spare: boolean): void {
+/** The pieces of one feature in a tile, without tags: count, bytes, bytes² (`sums` 0-2), then bytes and bytes² per sparing class. */
+function addSums(p: SketchPlane, j: number, tx: number, ty: number, sums: Float64Array): void {
   const o = slotOf(p, (j * 2 ** 24 + tx) * 2 ** 24 + ty) * COLS, c = p.cols;
-  c[o] += n; c[o + 1] += bytes; c[o + 2] += squares;
-  if (spare) { c[o + 5] += bytes; c[o + 6] += squares; }
+  c[o] += sums[0]; c[o + 1] += sums[1]; c[o + 2] += sums[2];
+  for (let k = 0; k < SPARE_SIZES; k++) { c[o + SPARED + 3 * k] += sums[3 + 2 * k]; c[o + SPARED + 3 * k + 1] += sums[4 + 2 * k]; }
 }
 
 function addTail(p: SketchPlane, j: number, bytes: number, refs: number, values: number): void {
@@ -262,17 +285,25 @@ const AIM = 0.95;
 /** Standard deviations of the kept bytes of a tile allowed for: priorities pick a random share of its features. */
 const SIGMAS = 3;
 
+/** The bytes, bytes² and value references of a tile's features a zoom sparing class `k` (`spareClass`) draws whatever the share; none for -1. */
+function sparedSums(sums: readonly number[] | Float64Array, k: number): [number, number, number] {
+  const out: [number, number, number] = [0, 0, 0];
+  if (k < 0) return out;
+  for (let c = k; c < SPARE_SIZES; c++) for (let i = 0; i < 3; i++) out[i] += sums[SPARED + 3 * c + i] ?? 0;
+  return out;
+}
+
 /**
  * Largest share f of a tile's features that the budget holds: layer headers, keys and shared values once, the spared
- * features whole where the zoom spares (`spares`), f of the other bytes, value indexes as wide as f of the values
- * needs, and SIGMAS deviations of a random choice of that share.
+ * features whole where the zoom spares those of class `spares` and larger (-1: it spares none), f of the other bytes,
+ * value indexes as wide as f of the values needs, and SIGMAS deviations of a random choice of that share.
  */
-export function fittingShare(sums: readonly number[] | Float64Array, overhead: number, budget: number, spares = true): number {
-  const [, all, allSquares, allRefs, values, spareAll = 0, spareSquares = 0, spareRefs = 0] = sums;
-  const whole = spares ? spareAll : 0;
+export function fittingShare(sums: readonly number[] | Float64Array, overhead: number, budget: number, spares = 0): number {
+  const [, all, allSquares, allRefs, values] = sums;
+  const [whole, spareSquares, spareRefs] = sparedSums(sums, spares);
   const bytes = all - whole;
-  const squares = allSquares - (spares ? spareSquares : 0);
-  const refs = allRefs - (spares ? spareRefs : 0);
+  const squares = allSquares - spareSquares;
+  const refs = allRefs - spareRefs;
   const aim = budget * AIM;
   const size = (f: number) => overhead + whole + f * bytes + f * refs * (varintBytes(Math.ceil(f * values)) - 2) + SIGMAS * Math.sqrt(Math.max(0, f * (1 - f) * squares));
   if (size(1) <= aim) return 1;
@@ -284,9 +315,9 @@ export function fittingShare(sums: readonly number[] | Float64Array, overhead: n
   return lo;
 }
 
-/** Whether a tile (its sums) can spare: it holds everything, or its spared features leave SPARED_SHARE of the budget to the rest. */
-function sparesFit(sums: readonly number[] | Float64Array, overhead: number, budget: number): boolean {
-  return overhead + (sums[5] ?? 0) <= budget * AIM * SPARED_SHARE || fittingShare(sums, overhead, budget) === 1;
+/** Whether a tile (its sums) can spare class `k` and larger: it holds everything, or those features leave SPARED_SHARE of the budget to the rest. */
+function sparesFit(sums: readonly number[] | Float64Array, overhead: number, budget: number, k: number): boolean {
+  return overhead + sparedSums(sums, k)[0] <= budget * AIM * SPARED_SHARE || fittingShare(sums, overhead, budget, k) === 1;
 }
 
 /** Bytes every tile may carry whatever it holds: per layer its header, its keys, and its enumerable string values. */
@@ -316,25 +347,37 @@ export interface ThresholdInput {
  * One threshold per zoom (index = zoom; the finest zoom 0): at each coarser zoom the share of features that fits
  * the densest tile's budget, the same share everywhere; never lower than the threshold of the zoom below, so kept
  * sets nest. Zooms whose tiles are smaller than the sketch's sizes get 0 (a miss there is corrected after tiling).
- * `spareFrom`: the coarsest zoom that spares large lines and polygons; below it, from the first zoom where in some tile
- * they would take more than SPARED_SHARE of the budget, they are thinned like the rest.
+ * `spareSizes`, per zoom: the sparing size in display pixels, the smallest SPARED_PIXELS · 2^k whose lines and
+ * polygons leave SPARED_SHARE of every tile's budget to the rest, and never so small that a coarser zoom spares a
+ * feature narrower in image pixels than a finer one does (a size at most doubles from a zoom to the next coarser one),
+ * so kept sets nest. `spareFrom`: the coarsest zoom that spares; below it, from the first zoom where no size fits,
+ * lines and polygons are thinned like the rest.
  */
-export function planThresholds(p: ThresholdInput): { thresholds: number[]; spareFrom: number } {
+export function planThresholds(p: ThresholdInput): { thresholds: number[]; spareFrom: number; spareSizes: number[] } {
   const out = new Array<number>(p.maxZoom + 1).fill(0);
+  const sizes = new Array<number>(p.maxZoom + 1).fill(SPARED_PIXELS);
   const log2Side = Math.round(Math.log2(p.side));
   let spareFrom = p.minZoom;
+  // The sparing class of the zoom below (the finest zoom draws everything: class 0).
+  let k = 0;
   for (let z = p.maxZoom - 1; z >= p.minZoom; z--) {
     const j = log2Side - z;
     let share = 1;
     if (j >= p.sketch.minLog2) {
       const tiles = [...p.sketch.tiles(j)];
-      if (spareFrom <= z && !tiles.every((sums) => sparesFit(sums, p.overhead, p.budget))) spareFrom = z + 1;
-      for (const sums of tiles) share = Math.min(share, fittingShare(sums, p.overhead, p.budget, spareFrom <= z));
+      if (spareFrom <= z) {
+        const fitsAll = (c: number) => tiles.every((sums) => sparesFit(sums, p.overhead, p.budget, c));
+        let c = Math.max(0, k - 1);
+        while (c < SPARE_SIZES && !fitsAll(c)) c++;
+        if (c < SPARE_SIZES) k = c; else spareFrom = z + 1;
+      }
+      for (const sums of tiles) share = Math.min(share, fittingShare(sums, p.overhead, p.budget, spareFrom <= z ? k : -1));
     }
+    if (spareFrom <= z) sizes[z] = SPARED_PIXELS * 2 ** k;
     const t = share >= 1 ? 0 : Math.min(PRIORITY_RANGE, Math.ceil((1 - share) * PRIORITY_RANGE));
     out[z] = Math.max(t, out[z + 1]);
   }
-  return { thresholds: out, spareFrom };
+  return { thresholds: out, spareFrom, spareSizes: sizes };
 }
 
 /**

@@ -313,9 +313,9 @@ function boxesOf(features: readonly FlatFeature[]): Boxes {
  */
 function drawnAt(f: FlatFeature, i: number, boxes: Boxes, spec: TileSpec, zc: ZoomContext, keys: PieceKeys): number {
   const t = spec.thresholds?.[zc.z]?.[f.layer] ?? 0;
-  if (!f.many) return drawn(t, f.seq, zc.spares, f.geom, () => boxes(i), zc.subPixel) ? 1 : 0;
-  const g = drawnMany(t, f.seq, zc.spares, f.geom, () => boxes(i), zc.subPixel, zc.sqTol, keys);
-  return piecesDrawn(g, t, f.seq, zc.spares, f.geom, () => boxes(i), zc.subPixel, zc.sqTol, keys, wholePieces(f));
+  if (!f.many) return drawn(t, f.seq, zc.spares, f.geom, () => boxes(i), zc.spareWidth) ? 1 : 0;
+  const g = drawnMany(t, f.seq, zc.spares, f.geom, () => boxes(i), zc.subPixel, zc.spareWidth, zc.sqTol, keys);
+  return piecesDrawn(g, t, f.seq, zc.spares, f.geom, () => boxes(i), zc.subPixel, zc.spareWidth, zc.sqTol, keys, wholePieces(f));
 }
 
 export function tileUnit(task: TileTask, router = new RecordRouter(), scratch = new TilerScratch()): UnitResult {

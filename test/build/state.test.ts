@@ -25,7 +25,7 @@ function planFile(units: UnitPlan[], shards = 1): PlanFile {
     read: { read: 0, valid: 0, invalid: 0, issues: { errorsByCode: {}, warningsByCode: {}, samples: [] }, skipped: {}, bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, collection: {} },
     plan: {
       world: { side: 256, width: 256, height: 256 }, minZoom: 0, maxZoom: 0, cellSize: 256, dims: [], layers: [], planes: [{ t: 0, c: 0, z: 0 }],
-      levels: [{ zoom: 0, topZoom: 0 }], formats: { json: true, pbf: true }, lod: 'auto', tileBudget: 1, collection: {}, thresholds: [[]], raised: [], spareFrom: 0,
+      levels: [{ zoom: 0, topZoom: 0 }], formats: { json: true, pbf: true }, lod: 'auto', tileBudget: 1, collection: {}, thresholds: [[]], raised: [], spareFrom: 0, spareSizes: [8],
     },
   };
 }
@@ -43,14 +43,14 @@ describe('plan.json', () => {
     expect(findPlan(work)).toEqual(p);
   });
 
-  it('refuses a plan of version 13 (it split level 0 for records a cell wide), and says what another resume differs by', () => {
-    // Version 14 splits level 0 for records narrower than a cell only: resuming a plan of 13 would tile other units.
-    expect(PLAN_VERSION).toBe(14);
+  it('refuses a plan of version 14 (it spared a class mask whole), and says what another resume differs by', () => {
+    // Version 15 spares per-zoom sizes and pieces by their own: resuming a plan of 14 would draw other pieces.
+    expect(PLAN_VERSION).toBe(15);
     const work = new MemoryWorkDir();
     const p = planFile([unit('0/0/0/0/0')]);
-    work.writeJson('plan.json', { ...p, version: 13 });
+    work.writeJson('plan.json', { ...p, version: 14 });
     expect(refusal(() => loadPlan(work))).toBe(
-      'the plan in the work directory has version 13, this mudm-tiles reads version 14: it was written by another version; plan (or build) again without --resume',
+      'the plan in the work directory has version 14, this mudm-tiles reads version 15: it was written by another version; plan (or build) again without --resume',
     );
     const other = { ...p.plan, levels: [{ zoom: 0, topZoom: 0 }, { zoom: 0, topZoom: 0 }] };
     expect(refuse(() => checkSamePlan(p, other, p.units, work), UsageError, EXIT_USAGE)).toBe(

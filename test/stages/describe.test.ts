@@ -10,7 +10,7 @@ function plan(over: Partial<BuildPlan> = {}): BuildPlan {
   return {
     world: { side: 4096, width: 3000, height: 2000 }, minZoom: 0, maxZoom: 3, cellSize: 2048, dims: [], layers: ['cells', 'nuclei'],
     planes: [{ t: 0, c: 0, z: 0 }], levels: [{ zoom: 1, topZoom: 3 }, { zoom: 0, topZoom: 0 }],
-    formats: { json: true, pbf: true }, lod: 'auto', tileBudget: 500 * 1024, collection: {}, thresholds: [], raised: [], spareFrom: 0, ...over,
+    formats: { json: true, pbf: true }, lod: 'auto', tileBudget: 500 * 1024, collection: {}, thresholds: [], raised: [], spareFrom: 0, spareSizes: [8, 8, 8, 8], ...over,
   };
 }
 

@@ -133,7 +133,7 @@ describe('thresholds', () => {
     expect(share(0) * 6000 * bytesPerPoint).toBeGreaterThan(0.8 * 64 * 1024);
   });
 
-  it('spares large outlines at every zoom while they leave the budget to the rest, and from where they do not, none', () => {
+  it('spares large outlines at every zoom while they leave the budget to the rest, and where they do not, only larger ones', () => {
     // Outlines 1000 px across on a 16384-px world: 16 display pixels of a zoom-0 tile, so spared at every zoom by size.
     const sketch = (outlines: number) => {
       const s = new TileSketch('pbf');
@@ -149,19 +149,23 @@ describe('thresholds', () => {
       return planThresholds({ sketch: s, side: 16384, minZoom: 0, maxZoom: 5, budget: 8 * 1024, overhead: 100 });
     };
     expect(sketch(4).spareFrom).toBe(0);
+    expect(sketch(4).spareSizes).toEqual([8, 8, 8, 8, 8, 8]);
     const crowded = sketch(300);
-    expect(crowded.spareFrom).toBeGreaterThan(0);
-    expect(crowded.spareFrom).toBeLessThanOrEqual(5);
-    // Where they are thinned with the rest, the share counts them: the zoom keeps a share, not nothing.
+    // All 300 would fill the coarse tiles: those zooms spare only what is wider than these 1,300-px boxes.
+    expect(crowded.spareFrom).toBe(0);
+    expect(crowded.spareSizes[0]).toBeGreaterThan(1300 / 64);
+    // Nested: in image pixels a zoom's sparing size is never below the next finer zoom's.
+    for (let z = 0; z < 5; z++) expect(crowded.spareSizes[z] * 2 ** -z).toBeGreaterThanOrEqual(crowded.spareSizes[z + 1] * 2 ** -(z + 1));
+    // Thinned with the rest there, the share counts them: the zoom keeps a share, not nothing.
     expect(crowded.thresholds[0]).toBeLessThan(PRIORITY_RANGE);
   });
 
-  it('counts spared bytes whole only where the zoom spares', () => {
+  it('counts spared bytes whole only where the zoom spares their class (-1: none)', () => {
     // 20,000 bytes, 15,000 of them in 10 spared features: with sparing they alone pass 95% of a 12,000-byte budget.
     const sums = [1000, 20000, 1e6, 1000, 1000, 15000, 2.5e7, 10];
-    expect(fittingShare(sums, 50, 12000, true)).toBe(0);
-    expect(fittingShare(sums, 50, 12000, false)).toBeGreaterThan(0.3);
-    expect(fittingShare(sums, 50, 40000, true)).toBe(1);
+    expect(fittingShare(sums, 50, 12000, 0)).toBe(0);
+    expect(fittingShare(sums, 50, 12000, -1)).toBeGreaterThan(0.3);
+    expect(fittingShare(sums, 50, 40000, 0)).toBe(1);
   });
 
   it('fits everything when the whole tile is within the aim, and shrinks with the tile', () => {

@@ -64,8 +64,9 @@ function attrsOf(p: Prepared, dict: PbfDictionary): PbfAttributes {
 
 /** Whether the feature is drawn at the zoom whatever its threshold (thinning.ts: `drawn`). */
 export function isSpared(p: Prepared, zc: ZoomContext): boolean {
-  // `collapsible` is a line or polygon, what may be spared: a point needs no box worked out.
-  return zc.spares && p.collapsible && wideEnough(lodFor(p), zc.subPixel);
+  // `collapsible` is a line or polygon, what may be spared: a point needs no box worked out. A feature of many pieces
+  // is spared piece by piece (pieces.ts `drawnMany`): a tile of it over the budget is corrected by `piecesThreshold`.
+  return zc.spares && p.collapsible && p.tf.many !== true && wideEnough(lodFor(p), zc.spareWidth);
 }
 
 /** The feature's centroid Point at the zoom, `box` set to it; null when it has no position to average. */

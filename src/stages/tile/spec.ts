@@ -1,5 +1,6 @@
 // What a tiling call is asked for (TileSpec) and gives back (TileResult), and the per-zoom constants derived from it.
 import { DISPLAY_TILE, EXTENT, tileSize } from '../../tiling/space.js';
+import { SPARED_PIXELS } from '../thinning.js';
 
 export interface LayerInfo { id: string }
 
@@ -28,6 +29,8 @@ export interface TileSpec {
    * the threshold (thinning.ts `drawn`); absent: every zoom does.
    */
   spareFrom?: number;
+  /** Per zoom from `spareFrom`: the sparing size in display pixels (thinning.ts `planThresholds`); absent: SPARED_PIXELS. */
+  spareSizes?: ArrayLike<number>;
   /** Copied into every JSON tile. */
   collection?: { multiscale?: unknown; properties?: unknown };
 }
@@ -42,7 +45,8 @@ export function cellSpecs(spec: TileSpec): (cell: TileSpec['cell']) => TileSpec 
   const { side, minZoom, maxZoom, finestZoom, layers, formats, lod, tileBudget, collection } = spec;
   const thresholds = spec.thresholds?.map((row) => Float64Array.from(row));
   const spareFrom = spec.spareFrom ?? 0;
-  return (cell) => ({ side, minZoom, maxZoom, finestZoom, cell, layers, formats, lod, tileBudget, thresholds, spareFrom, collection });
+  const spareSizes = spec.spareSizes === undefined ? undefined : Float64Array.from(spec.spareSizes);
+  return (cell) => ({ side, minZoom, maxZoom, finestZoom, cell, layers, formats, lod, tileBudget, thresholds, spareFrom, spareSizes, collection });
 }
 
 /** Whether a zoom's thresholds thin any layer. */
@@ -89,12 +93,15 @@ export interface ZoomContext {
   subPixel: number;
   /** The zoom draws large lines and polygons whatever its threshold (TileSpec `spareFrom`). */
   spares: boolean;
+  /** Where it spares: how many pixels across they are at least (TileSpec `spareSizes`, in display pixels). */
+  spareWidth: number;
 }
 
-export function zoomContext(spec: Pick<TileSpec, 'side' | 'finestZoom'> & Partial<Pick<TileSpec, 'lod' | 'spareFrom'>>, z: number): ZoomContext {
+export function zoomContext(spec: Pick<TileSpec, 'side' | 'finestZoom'> & Partial<Pick<TileSpec, 'lod' | 'spareFrom' | 'spareSizes'>>, z: number): ZoomContext {
   const ts = tileSize(spec.side, z);
   const coarse = z < spec.finestZoom;
   const tol = (3 * ts) / EXTENT;
   const spares = spec.lod === 'auto' && z >= (spec.spareFrom ?? 0);
-  return { z, scale: EXTENT / ts, unit: ts / EXTENT, coarse, sqTol: coarse ? tol * tol : -1, subPixel: ts / DISPLAY_TILE, spares };
+  const spareWidth = (spec.spareSizes?.[z] ?? SPARED_PIXELS) * (ts / DISPLAY_TILE);
+  return { z, scale: EXTENT / ts, unit: ts / EXTENT, coarse, sqTol: coarse ? tol * tol : -1, subPixel: ts / DISPLAY_TILE, spares, spareWidth };
 }

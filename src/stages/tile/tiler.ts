@@ -2,7 +2,7 @@
 import { flatFeature, meshCount, type FlatFeature, type TileFeature } from '../../tiling/flat.js';
 import { Quantiser } from '../../tiling/quantise.js';
 import { mvtFeatureCount } from '../encode-pbf.js';
-import { drawn } from '../thinning.js';
+import { drawn, PRIORITY_RANGE } from '../thinning.js';
 import { budgetedBytes, piecesThreshold, thresholdToFit } from './budget.js';
 import { drawnMany, PieceKeys } from './pieces.js';
 import { encodeContext, EncodeScratch, jsonTileOf, pbfTile, type EncodeContext } from './encode.js';
@@ -35,6 +35,9 @@ function encodeTile(b: Bucket, zc: ZoomContext, ec: EncodeContext): TileResult {
     let current = -1;
     for (const e of entries) if (e.p.tf.many) current = Math.max(current, spec.thresholds?.[zc.z]?.[e.p.tf.layer] ?? 0);
     if (current >= 0) result.need = Math.max(result.need ?? 0, piecesThreshold(current, bytes, spec.tileBudget));
+    // Its pieces are spared by size (pieces.ts `drawnMany`), which no threshold thins: past the budget with all the
+    // others thinned, they alone are too many, and the zoom must stop sparing.
+    if (zc.spares && current >= PRIORITY_RANGE) result.unspare = true;
   }
   return result;
 }
@@ -75,9 +78,9 @@ export function tileFeatures(
     if (zc.coarse && ec.lodAuto && thins(thresholds)) {
       candidates = candidates.filter((p) => {
         const t = thresholds[p.tf.layer] ?? 0;
-        if (!p.tf.many) return drawn(t, p.tf.seq, zc.spares, p.flat, () => lodFor(p), zc.subPixel);
+        if (!p.tf.many) return drawn(t, p.tf.seq, zc.spares, p.flat, () => lodFor(p), zc.spareWidth);
         // Piece by piece; what this zoom keeps is all a coarser one may keep, as thresholds only rise.
-        const g = drawnMany(t, p.tf.seq, zc.spares, p.flat, () => lodFor(p), zc.subPixel, zc.sqTol, scratch.pieces);
+        const g = drawnMany(t, p.tf.seq, zc.spares, p.flat, () => lodFor(p), zc.subPixel, zc.spareWidth, zc.sqTol, scratch.pieces);
         if (g !== null) p.flat = g;
         return g !== null;
       });
