@@ -9,14 +9,14 @@ describe('fullCollection', () => {
   it('frees array buffers nothing refers to any more (a band of mask pixels)', () => {
     const collect = fullCollection();
     if (collect === undefined) throw new Error('V8 gave no collector');
-    collect();
-    const before = process.memoryUsage().arrayBuffers;
     let band: Uint8Array | undefined = new Uint8Array(256 << 20).fill(1);
-    expect(process.memoryUsage().arrayBuffers - before).toBeGreaterThanOrEqual(256 << 20);
+    const held = process.memoryUsage().arrayBuffers;
+    expect(held).toBeGreaterThanOrEqual(256 << 20);
     band = undefined;
     collect();
     expect(band).toBeUndefined();
-    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(16 << 20);
+    // What else the process holds may come and go meanwhile: the band's 256 MiB, give or take a few, are gone.
+    expect(held - process.memoryUsage().arrayBuffers).toBeGreaterThan(240 << 20);
   });
 
   it('is called by a build once, when reading is done and before any tile is written', async () => {
