@@ -58,7 +58,8 @@ export function keptPieces(g: TileGeometry, threshold: number, seq: number, keys
  * it at least as wide. Only a piece that wide as it is needs simplifying.
  */
 function wideAt(c: Coords, width: number, sqTol: number, ring: boolean, s: Simplifier): boolean {
-  if (!spans(c, width)) return false;
+  // Where the zoom spares nothing (Infinity), no piece's positions are looked at.
+  if (width === Infinity || !spans(c, width)) return false;
   const d = s.simplify(c, sqTol, ring);
   return d !== null && (d === c || spans(d, width));
 }
