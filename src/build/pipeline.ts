@@ -77,7 +77,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
   let failed = false;
   let planned = false, tiling = false;
   try {
-    store = new SpillingStore(path.join(spillRoot(o, work), 'level-0'), storeBudget(config));
+    store = new SpillingStore(path.join(spillRoot(o, work), 'level-0'), storeBudget(config), 'fresh', true);
     const planFile = await plan(inputs, config, work, pool, store, io, t0, 1, previous);
     planned = true;
     const units = new UnitLog(work, planFile.id);
@@ -177,7 +177,7 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
   const pool = createPool(o.workers, io.signal);
   try {
     // Shards on other machines read the units from the work directory: always on disk.
-    const store = new SpillingStore(path.join(work.root, PLANNED_RECORDS), 0);
+    const store = new SpillingStore(path.join(work.root, PLANNED_RECORDS), 0, 'fresh', true);
     const planFile = await plan(inputs, config, work, pool, store, io, performance.now(), o.shards, undefined, true);
     // Shards write tiles next: what an earlier build left (with --force) must not mix with them.
     sayRemoved(await beginOutput(sink, work, o.force, false, layoutOf(planFile.plan)), io);

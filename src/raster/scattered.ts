@@ -1,6 +1,7 @@
 // Labels whose pieces lie far apart: the sign of a mask segmented tile by tile and numbered afresh in each.
 import { MANY_PIECES, type LabelParts } from './features.js';
 import type { LabelRings } from './trace.js';
+import { emptyBox, growBox } from '../tiling/flat.js';
 
 /** A label is scattered when its box is this many times the side of a square of its area, or more, across. */
 export const SCATTERED_SPREAD = 32;
@@ -18,23 +19,16 @@ export class ScatteredLabels {
   private count = 0;
   private total = 0;
   private first: Scattered['first'] | undefined;
+  private readonly box = new Float64Array(4);
 
   see(rings: LabelRings, parts: LabelParts): void {
     this.total++;
     const pieces = parts.polygons.length;
     if (pieces < 2 || pieces >= MANY_PIECES) return;
-    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-    const { xy, start, length } = rings;
+    const { xy, start, length } = rings, box = emptyBox(this.box);
     // The outer rings bound the label: a hole lies within its own.
-    for (const [outer] of parts.polygons) {
-      for (let i = 2 * start[outer], end = i + 2 * length[outer]; i < end; i += 2) {
-        if (xy[i] < x0) x0 = xy[i];
-        if (xy[i] > x1) x1 = xy[i];
-        if (xy[i + 1] < y0) y0 = xy[i + 1];
-        if (xy[i + 1] > y1) y1 = xy[i + 1];
-      }
-    }
-    const width = x1 - x0, height = y1 - y0;
+    for (const [outer] of parts.polygons) growBox(box, xy.subarray(2 * start[outer], 2 * (start[outer] + length[outer])));
+    const width = box[2] - box[0], height = box[3] - box[1];
     if (Math.max(width, height) < SCATTERED_SPREAD * Math.sqrt(parts.area)) return;
     this.count++;
     this.first ??= { label: parts.label, pieces, width, height, area: parts.area };

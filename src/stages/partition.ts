@@ -65,9 +65,10 @@ export class SpillingStore implements UnitStore {
 
   /**
    * `fresh` starts from nothing (records an interrupted run left would otherwise be appended to); `existing` reads the
-   * unit files another process planned, never appending to or removing them.
+   * unit files another process planned, never appending to or removing them. `measureWide`: level 0's store, whose
+   * large records the plan weighs (`wideBytesOf`); the levels above are never asked.
    */
-  constructor(private readonly dir: string, private readonly budget: number, private readonly mode: 'fresh' | 'existing' = 'fresh') {
+  constructor(private readonly dir: string, private readonly budget: number, private readonly mode: 'fresh' | 'existing' = 'fresh', private readonly measureWide = false) {
     if (mode === 'existing') {
       this.spilled = true;
       for (const f of fs.existsSync(dir) ? fs.readdirSync(dir) : []) if (f.endsWith('.rec')) this.known.add(unitKeyOfFileName(f.slice(0, -4)));
@@ -86,7 +87,7 @@ export class SpillingStore implements UnitStore {
     this.known.add(key);
     this.totals.set(key, (this.totals.get(key) ?? 0) + bytes.byteLength);
     if (this.appended.has(bytes)) this.shared.add(bytes); else this.appended.add(bytes);
-    if (bytes.byteLength >= SHARED_RECORD) {
+    if (this.measureWide && bytes.byteLength >= SHARED_RECORD) {
       let found = this.largeIn.get(bytes);
       if (found === undefined) this.largeIn.set(bytes, (found = largeRecords(bytes, SHARED_RECORD)));
       for (const r of found) pushTo(this.large, key, r);

@@ -139,7 +139,7 @@ describe('SpillingStore', () => {
     // One buffer of several records (a cell's own), and the web shared by a second cell.
     const own = new Uint8Array(blob.byteLength + web.byteLength + small.byteLength);
     own.set(blob); own.set(web, blob.byteLength); own.set(small, blob.byteLength + web.byteLength);
-    const s = new SpillingStore(fresh(), 1 << 30);
+    const s = new SpillingStore(fresh(), 1 << 30, 'fresh', true);
     s.append('0/0/0/0/0', own);
     s.append('0/0/0/1/0', small);
     s.append('0/0/0/1/0', web);
