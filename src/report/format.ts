@@ -4,6 +4,7 @@ import { isArchiveFile } from '../options.js';
 import { placeText, sampleLine } from '../validate/tally.js';
 import type { BuildReport, LostCounts, ProgressEvent } from './types.js';
 import type { Outliers } from '../stages/plan.js';
+import { SPARED_PIXELS } from '../stages/thinning.js';
 
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
@@ -94,12 +95,12 @@ export function summaryLines(r: BuildReport, out: string, step: 'build' | 'final
   const { spareFrom, spareSizes = [] } = r.tiles.thinning;
   const thinned = Object.values(r.tiles.byLayer).some((l) => Object.keys(l.keptFraction).length > 0);
   // Zooms crowded with large outlines (a class mask's regions) spare only the larger ones: which, per zoom.
-  const larger = spareSizes.map((px, z) => [z, px]).filter(([z, px]) => z >= Math.max(spareFrom, r.world.minZoom) && z < r.world.maxZoom && px > 8);
+  const larger = spareSizes.map((px, z) => [z, px]).filter(([z, px]) => z >= Math.max(spareFrom, r.world.minZoom) && z < r.world.maxZoom && px > SPARED_PIXELS);
   if (thinned && larger.length > 0) {
-    lines.push(`  lines and polygons (or pieces of one) drawn whatever the share where this many display pixels across or more (8 elsewhere): ${larger.map(([z, px]) => `zoom ${z}: ${px}`).join(', ')}`);
+    lines.push(`  lines and polygons (or pieces of one) drawn whatever the share where this many display pixels across or more (${SPARED_PIXELS} elsewhere): ${larger.map(([z, px]) => `zoom ${z}: ${px}`).join(', ')}`);
   }
   if (spareFrom > r.world.minZoom && thinned) {
-    lines.push(`  lines and polygons 8 display pixels across or more: drawn whatever the share from zoom ${spareFrom}, thinned with the rest below (too many for the budget there)`);
+    lines.push(`  lines and polygons ${SPARED_PIXELS} display pixels across or more: drawn whatever the share from zoom ${spareFrom}, thinned with the rest below (too many for the budget there)`);
   }
   if (r.tiles.largest) lines.push(`  largest tile: ${r.tiles.largest.path} (${formatBytes(r.tiles.largest.bytes)})`);
   const t = r.timings;
