@@ -25,6 +25,7 @@ inputs:
   layer: string?
   layer_by: string?
   nucleus_features: boolean?
+  mask_features: string?
   plane_field: string?
   image_size: string?
   min_zoom: int?
@@ -61,6 +62,7 @@ steps:
       layer: layer
       layer_by: layer_by
       nucleus_features: nucleus_features
+      mask_features: mask_features
       plane_field: plane_field
       image_size: image_size
       min_zoom: min_zoom

@@ -30,7 +30,7 @@ arguments:
 inputs:
   files:
     type: File[]
-    doc: annotation files (FeatureCollection JSON, NDJSON, GeoJSON text sequences, .gz)
+    doc: annotation files (FeatureCollection JSON, NDJSON, GeoJSON text sequences, .gz) or label masks (TIFF, PNG)
     inputBinding: {position: 1}
   shards:
     type: int
@@ -44,6 +44,7 @@ inputs:
   layer: {type: string?, inputBinding: {prefix: --layer}}
   layer_by: {type: string?, inputBinding: {prefix: --layer-by}}
   nucleus_features: {type: boolean?, inputBinding: {prefix: --nucleus-features}}
+  mask_features: {type: string?, inputBinding: {prefix: --mask-features}}
   plane_field: {type: string?, inputBinding: {prefix: --plane-field}}
   image_size: {type: string?, inputBinding: {prefix: --image-size}}
   min_zoom: {type: int?, inputBinding: {prefix: --min-zoom}}

@@ -8,7 +8,7 @@ import type { Multiscale } from '../model/multiscale.js';
 import type { Vocabularies } from '../model/vocabulary.js';
 import { ByteArena } from '../bytes.js';
 import { defaultLayerOf, readEventBatches, type MembersEvent, type ReadEvent } from '../io/read.js';
-import { FeatureText, type FeatureSource } from '../io/source.js';
+import { FeatureText, type FeatureSource, type MadeOptions } from '../io/source.js';
 import type { BuildConfig } from '../options.js';
 import { DataError, InputError, ReadError } from '../report/errors.js';
 import { mergeStats, type PlaneRule } from '../stages/assign.js';
@@ -182,7 +182,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
       let features: AsyncGenerator<FoundFeature[]>;
       const pieces = new ManyPieces();
       if ('features' in input.source) {
-        features = madeFeatures(input.source, pieces);
+        features = madeFeatures(input.source, pieces, { maskFeatures: config.maskFeatures });
       } else {
         reading = { file, events: readEventBatches(input.source, valueLimit(config)) };
         features = readFeatures(file, reading.events, onMembers);
@@ -346,9 +346,9 @@ async function* readFeatures(file: string, reading: AsyncIterable<readonly ReadE
 }
 
 /** The features of a source that makes them in memory, numbered in order; they have no place in a text of a file. */
-async function* madeFeatures(source: FeatureSource, pieces: ManyPieces): AsyncGenerator<FoundFeature[]> {
+async function* madeFeatures(source: FeatureSource, pieces: ManyPieces, options: MadeOptions): AsyncGenerator<FoundFeature[]> {
   let index = 0;
-  for await (const made of source.features()) {
+  for await (const made of source.features(options)) {
     yield made.map((f) => {
       if (f instanceof FeatureText) return { index: index++, line: 0, column: 0, bytes: f.bytes, strings: f.strings };
       pieces.see(f);

@@ -262,7 +262,8 @@ export function maskSizeWarning(file: string, mask: { width: number; height: num
 
 /**
  * Counts the features of a made source (a traced label mask) in very many polygons: one id and one hover card for
- * thousands of objects, which is seldom what a mask of 0/255 or of classes meant.
+ * thousands of objects, which is seldom what a mask of 0/255 or of classes meant. With --mask-features piece no
+ * feature is in more than one polygon, so none is counted.
  */
 export class ManyPieces {
   private first: { id: unknown; polygons: number; vertices: number } | undefined;
@@ -282,7 +283,7 @@ export class ManyPieces {
     if (f === undefined) return undefined;
     const others = this.others > 0 ? `, and ${this.others} other label(s) in ${MANY_PIECES.toLocaleString('en-US')} or more` : '';
     return [
-      `${file}: label ${String(f.id)} is in ${f.polygons.toLocaleString('en-US')} pieces, one feature of ${f.vertices.toLocaleString('en-US')} vertices${others}: a binary or class mask? It is one feature: one id and one hover card for all its pieces; give each piece a label of its own (scikit-image: measure.label) for a feature each`,
+      `${file}: label ${String(f.id)} is in ${f.polygons.toLocaleString('en-US')} pieces, one feature of ${f.vertices.toLocaleString('en-US')} vertices${others}: a binary or class mask? It is one feature: one id and one hover card for all its pieces; build with --mask-features piece for a feature per piece (its label kept as a property)`,
       { event: 'mask-pieces', file, label: f.id, polygons: f.polygons, vertices: f.vertices, others: this.others },
     ];
   }
@@ -293,7 +294,7 @@ export function scatteredWarning(file: string, s: Scattered): [string, CodedFiel
   const n = (v: number) => v.toLocaleString('en-US');
   const f = s.first;
   return [
-    `${file}: ${n(s.labels)} of ${n(s.of)} labels are each in pieces far apart (label ${f.label}: ${n(f.pieces)} pieces across ${n(f.width)} × ${n(f.height)} px, ${n(f.area)} px in all): was the mask segmented tile by tile and numbered afresh in each? A label is one feature: one id and one hover card for all its pieces; number each object once across the mask (scikit-image: measure.label) for a feature each`,
+    `${file}: ${n(s.labels)} of ${n(s.of)} labels are each in pieces far apart (label ${f.label}: ${n(f.pieces)} pieces across ${n(f.width)} × ${n(f.height)} px, ${n(f.area)} px in all): was the mask segmented tile by tile and numbered afresh in each? A label is one feature: one id and one hover card for all its pieces; build with --mask-features piece for a feature per piece (its label kept as a property), or number each object once across the mask (scikit-image: measure.label)`,
     { event: 'mask-scattered', file, labels: s.labels, of: s.of, label: f.label, pieces: f.pieces, width: f.width, height: f.height, area: f.area },
   ];
 }

@@ -139,9 +139,8 @@ export function fingerprintLines(inputs: readonly FingerprintInput[], config: Bu
   const lines = inputs.map((i) => `${i.source.name}\0${i.layer ?? ''}\0${JSON.stringify(i.plane ?? {})}\0${i.fingerprint ?? ''}`);
   for (const k of ['format', 'layer', 'layerBy', 'planeField', 'nucleusFeatures', 'minZoom', 'maxZoom', 'lod', 'tileBudget', 'unitSize'] as const) lines.push(`${k}=${String(config.options[k])}`);
   lines.push(`imageSize=${JSON.stringify(config.imageSize ?? null)}`);
-  // Only when set, so that the fingerprints of directory builds stay what they were.
-  if (config.archive !== 'none') lines.push(`archive=${config.archive}`);
-  if (config.tileCompression !== 'auto') lines.push(`tileCompression=${config.tileCompression}`);
+  // Only when set, so that the fingerprints of directory builds stay what they were (a mask's pieces are other features).
+  for (const [k, v, unset] of [['archive', config.archive, 'none'], ['tileCompression', config.tileCompression, 'auto'], ['maskFeatures', config.maskFeatures, 'label']] as const) if (v !== unset) lines.push(`${k}=${v}`);
   return lines;
 }
 

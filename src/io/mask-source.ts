@@ -1,6 +1,7 @@
 // A label mask (PNG, TIFF) as a source of features: one polygon per label, handed to the build as values.
 import { labelFeature, labelsOf, MANY_PIECES, type LabelFeature, type LabelParts } from '../raster/features.js';
-import { FEATURE_TEXT_STRINGS, FeatureTextWriter } from '../raster/feature-text.js';
+import { FeatureTextWriter, stringsOf } from '../raster/feature-text.js';
+import { LabelPieces } from '../raster/label-pieces.js';
 import { LabelRows, type MaskBand } from '../raster/strips.js';
 import { ScatteredLabels } from '../raster/scattered.js';
 import { traceLabelRings, type LabelMask, type LabelRings } from '../raster/trace.js';
@@ -8,7 +9,7 @@ import { censusOf, intensityReason, looksLikeIntensity, SAMPLED_FROM, sampleCens
 import { ImageError } from '../report/errors.js';
 import { openLabelMask, type MaskFile } from './mask.js';
 import { pixelSizeMultiscale } from './pixel-size.js';
-import { FeatureText, type FeatureSource } from './source.js';
+import { FeatureText, type FeatureSource, type MadeOptions } from './source.js';
 
 /** File names read as label masks rather than as JSON. */
 export const MASK_FILE = /\.(tif|tiff|png)$/i;
@@ -36,7 +37,8 @@ export const GROUP_VALUE_VERTICES = 1 << 20;
 export const MASK_BAND_BYTES = 128 * 1024 * 1024;
 
 /**
- * The mask's features by top row, then label (`labelsToFeatures`); the pixels are decoded and traced when the build
+ * The mask's features by top row, then label (`labelsToFeatures`), or each label's pieces in its place when the build
+ * asks for them (`MadeOptions`, --mask-features piece: `LabelPieces`); the pixels are decoded and traced when the build
  * first asks. `bandBytes` is for tests, which cut small masks into bands as large ones are, and `direct` (false: a
  * strip TIFF read through libvips, `openLabelMask`) for tests that compare the two readers.
  */
@@ -53,7 +55,7 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES, direct = t
     members: () => members,
     pixelSizeIgnored: () => ignored,
     scattered: () => scattered.found(),
-    features: async function* () {
+    features: async function* (made: MadeOptions = {}) {
       const mask = await openLabelMask(path, direct);
       size = { width: mask.width, height: mask.height };
       members = mask.pixelSize ? { type: 'FeatureCollection', multiscale: pixelSizeMultiscale(mask.pixelSize) } : undefined;
@@ -61,11 +63,13 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES, direct = t
       const writer = new FeatureTextWriter();
       let group: (LabelFeature | FeatureText)[] = [];
       let valueVertices = 0;
-      for await (const [rings, parts, top] of maskLabels(path, mask, bandBytes)) {
+      const labels = maskLabels(path, mask, bandBytes);
+      for await (const [rings, parts, top] of made.maskFeatures === 'piece' ? eachPiece(labels) : labels) {
+        // Pieces are in one polygon each: none is scattered (nor `mask-pieces`), as none is one feature of many.
         scattered.see(rings, parts);
         const value = parts.vertices >= TEXT_VERTICES || parts.polygons.length >= MANY_PIECES;
         if (value) valueVertices += parts.vertices;
-        group.push(value ? labelFeature(rings, parts, top) : new FeatureText(writer.write(rings, parts, top), FEATURE_TEXT_STRINGS));
+        group.push(value ? labelFeature(rings, parts, top) : new FeatureText(writer.write(rings, parts, top), stringsOf(parts)));
         if (group.length === GROUP || valueVertices >= GROUP_VALUE_VERTICES) {
           yield group;
           group = [];
@@ -77,6 +81,12 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES, direct = t
       if (group.length > 0) yield group;
     },
   };
+}
+
+/** Each label's pieces in its place (`LabelPieces`): --mask-features piece. */
+async function* eachPiece(labels: AsyncIterable<[LabelRings, LabelParts, number]>): AsyncGenerator<[LabelRings, LabelParts, number], void, undefined> {
+  const pieces = new LabelPieces();
+  for await (const [rings, parts, top] of labels) for (const piece of pieces.of(rings, parts)) yield [rings, piece, top];
 }
 
 /**

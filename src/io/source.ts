@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import type { Feature } from '../model/feature.js';
 import type { Scattered } from '../raster/scattered.js';
+import type { MaskFeatures } from '../options.js';
 import { InterruptedError } from '../report/errors.js';
 
 /**
@@ -33,8 +34,11 @@ export interface Source {
  */
 export interface FeatureSource {
   name: string;
-  /** The features in order, in groups (one await per group, not per feature): values, or text a source wrote. */
-  features(): AsyncIterable<(Feature | FeatureText)[]>;
+  /**
+   * The features in order, in groups (one await per group, not per feature): values, or text a source wrote; `made`
+   * says how the build's options shape them.
+   */
+  features(made?: MadeOptions): AsyncIterable<(Feature | FeatureText)[]>;
   /** The size of the image the features come from, once `features()` has been read through: the world covers it. */
   imageSize?(): { width: number; height: number } | undefined;
   /**
@@ -50,6 +54,12 @@ export interface FeatureSource {
   pixelSizeIgnored?(): string | undefined;
   /** A mask's labels in pieces far apart, once `features()` has been read through (`ScatteredLabels`). */
   scattered?(): Scattered | undefined;
+}
+
+/** The options of a build that shape the features a source makes (BuildConfig has them too). */
+export interface MadeOptions {
+  /** What a label mask's features are (`--mask-features`): one per label value (the default), or per 4-connected piece. */
+  maskFeatures?: MaskFeatures;
 }
 
 /**

@@ -8,9 +8,18 @@ const GEOMETRY_POLYGON = ascii(',"geometry":{"type":"Polygon","coordinates":');
 const GEOMETRY_MULTI = ascii(',"geometry":{"type":"MultiPolygon","coordinates":');
 const PROPERTIES_LABEL = ascii('},"properties":{"label":');
 const AREA = ascii(',"area":');
+const PIECE = ascii(',"piece":');
 
-/** Strings in each text, member names among them: type, Feature, id, geometry, type, Polygon, coordinates, properties, label, area. */
+/**
+ * Strings in each text, member names among them: type, Feature, id, geometry, type, Polygon, coordinates, properties,
+ * label, area; and piece in that of a piece (`LabelParts.piece`), which `stringsOf` counts.
+ */
 export const FEATURE_TEXT_STRINGS = 10;
+
+/** The strings of the text `write` gives for `parts`. */
+export function stringsOf(parts: LabelParts): number {
+  return parts.piece === undefined ? FEATURE_TEXT_STRINGS : FEATURE_TEXT_STRINGS + 1;
+}
 
 function ascii(s: string): Uint8Array {
   return Uint8Array.from(s, (c) => c.charCodeAt(0));
@@ -34,7 +43,7 @@ export class FeatureTextWriter {
   write(rings: LabelRings, parts: LabelParts, top: number): Uint8Array {
     const start = this.pos;
     this.bytes(FEATURE_HEAD);
-    this.int(parts.label);
+    this.int(parts.id ?? parts.label);
     const multi = parts.polygons.length > 1;
     this.bytes(multi ? GEOMETRY_MULTI : GEOMETRY_POLYGON);
     if (multi) this.byte(0x5b);
@@ -52,6 +61,10 @@ export class FeatureTextWriter {
     this.int(parts.label);
     this.bytes(AREA);
     this.int(parts.area);
+    if (parts.piece !== undefined) {
+      this.bytes(PIECE);
+      this.int(parts.piece);
+    }
     this.byte(0x7d);
     this.byte(0x7d);
     return this.buf.subarray(start, this.pos);

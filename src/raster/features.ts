@@ -92,8 +92,11 @@ function ringPositions(rings: LabelRings, r: number, top: number): Position[] {
   return out;
 }
 
-/** A label's polygons as ring indexes (each its outer ring, then its holes), its pixel count and its vertices. */
-export interface LabelParts { label: number; polygons: number[][]; area: number; vertices: number }
+/**
+ * A label's polygons as ring indexes (each its outer ring, then its holes), its pixel count and its vertices. A piece
+ * of a label given as a feature of its own (`labelPieces`) has its own `id` and its number within the label, `piece`.
+ */
+export interface LabelParts { label: number; polygons: number[][]; area: number; vertices: number; id?: number; piece?: number }
 
 /** Groups a label's rings (`members`) into polygons: each hole under the outer ring that contains it. */
 export function labelParts(rings: LabelRings, members: ArrayLike<number>, L: number): LabelParts {
@@ -124,7 +127,9 @@ export function labelFeature(rings: LabelRings, parts: LabelParts, top: number):
   const geometry: Polygon | MultiPolygon = polygons.length === 1
     ? { type: 'Polygon', coordinates: polygons[0] }
     : { type: 'MultiPolygon', coordinates: polygons };
-  return { type: 'Feature', id: parts.label, geometry, properties: { label: parts.label, area: parts.area } };
+  const properties: LabelProperties = { label: parts.label, area: parts.area };
+  if (parts.piece !== undefined) properties.piece = parts.piece;
+  return { type: 'Feature', id: parts.id ?? parts.label, geometry, properties };
 }
 
 /**

@@ -3,7 +3,7 @@
 import { parseFeature, readEventBatches, type Source } from '../io/read.js';
 import type { FeatureEvent } from '../io/json-events.js';
 import { ImageError, InputError, ReadError } from '../report/errors.js';
-import type { FeatureSource } from '../io/source.js';
+import type { FeatureSource, MadeOptions } from '../io/source.js';
 import { arrayDocumentIssue, isBuildReportObject, isDescriptorObject, validateDocument } from './index.js';
 import { CollectionValidator } from './feature.js';
 import type { Issue } from './issue.js';
@@ -145,12 +145,13 @@ export async function validateSource(source: Source, hooks: ValidateHooks = {}):
 
 /**
  * A label mask traced as a build traces it (`maskSource`), its features counted: what the build refuses of it (a
- * negative or fractional label, a colour image, a lossy or 64-bit TIFF, an intensity image) makes it unreadable, with the build's reason.
+ * negative or fractional label, a colour image, a lossy or 64-bit TIFF, an intensity image) makes it unreadable, with the build's reason. `made` is what the build
+ * would be given (--mask-features), so that the count is that of the features it would make.
  */
-export async function validateMask(source: FeatureSource): Promise<FileReport> {
+export async function validateMask(source: FeatureSource, made?: MadeOptions): Promise<FileReport> {
   const report: FileReport = { ...emptyReport(source.name), kind: 'mask' };
   try {
-    for await (const group of source.features()) report.features += group.length;
+    for await (const group of source.features(made)) report.features += group.length;
   } catch (e) {
     if (!(e instanceof ImageError)) throw e;
     return { ...report, kind: null, valid: false, unreadable: { message: e.reason, line: 0, column: 0 } };

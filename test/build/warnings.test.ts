@@ -273,7 +273,7 @@ describe('build warnings', () => {
     expect(warnings).toEqual([]);
     await build(mask(pieces(1600), { ...pieces(1000), id: 7, properties: { label: 7 } }));
     expect(warnings).toEqual([[
-      'binary.png: label 255 is in 1,600 pieces, one feature of 6,400 vertices, and 1 other label(s) in 1,000 or more: a binary or class mask? It is one feature: one id and one hover card for all its pieces; give each piece a label of its own (scikit-image: measure.label) for a feature each',
+      'binary.png: label 255 is in 1,600 pieces, one feature of 6,400 vertices, and 1 other label(s) in 1,000 or more: a binary or class mask? It is one feature: one id and one hover card for all its pieces; build with --mask-features piece for a feature per piece (its label kept as a property)',
       { event: 'mask-pieces', file: 'binary.png', label: 255, polygons: 1600, vertices: 6400, others: 1 },
     ]]);
   });
@@ -304,7 +304,7 @@ describe('a mask whose labels restart in each tile it was segmented in', () => {
     const { warnings, sink } = await build(mask(true));
     const file = path.join(path.dirname(String((warnings[0]?.[1] as { file?: string } | undefined)?.file)), 'tiled.tif');
     expect(warnings).toEqual([[
-      `${file}: 16 of 16 labels are each in pieces far apart (label 1: 16 pieces across 1,211 × 1,211 px, 1,296 px in all): was the mask segmented tile by tile and numbered afresh in each? A label is one feature: one id and one hover card for all its pieces; number each object once across the mask (scikit-image: measure.label) for a feature each`,
+      `${file}: 16 of 16 labels are each in pieces far apart (label 1: 16 pieces across 1,211 × 1,211 px, 1,296 px in all): was the mask segmented tile by tile and numbered afresh in each? A label is one feature: one id and one hover card for all its pieces; build with --mask-features piece for a feature per piece (its label kept as a property), or number each object once across the mask (scikit-image: measure.label)`,
       { event: 'mask-scattered', file, labels: 16, of: 16, label: 1, pieces: 16, width: 1211, height: 1211, area: 1296 },
     ]]);
     // As it says: feature 1 of the finest tiles is the 16 cells numbered 1, one in each tile of the segmentation.

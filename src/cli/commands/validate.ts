@@ -32,7 +32,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const files: FileReport[] = [];
   /** One file's report: an image is a label mask, traced as the build would (read as JSON it said "unexpected byte 0x89"). */
   const check = async (arg: string): Promise<FileReport> => {
-    if (MASK_FILE.test(arg)) return validateMask(maskSource(arg));
+    if (MASK_FILE.test(arg)) return validateMask(maskSource(arg), { maskFeatures: options.maskFeatures === 'piece' ? 'piece' : 'label' });
     const source = arg === '-' ? stdinSource(io.stdin) : fileSource(arg, { reuseChunks: true });
     const report = await validateSource(source, {
       onSample: text
@@ -58,7 +58,7 @@ export async function run(ctx: CommandContext): Promise<number> {
           const more = n - shown.length;
           if (more > 0 && !(quiet && shown[0]?.severity !== 'error')) io.stdout.write(`${withCode(`${report.file}: … and ${more} more`, code)}\n`);
         }
-        if (!quiet) io.stdout.write(`${fileSummary(report)}\n`);
+        if (!quiet) io.stdout.write(`${fileSummary(report, options.maskFeatures === 'piece' ? 'piece' : 'label')}\n`);
       }
       files.push(report);
     }
@@ -94,7 +94,8 @@ function filesOf(arg: string, io: CliIO, log: Logger): (string | FileReport)[] {
   }
 }
 
-function fileSummary(r: FileReport): string {
+/** `unit`: what a mask's features are (--mask-features), labels or their pieces. */
+function fileSummary(r: FileReport, unit: string): string {
   if (r.unreadable) {
     const u = r.unreadable;
     return `${r.file}: unreadable${u.line > 0 ? ` at line ${u.line}, column ${u.column}` : ''}: ${u.message}`;
@@ -103,7 +104,7 @@ function fileSummary(r: FileReport): string {
   const bare = r.kind === 'descriptor' || r.kind === 'report' || (r.kind === 'document' && r.type !== 'Feature' && r.type !== 'FeatureCollection');
   const what = r.kind === 'descriptor' ? 'tileset descriptor'
     : r.kind === 'report' ? 'build report'
-    : r.kind === 'mask' ? `label mask of ${plural(r.features, 'label')}`
+    : r.kind === 'mask' ? `label mask of ${plural(r.features, unit)}`
     : bare ? (r.type ?? 'document')
     : `${plural(r.features, 'feature')} (${r.invalidFeatures} invalid)`;
   return `${r.file}: ${r.valid ? 'valid' : 'invalid'}, ${what}, ${plural(r.errors, 'error')}, ${plural(r.warnings, 'warning')}`;
