@@ -6,7 +6,7 @@ import { defaultLayerOf, fileSource, layerNameFor, stdinSource } from '../io/rea
 import { MASK_FILE, maskSource } from '../io/mask-source.js';
 import type { InputSpec } from '../build/context.js';
 import { InputError, UsageError } from '../report/errors.js';
-import { isArchiveFile, parsePlane, parsePlaneFields, type Options } from '../options.js';
+import { isArchiveFile, OPTIONS, parsePlane, parsePlaneFields, type Options } from '../options.js';
 import type { Dim, Plane } from '../tiling/space.js';
 import type { CodedFields } from '../report/coded.js';
 import type { CliIO } from './io.js';
@@ -273,6 +273,10 @@ export function resolveInputs(args: string[], options: Options, io: CliIO, warn?
     // A manifest was given: saying that no input was would send the user looking for a typo in the command line.
     if (options.manifest) throw new UsageError(`manifest ${path.resolve(io.cwd, options.manifest)} lists no input (its array is empty), and no other input is given: list the files to build in it, or pass them as arguments`);
     throw new UsageError('no input given: pass files, directories, - for stdin, --input or --manifest');
+  }
+  // Only a label mask's features are its labels or their pieces: for annotation documents the option changes nothing.
+  if (options.maskFeatures !== OPTIONS.maskFeatures.default && !inputs.some((i) => 'features' in i.source)) {
+    warn?.(`--mask-features ${options.maskFeatures} says what a label mask's features are, and no input is a label mask (.tif, .tiff, .png): it changes nothing`, { event: 'mask-features-unused', value: options.maskFeatures });
   }
   // With --layer-by an input's layer holds only its features without the field, which layer-by-lacking names.
   if (options.layerBy === undefined) warnSharedLayers(ctx.named, options.layerPerFile, warn);

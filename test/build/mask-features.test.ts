@@ -205,6 +205,11 @@ describe('--mask-features on the command line', () => {
     expect(other.code, other.stderr).toBe(2);
     expect(other.stderr).toContain('(--mask-features was piece, is not given now); run again with the same ones');
     expectOk(await runCli(['build', file, '-o', out, '--resume', '--max-zoom', '1', '--mask-features', 'piece', '-q']), 'the same options');
+    // Given for annotation documents alone, it changes nothing, and says so.
+    const json = path.join(path.dirname(file), 'cells.json');
+    fs.writeFileSync(json, JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: {}, geometry: { type: 'Point', coordinates: [3, 4] } }] }));
+    const unused = await runCli(['build', json, '-o', path.join(path.dirname(file), 'cells'), '--mask-features', 'piece']);
+    expect([unused.code, unused.stderr]).toEqual([0, "warning: --mask-features piece says what a label mask's features are, and no input is a label mask (.tif, .tiff, .png): it changes nothing [mask-features-unused]\n"]);
     const ids = decodePbf(fs.readFileSync(path.join(out, '0/0/0.pbf')), 64, 0, 0, 0).map((f) => [f.id, f.properties.piece, f.properties.area]);
     expect(ids.sort((a, b) => Number(a[0]) - Number(b[0]))).toEqual(Array.from({ length: 9 }, (_, k) => [k + 1, k + 1, 16]));
   });
