@@ -33,4 +33,4 @@ export * from './model/multiscale.js';
 export * from './model/descriptor.js';
 export * from './model/vocabulary.js';
 export { bbox, centroid } from './model/measure.js';
-export { DataError, InputError, ReadError, ImageError, OutputError, WorkStateError, UsageError, InterruptedError, ValueTooLargeError } from './report/errors.js';
+export { DataError, InputError, ReadError, ImageError, OutputError, WorkStateError, UsageError, StateUsageError, InterruptedError, ValueTooLargeError } from './report/errors.js';

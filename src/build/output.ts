@@ -11,7 +11,7 @@ import { isArchiveFile, type ArchiveMode, type BuildConfig, type TileCompression
 import { EXTENT, tileSize } from '../tiling/space.js';
 import { tileSegments, type TilePathParts } from '../tiling/tile-names.js';
 import { repairPart } from '../archive/pmtiles-part.js';
-import { DataError, InputError, UsageError, WorkStateError, describeFsError } from '../report/errors.js';
+import { DataError, InputError, StateUsageError, UsageError, WorkStateError, describeFsError } from '../report/errors.js';
 import type { BuildReport, ZoomReport } from '../report/types.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import type { BuildIO } from './context.js';
@@ -297,7 +297,7 @@ export function finalizedAlready(work: WorkDir, out: string | undefined, io: Bui
   if (done.run?.shards === undefined) {
     const found = `no work directory${work.root === undefined ? '' : ` ${work.root}`}, and its build-report.json names no shards, run.shards`;
     const left = shard === undefined ? 'finalize' : 'tile';
-    throw new UsageError(`${nothingFor(shard)}: ${out} holds a complete pyramid and no plan for shards (${found}): either build wrote it whole, or the finalize of an earlier mudm-tiles, which did not record shards, finished it; this cannot tell which, and either way the pyramid is complete as it is, with nothing left to ${left}; ${shardedInstead(out, 'anew')}`);
+    throw new StateUsageError(`${nothingFor(shard)}: ${out} holds a complete pyramid and no plan for shards (${found}): either build wrote it whole, or the finalize of an earlier mudm-tiles, which did not record shards, finished it; this cannot tell which, and either way the pyramid is complete as it is, with nothing left to ${left}; ${shardedInstead(out, 'anew')}`);
   }
   const what = shard === undefined ? '' : ` for shard ${shard}`;
   // Its removal, the last thing finalize does, may have been killed part-way (the work directory moved aside first,
@@ -319,5 +319,5 @@ export function refusePlainBuild(work: WorkDir, planFile: Pick<PlanFile, 'forSha
   const state = live
     ? `still running (${live.who}): wait for it to end, it writes the whole pyramid itself`
     : `interrupted: mudm-tiles build INPUT... -o ${at} --resume continues it, with the inputs and options it was given`;
-  throw new UsageError(`${nothingFor(shard)}: ${at} holds no plan for shards but the work directory of a plain build (${where(work)}, which build made, not plan), ${state}; ${shardedInstead(at)}`);
+  throw new StateUsageError(`${nothingFor(shard)}: ${at} holds no plan for shards but the work directory of a plain build (${where(work)}, which build made, not plan), ${state}; ${shardedInstead(at)}`);
 }

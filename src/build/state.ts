@@ -12,7 +12,7 @@ import { MemoryWorkDir } from '../io/workdir-memory.js';
 import { existingAncestor } from '../io/dirs.js';
 import { archiveWorkDir } from '../archive/archive-names.js';
 import { flagName, isArchiveFile, type BuildConfig, type Options, type TileCompression } from '../options.js';
-import { InterruptedError, OutputError, UsageError, WorkStateError } from '../report/errors.js';
+import { InterruptedError, OutputError, StateUsageError, UsageError, WorkStateError } from '../report/errors.js';
 import type { LayerStats } from '../stages/assign.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import type { Dim, Plane } from '../tiling/space.js';
@@ -224,19 +224,19 @@ export function claimedMessage(work: WorkDir): string {
 
 /**
  * --resume continues only the build the work directory describes, with the same inputs and options: anything else
- * is refused (a UsageError, exit 2) before anything is touched. Returns the interrupted build's plan.
+ * is refused (a StateUsageError, exit 2) before anything is touched. Returns the interrupted build's plan.
  */
 export function resumablePlan(work: WorkDir, inputs: readonly FingerprintInput[], config: BuildConfig): PlanFile {
   const previous = findPlan(work);
   if (!previous) {
     // A build that stopped while reading left its work directory without a plan: a plain build refuses to start over it.
     const next = work.list('').length > 0 ? 'build without --resume, which replaces that state once the build that left it has ended (--force when its process is not recorded)' : 'build without --resume (--force replaces what an earlier build wrote)';
-    throw new UsageError(`--resume: there is no interrupted build in ${where(work)} (no ${PLAN_FILE}): nothing to continue; ${next}`);
+    throw new StateUsageError(`--resume: there is no interrupted build in ${where(work)} (no ${PLAN_FILE}): nothing to continue; ${next}`);
   }
   const lines = fingerprintLines(inputs, config);
   if (previous.fingerprint !== fingerprintOfLines(lines)) {
     const what = previous.fingerprintLines && whatDiffers(previous.fingerprintLines, lines);
-    throw new UsageError(`--resume: the inputs or options differ from those of the interrupted build in ${where(work)}${what ? ` (${what})` : ''}; run again with the same ones, or start over with --force (without --resume)`);
+    throw new StateUsageError(`--resume: the inputs or options differ from those of the interrupted build in ${where(work)}${what ? ` (${what})` : ''}; run again with the same ones, or start over with --force (without --resume)`);
   }
   return previous;
 }
@@ -251,7 +251,7 @@ export function checkSamePlan(previous: PlanFile, plan: BuildPlan, units: readon
     const pixel = JSON.stringify(previous.units) === JSON.stringify(units) ? pixelSizeChange(previous.plan, plan) : undefined;
     const what = previous.version !== PLAN_VERSION ? `the interrupted build in ${where(work)} was planned by an earlier mudm-tiles (plan version ${previous.version}), which cut it into other work units`
       : pixel ? `${pixel} (the interrupted build in ${where(work)})` : `the inputs read now differ from those of the interrupted build in ${where(work)}`;
-    throw new UsageError(`--resume: ${what}; run again without --resume`);
+    throw new StateUsageError(`--resume: ${what}; run again without --resume`);
   }
 }
 

@@ -1,5 +1,5 @@
 // The end of every command: an error's exit code (each class in src/report/errors.ts names its own) and what to print.
-import { EXIT_INTERNAL } from '../report/errors.js';
+import { EXIT_INTERNAL, EXIT_USAGE } from '../report/errors.js';
 
 export { EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_UNREADABLE, EXIT_OUTPUT, EXIT_INTERNAL, EXIT_INTERRUPTED } from '../report/errors.js';
 
@@ -11,6 +11,14 @@ export function exitCodeFor(error: unknown): number {
     if (typeof exitCode === 'number' && Number.isInteger(exitCode)) return exitCode;
   }
   return EXIT_INTERNAL;
+}
+
+/**
+ * Whether an error of exit 2 is followed by the pointer to `--help`: a mistake in the command line is; a step refused
+ * by the state of its output (StateUsageError) is not, its message says what to run. By shape, as `exitCodeFor`.
+ */
+export function pointsToHelp(error: unknown): boolean {
+  return exitCodeFor(error) === EXIT_USAGE && (error === null || typeof error !== 'object' || (error as { pointsToHelp?: unknown }).pointsToHelp !== false);
 }
 
 /** What to print for an error: its message (a ReadError's starts with `file:line:column`), internal ones with their stack. */

@@ -5,7 +5,7 @@ import { UsageError } from '../report/errors.js';
 import { closest } from '../suggest.js';
 import { parseArgs } from './args.js';
 import { COMMANDS, commandInfo, loadCommand } from './commands/index.js';
-import { EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, describeError, exitCodeFor } from './exit.js';
+import { EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, describeError, exitCodeFor, pointsToHelp } from './exit.js';
 import { commandHelp, generalHelp } from './help.js';
 import type { CliIO } from './io.js';
 import { createLogger, type LogFormat } from './log.js';
@@ -68,7 +68,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
       }
     }
     log.error(describeError(e), fields);
-    if (code === EXIT_USAGE && log.format === 'text') {
+    if (pointsToHelp(e) && log.format === 'text') {
       io.stderr.write(`Run 'mudm-tiles ${command ?? ''}${command ? ' ' : ''}--help' for usage.\n`);
     }
     return code;

@@ -33,9 +33,20 @@ export class ValueTooLargeError extends DataError {
 
 /** Bad options or arguments. Exit 2. */
 export class UsageError extends Error {
-  override readonly name = 'UsageError';
+  override readonly name: string = 'UsageError';
   readonly code = 'usage';
   readonly exitCode = EXIT_USAGE;
+}
+
+/**
+ * A step refused by what its output holds (a plain build's work directory to a shard, a finished pyramid, an
+ * interrupted build of other inputs to --resume), not by a mistake in its command line: exit 2 as a usage error, as
+ * nothing was touched and another command is needed, which its message names; `--help` has nothing to add.
+ */
+export class StateUsageError extends UsageError {
+  override readonly name = 'StateUsageError';
+  /** Read by shape by the CLI (cli/exit.ts `pointsToHelp`), as exit codes are. */
+  readonly pointsToHelp = false;
 }
 
 /** An input cannot be read or is not JSON. Exit 3. */

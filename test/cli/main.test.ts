@@ -1,4 +1,5 @@
 // main() in process with in-memory io: command dispatch, help, version, usage errors, validate on stdin.
+import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
@@ -76,6 +77,20 @@ describe('main', () => {
     const io2 = memoryIO();
     expect(await main(['validate', '--log', 'json'], io2)).toBe(2);
     expect(JSON.parse(io2.err())).toEqual({ level: 'error', message: 'validate needs at least one FILE or DIR (or - for standard input)', exitCode: 2 });
+  });
+
+  it('a step refused by what its output holds (exit 2) says what to run, without the pointer to --help, which is for the command line', async () => {
+    const dir = tmpDir('main-state');
+    const input = path.join(dir, 'cells.json');
+    fs.writeFileSync(input, JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', geometry: { type: 'Point', coordinates: [5, 5] }, properties: {} }] }));
+    const out = path.join(dir, 'out');
+    const io = memoryIO();
+    expect(await main(['build', input, '-o', out, '--resume'], io)).toBe(2);
+    expect(io.err()).toBe(`error: --resume: there is no interrupted build in ${path.join(out, '.mudm-work')} (no plan.json): nothing to continue; build without --resume (--force replaces what an earlier build wrote)\n`);
+    // The same command with a mistake in its line still points there.
+    const io2 = memoryIO();
+    expect(await main(['build', input, '-o', out, '--resume', '--force'], io2)).toBe(2);
+    expect(io2.err()).toMatch(/\nRun 'mudm-tiles build --help' for usage\.\n$/);
   });
 
   it('commands load lazily; the validate module is found from the sources too', async () => {

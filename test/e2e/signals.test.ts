@@ -52,7 +52,7 @@ async function expectStepsRefused(out: string, why: string, running = false): Pr
   const steps = [[['build-shard', out, '--shard', '1'], 'build-shard: no shard 1 to tile'], [['build-shard', out, '--shard', '0'], 'build-shard: no shard 0 to tile'], [['finalize', out], 'finalize: nothing to finalize']] as const;
   for (const [step, nothing] of running ? steps.slice(0, 1) : steps) {
     const refused = await runCli(step);
-    expect([refused.code, refused.stderr.split('\n')[0]], step.join(' ')).toEqual([2, `error: ${nothing}: ${out} holds no plan for shards but the work directory of a plain build (${path.join(out, '.mudm-work')}, which build made, not plan), ${why}; to build it in shards instead, run mudm-tiles plan INPUT... -o ${out} --shards N --force, then build-shard and finalize`]);
+    expect([refused.code, refused.stderr], step.join(' ')).toEqual([2, `error: ${nothing}: ${out} holds no plan for shards but the work directory of a plain build (${path.join(out, '.mudm-work')}, which build made, not plan), ${why}; to build it in shards instead, run mudm-tiles plan INPUT... -o ${out} --shards N --force, then build-shard and finalize\n`]);
   }
   // Nor do they record themselves there (owners/), which a build --force or --resume would have to step around.
   expect(fs.existsSync(path.join(out, '.mudm-work', 'owners')), 'a refused step recorded itself').toBe(false);

@@ -402,7 +402,7 @@ describe('--resume', () => {
     expect(r.code, r.stderr).toBe(2);
     // What differs is named: an option, or an input.
     const head = `error: --resume: the inputs or options differ from those of the interrupted build in ${path.join(out, '.mudm-work')}`;
-    expect(r.stderr).toContain(`${head} (--max-zoom was not given, is 1 now); run again with the same ones, or start over with --force (without --resume)`);
+    expect(r.stderr).toBe(`${head} (--max-zoom was not given, is 1 now); run again with the same ones, or start over with --force (without --resume)\n`);
     const more = await runCli(['build', small, big, '-o', out, '--resume']);
     expect([more.code, more.stderr]).toEqual([2, expect.stringContaining(`${head} (input ${big} was not read then)`)]);
     expect(snapshot(out)).toEqual(before);

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BUILD_OPTIONS, collection } from '../inspect/fixture.js';
 import { describeError } from '../../src/cli/exit.js';
-import { buildPyramid, memorySource, validateSource, DataError, ImageError, InputError, InterruptedError, MemorySink, OutputError, ReadError, UsageError, ValueTooLargeError, WorkStateError } from '../../src/index.js';
+import { buildPyramid, memorySource, validateSource, DataError, ImageError, InputError, InterruptedError, MemorySink, OutputError, ReadError, StateUsageError, UsageError, ValueTooLargeError, WorkStateError } from '../../src/index.js';
 
 describe('error classes', () => {
   it('are named as their class (String(e), stacks), with their exit codes', () => {
@@ -13,6 +13,7 @@ describe('error classes', () => {
       [new DataError('d'), 'DataError', 1],
       [new ValueTooLargeError('f.json', 2, 3, 'feature 1', 10, 'why'), 'ValueTooLargeError', 1],
       [new UsageError('u'), 'UsageError', 2],
+      [new StateUsageError('s'), 'StateUsageError', 2],
       [new InputError('i'), 'InputError', 3],
       [new ImageError('a.tif', 'unreadable'), 'ImageError', 3],
       [new OutputError('o'), 'OutputError', 4],
