@@ -5,7 +5,7 @@ import path from 'node:path';
 import { besideArchive } from '../archive/archive-names.js';
 import { ArchiveSink, MADE } from '../archive/archive-sink.js';
 import { DirectorySink, type OutputLayout, type TileSink } from '../io/sink.js';
-import { OWNER_FILE, REMOVING_FILE, type WorkDir } from '../io/workdir.js';
+import { REMOVING_FILE, type WorkDir } from '../io/workdir.js';
 import type { Removal } from '../io/written.js';
 import { isArchiveFile, type ArchiveMode, type BuildConfig, type TileCompression } from '../options.js';
 import { EXTENT, tileSize } from '../tiling/space.js';
@@ -17,7 +17,8 @@ import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import type { BuildIO } from './context.js';
 import { TileCensus } from './census.js';
 import type { UnitLog, UnitMarker } from './unit-log.js';
-import { ofOtherPlan, partsProblem, where, type PlanFile, type ShardMarker } from './state.js';
+import { nothingFor, shardedInstead } from './not-planned.js';
+import { ofOtherPlan, partsProblem, type ShardMarker } from './state.js';
 
 /** The step of a build a sink serves: the whole build here, `plan`, one `build-shard`, `finalize`. */
 export type Step = { kind: 'build' } | { kind: 'plan' } | { kind: 'shard'; shard: number } | { kind: 'finalize' };
@@ -278,12 +279,6 @@ export function finishedReport(out: string): BuildReport | undefined {
   }
 }
 
-/** How a step refused on an output that `plan` did not make begins: what it has nothing of (`shard`: build-shard's). */
-const nothingFor = (shard: number | undefined) => (shard === undefined ? 'finalize: nothing to finalize' : `build-shard: no shard ${shard} to tile`);
-
-/** What starts a sharded build of `out` where something else is (`how`: instead of it, or anew): the same advice wherever a step is refused so. */
-const shardedInstead = (out: string, how = 'instead') => `to build it in shards ${how}, run mudm-tiles plan INPUT... -o ${out} --shards N --force, then build-shard and finalize`;
-
 /**
  * The report of the output when a step is run again after `finalize` succeeded (a workflow retrying it): the output
  * whole, its work directory gone. Says there is nothing to do (for `shard`, or for finalize), or undefined when it is
@@ -305,19 +300,4 @@ export function finalizedAlready(work: WorkDir, out: string | undefined, io: Bui
   work.sweep();
   io.onWarning?.(`${out} is finalized already (a complete output, its work directory gone): nothing${what} to do`, { event: 'finalized-already', out });
   return done;
-}
-
-/**
- * A work directory that `build` made, not `plan` (its plan is not for shards): an interrupted build's, which
- * `build --resume` continues, or a running one's. Running a step of a sharded build there is the same mistake as on a
- * pyramid `build` finished (`finalizedAlready`): refused alike (exit 2), before the step records itself there.
- */
-export function refusePlainBuild(work: WorkDir, planFile: Pick<PlanFile, 'forShards'>, out: string | undefined, shard?: number): void {
-  if (planFile.forShards === true) return;
-  const at = out ?? where(work);
-  const live = work.liveOwner(OWNER_FILE);
-  const state = live
-    ? `still running (${live.who}): wait for it to end, it writes the whole pyramid itself`
-    : `interrupted: mudm-tiles build INPUT... -o ${at} --resume continues it, with the inputs and options it was given`;
-  throw new StateUsageError(`${nothingFor(shard)}: ${at} holds no plan for shards but the work directory of a plain build (${where(work)}, which build made, not plan), ${state}; ${shardedInstead(at)}`);
 }

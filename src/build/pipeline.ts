@@ -20,9 +20,10 @@ import { createPool, type Pool } from '../worker/pool.js';
 import { memoryWarning, secondsSince, storeBudget, type BuildIO, type InputSpec, type RunContext } from './context.js';
 import { tileLevels, type LevelsOutcome } from './levels.js';
 import {
-  beginOutput, finalizedAlready, hasParts, healBuildParts, healShardParts, layoutOf, outputSink, partsOf, refuseBuildParts, refuseLostTiles, refuseNoTiles, refusePlainBuild, resumeCensus, shardPartError, type Step,
+  beginOutput, finalizedAlready, hasParts, healBuildParts, healShardParts, layoutOf, outputSink, partsOf, refuseBuildParts, refuseLostTiles, refuseNoTiles, resumeCensus, shardPartError, type Step,
 } from './output.js';
 import { readInputs } from './read.js';
+import { refuseNotPlanned } from './not-planned.js';
 import { manyPlanesWarning } from './option-fields.js';
 import { metaOf, plannedAlready, type Planned } from './plan-again.js';
 import { UnitLog } from './unit-log.js';
@@ -69,7 +70,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
     throw new WorkStateError(`--resume: ${work.root ?? 'the work directory'} was planned for shards, and shards have written archive parts there: continue with build-shard and finalize, or start over with --force`, work.root);
   }
   await sink.initialize({ force: o.force, resume: o.resume });
-  if (!o.resume) startOver(work, o.force);
+  if (!o.resume) startOver(work, o.force, 'build');
   takeOver(work, o.resume);
   const pool = createPool(o.workers, io.signal);
   let store: SpillingStore | undefined;
@@ -130,21 +131,21 @@ function refuseRunning(work: WorkDir, force: boolean, resume: boolean): void {
 }
 
 /**
- * A new build's work directory: another build's state (interrupted, running, planned for shards) is removed only
- * with --force, else refused before anything is touched.
+ * A new build's work directory (`command`: build or plan, recorded there): another build's state (interrupted,
+ * running, planned for shards) is removed only with --force, else refused before anything is touched.
  */
-function startOver(work: WorkDir, force: boolean): void {
+function startOver(work: WorkDir, force: boolean, command: 'build' | 'plan'): void {
   // Looked at again just before it goes: another build may have taken the place since the first look.
   if (force) refuseRunning(work, true, false);
   // Killed while reading (a plan Job's pod lost, kill -9): nothing to continue, and nobody's any more.
   if (force || work.abandoned()) work.retire();
   try {
-    work.claim();
+    work.claim(command);
   } catch (err) {
     throw err instanceof WorkStateError ? new WorkStateError(claimedMessage(work), work.root) : err;
   }
   // From the start: a kill anywhere before the removal ends leaves the mark, which --resume and shards go by.
-  if (force) work.writeJson(REMOVING_FILE, { by: 'force' });
+  if (force) work.writeJson(REMOVING_FILE, { by: 'force', command });
 }
 
 /**
@@ -170,7 +171,7 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
   refuseClaimed(work, o.force, false);
   await sink.initialize({ force: o.force, resume: false });
   if (work.root === undefined) throw new UsageError('plan needs a work directory on disk');
-  startOver(work, o.force);
+  startOver(work, o.force, 'plan');
   // Recorded while it reads, so that no other build or plan takes the place, nor a retry after a kill finds it
   // nobody's; removed once the plan is written.
   takeOver(work, false);
@@ -203,9 +204,9 @@ export async function buildShard(given: Partial<Options>, shard: number, io: Bui
   const config = await configOf(given, {}, false, io.onWarning);
   const work = workDirFor(config.options, io.work, io.processes);
   if (finalizedAlready(work, config.options.out, io, shard)) return { units: 0, skipped: 0, finalized: true };
-  const planFile = loadPlan(work, config.options.out);
   // Before the shard's index means anything, and before it records itself there (an interrupted build's plan has 1).
-  refusePlainBuild(work, planFile, config.options.out, shard);
+  refuseNotPlanned(work, config.options.out, shard);
+  const planFile = loadPlan(work, config.options.out);
   checkShardIndex(work, planFile, shard, from);
   // A build --force or --resume on this machine must not take the work directory from under a shard running here,
   // nor may a second run of the same shard write its parts at once.
@@ -245,8 +246,8 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
   const work = workDirFor(config.options, io.work, io.processes);
   const done = finalizedAlready(work, config.options.out, io);
   if (done) return done;
+  refuseNotPlanned(work, config.options.out);
   const planFile = loadPlan(work, config.options.out);
-  refusePlainBuild(work, planFile, config.options.out);
   // Two at once would append to one part and rename it in turn: an archive of mixed bytes under the final name.
   ownStep(work, 'finalize', `finalize: ${config.options.out} is being finalized already`);
   // From the claim on, every way out releases it (see buildShard).

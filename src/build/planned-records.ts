@@ -30,7 +30,7 @@ export function recordSizes(store: SpillingStore): Record<string, number> {
 export function refuseUnplanned(work: WorkDir, command: string, units: readonly UnitPlan[], plan: Pick<PlanFile, 'sharedBytes' | 'recordBytes'>): void {
   const why = command === 'finalize' ? "which finalize reads to tile a zoom anew where the shards' tiles pass the tile budget" : 'which its units read';
   if (!work.exists(PLANNED_RECORDS)) {
-    // A plan's (a build's work directory is refused before: output.ts `refusePlainBuild`): its records went missing on
+    // A plan's (a build's work directory is refused before: not-planned.ts `refuseNotPlanned`): its records went missing on
     // the way, as a merge of the shards' outputs that left them out does.
     const next = work.list('shards').length > 0 ? "give it the work directory whole, the records with the shards' markers" : redo('it');
     throw new WorkStateError(`${command}: ${where(work)} lacks the plan's records (${PLANNED_RECORDS}), ${why}: ${next}`, work.root);

@@ -27,6 +27,11 @@ export const OWNERS_DIR = 'owners';
 export interface Owner {
   pid: number; host: string; start?: string; run?: string;
   /**
+   * The command that made the work directory (`build`, `plan`), in the records it writes there: a step that finds no
+   * plan yet can say whose it is. Absent in a resumed build's and a shard's records, and in those of earlier versions.
+   */
+  command?: string;
+  /**
    * Written when the step ends (done, failed, interrupted): said in the record itself, which every copy keeps, where
    * its date (1970) is lost to a copy that does not keep times (`cp -r`, an object store, a workflow's staging).
    */
@@ -54,9 +59,9 @@ export function whoIs(o: Owner, file: string): string {
   return `pid ${o.pid} on ${o.host}, whose record was refreshed ${age} s ago; a record no longer refreshed counts as ended ${LEASE_MS / 1000} s after`;
 }
 
-/** The record of build `run` of process `p` on this machine. */
-export function ownerOf(p: { pid: number; start?: string }, run: string): Owner {
-  return { pid: p.pid, host: os.hostname(), ...(p.start ? { start: p.start } : {}), run };
+/** The record of build `run` of process `p` on this machine (`command`: the one that made its work directory). */
+export function ownerOf(p: { pid: number; start?: string }, run: string, command?: string): Owner {
+  return { pid: p.pid, host: os.hostname(), ...(p.start ? { start: p.start } : {}), run, ...(command ? { command } : {}) };
 }
 
 /** A record's bytes as text, undefined when there is none. */

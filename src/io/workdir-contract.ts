@@ -36,8 +36,9 @@ export interface WorkDir {
   /**
    * Makes the work directory for a new build, which must not find one (an interrupted, running or sharded build's
    * state): a WorkStateError then, with nothing touched. Two builds started into one output cannot both claim it.
+   * `command` (`build`, `plan`) is recorded with its owner, so a step finding no plan there yet can say whose it is.
    */
-  claim(): void;
+  claim(command?: string): void;
   /**
    * Whether the work directory is a build's that ended before it had a plan (killed while reading), or a `plan`'s
    * for shards that ended before its end: its owner is recorded and no longer runs, and there is nothing to continue.

@@ -41,6 +41,8 @@ export class DiskWorkDir implements WorkDir {
   private madeParent: string | undefined;
   /** Whether the work directory has been there for this process: from then on, it is never made again. */
   private established: boolean;
+  /** The command whose `claim` made the work directory, named in its owner records. */
+  private madeBy: string | undefined;
   /** Without `processes`, no owner is recorded or looked for. */
   constructor(readonly root: string, private readonly processes?: ProcessProbe) {
     this.established = fs.existsSync(root);
@@ -49,7 +51,7 @@ export class DiskWorkDir implements WorkDir {
   /** This build's owner record; from the first one made until `release` or `destroy`, it counts as running in `p`. */
   private ownerRecord(p: ProcessProbe): Owner {
     p.running?.add(this.tag);
-    return ownerOf(p, this.tag);
+    return ownerOf(p, this.tag, this.madeBy);
   }
 
   writeJson(rel: string, value: unknown): void {
@@ -216,8 +218,9 @@ export class DiskWorkDir implements WorkDir {
     return what && `${this.root} is where this output's work directory goes, and holds ${what}: not a build's state, which --force and --resume do not touch; move it away, or choose another output`;
   }
 
-  claim(): void {
+  claim(command?: string): void {
     const p = this.processes;
+    this.madeBy = command;
     // With owners recorded, the directory appears with its owner in it (made aside, then renamed into place): no
     // moment shows a work directory whose owner is unknown, which another build could take for an abandoned one.
     const made = p ? `${this.root}${CLAIMING}${this.tag}` : this.root;

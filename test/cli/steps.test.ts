@@ -1,6 +1,7 @@
 // plan, build-shard and finalize in process (main with in-memory io): the options each step takes, and its refusals.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -103,9 +104,9 @@ describe('build-shard and finalize of a pyramid that build wrote whole', () => {
     const report = fs.readFileSync(path.join(out, 'build-report.json'), 'utf8');
     const found = (left: string) => `${out} holds a complete pyramid and no plan for shards (no work directory ${path.join(out, '.mudm-work')}, and its build-report.json names no shards, run.shards): either build wrote it whole, or the finalize of an earlier mudm-tiles, which did not record shards, finished it; this cannot tell which, and either way the pyramid is complete as it is, with nothing left to ${left}; to build it in shards anew, run mudm-tiles plan INPUT... -o ${out} --shards N --force, then build-shard and finalize`;
     const shard = await step(['build-shard', out, '--shard', '0']);
-    expect([shard.code, shard.err.split('\n')[0]]).toEqual([2, `error: build-shard: no shard 0 to tile: ${found('tile')}`]);
+    expect([shard.code, shard.err]).toEqual([2, `error: build-shard: no shard 0 to tile: ${found('tile')}\n`]);
     const fin = await step(['finalize', out]);
-    expect([fin.code, fin.err.split('\n')[0]]).toEqual([2, `error: finalize: nothing to finalize: ${found('finalize')}`]);
+    expect([fin.code, fin.err]).toEqual([2, `error: finalize: nothing to finalize: ${found('finalize')}\n`]);
     expect(contents(out)).toEqual(before);
     expect(fs.readFileSync(path.join(out, 'build-report.json'), 'utf8')).toBe(report);
     // A sharded build's report names its shards: a step retried once it is finalized has nothing to do, and says so.
@@ -114,6 +115,51 @@ describe('build-shard and finalize of a pyramid that build wrote whole', () => {
     expect(JSON.parse(fs.readFileSync(path.join(planned, 'build-report.json'), 'utf8'))).toMatchObject({ run: { shards: 2 } });
     const again = await step(['build-shard', planned, '--shard', '1']);
     expect([again.code, again.err]).toEqual([0, `warning: ${planned} is finalized already (a complete output, its work directory gone): nothing for shard 1 to do [finalized-already]\n`]);
+  });
+});
+
+describe('build-shard and finalize of a work directory whose command stopped before its plan (killed while reading)', () => {
+  /** OUT holding only the work directory such a command leaves: its owner record (of a process that ended), and the mark of a --force run. */
+  function leftBy(owner: Record<string, unknown>, force = false): { out: string; work: string } {
+    const out = path.join(tmpDir('mudm-steps'), 'out');
+    const work = path.join(out, '.mudm-work');
+    fs.mkdirSync(work, { recursive: true });
+    fs.writeFileSync(path.join(work, 'owner.json'), JSON.stringify({ pid: 2 ** 22 + 7, host: os.hostname(), start: 'gone', run: 'abcd1234', ...owner }));
+    if (force) fs.writeFileSync(path.join(work, 'removing.json'), JSON.stringify({ by: 'force', ...owner }));
+    return { out, work };
+  }
+
+  /** Runs build-shard and finalize there: each refused with `code` and `why` after what it has nothing of, nothing touched. */
+  async function expectRefused(out: string, code: number, why: string): Promise<void> {
+    const before = contents(out);
+    for (const [args, nothing] of [[['build-shard', out, '--shard', '0'], 'build-shard: no shard 0 to tile'], [['finalize', out], 'finalize: nothing to finalize']] as const) {
+      const r = await step([...args]);
+      expect([r.code, r.err], args[0]).toEqual([code, `error: ${nothing}${why}\n`]);
+    }
+    expect(contents(out)).toEqual(before);
+    expect(fs.existsSync(path.join(out, '.mudm-work', 'owners')), 'a refused step recorded itself').toBe(false);
+  }
+
+  it('a plain build\'s: exit 2 as once it has its plan, saying whose it is and that build starts it again (with --force, as it was run)', async () => {
+    const plain = leftBy({ command: 'build' });
+    const head = (out: string, work: string) => `: ${out} holds no plan for shards but the work directory of a plain build (${work}, which build made, not plan), stopped before it wrote its plan (killed while reading its inputs), so there is nothing to continue: `;
+    const tail = (out: string) => `; to build it in shards instead, run mudm-tiles plan INPUT... -o ${out} --shards N --force, then build-shard and finalize`;
+    await expectRefused(plain.out, 2, `${head(plain.out, plain.work)}mudm-tiles build INPUT... -o ${plain.out} starts it again, replacing that state${tail(plain.out)}`);
+    const forced = leftBy({ command: 'build' }, true);
+    await expectRefused(forced.out, 2, `${head(forced.out, forced.work)}mudm-tiles build INPUT... -o ${forced.out} --force starts it again, replacing that state${tail(forced.out)}`);
+    // As the message says: the build run again replaces that state, without --force.
+    expect((await step(['build', CELLS, '-o', plain.out, '--max-zoom', '1', '--workers', '1', '-q'])).code).toBe(0);
+  });
+
+  it('a plan\'s: exit 4, run plan again (with --force, as it was run)', async () => {
+    const { out, work } = leftBy({ command: 'plan' }, true);
+    await expectRefused(out, 4, `: plan --force was stopped before it had written the plan in ${work} (killed while reading its inputs), so there is nothing to tile: run mudm-tiles plan INPUT... -o ${out} --shards N --force again`);
+  });
+
+  it('one whose record does not say (an earlier version\'s): exit 4, both said', async () => {
+    const { out, work } = leftBy({});
+    await expectRefused(out, 4, `: ${work} holds no plan: a build or a plan (its record, of an earlier mudm-tiles, does not say which) stopped there before it wrote one (killed while reading its inputs), so there is nothing to continue either way: `
+      + `run it again, mudm-tiles plan INPUT... -o ${out} --shards N for shards, or mudm-tiles build INPUT... -o ${out} for a plain build`);
   });
 });
 

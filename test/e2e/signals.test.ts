@@ -99,7 +99,7 @@ describe('build-shard', () => {
  * Starts the CLI on a FIFO fed the first half of `input`, so that it is surely still reading when `signal` reaches it
  * (once its work directory is there); then closes the FIFO and returns how it ended.
  */
-async function interruptReading(args: (fifo: string) => string[], out: string, signal: NodeJS.Signals): Promise<RunResult> {
+async function interruptReading(args: (fifo: string) => string[], out: string, signal: NodeJS.Signals, meanwhile?: (pid: number) => Promise<void>): Promise<RunResult> {
   const fifo = path.join(tempDir('signals-fifo'), 'cells.json');
   execFileSync('mkfifo', [fifo]);
   const { child, done } = startCli(args(fifo));
@@ -109,6 +109,7 @@ async function interruptReading(args: (fifo: string) => string[], out: string, s
   const text = fs.readFileSync(input);
   writer.write(text.subarray(0, text.length >> 1));
   const reading = await waitFor(() => fs.existsSync(path.join(out, '.mudm-work', 'owner.json')), 60_000);
+  if (reading && meanwhile) await meanwhile(child.pid as number);
   child.kill(signal);
   const r = await done;
   writer.destroy();
@@ -129,9 +130,17 @@ describe('killed while reading', () => {
 
   it.each([['plan', ['--shards', '2']], ['build', []]] as const)('%s, SIGKILL: run again as it was (no --force), it goes on from the start', async (command, extra) => {
     const out = path.join(tempDir(`signals-kill-${command}`), 'out');
-    const r = await interruptReading((fifo) => [command, fifo, '-o', out, '--workers', '1', ...extra], out, 'SIGKILL');
+    // Before its plan, a build's work directory is said to be a plain build's, as once it has one.
+    const running = (pid: number) => (command === 'build' ? expectStepsRefused(out, `still running (pid ${pid}), reading its inputs: wait for it to end, it writes the whole pyramid itself`, true) : Promise.resolve());
+    const r = await interruptReading((fifo) => [command, fifo, '-o', out, '--workers', '1', ...extra], out, 'SIGKILL', running);
     expect(r.signal).toBe('SIGKILL');
     expect(fs.existsSync(path.join(out, '.mudm-work', 'plan.json')), 'killed before its plan').toBe(false);
+    if (command === 'build') {
+      await expectStepsRefused(out, `stopped before it wrote its plan (killed while reading its inputs), so there is nothing to continue: mudm-tiles build INPUT... -o ${out} starts it again, replacing that state`);
+    } else {
+      const shard = await runCli(['build-shard', out, '--shard', '0']);
+      expect([shard.code, shard.stderr]).toEqual([4, `error: build-shard: no shard 0 to tile: plan was stopped before it had written the plan in ${path.join(out, '.mudm-work')} (killed while reading its inputs), so there is nothing to tile: run mudm-tiles plan INPUT... -o ${out} --shards N again\n`]);
+    }
     expectOk(await runCli([command, input, '-o', out, '--workers', '1', '-q', ...extra]), `${command} run again`);
   });
 });

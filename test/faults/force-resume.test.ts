@@ -272,6 +272,15 @@ describe.skipIf(!hasStrace)('a --force removal killed part-way (strace kills at 
     expect(killed.signal ?? killed.code, killed.stderr).not.toBe(0);
     expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(false);
     expect(fs.existsSync(path.join(out, '6'))).toBe(true);
+    // The steps of a sharded build say whose work directory it is, the command that was stopped, and what goes on with it.
+    const before = snapshot(out);
+    for (const [args, nothing] of [[['build-shard', out, '--shard', '0'], 'build-shard: no shard 0 to tile'], [['finalize', out], 'finalize: nothing to finalize']] as const) {
+      const refused = await runCli(args);
+      expect([refused.code, refused.stderr]).toEqual([2, `error: ${nothing}: ${out} holds no plan for shards but the work directory of a plain build (${path.join(out, '.mudm-work')}, which build made, not plan), `
+        + `interrupted by build --force before it had removed what an earlier build wrote in ${out} (some of it is left): mudm-tiles build INPUT... -o ${out} --resume continues it, with the inputs and options it was given, removing the rest first (build --force again starts over); `
+        + `to build it in shards instead, run mudm-tiles plan INPUT... -o ${out} --shards N --force, then build-shard and finalize\n`]);
+    }
+    expect(snapshot(out)).toEqual(before);
     expectOk(await runCli(['build', small, '-o', out, '-q', '--resume']), 'build --resume');
     expectSamePyramid(out, cleanSmall, ['run'], true);
   });
