@@ -5,7 +5,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { DirectorySink, type OutputLayout, type Removal, type SinkOpenOptions, type TileSink, type WriteOptions } from '../io/sink.js';
 import { Journal, RECORD_DIR, readRecord } from '../io/written.js';
-import { OutputError, UsageError, describeFsError } from '../report/errors.js';
+import { OutputError, UsageError, describeFsError, removalError } from '../report/errors.js';
 import type { Plane } from '../tiling/space.js';
 import { tilePathParts } from '../tiling/tile-names.js';
 import { archiveName, besideArchive, folderArchiveMetadata, isArchiveName, listedArchives, type ArchiveFormat } from './archive-names.js';
@@ -261,7 +261,7 @@ export class ArchiveSink implements TileSink {
   /** Removes those of `files` that are there as `initialize` found them (see `foundStill`); returns them. */
   private removeFound(files: readonly string[]): string[] {
     const old = files.filter((f) => this.foundStill(f));
-    removeArchives(old, this.options.out);
+    removeArchives(old);
     for (const f of old) this.found.delete(f);
     return old;
   }
@@ -362,12 +362,15 @@ function archivesIn(dir: string): string[] {
   return listDir(dir).filter(isArchiveName).map((n) => path.join(dir, n));
 }
 
-function removeArchives(files: readonly string[], out: string): void {
-  try {
-    for (const file of files) removeFile(file);
-  } catch (err) {
-    throw describeFsError(err, out);
-  }
+function removeArchives(files: readonly string[]): void {
+  files.forEach((file, removed) => {
+    try {
+      removeFile(file);
+    } catch (err) {
+      // The file is named: of an --archive folder's archives, the folder does not say which one may not go.
+      throw removalError(err, file, removed);
+    }
+  });
 }
 
 function listDir(dir: string): string[] {

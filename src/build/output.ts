@@ -11,7 +11,7 @@ import { isArchiveFile, type ArchiveMode, type BuildConfig, type TileCompression
 import { EXTENT, tileSize } from '../tiling/space.js';
 import { tileSegments, type TilePathParts } from '../tiling/tile-names.js';
 import { repairPart } from '../archive/pmtiles-part.js';
-import { DataError, InputError, StateUsageError, UsageError, WorkStateError, describeFsError } from '../report/errors.js';
+import { DataError, InputError, RemovalError, StateUsageError, UsageError, WorkStateError, describeFsError } from '../report/errors.js';
 import type { BuildReport, ZoomReport } from '../report/types.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import type { BuildIO } from './context.js';
@@ -36,11 +36,34 @@ export function layoutOf(plan: BuildPlan): OutputLayout {
  * before that would take the earlier build's folders for its own and keep their tiles beside its descriptor; it
  * removes them first. Shards refuse to start (`loadPlan`).
  */
-export async function beginOutput(sink: TileSink, work: WorkDir, force: boolean, resume: boolean, layout: OutputLayout): Promise<Removal | void> {
+export async function beginOutput(sink: TileSink, work: WorkDir, run: OutputRun, layout: OutputLayout): Promise<Removal | void> {
   const unfinished = work.exists(REMOVING_FILE);
-  const removal = await sink.begin({ force: force || unfinished, resume: resume && !unfinished, layout });
+  let removal: Removal | void;
+  try {
+    removal = await sink.begin({ force: run.force || unfinished, resume: run.resume && !unfinished, layout });
+  } catch (err) {
+    // A resumed build so stopped keeps its state, and says to resume again (state.ts `failedBuild`).
+    throw err instanceof RemovalError && !run.resume ? removalStopped(err, run) : err;
+  }
   work.removeFolder(REMOVING_FILE);
   return removal;
+}
+
+/** What a step opening its output was given: its command, its output, and whether it replaces or continues one there. */
+export interface OutputRun { force: boolean; resume: boolean; command: 'build' | 'plan'; out?: string }
+
+/**
+ * A --force removal that stopped at a path it could not remove, as the user goes on from it: what it removed stays
+ * removed and nothing else was touched; its work directory goes (a new run starts from its inputs), so the same
+ * command runs again once the path can go, removing the rest of what the record lists. Nothing else is ever removed.
+ */
+function removalStopped(err: RemovalError, run: OutputRun): RemovalError {
+  const out = run.out ?? 'the output';
+  const done = err.removed > 0
+    ? `${run.command} --force removed ${err.removed} file(s) of what earlier builds wrote in ${out} before it (that pyramid is no longer whole), and touched nothing else`
+    : `${run.command} --force removed nothing in ${out}`;
+  const next = `once ${err.path} can be removed (or is moved away), run mudm-tiles ${run.command} INPUT... -o ${out} --force again: it removes the rest of what earlier builds wrote, then ${run.command === 'build' ? 'builds' : 'plans'}`;
+  return new RemovalError(`${err.message}. ${done}; ${next}`, err.path as string, err.errno, err.removed);
 }
 
 /**

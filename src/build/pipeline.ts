@@ -83,7 +83,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
     planned = true;
     const units = new UnitLog(work, planFile.id);
     if (previous && config.archive !== 'none') healBuildParts(work, units, io);
-    sayRemoved(await beginOutput(sink, work, o.force, o.resume, layoutOf(planFile.plan)), io);
+    sayRemoved(await beginOutput(sink, work, { ...o, command: 'build' }, layoutOf(planFile.plan)), io);
     tiling = true;
     const ctx: RunContext = { config, planFile, sink, work, units, pool, io, t0, census: previous && resumeCensus(config, io, planFile.plan.dims) };
     const tTile = performance.now();
@@ -181,7 +181,7 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
     const store = new SpillingStore(path.join(work.root, PLANNED_RECORDS), 0, 'fresh', true);
     const planFile = await plan(inputs, config, work, pool, store, io, performance.now(), o.shards, undefined, true);
     // Shards write tiles next: what an earlier build left (with --force) must not mix with them.
-    sayRemoved(await beginOutput(sink, work, o.force, false, layoutOf(planFile.plan)), io);
+    sayRemoved(await beginOutput(sink, work, { ...o, resume: false, command: 'plan' }, layoutOf(planFile.plan)), io);
     // The plan is whole: shards, on other machines maybe, work in what it leaves (copied between workflow steps, where
     // each step's own files must be its own), and its owner record has done its work.
     work.release();

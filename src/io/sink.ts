@@ -6,7 +6,7 @@ import { OutputError, describeFsError } from '../report/errors.js';
 import type { Dim, Plane } from '../tiling/space.js';
 import { makeDirectory, removeMadeDirectories, writeFailure } from './dirs.js';
 import { isAside } from './workdir.js';
-import { Journal, RECORD_DIR, foreignTile, isRecordPath, isTileName, linkedTile, makeJournaledDirectory, recordedLink, readRecord, removeRecorded, writeManifest, type Removal, type WrittenRecord } from './written.js';
+import { Journal, RECORD_DIR, folderAtFile, foreignTile, isRecordPath, isTileName, linkedTile, makeJournaledDirectory, recordedLink, readRecord, removeRecorded, writeManifest, type Removal, type WrittenRecord } from './written.js';
 
 export interface SinkOpenOptions { force: boolean; resume: boolean }
 
@@ -183,6 +183,12 @@ export class DirectorySink implements TileSink {
       if (foreign !== undefined) {
         const full = path.join(this.root, foreign);
         throw new OutputError(`${full} is in the way: no build wrote it, and this build may write a tile there; move it away or choose another output (nothing was removed)`, full);
+      }
+      // A folder no build made where a build wrote a file would stop the removal part-way, the old pyramid half gone.
+      const folder = force ? folderAtFile(this.root, record) : undefined;
+      if (folder !== undefined) {
+        const full = path.join(this.root, folder);
+        throw new OutputError(`${full} is a folder where an earlier build wrote a file: no build made it, and --force removes only what builds wrote; move it away or choose another output (nothing was removed)`, full);
       }
       // Without force OUT held nothing visible: a record there describes files that are gone.
       return removeRecorded(this.root, force ? record : { dirs: new Set(), files: new Set() });

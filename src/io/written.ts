@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { makeDirectory } from './dirs.js';
-import { describeFsError } from '../report/errors.js';
+import { removalError } from '../report/errors.js';
 import { MAX_ZOOM } from '../tiling/space.js';
 import { isTileNumber, tileFileName } from '../tiling/tile-names.js';
 
@@ -210,7 +210,7 @@ export function removeRecorded(root: string, record: WrittenRecord, only?: 'temp
       touched.add(rel.split('/')[0]);
     } catch (err) {
       // The file is named: the output folder's name alone does not say which one may not go.
-      if ((err as { code?: string }).code !== 'ENOENT') throw describeFsError(err, path.join(root, rel), 'to remove what an earlier build wrote');
+      if ((err as { code?: string }).code !== 'ENOENT') throw removalError(err, path.join(root, rel), removal.files);
     }
   };
   const list = (rel: string): fs.Dirent[] => {
@@ -249,7 +249,7 @@ export function removeRecorded(root: string, record: WrittenRecord, only?: 'temp
       touched.add(d.split('/')[0]);
     } catch (err) {
       const code = (err as { code?: string }).code;
-      if (code !== 'ENOENT' && code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+      if (code !== 'ENOENT' && code !== 'ENOTEMPTY' && code !== 'EEXIST') throw removalError(err, path.join(root, d), removal.files);
       for (const e of list(d)) {
         const rel = `${d}/${e.name}`;
         if (e.isDirectory() && record.dirs.has(rel)) continue;
@@ -258,7 +258,11 @@ export function removeRecorded(root: string, record: WrittenRecord, only?: 'temp
       }
     }
   }
-  if (only === undefined) removeRecordFolder(root);
+  try {
+    if (only === undefined) removeRecordFolder(root);
+  } catch (err) {
+    throw removalError(err, (err as { path?: string }).path ?? path.join(root, RECORD_DIR), removal.files);
+  }
   removal.touched = [...touched].sort();
   return removal;
 }
@@ -272,6 +276,12 @@ export function recordedLink(root: string, record: WrittenRecord): string | unde
   for (const d of [...record.dirs].sort()) if (throughLink(root, d, true)) return d;
   for (const f of [...record.files].sort()) if (throughLink(root, f, false)) return posixDirname(f);
   return undefined;
+}
+
+/** The first file the record lists that is a folder now (a user's, made where the file was), undefined when none is. */
+export function folderAtFile(root: string, record: WrittenRecord): string | undefined {
+  const isFolder = (f: string) => { try { return fs.lstatSync(path.join(root, f)).isDirectory(); } catch { return false; } };
+  return [...record.files].sort().find(isFolder);
 }
 
 /**

@@ -130,17 +130,45 @@ export function systemCode(code: unknown): string | undefined {
 }
 
 /**
+ * --force could not remove a file or folder that an earlier build wrote (an immutable file, a folder the user may not
+ * write): what it removed before stays removed, `removed` files. Exit 4, as any output problem; the step that ran the
+ * removal adds how to go on (build/output.ts `beginOutput`).
+ */
+export class RemovalError extends OutputError {
+  override readonly name = 'RemovalError';
+  constructor(message: string, path: string, errno: string | undefined, readonly removed: number) {
+    super(message, path, errno);
+  }
+}
+
+/** What a file-system error's code means, in words; `message` for one not foreseen. */
+function fsReason(code: string | undefined, err: unknown): string {
+  return code === 'ENOSPC' ? 'no space left on device'
+    : code === 'EDQUOT' ? 'disk quota exceeded'
+    : code === 'EACCES' || code === 'EPERM' ? 'permission denied'
+    : code === 'ENOTDIR' || code === 'EEXIST' ? 'a file is in the way of a directory'
+    : code === 'EROFS' ? 'read-only file system'
+    : err instanceof Error ? err.message : String(err);
+}
+
+/**
  * Describes a Node.js file-system error as the path and what went wrong, for OutputError messages; `role` says what
  * the path is for when the user may not know it (spilled work units).
  */
 export function describeFsError(err: unknown, path: string, role?: string): OutputError {
   if (err instanceof OutputError) return err;
   const code = (err as { code?: string }).code;
-  const why = code === 'ENOSPC' ? 'no space left on device'
-    : code === 'EDQUOT' ? 'disk quota exceeded'
-    : code === 'EACCES' || code === 'EPERM' ? 'permission denied'
-    : code === 'ENOTDIR' || code === 'EEXIST' ? 'a file is in the way of a directory'
-    : code === 'EROFS' ? 'read-only file system'
-    : err instanceof Error ? err.message : String(err);
-  return new OutputError(`cannot write ${path}${role ? ` (${role})` : ''}: ${why}`, path, systemCode(code));
+  return new OutputError(`cannot write ${path}${role ? ` (${role})` : ''}: ${fsReason(code, err)}`, path, systemCode(code));
+}
+
+/**
+ * `path`, which an earlier build wrote, could not be removed (after `removed` other files were). A root user is
+ * refused only by an attribute (EPERM: immutable or append-only, which lsattr shows), so that is named.
+ */
+export function removalError(err: unknown, path: string, removed: number): RemovalError {
+  const code = (err as { code?: string }).code;
+  const why = code === 'EPERM' ? 'operation not permitted (it or its folder is immutable or append-only, as lsattr -d shows, or it may not be removed by this user)'
+    : code === 'EACCES' ? 'permission denied (its folder is not writable)'
+    : code === 'EISDIR' ? 'it is a folder now, which no build made' : fsReason(code, err);
+  return new RemovalError(`cannot remove ${path}, which an earlier build wrote: ${why}`, path, systemCode(code), removed);
 }

@@ -249,7 +249,8 @@ describe('an archive in the way (exit 4)', () => {
     for (const f of fs.readdirSync(dir)) fs.chmodSync(path.join(dir, f), 0o666);
     const before = fs.readFileSync(file);
     const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'node', bin, 'build', input, '-o', file, '-q', '--force', '--max-zoom', '1'], { encoding: 'utf8' });
-    expect([r.status, r.stderr.trim().split('\n').pop()]).toEqual([4, `error: cannot write ${file}: permission denied`]);
+    expect([r.status, r.stderr.trim().split('\n').pop()]).toEqual([4, `error: cannot remove ${file}, which an earlier build wrote: operation not permitted (it or its folder is immutable or append-only, as lsattr -d shows, or it may not be removed by this user). `
+      + `build --force removed nothing in ${file}; once ${file} can be removed (or is moved away), run mudm-tiles build INPUT... -o ${file} --force again: it removes the rest of what earlier builds wrote, then builds`]);
     expect(fs.readFileSync(file).equals(before)).toBe(true);
   });
 

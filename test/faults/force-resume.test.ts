@@ -364,6 +364,63 @@ describe('plan run again', () => {
   });
 });
 
+describe('a --force removal that cannot remove what an earlier build wrote', () => {
+  it('a folder where the build wrote a file: refused before anything goes (exit 4), naming it; moved away, --force goes on', async () => {
+    const out = path.join(tempDir('force-folder'), 'out');
+    expectOk(await runCli(['build', big, '-o', out, '-q', '--max-zoom', '4']), 'the earlier build');
+    plantUserFiles(out);
+    const report = path.join(out, 'build-report.json');
+    fs.rmSync(report);
+    fs.mkdirSync(report);
+    fs.writeFileSync(path.join(report, 'mine.txt'), 'mine');
+    const before = snapshot(out);
+    const r = await runCli(['build', small, '-o', out, '-q', '--force']);
+    expect([r.code, r.stderr]).toEqual([4, `error: ${report} is a folder where an earlier build wrote a file: no build made it, and --force removes only what builds wrote; move it away or choose another output (nothing was removed)\n`]);
+    expect(snapshot(out)).toEqual(before);
+    fs.renameSync(report, path.join(path.dirname(out), 'moved'));
+    expectOk(await runCli(['build', small, '-o', out, '-q', '--force']), 'the message followed');
+    expectUserFiles(out);
+    expect(fs.readFileSync(path.join(path.dirname(out), 'moved', 'mine.txt'), 'utf8')).toBe('mine');
+  });
+
+  /** Whether chattr sets attributes here (root on a file system that has them): an immutable file, which root cannot remove either. */
+  const chattr = (flag: string, file: string): boolean => {
+    try { execFileSync('chattr', [flag, file], { stdio: 'ignore' }); return true; } catch { return false; }
+  };
+  const hasChattr = (() => {
+    const probe = path.join(tempDir('chattr-probe'), 'f');
+    fs.writeFileSync(probe, '');
+    return chattr('+i', probe) && chattr('-i', probe);
+  })();
+
+  it.skipIf(!hasChattr)('an immutable file, or a folder in an append-only one: exit 4 naming it, what was removed and what to run; the user\'s files stay, and --force again, once it can go, gives the clean pyramid', async () => {
+    for (const [rel, flag] of [['build-report.json', '+i'], ['4', '+a']] as const) {
+      const out = path.join(tempDir('force-immutable'), 'out');
+      expectOk(await runCli(['build', big, '-o', out, '-q', '--max-zoom', '4']), 'the earlier build');
+      plantUserFiles(out);
+      const held = path.join(out, rel);
+      expect(chattr(flag, held)).toBe(true);
+      let r;
+      try {
+        r = await runCli(['build', small, '-o', out, '-q', '--force']);
+      } finally {
+        chattr(flag.replace('+', '-'), held);
+      }
+      // The descriptor goes first, then the tiles, folders deepest first: an append-only zoom folder keeps its column folders.
+      const [stuck, removed] = rel === '4' ? [path.join(out, '4', '0'), /removed \d+ file\(s\)/] : [held, /removed 1 file\(s\)/];
+      expect(r.code, r.stderr).toBe(4);
+      expect(r.stderr).toMatch(new RegExp(`^error: cannot remove ${stuck}, which an earlier build wrote: operation not permitted \\(it or its folder is immutable or append-only, as lsattr -d shows, or it may not be removed by this user\\)\\. `));
+      expect(r.stderr).toMatch(removed);
+      expect(r.stderr).toContain(`of what earlier builds wrote in ${out} before it (that pyramid is no longer whole), and touched nothing else; once ${stuck} can be removed (or is moved away), run mudm-tiles build INPUT... -o ${out} --force again: it removes the rest of what earlier builds wrote, then builds\n`);
+      expect(fs.existsSync(path.join(out, 'tileset.json')), 'no descriptor over a half-removed pyramid').toBe(false);
+      expectUserFiles(out);
+      expectOk(await runCli(['build', small, '-o', out, '-q', '--force']), '--force again');
+      expectUserFiles(out);
+      expect(pyramidFiles(out)).toEqual(pyramidFiles(cleanSmall));
+    }
+  });
+});
+
 describe('--resume', () => {
   it('refuses (exit 2) a folder no build started, and leaves the user\'s tileset.json alone', async () => {
     const out = tempDir('resume-foreign');

@@ -62,7 +62,7 @@ describe('DirectorySink record', () => {
     fs.writeFileSync(path.join(root, 'build-report.json'), '{}');
     fs.writeFileSync(path.join(root, 'tileset.json'), '{}');
     const record = { dirs: new Set<string>(), files: new Set(['a.pmtiles', 'build-report.json', 'tileset.json']) };
-    expect(() => removeRecorded(root, record)).toThrow(`cannot write ${path.join(root, 'a.pmtiles')} (to remove what an earlier build wrote): `);
+    expect(() => removeRecorded(root, record)).toThrow(`cannot remove ${path.join(root, 'a.pmtiles')}, which an earlier build wrote: it is a folder now, which no build made`);
     expect(fs.existsSync(path.join(root, 'tileset.json'))).toBe(false);
   });
 
