@@ -217,6 +217,8 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     }
   }
 
+  // A batch of values goes alone (parsed here, stored before the next is read): the window held the records of up to
+  // four classes of a 20,000² px class mask, 120–345 MB each, while the next class was traced.
   await runOrdered(batches(), window, async (b) => {
     const task: ParseTask = {
       kind: 'parse', file: b.file, layer: b.layer, layerBy: o.layerBy, rule: b.rule, cellSize: o.unitSize,
@@ -263,7 +265,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     for (const [key, bytes] of r.units) store.append(key, bytes);
     if (sketch && r.sketch) sketch.merge(r.sketch);
     io.onProgress?.({ phase: 'read', file: b.file, features: sum.read, elapsed: secondsSince(t0) });
-  });
+  }, { of: (b) => ('values' in b.raw ? 1 : 0), max: 0 });
   sum.dims = (['t', 'c', 'z'] as const).filter((d) => dims.has(d));
   // The pyramid has one of each (descriptor, JSON tiles): inputs with another are described by the first's.
   for (const [member, files] of differing) {

@@ -71,13 +71,17 @@ function loadedOnce(thread: Worker): Promise<void> {
   });
 }
 
-/** What a task weighs (the bytes it holds) and how much may be in flight at once; one task always may. */
+/**
+ * What a task weighs (the bytes it holds) and how much may be in flight at once; one task always may, and one that
+ * weighs more than `max` on its own goes alone: those before it are consumed first, and it before the next is asked for.
+ */
 export interface Weights<T> { of: (item: T) => number; max: number }
 
 /**
  * Runs `work` over items with at most `window` tasks in flight, and calls `consume` with results strictly in item order,
  * so what is written never depends on which worker finishes first. The producer waits when the window is full, and
- * with `weights` also while the tasks in flight and the next weigh more than `weights.max` together.
+ * with `weights` also while the tasks in flight and the next weigh more than `weights.max` together; a task heavier than
+ * that alone is consumed before the next item is asked for, so its result is not held while the producer makes more.
  */
 export async function runOrdered<T, R>(
   items: AsyncIterable<T> | Iterable<T>,
@@ -102,7 +106,7 @@ export async function runOrdered<T, R>(
       result.catch(() => undefined);
       inFlight.push({ item, result, weight });
       load += weight;
-      if (inFlight.length >= window) await drainOne();
+      if (inFlight.length >= window || (weights && weight > weights.max)) await drainOne();
     }
     while (inFlight.length) await drainOne();
   } finally {

@@ -79,6 +79,22 @@ describe('runOrdered', () => {
     expect(most).toBe(100);
   });
 
+  it('consumes a task heavier than the maximum before it asks for the next item, those before it first', async () => {
+    // What happened, in order: items asked for (a value batch's records were held while the next class was traced).
+    const log: string[] = [];
+    function* items(): Generator<number> {
+      for (let i = 0; i < 6; i++) { log.push(`next ${i}`); yield i; }
+    }
+    const heavy = (i: number) => (i === 2 || i === 3 ? 1 : 0);
+    await runOrdered(items(), 4, async (i) => {
+      await new Promise((r) => setTimeout(r, 1));
+      return i;
+    }, (r) => { log.push(`consumed ${r}`); }, { of: heavy, max: 0 });
+    expect(log.slice(0, 7)).toEqual(['next 0', 'next 1', 'next 2', 'consumed 0', 'consumed 1', 'consumed 2', 'next 3']);
+    expect(log.slice(7, 9)).toEqual(['consumed 3', 'next 4']);
+    expect(log.filter((e) => e.startsWith('consumed'))).toEqual([0, 1, 2, 3, 4, 5].map((i) => `consumed ${i}`));
+  });
+
   it('with a window of 1 runs one task at a time', async () => {
     let inFlight = 0, most = 0;
     const out: number[] = [];
