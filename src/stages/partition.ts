@@ -232,11 +232,16 @@ function spillIo(file: string, step: () => void): void {
 /** Records of this many bytes or more placed in several cells are shared between them (`RecordRouter.take`). */
 export const SHARED_RECORD = 64 << 10;
 
+/** Flags of a placement: the record's home cell; a large record, kept apart (`RecordRouter.large`). */
+const HOME_PLACE = 1, LARGE_PLACE = 2;
+
 /**
  * Routes records to the cells they meet, then hands out each cell's records in a buffer of its own (transferable).
  * A record is kept once in a scratch buffer the router reuses from batch to batch, whatever the number of cells it
  * meets; a cell's buffer is made once, at its size. Growing a buffer per cell and copying it out at the end faulted in
- * about three times the records' bytes of fresh memory per batch, in every worker.
+ * about three times the records' bytes of fresh memory per batch, in every worker. A large record (SHARED_RECORD
+ * bytes or more) is kept in a buffer of its own instead, handed out as it is: a class of a class mask and its pieces
+ * for a hundred cells (345 MB) were copied into a scratch that doubled to 512 MB, then out again, 1.2 GB at once.
  */
 export class RecordRouter {
   /** What the scratch keeps between tasks at most: a task with a huge record does not hold its memory for the rest. */
@@ -245,8 +250,13 @@ export class RecordRouter {
   /** The scratch's numbers (records in it start 8-byte aligned): where a large multi-geometry's pieces are read. */
   private f64 = new Float64Array(this.scratch.buffer);
   private used = 0;
-  /** Per placement, four numbers: the cell's index in `keys`, where the record is in `scratch`, its length, home (1). */
+  /**
+   * Per placement, four numbers: the cell's index in `keys`, where the record is in `scratch` (a large one: its index
+   * in `large`), its length, and flags (HOME_PLACE, LARGE_PLACE).
+   */
   private places = new Uint32Array(1 << 14);
+  /** The batch's large records, each in a buffer of its own. */
+  private large: Uint8Array[] = [];
   private placed = 0;
   private readonly keys = new Map<string, number>();
 
@@ -262,16 +272,18 @@ export class RecordRouter {
     if (x0 > x1 || y0 > y1) return 0;
     const cells = (x1 - x0 + 1) * (y1 - y0 + 1);
     if (cells > maxCells) return cells;
-    const at = this.keep(record);
-    const pieces = cells > 1 ? recordPieces(this.f64, at) : null;
+    const big = record.length >= SHARED_RECORD;
+    const at = big ? this.large.push(record.slice()) - 1 : this.keep(record);
+    const own = big ? new Float64Array(this.large[at].buffer) : undefined;
+    const pieces = cells > 1 ? recordPieces(own ?? this.f64, own ? 0 : at) : null;
     for (let cy = y0; cy <= y1; cy++) {
       for (let cx = x0; cx <= x1; cx++) {
         const key = cellKey(prefix, cx, cy);
         let k = this.keys.get(key);
         if (k === undefined) this.keys.set(key, (k = this.keys.size));
         const home = cx === hx && cy === hy;
-        if (pieces === null || home) this.place(k, at, record.length, home);
-        else this.placeNear(k, at, record.length, pieces, { minX: cx * cell - pad, minY: cy * cell - pad, maxX: (cx + 1) * cell + pad, maxY: (cy + 1) * cell + pad });
+        if (pieces === null || home) this.place(k, at, record.length, home, big);
+        else this.placeNear(k, at, own, record.length, pieces, { minX: cx * cell - pad, minY: cy * cell - pad, maxX: (cx + 1) * cell + pad, maxY: (cy + 1) * cell + pad });
       }
     }
     return cells;
@@ -295,41 +307,44 @@ export class RecordRouter {
    * does. The whole when its centroid lies in `r` (were every piece to collapse, the point standing for it there
    * would need them all), when every piece meets `r`, or when a long piece near it reaches far beyond (copied into
    * every cell it meets, it multiplied: `nearFarReaching`). Each piece goes where it would go as a feature of its own,
-   * so a unit gathering cells finds every one its tiles reach.
+   * so a unit gathering cells finds every one its tiles reach. `own`: the whole's numbers when it is large (`large[at]`).
    */
-  private placeNear(k: number, at: number, length: number, pieces: Pieces, r: Rect): void {
-    if (centroidIn(pieces.lod, r)) { this.place(k, at, length, false); return; }
+  private placeNear(k: number, at: number, own: Float64Array | undefined, length: number, pieces: Pieces, r: Rect): void {
+    const big = own !== undefined;
+    if (centroidIn(pieces.lod, r)) { this.place(k, at, length, false, big); return; }
     const near = piecesNear(pieces, r);
     if (near.length === 0) return;
-    if (4 * near.length === pieces.boxes.length || nearFarReaching(pieces, near, r)) { this.place(k, at, length, false); return; }
-    const part = partialRecord(this.f64, at, pieces, near);
-    this.place(k, this.keep(part), part.length, false);
+    if (4 * near.length === pieces.boxes.length || nearFarReaching(pieces, near, r)) { this.place(k, at, length, false, big); return; }
+    const part = partialRecord(own ?? this.f64, own ? 0 : at, pieces, near);
+    // Made in a buffer of its own: a large one stays there.
+    if (part.length >= SHARED_RECORD) this.place(k, this.large.push(part) - 1, part.length, false, true);
+    else this.place(k, this.keep(part), part.length, false, false);
   }
 
   /**
    * Each cell's records, in the order they were routed, keys in first-seen order; the router is then empty. A cell's
-   * records come in one buffer of its own, or, where it shares a large record (SHARED_RECORD bytes or more, placed in
-   * several cells: an outline across a slide), in several entries under its key, the large record's buffer the same
-   * one in every cell but its home. Copying it per cell made a 3 MB outline 1.3 GB of buffers in one batch.
+   * records come in one buffer of its own, or, where it has a large record (SHARED_RECORD bytes or more), in several
+   * entries under its key, the large record's buffer as it was kept; one placed in several cells (an outline across a
+   * slide) the same buffer in every cell but its home, which has a copy. Copying it per cell made a 3 MB outline 1.3 GB
+   * of buffers in one batch.
    */
   take(): [string, Uint8Array][] {
     const p = this.places;
-    // Placements per record start: large records placed more than once are shared.
+    // Placements per large record: one placed more than once is shared.
     const count = new Map<number, number>();
-    for (let i = 0; i < this.placed; i += 4) if (p[i + 2] >= SHARED_RECORD) count.set(p[i + 1], (count.get(p[i + 1]) ?? 0) + 1);
-    const shared = new Map<number, Uint8Array>();
-    const isShared = (i: number) => p[i + 2] >= SHARED_RECORD && (count.get(p[i + 1]) ?? 0) > 1;
+    for (let i = 0; i < this.placed; i += 4) if (p[i + 3] & LARGE_PLACE) count.set(p[i + 1], (count.get(p[i + 1]) ?? 0) + 1);
+    const isLarge = (i: number) => (p[i + 3] & LARGE_PLACE) !== 0;
     // Each cell's own bytes first, so its buffer is made once at its size; then the same counts say where to copy to.
     const fill = new Float64Array(this.keys.size);
-    for (let i = 0; i < this.placed; i += 4) if (!isShared(i)) fill[p[i]] += p[i + 2];
+    for (let i = 0; i < this.placed; i += 4) if (!isLarge(i)) fill[p[i]] += p[i + 2];
     const own = Array.from(fill, (n) => new Uint8Array(n));
     fill.fill(0);
     // Per cell, its entries in order: spans of its own buffer (copied out: each moves between threads whole) and shared records.
     const entries: Uint8Array[][] = Array.from({ length: this.keys.size }, () => []);
     const spanStart = new Float64Array(this.keys.size);
     for (let i = 0; i < this.placed; i += 4) {
-      const k = p[i], at = p[i + 1], n = p[i + 2], home = p[i + 3] === 1;
-      if (!isShared(i)) {
+      const k = p[i], at = p[i + 1], n = p[i + 2], home = (p[i + 3] & HOME_PLACE) !== 0;
+      if (!isLarge(i)) {
         const to = fill[k];
         own[k].set(this.scratch.subarray(at, at + n), to);
         setHome(own[k], to, home);
@@ -338,12 +353,8 @@ export class RecordRouter {
       }
       if (fill[k] > spanStart[k]) entries[k].push(own[k].slice(spanStart[k], fill[k]));
       spanStart[k] = fill[k];
-      let record = home ? undefined : shared.get(at);
-      if (record === undefined) {
-        record = this.scratch.slice(at, at + n);
-        setHome(record, 0, home);
-        if (!home) shared.set(at, record);
-      }
+      const record = home && (count.get(at) ?? 0) > 1 ? this.large[at].slice() : this.large[at];
+      setHome(record, 0, home);
       entries[k].push(record);
     }
     const chunks: [string, Uint8Array][] = [];
@@ -354,6 +365,7 @@ export class RecordRouter {
       for (const e of entries[k]) chunks.push([key, e]);
     });
     this.keys.clear();
+    this.large = [];
     this.used = 0;
     this.placed = 0;
     if (this.scratch.length > RecordRouter.KEPT) { this.scratch = new Uint8Array(1 << 16); this.f64 = new Float64Array(this.scratch.buffer); }
@@ -361,7 +373,7 @@ export class RecordRouter {
     return chunks;
   }
 
-  private place(k: number, at: number, n: number, home: boolean): void {
+  private place(k: number, at: number, n: number, home: boolean, large: boolean): void {
     const i = this.placed;
     if (i === this.places.length) {
       const more = new Uint32Array(i * 2);
@@ -369,7 +381,7 @@ export class RecordRouter {
       this.places = more;
     }
     const p = this.places;
-    p[i] = k; p[i + 1] = at; p[i + 2] = n; p[i + 3] = home ? 1 : 0;
+    p[i] = k; p[i + 1] = at; p[i + 2] = n; p[i + 3] = (home ? HOME_PLACE : 0) | (large ? LARGE_PLACE : 0);
     this.placed = i + 4;
   }
 }

@@ -212,6 +212,31 @@ describe('unit records', () => {
     expect([...perKey.keys()].length).toBe(9);
   });
 
+  it('hands on a large record in a buffer of its own, not copied into its cell\'s, the cell reading its records in order', () => {
+    const router = new RecordRouter();
+    const enc = new RecordEncoder();
+    const square = (seq: number, x: number, note: string) => {
+      const f: Feature = { type: 'Feature', geometry: { type: 'Polygon', coordinates: [[[x, 10], [x + 5, 10], [x + 5, 15], [x, 10]]] }, properties: { note } };
+      encodeGeoJSON(enc, seq, 'cells', headOf(f), f.geometry as Geometry);
+      router.route('0/0/0/', enc.bytes(), enc.box, 100, 2, 0);
+      return enc.bytes().byteLength;
+    };
+    square(1, 10, 'a');
+    const large = square(2, 20, 'x'.repeat(100 << 10));
+    square(3, 30, 'b');
+    const chunks = router.take();
+    // One cell: its small records before and after the large one, which is a buffer of exactly its record (a class of
+    // a class mask was copied into a scratch that doubled past it, then out again).
+    expect(chunks.map(([k, b]) => [k, b.byteLength === large])).toEqual([['0/0/0/0/0', false], ['0/0/0/0/0', true], ['0/0/0/0/0', false]]);
+    const read: [number, boolean][] = [];
+    for (const [, bytes] of chunks) {
+      expect(bytes.byteLength).toBe(bytes.buffer.byteLength);
+      const r = new RecordReader(bytes);
+      while (r.next()) read.push([r.seq, r.home]);
+    }
+    expect(read).toEqual([[1, true], [2, true], [3, true]]);
+  });
+
   it('stores whole, in one shared buffer, a multi-geometry of many pieces in the cells a long piece of it reaches far across', () => {
     // Cells of 100 px, 10 × 10. Small squares, one in each cell, and (a class mask's web of tissue) a zig-zag polygon
     // of 10,000 vertices across the top row of cells; then one with the same pieces but that polygon cut short.
