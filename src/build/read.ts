@@ -9,6 +9,7 @@ import type { Vocabularies } from '../model/vocabulary.js';
 import { ByteArena } from '../bytes.js';
 import { defaultLayerOf, readEventBatches, type MembersEvent, type ReadEvent } from '../io/read.js';
 import { FeatureText, type FeatureSource, type MadeOptions } from '../io/source.js';
+import { FlatValue } from '../tiling/flat-value.js';
 import type { BuildConfig } from '../options.js';
 import { DataError, InputError, ReadError } from '../report/errors.js';
 import { mergeStats, type PlaneRule } from '../stages/assign.js';
@@ -354,7 +355,7 @@ async function* madeFeatures(source: FeatureSource, pieces: ManyPieces, options:
     yield made.map((f) => {
       if (f instanceof FeatureText) return { index: index++, line: 0, column: 0, bytes: f.bytes, strings: f.strings };
       pieces.see(f);
-      return { index: index++, line: 0, column: 0, value: f, vertices: polygonVertices(f) };
+      return { index: index++, line: 0, column: 0, value: f, vertices: f instanceof FlatValue ? f.positions : polygonVertices(f) };
     });
   }
 }

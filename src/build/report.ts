@@ -3,6 +3,7 @@
 import { setOwn } from '../model/own.js';
 import type { Asset, TilesetDescriptor } from '../model/descriptor.js';
 import type { Feature } from '../model/feature.js';
+import { FlatValue } from '../tiling/flat-value.js';
 import { PREVIEW_MAX_SIDE, backgroundJpeg, composePreview, imageBackground, previewGrid } from '../io/preview.js';
 import { PREVIEW_IMAGE, type WorkDir } from '../io/workdir.js';
 import { WorkStateError } from '../report/errors.js';
@@ -269,13 +270,24 @@ export class ManyPieces {
   private first: { id: unknown; polygons: number; vertices: number } | undefined;
   private others = 0;
 
-  see(f: Feature): void {
+  see(f: Feature | FlatValue): void {
+    if (f instanceof FlatValue) {
+      if (f.geom.type === 'MultiPolygon') this.add(f.feature, f.geom.polys.length, () => f.positions - f.rings);
+      return;
+    }
     const g = f.geometry;
-    if (g?.type !== 'MultiPolygon' || g.coordinates.length < MANY_PIECES) return;
+    if (g?.type !== 'MultiPolygon') return;
+    this.add(f, g.coordinates.length, () => {
+      let vertices = 0;
+      for (const p of g.coordinates) for (const r of p) vertices += r.length - 1;
+      return vertices;
+    });
+  }
+
+  private add(f: Feature, polygons: number, vertices: () => number): void {
+    if (polygons < MANY_PIECES) return;
     if (this.first !== undefined) { this.others++; return; }
-    let vertices = 0;
-    for (const p of g.coordinates) for (const r of p) vertices += r.length - 1;
-    this.first = { id: f.properties?.label ?? f.id, polygons: g.coordinates.length, vertices };
+    this.first = { id: f.properties?.label ?? f.id, polygons, vertices: vertices() };
   }
 
   warning(file: string): [string, CodedFields] | undefined {

@@ -1,5 +1,5 @@
 // A label mask (PNG, TIFF) as a source of features: one polygon per label, handed to the build as values.
-import { labelFeature, labelsOf, MANY_PIECES, type LabelFeature, type LabelParts } from '../raster/features.js';
+import { labelFlat, labelsOf, MANY_PIECES, type LabelParts } from '../raster/features.js';
 import { FeatureTextWriter, stringsOf } from '../raster/feature-text.js';
 import { LabelPieces } from '../raster/label-pieces.js';
 import { LabelRows, type MaskBand } from '../raster/strips.js';
@@ -10,6 +10,7 @@ import { ImageError } from '../report/errors.js';
 import { openLabelMask, type MaskFile } from './mask.js';
 import { pixelSizeMultiscale } from './pixel-size.js';
 import { FeatureText, type FeatureSource, type MadeOptions } from './source.js';
+import type { FlatValue } from '../tiling/flat-value.js';
 
 /** File names read as label masks rather than as JSON. */
 export const MASK_FILE = /\.(tif|tiff|png)$/i;
@@ -61,7 +62,7 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES, direct = t
       members = mask.pixelSize ? { type: 'FeatureCollection', multiscale: pixelSizeMultiscale(mask.pixelSize) } : undefined;
       ignored = mask.pixelSizeIgnored;
       const writer = new FeatureTextWriter();
-      let group: (LabelFeature | FeatureText)[] = [];
+      let group: (FlatValue | FeatureText)[] = [];
       let valueVertices = 0;
       const labels = maskLabels(path, mask, bandBytes);
       for await (const [rings, parts, top] of made.maskFeatures === 'piece' ? eachPiece(labels) : labels) {
@@ -69,7 +70,7 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES, direct = t
         scattered.see(rings, parts);
         const value = parts.vertices >= TEXT_VERTICES || parts.polygons.length >= MANY_PIECES;
         if (value) valueVertices += parts.vertices;
-        group.push(value ? labelFeature(rings, parts, top) : new FeatureText(writer.write(rings, parts, top), stringsOf(parts)));
+        group.push(value ? labelFlat(rings, parts, top) : new FeatureText(writer.write(rings, parts, top), stringsOf(parts)));
         if (group.length === GROUP || valueVertices >= GROUP_VALUE_VERTICES) {
           yield group;
           group = [];

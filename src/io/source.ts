@@ -5,6 +5,7 @@ import { createGunzip, type Gunzip } from 'node:zlib';
 import type { Feature } from '../model/feature.js';
 import type { Scattered } from '../raster/scattered.js';
 import type { MaskFeatures } from '../options.js';
+import type { FlatValue } from '../tiling/flat-value.js';
 import { InterruptedError } from '../report/errors.js';
 
 /**
@@ -35,10 +36,10 @@ export interface Source {
 export interface FeatureSource {
   name: string;
   /**
-   * The features in order, in groups (one await per group, not per feature): values, or text a source wrote; `made`
+   * The features in order, in groups (one await per group, not per feature): values (flat or not), or text a source wrote; `made`
    * says how the build's options shape them.
    */
-  features(made?: MadeOptions): AsyncIterable<(Feature | FeatureText)[]>;
+  features(made?: MadeOptions): AsyncIterable<(Feature | FeatureText | FlatValue)[]>;
   /** The size of the image the features come from, once `features()` has been read through: the world covers it. */
   imageSize?(): { width: number; height: number } | undefined;
   /**

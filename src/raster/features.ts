@@ -2,7 +2,8 @@
 import type { MultiPolygon, Polygon, Position } from '../model/geometry.js';
 import type { Feature } from '../model/feature.js';
 import { traceLabelRings, type LabelMask, type LabelRings } from './trace.js';
-import { emptyBox, growBox } from '../tiling/flat.js';
+import { emptyBox, growBox, type Flat } from '../tiling/flat.js';
+import { FlatValue } from '../tiling/flat-value.js';
 import { RingTester } from './ring-rows.js';
 
 export interface LabelProperties {
@@ -127,9 +128,41 @@ export function labelFeature(rings: LabelRings, parts: LabelParts, top: number):
   const geometry: Polygon | MultiPolygon = polygons.length === 1
     ? { type: 'Polygon', coordinates: polygons[0] }
     : { type: 'MultiPolygon', coordinates: polygons };
+  return { type: 'Feature', id: labelId(parts), geometry, properties: labelProperties(parts) };
+}
+
+/** A label's id, or a piece's own (`--mask-features piece`). */
+function labelId(parts: LabelParts): number {
+  return parts.id ?? parts.label;
+}
+
+/** `label` and `area`, and a piece's number within its label. */
+function labelProperties(parts: LabelParts): LabelProperties {
   const properties: LabelProperties = { label: parts.label, area: parts.area };
   if (parts.piece !== undefined) properties.piece = parts.piece;
-  return { type: 'Feature', id: parts.id ?? parts.label, geometry, properties };
+  return properties;
+}
+
+/**
+ * The label's feature with its polygons flat (`FlatValue`), `top` added to every y: the numbers, in the order, that
+ * `flatten` gives of `labelFeature`'s geometry, without its position arrays.
+ */
+export function labelFlat(rings: LabelRings, parts: LabelParts, top: number): FlatValue {
+  const polys = parts.polygons.map((p) => p.map((r) => ringFlat(rings, r, top)));
+  return new FlatValue(
+    { type: 'Feature', id: labelId(parts), geometry: null, properties: labelProperties(parts) },
+    { k: 'polygons', type: polys.length === 1 ? 'Polygon' : 'MultiPolygon', polys },
+  );
+}
+
+/** One ring as flat x, y numbers, closed, `top` added to every y. */
+function ringFlat(rings: LabelRings, r: number, top: number): Flat {
+  const s = 2 * rings.start[r], n = 2 * rings.length[r], xy = rings.xy;
+  const out = new Array<number>(n + 2);
+  for (let i = 0; i < n; i += 2) { out[i] = xy[s + i]; out[i + 1] = top + xy[s + i + 1]; }
+  out[n] = out[0];
+  out[n + 1] = out[1];
+  return out;
 }
 
 /**

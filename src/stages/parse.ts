@@ -20,7 +20,8 @@ import { RecordRouter } from './partition.js';
 import { storedPad } from './plan.js';
 import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder } from './record.js';
-import { emptyBox, enclosesNoArea, flatFeatureOf, flatten, growBox, isPbfId, onlyMeshes, tagsOf, withGeometry } from '../tiling/flat.js';
+import { emptyBox, enclosesNoArea, flatFeatureOf, flatten, growBox, isPbfId, onlyMeshes, tagsOf, withGeometry, type TileGeometry } from '../tiling/flat.js';
+import { FlatValue } from '../tiling/flat-value.js';
 import { headTextOf } from './encode-json.js';
 import { TileSketch, type SketchData } from './thinning.js';
 import { withCode } from '../report/coded.js';
@@ -34,8 +35,8 @@ export const META = 6;
 
 /**
  * Features of a batch as the reading thread hands them over: JSON text (their UTF-8 back to back, `meta` saying where
- * each lies), or values that were never text (a label mask's traced polygons, a whole-file document), parsed where
- * they are (copying them to a worker cost more than the work); their `meta` start and end are unused, and `found`
+ * each lies), or values that were never text (a label mask's traced polygons, `FlatValue`s or GeoJSON, a whole-file
+ * document), parsed where they are (copying them to a worker cost more than the work); their `meta` start and end are unused, and `found`
  * holds per value what reading its text found (invalid UTF-8 in a whole-file document).
  */
 export type RawBatch = { bytes: Uint8Array; meta: Float64Array } | { values: unknown[]; meta: Float64Array; found?: Issue[][] };
@@ -180,25 +181,31 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
   const looked = [...unseen.keys()];
   /** Nothing to place: a mesh given only by its tiles has a position elsewhere; an empty collection has none. */
   const nowhere = (g: Geometry): string => (tiledOnly(g) ? 'no-inline-position' : 'empty-geometry');
-  /**
-   * Encodes a valid feature into its unit's records (true), or says why it cannot be placed (a `skipped` reason);
-   * returns the issue that makes it invalid for the build (it spans too many work cells).
-   */
-  const put = (seq: number, layer: string, f: Feature, plane: Plane): Issue | string | true => {
-    if (f.geometry === null) return 'null-geometry';
-    dropRadius(f.geometry);
-    const geom = flatten(f.geometry);
-    // The feature itself is its head: only id, featureClass, parentId, ref, properties and vocabularies are read.
-    if (geom === null) return nowhere(f.geometry);
+  /** A feature's flat geometry, or why it has nothing to place (a `skipped` reason). */
+  const flatOf = (g: Geometry | null): TileGeometry | string => {
+    if (g === null) return 'null-geometry';
+    dropRadius(g);
+    const geom = flatten(g);
+    if (geom === null) return nowhere(g);
     // PBF carries no mesh: without JSON tiles a feature of meshes alone would be in no tile, and said to be in JSON ones.
     if (!task.json && onlyMeshes(geom)) return 'mesh-without-json-tiles';
     // Polygons without area draw nothing at any zoom: counted here rather than vanishing in the tiler.
-    if (enclosesNoArea(geom, f.geometry)) return 'zero-area';
+    return enclosesNoArea(geom, g) ? 'zero-area' : geom;
+  };
+  /**
+   * Encodes a valid feature into its unit's records (true), or says why it cannot be placed (a `skipped` reason);
+   * returns the issue that makes it invalid for the build (it spans too many work cells). `made`: its geometry as a
+   * source made it, flat (`FlatValue`: the feature's own is null).
+   */
+  const put = (seq: number, layer: string, f: Feature, plane: Plane, made?: TileGeometry): Issue | string | true => {
+    const geom = made ?? flatOf(f.geometry);
+    if (typeof geom === 'string') return geom;
+    // The feature itself is its head: only id, featureClass, parentId, ref, properties and vocabularies are read.
     // Its layer travels beside it (the id, to `encode`); -1 stands in the one-shape feature.
     let flat = flatFeatureOf(seq, -1, geom, undefined, f, undefined, undefined, undefined, false, undefined);
     // A JSON-only sketch sizes the head text the record holds: made once, for both.
     if (sketch?.format === 'json') flat.headJson = encoder.encode(headTextOf(flat, layer));
-    if (!enc.encode(layer, flat)) return nowhere(f.geometry);
+    if (!enc.encode(layer, flat)) return f.geometry === null ? 'empty-geometry' : nowhere(f.geometry);
     const b = enc.box;
     if (b[2] < 0 || b[3] < 0 || (image ? b[0] > image.width || b[1] > image.height : b[0] >= side || b[1] >= side)) return beyond;
     if (!boxInside(b, world)) {
@@ -241,8 +248,11 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     let value: unknown;
     // What reading its text found: invalid UTF-8, names given twice.
     const found: Issue[] = [];
+    // A feature a source made flat: its members are validated, its geometry is valid as made.
+    let made: TileGeometry | undefined;
     if ('values' in raw) {
       value = raw.values[i];
+      if (value instanceof FlatValue) { made = value.geom; value = value.feature; }
       if (raw.found?.[i]) found.push(...raw.found[i]);
     } else {
       const text = decoder.decode(raw.bytes.subarray(meta[m + 3], meta[m + 4]));
@@ -296,7 +306,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     const byField = task.layerBy === undefined ? undefined : layerByField(f, task.layerBy);
     const layer = byField ?? task.layer;
     // A feature too wide to store is invalid for the build, as a plane value that is no index is.
-    const stored = put(seq, layer, f, assigned.plane);
+    const stored = put(seq, layer, f, assigned.plane, made);
     if (typeof stored === 'object') {
       res.invalid++;
       tally.add(stored, place);

@@ -15,6 +15,7 @@ import { LabelRows } from '../../src/raster/strips.js';
 import { mulberry32 } from '../../src/random.js';
 import { littleEndianTiff } from '../helpers/tiff.js';
 import { withoutReport } from '../helpers/pyramid.js';
+import { asGeoJSON, featuresAsGeoJSON } from '../helpers/mask-features.js';
 
 /** An uncompressed single-strip TIFF of 32-bit samples (sampleFormat 1: unsigned, 2: signed). */
 function tiff32(width: number, height: number, data: Uint32Array | Int32Array, sampleFormat: 1 | 2 = 1): Buffer {
@@ -51,10 +52,7 @@ function instanceMask(seed: number, width: number, height: number): Uint32Array 
 
 /** The mask source's features, texts parsed as they come (their bytes are reused for the next group). */
 async function featuresOf(path: string, bandBytes?: number): Promise<unknown[]> {
-  const out: unknown[] = [];
-  const utf8 = new TextDecoder();
-  for await (const group of maskSource(path, bandBytes).features()) out.push(...group.map((f) => (f instanceof FeatureText ? JSON.parse(utf8.decode(f.bytes)) as unknown : f)));
-  return out;
+  return featuresAsGeoJSON(maskSource(path, bandBytes));
 }
 
 describe('label masks read in bands of rows', () => {
@@ -135,8 +133,9 @@ describe('label masks read in bands of rows', () => {
     const labels: number[] = [];
     for await (const group of maskSource(path).features()) {
       let vertices = 0;
-      for (const f of group) {
-        if (f instanceof FeatureText) continue;
+      for (const made of group) {
+        if (made instanceof FeatureText) continue;
+        const f = asGeoJSON(made);
         const g = f.geometry;
         const polygons = g?.type === 'Polygon' ? [g.coordinates] : g?.type === 'MultiPolygon' ? g.coordinates : [];
         expect(vertices, `group ending with label ${String(f.id)}`).toBeLessThan(GROUP_VALUE_VERTICES);

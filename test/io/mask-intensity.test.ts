@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maskSource } from '../../src/io/mask-source.js';
-import { FeatureText } from '../../src/io/source.js';
+import { featuresAsGeoJSON } from '../helpers/mask-features.js';
 import { mulberry32 } from '../../src/random.js';
 import { ImageError } from '../../src/report/errors.js';
 import { piecesOf } from '../helpers/pieces.js';
@@ -25,12 +25,7 @@ interface Traced { id: number; properties: { label: number; area: number }; geom
 
 /** The mask's features, decoded. */
 async function featuresOf(file: string, bandBytes?: number): Promise<Traced[]> {
-  const out: Traced[] = [];
-  const utf8 = new TextDecoder();
-  for await (const group of maskSource(file, bandBytes).features()) {
-    out.push(...group.map((f) => (f instanceof FeatureText ? JSON.parse(utf8.decode(f.bytes)) : f) as Traced));
-  }
-  return out;
+  return (await featuresAsGeoJSON(maskSource(file, bandBytes))) as unknown as Traced[];
 }
 
 /** The error reading the mask ends in. */
