@@ -118,8 +118,8 @@ function wholeRecords(buf: Uint8Array, have: number): number {
   return end;
 }
 
-/** A unit file's records, its pointers replaced by the records they lead to. */
-function readUnitFile(file: string): Uint8Array {
+/** A unit file's records, its pointers replaced by the records they lead to (`resolvePointers`' chunks). */
+function readUnitFile(file: string): Uint8Array[] {
   const fd = openRecords(file);
   const shared = new SharedReader(file);
   try {
@@ -152,7 +152,7 @@ export function* recordSlices(file: string): Generator<Uint8Array> {
       have += got;
       const end = wholeRecords(buf, have);
       if (end > 0) {
-        yield resolvePointers(buf.subarray(0, end), shared.read);
+        yield* resolvePointers(buf.subarray(0, end), shared.read);
         buf.copyWithin(0, end, have);
         have -= end;
       }
@@ -225,7 +225,7 @@ function loadFeatures(task: TileTask): { features: FlatFeature[]; home: Uint8Arr
   const first = sources.length > 1 ? new Map<number, number>() : undefined;
   const near = reach(task);
   for (const src of sources) {
-    for (const bytes of 'chunks' in src ? src.chunks : [readUnitFile(src.path)]) {
+    for (const bytes of 'chunks' in src ? src.chunks : readUnitFile(src.path)) {
       const r = new RecordReader(bytes, strings);
       while (r.next()) {
         if (first !== undefined) {

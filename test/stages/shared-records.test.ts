@@ -22,13 +22,17 @@ function rec(size: number, fill: number): Uint8Array {
 const cat = (...parts: Uint8Array[]) => Uint8Array.from(parts.flatMap((p) => [...p]));
 
 describe('pointers', () => {
-  it('are replaced by the records they lead to, in place; bytes without one come back as they are', () => {
+  it('are replaced by the records they lead to, in place, each part a chunk of its own; bytes without one come back as they are', () => {
     const store = cat(rec(32, 7), rec(40, 9));
     const read = (offset: number, length: number) => store.slice(offset, offset + length);
     const plain = cat(rec(24, 1), rec(48, 2));
-    expect(resolvePointers(plain, read)).toBe(plain);
+    expect(resolvePointers(plain, read)).toEqual([plain]);
+    expect(resolvePointers(plain, read)[0]).toBe(plain);
     const bytes = cat(rec(24, 1), pointerRecord(32, 40), rec(48, 2), pointerRecord(0, 72));
-    expect([...resolvePointers(bytes, read)]).toEqual([...cat(rec(24, 1), rec(40, 9), rec(48, 2), rec(32, 7), rec(40, 9))]);
+    // Each part in a chunk of its own, none joined: the unit's own records between pointers, and each pointer's records.
+    expect(resolvePointers(bytes, read).map((c) => [...c])).toEqual([rec(24, 1), rec(40, 9), rec(48, 2), cat(rec(32, 7), rec(40, 9))].map((c) => [...c]));
+    const last = cat(pointerRecord(0, 32), rec(24, 1));
+    expect(resolvePointers(last, read).map((c) => [...c])).toEqual([rec(32, 7), rec(24, 1)].map((c) => [...c]));
   });
 });
 
