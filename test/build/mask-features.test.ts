@@ -5,6 +5,8 @@ import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { buildPyramid } from '../../src/build/pipeline.js';
 import { maskSource } from '../../src/io/mask-source.js';
+import { FlatValue } from '../../src/tiling/flat-value.js';
+import { validateMask } from '../../src/validate/files.js';
 import { MemorySink } from '../../src/io/sink.js';
 import { resolveBuildConfig } from '../../src/options.js';
 import { UsageError } from '../../src/report/errors.js';
@@ -173,6 +175,33 @@ describe('--mask-features piece', () => {
     expect([...want.values()].filter((w) => w.label === 1000).map((w) => [w.piece, w.box[0], w.box[1]])).toEqual([[1, 35, 35], [2, 335, 35], [3, 35, 335], [4, 335, 335]]);
     // Read in bands of 30 rows, the pyramid is the same: a label is split where it is given, whole.
     expect(withoutReport((await build('piece', 30 * W * 2)).sink)).toEqual(withoutReport(sink));
+  });
+
+  it('keeps a piece of 65,536 vertices or more, which goes to the build flat, its own id, label, piece and area', async () => {
+    // A block with 128 × 128 holes of a pixel (65,540 vertices: a value, flat) is piece 2 of label 255, between two
+    // squares of it; label 128's square comes first (the same top row, a lower label).
+    const W = 270, data = new Uint8Array(W * W);
+    const fill = (x0: number, y0: number, w: number, h: number, v: number) => { for (let y = y0; y < y0 + h; y++) for (let x = x0; x < x0 + w; x++) data[y * W + x] = v; };
+    fill(0, 0, 2, 2, 255); fill(10, 0, 2, 2, 128); fill(0, 266, 2, 2, 255);
+    fill(4, 4, 260, 260, 255);
+    for (let y = 5; y < 261; y += 2) for (let x = 5; x < 261; x += 2) data[y * W + x] = 0;
+    const file = path.join(tmpDir('mask-features'), 'holes.tif');
+    fs.writeFileSync(file, littleEndianTiff([[256, 4, W], [257, 4, W], [258, 3, 8], [259, 3, 1], [262, 3, 1], [273, 4, 0], [277, 3, 1], [278, 4, W], [279, 4, W * W]], data));
+    const want = expected(floodPieces(data, W));
+    const props = (w: { label: number; piece: number; area: number }) => ({ label: w.label, area: w.area, piece: w.piece });
+    expect([...want.values()].map(props)).toEqual([{ label: 128, area: 4, piece: 1 }, { label: 255, area: 4, piece: 1 }, { label: 255, area: 260 * 260 - 128 * 128, piece: 2 }, { label: 255, area: 4, piece: 3 }]);
+    // The block is the one the source hands on flat.
+    const flat: unknown[] = [];
+    for await (const group of maskSource(file).features({ maskFeatures: 'piece' })) for (const f of group) if (f instanceof FlatValue) flat.push({ id: f.feature.id, properties: f.feature.properties, vertices: f.positions - f.rings });
+    expect(flat).toEqual([{ id: 3, properties: props(want.get(3) as { label: number; piece: number; area: number }), vertices: 4 + 4 * 128 * 128 }]);
+    const sink = new MemorySink();
+    const report = await buildPyramid([{ source: maskSource(file) }], { maxZoom: 1, workers: 2, maskFeatures: 'piece' }, { sink });
+    expect([report.features.read, report.features.valid, report.features.invalid, report.features.notPlaced]).toEqual([4, 4, 0, {}]);
+    const { json, pbf } = featuresOf(sink, 512, 1);
+    expect(new Map([...json].map(([id, f]) => [id, f.properties]))).toEqual(new Map([...want].map(([id, w]) => [id, props(w)])));
+    expect(pbf).toEqual(new Map([...want].map(([id, w]) => [id, props(w)])));
+    expect(json.get(3)?.box).toEqual(want.get(3)?.box);
+    expect((await validateMask(maskSource(file), { maskFeatures: 'piece' })).features).toBe(4);
   });
 
   it('is refused with a value it does not take, naming it (exit 2)', () => {
