@@ -62,7 +62,7 @@ function removalStopped(err: RemovalError, run: OutputRun): RemovalError {
   const done = err.removed > 0
     ? `${run.command} --force removed ${err.removed} file(s) of what earlier builds wrote in ${out} before it (that pyramid is no longer whole), and touched nothing else`
     : `${run.command} --force removed nothing in ${out}`;
-  const next = `once ${err.path} can be removed (or is moved away), run mudm-tiles ${run.command} INPUT... -o ${out} --force again: it removes the rest of what earlier builds wrote, then ${run.command === 'build' ? 'builds' : 'plans'}`;
+  const next = `once ${err.path} can be removed (or is moved away), run mudm-tiles ${run.command} INPUT... -o ${out}${run.command === 'plan' ? ' --shards N' : ''} --force again: it removes the rest of what earlier builds wrote, then ${run.command === 'build' ? 'builds' : 'plans'}`;
   return new RemovalError(`${err.message}. ${done}; ${next}`, err.path as string, err.errno, err.removed);
 }
 

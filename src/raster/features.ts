@@ -95,7 +95,7 @@ function ringPositions(rings: LabelRings, r: number, top: number): Position[] {
 
 /**
  * A label's polygons as ring indexes (each its outer ring, then its holes), its pixel count and its vertices. A piece
- * of a label given as a feature of its own (`labelPieces`) has its own `id` and its number within the label, `piece`.
+ * of a label given as a feature of its own (`LabelPieces`) has its own `id` and its number within the label, `piece`.
  */
 export interface LabelParts { label: number; polygons: number[][]; area: number; vertices: number; id?: number; piece?: number }
 

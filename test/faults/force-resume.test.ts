@@ -419,6 +419,21 @@ describe('a --force removal that cannot remove what an earlier build wrote', () 
       expect(pyramidFiles(out)).toEqual(pyramidFiles(cleanSmall));
     }
   });
+
+  it.skipIf(!hasChattr)('plan --force stopped the same way says to plan again in shards (--shards N), not in one', async () => {
+    const out = path.join(tempDir('force-immutable-plan'), 'out');
+    expectOk(await runCli(['build', big, '-o', out, '-q', '--max-zoom', '4']), 'the earlier build');
+    const held = path.join(out, 'build-report.json');
+    expect(chattr('+i', held)).toBe(true);
+    let r;
+    try {
+      r = await runCli(['plan', small, '-o', out, '--shards', '2', '--force']);
+    } finally {
+      chattr('-i', held);
+    }
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.stderr).toContain(`plan --force removed 1 file(s) of what earlier builds wrote in ${out} before it (that pyramid is no longer whole), and touched nothing else; once ${held} can be removed (or is moved away), run mudm-tiles plan INPUT... -o ${out} --shards N --force again: it removes the rest of what earlier builds wrote, then plans\n`);
+  });
 });
 
 describe('--resume', () => {
