@@ -14,7 +14,7 @@ const PIECE = ascii(',"piece":');
  * Strings in each text, member names among them: type, Feature, id, geometry, type, Polygon, coordinates, properties,
  * label, area; and piece in that of a piece (`LabelParts.piece`), which `stringsOf` counts.
  */
-export const FEATURE_TEXT_STRINGS = 10;
+const FEATURE_TEXT_STRINGS = 10;
 
 /** The strings of the text `write` gives for `parts`. */
 export function stringsOf(parts: LabelParts): number {
