@@ -1,4 +1,4 @@
-// A label mask (PNG, TIFF) as a source of features: one polygon per label, handed to the build as values.
+// A label mask (PNG, TIFF) as a source of features: one polygon per label, or per piece of one (--mask-features piece).
 import { labelFlat, labelsOf, MANY_PIECES, type LabelParts } from '../raster/features.js';
 import { FeatureTextWriter, stringsOf } from '../raster/feature-text.js';
 import { LabelPieces } from '../raster/label-pieces.js';
