@@ -65,9 +65,10 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES, direct = t
       let group: (FlatValue | FeatureText)[] = [];
       let valueVertices = 0;
       const labels = maskLabels(path, mask, bandBytes);
-      for await (const [rings, parts, top] of made.maskFeatures === 'piece' ? eachPiece(labels) : labels) {
+      const pieces = made.maskFeatures === 'piece';
+      for await (const [rings, parts, top] of pieces ? eachPiece(labels) : labels) {
         // Pieces are in one polygon each: none is scattered (nor `mask-pieces`), as none is one feature of many.
-        scattered.see(rings, parts);
+        if (!pieces) scattered.see(rings, parts);
         const value = parts.vertices >= TEXT_VERTICES || parts.polygons.length >= MANY_PIECES;
         if (value) valueVertices += parts.vertices;
         group.push(value ? labelFlat(rings, parts, top) : new FeatureText(writer.write(rings, parts, top), stringsOf(parts)));

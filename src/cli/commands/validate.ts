@@ -29,10 +29,12 @@ export async function run(ctx: CommandContext): Promise<number> {
   const text = !options.json;
   const quiet = options.quiet;
   const progress = makeProgress(options.progress, io.stderr);
+  // What a label mask's features are, as a build given these options makes them: its labels or their pieces.
+  const maskFeatures = options.maskFeatures === 'piece' ? 'piece' : 'label';
   const files: FileReport[] = [];
   /** One file's report: an image is a label mask, traced as the build would (read as JSON it said "unexpected byte 0x89"). */
   const check = async (arg: string): Promise<FileReport> => {
-    if (MASK_FILE.test(arg)) return validateMask(maskSource(arg), { maskFeatures: options.maskFeatures === 'piece' ? 'piece' : 'label' });
+    if (MASK_FILE.test(arg)) return validateMask(maskSource(arg), { maskFeatures });
     const source = arg === '-' ? stdinSource(io.stdin) : fileSource(arg, { reuseChunks: true });
     const report = await validateSource(source, {
       onSample: text
@@ -58,7 +60,7 @@ export async function run(ctx: CommandContext): Promise<number> {
           const more = n - shown.length;
           if (more > 0 && !(quiet && shown[0]?.severity !== 'error')) io.stdout.write(`${withCode(`${report.file}: … and ${more} more`, code)}\n`);
         }
-        if (!quiet) io.stdout.write(`${fileSummary(report, options.maskFeatures === 'piece' ? 'piece' : 'label')}\n`);
+        if (!quiet) io.stdout.write(`${fileSummary(report, maskFeatures)}\n`);
       }
       files.push(report);
     }
