@@ -1,7 +1,7 @@
 // A label mask (PNG, TIFF) as a source of features: one polygon per label, or per piece of one (--mask-features piece).
 import { labelFlat, labelsOf, MANY_PIECES, type LabelParts } from '../raster/features.js';
 import { FeatureTextWriter, stringsOf } from '../raster/feature-text.js';
-import { LabelPieces } from '../raster/label-pieces.js';
+import { byFirstPixel, LabelPieces, pieceShapes } from '../raster/label-pieces.js';
 import { LabelRows, type MaskBand } from '../raster/strips.js';
 import { ScatteredLabels } from '../raster/scattered.js';
 import { traceLabelRings, type LabelMask, type LabelRings } from '../raster/trace.js';
@@ -38,7 +38,7 @@ export const GROUP_VALUE_VERTICES = 1 << 20;
 export const MASK_BAND_BYTES = 128 * 1024 * 1024;
 
 /**
- * The mask's features by top row, then label (`labelsToFeatures`), or each label's pieces in its place when the build
+ * The mask's features by top row, then label (`labelsToFeatures`), or its pieces in raster order when the build
  * asks for them (`MadeOptions`, --mask-features piece: `LabelPieces`); the pixels are decoded and traced when the build
  * first asks. `bandBytes` is for tests, which cut small masks into bands as large ones are, and `direct` (false: a
  * strip TIFF read through libvips, `openLabelMask`) for tests that compare the two readers.
@@ -64,9 +64,8 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES, direct = t
       const writer = new FeatureTextWriter();
       let group: (FlatValue | FeatureText)[] = [];
       let valueVertices = 0;
-      const labels = maskLabels(path, mask, bandBytes);
       const pieces = made.maskFeatures === 'piece';
-      for await (const [rings, parts, top] of pieces ? eachPiece(labels) : labels) {
+      for await (const [rings, parts, top] of pieces ? maskPieces(path, mask, bandBytes) : maskLabels(path, mask, bandBytes)) {
         // Pieces are in one polygon each: none is scattered (nor `mask-pieces`), as none is one feature of many.
         if (!pieces) scattered.see(rings, parts);
         const value = parts.vertices >= TEXT_VERTICES || parts.polygons.length >= MANY_PIECES;
@@ -85,10 +84,38 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES, direct = t
   };
 }
 
-/** Each label's pieces in its place (`LabelPieces`): --mask-features piece. */
-async function* eachPiece(labels: AsyncIterable<[LabelRings, LabelParts, number]>): AsyncGenerator<[LabelRings, LabelParts, number], void, undefined> {
-  const pieces = new LabelPieces();
-  for await (const [rings, parts, top] of labels) for (const piece of pieces.of(rings, parts)) yield [rings, piece, top];
+/**
+ * Extra rows a band of pieces reads below its own at first (a fraction of the band, at least this many): where a piece
+ * whose top row is in the band reaches the last row read, the band is read again with twice the rows below it.
+ */
+const PIECE_REACH = 64;
+
+/**
+ * Every piece of every label (--mask-features piece), in raster order of their first pixels, read in bands of rows
+ * whatever the labels: each band gives the pieces whose top row is in it, read from one row above it (a piece that
+ * reaches that row began above and was given there) down to past the lowest of them. A mask segmented tile by tile
+ * and numbered afresh in each has labels reaching from top to bottom, which bands by label read whole (800 MB of
+ * pixels at 20,000² px and 16 bits, 10 GB for a whole slide), where its pieces are each a cell high.
+ */
+async function* maskPieces(path: string, mask: MaskFile, bandBytes: number): AsyncGenerator<[LabelRings, LabelParts, number], void, undefined> {
+  const { width, height } = mask;
+  const rows = Math.max(1, Math.floor(bandBytes / Math.max(1, width * mask.bytesPerPixel)));
+  const numbering = new LabelPieces();
+  for (let top = 0; top < height; top += rows) {
+    const to = Math.min(height, top + rows);
+    const from = Math.max(0, top - 1);
+    let end = Math.min(height, to + Math.max(PIECE_REACH, rows >> 3));
+    for (;;) {
+      const rings = await bandRings(path, mask, { top: from, to, end }, true);
+      const own = pieceShapes(rings).filter((p) => p.top + from >= top && p.top + from < to);
+      if (end < height && own.some((p) => p.bottom + from === end)) {
+        end = Math.min(height, end + (end - from));
+        continue;
+      }
+      for (const p of own.sort(byFirstPixel)) yield [rings, numbering.of(rings, p), from];
+      break;
+    }
+  }
 }
 
 /**
@@ -122,12 +149,12 @@ async function* maskLabels(path: string, mask: MaskFile, bandBytes: number): Asy
 
 /**
  * The rings of one band, its pixels let go before its labels are given (a class mask is one band: 400 MB of pixels at
- * 20,000² px, held while every class was built and parsed). `whole`: the band is the mask, not sampled before.
+ * 20,000² px, held while every class was built and parsed). `sample`: its rows were not sampled before.
  */
-async function bandRings(path: string, mask: MaskFile, band: MaskBand, whole: boolean): Promise<LabelRings> {
+async function bandRings(path: string, mask: MaskFile, band: MaskBand, sample: boolean): Promise<LabelRings> {
   const part = { width: mask.width, height: band.end - band.top, data: await mask.rows(band.top, band.end - band.top) };
-  // Read whole, sampled before the trace: 36 million pixels of noise are as many rings, 2–3 GiB.
-  if (whole) refuseIntensity(path, part, 0, mask.height);
+  // Sampled before the trace: 36 million pixels of noise are as many rings, 2–3 GiB.
+  if (sample) refuseIntensity(path, part, band.top, mask.height);
   const rings = traceLabelRings(part);
   const census = censusOf(rings, part);
   if (looksLikeIntensity(census)) throw new ImageError(path, intensityReason(census, part.height === mask.height ? '' : ` in rows ${band.top}–${band.end - 1}`));

@@ -14,17 +14,17 @@ import { refusal } from '../helpers/errors.js';
 import { decodePbf, tmpDir, withoutReport } from '../helpers/pyramid.js';
 import { littleEndianTiff } from '../helpers/tiff.js';
 import { expectOk, runCli } from '../e2e/helpers.js';
-import { labelFeature, labelsOf } from '../../src/raster/features.js';
+import { labelFeature } from '../../src/raster/features.js';
 import { FeatureTextWriter, stringsOf } from '../../src/raster/feature-text.js';
-import { LabelPieces } from '../../src/raster/label-pieces.js';
+import { byFirstPixel, LabelPieces, pieceShapes } from '../../src/raster/label-pieces.js';
 import { traceLabelRings } from '../../src/raster/trace.js';
 
 /** A piece as a flood fill finds it: its label, pixels, first pixel in raster order and box (x0, y0, x1, y1 in pixel edges). */
 interface Piece { label: number; area: number; first: number; box: [number, number, number, number] }
 
 /**
- * The 4-connected pieces of every label, in the order --mask-features piece gives them: labels by their top row, then
- * label; a label's pieces by their first pixel in raster order. Written apart from the tracer, pixel by pixel.
+ * The 4-connected pieces of every label, in the order --mask-features piece gives them: by their first pixel in raster
+ * order, as a flood fill from each pixel not yet seen finds them. Written apart from the tracer, pixel by pixel.
  */
 function floodPieces(data: ArrayLike<number>, width: number): Piece[] {
   const height = data.length / width, seen = new Uint8Array(data.length), pieces: Piece[] = [];
@@ -44,10 +44,7 @@ function floodPieces(data: ArrayLike<number>, width: number): Piece[] {
     }
     pieces.push({ label, area, first: i, box });
   }
-  const top = new Map<number, number>();
-  for (const p of pieces) top.set(p.label, Math.min(top.get(p.label) ?? Infinity, p.box[1]));
-  const rank = (p: Piece) => [top.get(p.label) as number, p.label, p.first];
-  return pieces.sort((a, b) => { const ra = rank(a), rb = rank(b); return ra[0] - rb[0] || ra[1] - rb[1] || ra[2] - rb[2]; });
+  return pieces;
 }
 
 /** What each feature should say: id 1, 2, … in order, its label, its number within the label and its own area. */
@@ -177,9 +174,38 @@ describe('--mask-features piece', () => {
     expect(withoutReport((await build('piece', 30 * W * 2)).sink)).toEqual(withoutReport(sink));
   });
 
+  it('gives the same pieces, numbered alike, read in bands shorter than its pieces: tall, U-shaped, arched, snaking', async () => {
+    // Bands of 4 rows read 64 below them at first: every shape here reaches further, joined only far below (a U),
+    // only far above (an arch), or winding down and up (a snake); label 3 is numbered afresh in six places.
+    const W = 64, H = 400, data = new Uint8Array(W * H);
+    const fill = (x0: number, y0: number, w: number, h: number, v: number) => { for (let y = y0; y < y0 + h; y++) for (let x = x0; x < x0 + w; x++) data[y * W + x] = v; };
+    fill(2, 5, 3, 300, 1); fill(10, 5, 3, 300, 1); fill(2, 302, 11, 3, 1);
+    fill(16, 70, 12, 2, 1); fill(16, 70, 2, 250, 1); fill(26, 70, 2, 250, 1);
+    fill(32, 3, 2, 390, 2);
+    for (let k = 0; k < 6; k++) fill(36, 8 + 60 * k, 4, 4, 3);
+    fill(44, 100, 2, 200, 4); fill(44, 298, 8, 2, 4); fill(50, 150, 2, 150, 4); fill(50, 150, 8, 2, 4); fill(56, 150, 2, 240, 4);
+    const file = path.join(tmpDir('mask-features'), 'tall.tif');
+    fs.writeFileSync(file, littleEndianTiff([[256, 4, W], [257, 4, H], [258, 3, 8], [259, 3, 1], [262, 3, 1], [273, 4, 0], [277, 3, 1], [278, 4, H], [279, 4, W * H]], data));
+    const texts = async (bandBytes?: number) => {
+      const out: unknown[] = [];
+      for await (const group of maskSource(file, bandBytes).features({ maskFeatures: 'piece' })) for (const f of group) out.push(JSON.parse(new TextDecoder().decode((f as { bytes: Uint8Array }).bytes)));
+      return out as Array<{ id: number; properties: { label: number; piece: number; area: number }; geometry: { coordinates: number[][][] } }>;
+    };
+    const whole = await texts();
+    const want = expected(floodPieces(data, W));
+    expect(whole.map((f) => [f.id, f.properties])).toEqual([...want].map(([id, w]) => [id, { label: w.label, area: w.area, piece: w.piece }]));
+    expect(whole.map((f) => f.properties.label)).toEqual([2, 1, 3, 3, 1, 4, 3, 3, 3, 3]);
+    for (const f of whole) {
+      const ys = f.geometry.coordinates[0].map((p) => p[1]), w = want.get(f.id);
+      expect([Math.min(...ys), Math.max(...ys)]).toEqual([w?.box[1], w?.box[3]]);
+    }
+    expect(await texts(4 * W)).toEqual(whole);
+    expect(await texts(W)).toEqual(whole);
+  });
+
   it('keeps a piece of 65,536 vertices or more, which goes to the build flat, its own id, label, piece and area', async () => {
     // A block with 128 × 128 holes of a pixel (65,540 vertices: a value, flat) is piece 2 of label 255, between two
-    // squares of it; label 128's square comes first (the same top row, a lower label).
+    // squares of it; label 128's square comes second (the same top row, further right).
     const W = 270, data = new Uint8Array(W * W);
     const fill = (x0: number, y0: number, w: number, h: number, v: number) => { for (let y = y0; y < y0 + h; y++) for (let x = x0; x < x0 + w; x++) data[y * W + x] = v; };
     fill(0, 0, 2, 2, 255); fill(10, 0, 2, 2, 128); fill(0, 266, 2, 2, 255);
@@ -189,7 +215,7 @@ describe('--mask-features piece', () => {
     fs.writeFileSync(file, littleEndianTiff([[256, 4, W], [257, 4, W], [258, 3, 8], [259, 3, 1], [262, 3, 1], [273, 4, 0], [277, 3, 1], [278, 4, W], [279, 4, W * W]], data));
     const want = expected(floodPieces(data, W));
     const props = (w: { label: number; piece: number; area: number }) => ({ label: w.label, area: w.area, piece: w.piece });
-    expect([...want.values()].map(props)).toEqual([{ label: 128, area: 4, piece: 1 }, { label: 255, area: 4, piece: 1 }, { label: 255, area: 260 * 260 - 128 * 128, piece: 2 }, { label: 255, area: 4, piece: 3 }]);
+    expect([...want.values()].map(props)).toEqual([{ label: 255, area: 4, piece: 1 }, { label: 128, area: 4, piece: 1 }, { label: 255, area: 260 * 260 - 128 * 128, piece: 2 }, { label: 255, area: 4, piece: 3 }]);
     // The block is the one the source hands on flat.
     const flat: unknown[] = [];
     for await (const group of maskSource(file).features({ maskFeatures: 'piece' })) for (const f of group) if (f instanceof FlatValue) flat.push({ id: f.feature.id, properties: f.feature.properties, vertices: f.positions - f.rings });
@@ -249,14 +275,13 @@ describe('LabelPieces', () => {
     const rings = traceLabelRings({ width: 256, height: 256, data: binaryMask() });
     const pieces = new LabelPieces(), writer = new FeatureTextWriter(), utf8 = new TextDecoder();
     let n = 0;
-    for (const parts of labelsOf(rings)) {
-      for (const piece of pieces.of(rings, parts)) {
-        writer.reset();
-        const text = writer.write(rings, piece, 7);
-        expect(utf8.decode(text)).toBe(JSON.stringify(labelFeature(rings, piece, 7)));
-        expect(JSON.stringify(JSON.parse(utf8.decode(text))).match(/"[^"]*"/g)?.length).toBe(stringsOf(piece));
-        n++;
-      }
+    for (const shape of pieceShapes(rings).sort(byFirstPixel)) {
+      const piece = pieces.of(rings, shape);
+      writer.reset();
+      const text = writer.write(rings, piece, 7);
+      expect(utf8.decode(text)).toBe(JSON.stringify(labelFeature(rings, piece, 7)));
+      expect(JSON.stringify(JSON.parse(utf8.decode(text))).match(/"[^"]*"/g)?.length).toBe(stringsOf(piece));
+      n++;
     }
     expect(n).toBe(1031);
   });
