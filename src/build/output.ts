@@ -42,8 +42,8 @@ export async function beginOutput(sink: TileSink, work: WorkDir, run: OutputRun,
   try {
     removal = await sink.begin({ force: run.force || unfinished, resume: run.resume && !unfinished, layout });
   } catch (err) {
-    // A resumed build so stopped keeps its state, and says to resume again (state.ts `failedBuild`).
-    throw err instanceof RemovalError && !run.resume ? removalStopped(err, run) : err;
+    // Of a resumed build, only the removal it finishes is said so: a temporary file it cannot remove is a failed write.
+    throw err instanceof RemovalError && (!run.resume || unfinished) ? removalStopped(err, work, run) : err;
   }
   work.removeFolder(REMOVING_FILE);
   return removal;
@@ -54,16 +54,23 @@ export interface OutputRun { force: boolean; resume: boolean; command: 'build' |
 
 /**
  * A --force removal that stopped at a path it could not remove, as the user goes on from it: what it removed stays
- * removed and nothing else was touched; its work directory goes (a new run starts from its inputs), so the same
- * command runs again once the path can go, removing the rest of what the record lists. Nothing else is ever removed.
+ * removed and nothing else was touched. A plan's work directory goes (its records are read anew), so plan --force
+ * runs again once the path can go, removing the rest of what the record lists. A build's is kept, marked as removing
+ * (failed.ts `failedBuild`), as a build killed then leaves it: --resume finishes the removal, then builds, and a plain
+ * build or a step of a sharded one run there says what happened; --force again starts over. A --resume finishing
+ * such a removal (`run.resume`) keeps it so too, and says to run it again. Nothing else is removed.
  */
-function removalStopped(err: RemovalError, run: OutputRun): RemovalError {
+function removalStopped(err: RemovalError, work: WorkDir, run: OutputRun): RemovalError {
   const out = run.out ?? 'the output';
+  const who = `${run.command} ${run.resume ? '--resume' : '--force'}`;
   const done = err.removed > 0
-    ? `${run.command} --force removed ${err.removed} file(s) of what earlier builds wrote in ${out} before it (that pyramid is no longer whole), and touched nothing else`
-    : `${run.command} --force removed nothing in ${out}`;
-  const next = `once ${err.path} can be removed (or is moved away), run mudm-tiles ${run.command} INPUT... -o ${out}${run.command === 'plan' ? ' --shards N' : ''} --force again: it removes the rest of what earlier builds wrote, then ${run.command === 'build' ? 'builds' : 'plans'}`;
-  return new RemovalError(`${err.message}. ${done}; ${next}`, err.path as string, err.errno, err.removed);
+    ? `${who} removed ${err.removed} file(s) of what earlier builds wrote in ${out} before it (that pyramid is no longer whole), and touched nothing else`
+    : `${who} removed nothing in ${out}`;
+  const once = `once ${err.path} can be removed (or is moved away)`;
+  const next = run.command === 'build'
+    ? `its state is kept in ${work.root ?? 'the work directory'}: ${once}, run mudm-tiles build INPUT... -o ${out} --resume${run.resume ? ' again' : ', with the same inputs and options,'} to continue it: it removes the rest of what earlier builds wrote, then builds (build --force again starts over)`
+    : `${once}, run mudm-tiles plan INPUT... -o ${out} --shards N --force again: it removes the rest of what earlier builds wrote, then plans`;
+  return new RemovalError(`${err.message}. ${done}; ${next}`, err.path as string, err.errno, err.removed, true);
 }
 
 /**

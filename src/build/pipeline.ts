@@ -30,9 +30,10 @@ import { UnitLog } from './unit-log.js';
 import { buildReport, everyChannelWarning, nothingPlaced, noValidFeature, planesWithPbf, plannedFeatures, planPreview, sumMarkers, writePreviews } from './report.js';
 import { outlierWarning } from '../report/format.js';
 import {
-  PLAN_VERSION, checkSamePlan, checkShardIndex, failedBuild, failedStep, claimedMessage, stillRunning, takeOver, checkShardsDone, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone,
+  PLAN_VERSION, checkSamePlan, checkShardIndex, claimedMessage, stillRunning, takeOver, checkShardsDone, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone,
   resumablePlan, savePlan, shardUnits, spillRoot, workDirFor, type PlanFile,
 } from './state.js';
+import { failedBuild, failedStep } from './failed.js';
 import { PLANNED_RECORDS, recordSizes, refuseUnplanned } from './planned-records.js';
 
 export type { BuildIO, InputSpec } from './context.js';
@@ -63,7 +64,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
   const t0 = performance.now();
   // A --resume that cannot continue what OUT holds is refused before anything there is touched.
   refuseRunning(work, o.force, o.resume);
-  refuseClaimed(work, o.force, o.resume);
+  refuseClaimed(work, o.force, o.resume, o.out);
   const previous = o.resume ? resumablePlan(work, inputs, config) : undefined;
   // Archive tiles of shards lie in their parts, which a build does not assemble: its units marked done would be lost.
   if (previous && config.archive !== 'none' && hasParts(work, 'shard')) {
@@ -150,12 +151,12 @@ function startOver(work: WorkDir, force: boolean, command: 'build' | 'plan'): vo
 
 /**
  * Another build's work directory, found before the output is looked at: its state says more (what goes on with it)
- * than that the output is not empty.
+ * than that the output (`out`, as the message names it) is not empty.
  */
-function refuseClaimed(work: WorkDir, force: boolean, resume: boolean): void {
+function refuseClaimed(work: WorkDir, force: boolean, resume: boolean, out?: string): void {
   const foreign = work.foreign();
   if (foreign) throw new WorkStateError(foreign, work.root);
-  if (!force && !resume && work.exists('') && !work.abandoned()) throw new WorkStateError(claimedMessage(work), work.root);
+  if (!force && !resume && work.exists('') && !work.abandoned()) throw new WorkStateError(claimedMessage(work, out), work.root);
 }
 
 /** `mudm-tiles plan`: one streaming pass that fixes world, zooms, fields and units, written to OUT/.mudm-work. */
@@ -168,7 +169,7 @@ export async function planShardedBuild(inputs: InputSpec[], given: Partial<Optio
   if (again) return again;
   const sink = outputSink(o.out, config.archive, config.tileCompression, work, io, { kind: 'plan' });
   refuseRunning(work, o.force, false);
-  refuseClaimed(work, o.force, false);
+  refuseClaimed(work, o.force, false, o.out);
   await sink.initialize({ force: o.force, resume: false });
   if (work.root === undefined) throw new UsageError('plan needs a work directory on disk');
   startOver(work, o.force, 'plan');

@@ -12,7 +12,7 @@ import { MemoryWorkDir } from '../io/workdir-memory.js';
 import { existingAncestor } from '../io/dirs.js';
 import { archiveWorkDir } from '../archive/archive-names.js';
 import { flagName, isArchiveFile, type BuildConfig, type Options, type TileCompression } from '../options.js';
-import { InterruptedError, OutputError, StateUsageError, UsageError, WorkStateError } from '../report/errors.js';
+import { StateUsageError, UsageError, WorkStateError } from '../report/errors.js';
 import type { LayerStats } from '../stages/assign.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import type { Dim, Plane } from '../tiling/space.js';
@@ -213,12 +213,18 @@ export function findPlan(work: WorkDir): PlanFile | undefined {
   return value as PlanFile;
 }
 
-/** Why a new build cannot start where another build's work directory is, and what goes on with that build. */
-export function claimedMessage(work: WorkDir): string {
+/** Why a new build cannot start where another build's work directory is (of output `out`), and what goes on with that build. */
+export function claimedMessage(work: WorkDir, out = 'the output'): string {
   const previous = findPlan(work);
   const head = `${where(work)} holds the state of another build of this output`;
   if (!previous) return `${head}, which has no plan yet (it is still reading its input, or stopped without a record of its process): nothing there to continue; wait for it to end, or start over with --force once no build runs there`;
   if (previous.forShards || previous.shards > 1) return `${head}, planned for ${previous.shards} shard(s): build-shard and finalize go on with it, --force starts over, removing that state`;
+  // A build --force marks its removal of the earlier build's files until it ends (output.ts `beginOutput`): one killed
+  // part-way, or stopped at a file it could not remove, is told apart, as what is left in OUT is the old pyramid's.
+  if (work.exists(REMOVING_FILE) && !work.liveOwner(OWNER_FILE)) {
+    return `${where(work)} holds the state of a build --force of this output that stopped before it had removed all that an earlier build wrote in ${out} (it was killed, or could not remove a file), and wrote none of its own tiles: `
+      + `mudm-tiles build INPUT... -o ${out} --resume continues it, with the inputs and options it was given, removing the rest first; mudm-tiles build INPUT... -o ${out} --force starts over`;
+  }
   return `${head} (interrupted, or still running): --resume continues it, --force starts over, removing that state`;
 }
 
@@ -354,46 +360,4 @@ export function takeOver(work: WorkDir, resume: boolean): void {
 /** Why `flag` cannot act on a work directory whose owner `running` runs, and how to go on. */
 export function stillRunning(work: WorkDir, running: { who: string; file: string }, flag: string): WorkStateError {
   return new WorkStateError(`${where(work)} belongs to a build that is still running (${running.who}): ${flag} does not stop it; wait for it to end or stop it first (if no build runs there, remove ${running.file})`, work.root);
-}
-
-/**
- * How far a build got when it failed (its plan written; its output opened, what --force removes removed, and tiles
- * written), and whether its work directory is the caller's (`io.work`).
- */
-export interface FailedAt { planned: boolean; tiling: boolean; resume: boolean; callersWork: boolean }
-
-/**
- * What a failed build keeps, and the error it ends with. An interrupted build, a --resume refused (inputs changed,
- * another version, a link at a tile's path), and a build whose write failed once it was writing tiles (a full disk,
- * no permission) keep what a later --resume needs: the tiles written and the units' markers; the write error then
- * says so. A new build stopped before its plan was written has nothing to continue: it leaves nothing, and says so;
- * nor does a build whose work directory was its own, in memory (a caller's sink, no `work`).
- */
-export function failedBuild(err: unknown, work: WorkDir, at: FailedAt): { keep: boolean; error: unknown } {
-  const reachable = at.callersWork || work.root !== undefined;
-  if (err instanceof InterruptedError) {
-    const keep = (at.planned || at.resume) && reachable;
-    return { keep, error: keep ? err : new InterruptedError(err.message, false) };
-  }
-  // A system call that failed (errno): what the build wrote until then stands, and the build goes on from it.
-  if (failedWrite(err) && (at.tiling || at.resume) && reachable) return { keep: true, error: failedStep(err, work, 'the build', 'run the same build with --resume') };
-  return { keep: at.resume && (err instanceof UsageError || err instanceof OutputError), error: err };
-}
-
-/** A write the system refused (errno: a full disk, no permission), not a refusal of the tool's own. */
-const failedWrite = (err: unknown): OutputError | undefined => (err instanceof OutputError && !(err instanceof WorkStateError) && err.errno !== undefined ? err : undefined);
-
-/**
- * A step (`who`: the build, shard I, finalize) stopped by a failed write keeps what it wrote: its error says so, and
- * how to go on (`again`) once it can write; any other error is as it was.
- */
-export function failedStep(err: unknown, work: WorkDir, who: string, again: string): unknown {
-  const failed = failedWrite(err);
-  if (failed?.errno === undefined) return err;
-  const full = failed.errno === 'ENOSPC' || failed.errno === 'EDQUOT';
-  const kept = `what ${who} wrote is kept (its tiles so far, and its state in ${where(work)})`;
-  const more = full
-    ? `. The disk is full: ${kept}; free some space, then ${again} to continue it`
-    : `. ${kept[0].toUpperCase()}${kept.slice(1)}; once ${who === 'the build' ? 'the build' : 'it'} can write there, ${again} to continue it`;
-  return new OutputError(`${failed.message}${more}`, failed.path, failed.errno);
 }

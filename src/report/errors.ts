@@ -132,11 +132,11 @@ export function systemCode(code: unknown): string | undefined {
 /**
  * --force could not remove a file or folder that an earlier build wrote (an immutable file, a folder the user may not
  * write): what it removed before stays removed, `removed` files. Exit 4, as any output problem; the step that ran the
- * removal adds how to go on (build/output.ts `beginOutput`).
+ * removal adds how to go on (build/output.ts `beginOutput`), and then `advised`.
  */
 export class RemovalError extends OutputError {
   override readonly name = 'RemovalError';
-  constructor(message: string, path: string, errno: string | undefined, readonly removed: number) {
+  constructor(message: string, path: string, errno: string | undefined, readonly removed: number, readonly advised = false) {
     super(message, path, errno);
   }
 }

@@ -250,8 +250,9 @@ describe('an archive in the way (exit 4)', () => {
     const before = fs.readFileSync(file);
     const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'node', bin, 'build', input, '-o', file, '-q', '--force', '--max-zoom', '1'], { encoding: 'utf8' });
     expect([r.status, r.stderr.trim().split('\n').pop()]).toEqual([4, `error: cannot remove ${file}, which an earlier build wrote: operation not permitted (it or its folder is immutable or append-only, as lsattr -d shows, or it may not be removed by this user). `
-      + `build --force removed nothing in ${file}; once ${file} can be removed (or is moved away), run mudm-tiles build INPUT... -o ${file} --force again: it removes the rest of what earlier builds wrote, then builds`]);
+      + `build --force removed nothing in ${file}; its state is kept in ${path.join(dir, '.w.pmtiles.mudm-work')}: once ${file} can be removed (or is moved away), run mudm-tiles build INPUT... -o ${file} --resume, with the same inputs and options, to continue it: it removes the rest of what earlier builds wrote, then builds (build --force again starts over)`]);
     expect(fs.readFileSync(file).equals(before)).toBe(true);
+    expect(fs.readdirSync(path.join(dir, '.w.pmtiles.mudm-work')).sort()).toEqual(['owner.json', 'plan.json', 'removing.json']);
   });
 
   it('a link to a build\'s own archive at the archive\'s name is a user\'s: refused with --force too, the link and its target kept', async () => {

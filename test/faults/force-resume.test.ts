@@ -2,67 +2,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
+import { afterAll, describe, expect, it } from 'vitest';
 import { BIN, expectOk, expectSamePyramid, listFiles, removeTemps, runCli, runProcess, tempDir } from '../e2e/helpers.js';
+import { expectUserFiles, forceInputs, hasStrace, plantUserFiles, pyramidFiles, snapshot, USER_FILES } from './force-fixture.js';
 
 afterAll(removeTemps);
 
-/** A small FeatureCollection of `n` squares along the diagonal of a `side` px image. */
-function squares(file: string, n: number, side: number): void {
-  const step = side / (n + 1);
-  const features = Array.from({ length: n }, (_, i) => {
-    const x = step * (i + 0.5), y = step * (i + 0.5), s = step / 2;
-    return { type: 'Feature', id: i + 1, geometry: { type: 'Polygon', coordinates: [[[x, y], [x + s, y], [x + s, y + s], [x, y + s], [x, y]]] }, properties: { n: i } };
-  });
-  fs.writeFileSync(file, JSON.stringify({ type: 'FeatureCollection', features }));
-}
-
-/** Every file under `dir` with its bytes, for "nothing was touched". */
-function snapshot(dir: string): Map<string, string> {
-  return new Map(listFiles(dir).map((f) => [f, fs.readFileSync(path.join(dir, f)).toString('base64')]));
-}
-
-/** The user's own files: digit-named folders included, one of them where the build writes its zoom-0 tiles. */
-const USER_FILES: Record<string, string> = {
-  '2024/holiday/img.jpg': 'x',
-  '7/readme': 'notes',
-  '0/data.csv': 'a,b\n1,2\n',
-  'notes.txt': 'mine',
-};
-
-function plantUserFiles(out: string): void {
-  for (const [rel, text] of Object.entries(USER_FILES)) {
-    fs.mkdirSync(path.dirname(path.join(out, rel)), { recursive: true });
-    fs.writeFileSync(path.join(out, rel), text);
-  }
-}
-
-function expectUserFiles(out: string): void {
-  for (const [rel, text] of Object.entries(USER_FILES)) {
-    expect(fs.existsSync(path.join(out, rel)), `${rel} survives`).toBe(true);
-    expect(fs.readFileSync(path.join(out, rel), 'utf8')).toBe(text);
-  }
-}
-
-let big = '';
-let small = '';
-let cleanSmall = '';
-
-beforeAll(async () => {
-  const dir = tempDir('force-in');
-  big = path.join(dir, 'big.json');
-  small = path.join(dir, 'small.json');
-  squares(big, 40, 4000);
-  squares(small, 5, 900);
-  cleanSmall = path.join(dir, 'clean');
-  expectOk(await runCli(['build', small, '-o', cleanSmall, '-q']), 'clean build of small.json');
-});
-
-/** Files of the pyramid alone: what a build into an empty folder writes, without the record of it. */
-function pyramidFiles(out: string): string[] {
-  return listFiles(out).filter((f) => !f.startsWith('.mudm-written/') && !(f in USER_FILES));
-}
+const { big, small, cleanSmall } = forceInputs();
 
 describe('--force', () => {
   it('keeps a user\'s files, digit-named folders included, and says what it removes', async () => {
@@ -248,57 +194,6 @@ describe('--force', () => {
   });
 });
 
-/** Whether strace runs here (.ci/run installs it): it kills a process at an exact system call. */
-const hasStrace = (() => {
-  try { execFileSync('strace', ['-V'], { stdio: 'ignore' }); return true; } catch { return false; }
-})();
-
-describe.skipIf(!hasStrace)('a --force removal killed part-way (strace kills at the 12th unlink)', () => {
-  /** Runs the CLI killed at its `when`-th unlink: where --force removes the earlier pyramid's files. */
-  const killedAtUnlink = (args: string[], when: number) => runProcess('strace', [
-    '-f', '-qq', '-o', '/dev/null', '-e', 'trace=unlink,unlinkat', '-e', `inject=unlink,unlinkat:signal=SIGKILL:when=${when}`, process.execPath, BIN, ...args,
-  ]);
-  /** OUT holding a pyramid of big.json with more zooms than small.json's build makes: its finest tiles are the old build's alone. */
-  async function oldPyramid(tag: string): Promise<string> {
-    const out = path.join(tempDir(tag), 'out');
-    expectOk(await runCli(['build', big, '-o', out, '-q', '--max-zoom', '6']), 'the earlier build');
-    expect(listFiles(out).length).toBeGreaterThan(40);
-    return out;
-  }
-
-  it('build --resume removes the rest of the earlier pyramid before it writes: the same pyramid as a clean build', async () => {
-    const out = await oldPyramid('force-killed');
-    const killed = await killedAtUnlink(['build', small, '-o', out, '-q', '--force'], 12);
-    expect(killed.signal ?? killed.code, killed.stderr).not.toBe(0);
-    expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(false);
-    expect(fs.existsSync(path.join(out, '6'))).toBe(true);
-    // The steps of a sharded build say whose work directory it is, the command that was stopped, and what goes on with it.
-    const before = snapshot(out);
-    for (const [args, nothing] of [[['build-shard', out, '--shard', '0'], 'build-shard: no shard 0 to tile'], [['finalize', out], 'finalize: nothing to finalize']] as const) {
-      const refused = await runCli(args);
-      expect([refused.code, refused.stderr]).toEqual([2, `error: ${nothing}: ${out} holds no plan for shards but the work directory of a plain build (${path.join(out, '.mudm-work')}, which build made, not plan), `
-        + `interrupted by build --force before it had removed what an earlier build wrote in ${out} (some of it is left): mudm-tiles build INPUT... -o ${out} --resume continues it, with the inputs and options it was given, removing the rest first (build --force again starts over); `
-        + `to build it in shards instead, run mudm-tiles plan INPUT... -o ${out} --shards N --force, then build-shard and finalize\n`]);
-    }
-    expect(snapshot(out)).toEqual(before);
-    expectOk(await runCli(['build', small, '-o', out, '-q', '--resume']), 'build --resume');
-    expectSamePyramid(out, cleanSmall, ['run'], true);
-  });
-
-  it('build-shard after plan --force killed so refuses, naming what to run; plan --force again then gives the clean pyramid', async () => {
-    const out = await oldPyramid('plan-force-killed');
-    const killed = await killedAtUnlink(['plan', small, '-o', out, '-q', '--force', '--shards', '2'], 12);
-    expect(killed.signal ?? killed.code, killed.stderr).not.toBe(0);
-    const refused = await runCli(['build-shard', out, '--shard', '0', '-q']);
-    expect(refused.code).toBe(4);
-    expect(refused.stderr).toBe(`error: ${path.join(out, '.mudm-work')}: plan --force was stopped before it removed what an earlier build wrote in the output, and some of it is left: run plan --force again\n`);
-    expectOk(await runCli(['plan', small, '-o', out, '-q', '--force', '--shards', '2']), 'plan --force');
-    for (const shard of ['0', '1']) expectOk(await runCli(['build-shard', out, '--shard', shard, '-q']), `shard ${shard}`);
-    expectOk(await runCli(['finalize', out, '-q']), 'finalize');
-    expectSamePyramid(out, cleanSmall, ['run', 'timings', 'units'], true);
-  });
-});
-
 describe.skipIf(!hasStrace)('a link planted at a built tile\'s path between a kill (strace, 5th rename) and --resume', () => {
   it('is refused (exit 4) with the work state kept, and the next --resume, the link gone, gives the clean pyramid', async () => {
     const dir = tempDir('resume-link');
@@ -361,78 +256,6 @@ describe('plan run again', () => {
     const refused = await runCli(['plan', small, '-o', out, '-q', '--shards', '2']);
     expect(refused.code).toBe(4);
     expect(refused.stderr).toContain('holds the state of another build of this output');
-  });
-});
-
-describe('a --force removal that cannot remove what an earlier build wrote', () => {
-  it('a folder where the build wrote a file: refused before anything goes (exit 4), naming it; moved away, --force goes on', async () => {
-    const out = path.join(tempDir('force-folder'), 'out');
-    expectOk(await runCli(['build', big, '-o', out, '-q', '--max-zoom', '4']), 'the earlier build');
-    plantUserFiles(out);
-    const report = path.join(out, 'build-report.json');
-    fs.rmSync(report);
-    fs.mkdirSync(report);
-    fs.writeFileSync(path.join(report, 'mine.txt'), 'mine');
-    const before = snapshot(out);
-    const r = await runCli(['build', small, '-o', out, '-q', '--force']);
-    expect([r.code, r.stderr]).toEqual([4, `error: ${report} is a folder where an earlier build wrote a file: no build made it, and --force removes only what builds wrote; move it away or choose another output (nothing was removed)\n`]);
-    expect(snapshot(out)).toEqual(before);
-    fs.renameSync(report, path.join(path.dirname(out), 'moved'));
-    expectOk(await runCli(['build', small, '-o', out, '-q', '--force']), 'the message followed');
-    expectUserFiles(out);
-    expect(fs.readFileSync(path.join(path.dirname(out), 'moved', 'mine.txt'), 'utf8')).toBe('mine');
-  });
-
-  /** Whether chattr sets attributes here (root on a file system that has them): an immutable file, which root cannot remove either. */
-  const chattr = (flag: string, file: string): boolean => {
-    try { execFileSync('chattr', [flag, file], { stdio: 'ignore' }); return true; } catch { return false; }
-  };
-  const hasChattr = (() => {
-    const probe = path.join(tempDir('chattr-probe'), 'f');
-    fs.writeFileSync(probe, '');
-    return chattr('+i', probe) && chattr('-i', probe);
-  })();
-
-  it.skipIf(!hasChattr)('an immutable file, or a folder in an append-only one: exit 4 naming it, what was removed and what to run; the user\'s files stay, and --force again, once it can go, gives the clean pyramid', async () => {
-    for (const [rel, flag] of [['build-report.json', '+i'], ['4', '+a']] as const) {
-      const out = path.join(tempDir('force-immutable'), 'out');
-      expectOk(await runCli(['build', big, '-o', out, '-q', '--max-zoom', '4']), 'the earlier build');
-      plantUserFiles(out);
-      const held = path.join(out, rel);
-      expect(chattr(flag, held)).toBe(true);
-      let r;
-      try {
-        r = await runCli(['build', small, '-o', out, '-q', '--force']);
-      } finally {
-        chattr(flag.replace('+', '-'), held);
-      }
-      // The descriptor goes first, then the tiles, folders deepest first: an append-only zoom folder keeps its column folders.
-      const [stuck, removed] = rel === '4' ? [path.join(out, '4', '0'), /removed \d+ file\(s\)/] : [held, /removed 1 file\(s\)/];
-      expect(r.code, r.stderr).toBe(4);
-      expect(r.stderr).toMatch(new RegExp(`^error: cannot remove ${stuck}, which an earlier build wrote: operation not permitted \\(it or its folder is immutable or append-only, as lsattr -d shows, or it may not be removed by this user\\)\\. `));
-      expect(r.stderr).toMatch(removed);
-      expect(r.stderr).toContain(`of what earlier builds wrote in ${out} before it (that pyramid is no longer whole), and touched nothing else; once ${stuck} can be removed (or is moved away), run mudm-tiles build INPUT... -o ${out} --force again: it removes the rest of what earlier builds wrote, then builds\n`);
-      expect(fs.existsSync(path.join(out, 'tileset.json')), 'no descriptor over a half-removed pyramid').toBe(false);
-      expectUserFiles(out);
-      expectOk(await runCli(['build', small, '-o', out, '-q', '--force']), '--force again');
-      expectUserFiles(out);
-      expect(pyramidFiles(out)).toEqual(pyramidFiles(cleanSmall));
-    }
-  });
-
-  it.skipIf(!hasChattr)('plan --force stopped the same way says to plan again in shards (--shards N), not in one', async () => {
-    const out = path.join(tempDir('force-immutable-plan'), 'out');
-    expectOk(await runCli(['build', big, '-o', out, '-q', '--max-zoom', '4']), 'the earlier build');
-    const held = path.join(out, 'build-report.json');
-    expect(chattr('+i', held)).toBe(true);
-    let r;
-    try {
-      r = await runCli(['plan', small, '-o', out, '--shards', '2', '--force']);
-    } finally {
-      chattr('-i', held);
-    }
-    expect(r.code, r.stderr).toBe(4);
-    expect(r.stderr).toContain(`plan --force removed 1 file(s) of what earlier builds wrote in ${out} before it (that pyramid is no longer whole), and touched nothing else; once ${held} can be removed (or is moved away), run mudm-tiles plan INPUT... -o ${out} --shards N --force again: it removes the rest of what earlier builds wrote, then plans\n`);
   });
 });
 
