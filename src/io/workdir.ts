@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { describeFsError, WorkStateError } from '../report/errors.js';
+import { describeFsError, OutputError, WorkStateError } from '../report/errors.js';
 import type { WorkDir } from './workdir-contract.js';
 import { makeDirectory, removeMadeDirectories, writeParts } from './dirs.js';
 import { sweepAside } from './aside.js';
@@ -236,10 +236,18 @@ export class DiskWorkDir implements WorkDir {
       }
       this.established = true;
     } catch (err) {
-      if (made !== this.root) fs.rmSync(made, { recursive: true, force: true });
+      // A folder that lets entries be made but not renamed or removed (append-only) keeps the one made aside.
+      let left: string | undefined;
+      if (made !== this.root) {
+        try { fs.rmSync(made, { recursive: true, force: true }); } catch { left = made; }
+      }
       const code = (err as { code?: string }).code;
       if (code === 'EEXIST' || code === 'ENOTEMPTY') throw new WorkStateError(claimedMessage(this.root), this.root);
-      throw describeFsError(err, this.root);
+      const e = describeFsError(err, this.root);
+      if (code !== 'EPERM' && left === undefined) throw e;
+      const why = code === 'EPERM' ? ' (its folder may be append-only or immutable, as lsattr -d shows)' : '';
+      const leftover = left === undefined ? '' : `; ${left}, made on the way, could not be removed either: remove it once the folder allows`;
+      throw new OutputError(`${e.message}${why}${leftover}`, e.path, e.errno);
     }
   }
 

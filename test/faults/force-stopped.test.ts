@@ -163,5 +163,20 @@ describe('a --force removal that cannot remove what an earlier build wrote', () 
     // A plan has no --resume: its work directory goes, and plan --force reads its records anew.
     expect(fs.existsSync(path.join(out, '.mudm-work'))).toBe(false);
   });
-});
 
+  it.skipIf(!hasChattr)('an archive into an append-only folder: exit 4 naming the attribute and the folder it could not remove, not an internal error', async () => {
+    const dir = path.join(tempDir('append-only-archive'), 'a');
+    fs.mkdirSync(dir);
+    expect(chattr('+a', dir)).toBe(true);
+    let r, names;
+    try {
+      r = await runCli(['build', small, '-o', path.join(dir, 'x.pmtiles'), '-q']);
+      names = fs.readdirSync(dir);
+    } finally {
+      chattr('-a', dir);
+    }
+    expect(names).toEqual([expect.stringMatching(/^\.x\.pmtiles\.mudm-work\.claiming-[0-9a-f]+$/)]);
+    expect([r.code, r.stderr]).toEqual([4, `error: cannot write ${path.join(dir, '.x.pmtiles.mudm-work')}: permission denied (its folder may be append-only or immutable, as lsattr -d shows); `
+      + `${path.join(dir, names[0])}, made on the way, could not be removed either: remove it once the folder allows\n`]);
+  });
+});
