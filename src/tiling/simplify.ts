@@ -1,17 +1,6 @@
 // Douglas–Peucker simplification, quantisation and ring measures on flat coordinate arrays (x, y pairs).
+import { FarthestSearch } from './farthest.js';
 import { take, type Coords, type Flat } from './flat.js';
-
-/** Squared distance from p to the segment a–b (to a itself when the segment is a point). */
-function sqSegDist(px: number, py: number, ax: number, ay: number, bx: number, by: number): number {
-  let x = ax, y = ay;
-  let dx = bx - ax, dy = by - ay;
-  if (dx !== 0 || dy !== 0) {
-    const t = ((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy);
-    if (t > 1) { x = bx; y = by; } else if (t > 0) { x += dx * t; y += dy * t; }
-  }
-  dx = px - x; dy = py - y;
-  return dx * dx + dy * dy;
-}
 
 /**
  * For each vertex, the largest squared tolerance at which Douglas–Peucker (as the tiler runs it: farthest vertex,
@@ -23,6 +12,8 @@ function sqSegDist(px: number, py: number, ax: number, ay: number, bx: number, b
 export class Ranker {
   private spans = new Int32Array(256);
   private caps = new Float64Array(128);
+  /** Finds each split's vertex; its `work` is what a test counts. */
+  readonly search = new FarthestSearch();
 
   /** The ranks of `xy`'s vertices, written into `out` from index `at`. */
   rank(xy: Coords, out: Float64Array, at = 0): Float64Array {
@@ -30,20 +21,16 @@ export class Ranker {
     out.fill(Infinity, at, at + n);
     if (n < 3) return out;
     if (this.caps.length < n) { this.spans = new Int32Array(4 * n); this.caps = new Float64Array(2 * n); }
-    const spans = this.spans, caps = this.caps;
+    const spans = this.spans, caps = this.caps, search = this.search;
+    search.prepare(xy);
     spans[0] = 0; spans[1] = n - 1; caps[0] = Infinity;
     let sp = 1;
     while (sp > 0) {
       sp--;
       const first = spans[sp * 2], last = spans[sp * 2 + 1], cap = caps[sp];
-      const ax = xy[first * 2], ay = xy[first * 2 + 1], bx = xy[last * 2], by = xy[last * 2 + 1];
-      let maxD = -1, index = -1;
-      for (let i = first + 1; i < last; i++) {
-        const d = sqSegDist(xy[i * 2], xy[i * 2 + 1], ax, ay, bx, by);
-        if (d > maxD) { maxD = d; index = i; }
-      }
+      const index = search.find(first, last, -1);
       if (index < 0) continue;
-      const rank = Math.min(maxD, cap);
+      const rank = Math.min(search.maxD, cap);
       out[at + index] = rank;
       // At most one span per vertex is waiting at any time, so n slots suffice.
       if (last - index > 1) { spans[sp * 2] = index; spans[sp * 2 + 1] = last; caps[sp++] = rank; }
@@ -117,6 +104,7 @@ export class Simplifier {
   private keep = new Uint8Array(256);
   private qbuf = new Float64Array(1024);
   private stack = new Int32Array(256);
+  private readonly search = new FarthestSearch();
 
   /**
    * Douglas–Peucker with squared tolerance `sqTol`, iterative (an explicit stack: rings of a whole-slide outline
@@ -198,7 +186,8 @@ export class Simplifier {
     const n = c.length >> 1;
     if (this.keep.length < n) this.keep = new Uint8Array(n * 2);
     if (this.stack.length < 2 * n) this.stack = new Int32Array(4 * n);
-    const keep = this.keep, stack = this.stack;
+    const keep = this.keep, stack = this.stack, search = this.search;
+    search.prepare(c);
     keep.fill(0, 0, n);
     keep[0] = 1; keep[n - 1] = 1;
     let kept = 2;
@@ -206,13 +195,9 @@ export class Simplifier {
     stack[sp++] = 0; stack[sp++] = n - 1;
     while (sp > 0) {
       const last = stack[--sp], first = stack[--sp];
-      const ax = c[first * 2], ay = c[first * 2 + 1], bx = c[last * 2], by = c[last * 2 + 1];
-      let maxD = -1, index = -1;
-      for (let i = first + 1; i < last; i++) {
-        const d = sqSegDist(c[i * 2], c[i * 2 + 1], ax, ay, bx, by);
-        if (d > maxD) { maxD = d; index = i; }
-      }
-      if (index >= 0 && maxD > sqTol) {
+      // The farthest vertex only if beyond the tolerance: the search need not look at boxes within it.
+      const index = search.find(first, last, sqTol);
+      if (index >= 0) {
         keep[index] = 1; kept++;
         // Order does not matter for the result (marks only), but it bounds the stack by the tree depth.
         if (last - index > 1) { stack[sp++] = index; stack[sp++] = last; }
