@@ -64,13 +64,51 @@ export function drawnAsCircle(props, resolution, child) {
 
 /** Sides of the polygon a circle is drawn as: round to the eye at the few hundred screen pixels a nucleus spans. */
 const CIRCLE_SIDES = 48;
+/** Sides of a disc's polygon: round to the eye at the 4 screen pixels (12 device pixels on a 3× screen) of its radius. */
+const DISC_SIDES = 16;
+const DISC_COS = Array.from({ length: DISC_SIDES + 1 }, (_, i) => Math.cos((2 * Math.PI * i) / DISC_SIDES));
+const DISC_SIN = Array.from({ length: DISC_SIDES + 1 }, (_, i) => Math.sin((2 * Math.PI * i) / DISC_SIDES));
+/** Styles kept before the cache starts again: one per colour, kind, size and, for discs, view resolution. */
+const MAX_STYLES = 512;
+
+/**
+ * Discs (points, and polygons too small to see) are polygons, not OpenLayers point symbols. A symbol is drawn whole by
+ * the one tile that holds its point, and the tiles' symbols stacked in an order of OpenLayers' own (the tile below or
+ * to the right first): along a tile border the discs of one tile lay over their neighbours' whatever the data's order,
+ * a line of whole discs across the map. A polygon is drawn by every tile that holds it (the tiles' buffers hold what
+ * reaches into them, 4 screen pixels at the tile's zoom: wider than a disc's radius and outline), cut at the tile's
+ * edge, in the tile's order, which is the data's in every tile: both sides of a border show what one tile would.
+ */
+function discsOf(ol, centres, radius) {
+  const n = centres.length / 2;
+  const flat = new Array(n * 2 * (DISC_SIDES + 1));
+  const ends = [];
+  for (let k = 0, o = 0; k < n; k++) {
+    const x = centres[2 * k], y = centres[2 * k + 1];
+    for (let i = 0; i <= DISC_SIDES; i++, o += 2) {
+      flat[o] = x + radius * DISC_COS[i];
+      flat[o + 1] = y + radius * DISC_SIN[i];
+    }
+    ends.push([o]);
+  }
+  return n === 1 ? new ol.geom.Polygon(flat, 'XY', ends[0]) : new ol.geom.MultiPolygon(flat, 'XY', ends);
+}
 
 /** `styleOf(feature, colour, resolution, child)`: an OpenLayers style, one object per colour, kind and radius. */
 export function featureStyler(ol) {
   const styles = new Map();
+  // The centre of a polygon's box, or the positions of a point (each of a MultiPoint), as flat x, y pairs.
   const centre = (f) => {
     const e = f.getExtent();
-    return new ol.geom.Point([(e[0] + e[2]) / 2, (e[1] + e[3]) / 2]);
+    return [(e[0] + e[2]) / 2, (e[1] + e[3]) / 2];
+  };
+  const positions = (f) => {
+    const flat = f.getFlatCoordinates();
+    const stride = f.getStride ? f.getStride() : 2;
+    if (stride === 2) return flat;
+    const out = [];
+    for (let i = 0; i < flat.length; i += stride) out.push(flat[i], flat[i + 1]);
+    return out;
   };
   // The circles of a point (or of each point of a MultiPoint) at its own radius, in image pixels (map units), as
   // polygons: the vector tile renderer draws no Circle geometry a style gives it.
@@ -83,18 +121,20 @@ export function featureStyler(ol) {
     return out.length === 1 ? out[0] : new ol.geom.MultiPolygon(out);
   };
   // A part (a nucleus) is drawn over its whole (its cell) whatever their order in the tile: an export that lists nuclei
-  // first, or a nucleus layer named before the cells', hid every nucleus under its cell's disc.
-  const make = (colour, kind, radius, child) => {
-    const zIndex = child ? 1 : 0;
+  // first, or a nucleus layer named before the cells', hid every nucleus under its cell's disc. Discs go over the areas
+  // of their level, as they did as point symbols (drawn after every polygon).
+  const make = (colour, kind, radius, child, resolution) => {
+    const level = child ? 2 : 0;
     if (kind === 'area' || kind === 'line' || kind === 'region' || kind === 'circle') {
       const stroke = new ol.style.Stroke({ color: colour, width: kind === 'area' || kind === 'circle' ? 1.25 : 2 });
       const fill = new ol.style.Fill({ color: hexToRgba(colour, kind === 'region' ? REGION_FILL : 0.55) });
       // A circle is filled and outlined as a polygon is: it is one, drawn from its centre and radius.
-      return new ol.style.Style(kind === 'circle' ? { stroke, fill, zIndex, geometry: circles } : { stroke, fill, zIndex });
+      return new ol.style.Style(kind === 'circle' ? { stroke, fill, zIndex: level, geometry: circles } : { stroke, fill, zIndex: level });
     }
-    const image = new ol.style.Circle({ radius, fill: new ol.style.Fill({ color: colour }), stroke: new ol.style.Stroke({ color: '#0008', width: 0.5 }) });
-    // A polygon drawn as a disc is drawn at the centre of its box.
-    return new ol.style.Style(kind === 'disc' ? { image, geometry: centre, zIndex } : { image, zIndex });
+    // A disc of `radius` screen pixels at this resolution, in map units; a polygon's at the centre of its box.
+    const r = radius * resolution;
+    const geometry = kind === 'disc' ? (f) => discsOf(ol, centre(f), r) : (f) => discsOf(ol, positions(f), r);
+    return new ol.style.Style({ fill: new ol.style.Fill({ color: colour }), stroke: new ol.style.Stroke({ color: '#0008', width: 0.5 }), geometry, zIndex: level + 1 });
   };
   return (feature, colour, resolution, child) => {
     const type = feature.getType();
@@ -102,9 +142,13 @@ export function featureStyler(ol) {
     const polygon = type === 'Polygon' || type === 'MultiPolygon';
     const kind = point ? (drawnAsCircle(feature.getProperties(), resolution, child) ? 'circle' : 'point') : polygon && drawnAsDisc(feature.getExtent(), resolution, child) ? 'disc' : polygon ? (isRegion(feature.getProperties()) ? 'region' : 'area') : 'line';
     const radius = kind === 'point' || kind === 'disc' ? pointRadius(resolution, child) : 0;
-    const key = `${colour}|${kind}|${radius}|${child ? 1 : 0}`;
+    // A disc's style holds its radius in map units: one per resolution drawn at.
+    const key = `${colour}|${kind}|${radius}|${child ? 1 : 0}|${radius ? resolution : ''}`;
     let s = styles.get(key);
-    if (!s) styles.set(key, (s = make(colour, kind, radius, child)));
+    if (!s) {
+      if (styles.size >= MAX_STYLES) styles.clear();
+      styles.set(key, (s = make(colour, kind, radius, child, resolution)));
+    }
     return s;
   };
 }

@@ -72,3 +72,9 @@ export function fillOver(hex: string, background: number[]): number[] {
 export function close(a: number[], b: number[], tolerance = 12): boolean {
   return a.every((v, i) => Math.abs(v - b[i]) <= tolerance);
 }
+
+/** The name of the colour (`#rrggbb`, or an RGB triple) nearest to a pixel's, of those given by name. */
+export function nearestOf(colours: Record<string, string | number[]>): (pixel: number[]) => string {
+  const refs = Object.entries(colours).map(([name, c]) => [name, typeof c === 'string' ? [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16)) : c] as const);
+  return (p) => refs.map(([name, c]) => [name, Math.hypot(...c.map((v, i) => v - p[i]))] as const).sort((a, b) => a[1] - b[1])[0][0];
+}

@@ -1,16 +1,10 @@
 // The viewer on cells a few screen pixels wide with a nucleus point each: every cell shows around its nucleus; zoomed
 // in, a nucleus point is drawn at the size its `radius` gives.
-import { execFile } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { startServer, type Server } from '../../src/serve.js';
-import { tmpDir } from '../helpers/pyramid.js';
-import { close, fillOver, HAVE_CHROMIUM, launch, openPage, screen, type ViewerHandle } from './page.js';
+import type { Page } from 'playwright-core';
+import { builtViewer, type BuiltViewer } from './built.js';
+import { close, fillOver, HAVE_CHROMIUM, nearestOf, screen, type ViewerHandle } from './page.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /**
  * Cells: octagons of 12 px across on a 40-px grid, each with its nucleus point at its centre, given right before it
  * (as some exporters write them): the nucleus must still be drawn over its cell.
@@ -28,35 +22,22 @@ function octagon(cx: number, cy: number, r: number): number[][][] {
 
 const CENTRES = Array.from({ length: GRID.n * GRID.n }, (_, i) => [GRID.origin + (i % GRID.n) * GRID.step, GRID.origin + Math.floor(i / GRID.n) * GRID.step]);
 
-let dir: string;
-let server: Server;
-let browser: Browser | undefined;
+let built: BuiltViewer | undefined;
 let page: Page;
-const errors: string[] = [];
+let url: string;
 
 beforeAll(async () => {
   if (!HAVE_CHROMIUM) return;
-  dir = tmpDir('mudm-small-cells');
   const features = CENTRES.flatMap(([x, y], i) => [
     { type: 'Feature', id: 10000 + i, featureClass: 'nucleus', parentId: i + 1, properties: { radius: NUCLEUS_RADIUS }, geometry: { type: 'Point', coordinates: [x, y] } },
     { type: 'Feature', id: i + 1, featureClass: 'cell', properties: {}, geometry: { type: 'Polygon', coordinates: octagon(x, y, GRID.radius) } },
   ]);
-  const input = path.join(dir, 'cells.json');
-  fs.writeFileSync(input, JSON.stringify({ type: 'FeatureCollection', features }));
-  const out = path.join(dir, 'out');
-  await new Promise<void>((resolve, reject) => {
-    execFile('node', [path.join(ROOT, 'bin/mudm-tiles.js'), 'build', input, '-o', out, '--image-size', '1024,1024', '--max-zoom', '2', '--workers', '1'],
-      (error, _stdout, stderr) => (error ? reject(new Error(stderr)) : resolve()));
-  });
-  server = await startServer({ root: out, port: 0 });
-  browser = await launch();
-  page = await openPage(browser, errors);
+  built = await builtViewer('small-cells', features);
+  ({ page, server: { url } } = built);
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  await built?.close();
 });
 
 describe.skipIf(!HAVE_CHROMIUM)('small cells in the viewer', () => {
@@ -64,7 +45,7 @@ describe.skipIf(!HAVE_CHROMIUM)('small cells in the viewer', () => {
     // Zoom 0 of a 1,024-px world at 4 image pixels a screen pixel: a 12-px cell spans 3 screen pixels, still a
     // polygon in the tiles (wider than a display pixel), its nucleus a disc of 1.5 px radius drawn after it.
     const mid = GRID.origin + ((GRID.n - 1) * GRID.step) / 2;
-    await page.goto(`${server.url}#zoom=0&x=${mid}&y=${mid}&colour=featureClass`);
+    await page.goto(`${url}#zoom=0&x=${mid}&y=${mid}&colour=featureClass`);
     await page.evaluate(() => window.__viewer.ready);
     await page.evaluate(() => window.__viewer.settle());
     expect(await page.evaluate(() => window.__viewer.tileZoom())).toBe(0);
@@ -73,9 +54,7 @@ describe.skipIf(!HAVE_CHROMIUM)('small cells in the viewer', () => {
     const at = await screen(page, 'small-cells');
     const cell = await page.evaluate(() => window.__viewer.colourOf('cell'));
     const nucleus = await page.evaluate(() => window.__viewer.colourOf('nucleus'));
-    const rgb = (hex: string) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
-    const refs = { cell: rgb(cell), nucleus: rgb(nucleus), white: [255, 255, 255] };
-    const nearest = (p: number[]) => Object.entries(refs).map(([name, c]) => [name, Math.hypot(...c.map((v, i) => v - p[i]))] as const).sort((a, b) => a[1] - b[1])[0][0];
+    const nearest = nearestOf({ cell, nucleus, white: [255, 255, 255] });
     let rings = 0, dots = 0;
     for (const [x, y] of CENTRES) {
       const [sx, sy] = await page.evaluate(([px, py]) => window.__viewer.toScreen(px, py), [x, y] as const);
@@ -96,7 +75,7 @@ describe.skipIf(!HAVE_CHROMIUM)('small cells in the viewer', () => {
     // Zoom 6: 16 screen pixels an image pixel. The nucleus (radius 3) spans 48 screen pixels around its centre, inside
     // its cell (radius 6); it was a disc of 4 px whatever the zoom, a speck in its cell.
     const [x, y] = CENTRES[0];
-    await page.goto(`${server.url}#zoom=6&x=${x}&y=${y}&colour=featureClass`);
+    await page.goto(`${url}#zoom=6&x=${x}&y=${y}&colour=featureClass`);
     await page.evaluate(() => window.__viewer.ready);
     await page.evaluate(() => window.__viewer.settle());
     const at = await screen(page, 'nucleus-radius');
@@ -115,6 +94,6 @@ describe.skipIf(!HAVE_CHROMIUM)('small cells in the viewer', () => {
 
   it('logs no errors', async () => {
     expect(await page.evaluate(() => window.__viewer.errors)).toEqual([]);
-    expect(errors).toEqual([]);
+    expect(built?.errors).toEqual([]);
   });
 });
