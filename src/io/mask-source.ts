@@ -2,7 +2,7 @@
 import { labelFlat, labelsOf, MANY_PIECES, type LabelParts } from '../raster/features.js';
 import { FeatureTextWriter, stringsOf } from '../raster/feature-text.js';
 import { byFirstPixel, LabelPieces, pieceShapes } from '../raster/label-pieces.js';
-import { LabelRows, type MaskBand } from '../raster/strips.js';
+import { LabelRows, lastRowWith, type MaskBand } from '../raster/strips.js';
 import { ScatteredLabels } from '../raster/scattered.js';
 import { traceLabelRings, type LabelMask, type LabelRings } from '../raster/trace.js';
 import { censusOf, intensityReason, looksLikeIntensity, SAMPLED_FROM, sampleCensus } from '../raster/intensity.js';
@@ -85,8 +85,8 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES, direct = t
 }
 
 /**
- * Extra rows a band of pieces reads below its own at first (a fraction of the band, at least this many): where a piece
- * whose top row is in the band reaches the last row read, the band is read again with twice the rows below it.
+ * Extra rows a band of pieces reads below its own at first (an eighth of the band, at least this many): a piece whose
+ * top row is in the band and that reaches the last row read is read again down to its label's last row.
  */
 const PIECE_REACH = 64;
 
@@ -101,21 +101,36 @@ async function* maskPieces(path: string, mask: MaskFile, bandBytes: number): Asy
   const { width, height } = mask;
   const rows = Math.max(1, Math.floor(bandBytes / Math.max(1, width * mask.bytesPerPixel)));
   const numbering = new LabelPieces();
-  for (let top = 0; top < height; top += rows) {
-    const to = Math.min(height, top + rows);
+  for (let top = 0; top < height;) {
     const from = Math.max(0, top - 1);
+    let to = Math.min(height, top + rows);
     let end = Math.min(height, to + Math.max(PIECE_REACH, rows >> 3));
     for (;;) {
       const rings = await bandRings(path, mask, { top: from, to, end }, true);
+      // Read to the bottom, every piece below the band's top is whole: the band gives them all (a class mask's web).
+      if (end === height) to = height;
       const own = pieceShapes(rings).filter((p) => p.top + from >= top && p.top + from < to);
-      if (end < height && own.some((p) => p.bottom + from === end)) {
-        end = Math.min(height, end + (end - from));
+      const cut = end < height ? own.filter((p) => p.bottom + from === end) : [];
+      if (cut.length > 0) {
+        // Past its label's last row, no piece of it reaches the band's new last row: one more read is enough.
+        end = Math.min(height, (await lastRow(mask, new Set(cut.map((p) => p.label)), end, rows)) + 2);
         continue;
       }
       for (const p of own.sort(byFirstPixel)) yield [rings, numbering.of(rings, p), from];
       break;
     }
+    top = to;
   }
+}
+
+/** The last row from `from` down that holds any of `labels` (`from - 1` when none does), read `rows` at a time. */
+async function lastRow(mask: MaskFile, labels: ReadonlySet<number>, from: number, rows: number): Promise<number> {
+  let last = from - 1;
+  for (let top = from; top < mask.height; top += rows) {
+    const y = lastRowWith(await mask.rows(top, Math.min(rows, mask.height - top)), mask.width, top, labels);
+    if (y >= 0) last = y;
+  }
+  return last;
 }
 
 /**

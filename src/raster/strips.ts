@@ -76,3 +76,18 @@ export class LabelRows {
     return read > 2 * height ? [{ top: 0, to: height, end: height }] : out;
   }
 }
+
+/** The last of rows [top, top + data.length / width) holding any of `labels`, or -1: how far down a piece may reach. */
+export function lastRowWith(data: ArrayLike<number>, width: number, top: number, labels: ReadonlySet<number>): number {
+  for (let y = data.length / width - 1; y >= 0; y--) {
+    // A label's pixels come in runs along a row: one look per run.
+    let prev = 0;
+    for (let i = y * width, end = i + width; i < end; i++) {
+      const L = data[i];
+      if (L === prev || L === 0) continue;
+      prev = L;
+      if (labels.has(L)) return top + y;
+    }
+  }
+  return -1;
+}
