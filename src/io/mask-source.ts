@@ -2,7 +2,7 @@
 import { labelFlat, labelsOf, MANY_PIECES, type LabelParts } from '../raster/features.js';
 import { FeatureTextWriter, stringsOf } from '../raster/feature-text.js';
 import { byFirstPixel, LabelPieces, pieceShapes } from '../raster/label-pieces.js';
-import { LabelRows, lastRowWith, type MaskBand } from '../raster/strips.js';
+import { LabelRows, RunsDown, type MaskBand } from '../raster/strips.js';
 import { ScatteredLabels } from '../raster/scattered.js';
 import { traceLabelRings, type LabelMask, type LabelRings } from '../raster/trace.js';
 import { censusOf, intensityReason, looksLikeIntensity, SAMPLED_FROM, sampleCensus } from '../raster/intensity.js';
@@ -86,7 +86,7 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES, direct = t
 
 /**
  * Extra rows a band of pieces reads below its own at first (an eighth of the band, at least this many): a piece whose
- * top row is in the band and that reaches the last row read is read again down to its label's last row.
+ * top row is in the band and that reaches the last row read is read again down to where it ends (`pieceEnd`).
  */
 const PIECE_REACH = 64;
 
@@ -105,15 +105,17 @@ async function* maskPieces(path: string, mask: MaskFile, bandBytes: number): Asy
     const from = Math.max(0, top - 1);
     let to = Math.min(height, top + rows);
     let end = Math.min(height, to + Math.max(PIECE_REACH, rows >> 3));
-    for (;;) {
+    for (let again = false; ; again = true) {
       const rings = await bandRings(path, mask, { top: from, to, end }, true);
       // Read to the bottom, every piece below the band's top is whole: the band gives them all (a class mask's web).
       if (end === height) to = height;
       const own = pieceShapes(rings).filter((p) => p.top + from >= top && p.top + from < to);
       const cut = end < height ? own.filter((p) => p.bottom + from === end) : [];
       if (cut.length > 0) {
-        // Past its label's last row, no piece of it reaches the band's new last row: one more read is enough.
-        end = Math.min(height, (await lastRow(mask, new Set(cut.map((p) => p.label)), end, rows)) + 2);
+        // One row past where the cut pieces end, none reaches the band's new last row, unless one turns up and down
+        // below it: cut again, the band grows by half as much again at least, so that a winding piece is not read once a turn.
+        const past = (await pieceEnd(mask, new Set(cut.map((p) => p.label)), end - 1, rows)) + 2;
+        end = Math.min(height, again ? Math.max(past, end + ((end - from) >> 1)) : past);
         continue;
       }
       for (const p of own.sort(byFirstPixel)) yield [rings, numbering.of(rings, p), from];
@@ -123,14 +125,13 @@ async function* maskPieces(path: string, mask: MaskFile, bandBytes: number): Asy
   }
 }
 
-/** The last row from `from` down that holds any of `labels` (`from - 1` when none does), read `rows` at a time. */
-async function lastRow(mask: MaskFile, labels: ReadonlySet<number>, from: number, rows: number): Promise<number> {
-  let last = from - 1;
+/** The last row that runs of `labels` in row `from` reach, followed down (`RunsDown`), read `rows` at a time. */
+async function pieceEnd(mask: MaskFile, labels: ReadonlySet<number>, from: number, rows: number): Promise<number> {
+  const runs = new RunsDown(labels);
   for (let top = from; top < mask.height; top += rows) {
-    const y = lastRowWith(await mask.rows(top, Math.min(rows, mask.height - top)), mask.width, top, labels);
-    if (y >= 0) last = y;
+    if (!runs.add(await mask.rows(top, Math.min(rows, mask.height - top)), mask.width, top)) break;
   }
-  return last;
+  return runs.last;
 }
 
 /**

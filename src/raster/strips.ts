@@ -77,17 +77,43 @@ export class LabelRows {
   }
 }
 
-/** The last of rows [top, top + data.length / width) holding any of `labels`, or -1: how far down a piece may reach. */
-export function lastRowWith(data: ArrayLike<number>, width: number, top: number, labels: ReadonlySet<number>): number {
-  for (let y = data.length / width - 1; y >= 0; y--) {
-    // A label's pixels come in runs along a row: one look per run.
-    let prev = 0;
-    for (let i = y * width, end = i + width; i < end; i++) {
-      const L = data[i];
-      if (L === prev || L === 0) continue;
-      prev = L;
-      if (labels.has(L)) return top + y;
+/**
+ * How far down pieces of `labels` go from the first row given: runs of those labels in that row, followed down through
+ * runs of the same label sharing a column with a followed run in the row above, until no run is followed. A piece
+ * that turns up and down again below that row is found only in part (its band is read again); a label's last row
+ * instead, which a mask numbered afresh in each tile has near its bottom, read one tall cell's band to the bottom.
+ */
+export class RunsDown {
+  /** Followed runs of the last row added: start, end (exclusive) and label of each, left to right. */
+  private live: number[] | undefined;
+  /** The last row holding a followed run. */
+  last = -1;
+
+  constructor(private readonly labels: ReadonlySet<number>) {}
+
+  /** Adds rows [top, top + data.length / width); false once a row holds no followed run (the pieces ended above it). */
+  add(data: ArrayLike<number>, width: number, top: number): boolean {
+    for (let i = 0, y = top; i < data.length; i += width, y++) {
+      const prev = this.live, next: number[] = [];
+      let j = 0;
+      for (let x = 0; x < width;) {
+        const L = data[i + x];
+        let e = x + 1;
+        while (e < width && data[i + e] === L) e++;
+        if (L !== 0 && this.labels.has(L)) {
+          if (prev === undefined) next.push(x, e, L);
+          else {
+            // Runs above ending at or before this one's start touch neither it nor any run right of it.
+            while (j < prev.length && prev[j + 1] <= x) j += 3;
+            for (let k = j; k < prev.length && prev[k] < e; k += 3) if (prev[k + 2] === L) { next.push(x, e, L); break; }
+          }
+        }
+        x = e;
+      }
+      if (next.length === 0) return false;
+      this.live = next;
+      this.last = y;
     }
+    return true;
   }
-  return -1;
 }
