@@ -3,6 +3,7 @@ import { setOwn } from '../model/own.js';
 import type { Feature, FeatureCollection } from '../model/feature.js';
 import type { Geometry, Position } from '../model/geometry.js';
 import { BUFFER, EXTENT, tileSize } from '../tiling/space.js';
+import { radiusValue } from '../tiling/reach.js';
 import { validateDocument } from '../validate/index.js';
 import { issueText } from '../validate/issue.js';
 import { decodePbf, ringArea2, type PbfFeature, type PbfLayer, type PbfValue } from './decode.js';
@@ -218,10 +219,13 @@ export function checkJsonTile(ctx: ZoomFrame, t: TileRef, bytes: Uint8Array): { 
     }
     const ls: Leaf[] = [];
     try { leaves(f.geometry ?? null, ls); } catch { return; } // malformed geometry: already reported by validation
+    // A point drawn as its circle is in every tile the circle reaches: its centre up to the radius beyond the buffer.
+    const r = radiusValue(f.properties?.radius);
     for (const l of ls) {
+      const d = l.type === 1 ? r : 0;
       for (const part of l.parts) {
         for (const pos of part) {
-          if (!Array.isArray(pos) || !within(pos[0], lo.x, hi.x) || !within(pos[1], lo.y, hi.y)) {
+          if (!Array.isArray(pos) || !within(pos[0], lo.x - d, hi.x + d) || !within(pos[1], lo.y - d, hi.y + d)) {
             if (outside++ === 0) firstOutside = `feature ${i} has [${Array.isArray(pos) ? pos.join(', ') : String(pos)}]`;
           }
         }
@@ -254,13 +258,15 @@ export function checkPbfTile(ctx: ZoomFrame, t: TileRef, bytes: Uint8Array): { l
     if (!ctx.layerIds.has(l.name)) out.push(problem('unknown-layer', t.path, `layer ${JSON.stringify(l.name)} is not one of the descriptor's vector_layers`));
     let outside = 0, firstOutside = '';
     l.features.forEach((f, i) => {
+      // A point's circle (its `radius`, in pixels) reaches tiles up to that far beyond its centre's buffer.
+      const d = f.type === 1 ? (radiusValue(f.tags.radius) * l.extent) / ctx.ts : 0;
       if (f.type < 1 || f.type > 3) out.push(problem('tile-undecodable', t.path, `layer ${JSON.stringify(l.name)} feature ${i}: unknown geometry type ${f.type}`));
       if (f.type === 3 && f.local.length && ringArea2(f.local[0]) <= 0) {
         out.push(problem('pbf-winding', t.path, `layer ${JSON.stringify(l.name)} feature ${i}: the first ring must be an exterior (positive area in tile coordinates)`));
       }
       for (const part of f.local) {
         for (const [x, y] of part) {
-          if (x < -BUFFER || x > l.extent + BUFFER || y < -BUFFER || y > l.extent + BUFFER) {
+          if (x < -BUFFER - d || x > l.extent + BUFFER + d || y < -BUFFER - d || y > l.extent + BUFFER + d) {
             if (outside++ === 0) firstOutside = `feature ${i} has tile-local [${x}, ${y}]`;
           }
         }

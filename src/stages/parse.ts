@@ -216,12 +216,13 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
       if (!enc.encode(layer, flat)) return beyond;
     }
     const prefix = unitKeyPrefix(plane);
-    const cells = router.route(prefix, enc.bytes(), b, C, pad, lastCell, MAX_FEATURE_CELLS);
+    // A point's circle (its `radius`) is stored in every cell whose tiles it reaches, though its centre is not.
+    const cells = router.route(prefix, enc.bytes(), b, C, pad + enc.reach, lastCell, MAX_FEATURE_CELLS);
     if (cells > MAX_FEATURE_CELLS) {
       const px = (v: number) => Math.round(v).toLocaleString('en-US');
       return {
         code: 'feature-too-wide', severity: BUILD_RULES['feature-too-wide'].severity, path: '/geometry',
-        message: `the geometry spans ${px(b[2] - b[0])} × ${px(b[3] - b[1])} px (x ${px(b[0])} to ${px(b[2])}, y ${px(b[1])} to ${px(b[3])}), `
+        message: `the geometry spans ${px(b[2] - b[0])} × ${px(b[3] - b[1])} px (x ${px(b[0])} to ${px(b[2])}, y ${px(b[1])} to ${px(b[3])})${enc.reach > 0 ? ` and its radius ${px(enc.reach)} px around it` : ''}, `
           + `${cells.toLocaleString('en-US')} work cells of ${C} px where at most ${MAX_FEATURE_CELLS.toLocaleString('en-US')} are allowed: `
           + `are its coordinates in pixels, or is a vertex astray? ${task.side === undefined ? '--image-size W,H cuts features to the image; ' : ''}a larger --unit-size makes fewer cells`,
       };

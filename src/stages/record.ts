@@ -2,6 +2,8 @@
 import type { Mesh } from '../model/geometry.js';
 import { emptyBox, flatFeatureOf, growBox, pieceCount, tagsOf, type FeatureTags, type Flat, type FlatFeature, type PbfValue, type TileGeometry } from '../tiling/flat.js';
 import { headTextOf } from './encode-json.js';
+import { reachOf } from '../tiling/reach.js';
+import { StringCache } from './record-strings.js';
 import { grown } from '../bytes.js';
 import { centroidIn, G, isMulti, NEAR_PIECES, piecesOf, StreamReader, type Pieces } from './record-stream.js';
 import type { Rect } from '../tiling/clip.js';
@@ -23,7 +25,9 @@ import type { Rect } from '../tiling/clip.js';
 // MANY: a multi-geometry of NEAR_PIECES pieces or more as read, thinned piece by piece (tile/pieces.ts), the flag kept
 // through reduction, which may drop collapsed polygons below that count. PIECES: such a feature reduced, its pieces as
 // read one more number after its lod (a zoom's share counts them); never on a partial record, which no unit counts.
-const HOME = 1, LOD = 2, MESHES = 4, PARTIAL = 16, MANY = 32, PIECES = 64;
+// REACH: a feature with a `radius` (tiling/reach.ts), the radius one more number after those (a partial record's: after
+// its indexes), before the head's byte length: a unit that keeps the records near its cell reads it with the box.
+const HOME = 1, LOD = 2, MESHES = 4, PARTIAL = 16, MANY = 32, PIECES = 64, REACH = 128;
 /** Flag of a pointer to a record stored once for many cells (shared-records.ts), which readers replace before reading. */
 export const SHARED_FLAG = 8;
 const HEADER = 24;
@@ -87,30 +91,6 @@ class TagWriter {
   }
 }
 
-/**
- * Strings of the tags: the same few keys and classes come back in every record, so short ones are decoded once
- * and found again by their bytes. One cache for all the records a unit reads.
- */
-export class StringCache {
-  private readonly map = new Map<number, { b: Uint8Array; s: string }>();
-
-  get(src: Uint8Array, start: number, end: number): string {
-    const n = end - start;
-    if (n > 64) return decoder.decode(src.subarray(start, end));
-    let h = n;
-    for (let i = start; i < end; i++) h = Math.imul(h ^ src[i], 16777619);
-    const e = this.map.get(h);
-    if (e !== undefined && e.b.length === n) {
-      let same = true;
-      for (let i = 0; i < n && same; i++) same = e.b[i] === src[start + i];
-      if (same) return e.s;
-    }
-    const s = decoder.decode(src.subarray(start, end));
-    if (this.map.size < 4096) this.map.set(h, { b: src.slice(start, end), s });
-    return s;
-  }
-}
-
 /** What a record holds: a feature in the tiler's form, but for its layer, which the record names by id. */
 export type RecordFeature = Omit<FlatFeature, 'layer'>;
 
@@ -129,6 +109,8 @@ export class RecordEncoder {
   private readonly tags = new TagWriter();
   /** 2D bbox `[minX, minY, maxX, maxY]` of the positions of the last record (empty: min > max). */
   readonly box = new Float64Array(4);
+  /** How far beyond `box` the last record's feature is drawn (`reachOf`): routed that much farther. */
+  reach = 0;
 
   constructor(private readonly heads = true) {}
 
@@ -142,6 +124,7 @@ export class RecordEncoder {
     this.meshes = [];
     this.geometry(f.geom);
     if (!(this.box[0] <= this.box[2])) return false;
+    this.reach = reachOf(f);
     this.finish(f.seq, f.tagsBytes ?? this.tags.encode(layer, tagsOf(f)), !this.heads ? NO_HEAD : f.headJson ?? headTextOf(f, layer), f.lod, f.many === true || pieceCount(f.geom) >= NEAR_PIECES, f.pieces);
     return true;
   }
@@ -152,6 +135,7 @@ export class RecordEncoder {
     let flags = many ? MANY : 0;
     if (lod) { flags |= LOD; for (const v of lod) this.num(v); }
     if (pieces !== undefined) { flags |= PIECES; this.num(pieces); }
+    if (this.reach > 0) { flags |= REACH; this.num(this.reach); }
     const meshes = this.meshes.length > 0 ? JSON.stringify(this.meshes) : '';
     const textAt = HEADER + (this.n + (meshes ? 1 : 0)) * 8;
     const headAt = textAt + tags.length;
@@ -238,7 +222,8 @@ export function recordPieces(f64: Float64Array, at: number): Pieces | null {
 export function partialRecord(f64: Float64Array, at: number, pieces: Pieces, keep: readonly number[]): Uint8Array {
   const u32 = new Uint32Array(f64.buffer, at, HEADER >> 2);
   const { code, starts, lod } = pieces;
-  let count = 2 + 6 + keep.length;
+  const reach = u32[1] & REACH ? 1 : 0;
+  let count = 2 + 6 + keep.length + reach;
   for (const k of keep) count += starts[k + 1] - starts[k];
   const textBytes = u32[4], textAt = at + HEADER + u32[5] * 8;
   const len = (HEADER + count * 8 + textBytes + 7) & ~7;
@@ -254,6 +239,8 @@ export function partialRecord(f64: Float64Array, at: number, pieces: Pieces, kee
   o64.set(lod, n);
   n += 6;
   for (const k of keep) o64[n++] = k;
+  // A multi-geometry has no meshes: its reach is its last number.
+  if (reach) o64[n++] = f64[((at + HEADER) >> 3) + u32[5] - 1];
   out.set(new Uint8Array(f64.buffer, textAt, textBytes), n * 8);
   return out;
 }
@@ -278,6 +265,8 @@ export class RecordReader {
   private end = 0;
   seq = 0;
   home = false;
+  /** The current record's reach (`RecordEncoder.reach`): how far beyond its box its feature is drawn. */
+  reach = 0;
   /** Whether the current record is partial (`partialRecord`): `feature()` then sets `pieces` to its polygons' indexes in the whole. */
   partial = false;
   pieces: number[] = [];
@@ -300,6 +289,8 @@ export class RecordReader {
     this.home = (this.u32[w + 1] & HOME) !== 0;
     this.partial = (this.u32[w + 1] & PARTIAL) !== 0;
     this.seq = this.f64[(this.at >> 3) + 1];
+    const flags = this.u32[w + 1];
+    this.reach = flags & REACH ? this.f64[((this.at + HEADER) >> 3) + this.u32[w + 5] - 1 - (flags & MESHES ? 1 : 0)] : 0;
     return true;
   }
 
@@ -339,11 +330,13 @@ export class RecordReader {
     const { layer, tags } = this.tags(textAt);
     const meshes = flags & MESHES ? JSON.parse(decoder.decode(this.bytes.subarray(headAt + headBytes, textAt + textBytes))) as Mesh[] : [];
     const r = new StreamReader(this.f64, base, meshes);
+    // Pieces of a point's circle reach that much farther than the points.
+    if (near !== undefined && this.reach > 0) near = { minX: near.minX - this.reach, minY: near.minY - this.reach, maxX: near.maxX + this.reach, maxY: near.maxY + this.reach };
     const pieces = near !== undefined && !this.home ? piecesOf(this.f64, base, (flags & LOD) !== 0) : null;
     const cut = pieces !== null && near !== undefined && !centroidIn(pieces.lod, near) ? r.piecesNear(pieces, near) : null;
     const geom = cut?.geom ?? r.geometry();
     const lod = flags & LOD ? sixFrom(this.f64, r.i) : pieces?.lod;
-    if (flags & PARTIAL) this.pieces = Array.from(this.f64.subarray(r.i + 6, base + count));
+    if (flags & PARTIAL) this.pieces = Array.from(this.f64.subarray(r.i + 6, base + count - (flags & REACH ? 1 : 0)));
     if (cut !== null) {
       this.pieces = flags & PARTIAL ? cut.places.map((p) => this.pieces[p]) : cut.places;
       this.partial = true;

@@ -10,7 +10,8 @@ import { drawnMany, piecesDrawn, wholePieces, type PieceKeys } from './tile/piec
 import { zoomContext, type TileSpec, type ZoomContext } from './tile/spec.js';
 import { homeCell, RecordRouter, type UnitSource } from './partition.js';
 import { unitKeyPrefix } from './unit-key.js';
-import { RecordEncoder, RecordReader, setHome, StringCache } from './record.js';
+import { RecordEncoder, RecordReader, setHome } from './record.js';
+import { StringCache } from './record-strings.js';
 import { resolvePointers, SHARED_FILE } from './shared-records.js';
 import { grown } from '../bytes.js';
 import { boxMeets, type Rect } from '../tiling/clip.js';
@@ -192,7 +193,8 @@ function partRecords(task: TileTask): Uint8Array[] {
     for (const bytes of 'chunks' in src ? src.chunks : recordSlices(src.path)) {
       const r = new RecordReader(bytes);
       while (r.next()) {
-        if (!boxMeets(r.box(box), rect)) continue;
+        // A point's circle (`reach`) may meet the cell where its centre does not.
+        if (!boxMeets(r.box(box), rect, r.reach)) continue;
         const record = r.record.slice();
         // The home rule of the router, at this unit's size.
         // A partial record's box is of some polygons: its feature's home is elsewhere, where the whole is stored.
@@ -391,7 +393,7 @@ function reduceForNext(features: FlatFeature[], home: Uint8Array, boxes: Boxes, 
     if (home[i] === 0 || drawnAt(f, i, boxes, task.spec, zc, keys) === 0) continue;
     const r = reduceForZoom(f, task.spec, reduceZoom, simplifier);
     if (r === null || !enc.encode(task.spec.layers[r.layer].id, r)) continue;
-    router.route(prefix, enc.bytes(), enc.box, ts, pad, n - 1);
+    router.route(prefix, enc.bytes(), enc.box, ts, pad + enc.reach, n - 1);
   }
   return router.take();
 }

@@ -1,6 +1,7 @@
 // Placement: each feature of a zoom on the zoom's grid (or as its centroid when sub-pixel), in every tile it reaches.
 import { BUFFER, EXTENT, tilePad, tileRange } from '../../tiling/space.js';
 import { boxInside, type Rect } from '../../tiling/clip.js';
+import { reachOf } from '../../tiling/reach.js';
 import { hasExtent, hasMesh, lodOf, tagsOf, type FlatFeature, type TileGeometry } from '../../tiling/flat.js';
 import { centroidPoint, type Quantiser } from '../../tiling/quantise.js';
 import { pbfAttributes, type PbfAttributes, type PbfDictionary } from '../encode-pbf.js';
@@ -31,6 +32,8 @@ export interface Prepared {
   placed: number;
   /** Bit z set where nothing of it was left on the zoom's grid (--lod none), as distinct from lying past the world's edge. */
   collapsed: number;
+  /** Its `radius` in pixels (`reachOf`), 0 without: placed as points, it is in every tile that circle reaches. */
+  reach: number;
 }
 
 /** A feature placed in a tile; `attrs` is the feature's PBF id and tags (shared, empty when PBF is off). */
@@ -48,7 +51,7 @@ export function prepare(tf: FlatFeature, index: number): Prepared {
     tf, flat: g, lod: tf.lod, reducedToPoint: point && tf.lod !== undefined,
     // A feature of many pieces reduced to its centroid stands for polygons, spared as they were (tile/pieces.ts).
     pointable: !(point && tf.lod === undefined) && !hasMesh(g), collapsible: hasExtent(g) || (point && tf.many === true), headStart: 0, headEnd: 0, attrs: undefined,
-    index, placed: 0, collapsed: 0,
+    index, placed: 0, collapsed: 0, reach: reachOf(tf),
   };
 }
 
@@ -109,8 +112,8 @@ export function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: Zoo
   const px0 = cx0 * ts - margin, py0 = cy0 * ts - margin, px1 = (cx1 + 1) * ts + margin, py1 = (cy1 + 1) * ts + margin;
   for (const p of prepared) {
     if (spec.cell) {
-      const l = lodFor(p);
-      if (l !== null && (l[2] < px0 || l[0] > px1 || l[3] < py0 || l[1] > py1)) continue;
+      const l = lodFor(p), d = p.reach;
+      if (l !== null && (l[2] + d < px0 || l[0] - d > px1 || l[3] + d < py0 || l[1] - d > py1)) continue;
     }
     let at: TileGeometry | null = null;
     let pointified = false;
@@ -131,16 +134,22 @@ export function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: Zoo
       continue;
     }
     const attrs = spec.formats.pbf ? attrsOf(p, dict) : NO_ATTRS;
-    const range = tileRange(spec.side, z, box[0] * u, box[1] * u, box[2] * u, box[3] * u, BUFFER * u);
+    // Points drawn as their circles (a `radius`) are in every tile and buffer the circle's box meets, which the
+    // viewer draws it in: only those of its centre, it was cut flat along a tile border its buffer did not cross.
+    // Its position stays the centre, beyond the tile's buffer by up to the radius.
+    const d = at.k === 'points' ? p.reach / u : 0;
+    const range = tileRange(spec.side, z, box[0] * u, box[1] * u, box[2] * u, box[3] * u, d > 0 ? BUFFER * u + p.reach : BUFFER * u);
     if (range === null) continue;
     // Placed where some tile of the zoom holds something of it, whichever unit's: a feature past the world's edge may
     // have a box that reaches a tile and nothing inside it.
-    if (boxInside(box, world) || quantiser.clip(at, world, zc.scale) !== null) p.placed |= 1 << z;
+    const held = d > 0 ? { minX: world.minX - d, minY: world.minY - d, maxX: world.maxX + d, maxY: world.maxY + d } : world;
+    if (boxInside(box, held) || quantiser.clip(at, held, zc.scale) !== null) p.placed |= 1 << z;
     const x0 = Math.max(range.x0, cx0), x1 = Math.min(range.x1, cx1), y0 = Math.max(range.y0, cy0), y1 = Math.min(range.y1, cy1);
     for (let x = x0; x <= x1; x++) {
       for (let y = y0; y <= y1; y++) {
-        r.minX = x * EXTENT - BUFFER; r.minY = y * EXTENT - BUFFER; r.maxX = (x + 1) * EXTENT + BUFFER; r.maxY = (y + 1) * EXTENT + BUFFER;
-        const g = boxInside(box, r) ? at : quantiser.clip(at, r, zc.scale, x, y);
+        r.minX = x * EXTENT - BUFFER - d; r.minY = y * EXTENT - BUFFER - d; r.maxX = (x + 1) * EXTENT + BUFFER + d; r.maxY = (y + 1) * EXTENT + BUFFER + d;
+        // A tile's share of a long MultiPoint (`nearTile`) is of the points in its buffer: a circle's reaches farther.
+        const g = boxInside(box, r) ? at : d > 0 ? quantiser.clip(at, r, zc.scale) : quantiser.clip(at, r, zc.scale, x, y);
         if (g === null) continue;
         const key = numericKeys ? x * n + y : `${x}/${y}`;
         let b = buckets.get(key);

@@ -1,0 +1,27 @@
+// How far beyond its positions a feature is drawn: a point's circle of its `radius` property (spec 2.1 rule 3).
+import type { FeatureMembers } from './flat.js';
+
+/**
+ * A radius as a viewer draws it (viewer/style.js `ownRadius`): a finite positive number, in pixels; else 0. Any other
+ * value draws the point as a disc of a few screen pixels, which the tile buffer holds.
+ */
+export function radiusValue(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0;
+}
+
+/**
+ * The `radius` property of a feature (its tag of that name: no member hides it), in level-0 pixels, or 0. A point
+ * drawn as that circle reaches tiles its centre's buffer does not: each of them must hold the point, or the circle is
+ * cut flat along their border.
+ */
+export function reachOf(f: FeatureMembers): number {
+  // A feature made from GeoJSON reads its properties without working out every tag.
+  if (f.tags === undefined && f.head !== undefined) {
+    const p = f.head.properties;
+    return p !== null && typeof p === 'object' && Object.prototype.hasOwnProperty.call(p, 'radius') ? radiusValue((p as Record<string, unknown>).radius) : 0;
+  }
+  const t = f.tags;
+  if (t === undefined) return 0;
+  const i = t.keys.indexOf('radius');
+  return i < 0 ? 0 : radiusValue(t.values[i]);
+}
