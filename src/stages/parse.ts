@@ -217,12 +217,14 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     }
     const prefix = unitKeyPrefix(plane);
     // A point's circle (its `radius`) is stored in every cell whose tiles it reaches, though its centre is not.
-    const cells = router.route(prefix, enc.bytes(), b, C, pad + enc.reach, lastCell, MAX_FEATURE_CELLS);
+    let cells = router.route(prefix, enc.bytes(), b, C, pad + enc.reach, lastCell, MAX_FEATURE_CELLS);
+    // A radius past all sense (wider than the cells allowed) does not make a point invalid: it is stored by its centre.
+    if (cells > MAX_FEATURE_CELLS && enc.reach > 0) cells = router.route(prefix, enc.bytes(), b, C, pad, lastCell, MAX_FEATURE_CELLS);
     if (cells > MAX_FEATURE_CELLS) {
       const px = (v: number) => Math.round(v).toLocaleString('en-US');
       return {
         code: 'feature-too-wide', severity: BUILD_RULES['feature-too-wide'].severity, path: '/geometry',
-        message: `the geometry spans ${px(b[2] - b[0])} × ${px(b[3] - b[1])} px (x ${px(b[0])} to ${px(b[2])}, y ${px(b[1])} to ${px(b[3])})${enc.reach > 0 ? ` and its radius ${px(enc.reach)} px around it` : ''}, `
+        message: `the geometry spans ${px(b[2] - b[0])} × ${px(b[3] - b[1])} px (x ${px(b[0])} to ${px(b[2])}, y ${px(b[1])} to ${px(b[3])}), `
           + `${cells.toLocaleString('en-US')} work cells of ${C} px where at most ${MAX_FEATURE_CELLS.toLocaleString('en-US')} are allowed: `
           + `are its coordinates in pixels, or is a vertex astray? ${task.side === undefined ? '--image-size W,H cuts features to the image; ' : ''}a larger --unit-size makes fewer cells`,
       };
