@@ -60,13 +60,15 @@ function spots(): Spot[] {
 function expected(s: Spot, z: number): Map<string, number> {
   const n = 2 ** z, scale = (4096 * n) / SIDE;
   const r = typeof s.radius === 'number' && Number.isFinite(s.radius) && s.radius > 0 ? s.radius * scale : 0;
+  // In a tile when its buffer (64 units) holds the centre, or the circle reaches into the tile.
+  const pad = Math.max(64, r);
   const tiles = new Map<string, number>();
   for (const [x, y] of s.positions) {
     const qx = Math.round(x * scale), qy = Math.round(y * scale);
     for (let tx = 0; tx < n; tx++) {
-      if (qx + r < tx * 4096 - 64 || qx - r > (tx + 1) * 4096 + 64) continue;
+      if (qx + pad < tx * 4096 || qx - pad > (tx + 1) * 4096) continue;
       for (let ty = 0; ty < n; ty++) {
-        if (qy + r < ty * 4096 - 64 || qy - r > (ty + 1) * 4096 + 64) continue;
+        if (qy + pad < ty * 4096 || qy - pad > (ty + 1) * 4096) continue;
         tiles.set(`${tx}/${ty}`, (tiles.get(`${tx}/${ty}`) ?? 0) + 1);
       }
     }

@@ -134,11 +134,12 @@ export function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: Zoo
       continue;
     }
     const attrs = spec.formats.pbf ? attrsOf(p, dict) : NO_ATTRS;
-    // Points drawn as their circles (a `radius`) are in every tile and buffer the circle's box meets, which the
-    // viewer draws it in: only those of its centre, it was cut flat along a tile border its buffer did not cross.
+    // Points drawn as their circles (a `radius`) are in every tile the circle's box reaches into, which the viewer
+    // draws it in: only those whose buffer held its centre, it was cut flat along a tile border. `d`: how much farther
+    // than the buffer that is, in tile units (none for a circle within the buffer: a nucleus's, at 8 px, is).
     // Its position stays the centre, beyond the tile's buffer by up to the radius.
-    const d = at.k === 'points' ? p.reach / u : 0;
-    const range = tileRange(spec.side, z, box[0] * u, box[1] * u, box[2] * u, box[3] * u, d > 0 ? BUFFER * u + p.reach : BUFFER * u);
+    const d = at.k === 'points' ? Math.max(0, p.reach / u - BUFFER) : 0;
+    const range = tileRange(spec.side, z, box[0] * u, box[1] * u, box[2] * u, box[3] * u, (BUFFER + d) * u);
     if (range === null) continue;
     // Placed where some tile of the zoom holds something of it, whichever unit's: a feature past the world's edge may
     // have a box that reaches a tile and nothing inside it.
