@@ -6,7 +6,10 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { startServer, type Server } from '../../src/serve.js';
 import { tmpDir } from '../helpers/pyramid.js';
-import { launch, openPage } from './page.js';
+import { expect } from 'vitest';
+import { launch, openPage, screen, type ViewerHandle } from './page.js';
+
+declare const window: { __viewer: ViewerHandle };
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -43,4 +46,20 @@ export async function builtViewer(name: string, features: unknown[]): Promise<Bu
     await close();
     throw err;
   }
+}
+
+/**
+ * The page at zoom 2 of the pyramid (a screen pixel an image pixel) coloured by `colour`, settled: the colour drawn at
+ * an image pixel's centre.
+ */
+export async function pixelsAtZoom2(page: Page, url: string, colour: string, name: string): Promise<(x: number, y: number) => Promise<number[]>> {
+  await page.goto(`${url}#zoom=2&x=512&y=512&colour=${colour}`);
+  await page.evaluate(() => window.__viewer.ready);
+  await page.evaluate(() => window.__viewer.settle());
+  expect(await page.evaluate(() => window.__viewer.tileZoom())).toBe(2);
+  const at = await screen(page, name);
+  return async (x, y) => {
+    const [sx, sy] = await page.evaluate(([px, py]) => window.__viewer.toScreen(px, py), [x + 0.5, y + 0.5] as const);
+    return at(sx - 0.5, sy - 0.5);
+  };
 }

@@ -1,8 +1,8 @@
 // The viewer on points drawn as their circles (a `radius`) near a tile border: the circle shows whole across it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { builtViewer, type BuiltViewer } from './built.js';
-import { fillOver, HAVE_CHROMIUM, nearestOf, screen, type ViewerHandle } from './page.js';
+import { builtViewer, pixelsAtZoom2, type BuiltViewer } from './built.js';
+import { fillOver, HAVE_CHROMIUM, nearestOf, type ViewerHandle } from './page.js';
 
 /** Tiles of zoom 2 in a 1,024-px world span 256 px, with a buffer of 4 px: borders at x = 256 and y = 256. */
 const BORDER = 256;
@@ -39,11 +39,7 @@ describe.skipIf(!HAVE_CHROMIUM)('circles across a tile border', () => {
   it('draws a circle whose centre is near a border whole on the far side too, as inside a tile', async () => {
     // Zoom 2: a screen pixel an image pixel; a circle of radius 10 is wider than a point's disc, so drawn as itself.
     // The far side's tile did not hold the point (its centre beyond that tile's buffer): the circle was cut flat there.
-    await page.goto(`${url}#zoom=2&x=512&y=512&colour=kind`);
-    await page.evaluate(() => window.__viewer.ready);
-    await page.evaluate(() => window.__viewer.settle());
-    expect(await page.evaluate(() => window.__viewer.tileZoom())).toBe(2);
-    const at = await screen(page, 'circle-seams');
+    const pixel = await pixelsAtZoom2(page, url, 'kind', 'circle-seams');
     const colour = await page.evaluate(() => window.__viewer.colourOf('spot'));
     const nearest = nearestOf({ fill: fillOver(colour, [255, 255, 255]), edge: colour, white: [255, 255, 255] });
     const seen: Record<string, string[]> = {};
@@ -52,8 +48,7 @@ describe.skipIf(!HAVE_CHROMIUM)('circles across a tile border', () => {
       // 8 px from the centre across the border (2 px beyond it; inside the circle), and 13 px (outside it).
       for (const d of [8, 13]) {
         const [x, y] = [s.centre[0] + d * s.beyond[0], s.centre[1] + d * s.beyond[1]];
-        const [sx, sy] = await page.evaluate(([px, py]) => window.__viewer.toScreen(px, py), [x + 0.5, y + 0.5] as const);
-        seen[s.name].push(nearest(at(sx - 0.5, sy - 0.5)) === 'white' ? 'white' : 'circle');
+        seen[s.name].push(nearest(await pixel(x, y)) === 'white' ? 'white' : 'circle');
       }
     }
     expect(seen).toEqual(Object.fromEntries(SPOTS.map((s) => [s.name, ['circle', 'white']])));

@@ -1,8 +1,8 @@
 // The viewer on discs that overlap across a tile border: they stack there as they do inside a tile, the later one on top.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { builtViewer, type BuiltViewer } from './built.js';
-import { HAVE_CHROMIUM, nearestOf, screen, type ViewerHandle } from './page.js';
+import { builtViewer, pixelsAtZoom2, type BuiltViewer } from './built.js';
+import { HAVE_CHROMIUM, nearestOf, type ViewerHandle } from './page.js';
 
 /** Tiles of zoom 2 in a 1,024-px world span 256 px: borders at x = 256 and y = 256. */
 const BORDER = 256;
@@ -43,11 +43,7 @@ describe.skipIf(!HAVE_CHROMIUM)('discs across a tile border', () => {
     // Zoom 2: a screen pixel an image pixel, a point a disc of 4 px radius. OpenLayers draws a point's symbol whole,
     // from the one tile that holds the point, and stacks the tiles in an order of its own: the disc of the tile drawn
     // last lay over its neighbour's along the whole border, a seam where the data's order is the other way round.
-    await page.goto(`${url}#zoom=2&x=512&y=512&colour=order`);
-    await page.evaluate(() => window.__viewer.ready);
-    await page.evaluate(() => window.__viewer.settle());
-    expect(await page.evaluate(() => window.__viewer.tileZoom())).toBe(2);
-    const at = await screen(page, 'tile-seams');
+    const pixel = await pixelsAtZoom2(page, url, 'order', 'tile-seams');
     const colourOf = (v: string) => page.evaluate((value) => window.__viewer.colourOf(value), v);
     const nearest = nearestOf({ first: await colourOf('first'), second: await colourOf('second'), white: [255, 255, 255] });
     const seen: Record<string, string[]> = {};
@@ -57,8 +53,7 @@ describe.skipIf(!HAVE_CHROMIUM)('discs across a tile border', () => {
       seen[p.name] = [];
       for (const d of [-1, 1]) {
         const [x, y] = p.axis === 'y' ? [mid[0], mid[1] + d] : [mid[0] + d, mid[1]];
-        const [sx, sy] = await page.evaluate(([px, py]) => window.__viewer.toScreen(px, py), [x + 0.5, y + 0.5] as const);
-        seen[p.name].push(nearest(at(sx - 0.5, sy - 0.5)));
+        seen[p.name].push(nearest(await pixel(x, y)));
       }
     }
     expect(seen).toEqual(Object.fromEntries(PAIRS.map((p) => [p.name, ['second', 'second']])));
