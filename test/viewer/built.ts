@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { startServer, type Server } from '../../src/serve.js';
 import { tmpDir } from '../helpers/pyramid.js';
-import { expect } from 'vitest';
-import { launch, openPage, screen, type ViewerHandle } from './page.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { HAVE_CHROMIUM, launch, openPage, screen, type ViewerHandle } from './page.js';
 
 declare const window: { __viewer: ViewerHandle };
 
@@ -62,4 +62,32 @@ export async function pixelsAtZoom2(page: Page, url: string, colour: string, nam
     const [sx, sy] = await page.evaluate(([px, py]) => window.__viewer.toScreen(px, py), [x + 0.5, y + 0.5] as const);
     return at(sx - 0.5, sy - 0.5);
   };
+}
+
+/** The page on a pyramid built for a test file, and the served pyramid's URL. */
+export interface Viewed { page: Page; url: string }
+
+/**
+ * Builds `features` and opens a page on them before the file's tests, and closes both after (nothing without
+ * Chromium): what the tests read, once the hooks ran. `itLogsNoErrors` then checks the page and the server.
+ */
+export function useBuiltViewer(name: string, features: () => unknown[]): Viewed & { built?: BuiltViewer } {
+  const viewed = {} as Viewed & { built?: BuiltViewer };
+  beforeAll(async () => {
+    if (!HAVE_CHROMIUM) return;
+    const built = await builtViewer(name, features());
+    Object.assign(viewed, { built, page: built.page, url: built.server.url });
+  }, 60_000);
+  afterAll(async () => {
+    await viewed.built?.close();
+  });
+  return viewed;
+}
+
+/** The test, last in a file, that neither the page nor the server logged an error. */
+export function itLogsNoErrors(viewed: ReturnType<typeof useBuiltViewer>): void {
+  it('logs no errors', async () => {
+    expect(await viewed.page.evaluate(() => window.__viewer.errors)).toEqual([]);
+    expect(viewed.built?.errors).toEqual([]);
+  });
 }

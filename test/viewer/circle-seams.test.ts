@@ -1,7 +1,6 @@
 // The viewer on points drawn as their circles (a `radius`) near a tile border: the circle shows whole across it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Page } from 'playwright-core';
-import { builtViewer, pixelsAtZoom2, type BuiltViewer } from './built.js';
+import { describe, expect, it } from 'vitest';
+import { itLogsNoErrors, pixelsAtZoom2, useBuiltViewer } from './built.js';
 import { fillOver, HAVE_CHROMIUM, nearestOf, type ViewerHandle } from './page.js';
 
 /** Tiles of zoom 2 in a 1,024-px world span 256 px, with a buffer of 4 px: borders at x = 256 and y = 256. */
@@ -21,24 +20,13 @@ const SPOTS = [
 
 declare const window: { __viewer: ViewerHandle };
 
-let built: BuiltViewer | undefined;
-let page: Page;
-let url: string;
-
-beforeAll(async () => {
-  if (!HAVE_CHROMIUM) return;
-  built = await builtViewer('circle-seams', SPOTS.map((s, i) => ({ type: 'Feature', id: i + 1, properties: { kind: 'spot', radius: RADIUS }, geometry: { type: 'Point', coordinates: s.centre } })));
-  ({ page, server: { url } } = built);
-}, 60_000);
-
-afterAll(async () => {
-  await built?.close();
-});
+const viewed = useBuiltViewer('circle-seams', () => SPOTS.map((s, i) => ({ type: 'Feature', id: i + 1, properties: { kind: 'spot', radius: RADIUS }, geometry: { type: 'Point', coordinates: s.centre } })));
 
 describe.skipIf(!HAVE_CHROMIUM)('circles across a tile border', () => {
   it('draws a circle whose centre is near a border whole on the far side too, as inside a tile', async () => {
     // Zoom 2: a screen pixel an image pixel; a circle of radius 10 is wider than a point's disc, so drawn as itself.
     // The far side's tile did not hold the point (its centre beyond that tile's buffer): the circle was cut flat there.
+    const { page, url } = viewed;
     const pixel = await pixelsAtZoom2(page, url, 'kind', 'circle-seams');
     const colour = await page.evaluate(() => window.__viewer.colourOf('spot'));
     const nearest = nearestOf({ fill: fillOver(colour, [255, 255, 255]), edge: colour, white: [255, 255, 255] });
@@ -54,8 +42,5 @@ describe.skipIf(!HAVE_CHROMIUM)('circles across a tile border', () => {
     expect(seen).toEqual(Object.fromEntries(SPOTS.map((s) => [s.name, ['circle', 'white']])));
   });
 
-  it('logs no errors', async () => {
-    expect(await page.evaluate(() => window.__viewer.errors)).toEqual([]);
-    expect(built?.errors).toEqual([]);
-  });
+  itLogsNoErrors(viewed);
 });

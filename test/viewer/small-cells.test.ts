@@ -1,8 +1,7 @@
 // The viewer on cells a few screen pixels wide with a nucleus point each: every cell shows around its nucleus; zoomed
 // in, a nucleus point is drawn at the size its `radius` gives.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Page } from 'playwright-core';
-import { builtViewer, type BuiltViewer } from './built.js';
+import { describe, expect, it } from 'vitest';
+import { itLogsNoErrors, useBuiltViewer } from './built.js';
 import { close, fillOver, HAVE_CHROMIUM, nearestOf, screen, type ViewerHandle } from './page.js';
 
 /**
@@ -22,28 +21,16 @@ function octagon(cx: number, cy: number, r: number): number[][][] {
 
 const CENTRES = Array.from({ length: GRID.n * GRID.n }, (_, i) => [GRID.origin + (i % GRID.n) * GRID.step, GRID.origin + Math.floor(i / GRID.n) * GRID.step]);
 
-let built: BuiltViewer | undefined;
-let page: Page;
-let url: string;
-
-beforeAll(async () => {
-  if (!HAVE_CHROMIUM) return;
-  const features = CENTRES.flatMap(([x, y], i) => [
-    { type: 'Feature', id: 10000 + i, featureClass: 'nucleus', parentId: i + 1, properties: { radius: NUCLEUS_RADIUS }, geometry: { type: 'Point', coordinates: [x, y] } },
-    { type: 'Feature', id: i + 1, featureClass: 'cell', properties: {}, geometry: { type: 'Polygon', coordinates: octagon(x, y, GRID.radius) } },
-  ]);
-  built = await builtViewer('small-cells', features);
-  ({ page, server: { url } } = built);
-}, 60_000);
-
-afterAll(async () => {
-  await built?.close();
-});
+const viewed = useBuiltViewer('small-cells', () => CENTRES.flatMap(([x, y], i) => [
+  { type: 'Feature', id: 10000 + i, featureClass: 'nucleus', parentId: i + 1, properties: { radius: NUCLEUS_RADIUS }, geometry: { type: 'Point', coordinates: [x, y] } },
+  { type: 'Feature', id: i + 1, featureClass: 'cell', properties: {}, geometry: { type: 'Polygon', coordinates: octagon(x, y, GRID.radius) } },
+]));
 
 describe.skipIf(!HAVE_CHROMIUM)('small cells in the viewer', () => {
   it('draws a cell kept as a polygon of 3 screen pixels as a disc a ring wider than its nucleus, as a cell made a point', async () => {
     // Zoom 0 of a 1,024-px world at 4 image pixels a screen pixel: a 12-px cell spans 3 screen pixels, still a
     // polygon in the tiles (wider than a display pixel), its nucleus a disc of 1.5 px radius drawn after it.
+    const { page, url } = viewed;
     const mid = GRID.origin + ((GRID.n - 1) * GRID.step) / 2;
     await page.goto(`${url}#zoom=0&x=${mid}&y=${mid}&colour=featureClass`);
     await page.evaluate(() => window.__viewer.ready);
@@ -72,6 +59,7 @@ describe.skipIf(!HAVE_CHROMIUM)('small cells in the viewer', () => {
   });
 
   it('draws a nucleus point at the size of its radius once that is wider than a point\'s disc, and finds it there', async () => {
+    const { page, url } = viewed;
     // Zoom 6: 16 screen pixels an image pixel. The nucleus (radius 3) spans 48 screen pixels around its centre, inside
     // its cell (radius 6); it was a disc of 4 px whatever the zoom, a speck in its cell.
     const [x, y] = CENTRES[0];
@@ -92,8 +80,5 @@ describe.skipIf(!HAVE_CHROMIUM)('small cells in the viewer', () => {
     expect(found).toEqual([10000, 1]);
   });
 
-  it('logs no errors', async () => {
-    expect(await page.evaluate(() => window.__viewer.errors)).toEqual([]);
-    expect(built?.errors).toEqual([]);
-  });
+  itLogsNoErrors(viewed);
 });

@@ -1,7 +1,6 @@
 // The viewer on discs that overlap across a tile border: they stack there as they do inside a tile, the later one on top.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Page } from 'playwright-core';
-import { builtViewer, pixelsAtZoom2, type BuiltViewer } from './built.js';
+import { describe, expect, it } from 'vitest';
+import { itLogsNoErrors, pixelsAtZoom2, useBuiltViewer } from './built.js';
 import { HAVE_CHROMIUM, nearestOf, type ViewerHandle } from './page.js';
 
 /** Tiles of zoom 2 in a 1,024-px world span 256 px: borders at x = 256 and y = 256. */
@@ -23,26 +22,15 @@ const PAIRS = [
 
 declare const window: { __viewer: ViewerHandle };
 
-let built: BuiltViewer | undefined;
-let page: Page;
-let url: string;
-
-beforeAll(async () => {
-  if (!HAVE_CHROMIUM) return;
-  const point = (id: number, order: string, c: readonly number[]) => ({ type: 'Feature', id, properties: { order }, geometry: { type: 'Point', coordinates: c } });
-  built = await builtViewer('tile-seams', PAIRS.flatMap((p, i) => [point(2 * i + 1, 'first', p.first), point(2 * i + 2, 'second', p.second)]));
-  ({ page, server: { url } } = built);
-}, 60_000);
-
-afterAll(async () => {
-  await built?.close();
-});
+const point = (id: number, order: string, c: readonly number[]) => ({ type: 'Feature', id, properties: { order }, geometry: { type: 'Point', coordinates: c } });
+const viewed = useBuiltViewer('tile-seams', () => PAIRS.flatMap((p, i) => [point(2 * i + 1, 'first', p.first), point(2 * i + 2, 'second', p.second)]));
 
 describe.skipIf(!HAVE_CHROMIUM)('discs across a tile border', () => {
   it('draws the later of two overlapping discs on top on both sides of a border, whichever tile holds which', async () => {
     // Zoom 2: a screen pixel an image pixel, a point a disc of 4 px radius. OpenLayers draws a point's symbol whole,
     // from the one tile that holds the point, and stacks the tiles in an order of its own: the disc of the tile drawn
     // last lay over its neighbour's along the whole border, a seam where the data's order is the other way round.
+    const { page, url } = viewed;
     const pixel = await pixelsAtZoom2(page, url, 'order', 'tile-seams');
     const colourOf = (v: string) => page.evaluate((value) => window.__viewer.colourOf(value), v);
     const nearest = nearestOf({ first: await colourOf('first'), second: await colourOf('second'), white: [255, 255, 255] });
@@ -59,8 +47,5 @@ describe.skipIf(!HAVE_CHROMIUM)('discs across a tile border', () => {
     expect(seen).toEqual(Object.fromEntries(PAIRS.map((p) => [p.name, ['second', 'second']])));
   });
 
-  it('logs no errors', async () => {
-    expect(await page.evaluate(() => window.__viewer.errors)).toEqual([]);
-    expect(built?.errors).toEqual([]);
-  });
+  itLogsNoErrors(viewed);
 });
