@@ -18,7 +18,8 @@ export interface FailedAt { planned: boolean; tiling: boolean; resume: boolean; 
  * (`beginOutput` says so): its plan and its mark that the removal is under way, so that --resume finishes the removal
  * and a plain build or a step of a sharded one says what happened, as when such a build is killed. A new build stopped
  * before its plan was written has nothing to continue: it leaves nothing, and says so; nor does a build whose work
- * directory was its own, in memory (a caller's sink, no `work`).
+ * directory was its own, in memory (a caller's sink, no `work`). A --resume keeps the work it took over whatever
+ * stopped it: what it took over was the interrupted build's, and stays what a later --resume continues.
  */
 export function failedBuild(err: unknown, work: WorkDir, at: FailedAt): { keep: boolean; error: unknown } {
   const reachable = at.callersWork || work.root !== undefined;
@@ -30,7 +31,26 @@ export function failedBuild(err: unknown, work: WorkDir, at: FailedAt): { keep: 
   if (err instanceof RemovalError && err.advised && (at.planned || at.resume) && reachable) return { keep: true, error: err };
   // A system call that failed (errno): what the build wrote until then stands, and the build goes on from it.
   if (failedWrite(err) && (at.tiling || at.resume) && reachable) return { keep: true, error: failedStep(err, work, 'the build', 'run the same build with --resume') };
-  return { keep: at.resume && (err instanceof UsageError || err instanceof OutputError), error: err };
+  // A --resume refused (a UsageError, or an OutputError such as a link at a tile's path) says how to go on already.
+  if (at.resume && (err instanceof UsageError || err instanceof OutputError)) return { keep: true, error: err };
+  // Any other end of a --resume (an input unreadable or changed since, --strict or a smaller --memory-budget refusing
+  // a feature, a mask that does not decode) is of this run, not of the work it took over: that work stays resumable.
+  if (at.resume && reachable) return { keep: true, error: keptForResume(err, work) };
+  return { keep: false, error: err };
+}
+
+/**
+ * `err` saying that the interrupted build's work is kept, and how to go on: the same error (its class, so its exit
+ * code, and its fields), its message extended. A message printed with its stack (an internal error) is extended there too.
+ */
+function keptForResume(err: unknown, work: WorkDir): unknown {
+  if (!(err instanceof Error)) return err;
+  // The stack is read first: V8 formats it when first read, from the message then.
+  const { message: before, stack } = err;
+  err.message = `${before}. This --resume keeps the interrupted build's work (its tiles so far, and its state in ${where(work)}): `
+    + 'once the cause is fixed, run the same build with --resume again to continue it; --force (without --resume) starts over';
+  if (typeof stack === 'string' && before !== '') err.stack = stack.replace(before, err.message);
+  return err;
 }
 
 /** A write the system refused (errno: a full disk, no permission), not a refusal of the tool's own. */
