@@ -220,6 +220,11 @@ export interface BuildConfig {
   tileCompression: TileCompression;
   /** What the `--image` file states of its pixel's size, read by the build (this module does no I/O). */
   imagePixel?: ImagePixel;
+  /**
+   * The `--image` file as a --resume identifies it, as it does an input: its path as given, and its size and
+   * modification time (`identity`, unknown when it cannot be read), set by the build (this module does no I/O).
+   */
+  imageFile?: { file: string; identity?: string };
   /** `--mask-features`: what a label mask's features are. */
   maskFeatures: MaskFeatures;
 }

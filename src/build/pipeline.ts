@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { archiveAssets } from '../archive/archive-names.js';
 import { planeKey, tilePath } from '../tiling/space.js';
-import { imageHeader } from '../io/image.js';
+import { fileIdentity, imageHeader } from '../io/image.js';
 import { statedPixelSize } from '../io/pixel-size.js';
 import type { Removal, TileSink } from '../io/sink.js';
 import { OWNER_FILE, OWNERS_DIR, REMOVING_FILE, type WorkDir } from '../io/workdir.js';
@@ -49,6 +49,8 @@ async function configOf(given: Partial<Options>, io: BuildIO, readsInputs: boole
   const config = resolveBuildConfig(readsInputs ? given : { ...given, tileCompression: undefined }, header);
   // Only an image that is the world (no --image-size, by which it may be a smaller picture of the slide) sizes its pixel.
   if (header && given.image !== undefined) config.imagePixel = { file: given.image, ...statedPixelSize(given.image, header.format, header.page) };
+  // Another image of the same size would pass for it on --resume (another background, another pixel size stated).
+  if (readsInputs && given.image !== undefined) config.imageFile = { file: given.image, identity: await fileIdentity(given.image) };
   if (io.sink === undefined && config.options.out === undefined) throw new UsageError('no output directory given (-o DIR)');
   const memory = memoryWarning(config);
   if (memory) warn?.(memory.message, memory.fields);
@@ -75,8 +77,7 @@ export async function buildPyramid(inputs: InputSpec[], given: Partial<Options>,
   takeOver(work, o.resume);
   const pool = createPool(o.workers, io.signal);
   let store: SpillingStore | undefined;
-  let keepWork = false;
-  let failed = false;
+  let keepWork = false, failed = false;
   let planned = false, tiling = false;
   try {
     store = new SpillingStore(path.join(spillRoot(o, work), 'level-0'), storeBudget(config), 'fresh', true);

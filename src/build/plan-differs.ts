@@ -5,8 +5,8 @@ import type { BuildPlan } from '../stages/plan.js';
 
 /**
  * Why a resumed build's plan is not the interrupted one's when its multiscale is what differs, else undefined. The
- * fingerprint holds the --image file's pixel dimensions, not what it states: an image written again with its pixel
- * size (same dimensions) passed it, and the refusal after the read said the inputs differed, which they did not.
+ * fingerprint holds the --image file's size and time, not what it states: an image written again with another pixel
+ * size and its time kept passes it, and the refusal after the read said the inputs differed, which they did not.
  */
 export function pixelSizeChange(thenPlan: BuildPlan, nowPlan: BuildPlan): string | undefined {
   const then = thenPlan.collection.multiscale, now = nowPlan.collection.multiscale;

@@ -133,11 +133,15 @@ export type FingerprintInput = { source: { name: string }; layer?: string; plane
 
 /**
  * What a fingerprint is made of, one line each: every input (name, layer, plane, size and time, NUL-separated),
- * then the options that shape the pyramid as `key=value`. Kept in the plan, so a refused --resume can say what differs.
+ * then the options that shape the pyramid as `key=value`, the --image file among them identified as an input is (its
+ * path, size and time: its dimensions alone let another image of that size through). Kept in the plan, so a refused
+ * --resume can say what differs.
  */
 export function fingerprintLines(inputs: readonly FingerprintInput[], config: BuildConfig): string[] {
   const lines = inputs.map((i) => `${i.source.name}\0${i.layer ?? ''}\0${JSON.stringify(i.plane ?? {})}\0${i.fingerprint ?? ''}`);
   for (const k of ['format', 'layer', 'layerBy', 'planeField', 'nucleusFeatures', 'minZoom', 'maxZoom', 'lod', 'tileBudget', 'unitSize'] as const) lines.push(`${k}=${String(config.options[k])}`);
+  // Only when given, as below; before imageSize, so that another image is named as such rather than by its size.
+  if (config.imageFile) lines.push(`image=${JSON.stringify([config.imageFile.file, config.imageFile.identity ?? ''])}`);
   lines.push(`imageSize=${JSON.stringify(config.imageSize ?? null)}`);
   // Only when set, so that the fingerprints of directory builds stay what they were (a mask's pieces are other features).
   for (const [k, v, unset] of [['archive', config.archive, 'none'], ['tileCompression', config.tileCompression, 'auto'], ['maskFeatures', config.maskFeatures, 'label']] as const) if (v !== unset) lines.push(`${k}=${v}`);
@@ -150,6 +154,7 @@ function whatDiffers(then: readonly string[], now: readonly string[]): string | 
   const o1 = options(then), o2 = options(now);
   for (const k of new Set([...o1.keys(), ...o2.keys()])) {
     if (o1.get(k) === o2.get(k)) continue;
+    if (k === 'image') return imageDiffers(o1.get(k), o2.get(k));
     const flag = k === 'imageSize' ? '--image-size (or the --image header)' : `--${flagName(k as keyof Options)}`;
     // The archive mode by the value the flag takes (`planes` is what --archive pmtiles makes of a directory output).
     const shown = (v: string | undefined) => (v === undefined || v === 'undefined' ? 'not given' : k === 'archive' && v === 'planes' ? 'pmtiles' : v);
@@ -162,6 +167,16 @@ function whatDiffers(then: readonly string[], now: readonly string[]): string | 
   for (const l of f1) if (!f2.some((m) => name(m) === name(l))) return `input ${name(l)} is not given now`;
   for (const l of f2) if (!f1.includes(l)) return `input ${name(l)} has changed since (its size or modification time, or its layer or plane)`;
   return f1.join('\n') !== f2.join('\n') ? 'the inputs are given in another order' : undefined;
+}
+
+/** How the --image file differs between two fingerprint values (`image=` lines: its path and its size and time, as JSON). */
+function imageDiffers(then: string | undefined, now: string | undefined): string {
+  const [was] = then === undefined ? [] : (JSON.parse(then) as [string, string]);
+  const [is] = now === undefined ? [] : (JSON.parse(now) as [string, string]);
+  // Plans written before the image was identified hold its dimensions only.
+  if (was === undefined) return `--image ${is} was not recorded by the interrupted build (it had none, or an earlier mudm-tiles made it, which recorded the image's dimensions only)`;
+  if (is === undefined) return `--image was ${was}, is not given now`;
+  return was === is ? `--image ${is} has changed since: its size or modification time differs` : `--image was ${was}, is ${is} now`;
 }
 
 export function savePlan(work: WorkDir, planFile: PlanFile): void {

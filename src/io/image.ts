@@ -25,6 +25,12 @@ const BITS: Partial<Record<string, number>> = {
   uchar: 8, char: 8, ushort: 16, short: 16, uint: 32, int: 32, float: 32, double: 64, complex: 64, dpcomplex: 128,
 };
 
+/** A file's size and modification time, as a --resume identifies its inputs (`SIZE:MTIME_MS`); undefined when it has none to give. */
+export async function fileIdentity(path: string): Promise<string | undefined> {
+  const st = await stat(path).catch(() => undefined);
+  return st && `${st.size}:${st.mtimeMs}`;
+}
+
 /**
  * The size in the image's header. With --image-size (`given`) too, the world is `given` (undefined is returned), and
  * the image, a smaller picture of the slide maybe, is stretched over it: it must have the plane's shape, to a pixel,

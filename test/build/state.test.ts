@@ -3,13 +3,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
-  PLAN_VERSION, checkSamePlan, checkShardsDone, findPlan, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone, savePlan, spillRoot, workDirFor, type PlanFile,
+  PLAN_VERSION, checkSamePlan, checkShardsDone, findPlan, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone, resumablePlan, savePlan, spillRoot, workDirFor, type PlanFile,
 } from '../../src/build/state.js';
 import { UnitLog, type UnitMarker } from '../../src/build/unit-log.js';
 import { DiskWorkDir } from '../../src/io/workdir.js';
 import { MemoryWorkDir } from '../../src/io/workdir-memory.js';
 import { resolveBuildConfig } from '../../src/options.js';
-import { EXIT_OUTPUT, EXIT_USAGE, UsageError, WorkStateError } from '../../src/report/errors.js';
+import { EXIT_OUTPUT, EXIT_USAGE, StateUsageError, UsageError, WorkStateError } from '../../src/report/errors.js';
 import type { UnitPlan } from '../../src/stages/plan.js';
 import type { Multiscale } from '../../src/model/multiscale.js';
 import { tmpDir } from '../helpers/pyramid.js';
@@ -154,5 +154,23 @@ describe('shards and fingerprints', () => {
     const sized = fingerprintOf(inputs, resolveBuildConfig({ out: 'o', imageSize: '100,50' }));
     expect(sized).not.toBe(base);
     expect(fingerprintOf(inputs, resolveBuildConfig({ out: 'o', image: 'slide.tif' }, { width: 100, height: 50 }))).toBe(sized);
+  });
+
+  it('--resume identifies the --image file by its path, size and time, not its dimensions, and names it when it differs', () => {
+    const inputs = [{ source: { name: 'a.json' }, fingerprint: '10:1' }];
+    const config = (file: string, identity: string) => ({ ...resolveBuildConfig({ out: 'o', image: file }, { width: 100, height: 50 }), imageFile: { file, identity } });
+    const work = new MemoryWorkDir();
+    const lines = fingerprintLines(inputs, config('slide.png', '500:1'));
+    savePlan(work, { ...planFile([]), fingerprint: fingerprintOfLines(lines), fingerprintLines: lines });
+    expect(resumablePlan(work, inputs, config('slide.png', '500:1')).fingerprintLines).toEqual(lines);
+    const refused = (c: ReturnType<typeof config>) => refuse(() => resumablePlan(work, inputs, c), StateUsageError, EXIT_USAGE);
+    const says = (what: string) => `--resume: the inputs or options differ from those of the interrupted build in the work directory (${what}); run again with the same ones, or start over with --force (without --resume)`;
+    // Written again, of the same size (another scan of the slide), or only touched: another file for all the build knows.
+    expect(refused(config('slide.png', '500:2'))).toBe(says('--image slide.png has changed since: its size or modification time differs'));
+    expect(refused(config('other.png', '500:1'))).toBe(says('--image was slide.png, is other.png now'));
+    // A plan written before the image was identified (its dimensions only): refused, saying why, never taken for the same image.
+    const before = lines.filter((l) => !l.startsWith('image='));
+    savePlan(work, { ...planFile([]), fingerprint: fingerprintOfLines(before), fingerprintLines: before });
+    expect(refused(config('slide.png', '500:1'))).toBe(says('--image slide.png was not recorded by the interrupted build (it had none, or an earlier mudm-tiles made it, which recorded the image\'s dimensions only)'));
   });
 });

@@ -1,9 +1,10 @@
-// A --resume that fails after taking over an interrupted build keeps that build's work.
+// A --resume that fails after taking over an interrupted build keeps that build's work, and --resume identifies the --image file as it does an input.
 import fs from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, SLOW_OPTS, expectOk, expectSamePyramid, generateCells, killWhen, markerCount, removeTemps, runCli, runProcess, tempDir } from '../e2e/helpers.js';
+import { BIN, SLOW_OPTS, expectOk, expectSamePyramid, generateCells, killWhen, listFiles, markerCount, removeTemps, runCli, runProcess, tempDir } from '../e2e/helpers.js';
 import { hasStrace, snapshot } from './force-fixture.js';
 
 afterAll(removeTemps);
@@ -58,5 +59,35 @@ describe('a --resume that fails after taking over an interrupted build', () => {
     const report = JSON.parse(fs.readFileSync(path.join(out, 'build-report.json'), 'utf8')) as { run: { resumed: number } };
     expect(report.run.resumed, 'the units the kill left finished are not tiled again').toBeGreaterThanOrEqual(markers);
     expectSamePyramid(out, reference);
+  });
+});
+
+describe('--resume with --image', () => {
+  it('refuses another image of the same size (exit 2), naming the file, nothing touched; the same image resumes', async () => {
+    const dir = tempDir('resume-image');
+    const image = path.join(dir, 'slide.png'), other = path.join(dir, 'other.png'), aside = path.join(dir, 'slide.png.first');
+    // The size the generated cells' slide states: an image of it is the world either way.
+    const png = (background: string) => sharp({ create: { width: 6364, height: 4243, channels: 3, background } }).png().toFile(image);
+    await png('#ffffff');
+    const out = path.join(dir, 'out');
+    const args = ['build', input, '-o', out, '-q', '--image', image, ...SLOW_OPTS];
+    await killWhen(args, () => fs.existsSync(path.join(out, '.mudm-work', 'plan.json')));
+    const state = snapshot(out);
+
+    // The same name, another picture of the same size (a later scan written over it): its dimensions alone passed.
+    fs.renameSync(image, aside);
+    await png('#ff00ff');
+    const redrawn = await runCli([...args, '--resume']);
+    expect([redrawn.code, redrawn.stderr]).toEqual([2, `error: --resume: the inputs or options differ from those of the interrupted build in ${path.join(out, '.mudm-work')} (--image ${image} has changed since: its size or modification time differs); run again with the same ones, or start over with --force (without --resume)\n`]);
+    // Another file of the same size.
+    fs.renameSync(image, other);
+    const another = await runCli(['build', input, '-o', out, '-q', '--image', other, ...SLOW_OPTS, '--resume']);
+    expect([another.code, another.stderr]).toEqual([2, `error: --resume: the inputs or options differ from those of the interrupted build in ${path.join(out, '.mudm-work')} (--image was ${image}, is ${other} now); run again with the same ones, or start over with --force (without --resume)\n`]);
+    expect(snapshot(out), 'nothing in OUT touched').toEqual(state);
+
+    // The image the build was given, back as it was (a rename keeps its modification time): resumed.
+    fs.renameSync(aside, image);
+    expectOk(await runCli([...args, '--resume']), 'the --resume with the same image');
+    expect(listFiles(out)).toContain('tileset.json');
   });
 });
