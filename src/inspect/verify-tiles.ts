@@ -156,6 +156,12 @@ function within(v: number, lo: number, hi: number): boolean {
   return v >= lo - TOLERANCE && v <= hi + TOLERANCE;
 }
 
+/** Whether (x, y) lies within `r` of the square [lo, hi]² (a point's circle reaching into a tile, `pointsReaching`). */
+function reaches(x: number, y: number, lo: number, hi: number, r: number): boolean {
+  const gx = Math.max(0, lo - x, x - hi), gy = Math.max(0, lo - y, y - hi);
+  return r > 0 && gx * gx + gy * gy <= (r + TOLERANCE) ** 2;
+}
+
 /** Where a tile lies: inside its zoom's grid, its plane and the bounds; one problem at most (none: it is placed). */
 export function checkPlacement(ctx: ZoomFrame, t: TileRef): Problem[] {
   const { p } = ctx;
@@ -219,13 +225,13 @@ export function checkJsonTile(ctx: ZoomFrame, t: TileRef, bytes: Uint8Array): { 
     }
     const ls: Leaf[] = [];
     try { leaves(f.geometry ?? null, ls); } catch { return; } // malformed geometry: already reported by validation
-    // A point drawn as its circle is in every tile the circle reaches: its centre up to the radius beyond the buffer.
+    // A point drawn as its circle is in every tile the circle reaches: its centre up to the radius from the tile.
     const r = radiusValue(f.properties?.radius);
     for (const l of ls) {
       const d = l.type === 1 ? r : 0;
       for (const part of l.parts) {
         for (const pos of part) {
-          if (!Array.isArray(pos) || !within(pos[0], lo.x - d, hi.x + d) || !within(pos[1], lo.y - d, hi.y + d)) {
+          if (!Array.isArray(pos) || !((within(pos[0], lo.x, hi.x) && within(pos[1], lo.y, hi.y)) || reaches(pos[0] - t.x * ctx.ts, pos[1] - t.y * ctx.ts, 0, ctx.ts, d))) {
             if (outside++ === 0) firstOutside = `feature ${i} has [${Array.isArray(pos) ? pos.join(', ') : String(pos)}]`;
           }
         }
@@ -258,7 +264,7 @@ export function checkPbfTile(ctx: ZoomFrame, t: TileRef, bytes: Uint8Array): { l
     if (!ctx.layerIds.has(l.name)) out.push(problem('unknown-layer', t.path, `layer ${JSON.stringify(l.name)} is not one of the descriptor's vector_layers`));
     let outside = 0, firstOutside = '';
     l.features.forEach((f, i) => {
-      // A point's circle (its `radius`, in pixels) reaches tiles up to that far beyond its centre's buffer.
+      // A point's circle (its `radius`, in pixels) reaches tiles up to that far from its centre.
       const d = f.type === 1 ? (radiusValue(f.tags.radius) * l.extent) / ctx.ts : 0;
       if (f.type < 1 || f.type > 3) out.push(problem('tile-undecodable', t.path, `layer ${JSON.stringify(l.name)} feature ${i}: unknown geometry type ${f.type}`));
       if (f.type === 3 && f.local.length && ringArea2(f.local[0]) <= 0) {
@@ -266,7 +272,7 @@ export function checkPbfTile(ctx: ZoomFrame, t: TileRef, bytes: Uint8Array): { l
       }
       for (const part of f.local) {
         for (const [x, y] of part) {
-          if (x < -BUFFER - d || x > l.extent + BUFFER + d || y < -BUFFER - d || y > l.extent + BUFFER + d) {
+          if ((x < -BUFFER || x > l.extent + BUFFER || y < -BUFFER || y > l.extent + BUFFER) && !reaches(x, y, 0, l.extent, d)) {
             if (outside++ === 0) firstOutside = `feature ${i} has tile-local [${x}, ${y}]`;
           }
         }

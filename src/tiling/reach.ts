@@ -1,5 +1,6 @@
 // How far beyond its positions a feature is drawn: a point's circle of its `radius` property (spec 2.1 rule 3).
-import type { FeatureMembers } from './flat.js';
+import type { Rect } from './clip.js';
+import type { Coords, FeatureMembers, Flat } from './flat.js';
 
 /**
  * A radius as a viewer draws it (viewer/style.js `ownRadius`): a finite positive number, in pixels; else 0. Any other
@@ -24,4 +25,21 @@ export function reachOf(f: FeatureMembers): number {
   if (t === undefined) return 0;
   const i = t.keys.indexOf('radius');
   return i < 0 ? 0 : radiusValue(t.values[i]);
+}
+
+/**
+ * The points (x, y pairs) a tile of rectangle `t` holds of points drawn as circles of radius `round`: those whose
+ * circle reaches into it, and those within `buffer` of it on both axes as any point is (a circle within the buffer of
+ * a corner may miss the tile). A circle whose box reaches past a corner of the tile misses it where the distance to
+ * that corner is over the radius: it would be drawn nowhere in it (the viewer's 16-gon lies inside the circle).
+ */
+export function pointsReaching(xy: Coords, t: Rect, buffer: number, round: number): Flat {
+  const out: Flat = [];
+  const r2 = round * round;
+  for (let i = 0; i + 1 < xy.length; i += 2) {
+    const x = xy[i], y = xy[i + 1];
+    const gx = Math.max(0, t.minX - x, x - t.maxX), gy = Math.max(0, t.minY - y, y - t.maxY);
+    if ((gx <= buffer && gy <= buffer) || gx * gx + gy * gy <= r2) out.push(x, y);
+  }
+  return out;
 }

@@ -1,4 +1,4 @@
-// Points with a `radius` (spec 2.1 rule 3) are in every tile their circle's box reaches, not only in those of their centre.
+// Points with a `radius` (spec 2.1 rule 3) are in every tile their circle reaches, not only in those of their centre.
 import { describe, expect, it } from 'vitest';
 import { buildPyramid } from '../../src/build/pipeline.js';
 import { MemorySink } from '../../src/io/sink.js';
@@ -47,6 +47,9 @@ function spots(): Spot[] {
   // One whose centroid is near a unit border (x 1024 at zoom 4) and a point 26 px beyond it, its circle across: the unit
   // on the far side reads the whole record and keeps its points near its tiles (RecordReader.feature `near`).
   out.push({ id: 98, positions: [...Array.from({ length: 69 }, (_, k) => [880 + (k % 10), 4000 + 10 * k]), [998, 4500]], radius: 20.5 });
+  // 15 px right of and below a corner of tiles of zooms 5 and 6 (beyond their buffers of 8 and 4 px), radius 20 px:
+  // the circle's box reaches the tile diagonal to the centre, the circle (21.2 px from the corner) does not.
+  out.push({ id: 97, positions: [[1024 + 15, 1024 + 15]], radius: 20 });
   // A radius the viewer does not draw as a circle: these stay where their centre is.
   for (const [i, radius] of [0, -5, '30', null, Infinity].entries()) out.push({ id: 100 + i, positions: [[8192 + 10 + i, 4096 - 9]], radius });
   return out;
@@ -54,22 +57,23 @@ function spots(): Spot[] {
 
 /**
  * Independently of the build: the tiles of zoom z holding each position, counted per tile. A position is quantised to
- * the zoom's grid (4096 units a tile); with a usable radius, its box grown by it (in those units) meets the tile's
- * rectangle and its buffer of 64 units, edges included.
+ * the zoom's grid (4096 units a tile); it is in a tile when within the tile's buffer of 64 units, edges included, or,
+ * with a usable radius, when the circle reaches into the tile: its distance to the tile's rectangle is at most the
+ * radius (in those units). `box`: the circle's box instead, reaching tiles diagonal to it the circle misses.
  */
-function expected(s: Spot, z: number): Map<string, number> {
+function expected(s: Spot, z: number, box = false): Map<string, number> {
   const n = 2 ** z, scale = (4096 * n) / SIDE;
   const r = typeof s.radius === 'number' && Number.isFinite(s.radius) && s.radius > 0 ? s.radius * scale : 0;
-  // In a tile when its buffer (64 units) holds the centre, or the circle reaches into the tile.
-  const pad = Math.max(64, r);
   const tiles = new Map<string, number>();
   for (const [x, y] of s.positions) {
     const qx = Math.round(x * scale), qy = Math.round(y * scale);
     for (let tx = 0; tx < n; tx++) {
-      if (qx + pad < tx * 4096 || qx - pad > (tx + 1) * 4096) continue;
+      const gx = Math.max(0, tx * 4096 - qx, qx - (tx + 1) * 4096);
       for (let ty = 0; ty < n; ty++) {
-        if (qy + pad < ty * 4096 || qy - pad > (ty + 1) * 4096) continue;
-        tiles.set(`${tx}/${ty}`, (tiles.get(`${tx}/${ty}`) ?? 0) + 1);
+        const gy = Math.max(0, ty * 4096 - qy, qy - (ty + 1) * 4096);
+        const inBuffer = gx <= 64 && gy <= 64;
+        const reached = box ? gx <= r && gy <= r : Math.hypot(gx, gy) <= r;
+        if (inBuffer || reached) tiles.set(`${tx}/${ty}`, (tiles.get(`${tx}/${ty}`) ?? 0) + 1);
       }
     }
   }
@@ -111,7 +115,7 @@ describe('points drawn as circles', () => {
   it('places each point in exactly the tiles its circle reaches, in JSON and PBF tiles, at every zoom', async () => {
     const sink = await build({ unitSize: 2048 }, text);
     const report = sinkJson(sink, 'build-report.json') as { tiles: { byZoom: Record<string, { thinned: number }> } };
-    let beyondCentre = 0;
+    let beyondCentre = 0, boxOnly = 0;
     for (let z = 0; z <= MAX_ZOOM; z++) {
       expect(report.tiles.byZoom[z].thinned, `zoom ${z}`).toBe(0);
       // The zoom-0 JSON tile is the overview descriptor, not a tile of features.
@@ -122,11 +126,14 @@ describe('points drawn as circles', () => {
           const have = got.get(s.id) ?? new Map();
           expect([...have].sort(), `feature ${s.id} (radius ${String(s.radius)}) at zoom ${z}, ${ext}`).toEqual([...want].sort());
           if (ext === 'pbf') beyondCentre += want.size - expected({ ...s, radius: 0 }, z).size;
+          if (ext === 'pbf') boxOnly += [...expected(s, z, true)].filter(([k, c]) => want.get(k) !== c).length;
         }
       }
     }
     // The circles do reach tiles their centres' buffers do not (the case this is about), many times over.
     expect(beyondCentre).toBeGreaterThan(50);
+    // And the circles' boxes reach tiles diagonal to them the circles do not (point 97 at zooms 5 and 6, and more).
+    expect(boxOnly).toBeGreaterThan(2);
     // verify takes a centre beyond the buffer by up to its radius.
     expect(verifyPyramid(memoryReader(sink.files)).problems).toEqual([]);
   });

@@ -1,7 +1,7 @@
 // Placement: each feature of a zoom on the zoom's grid (or as its centroid when sub-pixel), in every tile it reaches.
 import { BUFFER, EXTENT, tilePad, tileRange } from '../../tiling/space.js';
 import { boxInside, type Rect } from '../../tiling/clip.js';
-import { reachOf } from '../../tiling/reach.js';
+import { pointsReaching, reachOf } from '../../tiling/reach.js';
 import { hasExtent, hasMesh, lodOf, tagsOf, type FlatFeature, type TileGeometry } from '../../tiling/flat.js';
 import { centroidPoint, type Quantiser } from '../../tiling/quantise.js';
 import { pbfAttributes, type PbfAttributes, type PbfDictionary } from '../encode-pbf.js';
@@ -88,6 +88,13 @@ function subPixel(p: Prepared, zc: ZoomContext): boolean {
  * Places every feature of one zoom into its tiles (inside the cell), clipping only what crosses a buffered edge.
  * Tiles come sorted by x, then y; each holds its entries in the order of `prepared`.
  */
+/** What of points drawn as circles of radius `round` (tile units) a tile or world of rectangle `t` holds (`pointsReaching`). */
+function reaching(at: TileGeometry, t: Rect, round: number): TileGeometry | null {
+  if (at.k !== 'points') return null;
+  const xy = pointsReaching(at.xy, t, BUFFER, round);
+  return xy.length > 0 ? { k: 'points', type: at.type, xy } : null;
+}
+
 export function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: ZoomContext, dict: PbfDictionary, quantiser: Quantiser): Bucket[] {
   const { z } = zc;
   const n = 2 ** z;
@@ -103,6 +110,9 @@ export function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: Zoo
   const r: Rect = { minX: 0, minY: 0, maxX: 0, maxY: 0 };
   // The world and the buffer of its edge tiles, in zoom-global tile units: what any tile of the zoom may hold.
   const world: Rect = { minX: -BUFFER, minY: -BUFFER, maxX: n * EXTENT + BUFFER, maxY: n * EXTENT + BUFFER };
+  // The world and a tile without their buffer: what a circle's distance is measured to.
+  const core: Rect = { minX: 0, minY: 0, maxX: n * EXTENT, maxY: n * EXTENT };
+  const t: Rect = { minX: 0, minY: 0, maxX: 0, maxY: 0 };
   // Box of the feature at this zoom, in zoom-global tile units.
   const box = new Float64Array(4);
   // The cell and its buffer, one tile unit wider for rounding, in pixels: a feature whose box lies beyond it (one of a
@@ -134,23 +144,27 @@ export function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: Zoo
       continue;
     }
     const attrs = spec.formats.pbf ? attrsOf(p, dict) : NO_ATTRS;
-    // Points drawn as their circles (a `radius`) are in every tile the circle's box reaches into, which the viewer
-    // draws it in: only those whose buffer held its centre, it was cut flat along a tile border. `d`: how much farther
-    // than the buffer that is, in tile units (none for a circle within the buffer: a nucleus's, at 8 px, is).
-    // Its position stays the centre, beyond the tile's buffer by up to the radius.
-    const d = at.k === 'points' ? Math.max(0, p.reach / u - BUFFER) : 0;
-    const range = tileRange(spec.side, z, box[0] * u, box[1] * u, box[2] * u, box[3] * u, (BUFFER + d) * u);
+    // Points drawn as their circles (a `radius`) are in every tile the circle reaches into, which the viewer draws it
+    // in: only those whose buffer held its centre, it was cut flat along a tile border. `round`: the radius in tile
+    // units where it reaches farther than the buffer (none for a circle within it: a nucleus's, at 8 px, is). Its
+    // position stays the centre, beyond the tile's buffer by up to the radius.
+    const round = at.k === 'points' && p.reach / u > BUFFER ? p.reach / u : 0;
+    const range = tileRange(spec.side, z, box[0] * u, box[1] * u, box[2] * u, box[3] * u, Math.max(BUFFER, round) * u);
     if (range === null) continue;
     // Placed where some tile of the zoom holds something of it, whichever unit's: a feature past the world's edge may
-    // have a box that reaches a tile and nothing inside it.
-    const held = d > 0 ? { minX: world.minX - d, minY: world.minY - d, maxX: world.maxX + d, maxY: world.maxY + d } : world;
-    if (boxInside(box, held) || quantiser.clip(at, held, zc.scale) !== null) p.placed |= 1 << z;
+    // have a box that reaches a tile and nothing inside it (a circle: whose distance to the world is over its radius).
+    if (boxInside(box, world) || (round > 0 ? reaching(at, core, round) : quantiser.clip(at, world, zc.scale)) !== null) p.placed |= 1 << z;
     const x0 = Math.max(range.x0, cx0), x1 = Math.min(range.x1, cx1), y0 = Math.max(range.y0, cy0), y1 = Math.min(range.y1, cy1);
     for (let x = x0; x <= x1; x++) {
       for (let y = y0; y <= y1; y++) {
-        r.minX = x * EXTENT - BUFFER - d; r.minY = y * EXTENT - BUFFER - d; r.maxX = (x + 1) * EXTENT + BUFFER + d; r.maxY = (y + 1) * EXTENT + BUFFER + d;
+        r.minX = x * EXTENT - BUFFER; r.minY = y * EXTENT - BUFFER; r.maxX = (x + 1) * EXTENT + BUFFER; r.maxY = (y + 1) * EXTENT + BUFFER;
         // A tile's share of a long MultiPoint (`nearTile`) is of the points in its buffer: a circle's reaches farther.
-        const g = boxInside(box, r) ? at : d > 0 ? quantiser.clip(at, r, zc.scale) : quantiser.clip(at, r, zc.scale, x, y);
+        let g: TileGeometry | null;
+        if (boxInside(box, r)) g = at;
+        else if (round > 0) {
+          t.minX = x * EXTENT; t.minY = y * EXTENT; t.maxX = (x + 1) * EXTENT; t.maxY = (y + 1) * EXTENT;
+          g = reaching(at, t, round);
+        } else g = quantiser.clip(at, r, zc.scale, x, y);
         if (g === null) continue;
         const key = numericKeys ? x * n + y : `${x}/${y}`;
         let b = buckets.get(key);
