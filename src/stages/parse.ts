@@ -17,7 +17,7 @@ import { MAX_WORLD_SIDE, sideExponent, type Dim, type Plane } from '../tiling/sp
 import { assignPlane, layerByField, observeFeature, optionFieldValue, type LayerStats, type PlaneRule } from './assign.js';
 import { NUCLEUS_LAYER, NUCLEUS_SEQ, normaliseQuPath, nucleusOf } from './qupath.js';
 import { RecordRouter } from './partition.js';
-import { storedPad } from './plan.js';
+import { storedCirclePad, storedPad } from './plan.js';
 import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder } from './record.js';
 import { emptyBox, enclosesNoArea, flatFeatureOf, flatten, growBox, isPbfId, onlyMeshes, tagsOf, withGeometry, type TileGeometry } from '../tiling/flat.js';
@@ -216,8 +216,9 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
       if (!enc.encode(layer, flat)) return beyond;
     }
     const prefix = unitKeyPrefix(plane);
-    // A point's circle (its `radius`) is stored in every cell whose tiles it reaches, though its centre is not.
-    let cells = router.route(prefix, enc.bytes(), b, C, pad + enc.reach, lastCell, MAX_FEATURE_CELLS);
+    // A point's circle (its `radius`) is stored in every cell whose tiles it reaches, though its centre is not: cells
+    // its circle's distance reaches beyond those the pad does.
+    let cells = router.route(prefix, enc.bytes(), b, C, pad, lastCell, MAX_FEATURE_CELLS, storedCirclePad(C, enc.reach));
     // A radius past all sense (wider than the cells allowed) does not make a point invalid: it is stored by its centre.
     if (cells > MAX_FEATURE_CELLS && enc.reach > 0) cells = router.route(prefix, enc.bytes(), b, C, pad, lastCell, MAX_FEATURE_CELLS);
     if (cells > MAX_FEATURE_CELLS) {

@@ -7,6 +7,7 @@ import { describeFsError } from '../report/errors.js';
 import { largeRecords, partialRecord, recordPieces, setHome } from './record.js';
 import { centroidIn, nearFarReaching, piecesNear, type Pieces } from './record-stream.js';
 import type { Rect } from '../tiling/clip.js';
+import { cellWithinReach } from '../tiling/reach.js';
 import { pointerRecord, SHARED_FILE } from './shared-records.js';
 import { cellKey, compareUnitKeys, unitFileName, unitKeyOfFileName } from './unit-key.js';
 
@@ -262,13 +263,16 @@ export class RecordRouter {
 
   /**
    * Adds one feature's record to every cell (of side `cell` pixels, indexes 0..last) of the plane whose unit-key
-   * prefix is `prefix` that its bbox plus `pad` meets; the cell holding the bbox centre is its home, where it is
-   * counted once. Returns how many cells the box meets; beyond `maxCells` the record goes to none of them.
+   * prefix is `prefix` that its bbox plus `pad` meets, or that lies within `round` of the bbox (a point's circle:
+   * `circlePad`); the cell holding the bbox centre is its home, where it is counted once. Returns how many cells the
+   * box grown by the larger of the two meets; beyond `maxCells` the record goes to none of them.
    */
-  route(prefix: string, record: Uint8Array, b: ArrayLike<number>, cell: number, pad: number, last = Infinity, maxCells = Infinity): number {
+  route(prefix: string, record: Uint8Array, b: ArrayLike<number>, cell: number, pad: number, last = Infinity, maxCells = Infinity, round = 0): number {
     const hx = homeCell(b[0], b[2], cell, last), hy = homeCell(b[1], b[3], cell, last);
-    const x0 = Math.max(0, Math.floor((b[0] - pad) / cell)), x1 = Math.min(last, Math.floor((b[2] + pad) / cell));
-    const y0 = Math.max(0, Math.floor((b[1] - pad) / cell)), y1 = Math.min(last, Math.floor((b[3] + pad) / cell));
+    // A circle adds the cells its distance reaches, not those of pad + radius: records no unit would place.
+    const far = Math.max(pad, round), disc = round > pad;
+    const x0 = Math.max(0, Math.floor((b[0] - far) / cell)), x1 = Math.min(last, Math.floor((b[2] + far) / cell));
+    const y0 = Math.max(0, Math.floor((b[1] - far) / cell)), y1 = Math.min(last, Math.floor((b[3] + far) / cell));
     if (x0 > x1 || y0 > y1) return 0;
     const cells = (x1 - x0 + 1) * (y1 - y0 + 1);
     if (cells > maxCells) return cells;
@@ -278,12 +282,13 @@ export class RecordRouter {
     const pieces = cells > 1 ? recordPieces(own ?? this.f64, own ? 0 : at) : null;
     for (let cy = y0; cy <= y1; cy++) {
       for (let cx = x0; cx <= x1; cx++) {
+        if (disc && !cellWithinReach(b, cx, cy, cell, pad, round)) continue;
         const key = cellKey(prefix, cx, cy);
         let k = this.keys.get(key);
         if (k === undefined) this.keys.set(key, (k = this.keys.size));
         const home = cx === hx && cy === hy;
         if (pieces === null || home) this.place(k, at, record.length, home, big);
-        else this.placeNear(k, at, own, record.length, pieces, { minX: cx * cell - pad, minY: cy * cell - pad, maxX: (cx + 1) * cell + pad, maxY: (cy + 1) * cell + pad });
+        else this.placeNear(k, at, own, record.length, pieces, { minX: cx * cell - far, minY: cy * cell - far, maxX: (cx + 1) * cell + far, maxY: (cy + 1) * cell + far });
       }
     }
     return cells;

@@ -6,7 +6,7 @@ import type { BuildConfig } from '../options.js';
 import type { LayerStats } from './assign.js';
 import { tilePrefix } from './encode-json.js';
 import { planThresholds, SPARED_PIXELS, tileOverhead, TileSketch } from './thinning.js';
-import { comparePlanes, defaultMaxZoom, MAX_WORLD_SIDE, planeKey, tilePad, tileSize, worldSide, type Dim, type Plane, type World } from '../tiling/space.js';
+import { circlePad, comparePlanes, defaultMaxZoom, MAX_WORLD_SIDE, planeKey, tilePad, tileSize, worldSide, type Dim, type Plane, type World } from '../tiling/space.js';
 
 /**
  * The most zooms the first level above level 0 tiles (see FIRST_UPPER_BYTES); each level above it tiles one. That
@@ -139,6 +139,15 @@ export function planLevels(side: number, minZoom: number, maxZoom: number, cellS
  */
 export function storedPad(cellSize: number): number {
   return tilePad(cellSize * 2 ** COARSER_MAX);
+}
+
+/**
+ * How far from a stored cell the reading pass stores a point drawn as its circle of radius `reach` (`circlePad`), of
+ * the same tile as `storedPad`: beyond that pad, only where the circle itself can reach a tile of a unit reading the
+ * cell. A unit of coarser cells than that reads other stored cells around it (`beyondStored`), nearer the centre.
+ */
+export function storedCirclePad(cellSize: number, reach: number): number {
+  return circlePad(cellSize * 2 ** COARSER_MAX, reach);
 }
 
 /**

@@ -1,7 +1,7 @@
 // Tile one work unit: read its records, tile and encode its zooms, and reduce its own features for the level above.
 import fs from 'node:fs';
 import path from 'node:path';
-import { tilePad, tilePath, tileSize, type Dim } from '../tiling/space.js';
+import { circlePad, tilePad, tilePath, tileSize, type Dim } from '../tiling/space.js';
 import { lodOf, onlyMeshes, withGeometry, type FlatFeature, type TileGeometry } from '../tiling/flat.js';
 import { Simplifier } from '../tiling/simplify.js';
 import { tileFeatures, TilerScratch } from './tile/tiler.js';
@@ -393,7 +393,8 @@ function reduceForNext(features: FlatFeature[], home: Uint8Array, boxes: Boxes, 
     if (home[i] === 0 || drawnAt(f, i, boxes, task.spec, zc, keys) === 0) continue;
     const r = reduceForZoom(f, task.spec, reduceZoom, simplifier);
     if (r === null || !enc.encode(task.spec.layers[r.layer].id, r)) continue;
-    router.route(prefix, enc.bytes(), enc.box, ts, pad + enc.reach, n - 1);
+    // A point's circle: into the cells whose coarsest tiles it reaches (`circlePad`), beyond those of its buffer.
+    router.route(prefix, enc.bytes(), enc.box, ts, pad, n - 1, Infinity, circlePad(ts, enc.reach));
   }
   return router.take();
 }

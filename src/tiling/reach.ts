@@ -28,6 +28,15 @@ export function reachOf(f: FeatureMembers): number {
 }
 
 /**
+ * Whether cell (cx, cy) of side `cell` lies within `pad` of the box on both axes (its buffer's square), or within
+ * `round` of it (a circle's distance: `circlePad`), edges included as the range of cells a box meets includes them.
+ */
+export function cellWithinReach(b: ArrayLike<number>, cx: number, cy: number, cell: number, pad: number, round: number): boolean {
+  const gx = Math.max(0, cx * cell - b[2], b[0] - (cx + 1) * cell), gy = Math.max(0, cy * cell - b[3], b[1] - (cy + 1) * cell);
+  return (gx <= pad && gy <= pad) || gx * gx + gy * gy <= round * round;
+}
+
+/**
  * The points (x, y pairs) a tile of rectangle `t` holds of points drawn as circles of radius `round`: those whose
  * circle reaches into it, and those within `buffer` of it on both axes as any point is (a circle within the buffer of
  * a corner may miss the tile). A circle whose box reaches past a corner of the tile misses it where the distance to

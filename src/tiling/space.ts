@@ -58,6 +58,16 @@ export function tilePad(ts: number): number {
 }
 
 /**
+ * How far from a tile of side `ts` pixels (any finer tile inside it too) a point drawn as its circle of radius `reach`
+ * pixels may have its centre and still be placed in it: the radius and one tile unit, which the centre may move in
+ * rounding to the grid (placement.ts works on it quantised); 0 without a radius. It is a distance from the tile, a
+ * disc around each of its corners: what the buffer holds is `tilePad`'s square, whichever is larger.
+ */
+export function circlePad(ts: number, reach: number): number {
+  return reach > 0 ? reach + ts / EXTENT : 0;
+}
+
+/**
  * Inclusive range of tiles at zoom z whose buffered area meets the pixel box, edges included as clipping includes
  * them; null when it lies outside the world. A box starting exactly on a tile's buffered edge meets that tile: a point
  * there is in it (clipPoints), as it was when it came in a MultiPoint whose box reached further, and not when alone.

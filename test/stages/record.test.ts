@@ -273,6 +273,23 @@ describe('unit records', () => {
     expect(large.filter(([, b]) => partialIn(b)).map(([k]) => k).sort()).toEqual(['0/0/0/0/0', '0/0/0/2/0']);
   });
 
+  it("routes a point's circle into the cells it reaches beyond the pad, not into a diagonal cell whose corner it misses", () => {
+    const router = new RecordRouter();
+    const enc = new RecordEncoder();
+    const cellsOf = (x: number, round: number): string[] => {
+      encodeGeoJSON(enc, 1, 'spots', { properties: null }, { type: 'Point', coordinates: [x, x] });
+      router.route('0/0/0/', enc.bytes(), enc.box, 100, 2, 9, Infinity, round);
+      return router.take().map(([k]) => k).sort();
+    };
+    // 5 px right of and below the corner of cell (0, 0): 7.07 px from it, within a circle of radius 8.
+    expect(cellsOf(105, 8)).toEqual(['0/0/0/0/0', '0/0/0/0/1', '0/0/0/1/0', '0/0/0/1/1']);
+    // 6 px: 8.49 px from the corner, which the circle misses (routed by pad + radius, 10 px, it was stored there).
+    expect(cellsOf(106, 8)).toEqual(['0/0/0/0/1', '0/0/0/1/0', '0/0/0/1/1']);
+    // Within the pad on both axes, a cell holds it whatever the circle; a circle within the pad adds none.
+    expect(cellsOf(101.5, 1.8)).toEqual(['0/0/0/0/0', '0/0/0/0/1', '0/0/0/1/0', '0/0/0/1/1']);
+    expect(cellsOf(106, 1.8)).toEqual(['0/0/0/1/1']);
+  });
+
   it('lets go of a huge record after its task, and routes the next ones whole', () => {
     const router = new RecordRouter();
     const enc = new RecordEncoder();
