@@ -7,7 +7,7 @@ import { describeFsError } from '../report/errors.js';
 import { largeRecords, partialRecord, recordPieces, setHome } from './record.js';
 import { centroidIn, nearFarReaching, piecesNear, type Pieces } from './record-stream.js';
 import type { Rect } from '../tiling/clip.js';
-import { cellWithinReach } from '../tiling/reach.js';
+import { withinReach } from '../tiling/reach.js';
 import { pointerRecord, SHARED_FILE } from './shared-records.js';
 import { cellKey, compareUnitKeys, unitFileName, unitKeyOfFileName } from './unit-key.js';
 
@@ -282,7 +282,7 @@ export class RecordRouter {
     const pieces = cells > 1 ? recordPieces(own ?? this.f64, own ? 0 : at) : null;
     for (let cy = y0; cy <= y1; cy++) {
       for (let cx = x0; cx <= x1; cx++) {
-        if (disc && !cellWithinReach(b, cx, cy, cell, pad, round)) continue;
+        if (disc && !withinReach(b, { minX: cx * cell, minY: cy * cell, maxX: (cx + 1) * cell, maxY: (cy + 1) * cell }, pad, round)) continue;
         const key = cellKey(prefix, cx, cy);
         let k = this.keys.get(key);
         if (k === undefined) this.keys.set(key, (k = this.keys.size));

@@ -14,7 +14,8 @@ import { RecordEncoder, RecordReader, setHome } from './record.js';
 import { StringCache } from './record-strings.js';
 import { resolvePointers, SHARED_FILE } from './shared-records.js';
 import { grown } from '../bytes.js';
-import { boxMeets, type Rect } from '../tiling/clip.js';
+import type { Rect } from '../tiling/clip.js';
+import { withinReach } from '../tiling/reach.js';
 import type { UnitPlan } from './plan.js';
 import { drawn } from './thinning.js';
 import { PreviewPainter, paintFeature, type PatchArea } from '../raster/paint.js';
@@ -185,7 +186,7 @@ function reach(task: TileTask): Rect {
 function partRecords(task: TileTask): Uint8Array[] {
   const { cell } = task.unit;
   const ts = tileSize(task.spec.side, cell.z);
-  const rect = reach(task);
+  const pad = tilePad(ts), core = { minX: cell.x * ts, minY: cell.y * ts, maxX: (cell.x + 1) * ts, maxY: (cell.y + 1) * ts };
   const last = 2 ** cell.z - 1;
   const kept: Uint8Array[] = [];
   const box = new Float64Array(4);
@@ -193,11 +194,10 @@ function partRecords(task: TileTask): Uint8Array[] {
     for (const bytes of 'chunks' in src ? src.chunks : recordSlices(src.path)) {
       const r = new RecordReader(bytes);
       while (r.next()) {
-        // A point's circle (`reach`) may meet the cell where its centre does not.
-        if (!boxMeets(r.box(box), rect, r.reach)) continue;
+        // A point's circle may reach the cell where its buffer does not: as far as the router stores it, no farther.
+        if (!withinReach(r.box(box), core, pad, circlePad(ts, r.reach))) continue;
         const record = r.record.slice();
-        // The home rule of the router, at this unit's size.
-        // A partial record's box is of some polygons: its feature's home is elsewhere, where the whole is stored.
+        // The router's home rule at this unit's size; a partial record's feature is at home where the whole is stored.
         setHome(record, 0, !r.partial && homeCell(box[0], box[2], ts, last) === cell.x && homeCell(box[1], box[3], ts, last) === cell.y);
         kept.push(record);
       }

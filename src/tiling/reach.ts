@@ -28,11 +28,11 @@ export function reachOf(f: FeatureMembers): number {
 }
 
 /**
- * Whether cell (cx, cy) of side `cell` lies within `pad` of the box on both axes (its buffer's square), or within
- * `round` of it (a circle's distance: `circlePad`), edges included as the range of cells a box meets includes them.
+ * Whether the box `[minX, minY, maxX, maxY]` lies within `pad` of the rectangle on both axes (a buffer's square), or
+ * within `round` of it (a circle's distance: `circlePad`), edges included as boxMeets includes them.
  */
-export function cellWithinReach(b: ArrayLike<number>, cx: number, cy: number, cell: number, pad: number, round: number): boolean {
-  const gx = Math.max(0, cx * cell - b[2], b[0] - (cx + 1) * cell), gy = Math.max(0, cy * cell - b[3], b[1] - (cy + 1) * cell);
+export function withinReach(b: ArrayLike<number>, r: Rect, pad: number, round: number): boolean {
+  const gx = Math.max(0, r.minX - b[2], b[0] - r.maxX), gy = Math.max(0, r.minY - b[3], b[1] - r.maxY);
   return (gx <= pad && gy <= pad) || gx * gx + gy * gy <= round * round;
 }
 
