@@ -84,10 +84,6 @@ function subPixel(p: Prepared, zc: ZoomContext): boolean {
   return l !== null && (p.reducedToPoint || (l[2] - l[0] < zc.subPixel && l[3] - l[1] < zc.subPixel));
 }
 
-/**
- * Places every feature of one zoom into its tiles (inside the cell), clipping only what crosses a buffered edge.
- * Tiles come sorted by x, then y; each holds its entries in the order of `prepared`.
- */
 /** What of points drawn as circles of radius `round` (tile units) a tile or world of rectangle `t` holds (`pointsReaching`). */
 function reaching(at: TileGeometry, t: Rect, round: number): TileGeometry | null {
   if (at.k !== 'points') return null;
@@ -95,6 +91,10 @@ function reaching(at: TileGeometry, t: Rect, round: number): TileGeometry | null
   return xy.length > 0 ? { k: 'points', type: at.type, xy } : null;
 }
 
+/**
+ * Places every feature of one zoom into its tiles (inside the cell), clipping only what crosses a buffered edge.
+ * Tiles come sorted by x, then y; each holds its entries in the order of `prepared`.
+ */
 export function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: ZoomContext, dict: PbfDictionary, quantiser: Quantiser): Bucket[] {
   const { z } = zc;
   const n = 2 ** z;
