@@ -1,6 +1,6 @@
-// A label mask too large to hold whole, cut into bands of rows: each label traced in the one band its top row is in.
+// A label mask too large to hold whole, cut into bands of rows: where its labels and its pieces begin and end.
 
-/** Rows [top, end) traced together, giving the labels whose top row is in [top, to): each lies within the rows. */
+/** Rows [top, end) traced together, giving the pieces whose top row is in [top, to): each lies within the rows. */
 export interface MaskBand { top: number; to: number; end: number }
 
 /** Labels up to this are counted in arrays; larger ones (random 32-bit labels) in a map. */
@@ -8,8 +8,8 @@ const DENSE = 1 << 24;
 const NONE = 0xffffffff;
 
 /**
- * The first and last row of every label, gathered band by band in one pass over a mask: what decides which band
- * traces a label and how far down that band must read so that the label is whole in it.
+ * The first and last row of every label, gathered band by band in one pass over a mask: once the bands of pieces
+ * have given the rows down to a label's last, every piece of it has been given (`LabelGather`).
  */
 export class LabelRows {
   private first = new Uint32Array(1024).fill(NONE);
@@ -52,28 +52,9 @@ export class LabelRows {
     return L < DENSE ? this.first[L] : (this.sparse.get(L)?.[0] ?? NONE);
   }
 
-  /**
-   * The bands of `rows` rows that own a label, each reading down to its owned labels' lowest row. Where these would
-   * read the mask more than twice over in all (labels reaching down from band after band, as a class mask's do),
-   * one band of the whole mask: reading that is no worse.
-   */
-  bands(height: number, rows: number): MaskBand[] {
-    const count = Math.ceil(height / rows);
-    const end = new Float64Array(count).fill(-1);
-    const own = (first: number, last: number) => {
-      const b = Math.floor(first / rows);
-      end[b] = Math.max(end[b], last + 1);
-    };
-    for (let L = 1; L < this.first.length; L++) if (this.first[L] !== NONE) own(this.first[L], this.last[L]);
-    for (const [first, last] of this.sparse.values()) own(first, last);
-    const out: MaskBand[] = [];
-    let read = 0;
-    for (let b = 0; b < count; b++) {
-      if (end[b] < 0) continue;
-      out.push({ top: b * rows, to: Math.min(height, (b + 1) * rows), end: end[b] });
-      read += end[b] - b * rows;
-    }
-    return read > 2 * height ? [{ top: 0, to: height, end: height }] : out;
+  /** The label's last row (rows must have been added): where a mask read in bands has given every piece of it. */
+  lastRow(L: number): number {
+    return L < DENSE ? this.last[L] : (this.sparse.get(L)?.[1] ?? NONE);
   }
 }
 

@@ -60,16 +60,7 @@ function randomMask(next: () => number, bits: 8 | 16 | 32): { width: number; hei
 
 /** The rows of each read of a mask, as the source asks for them: what a band holds at once. */
 const reads: number[] = [];
-vi.mock('../../src/io/mask.js', async (original) => {
-  const real = await original<typeof import('../../src/io/mask.js')>();
-  return {
-    ...real,
-    openLabelMask: async (...args: Parameters<typeof real.openLabelMask>) => {
-      const mask = await real.openLabelMask(...args);
-      return { ...mask, rows: (top: number, rows: number) => { reads.push(rows); return mask.rows(top, rows); } };
-    },
-  };
-});
+vi.mock('../../src/io/mask.js', async (original) => (await import('../helpers/counted-reads.js')).countingReads(await original(), (rows) => reads.push(rows)));
 
 /** A 16-bit mask `width` wide, as a single-strip TIFF. */
 function tiff16(file: string, width: number, data: Uint16Array): string {

@@ -1,0 +1,116 @@
+// --mask-features label read in bands of pieces: the features of the mask read whole, reading no more rows than its pieces need.
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { maskSource } from '../../src/io/mask-source.js';
+import { readLabelMask } from '../../src/io/mask.js';
+import { labelsToFeatures } from '../../src/raster/features.js';
+import { mulberry32 } from '../../src/random.js';
+import { featuresAsGeoJSON } from '../helpers/mask-features.js';
+import { tmpDir } from '../helpers/pyramid.js';
+import { littleEndianTiff } from '../helpers/tiff.js';
+
+/** The rows of each read of a mask, as the source asks for them: what a band holds at once. */
+const reads: number[] = [];
+vi.mock('../../src/io/mask.js', async (original) => (await import('../helpers/counted-reads.js')).countingReads(await original(), (rows) => reads.push(rows)));
+
+
+type Data = Uint8Array | Uint16Array | Uint32Array;
+
+/** An uncompressed single-strip TIFF of the mask. */
+function tiff(file: string, width: number, data: Data): string {
+  const bits = 8 * data.BYTES_PER_ELEMENT, height = data.length / width;
+  fs.writeFileSync(file, littleEndianTiff([[256, 4, width], [257, 4, height], [258, 3, bits], [259, 3, 1], [262, 3, 1], [273, 4, 0], [277, 3, 1], [278, 4, height], [279, 4, data.byteLength], [339, 3, 1]], new Uint8Array(data.buffer, data.byteOffset, data.byteLength)));
+  return file;
+}
+
+/** Paints a rectangle of `v` (clipped to the mask). */
+function fill(data: Data, width: number, x0: number, y0: number, w: number, h: number, v: number): void {
+  const height = data.length / width;
+  for (let y = Math.max(0, y0); y < Math.min(height, y0 + h); y++) for (let x = Math.max(0, x0); x < Math.min(width, x0 + w); x++) data[y * width + x] = v;
+}
+
+/**
+ * A class-like mask: a few labels, each in many pieces, among them a label on the first and last rows, U shapes and
+ * arches, rings around an island of their own label, and blobs and specks; in 32 bits, labels past 2^24 too.
+ */
+function classMask(next: () => number, bits: 8 | 16 | 32): { width: number; data: Data } {
+  const pick = (n: number) => Math.floor(next() * n);
+  const width = 3 + pick(30), height = [2, 1 + pick(30), 40 + pick(160)][pick(3)];
+  const data = bits === 8 ? new Uint8Array(width * height) : bits === 16 ? new Uint16Array(width * height) : new Uint32Array(width * height);
+  const palette = Array.from({ length: 2 + pick(4) }, (_, k) => (bits === 32 && k % 2 === 1 ? (1 << 24) + pick(5) : 1 + pick(6)));
+  const v = () => palette[pick(palette.length)];
+  const p = (x: number, y: number, w: number, h: number, L: number) => fill(data, width, x, y, w, h, L);
+  for (let k = pick(8); k > 0; k--) p(pick(width), pick(height), 1 + pick(width), 1 + pick(12), v());
+  for (let k = pick(5); k > 0; k--) {
+    // A U (or, upside down, an arch), its legs far apart in rows.
+    const x = pick(width), y = pick(height), w = 3 + pick(8), h = 2 + pick(height), L = v(), up = next() < 0.5;
+    p(x, y, 1, h, L); p(x + w - 1, y, 1, h, L); p(x, up ? y : y + h - 1, w, 1, L);
+  }
+  for (let k = pick(4); k > 0; k--) {
+    // A ring with an island of its own label in its hole.
+    const x = pick(width), y = pick(height), L = v();
+    p(x, y, 5, 5, L); p(x + 1, y + 1, 3, 3, 0); p(x + 2, y + 2, 1, 1, L);
+  }
+  for (let k = pick(width * height / 6); k > 0; k--) data[pick(width * height)] = next() < 0.4 ? 0 : v();
+  // A class on the first and last rows: open from the top of the mask to its bottom.
+  const first = v();
+  p(0, 0, width, 1, first); p(0, height - 1, width, 1, first);
+  return { width, data };
+}
+
+async function labelFeatures(file: string, bandBytes?: number): Promise<unknown[]> {
+  return featuresAsGeoJSON(maskSource(file, bandBytes));
+}
+
+describe('--mask-features label in bands', () => {
+  it('gives, for class-like masks of 8, 16 and 32 bits and bands of 1 row up, the features read whole: order, polygons, rings', async () => {
+    const next = mulberry32(76);
+    const dir = tmpDir('mask-labels-bands');
+    for (let n = 0; n < 60; n++) {
+      const bits = ([8, 16, 32] as const)[n % 3];
+      const { width, data } = classMask(next, bits);
+      const file = tiff(path.join(dir, `${n}.tif`), width, data);
+      const whole = await labelFeatures(file);
+      expect(whole, `mask ${n}`).toEqual([...labelsToFeatures(await readLabelMask(file))]);
+      const bytes = width * data.BYTES_PER_ELEMENT, height = data.length / width;
+      for (const bandBytes of [bytes, (2 + Math.floor(next() * 6)) * bytes, Math.floor(next() * height * bytes) + 1]) {
+        expect(await labelFeatures(file, bandBytes), `mask ${n}, bands of ${bandBytes} bytes`).toEqual(whole);
+      }
+    }
+  });
+
+  it('reads a class mask whose class 1 is on its first and last rows a band of its pieces at a time, not whole', async () => {
+    // Bands of 64 rows; class 1 on rows 0 and 1,023, and in blobs with holes holding islands of it, and U shapes;
+    // classes 2 and 3 so too. Every piece is 30 rows high at most, 10 rows from the next.
+    const W = 96, H = 1024, data = new Uint8Array(W * H);
+    fill(data, W, 0, 0, W, 1, 1); fill(data, W, 0, H - 1, W, 1, 1);
+    for (let y = 8, k = 0; y < H - 40; y += 40, k++) {
+      const x = (y * 7) % (W - 20), L = 1 + (k % 3);
+      fill(data, W, x, y, 9, 9, L); fill(data, W, x + 2, y + 2, 5, 5, 0); fill(data, W, x + 4, y + 4, 1, 1, L);
+      fill(data, W, (x + 40) % (W - 10), y, 1, 30, L); fill(data, W, (x + 46) % (W - 10), y, 1, 30, L); fill(data, W, (x + 40) % (W - 10), y + 29, 7, 1, L);
+    }
+    const file = tiff(path.join(tmpDir('mask-labels-bands'), 'classes.tif'), W, data);
+    const whole = await labelFeatures(file);
+    expect(whole.map((f) => (f as { id: number }).id)).toEqual([1, 2, 3]);
+    reads.length = 0;
+    expect(await labelFeatures(file, W * 64)).toEqual(whole);
+    // Each band from the row above it to 64 rows past it (`PIECE_REACH`), where its pieces end: 129 rows at most,
+    // where the band of class 1's top row read to its last, the whole mask.
+    expect(Math.max(...reads)).toBe(1 + 64 + 64);
+  });
+
+  it('gives a label that ends and one that starts in the same band, after a label open above both, in order', async () => {
+    // Label 9 on rows 0 and 11 (open through every band of 2 rows); 4 on rows 1–2, 3 on rows 3–4 (band 2–3 holds
+    // the end of 4 and the start of 3), 2 a U from row 5 to 9, 6 a ring from row 6 around an island of its own.
+    const W = 12, H = 12, data = new Uint16Array(W * H);
+    fill(data, W, 0, 0, W, 1, 9); fill(data, W, 0, 11, W, 1, 9);
+    fill(data, W, 1, 1, 3, 2, 4); fill(data, W, 5, 3, 2, 2, 3);
+    fill(data, W, 0, 5, 1, 5, 2); fill(data, W, 3, 5, 1, 5, 2); fill(data, W, 0, 9, 4, 1, 2);
+    fill(data, W, 6, 6, 5, 5, 6); fill(data, W, 7, 7, 3, 3, 0); fill(data, W, 8, 8, 1, 1, 6);
+    const file = tiff(path.join(tmpDir('mask-labels-bands'), 'order.tif'), W, data);
+    const whole = await labelFeatures(file);
+    expect(whole.map((f) => (f as { id: number }).id)).toEqual([9, 4, 3, 2, 6]);
+    for (const rows of [1, 2, 3, 5]) expect(await labelFeatures(file, rows * W * 2), `bands of ${rows} rows`).toEqual(whole);
+  });
+});
