@@ -72,9 +72,13 @@ class Held {
     return vertices;
   }
 
-  /** The label's feature: on the band's rings when it lies in that band alone, else on the kept rings. */
+  /** The label's feature, given once: on the band's rings when it lies in that band alone, else on the kept rings. */
   feature(): GatheredLabel {
-    if (this.store.length === 0 && this.rings !== undefined) return [this.rings, partsOf(this.rings, this.label, this.given), this.from];
+    if (this.store.length === 0 && this.rings !== undefined) {
+      const rings = this.rings;
+      this.rings = undefined;
+      return [rings, partsOf(rings, this.label, this.given), this.from];
+    }
     const rest = this.size();
     if (rest > 0) this.keep(new Int32Array(rest), 0);
     const count = this.store.length;
@@ -101,6 +105,8 @@ class Held {
       area2: Float64Array.from(this.area2),
       xy,
     };
+    // Let go of the band stores (a store is shared by the labels open in its band), whatever still holds this label.
+    this.store.length = 0;
     return [rings, partsOf(rings, this.label, polygons), 0];
   }
 }
@@ -156,7 +162,8 @@ export class LabelGather {
       this.held -= h.copied;
       yield h.feature();
     }
-    if (this.head > 1024 && 2 * this.head > this.queue.length) { this.queue = this.queue.slice(this.head); this.head = 0; }
+    // The labels given are let go from the queue: at once when all are, else once they are half of it.
+    if (this.head === this.queue.length || (this.head > 1024 && 2 * this.head > this.queue.length)) { this.queue = this.queue.slice(this.head); this.head = 0; }
     // The band's pieces of labels still open, kept in one store: a mask numbered afresh has a million pieces held.
     const keep = touched.filter((h) => this.open.get(h.label) === h);
     const store = new Int32Array(keep.reduce((n, h) => n + h.size(), 0));
