@@ -7,6 +7,7 @@ import { describeSharpError } from './image.js';
 import { fullPage, tiffFacts } from './tiff-header.js';
 import { statedPixelSize, type PixelSize } from './pixel-size.js';
 import { stripReader, type StripRows } from './tiff-strips.js';
+import { pngReader } from './png-rows.js';
 
 /** A label mask opened for reading, whole or by bands of rows; what one pixel is, as its file states it. */
 export interface MaskFile {
@@ -30,8 +31,9 @@ export interface ReadMask extends LabelMask { pixelSize?: PixelSize; pixelSizeIg
  * value is a non-negative integer that fits 32 bits (checked as rows are read); signed 16-bit samples when none is
  * negative (read through libvips' 16-bit grey path, which would clamp them to 0, background). Colour images are
  * refused: a colour or palette image does not carry label numbers sharp can recover. The pixel size comes from the
- * file's header (`statedPixelSize`). A strip TIFF is read from its strips (`stripReader`), the same values libvips
- * gives; `direct` false reads it through libvips, for tests that compare the two.
+ * file's header (`statedPixelSize`). A strip TIFF is read from its strips (`stripReader`), a greyscale PNG from its
+ * image data onwards (`pngReader`), the same values libvips gives; `direct` false reads them through libvips, for tests
+ * that compare the two.
  */
 export async function openLabelMask(path: string, direct = true): Promise<MaskFile> {
   // Whole-slide masks exceed sharp's default pixel limit by far; the caller chose the file.
@@ -66,9 +68,10 @@ export async function openLabelMask(path: string, direct = true): Promise<MaskFi
   const width = meta.width, height = meta.height;
   const { size, ignored } = statedPixelSize(path, meta.format, page);
   // A strip TIFF is read from the strips a band needs: libvips decodes it from the top down to the band's last row.
-  const strips = meta.format === 'tiff' && direct ? await stripReader(path, page, meta.depth) : undefined;
+  // So it does a PNG, and a greyscale one is decoded on from where the last band ended.
+  const own = !direct ? undefined : meta.format === 'tiff' ? await stripReader(path, page, meta.depth) : await pngReader(path, meta.depth);
   const rows = async (top: number, count: number): Promise<LabelMask['data']> => {
-    if (strips !== undefined) return plan.convert(await readStrips(path, strips, top, count), width * count, width, path, top);
+    if (own !== undefined) return plan.convert(await readDirect(path, own, top, count), width * count, width, path, top);
     let pipeline = open();
     if (top !== 0 || count !== height) pipeline = pipeline.extract({ left: 0, top, width, height: count });
     if (meta.hasAlpha) pipeline = pipeline.removeAlpha();
@@ -94,8 +97,8 @@ export async function openLabelMask(path: string, direct = true): Promise<MaskFi
   };
 }
 
-/** Rows read from a strip TIFF's strips; a failure of the file system named as sharp's are. */
-async function readStrips(path: string, strips: StripRows, top: number, count: number): Promise<Buffer> {
+/** Rows read by a reader of our own (a strip TIFF's strips, a PNG's image data); a failure of the file system named as sharp's are. */
+async function readDirect(path: string, strips: StripRows, top: number, count: number): Promise<Buffer> {
   try {
     return await strips(top, count);
   } catch (err) {
