@@ -65,6 +65,17 @@ class FileBytes {
     return this.take(Math.min(n, this.block.length - this.at > 0 ? this.block.length - this.at : BLOCK), what);
   }
 
+  /** Whether the file holds no byte past those taken. */
+  async atEnd(): Promise<boolean> {
+    if (this.block.length > this.at) return false;
+    const file = await open(this.path, 'r');
+    try {
+      return (await file.stat()).size <= this.offset;
+    } finally {
+      await file.close();
+    }
+  }
+
   private async refill(n: number, what: string): Promise<void> {
     const rest = this.block.subarray(this.at);
     const next = Buffer.alloc(Math.max(BLOCK, n));
@@ -151,6 +162,8 @@ export class PngChunks {
       }
       const stored = (await this.bytes.take(4, `the CRC of ${what}`)).readUInt32BE(0);
       if (stored !== crc) this.fail(`${what} fails its CRC check (damaged?)`);
+      // A file that ends after its image data, without IEND, has given all of it: the inflated stream says whether it is whole.
+      if (await this.bytes.atEnd()) return;
       head = await chunkHead(this.bytes);
     }
     if (/^[A-Z]/.test(head.type) && head.type !== 'IEND') this.fail(`critical chunk ${head.type} at byte ${head.at} follows the image data, and is not read`);
