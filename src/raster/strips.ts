@@ -8,13 +8,12 @@ const DENSE = 1 << 24;
 const NONE = 0xffffffff;
 
 /**
- * The first and last row of every label, gathered band by band in one pass over a mask: once the bands of pieces
- * have given the rows down to a label's last, every piece of it has been given (`LabelGather`).
+ * The last row of every label, gathered band by band in one pass over a mask: once the bands of pieces have given the
+ * rows down to a label's last, every piece of it has been given (`LabelGather`).
  */
 export class LabelRows {
-  private first = new Uint32Array(1024).fill(NONE);
-  private last = new Uint32Array(1024);
-  private readonly sparse = new Map<number, [first: number, last: number]>();
+  private last = new Uint32Array(1024).fill(NONE);
+  private readonly sparse = new Map<number, number>();
 
   /** Adds rows [top, top + data.length / width) of the mask. */
   add(data: ArrayLike<number>, width: number, top: number): void {
@@ -25,36 +24,25 @@ export class LabelRows {
         const L = data[i];
         if (L === prev || L === 0) continue;
         prev = L;
-        if (L < DENSE) this.seenDense(L, y); else this.seenSparse(L, y);
+        if (L < DENSE) this.seenDense(L, y); else this.sparse.set(L, y);
       }
     }
   }
 
   private seenDense(L: number, y: number): void {
-    if (L >= this.first.length) {
-      let cap = this.first.length * 2;
+    if (L >= this.last.length) {
+      let cap = this.last.length * 2;
       while (cap <= L) cap *= 2;
-      const f = new Uint32Array(cap).fill(NONE), l = new Uint32Array(cap);
-      f.set(this.first); l.set(this.last);
-      this.first = f; this.last = l;
+      const l = new Uint32Array(cap).fill(NONE);
+      l.set(this.last);
+      this.last = l;
     }
-    if (this.first[L] === NONE) this.first[L] = y;
     this.last[L] = y;
-  }
-
-  private seenSparse(L: number, y: number): void {
-    const rows = this.sparse.get(L);
-    if (rows === undefined) this.sparse.set(L, [y, y]); else rows[1] = y;
-  }
-
-  /** The label's top row (rows must have been added). */
-  topRow(L: number): number {
-    return L < DENSE ? this.first[L] : (this.sparse.get(L)?.[0] ?? NONE);
   }
 
   /** The label's last row (rows must have been added): where a mask read in bands has given every piece of it. */
   lastRow(L: number): number {
-    return L < DENSE ? this.last[L] : (this.sparse.get(L)?.[1] ?? NONE);
+    return L < DENSE ? this.last[L] : (this.sparse.get(L) ?? NONE);
   }
 }
 
