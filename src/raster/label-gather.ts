@@ -22,7 +22,7 @@ class Held {
   private readonly length: number[] = [];
   private readonly area2: number[] = [];
   /** Vertices kept. */
-  copied = 0;
+  private copied = 0;
 
   constructor(readonly label: number, readonly top: number, readonly last: number) {}
 
@@ -44,10 +44,10 @@ class Held {
     return n;
   }
 
-  /** Keeps the pieces of the band given last in `store` from `at` (`size` numbers); the vertices kept. */
-  keep(store: Int32Array, at: number): number {
+  /** Keeps the pieces of the band given last in `store` from `at` (`size` numbers). */
+  keep(store: Int32Array, at: number): void {
     const rings = this.rings;
-    if (rings === undefined) return 0;
+    if (rings === undefined) return;
     const { xy } = rings;
     let vertices = 0;
     for (const polygon of this.given) {
@@ -69,7 +69,6 @@ class Held {
     this.given = [];
     this.rings = undefined;
     this.copied += vertices;
-    return vertices;
   }
 
   /** The label's feature, given once: on the band's rings when it lies in that band alone, else on the kept rings. */
@@ -125,15 +124,12 @@ function partsOf(rings: LabelRings, label: number, polygons: number[][]): LabelP
  * trace gives them. A label is given once the bands have reached past its last row (`lastRow`, from a scan of the
  * mask's rows before) and every label before it has been: a class mask's classes, reaching from its top to its
  * bottom, are held as outlines (copied out of their bands) to its end, and so is every label after them, which is
- * what holding them costs: their vertices (`held`), not the mask's pixels.
+ * what holding them costs: their vertices, not the mask's pixels.
  */
 export class LabelGather {
   private readonly open = new Map<number, Held>();
   private queue: Held[] = [];
   private head = 0;
-  /** Vertices copied out of their bands and held now, and the most held at once. */
-  held = 0;
-  heldPeak = 0;
 
   constructor(private readonly lastRow: (label: number) => number, private readonly height: number) {}
 
@@ -159,7 +155,6 @@ export class LabelGather {
     while (this.head < this.queue.length && (this.queue[this.head].last < to || to === this.height)) {
       const h = this.queue[this.head++];
       this.open.delete(h.label);
-      this.held -= h.copied;
       yield h.feature();
     }
     // The labels given are let go from the queue: at once when all are, else once they are half of it.
@@ -170,9 +165,8 @@ export class LabelGather {
     let at = 0;
     for (const h of keep) {
       const n = h.size();
-      this.held += h.keep(store, at);
+      h.keep(store, at);
       at += n;
     }
-    this.heldPeak = Math.max(this.heldPeak, this.held);
   }
 }
