@@ -4,6 +4,7 @@ import path from 'node:path';
 import { jsonSyntaxError } from '../io/json-errors.js';
 import { defaultLayerOf, fileSource, layerNameFor, stdinSource } from '../io/read.js';
 import { MASK_FILE, maskSource } from '../io/mask-source.js';
+import { statIdentity } from '../io/image.js';
 import type { InputSpec } from '../build/context.js';
 import { InputError, UsageError } from '../report/errors.js';
 import { isArchiveFile, OPTIONS, parsePlane, parsePlaneFields, type Options } from '../options.js';
@@ -25,10 +26,10 @@ function fileInput(file: string, plane?: Partial<Plane>, layer?: string): InputS
   }
   // A label mask becomes features on the fly; its layer, as any input's, the file name less extensions unless given.
   if (MASK_FILE.test(file)) {
-    return { source: maskSource(file), plane, layer, fingerprint: `${st.size}:${st.mtimeMs}` };
+    return { source: maskSource(file), plane, layer, fingerprint: statIdentity(st) };
   }
   // The build copies each feature's bytes into its batch before reading on: one read buffer serves the whole file.
-  return { source: fileSource(file, { reuseChunks: true }), plane, layer, fingerprint: `${st.size}:${st.mtimeMs}` };
+  return { source: fileSource(file, { reuseChunks: true }), plane, layer, fingerprint: statIdentity(st) };
 }
 
 /** What every path argument is expanded with: the CLI's I/O, --layer-per-file, --layer, the output, and the files met so far. */

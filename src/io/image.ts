@@ -25,10 +25,15 @@ const BITS: Partial<Record<string, number>> = {
   uchar: 8, char: 8, ushort: 16, short: 16, uint: 32, int: 32, float: 32, double: 64, complex: 64, dpcomplex: 128,
 };
 
-/** A file's size and modification time, as a --resume identifies its inputs (`SIZE:MTIME_MS`); undefined when it has none to give. */
+/** A file's size and modification time, as a --resume identifies its inputs and --image (`SIZE:MTIME_MS`). */
+export function statIdentity(st: { size: number; mtimeMs: number }): string {
+  return `${st.size}:${st.mtimeMs}`;
+}
+
+/** `statIdentity` of the file at `path`; undefined when it has none to give. */
 export async function fileIdentity(path: string): Promise<string | undefined> {
   const st = await stat(path).catch(() => undefined);
-  return st && `${st.size}:${st.mtimeMs}`;
+  return st && statIdentity(st);
 }
 
 /**
