@@ -14,7 +14,6 @@ import { littleEndianTiff } from '../helpers/tiff.js';
 const reads: number[] = [];
 vi.mock('../../src/io/mask.js', async (original) => (await import('../helpers/counted-reads.js')).countingReads(await original(), (rows) => reads.push(rows)));
 
-
 type Data = Uint8Array | Uint16Array | Uint32Array;
 
 /** An uncompressed single-strip TIFF of the mask. */
