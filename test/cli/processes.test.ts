@@ -7,8 +7,10 @@ import { localProcesses } from '../../src/index.js';
 describe.skipIf(!fs.existsSync('/proc/self/stat'))('localProcesses', () => {
   it('counts a running process as alive, and a zombie (ended, its pid held until reaped) as not', async () => {
     expect(localProcesses.alive(process.pid, localProcesses.start)).toBe(true);
-    // The shell starts a child, then becomes `sleep`, which never reaps it: the child ends and stays a zombie.
-    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // The shell starts a child, then becomes `sleep`, which never reaps it: the child ends and stays a zombie. The child
+    // ends only once the shell is `sleep`: a child that ended first was at times reaped by the shell before its exec.
+    const child = 'p=$$; (while [ "$(cat /proc/$p/comm)" != sleep ]; do sleep 0.01; done) & echo $!; exec sleep 5';
+    const parent = spawn('sh', ['-c', child], { stdio: ['ignore', 'pipe', 'ignore'] });
     try {
       const pid = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (d: Buffer) => resolve(d.toString()))));
       const fields = () => {
