@@ -8,7 +8,7 @@ import { planeKey, tilePath } from '../tiling/space.js';
 import { fileIdentity, imageHeader } from '../io/image.js';
 import { statedPixelSize } from '../io/pixel-size.js';
 import type { Removal, TileSink } from '../io/sink.js';
-import { OWNER_FILE, OWNERS_DIR, REMOVING_FILE, type WorkDir } from '../io/workdir.js';
+import { OWNER_FILE, type WorkDir } from '../io/workdir.js';
 import { parseImageSize, resolveBuildConfig, type BuildConfig, type Options } from '../options.js';
 import { DataError, UsageError, WorkStateError } from '../report/errors.js';
 import type { BuildReport } from '../report/types.js';
@@ -30,10 +30,11 @@ import { UnitLog } from './unit-log.js';
 import { buildReport, everyChannelWarning, nothingPlaced, noValidFeature, planesWithPbf, plannedFeatures, planPreview, sumMarkers, writePreviews } from './report.js';
 import { outlierWarning } from '../report/format.js';
 import {
-  PLAN_VERSION, checkSamePlan, checkShardIndex, claimedMessage, stillRunning, takeOver, checkShardsDone, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone,
+  PLAN_VERSION, checkSamePlan, checkShardIndex, takeOver, checkShardsDone, fingerprintLines, fingerprintOfLines, loadPlan, markShardDone,
   resumablePlan, savePlan, shardUnits, spillRoot, workDirFor, type PlanFile,
 } from './state.js';
 import { failedBuild, failedStep } from './failed.js';
+import { ownStep, refuseClaimed, refuseRunning, startOver } from './claims.js';
 import { PLANNED_RECORDS, recordSizes, refuseUnplanned } from './planned-records.js';
 
 export type { BuildIO, InputSpec } from './context.js';
@@ -120,44 +121,6 @@ async function cleanUp(failed: boolean, ...steps: (() => unknown)[]): Promise<vo
     }
   }
   if (first && !failed) throw first.error;
-}
-
-/**
- * --force would remove, and --resume take over, the state of a build another process on this machine is still
- * running: that build would then fail on files gone from under it. Refused before anything is touched.
- */
-function refuseRunning(work: WorkDir, force: boolean, resume: boolean): void {
-  if (!force && !resume) return;
-  const owner = work.liveOwner();
-  if (owner) throw stillRunning(work, owner, force ? '--force' : '--resume');
-}
-
-/**
- * A new build's work directory (`command`: build or plan, recorded there): another build's state (interrupted,
- * running, planned for shards) is removed only with --force, else refused before anything is touched.
- */
-function startOver(work: WorkDir, force: boolean, command: 'build' | 'plan'): void {
-  // Looked at again just before it goes: another build may have taken the place since the first look.
-  if (force) refuseRunning(work, true, false);
-  // Killed while reading (a plan Job's pod lost, kill -9): nothing to continue, and nobody's any more.
-  if (force || work.abandoned()) work.retire();
-  try {
-    work.claim(command);
-  } catch (err) {
-    throw err instanceof WorkStateError ? new WorkStateError(claimedMessage(work), work.root) : err;
-  }
-  // From the start: a kill anywhere before the removal ends leaves the mark, which --resume and shards go by.
-  if (force) work.writeJson(REMOVING_FILE, { by: 'force', command });
-}
-
-/**
- * Another build's work directory, found before the output is looked at: its state says more (what goes on with it)
- * than that the output (`out`, as the message names it) is not empty.
- */
-function refuseClaimed(work: WorkDir, force: boolean, resume: boolean, out?: string): void {
-  const foreign = work.foreign();
-  if (foreign) throw new WorkStateError(foreign, work.root);
-  if (!force && !resume && work.exists('') && !work.abandoned()) throw new WorkStateError(claimedMessage(work, out), work.root);
 }
 
 /** `mudm-tiles plan`: one streaming pass that fixes world, zooms, fields and units, written to OUT/.mudm-work. */
@@ -285,18 +248,6 @@ export async function finalizeShardedBuild(given: Partial<Options>, io: BuildIO 
     throw failedStep(err, work, 'finalize', 'run finalize again');
   } finally {
     await cleanUp(failed, () => work.release(), () => work.close(), () => sink?.close?.(), () => pool?.close());
-  }
-}
-
-/**
- * Records this process as running step `name` of a sharded build (`owners/NAME.json`); refused (`busy`, then who and
- * how to go on) while another process on this machine runs it: two would write its parts at once.
- */
-function ownStep(work: WorkDir, name: string, busy: string): void {
-  const running = work.claimOwner(`${OWNERS_DIR}/${name}.json`);
-  if (running) {
-    work.release();
-    throw new WorkStateError(`${busy} (${running.who}): wait for it to end or stop it first (if it does not run, remove ${running.file})`, work.root);
   }
 }
 
