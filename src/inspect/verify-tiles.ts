@@ -156,6 +156,11 @@ function within(v: number, lo: number, hi: number): boolean {
   return v >= lo - TOLERANCE && v <= hi + TOLERANCE;
 }
 
+/** What the message adds of a point drawn as its circle (radius `r` in tile units of `px` pixels): it may lie that far out, no farther. */
+function farther(r: number, px: number): string {
+  return r > 0 ? `, farther from the tile than its radius (${r * px} px)` : '';
+}
+
 /** Whether (x, y) lies within `r` of the square [lo, hi]² (a point's circle reaching into a tile, `pointsReaching`). */
 function reaches(x: number, y: number, lo: number, hi: number, r: number): boolean {
   const gx = Math.max(0, lo - x, x - hi), gy = Math.max(0, lo - y, y - hi);
@@ -232,7 +237,7 @@ export function checkJsonTile(ctx: ZoomFrame, t: TileRef, bytes: Uint8Array): { 
       for (const part of l.parts) {
         for (const pos of part) {
           if (!Array.isArray(pos) || !((within(pos[0], lo.x, hi.x) && within(pos[1], lo.y, hi.y)) || reaches(pos[0] - t.x * ctx.ts, pos[1] - t.y * ctx.ts, 0, ctx.ts, d))) {
-            if (outside++ === 0) firstOutside = `feature ${i} has [${Array.isArray(pos) ? pos.join(', ') : String(pos)}]`;
+            if (outside++ === 0) firstOutside = `feature ${i} has [${Array.isArray(pos) ? pos.join(', ') : String(pos)}]${farther(d, 1)}`;
           }
         }
       }
@@ -273,7 +278,7 @@ export function checkPbfTile(ctx: ZoomFrame, t: TileRef, bytes: Uint8Array): { l
       for (const part of f.local) {
         for (const [x, y] of part) {
           if ((x < -BUFFER || x > l.extent + BUFFER || y < -BUFFER || y > l.extent + BUFFER) && !reaches(x, y, 0, l.extent, d)) {
-            if (outside++ === 0) firstOutside = `feature ${i} has tile-local [${x}, ${y}]`;
+            if (outside++ === 0) firstOutside = `feature ${i} has tile-local [${x}, ${y}]${farther(d, ctx.ts / l.extent)}`;
           }
         }
       }

@@ -145,6 +145,19 @@ describe('verifyPyramid', () => {
     });
     fixReport(far);
     expect(codes(verify(far))).toEqual(['feature-mismatch', 'feature-outside-tile']);
+
+    // A point drawn as its circle may lie up to its radius from the tile, and the message says so when it lies farther.
+    const circle = (x: number) => {
+      const c = files();
+      editJson(c, '2/0/0.json', (doc) => {
+        doc.features[0].geometry = { type: 'Point', coordinates: [x, 100] };
+        doc.features[0].properties = { ...(doc.features[0].properties as Record<string, unknown>), radius: 10 };
+      });
+      fixReport(c);
+      return verify(c).problems.filter((p) => p.code === 'feature-outside-tile').map((p) => p.message);
+    };
+    expect(circle(265)).toEqual([]);
+    expect(circle(300)).toEqual(['1 position(s) outside the buffered tile [-4, -4, 260, 260]: feature 0 has [300, 100], farther from the tile than its radius (10 px)']);
   });
 
   it('holds tiles to the budget the build report says the build held: its bytes, none with --lod none, the default without the field', () => {
