@@ -161,12 +161,8 @@ export class LabelGather {
     if (this.head === this.queue.length || (this.head > 1024 && 2 * this.head > this.queue.length)) { this.queue = this.queue.slice(this.head); this.head = 0; }
     // The band's pieces of labels still open, kept in one store: a mask numbered afresh has a million pieces held.
     const keep = touched.filter((h) => this.open.get(h.label) === h);
-    const store = new Int32Array(keep.reduce((n, h) => n + h.size(), 0));
-    let at = 0;
-    for (const h of keep) {
-      const n = h.size();
-      h.keep(store, at);
-      at += n;
-    }
+    const sizes = keep.map((h) => h.size());
+    const store = new Int32Array(sizes.reduce((n, size) => n + size, 0));
+    for (let k = 0, at = 0; k < keep.length; at += sizes[k++]) keep[k].keep(store, at);
   }
 }

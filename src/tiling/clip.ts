@@ -163,9 +163,9 @@ export function boxInside(b: ArrayLike<number>, r: Rect): boolean {
   return b[0] >= r.minX && b[1] >= r.minY && b[2] <= r.maxX && b[3] <= r.maxY;
 }
 
-/** Whether the box `[minX, minY, maxX, maxY]`, grown by `pad` on every side, meets the rectangle (edges included). */
-export function boxMeets(b: ArrayLike<number>, r: Rect, pad = 0): boolean {
-  return b[0] - pad <= r.maxX && b[2] + pad >= r.minX && b[1] - pad <= r.maxY && b[3] + pad >= r.minY;
+/** Whether the box `[minX, minY, maxX, maxY]` meets the rectangle (edges included). */
+export function boxMeets(b: ArrayLike<number>, r: Rect): boolean {
+  return b[0] <= r.maxX && b[2] >= r.minX && b[1] <= r.maxY && b[3] >= r.minY;
 }
 
 /**
