@@ -4,9 +4,9 @@ import { loadSharp } from './sharp.js';
 import { ImageError } from '../report/errors.js';
 import type { LabelMask } from '../raster/trace.js';
 import { describeSharpError } from './image.js';
-import { fullPage, tiffFacts } from './tiff-header.js';
+import { fullPage, tiffFacts, type TiffFacts } from './tiff-header.js';
 import { statedPixelSize, type PixelSize } from './pixel-size.js';
-import { stripReader, type StripRows } from './tiff-strips.js';
+import { stripDepth, stripReader, type StripRows } from './tiff-strips.js';
 import { pngReader } from './png-rows.js';
 
 /** A label mask opened for reading, whole or by bands of rows; what one pixel is, as its file states it. */
@@ -49,8 +49,9 @@ export async function openLabelMask(path: string, direct = true): Promise<MaskFi
     page = meta.format === 'tiff' ? fullPage(path) : 0;
     if (page !== 0) meta = await open().metadata();
   } catch (err) {
-    // libvips reads no 64-bit TIFF samples (int64 is what scikit-image labels in) and calls the header corrupt.
-    if (tiffBits(path) === 64) throw new ImageError(path, 'this TIFF has 64-bit samples, which are not read: save the labels as 32 or 16-bit unsigned integers');
+    // libvips reads no 64-bit TIFF samples and calls the header corrupt: int64 is what scikit-image labels in, and
+    // what tifffile writes of them.
+    if (tiffBits(path) === 64) return openWide(path);
     throw new ImageError(path, await describeSharpError(path, err));
   }
   if (meta.format !== 'png' && meta.format !== 'tiff') {
@@ -93,6 +94,29 @@ export async function openLabelMask(path: string, direct = true): Promise<MaskFi
   };
   return {
     width, height, bytesPerPixel: plan.bytes, rows,
+    ...(size ? { pixelSize: size } : {}), ...(ignored !== undefined ? { pixelSizeIgnored: ignored } : {}),
+  };
+}
+
+/**
+ * A strip TIFF of 64-bit samples (int64, uint64, float64), read from its strips alone, its labels checked to fit 32
+ * bits as its rows are read. One that is tiled, or compressed otherwise than `stripReader` decodes, is refused.
+ */
+async function openWide(path: string): Promise<MaskFile> {
+  const page = fullPage(path);
+  const facts = tiffFacts(path, page);
+  const depth = stripDepth(path, page);
+  const plan = depth === undefined ? undefined : WIDE_PLAN[depth];
+  const strips = plan === undefined || depth === undefined || facts?.samplesPerPixel !== 1 ? undefined : await stripReader(path, page, depth);
+  if (facts === undefined || plan === undefined || strips === undefined) {
+    throw new ImageError(path, 'this TIFF has 64-bit samples, which are read from strip TIFFs of one channel only (uncompressed, LZW, Deflate or PackBits; not tiled): save the labels as 32 or 16-bit unsigned integers (numpy: labels.astype(np.uint32))');
+  }
+  refuseUnfaithfulTiff(path, facts);
+  const { width, height } = facts;
+  const { size, ignored } = statedPixelSize(path, 'tiff', page);
+  return {
+    width, height, bytesPerPixel: 8,
+    rows: async (top, count) => plan(await readDirect(path, strips, top, count), width * count, width, path, top),
     ...(size ? { pixelSize: size } : {}), ...(ignored !== undefined ? { pixelSizeIgnored: ignored } : {}),
   };
 }
@@ -161,14 +185,19 @@ function tiffBits(path: string): number | undefined {
  */
 function refuseUnfaithful(path: string, meta: Metadata, page: number): void {
   const facts = meta.format === 'tiff' ? tiffFacts(path, page) : undefined;
-  const refuse = (why: string) => { throw new ImageError(path, why); };
-  if (facts?.lossy) refuse(`a label mask must be stored losslessly, this TIFF is compressed with ${facts.lossy}: write it with no, LZW or Deflate compression`);
   const bits = facts?.bitsPerSample ?? meta.bitsPerSample;
-  if (bits !== undefined && bits < 8 && !meta.isPalette) refuse(`a label mask needs 8, 16 or 32-bit samples, this one has ${bits}-bit samples (a binary image holds no label numbers)`);
-  if (facts?.photometric === 0) refuse('this TIFF stores grey as WhiteIsZero (inverted: labels would read as their complement): write it BlackIsZero (MinIsBlack)');
-  if (facts?.samplesPerPixel === 2 && facts.extraSamples[0] === 0) refuse('this TIFF has 2 samples per pixel and the second is not alpha (ExtraSamples 0): a label mask is one channel; write each channel as a mask of its own');
-  if ((facts?.samePages ?? 1) > 1) {
-    refuse(`this TIFF holds ${facts?.samePages} pages of ${meta.width} × ${meta.height} px (a z-stack, a time series or channels), and a label mask is one plane: write each page as a mask of its own and give them as planes (--input z=0:FILE …)`);
+  if (bits !== undefined && bits < 8 && !meta.isPalette) throw new ImageError(path, `a label mask needs 8, 16 or 32-bit samples, this one has ${bits}-bit samples (a binary image holds no label numbers)`);
+  if (facts) refuseUnfaithfulTiff(path, facts);
+}
+
+/** What `refuseUnfaithful` refuses that a TIFF's header says. */
+function refuseUnfaithfulTiff(path: string, facts: TiffFacts): void {
+  const refuse = (why: string) => { throw new ImageError(path, why); };
+  if (facts.lossy) refuse(`a label mask must be stored losslessly, this TIFF is compressed with ${facts.lossy}: write it with no, LZW or Deflate compression`);
+  if (facts.photometric === 0) refuse('this TIFF stores grey as WhiteIsZero (inverted: labels would read as their complement): write it BlackIsZero (MinIsBlack)');
+  if (facts.samplesPerPixel === 2 && facts.extraSamples[0] === 0) refuse('this TIFF has 2 samples per pixel and the second is not alpha (ExtraSamples 0): a label mask is one channel; write each channel as a mask of its own');
+  if (facts.samePages > 1) {
+    refuse(`this TIFF holds ${facts.samePages} pages of ${facts.width} × ${facts.height} px (a z-stack, a time series or channels), and a label mask is one plane: write each page as a mask of its own and give them as planes (--input z=0:FILE …)`);
   }
 }
 
@@ -178,6 +207,41 @@ interface ReadPlan {
   bytes: number;
   /** `top`: the first row's number in the mask, for where a value is said to be. */
   convert(b: Buffer, n: number, width: number, path: string, top: number): Uint8Array | Uint16Array | Uint32Array;
+}
+
+/** Converts a band of 64-bit samples to labels, checking they fit 32 bits. */
+type WidePlan = (b: Buffer, n: number, width: number, path: string, top: number) => Uint32Array;
+
+/** 64-bit integers fit when their high words are all 0 (a negative int64's is not); their low words are the labels. */
+function fromWideIntegers(signed: boolean): WidePlan {
+  return (b, n, width, path, top) => {
+    const words = new Uint32Array(b.buffer, b.byteOffset, 2 * n);
+    const high = NATIVE_LE ? 1 : 0;
+    const out = new Uint32Array(n);
+    for (let i = 0; i < n; i++) {
+      if (words[2 * i + high] !== 0) {
+        const v = signed ? new BigInt64Array(b.buffer, b.byteOffset, n)[i] : new BigUint64Array(b.buffer, b.byteOffset, n)[i];
+        throw new ImageError(path, `label value ${v} at pixel (${i % width}, ${top + Math.floor(i / width)}) is not a non-negative integer below 2^32`);
+      }
+      out[i] = words[2 * i + 1 - high];
+    }
+    return out;
+  };
+}
+
+const NATIVE_LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+const WIDE_PLAN: Partial<Record<string, WidePlan>> = {
+  uint64: fromWideIntegers(false),
+  int64: fromWideIntegers(true),
+  double: fromDoubles,
+};
+
+/** 64-bit floats, each a label when it is a non-negative integer below 2^32. */
+function fromDoubles(b: Buffer, n: number, width: number, path: string, top: number): Uint32Array {
+  const f = new Float64Array(b.buffer, b.byteOffset, n);
+  checkNonNegativeIntegers(f, width, path, top);
+  return Uint32Array.from(f);
 }
 
 function checkNonNegativeIntegers(values: ArrayLike<number>, width: number, path: string, top: number): void {
@@ -206,8 +270,5 @@ const READ_PLAN: Partial<Record<string, ReadPlan>> = {
     space: 'b-w', raw: 'float', bytes: 4,
     convert: (b, n, width, path, top) => { const f = new Float32Array(b.buffer, b.byteOffset, n); checkNonNegativeIntegers(f, width, path, top); return Uint32Array.from(f); },
   },
-  double: {
-    space: 'b-w', raw: 'double', bytes: 8,
-    convert: (b, n, width, path, top) => { const f = new Float64Array(b.buffer, b.byteOffset, n); checkNonNegativeIntegers(f, width, path, top); return Uint32Array.from(f); },
-  },
+  double: { space: 'b-w', raw: 'double', bytes: 8, convert: fromDoubles },
 };

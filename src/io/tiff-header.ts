@@ -17,6 +17,8 @@ const TAG = { width: 256, height: 257, bits: 258, compression: 259, photometric:
 const MAX_PAGES = 4096;
 
 export interface TiffFacts {
+  width: number;
+  height: number;
   /** The name of a lossy compression, else undefined. */
   lossy?: string;
   /** The name of the compression (tag 259), or its number when it has none here; undefined when the tag is absent. */
@@ -212,6 +214,7 @@ function readFacts(read: Read, page: number): TiffFacts | undefined {
   const t = first.tags;
   const compression = one(t, TAG.compression);
   return {
+    width: one(t, TAG.width) ?? 0, height: one(t, TAG.height) ?? 0,
     lossy: compression === undefined ? undefined : LOSSY.get(compression),
     compression: compression === undefined ? undefined : LOSSY.get(compression) ?? COMPRESSION.get(compression) ?? `compression ${compression}`,
     photometric: one(t, TAG.photometric), bitsPerSample: one(t, TAG.bits), samplesPerPixel: one(t, TAG.samples) ?? 1,

@@ -16,8 +16,14 @@ const READ = new Set([1, 5, 8, 32946, 32773]);
 /** Compressions whose strips a predictor applies to. */
 const PREDICTED = new Set([5, 8, 32946]);
 
-/** libvips' name of a sample type (sharp's `depth`) by bits and SampleFormat (1 unsigned, 2 signed, 3 float). */
-const DEPTH: Readonly<Record<string, string>> = { '8/1': 'uchar', '8/2': 'char', '16/1': 'ushort', '16/2': 'short', '32/1': 'uint', '32/2': 'int', '32/3': 'float' };
+/**
+ * libvips' name of a sample type (sharp's `depth`) by bits and SampleFormat (1 unsigned, 2 signed, 3 float); 64-bit
+ * samples, which libvips does not read, by names of their own.
+ */
+const DEPTH: Readonly<Record<string, string>> = {
+  '8/1': 'uchar', '8/2': 'char', '16/1': 'ushort', '16/2': 'short', '32/1': 'uint', '32/2': 'int', '32/3': 'float',
+  '64/1': 'uint64', '64/2': 'int64', '64/3': 'double',
+};
 
 /**
  * A compressed strip is decoded whole; one that decodes to more than this is left to libvips, so that a band does not
@@ -31,7 +37,7 @@ const READ_RUN = 8 << 20;
 interface Layout {
   width: number;
   height: number;
-  /** Bytes a sample takes: 1, 2 or 4. */
+  /** Bytes a sample takes: 1, 2, 4 or 8. */
   bytes: number;
   rowsPerStrip: number;
   offsets: number[];
@@ -48,7 +54,7 @@ export type StripRows = (top: number, count: number) => Promise<Buffer>;
 const NATIVE_LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /**
- * A reader of the rows of page `page` of a strip TIFF of one sample per pixel, 8, 16 or 32-bit, uncompressed,
+ * A reader of the rows of page `page` of a strip TIFF of one sample per pixel, 8, 16, 32 or 64-bit, uncompressed,
  * Deflate, LZW or PackBits, predictor none or horizontal, either byte order, whose samples libvips calls `depth`;
  * undefined for any other TIFF (tiled, planar, floating-point predictor, JPEG…), which libvips reads.
  */
@@ -56,6 +62,13 @@ export async function stripReader(path: string, page: number, depth: string): Pr
   const layout = stripLayout(path, page, depth);
   if (layout === undefined || !(await modernLzw(path, layout))) return undefined;
   return (top, count) => readRows(path, layout, top, count);
+}
+
+/** The sample type of page `page` of a TIFF as `stripReader` names it (`DEPTH`), undefined for another file. */
+export function stripDepth(path: string, page: number): string | undefined {
+  const tags = tiffPage(path, Object.values(TAG), page)?.tags;
+  const one = (tag: number) => { const v = tags?.get(tag); return Array.isArray(v) && v.length > 0 ? v[0] : 1; };
+  return tags && DEPTH[`${one(TAG.bits)}/${one(TAG.sampleFormat)}`];
 }
 
 function stripLayout(path: string, page: number, depth: string): Layout | undefined {
@@ -200,10 +213,16 @@ function decodeStrip(path: string, layout: Layout, k: number, src: Uint8Array, i
 function swapBytes(b: Buffer, bytes: number): void {
   if (bytes === 2) b.swap16();
   else if (bytes === 4) b.swap32();
+  else if (bytes === 8) b.swap64();
 }
 
 /** Undoes horizontal differencing (predictor 2) on one row: each sample was stored less the one to its left, modulo its size. */
 function undoPredictor(b: Buffer, at: number, width: number, bytes: number): void {
+  if (bytes === 8) {
+    const wide = new BigUint64Array(b.buffer, b.byteOffset + at, width);
+    for (let x = 1; x < width; x++) wide[x] += wide[x - 1];
+    return;
+  }
   const row = bytes === 1 ? new Uint8Array(b.buffer, b.byteOffset + at, width)
     : bytes === 2 ? new Uint16Array(b.buffer, b.byteOffset + at, width) : new Uint32Array(b.buffer, b.byteOffset + at, width);
   // The typed array's own wrap-around is the modulo.

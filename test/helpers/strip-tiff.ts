@@ -1,8 +1,8 @@
 // A strip TIFF writer for tests of src/io/tiff-strips.ts: strips of any height, uncompressed, LZW, Deflate or PackBits,
-// predictor 1 or 2, either byte order, 8/16/32-bit samples (sharp writes none of these but 8-bit LZW and Deflate).
+// predictor 1 or 2, either byte order, 8/16/32/64-bit samples (sharp writes none of these but 8-bit LZW and Deflate).
 import { deflateSync } from 'node:zlib';
 
-export type Samples = Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array;
+export type Samples = Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array | BigUint64Array | BigInt64Array | Float64Array;
 
 export interface StripTiff {
   width: number;
@@ -17,7 +17,7 @@ export interface StripTiff {
 /** The samples' bits and SampleFormat (1 unsigned, 2 signed, 3 float). */
 function kind(s: Samples): [bits: number, format: number] {
   const bits = s.BYTES_PER_ELEMENT * 8;
-  return [bits, s instanceof Float32Array ? 3 : s instanceof Int8Array || s instanceof Int16Array || s instanceof Int32Array ? 2 : 1];
+  return [bits, s instanceof Float32Array || s instanceof Float64Array ? 3 : s instanceof Int8Array || s instanceof Int16Array || s instanceof Int32Array || s instanceof BigInt64Array ? 2 : 1];
 }
 
 /** A one-page TIFF of `samples`, its directory first and its strips after it in order. */
@@ -60,17 +60,27 @@ export function stripTiff(samples: Samples, o: StripTiff): Buffer {
 
 /** A strip's samples as stored: less the sample to the left (predictor 2), in the file's byte order. */
 function stored(raw: Buffer, width: number, bytes: number, predictor: boolean, le: boolean): Buffer {
-  const b = Buffer.from(raw);
-  const n = b.length / bytes;
-  const get = (i: number) => (bytes === 1 ? b[i] : bytes === 2 ? b.readUInt16LE(2 * i) : b.readUInt32LE(4 * i));
-  const values = Array.from({ length: n }, (_, i) => get(i));
+  if (bytes === 8) return storedWide(raw, width, predictor, le);
+  const n = raw.length / bytes;
+  const get = (i: number) => (bytes === 1 ? raw[i] : bytes === 2 ? raw.readUInt16LE(2 * i) : raw.readUInt32LE(4 * i));
   const mod = 2 ** (8 * bytes);
-  const out = Buffer.alloc(b.length);
+  const out = Buffer.alloc(raw.length);
   for (let i = 0; i < n; i++) {
-    const v = predictor && i % width !== 0 ? (values[i] - values[i - 1] + mod) % mod : values[i];
+    const v = predictor && i % width !== 0 ? (get(i) - get(i - 1) + mod) % mod : get(i);
     if (bytes === 1) out[i] = v;
     else if (bytes === 2) { if (le) out.writeUInt16LE(v, 2 * i); else out.writeUInt16BE(v, 2 * i); }
     else if (le) out.writeUInt32LE(v, 4 * i); else out.writeUInt32BE(v, 4 * i);
+  }
+  return out;
+}
+
+/** `stored` of 64-bit samples, their differences modulo 2^64. */
+function storedWide(raw: Buffer, width: number, predictor: boolean, le: boolean): Buffer {
+  const out = Buffer.alloc(raw.length);
+  for (let i = 0; i < raw.length / 8; i++) {
+    const v = raw.readBigUInt64LE(8 * i);
+    const d = predictor && i % width !== 0 ? BigInt.asUintN(64, v - raw.readBigUInt64LE(8 * i - 8)) : v;
+    if (le) out.writeBigUInt64LE(d, 8 * i); else out.writeBigUInt64BE(d, 8 * i);
   }
   return out;
 }

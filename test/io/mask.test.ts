@@ -287,7 +287,7 @@ describe('labelsToFeatures: random masks', () => {
 });
 
 /** A minimal uncompressed single-strip greyscale TIFF: sharp only writes 8-bit TIFF, masks come in 16 and 32 bits too. */
-function tiff(width: number, height: number, data: Uint8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array, sampleFormat: 1 | 2 | 3, photometric = 1, bits = data.BYTES_PER_ELEMENT * 8): Buffer {
+function tiff(width: number, height: number, data: Uint8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array | BigInt64Array, sampleFormat: 1 | 2 | 3, photometric = 1, bits = data.BYTES_PER_ELEMENT * 8): Buffer {
   const entries: TiffEntry[] = [
     [256, 4, width], [257, 4, height], [258, 3, bits], [259, 3, 1], [262, 3, photometric], [273, 4, 0],
     [277, 3, 1], [278, 4, height], [279, 4, data.byteLength], [339, 3, sampleFormat],
@@ -399,9 +399,17 @@ describe('readLabelMask', () => {
     // A 4-bit grey PNG: the decoder scales 1…12 to 17…204.
     await writeFile(join(dir, 'g4.png'), png(240, 20, 4, Buffer.concat(Array.from({ length: 20 }, () => Buffer.from([0, ...Array.from({ length: 120 }, (_, i) => (((2 * i / 20) | 0) + 1) << 4 | ((((2 * i + 1) / 20) | 0) + 1))])))));
     await expect(readLabelMask(join(dir, 'g4.png'))).rejects.toThrow('a label mask needs 8, 16 or 32-bit samples, this one has 4-bit samples');
-    // 64-bit samples (scikit-image's int64 labels): named for what they are, not a corrupt header.
-    await writeFile(join(dir, 'i64.tif'), tiff(2, 1, new Uint8Array(16), 2, 1, 64));
-    await expect(readLabelMask(join(dir, 'i64.tif'))).rejects.toThrow('this TIFF has 64-bit samples, which are not read: save the labels as 32 or 16-bit unsigned integers');
+    // 64-bit samples (scikit-image's int64 labels) are read from strips, which libvips does not read; tiled, they are
+    // named for what they are, not as a corrupt header.
+    const wide: TiffEntry[] = [
+      [256, 4, 16], [257, 4, 16], [258, 3, 64], [259, 3, 1], [262, 3, 1], [277, 3, 1], [322, 3, 16], [323, 3, 16], [324, 4, 0], [325, 4, 2048], [339, 3, 2],
+    ];
+    await writeFile(join(dir, 'i64-tiled.tif'), littleEndianTiff(wide, new Uint8Array(2048)));
+    const tiled = await readLabelMask(join(dir, 'i64-tiled.tif')).catch((e: unknown) => e);
+    expect(tiled).toBeInstanceOf(ImageError);
+    expect([(tiled as ImageError).exitCode, (tiled as ImageError).reason]).toEqual([3, 'this TIFF has 64-bit samples, which are read from strip TIFFs of one channel only (uncompressed, LZW, Deflate or PackBits; not tiled): save the labels as 32 or 16-bit unsigned integers (numpy: labels.astype(np.uint32))']);
+    await writeFile(join(dir, 'i64.tif'), tiff(2, 1, BigInt64Array.from([0n, 7n]), 2));
+    expect(Array.from((await readLabelMask(join(dir, 'i64.tif'))).data)).toEqual([0, 7]);
     // WhiteIsZero: every label would read as its complement, the background as a label.
     await writeFile(join(dir, 'white.tif'), tiff(2, 1, Uint16Array.from([0, 3]), 1, 0));
     await expect(readLabelMask(join(dir, 'white.tif'))).rejects.toThrow(/stores grey as WhiteIsZero/);

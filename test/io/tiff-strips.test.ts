@@ -1,5 +1,5 @@
 // A strip TIFF's rows read from its strips (src/io/tiff-strips.ts) are those libvips gives, band by band, and a damaged strip is named.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -29,6 +29,19 @@ function labels(seed: number, max: number): number[] {
   }
   out.fill(max, 150 * W, 160 * W);
   return out;
+}
+
+/** `count` discs of random labels up to `max`, radius 2–22 px, on a background of 0, later ones over earlier. */
+function discs(seed: number, width: number, height: number, count: number, max: number): Uint32Array {
+  const rnd = mulberry32(seed);
+  const data = new Uint32Array(width * height);
+  for (let k = 0; k < count; k++) {
+    const L = 1 + Math.floor(rnd() * max), cx = rnd() * width, cy = rnd() * height, r = 2 + rnd() * 20;
+    for (let y = Math.max(0, Math.floor(cy - r)); y < Math.min(height, cy + r); y++) {
+      for (let x = Math.max(0, Math.floor(cx - r)); x < Math.min(width, cx + r); x++) if (Math.hypot(x - cx, y - cy) < r) data[y * width + x] = L;
+    }
+  }
+  return data;
 }
 
 /** Bands read of each mask: all of it, the first and last rows, bands across strip boundaries, one row. */
@@ -84,6 +97,67 @@ describe('strip TIFFs read from their strips', () => {
         }
       }
     }
+  });
+
+  it('reads 64-bit samples, which libvips does not: int64, uint64 and float64 labels as the same labels at 32 bits', async () => {
+    const values = labels(13, 2 ** 32 - 1);
+    const ref = join(dir, 'wide-ref.tif');
+    await writeFile(ref, stripTiff(Uint32Array.from(values), { width: W, height: H, rowsPerStrip: 7, compression: 1 }));
+    const expected = await openLabelMask(ref);
+    const kinds: Array<[string, Samples]> = [
+      ['int64', BigInt64Array.from(values, (v) => BigInt(v))], ['uint64', BigUint64Array.from(values, (v) => BigInt(v))], ['float64', Float64Array.from(values)],
+    ];
+    for (const [kind, s] of kinds) {
+      for (const bigEndian of [false, true]) {
+        // Every compression and predictor for int64, what differs by kind for the others.
+        for (const [name, v] of kind === 'int64' ? VARIANTS : [VARIANTS[0], VARIANTS[4]]) {
+          const path = join(dir, `${kind}-${bigEndian ? 'be' : 'le'}-${v.compression}-${v.predictor ?? 1}.tif`);
+          await writeFile(path, stripTiff(s, { width: W, height: H, rowsPerStrip: 7, bigEndian, ...v }));
+          const mask = await openLabelMask(path);
+          expect(mask.bytesPerPixel, path).toBe(8);
+          for (const [top, n] of BANDS) {
+            const a = await mask.rows(top, n), b = await expected.rows(top, n);
+            expect(a.constructor).toBe(b.constructor);
+            expect(Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength)), `${kind}, ${bigEndian ? 'big' : 'little'}-endian, ${name}, rows ${top}+${n}`).toBe(true);
+          }
+        }
+      }
+    }
+  });
+
+  it('refuses a 64-bit label that does not fit 32 bits, naming its pixel, with exit 3', async () => {
+    const values = labels(14, 5000);
+    const cases: Array<[string, Samples, string]> = [
+      ['negative int64', BigInt64Array.from(values, (v, i) => (i === 170 * W + 33 ? -4n : BigInt(v))), 'label value -4 at pixel (33, 170)'],
+      ['uint64 past 2^32', BigUint64Array.from(values, (v, i) => (i === 181 * W + 7 ? 2n ** 33n + 7n : BigInt(v))), 'label value 8589934599 at pixel (7, 181)'],
+      ['a fraction in float64', Float64Array.from(values, (v, i) => (i === 150 * W + 2 ? 2.5 : v)), 'label value 2.5 at pixel (2, 150)'],
+    ];
+    for (const [what, s, where] of cases) {
+      const path = join(dir, `wide-bad-${s.constructor.name}.tif`);
+      await writeFile(path, stripTiff(s, { width: W, height: H, rowsPerStrip: 7, compression: 8 }));
+      const mask = await openLabelMask(path);
+      expect((await mask.rows(0, 140)).length, what).toBe(140 * W);
+      const err = await mask.rows(140, 60).catch((e: unknown) => e);
+      expect(err, what).toBeInstanceOf(ImageError);
+      expect([(err as ImageError).exitCode, (err as ImageError).message], what).toEqual([3, `${path}: ${where} is not a non-negative integer below 2^32`]);
+    }
+  });
+
+  it('builds the same tiles from an int64 mask as from the same labels at 32 bits', async () => {
+    const width = 260, height = 240;
+    const data = discs(15, width, height, 50, 70_000);
+    const build = async (sub: string, samples: Samples) => {
+      const path = join(dir, sub, 'cells.tif');
+      await mkdir(join(dir, sub), { recursive: true });
+      await writeFile(path, stripTiff(samples, { width, height, rowsPerStrip: 5, compression: 8 }));
+      const sink = new MemorySink();
+      // Bands of 17 rows: the 64-bit rows read in bands too.
+      await buildPyramid([{ source: maskSource(path, 17 * width * 8) }], { maxZoom: 2, workers: 1 }, { sink });
+      return withoutReport(sink);
+    };
+    const narrow = await build('u32', data);
+    expect(narrow.size).toBeGreaterThan(5);
+    expect(await build('i64', BigInt64Array.from(data, (v) => BigInt(v)))).toEqual(narrow);
   });
 
   it('reads the LZW and Deflate strips libvips writes itself, and leaves a tiled TIFF to libvips', async () => {
@@ -145,14 +219,7 @@ describe('strip TIFFs read from their strips', () => {
 
   it('builds the same tiles from a strip mask read in bands from its strips as through libvips', async () => {
     const width = 300, height = 260;
-    const rnd = mulberry32(12);
-    const data = new Uint32Array(width * height);
-    for (let k = 0; k < 60; k++) {
-      const L = 1 + Math.floor(rnd() * 100_000), cx = rnd() * width, cy = rnd() * height, r = 2 + rnd() * 20;
-      for (let y = Math.max(0, Math.floor(cy - r)); y < Math.min(height, cy + r); y++) {
-        for (let x = Math.max(0, Math.floor(cx - r)); x < Math.min(width, cx + r); x++) if (Math.hypot(x - cx, y - cy) < r) data[y * width + x] = L;
-      }
-    }
+    const data = discs(12, width, height, 60, 100_000);
     const path = join(dir, 'build.tif');
     await writeFile(path, stripTiff(data, { width, height, rowsPerStrip: 5, compression: 5, predictor: 2 }));
     const build = async (direct: boolean) => {
