@@ -94,8 +94,14 @@ function discsOf(ol, centres, radius) {
   return n === 1 ? new ol.geom.Polygon(flat, 'XY', ends[0]) : new ol.geom.MultiPolygon(flat, 'XY', ends);
 }
 
-/** `styleOf(feature, colour, resolution, child)`: an OpenLayers style, one object per colour, kind and radius. */
-export function featureStyler(ol) {
+/**
+ * `styleOf(feature, colour, resolution, child)`: an OpenLayers style, one object per colour, kind and radius.
+ * `coarsest`: the resolution of the coarsest zoom built. Zoomed out past it, the map shows that zoom's tiles, each
+ * smaller on screen than a tile is meant to be: its features are drawn as at that zoom, shrunk with it (discs and
+ * their outlines too). At a fixed screen size, the discs of a pyramid built from zoom 3 covered one another several deep
+ * in its opening view (zoom 1.8), and the nuclei drawn over the cells painted a slide of as many cells as nuclei green.
+ */
+export function featureStyler(ol, coarsest = Infinity) {
   const styles = new Map();
   // The centre of a polygon's box, or the positions of a point (each of a MultiPoint), as flat x, y pairs.
   const centre = (f) => {
@@ -123,7 +129,7 @@ export function featureStyler(ol) {
   // A part (a nucleus) is drawn over its whole (its cell) whatever their order in the tile: an export that lists nuclei
   // first, or a nucleus layer named before the cells', hid every nucleus under its cell's disc. Discs go over the areas
   // of their level, as they did as point symbols (drawn after every polygon).
-  const make = (colour, kind, radius, child, resolution) => {
+  const make = (colour, kind, radius, child, resolution, shrink) => {
     const level = child ? 2 : 0;
     if (kind === 'area' || kind === 'line' || kind === 'region' || kind === 'circle') {
       const stroke = new ol.style.Stroke({ color: colour, width: kind === 'area' || kind === 'circle' ? 1.25 : 2 });
@@ -134,20 +140,23 @@ export function featureStyler(ol) {
     // A disc of `radius` screen pixels at this resolution, in map units; a polygon's at the centre of its box.
     const r = radius * resolution;
     const geometry = kind === 'disc' ? (f) => discsOf(ol, centre(f), r) : (f) => discsOf(ol, positions(f), r);
-    return new ol.style.Style({ fill: new ol.style.Fill({ color: colour }), stroke: new ol.style.Stroke({ color: '#0008', width: 0.5 }), geometry, zIndex: level + 1 });
+    return new ol.style.Style({ fill: new ol.style.Fill({ color: colour }), stroke: new ol.style.Stroke({ color: '#0008', width: 0.5 * shrink }), geometry, zIndex: level + 1 });
   };
-  return (feature, colour, resolution, child) => {
+  return (feature, colour, viewResolution, child) => {
+    // Sized as at the coarsest zoom, then shrunk on screen with its tiles (1: not shrunk).
+    const resolution = Math.min(viewResolution, coarsest);
+    const shrink = resolution / viewResolution;
     const type = feature.getType();
     const point = type === 'Point' || type === 'MultiPoint';
     const polygon = type === 'Polygon' || type === 'MultiPolygon';
     const kind = point ? (drawnAsCircle(feature.getProperties(), resolution, child) ? 'circle' : 'point') : polygon && drawnAsDisc(feature.getExtent(), resolution, child) ? 'disc' : polygon ? (isRegion(feature.getProperties()) ? 'region' : 'area') : 'line';
     const radius = kind === 'point' || kind === 'disc' ? pointRadius(resolution, child) : 0;
     // A disc's style holds its radius in map units: one per resolution drawn at.
-    const key = `${colour}|${kind}|${radius}|${child ? 1 : 0}|${radius ? resolution : ''}`;
+    const key = `${colour}|${kind}|${radius}|${child ? 1 : 0}|${radius ? `${resolution}|${shrink}` : ''}`;
     let s = styles.get(key);
     if (!s) {
       if (styles.size >= MAX_STYLES) styles.clear();
-      styles.set(key, (s = make(colour, kind, radius, child, resolution)));
+      styles.set(key, (s = make(colour, kind, radius, child, resolution, shrink)));
     }
     return s;
   };

@@ -124,7 +124,7 @@ async function start() {
     }
   };
 
-  const styleOf = featureStyler(ol);
+  const styleOf = featureStyler(ol, resolutionOf(minZoom));
   const worldExtent = [minX, -maxY, maxX, -minY];
   // Tiles are asked for over the data's bounds only (a little wider, for strokes on the edge): outside them there is
   // nothing, and a static host answers each such tile with a 404.

@@ -21,14 +21,17 @@ export interface BuiltViewer {
   close(): Promise<void>;
 }
 
-/** Builds `features` (written as given: their order is the input's) and opens a page on the served pyramid. */
-export async function builtViewer(name: string, features: unknown[]): Promise<BuiltViewer> {
+/**
+ * Builds `features` (written as given: their order is the input's) and opens a page on the served pyramid; `args`:
+ * more build options (`--min-zoom 2`).
+ */
+export async function builtViewer(name: string, features: unknown[], args: string[] = []): Promise<BuiltViewer> {
   const dir = tmpDir(`mudm-${name}`);
   const input = path.join(dir, `${name}.json`);
   fs.writeFileSync(input, JSON.stringify({ type: 'FeatureCollection', features }));
   const out = path.join(dir, 'out');
   await new Promise<void>((resolve, reject) => {
-    execFile('node', [path.join(ROOT, 'bin/mudm-tiles.js'), 'build', input, '-o', out, '--image-size', '1024,1024', '--max-zoom', '2', '--workers', '1'],
+    execFile('node', [path.join(ROOT, 'bin/mudm-tiles.js'), 'build', input, '-o', out, '--image-size', '1024,1024', '--max-zoom', '2', '--workers', '1', ...args],
       (error, _stdout, stderr) => (error ? reject(new Error(stderr)) : resolve()));
   });
   const server = await startServer({ root: out, port: 0 });
@@ -71,11 +74,11 @@ export interface Viewed { page: Page; url: string }
  * Builds `features` and opens a page on them before the file's tests, and closes both after (nothing without
  * Chromium): what the tests read, once the hooks ran. `itLogsNoErrors` then checks the page and the server.
  */
-export function useBuiltViewer(name: string, features: () => unknown[]): Viewed & { built?: BuiltViewer } {
+export function useBuiltViewer(name: string, features: () => unknown[], args: string[] = []): Viewed & { built?: BuiltViewer } {
   const viewed = {} as Viewed & { built?: BuiltViewer };
   beforeAll(async () => {
     if (!HAVE_CHROMIUM) return;
-    const built = await builtViewer(name, features());
+    const built = await builtViewer(name, features(), args);
     Object.assign(viewed, { built, page: built.page, url: built.server.url });
   }, 60_000);
   afterAll(async () => {
