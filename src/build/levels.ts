@@ -8,7 +8,7 @@ import { writeFailure } from '../io/dirs.js';
 import { SpillingStore, type UnitSource } from '../stages/partition.js';
 import { planUpperUnits, readsPart, type BuildPlan, type UnitPlan } from '../stages/plan.js';
 import type { TileSpec } from '../stages/tile/spec.js';
-import { raiseThresholds } from '../stages/thinning.js';
+import { raiseThresholds } from '../stages/thresholds.js';
 import { compareUnitKeys } from '../stages/unit-key.js';
 import type { UnitResult } from '../stages/unit.js';
 import { isOverview, type BatchUnit, type TileBatch, type TileBatchResult } from '../worker/protocol.js';

@@ -5,7 +5,8 @@ import { channelsOf, compareUnitKeys, EVERY_CHANNEL, parseUnitKey, planeOfPrefix
 import type { BuildConfig } from '../options.js';
 import type { LayerStats } from './assign.js';
 import { tilePrefix } from './encode-json.js';
-import { planThresholds, SPARED_PIXELS, tileOverhead, TileSketch } from './thinning.js';
+import { SPARED_PIXELS, TileSketch } from './thinning.js';
+import { planThresholds, tileOverhead } from './thresholds.js';
 import { circlePad, comparePlanes, defaultMaxZoom, MAX_WORLD_SIDE, planeKey, tilePad, tileSize, worldSide, type Dim, type Plane, type World } from '../tiling/space.js';
 
 /**

@@ -1,10 +1,9 @@
-// Uniform thinning: tile size estimates gathered while reading, the per-zoom priority thresholds a plan fixes from the
-// densest tile, and the keep rule every tile applies (one decision per zoom, the same in every tile).
+// Uniform thinning: tile size estimates gathered while reading (from which thresholds.ts plans each zoom's threshold),
+// and the keep rule every tile applies (one decision per zoom, the same in every tile).
 import { hasExtent, hasMesh, pieceBoxes, pieceCount, type FeatureTags, type TileGeometry } from '../tiling/flat.js';
 import { GeometrySizer, pbfValueBytes, varintBytes } from './geometry-sizer.js';
 import { NEAR_PIECES } from './record-stream.js';
 import { BUFFER, DISPLAY_TILE, EXTENT } from '../tiling/space.js';
-import type { LayerStats } from './assign.js';
 import { DistinctValues, sketchBlock } from './number-ids.js';
 
 /** Thresholds are in [0, 2^32]: 0 keeps everything, 2^32 nothing. */
@@ -77,7 +76,7 @@ const MAX_LOG2 = 31;
 // Per tile: features, bytes (value indexes at 2 bytes), bytes², value references, values counted per feature; then
 // per sparing size k (`spareClass`) the bytes, bytes² and value references of those among them of that class, which a
 // zoom sparing size k or smaller draws whatever the share.
-const SPARED = 5;
+export const SPARED = 5;
 const COLS = SPARED + 3 * SPARE_SIZES;
 
 /** Per-tile sums of estimated encoded bytes, at every tile size 2^j from `minLog2` up, per plane; workers fill one per parse batch, the reading thread merges them. */
@@ -147,8 +146,22 @@ export class TileSketch {
       // From here on the feature adds the same to tile (0, 0) at every size: counted once, for every larger size.
       if ((point || g.k === 'points') && tx1 === 0 && ty1 === 0) { addTail(p, j, bytes, refs, counted); break; }
       const spare = !point && lined ? spareClass(extent, ts / DISPLAY_TILE) : -1;
-      for (let ty = ty0; ty <= ty1; ty++) for (let tx = tx0; tx <= tx1; tx++) addTile(p, j, tx, ty, bytes, refs, counted, spare);
+      const v = !point && lined ? this.shared(bytes, json ? headBytes + 30 : values + this.fixed, box, ts) : bytes;
+      for (let ty = ty0; ty <= ty1; ty++) for (let tx = tx0; tx <= tx1; tx++) addTile(p, j, tx, ty, v, refs, counted, spare);
     }
+  }
+
+  /**
+   * What one tile holds of a line or polygon of `bytes` (`own` of them its tags and header) whose box spans tiles of
+   * side `ts`: beyond 2 × 2 tiles its vertices are shared among the tiles its box's edge crosses, as a piece's are
+   * (`addPieces`); its tags go whole into each. Counted whole in every tile, a tissue outline of 300,000 vertices
+   * 16,000 px across looked over the budget in each, and was drawn at no zoom but the finest. A tile that holds more
+   * than its share (an outline crowded into one corner of its box) is measured when tiled, and its zoom corrected.
+   */
+  private shared(bytes: number, own: number, box: ArrayLike<number>, ts: number): number {
+    const nx = Math.floor(box[2] / ts) - Math.floor(box[0] / ts) + 1, ny = Math.floor(box[3] / ts) - Math.floor(box[1] / ts) + 1;
+    if (nx * ny <= 4 || bytes <= own) return bytes;
+    return own + (bytes - own) / Math.min(nx * ny, 2 * (nx + ny) - 4);
   }
 
   /**
@@ -276,122 +289,4 @@ function addSums(p: SketchPlane, j: number, tx: number, ty: number, sums: Float6
 function addTail(p: SketchPlane, j: number, bytes: number, refs: number, values: number): void {
   const t = p.tail, o = j * COLS;
   t[o]++; t[o + 1] += bytes; t[o + 2] += bytes * bytes; t[o + 3] += refs; t[o + 4] += values;
-}
-
-// ───────────────────────────── the decision, made by the plan ─────────────────────────────
-
-/** Share of the budget the estimate aims at: the rest is for what the estimate cannot see (clipping, rounding). */
-const AIM = 0.95;
-/** Standard deviations of the kept bytes of a tile allowed for: priorities pick a random share of its features. */
-const SIGMAS = 3;
-
-/** The bytes, bytes² and value references of a tile's features a zoom sparing class `k` (`spareClass`) draws whatever the share; none for -1. */
-function sparedSums(sums: readonly number[] | Float64Array, k: number): [number, number, number] {
-  const out: [number, number, number] = [0, 0, 0];
-  if (k < 0) return out;
-  for (let c = k; c < SPARE_SIZES; c++) for (let i = 0; i < 3; i++) out[i] += sums[SPARED + 3 * c + i] ?? 0;
-  return out;
-}
-
-/**
- * Largest share f of a tile's features that the budget holds: layer headers, keys and shared values once, the spared
- * features whole where the zoom spares those of class `spares` and larger (-1: it spares none), f of the other bytes,
- * value indexes as wide as f of the values needs, and SIGMAS deviations of a random choice of that share.
- */
-export function fittingShare(sums: readonly number[] | Float64Array, overhead: number, budget: number, spares = 0): number {
-  const [, all, allSquares, allRefs, values] = sums;
-  const [whole, spareSquares, spareRefs] = sparedSums(sums, spares);
-  const bytes = all - whole;
-  const squares = allSquares - spareSquares;
-  const refs = allRefs - spareRefs;
-  const aim = budget * AIM;
-  const size = (f: number) => overhead + whole + f * bytes + f * refs * (varintBytes(Math.ceil(f * values)) - 2) + SIGMAS * Math.sqrt(Math.max(0, f * (1 - f) * squares));
-  if (size(1) <= aim) return 1;
-  let lo = 0, hi = 1;
-  for (let i = 0; i < 48; i++) {
-    const mid = (lo + hi) / 2;
-    if (size(mid) <= aim) lo = mid; else hi = mid;
-  }
-  return lo;
-}
-
-/** Whether a tile (its sums) can spare class `k` and larger: it holds everything, or those features leave SPARED_SHARE of the budget to the rest. */
-function sparesFit(sums: readonly number[] | Float64Array, overhead: number, budget: number, k: number): boolean {
-  return overhead + sparedSums(sums, k)[0] <= budget * AIM * SPARED_SHARE || fittingShare(sums, overhead, budget, k) === 1;
-}
-
-/** Bytes every tile may carry whatever it holds: per layer its header, its keys, and its enumerable string values. */
-export function tileOverhead(stats: LayerStats, format: 'pbf' | 'json', collectionBytes: number): number {
-  if (format === 'json') return collectionBytes + 64;
-  let total = 0;
-  for (const [layer, fields] of Object.entries(stats)) {
-    total += 12 + Buffer.byteLength(layer);
-    for (const [name, f] of Object.entries(fields)) {
-      total += 3 + Buffer.byteLength(name);
-      if (f.strings.length <= 64) for (const s of f.strings) total += pbfValueBytes(s);
-    }
-  }
-  return total;
-}
-
-export interface ThresholdInput {
-  sketch: TileSketch;
-  side: number;
-  minZoom: number;
-  maxZoom: number;
-  budget: number;
-  overhead: number;
-}
-
-/**
- * One threshold per zoom (index = zoom; the finest zoom 0): at each coarser zoom the share of features that fits
- * the densest tile's budget, the same share everywhere; never lower than the threshold of the zoom below, so kept
- * sets nest. Zooms whose tiles are smaller than the sketch's sizes get 0 (a miss there is corrected after tiling).
- * `spareSizes`, per zoom: the sparing size in display pixels, the smallest SPARED_PIXELS · 2^k whose lines and
- * polygons leave SPARED_SHARE of every tile's budget to the rest, and never so small that a coarser zoom spares a
- * feature narrower in image pixels than a finer one does (a size at most doubles from a zoom to the next coarser one),
- * so kept sets nest. `spareFrom`: the coarsest zoom that spares; below it, from the first zoom where no size fits,
- * lines and polygons are thinned like the rest.
- */
-export function planThresholds(p: ThresholdInput): { thresholds: number[]; spareFrom: number; spareSizes: number[] } {
-  const out = new Array<number>(p.maxZoom + 1).fill(0);
-  const sizes = new Array<number>(p.maxZoom + 1).fill(SPARED_PIXELS);
-  const log2Side = Math.round(Math.log2(p.side));
-  let spareFrom = p.minZoom;
-  // The sparing class of the zoom below (the finest zoom draws everything: class 0).
-  let k = 0;
-  for (let z = p.maxZoom - 1; z >= p.minZoom; z--) {
-    const j = log2Side - z;
-    let share = 1;
-    if (j >= p.sketch.minLog2) {
-      const tiles = [...p.sketch.tiles(j)];
-      if (spareFrom <= z) {
-        const fitsAll = (c: number) => tiles.every((sums) => sparesFit(sums, p.overhead, p.budget, c));
-        let c = Math.max(0, k - 1);
-        while (c < SPARE_SIZES && !fitsAll(c)) c++;
-        if (c < SPARE_SIZES) k = c; else spareFrom = z + 1;
-      }
-      for (const sums of tiles) share = Math.min(share, fittingShare(sums, p.overhead, p.budget, spareFrom <= z ? k : -1));
-    }
-    if (spareFrom <= z) sizes[z] = SPARED_PIXELS * 2 ** k;
-    const t = share >= 1 ? 0 : Math.min(PRIORITY_RANGE, Math.ceil((1 - share) * PRIORITY_RANGE));
-    out[z] = Math.max(t, out[z + 1]);
-  }
-  return { thresholds: out, spareFrom, spareSizes: sizes };
-}
-
-/**
- * Raises, in place, the thresholds of the zooms where some unit needs more (a tile over the budget: `needs[unit][z]`),
- * and those of every coarser zoom to at least the zoom below, so kept sets stay nested. Returns the zooms raised.
- */
-export function raiseThresholds(thresholds: number[][], needs: ReadonlyArray<ReadonlyArray<number | null>>, minZoom: number, maxZoom: number): number[] {
-  const raised: number[] = [];
-  for (let z = maxZoom - 1; z >= minZoom; z--) {
-    let need = 0;
-    for (const n of needs) need = Math.max(need, n[z] ?? 0);
-    const before = thresholds[z];
-    thresholds[z] = before.map((t, l) => Math.max(t, need, thresholds[z + 1]?.[l] ?? 0));
-    if (thresholds[z].some((t, l) => t > before[l])) raised.push(z);
-  }
-  return raised.reverse();
 }

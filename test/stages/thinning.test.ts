@@ -1,6 +1,7 @@
 // Uniform thinning: the keep rule, the one-pass simplification ranks, tile estimates and the per-zoom thresholds.
 import { describe, expect, it } from 'vitest';
-import { PRIORITY_RANGE, TileSketch, fittingShare, keeps, planThresholds, thinningPriority } from '../../src/stages/thinning.js';
+import { PRIORITY_RANGE, TileSketch, keeps, thinningPriority } from '../../src/stages/thinning.js';
+import { fittingShare, planThresholds } from '../../src/stages/thresholds.js';
 import { SKETCH_BLOCK } from '../../src/stages/number-ids.js';
 import { Ranker, Simplifier } from '../../src/tiling/simplify.js';
 import { mulberry32 } from '../../src/random.js';
