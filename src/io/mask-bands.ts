@@ -1,62 +1,59 @@
-// A label mask read in bands of rows, each band traced and giving the pieces whose top row is in it, each piece whole.
-import { byFirstPixel, pieceShapes, type PieceShape } from '../raster/label-pieces.js';
-import { RunsDown, type MaskBand } from '../raster/strips.js';
+// A label mask read in bands of rows, each band traced alone, giving its pieces whole in raster order (stitched across cuts).
+import { BandStitch } from '../raster/band-stitch.js';
+import { byFirstPixel, pieceShapes } from '../raster/label-pieces.js';
+import { PieceOrder, type PieceBand } from '../raster/piece-order.js';
+import type { MaskBand } from '../raster/strips.js';
 import { traceLabelRings, type LabelMask, type LabelRings } from '../raster/trace.js';
 import { censusOf, intensityReason, looksLikeIntensity, SAMPLED_FROM, sampleCensus } from '../raster/intensity.js';
 import { ImageError } from '../report/errors.js';
 import type { MaskFile } from './mask.js';
 
-/**
- * Extra rows a band of pieces reads below its own at first (an eighth of the band, at least this many): a piece whose
- * top row is in the band and that reaches the last row read is read again down to where it ends (`pieceEnd`).
- */
-const PIECE_REACH = 64;
-
-/** One band's pieces: those whose top row is in rows [top, to), in raster order of first pixels, traced from row `from`. */
-export interface PieceBand { rings: LabelRings; from: number; to: number; pieces: PieceShape[] }
+export type { PieceBand };
 
 /**
- * The mask's pieces band by band, `rows` rows a band, whatever the labels: each band gives the pieces whose top row
- * is in it, read from one row above it (a piece that reaches that row began above and was given there) down to past
- * the lowest of them. A mask segmented tile by tile and numbered afresh in each has labels reaching from top to
- * bottom, which bands by label read whole (800 MB of pixels at 20,000² px and 16 bits, 10 GB for a whole slide), where
- * its pieces are each a cell high; a class mask's class, where its pieces are regions. One piece reaching down the
- * whole mask (a class's web of regions all touching) is still read whole. `sample`: refuse an intensity image from
- * samples of each band's rows (`refuseIntensity`), which were not sampled before.
+ * The mask's pieces band by band, `rows` rows a band, whatever the labels, in raster order of their first pixels. Each
+ * band is read once (and the row below it, to see which pieces cross into the next) and traced alone; a piece that
+ * crosses a cut between bands (a class mask's web of regions touching from its top to its bottom, a cell of a mask
+ * numbered afresh in each tile) is stitched across the cuts (`BandStitch`) into the rings the mask traced whole gives,
+ * and it and every piece after it are held as packed outlines (`PieceOrder`) until it is whole. No more than a band
+ * of pixels (and two rows) is held at once. `sample`: refuse an intensity image from samples of each band's rows
+ * (`refuseIntensity`), which were not sampled before.
  */
 export async function* pieceBands(path: string, mask: MaskFile, rows: number, sample: boolean): AsyncGenerator<PieceBand, void, undefined> {
-  const { height } = mask;
-  for (let top = 0; top < height;) {
-    const from = Math.max(0, top - 1);
-    let to = Math.min(height, top + rows);
-    let end = Math.min(height, to + Math.max(PIECE_REACH, rows >> 3));
-    for (let again = false; ; again = true) {
-      const rings = await bandRings(path, mask, { top: from, to, end }, sample);
-      // Read to the bottom, every piece below the band's top is whole: the band gives them all (a class mask's web).
-      if (end === height) to = height;
-      const own = pieceShapes(rings).filter((p) => p.top + from >= top && p.top + from < to);
-      const cut = end < height ? own.filter((p) => p.bottom + from === end) : [];
-      if (cut.length > 0) {
-        // One row past where the cut pieces end, none reaches the band's new last row, unless one turns up and down
-        // below it: cut again, the band grows by half as much again at least, so that a winding piece is not read once a turn.
-        const past = (await pieceEnd(mask, new Set(cut.map((p) => p.label)), end - 1, rows)) + 2;
-        end = Math.min(height, again ? Math.max(past, end + ((end - from) >> 1)) : past);
-        continue;
-      }
-      yield { rings, from, to, pieces: own.sort(byFirstPixel) };
-      break;
+  const { width: W, height: H } = mask;
+  const stitch = new BandStitch();
+  const order = new PieceOrder();
+  let prev: LabelMask['data'] | undefined;
+  for (let a = 0; a < H; a += rows) {
+    const b = Math.min(H, a + rows);
+    const read = await mask.rows(a, Math.min(H, b + 1) - a);
+    const data = read.subarray(0, (b - a) * W), next = b < H ? read.subarray((b - a) * W) : undefined;
+    const rings = traceBand(path, { width: W, height: b - a, data }, a, H, sample);
+    const { whole, done, frontier } = stitch.band(rings, pieceShapes(rings), { W, H, a, b, data, prev, next });
+    prev = data.slice((b - a - 1) * W);
+    order.add(done);
+    whole.sort(byFirstPixel);
+    // A piece open above this band: its pieces wait for it, and so do those held.
+    if (frontier < a) {
+      order.hold(rings, whole, a);
+      yield* order.before(frontier);
+      continue;
     }
-    top = to;
+    yield* order.before(a);
+    const given = whole.filter((p) => p.top + a < frontier);
+    order.hold(rings, whole.slice(given.length), a);
+    yield { rings, from: a, to: b === H ? H : Math.min(frontier, b), pieces: given };
   }
 }
 
-/** The last row that runs of `labels` in row `from` reach, followed down (`RunsDown`), read `rows` at a time. */
-async function pieceEnd(mask: MaskFile, labels: ReadonlySet<number>, from: number, rows: number): Promise<number> {
-  const runs = new RunsDown(labels);
-  for (let top = from; top < mask.height; top += rows) {
-    if (!runs.add(await mask.rows(top, Math.min(rows, mask.height - top)), mask.width, top)) break;
-  }
-  return runs.last;
+/** The rings of a band of rows from row `top` of a mask `height` high, refused as an intensity image. */
+function traceBand(path: string, part: LabelMask, top: number, height: number, sample: boolean): LabelRings {
+  // Sampled before the trace: 36 million pixels of noise are as many rings, 2–3 GiB.
+  if (sample) refuseIntensity(path, part, top, height);
+  const rings = traceLabelRings(part);
+  const census = censusOf(rings, part);
+  if (looksLikeIntensity(census)) throw new ImageError(path, intensityReason(census, part.height === height ? '' : ` in rows ${top}–${top + part.height - 1}`));
+  return rings;
 }
 
 /**
@@ -65,12 +62,7 @@ async function pieceEnd(mask: MaskFile, labels: ReadonlySet<number>, from: numbe
  */
 export async function bandRings(path: string, mask: MaskFile, band: MaskBand, sample: boolean): Promise<LabelRings> {
   const part = { width: mask.width, height: band.end - band.top, data: await mask.rows(band.top, band.end - band.top) };
-  // Sampled before the trace: 36 million pixels of noise are as many rings, 2–3 GiB.
-  if (sample) refuseIntensity(path, part, band.top, mask.height);
-  const rings = traceLabelRings(part);
-  const census = censusOf(rings, part);
-  if (looksLikeIntensity(census)) throw new ImageError(path, intensityReason(census, part.height === mask.height ? '' : ` in rows ${band.top}–${band.end - 1}`));
-  return rings;
+  return traceBand(path, part, band.top, mask.height, sample);
 }
 
 /**

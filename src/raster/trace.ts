@@ -65,7 +65,8 @@ class GrowI32 {
   }
 }
 
-class RingTable {
+/** Rings as a trace adds them, flat (`result`); a band's stitched walks (band-stitch.ts) are added as the trace adds its own. */
+export class RingTable {
   count = 0;
   label = new Uint32Array(1024);
   start = new Float64Array(1024);
@@ -264,7 +265,15 @@ function walk(t: Trace, L: number, sx: number, sy: number, sd: number): void {
       d = nd;
     }
   }
-  if (ns < 2 || !commitPinched(t.table, L, ring, n, saddles, ns, H + 1)) t.table.add(L, ring, 0, n);
+  closeWalk(t.table, L, ring, n, saddles, ns, H + 1);
+}
+
+/**
+ * Adds one walked ring of label L (`n` corners from its first in raster order; `saddles`, the indexes of its saddle
+ * corners, `ns` of them), cut into loops where it passes a saddle corner twice. `stride` is more than any y.
+ */
+export function closeWalk(table: RingTable, L: number, ring: Int32Array, n: number, saddles: Int32Array, ns: number, stride: number): void {
+  if (ns < 2 || !commitPinched(table, L, ring, n, saddles, ns, stride)) table.add(L, ring, 0, n);
 }
 
 function grow32(a: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> {

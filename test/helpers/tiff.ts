@@ -1,5 +1,6 @@
 // A minimal little-endian, uncompressed, single-strip greyscale TIFF writer for tests (sharp only writes 8-bit TIFF,
 // and no ImageDescription: OME-XML and ImageJ's calibration are written here), of one page or several.
+import fs from 'node:fs';
 
 /** An IFD entry: SHORT (3) or LONG (4) number, ASCII (2) text, or RATIONAL (5) numerator and denominator. */
 export type TiffEntry = [tag: number, type: 3 | 4, value: number] | [tag: number, type: 2, value: string] | [tag: number, type: 5, value: [number, number]];
@@ -10,6 +11,13 @@ export type TiffEntry = [tag: number, type: 3 | 4, value: number] | [tag: number
  */
 export function littleEndianTiff(entries: TiffEntry[], strip: Uint8Array): Buffer {
   return littleEndianPages([{ entries, strip }]);
+}
+
+/** A label mask of 8, 16 or 32 bits `width` wide written as an uncompressed single-strip TIFF to `file`; gives `file`. */
+export function maskTiff(file: string, width: number, data: Uint8Array | Uint16Array | Uint32Array): string {
+  const bits = 8 * data.BYTES_PER_ELEMENT, height = data.length / width;
+  fs.writeFileSync(file, littleEndianTiff([[256, 4, width], [257, 4, height], [258, 3, bits], [259, 3, 1], [262, 3, 1], [273, 4, 0], [277, 3, 1], [278, 4, height], [279, 4, data.byteLength], [339, 3, 1]], new Uint8Array(data.buffer, data.byteOffset, data.byteLength)));
+  return file;
 }
 
 /** Pages as `littleEndianTiff` writes one, each directory followed by its strip, linked in the order given. */
