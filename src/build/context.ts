@@ -76,6 +76,15 @@ export function storeBudget(config: BuildConfig): number {
 }
 
 /**
+ * Bytes of label outlines a mask read in bands holds before they spill (`LabelGather`): a tenth of the budget. They
+ * are held while the mask is read, beside level 0's records (a fifth) and before any unit is in flight (a tenth):
+ * the three tenths `memory.ts` leaves the records.
+ */
+export function outlineBudget(config: BuildConfig): number {
+  return Math.floor(config.options.memoryBudget / 10);
+}
+
+/**
  * Bytes of unit records in flight (handed to workers) at once: a tenth of the budget, as a unit takes a few times
  * its records while it is tiled. One unit always goes, however heavy (see UNIT_BYTES in stages/plan.ts).
  */

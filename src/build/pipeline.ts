@@ -276,7 +276,7 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   const lines = fingerprintLines(inputs, config);
   if (!previous) work.removeFolder('units');
   const sketch = config.lod === 'auto' ? new TileSketch(config.formats.pbf ? 'pbf' : 'json') : undefined;
-  const read = await readInputs(inputs, config, pool, store, io, t0, sketch);
+  const read = await readInputs(inputs, config, pool, store, io, t0, spillRoot(o, work), sketch);
   io.collect?.();
   // Spilled records wait in memory in part: shards (other processes) read them from their files.
   store.flush();

@@ -1,5 +1,6 @@
 // Read stage of a build: sources → parse batches for the workers (validate, assign, partition) → unit records in the
 // store, and a summary of what was read; the collection members of the inputs are checked and kept here.
+import path from 'node:path';
 import { ownOr } from '../model/own.js';
 import { newIdCounts, type IdCounts } from '../model/descriptor.js';
 import type { Properties } from '../model/feature.js';
@@ -10,6 +11,7 @@ import { BatchBuilder, Spares, type Batch } from './batches.js';
 import { defaultLayerOf, readEventBatches, type MembersEvent, type ReadEvent } from '../io/read.js';
 import { FeatureText, type FeatureSource, type MadeOptions } from '../io/source.js';
 import { FlatValue } from '../tiling/flat-value.js';
+import type { Recurring } from '../raster/strips.js';
 import type { BuildConfig } from '../options.js';
 import { DataError, InputError, ReadError } from '../report/errors.js';
 import { mergeStats } from '../stages/assign.js';
@@ -23,9 +25,10 @@ import { issueText, type Issue } from '../validate/issue.js';
 import { checkMembersUtf8, checkRepeated, checkUtf8, replaceLoneSurrogates } from '../validate/values.js';
 import { IssueTally, SAMPLES_PER_CODE, sampleLine } from '../validate/tally.js';
 import { runOrdered, type Pool } from '../worker/pool.js';
-import { secondsSince, throwIfAborted, valueLimit, type BuildIO, type InputSpec } from './context.js';
+import { outlineBudget, secondsSince, throwIfAborted, valueLimit, type BuildIO, type InputSpec } from './context.js';
 import type { ReadSummary } from './state.js';
-import { ManyPieces, maskSizeWarning, scatteredWarning } from './report.js';
+import { ManyPieces, maskSizeWarning, recurringWarning, scatteredWarning } from './report.js';
+import { OUTLINES_DIR, OutlineFile } from '../io/outline-spill.js';
 import { addLacking, checkOptionFields, warnLacking, type Lacking } from './option-fields.js';
 import { choosePixelSize, type IgnoredPixelSize } from './pixel-size.js';
 
@@ -35,9 +38,10 @@ type Collection = ReadSummary['collection'];
 /**
  * Reads every input in order: each batch of JSON text is parsed, validated and partitioned in a worker (values on
  * this thread), and its unit records go into `store` in batch order (so the store's contents never depend on which
- * worker was faster). With `sketch`, each batch's tile size estimates are added to it (thinning: lod auto).
+ * worker was faster). With `sketch`, each batch's tile size estimates are added to it (thinning: lod auto). A mask
+ * read in bands spills the label outlines it holds past a tenth of the budget to a folder in `spill`.
  */
-export async function readInputs(inputs: readonly InputSpec[], config: BuildConfig, pool: Pool, store: UnitStore, io: BuildIO, t0: number, sketch?: TileSketch): Promise<ReadSummary> {
+export async function readInputs(inputs: readonly InputSpec[], config: BuildConfig, pool: Pool, store: UnitStore, io: BuildIO, t0: number, spill: string, sketch?: TileSketch): Promise<ReadSummary> {
   const { options: o } = config;
   const tally = new IssueTally(SAMPLES_PER_CODE);
   const sum: ReadSummary = {
@@ -78,8 +82,12 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
       const b = new BatchBuilder({ file, layer: input.layer ?? o.layer ?? defaultLayerOf(input.source), rule: { fixed: input.plane ?? {}, fields: config.planeFields } }, seq, spares);
       let features: AsyncGenerator<FoundFeature[]>;
       const pieces = new ManyPieces();
+      // Warned of as the mask's rows are first read: said again once it is read, it would say no more.
+      let recurring = false;
       if ('features' in input.source) {
-        features = madeFeatures(input.source, pieces, { maskFeatures: config.maskFeatures });
+        const outlines = { bytes: outlineBudget(config), open: () => new OutlineFile(path.join(spill, OUTLINES_DIR)) };
+        const onRecurring = (r: Recurring) => { recurring = true; io.onWarning?.(...recurringWarning(file, r)); };
+        features = madeFeatures(input.source, pieces, { maskFeatures: config.maskFeatures, outlines, onRecurring });
       } else {
         reading = { file, events: readEventBatches(input.source, valueLimit(config)) };
         features = readFeatures(file, reading.events, onMembers);
@@ -110,7 +118,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
       }
       const many = pieces.warning(file);
       if (many) io.onWarning?.(...many);
-      if (scattered) io.onWarning?.(...scatteredWarning(file, scattered));
+      if (scattered && !recurring) io.onWarning?.(...scatteredWarning(file, scattered));
     }
   }
 

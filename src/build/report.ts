@@ -10,6 +10,7 @@ import { WorkStateError } from '../report/errors.js';
 import { placePatch } from '../raster/paint.js';
 import { MANY_PIECES } from '../raster/features.js';
 import type { Scattered } from '../raster/scattered.js';
+import type { Recurring } from '../raster/strips.js';
 import type { BuildReport, ZoomReport } from '../report/types.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import { PRIORITY_RANGE } from '../stages/thinning.js';
@@ -308,5 +309,18 @@ export function scatteredWarning(file: string, s: Scattered): [string, CodedFiel
   return [
     `${file}: ${n(s.labels)} of ${n(s.of)} labels are each in pieces far apart (label ${f.label}: ${n(f.pieces)} pieces across ${n(f.width)} × ${n(f.height)} px, ${n(f.area)} px in all): was the mask segmented tile by tile and numbered afresh in each? A label is one feature: one id and one hover card for all its pieces; build with --mask-features piece for a feature per piece (its label kept as a property), or number each object once across the mask (scikit-image: measure.label)`,
     { event: 'mask-scattered', file, labels: s.labels, of: s.of, label: f.label, pieces: f.pieces, width: f.width, height: f.height, area: f.area },
+  ];
+}
+
+/**
+ * The warning of a mask read in bands whose labels recur far apart (`LabelRows.recurring`), given from the first
+ * pass over its rows, before the pieces are traced: each such label's outlines are held until its last row is read.
+ */
+export function recurringWarning(file: string, r: Recurring): [string, CodedFields] {
+  const n = (v: number) => v.toLocaleString('en-US');
+  const f = r.first;
+  return [
+    `${file}: labels recur far apart down the mask (label ${f.label} in rows ${n(f.top)}–${n(f.bottom)}, again from row ${n(f.again)}; ${n(r.labels)} labels so far): was the mask segmented tile by tile and numbered afresh in each? A label is one feature: one id and one hover card for all its pieces, each held as outlines until its last row is read (spilled beyond a tenth of --memory-budget); build with --mask-features piece for a feature per piece (its label kept as a property), or number each object once across the mask (scikit-image: measure.label)`,
+    { event: 'mask-recurring', file, labels: r.labels, label: f.label, top: f.top, bottom: f.bottom, again: f.again },
   ];
 }

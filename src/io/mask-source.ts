@@ -65,7 +65,7 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES, direct = t
       let group: (FlatValue | FeatureText)[] = [];
       let valueVertices = 0;
       const pieces = made.maskFeatures === 'piece';
-      for await (const [rings, parts, top] of pieces ? maskPieces(path, mask, bandBytes) : maskLabels(path, mask, bandBytes)) {
+      for await (const [rings, parts, top] of pieces ? maskPieces(path, mask, bandBytes) : maskLabels(path, mask, bandBytes, made)) {
         // Pieces are in one polygon each: none is scattered (nor `mask-pieces`), as none is one feature of many.
         if (!pieces) scattered.see(rings, parts);
         const value = parts.vertices >= TEXT_VERTICES || parts.polygons.length >= MANY_PIECES;
@@ -101,11 +101,12 @@ async function* maskPieces(path: string, mask: MaskFile, bandBytes: number): Asy
  * Every label's rings, the mask read whole when it is `bandBytes` or less, else twice by bands: once for each label's
  * last row, then band by band of pieces (`pieceBands`), gathered into their labels' features (`LabelGather`). A
  * label reaching down many bands (a class mask's class, a label of a mask numbered afresh in each tile) is held as
- * its outlines, not its pixels, and so are the labels after it; the features are those of the mask read whole. An
- * intensity image is refused (`refuseIntensity`) from samples of the rows as they are first read, before they are
- * traced, and from each band's pieces once traced, before any of its labels is given.
+ * its outlines, not its pixels, and so are the labels after it, spilled past `made.outlines`' bytes; the features
+ * are those of the mask read whole. Labels recurring far apart are told (`made.onRecurring`) from the first pass.
+ * An intensity image is refused (`refuseIntensity`) from samples of the rows as they are first read, before they
+ * are traced, and from each band's pieces once traced, before any of its labels is given.
  */
-async function* maskLabels(path: string, mask: MaskFile, bandBytes: number): AsyncGenerator<[LabelRings, LabelParts, number], void, undefined> {
+async function* maskLabels(path: string, mask: MaskFile, bandBytes: number, made: MadeOptions): AsyncGenerator<[LabelRings, LabelParts, number], void, undefined> {
   const { width, height } = mask;
   const rows = bandRows(mask, bandBytes);
   if (rows >= height) {
@@ -114,12 +115,20 @@ async function* maskLabels(path: string, mask: MaskFile, bandBytes: number): Asy
     return;
   }
   const labels = new LabelRows();
+  let told = false;
   for (let top = 0; top < height; top += rows) {
     const data = await mask.rows(top, Math.min(rows, height - top));
     // Before its labels are counted: 32-bit noise gives one per pixel, a map of them past the memory there is.
     refuseIntensity(path, { width, height: data.length / width, data }, top, height);
     labels.add(data, width, top);
+    const recurring = told ? undefined : labels.recurring();
+    if (recurring) { told = true; made.onRecurring?.(recurring); }
   }
-  const gather = new LabelGather((L) => labels.lastRow(L), height);
-  for await (const { rings, from, to, pieces } of pieceBands(path, mask, rows, false)) yield* gather.band(rings, pieces, from, to);
+  const gather = new LabelGather((L) => labels.lastRow(L), height, made.outlines);
+  try {
+    for await (const { rings, from, to, pieces } of pieceBands(path, mask, rows, false)) yield* gather.band(rings, pieces, from, to);
+  } finally {
+    // Also when the build stops reading (a failure after it): the spill file goes with the read.
+    gather.close();
+  }
 }

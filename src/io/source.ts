@@ -3,7 +3,9 @@ import fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import type { Feature } from '../model/feature.js';
+import type { OutlineBudget } from '../raster/label-gather.js';
 import type { Scattered } from '../raster/scattered.js';
+import type { Recurring } from '../raster/strips.js';
 import type { MaskFeatures } from '../options.js';
 import type { FlatValue } from '../tiling/flat-value.js';
 import { InterruptedError } from '../report/errors.js';
@@ -57,10 +59,20 @@ export interface FeatureSource {
   scattered?(): Scattered | undefined;
 }
 
-/** The options of a build that shape the features a source makes (BuildConfig has them too). */
+/** The options of a build that shape the features a source makes (BuildConfig has them too), and how it makes them. */
 export interface MadeOptions {
   /** What a label mask's features are (`--mask-features`): one per label value (the default), or per 4-connected piece. */
   maskFeatures?: MaskFeatures;
+  /**
+   * Where a mask read in bands puts the outlines of labels still open past `bytes` (a share of --memory-budget): a
+   * mask numbered afresh in each tile holds nearly every label's to its last band. Without it they stay in memory.
+   */
+  outlines?: OutlineBudget;
+  /**
+   * Told as soon as a mask read in bands is seen to have labels recurring far apart (`LabelRows.recurring`), before
+   * its pieces are traced: the build warns then, not once the mask is read.
+   */
+  onRecurring?: (found: Recurring) => void;
 }
 
 /**

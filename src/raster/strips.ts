@@ -1,4 +1,5 @@
 // A label mask too large to hold whole, cut into bands of rows: where its labels and its pieces begin and end.
+import { SCATTERED_LABELS, SCATTERED_SPREAD } from './scattered.js';
 
 /** Rows [top, end) traced together, giving the pieces whose top row is in [top, to): each lies within the rows. */
 export interface MaskBand { top: number; to: number; end: number }
@@ -6,14 +7,25 @@ export interface MaskBand { top: number; to: number; end: number }
 /** Labels up to this are counted in arrays; larger ones (random 32-bit labels) in a map. */
 const DENSE = 1 << 24;
 const NONE = 0xffffffff;
+/** The first row of a label already counted as recurring. */
+const COUNTED = NONE - 1;
+
+/** Labels seen again far below where their rows had ended: how many, and the first (its rows, and the row it came back in). */
+export interface Recurring { labels: number; first: { label: number; top: number; bottom: number; again: number } }
 
 /**
  * The last row of every label, gathered band by band in one pass over a mask: once the bands of pieces have given the
- * rows down to a label's last, every piece of it has been given (`LabelGather`).
+ * rows down to a label's last, every piece of it has been given (`LabelGather`). It sees too which labels come back
+ * far below rows of theirs (`recurring`): a piece's rows follow one another, so a label seen again after rows
+ * without it, SCATTERED_SPREAD times as many as it had, is in pieces far apart, as a mask numbered afresh in each tile
+ * of its segmentation has nearly all its labels.
  */
 export class LabelRows {
   private last = new Uint32Array(1024).fill(NONE);
+  private first = new Uint32Array(1024).fill(NONE);
   private readonly sparse = new Map<number, number>();
+  private recurred = 0;
+  private firstRecurring: Recurring['first'] | undefined;
 
   /** Adds rows [top, top + data.length / width) of the mask. */
   add(data: ArrayLike<number>, width: number, top: number): void {
@@ -33,11 +45,25 @@ export class LabelRows {
     if (L >= this.last.length) {
       let cap = this.last.length * 2;
       while (cap <= L) cap *= 2;
-      const l = new Uint32Array(cap).fill(NONE);
+      const l = new Uint32Array(cap).fill(NONE), f = new Uint32Array(cap).fill(NONE);
       l.set(this.last);
+      f.set(this.first);
       this.last = l;
+      this.first = f;
+    }
+    const last = this.last[L], first = this.first[L];
+    if (last === NONE) this.first[L] = y;
+    else if (first !== COUNTED && y - last > SCATTERED_SPREAD * (last - first + 1)) {
+      this.recurred++;
+      this.firstRecurring ??= { label: L, top: first, bottom: last, again: y };
+      this.first[L] = COUNTED;
     }
     this.last[L] = y;
+  }
+
+  /** The labels seen again far below their rows so far, once there are SCATTERED_LABELS of them (labels up to 2^24). */
+  recurring(): Recurring | undefined {
+    return this.recurred >= SCATTERED_LABELS && this.firstRecurring ? { labels: this.recurred, first: this.firstRecurring } : undefined;
   }
 
   /** The label's last row (rows must have been added): where a mask read in bands has given every piece of it. */

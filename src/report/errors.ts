@@ -153,12 +153,13 @@ function fsReason(code: string | undefined, err: unknown): string {
 
 /**
  * Describes a Node.js file-system error as the path and what went wrong, for OutputError messages; `role` says what
- * the path is for when the user may not know it (spilled work units).
+ * the path is for when the user may not know it (spilled work units); `doing`: what failed, when it is no write (a
+ * spilled file read back).
  */
-export function describeFsError(err: unknown, path: string, role?: string): OutputError {
+export function describeFsError(err: unknown, path: string, role?: string, doing = 'write'): OutputError {
   if (err instanceof OutputError) return err;
   const code = (err as { code?: string }).code;
-  return new OutputError(`cannot write ${path}${role ? ` (${role})` : ''}: ${fsReason(code, err)}`, path, systemCode(code));
+  return new OutputError(`cannot ${doing} ${path}${role ? ` (${role})` : ''}: ${fsReason(code, err)}`, path, systemCode(code));
 }
 
 /**

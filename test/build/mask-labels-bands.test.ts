@@ -1,11 +1,13 @@
-// --mask-features label read in bands of pieces: the features of the mask read whole, reading no more rows than its pieces need.
+// --mask-features label read in bands of pieces: the features of the mask read whole (outlines spilled or not), reading no more rows than its pieces need.
+import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { maskSource } from '../../src/io/mask-source.js';
 import { readLabelMask } from '../../src/io/mask.js';
 import { labelsToFeatures } from '../../src/raster/features.js';
 import { mulberry32 } from '../../src/random.js';
-import { featuresAsGeoJSON } from '../helpers/mask-features.js';
+import { MemoryOutlines } from '../../src/io/outline-spill.js';
+import { asGeoJSON, featuresAsGeoJSON } from '../helpers/mask-features.js';
 import { tmpDir } from '../helpers/pyramid.js';
 import { maskTiff as tiff } from '../helpers/tiff.js';
 
@@ -54,10 +56,18 @@ async function labelFeatures(file: string, bandBytes?: number): Promise<unknown[
   return featuresAsGeoJSON(maskSource(file, bandBytes));
 }
 
+/** The features with every band's outlines spilled (a budget of 0 bytes) to an in-memory twin, and the twin. */
+async function spilledFeatures(file: string, bandBytes: number): Promise<{ features: unknown[]; spill: MemoryOutlines }> {
+  const spill = new MemoryOutlines(), features: unknown[] = [];
+  for await (const group of maskSource(file, bandBytes).features({ outlines: { bytes: 0, open: () => spill } })) features.push(...group.map(asGeoJSON));
+  return { features, spill };
+}
+
 describe('--mask-features label in bands', () => {
   it('gives, for class-like masks of 8, 16 and 32 bits and bands of 1 row up, the features read whole: order, polygons, rings', async () => {
     const next = mulberry32(76);
     const dir = tmpDir('mask-labels-bands');
+    let spilledBytes = 0;
     for (let n = 0; n < 60; n++) {
       const bits = ([8, 16, 32] as const)[n % 3];
       const { width, data } = classMask(next, bits);
@@ -67,8 +77,14 @@ describe('--mask-features label in bands', () => {
       const bytes = width * data.BYTES_PER_ELEMENT, height = data.length / width;
       for (const bandBytes of [bytes, (2 + Math.floor(next() * 6)) * bytes, Math.floor(next() * height * bytes) + 1]) {
         expect(await labelFeatures(file, bandBytes), `mask ${n}, bands of ${bandBytes} bytes`).toEqual(whole);
+        // Its outlines spilled as each band is kept and read back as their labels are given: the same features.
+        const spilled = await spilledFeatures(file, bandBytes);
+        expect(spilled.features, `mask ${n}, bands of ${bandBytes} bytes, spilled`).toEqual(whole);
+        spilledBytes += spilled.spill.bytes;
       }
     }
+    // Classes open across bands were spilled, and read back.
+    expect(spilledBytes).toBeGreaterThan(0);
   });
 
   it('reads a class mask whose class 1 is on its first and last rows a band of its pieces at a time, not whole', async () => {
