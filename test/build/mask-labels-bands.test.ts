@@ -1,5 +1,4 @@
 // --mask-features label read in bands of pieces: the features of the mask read whole (outlines spilled or not), reading no more rows than its pieces need.
-import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { maskSource } from '../../src/io/mask-source.js';
