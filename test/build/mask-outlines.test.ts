@@ -58,9 +58,10 @@ describe('label outlines past the budget', () => {
     const told: Recurring[] = [];
     const made: MadeOptions = { outlines: { bytes: 4096, open: () => { opened++; return twin; } }, onRecurring: (r) => told.push(r) };
     expect(await features(file, BAND, made)).toEqual(whole);
-    // Every band's outlines of its 100 cells are past 4 KiB: spilled, once opened, closed once the mask was read.
+    // Every band's outlines of its 100 cells are past 4 KiB: spilled, once opened, closed once the mask was read. The
+    // bands' pieces come in batches of whole rows (those behind label 101's open piece together), a part each.
     expect(opened).toBe(1);
-    expect(twin.parts.length).toBeGreaterThanOrEqual(8);
+    expect(twin.parts.length).toBeGreaterThanOrEqual(3);
     expect(twin.bytes).toBeGreaterThan(100 * 4 * 12);
     expect(twin.closed).toBe(true);
     // Told from the first pass, once ten labels came back: those of the first row of cells (rows 8–12), at row 208.
@@ -84,7 +85,7 @@ describe('label outlines past the budget', () => {
     fs.writeFileSync(path.join(tmp, 'keep.txt'), 'not the build\'s');
     const writes = vi.spyOn(OutlineFile.prototype, 'write');
     const spilled = await build({ memoryBudget: 64 * 1024, tmpDir: tmp });
-    expect(writes.mock.calls.length).toBeGreaterThanOrEqual(8);
+    expect(writes.mock.calls.length).toBeGreaterThanOrEqual(3);
     expect(withoutReport(spilled.sink)).toEqual(withoutReport(plain.sink));
     // Warned of as the mask's rows were first read, and not again once it was read.
     expect(spilled.warnings).toEqual(['mask-recurring']);
