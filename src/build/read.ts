@@ -87,7 +87,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
       if ('features' in input.source) {
         const outlines = { bytes: outlineBudget(config), open: () => new OutlineFile(path.join(spill, OUTLINES_DIR)) };
         const onRecurring = (r: Recurring) => { recurring = true; io.onWarning?.(...recurringWarning(file, r)); };
-        features = madeFeatures(input.source, pieces, { maskFeatures: config.maskFeatures, outlines, onRecurring });
+        features = madeFeatures(input.source, pieces, { maskFeatures: config.maskFeatures, outlines, onRecurring, signal: io.signal });
       } else {
         reading = { file, events: readEventBatches(input.source, valueLimit(config)) };
         features = readFeatures(file, reading.events, onMembers);

@@ -8,6 +8,7 @@ import { ScatteredLabels } from '../raster/scattered.js';
 import type { LabelRings } from '../raster/trace.js';
 import { bandRings, pieceBands, refuseIntensity } from './mask-bands.js';
 import { openLabelMask, type MaskFile } from './mask.js';
+import { InterruptedError } from '../report/errors.js';
 import { pixelSizeMultiscale } from './pixel-size.js';
 import { FeatureText, type FeatureSource, type MadeOptions } from './source.js';
 import type { FlatValue } from '../tiling/flat-value.js';
@@ -57,7 +58,7 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES, direct = t
     pixelSizeIgnored: () => ignored,
     scattered: () => scattered.found(),
     features: async function* (made: MadeOptions = {}) {
-      const mask = await openLabelMask(path, direct);
+      const mask = stoppable(await openLabelMask(path, direct), made.signal);
       size = { width: mask.width, height: mask.height };
       members = mask.pixelSize ? { type: 'FeatureCollection', multiscale: pixelSizeMultiscale(mask.pixelSize) } : undefined;
       ignored = mask.pixelSizeIgnored;
@@ -80,6 +81,22 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES, direct = t
         }
       }
       if (group.length > 0) yield group;
+    },
+  };
+}
+
+/**
+ * `mask`, each of its reads of rows refused once `signal` is aborted (SIGINT, SIGTERM): a whole slide's first pass over
+ * its rows takes minutes before any feature is handed on to the build, which checks between batches, and a stop was
+ * not heeded until then.
+ */
+function stoppable(mask: MaskFile, signal: AbortSignal | undefined): MaskFile {
+  if (signal === undefined) return mask;
+  return {
+    ...mask,
+    rows: async (top, count) => {
+      if (signal.aborted) throw new InterruptedError('build interrupted');
+      return mask.rows(top, count);
     },
   };
 }

@@ -73,6 +73,8 @@ export interface MadeOptions {
    * its pieces are traced: the build warns then, not once the mask is read.
    */
   onRecurring?: (found: Recurring) => void;
+  /** Aborted (SIGINT, SIGTERM): a mask's reading stops at its next read of rows, with InterruptedError. */
+  signal?: AbortSignal;
 }
 
 /**

@@ -8,11 +8,14 @@ import { mulberry32 } from '../../src/random.js';
 import { MemoryOutlines } from '../../src/io/outline-spill.js';
 import { asGeoJSON, featuresAsGeoJSON } from '../helpers/mask-features.js';
 import { tmpDir } from '../helpers/pyramid.js';
+import { InterruptedError } from '../../src/report/errors.js';
 import { maskTiff as tiff } from '../helpers/tiff.js';
 
 /** The rows of each read of a mask, as the source asks for them: what a band holds at once. */
 const reads: number[] = [];
-vi.mock('../../src/io/mask.js', async (original) => (await import('../helpers/counted-reads.js')).countingReads(await original(), (rows) => reads.push(rows)));
+/** Called after each read is counted, before it is made. */
+let afterRead: (() => void) | undefined;
+vi.mock('../../src/io/mask.js', async (original) => (await import('../helpers/counted-reads.js')).countingReads(await original(), (rows) => { reads.push(rows); afterRead?.(); }));
 
 type Data = Uint8Array | Uint16Array | Uint32Array;
 
@@ -117,5 +120,21 @@ describe('--mask-features label in bands', () => {
     const whole = await labelFeatures(file);
     expect(whole.map((f) => (f as { id: number }).id)).toEqual([9, 4, 3, 2, 6]);
     for (const rows of [1, 2, 3, 5]) expect(await labelFeatures(file, rows * W * 2), `bands of ${rows} rows`).toEqual(whole);
+  });
+
+  it('stops at its next read of rows once the build is stopped (SIGINT, SIGTERM), in its first pass and in its bands', async () => {
+    // 10 rows of cells, each label on every row of them: a first pass of 10 bands before the first feature.
+    const W = 40, H = 100, data = new Uint16Array(W * H);
+    for (let y = 0; y < H; y += 10) for (let x = 0; x < W; x += 8) fill(data, W, x + 2, y + 2, 4, 4, 1 + x / 8);
+    const file = tiff(path.join(tmpDir('mask-labels-bands'), 'stop.tif'), W, data);
+    for (const [mode, stopAt] of [['label', 3], ['label', 12], ['piece', 3]] as const) {
+      const stop = new AbortController();
+      reads.length = 0;
+      afterRead = () => { if (reads.length === stopAt) stop.abort(); };
+      const read = async () => { for await (const group of maskSource(file, 10 * W * 2).features({ maskFeatures: mode, signal: stop.signal })) expect(group.length).toBeGreaterThan(0); };
+      await expect(read(), `${mode}, stopped at read ${stopAt}`).rejects.toThrow(new InterruptedError('build interrupted'));
+      expect(reads, `${mode}, stopped at read ${stopAt}`).toHaveLength(stopAt);
+    }
+    afterRead = undefined;
   });
 });
