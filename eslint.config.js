@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'dist-check/**', 'node_modules/**', 'out/**', 'coverage/**', 'viewer/vendor/**', '**/*.d.ts'] },
+  { ignores: ['dist/**', 'dist-check/**', 'node_modules/**', 'out/**', '.bench/**', '.tmp/**', 'coverage/**', 'viewer/vendor/**', '**/*.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,6 +1,7 @@
 // A label's pieces, traced band by band, gathered into its one feature and given in the order of the mask traced whole.
 import type { LabelParts } from './features.js';
 import type { PieceShape } from './label-pieces.js';
+import { pack, packedSize, unpack } from './outline-pack.js';
 import type { LabelRings } from './trace.js';
 
 /** A label's feature as the mask source gives it: rings, the label's parts of them, and the row to add to their y. */
@@ -32,8 +33,8 @@ class Band {
 
 /** A ring's twice-area kept as the two halves of its float64, so a spilled ring reads back the very number. */
 const AREA = new Float64Array(1), AREA_HALVES = new Int32Array(AREA.buffer);
-/** Numbers a kept ring takes beside its vertices: its vertex count, its twice-area, its first vertex's y and way. */
-const RING_EXTRA = 5;
+/** Numbers a kept ring takes before its packed vertices (`pack`): its vertex count and its twice-area. */
+const RING_HEAD = 3;
 
 /** The most numbers of a spilled band's part read back into the one array kept for them (4 MiB). */
 const SCRATCH_KEPT = 1 << 20;
@@ -44,9 +45,7 @@ type Chunk = [Int32Array, number];
 /**
  * The pieces of a label given so far: those of the band being given as its rings' indexes (`given`), those of bands
  * before copied (`keep`) into their band's store, as the band's rings are let go once it is given. A ring is kept as
- * its vertex count, its twice-area, its first vertex (y from the mask's top), whether its first edge runs along x (1)
- * or y (0), then the coordinate each further vertex changes: outlines run along pixel edges, turning at every vertex,
- * so half of its numbers are the ones before them (4 bytes a vertex, not 8). A label's rings of one band lie
+ * its vertex count, its twice-area, then its vertices packed (`pack`: 4 bytes a vertex, y from the mask's top). A label's rings of one band lie
  * together, so it holds three numbers a band it reaches (`bands`, `at`, `ints`), not four a ring: a mask numbered
  * afresh in each tile of a whole slide holds nine million rings.
  */
@@ -77,7 +76,7 @@ class Held {
   size(): number {
     const rings = this.rings;
     let n = 0;
-    if (rings !== undefined) for (const polygon of this.given) for (const r of polygon) n += rings.length[r] + RING_EXTRA;
+    if (rings !== undefined) for (const polygon of this.given) for (const r of polygon) n += RING_HEAD + packedSize(rings.length[r]);
     return n;
   }
 
@@ -85,22 +84,16 @@ class Held {
   keep(band: Band, at: number): void {
     const rings = this.rings, store = band.data;
     if (rings === undefined || store === undefined) return;
-    const { xy } = rings;
     const begin = at;
     let vertices = 0;
     for (const polygon of this.given) {
       for (const r of polygon) {
-        const s = 2 * rings.start[r], n = rings.length[r];
+        const n = rings.length[r];
         AREA[0] = rings.area2[r];
-        const along = xy[s + 3] === xy[s + 1] ? 1 : 0;
         store[at++] = n;
         store[at++] = AREA_HALVES[0];
         store[at++] = AREA_HALVES[1];
-        store[at++] = xy[s];
-        store[at++] = xy[s + 1] + this.from;
-        store[at++] = along;
-        // Vertex i changes x when the edge into it runs along x: every other one, from the first edge's way.
-        for (let i = 1; i < n; i++) store[at++] = (i & 1) === along ? xy[s + 2 * i] : xy[s + 2 * i + 1] + this.from;
+        at = pack(rings.xy, rings.start[r], n, this.from, store, at);
         vertices += n;
         this.kept++;
       }
@@ -135,16 +128,11 @@ class Held {
         const n = store[at++];
         AREA_HALVES[0] = store[at++];
         AREA_HALVES[1] = store[at++];
-        let x = store[at++], y = store[at++];
-        const along = store[at++];
-        start[k] = o / 2;
+        start[k] = o;
         length[k] = n;
         area2[k] = AREA[0];
-        xy[o++] = x; xy[o++] = y;
-        for (let i = 1; i < n; i++) {
-          if ((i & 1) === along) x = store[at++]; else y = store[at++];
-          xy[o++] = x; xy[o++] = y;
-        }
+        o = unpack(store, at, n, xy, o);
+        at += packedSize(n);
         // An outer ring starts each polygon, its holes follow it.
         if (area2[k] > 0) polygons.push([k]); else polygons[polygons.length - 1].push(k);
       }
