@@ -226,6 +226,21 @@ function table(rows: string[][], rightAligned: ReadonlySet<number>): string[] {
   return rows.map((r) => r.map((c, i) => (rightAligned.has(i) ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd());
 }
 
+/**
+ * A layer name, field name or value as the summary prints it: quoted as JSON when it is empty, holds a control
+ * character, or holds what the list around it uses (`, ` and braces). Printed raw, a NUL or a line end in a value
+ * reached the terminal as it was, and an empty string read as an empty list.
+ */
+function listed(text: string): string {
+  let plain = text !== '' && !text.includes(', ');
+  for (let i = 0; plain && i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    plain = c >= 0x20 && (c < 0x7f || c > 0x9f) && c !== 0x7b && c !== 0x7d;
+  }
+  // JSON leaves C1 controls as they are, and a terminal may act on one (0x9b starts a command).
+  return plain ? text : JSON.stringify(text).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** The summary as text for a terminal. */
 export function formatSummary(s: PyramidSummary): string {
   const lines: string[] = [];
@@ -256,12 +271,12 @@ export function formatSummary(s: PyramidSummary): string {
     const complete = l.completeZooms ? `, complete at ${l.completeZooms.length ? l.completeZooms.join(',') : 'no zoom'}` : '';
     const kept = Object.entries(l.keptFraction ?? {}).map(([z, f]) => `${z}: ${shareText(f)}`).join(', ');
     const ids = l.featureIds === undefined ? '' : `; PBF ids ${idsText(l.featureIds)}`;
-    lines.push(`  ${l.id}  zooms ${l.minzoom ?? '?'}–${l.maxzoom ?? '?'}${complete}${kept ? `; thinned, share drawn at zoom ${kept}` : ''}${ids}`);
+    lines.push(`  ${listed(l.id)}  zooms ${l.minzoom ?? '?'}–${l.maxzoom ?? '?'}${complete}${kept ? `; thinned, share drawn at zoom ${kept}` : ''}${ids}`);
     for (const f of l.fields) {
       let extra = '';
       if (f.range) extra = ` [${f.range.join(', ')}]`;
-      else if (f.values) extra = ` {${f.values.slice(0, 8).join(', ')}${f.values.length > 8 ? `, … ${f.values.length} values` : ''}}`;
-      lines.push(`    ${f.name}: ${f.type}${extra}`);
+      else if (f.values) extra = ` {${f.values.slice(0, 8).map(listed).join(', ')}${f.values.length > 8 ? `, … ${f.values.length} values` : ''}}`;
+      lines.push(`    ${listed(f.name)}: ${f.type}${extra}`);
     }
   }
   lines.push('');

@@ -124,6 +124,19 @@ describe('inspectPyramid', () => {
     expect(text).toMatch(/featureClass: String \{alpha, beta, gamma\}/);
   });
 
+  it('quotes a name or value that is empty, holds a control character, or what the list uses, and no other', () => {
+    const s = inspectPyramid(memoryReader(sink.files));
+    const field = s.layers[0].fields.find((f) => f.name === 'featureClass');
+    if (field === undefined) throw new Error('no featureClass field');
+    field.values = ['alpha', '', 'a\u0000b', 'line\nend', 'x, y', '{set}', 'caf\u00e9 \u{1F600}', 'bell\u0085'];
+    s.layers[0].fields.push({ ...field, name: 'tab\tname', values: ['plain'] });
+    const text = formatSummary(s);
+    expect(text).toContain('featureClass: String {alpha, "", "a\\u0000b", "line\\nend", "x, y", "{set}", caf\u00e9 \u{1F600}, "bell\\u0085"}');
+    expect(text).toContain('    "tab\\tname": String {plain}');
+    // No control character but line ends reaches the terminal raw.
+    expect([...text].filter((c) => c !== '\n' && (c < ' ' || (c >= '\u007f' && c <= '\u009f')))).toEqual([]);
+  });
+
   it('says per layer whose numbers its PBF ids are (feature_ids), in --json and in the text', () => {
     // The squares: six integer ids and one string id ('cell-x', whose PBF id is its sequence number, its id property `id`).
     const s = inspectPyramid(memoryReader(sink.files));
