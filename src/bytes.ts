@@ -2,6 +2,9 @@
 
 const utf8 = new TextEncoder();
 
+/** Whether this machine stores numbers little-endian: typed arrays read samples in its order. */
+export const NATIVE_LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
 /** `buf` with room for `n` more bytes after `pos` (doubling, so appends stay amortised O(1)). */
 export function grown<B extends Uint8Array>(buf: B, pos: number, n: number): B | Uint8Array<ArrayBuffer> {
   if (pos + n <= buf.length) return buf;

@@ -1,4 +1,5 @@
 // Label masks (8, 16, 32-bit PNG/TIFF) decoded into a label raster; src/raster/ traces it into polygon features.
+import { NATIVE_LE } from '../bytes.js';
 import type { ChannelStats, DepthEnum, Metadata, OutputInfo, Sharp } from 'sharp';
 import { loadSharp } from './sharp.js';
 import { ImageError } from '../report/errors.js';
@@ -228,8 +229,6 @@ function fromWideIntegers(signed: boolean): WidePlan {
     return out;
   };
 }
-
-const NATIVE_LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 const WIDE_PLAN: Partial<Record<string, WidePlan>> = {
   uint64: fromWideIntegers(false),

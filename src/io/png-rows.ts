@@ -1,4 +1,5 @@
 // Rows of a greyscale PNG decoded forward from its image data, where the decoder stopped: libvips decodes a PNG from its first row for every band.
+import { NATIVE_LE } from '../bytes.js';
 import { Readable, pipeline } from 'node:stream';
 import { createInflate, type Inflate } from 'node:zlib';
 import { ImageError } from '../report/errors.js';
@@ -14,8 +15,6 @@ const DEPTH: Readonly<Record<number, string>> = { 8: 'uchar', 16: 'ushort' };
  * rows its labels reached below it began. Rows above them are decoded again from the first row.
  */
 const TAIL_BYTES = 32 << 20;
-
-const NATIVE_LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /**
  * A reader of the rows of a non-interlaced greyscale PNG of 8 or 16-bit samples with no tRNS chunk, samples in this

@@ -1,5 +1,6 @@
 // Rows of a strip TIFF read straight from the strips that hold them: libvips decodes a strip TIFF from its first row
 // down to the last row asked for, so each band of a mask read in bands cost more than the one above it.
+import { NATIVE_LE } from '../bytes.js';
 import { open, type FileHandle } from 'node:fs/promises';
 import { inflateSync } from 'node:zlib';
 import { ImageError } from '../report/errors.js';
@@ -50,8 +51,6 @@ interface Layout {
 
 /** Rows [top, top + count) of the mask, samples in this machine's byte order, as libvips gives them raw. */
 export type StripRows = (top: number, count: number) => Promise<Buffer>;
-
-const NATIVE_LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /**
  * A reader of the rows of page `page` of a strip TIFF of one sample per pixel, 8, 16, 32 or 64-bit, uncompressed,
