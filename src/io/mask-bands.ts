@@ -2,7 +2,6 @@
 import { BandStitch } from '../raster/band-stitch.js';
 import { byFirstPixel, pieceShapes } from '../raster/label-pieces.js';
 import { PieceOrder, type PieceBand } from '../raster/piece-order.js';
-import type { MaskBand } from '../raster/strips.js';
 import { traceLabelRings, type LabelMask, type LabelRings } from '../raster/trace.js';
 import { censusOf, intensityReason, looksLikeIntensity, SAMPLED_FROM, sampleCensus } from '../raster/intensity.js';
 import { ImageError } from '../report/errors.js';
@@ -57,12 +56,12 @@ function traceBand(path: string, part: LabelMask, top: number, height: number, s
 }
 
 /**
- * The rings of one band, its pixels let go before its labels are given (a class mask is one band: 400 MB of pixels at
- * 20,000² px, held while every class was built and parsed). `sample`: its rows were not sampled before.
+ * The rings of a mask read whole (one of up to a band's bytes), its pixels let go before its labels are given, its
+ * rows sampled for an intensity image first.
  */
-export async function bandRings(path: string, mask: MaskFile, band: MaskBand, sample: boolean): Promise<LabelRings> {
-  const part = { width: mask.width, height: band.end - band.top, data: await mask.rows(band.top, band.end - band.top) };
-  return traceBand(path, part, band.top, mask.height, sample);
+export async function wholeRings(path: string, mask: MaskFile): Promise<LabelRings> {
+  const part = { width: mask.width, height: mask.height, data: await mask.rows(0, mask.height) };
+  return traceBand(path, part, 0, mask.height, true);
 }
 
 /**

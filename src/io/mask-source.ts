@@ -6,7 +6,7 @@ import { LabelPieces } from '../raster/label-pieces.js';
 import { LabelRows } from '../raster/strips.js';
 import { ScatteredLabels } from '../raster/scattered.js';
 import type { LabelRings } from '../raster/trace.js';
-import { bandRings, pieceBands, refuseIntensity } from './mask-bands.js';
+import { pieceBands, refuseIntensity, wholeRings } from './mask-bands.js';
 import { openLabelMask, type MaskFile } from './mask.js';
 import { InterruptedError } from '../report/errors.js';
 import { pixelSizeMultiscale } from './pixel-size.js';
@@ -127,7 +127,7 @@ async function* maskLabels(path: string, mask: MaskFile, bandBytes: number, made
   const { width, height } = mask;
   const rows = bandRows(mask, bandBytes);
   if (rows >= height) {
-    const rings = await bandRings(path, mask, { top: 0, to: height, end: height }, true);
+    const rings = await wholeRings(path, mask);
     for (const parts of labelsOf(rings)) yield [rings, parts, 0];
     return;
   }

@@ -1,13 +1,8 @@
 // Pieces of a label mask crossing the cuts between bands of rows: their outlines cut into chains there, joined into the rings a whole trace gives.
 import type { PieceShape } from './label-pieces.js';
 import { pack, packedSize, unpack } from './outline-pack.js';
-import { closeWalk, RingTable, type LabelRings } from './trace.js';
+import { closeWalk, IN_X, IN_Y, leaving, OUT_X, OUT_Y, RingTable, type LabelRings } from './trace.js';
 
-// As in trace.ts: 0 = +x, 1 = +y, 2 = −x, 3 = −y; the pixels ahead of a corner on the label's side and on the other.
-const IN_X = [0, -1, -1, 0];
-const IN_Y = [0, 0, -1, -1];
-const OUT_X = [0, 0, -1, -1];
-const OUT_Y = [-1, 0, 0, -1];
 
 /** A ring of a piece, packed (`pack`): its vertices, twice its signed area, and where a whole trace adds it (`order`). */
 export interface HeldRing { data: Int32Array; at: number; n: number; area2: number; ky: number; kx: number; sub: number }
@@ -194,7 +189,7 @@ export class BandStitch {
       if (ey === b && b < H) continue;
       const L = group.label;
       const inL = pixel(rows, ex + IN_X[ed], ey + IN_Y[ed]) === L, outL = pixel(rows, ex + OUT_X[ed], ey + OUT_Y[ed]) === L;
-      const nd = inL ? (outL ? (ed + 3) & 3 : ed) : (ed + 1) & 3;
+      const nd = leaving(ed, inL, outL);
       const d = byStart.get(key(ex, ey, nd));
       if (d === undefined) throw new Error(`band stitch: no outline of label ${L} leaves corner (${ex}, ${ey}) in direction ${nd}`);
       next[c] = d;

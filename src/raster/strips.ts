@@ -1,8 +1,5 @@
-// A label mask too large to hold whole, cut into bands of rows: where its labels and its pieces begin and end.
+// A label mask too large to hold whole, read a band of rows at a time: where each label ends, and which recur far apart.
 import { SCATTERED_LABELS, SCATTERED_SPREAD } from './scattered.js';
-
-/** Rows [top, end) traced together, giving the pieces whose top row is in [top, to): each lies within the rows. */
-export interface MaskBand { top: number; to: number; end: number }
 
 /** Labels up to this are counted in arrays; larger ones (random 32-bit labels) in a map. */
 const DENSE = 1 << 24;

@@ -31,10 +31,20 @@ export interface LabelMask {
 const DX = [1, 0, -1, 0];
 const DY = [0, 1, 0, -1];
 // Relative to the corner reached, the pixel ahead on the label's side and the one ahead on the other side.
-const IN_X = [0, -1, -1, 0];
-const IN_Y = [0, 0, -1, -1];
-const OUT_X = [0, 0, -1, -1];
-const OUT_Y = [-1, 0, 0, -1];
+export const IN_X = [0, -1, -1, 0];
+export const IN_Y = [0, 0, -1, -1];
+export const OUT_X = [0, 0, -1, -1];
+export const OUT_Y = [-1, 0, 0, -1];
+
+/**
+ * The direction a walk leaves a corner in, having arrived in direction d, from whether the pixel ahead on the label's
+ * side (`inL`) and the one on the other side (`outL`) hold the label. Checking the label's own side first makes a
+ * saddle turn around our pixel: 4-connectivity.
+ */
+export function leaving(d: number, inL: boolean, outL: boolean): number {
+  if (!inL) return (d + 1) & 3;
+  return outL ? (d + 3) & 3 : d;
+}
 
 /** Rings of every label, flat: what one raster pass produces before rings are grouped into features. */
 export interface LabelRings {
@@ -216,9 +226,7 @@ function turn(t: Trace, L: number, vx: number, vy: number, d: number): number {
   const ix = vx + IN_X[d], iy = vy + IN_Y[d], ox = vx + OUT_X[d], oy = vy + OUT_Y[d];
   const inL = ix >= 0 && ix < W && iy >= 0 && iy < H && m[iy * W + ix] === L;
   const outL = ox >= 0 && ox < W && oy >= 0 && oy < H && m[oy * W + ox] === L;
-  // Checking the label's own side first makes a saddle turn around our pixel: 4-connectivity.
-  if (!inL) return ((d + 1) & 3) | (outL ? 4 : 0);
-  return outL ? (d + 3) & 3 : d;
+  return leaving(d, inL, outL) | (!inL && outL ? 4 : 0);
 }
 
 /** Walks one ring from corner (sx, sy), leaving in direction sd, and adds it (cut at pinches) to the table. */
