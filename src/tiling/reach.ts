@@ -32,7 +32,11 @@ export function reachOf(f: FeatureMembers): number {
  * within `round` of it (a circle's distance: `circlePad`), edges included as boxMeets includes them.
  */
 export function withinReach(b: ArrayLike<number>, r: Rect, pad: number, round: number): boolean {
-  const gx = Math.max(0, r.minX - b[2], b[0] - r.maxX), gy = Math.max(0, r.minY - b[3], b[1] - r.maxY);
+  return gapWithin(Math.max(0, r.minX - b[2], b[0] - r.maxX), Math.max(0, r.minY - b[3], b[1] - r.maxY), pad, round);
+}
+
+/** Whether gaps of gx and gy to a rectangle lie within `pad` on both axes, or within `round` as a distance. */
+function gapWithin(gx: number, gy: number, pad: number, round: number): boolean {
   return (gx <= pad && gy <= pad) || gx * gx + gy * gy <= round * round;
 }
 
@@ -44,11 +48,9 @@ export function withinReach(b: ArrayLike<number>, r: Rect, pad: number, round: n
  */
 export function pointsReaching(xy: Coords, t: Rect, buffer: number, round: number): Flat {
   const out: Flat = [];
-  const r2 = round * round;
   for (let i = 0; i + 1 < xy.length; i += 2) {
     const x = xy[i], y = xy[i + 1];
-    const gx = Math.max(0, t.minX - x, x - t.maxX), gy = Math.max(0, t.minY - y, y - t.maxY);
-    if ((gx <= buffer && gy <= buffer) || gx * gx + gy * gy <= r2) out.push(x, y);
+    if (gapWithin(Math.max(0, t.minX - x, x - t.maxX), Math.max(0, t.minY - y, y - t.maxY), buffer, round)) out.push(x, y);
   }
   return out;
 }
