@@ -28,7 +28,7 @@ import { runOrdered, type Pool } from '../worker/pool.js';
 import { outlineBudget, secondsSince, throwIfAborted, valueLimit, type BuildIO, type InputSpec } from './context.js';
 import type { ReadSummary } from './state.js';
 import { ManyPieces, maskSizeWarning, recurringWarning, scatteredWarning } from './report.js';
-import { OUTLINES_DIR, OutlineFile } from '../io/outline-spill.js';
+import { clearOutlines, OUTLINES_DIR, OutlineFile } from '../io/outline-spill.js';
 import { addLacking, checkOptionFields, warnLacking, type Lacking } from './option-fields.js';
 import { choosePixelSize, type IgnoredPixelSize } from './pixel-size.js';
 
@@ -85,6 +85,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
       // Warned of as the mask's rows are first read: said again once it is read, it would say no more.
       let recurring = false;
       if ('features' in input.source) {
+        clearOutlines(spill);
         const outlines = { bytes: outlineBudget(config), open: () => new OutlineFile(path.join(spill, OUTLINES_DIR)) };
         const onRecurring = (r: Recurring) => { recurring = true; io.onWarning?.(...recurringWarning(file, r)); };
         features = madeFeatures(input.source, pieces, { maskFeatures: config.maskFeatures, outlines, onRecurring, signal: io.signal });

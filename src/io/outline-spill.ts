@@ -15,7 +15,8 @@ const ROLE = 'label outlines held past a tenth of --memory-budget while a mask i
 
 /**
  * The outlines written one after another to a file made in `dir` (made too when missing) on the first write, read
- * back at their offsets; `close` removes the file and the folders it made, nothing else.
+ * back at their offsets; `close` removes the file, `dir` and the spill folder above it when left empty (the tool's
+ * own names, which a build killed while it read a mask may have made), and the folders above them it made.
  */
 export class OutlineFile implements OutlineSpill {
   readonly path: string;
@@ -79,18 +80,44 @@ export class OutlineFile implements OutlineSpill {
     }
   }
 
-  /** Removes the folders made for the file, innermost first: the spill folder above may hold records, or be --tmp-dir. */
+  /** Removes the file's folders when left empty, innermost first (rmdir: a folder something else was put in stays). */
   private removeMade(): void {
     const made = this.made;
     this.made = undefined;
-    try {
-      for (let d = path.resolve(this.dir); made !== undefined; d = path.dirname(d)) {
-        fs.rmdirSync(d);
-        if (d === made) break;
-      }
-    } catch {
-      // Not empty (something else was put there), or gone: left as it is.
+    removeEmptyFolders(this.dir, made);
+  }
+}
+
+/**
+ * Removes what a build of the same output killed while it read a mask left in the spill folder `root`: the outlines
+ * file and its folder, when they are there. Called before a mask is read afresh: a build that spills none would
+ * leave an earlier one's file for good (the folder is named by the output, and --tmp-dir's outlives it).
+ */
+export function clearOutlines(root: string): void {
+  const dir = path.join(root, OUTLINES_DIR);
+  const file = path.join(dir, OUTLINES_FILE);
+  try {
+    if (fs.lstatSync(file).isFile()) removeFile(file);
+  } catch {
+    // Not there, or not to be removed: a fresh write replaces the file, and a failure to write it names it.
+  }
+  removeEmptyFolders(dir, undefined);
+}
+
+/**
+ * Removes `dir` and the spill folder holding it when empty, then the folders above up to `made` (the outermost the
+ * build made for them), stopping at the first that is not empty or not there.
+ */
+function removeEmptyFolders(dir: string, made: string | undefined): void {
+  const inner = path.resolve(dir), spill = path.dirname(inner);
+  const top = made !== undefined && made.length < spill.length ? made : spill;
+  try {
+    for (let d = inner; ; d = path.dirname(d)) {
+      fs.rmdirSync(d);
+      if (d === top || path.dirname(d) === d) break;
     }
+  } catch {
+    // Not empty (something else was put there), or gone: left as it is.
   }
 }
 

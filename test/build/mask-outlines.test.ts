@@ -93,6 +93,24 @@ describe('label outlines past the budget', () => {
     expect(fs.readdirSync(tmp)).toEqual(['keep.txt']);
   });
 
+  it('left by a build killed while it read the mask are removed by the next build, spilling or not; nothing else is', async () => {
+    const file = afreshMask();
+    for (const memoryBudget of [64 * 1024, 512 * 1024 * 1024]) {
+      const tmp = tmpDir('mask-outlines-stale');
+      const o = resolveBuildConfig({ tmpDir: tmp }).options;
+      const dir = path.join(spillRoot(o, workDirFor(o, undefined)), OUTLINES_DIR);
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, OUTLINES_FILE), new Uint8Array(4096));
+      await buildPyramid([{ source: maskSource(file, BAND) }], { maxZoom: 2, workers: 1, memoryBudget, tmpDir: tmp }, { sink: new MemorySink() });
+      expect(fs.readdirSync(tmp)).toEqual([]);
+      // A file the build did not name is kept, and so are the folders holding it.
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, 'notes.txt'), 'mine');
+      await buildPyramid([{ source: maskSource(file, BAND) }], { maxZoom: 2, workers: 1, memoryBudget, tmpDir: tmp }, { sink: new MemorySink() });
+      expect(fs.readdirSync(dir)).toEqual(['notes.txt']);
+    }
+  });
+
   it('that cannot be written stop the build, naming the file and --tmp-dir (exit 4)', async () => {
     const file = afreshMask();
     const tmp = tmpDir('mask-outlines-blocked');
