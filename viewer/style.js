@@ -20,6 +20,8 @@ export function isRegion(props) {
 }
 /** Fill alpha of a region: enough to see where it is (and to point at it), too little to change a colour over it. */
 const REGION_FILL = 0.08;
+/** Fill alpha of an area: the image or background under a cell still shows through. */
+const AREA_FILL = 0.55;
 
 /**
  * Radius in screen pixels of a point's disc. Points are drawn smaller once an image pixel is under half a screen pixel:
@@ -133,7 +135,10 @@ export function featureStyler(ol, coarsest = Infinity) {
     const level = child ? 2 : 0;
     if (kind === 'area' || kind === 'line' || kind === 'region' || kind === 'circle') {
       const stroke = new ol.style.Stroke({ color: colour, width: kind === 'area' || kind === 'circle' ? 1.25 : 2 });
-      const fill = new ol.style.Fill({ color: hexToRgba(colour, kind === 'region' ? REGION_FILL : 0.55) });
+      // A part (not a region, which stays an outline) is filled whole: at 55% over its whole's fill it took a third
+      // colour, in no legend entry (a green nucleus in a red cell read olive).
+      const alpha = kind === 'region' ? REGION_FILL : child ? 1 : AREA_FILL;
+      const fill = new ol.style.Fill({ color: hexToRgba(colour, alpha) });
       // A circle is filled and outlined as a polygon is: it is one, drawn from its centre and radius.
       return new ol.style.Style(kind === 'circle' ? { stroke, fill, zIndex: level, geometry: circles } : { stroke, fill, zIndex: level });
     }
