@@ -1,14 +1,32 @@
 // The panel folds to its title and back: on a small window its controls would cover most of the data.
 
-/** Makes `button` fold and unfold `panel`; returns the setter (true: folded), for the page to fold it itself. */
-export function foldable(panel, button) {
+/**
+ * Makes `button` fold and unfold `panel`. `crowded()` says whether the panel, as it is laid out now, would cover most
+ * of the map. Returns `{ set, fit }`: `set(folded)` folds it (true) or unfolds it, `fit()` folds it where it is crowded
+ * and unfolds it where it was folded so and has room again; a fold or unfold by hand is left as it is.
+ */
+export function foldable(panel, button, crowded) {
+  // Folded by the page for want of room (not by a click): unfolded again once the window has it.
+  let forRoom = false;
   const set = (folded) => {
     panel.classList.toggle('folded', folded);
     button.setAttribute('aria-expanded', String(!folded));
     button.textContent = folded ? '▸' : '▾';
     button.title = folded ? 'show the controls' : 'hide the controls';
   };
-  button.addEventListener('click', () => set(!panel.classList.contains('folded')));
+  button.addEventListener('click', () => {
+    forRoom = false;
+    set(!panel.classList.contains('folded'));
+  });
   set(false);
-  return set;
+  const fit = () => {
+    const folded = panel.classList.contains('folded');
+    if (folded && !forRoom) return;
+    // Measured unfolded (no paint comes between): folded, the panel is a title bar that crowds nothing.
+    if (folded) panel.classList.remove('folded');
+    const fold = crowded();
+    set(fold);
+    forRoom = fold;
+  };
+  return { set, fit };
 }

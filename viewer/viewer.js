@@ -186,7 +186,7 @@ async function start() {
 
   const map = new ol.Map({ target: 'map', layers: [background, layer], view });
   const { fitTo, padding: fitPadding, crowded } = fitter(ol, map, view, $('panel'));
-  const fold = foldable($('panel'), $('fold'));
+  const fold = foldable($('panel'), $('fold'), crowded);
   const fitData = async () => fitTo((await dataExtentOfPlane()) ?? worldExtent);
   const showView = (v) => {
     view.setCenter([v.x, -v.y]);
@@ -326,7 +326,7 @@ async function start() {
 
   // The first view, once the panel holds its controls (their height decides where the data fits on a phone), folded
   // to its title where they would cover most of the map.
-  if (crowded()) fold(true);
+  fold.fit();
   const firstPadding = asked.view ? undefined : fitTo(firstExtent ?? worldExtent);
   if (asked.view) showView(asked.view);
 
@@ -354,8 +354,10 @@ async function start() {
   showKept();
   status.ready();
   // The share-drawn box and the status line make the panel taller once drawn: on a small window the data fitted below
-  // it went under it, and is fitted again.
-  if (crowded()) fold(true);
+  // it went under it, and is fitted again. A window made small later (a phone turned, a window dragged narrow) folds it
+  // too, and one made large again unfolds it: before, the panel kept its controls over most of the smaller map.
+  fold.fit();
+  map.on('change:size', fold.fit);
   if (firstPadding && fitPadding().join() !== firstPadding.join()) fitTo(firstExtent ?? worldExtent);
   return {
     map, view, layer, background, descriptor, side, plane, errors,

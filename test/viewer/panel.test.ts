@@ -1,0 +1,48 @@
+// The viewer's panel: folded and unfolded as the window changes size after loading.
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { itLogsNoErrors, useBuiltViewer } from './built.js';
+import { HAVE_CHROMIUM, type ViewerHandle } from './page.js';
+
+declare const window: { __viewer: ViewerHandle };
+
+const square = (x: number, y: number, s: number) => [[[x, y], [x + s, y], [x + s, y + s], [x, y + s], [x, y]]];
+
+/** Cells of 40 px on a 64-px grid, each with a nucleus of 12 px inside; every one has a featureClass, cells a grade. */
+const FEATURES = Array.from({ length: 64 }, (_, i) => [300 + (i % 8) * 64, 300 + Math.floor(i / 8) * 64]).flatMap(([x, y], i) => [
+  { type: 'Feature', id: i + 1, featureClass: 'cell', properties: { grade: i % 2 ? 'high' : 'low' }, geometry: { type: 'Polygon', coordinates: square(x, y, 40) } },
+  { type: 'Feature', id: 1000 + i, featureClass: 'nucleus', parentId: i + 1, properties: {}, geometry: { type: 'Polygon', coordinates: square(x + 14, y + 14, 12) } },
+]);
+
+const viewed = useBuiltViewer('panel', () => FEATURES);
+
+const folded = (page: Page) => page.evaluate(() => document.getElementById('panel')?.classList.contains('folded'));
+
+describe.skipIf(!HAVE_CHROMIUM)('the viewer\'s panel', () => {
+  it('folds when the window is made too small for it after loading, and unfolds when it is made large again', async () => {
+    const { page, url } = viewed;
+    await page.setViewportSize({ width: 1000, height: 640 });
+    await page.goto(url);
+    await page.evaluate(() => window.__viewer.ready);
+    expect(await folded(page)).toBe(false);
+    try {
+      // Before, the panel kept its 360 px of controls over most of a window made 360 × 320 (a phone turned, a
+      // window dragged narrow): it only folded on a page loaded small.
+      await page.setViewportSize({ width: 360, height: 320 });
+      await page.waitForFunction(() => document.getElementById('panel')?.classList.contains('folded'), undefined, { timeout: 5000 });
+      expect(await page.locator('#fold').getAttribute('aria-expanded')).toBe('false');
+      await page.setViewportSize({ width: 1000, height: 640 });
+      await page.waitForFunction(() => !document.getElementById('panel')?.classList.contains('folded'), undefined, { timeout: 5000 });
+      expect(await page.locator('#field').isVisible()).toBe(true);
+      // Folded by hand on a large window, it stays folded through a resize.
+      await page.locator('#fold').click();
+      await page.setViewportSize({ width: 900, height: 600 });
+      await page.evaluate(() => window.__viewer.settle());
+      expect(await folded(page)).toBe(true);
+    } finally {
+      await page.setViewportSize({ width: 1000, height: 640 });
+    }
+  });
+
+  itLogsNoErrors(viewed);
+});
