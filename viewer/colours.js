@@ -153,14 +153,27 @@ export function colourer(fieldName, fields, layerIds, hidden = new Set()) {
 }
 
 /**
+ * Whether a feature's value `v` of the colour-by is none, drawn grey: absent or null, or for a Number field with a
+ * ramp, no number. Every feature has a vector layer.
+ */
+export function lacksValue(fieldName, fields, v) {
+  if (fieldName === BY_LAYER) return false;
+  if (v === undefined || v === null) return true;
+  const f = fields.get(fieldName);
+  return f !== undefined && f.type === 'Number' && f.ranges.size > 0 && typeof v !== 'number';
+}
+
+/**
  * The legend of a colour-by: `{ rows: [{ value, colour }], more, ramp, note, none }`: one row per category (at most
  * LEGEND_ROWS, `more` counts the rest), or for a Number field its range and the ramp's colours from its minimum to its
  * maximum. A field whose values the descriptor does not list (too many to enumerate) has a `note` instead of rows;
- * `none` is the colour of features without a value of the field (every field but the vector layer).
+ * `none` is the colour of features without a value of the field, when some are drawn (`noneDrawn`) or a layer shown
+ * lacks the field, else null (as for the vector layer, which every feature has).
  */
-export function legendOf(fieldName, fields, layerIds, colourOf, hidden = new Set()) {
+export function legendOf(fieldName, fields, layerIds, colourOf, hidden = new Set(), noneDrawn = false) {
   const f = fields.get(fieldName);
-  const none = fieldName === BY_LAYER ? null : UNKNOWN;
+  const lacking = shownLayers(layerIds, hidden).some((id) => !f?.valuesOf.has(id));
+  const none = fieldName !== BY_LAYER && (noneDrawn || lacking) ? UNKNOWN : null;
   const range = f && f.type === 'Number' ? rampRange(f, hidden) : null;
   if (range) {
     const [min, max] = range;
@@ -168,6 +181,6 @@ export function legendOf(fieldName, fields, layerIds, colourOf, hidden = new Set
     return { rows: [], more: 0, ramp: { min, max, stops }, note: null, none };
   }
   const values = fieldName === BY_LAYER ? shownLayers(layerIds, hidden) : f ? categories(f, hidden) : [];
-  const note = values.length === 0 && none ? 'a colour per value (the pyramid does not list its values)' : null;
+  const note = values.length === 0 && fieldName !== BY_LAYER ? 'a colour per value (the pyramid does not list its values)' : null;
   return { rows: values.slice(0, LEGEND_ROWS).map((value) => ({ value, colour: colourOf(value) })), more: Math.max(0, values.length - LEGEND_ROWS), ramp: null, note, none };
 }

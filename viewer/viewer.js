@@ -7,10 +7,11 @@
 // as the pyramid's {y} does. The MVT format maps tile-local coordinates (y down) into each tile's map extent, so
 // features land at (x, -y) with no further transform.
 
-import { BY_LAYER, collectFields, colourer, defaultField, legendOf } from './colours.js';
+import { BY_LAYER, collectFields, colourer, defaultField, lacksValue, legendOf } from './colours.js';
 import { describerOf, featuresUnder, hoverCard } from './card.js';
 import { dataExtent, fitter } from './extent.js';
 import { keptLines } from './kept.js';
+import { showLegend } from './legend.js';
 import { foldable } from './panel.js';
 import { emptyPlaneNote, StatusLine } from './status.js';
 import { featureStyler, isChild } from './style.js';
@@ -80,6 +81,9 @@ async function start() {
   };
   noteLacking(asked);
   let colourOf = colourer(field, fields, layerIds, hidden);
+  // "no value" is listed once a feature without one is drawn (or a layer shown lacks the field): every feature may have
+  // one, and the descriptor does not say. Before, the row stood in every legend, a grey that nothing was drawn in.
+  let noneDrawn = false;
 
   // ── map ──
   const projection = new ol.proj.Projection({ code: 'pixel', units: 'pixels', extent: [0, -side, side, 0] });
@@ -135,6 +139,7 @@ async function start() {
     style: (feature, resolution) => {
       const props = feature.getProperties();
       if (hidden.has(props[BY_LAYER])) return null;
+      if (!noneDrawn && lacksValue(field, fields, props[field])) noneDrawn = true;
       return styleOf(feature, colourOf(props[field]), resolution, isChild(props));
     },
   });
@@ -220,30 +225,11 @@ async function start() {
     fieldSelect.append(o);
   }
   fieldSelect.value = field;
-  const drawLegend = () => {
-    const { rows, more, ramp, note, none } = legendOf(field, fields, layerIds, colourOf, hidden);
-    const rowOf = ({ value, colour }) => {
-      const row = document.createElement('div');
-      const sw = document.createElement('span');
-      sw.className = 'swatch';
-      sw.style.background = colour;
-      sw.dataset.colour = colour;
-      row.append(sw, document.createTextNode(value));
-      return row;
-    };
-    const items = rows.map(rowOf);
-    if (note) items.push(Object.assign(document.createElement('div'), { className: 'note', textContent: note }));
-    if (more) items.push(Object.assign(document.createElement('div'), { textContent: `… and ${more} more` }));
-    if (ramp) {
-      const bar = Object.assign(document.createElement('div'), { className: 'ramp' });
-      bar.style.background = `linear-gradient(to right, ${ramp.stops.join(', ')})`;
-      items.push(bar, Object.assign(document.createElement('div'), { className: 'ramp-ends', textContent: `${ramp.min} … ${ramp.max}` }));
-    }
-    if (none) items.push(Object.assign(rowOf({ value: 'no value', colour: none }), { className: 'none' }));
-    $('legend').replaceChildren(...items);
-  };
+  const drawLegend = () => showLegend($('legend'), legendOf(field, fields, layerIds, colourOf, hidden, noneDrawn));
+  // Drawn in the frame that drew the first feature without a value (before its render is complete).
+  map.on('postrender', () => noneDrawn && !$('legend').querySelector('.none') && drawLegend());
   // A Number field's ramp spans the layers ticked.
-  const recolour = () => { colourOf = colourer(field, fields, layerIds, hidden); drawLegend(); layer.changed(); };
+  const recolour = () => { colourOf = colourer(field, fields, layerIds, hidden); noneDrawn = false; drawLegend(); layer.changed(); };
   const setColourField = (name) => {
     if (!known(name)) return;
     field = name;

@@ -295,10 +295,11 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
         kept: kept.keptLines([{ id: 'cells', kept_fraction: { 2: 0.04, 3: 1 } }, { id: 'hidden', kept_fraction: { 2: 0.5 } }], 2, new Set(['hidden'])),
         colours: ['A', 'B', 'C'].map(colourOf),
         legend: colours.legendOf('k', fields, ['l'], colourOf),
+        drawnNone: colours.legendOf('k', fields, ['l'], colourOf, new Set(), true).none,
         others: (() => {
           const more = colours.collectFields({ vector_layers: [{ id: 'l', fields: { locked: 'Bool', parent: 'String', area: 'Number' } }] });
           const of = (name) => colours.legendOf(name, more, ['l'], colours.colourer(name, more, ['l']));
-          return { locked: of('locked'), parent: of('parent'), area: of('area'), layer: of('(layer)') };
+          return { locked: of('locked'), parent: of('parent'), area: of('area'), layer: of('(layer)'), absent: of('absent') };
         })(),
         ramps: (() => {
           const two = colours.collectFields({ vector_layers: [{ id: 'cells', fields: { area: 'Number' }, fieldranges: { area: [80, 1000] } }, { id: 'nuclei', fields: { area: 'Number' }, fieldranges: { area: [4, 180] } }] });
@@ -350,15 +351,16 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     const [a, b] = got.colours as string[];
     expect(a).toBe('#e6194b');
     expect(b).not.toBe('#e6194b');
-    expect(got.legend).toEqual({ rows: [{ value: 'A', colour: a }, { value: 'B', colour: b }], more: 0, ramp: null, note: null, none: '#888888' });
+    // "no value" (grey) once a feature without one is drawn: the descriptor does not say whether any lacks one.
+    expect([got.legend, got.drawnNone]).toEqual([{ rows: [{ value: 'A', colour: a }, { value: 'B', colour: b }], more: 0, ramp: null, note: null, none: null }, '#888888']);
     // A Bool's two values get a row each, in two palette colours; a String field the descriptor lists no values of
-    // says how it is coloured; a Number field without a range too; features without the field are grey.
+    // says how it is coloured; a Number field without a range too; a field the layer lacks is grey, "no value".
     const others = got.others as Record<string, { rows: { value: string; colour: string }[]; note: string | null; none: string | null }>;
     expect(others.locked.rows.map((r) => r.value)).toEqual(['false', 'true']);
     expect(new Set(others.locked.rows.map((r) => r.colour)).size).toBe(2);
     expect(others.locked.note).toBeNull();
-    for (const name of ['parent', 'area']) expect(others[name]).toMatchObject({ rows: [], note: 'a colour per value (the pyramid does not list its values)', none: '#888888' });
-    expect(others.layer).toMatchObject({ rows: [{ value: 'l' }], note: null, none: null });
+    for (const name of ['parent', 'area']) expect(others[name]).toMatchObject({ rows: [], note: 'a colour per value (the pyramid does not list its values)', none: null });
+    expect([others.layer, others.absent]).toMatchObject([{ rows: [{ value: 'l' }], note: null, none: null }, { rows: [], none: '#888888' }]);
     // A Number field's ramp spans the layers ticked: nuclei alone (4–180) get the whole ramp, not its first fifth
     // under the cells' range (4–1000, where every nucleus was the same dark purple); no layer ticked, every layer.
     const ramps = got.ramps as Record<string, { ends: { min: number; max: number }; small: string; large: string }>;

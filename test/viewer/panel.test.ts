@@ -1,4 +1,4 @@
-// The viewer's panel: folded and unfolded as the window changes size after loading.
+// The viewer's panel: folded and unfolded as the window changes size after loading; its legend's "no value" row.
 import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { itLogsNoErrors, useBuiltViewer } from './built.js';
@@ -16,6 +16,7 @@ const FEATURES = Array.from({ length: 64 }, (_, i) => [300 + (i % 8) * 64, 300 +
 
 const viewed = useBuiltViewer('panel', () => FEATURES);
 
+const legend = (page: Page) => page.locator('#legend > div').allInnerTexts();
 const folded = (page: Page) => page.evaluate(() => document.getElementById('panel')?.classList.contains('folded'));
 
 describe.skipIf(!HAVE_CHROMIUM)('the viewer\'s panel', () => {
@@ -26,7 +27,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the viewer\'s panel', () => {
     await page.evaluate(() => window.__viewer.ready);
     expect(await folded(page)).toBe(false);
     try {
-      // Before, the panel kept its 360 px of controls over most of a window made 360 × 320 (a phone turned, a
+      // Before, the panel kept its controls over most of a window made 360 × 320 (a phone turned, a
       // window dragged narrow): it only folded on a page loaded small.
       await page.setViewportSize({ width: 360, height: 320 });
       await page.waitForFunction(() => document.getElementById('panel')?.classList.contains('folded'), undefined, { timeout: 5000 });
@@ -42,6 +43,21 @@ describe.skipIf(!HAVE_CHROMIUM)('the viewer\'s panel', () => {
     } finally {
       await page.setViewportSize({ width: 1000, height: 640 });
     }
+  });
+
+  it('lists "no value" only for a field some feature drawn lacks', async () => {
+    const { page, url } = viewed;
+    // A new load (a hash alone would not reload the page, whose panel the test before folded by hand).
+    await page.goto('about:blank');
+    await page.goto(`${url}#zoom=2&x=524&y=524&colour=featureClass`);
+    await page.evaluate(() => window.__viewer.ready);
+    await page.evaluate(() => window.__viewer.settle());
+    // Every feature has a featureClass: before, a grey "no value" row stood under cell and nucleus all the same.
+    expect(await legend(page)).toEqual(['cell', 'nucleus']);
+    // The nuclei have no grade: drawn grey, and the legend says what grey is.
+    await page.selectOption('#field', 'grade');
+    await page.evaluate(() => window.__viewer.settle());
+    expect(await legend(page)).toEqual(['high', 'low', 'no value']);
   });
 
   itLogsNoErrors(viewed);
