@@ -6,6 +6,7 @@
 // the plane's `t`/`c`/`z`). Either way the map is in pixel space: the archive header's lon/lat bounds are ignored.
 
 import { BY_LAYER } from './colours.js';
+import { messageOf, readDescriptor, REFUSED } from './descriptor.js';
 import { PLANE_DIMS } from './state.js';
 
 const PMTILES_MEDIA_TYPE = 'application/vnd.pmtiles';
@@ -13,9 +14,6 @@ const PMTILES_MEDIA_TYPE = 'application/vnd.pmtiles';
 const PMTILES_MVT = 1;
 /** OpenLayers' TileState.ERROR (the global build does not export the enum). */
 const TILE_ERROR = 3;
-
-/** What went wrong, as a line of text: an error's message, or whatever else was thrown. */
-export const messageOf = (err) => (err && err.message ? err.message : String(err));
 
 /** The format of every vector tile the viewer reads: a feature's layer name under BY_LAYER, its data as it is. */
 export const mvtFormat = (ol) => new ol.format.MVT({ layerName: BY_LAYER });
@@ -196,9 +194,8 @@ async function archiveTiles(ol, urlOf) {
 
 /** A PMTiles header's size: an archive is at least this long. */
 const HEADER_BYTES = 127;
-/** What a browser says of a request it refused, and the likely reasons. */
+/** What a browser says of a request it refused (REFUSED: the likely reasons). */
 const UNREACHABLE = /^(Failed to fetch|NetworkError|Load failed)/;
-const REFUSED = '(the host is down, or, on another origin, does not allow this page: CORS)';
 
 /**
  * Why an archive's start could not be read, as a person can act on it: the reader's message ("non-matching ETag" for
@@ -304,21 +301,8 @@ export function nameOf(url, servedName, member) {
 }
 
 /**
- * The descriptor of the folder `url` names, when it names one (its last segment has no extension, or it ends in
- * `/`): `slide` → `slide/tileset.json`; else undefined.
- */
-function folderDescriptor(url) {
-  const u = new URL(url);
-  if (/\.[^/]*$/.test(u.pathname)) return undefined;
-  u.pathname = u.pathname.replace(/\/?$/, '/tileset.json');
-  u.search = '';
-  return u.href;
-}
-
-/**
  * Opens what `url` names: a PMTiles archive, a tileset.json (whose archives are used when it lists any), or the
- * folder of one (`?tileset=slide`, as serve, inspect and verify take OUT; a host answers the folder 404, 403 or a
- * listing of it).
+ * folder of one (`?tileset=slide` or `slide/`, as serve, inspect and verify take OUT: descriptor.js).
  * Resolves to the descriptor, the plane dimensions of its tile paths, `tiles`: `source(plane, options)` makes
  * an OpenLayers source of a plane (options: projection, tileGrid, …), `bytes(plane, z, x, y)` reads one tile, and
  * `plane`: the plane of an archive opened directly that is one of a folder's (else undefined), and `servedName`: the
@@ -335,23 +319,7 @@ export async function openPyramid(ol, url) {
       throw new Error(`${url}: ${messageOf(err)}`);
     });
   } else {
-    // A request the browser refuses (another origin without CORS headers, a host down) says only "Failed to fetch".
-    let response = await fetch(url).catch((err) => {
-      throw new Error(`${url}: ${messageOf(err)} ${REFUSED}`);
-    });
-    const folder = folderDescriptor(url);
-    if (folder && (!response.ok || /html/i.test(response.headers.get('Content-Type') ?? ''))) {
-      const inside = await fetch(folder).catch(() => undefined);
-      if (inside?.ok) [url, response] = [folder, inside];
-    }
-    if (!response.ok) throw new Error(`${url}: HTTP ${response.status}${response.status === 404 ? ' (no descriptor there: not a pyramid, or its build has not finished)' : ''}`);
-    const text = await response.text();
-    try {
-      descriptor = JSON.parse(text);
-    } catch (err) {
-      throw new Error(`${url}: the descriptor is not JSON (${messageOf(err)}; ${text.length} bytes: cut short, or a build still writing it?)`);
-    }
-    served = response.headers.get('X-Pyramid-Name') ?? undefined;
+    ({ url, descriptor, served } = await readDescriptor(url));
   }
   if (descriptor === null || typeof descriptor !== 'object') throw new Error(`${url}: the descriptor is not a JSON object: this is not a mudm-tiles pyramid`);
   if (!Array.isArray(descriptor.tiles) || typeof descriptor.tiles[0] !== 'string') throw new Error(`${url}: the descriptor has no tiles template: this is not a mudm-tiles pyramid (an archive written by another tool carries no tileset descriptor)`);

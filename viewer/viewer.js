@@ -9,6 +9,7 @@
 
 import { BY_LAYER, collectFields, colourer, defaultField, lacksValue, legendOf } from './colours.js';
 import { describerOf, featuresUnder, hoverCard } from './card.js';
+import { messageOf } from './descriptor.js';
 import { dataExtent, fitter } from './extent.js';
 import { keptLines } from './kept.js';
 import { showLegend } from './legend.js';
@@ -16,7 +17,7 @@ import { foldable } from './panel.js';
 import { emptyPlaneNote, StatusLine } from './status.js';
 import { featureStyler, isChild } from './style.js';
 import { readViewState, writeViewState } from './state.js';
-import { messageOf, mvtFormat, nameOf, openPyramid } from './tiles.js';
+import { mvtFormat, nameOf, openPyramid } from './tiles.js';
 
 const ol = window.ol;
 
