@@ -277,6 +277,22 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     }
   });
 
+  it('keeps the whole panel inside a short window, its controls scrolled within it', async () => {
+    const short = await openPage(browser as Browser, consoleErrors, { width: 800, height: 260 });
+    try {
+      await short.goto(server.url);
+      await short.evaluate(() => window.__viewer.ready);
+      const box = await short.locator('#panel').evaluate((p) => {
+        const e = p as unknown as { getBoundingClientRect(): { bottom: number }; scrollHeight: number; clientHeight: number };
+        return { bottom: e.getBoundingClientRect().bottom, scrolls: e.scrollHeight > e.clientHeight };
+      });
+      // Before: its padding and border were outside its height of the window less 16 px, its bottom at 270.
+      expect(box).toEqual({ bottom: 252, scrolls: true });
+    } finally {
+      await short.close();
+    }
+  });
+
   it('writes and reads view hashes, percentages, palettes and card rows (the viewer modules in the page)', async () => {
     // A string, so that the test runner leaves the page's own dynamic imports alone.
     const got = await page.evaluate(`(async () => {
