@@ -7,7 +7,9 @@ import type { LabelMask } from '../raster/trace.js';
 import { describeSharpError } from './image.js';
 import { fullPage, tiffFacts, type TiffFacts } from './tiff-header.js';
 import { statedPixelSize, type PixelSize } from './pixel-size.js';
-import { stripDepth, stripReader, type StripRows } from './tiff-strips.js';
+import { stripReader, type StripRows } from './tiff-strips.js';
+import { sampleDepth } from './tiff-segments.js';
+import { tileReader } from './tiff-tiles.js';
 import { pngReader } from './png-rows.js';
 
 /** A label mask opened for reading, whole or by bands of rows; what one pixel is, as its file states it. */
@@ -100,17 +102,18 @@ export async function openLabelMask(path: string, direct = true): Promise<MaskFi
 }
 
 /**
- * A strip TIFF of 64-bit samples (int64, uint64, float64), read from its strips alone, its labels checked to fit 32
- * bits as its rows are read. One that is tiled, or compressed otherwise than `stripReader` decodes, is refused.
+ * A TIFF of 64-bit samples (int64, uint64, float64), read from its strips (`stripReader`) or its tiles (`tileReader`)
+ * alone, its labels checked to fit 32 bits as its rows are read. One compressed otherwise than they decode is refused.
  */
 async function openWide(path: string): Promise<MaskFile> {
   const page = fullPage(path);
   const facts = tiffFacts(path, page);
-  const depth = stripDepth(path, page);
+  const depth = sampleDepth(path, page);
   const plan = depth === undefined ? undefined : WIDE_PLAN[depth];
-  const strips = plan === undefined || depth === undefined || facts?.samplesPerPixel !== 1 ? undefined : await stripReader(path, page, depth);
+  const strips = plan === undefined || depth === undefined || facts?.samplesPerPixel !== 1 ? undefined
+    : await stripReader(path, page, depth) ?? await tileReader(path, page, depth);
   if (facts === undefined || plan === undefined || strips === undefined) {
-    throw new ImageError(path, 'this TIFF has 64-bit samples, which are read from strip TIFFs of one channel only (uncompressed, LZW, Deflate or PackBits; not tiled): save the labels as 32 or 16-bit unsigned integers (numpy: labels.astype(np.uint32))');
+    throw new ImageError(path, 'this TIFF has 64-bit samples, which are read from TIFFs of one channel only (uncompressed, LZW, Deflate or PackBits): save the labels as 32 or 16-bit unsigned integers (numpy: labels.astype(np.uint32))');
   }
   refuseUnfaithfulTiff(path, facts);
   const { width, height } = facts;

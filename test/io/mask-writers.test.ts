@@ -33,8 +33,9 @@ function expected(): number[] {
 describe('label masks as segmentation tools write them', () => {
   it('are the files make.py writes', () => {
     expect(FILES).toEqual([
-      'im-u16-lzw.tif', 'im-u16.png', 'pil-u16-deflate.tif', 'pil-u16.png', 'pil-u8.png', 'tf-f64-zlib.tif', 'tf-i64-zlib-be.tif',
-      'tf-i64.tif', 'tf-u16-ome.tif', 'tf-u16-zlib-tiled.tif', 'tf-u16.tif', 'tf-u32-imagej.tif',
+      'im-u16-lzw.tif', 'im-u16.png', 'pil-u16-deflate.tif', 'pil-u16.png', 'pil-u8.png', 'tf-f64-tiled-zlib-pred.tif', 'tf-f64-zlib.tif',
+      'tf-i64-tiled.tif', 'tf-i64-zlib-be.tif', 'tf-i64.tif', 'tf-u16-ome.tif', 'tf-u16-zlib-tiled.tif', 'tf-u16.tif', 'tf-u32-imagej.tif',
+      'tf-u32.tif', 'tf-u64-tiled-be-big.tif',
     ]);
   });
 
@@ -54,14 +55,25 @@ describe('label masks as segmentation tools write them', () => {
     expect(await size('tf-i64.tif')).toBeUndefined();
   });
 
+  const build = async (f: string, bandBytes?: number) => {
+    const sink = new MemorySink();
+    await buildPyramid([{ source: maskSource(join(DIR, f), bandBytes), layer: 'cells' }], { maxZoom: 1, workers: 1 }, { sink });
+    return withoutReport(sink);
+  };
+
   it('build the same tiles from tifffile\'s int64 strips as from Pillow\'s 16-bit PNG', async () => {
-    const build = async (f: string) => {
-      const sink = new MemorySink();
-      await buildPyramid([{ source: maskSource(join(DIR, f)), layer: 'cells' }], { maxZoom: 1, workers: 1 }, { sink });
-      return withoutReport(sink);
-    };
     const png = await build('pil-u16.png');
     expect(png.size).toBeGreaterThan(2);
     expect(await build('tf-i64.tif')).toEqual(png);
+  });
+
+  it('build the same tiles from tifffile\'s tiled 64-bit TIFFs as from its uint32 strips, read whole and in bands across tiles', async () => {
+    const strips = await build('tf-u32.tif');
+    expect(strips.size).toBeGreaterThan(2);
+    for (const f of ['tf-i64-tiled.tif', 'tf-u64-tiled-be-big.tif', 'tf-f64-tiled-zlib-pred.tif']) {
+      expect(await build(f), f).toEqual(strips);
+      // Bands of 13 rows: reads that start and end inside rows of tiles 32 and 48 rows high.
+      expect(await build(f, 13 * 120 * 8), `${f} in bands`).toEqual(strips);
+    }
   });
 });

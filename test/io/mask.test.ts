@@ -12,6 +12,7 @@ import { type LabelFeature, labelsToFeatures } from '../../src/raster/features.j
 import { type LabelMask, traceLabelRings } from '../../src/raster/trace.js';
 import type { Position } from '../../src/model/geometry.js';
 import { littleEndianPages, littleEndianTiff, type TiffEntry } from '../helpers/tiff.js';
+import { stripTiff } from '../helpers/strip-tiff.js';
 
 /** Rows of characters: '.' is background, any other character its char code minus 48 ('1' is label 1). */
 function mask(rows: string[]): LabelMask {
@@ -399,15 +400,18 @@ describe('readLabelMask', () => {
     // A 4-bit grey PNG: the decoder scales 1…12 to 17…204.
     await writeFile(join(dir, 'g4.png'), png(240, 20, 4, Buffer.concat(Array.from({ length: 20 }, () => Buffer.from([0, ...Array.from({ length: 120 }, (_, i) => (((2 * i / 20) | 0) + 1) << 4 | ((((2 * i + 1) / 20) | 0) + 1))])))));
     await expect(readLabelMask(join(dir, 'g4.png'))).rejects.toThrow('a label mask needs 8, 16 or 32-bit samples, this one has 4-bit samples');
-    // 64-bit samples (scikit-image's int64 labels) are read from strips, which libvips does not read; tiled, they are
-    // named for what they are, not as a corrupt header.
+    // 64-bit samples (scikit-image's int64 labels) are read from strips or tiles, which libvips does not read; compressed
+    // otherwise (ZSTD), they are named for what they are, not as a corrupt header.
     const wide: TiffEntry[] = [
-      [256, 4, 16], [257, 4, 16], [258, 3, 64], [259, 3, 1], [262, 3, 1], [277, 3, 1], [322, 3, 16], [323, 3, 16], [324, 4, 0], [325, 4, 2048], [339, 3, 2],
+      [256, 4, 16], [257, 4, 16], [258, 3, 64], [259, 3, 50000], [262, 3, 1], [277, 3, 1], [322, 3, 16], [323, 3, 16], [324, 4, 0], [325, 4, 2048], [339, 3, 2],
     ];
-    await writeFile(join(dir, 'i64-tiled.tif'), littleEndianTiff(wide, new Uint8Array(2048)));
-    const tiled = await readLabelMask(join(dir, 'i64-tiled.tif')).catch((e: unknown) => e);
-    expect(tiled).toBeInstanceOf(ImageError);
-    expect([(tiled as ImageError).exitCode, (tiled as ImageError).reason]).toEqual([3, 'this TIFF has 64-bit samples, which are read from strip TIFFs of one channel only (uncompressed, LZW, Deflate or PackBits; not tiled): save the labels as 32 or 16-bit unsigned integers (numpy: labels.astype(np.uint32))']);
+    const wideCells = BigInt64Array.from({ length: 24 * 20 }, (_, i) => BigInt(i % 7));
+    await writeFile(join(dir, 'i64-tiled.tif'), stripTiff(wideCells, { width: 24, height: 20, rowsPerStrip: 20, compression: 8, tile: [16, 16] }));
+    expect(Array.from((await readLabelMask(join(dir, 'i64-tiled.tif'))).data)).toEqual(Array.from(wideCells, Number));
+    await writeFile(join(dir, 'i64-zstd.tif'), littleEndianTiff(wide, new Uint8Array(2048)));
+    const zstd = await readLabelMask(join(dir, 'i64-zstd.tif')).catch((e: unknown) => e);
+    expect(zstd).toBeInstanceOf(ImageError);
+    expect([(zstd as ImageError).exitCode, (zstd as ImageError).reason]).toEqual([3, 'this TIFF has 64-bit samples, which are read from TIFFs of one channel only (uncompressed, LZW, Deflate or PackBits): save the labels as 32 or 16-bit unsigned integers (numpy: labels.astype(np.uint32))']);
     await writeFile(join(dir, 'i64.tif'), tiff(2, 1, BigInt64Array.from([0n, 7n]), 2));
     expect(Array.from((await readLabelMask(join(dir, 'i64.tif'))).data)).toEqual([0, 7]);
     // WhiteIsZero: every label would read as its complement, the background as a label.
