@@ -68,7 +68,7 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES, direct = t
       const pieces = made.maskFeatures === 'piece';
       for await (const [rings, parts, top] of pieces ? maskPieces(path, mask, bandBytes) : maskLabels(path, mask, bandBytes, made)) {
         // Pieces are in one polygon each: none is scattered (nor `mask-pieces`), as none is one feature of many.
-        if (!pieces) scattered.see(rings, parts);
+        if (!pieces) scattered.see(rings, parts, top);
         const value = parts.vertices >= TEXT_VERTICES || parts.polygons.length >= MANY_PIECES;
         if (value) valueVertices += parts.vertices;
         group.push(value ? labelFlat(rings, parts, top) : new FeatureText(writer.write(rings, parts, top), stringsOf(parts)));
