@@ -7,6 +7,7 @@ import { centroidPoint, type Quantiser } from '../../tiling/quantise.js';
 import { pbfAttributes, type PbfAttributes, type PbfDictionary } from '../encode-pbf.js';
 import type { TileSpec, ZoomContext } from './spec.js';
 import { wideEnough } from '../thinning.js';
+import { PolygonBoxes } from './near.js';
 
 /** A feature ready for tiling: flat geometry and what every tile reuses, worked out once per tiling call. */
 export interface Prepared {
@@ -34,6 +35,8 @@ export interface Prepared {
   collapsed: number;
   /** Its `radius` in pixels (`reachOf`), 0 without: placed as points, it is in every tile that circle reaches. */
   reach: number;
+  /** Of a feature of many pieces, its polygons' boxes, for those near the cell (`PolygonBoxes`); made when first needed. */
+  polygonBoxes?: PolygonBoxes;
 }
 
 /** A feature placed in a tile; `attrs` is the feature's PBF id and tags (shared, empty when PBF is off). */
@@ -127,11 +130,20 @@ export function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: Zoo
     }
     let at: TileGeometry | null = null;
     let pointified = false;
+    // Only some of its polygons, those near the cell: every tile clips them, none takes what it holds whole.
+    let cut = false;
     if (lod && p.pointable && subPixel(p, zc)) {
       at = centroidAt(p, zc, box);
       pointified = true;
     } else {
-      at = quantiser.quantise(p.flat, zc.scale, zc.sqTol, box);
+      const near = spec.cell && p.tf.many === true ? (p.polygonBoxes ??= new PolygonBoxes(p.tf.geom)).near(p.flat, px0, py0, px1, py1) : p.flat;
+      cut = near !== p.flat;
+      at = quantiser.quantise(near, zc.scale, zc.sqTol, box);
+      // Nothing of those near left on the grid: whether anything of the whole is decides where its centroid stands.
+      if (at === null && cut) {
+        cut = false;
+        at = quantiser.quantise(p.flat, zc.scale, zc.sqTol, box);
+      }
       // Collapsed at this zoom: keep it visible as its centroid rather than let it vanish from the overview.
       // So is a feature of many pieces the zoom draws with none of them (tile/pieces.ts `drawnMany`).
       if (at === null && lod && p.pointable && (p.collapsible || p.tf.many === true)) {
@@ -160,7 +172,7 @@ export function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: Zoo
         r.minX = x * EXTENT - BUFFER; r.minY = y * EXTENT - BUFFER; r.maxX = (x + 1) * EXTENT + BUFFER; r.maxY = (y + 1) * EXTENT + BUFFER;
         // A tile's share of a long MultiPoint (`nearTile`) is of the points in its buffer: a circle's reaches farther.
         let g: TileGeometry | null;
-        if (boxInside(box, r)) g = at;
+        if (!cut && boxInside(box, r)) g = at;
         else if (round > 0) {
           t.minX = x * EXTENT; t.minY = y * EXTENT; t.maxX = (x + 1) * EXTENT; t.maxY = (y + 1) * EXTENT;
           g = reaching(at, t, round);
