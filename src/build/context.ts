@@ -43,7 +43,10 @@ export interface BuildIO {
    * refuse one that another process still running on this machine works in. Without it, no such check.
    */
   processes?: ProcessProbe;
-  /** A full garbage collection on this thread, called once reading is done (its garbage would last the build). */
+  /**
+   * A full garbage collection on this thread, called once reading is done (its garbage would last the build); given,
+   * the workers collect theirs after a heavy batch too (TileBatch.collect).
+   */
   collect?: () => void;
 }
 

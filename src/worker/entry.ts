@@ -9,6 +9,7 @@ import { RecordRouter } from '../stages/partition.js';
 import { cellSpecs } from '../stages/tile/spec.js';
 import { TilerScratch } from '../stages/tile/tiler.js';
 import { tileUnit, type UnitResult } from '../stages/unit.js';
+import { fullCollection } from './collector.js';
 import { isOverview, resultTransfers, type Task, type TaskResult, type TileBatch, type TileBatchResult } from './protocol.js';
 
 /** `value` with the buffers listed moved to the caller. */
@@ -72,7 +73,18 @@ function gzipTiles(tiles: UnitResult['tiles'], formats: readonly TileFormat[]): 
   }
 }
 
+/** This thread's full collection, found when a batch first asks for one (null: V8 gives none). */
+let collector: (() => void) | null | undefined;
+
 export default function run(task: Task): ReturnType<typeof Piscina.move> {
-  const res = task.kind === 'parse' ? parseBatch(task, router) : tileBatch(task);
+  if (task.kind === 'parse') {
+    const parsed = parseBatch(task, router);
+    return moving(parsed, resultTransfers(parsed));
+  }
+  const res = tileBatch(task);
+  if (task.collect) {
+    collector ??= fullCollection() ?? null;
+    if (collector) { collector(); res.collected = true; }
+  }
   return moving(res, resultTransfers(res));
 }

@@ -52,11 +52,24 @@ export interface TileBatch {
   writeTo?: string;
   /** Formats whose tiles come back gzipped (`gzipTile`): the sink stores them so (TileSink.gzips). */
   gzip?: TileFormat[];
+  /**
+   * A full garbage collection once the batch is tiled: its units held HEAVY_BATCH bytes of records or more, and the
+   * thread, allocating little in its next units, would carry their garbage into them (the caller allows it: BuildIO.collect).
+   */
+  collect?: boolean;
 }
+
+/**
+ * Records of a batch from which its worker collects its garbage after it: four times the most a unit of cells holds
+ * (UNIT_BYTES), so only a unit of features held whole across a slide (a class mask's classes) is followed by one.
+ */
+export const HEAVY_BATCH = 64 << 20;
 
 export interface TileBatchResult {
   kind: 'tiles';
   units: UnitResult[];
+  /** The worker collected its garbage after the batch (TileBatch.collect). */
+  collected?: boolean;
   /** The first tile that could not be written; the batch stops there. */
   failed?: TileWriteFailure;
   /** A unit's record file found cut short or missing (a WorkStateError in the worker, its class lost on the way); the batch stops there. */

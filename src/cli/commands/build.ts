@@ -9,7 +9,7 @@ import { EXIT_OK } from '../exit.js';
 import { resolveInputs } from '../inputs.js';
 import { handleSignals, progressReporter, removalLogger, signalExitCode, warnLost } from '../run-build.js';
 import { localProcesses } from '../processes.js';
-import { fullCollection } from '../collector.js';
+import { fullCollection } from '../../worker/collector.js';
 
 export const usage = 'INPUT... -o DIR|FILE.pmtiles';
 

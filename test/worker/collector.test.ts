@@ -1,9 +1,13 @@
-// The collection the CLI hands a build: it frees what the reading thread let go of, and a build calls it once, after reading.
+// The collection the CLI hands a build: it frees what the reading thread let go of, a build calls it once, after reading,
+// and a worker collects its own after a batch the build marks heavy.
 import { describe, expect, it } from 'vitest';
-import { fullCollection } from '../../src/cli/collector.js';
+import { fullCollection } from '../../src/worker/collector.js';
 import { buildPyramid } from '../../src/build/pipeline.js';
 import { MemorySink } from '../../src/io/sink.js';
 import { memorySource } from '../../src/io/read.js';
+import { createPool } from '../../src/worker/pool.js';
+import type { TileBatch } from '../../src/worker/protocol.js';
+import { resolveBuildConfig } from '../../src/options.js';
 
 describe('fullCollection', () => {
   it('collects array buffers nothing refers to any more (a band of mask pixels)', async () => {
@@ -29,5 +33,20 @@ describe('fullCollection', () => {
     });
     expect(tilesAtCollect).toEqual([0]);
     expect(sink.files.size).toBeGreaterThan(0);
+  });
+
+  it('runs in a worker after a batch marked to collect, and only then', async () => {
+    const pool = createPool(1);
+    try {
+      const o = resolveBuildConfig({}).options;
+      const spec = { side: 4096, minZoom: 0, maxZoom: 2, finestZoom: 2, layers: [{ id: 'cells' }], formats: { json: false, pbf: true }, lod: 'auto', tileBudget: o.tileBudget, collection: {} };
+      const batch = (collect?: boolean): TileBatch => ({ kind: 'tiles', spec: spec as TileBatch['spec'], dims: [], units: [], collect });
+      expect((await pool.tile(batch(true))).collected).toBe(true);
+      expect((await pool.tile(batch())).collected).toBeUndefined();
+      // Found once, then called again from the thread's own.
+      expect((await pool.tile(batch(true))).collected).toBe(true);
+    } finally {
+      await pool.close();
+    }
   });
 });
