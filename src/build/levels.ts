@@ -11,7 +11,7 @@ import type { TileSpec } from '../stages/tile/spec.js';
 import { raiseThresholds } from '../stages/thresholds.js';
 import { compareUnitKeys } from '../stages/unit-key.js';
 import type { UnitResult } from '../stages/unit.js';
-import { HEAVY_BATCH, isOverview, type BatchUnit, type TileBatch, type TileBatchResult } from '../worker/protocol.js';
+import { COLLECT_HEAP, HEAVY_BATCH, isOverview, type BatchUnit, type TileBatch, type TileBatchResult } from '../worker/protocol.js';
 import { flightBudget, secondsSince, storeBudget, throwIfAborted, type RunContext } from './context.js';
 import { previewPatch } from './report.js';
 import { LevelGraph } from './schedule.js';
@@ -230,7 +230,7 @@ class LevelRun {
     const batch: TileBatch = {
       kind: 'tiles', spec: this.spec(level), dims: this.plan.dims, units, writeTo: this.writeTo, gzip: this.gzip, part: level === 0 && this.part,
       next: level + 1 < this.plan.levels.length ? { zoom: this.plan.levels[level + 1].zoom } : undefined,
-      collect: bytes >= HEAVY_BATCH && this.ctx.io.collect !== undefined ? true : undefined,
+      collect: bytes >= HEAVY_BATCH && this.ctx.io.collect !== undefined ? COLLECT_HEAP : undefined,
     };
     const done = this.ctx.pool.tile(batch, moved).then((result) => ({ result }), (error: unknown) => ({ error }));
     this.inFlight.add({ level, units: units.map((u) => u.unit), bytes, done });

@@ -1,4 +1,5 @@
 // Worker thread entry: runs one parse batch or one batch of tile units per call (see protocol.ts); result bytes go back by transfer, not copy.
+import v8 from 'node:v8';
 import { Piscina, transferableSymbol, valueSymbol } from 'piscina';
 import { gzipTile } from '../archive/pmtiles-sink.js';
 import type { TileFormat } from '../io/sink.js';
@@ -82,7 +83,7 @@ export default function run(task: Task): ReturnType<typeof Piscina.move> {
     return moving(parsed, resultTransfers(parsed));
   }
   const res = tileBatch(task);
-  if (task.collect) {
+  if (task.collect !== undefined && v8.getHeapStatistics().used_heap_size >= task.collect) {
     collector ??= fullCollection() ?? null;
     if (collector) { collector(); res.collected = true; }
   }

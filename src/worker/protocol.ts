@@ -53,10 +53,11 @@ export interface TileBatch {
   /** Formats whose tiles come back gzipped (`gzipTile`): the sink stores them so (TileSink.gzips). */
   gzip?: TileFormat[];
   /**
-   * A full garbage collection once the batch is tiled: its units held HEAVY_BATCH bytes of records or more, and the
-   * thread, allocating little in its next units, would carry their garbage into them (the caller allows it: BuildIO.collect).
+   * A full garbage collection once the batch is tiled, where the thread's heap in use is then this many bytes or more:
+   * its units held HEAVY_BATCH bytes of records or more, and the thread, allocating little in its next units, would
+   * carry their garbage into them (the caller allows it: BuildIO.collect).
    */
-  collect?: boolean;
+  collect?: number;
 }
 
 /**
@@ -64,6 +65,13 @@ export interface TileBatch {
  * (UNIT_BYTES), so only a unit of features held whole across a slide (a class mask's classes) is followed by one.
  */
 export const HEAVY_BATCH = 64 << 20;
+
+/**
+ * The heap in use after a heavy batch from which its thread collects: a unit of a class mask's classes whole leaves
+ * 130–170 MB (live scratch and garbage alike), and collecting after each of the 20,000² px class mask's hundred such
+ * units cost 4% more CPU for no lower peak; units of labels across a slide left 200–355 MB.
+ */
+export const COLLECT_HEAP = 192 << 20;
 
 export interface TileBatchResult {
   kind: 'tiles';

@@ -6,7 +6,7 @@ import { buildPyramid } from '../../src/build/pipeline.js';
 import { MemorySink } from '../../src/io/sink.js';
 import { memorySource } from '../../src/io/read.js';
 import { createPool } from '../../src/worker/pool.js';
-import type { TileBatch } from '../../src/worker/protocol.js';
+import { COLLECT_HEAP, type TileBatch } from '../../src/worker/protocol.js';
 import { resolveBuildConfig } from '../../src/options.js';
 
 describe('fullCollection', () => {
@@ -35,16 +35,18 @@ describe('fullCollection', () => {
     expect(sink.files.size).toBeGreaterThan(0);
   });
 
-  it('runs in a worker after a batch marked to collect, and only then', async () => {
+  it('runs in a worker after a batch marked to collect where its heap in use reaches the mark, and only then', async () => {
     const pool = createPool(1);
     try {
       const o = resolveBuildConfig({}).options;
       const spec = { side: 4096, minZoom: 0, maxZoom: 2, finestZoom: 2, layers: [{ id: 'cells' }], formats: { json: false, pbf: true }, lod: 'auto', tileBudget: o.tileBudget, collection: {} };
-      const batch = (collect?: boolean): TileBatch => ({ kind: 'tiles', spec: spec as TileBatch['spec'], dims: [], units: [], collect });
-      expect((await pool.tile(batch(true))).collected).toBe(true);
+      const batch = (collect?: number): TileBatch => ({ kind: 'tiles', spec: spec as TileBatch['spec'], dims: [], units: [], collect });
+      expect((await pool.tile(batch(0))).collected).toBe(true);
       expect((await pool.tile(batch())).collected).toBeUndefined();
+      // Not where the heap in use is under what the batch names (a thread that tiled nothing holds a few MB).
+      expect((await pool.tile(batch(COLLECT_HEAP))).collected).toBeUndefined();
       // Found once, then called again from the thread's own.
-      expect((await pool.tile(batch(true))).collected).toBe(true);
+      expect((await pool.tile(batch(0))).collected).toBe(true);
     } finally {
       await pool.close();
     }
