@@ -107,8 +107,20 @@ export async function readFully(file: FileHandle, path: string, out: Uint8Array,
   }
 }
 
+/** Rows [top, top + count) of the mask, samples in this machine's byte order, as libvips gives them raw. */
+export type StripRows = (top: number, count: number) => Promise<Buffer>;
+
+/**
+ * The rows of a page whose segments (strips or tiles) `layout` places, read with `read`: undefined without a layout,
+ * or where its segments are in the LZW of before 1991, which libvips reads.
+ */
+export async function segmentRows<L extends SampleCoding & { offsets: number[] }>(path: string, layout: L | undefined, read: (path: string, layout: L, top: number, count: number) => Promise<Buffer>): Promise<StripRows | undefined> {
+  if (layout === undefined || (layout.compression === 5 && !(await modernLzw(path, layout.offsets[0])))) return undefined;
+  return (top, count) => read(path, layout, top, count);
+}
+
 /** Whether an LZW segment starting at `at` starts as LZW has since 1991 (a clear code, most significant bit first). */
-export async function modernLzw(path: string, at: number): Promise<boolean> {
+async function modernLzw(path: string, at: number): Promise<boolean> {
   const head = Buffer.alloc(2);
   const file = await open(path, 'r');
   try {

@@ -3,7 +3,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { ImageError } from '../report/errors.js';
 import { LzwDecoder } from './tiff-codecs.js';
-import { decodeSegment, MAX_DECODED_SEGMENT, modernLzw, READ_RUN, readFully, segmentPage, TAG, undoCoding, type SampleCoding } from './tiff-segments.js';
+import { decodeSegment, MAX_DECODED_SEGMENT, READ_RUN, readFully, segmentPage, segmentRows, TAG, undoCoding, type SampleCoding, type StripRows } from './tiff-segments.js';
 
 interface Layout extends SampleCoding {
   width: number;
@@ -13,8 +13,7 @@ interface Layout extends SampleCoding {
   counts: number[];
 }
 
-/** Rows [top, top + count) of the mask, samples in this machine's byte order, as libvips gives them raw. */
-export type StripRows = (top: number, count: number) => Promise<Buffer>;
+export type { StripRows } from './tiff-segments.js';
 
 /**
  * A reader of the rows of page `page` of a strip TIFF of one sample per pixel, 8, 16, 32 or 64-bit, uncompressed,
@@ -22,9 +21,7 @@ export type StripRows = (top: number, count: number) => Promise<Buffer>;
  * libvips calls `depth`; undefined for any other TIFF (tiled, planar, JPEG…), which libvips reads.
  */
 export async function stripReader(path: string, page: number, depth: string): Promise<StripRows | undefined> {
-  const layout = stripLayout(path, page, depth);
-  if (layout === undefined || (layout.compression === 5 && !(await modernLzw(path, layout.offsets[0])))) return undefined;
-  return (top, count) => readRows(path, layout, top, count);
+  return segmentRows(path, stripLayout(path, page, depth), readRows);
 }
 
 function stripLayout(path: string, page: number, depth: string): Layout | undefined {

@@ -3,8 +3,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { ImageError } from '../report/errors.js';
 import { LzwDecoder } from './tiff-codecs.js';
-import { decodeSegment, MAX_DECODED_SEGMENT, modernLzw, READ_RUN, readFully, segmentPage, TAG, undoCoding, type SampleCoding } from './tiff-segments.js';
-import type { StripRows } from './tiff-strips.js';
+import { decodeSegment, MAX_DECODED_SEGMENT, READ_RUN, readFully, segmentPage, segmentRows, TAG, undoCoding, type SampleCoding, type StripRows } from './tiff-segments.js';
 
 interface Layout extends SampleCoding {
   width: number;
@@ -24,9 +23,7 @@ interface Layout extends SampleCoding {
  * holds its own rows and one tile, whatever the mask's size.
  */
 export async function tileReader(path: string, page: number, depth: string): Promise<StripRows | undefined> {
-  const layout = tileLayout(path, page, depth);
-  if (layout === undefined || (layout.compression === 5 && !(await modernLzw(path, layout.offsets[0])))) return undefined;
-  return (top, count) => readRows(path, layout, top, count);
+  return segmentRows(path, tileLayout(path, page, depth), readRows);
 }
 
 function tileLayout(path: string, page: number, depth: string): Layout | undefined {
