@@ -57,7 +57,7 @@ export const OPTIONS = {
   layer: { type: 'string', arg: 'NAME', help: 'vector layer id for every input that names none of its own (a --manifest entry\'s layer wins; default: the file name without extensions; stdin: features)', commands: BUILDING },
   layerBy: { type: 'string', arg: 'FIELD', help: 'split layers by a feature member (featureClass) or a property field; dotted names reach into nested objects (classification.name)', commands: BUILDING },
   layerPerFile: { type: 'boolean', default: false, help: 'each file a layer of its own, named after the file less its folders and data extensions: the files of a directory input too, which otherwise make one layer named after the directory (a file input is a layer of its own either way; inputs named alike on one plane share one, with a warning)', commands: BUILDING },
-  maskFeatures: { type: 'string', arg: 'KIND', default: 'label', choices: ['label', 'piece'], help: 'the features of a label mask (TIFF, PNG): label, one per label value, all its pieces one MultiPolygon; or piece, one per 4-connected piece of each label, for a 0/255 or class mask, or one segmented tile by tile and numbered afresh in each (ids 1, 2, … in raster order of each piece\'s first pixel; properties label, piece: 1, 2, … within its label, area)', helpFor: { validate: 'count a label mask\'s features as a build given it makes them: label, one per label value, or piece, one per 4-connected piece of each label' }, commands: [...BUILDING, 'validate'] },
+  maskFeatures: { type: 'string', arg: 'KIND', default: 'auto', choices: ['auto', 'label', 'piece'], help: 'the features of a label mask (TIFF, PNG): label, one per label value, all its pieces one MultiPolygon; piece, one per 4-connected piece of each label, for a 0/255 or class mask, or one segmented tile by tile and numbered afresh in each (ids 1, 2, … in raster order of each piece\'s first pixel; properties label, piece: 1, 2, … within its label, area); auto, label unless the mask is seen numbered afresh in each tile (mask-scattered, mask-recurring), then piece', helpFor: { validate: 'count a label mask\'s features as a build given it makes them: label, one per label value, piece, one per 4-connected piece of each label, or auto, as a build decides' }, commands: [...BUILDING, 'validate'] },
   nucleusFeatures: { type: 'boolean', default: false, help: "a QuPath cell's nucleusGeometry becomes a feature of its own, in layer nucleus with parentId the cell's id", commands: BUILDING },
   input: { type: 'list', arg: 'DIMS:FILE', default: [], help: 'an input with a fixed plane, e.g. t=0,c=1:cells.json', commands: BUILDING },
   manifest: { type: 'string', arg: 'FILE', help: 'JSON file listing inputs, their planes and layers: [{"path": "...", "t": 0, "c": 1, "z": 2, "layer": "..."}] (paths relative to it)', commands: BUILDING },
@@ -229,8 +229,11 @@ export interface BuildConfig {
   maskFeatures: MaskFeatures;
 }
 
-/** `--mask-features`: one feature per label value (`label`), or per 4-connected piece of each (`piece`). */
-export type MaskFeatures = 'label' | 'piece';
+/**
+ * `--mask-features`: one feature per label value (`label`), per 4-connected piece of each (`piece`), or `auto`: per
+ * label unless the mask is seen numbered afresh in each tile of its segmentation, then per piece.
+ */
+export type MaskFeatures = 'auto' | 'label' | 'piece';
 
 /** The `--image` file, and what it states of its pixel's size (`StatedPixelSize`). */
 export interface ImagePixel extends StatedPixelSize { file: string }
@@ -273,7 +276,7 @@ export function resolveBuildConfig(given: Partial<Options>, header?: ImageSize):
   check(o.layer !== '', '--layer must be a layer name (a non-empty string), found ""');
   check(!o.preview || archive !== 'file', `--preview writes PNG files beside the tiles, which -o ${o.out} (one archive) has no place for: write -o DIR --archive pmtiles`);
   check(o.tileCompression === 'auto' || o.tileCompression === 'none' || o.tileCompression === 'gzip', `--tile-compression takes auto, none or gzip, found "${o.tileCompression}"`);
-  check(o.maskFeatures === 'label' || o.maskFeatures === 'piece', `--mask-features takes label or piece, found ${shown(o.maskFeatures)}`);
+  check(o.maskFeatures === 'auto' || o.maskFeatures === 'label' || o.maskFeatures === 'piece', `--mask-features takes auto, label or piece, found ${shown(o.maskFeatures)}`);
   checkVersion(o.version);
   if (o.baseUrl !== undefined) checkBaseUrl(o.baseUrl);
   // A directory's tiles are files served as they are: compressing them is the web server's part.

@@ -87,7 +87,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
       if ('features' in input.source) {
         clearOutlines(spill);
         const outlines = { bytes: outlineBudget(config), open: () => new OutlineFile(path.join(spill, OUTLINES_DIR)) };
-        const onRecurring = (r: Recurring) => { recurring = true; io.onWarning?.(...recurringWarning(file, r)); };
+        const onRecurring = (r: Recurring, asPieces: boolean) => { recurring = true; io.onWarning?.(...recurringWarning(file, r, asPieces)); };
         features = madeFeatures(input.source, pieces, { maskFeatures: config.maskFeatures, outlines, onRecurring, signal: io.signal });
       } else {
         reading = { file, events: readEventBatches(input.source, valueLimit(config)) };
@@ -119,7 +119,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
       }
       const many = pieces.warning(file);
       if (many) io.onWarning?.(...many);
-      if (scattered && !recurring) io.onWarning?.(...scatteredWarning(file, scattered));
+      if (scattered && !recurring) io.onWarning?.(...scatteredWarning(file, scattered, made.readAsPieces?.() ?? false));
     }
   }
 

@@ -40,14 +40,16 @@ export const MASK_BAND_BYTES = 128 * 1024 * 1024;
 
 /**
  * The mask's features by top row, then label (`labelsToFeatures`), or its pieces in raster order when the build
- * asks for them (`MadeOptions`, --mask-features piece: `LabelPieces`); the pixels are decoded and traced when the build
- * first asks. `bandBytes` is for tests, which cut small masks into bands as large ones are, and `direct` (false: a
- * strip TIFF read through libvips, `openLabelMask`) for tests that compare the two readers.
+ * asks for them (`MadeOptions`, --mask-features piece: `LabelPieces`) or, asked for `auto`, finds the mask numbered
+ * afresh in each tile; the pixels are decoded and traced when the build first asks. `bandBytes` is for tests, which
+ * cut small masks into bands as large ones are, and `direct` (false: a strip TIFF read through libvips,
+ * `openLabelMask`) for tests that compare the two readers.
  */
 export function maskSource(path: string, bandBytes = MASK_BAND_BYTES, direct = true): FeatureSource {
   let size: { width: number; height: number } | undefined;
   let members: Record<string, unknown> | undefined;
   let ignored: string | undefined;
+  let asPieces = false;
   const scattered = new ScatteredLabels();
   return {
     name: path,
@@ -57,6 +59,7 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES, direct = t
     members: () => members,
     pixelSizeIgnored: () => ignored,
     scattered: () => scattered.found(),
+    readAsPieces: () => asPieces,
     features: async function* (made: MadeOptions = {}) {
       const mask = stoppable(await openLabelMask(path, direct), made.signal);
       size = { width: mask.width, height: mask.height };
@@ -65,10 +68,9 @@ export function maskSource(path: string, bandBytes = MASK_BAND_BYTES, direct = t
       const writer = new FeatureTextWriter();
       let group: (FlatValue | FeatureText)[] = [];
       let valueVertices = 0;
-      const pieces = made.maskFeatures === 'piece';
-      for await (const [rings, parts, top] of pieces ? maskPieces(path, mask, bandBytes) : maskLabels(path, mask, bandBytes, made)) {
-        // Pieces are in one polygon each: none is scattered (nor `mask-pieces`), as none is one feature of many.
-        if (!pieces) scattered.see(rings, parts, top);
+      const labels = made.maskFeatures === 'piece' ? undefined : await maskLabels(path, mask, bandBytes, made, scattered);
+      asPieces = labels === undefined;
+      for await (const [rings, parts, top] of labels ?? maskPieces(path, mask, bandBytes)) {
         const value = parts.vertices >= TEXT_VERTICES || parts.polygons.length >= MANY_PIECES;
         if (value) valueVertices += parts.vertices;
         group.push(value ? labelFlat(rings, parts, top) : new FeatureText(writer.write(rings, parts, top), stringsOf(parts)));
@@ -114,22 +116,28 @@ async function* maskPieces(path: string, mask: MaskFile, bandBytes: number): Asy
   }
 }
 
+type Given = AsyncGenerator<[LabelRings, LabelParts, number], void, undefined>;
+
 /**
  * Every label's rings, the mask read whole when it is `bandBytes` or less, else twice by bands: once for each label's
  * last row, then band by band of pieces (`pieceBands`), gathered into their labels' features (`LabelGather`). A
  * label reaching down many bands (a class mask's class, a label of a mask numbered afresh in each tile) is held as
  * its outlines, not its pixels, and so are the labels after it, spilled past `made.outlines`' bytes; the features
- * are those of the mask read whole. Labels recurring far apart are told (`made.onRecurring`) from the first pass.
- * An intensity image is refused (`refuseIntensity`) from samples of the rows as they are first read, before they
- * are traced, and from each band's pieces once traced, before any of its labels is given.
+ * are those of the mask read whole. Each label given is seen by `scattered`. Labels recurring far apart are told
+ * (`made.onRecurring`) from the first pass. An intensity image is refused (`refuseIntensity`) from samples of the
+ * rows as they are first read, before they are traced, and from each band's pieces once traced, before any of its
+ * labels is given. With `--mask-features auto`, none when the mask is seen numbered afresh in each tile: scattered
+ * labels once read whole, or labels recurring once the first pass is over; it is then read by its pieces.
  */
-async function* maskLabels(path: string, mask: MaskFile, bandBytes: number, made: MadeOptions): AsyncGenerator<[LabelRings, LabelParts, number], void, undefined> {
+async function maskLabels(path: string, mask: MaskFile, bandBytes: number, made: MadeOptions, scattered: ScatteredLabels): Promise<Given | undefined> {
   const { width, height } = mask;
+  const auto = made.maskFeatures === 'auto';
   const rows = bandRows(mask, bandBytes);
   if (rows >= height) {
     const rings = await wholeRings(path, mask);
-    for (const parts of labelsOf(rings)) yield [rings, parts, 0];
-    return;
+    for (const parts of labelsOf(rings)) scattered.see(rings, parts, 0);
+    if (auto && scattered.found()) return undefined;
+    return (async function* () { for (const parts of labelsOf(rings)) yield [rings, parts, 0]; })();
   }
   const labels = new LabelRows();
   let told = false;
@@ -138,14 +146,24 @@ async function* maskLabels(path: string, mask: MaskFile, bandBytes: number, made
     // Before its labels are counted: 32-bit noise gives one per pixel, a map of them past the memory there is.
     refuseIntensity(path, { width, height: data.length / width, data }, top, height);
     labels.add(data, width, top);
-    const recurring = told ? undefined : labels.recurring();
-    if (recurring) { told = true; made.onRecurring?.(recurring); }
+    // `auto` decides once every row is counted: told of a mask it then reads by pieces, a user has nothing to change.
+    const recurring = told || auto ? undefined : labels.recurring();
+    if (recurring) { told = true; made.onRecurring?.(recurring, false); }
   }
-  const gather = new LabelGather((L) => labels.lastRow(L), height, made.outlines);
-  try {
-    for await (const { rings, from, to, pieces } of pieceBands(path, mask, rows, false)) yield* gather.band(rings, pieces, from, to);
-  } finally {
-    // Also when the build stops reading (a failure after it): the spill file goes with the read.
-    gather.close();
-  }
+  const numbered = auto ? labels.recurring() : undefined;
+  if (numbered) { made.onRecurring?.(numbered, true); return undefined; }
+  return (async function* () {
+    const gather = new LabelGather((L) => labels.lastRow(L), height, made.outlines);
+    try {
+      for await (const { rings, from, to, pieces } of pieceBands(path, mask, rows, false)) {
+        for (const given of gather.band(rings, pieces, from, to)) {
+          scattered.see(...given);
+          yield given;
+        }
+      }
+    } finally {
+      // Also when the build stops reading (a failure after it): the spill file goes with the read.
+      gather.close();
+    }
+  })();
 }

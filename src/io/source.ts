@@ -55,13 +55,18 @@ export interface FeatureSource {
    * `features()` has been read through: the build says so when no input and no --image gives the pyramid a size.
    */
   pixelSizeIgnored?(): string | undefined;
+  /** Whether a mask's features were its labels' pieces (`--mask-features piece`, or `auto` finding it numbered afresh). */
+  readAsPieces?(): boolean;
   /** A mask's labels in pieces far apart, once `features()` has been read through (`ScatteredLabels`). */
   scattered?(): Scattered | undefined;
 }
 
 /** The options of a build that shape the features a source makes (BuildConfig has them too), and how it makes them. */
 export interface MadeOptions {
-  /** What a label mask's features are (`--mask-features`): one per label value (the default), or per 4-connected piece. */
+  /**
+   * What a label mask's features are (`--mask-features`): one per label value (the default here; the build passes its
+   * option), per 4-connected piece, or `auto`: per piece where the mask is seen numbered afresh in each tile.
+   */
   maskFeatures?: MaskFeatures;
   /**
    * Where a mask read in bands puts the outlines of labels still open past `bytes` (a share of --memory-budget): a
@@ -70,9 +75,9 @@ export interface MadeOptions {
   outlines?: OutlineBudget;
   /**
    * Told as soon as a mask read in bands is seen to have labels recurring far apart (`LabelRows.recurring`), before
-   * its pieces are traced: the build warns then, not once the mask is read.
+   * its pieces are traced: the build warns then, not once the mask is read. `asPieces`: `auto` reads it by its pieces.
    */
-  onRecurring?: (found: Recurring) => void;
+  onRecurring?: (found: Recurring, asPieces: boolean) => void;
   /** Aborted (SIGINT, SIGTERM): a mask's reading stops at its next read of rows, with InterruptedError. */
   signal?: AbortSignal;
 }

@@ -30,6 +30,8 @@ export interface FileReport {
   samples: IssueSample[];
   /** Why the file cannot be read: the message without its place, which `line` and `column` give (0 for none). */
   unreadable?: { message: string; line: number; column: number };
+  /** A label mask's features: its labels, or their pieces (`--mask-features piece`, or `auto` finding it numbered afresh). */
+  maskFeatures?: 'label' | 'piece';
 }
 
 export interface ValidateTotals {
@@ -156,7 +158,7 @@ export async function validateMask(source: FeatureSource, made?: MadeOptions): P
     if (!(e instanceof ImageError)) throw e;
     return { ...report, kind: null, valid: false, unreadable: { message: e.reason, line: 0, column: 0 } };
   }
-  return report;
+  return { ...report, maskFeatures: source.readAsPieces?.() ? 'piece' : 'label' };
 }
 
 /** The report of a file nothing was read from yet. */

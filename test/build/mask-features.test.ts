@@ -231,7 +231,7 @@ describe('--mask-features piece', () => {
   });
 
   it('is refused with a value it does not take, naming it (exit 2)', () => {
-    expect(refusal(() => resolveBuildConfig({ maskFeatures: 'pieces' }), UsageError, 2)).toBe('--mask-features takes label or piece, found "pieces"');
+    expect(refusal(() => resolveBuildConfig({ maskFeatures: 'pieces' }), UsageError, 2)).toBe('--mask-features takes auto, label or piece, found "pieces"');
   });
 });
 
@@ -252,7 +252,7 @@ describe('--mask-features on the command line', () => {
     expect(v.stdout).toContain(`${file}: valid, label mask of 9 pieces, 0 errors, 0 warnings`);
     expect((await runCli(['validate', file])).stdout).toContain(`${file}: valid, label mask of 1 label, 0 errors, 0 warnings`);
     const bad = await runCli(['build', file, '-o', path.join(path.dirname(file), 'bad'), '--mask-features', 'pieces']);
-    expect([bad.code, bad.stderr]).toEqual([2, "error: option --mask-features must be one of label, piece, got 'pieces'\nRun 'mudm-tiles build --help' for usage.\n"]);
+    expect([bad.code, bad.stderr]).toEqual([2, "error: option --mask-features must be one of auto, label, piece, got 'pieces'\nRun 'mudm-tiles build --help' for usage.\n"]);
     // A plan is the work state a build killed after reading leaves: resumed with other pieces, it is refused.
     const out = path.join(path.dirname(file), 'out');
     expectOk(await runCli(['plan', file, '-o', out, '--shards', '1', '--max-zoom', '1', '--mask-features', 'piece', '-q']), 'plan');

@@ -77,7 +77,7 @@ describe('label outlines past the budget', () => {
     const build = async (options: { memoryBudget?: number; tmpDir?: string }) => {
       const sink = new MemorySink();
       const warnings: unknown[] = [];
-      await buildPyramid([{ source: maskSource(file, BAND) }], { maxZoom: 2, workers: 1, ...options }, { sink, onWarning: (_, d) => warnings.push(d) });
+      await buildPyramid([{ source: maskSource(file, BAND) }], { maxZoom: 2, workers: 1, maskFeatures: 'label', ...options }, { sink, onWarning: (_, d) => warnings.push(d) });
       return { sink, warnings: warnings.map((w) => (w as { event: string }).event).filter((e) => e !== 'pixel-size-default' && e !== 'memory-budget') };
     };
     const plain = await build({});
@@ -101,12 +101,12 @@ describe('label outlines past the budget', () => {
       const dir = path.join(spillRoot(o, workDirFor(o, undefined)), OUTLINES_DIR);
       fs.mkdirSync(dir, { recursive: true });
       fs.writeFileSync(path.join(dir, OUTLINES_FILE), new Uint8Array(4096));
-      await buildPyramid([{ source: maskSource(file, BAND) }], { maxZoom: 2, workers: 1, memoryBudget, tmpDir: tmp }, { sink: new MemorySink() });
+      await buildPyramid([{ source: maskSource(file, BAND) }], { maxZoom: 2, workers: 1, maskFeatures: 'label', memoryBudget, tmpDir: tmp }, { sink: new MemorySink() });
       expect(fs.readdirSync(tmp)).toEqual([]);
       // A file the build did not name is kept, and so are the folders holding it.
       fs.mkdirSync(dir, { recursive: true });
       fs.writeFileSync(path.join(dir, 'notes.txt'), 'mine');
-      await buildPyramid([{ source: maskSource(file, BAND) }], { maxZoom: 2, workers: 1, memoryBudget, tmpDir: tmp }, { sink: new MemorySink() });
+      await buildPyramid([{ source: maskSource(file, BAND) }], { maxZoom: 2, workers: 1, maskFeatures: 'label', memoryBudget, tmpDir: tmp }, { sink: new MemorySink() });
       expect(fs.readdirSync(dir)).toEqual(['notes.txt']);
     }
   });
@@ -118,7 +118,7 @@ describe('label outlines past the budget', () => {
     const root = spillRoot(o, workDirFor(o, undefined));
     fs.mkdirSync(root, { recursive: true });
     fs.writeFileSync(path.join(root, OUTLINES_DIR), 'in the way');
-    const error = await buildPyramid([{ source: maskSource(file, BAND) }], { maxZoom: 2, workers: 1, memoryBudget: 64 * 1024, tmpDir: tmp }, { sink: new MemorySink() }).then(() => undefined, (e: unknown) => e);
+    const error = await buildPyramid([{ source: maskSource(file, BAND) }], { maxZoom: 2, workers: 1, maskFeatures: 'label', memoryBudget: 64 * 1024, tmpDir: tmp }, { sink: new MemorySink() }).then(() => undefined, (e: unknown) => e);
     expect(error).toBeInstanceOf(OutputError);
     expect(exitCodeFor(error)).toBe(EXIT_OUTPUT);
     expect((error as Error).message).toBe(`cannot write ${path.join(root, OUTLINES_DIR, OUTLINES_FILE)} (label outlines held past a tenth of --memory-budget while a mask is read; --tmp-dir sets where they go): a file is in the way of a directory`);

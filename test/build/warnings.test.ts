@@ -296,16 +296,16 @@ describe('a mask whose labels restart in each tile it was segmented in', () => {
   const build = async (file: string) => {
     const warnings: [string, unknown][] = [];
     const sink = new MemorySink();
-    await buildPyramid([{ source: maskSource(file) }], { maxZoom: 2, workers: 1 }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
+    await buildPyramid([{ source: maskSource(file) }], { maxZoom: 2, workers: 1, maskFeatures: 'label' }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
     return { warnings, sink };
   };
 
-  it('warns that its labels lie in pieces far apart, each label one feature of all its pieces', async () => {
+  it('warns that its labels lie in pieces far apart, each label one feature of all its pieces (--mask-features label)', async () => {
     const { warnings, sink } = await build(mask(true));
     const file = path.join(path.dirname(String((warnings[0]?.[1] as { file?: string } | undefined)?.file)), 'tiled.tif');
     expect(warnings).toEqual([[
       `${file}: 16 of 16 labels are each in pieces far apart (label 1: 16 pieces across 1,211 × 1,211 px, 1,296 px in all): was the mask segmented tile by tile and numbered afresh in each? A label is one feature: one id and one hover card for all its pieces; build with --mask-features piece for a feature per piece (its label kept as a property), or number each object once across the mask (scikit-image: measure.label)`,
-      { event: 'mask-scattered', file, labels: 16, of: 16, label: 1, pieces: 16, width: 1211, height: 1211, area: 1296 },
+      { event: 'mask-scattered', file, labels: 16, of: 16, label: 1, pieces: 16, width: 1211, height: 1211, area: 1296, readAs: 'label' },
     ]]);
     // As it says: feature 1 of the finest tiles is the 16 cells numbered 1, one in each tile of the segmentation.
     const centres = new Set<string>();

@@ -6,6 +6,7 @@ import { MASK_FILE, maskSource } from '../../io/mask-source.js';
 import { InputError, UsageError } from '../../report/errors.js';
 import { unreadableReport, validateMask, validateSource, validateTotals, type FileReport, type ValidateTotals } from '../../validate/files.js';
 import { sampleLine } from '../../validate/tally.js';
+import type { MaskFeatures } from '../../options.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_INVALID, EXIT_OK, EXIT_UNREADABLE } from '../exit.js';
 import { dataFilesIn } from '../inputs.js';
@@ -29,12 +30,10 @@ export async function run(ctx: CommandContext): Promise<number> {
   const text = !options.json;
   const quiet = options.quiet;
   const progress = makeProgress(options.progress, io.stderr);
-  // What a label mask's features are, as a build given these options makes them: its labels or their pieces.
-  const maskFeatures = options.maskFeatures === 'piece' ? 'piece' : 'label';
   const files: FileReport[] = [];
   /** One file's report: an image is a label mask, traced as the build would (read as JSON it said "unexpected byte 0x89"). */
   const check = async (arg: string): Promise<FileReport> => {
-    if (MASK_FILE.test(arg)) return validateMask(maskSource(arg), { maskFeatures });
+    if (MASK_FILE.test(arg)) return validateMask(maskSource(arg), { maskFeatures: options.maskFeatures as MaskFeatures });
     const source = arg === '-' ? stdinSource(io.stdin) : fileSource(arg, { reuseChunks: true });
     const report = await validateSource(source, {
       onSample: text
@@ -60,7 +59,7 @@ export async function run(ctx: CommandContext): Promise<number> {
           const more = n - shown.length;
           if (more > 0 && !(quiet && shown[0]?.severity !== 'error')) io.stdout.write(`${withCode(`${report.file}: … and ${more} more`, code)}\n`);
         }
-        if (!quiet) io.stdout.write(`${fileSummary(report, maskFeatures)}\n`);
+        if (!quiet) io.stdout.write(`${fileSummary(report)}\n`);
       }
       files.push(report);
     }
@@ -96,8 +95,7 @@ function filesOf(arg: string, io: CliIO, log: Logger): (string | FileReport)[] {
   }
 }
 
-/** `unit`: what a mask's features are (--mask-features), labels or their pieces. */
-function fileSummary(r: FileReport, unit: string): string {
+function fileSummary(r: FileReport): string {
   if (r.unreadable) {
     const u = r.unreadable;
     return `${r.file}: unreadable${u.line > 0 ? ` at line ${u.line}, column ${u.column}` : ''}: ${u.message}`;
@@ -106,7 +104,7 @@ function fileSummary(r: FileReport, unit: string): string {
   const bare = r.kind === 'descriptor' || r.kind === 'report' || (r.kind === 'document' && r.type !== 'Feature' && r.type !== 'FeatureCollection');
   const what = r.kind === 'descriptor' ? 'tileset descriptor'
     : r.kind === 'report' ? 'build report'
-    : r.kind === 'mask' ? `label mask of ${plural(r.features, unit)}`
+    : r.kind === 'mask' ? `label mask of ${plural(r.features, r.maskFeatures ?? 'label')}`
     : bare ? (r.type ?? 'document')
     : `${plural(r.features, 'feature')} (${r.invalidFeatures} invalid)`;
   return `${r.file}: ${r.valid ? 'valid' : 'invalid'}, ${what}, ${plural(r.errors, 'error')}, ${plural(r.warnings, 'warning')}`;
