@@ -135,9 +135,17 @@ async function maskLabels(path: string, mask: MaskFile, bandBytes: number, made:
   const rows = bandRows(mask, bandBytes);
   if (rows >= height) {
     const rings = await wholeRings(path, mask);
-    for (const parts of labelsOf(rings)) scattered.see(rings, parts, 0);
-    if (auto && scattered.found()) return undefined;
-    return (async function* () { for (const parts of labelsOf(rings)) yield [rings, parts, 0]; })();
+    // `auto` sees every label before it gives any; `label` as it gives them.
+    if (auto) {
+      for (const parts of labelsOf(rings)) scattered.see(rings, parts, 0);
+      if (scattered.found()) return undefined;
+    }
+    return (async function* () {
+      for (const parts of labelsOf(rings)) {
+        if (!auto) scattered.see(rings, parts, 0);
+        yield [rings, parts, 0];
+      }
+    })();
   }
   const labels = new LabelRows();
   let told = false;
