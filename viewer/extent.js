@@ -85,7 +85,7 @@ export async function dataExtent({ ol, projection, tile, minZoom, maxZoom, side,
  * Fits a map's view to an extent beside the panel that covers the map's top left, or on a narrow screen (a phone),
  * where that leaves less than half the width, below it, while that leaves a third of the height (else the caller folds
  * it: `crowded`). `fitTo` returns the padding it used: the panel may grow once drawn, and the caller fits again when
- * `padding()` then differs.
+ * `padding()` then differs; `refit()` fits the last extent again to a map of another size, unless the view was moved.
  */
 export function fitter(ol, map, view, panelElement) {
   const padding = () => {
@@ -100,13 +100,29 @@ export function fitter(ol, map, view, panelElement) {
     const [width, height] = map.getSize();
     return panel.right + 16 > width / 2 && panel.bottom + 16 > (height * 2) / 3;
   };
+  // The last fit: its extent, and the view it left, to tell whether anyone has panned or zoomed since.
+  let fitted;
   const fitTo = (e) => {
     // A lone point or a tiny patch still gets some room around it.
     const margin = Math.max(0, 32 - Math.min(ol.extent.getWidth(e), ol.extent.getHeight(e)) / 2);
     const used = padding();
     view.fit(ol.extent.buffer(e, margin), { padding: used });
+    fitted = { extent: e, center: view.getCenter(), resolution: view.getResolution() };
     return used;
   };
-  return { fitTo, padding, crowded };
+  const untouched = () => {
+    const c = view.getCenter();
+    const tolerance = view.getResolution() / 100;
+    return fitted !== undefined && c !== undefined && view.getResolution() === fitted.resolution
+      && Math.abs(c[0] - fitted.center[0]) <= tolerance && Math.abs(c[1] - fitted.center[1]) <= tolerance;
+  };
+  /**
+   * After the map changed size: fitted again while the view is the one the last fit left (a window made smaller cut the
+   * slide off, one made larger left it small in a corner), else left to OpenLayers, which keeps the view's centre.
+   */
+  const refit = () => {
+    if (untouched()) fitTo(fitted.extent);
+  };
+  return { fitTo, refit, padding, crowded };
 }
 

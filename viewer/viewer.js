@@ -191,7 +191,7 @@ async function start() {
   await noteEmpty(firstExtent);
 
   const map = new ol.Map({ target: 'map', layers: [background, layer], view });
-  const { fitTo, padding: fitPadding, crowded } = fitter(ol, map, view, $('panel'));
+  const { fitTo, refit, padding: fitPadding, crowded } = fitter(ol, map, view, $('panel'));
   const fold = foldable($('panel'), $('fold'), crowded);
   const fitData = async () => fitTo((await dataExtentOfPlane()) ?? worldExtent);
   const showView = (v) => {
@@ -344,7 +344,8 @@ async function start() {
   // it went under it, and is fitted again. A window made small later (a phone turned, a window dragged narrow) folds it
   // too, and one made large again unfolds it: before, the panel kept its controls over most of the smaller map.
   fold.fit();
-  map.on('change:size', fold.fit);
+  // Folded first: the fit goes beside or below the panel as it is then.
+  map.on('change:size', () => { fold.fit(); refit(); });
   if (firstPadding && fitPadding().join() !== firstPadding.join()) fitTo(firstExtent ?? worldExtent);
   return {
     map, view, layer, background, descriptor, side, plane, errors,

@@ -24,6 +24,7 @@ export interface ViewerHandle {
   zoom(): number;
   tileZoom(): number;
   view: { getCenter(): number[]; setCenter(c: number[]): void; getZoom(): number; setZoom(z: number): void };
+  map: { getSize(): number[] | undefined };
 }
 
 export async function launch(): Promise<Browser> {

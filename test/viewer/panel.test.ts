@@ -45,6 +45,51 @@ describe.skipIf(!HAVE_CHROMIUM)('the viewer\'s panel', () => {
     }
   });
 
+  it('fits the data again when the window changes size, unless the view was moved; then keeps its centre', async () => {
+    const { page, url } = viewed;
+    const viewOf = () => page.evaluate(() => ({ centre: window.__viewer.view.getCenter(), zoom: window.__viewer.zoom() }));
+    /** The window made `size`, once the map has taken its new size and drawn it. */
+    const resize = async (size: { width: number; height: number }) => {
+      await page.setViewportSize(size);
+      await page.waitForFunction((w) => window.__viewer.map.getSize()?.[0] === w, size.width, { timeout: 5000 });
+      await page.evaluate(() => window.__viewer.settle());
+    };
+    const near = (a: { centre: number[]; zoom: number }, b: { centre: number[]; zoom: number }) => {
+      expect(Math.abs(a.zoom - b.zoom), `${a.zoom} against ${b.zoom}`).toBeLessThan(0.01);
+      for (const i of [0, 1]) expect(Math.abs(a.centre[i] - b.centre[i]), `${a.centre} against ${b.centre}`).toBeLessThan(1);
+    };
+    const open = async (size: { width: number; height: number }) => {
+      await page.goto('about:blank');
+      await page.setViewportSize(size);
+      await page.goto(url);
+      await page.evaluate(() => window.__viewer.ready);
+      await page.evaluate(() => window.__viewer.settle());
+    };
+    const large = { width: 1000, height: 640 }, small = { width: 500, height: 400 };
+    try {
+      // The views a page opened at each size fits.
+      await open(small);
+      const fittedSmall = await viewOf();
+      await open(large);
+      const fittedLarge = await viewOf();
+      expect(fittedLarge.zoom).toBeGreaterThan(fittedSmall.zoom + 0.5);
+      // Before, a window made smaller kept the larger one's zoom (the data cut off), and made larger again the
+      // smaller one's (the data small, off to one side).
+      await resize(small);
+      near(await viewOf(), fittedSmall);
+      await resize(large);
+      near(await viewOf(), fittedLarge);
+      // Moved by hand: a resize keeps its centre and zoom.
+      await page.evaluate(() => window.__viewer.view.setCenter([400, -400]));
+      await page.evaluate(() => window.__viewer.settle());
+      const moved = await viewOf();
+      await resize(small);
+      near(await viewOf(), moved);
+    } finally {
+      await page.setViewportSize({ width: 1000, height: 640 });
+    }
+  });
+
   it('lists "no value" only for a field some feature drawn lacks', async () => {
     const { page, url } = viewed;
     // A new load (a hash alone would not reload the page, whose panel the test before folded by hand).
