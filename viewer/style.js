@@ -21,7 +21,7 @@ export function isRegion(props) {
 /** Fill alpha of a region: enough to see where it is (and to point at it), too little to change a colour over it. */
 const REGION_FILL = 0.08;
 /** Fill alpha of an area: the image or background under a cell still shows through. */
-const AREA_FILL = 0.55;
+export const AREA_FILL = 0.55;
 
 /**
  * Radius in screen pixels of a point's disc. Points are drawn smaller once an image pixel is under half a screen pixel:

@@ -12,7 +12,7 @@ import { describerOf, featuresUnder, hoverCard } from './card.js';
 import { messageOf } from './descriptor.js';
 import { dataExtent, fitter } from './extent.js';
 import { keptLines } from './kept.js';
-import { showLegend } from './legend.js';
+import { drawnFills, showLegend } from './legend.js';
 import { foldable } from './panel.js';
 import { emptyPlaneNote, StatusLine } from './status.js';
 import { featureStyler, isChild } from './style.js';
@@ -85,6 +85,7 @@ async function start() {
   // "no value" is listed once a feature without one is drawn (or a layer shown lacks the field): every feature may have
   // one, and the descriptor does not say. Before, the row stood in every legend, a grey that nothing was drawn in.
   let noneDrawn = false;
+  const fills = drawnFills();
 
   // ── map ──
   const projection = new ol.proj.Projection({ code: 'pixel', units: 'pixels', extent: [0, -side, side, 0] });
@@ -141,7 +142,9 @@ async function start() {
       const props = feature.getProperties();
       if (hidden.has(props[BY_LAYER])) return null;
       if (!noneDrawn && lacksValue(field, fields, props[field])) noneDrawn = true;
-      return styleOf(feature, colourOf(props[field]), resolution, isChild(props));
+      const colour = colourOf(props[field]), child = isChild(props);
+      fills.note(colour, child);
+      return styleOf(feature, colour, resolution, child);
     },
   });
   // A replaced archive: the tiles on screen, read from the old one, are read again from the new one; the page's
@@ -226,11 +229,12 @@ async function start() {
     fieldSelect.append(o);
   }
   fieldSelect.value = field;
-  const drawLegend = () => showLegend($('legend'), legendOf(field, fields, layerIds, colourOf, hidden, noneDrawn));
+  const drawLegend = () => showLegend($('legend'), legendOf(field, fields, layerIds, colourOf, hidden, noneDrawn), fills);
   // Drawn in the frame that drew the first feature without a value (before its render is complete).
-  map.on('postrender', () => noneDrawn && !$('legend').querySelector('.none') && drawLegend());
+  // So are swatches of colours first drawn (a nucleus's, filled whole).
+  map.on('postrender', () => (fills.changed() || (noneDrawn && !$('legend').querySelector('.none'))) && drawLegend());
   // A Number field's ramp spans the layers ticked.
-  const recolour = () => { colourOf = colourer(field, fields, layerIds, hidden); noneDrawn = false; drawLegend(); layer.changed(); };
+  const recolour = () => { colourOf = colourer(field, fields, layerIds, hidden); noneDrawn = false; fills.reset(); drawLegend(); layer.changed(); };
   const setColourField = (name) => {
     if (!known(name)) return;
     field = name;

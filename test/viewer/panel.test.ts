@@ -2,21 +2,28 @@
 import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { itLogsNoErrors, useBuiltViewer } from './built.js';
-import { HAVE_CHROMIUM, type ViewerHandle } from './page.js';
+import { close, HAVE_CHROMIUM, screen, type ViewerHandle } from './page.js';
 
 declare const window: { __viewer: ViewerHandle };
 
 const square = (x: number, y: number, s: number) => [[[x, y], [x + s, y], [x + s, y + s], [x, y + s], [x, y]]];
 
-/** Cells of 40 px on a 64-px grid, each with a nucleus of 12 px inside; every one has a featureClass, cells a grade. */
+/** Cells of 40 px on a 64-px grid, each with a nucleus of 12 px inside; every one has a featureClass, cells a grade and a size. */
 const FEATURES = Array.from({ length: 64 }, (_, i) => [300 + (i % 8) * 64, 300 + Math.floor(i / 8) * 64]).flatMap(([x, y], i) => [
-  { type: 'Feature', id: i + 1, featureClass: 'cell', properties: { grade: i % 2 ? 'high' : 'low' }, geometry: { type: 'Polygon', coordinates: square(x, y, 40) } },
+  { type: 'Feature', id: i + 1, featureClass: 'cell', properties: { grade: i % 2 ? 'high' : 'low', size: 10 + i }, geometry: { type: 'Polygon', coordinates: square(x, y, 40) } },
   { type: 'Feature', id: 1000 + i, featureClass: 'nucleus', parentId: i + 1, properties: {}, geometry: { type: 'Polygon', coordinates: square(x + 14, y + 14, 12) } },
 ]);
 
 const viewed = useBuiltViewer('panel', () => FEATURES);
 
 const legend = (page: Page) => page.locator('#legend > div').allInnerTexts();
+/** A new load of the page at `hash` (a hash alone would not reload a page an earlier test folded or resized), drawn. */
+async function load(page: Page, url: string, hash = ''): Promise<void> {
+  await page.goto('about:blank');
+  await page.goto(`${url}${hash}`);
+  await page.evaluate(() => window.__viewer.ready);
+  await page.evaluate(() => window.__viewer.settle());
+}
 const folded = (page: Page) => page.evaluate(() => document.getElementById('panel')?.classList.contains('folded'));
 
 describe.skipIf(!HAVE_CHROMIUM)('the viewer\'s panel', () => {
@@ -59,11 +66,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the viewer\'s panel', () => {
       for (const i of [0, 1]) expect(Math.abs(a.centre[i] - b.centre[i]), `${a.centre} against ${b.centre}`).toBeLessThan(1);
     };
     const open = async (size: { width: number; height: number }) => {
-      await page.goto('about:blank');
       await page.setViewportSize(size);
-      await page.goto(url);
-      await page.evaluate(() => window.__viewer.ready);
-      await page.evaluate(() => window.__viewer.settle());
+      await load(page, url);
     };
     const large = { width: 1000, height: 640 }, small = { width: 500, height: 400 };
     try {
@@ -92,17 +96,46 @@ describe.skipIf(!HAVE_CHROMIUM)('the viewer\'s panel', () => {
 
   it('lists "no value" only for a field some feature drawn lacks', async () => {
     const { page, url } = viewed;
-    // A new load (a hash alone would not reload the page, whose panel the test before folded by hand).
-    await page.goto('about:blank');
-    await page.goto(`${url}#zoom=2&x=524&y=524&colour=featureClass`);
-    await page.evaluate(() => window.__viewer.ready);
-    await page.evaluate(() => window.__viewer.settle());
+    await load(page, url, '#zoom=2&x=524&y=524&colour=featureClass');
     // Every feature has a featureClass: before, a grey "no value" row stood under cell and nucleus all the same.
     expect(await legend(page)).toEqual(['cell', 'nucleus']);
     // The nuclei have no grade: drawn grey, and the legend says what grey is.
     await page.selectOption('#field', 'grade');
     await page.evaluate(() => window.__viewer.settle());
     expect(await legend(page)).toEqual(['high', 'low', 'no value']);
+  });
+
+  it('draws the legend\'s swatches and ramp as the map draws areas of their colours', async () => {
+    const { page, url } = viewed;
+    await load(page, url, '#zoom=2&x=524&y=524&colour=size');
+    /** The screen pixel of image pixel (x, y), inside a cell clear of its outline and nucleus. */
+    const inside = async (at: (x: number, y: number) => number[], i: number) => {
+      const [x, y] = [300 + (i % 8) * 64 + 7, 300 + Math.floor(i / 8) * 64 + 7];
+      const [sx, sy] = await page.evaluate(([px, py]) => window.__viewer.toScreen(px, py), [x, y] as const);
+      return at(sx, sy);
+    };
+    let at = await screen(page, 'legend-ramp');
+    const ramp = (await page.locator('#legend .ramp').boundingBox())!;
+    // Sizes 10–73: cell i has size 10 + i, at i / 63 of the ramp's length (inside its 1-px border), halfway down it.
+    for (const i of [0, 20, 40, 63]) {
+      const rampAt = at(Math.floor(ramp.x + 1 + (i / 63) * (ramp.width - 3)), Math.floor(ramp.y + ramp.height / 2));
+      const cell = await inside(at, i);
+      // Before, the ramp was drawn at the whole colour (size 10: 68,1,84 where the cell is 152,115,161).
+      expect(close(rampAt, cell), `size ${10 + i}: ramp ${rampAt} against the cell's ${cell}`).toBe(true);
+    }
+    // By class: a cell's swatch is filled as its area, the nucleus's whole, as nuclei are.
+    await page.selectOption('#field', 'featureClass');
+    await page.evaluate(() => window.__viewer.settle());
+    at = await screen(page, 'legend-swatches');
+    const swatchAt = async (value: string) => {
+      const box = (await page.locator('#legend > div', { hasText: value }).locator('.swatch').boundingBox())!;
+      return at(Math.floor(box.x + box.width / 2), Math.floor(box.y + box.height / 2));
+    };
+    const cell = await inside(at, 9);
+    const [nx, ny] = await page.evaluate(([px, py]) => window.__viewer.toScreen(px, py), [300 + 64 + 20, 300 + 64 + 20] as const);
+    const nucleus = at(nx, ny);
+    expect(close(await swatchAt('cell'), cell), `cell: ${await swatchAt('cell')} against ${cell}`).toBe(true);
+    expect(close(await swatchAt('nucleus'), nucleus), `nucleus: ${await swatchAt('nucleus')} against ${nucleus}`).toBe(true);
   });
 
   itLogsNoErrors(viewed);
