@@ -16,10 +16,12 @@ import { drawnFills, showLegend } from './legend.js';
 import { foldable } from './panel.js';
 import { emptyPlaneNote, StatusLine } from './status.js';
 import { featureStyler, isChild } from './style.js';
+import { readSmallCanvasesOnCpu } from './readback.js';
 import { readViewState, writeViewState } from './state.js';
 import { mvtFormat, nameOf, openPyramid } from './tiles.js';
 
 const ol = window.ol;
+readSmallCanvasesOnCpu(window.HTMLCanvasElement);
 
 /** Everything that went wrong on the page, for people (the status line) and for tests. */
 const errors = [];

@@ -138,5 +138,28 @@ describe.skipIf(!HAVE_CHROMIUM)('the viewer\'s panel', () => {
     expect(close(await swatchAt('nucleus'), nucleus), `nucleus: ${await swatchAt('nucleus')} against ${nucleus}`).toBe(true);
   });
 
+  it('finds the features under the pointer without Chromium\'s warning on canvas readbacks', async () => {
+    const { page, url } = viewed;
+    const warnings: string[] = [];
+    const listen = (m: { type(): string; text(): string }) => { if (m.type() === 'warning') warnings.push(m.text()); };
+    page.on('console', listen);
+    try {
+      await load(page, url, '#zoom=2&x=524&y=524&colour=featureClass');
+      // Over a cell of each row, then over nothing, as a pointer moving across the slide does.
+      for (let i = 0; i < 64; i += 9) {
+        const [sx, sy] = await page.evaluate(([x, y]) => window.__viewer.toScreen(x, y), [300 + (i % 8) * 64 + 7, 300 + Math.floor(i / 8) * 64 + 7] as const);
+        await page.mouse.move(sx, sy);
+        await page.waitForFunction(() => !document.getElementById('card')?.hidden, undefined, { timeout: 5000 });
+        expect(await page.locator('#card').innerText()).toContain(`id\t${i + 1}`);
+      }
+      await page.mouse.move(600, 100);
+      // Before: "Canvas2D: Multiple readback operations using getImageData are faster with the willReadFrequently
+      // attribute set to true", from OpenLayers' hit detection, two to three times on every page.
+      expect(warnings.filter((w) => /willReadFrequently/.test(w))).toEqual([]);
+    } finally {
+      page.off('console', listen);
+    }
+  });
+
   itLogsNoErrors(viewed);
 });
