@@ -64,6 +64,15 @@ export function drawnAsCircle(props, resolution, child) {
   return r !== undefined && r / resolution > pointRadius(resolution, child);
 }
 
+/**
+ * Alpha of the dark edge of a disc of `radius` screen pixels: none up to 2.5 px, growing to 0.53 at 4 px (a cell's disc
+ * at fine zooms, where it tells touching discs apart). On the discs of coarse zooms (2.5 px, a nucleus's 1.5 px inside)
+ * two edges of half a pixel covered the 1-px ring of the cell's colour: every cell read maroon-brown, in no legend row.
+ */
+export function discEdge(radius) {
+  return Math.round(0.53 * Math.min(1, Math.max(0, (radius - 2.5) / 1.5)) * 100) / 100;
+}
+
 /** Sides of the polygon a circle is drawn as: round to the eye at the few hundred screen pixels a nucleus spans. */
 const CIRCLE_SIDES = 48;
 /** Sides of a disc's polygon: round to the eye at the 4 screen pixels (12 device pixels on a 3× screen) of its radius. */
@@ -145,7 +154,9 @@ export function featureStyler(ol, coarsest = Infinity) {
     // A disc of `radius` screen pixels at this resolution, in map units; a polygon's at the centre of its box.
     const r = radius * resolution;
     const geometry = kind === 'disc' ? (f) => discsOf(ol, centre(f), r) : (f) => discsOf(ol, positions(f), r);
-    return new ol.style.Style({ fill: new ol.style.Fill({ color: colour }), stroke: new ol.style.Stroke({ color: '#0008', width: 0.5 * shrink }), geometry, zIndex: level + 1 });
+    const edge = discEdge(radius * shrink);
+    const stroke = edge > 0 ? new ol.style.Stroke({ color: `rgba(0, 0, 0, ${edge})`, width: 0.5 * shrink }) : undefined;
+    return new ol.style.Style({ fill: new ol.style.Fill({ color: colour }), stroke, geometry, zIndex: level + 1 });
   };
   return (feature, colour, viewResolution, child) => {
     // Sized as at the coarsest zoom, then shrunk on screen with its tiles (1: not shrunk).

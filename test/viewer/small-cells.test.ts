@@ -1,6 +1,7 @@
 // The viewer on cells a few screen pixels wide with a nucleus point each: every cell shows around its nucleus; zoomed
 // in, a nucleus point is drawn at the size its `radius` gives.
 import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
 import { itLogsNoErrors, useBuiltViewer } from './built.js';
 import { close, fillOver, HAVE_CHROMIUM, nearestOf, screen, type ViewerHandle } from './page.js';
 
@@ -26,15 +27,20 @@ const viewed = useBuiltViewer('small-cells', () => CENTRES.flatMap(([x, y], i) =
   { type: 'Feature', id: i + 1, featureClass: 'cell', properties: {}, geometry: { type: 'Polygon', coordinates: octagon(x, y, GRID.radius) } },
 ]));
 
+/** The page at zoom 0 over the grid, coloured by featureClass, drawn. */
+async function atZoom0(page: Page, url: string): Promise<void> {
+  const mid = GRID.origin + ((GRID.n - 1) * GRID.step) / 2;
+  await page.goto(`${url}#zoom=0&x=${mid}&y=${mid}&colour=featureClass`);
+  await page.evaluate(() => window.__viewer.ready);
+  await page.evaluate(() => window.__viewer.settle());
+}
+
 describe.skipIf(!HAVE_CHROMIUM)('small cells in the viewer', () => {
   it('draws a cell kept as a polygon of 3 screen pixels as a disc a ring wider than its nucleus, as a cell made a point', async () => {
     // Zoom 0 of a 1,024-px world at 4 image pixels a screen pixel: a 12-px cell spans 3 screen pixels, still a
     // polygon in the tiles (wider than a display pixel), its nucleus a disc of 1.5 px radius drawn after it.
     const { page, url } = viewed;
-    const mid = GRID.origin + ((GRID.n - 1) * GRID.step) / 2;
-    await page.goto(`${url}#zoom=0&x=${mid}&y=${mid}&colour=featureClass`);
-    await page.evaluate(() => window.__viewer.ready);
-    await page.evaluate(() => window.__viewer.settle());
+    await atZoom0(page, url);
     expect(await page.evaluate(() => window.__viewer.tileZoom())).toBe(0);
     const under = await page.evaluate(([x, y]) => window.__viewer.featuresAt(x, y).map((f) => [f.id, f.type]), [CENTRES[0][0], CENTRES[0][1]] as const);
     expect(under).toEqual([[10000, 'Point'], [1, 'Polygon']]);
@@ -56,6 +62,32 @@ describe.skipIf(!HAVE_CHROMIUM)('small cells in the viewer', () => {
     // The hover card finds the cell where its disc shows beyond the nucleus.
     const found = await page.evaluate(([x, y]) => window.__viewer.featuresAt(x, y).map((f) => f.id), [CENTRES[5][0] + 8, CENTRES[5][1]] as const);
     expect(found).toContain(6);
+  });
+
+  it('draws a small cell\'s disc around its nucleus in the legend\'s colours, not darkened by the discs\' edges', async () => {
+    // Zoom 0: a cell is a disc of 2.5 screen px, its nucleus one of 1.5 px over it, a ring of 1 px between them. The
+    // dark edges of both discs, half a pixel each, covered most of the ring: every cell read maroon-brown.
+    const { page, url } = viewed;
+    await atZoom0(page, url);
+    const at = await screen(page, 'small-cells-colour');
+    const legendColour = async (value: string) => {
+      const hex = await page.locator('#legend > div', { hasText: value }).locator('.swatch').getAttribute('data-colour');
+      return [1, 3, 5].map((i) => parseInt(hex!.slice(i, i + 2), 16));
+    };
+    const [cell, nucleus] = [await legendColour('cell'), await legendColour('nucleus')];
+    // What a 7 × 7 px window around a cell averages to when its discs (16-sided polygons: 3.06 r² px each) are drawn
+    // in the legend's colours over white, their edges aside.
+    const polygon = (r: number) => 8 * Math.sin(Math.PI / 8) * r * r;
+    const [ring, dot] = [polygon(2.5) - polygon(1.5), polygon(1.5)];
+    const expected = [0, 1, 2].map((k) => Math.round((ring * cell[k] + dot * nucleus[k] + (49 - ring - dot) * 255) / 49));
+    const sums = [0, 0, 0];
+    for (const [x, y] of CENTRES) {
+      const [sx, sy] = await page.evaluate(([px, py]) => window.__viewer.toScreen(px, py), [x, y] as const);
+      for (let dy = -3; dy <= 3; dy++) for (let dx = -3; dx <= 3; dx++) at(Math.floor(sx) + dx, Math.floor(sy) + dy).forEach((v, k) => { sums[k] += v; });
+    }
+    const mean = sums.map((v) => Math.round(v / (49 * CENTRES.length)));
+    // Measured: 191,158,156 with the edges (30 below in each channel), 218,175,174 without them.
+    expect(close(mean, expected, 18), `the cells' mean ${mean} against ${expected} of the legend's colours`).toBe(true);
   });
 
   it('draws a nucleus point at the size of its radius once that is wider than a point\'s disc, and finds it there', async () => {
