@@ -9,6 +9,7 @@
 
 import { BY_LAYER, collectFields, colourer, defaultField, lacksValue, legendOf } from './colours.js';
 import { describerOf, featuresUnder, hoverCard } from './card.js';
+import { backgroundOf } from './background.js';
 import { messageOf } from './descriptor.js';
 import { dataExtent, fitter } from './extent.js';
 import { keptLines } from './kept.js';
@@ -134,6 +135,9 @@ async function start() {
 
   const styleOf = featureStyler(ol, resolutionOf(minZoom));
   const worldExtent = [minX, -maxY, maxX, -minY];
+  // ── background: the slide image (background.js) ──
+  const backdrop = backgroundOf(ol, { assets: descriptor.assets, dims, plane, base: tilesetUrl, worldExtent, projection, box: $('background'), row: $('background-row') });
+
   // Tiles are asked for over the data's bounds only (a little wider, for strokes on the edge): outside them there is
   // nothing, and a static host answers each such tile with a 404.
   const margin = Math.max(maxX - minX, maxY - minY) / 64;
@@ -164,18 +168,6 @@ async function start() {
     constrainOnlyCenter: true,
   });
 
-  // ── background: a downsampled image of the slide (asset role `background`), never a drawing of the vectors ──
-  const backgrounds = (descriptor.assets ?? []).filter((a) => a && a.role === 'background' && typeof a.href === 'string');
-  const background = new ol.layer.Image({ visible: backgrounds.length > 0 });
-  const backgroundFor = () => backgrounds.find((a) => dims.every((d) => a[d] === undefined || a[d] === plane[d])) ?? backgrounds[0];
-  const showBackground = () => {
-    const a = backgroundFor();
-    if (!a) return;
-    const e = Array.isArray(a.bbox) && a.bbox.length === 4 ? [a.bbox[0], -a.bbox[3], a.bbox[2], -a.bbox[1]] : worldExtent;
-    background.setSource(new ol.source.ImageStatic({ url: new URL(a.href, tilesetUrl).href, imageExtent: e, projection }));
-  };
-  showBackground();
-
   // ── fit: the extent of the plane's features, read once per plane from a few tiles (extent.js) ──
   const extents = new Map();
   const dataExtentOfPlane = () => {
@@ -195,7 +187,7 @@ async function start() {
   const firstExtent = asked.view ? undefined : await dataExtentOfPlane();
   await noteEmpty(firstExtent);
 
-  const map = new ol.Map({ target: 'map', layers: [background, layer], view });
+  const map = new ol.Map({ target: 'map', layers: [backdrop.layer, layer], view });
   const { fitTo, refit, padding: fitPadding, crowded } = fitter(ol, map, view, $('panel'));
   const fold = foldable($('panel'), $('fold'), crowded);
   const fitData = async () => fitTo((await dataExtentOfPlane()) ?? worldExtent);
@@ -259,7 +251,7 @@ async function start() {
     }
     if (planeKey() === before) return;
     status.planeAsked();
-    showBackground();
+    backdrop.show();
     saveView();
     // A new source: OpenLayers drops the old plane's tiles and loads the new ones. Only the last plane asked for
     // gets its source, however the reads of their archives' headers end.
@@ -300,10 +292,6 @@ async function start() {
     });
     label.append(box, document.createTextNode(` ${id}`));
     $('layers').append(label);
-  }
-  if (backgrounds.length) {
-    $('background-row').hidden = false;
-    $('background').addEventListener('change', (e) => background.setVisible(e.target.checked));
   }
 
   // A hash typed or pasted into the address bar moves this page without a reload.
@@ -354,7 +342,7 @@ async function start() {
   map.on('change:size', () => { fold.fit(); refit(); });
   if (firstPadding && fitPadding().join() !== firstPadding.join()) fitTo(firstExtent ?? worldExtent);
   return {
-    map, view, layer, background, descriptor, side, plane, errors,
+    map, view, layer, background: backdrop.layer, descriptor, side, plane, errors,
     featuresAt, toScreen, idle, setPlane, setColourField, tileZoom,
     colourOf: (v) => colourOf(v),
     field: () => field,
