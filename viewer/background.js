@@ -3,7 +3,7 @@
 /**
  * The background layer: a downsampled image of the slide, never a drawing of the vectors (role `raster`). `show()`
  * takes the image of the plane shown (`plane`, read at each call), or the first; `shown()` says whether one is on
- * screen.
+ * screen; `onToggle(f)` calls f once the checkbox has turned it on or off.
  */
 export function backgroundOf(ol, { assets, dims, plane, base, worldExtent, projection, box, row }) {
   const images = (assets ?? []).filter((a) => a && a.role === 'background' && typeof a.href === 'string');
@@ -15,10 +15,14 @@ export function backgroundOf(ol, { assets, dims, plane, base, worldExtent, proje
     const e = Array.isArray(a.bbox) && a.bbox.length === 4 ? [a.bbox[0], -a.bbox[3], a.bbox[2], -a.bbox[1]] : worldExtent;
     layer.setSource(new ol.source.ImageStatic({ url: new URL(a.href, base).href, imageExtent: e, projection }));
   };
+  const toggled = [];
   if (images.length) {
     row.hidden = false;
-    box.addEventListener('change', () => layer.setVisible(box.checked));
+    box.addEventListener('change', () => {
+      layer.setVisible(box.checked);
+      for (const f of toggled) f();
+    });
   }
   show();
-  return { layer, show, shown: () => layer.getVisible() };
+  return { layer, show, shown: () => layer.getVisible(), onToggle: (f) => toggled.push(f) };
 }

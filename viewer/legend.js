@@ -5,63 +5,65 @@ import { AREA_FILL } from './style.js';
 
 /**
  * The CSS background of a swatch or ramp as the map draws an area of `colours` (one, or a ramp's stops): filled at the
- * map's alpha over the map's white (a `part`, a nucleus, filled whole), outlined in the whole colour: a swatch by its
- * border, a ramp by bands along its top and bottom. At the whole colour, the ramp matched no cell on the map.
+ * map's alpha over the map's white (`whole`: a part, a nucleus, filled whole where no slide image is shown), outlined
+ * in the whole colour: a swatch by its border, a ramp by bands along its top and bottom. At the whole colour, the ramp
+ * matched no cell on the map.
  */
-function drawnAs(colours, part, outlined) {
+function drawnAs(colours, whole, outlined) {
   const across = (alpha) => `linear-gradient(to right, ${(colours.length === 1 ? [colours[0], colours[0]] : colours).map((c) => hexToRgba(c, alpha)).join(', ')})`;
   const bands = outlined ? `${across(1)} top / 100% 2px no-repeat, ${across(1)} bottom / 100% 2px no-repeat, ` : '';
-  return `${bands}${across(part ? 1 : AREA_FILL)}, #fff`;
+  return `${bands}${across(whole ? 1 : AREA_FILL)}, #fff`;
 }
 
 /**
  * A row: the value's swatch (its colour also in `data-colour`, for tests and scripts; in `data-fill`, the alpha it is
  * filled at) and the value.
  */
-function rowOf({ value, colour }, part) {
+function rowOf({ value, colour }, whole) {
   const row = document.createElement('div');
   const sw = document.createElement('span');
   sw.className = 'swatch';
-  sw.style.background = drawnAs([colour], part, false);
+  sw.style.background = drawnAs([colour], whole, false);
   sw.style.borderColor = colour;
   sw.dataset.colour = colour;
-  sw.dataset.fill = String(part ? 1 : AREA_FILL);
+  sw.dataset.fill = String(whole ? 1 : AREA_FILL);
   row.append(sw, document.createTextNode(value));
   return row;
 }
 
 /**
- * Which colours the map has filled for parts (nuclei, filled whole) and for other areas (filled at AREA_FILL) since the
- * colour-by was chosen: `note(colour, part)` as each feature is styled; `changed()` says once whether the legend drawn
- * before is out of date. A value is only known to be a part's once it is drawn: one layer may hold cells and nuclei.
+ * Which colours the map has filled whole (parts, nuclei, where no slide image is shown) and at AREA_FILL (other areas,
+ * and parts over the image) since the colour-by or the background was chosen: `note(colour, whole)` as each feature is
+ * styled; `changed()` says once whether the legend drawn before is out of date. A value is only known to be a part's
+ * once it is drawn: one layer may hold cells and nuclei.
  */
 export function drawnFills() {
-  const parts = new Set(), wholes = new Set();
+  const wholes = new Set(), areas = new Set();
   let stale = false;
   return {
-    note(colour, part) {
-      const seen = part ? parts : wholes;
+    note(colour, whole) {
+      const seen = whole ? wholes : areas;
       if (!seen.has(colour)) { seen.add(colour); stale = true; }
     },
-    reset() { parts.clear(); wholes.clear(); stale = false; },
+    reset() { wholes.clear(); areas.clear(); stale = false; },
     changed() { const was = stale; stale = false; return was; },
-    partOnly: (colour) => parts.has(colour) && !wholes.has(colour),
-    partsOnly: () => parts.size > 0 && wholes.size === 0,
+    wholeOnly: (colour) => wholes.has(colour) && !areas.has(colour),
+    allWhole: () => wholes.size > 0 && areas.size === 0,
   };
 }
 
 /** Fills `element` with a legend as colours.js's legendOf gives it, the fills as `fills` (drawnFills) saw them drawn. */
 export function showLegend(element, { rows, more, ramp, note, none }, fills) {
-  const items = rows.map((row) => rowOf(row, fills.partOnly(row.colour)));
+  const items = rows.map((row) => rowOf(row, fills.wholeOnly(row.colour)));
   if (note) items.push(Object.assign(document.createElement('div'), { className: 'note', textContent: note }));
   if (more) items.push(Object.assign(document.createElement('div'), { textContent: `… and ${more} more` }));
   if (ramp) {
     const bar = Object.assign(document.createElement('div'), { className: 'ramp' });
-    const part = fills.partsOnly();
-    bar.style.background = drawnAs(ramp.stops, part, true);
-    bar.dataset.fill = String(part ? 1 : AREA_FILL);
+    const whole = fills.allWhole();
+    bar.style.background = drawnAs(ramp.stops, whole, true);
+    bar.dataset.fill = String(whole ? 1 : AREA_FILL);
     items.push(bar, Object.assign(document.createElement('div'), { className: 'ramp-ends', textContent: `${ramp.min} … ${ramp.max}` }));
   }
-  if (none) items.push(Object.assign(rowOf({ value: 'no value', colour: none }, fills.partOnly(none)), { className: 'none' }));
+  if (none) items.push(Object.assign(rowOf({ value: 'no value', colour: none }, fills.wholeOnly(none)), { className: 'none' }));
   element.replaceChildren(...items);
 }

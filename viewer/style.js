@@ -106,7 +106,8 @@ function discsOf(ol, centres, radius) {
 }
 
 /**
- * `styleOf(feature, colour, resolution, child)`: an OpenLayers style, one object per colour, kind and radius.
+ * `styleOf(feature, colour, resolution, child, overImage)`: an OpenLayers style, one object per colour, kind and radius;
+ * `overImage`: the slide image is shown under the features.
  * `coarsest`: the resolution of the coarsest zoom built. Zoomed out past it, the map shows that zoom's tiles, each
  * smaller on screen than a tile is meant to be: its features are drawn as at that zoom, shrunk with it (discs and
  * their outlines too). At a fixed screen size, the discs of a pyramid built from zoom 3 covered one another several deep
@@ -140,13 +141,14 @@ export function featureStyler(ol, coarsest = Infinity) {
   // A part (a nucleus) is drawn over its whole (its cell) whatever their order in the tile: an export that lists nuclei
   // first, or a nucleus layer named before the cells', hid every nucleus under its cell's disc. Discs go over the areas
   // of their level, as they did as point symbols (drawn after every polygon).
-  const make = (colour, kind, radius, child, resolution, shrink) => {
+  const make = (colour, kind, radius, child, overImage, resolution, shrink) => {
     const level = child ? 2 : 0;
     if (kind === 'area' || kind === 'line' || kind === 'region' || kind === 'circle') {
       const stroke = new ol.style.Stroke({ color: colour, width: kind === 'area' || kind === 'circle' ? 1.25 : 2 });
       // A part (not a region, which stays an outline) is filled whole: at 55% over its whole's fill it took a third
-      // colour, in no legend entry (a green nucleus in a red cell read olive).
-      const alpha = kind === 'region' ? REGION_FILL : child ? 1 : AREA_FILL;
+      // colour, in no legend entry (a green nucleus in a red cell read olive). Over the slide image it is filled as an
+      // area is: whole, it hid the stained nucleus of the image that a pathologist checks it against.
+      const alpha = kind === 'region' ? REGION_FILL : child && !overImage ? 1 : AREA_FILL;
       const fill = new ol.style.Fill({ color: hexToRgba(colour, alpha) });
       // A circle is filled and outlined as a polygon is: it is one, drawn from its centre and radius.
       return new ol.style.Style(kind === 'circle' ? { stroke, fill, zIndex: level, geometry: circles } : { stroke, fill, zIndex: level });
@@ -158,7 +160,7 @@ export function featureStyler(ol, coarsest = Infinity) {
     const stroke = edge > 0 ? new ol.style.Stroke({ color: `rgba(0, 0, 0, ${edge})`, width: 0.5 * shrink }) : undefined;
     return new ol.style.Style({ fill: new ol.style.Fill({ color: colour }), stroke, geometry, zIndex: level + 1 });
   };
-  return (feature, colour, viewResolution, child) => {
+  return (feature, colour, viewResolution, child, overImage = false) => {
     // Sized as at the coarsest zoom, then shrunk on screen with its tiles (1: not shrunk).
     const resolution = Math.min(viewResolution, coarsest);
     const shrink = resolution / viewResolution;
@@ -168,11 +170,11 @@ export function featureStyler(ol, coarsest = Infinity) {
     const kind = point ? (drawnAsCircle(feature.getProperties(), resolution, child) ? 'circle' : 'point') : polygon && drawnAsDisc(feature.getExtent(), resolution, child) ? 'disc' : polygon ? (isRegion(feature.getProperties()) ? 'region' : 'area') : 'line';
     const radius = kind === 'point' || kind === 'disc' ? pointRadius(resolution, child) : 0;
     // A disc's style holds its radius in map units: one per resolution drawn at.
-    const key = `${colour}|${kind}|${radius}|${child ? 1 : 0}|${radius ? `${resolution}|${shrink}` : ''}`;
+    const key = `${colour}|${kind}|${radius}|${child ? 1 : 0}${child && overImage ? 'i' : ''}|${radius ? `${resolution}|${shrink}` : ''}`;
     let s = styles.get(key);
     if (!s) {
       if (styles.size >= MAX_STYLES) styles.clear();
-      styles.set(key, (s = make(colour, kind, radius, child, resolution, shrink)));
+      styles.set(key, (s = make(colour, kind, radius, child, overImage, resolution, shrink)));
     }
     return s;
   };

@@ -135,7 +135,7 @@ async function start() {
 
   const styleOf = featureStyler(ol, resolutionOf(minZoom));
   const worldExtent = [minX, -maxY, maxX, -minY];
-  // ── background: the slide image (background.js) ──
+  // ── background: the slide image (background.js); over it, parts are filled as areas, so the stain shows through ──
   const backdrop = backgroundOf(ol, { assets: descriptor.assets, dims, plane, base: tilesetUrl, worldExtent, projection, box: $('background'), row: $('background-row') });
 
   // Tiles are asked for over the data's bounds only (a little wider, for strokes on the edge): outside them there is
@@ -148,9 +148,9 @@ async function start() {
       const props = feature.getProperties();
       if (hidden.has(props[BY_LAYER])) return null;
       if (!noneDrawn && lacksValue(field, fields, props[field])) noneDrawn = true;
-      const colour = colourOf(props[field]), child = isChild(props);
-      fills.note(colour, child);
-      return styleOf(feature, colour, resolution, child);
+      const colour = colourOf(props[field]), child = isChild(props), overImage = backdrop.shown();
+      fills.note(colour, child && !overImage);
+      return styleOf(feature, colour, resolution, child, overImage);
     },
   });
   // A replaced archive: the tiles on screen, read from the old one, are read again from the new one; the page's
@@ -293,6 +293,8 @@ async function start() {
     label.append(box, document.createTextNode(` ${id}`));
     $('layers').append(label);
   }
+  // Parts are restyled (see-through over the image, whole without it) and the legend follows; no tile is read again.
+  backdrop.onToggle(recolour);
 
   // A hash typed or pasted into the address bar moves this page without a reload.
   // What it asks for and the pyramid lacks is said, and the hash rewritten to the view shown, as on a load.
