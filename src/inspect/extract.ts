@@ -6,7 +6,7 @@ import { MAX_ZOOM } from '../archive/pmtiles-format.js';
 import type { Asset, TilesetDescriptor } from '../model/descriptor.js';
 import { pathOverlap } from '../io/dirs.js';
 import { DirectorySink, type Removal } from '../io/sink.js';
-import { InputError, UsageError } from '../report/errors.js';
+import { InputError, InterruptedError, UsageError } from '../report/errors.js';
 import { isArchiveFile } from '../options.js';
 import { ArchiveReader } from './archive-reader.js';
 
@@ -18,7 +18,7 @@ export interface ExtractResult { tiles: number; files: number; bytes: number; re
  * `tileset.json` last without the archive assets (which a directory does not have): the descriptor a directory build
  * of the same input writes. The usual output rules hold: a non-empty `out` needs `force`.
  */
-export async function extractArchives(input: string, out: string, opts: { force: boolean }): Promise<ExtractResult> {
+export async function extractArchives(input: string, out: string, opts: { force: boolean; signal?: AbortSignal }): Promise<ExtractResult> {
   if (!fs.existsSync(input)) throw new InputError(`${input}: no such archive or directory`, input);
   // A directory named like an archive would pass for one, to readers and to people (build refuses it too).
   if (isArchiveFile(out.replace(/[\\/]+$/, ''))) throw new UsageError(`extract writes a directory, and ${out} names an archive: give -o a directory name`);
@@ -54,10 +54,12 @@ export async function extractArchives(input: string, out: string, opts: { force:
     await sink.initialize({ force: opts.force, resume: false });
     const removal = await sink.begin({ force: opts.force, resume: false });
     try {
-      return { ...(await copyAll(reader, sink)), ...(removal ? { removed: removal } : {}) };
+      return { ...(await copyAll(reader, sink, opts.signal)), ...(removal ? { removed: removal } : {}) };
     } catch (err) {
-      // What was written goes again; what --force removed before (a failure other than a damaged tile) is said.
+      // What was written goes again (stopped by a signal too: there is no resuming an extract, and a tree of tiles
+      // without its descriptor is no pyramid); what --force removed before (a failure other than a damaged tile) is said.
       sink.discard();
+      if (err instanceof InterruptedError) throw new ExtractInterrupted(removal?.files ?? 0);
       throw err instanceof InputError ? refuse(err.message, removal?.files ?? 0) : err;
     }
   } finally {
@@ -74,10 +76,23 @@ function refuseOverlap(input: string, out: string): void {
   if (overlap) throw new UsageError(`extract cannot write ${out}: it ${overlap} the input ${input}; choose an output outside it`);
 }
 
+/** Extract stopped by its signal, having removed what it wrote; `earlierFiles`: those --force had removed before. */
+export class ExtractInterrupted extends InterruptedError {
+  constructor(readonly earlierFiles: number) {
+    super('extract interrupted', false);
+  }
+}
+
+/** Tiles written between two turns of the event loop, where a signal's handler can abort the copy. */
+const TILES_PER_TURN = 64;
+
 /** Every tile, then the report and previews, then the descriptor: what `extractArchives` writes. */
-async function copyAll(reader: ArchiveReader, sink: DirectorySink): Promise<ExtractResult> {
+async function copyAll(reader: ArchiveReader, sink: DirectorySink, signal?: AbortSignal): Promise<ExtractResult> {
   const result: ExtractResult = { tiles: 0, bytes: 0, files: 0 };
   const copy = async (rel: string): Promise<boolean> => {
+    // The writes are synchronous: without a turn of the event loop now and then a signal is seen only at the end.
+    if (result.files % TILES_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
+    if (signal?.aborted) throw new InterruptedError('extract interrupted', false);
     const bytes = reader.read(rel);
     if (bytes === undefined) return false;
     await sink.write(rel, bytes);
@@ -98,6 +113,7 @@ async function copyAll(reader: ArchiveReader, sink: DirectorySink): Promise<Extr
   for (const rel of ['build-report.json', ...assets.map((a) => a.href).filter(isLocalFile)]) await copy(rel);
   if (assets.length) descriptor.assets = assets;
   else delete descriptor.assets;
+  if (signal?.aborted) throw new InterruptedError('extract interrupted', false);
   await sink.write('tileset.json', `${JSON.stringify(descriptor, null, 2)}\n`);
   await sink.finish();
   result.files++;

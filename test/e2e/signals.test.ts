@@ -1,5 +1,6 @@
 // SIGINT and SIGTERM stop build and build-shard cleanly: exit 130/143, no descriptor, no temporary files, work dir kept;
-// plan keeps nothing; a plan or build killed outright while reading is no obstacle to running it again.
+// plan keeps nothing; a plan or build killed outright while reading is no obstacle to running it again; extract
+// removes what it wrote.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -92,6 +93,51 @@ describe('build-shard', () => {
     expectOk(await runCli(['build-shard', out, '--shard', '0', '--workers', '1']), 'retried shard');
     expectOk(await runCli(['finalize', out, '-q']), 'finalize');
     expect(fs.existsSync(path.join(out, 'tileset.json'))).toBe(true);
+  });
+});
+
+describe('extract', () => {
+  let archives = '';
+  beforeAll(async () => {
+    archives = path.join(tempDir('signals-extract-in'), 'archives');
+    expectOk(await runCli(['build', input, '-o', archives, '--archive', 'pmtiles', '-q']), 'archive build');
+  }, 120_000);
+
+  /** Tiles written under `out` so far (the zoom folders are made before any tile); 0 while --force removes folders under the walk. */
+  const tilesIn = (out: string): number => {
+    try {
+      return listFiles(out).filter((f) => /^\d+\/.*\.(json|pbf)$/.test(f)).length;
+    } catch {
+      return 0;
+    }
+  };
+
+  // Frozen (SIGSTOP) once a tile is there and no descriptor, the signal then reaches it before its end whatever the
+  // machine's speed.
+  it.each([['SIGINT', 130, false], ['SIGTERM', 143, true]] as const)('%s mid-copy: exit %i, what it wrote removed, no temporary file, the user\'s file kept (--force: %s)', async (signal, code, force) => {
+    const out = path.join(tempDir('signals-extract'), 'out dir');
+    const first = path.join(tempDir('signals-extract-first'), 'out');
+    if (force) {
+      expectOk(await runCli(['extract', archives, '-o', out, '-q']), 'first extract');
+      fs.cpSync(out, first, { recursive: true });
+      fs.writeFileSync(path.join(out, 'notes.txt'), 'mine');
+    }
+    const { child, done } = startCli(['extract', archives, '-o', out, ...(force ? ['--force'] : [])]);
+    // With --force the earlier extract's descriptor goes first, its tiles after it, then the new tiles come.
+    const copying = await waitFor(() => tilesIn(out) > 0 && !fs.existsSync(path.join(out, 'tileset.json')), 60_000, 1);
+    child.kill('SIGSTOP');
+    const whole = fs.existsSync(path.join(out, 'tileset.json'));
+    child.kill(signal);
+    child.kill('SIGCONT');
+    const r = await done;
+    expect([copying, whole], 'a tile written, and the extract not ended, when stopped').toEqual([true, false]);
+    expect(r.code, `exit code after ${signal} (signal ${r.signal}):\n${r.stderr}`).toBe(code);
+    // The earlier extract, which --force removed before writing, is gone too: said, with how many files it had.
+    const earlier = force ? ` (--force had removed the earlier output's ${listFiles(first).filter((f) => !f.startsWith('.mudm-written/')).length} files)` : '';
+    expect(r.stderr).toContain(`error: extract interrupted by ${signal}: what it wrote in ${out} is removed${earlier}; run it again`);
+    expect(tmpLeftovers(out), 'files left under a temporary name').toEqual([]);
+    if (force) expect(listFiles(out), 'only the user\'s file is left').toEqual(['notes.txt']);
+    else expect(fs.existsSync(out), 'the folder extract made is gone').toBe(false);
   });
 });
 

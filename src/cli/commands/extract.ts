@@ -1,9 +1,9 @@
 // `mudm-tiles extract FILE.pmtiles|DIR -o OUT`: a build's archives written out as the spec's directory layout.
-import { extractArchives } from '../../inspect/extract.js';
-import { UsageError } from '../../report/errors.js';
+import { ExtractInterrupted, extractArchives } from '../../inspect/extract.js';
+import { InterruptedError, UsageError } from '../../report/errors.js';
 import type { CommandContext } from '../command.js';
 import { EXIT_OK } from '../exit.js';
-import { removalLogger } from '../run-build.js';
+import { handleSignals, removalLogger, signalExitCode } from '../run-build.js';
 
 export const usage = 'FILE.pmtiles|DIR -o OUT';
 
@@ -17,11 +17,26 @@ export async function run(ctx: CommandContext): Promise<number> {
   const { args, options, io, log } = ctx;
   if (args.length !== 1) throw new UsageError(`extract takes one archive (or directory of archives), found ${args.length} arguments`);
   if (!options.out) throw new UsageError('extract needs an output directory: -o DIR');
-  const { removed, ...r } = await extractArchives(args[0], options.out, { force: options.force });
-  if (removed) removalLogger(log, options.out)(removed);
-  const line = `${args[0]}: ${r.tiles} tiles, ${r.files} files (${r.bytes} bytes) written to ${options.out}`;
+  const out = options.out;
+  // Stopped, it removes what it wrote (as on a damaged tile) rather than leave a tree of tiles without its descriptor.
+  const signals = handleSignals(log, `what extract wrote is removed`);
+  let result;
+  try {
+    result = await extractArchives(args[0], out, { force: options.force, signal: signals.signal });
+  } catch (e) {
+    const code = signalExitCode(signals.received());
+    if (!(e instanceof InterruptedError) || code === undefined) throw e;
+    const earlier = e instanceof ExtractInterrupted && e.earlierFiles > 0 ? ` (--force had removed the earlier output's ${e.earlierFiles} files)` : '';
+    log.error(`extract interrupted by ${signals.received()}: what it wrote in ${out} is removed${earlier}; run it again`, { exitCode: code });
+    return code;
+  } finally {
+    signals.dispose();
+  }
+  const { removed, ...r } = result;
+  if (removed) removalLogger(log, out)(removed);
+  const line = `${args[0]}: ${r.tiles} tiles, ${r.files} files (${r.bytes} bytes) written to ${out}`;
   if (options.quiet) return EXIT_OK;
-  if (log.format === 'json') log.info(line, { event: 'extracted', out: options.out, ...r });
+  if (log.format === 'json') log.info(line, { event: 'extracted', out, ...r });
   else io.stdout.write(`${line}\n`);
   return EXIT_OK;
 }
