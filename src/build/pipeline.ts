@@ -34,6 +34,7 @@ import {
   resumablePlan, savePlan, shardUnits, spillRoot, workDirFor, type PlanFile,
 } from './state.js';
 import { failedBuild, failedStep } from './failed.js';
+import { checkSameStreams, streamDigests } from './streamed.js';
 import { ownStep, refuseClaimed, refuseRunning, startOver } from './claims.js';
 import { PLANNED_RECORDS, recordSizes, refuseUnplanned } from './planned-records.js';
 
@@ -282,12 +283,14 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   store.flush();
   if (read.valid === 0) throw new DataError(noValidFeature(inputs, read));
   if (store.keys().length === 0) throw new DataError(nothingPlaced(inputs, read, config));
+  const streamed = streamDigests(inputs);
   const { plan: buildPlan, units } = planBuild(config, { ...read, sketch }, store.keys(), (k) => store.bytesOf(k), (k, side) => store.wideBytesOf(k, side));
   checkFinestZoom(buildPlan.world.side, buildPlan.maxZoom, o, io);
   if (previous) {
     // A resumed build keeps the thresholds the interrupted one tiled with (raised ones, and how often); the rest must match.
     const { thresholds, raised, spareFrom, spareSizes, corrections } = previous.plan;
     Object.assign(buildPlan, { thresholds, raised, spareFrom, spareSizes, corrections });
+    checkSameStreams(previous, streamed, work);
     checkSamePlan(previous, buildPlan, units, work);
   }
   if (buildPlan.outliers) io.onWarning?.(outlierWarning(buildPlan.outliers), { event: 'outliers', ...buildPlan.outliers });
@@ -295,6 +298,7 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   for (const w of [everyChannelWarning(buildPlan, read), manyPlanesWarning(config, buildPlan.planes, read.valid)]) if (w) io.onWarning?.(...w);
   const planFile: PlanFile = {
     version: PLAN_VERSION, fingerprint: fingerprintOfLines(lines), fingerprintLines: lines, plan: buildPlan, read, units, shards, spilled: store.isSpilled, readSeconds: secondsSince(t0),
+    ...(streamed ? { streamed } : {}),
     ...(store.sharedSize > 0 ? { sharedBytes: store.sharedSize } : {}),
     meta: metaOf(o),
     preview: await planPreview(o.preview, o.image ? path.resolve(o.image) : undefined, buildPlan, work),

@@ -87,6 +87,11 @@ export interface PlanFile {
    */
   preview: { enabled: boolean; image?: string; grid?: PreviewGrid; pointRadius?: number };
   spilled: boolean;
+  /**
+   * Of each input read as a stream (standard input), its name and the SHA-256 of its bytes (`streamDigests`): the one
+   * way a --resume can tell other bytes there that plan alike. Absent when no input is a stream.
+   */
+  streamed?: string[];
   /** Bytes of records spilled once for many cells (`SHARED_FILE` beside the level-0 records), when there are any. */
   sharedBytes?: number;
   /**

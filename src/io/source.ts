@@ -1,4 +1,5 @@
 // Byte sources for the reader: a file, a stream (stdin) or memory, each yielding decompressed bytes (gzip found by magic bytes).
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { createGunzip, type Gunzip } from 'node:zlib';
@@ -29,6 +30,11 @@ export interface Source {
    * process cannot exit while one of its threads is held.
    */
   unblock?(): void;
+  /**
+   * A stream's identity once read through: the SHA-256 of its bytes as read. Standard input has no size or time for a
+   * --resume to compare, and other bytes of the same shape (a class renamed) plan alike.
+   */
+  digest?(): string | undefined;
 }
 
 /**
@@ -149,14 +155,26 @@ function unblockFifo(path: string): void {
  */
 export function streamSource(name: string, readable: AsyncIterable<Uint8Array | string>): Source {
   let opened = false;
+  let digest: string | undefined;
   return {
     name,
     open: () => {
       if (opened) throw new Error(`${name} can only be read once`);
       opened = true;
-      return gunzipIfNeeded(asBytes(readable));
+      return gunzipIfNeeded(hashed(asBytes(readable), (hex) => { digest = hex; }));
     },
+    digest: () => digest,
   };
+}
+
+/** Passes the bytes through, and gives their SHA-256 once they have all passed. */
+async function* hashed(chunks: AsyncIterable<Uint8Array>, done: (hex: string) => void): AsyncGenerator<Uint8Array> {
+  const hash = createHash('sha256');
+  for await (const chunk of chunks) {
+    hash.update(chunk);
+    yield chunk;
+  }
+  done(hash.digest('hex'));
 }
 
 /** What every command calls standard input (the argument `-`): `stdin:3:14: …` reads as a place, `-:3:14: …` does not. */
@@ -190,7 +208,7 @@ export function memorySource(name: string, content: Uint8Array | string, chunkSi
  * (standard input or a FIFO with no writer), where a check between chunks would never run.
  */
 export function abortableSource(source: Source, signal: AbortSignal): Source {
-  return { name: source.name, defaultLayer: source.defaultLayer, open: () => abortable(source, signal), unblock: source.unblock };
+  return { name: source.name, defaultLayer: source.defaultLayer, open: () => abortable(source, signal), unblock: source.unblock, digest: source.digest };
 }
 
 async function* abortable(source: Source, signal: AbortSignal): AsyncGenerator<Uint8Array> {
