@@ -16,9 +16,9 @@ import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import { PRIORITY_RANGE } from '../stages/thinning.js';
 import type { TileTask } from '../stages/unit.js';
 import { parseUnitKey } from '../stages/unit-key.js';
-import { planeKey, tilePad, tileSize } from '../tiling/space.js';
+import { MAX_WORLD_SIDE, planeKey, tilePad, tileSize } from '../tiling/space.js';
 import type { BuildConfig } from '../options.js';
-import { sampleLine } from '../validate/tally.js';
+import { placeText, sampleLine } from '../validate/tally.js';
 import type { CodedFields } from '../report/coded.js';
 import type { InputSpec, RunContext } from './context.js';
 import type { PlanFile, ReadSummary } from './state.js';
@@ -242,9 +242,15 @@ export function noValidFeature(inputs: readonly InputSpec[], read: ReadSummary):
 
 /** Why a build whose valid features all lie beyond the image or have no position to place stops. */
 export function nothingPlaced(inputs: readonly InputSpec[], read: ReadSummary, config: BuildConfig): string {
-  const why = Object.entries(read.skipped).map(([code, n]) => `${code}: ${n}`).join(', ');
+  // Where to look, as the summary names it: the reason alone left a user with every feature to search.
+  const why = Object.entries(read.skipped).map(([code, n]) => {
+    const at = read.skippedFirst?.[code];
+    return `${code}: ${n}${at ? `, the first: ${placeText(at)}` : ''}`;
+  }).join('; ');
   const size = config.imageSize ? `; are their coordinates in this image's pixels (${config.imageSize.width} × ${config.imageSize.height}, --image or --image-size)?` : '';
-  return `${inputs.map((i) => i.source.name).join(', ')}: none of the ${read.valid} valid feature(s) can be placed (${why}): nothing to build, no descriptor written${size}`;
+  // Without an image the world is the data's: what lies outside it is left of or above its corner (0, 0), or very far.
+  const world = !config.imageSize && read.skipped['outside-world'] ? `; outside-world: wholly left of or above the image's top-left corner (x or y below 0, where pixel coordinates start) or beyond 2^${Math.log2(MAX_WORLD_SIDE)} px` : '';
+  return `${inputs.map((i) => i.source.name).join(', ')}: none of the ${read.valid} valid feature(s) can be placed (${why}): nothing to build, no descriptor written${size}${world}`;
 }
 
 /**

@@ -180,9 +180,20 @@ describe('documents that are not feature sources, and builds with no valid featu
       const r = await runCli(['build', file, '-o', out, '--image-size', '10,10']);
       expectNoStack(r);
       expect(r.code, r.stderr).toBe(1);
-      expect(r.stderr).toContain(`error: ${file}: none of the 3 valid feature(s) can be placed (outside-image: 3): nothing to build, no descriptor written; are their coordinates in this image's pixels (10 × 10, --image or --image-size)?`);
+      expect(r.stderr).toContain(`error: ${file}: none of the 3 valid feature(s) can be placed (outside-image: 3, the first: ${file}:1:41: feature 0): nothing to build, no descriptor written; are their coordinates in this image's pixels (10 × 10, --image or --image-size)?`);
       expect(fs.existsSync(out), out).toBe(false);
     }
+  });
+
+  it('valid features none of which can be placed, without an image (coordinates below 0): the first named, and what outside-world means', async () => {
+    const file = path.join(dir, 'negative.ndjson');
+    const square = (x: number) => JSON.stringify({ type: 'Feature', geometry: { type: 'Polygon', coordinates: [[[x, x], [x + 10, x], [x + 10, x + 10], [x, x]]] }, properties: {} });
+    fs.writeFileSync(file, `${square(-500)}\n${square(-300)}\n`);
+    const out = path.join(dir, 'out-negative');
+    const r = await runCli(['build', file, '-o', out]);
+    expectNoStack(r);
+    expect([r.code, r.stderr]).toEqual([1, `error: ${file}: none of the 2 valid feature(s) can be placed (outside-world: 2, the first: ${file}:1:1: feature 0): nothing to build, no descriptor written; outside-world: wholly left of or above the image's top-left corner (x or y below 0, where pixel coordinates start) or beyond 2^39 px\n`]);
+    expect(fs.existsSync(out), out).toBe(false);
   });
 });
 
