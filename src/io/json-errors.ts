@@ -1,6 +1,7 @@
 // Where JSON input is wrong: a JSON.parse failure as a ReadError in our words at its absolute position, found by a second, small parser.
 import { ReadError } from '../report/errors.js';
 import { pointerOf } from '../validate/issue.js';
+import { describeChar, notAName, notAValue } from './json-words.js';
 
 /**
  * Turns a JSON.parse failure on `text` (which starts at `line`/`column` of `file`) into a ReadError at the absolute
@@ -95,6 +96,9 @@ export function afterDocument(b: number, what: string, described: string): strin
 function fromV8(s: string, p: number, v8: string): JsonFault | null {
   const what = v8.replace(/\s*in JSON at position \d+/, '').replace(/\s*\(line \d+ column \d+\)/, '');
   // "Expected ',' or ']' after array element": what it wanted, to which what it found is added.
+  // Of a property name the scanner says more (a trailing comma, a name in single quotes or none), as hand-edited
+  // JSON has them.
+  if (/^Expected (?:double-quoted )?property name\b/.test(what)) return locateJsonError(s) ?? { position: p, message: `${what}, found ${describeChar(s[p])}` };
   if (/^Expected\b/.test(what)) return { position: p, message: `${what}, found ${describeChar(s[p])}` };
   // At the character after the backslash, or (\u) at the first that is no hex digit: the escape starts before.
   if (/^Bad escaped character/.test(what)) return escapeFault(s, s[p - 1] === '\\' ? p - 1 : p);
@@ -180,12 +184,6 @@ function positionToLineColumn(text: string, position: number, line: number, colu
   }
   const bytes = Buffer.byteLength(text.slice(lastNewline + 1, position), 'utf8');
   return { line: l, column: lastNewline < 0 ? column + bytes : bytes + 1 };
-}
-
-function describeChar(c: string | undefined): string {
-  if (c === undefined) return 'end of input';
-  const code = c.codePointAt(0) ?? 0;
-  return code < 0x20 || code === 0x7f ? `control character U+${code.toString(16).toUpperCase().padStart(4, '0')}` : `'${c}'`;
 }
 
 /** A syntax error: where in the text (a UTF-16 offset), and what is wrong there. */
@@ -352,7 +350,7 @@ export function locateJsonError(s: string): JsonFault | null {
         } else if (c === 't' || c === 'f' || c === 'n') {
           return { position: i, message: `invalid literal ${JSON.stringify(/^[A-Za-z]*/.exec(s.slice(i, i + 16))?.[0] ?? c)}, expected true, false or null` };
         } else {
-          return { position: i, message: `unexpected ${describeChar(c)}, expected a value` };
+          return { position: i, message: notAValue(c, expect === 'value' && stack[stack.length - 1] === 0) };
         }
         break;
       }
@@ -364,7 +362,7 @@ export function locateJsonError(s: string): JsonFault | null {
           expect = 'after';
           break;
         }
-        if (c !== '"') return { position: i, message: `unexpected ${describeChar(c)}, expected a double-quoted property name` };
+        if (c !== '"') return { position: i, message: notAName(s, i, expect === 'key') };
         const r = string(i);
         if (typeof r !== 'number') return r;
         i = r;

@@ -45,6 +45,17 @@ describe("JSON.parse's messages (Node 20) in the reader's words, at the fault, w
       'invalid number "007": JSON numbers have no leading zeros (JSON path /properties/m)'],
     ['"Expected": what V8 wanted, and what was found', '{"properties":{"m":1 "n":2}}', /^Expected ',' or '}' after property value in JSON at position 21\b/, 22,
       'Expected \',\' or \'}\' after property value, found \'"\' (JSON path /properties/m)'],
+    // Hand-edited JSON: a trailing comma, quotes missing or single, said as such rather than in V8's words.
+    ['a trailing comma in an object', '{"properties":{"m":1,}}', /^Expected double-quoted property name in JSON at position 21\b/, 22,
+      "unexpected '}' after ',' (trailing comma) (JSON path /properties)"],
+    ['a trailing comma in an array', '{"properties":{"m":[1,]}}', /^Unexpected token '\]'/, 23,
+      "unexpected ']' after ',' (trailing comma) (JSON path /properties/m/1)"],
+    ['a property name without quotes', '{"properties":{m:1}}', /^Expected property name or '}' in JSON at position 15\b/, 16,
+      'property name m without quotes: JSON takes it in double quotes, "m" (JSON path /properties)'],
+    ['a property name in single quotes', "{\"properties\":{'m':1}}", /^Expected property name or '}' in JSON at position 15\b/, 16,
+      "unexpected \"'\": a property name takes double quotes, not single ones (JSON path /properties)"],
+    ['a string in single quotes', "{\"properties\":{\"m\":'x'}}", /^Unexpected token '''/, 20,
+      "unexpected \"'\": JSON strings take double quotes, not single ones (JSON path /properties/m)"],
   ];
   for (const [name, bad, v8, column, message] of cases) {
     it(name, async () => {
@@ -70,7 +81,7 @@ describe("JSON.parse's messages (Node 20) in the reader's words, at the fault, w
     expect(at('{"a":1}\n{"b":2}')).toBe("m.json:2:1: unexpected '{' after the JSON value");
     // Node 20 has the template but no input found to give it; and a message no Node gave yet: the scanner's words.
     expect(at('[1,"a" "b"]', new SyntaxError('Unexpected string in JSON at position 7'))).toBe("m.json:1:8: unexpected '\"', expected ',' or ']' (JSON path /1)");
-    expect(at('{"a":[1,]}', new SyntaxError('Trailing comma in JSON at position 8 (line 1 column 9)'))).toBe("m.json:1:9: unexpected ']', expected a value (JSON path /a/1)");
+    expect(at('{"a":[1,]}', new SyntaxError('Trailing comma in JSON at position 8 (line 1 column 9)'))).toBe("m.json:1:9: unexpected ']' after ',' (trailing comma) (JSON path /a/1)");
   });
 });
 

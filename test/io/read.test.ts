@@ -329,10 +329,10 @@ describe('syntax errors: exact line and column', () => {
     // Every message inside a feature names the JSON path reached, from the feature, and V8's "Expected" what it found.
     ['the path of an element', '{"features":[\n  {"a": [1,2}\n]}', 2, 13, /^Expected ',' or '\]' after array element, found '\}' \(JSON path \/a\/1\)$/],
     ['the path of a member', '{"features":[{"properties":{"a":1,"b" 2}}]}', 1, 39, /\(JSON path \/properties\/b\)$/],
-    ['the path of an object due a member name', '{"features":[{"properties":{"a/~":{"x":1,}}}]}', 1, 42, /, found '\}' \(JSON path \/properties\/a~1~0\)$/],
+    ['the path of an object due a member name', '{"features":[{"properties":{"a/~":{"x":1,}}}]}', 1, 42, /^unexpected '\}' after ',' \(trailing comma\) \(JSON path \/properties\/a~1~0\)$/],
     ['the path past strings holding brackets and escaped quotes', '{"features":[{"p":{"s":"[{\\"}", "t":[0,{"u": }]}}]}', 1, 46, /^unexpected '\}', expected a value \(JSON path \/p\/t\/1\/u\)$/],
     // A collection member is parsed apart from the features: its path is the document's, not the member's own.
-    ['the path inside a collection member', '{"type":"FeatureCollection","multiscale":{"axes":[{"name":"x"},{"name":"y"},]},"features":[]}', 1, 77, /^unexpected '\]', expected a value \(JSON path \/multiscale\/axes\/2\)$/],
+    ['the path inside a collection member', '{"type":"FeatureCollection","multiscale":{"axes":[{"name":"x"},{"name":"y"},]},"features":[]}', 1, 77, /^unexpected '\]' after ',' \(trailing comma\) \(JSON path \/multiscale\/axes\/2\)$/],
     ['the path of a scalar member', '{"type":"FeatureCollection","name":nul,"features":[]}', 1, 36, /\(JSON path \/name\)$/],
     ['a string "Infinity" does not change V8\'s message elsewhere', '{"features":[\n  {"name":"Infinity", "a": [1,2}\n]}', 2, 32, /^Expected ',' or '\]' after array element/],
   ];
