@@ -33,6 +33,11 @@ export function faultError(file: string, text: string, line: number, column: num
   const where = jsonPathAt(text, position, pointer);
   if (where !== null) message += ` (${where})`;
   const at = positionToLineColumn(text, position, line, column);
+  // A value opened on an earlier line that a line then opens anew: a line of NDJSON short of its closing bracket, which
+  // the fault's own line (a whole feature) cannot show.
+  if (at.line > line && at.column === 1 && text[position] === '{' && /^Expected ',' or/.test(message)) {
+    message += `; the value opens at line ${line}: is a closing '}' or ']' missing at the end of line ${at.line - 1}?`;
+  }
   return new ReadError(file, at.line, at.column, what + message, { cause: e });
 }
 

@@ -85,6 +85,17 @@ describe("JSON.parse's messages (Node 20) in the reader's words, at the fault, w
   });
 });
 
+describe('a line of NDJSON short of its closing bracket', () => {
+  it('the fault, where the next line opens a feature, says where the value opens and which line may lack the bracket', async () => {
+    const whole = '{"type":"Feature","geometry":null,"properties":{"a":{"b":1}}}';
+    const text = `${whole}\n${whole.slice(0, -1)}\n${whole}\n`;
+    for (const size of [1, 1 << 20]) {
+      const e = await readError(memorySource('cells.ndjson', text, size));
+      expect([e.where, e.reason, e.exitCode]).toEqual(['cells.ndjson:3:1', "feature 1: Expected ',' or '}' after property value, found '{' (JSON path /properties); the value opens at line 2: is a closing '}' or ']' missing at the end of line 2?", 3]);
+    }
+  });
+});
+
 describe('a string never closed: where it opens, or where the quoting goes wrong after it, not at the end of the input', () => {
   const feature = (i: number) => `{"type":"Feature","properties":{"name":"c${i}"},"geometry":{"type":"Point","coordinates":[${i},${i}]}}`;
   // Feature 1 of `n` loses the closing quote of its name, which then closes at the next opening quote: the rest of the
