@@ -62,6 +62,11 @@ export class Quantiser {
    */
   constructor(private readonly long = LONG_PART, private readonly many = MANY_POLYGONS) {}
 
+  /** A new tiling call (a unit): the long parts it uses stay kept through it (`RankMemo.begin`). */
+  begin(): void {
+    this.memo.begin();
+  }
+
   /** The tiles x0..x1 × y0..y1 of the zoom that `clip` will be asked for by tile. */
   setBlock(x0: number, y0: number, x1: number, y1: number): void {
     this.bx0 = x0; this.by0 = y0; this.bx1 = x1; this.by1 = y1;

@@ -50,14 +50,23 @@ export interface KeptPart {
  * Long parts, kept for the next call that meets the same coordinates: a feature across many work units (an outline
  * across a slide) is read by each, and ranking it anew in each took most of their time, then putting it on each zoom's
  * grid most of the rest. Holds at most `limit` numbers (coordinates and results), the least recently used part going
- * first; a part is found by a hash, then compared in full.
+ * first, but never one the current call (`begin`) has used: units of a class mask read the same long parts in the same
+ * order, more of them than fit, and evicting the least recently used then evicted each just before it was asked for
+ * again (no unit found any). A part that does not fit is ranked and used, not kept. A part is found by a hash, then
+ * compared in full.
  */
 export class RankMemo {
   private readonly ranker = new Ranker();
-  private readonly entries: { hash: number; xy: Float64Array; part: KeptPart; size: number }[] = [];
+  private readonly entries: { hash: number; xy: Float64Array; part: KeptPart; size: number; call: number }[] = [];
   private held = 0;
+  private call = 0;
 
-  constructor(private readonly limit = 2 ** 21) {}
+  constructor(private readonly limit = 2 ** 23) {}
+
+  /** A new tiling call: the parts it uses are kept through it. */
+  begin(): void {
+    this.call++;
+  }
 
   part(c: Coords): KeptPart {
     const n = c.length;
@@ -71,13 +80,15 @@ export class RankMemo {
       if (i < n) continue;
       this.entries.splice(e, 1);
       this.entries.push(x);
+      x.call = this.call;
       return x.part;
     }
     const xy = Float64Array.from(c);
     const part = { ranks: this.ranker.rank(xy, new Float64Array(n >> 1)), results: new Map<string, Flat | null>() };
-    this.entries.push({ hash, xy, part, size: n });
-    this.held += n;
-    this.trim();
+    if (this.room(n)) {
+      this.entries.push({ hash, xy, part, size: n, call: this.call });
+      this.held += n;
+    }
     return part;
   }
 
@@ -86,13 +97,16 @@ export class RankMemo {
     part.results.set(key, result);
     const entry = this.entries.find((e) => e.part === part);
     if (entry === undefined || result === null) return;
+    // A result that does not fit is not kept: the part's other results and its ranks are still worth keeping.
+    if (!this.room(result.length)) { part.results.delete(key); return; }
     entry.size += result.length;
     this.held += result.length;
-    this.trim();
   }
 
-  private trim(): void {
-    while (this.held > this.limit && this.entries.length > 1) this.held -= (this.entries.shift() as { size: number }).size;
+  /** Makes room for `n` more numbers, evicting parts the current call has not used; whether there is room. */
+  private room(n: number): boolean {
+    while (this.held + n > this.limit && this.entries.length > 0 && this.entries[0].call !== this.call) this.held -= (this.entries.shift() as { size: number }).size;
+    return this.held + n <= this.limit;
   }
 }
 

@@ -102,17 +102,26 @@ describe('ranks of long parts', () => {
     }
   });
 
-  it('are kept for equal coordinates and forgotten, least recently used first, beyond the limit', () => {
+  it('are kept for equal coordinates and forgotten, least recently used first, beyond the limit, but never one the call has used', () => {
     const r = rng(3);
     const a = walk(r, 600, true), b = walk(r, 600, true), c = walk(r, 600, true);
     const memo = new RankMemo(2500);
+    memo.begin();
     const ra = memo.part(a).ranks;
     expect(ra).toEqual(new Ranker().rank(a, new Float64Array(a.length >> 1)));
     expect(memo.part([...a]).ranks).toBe(ra);
     const rb = memo.part(b).ranks;
+    // 3 × 1,202 numbers: c does not fit beside a and b, which this call has used; it is ranked, not kept.
+    const rc = memo.part(c).ranks;
+    expect(rc).toEqual(new Ranker().rank(c, new Float64Array(c.length >> 1)));
+    expect(memo.part(c).ranks).not.toBe(rc);
     expect(memo.part(a).ranks).toBe(ra);
-    memo.part(c); // 3 × 1,202 numbers: b, used least recently, goes
-    expect(memo.part(a).ranks).toBe(ra);
+    expect(memo.part(b).ranks).toBe(rb);
+    // The next call uses a, then c: c takes the place of b, which that call has not used.
+    memo.begin();
+    expect(memo.part([...a]).ranks).toBe(ra);
+    const rc2 = memo.part(c).ranks;
+    expect(memo.part(c).ranks).toBe(rc2);
     expect(memo.part(b).ranks).not.toBe(rb);
     expect(memo.part(b).ranks).toEqual(rb);
   });

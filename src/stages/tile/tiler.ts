@@ -69,6 +69,7 @@ export function tileFeatures(
   candidates.sort((a, b) => a.tf.layer - b.tf.layer || a.tf.seq - b.tf.seq);
   const ec = encodeContext(spec, scratch.encode);
   const quantiser = scratch.quantiser;
+  quantiser.begin();
   const results: TileResult[] = [];
   const from = spec.cell ? Math.max(spec.minZoom, spec.cell.z) : spec.minZoom;
   // Finest zoom first: thresholds only rise towards coarser zooms, so each zoom's candidates are the finer one's kept.
