@@ -18,7 +18,7 @@ import type { TileTask } from '../stages/unit.js';
 import { parseUnitKey } from '../stages/unit-key.js';
 import { MAX_WORLD_SIDE, planeKey, tilePad, tileSize } from '../tiling/space.js';
 import type { BuildConfig } from '../options.js';
-import { placeText, sampleLine } from '../validate/tally.js';
+import { sampleLine, skippedText } from '../validate/tally.js';
 import type { CodedFields } from '../report/coded.js';
 import type { InputSpec, RunContext } from './context.js';
 import type { PlanFile, ReadSummary } from './state.js';
@@ -245,7 +245,7 @@ export function nothingPlaced(inputs: readonly InputSpec[], read: ReadSummary, c
   // Where to look, as the summary names it: the reason alone left a user with every feature to search.
   const why = Object.entries(read.skipped).map(([code, n]) => {
     const at = read.skippedFirst?.[code];
-    return `${code}: ${n}${at ? `, the first: ${placeText(at)}` : ''}`;
+    return `${code}: ${n}${at ? `, the first: ${skippedText(at)}` : ''}`;
   }).join('; ');
   const size = config.imageSize ? `; are their coordinates in this image's pixels (${config.imageSize.width} × ${config.imageSize.height}, --image or --image-size)?` : '';
   // Without an image the world is the data's: what lies outside it is left of or above its corner (0, 0), or very far.

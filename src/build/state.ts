@@ -17,7 +17,7 @@ import type { LayerStats } from '../stages/assign.js';
 import type { BuildPlan, UnitPlan } from '../stages/plan.js';
 import type { Dim, Plane } from '../tiling/space.js';
 import type { PreviewGrid } from '../io/preview.js';
-import type { IssueCounts, IssuePlace } from '../validate/tally.js';
+import type { IssueCounts, SkippedPlace } from '../validate/tally.js';
 import type { UnitLog } from './unit-log.js';
 import { pixelSizeChange } from './plan-differs.js';
 
@@ -53,7 +53,7 @@ export interface ReadSummary {
   /** Valid features the pyramid cannot place, by reason. */
   skipped: Record<string, number>;
   /** Per reason in `skipped`, where the first such feature is in the input (absent in plans of earlier builds). */
-  skippedFirst?: Record<string, IssuePlace>;
+  skippedFirst?: Record<string, SkippedPlace>;
   bounds: [number, number, number, number] | null;
   /** Placed features by the world side they need: `extent[k]` need 2^k (see `findOutliers`). */
   extent: number[];

@@ -1,7 +1,7 @@
 // Human-readable renderings of build progress and of the run report; pure, so the CLI only decides where they go.
 import type { Removal } from '../io/written.js';
 import { isArchiveFile } from '../options.js';
-import { placeText, sampleLine } from '../validate/tally.js';
+import { placeText, sampleLine, skippedText } from '../validate/tally.js';
 import type { BuildReport, LostCounts, ProgressEvent } from './types.js';
 import type { Outliers } from '../stages/plan.js';
 import { SPARED_PIXELS } from '../stages/thinning.js';
@@ -74,7 +74,7 @@ export function summaryLines(r: BuildReport, out: string, step: 'build' | 'final
   }
   for (const [why, n] of Object.entries(f.notPlaced)) {
     const at = f.notPlacedFirst?.[why];
-    lines.push(`  not placed (${why}): ${n}${at ? `, the first: ${placeText(at)}` : ''}`);
+    lines.push(`  not placed (${why}): ${n}${at ? `, the first: ${skippedText(at)}` : ''}`);
   }
   if (f.jsonOnly) lines.push(`  in JSON tiles only (meshes cannot go into PBF): ${f.jsonOnly}`);
   if (f.everyChannel) lines.push(`  on every channel (QuPath plane c -1, or none), in each of channels ${f.everyChannel.channels.join(', ')}: ${f.everyChannel.features}`);

@@ -1,7 +1,7 @@
 // What a build reports: progress events while it runs and the run report (build-report.json) at the end.
 import type { Dim } from '../tiling/space.js';
 import type { Outliers } from '../stages/plan.js';
-import type { IssuePlace, IssueSample } from '../validate/tally.js';
+import type { IssueSample, SkippedPlace } from '../validate/tally.js';
 
 export type ProgressEvent =
   | { phase: 'read'; file: string; features: number; elapsed: number }
@@ -19,7 +19,7 @@ export interface BuildReport {
     /** Valid features the pyramid cannot place, by reason (null geometry, mesh only by `tiles`, outside the world). */
     notPlaced: Record<string, number>;
     /** Per reason in `notPlaced`, where the first such feature is (absent from reports of earlier versions). */
-    notPlacedFirst?: Record<string, IssuePlace>;
+    notPlacedFirst?: Record<string, SkippedPlace>;
     /** Valid features a PBF tile cannot hold (meshes), kept in JSON tiles only. */
     jsonOnly: number;
     /** QuPath objects on every channel (plane c -1, or none) in a pyramid with a channel axis: each is in every one of `channels`. */

@@ -10,7 +10,7 @@ import { BUILD_RULES } from '../validate/rules.js';
 import { checkRepeated, checkUtf8, replaceLoneSurrogates } from '../validate/values.js';
 import { repeatedName } from '../io/json-names.js';
 import { jsonSyntaxError } from '../io/json-errors.js';
-import { IssueTally, type IssueCounts, type IssuePlace } from '../validate/tally.js';
+import { IssueTally, type IssueCounts, type IssuePlace, type SkippedPlace } from '../validate/tally.js';
 import type { Issue } from '../validate/issue.js';
 import { boxInside, Clipper, cutToRect, type Rect } from '../tiling/clip.js';
 import { MAX_WORLD_SIDE, sideExponent, type Dim, type Plane } from '../tiling/space.js';
@@ -90,7 +90,7 @@ export interface ParseResult {
   issues: IssueCounts;
   skipped: Skipped;
   /** Per reason in `skipped`, where its first feature of the batch is: a count alone does not say which to look at. */
-  skippedFirst: Record<string, IssuePlace>;
+  skippedFirst: Record<string, SkippedPlace>;
   /** [minX, minY, maxX, maxY] of placed features, or null. */
   bounds: [number, number, number, number] | null;
   /** Placed features by the world they need: `extent[k]` of them need a world of side 2^k (see `findOutliers`). */
@@ -161,7 +161,8 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
   const pad = storedPad(C);
   const skip = (why: string, place: IssuePlace) => {
     res.skipped[why] = (res.skipped[why] ?? 0) + 1;
-    res.skippedFirst[why] ??= place;
+    // Beyond the world or image, the box `put` found it has (its whole, before any cut): where it lies says why.
+    res.skippedFirst[why] ??= why === beyond ? { ...place, box: Array.from(enc.box) } : place;
   };
   const bounds = emptyBox(new Float64Array(4));
   // Features are cut to the world (with room for the widest tile buffer, a zoom-0 tile's), or to the image when its

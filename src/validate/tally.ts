@@ -24,6 +24,9 @@ export interface IssueSample {
 /** Where an issue was found (the sample's place). */
 export type IssuePlace = Pick<IssueSample, 'file' | 'feature' | 'line' | 'column'>;
 
+/** Where the first feature not placed for a reason is, and, where it lies beyond the world or image, its box. */
+export type SkippedPlace = IssuePlace & { box?: number[] };
+
 /** What a tally holds, as plain data: it crosses threads (a parse worker's tally) and goes into reports. */
 export interface IssueCounts {
   errorsByCode: Record<string, number>;
@@ -85,6 +88,16 @@ export class IssueTally implements IssueCounts {
 export function sampleLine(s: IssueSample): string {
   const severity = s.severity === 'warning' ? 'warning: ' : '';
   return withCode(`${placeText(s)}: ${shownPath(s.path)}: ${severity}${s.message}`, s.code);
+}
+
+/**
+ * Where a feature not placed is, and where it lies (`x -500 to -490, y -500 to -490`): a crop's offset or another
+ * image's coordinates show there, where its place alone left every feature to search.
+ */
+export function skippedText(s: SkippedPlace): string {
+  const n = (v: number) => v.toLocaleString('en-US', { maximumFractionDigits: 2 });
+  const b = s.box;
+  return placeText(s) + (b && b.length === 4 ? `, lying at x ${n(b[0])} to ${n(b[2])}, y ${n(b[1])} to ${n(b[3])}` : '');
 }
 
 /** Where an issue or a feature is, as a sample line starts. */

@@ -50,7 +50,7 @@ describe('usage errors (exit 2) point to --archive', () => {
     const file = path.join(dir, 'outside.pmtiles');
     const r = await cli('build', input, '-o', file, '--image-size', '1000,1000');
     // Beyond the image: no feature to place, found before any tile is made.
-    expect([r.code, r.err.trim().split('\n').pop()]).toEqual([1, `error: ${input}: none of the 1 valid feature(s) can be placed (outside-image: 1, the first: ${input}:1:41: feature 0): nothing to build, no descriptor written; are their coordinates in this image's pixels (1000 × 1000, --image or --image-size)?`]);
+    expect([r.code, r.err.trim().split('\n').pop()]).toEqual([1, `error: ${input}: none of the 1 valid feature(s) can be placed (outside-image: 1, the first: ${input}:1:41: feature 0, lying at x 5,000 to 5,000, y 5,000 to 5,000): nothing to build, no descriptor written; are their coordinates in this image's pixels (1000 × 1000, --image or --image-size)?`]);
     expect(fs.readdirSync(dir)).toEqual(['outside.json']);
     // Placed, but too small to draw at any zoom (a line that rounds to one position, not thinned to a point): no tile.
     const tiny = path.join(dir, 'tiny.json');

@@ -180,7 +180,7 @@ describe('documents that are not feature sources, and builds with no valid featu
       const r = await runCli(['build', file, '-o', out, '--image-size', '10,10']);
       expectNoStack(r);
       expect(r.code, r.stderr).toBe(1);
-      expect(r.stderr).toContain(`error: ${file}: none of the 3 valid feature(s) can be placed (outside-image: 3, the first: ${file}:1:41: feature 0): nothing to build, no descriptor written; are their coordinates in this image's pixels (10 × 10, --image or --image-size)?`);
+      expect(r.stderr).toContain(`error: ${file}: none of the 3 valid feature(s) can be placed (outside-image: 3, the first: ${file}:1:41: feature 0, lying at x 50 to 50, y 50 to 50): nothing to build, no descriptor written; are their coordinates in this image's pixels (10 × 10, --image or --image-size)?`);
       expect(fs.existsSync(out), out).toBe(false);
     }
   });
@@ -192,7 +192,7 @@ describe('documents that are not feature sources, and builds with no valid featu
     const out = path.join(dir, 'out-negative');
     const r = await runCli(['build', file, '-o', out]);
     expectNoStack(r);
-    expect([r.code, r.stderr]).toEqual([1, `error: ${file}: none of the 2 valid feature(s) can be placed (outside-world: 2, the first: ${file}:1:1: feature 0): nothing to build, no descriptor written; outside-world: wholly left of or above the image's top-left corner (x or y below 0, where pixel coordinates start) or beyond 2^39 px\n`]);
+    expect([r.code, r.stderr]).toEqual([1, `error: ${file}: none of the 2 valid feature(s) can be placed (outside-world: 2, the first: ${file}:1:1: feature 0, lying at x -500 to -490, y -500 to -490): nothing to build, no descriptor written; outside-world: wholly left of or above the image's top-left corner (x or y below 0, where pixel coordinates start) or beyond 2^39 px\n`]);
     expect(fs.existsSync(out), out).toBe(false);
   });
 });
