@@ -5,7 +5,7 @@ import { AREA_FILL } from './style.js';
 
 /**
  * The CSS background of a swatch or ramp as the map draws an area of `colours` (one, or a ramp's stops): filled at the
- * map's alpha over the map's white (`whole`: a part, a nucleus, filled whole where no slide image is shown), outlined
+ * map's alpha over the map's white (`whole`: a disc, or a part filled whole where no slide image is shown), outlined
  * in the whole colour: a swatch by its border, a ramp by bands along its top and bottom. At the whole colour, the ramp
  * matched no cell on the map.
  */
@@ -32,8 +32,8 @@ function rowOf({ value, colour }, whole) {
 }
 
 /**
- * Which colours the map has filled whole (parts, nuclei, where no slide image is shown) and at AREA_FILL (other areas,
- * and parts over the image) since the colour-by or the background was chosen: `note(colour, whole)` as each feature is
+ * Which colours the map has filled whole (discs; parts, nuclei, where no slide image is shown) and at AREA_FILL (other
+ * areas, and parts over the image) since the colour-by or the background was chosen: `note(colour, whole)` as each feature is
  * styled; `changed()` says once whether the legend drawn before is out of date. A value is only known to be a part's
  * once it is drawn: one layer may hold cells and nuclei.
  */

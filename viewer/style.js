@@ -73,6 +73,15 @@ export function discEdge(radius) {
   return Math.round(0.53 * Math.min(1, Math.max(0, (radius - 2.5) / 1.5)) * 100) / 100;
 }
 
+/**
+ * Whether `style` fills whole, as the legend is to show its colour: a disc (a cell or nucleus too small on screen to
+ * draw as its outline) or a part away from the slide image, not an area at AREA_FILL, a region, or a line.
+ */
+export function filledWhole(style) {
+  const c = style.getFill()?.getColor();
+  return typeof c === 'string' && !/^rgba\(.*,\s*0?\.\d+\)$/.test(c);
+}
+
 /** Sides of the polygon a circle is drawn as: round to the eye at the few hundred screen pixels a nucleus spans. */
 const CIRCLE_SIDES = 48;
 /** Sides of a disc's polygon: round to the eye at the 4 screen pixels (12 device pixels on a 3× screen) of its radius. */

@@ -16,7 +16,7 @@ import { keptLines } from './kept.js';
 import { drawnFills, showLegend } from './legend.js';
 import { foldable } from './panel.js';
 import { emptyPlaneNote, StatusLine } from './status.js';
-import { featureStyler, isChild } from './style.js';
+import { featureStyler, filledWhole, isChild } from './style.js';
 import { readSmallCanvasesOnCpu } from './readback.js';
 import { readViewState, writeViewState } from './state.js';
 import { mvtFormat, nameOf, openPyramid } from './tiles.js';
@@ -148,9 +148,11 @@ async function start() {
       const props = feature.getProperties();
       if (hidden.has(props[BY_LAYER])) return null;
       if (!noneDrawn && lacksValue(field, fields, props[field])) noneDrawn = true;
-      const colour = colourOf(props[field]), child = isChild(props), overImage = backdrop.shown();
-      fills.note(colour, child && !overImage);
-      return styleOf(feature, colour, resolution, child, overImage);
+      const colour = colourOf(props[field]), child = isChild(props);
+      const style = styleOf(feature, colour, resolution, child, backdrop.shown());
+      // As the map fills it: a disc is filled whole, as a part is away from the image.
+      fills.note(colour, filledWhole(style));
+      return style;
     },
   });
   // A replaced archive: the tiles on screen, read from the old one, are read again from the new one; the page's

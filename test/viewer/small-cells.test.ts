@@ -27,6 +27,11 @@ const viewed = useBuiltViewer('small-cells', () => CENTRES.flatMap(([x, y], i) =
   { type: 'Feature', id: i + 1, featureClass: 'cell', properties: {}, geometry: { type: 'Polygon', coordinates: octagon(x, y, GRID.radius) } },
 ]));
 
+/** The alpha a legend row's swatch is filled at (`data-fill`), as the map filled the features of its colour. */
+async function fillOf(page: Page, value: string): Promise<string | null> {
+  return page.locator('#legend > div', { hasText: value }).locator('.swatch').getAttribute('data-fill');
+}
+
 /** The page at zoom 0 over the grid, coloured by featureClass, drawn. */
 async function atZoom0(page: Page, url: string): Promise<void> {
   const mid = GRID.origin + ((GRID.n - 1) * GRID.step) / 2;
@@ -88,6 +93,8 @@ describe.skipIf(!HAVE_CHROMIUM)('small cells in the viewer', () => {
     const mean = sums.map((v) => Math.round(v / (49 * CENTRES.length)));
     // Measured: 191,158,156 with the edges (30 below in each channel), 218,175,174 without them.
     expect(close(mean, expected, 18), `the cells' mean ${mean} against ${expected} of the legend's colours`).toBe(true);
+    // Every cell here is a disc, filled whole: so is its swatch (it was at 55%, as an area's, beside solid discs).
+    expect(await fillOf(page, 'cell')).toBe('1');
   });
 
   it('draws a nucleus point at the size of its radius once that is wider than a point\'s disc, and finds it there', async () => {
@@ -111,6 +118,8 @@ describe.skipIf(!HAVE_CHROMIUM)('small cells in the viewer', () => {
       expect(close(at(sx + 30 * dx, sy + 30 * dy), nucleus), `${at(sx + 30 * dx, sy + 30 * dy)} against the legend's ${swatch}`).toBe(true);
       expect(close(at(sx + 70 * dx, sy + 70 * dy), cell)).toBe(true);
     }
+    // Drawn as areas here, the cells' swatch is filled as an area is; the nucleus's whole, as it is drawn.
+    expect([await fillOf(page, 'cell'), await fillOf(page, 'nucleus')]).toEqual(['0.55', '1']);
     // The card names the nucleus where it is drawn, 2 image pixels (32 screen pixels) from its point.
     const found = await page.evaluate(([px, py]) => window.__viewer.featuresAt(px, py).map((f) => f.id), [x + 2, y] as const);
     expect(found).toEqual([10000, 1]);
