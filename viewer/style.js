@@ -73,15 +73,6 @@ export function discEdge(radius) {
   return Math.round(0.53 * Math.min(1, Math.max(0, (radius - 2.5) / 1.5)) * 100) / 100;
 }
 
-/**
- * Whether `style` fills whole, as the legend is to show its colour: a disc (a cell or nucleus too small on screen to
- * draw as its outline) or a part away from the slide image, not an area at AREA_FILL, a region, or a line.
- */
-export function filledWhole(style) {
-  const c = style.getFill()?.getColor();
-  return typeof c === 'string' && !/^rgba\(.*,\s*0?\.\d+\)$/.test(c);
-}
-
 /** Sides of the polygon a circle is drawn as: round to the eye at the few hundred screen pixels a nucleus spans. */
 const CIRCLE_SIDES = 48;
 /** Sides of a disc's polygon: round to the eye at the 4 screen pixels (12 device pixels on a 3× screen) of its radius. */
@@ -116,7 +107,9 @@ function discsOf(ol, centres, radius) {
 
 /**
  * `styleOf(feature, colour, resolution, child, overImage)`: an OpenLayers style, one object per colour, kind and radius;
- * `overImage`: the slide image is shown under the features.
+ * `overImage`: the slide image is shown under the features. `styleOf.filledWhole(style)`: whether a style it made
+ * fills whole, as the legend is to show its colour (a disc; a part away from the slide image), known as it is made,
+ * not read back from its colour for every feature drawn.
  * `coarsest`: the resolution of the coarsest zoom built. Zoomed out past it, the map shows that zoom's tiles, each
  * smaller on screen than a tile is meant to be: its features are drawn as at that zoom, shrunk with it (discs and
  * their outlines too). At a fixed screen size, the discs of a pyramid built from zoom 3 covered one another several deep
@@ -124,6 +117,7 @@ function discsOf(ol, centres, radius) {
  */
 export function featureStyler(ol, coarsest = Infinity) {
   const styles = new Map();
+  const whole = new WeakSet();
   // The centre of a polygon's box, or the positions of a point (each of a MultiPoint), as flat x, y pairs.
   const centre = (f) => {
     const e = f.getExtent();
@@ -160,16 +154,20 @@ export function featureStyler(ol, coarsest = Infinity) {
       const alpha = kind === 'region' ? REGION_FILL : child && !overImage ? 1 : AREA_FILL;
       const fill = new ol.style.Fill({ color: hexToRgba(colour, alpha) });
       // A circle is filled and outlined as a polygon is: it is one, drawn from its centre and radius.
-      return new ol.style.Style(kind === 'circle' ? { stroke, fill, zIndex: level, geometry: circles } : { stroke, fill, zIndex: level });
+      const style = new ol.style.Style(kind === 'circle' ? { stroke, fill, zIndex: level, geometry: circles } : { stroke, fill, zIndex: level });
+      if (alpha === 1) whole.add(style);
+      return style;
     }
     // A disc of `radius` screen pixels at this resolution, in map units; a polygon's at the centre of its box.
     const r = radius * resolution;
     const geometry = kind === 'disc' ? (f) => discsOf(ol, centre(f), r) : (f) => discsOf(ol, positions(f), r);
     const edge = discEdge(radius * shrink);
     const stroke = edge > 0 ? new ol.style.Stroke({ color: `rgba(0, 0, 0, ${edge})`, width: 0.5 * shrink }) : undefined;
-    return new ol.style.Style({ fill: new ol.style.Fill({ color: colour }), stroke, geometry, zIndex: level + 1 });
+    const disc = new ol.style.Style({ fill: new ol.style.Fill({ color: colour }), stroke, geometry, zIndex: level + 1 });
+    whole.add(disc);
+    return disc;
   };
-  return (feature, colour, viewResolution, child, overImage = false) => {
+  const styleOf = (feature, colour, viewResolution, child, overImage = false) => {
     // Sized as at the coarsest zoom, then shrunk on screen with its tiles (1: not shrunk).
     const resolution = Math.min(viewResolution, coarsest);
     const shrink = resolution / viewResolution;
@@ -187,4 +185,5 @@ export function featureStyler(ol, coarsest = Infinity) {
     }
     return s;
   };
+  return Object.assign(styleOf, { filledWhole: (style) => whole.has(style) });
 }

@@ -16,7 +16,7 @@ import { keptLines } from './kept.js';
 import { drawnFills, showLegend } from './legend.js';
 import { foldable } from './panel.js';
 import { emptyPlaneNote, StatusLine } from './status.js';
-import { featureStyler, filledWhole, isChild } from './style.js';
+import { featureStyler, isChild } from './style.js';
 import { readSmallCanvasesOnCpu } from './readback.js';
 import { readViewState, writeViewState } from './state.js';
 import { mvtFormat, nameOf, openPyramid } from './tiles.js';
@@ -151,7 +151,7 @@ async function start() {
       const colour = colourOf(props[field]), child = isChild(props);
       const style = styleOf(feature, colour, resolution, child, backdrop.shown());
       // As the map fills it: a disc is filled whole, as a part is away from the image.
-      fills.note(colour, filledWhole(style));
+      fills.note(colour, styleOf.filledWhole(style));
       return style;
     },
   });

@@ -309,7 +309,7 @@ export class ManyPieces {
 }
 
 /** What a warning of a mask numbered afresh asks for, or says was done (`auto`): its features read as pieces. */
-function readAsPieces(asPieces: boolean): string {
+function afreshAdvice(asPieces: boolean): string {
   return asPieces
     ? 'It is read piece by piece (--mask-features auto): a feature per piece, its label kept as a property; --mask-features label makes each label one feature of all its pieces'
     : 'build with --mask-features piece for a feature per piece (its label kept as a property), or number each object once across the mask (scikit-image: measure.label)';
@@ -321,7 +321,7 @@ export function scatteredWarning(file: string, s: Scattered, asPieces: boolean):
   const f = s.first;
   const label = asPieces ? '' : ' A label is one feature: one id and one hover card for all its pieces;';
   return [
-    `${file}: ${n(s.labels)} of ${n(s.of)} labels are each in pieces far apart (label ${f.label}: ${n(f.pieces)} pieces across ${n(f.width)} × ${n(f.height)} px, ${n(f.area)} px in all): was the mask segmented tile by tile and numbered afresh in each?${label} ${readAsPieces(asPieces)}`,
+    `${file}: ${n(s.labels)} of ${n(s.of)} labels are each in pieces far apart (label ${f.label}: ${n(f.pieces)} pieces across ${n(f.width)} × ${n(f.height)} px, ${n(f.area)} px in all): was the mask segmented tile by tile and numbered afresh in each?${label} ${afreshAdvice(asPieces)}`,
     { event: 'mask-scattered', file, labels: s.labels, of: s.of, label: f.label, pieces: f.pieces, width: f.width, height: f.height, area: f.area, readAs: asPieces ? 'piece' : 'label' },
   ];
 }
@@ -336,7 +336,7 @@ export function recurringWarning(file: string, r: Recurring, asPieces: boolean):
   const f = r.first;
   const label = asPieces ? '' : ' A label is one feature: one id and one hover card for all its pieces, each held as outlines until its last row is read (spilled beyond a tenth of --memory-budget);';
   return [
-    `${file}: labels recur far apart down the mask (label ${f.label} in rows ${n(f.top)}–${n(f.bottom)}, again from row ${n(f.again)}; ${n(r.labels)} labels${asPieces ? '' : ' so far'}): was the mask segmented tile by tile and numbered afresh in each?${label} ${readAsPieces(asPieces)}`,
+    `${file}: labels recur far apart down the mask (label ${f.label} in rows ${n(f.top)}–${n(f.bottom)}, again from row ${n(f.again)}; ${n(r.labels)} labels${asPieces ? '' : ' so far'}): was the mask segmented tile by tile and numbered afresh in each?${label} ${afreshAdvice(asPieces)}`,
     { event: 'mask-recurring', file, labels: r.labels, label: f.label, top: f.top, bottom: f.bottom, again: f.again, readAs: asPieces ? 'piece' : 'label' },
   ];
 }
