@@ -16,7 +16,7 @@ import { boxInside, Clipper, cutToRect, type Rect } from '../tiling/clip.js';
 import { MAX_WORLD_SIDE, sideExponent, type Dim, type Plane } from '../tiling/space.js';
 import { assignPlane, layerByField, observeFeature, optionFieldValue, type LayerStats, type PlaneRule } from './assign.js';
 import { NUCLEUS_LAYER, NUCLEUS_SEQ, normaliseQuPath, nucleusOf } from './qupath.js';
-import { RecordRouter } from './partition.js';
+import { RecordRouter } from './router.js';
 import { storedCirclePad, storedPad } from './plan.js';
 import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder } from './record.js';

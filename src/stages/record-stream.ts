@@ -77,14 +77,19 @@ export function piecesNear({ boxes }: Pieces, r: Rect): number[] {
  * into each of 100 cells: its parse batch asked for an 8 GiB buffer and the build failed at 7.4 GB. A cell near such
  * a piece stores the whole, one buffer every such cell shares (`RecordRouter.take`).
  */
-export function nearFarReaching({ starts, boxes }: Pieces, near: readonly number[], r: Rect): boolean {
-  const w = r.maxX - r.minX, h = r.maxY - r.minY;
+export function nearFarReaching(pieces: Pieces, near: readonly number[], r: Rect): boolean {
+  const w = r.maxX - r.minX, h = r.maxY - r.minY, boxes = pieces.boxes;
   for (const p of near) {
-    if (starts[p + 1] - starts[p] < 2 * LONG_PART) continue;
+    if (!isLongPiece(pieces, p)) continue;
     const b = 4 * p;
     if (boxes[b + 2] - boxes[b] > 3 * w || boxes[b + 3] - boxes[b + 1] > 3 * h) return true;
   }
   return false;
+}
+
+/** Whether piece `p` has LONG_PART positions or more (a tissue outline, not a speck): the tiler ranks it once per thread. */
+export function isLongPiece({ starts }: Pieces, p: number): boolean {
+  return starts[p + 1] - starts[p] >= 2 * LONG_PART;
 }
 
 /** Whether a feature's centroid (`lod`'s) lies in `r`: a cell holding it stores the whole feature, a unit reads it whole. */
@@ -92,7 +97,23 @@ export function centroidIn(lod: readonly number[], r: Rect): boolean {
   return lod[4] >= r.minX && lod[4] <= r.maxX && lod[5] >= r.minY && lod[5] <= r.maxY;
 }
 
+/** The lod stored after the geometry stream that starts at number `base` of `f` (a record flagged LOD). */
+export function lodAfter(f: Float64Array, base: number): number[] {
+  const r = new StreamReader(f, base, []);
+  r.extend();
+  const i = r.i;
+  return [f[i], f[i + 1], f[i + 2], f[i + 3], f[i + 4], f[i + 5]];
+}
+
 export class StreamReader {
+  /**
+   * The reach of a unit that reads a feature not its own, whose lod is known: a polygon's holes beyond it are left out
+   * as they are read. Every tile of the unit would clip them to nothing, and the rest of the unit looks only at
+   * exteriors (thinning, the polygons near a tile) and at the lod. A tissue outline of a class mask holds hundreds of
+   * thousands of vertices in holes across the slide, and each unit near its exterior read and simplified them all.
+   */
+  holesBeyond: Rect | undefined;
+
   constructor(private readonly f: Float64Array, public i: number, private readonly meshes: Mesh[]) {}
 
   /**
@@ -111,7 +132,7 @@ export class StreamReader {
     } else if (code === G.MultiLineString) {
       geom = { k: 'lines', type: 'MultiLineString', parts: places.map((p) => read(p, () => this.flat()) as Flat) };
     } else {
-      geom = { k: 'polygons', type: 'MultiPolygon', polys: places.map((p) => read(p, () => this.list(() => this.flat())) as Flat[]) };
+      geom = { k: 'polygons', type: 'MultiPolygon', polys: places.map((p) => read(p, () => this.polygon())) as Flat[][] };
     }
     this.i = starts[starts.length - 1];
     return { geom, places };
@@ -125,6 +146,34 @@ export class StreamReader {
     return out;
   }
 
+  /** A polygon's rings, its holes beyond `holesBeyond` left out. */
+  private polygon(): Flat[] {
+    const r = this.holesBeyond;
+    if (r === undefined) return this.list(() => this.flat());
+    const rings = this.f[this.i++];
+    const out: Flat[] = [];
+    for (let k = 0; k < rings; k++) {
+      const n = this.f[this.i];
+      if (k > 0 && !this.meets(this.i + 1, n, r)) { this.i += n + 1; continue; }
+      out.push(this.flat());
+    }
+    return out;
+  }
+
+  /** Whether the box of the `n` numbers (positions) from `at` meets `r`. */
+  private meets(at: number, n: number, r: Rect): boolean {
+    const f = this.f;
+    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    for (let k = at; k < at + n; k += 2) {
+      const x = f[k], y = f[k + 1];
+      if (x < x0) x0 = x;
+      if (x > x1) x1 = x;
+      if (y < y0) y0 = y;
+      if (y > y1) y1 = y;
+    }
+    return x0 <= r.maxX && x1 >= r.minX && y0 <= r.maxY && y1 >= r.minY;
+  }
+
   private list<T>(item: () => T): T[] {
     const n = this.f[this.i++];
     const out = new Array<T>(n);
@@ -132,16 +181,16 @@ export class StreamReader {
     return out;
   }
 
-  /** Grows `b` by the positions of the geometry at `i` (as `geometry()` would read it), moving `i` past it. */
-  extend(b: Float64Array): void {
+  /** Grows `b` by the positions of the geometry at `i` (as `geometry()` would read it), moving `i` past it; without `b`, only moves. */
+  extend(b?: Float64Array): void {
     const code = this.f[this.i++] as G;
-    const flat = () => { const n = this.f[this.i++]; growBox(b, this.f.subarray(this.i, this.i + n)); this.i += n; };
+    const flat = () => { const n = this.f[this.i++]; if (b !== undefined) growBox(b, this.f.subarray(this.i, this.i + n)); this.i += n; };
     const times = (each: () => void) => { const n = this.f[this.i++]; for (let k = 0; k < n; k++) each(); };
     switch (code) {
       case G.Point: case G.MultiPoint: flat(); return;
       case G.LineString: case G.MultiLineString: times(flat); return;
       case G.Polygon: case G.MultiPolygon: times(() => times(flat)); return;
-      case G.Mesh: growBox(b, this.f.subarray(this.i + 1, this.i + 5)); this.i += 5; return;
+      case G.Mesh: if (b !== undefined) growBox(b, this.f.subarray(this.i + 1, this.i + 5)); this.i += 5; return;
       case G.Collection: times(() => this.extend(b)); return;
       default: throw new Error(`corrupt unit record: geometry code ${String(code)}`);
     }
@@ -154,7 +203,7 @@ export class StreamReader {
       case G.LineString: case G.MultiLineString:
         return { k: 'lines', type: code === G.LineString ? 'LineString' : 'MultiLineString', parts: this.list(() => this.flat()) };
       case G.Polygon: case G.MultiPolygon:
-        return { k: 'polygons', type: code === G.Polygon ? 'Polygon' : 'MultiPolygon', polys: this.list(() => this.list(() => this.flat())) };
+        return { k: 'polygons', type: code === G.Polygon ? 'Polygon' : 'MultiPolygon', polys: this.list(() => this.polygon()) };
       case G.Mesh: {
         const geometry = this.meshes[this.f[this.i]];
         const i = this.i + 1, f = this.f;

@@ -5,8 +5,9 @@ import { headTextOf } from './encode-json.js';
 import { reachOf } from '../tiling/reach.js';
 import { StringCache } from './record-strings.js';
 import { grown } from '../bytes.js';
-import { centroidIn, G, isMulti, NEAR_PIECES, piecesOf, StreamReader, type Pieces } from './record-stream.js';
+import { centroidIn, G, isMulti, lodAfter, NEAR_PIECES, piecesOf, StreamReader, type Pieces } from './record-stream.js';
 import type { Rect } from '../tiling/clip.js';
+import { LONG_PART } from '../tiling/collapse.js';
 
 // Record layout, native byte order (every platform Node ships for is little-endian), 8-byte aligned so the numbers
 // can be read through one Float64Array over the whole unit:
@@ -333,6 +334,11 @@ export class RecordReader {
     // Pieces of a point's circle reach that much farther than the points.
     if (near !== undefined && this.reach > 0) near = { minX: near.minX - this.reach, minY: near.minY - this.reach, maxX: near.maxX + this.reach, maxY: near.maxY + this.reach };
     const pieces = near !== undefined && !this.home ? piecesOf(this.f64, base, (flags & LOD) !== 0) : null;
+    // A large polygon not its own, whose lod is known and lies beyond: its holes beyond are not read (`holesBeyond`).
+    if (near !== undefined && !this.home && count >= 2 * LONG_PART) {
+      const known = pieces?.lod ?? (flags & LOD ? lodAfter(this.f64, base) : undefined);
+      if (known !== undefined && !centroidIn(known, near)) r.holesBeyond = near;
+    }
     const cut = pieces !== null && near !== undefined && !centroidIn(pieces.lod, near) ? r.piecesNear(pieces, near) : null;
     const geom = cut?.geom ?? r.geometry();
     const lod = flags & LOD ? sixFrom(this.f64, r.i) : pieces?.lod;

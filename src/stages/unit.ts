@@ -8,7 +8,8 @@ import { tileFeatures, TilerScratch } from './tile/tiler.js';
 import { reduceForZoom } from './tile/reduce.js';
 import { drawnMany, piecesDrawn, wholePieces, type PieceKeys } from './tile/pieces.js';
 import { zoomContext, type TileSpec, type ZoomContext } from './tile/spec.js';
-import { homeCell, RecordRouter, type UnitSource } from './partition.js';
+import type { UnitSource } from './partition.js';
+import { homeCell, RecordRouter } from './router.js';
 import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder, RecordReader, setHome } from './record.js';
 import { StringCache } from './record-strings.js';
@@ -174,8 +175,7 @@ const SLICE = 4 << 20;
 /** The unit's cell and the buffer of its tiles, one tile unit wider for rounding, in pixels: all its tiles can hold. */
 function reach(task: TileTask): Rect {
   const { cell } = task.unit;
-  const ts = tileSize(task.spec.side, cell.z);
-  const pad = tilePad(ts);
+  const ts = tileSize(task.spec.side, cell.z), pad = tilePad(ts);
   return { minX: cell.x * ts - pad, minY: cell.y * ts - pad, maxX: (cell.x + 1) * ts + pad, maxY: (cell.y + 1) * ts + pad };
 }
 

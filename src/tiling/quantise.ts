@@ -50,6 +50,16 @@ export class Quantiser {
   private readonly boxes = new WeakMap<Flat, Float64Array>();
   private readonly polygonBoxes = new WeakMap<Flat[][], Float64Array>();
   private readonly trees = new WeakMap<Flat, PartTree>();
+  /**
+   * Results of `part` that units share (`RankMemo`): a tissue outline's short holes among them, whose boxes are then
+   * worked out once, not for every tile the outline's box meets.
+   */
+  private readonly shared = new WeakSet<Flat>();
+  // Zoom keys (`zoomKey`), and the last one asked for: a string per ring per zoom was a fifth of a class mask's tiling.
+  private readonly zoomKeys = new Map<string, number>();
+  private lastTol = NaN;
+  private lastScale = NaN;
+  private lastKey = 0;
   // The tiles being cut to (`setBlock`), for the trees of long parts.
   private bx0 = 0;
   private by0 = 0;
@@ -96,7 +106,7 @@ export class Quantiser {
         const parts = new Array<Flat>(g.parts.length);
         let n = 0;
         for (const p of g.parts) {
-          const q = this.part(p, sqTol, scale, LINE);
+          const q = this.part(p, sqTol, scale, LINE, false);
           if (q !== null) { parts[n++] = q; this.grow(box, q); }
         }
         parts.length = n;
@@ -108,8 +118,9 @@ export class Quantiser {
         for (const poly of g.polys) {
           const rings = new Array<Flat>(poly.length);
           let nr = 0;
+          const long = this.isLong(poly);
           for (let i = 0; i < poly.length; i++) {
-            const q = this.part(poly[i], sqTol, scale, i === 0 ? EXTERIOR : HOLE);
+            const q = this.part(poly[i], sqTol, scale, i === 0 ? EXTERIOR : HOLE, long);
             if (q === null) {
               if (i === 0) break; // no exterior, no polygon: its holes go with it
               continue;
@@ -138,20 +149,39 @@ export class Quantiser {
 
   /**
    * A line (`LINE`) or ring simplified and quantised, null when nothing drawable is left: a line of fewer than two
-   * positions, a ring that collapses or encloses nothing; a ring oriented as an exterior or a hole. A long part's result
-   * is kept for every unit that reads the same coordinates (`RankMemo`), so it is made once per zoom and thread: every
-   * caller treats it as read-only.
+   * positions, a ring that collapses or encloses nothing; a ring oriented as an exterior or a hole. The result for a
+   * long part, or any ring of a long polygon (`inLong`: a tissue outline's holes), is kept for every unit that reads the
+   * same coordinates (`RankMemo`), so it is made once per zoom and thread: every caller treats it as read-only.
    */
-  private part(c: Flat, sqTol: number, scale: number, kind: PartKind): Flat | null {
-    if (c.length < 2 * this.long) return this.make(c, sqTol, scale, kind, undefined);
+  private part(c: Flat, sqTol: number, scale: number, kind: PartKind, inLong: boolean): Flat | null {
+    if (!inLong && c.length < 2 * this.long) return this.make(c, sqTol, scale, kind, undefined);
     let kept = this.kept.get(c);
     if (kept === undefined) { kept = this.memo.part(c); this.kept.set(c, kept); }
-    const key = `${kind}/${sqTol}/${scale}`;
+    const key = 3 * this.zoomKey(sqTol, scale) + kind;
     const known = kept.results.get(key);
     if (known !== undefined) return known;
     const q = this.make(c, sqTol, scale, kind, sqTol < 0 ? undefined : kept.ranks);
     this.memo.remember(kept, key, q);
+    if (q !== null) this.shared.add(q);
     return q;
+  }
+
+  /** A number for the pair (a zoom's tolerance and scale), the same for the life of this quantiser and its memo. */
+  private zoomKey(sqTol: number, scale: number): number {
+    if (sqTol !== this.lastTol || scale !== this.lastScale) {
+      const name = `${sqTol}/${scale}`;
+      let k = this.zoomKeys.get(name);
+      if (k === undefined) this.zoomKeys.set(name, (k = this.zoomKeys.size));
+      this.lastTol = sqTol; this.lastScale = scale; this.lastKey = k;
+    }
+    return this.lastKey;
+  }
+
+  /** Whether a polygon is long (LONG_PART positions or more in all its rings): each of its rings is then kept. */
+  private isLong(poly: readonly Flat[]): boolean {
+    let n = 0;
+    for (const r of poly) n += r.length;
+    return n >= 2 * this.long;
   }
 
   /** Grows `box` by a part: a long one by its box, worked out once. */
@@ -236,7 +266,7 @@ export class Quantiser {
 
   /** The box of a part or ring: a short one's in the reused scratch box (valid until the next call). */
   private boxOf(c: Flat): Float64Array {
-    if (c.length < 2 * this.long) {
+    if (c.length < 2 * this.long && !this.shared.has(c)) {
       const b = emptyBox(this.ringBox);
       growBox(b, c);
       return b;

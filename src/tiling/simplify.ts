@@ -43,8 +43,11 @@ export class Ranker {
 /** What is kept of one long part: its Douglas–Peucker ranks, and what the tiler made of it at each zoom (`Quantiser`). */
 export interface KeptPart {
   readonly ranks: Float64Array;
-  readonly results: Map<string, Flat | null>;
+  /** By `Quantiser`'s key of the zoom and the part's kind. */
+  readonly results: Map<number, Flat | null>;
 }
+
+interface MemoEntry { hash: number; xy: Float64Array; part: KeptPart; size: number; call: number }
 
 /**
  * Long parts, kept for the next call that meets the same coordinates: a feature across many work units (an outline
@@ -53,11 +56,14 @@ export interface KeptPart {
  * first, but never one the current call (`begin`) has used: units of a class mask read the same long parts in the same
  * order, more of them than fit, and evicting the least recently used then evicted each just before it was asked for
  * again (no unit found any). A part that does not fit is ranked and used, not kept. A part is found by a hash, then
- * compared in full.
+ * compared in full; a tissue outline's thousands of holes are parts too, so nothing here walks every entry.
  */
 export class RankMemo {
   private readonly ranker = new Ranker();
-  private readonly entries: { hash: number; xy: Float64Array; part: KeptPart; size: number; call: number }[] = [];
+  private readonly byHash = new Map<number, MemoEntry[]>();
+  /** Entries, least recently used first (a Set keeps the order things were added in). */
+  private readonly order = new Set<MemoEntry>();
+  private readonly entryOf = new WeakMap<KeptPart, MemoEntry>();
   private held = 0;
   private call = 0;
 
@@ -70,32 +76,40 @@ export class RankMemo {
 
   part(c: Coords): KeptPart {
     const n = c.length;
+    // A hash of about 64 of its numbers (an odd stride takes xs and ys): the full comparison then tells parts apart.
+    // Hashing every number of every long part each unit reads was a tenth of a class mask's build.
     let hash = n;
-    for (let i = 0; i < n; i++) hash = Math.imul(hash ^ ((c[i] * 256) | 0), 16777619);
-    for (let e = this.entries.length - 1; e >= 0; e--) {
-      const x = this.entries[e];
-      if (x.hash !== hash || x.xy.length !== n) continue;
-      let i = 0;
-      while (i < n && x.xy[i] === c[i]) i++;
-      if (i < n) continue;
-      this.entries.splice(e, 1);
-      this.entries.push(x);
-      x.call = this.call;
-      return x.part;
+    for (let i = 0, step = Math.floor(n / 64) | 1; i < n; i += step) hash = Math.imul(hash ^ ((c[i] * 256) | 0), 16777619);
+    const same = this.byHash.get(hash);
+    if (same !== undefined) {
+      for (const x of same) {
+        if (x.xy.length !== n) continue;
+        let i = 0;
+        while (i < n && x.xy[i] === c[i]) i++;
+        if (i < n) continue;
+        this.order.delete(x);
+        this.order.add(x);
+        x.call = this.call;
+        return x.part;
+      }
     }
     const xy = Float64Array.from(c);
-    const part = { ranks: this.ranker.rank(xy, new Float64Array(n >> 1)), results: new Map<string, Flat | null>() };
+    const part = { ranks: this.ranker.rank(xy, new Float64Array(n >> 1)), results: new Map<number, Flat | null>() };
     if (this.room(n)) {
-      this.entries.push({ hash, xy, part, size: n, call: this.call });
+      const entry = { hash, xy, part, size: n, call: this.call };
+      if (same === undefined) this.byHash.set(hash, [entry]);
+      else same.push(entry);
+      this.order.add(entry);
+      this.entryOf.set(part, entry);
       this.held += n;
     }
     return part;
   }
 
   /** Keeps `result` (read-only from now on: every later unit gets this very array) under `key` for `part`. */
-  remember(part: KeptPart, key: string, result: Flat | null): void {
+  remember(part: KeptPart, key: number, result: Flat | null): void {
     part.results.set(key, result);
-    const entry = this.entries.find((e) => e.part === part);
+    const entry = this.entryOf.get(part);
     if (entry === undefined || result === null) return;
     // A result that does not fit is not kept: the part's other results and its ranks are still worth keeping.
     if (!this.room(result.length)) { part.results.delete(key); return; }
@@ -105,7 +119,15 @@ export class RankMemo {
 
   /** Makes room for `n` more numbers, evicting parts the current call has not used; whether there is room. */
   private room(n: number): boolean {
-    while (this.held + n > this.limit && this.entries.length > 0 && this.entries[0].call !== this.call) this.held -= (this.entries.shift() as { size: number }).size;
+    for (const x of this.order) {
+      if (this.held + n <= this.limit || x.call === this.call) break;
+      this.order.delete(x);
+      this.entryOf.delete(x.part);
+      this.held -= x.size;
+      const same = this.byHash.get(x.hash) as MemoEntry[];
+      if (same.length === 1) this.byHash.delete(x.hash);
+      else same.splice(same.indexOf(x), 1);
+    }
     return this.held + n <= this.limit;
   }
 }

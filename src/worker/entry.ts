@@ -6,7 +6,7 @@ import type { TileFormat } from '../io/sink.js';
 import { TileFiles } from '../io/tile-files.js';
 import { WorkStateError } from '../report/errors.js';
 import { parseBatch } from '../stages/parse.js';
-import { RecordRouter } from '../stages/partition.js';
+import { RecordRouter } from '../stages/router.js';
 import { cellSpecs } from '../stages/tile/spec.js';
 import { TilerScratch } from '../stages/tile/tiler.js';
 import { tileUnit, type UnitResult } from '../stages/unit.js';

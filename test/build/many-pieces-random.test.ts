@@ -104,11 +104,12 @@ function randomInput(seed: number, carpet: boolean, withSpots = true): string {
     return Array.from({ length: 2 + Math.floor(rnd() * 6) }, (_, k) => [x + k * step, y + (rnd() - 0.5) * step]);
   });
   features.push({ type: 'Feature', id: id++, properties: { track: 1 }, geometry: { type: 'MultiLineString', coordinates: tracks } });
-  // A class's web of tissue: small pieces and one long zig-zag of 5,000 vertices across most of the slide (the cells it
-  // reaches store the whole: `nearFarReaching`).
+  // A class's web of tissue: small pieces and one long zig-zag of 5,000 vertices across most of the slide, with a hole
+  // every 150 px (the cells it reaches store it alone, shared: `nearFarReaching`; a unit reads only the holes near it).
   const y0 = rnd() * SIDE * 0.8, x0 = rnd() * SIDE * 0.1;
   const top = Array.from({ length: 2500 }, (_, i) => [x0 + (i * SIDE * 0.85) / 2500, y0 + (i % 2) * 9 + rnd() * 3]);
-  const web: Ring[][] = [[[...top, ...top.map(([x, y]) => [x, y + 30 + rnd() * 3]).reverse(), top[0]]], ...label(rnd, NEAR_PIECES + 10)];
+  const holes = Array.from({ length: Math.floor((SIDE * 0.85) / 150) }, (_, i) => rect(x0 + 20 + 150 * i, y0 + 15, 5 + (i % 7), 5, true));
+  const web: Ring[][] = [[[...top, ...top.map(([x, y]) => [x, y + 30 + rnd() * 3]).reverse(), top[0]], ...holes], ...label(rnd, NEAR_PIECES + 10)];
   features.push({ type: 'Feature', id: id++, properties: { label: 254 }, geometry: { type: 'MultiPolygon', coordinates: web } });
   for (let i = 0; i < 60; i++) {
     const x = rnd() * SIDE, y = rnd() * SIDE;

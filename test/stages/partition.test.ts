@@ -2,7 +2,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SHARED_RECORD, SpillingStore, type UnitSource } from '../../src/stages/partition.js';
+import { SpillingStore, type UnitSource } from '../../src/stages/partition.js';
+import { SHARED_RECORD } from '../../src/stages/router.js';
 import { RecordEncoder } from '../../src/stages/record.js';
 import { flatten } from '../../src/tiling/flat.js';
 import type { Position } from '../../src/model/geometry.js';

@@ -4,8 +4,9 @@ import { describe, expect, it } from 'vitest';
 import type { Feature } from '../../src/model/feature.js';
 import type { Geometry, Position } from '../../src/model/geometry.js';
 import { featureHeadText } from '../../src/stages/encode-json.js';
-import { RecordRouter } from '../../src/stages/partition.js';
-import { RecordEncoder, RecordReader } from '../../src/stages/record.js';
+import { RecordRouter } from '../../src/stages/router.js';
+import { RecordEncoder, RecordReader, setHome } from '../../src/stages/record.js';
+import type { Rect } from '../../src/tiling/clip.js';
 import { featureTags, flatFeature, flatten, headOf, type FeatureHead, type FlatFeature } from '../../src/tiling/flat.js';
 import { reduceForZoom } from '../../src/stages/tile/reduce.js';
 import { cellSpecs, thins, type TileSpec } from '../../src/stages/tile/spec.js';
@@ -237,7 +238,7 @@ describe('unit records', () => {
     expect(read).toEqual([[1, true], [2, true], [3, true]]);
   });
 
-  it('stores whole, in one shared buffer, a multi-geometry of many pieces in the cells a long piece of it reaches far across', () => {
+  it('stores a long piece that reaches far across cells once, in one buffer those cells share, apart from the pieces near each', () => {
     // Cells of 100 px, 10 × 10. Small squares, one in each cell, and (a class mask's web of tissue) a zig-zag polygon
     // of 10,000 vertices across the top row of cells; then one with the same pieces but that polygon cut short.
     const router = new RecordRouter();
@@ -255,15 +256,32 @@ describe('unit records', () => {
     };
     const whole = route(1, zigzag(990));
     let chunks = router.take();
-    // Each of the ten cells of the top row holds the whole, as does the home, (4, 4); the ten share one buffer. The
-    // other cells hold the square near them: where, copied, the long piece made each of the ten 160 KB.
-    const holders = chunks.filter(([, b]) => b.byteLength >= whole);
-    expect(holders.map(([k]) => k).sort()).toEqual([...Array.from({ length: 10 }, (_, i) => `0/0/0/${i}/0`), '0/0/0/4/4'].sort());
+    const piecesIn = (b: Uint8Array) => {
+      const r = new RecordReader(b);
+      expect(r.next()).toBe(true);
+      if (!r.partial) return 'whole';
+      r.feature(() => 0);
+      return [...r.pieces];
+    };
+    // The home, (4, 4), and the cell of the centroid, (4, 0), hold the whole, each in a buffer of its own.
+    const holders = chunks.filter(([, b]) => piecesIn(b) === 'whole');
+    expect(holders.map(([k]) => k).sort()).toEqual(['0/0/0/4/0', '0/0/0/4/4']);
     expect(new Set(holders.map(([, b]) => b)).size).toBe(2);
-    expect(chunks.length).toBe(100);
-    const partialIn = (b: Uint8Array) => { const r = new RecordReader(b); expect(r.next()).toBe(true); return r.partial; };
-    expect(chunks.filter(([, b]) => partialIn(b))).toHaveLength(89);
-    expect(Math.max(...chunks.filter(([, b]) => partialIn(b)).map(([, b]) => b.byteLength))).toBeLessThan(1000);
+    // The other nine cells of the top row hold the long piece alone, one buffer they share, and the square near them:
+    // the whole there made every unit of the row tile every square of the slide.
+    const alone = chunks.filter(([, b]) => JSON.stringify(piecesIn(b)) === '[0]');
+    expect(alone.map(([k]) => k).sort()).toEqual([0, 1, 2, 3, 5, 6, 7, 8, 9].map((x) => `0/0/0/${x}/0`));
+    expect(new Set(alone.map(([, b]) => b)).size).toBe(1);
+    expect(alone[0][1].byteLength).toBeGreaterThan(0.9 * whole);
+    // Every other record is the square of its cell alone, copied into it.
+    const rest = chunks.filter((c) => !holders.includes(c) && !alone.includes(c));
+    expect(rest).toHaveLength(98);
+    for (const [k, b] of rest) {
+      const [x, y] = k.split('/').slice(3).map(Number);
+      expect(piecesIn(b), k).toEqual([1 + x + 10 * y]);
+      expect(b.byteLength).toBeLessThan(1000);
+    }
+    const partialIn = (b: Uint8Array) => piecesIn(b) !== 'whole';
     // The long piece within 300 px (three cells): stored in part, copied into the cells it meets.
     route(2, zigzag(290));
     chunks = router.take();
@@ -271,6 +289,42 @@ describe('unit records', () => {
     const large = chunks.filter(([, b]) => b.byteLength > whole / 3);
     expect(large.map(([k]) => k).sort()).toEqual(['0/0/0/0/0', '0/0/0/1/0', '0/0/0/2/0', '0/0/0/4/4']);
     expect(large.filter(([, b]) => partialIn(b)).map(([k]) => k).sort()).toEqual(['0/0/0/0/0', '0/0/0/2/0']);
+  });
+
+  it('reads of a long polygon not its own, whose lod it has, only the holes near the unit; its own, or one without a lod, whole', () => {
+    // Cells of 100 px: a band of 10,000 vertices across the top row of cells with a 4 px hole every 20 px, and 100
+    // squares (the whole's centroid is in cell (4, 4)).
+    const router = new RecordRouter();
+    const enc = new RecordEncoder();
+    const top = Array.from({ length: 5000 }, (_, i): Position => [1 + (990 * i) / 5000, 2 + (i % 2) * 6]);
+    const holes = Array.from({ length: 49 }, (_, i): Position[] => [[15 + 20 * i, 12], [15 + 20 * i, 16], [19 + 20 * i, 16], [19 + 20 * i, 12], [15 + 20 * i, 12]]);
+    const band: Position[][] = [[...top, ...top.map(([x, y]): Position => [x, y + 20]).reverse(), top[0]], ...holes];
+    const small = Array.from({ length: 100 }, (_, i): Position[][] => {
+      const x = 10 + 100 * (i % 10), y = 50 + 100 * Math.floor(i / 10);
+      return [[[x, y], [x + 4, y], [x + 4, y + 4], [x, y + 4], [x, y]]];
+    });
+    encodeGeoJSON(enc, 1, 'class', { properties: null }, { type: 'MultiPolygon', coordinates: [band, ...small] });
+    const whole = enc.bytes().slice();
+    router.route('0/0/0/', whole, enc.box, 100, 2, 9);
+    const alone = router.take().find(([k, b]) => k === '0/0/0/2/0' && b.byteLength > 100_000)?.[1] as Uint8Array;
+    const rings = (bytes: Uint8Array, near?: Rect, home = false) => {
+      if (home) setHome(bytes, 0, true);
+      const r = new RecordReader(bytes);
+      expect(r.next()).toBe(true);
+      const g = r.feature(() => 0, near).geom;
+      return g.k === 'polygons' ? g.polys.map((p) => p.length) : [];
+    };
+    // Cell (2, 0) and its 2 px: the band and its six holes from x 195 to 299.
+    const near: Rect = { minX: 198, minY: -2, maxX: 302, maxY: 102 };
+    expect(rings(alone, near)).toEqual([7]);
+    expect(rings(alone)).toEqual([50]);
+    // The whole, read away from its home: its pieces near (the band with the holes near, and the square of (2, 0)).
+    expect(rings(whole, near)).toEqual([7, 1]);
+    // At home, whole.
+    expect(rings(whole.slice(), near, true)).toEqual([50, ...small.map(() => 1)]);
+    // The band alone as a Polygon, no lod stored: whole (its centroid, were it worked out from what is read, would move).
+    encodeGeoJSON(enc, 2, 'class', { properties: null }, { type: 'Polygon', coordinates: band });
+    expect(rings(enc.bytes().slice(), near)).toEqual([50]);
   });
 
   it("routes a point's circle into the cells it reaches beyond the pad, not into a diagonal cell whose corner it misses", () => {

@@ -125,12 +125,26 @@ describe('ranks of long parts', () => {
     expect(memo.part(b).ranks).not.toBe(rb);
     expect(memo.part(b).ranks).toEqual(rb);
   });
+
+  it('finds each of thousands of short parts again (the holes of a tissue outline), and tells apart parts that differ in one number', () => {
+    const r = rng(4);
+    const parts = Array.from({ length: 3000 }, () => walk(r, 4 + Math.floor(r() * 20), true));
+    const memo = new RankMemo();
+    memo.begin();
+    const first = parts.map((p) => memo.part(p));
+    memo.begin();
+    parts.forEach((p, i) => expect(memo.part([...p])).toBe(first[i]));
+    const moved = [...parts[7]];
+    moved[3] += 1e-9;
+    expect(memo.part(moved)).not.toBe(first[7]);
+  });
 });
 
 describe('the tiler on long outlines', () => {
   it('gives the bytes of the plain path, in the whole world and in a cell', () => {
     const r = rng(5);
-    // World 4,096 px, zooms 0–4 (finest tile 256 px): a wavy outline of 5,000 vertices across most of it, a line of
+    // World 4,096 px, zooms 0–4 (finest tile 256 px): a wavy outline of 5,000 vertices across most of it with 300 short
+    // holes, a polygon of short rings that are long together, a line of
     // 5,000 across it, a MultiPolygon of a long ring with a long hole and a short ring, a collection of a long ring and
     // a long line, and 6,000 points in one MultiPoint (long: LONG_PART positions or more).
     const wavy = (cx: number, cy: number, rad: number, n: number, ccw = true): [number, number][] => {
@@ -144,9 +158,16 @@ describe('the tiler on long outlines', () => {
     };
     const line: [number, number][] = [];
     for (let i = 0; i < 5000; i++) line.push([5 + i * 0.816, 2000 + 900 * Math.sin(i / 125) + 20 * r()]);
+    // Holes of a tissue outline: short rings, some across tile borders, kept as the long polygon's parts.
+    const holes = (cx: number, cy: number, spread: number, count: number, n: number) => Array.from({ length: count }, (_, i) => {
+      const a = (2 * Math.PI * i) / count, d = spread * (0.2 + 0.7 * r());
+      return wavy(cx + d * Math.cos(a), cy + d * Math.sin(a), 4 + 20 * r(), n, i % 2 === 0);
+    });
     const features = [
       // Given the other way round: each zoom's ring is reversed, in place, once.
-      tf(0, { type: 'Polygon', coordinates: [wavy(2048, 2048, 1800, 5000, false)] }, { id: 1 }),
+      tf(0, { type: 'Polygon', coordinates: [wavy(2048, 2048, 1800, 5000, false), ...holes(2048, 2048, 1500, 300, 12)] }, { id: 1 }),
+      // Long by its holes alone: 2,000 vertices round and 40 holes of 60.
+      tf(5, { type: 'Polygon', coordinates: [wavy(3000, 800, 400, 2000), ...holes(3000, 800, 300, 40, 60)] }, { id: 6 }),
       tf(1, { type: 'LineString', coordinates: line }, { id: 2 }),
       tf(2, { type: 'MultiPolygon', coordinates: [[wavy(1000, 1000, 700, 4500), wavy(1000, 1000, 300, 4200, false)], [wavy(3100, 3000, 600, 2500)]] }, { id: 3 }),
       tf(3, { type: 'GeometryCollection', geometries: [{ type: 'Polygon', coordinates: [wavy(2900, 1100, 800, 4500)] }, { type: 'LineString', coordinates: line.map(([x, y]) => [y, x]) }] }, { id: 4 }),
