@@ -35,10 +35,13 @@ export function faultError(file: string, text: string, line: number, column: num
   const at = positionToLineColumn(text, position, line, column);
   // A value opened on an earlier line that a line then opens anew: a line of NDJSON short of its closing bracket, which
   // the fault's own line (a whole feature) cannot show.
-  if (at.line > line && at.column === 1 && text[position] === '{' && /^Expected ',' or/.test(message)) {
-    message += `; the value opens at line ${line}: is a closing '}' or ']' missing at the end of line ${at.line - 1}?`;
-  }
+  if (at.line > line && at.column === 1 && text[position] === '{' && /^Expected ',' or/.test(message)) message += unclosedLine(line, at.line);
   return new ReadError(file, at.line, at.column, what + message, { cause: e });
+}
+
+/** What a value opened at line `opened` and opened anew at the start of line `line` says of its end. */
+export function unclosedLine(opened: number, line: number): string {
+  return `; the value opens at line ${opened}: is a closing '}' or ']' missing at the end of line ${line - 1}?`;
 }
 
 /** Files given as JSON that are something else, by the bytes they start with: what they are and what to do. */

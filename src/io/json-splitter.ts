@@ -1,6 +1,6 @@
 // The byte-level splitter of JSON input: events (json-events.ts) one feature at a time, never the whole file as one string.
 import { ReadError, ValueTooLargeError } from '../report/errors.js';
-import { afterDocument, foreignStart, jsonSyntaxError, strayBom } from './json-errors.js';
+import { afterDocument, foreignStart, jsonSyntaxError, strayBom, unclosedLine } from './json-errors.js';
 import { unclosedValueError } from './json-unclosed.js';
 import { pointerToken } from '../validate/issue.js';
 import { heldAgain, membersEvent, replacedBytes, SplitFeature, type HeldMember, type MemberRead, type ReadEvent, type ValueLimit } from './json-events.js';
@@ -322,7 +322,8 @@ export class Splitter {
           return i + 1;
         }
         if (b === 0x7d) return this.closeObject(chunk, i);
-        return this.fail(i, `unexpected ${describeByte(b)}, expected ',' or '}'`);
+        // A first line of NDJSON short of its closing bracket, the next line's feature then read as its member.
+        return this.fail(i, `unexpected ${describeByte(b)}, expected ',' or '}'${b === 0x7b && this.at.column(i) === 1 && this.at.line > this.wholeLine ? unclosedLine(this.wholeLine, this.at.line) : ''}`);
       default:
         return this.fail(i, 'internal reader error: unknown state');
     }
@@ -384,6 +385,10 @@ export class Splitter {
   }
 
   private fail(i: number, message: string): never {
+    // A first value held back that does not parse is the fault: a bracket of the wrong kind (`[1,2]]`) ended it early
+    // by the scan's count, and what came after was taken for a stray byte.
+    const p = this.pending;
+    if (p !== null) this.parse(typeof p.content === 'string' ? p.content : this.decoder.decode(p.content), p.line, p.column);
     // A NUL among the first bytes: UTF-16 without a byte order mark (every ASCII character followed or led by 0).
     const utf16 = this.at.abs + i < 4 && message.includes('U+0000') ? ' (the input looks like UTF-16: save it as UTF-8)' : '';
     throw new ReadError(this.file, this.at.line, this.at.column(i), message + utf16);

@@ -94,6 +94,17 @@ describe('a line of NDJSON short of its closing bracket', () => {
       expect([e.where, e.reason, e.exitCode]).toEqual(['cells.ndjson:3:1', "feature 1: Expected ',' or '}' after property value, found '{' (JSON path /properties); the value opens at line 2: is a closing '}' or ']' missing at the end of line 2?", 3]);
     }
   });
+
+  it('on the first line too (read as a document until a second value comes), and a bracket of the wrong kind there is named where it is', async () => {
+    const whole = '{"type":"Feature","geometry":{"type":"Point","coordinates":[1,2]},"properties":{}}';
+    for (const size of [1, 1 << 20]) {
+      const short = await readError(memorySource('cells.ndjson', `${whole.slice(0, -1)}\n${whole}\n`, size));
+      expect([short.where, short.reason, short.exitCode]).toEqual(['cells.ndjson:2:1', "unexpected '{', expected ',' or '}'; the value opens at line 1: is a closing '}' or ']' missing at the end of line 1?", 3]);
+      // `[1,2]]`: counted as brackets, the feature closed at the '}' after it, and the ',' was blamed, two columns on.
+      const wrong = await readError(memorySource('cells.ndjson', `${whole.replace('[1,2]', '[1,2]]')}\n${whole}\n`, size));
+      expect([wrong.where, wrong.reason, wrong.exitCode]).toEqual(['cells.ndjson:1:65', "Expected ',' or '}' after property value, found ']' (JSON path /geometry/coordinates)", 3]);
+    }
+  });
 });
 
 describe('a string never closed: where it opens, or where the quoting goes wrong after it, not at the end of the input', () => {
