@@ -38,6 +38,12 @@ describe('parseArgs', () => {
     expect(parseArgs('validate', ['-qh']).options).toEqual({ quiet: true, help: true });
   });
 
+  it('an option of one value given twice takes the last (a step appending a user\'s options to its defaults); --input adds each', () => {
+    expect(parseArgs('build', ['--max-zoom', '8', 'a.json', '--max-zoom=10', '-o', 'x', '--out', 'y', '--no-force', '--force']).options)
+      .toEqual({ maxZoom: 10, out: 'y', force: true });
+    expect(parseArgs('build', ['--input', 'c=0:a.json', '--input=c=1:b.json']).options).toEqual({ input: ['c=0:a.json', 'c=1:b.json'] });
+  });
+
   it('--no-flag and --flag=false for switches', () => {
     expect(parseArgs('build', ['--no-force', '--preview=false', '--resume=yes']).options).toEqual({ force: false, preview: false, resume: true });
     expect(usageMessage(() => parseArgs('build', ['--force=maybe']))).toMatch(/--force is a switch/);
