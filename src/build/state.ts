@@ -40,9 +40,10 @@ const PLAN_FILE = 'plan.json';
  * 13: features are counted by id three ways (`IdCounts`, 12: two), a marker's record shared by cells written once.
  * 14: level 0 is split finer for records narrower than a cell only (`planBuild`): 13 split one cell of a wide record.
  * 15: per-zoom sparing sizes (`spareSizes`), pieces spared by their own: 14 spared a class mask whole or not at all.
+ * 16: a record's tag keys lie together ahead of their values (record.ts): 15 wrote each key beside its value.
  * A field a step of the same version may pass over, or find absent, without misreading keeps it: `recordBytes`.
  */
-export const PLAN_VERSION = 15;
+export const PLAN_VERSION = 16;
 /** The versions of the plans this mudm-tiles goes on with: its own, and those whose records it reads alike (none now). */
 const READ_VERSIONS = [PLAN_VERSION] as const;
 

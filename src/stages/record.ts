@@ -19,8 +19,8 @@ import { LONG_PART } from '../tiling/collapse.js';
 // The head is stored as the very bytes JSON tiles start each feature with: the tiler copies them as they are.
 // The tags are the layer id and what PBF tiles need, binary, so a unit never parses JSON per feature (parsing
 // heads for them was ≈7% of a worker): u32 bytes after this field | u8 has id | f64 id when it has
-//   | u32 n, layer id | u32 count | per tag: u32 n, key | u8 kind (0 string, 1 number, 2 false, 3 true)
-//   | u32 n, string or f64 number; strings UTF-8, numbers little-endian and unaligned.
+//   | u32 n, layer id | u32 count | u32 bytes of the keys | per tag: u32 n, key | per tag: u8 kind (0 string,
+//   1 number, 2 false, 3 true), u32 n, string or f64 number; strings UTF-8, numbers little-endian and unaligned.
 // A partial record (flagged, with lod) holds some pieces of a large multi-geometry (points, lines or polygons); after
 // its lod come their indexes in the whole.
 // MANY: a multi-geometry of NEAR_PIECES pieces or more as read, thinned piece by piece (tile/pieces.ts), the flag kept
@@ -52,8 +52,12 @@ class TagWriter {
     else { this.buf[this.pos++] = 1; this.view.setFloat64(this.pos, t.id, true); this.pos += 8; }
     this.str(layer);
     this.u32(t.keys.length);
+    // The keys together, ahead of the values: a unit finds the list again by its bytes (`StringCache.keyList`).
+    const keysAt = this.pos;
+    this.u32(0);
+    for (const k of t.keys) this.str(k);
+    this.view.setUint32(keysAt, this.pos - keysAt - 4, true);
     for (let i = 0; i < t.keys.length; i++) {
-      this.str(t.keys[i]);
       const v = t.values[i];
       this.room(9);
       if (typeof v === 'string') { this.buf[this.pos++] = 0; this.str(v); }
@@ -358,12 +362,11 @@ export class RecordReader {
     let id: number | null = null;
     if (b[this.tp++] === 1) { id = view.getFloat64(this.tp, true); this.tp += 8; }
     const layer = this.tagString();
-    const count = view.getUint32(this.tp, true);
-    this.tp += 4;
-    const keys = new Array<string>(count);
+    const count = view.getUint32(this.tp, true), keyBytes = view.getUint32(this.tp + 4, true);
+    const keys = this.strings.keyList(b, this.tp + 8, this.tp + 8 + keyBytes, count);
+    this.tp += 8 + keyBytes;
     const values = new Array<PbfValue>(count);
     for (let i = 0; i < count; i++) {
-      keys[i] = this.tagString();
       const kind = b[this.tp++];
       if (kind === 0) values[i] = this.tagString();
       else if (kind === 1) { values[i] = view.getFloat64(this.tp, true); this.tp += 8; }

@@ -43,14 +43,14 @@ describe('plan.json', () => {
     expect(findPlan(work)).toEqual(p);
   });
 
-  it('refuses a plan of version 14 (it spared a class mask whole), and says what another resume differs by', () => {
-    // Version 15 spares per-zoom sizes and pieces by their own: resuming a plan of 14 would draw other pieces.
-    expect(PLAN_VERSION).toBe(15);
+  it('refuses a plan of version 15 (its records wrote each tag key beside its value), and says what another resume differs by', () => {
+    // Version 16 writes a record's tag keys together: a step of 16 would misread the records of 15.
+    expect(PLAN_VERSION).toBe(16);
     const work = new MemoryWorkDir();
     const p = planFile([unit('0/0/0/0/0')]);
-    work.writeJson('plan.json', { ...p, version: 14 });
+    work.writeJson('plan.json', { ...p, version: 15 });
     expect(refusal(() => loadPlan(work))).toBe(
-      'the plan in the work directory has version 14, this mudm-tiles reads version 15: it was written by another version; plan (or build) again without --resume',
+      'the plan in the work directory has version 15, this mudm-tiles reads version 16: it was written by another version; plan (or build) again without --resume',
     );
     const other = { ...p.plan, levels: [{ zoom: 0, topZoom: 0 }, { zoom: 0, topZoom: 0 }] };
     expect(refuse(() => checkSamePlan(p, other, p.units, work), UsageError, EXIT_USAGE)).toBe(

@@ -129,6 +129,25 @@ describe('unit records', () => {
     expect(featureTags(heads[1]).keys).toEqual(['id', 'featureClass', 'parentId', 's']);
   });
 
+  it('reads the tag keys of records with the same keys into one list, and keys one byte or one key apart into their own', () => {
+    const m = (names: string[]) => ({ properties: { measurements: Object.fromEntries(names.map((n, i) => [n, i + 0.5])) } });
+    const heads = [m(['Nucleus: Area', 'Cell: Area']), m(['Nucleus: Area', 'Cell: Area']), m(['Nucleus: Area', 'Cell: Arez']), m(['Nucleus: Area', 'Cell: Area', 'µ']), m(['Nucleus: Area', 'Cell: Area'])];
+    const enc = new RecordEncoder();
+    const parts: number[] = [];
+    heads.forEach((h, i) => { encodeGeoJSON(enc, i, 'cells', h, { type: 'Point', coordinates: [i, i] }); parts.push(...enc.bytes()); });
+    const r = new RecordReader(new Uint8Array(parts));
+    const keys = heads.map((h) => {
+      expect(r.next()).toBe(true);
+      const { tags } = r.feature(() => 0);
+      expect(tags).toEqual(featureTags(h));
+      return tags?.keys;
+    });
+    expect(keys[1]).toBe(keys[0]);
+    expect(keys[4]).toBe(keys[0]);
+    expect(keys[2]).not.toBe(keys[0]);
+    expect(keys[3]).toEqual(['measurements.Nucleus: Area', 'measurements.Cell: Area', 'measurements.µ']);
+  });
+
   it('refuses a geometry without inline positions', () => {
     expect(encodeGeoJSON(new RecordEncoder(), 1, 'l', { properties: null }, { type: 'TIN', tiles: ['t.json'] })).toBe(false);
     expect(encodeGeoJSON(new RecordEncoder(), 1, 'l', { properties: null }, { type: 'LineString', coordinates: [] })).toBe(false);
