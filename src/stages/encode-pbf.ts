@@ -12,6 +12,8 @@ export class PbfDictionary {
   readonly keys: string[] = [];
   readonly values: PbfValue[] = [];
   private keyMap = new Map<string, number>();
+  // Numbered key lists by the list itself: a unit's records of the same keys share one (record-strings.ts `keyList`).
+  private keyLists = new Map<readonly string[], number[]>();
   // Numbers by value (SameValueZero merges -0 and 0, which encode alike), strings by text, booleans in two slots:
   // a number and its text stay distinct values, as in vt-pbf.
   private readonly numbers = new NumberIds();
@@ -21,7 +23,7 @@ export class PbfDictionary {
   /** Starts over for the next tiling call, keeping the tables' memory. */
   reset(): void {
     this.keys.length = 0; this.values.length = 0;
-    this.keyMap.clear(); this.strMap.clear(); this.numbers.clear();
+    this.keyMap.clear(); this.keyLists.clear(); this.strMap.clear(); this.numbers.clear();
     this.boolIds[0] = -1; this.boolIds[1] = -1;
   }
 
@@ -29,6 +31,13 @@ export class PbfDictionary {
     let id = this.keyMap.get(k);
     if (id === undefined) { id = this.keys.length; this.keys.push(k); this.keyMap.set(k, id); }
     return id;
+  }
+
+  /** `keys` numbered, one array (read only) for every feature given the same list. */
+  keysOf(keys: readonly string[]): number[] {
+    let ids = this.keyLists.get(keys);
+    if (ids === undefined) { ids = keys.map((k) => this.key(k)); this.keyLists.set(keys, ids); }
+    return ids;
   }
 
   value(v: PbfValue): number {
@@ -58,10 +67,9 @@ export interface PbfAttributes {
 /** The feature's tags numbered in `dict`; id `seq` when it has none of its own. */
 export function pbfAttributes(t: FeatureTags, seq: number, dict: PbfDictionary): PbfAttributes {
   const n = t.keys.length;
-  const keys = new Array<number>(n);
   const values = new Array<number>(n);
-  for (let i = 0; i < n; i++) { keys[i] = dict.key(t.keys[i]); values[i] = dict.value(t.values[i]); }
-  return { id: t.id ?? seq, keys, values };
+  for (let i = 0; i < n; i++) values[i] = dict.value(t.values[i]);
+  return { id: t.id ?? seq, keys: dict.keysOf(t.keys), values };
 }
 
 /** One input feature placed in a tile: its attributes and its geometry in zoom-global tile units. */

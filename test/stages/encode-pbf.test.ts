@@ -110,6 +110,19 @@ describe('ids, values and tables', () => {
     expect(l.values).toEqual([1, 'x', '1']);
   });
 
+  it('numbers a key list once for every feature given that very list, beside keys numbered one by one, and anew after reset', () => {
+    const d = new PbfDictionary();
+    const list = ['measurements.Cell: Area', 'b', 'a'];
+    expect(d.key('a')).toBe(0);
+    const ids = d.keysOf(list);
+    expect(ids).toEqual([1, 2, 0]);
+    expect(d.keysOf(list)).toBe(ids);
+    expect(d.keysOf([...list])).toEqual(ids);
+    expect(d.keys).toEqual(['a', 'measurements.Cell: Area', 'b']);
+    d.reset();
+    expect(d.keysOf(list)).toEqual([0, 1, 2]);
+  });
+
   it('numbers numeric values by value across thousands of them, merges -0 with 0, and starts over on reset', () => {
     const d = new PbfDictionary();
     // More distinct numbers than the table's first size, each asked for twice, with their text and booleans between.
