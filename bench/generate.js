@@ -113,6 +113,10 @@ export function resolveOptions(options = {}) {
   const only = options.only ?? 'all';
   if (!ONLY.includes(only)) throw new Error(`--only must be one of ${ONLY.join(', ')}`);
   if (only === 'nuclei' && nuclei === 'none') throw new Error('--only nuclei needs --nuclei points or polygons');
+  const qupath = Boolean(options.qupath);
+  if (qupath && (nuclei !== 'polygons' || only !== 'all' || !format.startsWith('fc-') || options.planes)) {
+    throw new Error('--qupath writes cells with their nuclei as QuPath exports them: give --nuclei polygons, an fc- format, no --only or --planes');
+  }
   let width = options.width != null ? Number(options.width) : null;
   let height = options.height != null ? Number(options.height) : null;
   const area = cells * AREA_PER_CELL;
@@ -131,7 +135,7 @@ export function resolveOptions(options = {}) {
   if (cols * rows < cells) throw new Error('too many cells for the slide size');
   return {
     cells, seed: seed >>> 0, format, nuclei, only,
-    crlf: Boolean(options.crlf), holes: Boolean(options.holes),
+    crlf: Boolean(options.crlf), holes: Boolean(options.holes), qupath,
     planes: parsePlanes(options.planes),
     width, height, cols, rows, pitchX: width / cols, pitchY: height / rows,
     tissueScale: Math.min(4000, Math.max(300, Math.sqrt(width * height) / 4)),
@@ -367,8 +371,31 @@ function indent(text, pad) {
   return pad + text.replace(/\n/g, '\n' + pad);
 }
 
+/** The measurements QuPath's cell detection writes (a subset of its names): 29 numbers per cell. */
+const QUPATH_MEASUREMENTS = ['Area µm^2', 'Perimeter µm', 'Circularity', 'Max caliper µm', 'Min caliper µm', 'Eccentricity']
+  .flatMap((m) => [`Nucleus: ${m}`, `Cell: ${m}`])
+  .concat(['Hematoxylin OD mean', 'Hematoxylin OD std dev', 'Hematoxylin OD max', 'Hematoxylin OD min', 'Eosin OD mean', 'Eosin OD std dev', 'Eosin OD max']
+    .flatMap((m) => [`Nucleus: ${m}`, `Cytoplasm: ${m}`]), ['Nucleus/Cell area ratio', 'Detection probability', 'Distance to annotation µm']);
+
+/** A cell as QuPath 0.4+ exports a detection: a UUID, its nucleus as `nucleusGeometry`, a classification, measurements. */
+function qupathFeature(o, cell) {
+  const rnd = mulberry32(hash3(o.seed, cell.id, 77));
+  const hex = (n) => Array.from({ length: n }, () => Math.floor(rnd() * 16).toString(16)).join('');
+  const name = cell.cls[0].toUpperCase() + cell.cls.slice(1);
+  const positive = rnd() < 0.4;
+  const measurements = {};
+  for (const m of QUPATH_MEASUREMENTS) measurements[m] = r4(m.endsWith('area ratio') ? cell.nucleus.area / cell.area : m.includes('Area') ? (m.startsWith('Nucleus') ? cell.nucleus.area : cell.area) : rnd() * 50);
+  return {
+    type: 'Feature', id: `${hex(8)}-${hex(4)}-4${hex(3)}-a${hex(3)}-${hex(12)}`,
+    geometry: { type: 'Polygon', coordinates: cell.rings },
+    nucleusGeometry: { type: 'Polygon', coordinates: cell.nucleus.rings },
+    properties: { objectType: 'cell', classification: { names: [name, positive ? 'Positive' : 'Negative'], color: positive ? [200, 0, 0] : [112, 112, 225] }, measurements },
+  };
+}
+
 function framing(o) {
-  const members = collectionMembers(o);
+  // QuPath's export: a bare FeatureCollection, no pixel size or slide properties.
+  const members = o.qupath ? {} : collectionMembers(o);
   switch (o.format) {
     case 'fc-minified': {
       const head = JSON.stringify({ type: 'FeatureCollection', ...members, features: [] });
@@ -447,6 +474,11 @@ export async function generateSlide(options, writeChunk) {
     if (!selected(site)) continue;
     id++;
     const cell = makeCell(o, site, id, nearestSelected(o, site, selected));
+    if (o.qupath) {
+      await emitFeature(qupathFeature(o, cell));
+      nuclei++;
+      continue;
+    }
     if (o.only !== 'nuclei') await emitFeature(cellFeature(cell));
     if (cell.nucleus && o.only !== 'cells') {
       await emitFeature(nucleusFeature(cell, o.cells));
@@ -456,7 +488,7 @@ export async function generateSlide(options, writeChunk) {
   await emit(frame.tail);
   await flush();
   const cells = o.only === 'nuclei' ? 0 : id;
-  return { cells, nuclei, features: cells + nuclei, width: o.width, height: o.height, chars };
+  return { cells, nuclei, features: o.qupath ? cells : cells + nuclei, width: o.width, height: o.height, chars };
 }
 
 function nearestSelected(o, site, selected) {
@@ -506,7 +538,7 @@ async function main(argv) {
       cells: { type: 'string' }, seed: { type: 'string' }, nuclei: { type: 'string' }, format: { type: 'string' },
       crlf: { type: 'boolean' }, gzip: { type: 'boolean' }, planes: { type: 'string' },
       width: { type: 'string' }, height: { type: 'string' }, holes: { type: 'boolean' },
-      only: { type: 'string' }, slide: { type: 'string' }, output: { type: 'string', short: 'o' },
+      only: { type: 'string' }, slide: { type: 'string' }, qupath: { type: 'boolean' }, output: { type: 'string', short: 'o' },
       quiet: { type: 'boolean', short: 'q' }, help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -514,7 +546,9 @@ async function main(argv) {
   if (values.help) {
     process.stdout.write(`node bench/generate.js --cells N [--seed S] [--nuclei ${NUCLEI.join('|')}]
   [--format ${FORMATS.join('|')}] [--crlf] [--gzip] [--planes t=1,c=2,z=3]
-  [--width W] [--height H] [--holes] [--only ${ONLY.join('|')}] [--slide NAME] [-q] [-o FILE]
+  [--width W] [--height H] [--holes] [--only ${ONLY.join('|')}] [--slide NAME] [--qupath] [-q] [-o FILE]
+--qupath: each cell as QuPath 0.4+ exports a detection (a UUID, nucleusGeometry, classification, 29 measurements),
+  in a bare FeatureCollection; needs --nuclei polygons and an fc- format.
 Prints a one-line JSON summary on stderr unless --quiet.
 `);
     return 0;
