@@ -19,7 +19,7 @@ export class StringCache {
     let h = n;
     for (let i = start, step = (n >> 6) | 1; i < end; i += step) h = Math.imul(h ^ src[i], 16777619);
     const e = this.lists.get(h);
-    if (e !== undefined && e.b.length === n && Buffer.from(src.buffer, src.byteOffset + start, n).equals(e.b)) return e.keys;
+    if (e !== undefined && e.b.length === n && same(e.b, src, start)) return e.keys;
     const keys = new Array<string>(count);
     for (let i = 0, at = start; i < count; i++) {
       const len = (src[at] | (src[at + 1] << 8) | (src[at + 2] << 16) | (src[at + 3] << 24)) >>> 0;
@@ -45,4 +45,12 @@ export class StringCache {
     if (this.map.size < 4096) this.map.set(h, { b: src.slice(start, end), s });
     return s;
   }
+}
+
+/** Whether `src` holds the bytes of `b` from `start`: a loop for a few keys, a native comparison for many. */
+function same(b: Uint8Array, src: Uint8Array, start: number): boolean {
+  const n = b.length;
+  if (n > 64) return Buffer.from(src.buffer, src.byteOffset + start, n).equals(b);
+  for (let i = 0; i < n; i++) if (b[i] !== src[start + i]) return false;
+  return true;
 }
