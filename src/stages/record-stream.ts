@@ -15,7 +15,7 @@ export const enum G { Point = 1, MultiPoint, LineString, MultiLineString, Polygo
  */
 export const NEAR_PIECES = 64;
 
-/** A large multi-geometry's stream: its code, where each piece starts (and, last, where the stream ends), each piece's box (a polygon's exterior's), the whole's lod. */
+/** A large multi-geometry's stream: its code, where each piece starts (and, last, where the stream ends), each piece's box (a polygon's of all its rings), the whole's lod. */
 export interface Pieces { code: G; starts: Uint32Array; boxes: Float64Array; lod: number[] }
 
 /** Whether a geometry code is one `piecesOf` may cut: a MultiPoint, MultiLineString or MultiPolygon. */
@@ -42,14 +42,15 @@ export function piecesOf(f: Float64Array, start: number, stored: boolean): Piece
     let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
     for (let r = 0; r < rings; r++) {
       const len = points ? 2 : f[j++];
-      if (r === 0) {
-        for (let k = j; k + 1 < j + len; k += 2) {
-          const x = f[k], y = f[k + 1];
-          if (x < x0) x0 = x;
-          if (y < y0) y0 = y;
-          if (x > x1) x1 = x;
-          if (y > y1) y1 = y;
-        }
+      // Holes too: one beyond its exterior (invalid, built) is filled by the preview (even-odd) wherever it lies, so a
+      // unit whose patch it meets reads its polygon. By the exterior alone, a one-cell build painted it and a unit
+      // of another cell, which never read the polygon, did not.
+      for (let k = j; k + 1 < j + len; k += 2) {
+        const x = f[k], y = f[k + 1];
+        if (x < x0) x0 = x;
+        if (y < y0) y0 = y;
+        if (x > x1) x1 = x;
+        if (y > y1) y1 = y;
       }
       if (!stored) sums.addRange(f, polygons, j, j + len);
       j += len;
@@ -61,7 +62,7 @@ export function piecesOf(f: Float64Array, start: number, stored: boolean): Piece
   return lod === null ? null : { code, starts, boxes, lod };
 }
 
-/** The indexes of the pieces whose exteriors' boxes meet `r`, ascending: what a cell or unit away from the home keeps. */
+/** The indexes of the pieces whose boxes meet `r`, ascending: what a cell or unit away from the home keeps. */
 export function piecesNear({ boxes }: Pieces, r: Rect): number[] {
   const near: number[] = [];
   for (let p = 0, b = 0; b < boxes.length; p++, b += 4) {

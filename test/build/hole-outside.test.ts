@@ -7,6 +7,7 @@ import { memorySource } from '../../src/io/read.js';
 import { memoryReader, verifyPyramid } from '../../src/inspect/index.js';
 import { validateFeature } from '../../src/validate/index.js';
 import type { BuildReport } from '../../src/report/types.js';
+import { NEAR_PIECES } from '../../src/stages/record-stream.js';
 
 const square = (x: number, y: number, s: number) => [[x, y], [x + s, y], [x + s, y + s], [x, y + s], [x, y]];
 const polygon = (rings: number[][][]) => ({ type: 'Feature', id: 1, properties: {}, geometry: { type: 'Polygon', coordinates: rings } });
@@ -36,5 +37,20 @@ describe('a hole beyond its polygon\'s exterior', () => {
     expect(exterior).toEqual(square(0, 0, 100));
     expect(Math.max(...hole.flat())).toBe(260);
     expect(Math.min(...hole.flat())).toBe(200);
+  });
+
+  it('of one piece of a feature of many is painted in the preview alike whatever the cells', async () => {
+    // 4,096 px, cells of 256: NEAR_PIECES specks along the top, and a square at (300, 300) whose hole lies at
+    // (2000, 2000), in cells the exterior does not reach. The preview fills the hole (even-odd), so the unit of its
+    // cells must read the square: a piece is near a cell by the box of all its rings, not of its exterior alone.
+    const specks = Array.from({ length: NEAR_PIECES }, (_, i) => [square(10 + 60 * i, 10, 4)]);
+    const text = JSON.stringify({ type: 'Feature', id: 1, properties: {}, geometry: { type: 'MultiPolygon', coordinates: [...specks, [square(300, 300, 100), square(2000, 2000, 300).reverse()]] } });
+    const preview = async (unitSize: number) => {
+      const sink = new MemorySink();
+      await buildPyramid([{ source: memorySource('h.json', text) }], { workers: 1, imageSize: '4096,4096', maxZoom: 4, preview: true, unitSize }, { sink });
+      return Buffer.from(sink.files.get('preview/preview.png') as Uint8Array);
+    };
+    const whole = await preview(4096);
+    expect((await preview(256)).equals(whole)).toBe(true);
   });
 });
