@@ -114,6 +114,8 @@ export class StreamReader {
    * thousands of vertices in holes across the slide, and each unit near its exterior read and simplified them all.
    */
   holesBeyond: Rect | undefined;
+  /** How many holes `holesBeyond` left out. */
+  holesLeftOut = 0;
 
   constructor(private readonly f: Float64Array, public i: number, private readonly meshes: Mesh[]) {}
 
@@ -155,7 +157,7 @@ export class StreamReader {
     const out: Flat[] = [];
     for (let k = 0; k < rings; k++) {
       const n = this.f[this.i];
-      if (k > 0 && !this.meets(this.i + 1, n, r)) { this.i += n + 1; continue; }
+      if (k > 0 && !this.meets(this.i + 1, n, r)) { this.i += n + 1; this.holesLeftOut++; continue; }
       out.push(this.flat());
     }
     return out;

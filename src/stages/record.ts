@@ -347,10 +347,10 @@ export class RecordReader {
     const geom = cut?.geom ?? r.geometry();
     const lod = flags & LOD ? sixFrom(this.f64, r.i) : pieces?.lod;
     if (flags & PARTIAL) this.pieces = Array.from(this.f64.subarray(r.i + 6, base + count - (flags & REACH ? 1 : 0)));
-    if (cut !== null) {
-      this.pieces = flags & PARTIAL ? cut.places.map((p) => this.pieces[p]) : cut.places;
-      this.partial = true;
-    }
+    if (cut !== null) this.pieces = flags & PARTIAL ? cut.places.map((p) => this.pieces[p]) : cut.places;
+    // Read without holes, a whole record is partial too: a copy at home later in a unit of several cells takes its place.
+    else if (r.holesLeftOut > 0 && !(flags & PARTIAL)) this.pieces = geom.k === 'polygons' ? geom.polys.map((_, i) => i) : [0];
+    if (cut !== null || r.holesLeftOut > 0) this.partial = true;
     const whole = flags & PIECES ? this.f64[r.i + (flags & LOD ? 6 : 0)] : undefined;
     return flatFeatureOf(this.seq, layerIndex(layer), geom, lod, undefined, headJson, tags, this.bytes.subarray(textAt, headAt), (flags & MANY) !== 0, whole);
   }

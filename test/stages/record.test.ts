@@ -7,7 +7,7 @@ import { featureHeadText } from '../../src/stages/encode-json.js';
 import { RecordRouter } from '../../src/stages/router.js';
 import { RecordEncoder, RecordReader, setHome } from '../../src/stages/record.js';
 import type { Rect } from '../../src/tiling/clip.js';
-import { featureTags, flatFeature, flatten, headOf, type FeatureHead, type FlatFeature } from '../../src/tiling/flat.js';
+import { featureTags, flatFeature, flatten, headOf, type FeatureHead, type FlatFeature, type TileGeometry } from '../../src/tiling/flat.js';
 import { reduceForZoom } from '../../src/stages/tile/reduce.js';
 import { cellSpecs, thins, type TileSpec } from '../../src/stages/tile/spec.js';
 
@@ -346,6 +346,19 @@ describe('unit records', () => {
     // The band alone as a Polygon, no lod stored: whole (its centroid, were it worked out from what is read, would move).
     encodeGeoJSON(enc, 2, 'class', { properties: null }, { type: 'Polygon', coordinates: band });
     expect(rings(enc.bytes().slice(), near)).toEqual([50]);
+    // With its lod stored (a record reduced for a coarser level), read as the holes near, and partial: a copy of it at
+    // home later in a unit of several cells replaces it (a whole read first would keep the holes missing).
+    expect(enc.encode('class', { seq: 3, geom: flatten({ type: 'Polygon', coordinates: band }) as TileGeometry, head: { properties: null }, lod: [1, 2, 991, 30, 500, 15] })).toBe(true);
+    const reduced = enc.bytes().slice();
+    const read = (home: boolean) => {
+      setHome(reduced, 0, home);
+      const r = new RecordReader(reduced);
+      expect(r.next()).toBe(true);
+      const g = r.feature(() => 0, near).geom;
+      return [g.k === 'polygons' ? g.polys.map((p) => p.length) : [], r.partial, r.partial ? r.pieces : undefined];
+    };
+    expect(read(false)).toEqual([[7], true, [0]]);
+    expect(read(true)).toEqual([[50], false, undefined]);
   });
 
   it("routes a point's circle into the cells it reaches beyond the pad, not into a diagonal cell whose corner it misses", () => {
