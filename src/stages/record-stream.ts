@@ -1,7 +1,7 @@
 // The geometry stream of a unit record (record.ts): read whole, as a box, or as the pieces of a large multi-geometry near a unit.
 import type { Mesh } from '../model/geometry.js';
-import type { Rect } from '../tiling/clip.js';
-import { LodSums, growBox, type Flat, type TileGeometry } from '../tiling/flat.js';
+import { boxMeets, type Rect } from '../tiling/clip.js';
+import { LodSums, emptyBox, growBox, type Flat, type TileGeometry } from '../tiling/flat.js';
 import { LONG_PART } from '../tiling/collapse.js';
 
 export const enum G { Point = 1, MultiPoint, LineString, MultiLineString, Polygon, MultiPolygon, Mesh, Collection }
@@ -102,7 +102,14 @@ export function centroidIn(lod: readonly number[], r: Rect): boolean {
 export function lodAfter(f: Float64Array, base: number): number[] {
   const r = new StreamReader(f, base, []);
   r.extend();
-  const i = r.i;
+  return sixFrom(f, r.i);
+}
+
+/**
+ * `lod` (six numbers) as a plain array of doubles. Read one by one: `Array.from` of a typed array view made a view and
+ * went through the iterator protocol, for every record read.
+ */
+export function sixFrom(f: Float64Array, i: number): number[] {
   return [f[i], f[i + 1], f[i + 2], f[i + 3], f[i + 4], f[i + 5]];
 }
 
@@ -116,6 +123,7 @@ export class StreamReader {
   holesBeyond: Rect | undefined;
   /** How many holes `holesBeyond` left out. */
   holesLeftOut = 0;
+  private readonly box = new Float64Array(4);
 
   constructor(private readonly f: Float64Array, public i: number, private readonly meshes: Mesh[]) {}
 
@@ -165,16 +173,9 @@ export class StreamReader {
 
   /** Whether the box of the `n` numbers (positions) from `at` meets `r`. */
   private meets(at: number, n: number, r: Rect): boolean {
-    const f = this.f;
-    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-    for (let k = at; k < at + n; k += 2) {
-      const x = f[k], y = f[k + 1];
-      if (x < x0) x0 = x;
-      if (x > x1) x1 = x;
-      if (y < y0) y0 = y;
-      if (y > y1) y1 = y;
-    }
-    return x0 <= r.maxX && x1 >= r.minX && y0 <= r.maxY && y1 >= r.minY;
+    const box = emptyBox(this.box);
+    growBox(box, this.f.subarray(at, at + n));
+    return boxMeets(box, r);
   }
 
   private list<T>(item: () => T): T[] {

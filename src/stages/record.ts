@@ -5,7 +5,7 @@ import { headTextOf } from './encode-json.js';
 import { reachOf } from '../tiling/reach.js';
 import { StringCache } from './record-strings.js';
 import { grown } from '../bytes.js';
-import { centroidIn, G, isMulti, lodAfter, NEAR_PIECES, piecesOf, StreamReader, type Pieces } from './record-stream.js';
+import { centroidIn, G, isMulti, lodAfter, NEAR_PIECES, piecesOf, sixFrom, StreamReader, type Pieces } from './record-stream.js';
 import type { Rect } from '../tiling/clip.js';
 import { LONG_PART } from '../tiling/collapse.js';
 
@@ -248,14 +248,6 @@ export function partialRecord(f64: Float64Array, at: number, pieces: Pieces, kee
   if (reach) o64[n++] = f64[((at + HEADER) >> 3) + u32[5] - 1];
   out.set(new Uint8Array(f64.buffer, textAt, textBytes), n * 8);
   return out;
-}
-
-/**
- * `lod` (six numbers) as a plain array of doubles. Read one by one: `Array.from` of a typed array view made a view and
- * went through the iterator protocol, for every record read.
- */
-function sixFrom(f: Float64Array, i: number): number[] {
-  return [f[i], f[i + 1], f[i + 2], f[i + 3], f[i + 4], f[i + 5]];
 }
 
 /** Walks the records of a unit's bytes: `next()` moves on, fields describe the current record, `feature()` decodes it. */
