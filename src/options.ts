@@ -251,6 +251,11 @@ export function resolveBuildConfig(given: Partial<Options>, header?: ImageSize):
   const check = (cond: boolean, message: string): void => {
     if (!cond) throw new UsageError(message);
   };
+  // An option of choices takes those it declares (OPTIONS), named in the refusal: `auto, label or piece`.
+  const checkChoice = (name: 'lod' | 'tileCompression' | 'maskFeatures', verb: 'must be' | 'takes'): void => {
+    const choices: readonly string[] = OPTIONS[name].choices;
+    check(choices.includes(o[name]), `--${flagName(name)} ${verb} ${choices.slice(0, -1).join(', ')} or ${choices[choices.length - 1]}, found ${shown(o[name])}`);
+  };
   const archive: ArchiveMode = isArchiveFile(o.out) ? 'file' : o.archive === 'pmtiles' ? 'planes' : 'none';
   check(o.archive === undefined || o.archive === 'pmtiles', `--archive takes pmtiles, found "${o.archive}"`);
   // A directory named like an archive would pass for one, to readers and to people.
@@ -272,11 +277,11 @@ export function resolveBuildConfig(given: Partial<Options>, header?: ImageSize):
   check(!(o.resume && o.force), '--resume continues the build in OUT and --force starts over, removing it: give one of them');
   check(o.tileBudget > 0, `--tile-budget must be positive, found ${shown(o.tileBudget)}`);
   check(o.memoryBudget > 0, `--memory-budget must be positive, found ${shown(o.memoryBudget)}`);
-  check(o.lod === 'auto' || o.lod === 'none', `--lod must be auto or none, found "${o.lod}"`);
+  checkChoice('lod', 'must be');
   check(o.layer !== '', '--layer must be a layer name (a non-empty string), found ""');
   check(!o.preview || archive !== 'file', `--preview writes PNG files beside the tiles, which -o ${o.out} (one archive) has no place for: write -o DIR --archive pmtiles`);
-  check(o.tileCompression === 'auto' || o.tileCompression === 'none' || o.tileCompression === 'gzip', `--tile-compression takes auto, none or gzip, found "${o.tileCompression}"`);
-  check(o.maskFeatures === 'auto' || o.maskFeatures === 'label' || o.maskFeatures === 'piece', `--mask-features takes auto, label or piece, found ${shown(o.maskFeatures)}`);
+  checkChoice('tileCompression', 'takes');
+  checkChoice('maskFeatures', 'takes');
   checkVersion(o.version);
   if (o.baseUrl !== undefined) checkBaseUrl(o.baseUrl);
   // A directory's tiles are files served as they are: compressing them is the web server's part.

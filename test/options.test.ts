@@ -69,6 +69,7 @@ describe('resolveBuildConfig', () => {
     expect(refusal(() => config({ tileBudget: 0 }))).toBe('--tile-budget must be positive, found 0');
     expect(refusal(() => config({ memoryBudget: -5 }))).toBe('--memory-budget must be positive, found -5');
     expect(refusal(() => config({ lod: 'some' }))).toBe('--lod must be auto or none, found "some"');
+    expect(refusal(() => config({ tileCompression: 'zip' }))).toBe('--tile-compression takes auto, none or gzip, found "zip"');
     // A layer of no name (`--layer "$NAME"` with NAME unset): a manifest entry's empty layer is refused alike.
     expect(refusal(() => config({ layer: '' }))).toBe('--layer must be a layer name (a non-empty string), found ""');
     // JSON zoom 0 is the overview: the features would have no JSON tile.
