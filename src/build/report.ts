@@ -308,6 +308,9 @@ export class ManyPieces {
   }
 }
 
+/** What label mode makes of a mask numbered afresh, as its warnings say it. */
+const ONE_FEATURE = 'A label is one feature: one id and one hover card for all its pieces';
+
 /** What a warning of a mask numbered afresh asks for, or says was done (`auto`): its features read as pieces. */
 function afreshAdvice(asPieces: boolean): string {
   return asPieces
@@ -319,7 +322,7 @@ function afreshAdvice(asPieces: boolean): string {
 export function scatteredWarning(file: string, s: Scattered, asPieces: boolean): [string, CodedFields] {
   const n = (v: number) => v.toLocaleString('en-US');
   const f = s.first;
-  const label = asPieces ? '' : ' A label is one feature: one id and one hover card for all its pieces;';
+  const label = asPieces ? '' : ` ${ONE_FEATURE};`;
   return [
     `${file}: ${n(s.labels)} of ${n(s.of)} labels are each in pieces far apart (label ${f.label}: ${n(f.pieces)} pieces across ${n(f.width)} × ${n(f.height)} px, ${n(f.area)} px in all): was the mask segmented tile by tile and numbered afresh in each?${label} ${afreshAdvice(asPieces)}`,
     { event: 'mask-scattered', file, labels: s.labels, of: s.of, label: f.label, pieces: f.pieces, width: f.width, height: f.height, area: f.area, readAs: asPieces ? 'piece' : 'label' },
@@ -334,7 +337,7 @@ export function scatteredWarning(file: string, s: Scattered, asPieces: boolean):
 export function recurringWarning(file: string, r: Recurring, asPieces: boolean): [string, CodedFields] {
   const n = (v: number) => v.toLocaleString('en-US');
   const f = r.first;
-  const label = asPieces ? '' : ' A label is one feature: one id and one hover card for all its pieces, each held as outlines until its last row is read (spilled beyond a tenth of --memory-budget);';
+  const label = asPieces ? '' : ` ${ONE_FEATURE}, each held as outlines until its last row is read (spilled beyond a tenth of --memory-budget);`;
   return [
     `${file}: labels recur far apart down the mask (label ${f.label} in rows ${n(f.top)}–${n(f.bottom)}, again from row ${n(f.again)}; ${n(r.labels)} labels${asPieces ? '' : ' so far'}): was the mask segmented tile by tile and numbered afresh in each?${label} ${afreshAdvice(asPieces)}`,
     { event: 'mask-recurring', file, labels: r.labels, label: f.label, top: f.top, bottom: f.bottom, again: f.again, readAs: asPieces ? 'piece' : 'label' },
