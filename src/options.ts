@@ -58,6 +58,8 @@ export const OPTIONS = {
   layerBy: { type: 'string', arg: 'FIELD', help: 'split layers by a feature member (featureClass) or a property field; dotted names reach into nested objects (classification.name)', commands: BUILDING },
   layerPerFile: { type: 'boolean', default: false, help: 'each file a layer of its own, named after the file less its folders and data extensions: the files of a directory input too, which otherwise make one layer named after the directory (a file input is a layer of its own either way; inputs named alike on one plane share one, with a warning)', commands: BUILDING },
   maskFeatures: { type: 'string', arg: 'KIND', default: 'auto', choices: ['auto', 'label', 'piece'], help: 'the features of a label mask (TIFF, PNG): label, one per label value, all its pieces one MultiPolygon; piece, one per 4-connected piece of each label, for a 0/255 or class mask, or one segmented tile by tile and numbered afresh in each (ids 1, 2, … in raster order of each piece\'s first pixel; properties label, piece: 1, 2, … within its label, area); auto, label unless the mask is seen numbered afresh in each tile (mask-scattered, mask-recurring), then piece', helpFor: { validate: 'count a label mask\'s features as a build given it makes them: label, one per label value, piece, one per 4-connected piece of each label, or auto, as a build decides' }, commands: [...BUILDING, 'validate'] },
+  coarseFields: { type: 'string', arg: 'LIST', help: 'the only property fields tiles carry below --fields-from-zoom, comma-separated as the descriptor names them (classification.name,id); a name keeps the fields under it (classification: classification.name and .color); "" keeps none. The coarse zooms then draw more features within the tile budget', commands: BUILDING },
+  fieldsFromZoom: { type: 'integer', arg: 'Z', help: 'with --coarse-fields: the coarsest zoom whose tiles carry every field (default: one above the finest zoom, so the finest two do)', commands: BUILDING },
   nucleusFeatures: { type: 'boolean', default: false, help: "a QuPath cell's nucleusGeometry becomes a feature of its own, in layer nucleus with parentId the cell's id", commands: BUILDING },
   input: { type: 'list', arg: 'DIMS:FILE', default: [], help: 'an input with a fixed plane, e.g. t=0,c=1:cells.json', commands: BUILDING },
   manifest: { type: 'string', arg: 'FILE', help: 'JSON file listing inputs, their planes and layers: [{"path": "...", "t": 0, "c": 1, "z": 2, "layer": "..."}] (paths relative to it)', commands: BUILDING },
@@ -227,6 +229,8 @@ export interface BuildConfig {
   imageFile?: { file: string; identity?: string };
   /** `--mask-features`: what a label mask's features are. */
   maskFeatures: MaskFeatures;
+  /** `--coarse-fields`: the only fields tiles carry below zoom `from` (`--fields-from-zoom`; unset: the plan's finest zoom less one). */
+  coarseFields?: { keep: string[]; from?: number };
 }
 
 /**
@@ -286,10 +290,14 @@ export function resolveBuildConfig(given: Partial<Options>, header?: ImageSize):
   if (o.baseUrl !== undefined) checkBaseUrl(o.baseUrl);
   // A directory's tiles are files served as they are: compressing them is the web server's part.
   check(o.tileCompression === 'auto' || archive !== 'none', `--tile-compression ${o.tileCompression} is how archives store their tiles; ${o.out === undefined ? 'this build writes no archive' : `-o ${o.out} is a directory of tile files`}: write -o FILE.pmtiles or add --archive pmtiles, or drop --tile-compression`);
+  check(o.fieldsFromZoom === undefined || o.coarseFields !== undefined, `--fields-from-zoom ${o.fieldsFromZoom} says from which zoom tiles carry every field, which they do at all zooms without --coarse-fields: give --coarse-fields LIST too, or drop it`);
+  check(o.fieldsFromZoom === undefined || (Number.isInteger(o.fieldsFromZoom) && o.fieldsFromZoom >= o.minZoom && o.fieldsFromZoom <= (o.maxZoom ?? MAX_ZOOM)),
+    `--fields-from-zoom must be ${o.minZoom}..${o.maxZoom ?? MAX_ZOOM} (from --min-zoom to --max-zoom), found ${shown(o.fieldsFromZoom)}`);
   const imageSize = o.imageSize !== undefined ? parseImageSize(o.imageSize) : header;
+  const coarseFields = o.coarseFields === undefined ? undefined : { keep: parseFieldList(o.coarseFields), ...(o.fieldsFromZoom !== undefined ? { from: o.fieldsFromZoom } : {}) };
   return {
     options, formats, imageSize, planeFields: parsePlaneFields(o.planeField), lod: o.lod as 'auto' | 'none', archive,
-    tileCompression: o.tileCompression as TileCompression, maskFeatures: o.maskFeatures as MaskFeatures,
+    tileCompression: o.tileCompression as TileCompression, maskFeatures: o.maskFeatures as MaskFeatures, coarseFields,
   };
 }
 
@@ -330,6 +338,11 @@ export function parseFormats(text: string): Formats {
     formats[name] = true;
   }
   return formats;
+}
+
+/** `classification.name, id` → the names (`--coarse-fields`; "" keeps none); blanks between commas are left out. */
+export function parseFieldList(text: string): string[] {
+  return text.split(',').map((s) => s.trim()).filter((s) => s !== '');
 }
 
 /** `2000,1500` or `2000x1500` → { width: 2000, height: 1500 }. */

@@ -78,6 +78,12 @@ export function cardTable(features) {
       row([td], 'note');
     }
   }
+  const left = features[0].fieldsLeftOut;
+  if (left) {
+    const td = cell('td', `${left.count} more field${left.count === 1 ? '' : 's'} from zoom ${left.zoom}: zoom in to see ${left.count === 1 ? 'it' : 'them'}`);
+    td.colSpan = 2;
+    row([td], 'more');
+  }
   if (features.length > 1) {
     const td = cell('td', `+ ${features.length - 1} more here`);
     td.colSpan = 2;
@@ -104,10 +110,20 @@ export function featuresUnder(map, layer, pixel) {
 }
 
 /**
+ * Of a layer's `field_minzoom` (the fields --coarse-fields leaves out of coarser zooms), those tiles of `zoom` do not
+ * carry: how many, and the coarsest zoom that carries one; undefined when it carries them all.
+ */
+export function fieldsLeftOut(fieldMinzoom, zoom) {
+  const out = fieldMinzoom ? Object.values(fieldMinzoom).filter((z) => zoom < z) : [];
+  return out.length > 0 ? { count: out.length, zoom: Math.min(...out) } : undefined;
+}
+
+/**
  * What the card and the scripting helpers say of an OpenLayers feature: id, layer, properties, type. `idsFrom`: layer
  * id → its `feature_ids` in the descriptor (absent in pyramids of earlier builds: a PBF id is shown as the id).
+ * `leftOut`: layer id → the fields the zoom shown leaves out (`fieldsLeftOut`).
  */
-export function describeFeature(f, idsFrom = new Map()) {
+export function describeFeature(f, idsFrom = new Map(), leftOut = () => undefined) {
   const { [BY_LAYER]: layer, ...props } = f.getProperties();
   // Features (not the render features tiles are read as) list their geometry among their properties; data may
   // have a field named `geometry` too.
@@ -116,13 +132,19 @@ export function describeFeature(f, idsFrom = new Map()) {
   const d = { id: featureId(props, f.getId(), from), layer, properties: props, type: f.getType() };
   // A PBF id in a layer of both may be the input's or the build's: kept, with what it may be.
   if (from === 'mixed' && d.id !== undefined && (props.id === undefined || props.id === null)) d.idNote = MIXED_NOTE;
+  const left = leftOut(layer);
+  if (left) d.fieldsLeftOut = left;
   return d;
 }
 
-/** `describeFeature` with the descriptor's vector layers: whose numbers each layer's PBF ids are. */
-export function describerOf(vectorLayers) {
+/**
+ * `describeFeature` with the descriptor's vector layers: whose numbers each layer's PBF ids are, and which fields the
+ * tiles of the zoom shown (`zoom()`) leave out.
+ */
+export function describerOf(vectorLayers, zoom = () => Infinity) {
   const idsFrom = new Map(vectorLayers.map((l) => [l.id, l.feature_ids]));
-  return (f) => describeFeature(f, idsFrom);
+  const later = new Map(vectorLayers.map((l) => [l.id, l.field_minzoom]));
+  return (f) => describeFeature(f, idsFrom, (layer) => fieldsLeftOut(later.get(layer), zoom()));
 }
 
 /** Gap in pixels between the pointer and the card, and between the card and the window's edge. */

@@ -1,13 +1,21 @@
 // How the viewer draws a feature: its colour as fill and stroke, points as discs, polygons too small to see as discs.
 
-import { hexToRgba } from './colours.js';
+import { BY_LAYER, hexToRgba } from './colours.js';
 
 /**
  * Whether a feature is a part of another (a nucleus of its cell): it has a parent, or says it is a nucleus (QuPath 0.2
  * cells have no id, so their nuclei have no parentId; `--nucleus-features` makes them objectType "nucleus").
  */
 export function isChild(props) {
-  return props.parentId !== undefined || props.objectType === 'nucleus' || props.featureClass === 'nucleus';
+  return props.parentId !== undefined || objectType(props) === 'nucleus' || props.featureClass === 'nucleus';
+}
+
+/**
+ * A QuPath object's type: its `objectType`, or, where a coarse zoom carries no such field (`--coarse-fields`), the
+ * layer's id when layers are split by it (`--layer-by objectType`: layers `annotation`, `cell`, `nucleus`, …).
+ */
+function objectType(props) {
+  return props.objectType ?? props[BY_LAYER];
 }
 
 /**
@@ -16,7 +24,7 @@ export function isChild(props) {
  * under red and purple cells), and filled the screen with its colour once zoomed in.
  */
 export function isRegion(props) {
-  return props.objectType === 'annotation';
+  return objectType(props) === 'annotation';
 }
 /** Fill alpha of a region: enough to see where it is (and to point at it), too little to change a colour over it. */
 const REGION_FILL = 0.08;

@@ -317,7 +317,7 @@ async function start() {
 
   // ── hover card: follows the pointer; a click pins it so that a long one can be scrolled ──
   const featuresAtPixel = (pixel) => featuresUnder(map, layer, pixel);
-  const describe = describerOf(vectorLayers);
+  const describe = describerOf(vectorLayers, tileZoom);
   hoverCard(map, $('card'), featuresAtPixel, (text) => { $('position').textContent = text; }, describe);
 
   // ── test and scripting helpers ──

@@ -26,6 +26,8 @@ inputs:
   layer_by: string?
   nucleus_features: boolean?
   mask_features: string?
+  coarse_fields: string?
+  fields_from_zoom: int?
   plane_field: string?
   image_size: string?
   min_zoom: int?
@@ -63,6 +65,8 @@ steps:
       layer_by: layer_by
       nucleus_features: nucleus_features
       mask_features: mask_features
+      coarse_fields: coarse_fields
+      fields_from_zoom: fields_from_zoom
       plane_field: plane_field
       image_size: image_size
       min_zoom: min_zoom

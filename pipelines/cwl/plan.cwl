@@ -45,6 +45,8 @@ inputs:
   layer_by: {type: string?, inputBinding: {prefix: --layer-by}}
   nucleus_features: {type: boolean?, inputBinding: {prefix: --nucleus-features}}
   mask_features: {type: string?, inputBinding: {prefix: --mask-features}}
+  coarse_fields: {type: string?, inputBinding: {prefix: --coarse-fields}}
+  fields_from_zoom: {type: int?, inputBinding: {prefix: --fields-from-zoom}}
   plane_field: {type: string?, inputBinding: {prefix: --plane-field}}
   image_size: {type: string?, inputBinding: {prefix: --image-size}}
   min_zoom: {type: int?, inputBinding: {prefix: --min-zoom}}

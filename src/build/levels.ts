@@ -261,7 +261,7 @@ class LevelRun {
     return {
       side: p.world.side, minZoom: Math.max(lv.zoom, p.minZoom), maxZoom: lv.topZoom, finestZoom: p.maxZoom,
       layers: p.layers.map((id) => ({ id })), formats: p.formats, lod: p.lod, tileBudget: p.tileBudget, collection: p.collection,
-      thresholds: p.thresholds, spareFrom: p.spareFrom, spareSizes: p.spareSizes,
+      thresholds: p.thresholds, spareFrom: p.spareFrom, spareSizes: p.spareSizes, fewFields: p.fewFields,
     };
   }
 

@@ -1,10 +1,13 @@
-// The fields that --layer-by and --plane-field name, held against what a build read once every input is read: a name
-// no feature has and a field of too many layers stop it; features without the field, and a field of a plane each, are warned of.
+// The fields that --layer-by, --plane-field and --coarse-fields name, held against what a build read once every input is
+// read: a name no feature has and a field of too many layers stop it; features without the field, a field of a plane
+// each, and a coarse field no feature has are warned of.
 import { own, setOwn } from '../model/own.js';
 import type { IdCounts } from '../model/descriptor.js';
 import { flagName, type BuildConfig } from '../options.js';
 import { UsageError } from '../report/errors.js';
 import type { LayerStats } from '../stages/assign.js';
+import { FieldFilter } from '../stages/field-filter.js';
+import { closest } from '../suggest.js';
 import type { ParseResult } from '../stages/parse.js';
 import { NUCLEUS_LAYER } from '../stages/qupath.js';
 import type { CodedFields } from '../report/coded.js';
@@ -108,4 +111,22 @@ export function manyPlanesWarning(config: Pick<BuildConfig, 'planeFields'>, plan
     ];
   }
   return undefined;
+}
+
+/**
+ * The names of `--coarse-fields` that no feature's field is or lies under: a misspelt name keeps nothing, and the
+ * coarse zooms would carry less than asked without a word. A warning naming each and the field it may mean.
+ */
+export function coarseFieldsWarning(config: Pick<BuildConfig, 'coarseFields'>, stats: LayerStats): [string, CodedFields] | undefined {
+  const fields = [...new Set(Object.values(stats).flatMap((l) => Object.keys(l)))].sort();
+  const unknown = (config.coarseFields?.keep ?? []).filter((n) => !fields.some((f) => new FieldFilter([n]).keeps(f)));
+  if (unknown.length === 0) return undefined;
+  const said = unknown.map((n) => {
+    const near = closest(n, fields);
+    return `"${n}"${near ? ` (${near}?)` : ''}`;
+  });
+  return [
+    `--${flagName('coarseFields')} names ${said.join(', ')}, which no feature has: the coarse zooms carry ${unknown.length === config.coarseFields?.keep.length ? 'no field' : 'only the other fields named'}; the fields are those inspect lists, dotted for nested objects (classification.name)`,
+    { event: 'coarse-fields-unknown', fields: unknown },
+  ];
 }

@@ -24,7 +24,7 @@ import {
 } from './output.js';
 import { readInputs } from './read.js';
 import { refuseNotPlanned } from './not-planned.js';
-import { manyPlanesWarning } from './option-fields.js';
+import { coarseFieldsWarning, manyPlanesWarning } from './option-fields.js';
 import { metaOf, plannedAlready, type Planned } from './plan-again.js';
 import { UnitLog } from './unit-log.js';
 import { buildReport, everyChannelWarning, nothingPlaced, noValidFeature, planesWithPbf, plannedFeatures, planPreview, sumMarkers, writePreviews } from './report.js';
@@ -277,14 +277,15 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   const lines = fingerprintLines(inputs, config);
   if (!previous) work.removeFolder('units');
   const sketch = config.lod === 'auto' ? new TileSketch(config.formats.pbf ? 'pbf' : 'json') : undefined;
-  const read = await readInputs(inputs, config, pool, store, io, t0, spillRoot(o, work), sketch);
+  const fewSketch = sketch && config.coarseFields ? new TileSketch(sketch.format) : undefined;
+  const read = await readInputs(inputs, config, pool, store, io, t0, spillRoot(o, work), sketch, fewSketch);
   io.collect?.();
   // Spilled records wait in memory in part: shards (other processes) read them from their files.
   store.flush();
   if (read.valid === 0) throw new DataError(noValidFeature(inputs, read));
   if (store.keys().length === 0) throw new DataError(nothingPlaced(inputs, read, config));
   const streamed = streamDigests(inputs);
-  const { plan: buildPlan, units } = planBuild(config, { ...read, sketch }, store.keys(), (k) => store.bytesOf(k), (k, side) => store.wideBytesOf(k, side));
+  const { plan: buildPlan, units } = planBuild(config, { ...read, sketch, fewSketch }, store.keys(), (k) => store.bytesOf(k), (k, side) => store.wideBytesOf(k, side));
   checkFinestZoom(buildPlan.world.side, buildPlan.maxZoom, o, io);
   if (previous) {
     // A resumed build keeps the thresholds the interrupted one tiled with (raised ones, and how often); the rest must match.
@@ -295,7 +296,7 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   }
   if (buildPlan.outliers) io.onWarning?.(outlierWarning(buildPlan.outliers), { event: 'outliers', ...buildPlan.outliers });
   // Which channels there are, and how many planes a field made, is known once everything is read and planned.
-  for (const w of [everyChannelWarning(buildPlan, read), manyPlanesWarning(config, buildPlan.planes, read.valid)]) if (w) io.onWarning?.(...w);
+  for (const w of [everyChannelWarning(buildPlan, read), manyPlanesWarning(config, buildPlan.planes, read.valid), coarseFieldsWarning(config, read.stats)]) if (w) io.onWarning?.(...w);
   const planFile: PlanFile = {
     version: PLAN_VERSION, fingerprint: fingerprintOfLines(lines), fingerprintLines: lines, plan: buildPlan, read, units, shards, spilled: store.isSpilled, readSeconds: secondsSince(t0),
     ...(streamed ? { streamed } : {}),

@@ -38,10 +38,11 @@ type Collection = ReadSummary['collection'];
 /**
  * Reads every input in order: each batch of JSON text is parsed, validated and partitioned in a worker (values on
  * this thread), and its unit records go into `store` in batch order (so the store's contents never depend on which
- * worker was faster). With `sketch`, each batch's tile size estimates are added to it (thinning: lod auto). A mask
+ * worker was faster). With `sketch`, each batch's tile size estimates are added to it (thinning: lod auto), and to
+ * `fewSketch` those of tiles with only the `--coarse-fields`. A mask
  * read in bands spills the label outlines it holds past a tenth of the budget to a folder in `spill`.
  */
-export async function readInputs(inputs: readonly InputSpec[], config: BuildConfig, pool: Pool, store: UnitStore, io: BuildIO, t0: number, spill: string, sketch?: TileSketch): Promise<ReadSummary> {
+export async function readInputs(inputs: readonly InputSpec[], config: BuildConfig, pool: Pool, store: UnitStore, io: BuildIO, t0: number, spill: string, sketch?: TileSketch, fewSketch?: TileSketch): Promise<ReadSummary> {
   const { options: o } = config;
   const tally = new IssueTally(SAMPLES_PER_CODE);
   const sum: ReadSummary = {
@@ -129,7 +130,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     const task: ParseTask = {
       kind: 'parse', file: b.file, layer: b.layer, layerBy: o.layerBy, rule: b.rule, cellSize: o.unitSize,
       side: knownSide, image: config.imageSize, seq0: b.seq0, raw: b.raw, sampleCap: SAMPLES_PER_CODE, nucleusFeatures: o.nucleusFeatures,
-      sketch: sketch ? { format: sketch.format } : undefined, json: config.formats.json,
+      sketch: sketch ? { format: sketch.format, few: fewSketch ? config.coarseFields?.keep : undefined } : undefined, json: config.formats.json,
     };
     // Values are parsed here: copying them to a worker (structured clone of every position) cost more than the
     // validation and encoding it would move off this thread (1.5x the CPU time on a traced label mask).
@@ -170,6 +171,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     nuclei += r.nuclei;
     for (const [key, bytes] of r.units) store.append(key, bytes);
     if (sketch && r.sketch) sketch.merge(r.sketch);
+    if (fewSketch && r.fewSketch) fewSketch.merge(r.fewSketch);
     io.onProgress?.({ phase: 'read', file: b.file, features: sum.read, elapsed: secondsSince(t0) });
   }, { of: (b) => ('values' in b.raw ? 1 : 0), max: 0 });
   sum.dims = (['t', 'c', 'z'] as const).filter((d) => dims.has(d));

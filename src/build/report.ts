@@ -207,6 +207,7 @@ export function buildReport(ctx: RunContext, totals: MarkerTotals, descriptor: T
         share: plan.thresholds.map((t) => 1 - (t?.[0] ?? 0) / PRIORITY_RANGE),
         thresholds: plan.thresholds.map((t) => t?.[0] ?? 0), raised: plan.raised, spareFrom: plan.spareFrom, spareSizes: plan.spareSizes,
         budget: plan.lod === 'auto' ? plan.tileBudget : null,
+        ...(plan.fewFields ? { fewFields: { keep: [...plan.fewFields.keep], below: plan.fewFields.below } } : {}),
       },
     },
     units: { levels: plan.levels.length, total: run.units },

@@ -31,6 +31,8 @@ export interface LayerSummary {
   keptFraction?: Record<string, number>;
   /** Whose numbers the layer's PBF feature ids are (descriptor member `feature_ids`: input, sequence or mixed). */
   featureIds?: string;
+  /** Fields tiles carry only from a zoom on (descriptor member `field_minzoom`, `--coarse-fields`). */
+  fieldMinzoom?: Record<string, number>;
 }
 
 export interface FormatCount { tiles: number; bytes: number }
@@ -102,6 +104,7 @@ function layerSummaries(p: Pyramid): LayerSummary[] {
     if (Array.isArray(l.complete_zooms)) s.completeZooms = l.complete_zooms as number[];
     if (l.kept_fraction !== null && typeof l.kept_fraction === 'object') s.keptFraction = l.kept_fraction as Record<string, number>;
     if (typeof l.feature_ids === 'string') s.featureIds = l.feature_ids;
+    if (l.field_minzoom !== null && typeof l.field_minzoom === 'object') s.fieldMinzoom = l.field_minzoom as Record<string, number>;
     return s;
   });
 }
@@ -276,7 +279,8 @@ export function formatSummary(s: PyramidSummary): string {
       let extra = '';
       if (f.range) extra = ` [${f.range.join(', ')}]`;
       else if (f.values) extra = ` {${f.values.slice(0, 8).map(listed).join(', ')}${f.values.length > 8 ? `, … ${f.values.length} values` : ''}}`;
-      lines.push(`    ${listed(f.name)}: ${f.type}${extra}`);
+      const from = l.fieldMinzoom && own(l.fieldMinzoom, f.name);
+      lines.push(`    ${listed(f.name)}: ${f.type}${extra}${typeof from === 'number' ? ` (from zoom ${from})` : ''}`);
     }
   }
   lines.push('');

@@ -156,12 +156,12 @@ export class OverviewMatch {
 
 /**
  * The tiles' PBF tags held against the descriptor's layers: a field no layer declares, a value its `fieldenums` do not
- * list or outside its `fieldranges` (a viewer's legend and colours are built from them). Each is said once, at the
- * first tile.
+ * list or outside its `fieldranges` (a viewer's legend and colours are built from them), a field in a tile coarser than
+ * the zoom its `field_minzoom` says it starts at (`--coarse-fields`). Each is said once, at the first tile.
  */
 export class FieldCheck {
   private readonly said = new Set<string>();
-  private readonly layers = new Map<string, { fields: Record<string, unknown>; enums: Map<string, Set<string>>; ranges: Map<string, [number, number]> }>();
+  private readonly layers = new Map<string, { fields: Record<string, unknown>; enums: Map<string, Set<string>>; ranges: Map<string, [number, number]>; from: Map<string, number> }>();
 
   constructor(descriptor: TilesetDescriptor) {
     for (const l of Array.isArray(descriptor.vector_layers) ? descriptor.vector_layers : []) {
@@ -170,11 +170,13 @@ export class FieldCheck {
       for (const [k, r] of Object.entries(l.fieldranges ?? {})) {
         if (Array.isArray(r) && typeof r[0] === 'number' && typeof r[1] === 'number') ranges.set(k, [r[0], r[1]]);
       }
-      this.layers.set(l.id, { fields: l.fields ?? {}, enums, ranges });
+      const later = l.field_minzoom;
+      const from = new Map(later !== null && typeof later === 'object' ? Object.entries(later).filter(([, z]) => typeof z === 'number') as [string, number][] : []);
+      this.layers.set(l.id, { fields: l.fields ?? {}, enums, ranges, from });
     }
   }
 
-  check(path: string, layers: readonly PbfLayer[]): Problem[] {
+  check(path: string, layers: readonly PbfLayer[], z: number): Problem[] {
     const out: Problem[] = [];
     const once = (key: string, message: string) => {
       if (this.said.has(key)) return;
@@ -188,6 +190,7 @@ export class FieldCheck {
       for (const f of l.features) {
         for (const [k, v] of Object.entries(f.tags)) {
           if (!Object.hasOwn(declared.fields, k)) once(`${l.name}\0${k}`, `layer ${l.name}: field ${JSON.stringify(k)} is in the tiles, not among the descriptor's fields`);
+          else if ((declared.from.get(k) ?? 0) > z) once(`${l.name}\0${k}\0from`, `layer ${l.name}: field ${JSON.stringify(k)} is in a tile of zoom ${z}, where its field_minzoom says tiles carry it from zoom ${declared.from.get(k)}`);
           else if (typeof v === 'string' && declared.enums.get(k)?.has(v) === false) once(`${l.name}\0${k}\0${v}`, `layer ${l.name}: value ${JSON.stringify(v)} of field ${JSON.stringify(k)} is in the tiles, not among its fieldenums`);
           else if (typeof v === 'number') {
             const r = declared.ranges.get(k);

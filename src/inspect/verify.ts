@@ -172,7 +172,7 @@ export function verifyPyramid(root: string | PyramidReader, given: VerifyOptions
           const checked = checkPbfTile(ctx, pair.pbf, bytes);
           out.add(checked.problems);
           pbf = checked.layers;
-          if (pbf) out.add(fields.check(pair.pbf.path, pbf));
+          if (pbf) out.add(fields.check(pair.pbf.path, pbf, pair.pbf.z));
           if (pbf && !json) for (const l of pbf) featuresChecked += l.features.length;
         }
       }

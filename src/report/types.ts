@@ -46,6 +46,8 @@ export interface BuildReport {
       budgeted: 'pbf' | 'json'; share: number[]; thresholds: number[]; raised: number[]; spareFrom: number; spareSizes?: number[];
       /** The bytes each tile below the finest zoom was held to (`--tile-budget`); null with `--lod none`, which holds none. */
       budget: number | null;
+      /** `--coarse-fields`: the only fields tiles below zoom `below` carry (absent: every zoom carries every field). */
+      fewFields?: { keep: string[]; below: number };
     };
   };
   units: { levels: number; total: number };

@@ -5,6 +5,7 @@ import type { Vocabularies } from '../model/vocabulary.js';
 import { urlTemplate, type Plane } from '../tiling/space.js';
 import { describeFields, type LayerStats } from './assign.js';
 import type { BuildPlan } from './plan.js';
+import { FieldFilter } from './field-filter.js';
 
 export interface DescribeInput {
   plan: BuildPlan;
@@ -56,6 +57,18 @@ function featureIds(input: DescribeInput, layer: string): FeatureIds | undefined
   return n === undefined || n[0] + n[1] + n[2] === 0 ? undefined : featureIdsOf(n);
 }
 
+/**
+ * Foreign member `field_minzoom`: the fields `--coarse-fields` leaves out of the coarser zooms, each with the zoom its
+ * tiles start at (absent: every zoom's tiles carry every field), so a viewer can say that a feature has more.
+ */
+function laterFields(plan: BuildPlan, fields: VectorLayer['fields']): Record<string, number> | undefined {
+  const few = plan.fewFields;
+  if (!few || !fields) return undefined;
+  const filter = new FieldFilter(few.keep);
+  const later = Object.keys(fields).filter((f) => !filter.keeps(f)).sort();
+  return later.length > 0 ? Object.fromEntries(later.map((f) => [f, few.below])) : undefined;
+}
+
 function vectorLayers(input: DescribeInput): VectorLayer[] {
   const { plan } = input;
   const vocab = typeof input.vocabularies === 'object' ? input.vocabularies : undefined;
@@ -74,6 +87,8 @@ function vectorLayers(input: DescribeInput): VectorLayer[] {
     // A viewer shows a PBF id as the feature's id only where the input gave it: a number of the build's is none.
     const ids = featureIds(input, id);
     if (ids) layer.feature_ids = ids;
+    const later = laterFields(plan, fields.fields);
+    if (later) layer.field_minzoom = later;
     return layer;
   });
 }

@@ -20,9 +20,10 @@ import { RecordRouter } from './router.js';
 import { storedCirclePad, storedPad } from './plan.js';
 import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder } from './record.js';
-import { emptyBox, enclosesNoArea, flatFeatureOf, flatten, growBox, isPbfId, onlyMeshes, tagsOf, withGeometry, type TileGeometry } from '../tiling/flat.js';
+import { emptyBox, enclosesNoArea, flatFeatureOf, flatten, growBox, isPbfId, membersOf, onlyMeshes, tagsOf, withGeometry, type TileGeometry } from '../tiling/flat.js';
 import { FlatValue } from '../tiling/flat-value.js';
-import { headTextOf } from './encode-json.js';
+import { featureHeadText, headTextOf } from './encode-json.js';
+import { FieldFilter } from './field-filter.js';
 import { TileSketch, type SketchData } from './thinning.js';
 import { withCode } from '../report/coded.js';
 
@@ -67,8 +68,11 @@ export interface ParseTask {
   sampleCap: number;
   /** A QuPath cell's `nucleusGeometry` becomes a feature of its own in layer `nucleus` (`--nucleus-features`). */
   nucleusFeatures?: boolean;
-  /** With thinning (lod auto): gather tile size estimates of the format the budget applies to. */
-  sketch?: { format: 'pbf' | 'json' };
+  /**
+   * With thinning (lod auto): gather tile size estimates of the format the budget applies to; with `few`
+   * (`--coarse-fields`), those of tiles carrying only those fields too.
+   */
+  sketch?: { format: 'pbf' | 'json'; few?: readonly string[] };
   /** JSON tiles are built: records carry each feature's JSON head. */
   json: boolean;
 }
@@ -109,8 +113,9 @@ export interface ParseResult {
   layerByLacking: Record<string, number>;
   /** Valid QuPath objects on every channel (plane c -1, or none): stored in the EVERY_CHANNEL plane, for every channel's units. */
   everyChannel: number;
-  /** Tile size estimates of the batch (thinning.ts), when asked for. */
+  /** Tile size estimates of the batch (thinning.ts), when asked for; `fewSketch`, of tiles with only `--coarse-fields`. */
   sketch?: SketchData;
+  fewSketch?: SketchData;
   /**
    * Per layer, valid features whose PBF id is their input id (a non-negative safe integer), and those whose PBF id is
    * their sequence number, with an id of another kind and with none (`IdCounts`): a layer of the first and others
@@ -175,6 +180,8 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
   const lastCell = Math.ceil(side / C) - 1;
   const clipper = new Clipper();
   const sketch = task.sketch ? new TileSketch(task.sketch.format) : undefined;
+  const fewFilter = task.sketch?.few ? new FieldFilter(task.sketch.few) : undefined;
+  const fewSketch = task.sketch && fewFilter ? new TileSketch(task.sketch.format) : undefined;
   // Fields named by options, each with how a feature holds it (--layer-by: a member too), until a feature has it.
   const unseen = new Map<string, (f: Feature) => unknown>();
   if (task.layerBy !== undefined) unseen.set(task.layerBy, (f) => optionFieldValue(f, task.layerBy as string));
@@ -238,6 +245,10 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     if (sketch) {
       const tags = tagsOf(flat);
       sketch.add(prefix, flat.geom, b, tags, tags.id ?? seq, flat.headJson?.byteLength ?? 0, seq);
+      if (fewSketch && fewFilter) {
+        const head = sketch.format === 'json' ? encoder.encode(featureHeadText(fewFilter.head(membersOf(flat)), layer)).byteLength : 0;
+        fewSketch.add(prefix, flat.geom, b, fewFilter.tags(tags), tags.id ?? seq, head, seq);
+      }
     }
     return true;
   };
@@ -340,5 +351,6 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
   res.dims = [...dims];
   res.units = router.take();
   if (sketch) res.sketch = sketch.data();
+  if (fewSketch) res.fewSketch = fewSketch.data();
   return res;
 }

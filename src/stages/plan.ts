@@ -7,6 +7,7 @@ import type { LayerStats } from './assign.js';
 import { tilePrefix } from './encode-json.js';
 import { SPARED_PIXELS, TileSketch } from './thinning.js';
 import { planThresholds, tileOverhead } from './thresholds.js';
+import type { FewFields } from './field-filter.js';
 import { circlePad, comparePlanes, defaultMaxZoom, MAX_WORLD_SIDE, planeKey, tilePad, tileSize, worldSide, type Dim, type Plane, type World } from '../tiling/space.js';
 
 /**
@@ -63,6 +64,8 @@ export interface BuildPlan {
   spareFrom: number;
   /** Per zoom from `spareFrom`: how many display pixels across a line or polygon it spares is at least (thinning.ts `planThresholds`). */
   spareSizes: number[];
+  /** `--coarse-fields`: the only fields tiles carry below zoom `below` (absent: every zoom carries every field). */
+  fewFields?: FewFields;
 }
 
 export interface PlanInput {
@@ -247,6 +250,8 @@ export interface PlanSources {
   stats: LayerStats;
   collection: { multiscale?: Multiscale; properties?: Properties };
   sketch?: TileSketch;
+  /** The estimates of tiles that carry only `--coarse-fields` (its zooms are thinned by these). */
+  fewSketch?: TileSketch;
 }
 
 /**
@@ -319,9 +324,13 @@ export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: st
   if (sorted.length === 0) sorted.push({ t: 0, c: 0, z: 0 });
   const layers = Object.keys(found.stats).sort();
   const collection = { multiscale: found.collection.multiscale, properties: found.collection.properties };
+  // A zoom above the finest carried by --fields-from-zoom, or the finest zoom less one, below the finest.
+  const few = config.coarseFields;
+  const fewFields: FewFields | undefined = few && { keep: few.keep, below: Math.min(few.from ?? maxZoom - 1, maxZoom) };
   const thinning = found.sketch && config.lod === 'auto'
     ? planThresholds({
       sketch: inEveryChannel(found.sketch, channels), side: world.side, minZoom, maxZoom, budget: o.tileBudget,
+      few: fewFields && found.fewSketch ? { sketch: inEveryChannel(found.fewSketch, channels), below: fewFields.below } : undefined,
       overhead: tileOverhead(found.stats, found.sketch.format, tilePrefix(collection).length),
     })
     : { thresholds: new Array<number>(maxZoom + 1).fill(0), spareFrom: minZoom, spareSizes: new Array<number>(maxZoom + 1).fill(SPARED_PIXELS) };
@@ -330,6 +339,7 @@ export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: st
     formats: config.formats, lod: config.lod, tileBudget: o.tileBudget, collection,
     thresholds: thinning.thresholds.map((t) => layers.map(() => t)), raised: [], spareFrom: thinning.spareFrom, spareSizes: thinning.spareSizes,
   };
+  if (fewFields && fewFields.below > minZoom) plan.fewFields = fewFields;
   const outliers = config.imageSize === undefined && !found.imageSized && found.extent ? findOutliers(found.extent, world.side) : null;
   if (outliers) plan.outliers = outliers;
   return { plan, units };

@@ -60,6 +60,8 @@ export function tileOverhead(stats: LayerStats, format: 'pbf' | 'json', collecti
 
 export interface ThresholdInput {
   sketch: TileSketch;
+  /** The estimates of tiles that carry fewer fields (`--coarse-fields`), for the zooms below `below`. */
+  few?: { sketch: TileSketch; below: number };
   side: number;
   minZoom: number;
   maxZoom: number;
@@ -86,9 +88,10 @@ export function planThresholds(p: ThresholdInput): { thresholds: number[]; spare
   let k = 0;
   for (let z = p.maxZoom - 1; z >= p.minZoom; z--) {
     const j = log2Side - z;
+    const sketch = p.few && z < p.few.below ? p.few.sketch : p.sketch;
     let share = 1;
-    if (j >= p.sketch.minLog2) {
-      const tiles = [...p.sketch.tiles(j)];
+    if (j >= sketch.minLog2) {
+      const tiles = [...sketch.tiles(j)];
       if (spareFrom <= z) {
         const fitsAll = (c: number) => tiles.every((sums) => sparesFit(sums, p.overhead, p.budget, c));
         let c = Math.max(0, k - 1);

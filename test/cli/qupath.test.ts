@@ -219,3 +219,30 @@ describe('label masks', () => {
     expect(d.bounds).toEqual([0, 0, 200, 150]);
   });
 });
+
+describe('QuPath export with --coarse-fields', () => {
+  it('keeps the classification alone below --fields-from-zoom, every measurement from it; inspect says from which zoom', async () => {
+    const out = path.join(tmpDir('mudm-qupath-few'), 'out');
+    const built = await run(['build', path.join(QUPATH, 'qupath-0.4.geojson'), '-o', out, '--layer-by', 'objectType', '--nucleus-features', '--coarse-fields', 'classification', '--fields-from-zoom', '2']);
+    expect(built.stderr).toBe('');
+    expect(built.code).toBe(0);
+    const d = readJson<Descriptor>(path.join(out, 'tileset.json'));
+    const coarse = pbfAtZoom(out, d, 1);
+    expect(coarse.length).toBeGreaterThan(100);
+    for (const f of coarse) expect(Object.keys(f.properties).every((k) => k.startsWith('classification.')), JSON.stringify(f.properties)).toBe(true);
+    const fine = pbfAtZoom(out, d, 2).filter((f) => f.layer === 'cell');
+    expect(fine.every((f) => typeof f.properties['measurements.Nucleus: Area'] === 'number' && typeof f.properties.id === 'string')).toBe(true);
+    for (const f of jsonAtZoom(out, 1)) expect(Object.keys(f.properties).filter((k) => k !== 'classification')).toEqual([]);
+    const shown = await run(['inspect', out]);
+    expect(shown.stdout).toMatch(/ {4}measurements\.Nucleus: Area: Number \[[\d., ]+\] \(from zoom 2\)\n/);
+    expect(shown.stdout).toMatch(/ {4}classification\.name: String \{[^\n]*\}\n/);
+  });
+
+  it('refuses --fields-from-zoom without --coarse-fields (exit 2), writing nothing', async () => {
+    const out = path.join(tmpDir('mudm-qupath-few'), 'out');
+    const r = await run(['build', path.join(QUPATH, 'qupath-0.4.geojson'), '-o', out, '--fields-from-zoom', '2']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--fields-from-zoom 2 says from which zoom tiles carry every field, which they do at all zooms without --coarse-fields: give --coarse-fields LIST too, or drop it');
+    expect(fs.existsSync(out)).toBe(false);
+  });
+});

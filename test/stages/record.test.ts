@@ -431,7 +431,7 @@ describe('one shape for every flat feature', () => {
   it('cell specs: every member in one order, thresholds as float rows', () => {
     const base: TileSpec = { side: 1024, minZoom: 0, maxZoom: 2, finestZoom: 2, layers: [{ id: 'a' }], formats: { json: false, pbf: true }, lod: 'auto', tileBudget: 500_000, thresholds: [[2 ** 31 + 5], [0], [0]] };
     const s = cellSpecs(base)({ z: 1, x: 1, y: 0 });
-    expect(Object.keys(s)).toEqual(['side', 'minZoom', 'maxZoom', 'finestZoom', 'cell', 'layers', 'formats', 'lod', 'tileBudget', 'thresholds', 'spareFrom', 'spareSizes', 'collection']);
+    expect(Object.keys(s)).toEqual(['side', 'minZoom', 'maxZoom', 'finestZoom', 'cell', 'layers', 'formats', 'lod', 'tileBudget', 'thresholds', 'spareFrom', 'spareSizes', 'collection', 'fewFields']);
     expect(s.spareFrom).toBe(0);
     expect(s.thresholds?.map((row) => row instanceof Float64Array && Array.from(row))).toEqual([[2 ** 31 + 5], [0], [0]]);
     expect(s.cell).toEqual({ z: 1, x: 1, y: 0 });

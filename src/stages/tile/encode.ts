@@ -1,7 +1,9 @@
 // Tile bytes from placed entries: each feature's JSON (head bytes + geometry) and the PBF layers, with the writers one call reuses.
 import { ByteArena } from '../../bytes.js';
 import { EXTENT } from '../../tiling/space.js';
-import { headTextOf, JsonWriter, TILE_SUFFIX, tilePrefix } from '../encode-json.js';
+import { featureHeadText, headTextOf, JsonWriter, TILE_SUFFIX, tilePrefix } from '../encode-json.js';
+import { FieldFilter } from '../field-filter.js';
+import { membersOf } from '../../tiling/flat.js';
 import { mvtFeatureCount, PbfDictionary, PbfEncoder, type PbfLayerInput } from '../encode-pbf.js';
 import type { Bucket, Entry } from './placement.js';
 import type { TileSpec } from './spec.js';
@@ -19,6 +21,9 @@ export interface EncodeContext {
   /** JSON features and tiles are written here and copied out. */
   json: JsonWriter;
   pbf: PbfEncoder;
+  /** `--coarse-fields` (TileSpec `fewFields`), and whether the zoom being encoded carries only those (`few`, set per zoom). */
+  fields?: FieldFilter;
+  few: boolean;
 }
 
 /**
@@ -39,20 +44,36 @@ export function encodeContext(spec: TileSpec, scratch: EncodeScratch): EncodeCon
   scratch.dict.reset();
   return {
     spec, prefix: tilePrefix(spec.collection), lodAuto: spec.lod === 'auto', heads: scratch.heads,
-    dict: scratch.dict, json: scratch.json, pbf: scratch.pbf,
+    dict: scratch.dict, json: scratch.json, pbf: scratch.pbf, fields: spec.fewFields && new FieldFilter(spec.fewFields.keep), few: false,
   };
 }
 
-/** Appends an entry's JSON feature to `ec.json` (head as the record stored it, or from the arena, built on first use). */
+/**
+ * Appends an entry's JSON feature to `ec.json` (head as the record stored it, or from the arena, built on first use;
+ * at a zoom of few fields, with only those, in the arena).
+ */
 export function writeJsonFeature(e: Entry, ec: EncodeContext): void {
   const p = e.p;
+  if (ec.few && ec.fields) {
+    if (p.fewHeadEnd === 0) {
+      const own = p.tf.headJson;
+      p.fewHeadStart = ec.heads.add(own !== undefined ? ec.fields.headText(own) : featureHeadText(ec.fields.head(membersOf(p.tf)), layerIdOf(p, ec)));
+      p.fewHeadEnd = ec.heads.pos;
+    }
+    ec.json.featureFrom(ec.heads.buf, p.fewHeadStart, p.fewHeadEnd, e.g);
+    return;
+  }
   const own = p.tf.headJson;
   if (own !== undefined) { ec.json.featureFrom(own, 0, own.length, e.g); return; }
   if (p.headEnd === 0) {
-    p.headStart = ec.heads.add(headTextOf(p.tf, ec.spec.layers[p.tf.layer]?.id ?? String(p.tf.layer)));
+    p.headStart = ec.heads.add(headTextOf(p.tf, layerIdOf(p, ec)));
     p.headEnd = ec.heads.pos;
   }
   ec.json.featureFrom(ec.heads.buf, p.headStart, p.headEnd, e.g);
+}
+
+function layerIdOf(p: Entry['p'], ec: EncodeContext): string {
+  return ec.spec.layers[p.tf.layer]?.id ?? String(p.tf.layer);
 }
 
 /** The JSON tile of all the entries, in entry order. */

@@ -8,6 +8,7 @@ import { pbfAttributes, type PbfAttributes, type PbfDictionary } from '../encode
 import type { TileSpec, ZoomContext } from './spec.js';
 import { wideEnough } from '../thinning.js';
 import { PolygonBoxes } from './near.js';
+import type { FieldFilter } from '../field-filter.js';
 
 /** A feature ready for tiling: flat geometry and what every tile reuses, worked out once per tiling call. */
 export interface Prepared {
@@ -24,6 +25,10 @@ export interface Prepared {
   headStart: number;
   headEnd: number;
   attrs?: PbfAttributes;
+  /** The same with only the `--coarse-fields`, for the zooms that carry only those (TileSpec `fewFields`). */
+  fewHeadStart: number;
+  fewHeadEnd: number;
+  fewAttrs?: PbfAttributes;
   /** Its index among the tiling call's input features. */
   index: number;
   /**
@@ -54,7 +59,7 @@ export function prepare(tf: FlatFeature, index: number): Prepared {
     tf, flat: g, lod: tf.lod, reducedToPoint: point && tf.lod !== undefined,
     // A feature of many pieces reduced to its centroid stands for polygons, spared as they were (tile/pieces.ts).
     pointable: !(point && tf.lod === undefined) && !hasMesh(g), collapsible: hasExtent(g) || (point && tf.many === true), headStart: 0, headEnd: 0, attrs: undefined,
-    index, placed: 0, collapsed: 0, reach: reachOf(tf),
+    fewHeadStart: 0, fewHeadEnd: 0, fewAttrs: undefined, index, placed: 0, collapsed: 0, reach: reachOf(tf),
   };
 }
 
@@ -63,7 +68,9 @@ export function lodFor(p: Prepared): number[] | null {
   return p.lod;
 }
 
-function attrsOf(p: Prepared, dict: PbfDictionary): PbfAttributes {
+/** The feature's PBF id and tags, numbered once per tiling call; with `few`, only the fields it keeps. */
+function attrsOf(p: Prepared, dict: PbfDictionary, few: FieldFilter | undefined): PbfAttributes {
+  if (few) return (p.fewAttrs ??= pbfAttributes(few.tags(tagsOf(p.tf)), p.tf.seq, dict));
   p.attrs ??= pbfAttributes(tagsOf(p.tf), p.tf.seq, dict);
   return p.attrs;
 }
@@ -96,9 +103,10 @@ function reaching(at: TileGeometry, t: Rect, round: number): TileGeometry | null
 
 /**
  * Places every feature of one zoom into its tiles (inside the cell), clipping only what crosses a buffered edge.
- * Tiles come sorted by x, then y; each holds its entries in the order of `prepared`.
+ * Tiles come sorted by x, then y; each holds its entries in the order of `prepared`. `few`: the zoom's features carry
+ * only the fields it keeps.
  */
-export function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: ZoomContext, dict: PbfDictionary, quantiser: Quantiser): Bucket[] {
+export function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: ZoomContext, dict: PbfDictionary, quantiser: Quantiser, few?: FieldFilter): Bucket[] {
   const { z } = zc;
   const n = 2 ** z;
   let cx0 = 0, cy0 = 0, cx1 = n - 1, cy1 = n - 1;
@@ -155,7 +163,7 @@ export function placeZoom(prepared: readonly Prepared[], spec: TileSpec, zc: Zoo
       p.collapsed |= 1 << z;
       continue;
     }
-    const attrs = spec.formats.pbf ? attrsOf(p, dict) : NO_ATTRS;
+    const attrs = spec.formats.pbf ? attrsOf(p, dict, few) : NO_ATTRS;
     // Points drawn as their circles (a `radius`) are in every tile the circle reaches into, which the viewer draws it
     // in: only those whose buffer held its centre, it was cut flat along a tile border. `round`: the radius in tile
     // units where it reaches farther than the buffer (none for a circle within it: a nucleus's, at 8 px, is). Its

@@ -1,6 +1,7 @@
 // What a tiling call is asked for (TileSpec) and gives back (TileResult), and the per-zoom constants derived from it.
 import { DISPLAY_TILE, EXTENT, tileSize } from '../../tiling/space.js';
 import { SPARED_PIXELS } from '../thinning.js';
+import type { FewFields } from '../field-filter.js';
 
 export interface LayerInfo { id: string }
 
@@ -33,6 +34,8 @@ export interface TileSpec {
   spareSizes?: ArrayLike<number>;
   /** Copied into every JSON tile. */
   collection?: { multiscale?: unknown; properties?: unknown };
+  /** `--coarse-fields`: below zoom `below`, features carry only the fields `keep` (field-filter.ts). */
+  fewFields?: FewFields;
 }
 
 /**
@@ -42,11 +45,11 @@ export interface TileSpec {
  * representations, and code optimised for the first threw itself away on meeting the second.
  */
 export function cellSpecs(spec: TileSpec): (cell: TileSpec['cell']) => TileSpec {
-  const { side, minZoom, maxZoom, finestZoom, layers, formats, lod, tileBudget, collection } = spec;
+  const { side, minZoom, maxZoom, finestZoom, layers, formats, lod, tileBudget, collection, fewFields } = spec;
   const thresholds = spec.thresholds?.map((row) => Float64Array.from(row));
   const spareFrom = spec.spareFrom ?? 0;
   const spareSizes = spec.spareSizes === undefined ? undefined : Float64Array.from(spec.spareSizes);
-  return (cell) => ({ side, minZoom, maxZoom, finestZoom, cell, layers, formats, lod, tileBudget, thresholds, spareFrom, spareSizes, collection });
+  return (cell) => ({ side, minZoom, maxZoom, finestZoom, cell, layers, formats, lod, tileBudget, thresholds, spareFrom, spareSizes, collection, fewFields });
 }
 
 /** Whether a zoom's thresholds thin any layer. */
@@ -95,13 +98,16 @@ export interface ZoomContext {
   spares: boolean;
   /** Where it spares: how many pixels across they are at least (TileSpec `spareSizes`, in display pixels). */
   spareWidth: number;
+  /** Its features carry only the `fewFields` (TileSpec). */
+  few: boolean;
 }
 
-export function zoomContext(spec: Pick<TileSpec, 'side' | 'finestZoom'> & Partial<Pick<TileSpec, 'lod' | 'spareFrom' | 'spareSizes'>>, z: number): ZoomContext {
+export function zoomContext(spec: Pick<TileSpec, 'side' | 'finestZoom'> & Partial<Pick<TileSpec, 'lod' | 'spareFrom' | 'spareSizes' | 'fewFields'>>, z: number): ZoomContext {
   const ts = tileSize(spec.side, z);
   const coarse = z < spec.finestZoom;
   const tol = (3 * ts) / EXTENT;
   const spares = spec.lod === 'auto' && z >= (spec.spareFrom ?? 0);
   const spareWidth = (spec.spareSizes?.[z] ?? SPARED_PIXELS) * (ts / DISPLAY_TILE);
-  return { z, scale: EXTENT / ts, unit: ts / EXTENT, coarse, sqTol: coarse ? tol * tol : -1, subPixel: ts / DISPLAY_TILE, spares, spareWidth };
+  const few = spec.fewFields !== undefined && z < spec.fewFields.below;
+  return { z, scale: EXTENT / ts, unit: ts / EXTENT, coarse, sqTol: coarse ? tol * tol : -1, subPixel: ts / DISPLAY_TILE, spares, spareWidth, few };
 }

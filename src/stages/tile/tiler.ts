@@ -87,7 +87,8 @@ export function tileFeatures(
       });
     }
     ec.json.setUnit(zc.unit);
-    for (const b of placeZoom(candidates, spec, zc, ec.dict, quantiser)) results.push(encodeTile(b, zc, ec));
+    ec.few = zc.few;
+    for (const b of placeZoom(candidates, spec, zc, ec.dict, quantiser, zc.few ? ec.fields : undefined)) results.push(encodeTile(b, zc, ec));
   }
   if (placed) for (const p of all) placed[p.index] = p.placed;
   if (collapsed) for (const p of all) collapsed[p.index] = p.collapsed;

@@ -1,0 +1,85 @@
+// The fields tiles carry at coarse zooms (--coarse-fields): which PBF tags and JSON members a feature keeps there.
+import { isPbfId, type FeatureHead, type FeatureTags } from '../tiling/flat.js';
+import { isPlainObject } from '../model/fields.js';
+import type { Properties } from '../model/feature.js';
+import { featureHeadText } from './encode-json.js';
+
+/** The fields asked for below `below` (a zoom): their names as `forEachField` and the descriptor name them. */
+export interface FewFields { keep: readonly string[]; below: number }
+
+/** A list of tag keys and the indexes of those kept: one per distinct list (record reads share their key lists). */
+interface KeptKeys { keys: string[]; at: number[] }
+
+const decoder = new TextDecoder();
+
+/**
+ * Keeps the fields named, and those under a name (`classification` keeps `classification.name`): the members that
+ * travel as tags (`id` when not a PBF id, `featureClass`, `parentId`, `ref`) by those names, properties by their
+ * dotted ones. A PBF id is always kept: it costs a few bytes and is how a viewer tells features apart. One per tiling
+ * call: it remembers each key list it has met.
+ */
+export class FieldFilter {
+  private readonly lists = new WeakMap<readonly string[], KeptKeys>();
+
+  constructor(readonly names: readonly string[]) {}
+
+  keeps(field: string): boolean {
+    for (const n of this.names) if (field === n || (field.length > n.length && field.startsWith(n) && field.charCodeAt(n.length) === 46)) return true;
+    return false;
+  }
+
+  /** Whether a nested object at `path` (`classification`) may hold a kept field: it is kept, or a kept name lies under it. */
+  private leadsTo(path: string): boolean {
+    for (const n of this.names) if (n.length > path.length && n.startsWith(path) && n.charCodeAt(path.length) === 46) return true;
+    return this.keeps(path);
+  }
+
+  /** The tags kept; the key list shared by every feature of one list, as `PbfDictionary.keysOf` numbers it once. */
+  tags(t: FeatureTags): FeatureTags {
+    let kept = this.lists.get(t.keys);
+    if (kept === undefined) {
+      kept = { keys: [], at: [] };
+      t.keys.forEach((k, i) => { if (this.keeps(k)) { kept?.keys.push(k); kept?.at.push(i); } });
+      this.lists.set(t.keys, kept);
+    }
+    return { id: t.id, keys: kept.keys, values: kept.at.map((i) => t.values[i]) };
+  }
+
+  /** The members of a feature kept. */
+  head(f: FeatureHead): FeatureHead {
+    const out: FeatureHead = {};
+    if (f.id !== undefined && (isPbfId(f.id) || this.keeps('id'))) out.id = f.id;
+    if (f.featureClass !== undefined && this.keeps('featureClass')) out.featureClass = f.featureClass;
+    if (f.parentId !== undefined && this.keeps('parentId')) out.parentId = f.parentId;
+    if (f.ref !== undefined && this.keeps('ref')) out.ref = f.ref;
+    const props = f.properties ? this.properties(f.properties, '') : null;
+    out.properties = props;
+    // A vocabulary describes a property: kept with it (one given by URI, for whichever properties it names).
+    const v = f.vocabularies;
+    if (typeof v === 'string') out.vocabularies = v;
+    else if (v !== undefined && props) {
+      const kept = Object.fromEntries(Object.entries(v).filter(([k]) => k in props));
+      if (Object.keys(kept).length > 0) out.vocabularies = kept;
+    }
+    return out;
+  }
+
+  /** The JSON tile head of a feature (`featureHeadText`, as a record stores it) with only the kept members. */
+  headText(head: Uint8Array): string {
+    const f = JSON.parse(`${decoder.decode(head)}null}`) as FeatureHead & { layer: string };
+    return featureHeadText(this.head(f), f.layer);
+  }
+
+  private properties(props: Properties, prefix: string): Properties {
+    const out: Properties = {};
+    for (const key of Object.keys(props)) {
+      const v = props[key], name = prefix + key;
+      if (isPlainObject(v)) {
+        if (!this.leadsTo(name)) continue;
+        const inner = this.properties(v, `${name}.`);
+        if (Object.keys(inner).length > 0) out[key] = inner;
+      } else if (this.keeps(name)) out[key] = v;
+    }
+    return out;
+  }
+}

@@ -1,0 +1,133 @@
+// --coarse-fields end to end: coarse zooms carry only the fields named (PBF and JSON), finer ones every field, the
+// overview draws more within the budget, the descriptor and report say so, and the bytes are the same at any
+// parallelism and sharded.
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildPyramid, buildShard, fileSource, finalizeShardedBuild, memorySource, MemorySink, planShardedBuild } from '../../src/index.js';
+import { UsageError } from '../../src/report/errors.js';
+import { verifyPyramid } from '../../src/inspect/index.js';
+import { decodePbf, sinkJson, tmpDir, treeDifferences } from '../helpers/pyramid.js';
+
+const W = 8192, MAX = 5, BUDGET = 16 * 1024;
+const MEASURES = ['Cell: Area', 'Cell: Perimeter', 'Nucleus: Area', 'Nucleus: Circularity', 'Hematoxylin OD mean', 'Eosin OD mean', 'DAB OD mean', 'Eccentricity'];
+
+/** 2,000 QuPath-shaped cells: a UUID-like id, a nested classification, eight measurements. */
+function cells(): string {
+  let a = 7;
+  const r = () => { a = (Math.imul(a, 1103515245) + 12345) >>> 0; return a / 4294967296; };
+  const lines: string[] = [];
+  for (let i = 0; i < 2000; i++) {
+    const x = 16 + r() * (W - 32), y = 16 + r() * (W - 32);
+    const ring = Array.from({ length: 7 }, (_, k) => [Math.round((x + 5 * Math.cos((k % 6) * Math.PI / 3)) * 100) / 100, Math.round((y + 5 * Math.sin((k % 6) * Math.PI / 3)) * 100) / 100]);
+    const measurements = Object.fromEntries(MEASURES.map((m) => [m, Math.round(r() * 1e6) / 1e3]));
+    const properties = { objectType: 'cell', classification: { name: ['Tumor', 'Stroma', 'Immune'][i % 3], color: [i % 255, 0, 0] }, measurements };
+    lines.push(JSON.stringify({ type: 'Feature', id: `c${i.toString(16).padStart(8, '0')}-cell`, properties, geometry: { type: 'Polygon', coordinates: [ring] } }));
+  }
+  return lines.join('\n') + '\n';
+}
+
+const text = cells();
+const OPTS = { imageSize: `${W},${W}`, maxZoom: MAX, tileBudget: BUDGET, unitSize: 1024, memoryBudget: 256 * 1024 * 1024, workers: 1 };
+
+async function build(opts: Record<string, unknown>) {
+  const sink = new MemorySink();
+  const report = await buildPyramid([{ source: memorySource('cells.ndjson', text) }], { ...OPTS, ...opts }, { sink });
+  return { sink, report, descriptor: sinkJson(sink, 'tileset.json') as { vector_layers: Array<Record<string, unknown>> } };
+}
+
+/** Every tile of a zoom in the sink, by format. */
+function tilesOf(sink: MemorySink, z: number, ext: 'pbf' | 'json'): Array<[string, Uint8Array]> {
+  return [...sink.files].filter(([p]) => p.startsWith(`${z}/`) && p.endsWith(`.${ext}`) && p !== '0/0/0.json');
+}
+
+describe('--coarse-fields', () => {
+  it('keeps only the named fields below --fields-from-zoom, every field from it, in PBF and JSON tiles', async () => {
+    const { sink, report, descriptor } = await build({ coarseFields: 'classification.name', fieldsFromZoom: 3 });
+    for (let z = 0; z <= MAX; z++) {
+      const tiles = tilesOf(sink, z, 'pbf');
+      expect(tiles.length, `zoom ${z}`).toBeGreaterThan(0);
+      for (const [p, bytes] of tiles) {
+        const [, x, y] = p.replace('.pbf', '').split('/').map(Number);
+        for (const f of decodePbf(bytes, W, z, x, y)) {
+          const keys = Object.keys(f.properties).sort();
+          if (z < 3) {
+            expect(keys, p).toEqual(['classification.name']);
+            // The PBF id stays: the build's number of the feature.
+            expect(typeof f.id, p).toBe('number');
+          } else {
+            expect(keys, p).toEqual(expect.arrayContaining(['id', 'objectType', 'classification.name', 'classification.color', ...MEASURES.map((m) => `measurements.${m}`)]));
+          }
+        }
+      }
+    }
+    for (let z = 1; z <= MAX; z++) {
+      for (const [p] of tilesOf(sink, z, 'json')) {
+        for (const f of (sinkJson(sink, p) as { features: Array<Record<string, unknown>> }).features) {
+          if (z < 3) {
+            expect(f.properties, p).toEqual({ classification: { name: expect.any(String) } });
+            expect(f.id, p).toBeUndefined();
+          } else {
+            expect(f.id, p).toMatch(/-cell$/);
+            expect(Object.keys((f.properties as { measurements: object }).measurements), p).toEqual(MEASURES);
+          }
+        }
+      }
+    }
+    const layer = descriptor.vector_layers[0];
+    expect(layer.field_minzoom).toEqual(Object.fromEntries(['classification.color', 'id', ...MEASURES.map((m) => `measurements.${m}`), 'objectType'].sort().map((f) => [f, 3])));
+    expect(report.tiles.thinning.fewFields).toEqual({ keep: ['classification.name'], below: 3 });
+  });
+
+  it('draws more of a thinned zoom within the same budget, each tile within it', async () => {
+    const all = await build({});
+    const few = await build({ coarseFields: 'classification.name' });
+    const kept = (d: typeof all.descriptor) => d.vector_layers[0].kept_fraction as Record<string, number>;
+    // Zoom 0 is thinned in both; with few fields it draws several times the share.
+    expect(kept(all.descriptor)['0']).toBeLessThan(0.5);
+    expect(kept(few.descriptor)['0'] ?? 1).toBeGreaterThan(2 * kept(all.descriptor)['0']);
+    // The default boundary: the finest zoom less one carries every field.
+    expect(few.report.tiles.thinning.fewFields).toEqual({ keep: ['classification.name'], below: MAX - 1 });
+    for (let z = 0; z < MAX; z++) for (const [p, b] of tilesOf(few.sink, z, 'pbf')) expect(b.byteLength, p).toBeLessThanOrEqual(BUDGET);
+    expect(all.descriptor.vector_layers[0].field_minzoom).toBeUndefined();
+  });
+
+  it('gives the same bytes with one worker, two, and sharded; verify holds the tiles to field_minzoom', async () => {
+    const dir = tmpDir('mudm-few');
+    const input = path.join(dir, 'cells.ndjson');
+    fs.writeFileSync(input, text);
+    const opts = { ...OPTS, coarseFields: 'classification', format: 'json,pbf' };
+    const one = path.join(dir, 'one'), two = path.join(dir, 'two'), sharded = path.join(dir, 'sharded');
+    await buildPyramid([{ source: fileSource(input) }], { ...opts, out: one, workers: 1 });
+    await buildPyramid([{ source: fileSource(input) }], { ...opts, out: two, workers: 2 });
+    await planShardedBuild([{ source: fileSource(input) }], { ...opts, out: sharded, shards: 2, workers: 1 });
+    for (const i of [1, 0]) await buildShard({ out: sharded, workers: 1 }, i);
+    await finalizeShardedBuild({ out: sharded, workers: 2 });
+    for (const d of [two, sharded]) expect(treeDifferences(one, d), d).toEqual([]);
+    expect(verifyPyramid(one).problems).toEqual([]);
+    // A descriptor that says the measurements start a zoom later than the tiles have them is caught.
+    const d = JSON.parse(fs.readFileSync(path.join(one, 'tileset.json'), 'utf8'));
+    d.vector_layers[0].field_minzoom['measurements.Cell: Area'] = MAX + 1;
+    fs.writeFileSync(path.join(one, 'tileset.json'), JSON.stringify(d));
+    const problems = verifyPyramid(one).problems.filter((p) => p.code === 'field-mismatch');
+    expect(problems.map((p) => p.message)).toEqual([`layer cells: field "measurements.Cell: Area" is in a tile of zoom ${MAX - 1}, where its field_minzoom says tiles carry it from zoom ${MAX + 1}`]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('warns of a name no feature has, with the field it may mean', async () => {
+    const warnings: Array<[string, unknown]> = [];
+    const sink = new MemorySink();
+    await buildPyramid([{ source: memorySource('cells.ndjson', text) }], { ...OPTS, coarseFields: 'clasification.name, objectType' }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings.filter(([, d]) => (d as { event: string }).event === 'coarse-fields-unknown')).toEqual([[
+      '--coarse-fields names "clasification.name" (classification.name?), which no feature has: the coarse zooms carry only the other fields named; the fields are those inspect lists, dotted for nested objects (classification.name)',
+      { event: 'coarse-fields-unknown', fields: ['clasification.name'] },
+    ]]);
+    const zoom0 = decodePbf(sink.files.get('0/0/0.pbf') as Uint8Array, W, 0, 0, 0);
+    expect(new Set(zoom0.flatMap((f) => Object.keys(f.properties)))).toEqual(new Set(['objectType']));
+  });
+
+  it('refuses --fields-from-zoom without --coarse-fields, or outside the zooms, naming the value', async () => {
+    await expect(build({ fieldsFromZoom: 2 })).rejects.toThrow(new UsageError('--fields-from-zoom 2 says from which zoom tiles carry every field, which they do at all zooms without --coarse-fields: give --coarse-fields LIST too, or drop it'));
+    await expect(build({ coarseFields: 'id', fieldsFromZoom: 9 })).rejects.toThrow(new UsageError('--fields-from-zoom must be 0..5 (from --min-zoom to --max-zoom), found 9'));
+  });
+});
