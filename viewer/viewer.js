@@ -72,7 +72,7 @@ async function start() {
   const planeKey = () => dims.map((d) => plane[d]).join('/');
   if (opened) planeIn(opened);
   planeIn(asked.plane);
-  const hidden = new Set();
+  const hidden = new Set((asked.hide ?? []).filter((id) => layerIds.includes(id)));
   const known = (name) => name === BY_LAYER || fields.has(name);
   // Links of earlier versions name the vector layer `layer`.
   if (asked.colour === 'layer' && !fields.has('layer')) asked.colour = BY_LAYER;
@@ -136,6 +136,7 @@ async function start() {
   const styleOf = featureStyler(ol, resolutionOf(minZoom));
   const worldExtent = [minX, -maxY, maxX, -minY];
   // ── background: the slide image (background.js); over it, parts are filled as areas, so the stain shows through ──
+  if (asked.background === false) $('background').checked = false;
   const backdrop = backgroundOf(ol, { assets: descriptor.assets, dims, plane, base: tilesetUrl, worldExtent, projection, box: $('background'), row: $('background-row') });
 
   // Tiles are asked for over the data's bounds only (a little wider, for strokes on the edge): outside them there is
@@ -203,7 +204,7 @@ async function start() {
   const pyramidZoom = () => Math.log2(side / 256 / view.getResolution());
   const saveView = () => {
     const [x, y] = view.getCenter();
-    const hash = writeViewState({ zoom: pyramidZoom(), x, y: -y, resolution: view.getResolution(), plane, dims, colour: field });
+    const hash = writeViewState({ zoom: pyramidZoom(), x, y: -y, resolution: view.getResolution(), plane, dims, colour: field, hide: hidden, background: $('background').checked });
     if (hash !== window.location.hash) window.history.replaceState(null, '', `${window.location.pathname}${window.location.search}${hash}`);
   };
 
@@ -286,18 +287,33 @@ async function start() {
     const label = document.createElement('label');
     const box = document.createElement('input');
     box.type = 'checkbox';
-    box.checked = true;
+    box.checked = !hidden.has(id);
+    box.dataset.layer = id;
     box.addEventListener('change', () => {
       if (box.checked) hidden.delete(id); else hidden.add(id);
       recolour();
       showKept();
+      saveView();
     });
     label.append(box, document.createTextNode(` ${id}`));
     $('layers').append(label);
   }
   // Parts are restyled (see-through over the image, whole without it) and the legend follows; no tile is read again.
-  backdrop.onToggle(recolour);
+  backdrop.onToggle(() => { recolour(); saveView(); });
 
+  /** The layers a hash unticks and its background, as the boxes show them. */
+  const showAsked = (s) => {
+    hidden.clear();
+    for (const id of s.hide ?? []) if (layerIds.includes(id)) hidden.add(id);
+    for (const box of $('layers').querySelectorAll('input[data-layer]')) box.checked = !hidden.has(box.dataset.layer);
+    const bg = $('background');
+    if (!$('background-row').hidden && bg.checked !== (s.background !== false)) {
+      bg.checked = s.background !== false;
+      bg.dispatchEvent(new Event('change'));
+    }
+    recolour();
+    showKept();
+  };
   // A hash typed or pasted into the address bar moves this page without a reload.
   // What it asks for and the pyramid lacks is said, and the hash rewritten to the view shown, as on a load.
   window.addEventListener('hashchange', () => {
@@ -306,6 +322,7 @@ async function start() {
     noteLacking(s);
     if (s.colour !== undefined) setColourField(s.colour);
     if (s.view) showView(s.view);
+    showAsked(s);
     saveView();
   });
 

@@ -226,6 +226,32 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     }
   });
 
+  it('keeps the layers unticked and the background image turned off in the URL hash, and a link with them restores both', async () => {
+    const shared = await openPage(browser as Browser, consoleErrors);
+    try {
+      await shared.goto(server.url);
+      await shared.evaluate(() => window.__viewer.ready);
+      const ids = await shared.locator('#layers input[data-layer]').evaluateAll((boxes) => boxes.map((b) => (b as HTMLInputElement).dataset.layer as string));
+      const box = (id: string) => shared.locator(`#layers input[data-layer="${id}"]`);
+      await box(ids[0]).uncheck();
+      await shared.locator('#background').uncheck();
+      const hash = new URLSearchParams((await shared.evaluate(() => location.hash)).slice(1));
+      expect([hash.getAll('hide'), hash.get('background')]).toEqual([[ids[0]], 'off']);
+      await shared.goto('about:blank');
+      await shared.goto(`${server.url}#${hash.toString()}`);
+      await shared.evaluate(() => window.__viewer.ready);
+      expect(await Promise.all([box(ids[0]).isChecked(), shared.locator('#background').isChecked()])).toEqual([false, false]);
+      expect(await shared.evaluate(() => window.__viewer.background.getVisible())).toBe(false);
+      // A hash without them, pasted into the open page, ticks both again.
+      await shared.evaluate(() => { location.hash = '#zoom=1&x=140&y=140&c=0&colour=label'; });
+      await shared.waitForFunction(() => (document.getElementById('background') as HTMLInputElement).checked);
+      expect(await Promise.all([box(ids[0]).isChecked(), shared.evaluate(() => window.__viewer.background.getVisible())])).toEqual([true, true]);
+      expect(new URLSearchParams((await shared.evaluate(() => location.hash)).slice(1)).has('hide')).toBe(false);
+    } finally {
+      await shared.close();
+    }
+  });
+
   it('fits the data below the panel on a phone-sized screen, and beside it on a wide one', async () => {
     // The data spans x 20..980, y 20..580 (the line from corner to corner); the panel covers the map's top left.
     const placed = async (p: Page) => p.evaluate(() => {
