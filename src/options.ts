@@ -58,6 +58,7 @@ export const OPTIONS = {
   layerBy: { type: 'string', arg: 'FIELD', help: 'split layers by a feature member (featureClass) or a property field; dotted names reach into nested objects (classification.name)', commands: BUILDING },
   layerPerFile: { type: 'boolean', default: false, help: 'each file a layer of its own, named after the file less its folders and data extensions: the files of a directory input too, which otherwise make one layer named after the directory (a file input is a layer of its own either way; inputs named alike on one plane share one, with a warning)', commands: BUILDING },
   maskFeatures: { type: 'string', arg: 'KIND', default: 'auto', choices: ['auto', 'label', 'piece'], help: 'the features of a label mask (TIFF, PNG): label, one per label value, all its pieces one MultiPolygon; piece, one per 4-connected piece of each label, for a 0/255 or class mask, or one segmented tile by tile and numbered afresh in each (ids 1, 2, … in raster order of each piece\'s first pixel; properties label, piece: 1, 2, … within its label, area); auto, label unless the mask is seen numbered afresh in each tile (mask-scattered, mask-recurring), then piece', helpFor: { validate: 'count a label mask\'s features as a build given it makes them: label, one per label value, piece, one per 4-connected piece of each label, or auto, as a build decides' }, commands: [...BUILDING, 'validate'] },
+  fields: { type: 'string', arg: 'LIST', help: 'the only property fields tiles carry, at every zoom, comma-separated as the descriptor names them (classification.name,measurements); a name keeps the fields under it; "" keeps none (default: every field)', commands: BUILDING },
   coarseFields: { type: 'string', arg: 'LIST', help: 'the only property fields tiles carry below --fields-from-zoom, comma-separated as the descriptor names them (classification.name,id); a name keeps the fields under it (classification: classification.name and .color); "" keeps none. The coarse zooms then draw more features within the tile budget', commands: BUILDING },
   fieldsFromZoom: { type: 'integer', arg: 'Z', help: 'with --coarse-fields: the coarsest zoom whose tiles carry every field (default: one above the finest zoom, so the finest two do)', commands: BUILDING },
   nucleusFeatures: { type: 'boolean', default: false, help: "a QuPath cell's nucleusGeometry becomes a feature of its own, in layer nucleus with parentId the cell's id", commands: BUILDING },
@@ -229,6 +230,8 @@ export interface BuildConfig {
   imageFile?: { file: string; identity?: string };
   /** `--mask-features`: what a label mask's features are. */
   maskFeatures: MaskFeatures;
+  /** `--fields`: the only fields tiles carry (unset: every field). */
+  fields?: string[];
   /** `--coarse-fields`: the only fields tiles carry below zoom `from` (`--fields-from-zoom`; unset: the plan's finest zoom less one). */
   coarseFields?: { keep: string[]; from?: number };
 }
@@ -298,6 +301,7 @@ export function resolveBuildConfig(given: Partial<Options>, header?: ImageSize):
   return {
     options, formats, imageSize, planeFields: parsePlaneFields(o.planeField), lod: o.lod as 'auto' | 'none', archive,
     tileCompression: o.tileCompression as TileCompression, maskFeatures: o.maskFeatures as MaskFeatures, coarseFields,
+    ...(o.fields !== undefined ? { fields: parseFieldList(o.fields) } : {}),
   };
 }
 
@@ -340,7 +344,7 @@ export function parseFormats(text: string): Formats {
   return formats;
 }
 
-/** `classification.name, id` → the names (`--coarse-fields`; "" keeps none); blanks between commas are left out. */
+/** `classification.name, id` → the names (`--fields`, `--coarse-fields`; "" keeps none); blanks between commas are left out. */
 export function parseFieldList(text: string): string[] {
   return text.split(',').map((s) => s.trim()).filter((s) => s !== '');
 }

@@ -26,6 +26,7 @@ inputs:
   layer_by: string?
   nucleus_features: boolean?
   mask_features: string?
+  fields: string?
   coarse_fields: string?
   fields_from_zoom: int?
   plane_field: string?
@@ -65,6 +66,7 @@ steps:
       layer_by: layer_by
       nucleus_features: nucleus_features
       mask_features: mask_features
+      fields: fields
       coarse_fields: coarse_fields
       fields_from_zoom: fields_from_zoom
       plane_field: plane_field

@@ -45,6 +45,7 @@ inputs:
   layer_by: {type: string?, inputBinding: {prefix: --layer-by}}
   nucleus_features: {type: boolean?, inputBinding: {prefix: --nucleus-features}}
   mask_features: {type: string?, inputBinding: {prefix: --mask-features}}
+  fields: {type: string?, inputBinding: {prefix: --fields}}
   coarse_fields: {type: string?, inputBinding: {prefix: --coarse-fields}}
   fields_from_zoom: {type: int?, inputBinding: {prefix: --fields-from-zoom}}
   plane_field: {type: string?, inputBinding: {prefix: --plane-field}}

@@ -1,6 +1,6 @@
-// The fields that --layer-by, --plane-field and --coarse-fields name, held against what a build read once every input is
-// read: a name no feature has and a field of too many layers stop it; features without the field, a field of a plane
-// each, and a coarse field no feature has are warned of.
+// The fields that --layer-by, --plane-field, --fields and --coarse-fields name, held against what a build read once
+// every input is read: a name no feature has and a field of too many layers stop it; features without the field, a
+// field of a plane each, and a name of --fields or --coarse-fields no feature has are warned of.
 import { own, setOwn } from '../model/own.js';
 import type { IdCounts } from '../model/descriptor.js';
 import { flagName, type BuildConfig } from '../options.js';
@@ -128,5 +128,15 @@ export function coarseFieldsWarning(config: Pick<BuildConfig, 'coarseFields'>, s
   return [
     `--${flagName('coarseFields')} names ${said.join(', ')}, which no feature has: the coarse zooms carry ${unknown.length === config.coarseFields?.keep.length ? 'no field' : 'only the other fields named'}; the fields are those inspect lists, dotted for nested objects (classification.name)`,
     { event: 'coarse-fields-unknown', fields: unknown },
+  ];
+}
+
+/** The names of `--fields` no valid feature has: a misspelt name keeps nothing, and tiles would lack it without a word. */
+export function keptFieldsWarning(config: Pick<BuildConfig, 'fields'>, seen: ReadonlySet<string>): [string, CodedFields] | undefined {
+  const unknown = (config.fields ?? []).filter((n) => !seen.has(n));
+  if (unknown.length === 0) return undefined;
+  return [
+    `--${flagName('fields')} names ${unknown.map((n) => `"${n}"`).join(', ')}, which no valid feature has: tiles carry no such field; the fields are those inspect lists of a build without --${flagName('fields')}, dotted for nested objects (classification.name)`,
+    { event: 'fields-unknown', fields: unknown },
   ];
 }

@@ -29,7 +29,7 @@ import { outlineBudget, secondsSince, throwIfAborted, valueLimit, type BuildIO, 
 import type { ReadSummary } from './state.js';
 import { ManyPieces, maskSizeWarning, recurringWarning, scatteredWarning } from './report.js';
 import { clearOutlines, OUTLINES_DIR, OutlineFile } from '../io/outline-spill.js';
-import { addLacking, checkOptionFields, warnLacking, type Lacking } from './option-fields.js';
+import { addLacking, checkOptionFields, keptFieldsWarning, warnLacking, type Lacking } from './option-fields.js';
 import { choosePixelSize, type IgnoredPixelSize } from './pixel-size.js';
 
 /** Collection members of the first input that has each valid one: what the tiles and descriptor carry. */
@@ -54,6 +54,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   const window = o.workers * 2;
   const spares = new Spares(window + 1);
   const fieldsSeen = new Set<string>();
+  const keptSeen = new Set<string>();
   /** Per layer: valid features by their input id (see ParseResult.ids). */
   const ids: Record<string, IdCounts> = {};
   let nuclei = 0;
@@ -130,7 +131,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     const task: ParseTask = {
       kind: 'parse', file: b.file, layer: b.layer, layerBy: o.layerBy, rule: b.rule, cellSize: o.unitSize,
       side: knownSide, image: config.imageSize, seq0: b.seq0, raw: b.raw, sampleCap: SAMPLES_PER_CODE, nucleusFeatures: o.nucleusFeatures,
-      sketch: sketch ? { format: sketch.format, few: fewSketch ? config.coarseFields?.keep : undefined } : undefined, json: config.formats.json,
+      sketch: sketch ? { format: sketch.format, few: fewSketch ? config.coarseFields?.keep : undefined } : undefined, json: config.formats.json, fields: config.fields,
     };
     // Values are parsed here: copying them to a worker (structured clone of every position) cost more than the
     // validation and encoding it would move off this thread (1.5x the CPU time on a traced label mask).
@@ -159,6 +160,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     r.extent.forEach((n, k) => { sum.extent[k] = (sum.extent[k] ?? 0) + n; });
     if (r.bounds) grow(r.bounds);
     for (const name of r.optionFieldsSeen) fieldsSeen.add(name);
+    for (const name of r.keptFieldsSeen) keptSeen.add(name);
     sum.halfExtent = Math.max(sum.halfExtent, r.halfExtent);
     for (const d of r.dims) dims.add(d);
     addLacking(lacking, r, b.file);
@@ -187,6 +189,8 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     io.onWarning?.(`${outside} of ${sum.valid} valid feature(s) lie wholly beyond the image (${config.imageSize?.width} × ${config.imageSize?.height} px, --image or --image-size) and are not placed: are their coordinates in this image's pixels?`, { event: 'outside-image', features: outside, of: sum.valid });
   }
   checkOptionFields(config, sum, fieldsSeen);
+  const unkept = sum.valid > 0 ? keptFieldsWarning(config, keptSeen) : undefined;
+  if (unkept) io.onWarning?.(...unkept);
   for (const [layer, [withId, other, none]] of Object.entries(ids).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const without = other + none;
     if (withId === 0 || without === 0) continue;

@@ -151,7 +151,7 @@ export function fingerprintLines(inputs: readonly FingerprintInput[], config: Bu
   lines.push(`imageSize=${JSON.stringify(config.imageSize ?? null)}`);
   // Only when set, so that the fingerprints of directory builds stay what they were (a mask's pieces are other features).
   for (const [k, v, unset] of [['archive', config.archive, 'none'], ['tileCompression', config.tileCompression, 'auto'], ['maskFeatures', config.maskFeatures, 'auto']] as const) if (v !== unset) lines.push(`${k}=${v}`);
-  for (const k of ['coarseFields', 'fieldsFromZoom'] as const) if (config.options[k] !== undefined) lines.push(`${k}=${String(config.options[k])}`);
+  for (const k of ['fields', 'coarseFields', 'fieldsFromZoom'] as const) if (config.options[k] !== undefined) lines.push(`${k}=${String(config.options[k])}`);
   return lines;
 }
 

@@ -1,5 +1,5 @@
 // Assign stage: a feature's plane (t, c, z), its layer, and the field statistics the descriptor is inferred from.
-import type { Feature } from '../model/feature.js';
+import type { Feature, Properties } from '../model/feature.js';
 import type { FieldType, VectorLayer } from '../model/descriptor.js';
 import { fieldPath, fieldValue, forEachField } from '../model/fields.js';
 import type { Issue } from '../validate/issue.js';
@@ -236,8 +236,12 @@ function addColour(s: FieldStat, value: string, colour: string): void {
   if (own(colors, value) === undefined && Object.keys(colors).length < ENUM_CAP) setOwn(colors, value, colour);
 }
 
-/** Adds one feature's fields (nested objects flattened, as PBF tiles carry them) and PBF-carried members to its layer's statistics. */
-export function observeFeature(stats: LayerStats, layer: string, f: Feature): void {
+/**
+ * Adds one feature's fields (nested objects flattened, as PBF tiles carry them) and PBF-carried members to its layer's
+ * statistics. `colours`: where its class colour is read, when not from its own properties (the feature as read, of one
+ * that --fields left without `classification.color`: the legend keeps QuPath's colours).
+ */
+export function observeFeature(stats: LayerStats, layer: string, f: Feature, colours: Properties | null | undefined = f.properties): void {
   const fields = ownOr(stats, layer, newFields);
   const props = f.properties;
   if (props) {
@@ -256,8 +260,8 @@ export function observeFeature(stats: LayerStats, layer: string, f: Feature): vo
       if (v !== null && taggedMember(f, name) !== undefined) s.shadowed = (s.shadowed ?? 0) + 1;
       else observe(s, v);
     });
-    const c = classColour(props);
-    if (c) addColour(stat(fields, CLASS_FIELD), c.value, c.colour);
+    const c = classColour(colours);
+    if (c && (colours === props || fieldValue(props, CLASS_FIELD) !== undefined)) addColour(stat(fields, CLASS_FIELD), c.value, c.colour);
   }
   for (const m of TAGGED_MEMBERS) {
     const v = taggedMember(f, m);

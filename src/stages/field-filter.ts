@@ -1,7 +1,7 @@
-// The fields tiles carry at coarse zooms (--coarse-fields): which PBF tags and JSON members a feature keeps there.
+// The fields tiles carry (--fields at every zoom, --coarse-fields at coarse ones): which PBF tags and JSON members a feature keeps.
 import { isPbfId, type FeatureHead, type FeatureTags } from '../tiling/flat.js';
 import { isPlainObject } from '../model/fields.js';
-import type { Properties } from '../model/feature.js';
+import type { Feature, Properties } from '../model/feature.js';
 import { featureHeadText } from './encode-json.js';
 
 /** The fields asked for below `below` (a zoom): their names as `forEachField` and the descriptor name them. */
@@ -62,6 +62,18 @@ export class FieldFilter {
       if (Object.keys(kept).length > 0) out.vocabularies = kept;
     }
     return out;
+  }
+
+  /** The feature with only the kept members: its geometry and type, and of the rest what `head` keeps. */
+  feature(f: Feature): Feature {
+    return { type: 'Feature', geometry: f.geometry, ...this.head(f) };
+  }
+
+  /** Whether a feature has a field this keeps (besides a PBF id, which is no field). */
+  meets(f: FeatureHead): boolean {
+    const kept = this.head(f);
+    return (kept.id !== undefined && !isPbfId(kept.id)) || kept.featureClass !== undefined || kept.parentId !== undefined || kept.ref !== undefined
+      || (kept.properties !== null && kept.properties !== undefined && Object.keys(kept.properties).length > 0);
   }
 
   /** The JSON tile head of a feature (`featureHeadText`, as a record stores it) with only the kept members. */

@@ -75,6 +75,8 @@ export interface ParseTask {
   sketch?: { format: 'pbf' | 'json'; few?: readonly string[] };
   /** JSON tiles are built: records carry each feature's JSON head. */
   json: boolean;
+  /** `--fields`: the only fields a feature keeps, once read and validated (unset: every field). */
+  fields?: readonly string[];
 }
 
 /**
@@ -107,6 +109,8 @@ export interface ParseResult {
   units: [string, Uint8Array][];
   /** The fields named by `layerBy` and `rule.fields` that some feature of the batch has (valid or not). */
   optionFieldsSeen: string[];
+  /** The names of `--fields` some valid feature of the batch has (as a field, or fields under it). */
+  keptFieldsSeen: string[];
   /** Valid features without their `--plane-field`, per dimension (put at 0 there). */
   planeLacking: Partial<Record<Dim, number>>;
   /** Valid features without a value of `layerBy`, per the layer they are in instead (their input's). */
@@ -158,7 +162,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
   const tally = new IssueTally(task.sampleCap);
   const res: ParseResult = {
     read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {}, skippedFirst: {},
-    bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, units: [], optionFieldsSeen: [], planeLacking: {}, layerByLacking: {}, everyChannel: 0, ids: {}, nuclei: 0,
+    bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, units: [], optionFieldsSeen: [], keptFieldsSeen: [], planeLacking: {}, layerByLacking: {}, everyChannel: 0, ids: {}, nuclei: 0,
   };
   const enc = new RecordEncoder(task.json);
   const dims = new Set<Dim>();
@@ -182,6 +186,9 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
   const sketch = task.sketch ? new TileSketch(task.sketch.format) : undefined;
   const fewFilter = task.sketch?.few ? new FieldFilter(task.sketch.few) : undefined;
   const fewSketch = task.sketch && fewFilter ? new TileSketch(task.sketch.format) : undefined;
+  // --fields: each name until a feature has it (a name none has is warned of), the filter features go through.
+  const keep = task.fields ? new FieldFilter(task.fields) : undefined;
+  const keptUnseen = new Map((task.fields ?? []).map((n) => [n, new FieldFilter([n])]));
   // Fields named by options, each with how a feature holds it (--layer-by: a member too), until a feature has it.
   const unseen = new Map<string, (f: Feature) => unknown>();
   if (task.layerBy !== undefined) unseen.set(task.layerBy, (f) => optionFieldValue(f, task.layerBy as string));
@@ -321,8 +328,11 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     }
     const byField = task.layerBy === undefined ? undefined : layerByField(f, task.layerBy);
     const layer = byField ?? task.layer;
+    for (const [n, one] of keptUnseen) if (one.meets(f)) keptUnseen.delete(n);
+    // What tiles carry of it: every field, or those --fields keeps (its layer and plane were read from all of them).
+    const kept = keep ? keep.feature(f) : f;
     // A feature too wide to store is invalid for the build, as a plane value that is no index is.
-    const stored = put(seq, layer, f, assigned.plane, made);
+    const stored = put(seq, layer, kept, assigned.plane, made);
     if (typeof stored === 'object') {
       res.invalid++;
       tally.add(stored, place);
@@ -335,19 +345,21 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     if (task.layerBy !== undefined && byField === undefined) setOwn(res.layerByLacking, layer, (own(res.layerByLacking, layer) ?? 0) + 1);
     if (assigned.everyChannel) res.everyChannel++;
     // The descriptor describes what the tiles hold: not a feature outside the world, or without a position.
-    if (stored === true) observeFeature(res.stats, layer, f);
+    if (stored === true) observeFeature(res.stats, layer, kept, f.properties);
     ownOr(res.ids, layer, newIdCounts)[isPbfId(f.id) ? 0 : f.id === undefined || f.id === null ? 2 : 1]++;
-    const nucleus = task.nucleusFeatures && nucleusIssue === undefined ? nucleusOf(f) : undefined;
+    const ownNucleus = task.nucleusFeatures && nucleusIssue === undefined ? nucleusOf(f) : undefined;
+    const nucleus = ownNucleus && keep ? keep.feature(ownNucleus) : ownNucleus;
     if (nucleus) {
       // Not an input feature: one not placed is no feature lost (`skipped`), but a part of its cell left out.
       const astray = put(NUCLEUS_SEQ + seq, NUCLEUS_LAYER, nucleus, assigned.plane);
-      if (astray === true) { observeFeature(res.stats, NUCLEUS_LAYER, nucleus); res.nuclei++; }
+      if (astray === true) { observeFeature(res.stats, NUCLEUS_LAYER, nucleus, ownNucleus?.properties); res.nuclei++; }
       else nucleusIssue = nucleusDropped('/nucleusGeometry', typeof astray === 'string' ? `the nucleus is not placed (${astray})` : astray.message);
     }
     if (nucleusIssue) tally.add(nucleusIssue, place);
   }
   if (bounds[0] <= bounds[2]) res.bounds = [bounds[0], bounds[1], bounds[2], bounds[3]];
   res.optionFieldsSeen = looked.filter((n) => !unseen.has(n));
+  res.keptFieldsSeen = (task.fields ?? []).filter((n) => !keptUnseen.has(n));
   res.dims = [...dims];
   res.units = router.take();
   if (sketch) res.sketch = sketch.data();

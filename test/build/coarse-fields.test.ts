@@ -126,6 +126,31 @@ describe('--coarse-fields', () => {
     expect(new Set(zoom0.flatMap((f) => Object.keys(f.properties)))).toEqual(new Set(['objectType']));
   });
 
+  it('--fields keeps only the fields named at every zoom, the descriptor lists those alone; a name none has is warned of', async () => {
+    const warnings: Array<[string, unknown]> = [];
+    const sink = new MemorySink();
+    await buildPyramid([{ source: memorySource('cells.ndjson', text) }], { ...OPTS, format: 'json,pbf', fields: 'classification, measurements.Cell: Area, mesurements', coarseFields: 'classification.name' }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
+    const expected = ['classification.color', 'classification.name', 'measurements.Cell: Area'];
+    for (let z = 0; z <= MAX; z++) {
+      for (const [p, bytes] of tilesOf(sink, z, 'pbf')) {
+        const [, x, y] = p.replace('.pbf', '').split('/').map(Number);
+        for (const f of decodePbf(bytes, W, z, x, y)) expect(Object.keys(f.properties).sort(), p).toEqual(z < MAX - 1 ? ['classification.name'] : expected);
+      }
+    }
+    for (const [p] of tilesOf(sink, MAX, 'json')) {
+      for (const f of (sinkJson(sink, p) as { features: Array<Record<string, unknown>> }).features) {
+        expect([f.id, Object.keys(f.properties as object), Object.keys((f.properties as { measurements: object }).measurements)], p).toEqual([undefined, ['classification', 'measurements'], ['Cell: Area']]);
+      }
+    }
+    const layer = (sinkJson(sink, 'tileset.json') as { vector_layers: Array<Record<string, unknown>> }).vector_layers[0];
+    expect(Object.keys(layer.fields as object)).toEqual(expected);
+    expect(layer.field_minzoom).toEqual({ 'classification.color': MAX - 1, 'measurements.Cell: Area': MAX - 1 });
+    expect(warnings.filter(([, d]) => (d as { event: string }).event === 'fields-unknown')).toEqual([[
+      '--fields names "mesurements", which no valid feature has: tiles carry no such field; the fields are those inspect lists of a build without --fields, dotted for nested objects (classification.name)',
+      { event: 'fields-unknown', fields: ['mesurements'] },
+    ]]);
+  });
+
   it('refuses --fields-from-zoom without --coarse-fields, or outside the zooms, naming the value', async () => {
     await expect(build({ fieldsFromZoom: 2 })).rejects.toThrow(new UsageError('--fields-from-zoom 2 says from which zoom tiles carry every field, which they do at all zooms without --coarse-fields: give --coarse-fields LIST too, or drop it'));
     await expect(build({ coarseFields: 'id', fieldsFromZoom: 9 })).rejects.toThrow(new UsageError('--fields-from-zoom must be 0..5 (from --min-zoom to --max-zoom), found 9'));

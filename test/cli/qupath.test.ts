@@ -238,6 +238,20 @@ describe('QuPath export with --coarse-fields', () => {
     expect(shown.stdout).toMatch(/ {4}classification\.name: String \{[^\n]*\}\n/);
   });
 
+  it('--fields classification.name,objectType: only those at every zoom, the legend still in QuPath\'s class colours', async () => {
+    const out = path.join(tmpDir('mudm-qupath-few'), 'out');
+    const built = await run(['build', path.join(QUPATH, 'qupath-0.4.geojson'), '-o', out, '--layer-by', 'objectType', '--nucleus-features', '--fields', 'classification.name,objectType']);
+    expect([built.code, built.stderr]).toEqual([0, '']);
+    const d = readJson<Descriptor>(path.join(out, 'tileset.json'));
+    for (const l of d.vector_layers) expect(Object.keys(l.fields), l.id).toEqual(['classification.name', 'objectType']);
+    expect(layer(d, 'cell').fieldcolors?.['classification.name']).toMatchObject({ Tumor: '#c80000', Stroma: '#96c896' });
+    expect(layer(d, 'nucleus').fieldcolors?.['classification.name']).toMatchObject({ Tumor: '#c80000' });
+    const finest = pbfAtZoom(out, d, d.maxzoom);
+    // Unclassified objects have no class to keep.
+    for (const f of finest) expect(Object.keys(f.properties).filter((k) => k !== 'classification.name')).toEqual(['objectType']);
+    expect(finest.filter((f) => f.properties['classification.name'] !== undefined).length).toBeGreaterThan(finest.length / 2);
+  });
+
   it('refuses --fields-from-zoom without --coarse-fields (exit 2), writing nothing', async () => {
     const out = path.join(tmpDir('mudm-qupath-few'), 'out');
     const r = await run(['build', path.join(QUPATH, 'qupath-0.4.geojson'), '-o', out, '--fields-from-zoom', '2']);

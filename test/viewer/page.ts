@@ -25,6 +25,8 @@ export interface ViewerHandle {
   tileZoom(): number;
   view: { getCenter(): number[]; setCenter(c: number[]): void; getZoom(): number; setZoom(z: number): void };
   map: { getSize(): number[] | undefined };
+  /** The background image's layer. */
+  background: { getVisible(): boolean };
 }
 
 export async function launch(): Promise<Browser> {
