@@ -1,15 +1,17 @@
 // The fields that --layer-by, --plane-field, --fields and --coarse-fields name, held against what a build read once
 // every input is read: a name no feature has and a field of too many layers stop it; features without the field, a
-// field of a plane each, and a name of --fields or --coarse-fields no feature has are warned of.
+// field of a plane each, and a name of --fields or --coarse-fields no feature has are warned of; an overview thinned to
+// little for its many fields is told of --coarse-fields.
 import { own, setOwn } from '../model/own.js';
-import type { IdCounts } from '../model/descriptor.js';
+import type { IdCounts, VectorLayer } from '../model/descriptor.js';
 import { flagName, type BuildConfig } from '../options.js';
 import { UsageError } from '../report/errors.js';
 import type { LayerStats } from '../stages/assign.js';
+import type { BuildPlan } from '../stages/plan.js';
 import { FieldFilter } from '../stages/field-filter.js';
 import { closest } from '../suggest.js';
 import type { ParseResult } from '../stages/parse.js';
-import { NUCLEUS_LAYER } from '../stages/qupath.js';
+import { CLASS_FIELD, NUCLEUS_LAYER } from '../stages/qupath.js';
 import type { CodedFields } from '../report/coded.js';
 import type { Dim, Plane } from '../tiling/space.js';
 import type { BuildIO } from './context.js';
@@ -139,4 +141,29 @@ export function keptFieldsWarning(config: Pick<BuildConfig, 'fields'>, seen: Rea
     `--${flagName('fields')} names ${unknown.map((n) => `"${n}"`).join(', ')}, which no valid feature has: tiles carry no such field; the fields are those inspect lists of a build without --${flagName('fields')}, dotted for nested objects (classification.name)`,
     { event: 'fields-unknown', fields: unknown },
   ];
+}
+
+/** A layer whose coarsest zoom draws less than this share of it, its features carrying this many fields or more, is told of `--coarse-fields`. */
+const THIN_SHARE = 0.05;
+const MANY_FIELDS = 8;
+
+/**
+ * A notice for each layer whose overview is thin because its features carry many fields (a QuPath export's 29
+ * measurements: 0.9% of the cells drawn at zoom 0), when no option says which fields the coarse zooms need.
+ */
+export function thinOverviewNotices(config: Pick<BuildConfig, 'coarseFields' | 'fields'>, plan: Pick<BuildPlan, 'minZoom' | 'maxZoom' | 'lod' | 'formats'>, layers: readonly VectorLayer[]): Array<[string, CodedFields]> {
+  if (config.coarseFields || config.fields || plan.lod !== 'auto' || plan.maxZoom - 1 <= plan.minZoom) return [];
+  const z = plan.formats.pbf ? plan.minZoom : Math.max(1, plan.minZoom);
+  const out: Array<[string, CodedFields]> = [];
+  for (const l of layers) {
+    const share = (l.kept_fraction as Record<string, number> | undefined)?.[z] ?? 1;
+    const names = Object.keys(l.fields ?? {});
+    if (share >= THIN_SHARE || names.length < MANY_FIELDS) continue;
+    const example = names.includes(CLASS_FIELD) ? CLASS_FIELD : Object.keys(l.fieldenums ?? {})[0];
+    out.push([
+      `layer ${l.id}: zoom ${z} draws ${Number((share * 100).toPrecision(2))}% of its features, which carry up to ${names.length} fields each; --${flagName('coarseFields')} LIST${example ? ` (what the overview needs: ${example})` : ''} keeps only those below zoom ${plan.maxZoom - 1}, so the coarse zooms draw more of the layer within the tile budget`,
+      { event: 'overview-thin', layer: l.id, zoom: z, share, fields: names.length },
+    ]);
+  }
+  return out;
 }

@@ -24,7 +24,7 @@ import {
 } from './output.js';
 import { readInputs } from './read.js';
 import { refuseNotPlanned } from './not-planned.js';
-import { coarseFieldsWarning, manyPlanesWarning } from './option-fields.js';
+import { coarseFieldsWarning, manyPlanesWarning, thinOverviewNotices } from './option-fields.js';
 import { metaOf, plannedAlready, type Planned } from './plan-again.js';
 import { UnitLog } from './unit-log.js';
 import { buildReport, everyChannelWarning, nothingPlaced, noValidFeature, planesWithPbf, plannedFeatures, planPreview, sumMarkers, writePreviews } from './report.js';
@@ -348,6 +348,7 @@ async function finalize(ctx: RunContext, upper: LevelsOutcome, tileSeconds: numb
     timings: { read: readSeconds, tile: tileSeconds, describe: secondsSince(tDescribe), total: secondsSince(ctx.t0) },
   });
   await sink.write('build-report.json', `${JSON.stringify(report, null, 2)}\n`);
+  for (const n of thinOverviewNotices(ctx.config, p, descriptor.vector_layers)) ctx.io.onInfo?.(...n);
   // The descriptor goes last: its presence means the pyramid is complete.
   await sink.write('tileset.json', `${JSON.stringify(descriptor, null, 2)}\n`);
   await sink.finish();

@@ -32,8 +32,9 @@ const OPTS = { imageSize: `${W},${W}`, maxZoom: MAX, tileBudget: BUDGET, unitSiz
 
 async function build(opts: Record<string, unknown>) {
   const sink = new MemorySink();
-  const report = await buildPyramid([{ source: memorySource('cells.ndjson', text) }], { ...OPTS, ...opts }, { sink });
-  return { sink, report, descriptor: sinkJson(sink, 'tileset.json') as { vector_layers: Array<Record<string, unknown>> } };
+  const notices: Array<[string, unknown]> = [];
+  const report = await buildPyramid([{ source: memorySource('cells.ndjson', text) }], { ...OPTS, ...opts }, { sink, onInfo: (m, d) => notices.push([m, d]) });
+  return { sink, report, notices, descriptor: sinkJson(sink, 'tileset.json') as { vector_layers: Array<Record<string, unknown>> } };
 }
 
 /** Every tile of a zoom in the sink, by format. */
@@ -90,6 +91,12 @@ describe('--coarse-fields', () => {
     expect(few.report.tiles.thinning.fewFields).toEqual({ keep: ['classification.name'], below: MAX - 1 });
     for (let z = 0; z < MAX; z++) for (const [p, b] of tilesOf(few.sink, z, 'pbf')) expect(b.byteLength, p).toBeLessThanOrEqual(BUDGET);
     expect(all.descriptor.vector_layers[0].field_minzoom).toBeUndefined();
+    // Without the option, the build says why the overview is thin and what to give; with it, nothing.
+    expect(all.notices.filter(([, d]) => (d as { event: string }).event === 'overview-thin')).toEqual([[
+      `layer cells: zoom 0 draws ${Number((kept(all.descriptor)['0'] * 100).toPrecision(2))}% of its features, which carry up to 12 fields each; --coarse-fields LIST (what the overview needs: classification.name) keeps only those below zoom 4, so the coarse zooms draw more of the layer within the tile budget`,
+      { event: 'overview-thin', layer: 'cells', zoom: 0, share: kept(all.descriptor)['0'], fields: 12 },
+    ]]);
+    expect(few.notices.filter(([, d]) => (d as { event: string }).event === 'overview-thin')).toEqual([]);
   });
 
   it('gives the same bytes with one worker, two, and sharded; verify holds the tiles to field_minzoom', async () => {
