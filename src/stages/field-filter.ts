@@ -3,6 +3,7 @@ import { isPbfId, type FeatureHead, type FeatureTags } from '../tiling/flat.js';
 import { isPlainObject } from '../model/fields.js';
 import type { Feature, Properties } from '../model/feature.js';
 import { featureHeadText } from './encode-json.js';
+import { setOwn } from '../model/own.js';
 
 /** The fields asked for below `below` (a zoom): their names as `forEachField` and the descriptor name them. */
 export interface FewFields { keep: readonly string[]; below: number }
@@ -54,11 +55,12 @@ export class FieldFilter {
     if (f.ref !== undefined && this.keeps('ref')) out.ref = f.ref;
     const props = f.properties ? this.properties(f.properties, '') : null;
     out.properties = props;
-    // A vocabulary describes a property: kept with it (one given by URI, for whichever properties it names).
+    // A vocabulary describes a property: kept with it (one given by URI, for whichever properties it names). Only own
+    // members count: a vocabulary named `toString` describes no property of `{}`.
     const v = f.vocabularies;
     if (typeof v === 'string') out.vocabularies = v;
     else if (v !== undefined && props) {
-      const kept = Object.fromEntries(Object.entries(v).filter(([k]) => k in props));
+      const kept = Object.fromEntries(Object.entries(v).filter(([k]) => Object.hasOwn(props, k)));
       if (Object.keys(kept).length > 0) out.vocabularies = kept;
     }
     return out;
@@ -89,8 +91,8 @@ export class FieldFilter {
       if (isPlainObject(v)) {
         if (!this.leadsTo(name)) continue;
         const inner = this.properties(v, `${name}.`);
-        if (Object.keys(inner).length > 0) out[key] = inner;
-      } else if (this.keeps(name)) out[key] = v;
+        if (Object.keys(inner).length > 0) setOwn<unknown>(out, key, inner);
+      } else if (this.keeps(name)) setOwn<unknown>(out, key, v);
     }
     return out;
   }

@@ -45,4 +45,14 @@ describe('FieldFilter', () => {
     expect(f.headText(stored)).toBe(featureHeadText(f.head(head), 'cells'));
     expect(f.headText(stored)).toBe('{"type":"Feature","parentId":7,"layer":"cells","properties":{"classification":{"name":"Tumor","color":[200,0,0]}},"geometry":');
   });
+
+  it('keeps a property named __proto__ as data, and a vocabulary only for a property the feature keeps as its own', () => {
+    // JSON.parse makes `__proto__` an own member, as the input had it; `toString` is no property of `{}`.
+    const f = JSON.parse('{"properties": {"__proto__": {"x": 1}, "cls": "a", "n": 2}, "vocabularies": {"toString": {"terms": {}}, "cls": {"terms": {}}}}');
+    const kept = new FieldFilter(['__proto__', 'cls']).head(f);
+    expect(JSON.stringify(kept)).toBe('{"properties":{"__proto__":{"x":1},"cls":"a"},"vocabularies":{"cls":{"terms":{}}}}');
+    expect(Object.getPrototypeOf(kept.properties)).toBe(Object.prototype);
+    const stored = new TextEncoder().encode(featureHeadText(f, 'p'));
+    expect(new FieldFilter(['__proto__.x']).headText(stored)).toBe('{"type":"Feature","layer":"p","properties":{"__proto__":{"x":1}},"geometry":');
+  });
 });
