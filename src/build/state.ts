@@ -151,7 +151,10 @@ export function fingerprintLines(inputs: readonly FingerprintInput[], config: Bu
   lines.push(`imageSize=${JSON.stringify(config.imageSize ?? null)}`);
   // Only when set, so that the fingerprints of directory builds stay what they were (a mask's pieces are other features).
   for (const [k, v, unset] of [['archive', config.archive, 'none'], ['tileCompression', config.tileCompression, 'auto'], ['maskFeatures', config.maskFeatures, 'auto']] as const) if (v !== unset) lines.push(`${k}=${v}`);
-  for (const k of ['fields', 'coarseFields', 'fieldsFromZoom'] as const) if (config.options[k] !== undefined) lines.push(`${k}=${String(config.options[k])}`);
+  // The names as read (` a, b` is `a,b`), so that a list written otherwise resumes.
+  if (config.fields) lines.push(`fields=${config.fields.join(',')}`);
+  if (config.coarseFields) lines.push(`coarseFields=${config.coarseFields.keep.join(',')}`);
+  if (config.coarseFields?.from !== undefined) lines.push(`fieldsFromZoom=${config.coarseFields.from}`);
   return lines;
 }
 
@@ -164,7 +167,8 @@ function whatDiffers(then: readonly string[], now: readonly string[]): string | 
     if (k === 'image') return imageDiffers(o1.get(k), o2.get(k));
     const flag = k === 'imageSize' ? '--image-size (or the --image header)' : `--${flagName(k as keyof Options)}`;
     // The archive mode by the value the flag takes (`planes` is what --archive pmtiles makes of a directory output).
-    const shown = (v: string | undefined) => (v === undefined || v === 'undefined' ? 'not given' : k === 'archive' && v === 'planes' ? 'pmtiles' : v);
+    // An empty --coarse-fields (keep none) as it is typed.
+    const shown = (v: string | undefined) => (v === undefined || v === 'undefined' ? 'not given' : k === 'archive' && v === 'planes' ? 'pmtiles' : v === '' ? '""' : v);
     return `${flag} was ${shown(o1.get(k))}, is ${shown(o2.get(k))} now`;
   }
   const files = (lines: readonly string[]) => lines.filter((l) => l.includes('\0'));

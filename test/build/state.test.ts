@@ -173,4 +173,17 @@ describe('shards and fingerprints', () => {
     savePlan(work, { ...planFile([]), fingerprint: fingerprintOfLines(before), fingerprintLines: before });
     expect(refused(config('slide.png', '500:1'))).toBe(says('--image slide.png was not recorded by the interrupted build (it had none, or an earlier mudm-tiles made it, which recorded the image\'s dimensions only)'));
   });
+
+  it('--resume takes --coarse-fields by the names it gives, however spaced, and names an empty list as typed', () => {
+    const inputs = [{ source: { name: 'a.json' }, fingerprint: '10:1' }];
+    const work = new MemoryWorkDir();
+    const given = (coarseFields: string, fieldsFromZoom?: number) => resolveBuildConfig({ out: 'o', coarseFields, ...(fieldsFromZoom === undefined ? {} : { fieldsFromZoom }) });
+    const lines = fingerprintLines(inputs, given('classification.name, objectType'));
+    savePlan(work, { ...planFile([]), fingerprint: fingerprintOfLines(lines), fingerprintLines: lines });
+    expect(resumablePlan(work, inputs, given('classification.name,objectType ,')).fingerprintLines).toEqual(lines);
+    const says = (what: string) => `--resume: the inputs or options differ from those of the interrupted build in the work directory (${what}); run again with the same ones, or start over with --force (without --resume)`;
+    const refused = (c: ReturnType<typeof given>) => refuse(() => resumablePlan(work, inputs, c), StateUsageError, EXIT_USAGE);
+    expect(refused(given(''))).toBe(says('--coarse-fields was classification.name,objectType, is "" now'));
+    expect(refused(given('classification.name,objectType', 4))).toBe(says('--fields-from-zoom was not given, is 4 now'));
+  });
 });
