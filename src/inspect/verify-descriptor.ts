@@ -3,7 +3,7 @@ import { urlTemplate } from '../tiling/space.js';
 import { validateDescriptor } from '../validate/index.js';
 import { issueText, shown } from '../validate/issue.js';
 import type { TilesetDescriptor } from '../model/descriptor.js';
-import type { PbfLayer } from './decode.js';
+import type { TagLayer } from './verify-tiles.js';
 import type { Pyramid, TileRef } from './layout.js';
 import { decodeJsonBytes, isAbsoluteUrl, problem, type Problem } from './verify-problems.js';
 
@@ -155,9 +155,10 @@ export class OverviewMatch {
 }
 
 /**
- * The tiles' PBF tags held against the descriptor's layers: a field no layer declares, a value its `fieldenums` do not
- * list or outside its `fieldranges` (a viewer's legend and colours are built from them), a field in a tile coarser than
- * the zoom its `field_minzoom` says it starts at (`--coarse-fields`). Each is said once, at the first tile.
+ * The tiles' PBF tags (a pyramid without PBF tiles: those its JSON tiles' features make) held against the descriptor's
+ * layers: a field no layer declares, a value its `fieldenums` do not list or outside its `fieldranges` (a viewer's
+ * legend and colours are built from them), a field in a tile coarser than the zoom its `field_minzoom` says it starts
+ * at (`--coarse-fields`). Each is said once, at the first tile.
  */
 export class FieldCheck {
   private readonly said = new Set<string>();
@@ -176,7 +177,7 @@ export class FieldCheck {
     }
   }
 
-  check(path: string, layers: readonly PbfLayer[], z: number): Problem[] {
+  check(path: string, layers: readonly TagLayer[], z: number): Problem[] {
     const out: Problem[] = [];
     const once = (key: string, message: string) => {
       if (this.said.has(key)) return;

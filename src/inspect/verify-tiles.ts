@@ -78,6 +78,21 @@ function expectedTags(f: Feature): Record<string, PbfValue> {
   return out;
 }
 
+/** A JSON tile's features as the PBF tags they make, by layer in order of first feature (`FieldCheck` of a pyramid without PBF tiles). */
+export function jsonTagLayers(fc: FeatureCollection): TagLayer[] {
+  const layers = new Map<string, Array<{ tags: Record<string, PbfValue> }>>();
+  for (const f of fc.features) {
+    if (typeof f?.layer !== 'string') continue; // the tile's own check names it
+    let l = layers.get(f.layer);
+    if (l === undefined) layers.set(f.layer, (l = []));
+    l.push({ tags: expectedTags(f) });
+  }
+  return [...layers].map(([name, features]) => ({ name, features }));
+}
+
+/** Features of a layer by their tags alone: a PBF tile's, or those a JSON tile's would make. */
+export interface TagLayer { name: string; features: ReadonlyArray<{ tags: Record<string, PbfValue> }> }
+
 function tagsDiffer(want: Record<string, PbfValue>, got: Record<string, PbfValue>): string | null {
   const keys = new Set([...Object.keys(want), ...Object.keys(got)]);
   for (const k of keys) {

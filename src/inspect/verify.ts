@@ -13,7 +13,7 @@ import { checkDescriptor, checkOverview, FieldCheck, OverviewMatch } from './ver
 import { BoundsCheck, checkReportWorld, checkZooms, type ReportFacts } from './verify-extent.js';
 import { decodeJsonBytes, problem, ProblemList, type Problem, type ProblemCode } from './verify-problems.js';
 import { checkReport, type ZoomCount } from './verify-report.js';
-import { checkBudget, checkJsonTile, checkPbfTile, checkPlacement, compareTile, eachPosition, pbfEncodable, zoomFrame } from './verify-tiles.js';
+import { checkBudget, checkJsonTile, checkPbfTile, checkPlacement, compareTile, eachPosition, jsonTagLayers, pbfEncodable, zoomFrame } from './verify-tiles.js';
 import { withCode } from '../report/coded.js';
 
 export type { Problem, ProblemCode } from './verify-problems.js';
@@ -160,6 +160,8 @@ export function verifyPyramid(root: string | PyramidReader, given: VerifyOptions
             out.add(checked.problems);
             json = checked.fc;
             featuresChecked += json?.features.length ?? 0;
+            // Without PBF tiles, the fields JSON tiles carry are held to the descriptor's (with them, to the PBF tiles').
+            if (json && !pbfBuilt) out.add(fields.check(pair.json.path, jsonTagLayers(json), pair.json.z));
           }
         }
       }

@@ -121,6 +121,19 @@ describe('--coarse-fields', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  it('verify holds the JSON tiles of a pyramid without PBF tiles to field_minzoom', async () => {
+    const dir = tmpDir('mudm-few-json');
+    const out = path.join(dir, 'out');
+    await buildPyramid([{ source: memorySource('cells.ndjson', text) }], { ...OPTS, coarseFields: 'classification.name', format: 'json', out });
+    expect(verifyPyramid(out).problems).toEqual([]);
+    const d = JSON.parse(fs.readFileSync(path.join(out, 'tileset.json'), 'utf8'));
+    d.vector_layers[0].field_minzoom.objectType = MAX + 1;
+    fs.writeFileSync(path.join(out, 'tileset.json'), JSON.stringify(d));
+    const problems = verifyPyramid(out).problems.filter((p) => p.code === 'field-mismatch');
+    expect(problems.map((p) => p.message)).toEqual([`layer cells: field "objectType" is in a tile of zoom ${MAX - 1}, where its field_minzoom says tiles carry it from zoom ${MAX + 1}`]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
   it('warns of a name no feature has, with the field it may mean', async () => {
     const warnings: Array<[string, unknown]> = [];
     const sink = new MemorySink();
