@@ -1,7 +1,7 @@
 // The fields that --layer-by, --plane-field, --fields and --coarse-fields name, held against what a build read once
 // every input is read: a name no feature has and a field of too many layers stop it; features without the field, a
-// field of a plane each, and a name of --fields or --coarse-fields no feature has are warned of; an overview thinned to
-// little for its many fields is told of --coarse-fields.
+// field of a plane each, a name of --fields or --coarse-fields no feature has, and coarse fields of no zoom are warned
+// of; an overview thinned to little for its many fields is told of --coarse-fields.
 import { own, setOwn } from '../model/own.js';
 import type { IdCounts, VectorLayer } from '../model/descriptor.js';
 import { flagName, type BuildConfig } from '../options.js';
@@ -166,4 +166,19 @@ export function thinOverviewNotices(config: Pick<BuildConfig, 'coarseFields' | '
     ]);
   }
   return out;
+}
+
+/**
+ * `--coarse-fields` with no zoom coarser than the finest zoom less one, where every field starts by default: a pyramid
+ * of one or two zooms (a small image's automatic --max-zoom) has every field in every tile, as without the option.
+ * Said, as the option would otherwise do nothing without a word; `--fields-from-zoom` at --min-zoom asks for that.
+ */
+export function noCoarseZoomWarning(config: Pick<BuildConfig, 'coarseFields'>, plan: Pick<BuildPlan, 'minZoom' | 'maxZoom' | 'fewFields'>): [string, CodedFields] | undefined {
+  if (!config.coarseFields || config.coarseFields.from !== undefined || plan.fewFields) return undefined;
+  const { minZoom: lo, maxZoom: hi } = plan;
+  const how = hi > lo ? `give --${flagName('fieldsFromZoom')} ${hi} for zoom ${lo} to carry only the fields named` : 'a pyramid of one zoom has no coarser one: give a --max-zoom above --min-zoom';
+  return [
+    `--${flagName('coarseFields')} leaves every field in every tile: the pyramid's zooms are ${lo}–${hi}, and by default the finest two carry every field; ${how}`,
+    { event: 'coarse-fields-no-zoom', minZoom: plan.minZoom, maxZoom: plan.maxZoom },
+  ];
 }

@@ -24,7 +24,7 @@ import {
 } from './output.js';
 import { readInputs } from './read.js';
 import { refuseNotPlanned } from './not-planned.js';
-import { coarseFieldsWarning, manyPlanesWarning, thinOverviewNotices } from './option-fields.js';
+import { coarseFieldsWarning, manyPlanesWarning, noCoarseZoomWarning, thinOverviewNotices } from './option-fields.js';
 import { metaOf, plannedAlready, type Planned } from './plan-again.js';
 import { UnitLog } from './unit-log.js';
 import { buildReport, everyChannelWarning, nothingPlaced, noValidFeature, planesWithPbf, plannedFeatures, planPreview, sumMarkers, writePreviews } from './report.js';
@@ -296,7 +296,7 @@ async function plan(inputs: InputSpec[], config: BuildConfig, work: WorkDir, poo
   }
   if (buildPlan.outliers) io.onWarning?.(outlierWarning(buildPlan.outliers), { event: 'outliers', ...buildPlan.outliers });
   // Which channels there are, and how many planes a field made, is known once everything is read and planned.
-  for (const w of [everyChannelWarning(buildPlan, read), manyPlanesWarning(config, buildPlan.planes, read.valid), coarseFieldsWarning(config, read.stats)]) if (w) io.onWarning?.(...w);
+  for (const w of [everyChannelWarning(buildPlan, read), manyPlanesWarning(config, buildPlan.planes, read.valid), coarseFieldsWarning(config, read.stats), noCoarseZoomWarning(config, buildPlan)]) if (w) io.onWarning?.(...w);
   const planFile: PlanFile = {
     version: PLAN_VERSION, fingerprint: fingerprintOfLines(lines), fingerprintLines: lines, plan: buildPlan, read, units, shards, spilled: store.isSpilled, readSeconds: secondsSince(t0),
     ...(streamed ? { streamed } : {}),

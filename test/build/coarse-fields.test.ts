@@ -171,6 +171,20 @@ describe('--coarse-fields', () => {
     ]]);
   });
 
+  it('warns when no zoom is coarse enough to carry fewer fields, naming the --fields-from-zoom that would', async () => {
+    const warned = async (opts: Record<string, unknown>) => {
+      const warnings: unknown[] = [];
+      const sink = new MemorySink();
+      await buildPyramid([{ source: memorySource('cells.ndjson', text) }], { ...OPTS, coarseFields: 'objectType', ...opts }, { sink, onWarning: (m, d) => { if ((d as { event: string }).event === 'coarse-fields-no-zoom') warnings.push(m); } });
+      expect((sinkJson(sink, 'tileset.json') as { vector_layers: Array<Record<string, unknown>> }).vector_layers[0].field_minzoom).toBeUndefined();
+      return warnings;
+    };
+    expect(await warned({ maxZoom: 1 })).toEqual(['--coarse-fields leaves every field in every tile: the pyramid\'s zooms are 0–1, and by default the finest two carry every field; give --fields-from-zoom 1 for zoom 0 to carry only the fields named']);
+    expect(await warned({ minZoom: 1, maxZoom: 1 })).toEqual(['--coarse-fields leaves every field in every tile: the pyramid\'s zooms are 1–1, and by default the finest two carry every field; a pyramid of one zoom has no coarser one: give a --max-zoom above --min-zoom']);
+    // Asked for: every field from the coarsest zoom on.
+    expect(await warned({ maxZoom: 1, fieldsFromZoom: 0 })).toEqual([]);
+  });
+
   it('refuses --fields-from-zoom without --coarse-fields, or outside the zooms, naming the value', async () => {
     await expect(build({ fieldsFromZoom: 2 })).rejects.toThrow(new UsageError('--fields-from-zoom 2 says from which zoom tiles carry every field, which they do at all zooms without --coarse-fields: give --coarse-fields LIST too, or drop it'));
     await expect(build({ coarseFields: 'id', fieldsFromZoom: 9 })).rejects.toThrow(new UsageError('--fields-from-zoom must be 0..5 (from --min-zoom to --max-zoom), found 9'));
