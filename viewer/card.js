@@ -80,7 +80,7 @@ export function cardTable(features) {
   }
   const left = features[0].fieldsLeftOut;
   if (left) {
-    const td = cell('td', `${left.count} more field${left.count === 1 ? '' : 's'} from zoom ${left.zoom}: zoom in to see ${left.count === 1 ? 'it' : 'them'}`);
+    const td = cell('td', `${left.count === 1 ? 'a field' : `up to ${left.count} fields`} more from zoom ${left.zoom}: zoom in to see ${left.count === 1 ? 'it' : 'them'}`);
     td.colSpan = 2;
     row([td], 'more');
   }
@@ -111,11 +111,13 @@ export function featuresUnder(map, layer, pixel) {
 
 /**
  * Of a layer's `field_minzoom` (the fields --coarse-fields leaves out of coarser zooms), those tiles of `zoom` do not
- * carry: how many, and the coarsest zoom that carries one; undefined when it carries them all.
+ * carry: how many (the layer's: a feature may have fewer), and the coarsest zoom that carries one; undefined when it
+ * carries them all, or when the feature (`props`) has one: it is from a finer tile still on screen while zooming out.
  */
-export function fieldsLeftOut(fieldMinzoom, zoom) {
-  const out = fieldMinzoom ? Object.values(fieldMinzoom).filter((z) => zoom < z) : [];
-  return out.length > 0 ? { count: out.length, zoom: Math.min(...out) } : undefined;
+export function fieldsLeftOut(fieldMinzoom, zoom, props = {}) {
+  const later = fieldMinzoom ? Object.entries(fieldMinzoom).filter(([, z]) => zoom < z) : [];
+  if (later.length === 0 || later.some(([name]) => Object.hasOwn(props, name))) return undefined;
+  return { count: later.length, zoom: Math.min(...later.map(([, z]) => z)) };
 }
 
 /**
@@ -132,7 +134,7 @@ export function describeFeature(f, idsFrom = new Map(), leftOut = () => undefine
   const d = { id: featureId(props, f.getId(), from), layer, properties: props, type: f.getType() };
   // A PBF id in a layer of both may be the input's or the build's: kept, with what it may be.
   if (from === 'mixed' && d.id !== undefined && (props.id === undefined || props.id === null)) d.idNote = MIXED_NOTE;
-  const left = leftOut(layer);
+  const left = leftOut(layer, props);
   if (left) d.fieldsLeftOut = left;
   return d;
 }
@@ -144,7 +146,7 @@ export function describeFeature(f, idsFrom = new Map(), leftOut = () => undefine
 export function describerOf(vectorLayers, zoom = () => Infinity) {
   const idsFrom = new Map(vectorLayers.map((l) => [l.id, l.feature_ids]));
   const later = new Map(vectorLayers.map((l) => [l.id, l.field_minzoom]));
-  return (f) => describeFeature(f, idsFrom, (layer) => fieldsLeftOut(later.get(layer), zoom()));
+  return (f) => describeFeature(f, idsFrom, (layer, props) => fieldsLeftOut(later.get(layer), zoom(), props));
 }
 
 /** Gap in pixels between the pointer and the card, and between the card and the window's edge. */

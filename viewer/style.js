@@ -6,16 +6,18 @@ import { BY_LAYER, hexToRgba } from './colours.js';
  * Whether a feature is a part of another (a nucleus of its cell): it has a parent, or says it is a nucleus (QuPath 0.2
  * cells have no id, so their nuclei have no parentId; `--nucleus-features` makes them objectType "nucleus").
  */
-export function isChild(props) {
-  return props.parentId !== undefined || objectType(props) === 'nucleus' || props.featureClass === 'nucleus';
+export function isChild(props, typed) {
+  return props.parentId !== undefined || objectType(props, typed) === 'nucleus' || props.featureClass === 'nucleus';
 }
 
 /**
- * A QuPath object's type: its `objectType`, or, where a coarse zoom carries no such field (`--coarse-fields`), the
- * layer's id when layers are split by it (`--layer-by objectType`: layers `annotation`, `cell`, `nucleus`, …).
+ * A QuPath object's type: its `objectType`, or, in a layer of `typed` (one whose descriptor lists the field) where a
+ * coarse zoom carries no such field (`--coarse-fields`), the layer's id, which is the type when layers are split by it
+ * (`--layer-by objectType`: layers `annotation`, `cell`, `nucleus`, …). Not in other layers: a file `annotation.json`
+ * of cells is no region.
  */
-function objectType(props) {
-  return props.objectType ?? props[BY_LAYER];
+function objectType(props, typed) {
+  return props.objectType ?? (typed?.has(props[BY_LAYER]) ? props[BY_LAYER] : undefined);
 }
 
 /**
@@ -23,8 +25,8 @@ function objectType(props) {
  * QuPath draws as an outline. Filled as a cell is, it tinted every cell inside it off its legend colour (a red region
  * under red and purple cells), and filled the screen with its colour once zoomed in.
  */
-export function isRegion(props) {
-  return objectType(props) === 'annotation';
+export function isRegion(props, typed) {
+  return objectType(props, typed) === 'annotation';
 }
 /** Fill alpha of a region: enough to see where it is (and to point at it), too little to change a colour over it. */
 const REGION_FILL = 0.08;
@@ -122,8 +124,9 @@ function discsOf(ol, centres, radius) {
  * smaller on screen than a tile is meant to be: its features are drawn as at that zoom, shrunk with it (discs and
  * their outlines too). At a fixed screen size, the discs of a pyramid built from zoom 3 covered one another several deep
  * in its opening view (zoom 1.8), and the nuclei drawn over the cells painted a slide of as many cells as nuclei green.
+ * `typed`: the layers whose descriptor lists `objectType` (`isRegion`).
  */
-export function featureStyler(ol, coarsest = Infinity) {
+export function featureStyler(ol, coarsest = Infinity, typed = new Set()) {
   const styles = new Map();
   const whole = new WeakSet();
   // The centre of a polygon's box, or the positions of a point (each of a MultiPoint), as flat x, y pairs.
@@ -182,7 +185,7 @@ export function featureStyler(ol, coarsest = Infinity) {
     const type = feature.getType();
     const point = type === 'Point' || type === 'MultiPoint';
     const polygon = type === 'Polygon' || type === 'MultiPolygon';
-    const kind = point ? (drawnAsCircle(feature.getProperties(), resolution, child) ? 'circle' : 'point') : polygon && drawnAsDisc(feature.getExtent(), resolution, child) ? 'disc' : polygon ? (isRegion(feature.getProperties()) ? 'region' : 'area') : 'line';
+    const kind = point ? (drawnAsCircle(feature.getProperties(), resolution, child) ? 'circle' : 'point') : polygon && drawnAsDisc(feature.getExtent(), resolution, child) ? 'disc' : polygon ? (isRegion(feature.getProperties(), typed) ? 'region' : 'area') : 'line';
     const radius = kind === 'point' || kind === 'disc' ? pointRadius(resolution, child) : 0;
     // A disc's style holds its radius in map units: one per resolution drawn at.
     const key = `${colour}|${kind}|${radius}|${child ? 1 : 0}${child && overImage ? 'i' : ''}|${radius ? `${resolution}|${shrink}` : ''}`;

@@ -133,7 +133,9 @@ async function start() {
     }
   };
 
-  const styleOf = featureStyler(ol, resolutionOf(minZoom));
+  // Layers whose features say their QuPath type, in every tile or in the finer ones (`--coarse-fields`).
+  const typed = new Set(vectorLayers.filter((l) => l.fields && Object.hasOwn(l.fields, 'objectType')).map((l) => l.id));
+  const styleOf = featureStyler(ol, resolutionOf(minZoom), typed);
   const worldExtent = [minX, -maxY, maxX, -minY];
   // ── background: the slide image (background.js); over it, parts are filled as areas, so the stain shows through ──
   if (asked.background === false) $('background').checked = false;
@@ -149,7 +151,7 @@ async function start() {
       const props = feature.getProperties();
       if (hidden.has(props[BY_LAYER])) return null;
       if (!noneDrawn && lacksValue(field, fields, props[field])) noneDrawn = true;
-      const colour = colourOf(props[field]), child = isChild(props);
+      const colour = colourOf(props[field]), child = isChild(props, typed);
       const style = styleOf(feature, colour, resolution, child, backdrop.shown());
       // As the map fills it: a disc is filled whole, as a part is away from the image.
       fills.note(colour, styleOf.filledWhole(style));

@@ -372,9 +372,10 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
           [{ featureClass: ['cell'] }, ['stroma', 'tumor']],
           [{ featureClass: ['cell'] }, ['cells']],
         ].map(([enums, ids]) => colours.defaultField(colours.collectFields({ vector_layers: ids.map((id) => ({ id, fields: Object.fromEntries(Object.keys(enums).map((k) => [k, 'String'])), fieldenums: enums })) }), ids)),
-        children: [{ parentId: 3 }, { objectType: 'nucleus' }, { featureClass: 'nucleus' }, { objectType: 'cell' }, {}].map(style.isChild),
+        children: [{ parentId: 3 }, { objectType: 'nucleus' }, { featureClass: 'nucleus' }, { objectType: 'cell' }, {}].map((p) => style.isChild(p)),
         // A coarse zoom without objectType (--coarse-fields): layers split by it say it.
-        byLayer: [{ [colours.BY_LAYER]: 'nucleus' }, { [colours.BY_LAYER]: 'annotation' }, { [colours.BY_LAYER]: 'annotation', objectType: 'cell' }].map((p) => [style.isChild(p), style.isRegion(p)]),
+        byLayer: [[{ [colours.BY_LAYER]: 'nucleus' }, ['nucleus']], [{ [colours.BY_LAYER]: 'annotation' }, ['annotation']], [{ [colours.BY_LAYER]: 'annotation', objectType: 'cell' }, ['annotation']], [{ [colours.BY_LAYER]: 'annotation' }, []]]
+          .map(([p, typed]) => [style.isChild(p, new Set(typed)), style.isRegion(p, new Set(typed))]),
         defaultField: colours.defaultField(fields),
         rows: card.cardRows({ id: 'x', layer: 'cells', properties: { id: 'x', 'a.b': 1, plain: 3, 'a.c': 2, '.odd': 4, 'end.': 5, layer: 'own' } }),
         ids: [card.featureId({ id: 'c7' }, 3), card.featureId({}, 3), card.featureId({ parentId: 'c7' }, 2 ** 52 + 5), card.featureId({ id: 'n' }, 2 ** 52 + 5)],
@@ -384,6 +385,8 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
         described: ['mixed', 'input'].map((from) => card.describeFeature({ getProperties: () => ({ [colours.BY_LAYER]: 'cells', n: 1 }), getId: () => 3, getType: () => 'Polygon' }, new Map([['cells', from]])).idNote ?? null),
         // --coarse-fields: the card of a coarse zoom says how many fields a finer one shows, and from which zoom.
         leftOut: [2, 4, 5].map((z) => card.fieldsLeftOut({ 'measurements.A': 5, 'measurements.B': 5, id: 4 }, z) ?? null),
+        // A feature of a finer tile still on screen has the fields: no note.
+        finerTile: card.fieldsLeftOut({ 'measurements.A': 5 }, 2, { 'measurements.A': 1 }) ?? null,
         leftOutRow: card.cardTable([{ id: 3, layer: 'cells', properties: {}, fieldsLeftOut: { count: 2, zoom: 5 } }]).textContent,
       };
     })()`) as Record<string, unknown>;
@@ -427,7 +430,8 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     expect(got.discs).toEqual([true, false, true, false, false, true]);
     // A nucleus without a parentId (QuPath 0.2 cells have no id) is still drawn as a nucleus.
     expect(got.children).toEqual([true, true, true, false, false]);
-    expect(got.byLayer).toEqual([[true, false], [false, true], [false, false]]);
+    // A layer whose descriptor lists no objectType (a file annotation.json of cells) is no region by its name.
+    expect(got.byLayer).toEqual([[true, false], [false, true], [false, false], [false, false]]);
     // What classes features comes first (an unclassified QuPath export: objectType, not the annotations' names); never "".
     expect(got.defaults).toEqual(['objectType', 'z', 'name']);
     expect(got.defaultField).toBe('k');
@@ -440,7 +444,8 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     expect(got.noted).toEqual([['id', 3, 'n'], ['layer', 'cells']]);
     expect(got.described).toEqual(['in this layer, a feature without an id shows its place in the input (from 0) here', null]);
     expect(got.leftOut).toEqual([{ count: 3, zoom: 4 }, { count: 2, zoom: 5 }, null]);
-    expect(got.leftOutRow).toBe('id3layercells2 more fields from zoom 5: zoom in to see them');
+    expect(got.finerTile).toBeNull();
+    expect(got.leftOutRow).toBe('id3layercellsup to 2 fields more from zoom 5: zoom in to see them');
   });
 
   it('logs no errors', async () => {
