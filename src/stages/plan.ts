@@ -7,7 +7,7 @@ import type { LayerStats } from './assign.js';
 import { tilePrefix } from './encode-json.js';
 import { SPARED_PIXELS, TileSketch } from './thinning.js';
 import { planThresholds, tileOverhead } from './thresholds.js';
-import type { FewFields } from './field-filter.js';
+import { FieldFilter, type FewFields } from './field-filter.js';
 import { circlePad, comparePlanes, defaultMaxZoom, MAX_WORLD_SIDE, planeKey, tilePad, tileSize, worldSide, type Dim, type Plane, type World } from '../tiling/space.js';
 
 /**
@@ -330,7 +330,10 @@ export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: st
   const thinning = found.sketch && config.lod === 'auto'
     ? planThresholds({
       sketch: inEveryChannel(found.sketch, channels), side: world.side, minZoom, maxZoom, budget: o.tileBudget,
-      few: fewFields && found.fewSketch ? { sketch: inEveryChannel(found.fewSketch, channels), below: fewFields.below } : undefined,
+      few: fewFields && found.fewSketch ? {
+        sketch: inEveryChannel(found.fewSketch, channels), below: fewFields.below,
+        overhead: tileOverhead(found.stats, found.sketch.format, tilePrefix(collection).length, new FieldFilter(fewFields.keep)),
+      } : undefined,
       overhead: tileOverhead(found.stats, found.sketch.format, tilePrefix(collection).length),
     })
     : { thresholds: new Array<number>(maxZoom + 1).fill(0), spareFrom: minZoom, spareSizes: new Array<number>(maxZoom + 1).fill(SPARED_PIXELS) };

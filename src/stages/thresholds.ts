@@ -1,6 +1,7 @@
 // The thinning a plan decides from the tile sketch: per zoom the share of features that fits the densest tile's budget,
 // the sizes of outlines spared whatever the share, and the thresholds raised when a tile measured over the budget.
 import type { LayerStats } from './assign.js';
+import type { FieldFilter } from './field-filter.js';
 import { pbfValueBytes, varintBytes } from './geometry-sizer.js';
 import { PRIORITY_RANGE, SPARE_SIZES, SPARED, SPARED_PIXELS, SPARED_SHARE, type TileSketch } from './thinning.js';
 
@@ -44,13 +45,17 @@ function sparesFit(sums: readonly number[] | Float64Array, overhead: number, bud
   return overhead + sparedSums(sums, k)[0] <= budget * AIM * SPARED_SHARE || fittingShare(sums, overhead, budget, k) === 1;
 }
 
-/** Bytes every tile may carry whatever it holds: per layer its header, its keys, and its enumerable string values. */
-export function tileOverhead(stats: LayerStats, format: 'pbf' | 'json', collectionBytes: number): number {
+/**
+ * Bytes every tile may carry whatever it holds: per layer its header, its keys, and its enumerable string values; of
+ * the fields `kept` keeps, when given (`--coarse-fields`).
+ */
+export function tileOverhead(stats: LayerStats, format: 'pbf' | 'json', collectionBytes: number, kept?: FieldFilter): number {
   if (format === 'json') return collectionBytes + 64;
   let total = 0;
   for (const [layer, fields] of Object.entries(stats)) {
     total += 12 + Buffer.byteLength(layer);
     for (const [name, f] of Object.entries(fields)) {
+      if (kept && !kept.keeps(name)) continue;
       total += 3 + Buffer.byteLength(name);
       if (f.strings.length <= 64) for (const s of f.strings) total += pbfValueBytes(s);
     }
@@ -60,8 +65,8 @@ export function tileOverhead(stats: LayerStats, format: 'pbf' | 'json', collecti
 
 export interface ThresholdInput {
   sketch: TileSketch;
-  /** The estimates of tiles that carry fewer fields (`--coarse-fields`), for the zooms below `below`. */
-  few?: { sketch: TileSketch; below: number };
+  /** The estimates and overhead of tiles that carry fewer fields (`--coarse-fields`), for the zooms below `below`. */
+  few?: { sketch: TileSketch; below: number; overhead: number };
   side: number;
   minZoom: number;
   maxZoom: number;
@@ -88,17 +93,18 @@ export function planThresholds(p: ThresholdInput): { thresholds: number[]; spare
   let k = 0;
   for (let z = p.maxZoom - 1; z >= p.minZoom; z--) {
     const j = log2Side - z;
-    const sketch = p.few && z < p.few.below ? p.few.sketch : p.sketch;
+    const few = p.few && z < p.few.below ? p.few : undefined;
+    const sketch = few?.sketch ?? p.sketch, overhead = few?.overhead ?? p.overhead;
     let share = 1;
     if (j >= sketch.minLog2) {
       const tiles = [...sketch.tiles(j)];
       if (spareFrom <= z) {
-        const fitsAll = (c: number) => tiles.every((sums) => sparesFit(sums, p.overhead, p.budget, c));
+        const fitsAll = (c: number) => tiles.every((sums) => sparesFit(sums, overhead, p.budget, c));
         let c = Math.max(0, k - 1);
         while (c < SPARE_SIZES && !fitsAll(c)) c++;
         if (c < SPARE_SIZES) k = c; else spareFrom = z + 1;
       }
-      for (const sums of tiles) share = Math.min(share, fittingShare(sums, p.overhead, p.budget, spareFrom <= z ? k : -1));
+      for (const sums of tiles) share = Math.min(share, fittingShare(sums, overhead, p.budget, spareFrom <= z ? k : -1));
     }
     if (spareFrom <= z) sizes[z] = SPARED_PIXELS * 2 ** k;
     const t = share >= 1 ? 0 : Math.min(PRIORITY_RANGE, Math.ceil((1 - share) * PRIORITY_RANGE));
