@@ -39,8 +39,8 @@ type Collection = ReadSummary['collection'];
  * Reads every input in order: each batch of JSON text is parsed, validated and partitioned in a worker (values on
  * this thread), and its unit records go into `store` in batch order (so the store's contents never depend on which
  * worker was faster). With `sketch`, each batch's tile size estimates are added to it (thinning: lod auto), and to
- * `fewSketch` those of tiles with only the `--coarse-fields`. A mask
- * read in bands spills the label outlines it holds past a tenth of the budget to a folder in `spill`.
+ * `fewSketch` those of tiles with only the `--coarse-fields`. A mask read in bands spills the label outlines it holds
+ * past a tenth of the budget to a folder in `spill`.
  */
 export async function readInputs(inputs: readonly InputSpec[], config: BuildConfig, pool: Pool, store: UnitStore, io: BuildIO, t0: number, spill: string, sketch?: TileSketch, fewSketch?: TileSketch): Promise<ReadSummary> {
   const { options: o } = config;

@@ -324,7 +324,7 @@ export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: st
   if (sorted.length === 0) sorted.push({ t: 0, c: 0, z: 0 });
   const layers = Object.keys(found.stats).sort();
   const collection = { multiscale: found.collection.multiscale, properties: found.collection.properties };
-  // A zoom above the finest carried by --fields-from-zoom, or the finest zoom less one, below the finest.
+  // The zoom from which tiles carry every field: --fields-from-zoom, else the finest zoom less one (at most the finest).
   const few = config.coarseFields;
   const fewFields: FewFields | undefined = few && { keep: few.keep, below: Math.min(few.from ?? maxZoom - 1, maxZoom) };
   const thinning = found.sketch && config.lod === 'auto'
