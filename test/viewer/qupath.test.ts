@@ -227,8 +227,13 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer on the QuPath sample, built by the CLI',
 
     // Moving the view rewrites the hash: reading it back gives the new centre.
     await page.evaluate(() => { window.__viewer.view.setCenter([1500, -1000]); return window.__viewer.settle(); });
-    const hash = Object.fromEntries(new URLSearchParams((await page.evaluate(() => location.hash)).slice(1)));
-    expect(hash).toEqual({ zoom: '5.5', x: '1500', y: '1000', colour: 'measurements.Cell: Area' });
+    const params = new URLSearchParams((await page.evaluate(() => location.hash)).slice(1));
+    const hidden = params.getAll('hide');
+    params.delete('hide');
+    expect(Object.fromEntries(params)).toEqual({ zoom: '5.5', x: '1500', y: '1000', colour: 'measurements.Cell: Area' });
+    // The layers unticked (all but cell) are in the link too.
+    const layers = await page.locator('#layers input[data-layer]').evaluateAll((boxes) => boxes.map((b) => (b as HTMLInputElement).dataset.layer as string));
+    expect(hidden).toEqual(layers.filter((l) => l !== 'cell').sort());
 
     await page.click('#fit');
     await page.waitForFunction(() => window.__viewer.zoom() < 5);
