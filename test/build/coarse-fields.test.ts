@@ -9,15 +9,15 @@ import { UsageError } from '../../src/report/errors.js';
 import { verifyPyramid } from '../../src/inspect/index.js';
 import { decodePbf, sinkJson, tmpDir, treeDifferences } from '../helpers/pyramid.js';
 
-const W = 8192, MAX = 5, BUDGET = 16 * 1024;
+const W = 8192, MAX = 5, BUDGET = 8 * 1024;
 const MEASURES = ['Cell: Area', 'Cell: Perimeter', 'Nucleus: Area', 'Nucleus: Circularity', 'Hematoxylin OD mean', 'Eosin OD mean', 'DAB OD mean', 'Eccentricity'];
 
-/** 2,000 QuPath-shaped cells: a UUID-like id, a nested classification, eight measurements. */
+/** 1,000 QuPath-shaped cells: a UUID-like id, a nested classification, eight measurements. */
 function cells(): string {
   let a = 7;
   const r = () => { a = (Math.imul(a, 1103515245) + 12345) >>> 0; return a / 4294967296; };
   const lines: string[] = [];
-  for (let i = 0; i < 2000; i++) {
+  for (let i = 0; i < 1000; i++) {
     const x = 16 + r() * (W - 32), y = 16 + r() * (W - 32);
     const ring = Array.from({ length: 7 }, (_, k) => [Math.round((x + 5 * Math.cos((k % 6) * Math.PI / 3)) * 100) / 100, Math.round((y + 5 * Math.sin((k % 6) * Math.PI / 3)) * 100) / 100]);
     const measurements = Object.fromEntries(MEASURES.map((m) => [m, Math.round(r() * 1e6) / 1e3]));
