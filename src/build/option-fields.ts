@@ -151,9 +151,13 @@ const MANY_FIELDS = 8;
  * A notice for each layer whose overview is thin because its features carry many fields (a QuPath export's 29
  * measurements: 0.9% of the cells drawn at zoom 0), when no option says which fields the coarse zooms need.
  */
-export function thinOverviewNotices(config: Pick<BuildConfig, 'coarseFields' | 'fields'>, plan: Pick<BuildPlan, 'minZoom' | 'maxZoom' | 'lod' | 'formats'>, layers: readonly VectorLayer[]): Array<[string, CodedFields]> {
-  if (config.coarseFields || config.fields || plan.lod !== 'auto' || plan.maxZoom - 1 <= plan.minZoom) return [];
+export function thinOverviewNotices(config: Pick<BuildConfig, 'coarseFields' | 'fields'>, plan: Pick<BuildPlan, 'minZoom' | 'maxZoom' | 'lod' | 'formats' | 'fewFields' | 'keptFields'>, layers: readonly VectorLayer[]): Array<[string, CodedFields]> {
+  // The options as the plan holds them too: `finalize` of a sharded build is given none of them.
+  if (config.coarseFields || config.fields || plan.fewFields || plan.keptFields || plan.lod !== 'auto') return [];
   const z = plan.formats.pbf ? plan.minZoom : Math.max(1, plan.minZoom);
+  // The zoom told of must be one --coarse-fields thins by default (below the finest less one): a JSON-only pyramid's
+  // coarsest tiles are at zoom 1, which zooms 0-2 leave with every field.
+  if (plan.maxZoom - 1 <= z) return [];
   const out: Array<[string, CodedFields]> = [];
   for (const l of layers) {
     const share = (l.kept_fraction as Record<string, number> | undefined)?.[z] ?? 1;

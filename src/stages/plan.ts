@@ -66,6 +66,8 @@ export interface BuildPlan {
   spareSizes: number[];
   /** `--coarse-fields`: the only fields tiles carry below zoom `below` (absent: every zoom carries every field). */
   fewFields?: FewFields;
+  /** `--fields`: the only fields tiles carry (absent: every field). Records hold only these already; kept for `finalize`. */
+  keptFields?: string[];
 }
 
 export interface PlanInput {
@@ -343,6 +345,7 @@ export function planBuild(config: BuildConfig, found: PlanSources, storeKeys: st
     thresholds: thinning.thresholds.map((t) => layers.map(() => t)), raised: [], spareFrom: thinning.spareFrom, spareSizes: thinning.spareSizes,
   };
   if (fewFields && fewFields.below > minZoom) plan.fewFields = fewFields;
+  if (config.fields) plan.keptFields = [...config.fields];
   const outliers = config.imageSize === undefined && !found.imageSized && found.extent ? findOutliers(found.extent, world.side) : null;
   if (outliers) plan.outliers = outliers;
   return { plan, units };

@@ -7,6 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { buildPyramid, buildShard, fileSource, finalizeShardedBuild, memorySource, MemorySink, planShardedBuild } from '../../src/index.js';
 import { UsageError } from '../../src/report/errors.js';
 import { verifyPyramid } from '../../src/inspect/index.js';
+import { main } from '../../src/cli/main.js';
+import { memoryIO } from '../../src/cli/io.js';
+import { thinOverviewNotices } from '../../src/build/option-fields.js';
 import { decodePbf, sinkJson, tmpDir, treeDifferences } from '../helpers/pyramid.js';
 
 const W = 8192, MAX = 5, BUDGET = 8 * 1024;
@@ -97,6 +100,36 @@ describe('--coarse-fields', () => {
       { event: 'overview-thin', layer: 'cells', zoom: 0, share: kept(all.descriptor)['0'], fields: 12 },
     ]]);
     expect(few.notices.filter(([, d]) => (d as { event: string }).event === 'overview-thin')).toEqual([]);
+  });
+
+  it('a sharded build tells of a thin overview at finalize, as build does', async () => {
+    const dir = tmpDir('mudm-few-thin');
+    const input = path.join(dir, 'cells.ndjson');
+    fs.writeFileSync(input, text);
+    const flags = ['--image-size', `${W},${W}`, '--max-zoom', String(MAX), '--tile-budget', String(BUDGET), '--unit-size', '1024', '--workers', '1'];
+    const finalized = async (name: string, more: string[]) => {
+      const out = path.join(dir, name);
+      for (const args of [['plan', input, '-o', out, ...flags, ...more], ['build-shard', out, '--shard', '0', '--workers', '1']]) {
+        const io = memoryIO();
+        expect([await main([...args, '-q'], io), io.err()], args[0]).toEqual([0, '']);
+      }
+      const io = memoryIO();
+      expect(await main(['finalize', out, '--workers', '1', '--log', 'json'], io)).toBe(0);
+      return io.err().split('\n').filter((l) => l.includes('"overview-thin"')).map((l) => (JSON.parse(l) as { layer: string; zoom: number }));
+    };
+    // finalize said nothing of it (no notice reached its log).
+    expect(await finalized('plain', [])).toEqual([expect.objectContaining({ layer: 'cells', zoom: 0 })]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('tells of a thin overview only at a zoom --coarse-fields thins by default (a JSON-only pyramid of zooms 0-2: zoom 1 keeps every field)', () => {
+    const layer = { id: 'cells', fields: Object.fromEntries(MEASURES.map((m) => [m, 'Number' as const])), kept_fraction: { 1: 0.01, 2: 0.5 } };
+    const plan = { minZoom: 0, maxZoom: 2, lod: 'auto' as const, formats: { json: true, pbf: false } };
+    expect(thinOverviewNotices({}, plan, [layer])).toEqual([]);
+    expect(thinOverviewNotices({}, { ...plan, maxZoom: 3 }, [layer]).map(([, d]) => d)).toEqual([{ event: 'overview-thin', layer: 'cells', zoom: 1, share: 0.01, fields: 8 }]);
+    // finalize is given none of the build's options: the plan's say --coarse-fields or --fields was given.
+    expect(thinOverviewNotices({}, { ...plan, maxZoom: 3, fewFields: { keep: ['id'], below: 2 } }, [layer])).toEqual([]);
+    expect(thinOverviewNotices({}, { ...plan, maxZoom: 3, keptFields: MEASURES }, [layer])).toEqual([]);
   });
 
   it('gives the same bytes with one worker, two, and sharded; verify holds the tiles to field_minzoom', async () => {

@@ -15,7 +15,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const progress = progressReporter(options, io);
   return interruptible(log, 'finalize', progress, async (signal) => {
     // The processes: a second finalize, or a build --force, must not work in this work directory while this one runs.
-    const report = await finalizeShardedBuild({ ...options, out: args[0] }, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), signal, processes: localProcesses });
+    const report = await finalizeShardedBuild({ ...options, out: args[0] }, { onProgress: progress.onProgress, onWarning: (m, f) => log.warn(m, f), onInfo: (m, f) => log.notice(m, f), signal, processes: localProcesses });
     progress.end();
     if (!options.quiet) {
       if (log.format === 'json') log.info('finalized', { event: 'done', out: args[0], tiles: { total: report.tiles.total, bytes: report.tiles.bytes } });
