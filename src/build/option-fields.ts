@@ -119,16 +119,21 @@ export function manyPlanesWarning(config: Pick<BuildConfig, 'planeFields'>, plan
  * The names of `--coarse-fields` that no feature's field is or lies under: a misspelt name keeps nothing, and the
  * coarse zooms would carry less than asked without a word. A warning naming each and the field it may mean.
  */
-export function coarseFieldsWarning(config: Pick<BuildConfig, 'coarseFields'>, stats: LayerStats): [string, CodedFields] | undefined {
+export function coarseFieldsWarning(config: Pick<BuildConfig, 'coarseFields' | 'fields'>, stats: LayerStats): [string, CodedFields] | undefined {
   const fields = [...new Set(Object.values(stats).flatMap((l) => Object.keys(l)))].sort();
   const unknown = (config.coarseFields?.keep ?? []).filter((n) => !fields.some((f) => new FieldFilter([n]).keeps(f)));
   if (unknown.length === 0) return undefined;
-  const said = unknown.map((n) => {
+  // The statistics hold only what --fields kept: a name it leaves out that is near no field kept is no misspelling,
+  // and features may well have it.
+  const kept = config.fields ? new FieldFilter(config.fields) : undefined;
+  const left = unknown.filter((n) => kept && !kept.keeps(n) && !config.fields?.some((k) => new FieldFilter([n]).keeps(k)) && !closest(n, fields));
+  const said = unknown.filter((n) => !left.includes(n)).map((n) => {
     const near = closest(n, fields);
     return `"${n}"${near ? ` (${near}?)` : ''}`;
   });
+  const named = [...said.length ? [`${said.join(', ')}, which no feature has`] : [], ...left.length ? [`${left.map((n) => `"${n}"`).join(', ')}, which --${flagName('fields')} leaves out of every tile`] : []];
   return [
-    `--${flagName('coarseFields')} names ${said.join(', ')}, which no feature has: the coarse zooms carry ${unknown.length === config.coarseFields?.keep.length ? 'no field' : 'only the other fields named'}; the fields are those inspect lists, dotted for nested objects (classification.name)`,
+    `--${flagName('coarseFields')} names ${named.join(', and ')}: the coarse zooms carry ${unknown.length === config.coarseFields?.keep.length ? 'no field' : 'only the other fields named'}; the fields are those inspect lists, dotted for nested objects (classification.name)`,
     { event: 'coarse-fields-unknown', fields: unknown },
   ];
 }

@@ -9,7 +9,8 @@ import { UsageError } from '../../src/report/errors.js';
 import { verifyPyramid } from '../../src/inspect/index.js';
 import { main } from '../../src/cli/main.js';
 import { memoryIO } from '../../src/cli/io.js';
-import { thinOverviewNotices } from '../../src/build/option-fields.js';
+import { coarseFieldsWarning, thinOverviewNotices } from '../../src/build/option-fields.js';
+import type { FieldStat } from '../../src/stages/assign.js';
 import { decodePbf, sinkJson, tmpDir, treeDifferences } from '../helpers/pyramid.js';
 
 const W = 8192, MAX = 5, BUDGET = 8 * 1024;
@@ -202,6 +203,16 @@ describe('--coarse-fields', () => {
       '--fields names "mesurements", which no valid feature has: tiles carry no such field; the fields are those inspect lists of a build without --fields, dotted for nested objects (classification.name)',
       { event: 'fields-unknown', fields: ['mesurements'] },
     ]]);
+  });
+
+  it('a --coarse-fields name that --fields leaves out is said so, not called a field no feature has', () => {
+    const stat: FieldStat = { number: 0, bool: 0, string: 1, other: 0, min: Infinity, max: -Infinity, strings: [] };
+    const stats = { cells: { 'classification.name': stat, 'measurements.Cell: Area': stat } };
+    const warned = coarseFieldsWarning({ coarseFields: { keep: ['objectType', 'classification.name', 'classification.nme'] }, fields: ['classification.name', 'measurements'] }, stats);
+    expect(warned).toEqual([
+      '--coarse-fields names "classification.nme" (classification.name?), which no feature has, and "objectType", which --fields leaves out of every tile: the coarse zooms carry only the other fields named; the fields are those inspect lists, dotted for nested objects (classification.name)',
+      { event: 'coarse-fields-unknown', fields: ['objectType', 'classification.nme'] },
+    ]);
   });
 
   it('warns when no zoom is coarse enough to carry fewer fields, naming the --fields-from-zoom that would', async () => {
