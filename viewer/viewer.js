@@ -204,9 +204,10 @@ async function start() {
 
   // ── the view in the URL, for sharing ──
   const pyramidZoom = () => Math.log2(side / 256 / view.getResolution());
+  // A pyramid without a background image has no box to untick: a link's background=off is not passed on from it.
   const saveView = () => {
     const [x, y] = view.getCenter();
-    const hash = writeViewState({ zoom: pyramidZoom(), x, y: -y, resolution: view.getResolution(), plane, dims, colour: field, hide: hidden, background: $('background').checked });
+    const hash = writeViewState({ zoom: pyramidZoom(), x, y: -y, resolution: view.getResolution(), plane, dims, colour: field, hide: hidden, background: $('background-row').hidden || $('background').checked });
     if (hash !== window.location.hash) window.history.replaceState(null, '', `${window.location.pathname}${window.location.search}${hash}`);
   };
 

@@ -4,7 +4,7 @@ import type { Page } from 'playwright-core';
 import { itLogsNoErrors, useBuiltViewer } from './built.js';
 import { close, HAVE_CHROMIUM, screen, type ViewerHandle } from './page.js';
 
-declare const window: { __viewer: ViewerHandle };
+declare const window: { __viewer: ViewerHandle; location: { hash: string } };
 
 const square = (x: number, y: number, s: number) => [[[x, y], [x + s, y], [x + s, y + s], [x, y + s], [x, y]]];
 
@@ -92,6 +92,18 @@ describe.skipIf(!HAVE_CHROMIUM)('the viewer\'s panel', () => {
     } finally {
       await page.setViewportSize({ width: 1000, height: 640 });
     }
+  });
+
+  it('takes a link\'s background=off in a pyramid without a background image and does not pass it on; unticks only its own layers', async () => {
+    const { page, url } = viewed;
+    await load(page, url);
+    const ids = await page.locator('#layers input[data-layer]').evaluateAll((b) => b.map((x) => (x as HTMLInputElement).dataset.layer as string));
+    await load(page, url, `#hide=${encodeURIComponent(ids[0])}&hide=no%20such%20%26%20layer&background=off`);
+    expect(await page.locator('#background-row').isVisible()).toBe(false);
+    expect(await page.locator(`#layers input[data-layer="${ids[0]}"]`).isChecked()).toBe(false);
+    // Before, the unseen box stayed unticked and every link from this page said background=off.
+    const hash = new URLSearchParams((await page.evaluate(() => window.location.hash)).slice(1));
+    expect([hash.getAll('hide'), hash.has('background')]).toEqual([[ids[0]], false]);
   });
 
   it('lists "no value" only for a field some feature drawn lacks', async () => {
