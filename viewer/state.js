@@ -2,8 +2,8 @@
 //
 // `#zoom=5.25&x=42000&y=86500&c=1&colour=classification.name`: zoom is the pyramid's zoom (fractional between levels),
 // x and y the centre in image pixels (y down), t/c/z the plane, colour the colour-by field (its whole name, dots and
-// spaces included, percent-encoded); `hide=nucleus` once per layer unticked, `background=off` when the slide image is. The hash, not the query: `?tileset=` stays the page's own parameter and a hash
-// change does not reload the page.
+// spaces included, percent-encoded); `hide=nucleus` once per layer unticked, `background=off` when the slide image is.
+// The hash, not the query: `?tileset=` stays the page's own parameter and a hash change does not reload the page.
 
 export const PLANE_DIMS = ['t', 'c', 'z'];
 
