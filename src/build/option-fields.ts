@@ -8,7 +8,7 @@ import { flagName, type BuildConfig } from '../options.js';
 import { UsageError } from '../report/errors.js';
 import type { LayerStats } from '../stages/assign.js';
 import type { BuildPlan } from '../stages/plan.js';
-import { FieldFilter } from '../stages/field-filter.js';
+import { isUnder } from '../stages/field-filter.js';
 import { closest } from '../suggest.js';
 import type { ParseResult } from '../stages/parse.js';
 import { CLASS_FIELD, NUCLEUS_LAYER } from '../stages/qupath.js';
@@ -80,13 +80,18 @@ export function checkOptionFields(config: BuildConfig, sum: ReadSummary, seen: R
   throw new UsageError(`--${flagName('layerBy')} ${config.options.layerBy} makes ${layers.length} layers (${shown}, …), more than ${MAX_LAYERS}: a layer is for a class of features (classification.name, objectType, featureClass), not for each value of a measurement or an id`);
 }
 
+/** Every field name of every layer, sorted. */
+function fieldNames(stats: LayerStats): string[] {
+  return [...new Set(Object.values(stats).flatMap((l) => Object.keys(l)))].sort();
+}
+
 function checkNamed(config: BuildConfig, seen: ReadonlySet<string>, stats: LayerStats): void {
   const named: [string, string][] = [];
   if (config.options.layerBy !== undefined) named.push([config.options.layerBy, `--${flagName('layerBy')} ${config.options.layerBy}`]);
   for (const [d, name] of Object.entries(config.planeFields)) named.push([name, `--${flagName('planeField')} ${d}=${name}`]);
   const missing = named.find(([name]) => !seen.has(name));
   if (!missing) return;
-  const fields = [...new Set(Object.values(stats).flatMap((l) => Object.keys(l)))].sort();
+  const fields = fieldNames(stats);
   const shown = fields.length > 40 ? `${fields.slice(0, 40).join(', ')}, … (${fields.length - 40} more)` : fields.join(', ') || 'none';
   throw new UsageError(`${missing[1]}: no feature has a field "${missing[0]}"; the fields are: ${shown}`);
 }
@@ -120,13 +125,13 @@ export function manyPlanesWarning(config: Pick<BuildConfig, 'planeFields'>, plan
  * coarse zooms would carry less than asked without a word. A warning naming each and the field it may mean.
  */
 export function coarseFieldsWarning(config: Pick<BuildConfig, 'coarseFields' | 'fields'>, stats: LayerStats): [string, CodedFields] | undefined {
-  const fields = [...new Set(Object.values(stats).flatMap((l) => Object.keys(l)))].sort();
-  const unknown = (config.coarseFields?.keep ?? []).filter((n) => !fields.some((f) => new FieldFilter([n]).keeps(f)));
+  const fields = fieldNames(stats);
+  const unknown = (config.coarseFields?.keep ?? []).filter((n) => !fields.some((f) => isUnder(f, n)));
   if (unknown.length === 0) return undefined;
   // The statistics hold only what --fields kept: a name it leaves out that is near no field kept is no misspelling,
   // and features may well have it.
-  const kept = config.fields ? new FieldFilter(config.fields) : undefined;
-  const left = unknown.filter((n) => kept && !kept.keeps(n) && !config.fields?.some((k) => new FieldFilter([n]).keeps(k)) && !closest(n, fields));
+  const kept = config.fields;
+  const left = unknown.filter((n) => kept && !kept.some((k) => isUnder(n, k) || isUnder(k, n)) && !closest(n, fields));
   const said = unknown.filter((n) => !left.includes(n)).map((n) => {
     const near = closest(n, fields);
     return `"${n}"${near ? ` (${near}?)` : ''}`;

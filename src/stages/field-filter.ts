@@ -8,6 +8,11 @@ import { setOwn } from '../model/own.js';
 /** The fields asked for below `below` (a zoom): their names as `forEachField` and the descriptor name them. */
 export interface FewFields { keep: readonly string[]; below: number }
 
+/** Whether `field` is the field `name`, or a field under it (`classification.name` under `classification`). */
+export function isUnder(field: string, name: string): boolean {
+  return field === name || (field.length > name.length && field.startsWith(name) && field.charCodeAt(name.length) === 46);
+}
+
 /** A list of tag keys and the indexes of those kept: one per distinct list (record reads share their key lists). */
 interface KeptKeys { keys: string[]; at: number[] }
 
@@ -25,14 +30,12 @@ export class FieldFilter {
   constructor(readonly names: readonly string[]) {}
 
   keeps(field: string): boolean {
-    for (const n of this.names) if (field === n || (field.length > n.length && field.startsWith(n) && field.charCodeAt(n.length) === 46)) return true;
-    return false;
+    return this.names.some((n) => isUnder(field, n));
   }
 
   /** Whether a nested object at `path` (`classification`) may hold a kept field: it is kept, or a kept name lies under it. */
   private leadsTo(path: string): boolean {
-    for (const n of this.names) if (n.length > path.length && n.startsWith(path) && n.charCodeAt(path.length) === 46) return true;
-    return this.keeps(path);
+    return this.names.some((n) => isUnder(n, path) || isUnder(path, n));
   }
 
   /** The tags kept; the key list shared by every feature of one list, as `PbfDictionary.keysOf` numbers it once. */
