@@ -30,7 +30,9 @@ export class FieldFilter {
   constructor(readonly names: readonly string[]) {}
 
   keeps(field: string): boolean {
-    return this.names.some((n) => isUnder(field, n));
+    // A loop, not a closure: --fields asks it of every property of every feature.
+    for (const n of this.names) if (isUnder(field, n)) return true;
+    return false;
   }
 
   /** Whether a nested object at `path` (`classification`) may hold a kept field: it is kept, or a kept name lies under it. */
