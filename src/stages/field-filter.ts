@@ -1,5 +1,5 @@
 // The fields tiles carry (--fields at every zoom, --coarse-fields at coarse ones): which PBF tags and JSON members a feature keeps.
-import { isPbfId, type FeatureHead, type FeatureTags } from '../tiling/flat.js';
+import { flatFeatureOf, isPbfId, tagsOf, type FeatureHead, type FeatureTags, type FlatFeature } from '../tiling/flat.js';
 import { isPlainObject } from '../model/fields.js';
 import type { Feature, Properties } from '../model/feature.js';
 import { featureHeadText } from './encode-json.js';
@@ -17,6 +17,7 @@ export function isUnder(field: string, name: string): boolean {
 interface KeptKeys { keys: string[]; at: number[] }
 
 const decoder = new TextDecoder();
+const encoder = new TextEncoder();
 
 /**
  * Keeps the fields named, and those under a name (`classification` keeps `classification.name`): the members that
@@ -74,6 +75,16 @@ export class FieldFilter {
   /** The feature with only the kept members: its geometry and type, and of the rest what `head` keeps. */
   feature(f: Feature): Feature {
     return { type: 'Feature', geometry: f.geometry, ...this.head(f) };
+  }
+
+  /**
+   * A unit's feature with only the kept fields, on its way to a level whose zooms all carry only those: its record
+   * then holds two fields of a QuPath cell's 34. `json`: whether records keep a JSON head (a build of JSON tiles).
+   */
+  flat(f: FlatFeature, json: boolean): FlatFeature {
+    const headJson = json && f.headJson ? encoder.encode(this.headText(f.headJson)) : undefined;
+    const head = f.head && this.head(f.head);
+    return flatFeatureOf(f.seq, f.layer, f.geom, f.lod, head, headJson, this.tags(tagsOf(f)), undefined, f.many === true, f.pieces);
   }
 
   /** Whether a feature has a field this keeps (besides a PBF id, which is no field). */

@@ -1,6 +1,4 @@
 // Tile one work unit: read its records, tile and encode its zooms, and reduce its own features for the level above.
-import fs from 'node:fs';
-import path from 'node:path';
 import { circlePad, tilePad, tilePath, tileSize, type Dim } from '../tiling/space.js';
 import { lodOf, onlyMeshes, withGeometry, type FlatFeature, type TileGeometry } from '../tiling/flat.js';
 import { Simplifier } from '../tiling/simplify.js';
@@ -13,14 +11,14 @@ import { homeCell, RecordRouter } from './router.js';
 import { unitKeyPrefix } from './unit-key.js';
 import { RecordEncoder, RecordReader, setHome } from './record.js';
 import { StringCache } from './record-strings.js';
-import { resolvePointers, SHARED_FILE } from './shared-records.js';
 import { grown } from '../bytes.js';
 import type { Rect } from '../tiling/clip.js';
 import { withinReach } from '../tiling/reach.js';
 import type { UnitPlan } from './plan.js';
 import { drawn } from './thinning.js';
 import { PreviewPainter, paintFeature, type PatchArea } from '../raster/paint.js';
-import { WorkStateError } from '../report/errors.js';
+import { readUnitFile, recordSlices } from './unit-files.js';
+import { FieldFilter } from './field-filter.js';
 
 export interface TileTask {
   kind: 'tile';
@@ -69,108 +67,6 @@ export interface UnitResult {
   preview?: { area: PatchArea; rgba: Uint8Array };
 }
 
-/**
- * Reads the shared records a unit file's pointers lead to (shared-records.ts), from SHARED_FILE beside it; opened on
- * the first pointer, closed by `close`.
- */
-class SharedReader {
-  private fd = -1;
-  private readonly file: string;
-
-  constructor(unitFile: string) {
-    this.file = path.join(path.dirname(unitFile), SHARED_FILE);
-  }
-
-  readonly read = (offset: number, length: number): Uint8Array => {
-    if (this.fd < 0) this.fd = openRecords(this.file);
-    const out = new Uint8Array(length);
-    const got = fs.readSync(this.fd, out, 0, length, offset);
-    if (got !== length) throw new WorkStateError(`corrupt unit records: ${this.file} ends before the shared record at byte ${offset} (${length} bytes)`, this.file);
-    return out;
-  };
-
-  close(): void {
-    if (this.fd >= 0) fs.closeSync(this.fd);
-  }
-}
-
-/**
- * Opens a record file. One gone, or cut short (`truncated`), since it was written (a plan's, changed after the step
- * checked it) is a WorkStateError naming it, which the worker reports as such: the step ends with exit 4.
- */
-function openRecords(file: string): number {
-  try {
-    return fs.openSync(file, 'r');
-  } catch (err) {
-    if ((err as { code?: unknown }).code !== 'ENOENT') throw err;
-    throw new WorkStateError(`cannot read unit records: ${file} is missing`, file);
-  }
-}
-
-function truncated(file: string, bytes: number): WorkStateError {
-  return new WorkStateError(`corrupt unit records in ${file}: ${bytes} bytes of a truncated record at the end`, file);
-}
-
-/** A record's byte length, its first field. */
-const lengthAt = (buf: Uint8Array, at: number) => buf[at] | (buf[at + 1] << 8) | (buf[at + 2] << 16) | (buf[at + 3] * 2 ** 24);
-
-/** Where the whole records at the start of `buf` (its first `have` bytes) end. */
-function wholeRecords(buf: Uint8Array, have: number): number {
-  let end = 0;
-  while (end + 4 <= have && lengthAt(buf, end) > 0 && end + lengthAt(buf, end) <= have) end += lengthAt(buf, end);
-  return end;
-}
-
-/** A unit file's records, its pointers replaced by the records they lead to (`resolvePointers`' chunks). */
-function readUnitFile(file: string): Uint8Array[] {
-  const fd = openRecords(file);
-  const shared = new SharedReader(file);
-  try {
-    // Nothing else walks the lengths of a file read whole: a last record cut short would be decoded past its end.
-    const bytes = fs.readFileSync(fd);
-    const end = wholeRecords(bytes, bytes.byteLength);
-    if (end < bytes.byteLength) throw truncated(file, bytes.byteLength - end);
-    return resolvePointers(bytes, shared.read);
-  } finally {
-    fs.closeSync(fd);
-    shared.close();
-  }
-}
-
-/** A file's records a slice at a time: whole records, about SLICE bytes (a larger record alone); each valid until the next. */
-export function* recordSlices(file: string): Generator<Uint8Array> {
-  const fd = openRecords(file);
-  const shared = new SharedReader(file);
-  try {
-    let buf = new Uint8Array(SLICE);
-    let have = 0;
-    for (;;) {
-      // A record longer than the buffer: room for all of it.
-      if (have >= 4 && lengthAt(buf, 0) > buf.length) {
-        const b = new Uint8Array(lengthAt(buf, 0));
-        b.set(buf.subarray(0, have));
-        buf = b;
-      }
-      const got = fs.readSync(fd, buf, have, buf.length - have, null);
-      have += got;
-      const end = wholeRecords(buf, have);
-      if (end > 0) {
-        yield* resolvePointers(buf.subarray(0, end), shared.read);
-        buf.copyWithin(0, end, have);
-        have -= end;
-      }
-      if (got === 0) {
-        if (have > 0) throw truncated(file, have);
-        return;
-      }
-    }
-  } finally {
-    fs.closeSync(fd);
-    shared.close();
-  }
-}
-
-const SLICE = 4 << 20;
 
 /** The unit's cell and the buffer of its tiles, one tile unit wider for rounding, in pixels: all its tiles can hold. */
 function reach(task: TileTask): Rect {
@@ -388,10 +284,13 @@ function reduceForNext(features: FlatFeature[], home: Uint8Array, boxes: Boxes, 
   const enc = new RecordEncoder(task.spec.formats.json);
   const simplifier = new Simplifier();
   const zc = zoomContext(task.spec, reduceZoom);
+  // Every zoom of the levels above carries only the --coarse-fields: the records they read hold only those.
+  const few = zc.few && task.spec.fewFields ? new FieldFilter(task.spec.fewFields.keep) : undefined;
   for (let i = 0; i < features.length; i++) {
     const f = features[i];
     if (home[i] === 0 || drawnAt(f, i, boxes, task.spec, zc, keys) === 0) continue;
-    const r = reduceForZoom(f, task.spec, reduceZoom, simplifier);
+    const reduced = reduceForZoom(f, task.spec, reduceZoom, simplifier);
+    const r = reduced && few ? few.flat(reduced, task.spec.formats.json) : reduced;
     if (r === null || !enc.encode(task.spec.layers[r.layer].id, r)) continue;
     // A point's circle: into the cells whose coarsest tiles it reaches (`circlePad`), beyond those of its buffer.
     router.route(prefix, enc.bytes(), enc.box, ts, pad, n - 1, Infinity, circlePad(ts, enc.reach));

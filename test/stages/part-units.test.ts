@@ -22,19 +22,19 @@ function records(features: string[]): Uint8Array {
   return r.units[0][1];
 }
 
-function task(bytes: Uint8Array, cell: { z: number; x: number; y: number }, part: boolean): TileTask {
+function task(bytes: Uint8Array, cell: { z: number; x: number; y: number }, part: boolean, fewFields?: TileTask['spec']['fewFields']): TileTask {
   return {
     kind: 'tile', unit: { key: `0/0/0/${cell.x}/${cell.y}`, level: 0, plane: { t: 0, c: 0, z: 0 }, cell, sources: ['0/0/0/0/0'] },
     sources: [{ chunks: [bytes.slice()] }], dims: [], next: cell.z > 0 ? { zoom: cell.z - 1 } : undefined, part,
     spec: {
       side: SIDE, minZoom: cell.z, maxZoom: 3, finestZoom: 3, cell, layers: [{ id: 'cells' }], formats: { json: true, pbf: true },
-      lod: 'auto', tileBudget: 500 * 1024,
+      lod: 'auto', tileBudget: 500 * 1024, fewFields,
     },
   };
 }
 
 const square = (x: number, y: number, s: number) =>
-  `{"type":"Feature","properties":{"x":${x}},"geometry":{"type":"Polygon","coordinates":[[[${x},${y}],[${x + s},${y}],[${x + s},${y + s}],[${x},${y + s}],[${x},${y}]]]}}`;
+  `{"type":"Feature","properties":{"x":${x},"cls":{"name":"c${x % 3}","n":${y}}},"geometry":{"type":"Polygon","coordinates":[[[${x},${y}],[${x + s},${y}],[${x + s},${y + s}],[${x},${y + s}],[${x},${y}]]]}}`;
 
 describe('part units', () => {
   it('tile what the whole cell tiles, and own each feature once', () => {
@@ -58,5 +58,25 @@ describe('part units', () => {
     }
     expect([...owners.keys()].sort((a, b) => a - b)).toEqual(features.map((_, i) => i));
     expect([...owners.values()].every((n) => n === 1)).toBe(true);
+  });
+
+  it('pass up only the --coarse-fields when every zoom above carries only those', () => {
+    const features = [square(100, 100, 40), square(1500, 300, 60), square(700, 1700, 30)];
+    const bytes = records(features);
+    /** Per record going up to zoom 0: its tag keys and its JSON head's properties. */
+    const upward = (few?: TileTask['spec']['fewFields']) => tileUnit(task(bytes, { z: 1, x: 0, y: 0 }, false, few)).next.flatMap(([, b]) => {
+      const r = new RecordReader(b), out: [string[], unknown][] = [];
+      while (r.next()) {
+        const f = r.feature(() => 0);
+        const head = JSON.parse(`${new TextDecoder().decode(f.headJson)}null}`) as { properties: unknown };
+        out.push([f.tags?.keys ?? [], head.properties]);
+      }
+      return out;
+    });
+    // Zoom 0 is below zoom 1, from which tiles carry every field: only cls.name goes up.
+    expect(upward({ keep: ['cls.name'], below: 1 })).toEqual(['c1', 'c0', 'c1'].map((name) => [['cls.name'], { cls: { name } }]));
+    // Zoom 0 carries every field: all go up.
+    expect(upward({ keep: ['cls.name'], below: 0 })).toEqual([[100, 100], [1500, 300], [700, 1700]].map(([x, y]) => [['x', 'cls.name', 'cls.n'], { x, cls: { name: `c${x % 3}`, n: y } }]));
+    expect(upward()).toEqual(upward({ keep: ['cls.name'], below: 0 }));
   });
 });

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WorkStateError } from '../../src/report/errors.js';
-import { recordSlices } from '../../src/stages/unit.js';
+import { recordSlices } from '../../src/stages/unit-files.js';
 import { refusal } from '../helpers/errors.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mudm-slices-'));

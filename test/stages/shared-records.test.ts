@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SpillingStore } from '../../src/stages/partition.js';
 import { pointerRecord, resolvePointers, SHARED_FILE } from '../../src/stages/shared-records.js';
-import { recordSlices } from '../../src/stages/unit.js';
+import { recordSlices } from '../../src/stages/unit-files.js';
 import { WorkStateError } from '../../src/report/errors.js';
 import { refusal } from '../helpers/errors.js';
 import { tmpDir } from '../helpers/pyramid.js';
