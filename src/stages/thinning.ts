@@ -213,7 +213,7 @@ export class TileSketch {
   private plane(key: string): SketchPlane {
     let p = this.planes.get(key);
     if (p === undefined) {
-      p = { slots: new Map(), keys: [], cols: [], tail: new Float64Array(COLS * (MAX_LOG2 + 1)), lastKey: new Float64Array(MAX_LOG2 + 1).fill(-1), lastSlot: new Int32Array(MAX_LOG2 + 1) };
+      p = { slots: new Map(), n: 0, keys: new Float64Array(64), cols: new Float64Array(64 * COLS), tail: new Float64Array(COLS * (MAX_LOG2 + 1)), lastKey: new Float64Array(MAX_LOG2 + 1).fill(-1), lastSlot: new Int32Array(MAX_LOG2 + 1) };
       this.planes.set(key, p);
     }
     return p;
@@ -221,7 +221,7 @@ export class TileSketch {
 
   /** The sums, for a worker to hand to the reading thread. */
   data(): SketchData {
-    return [...this.planes].map(([plane, p]) => ({ plane, keys: Float64Array.from(p.keys), cols: Float64Array.from(p.cols), tail: p.tail }));
+    return [...this.planes].map(([plane, p]) => ({ plane, keys: p.keys.slice(0, p.n), cols: p.cols.slice(0, p.n * COLS), tail: p.tail }));
   }
 
   /** Adds sums gathered elsewhere (the order of merges does not change the result). */
@@ -242,12 +242,12 @@ export class TileSketch {
       const origin = new Float64Array(COLS);
       for (let k = this.minLog2; k <= j; k++) for (let c = 0; c < COLS; c++) origin[c] += p.tail[k * COLS + c];
       let originSeen = false;
-      for (let s = 0; s < p.keys.length; s++) {
+      for (let s = 0; s < p.n; s++) {
         const key = p.keys[s];
         if (Math.floor(key / 2 ** 48) !== j) continue;
-        const sums = Float64Array.from(p.cols.slice(s * COLS, s * COLS + COLS));
-        if (key % 2 ** 48 === 0) { originSeen = true; for (let c = 0; c < COLS; c++) sums[c] += origin[c]; }
-        yield sums;
+        // A view, not a copy: a whole slide's zoom has 100,000 tiles, and copies of them all took 200 MB at once.
+        const sums = p.cols.subarray(s * COLS, s * COLS + COLS);
+        if (key % 2 ** 48 === 0) { originSeen = true; yield sums.map((v, c) => v + origin[c]); } else yield sums;
       }
       if (!originSeen && origin[0] > 0) yield origin;
     }
@@ -261,11 +261,20 @@ export type SketchData = Array<{ plane: string; keys: Float64Array; cols: Float6
  * reaches it whole (`tail`). `lastKey`/`lastSlot` per size: features come in input order, mostly near the one before,
  * so most land in the tile the one before did, without a lookup of its float key.
  */
-interface SketchPlane { slots: Map<number, number>; keys: number[]; cols: number[]; tail: Float64Array; lastKey: Float64Array; lastSlot: Int32Array }
+interface SketchPlane { slots: Map<number, number>; n: number; keys: Float64Array; cols: Float64Array; tail: Float64Array; lastKey: Float64Array; lastSlot: Int32Array }
 
 function slotOf(p: SketchPlane, key: number): number {
   let slot = p.slots.get(key);
-  if (slot === undefined) { slot = p.keys.length; p.slots.set(key, slot); p.keys.push(key); for (let c = 0; c < COLS; c++) p.cols.push(0); }
+  if (slot === undefined) {
+    slot = p.n++;
+    if (slot === p.keys.length) {
+      const keys = new Float64Array(slot * 2), cols = new Float64Array(slot * 2 * COLS);
+      keys.set(p.keys); cols.set(p.cols);
+      p.keys = keys; p.cols = cols;
+    }
+    p.slots.set(key, slot);
+    p.keys[slot] = key;
+  }
   return slot;
 }
 
