@@ -85,6 +85,25 @@ function fieldNames(stats: LayerStats): string[] {
   return [...new Set(Object.values(stats).flatMap((l) => Object.keys(l)))].sort();
 }
 
+/**
+ * Field names and the objects they lie in (`measurements` of `measurements.Cell: Area`), sorted: what a name given may
+ * have meant, as a name keeps the fields under it.
+ */
+function namesMeant(fields: Iterable<string>): string[] {
+  const out = new Set<string>();
+  for (const f of fields) {
+    out.add(f);
+    for (let dot = f.indexOf('.'); dot > 0; dot = f.indexOf('.', dot + 1)) out.add(f.slice(0, dot));
+  }
+  return [...out].sort();
+}
+
+/** A name and, when one is near, the field it may mean: `"clasification.name" (classification.name?)`. */
+function nameAndMeant(name: string, meant: readonly string[]): string {
+  const near = closest(name, meant);
+  return `"${name}"${near ? ` (${near}?)` : ''}`;
+}
+
 function checkNamed(config: BuildConfig, seen: ReadonlySet<string>, stats: LayerStats): void {
   const named: [string, string][] = [];
   if (config.options.layerBy !== undefined) named.push([config.options.layerBy, `--${flagName('layerBy')} ${config.options.layerBy}`]);
@@ -131,11 +150,9 @@ export function coarseFieldsWarning(config: Pick<BuildConfig, 'coarseFields' | '
   // The statistics hold only what --fields kept: a name it leaves out that is near no field kept is no misspelling,
   // and features may well have it.
   const kept = config.fields;
-  const left = unknown.filter((n) => kept && !kept.some((k) => isUnder(n, k) || isUnder(k, n)) && !closest(n, fields));
-  const said = unknown.filter((n) => !left.includes(n)).map((n) => {
-    const near = closest(n, fields);
-    return `"${n}"${near ? ` (${near}?)` : ''}`;
-  });
+  const meant = namesMeant(fields);
+  const left = unknown.filter((n) => kept && !kept.some((k) => isUnder(n, k) || isUnder(k, n)) && !closest(n, meant));
+  const said = unknown.filter((n) => !left.includes(n)).map((n) => nameAndMeant(n, meant));
   const named = [...said.length ? [`${said.join(', ')}, which no feature has`] : [], ...left.length ? [`${left.map((n) => `"${n}"`).join(', ')}, which --${flagName('fields')} leaves out of every tile`] : []];
   return [
     `--${flagName('coarseFields')} names ${named.join(', and ')}: the coarse zooms carry ${unknown.length === config.coarseFields?.keep.length ? 'no field' : 'only the other fields named'}; the fields are those inspect lists, dotted for nested objects (classification.name)`,
@@ -143,12 +160,17 @@ export function coarseFieldsWarning(config: Pick<BuildConfig, 'coarseFields' | '
   ];
 }
 
-/** The names of `--fields` no valid feature has: a misspelt name keeps nothing, and tiles would lack it without a word. */
-export function keptFieldsWarning(config: Pick<BuildConfig, 'fields'>, seen: ReadonlySet<string>): [string, CodedFields] | undefined {
+/**
+ * The names of `--fields` no valid feature has: a misspelt name keeps nothing, and tiles would lack it without a word.
+ * A warning naming each and the field it may mean, of `read`: those the features had (the statistics hold only the
+ * fields kept).
+ */
+export function keptFieldsWarning(config: Pick<BuildConfig, 'fields'>, seen: ReadonlySet<string>, read: Iterable<string>): [string, CodedFields] | undefined {
   const unknown = (config.fields ?? []).filter((n) => !seen.has(n));
   if (unknown.length === 0) return undefined;
+  const meant = namesMeant(read);
   return [
-    `--${flagName('fields')} names ${unknown.map((n) => `"${n}"`).join(', ')}, which no valid feature has: tiles carry no such field; the fields are those inspect lists of a build without --${flagName('fields')}, dotted for nested objects (classification.name)`,
+    `--${flagName('fields')} names ${unknown.map((n) => nameAndMeant(n, meant)).join(', ')}, which no valid feature has: tiles carry no such field; the fields are those inspect lists of a build without --${flagName('fields')}, dotted for nested objects (classification.name)`,
     { event: 'fields-unknown', fields: unknown },
   ];
 }

@@ -17,7 +17,7 @@ import { DataError, InputError, ReadError } from '../report/errors.js';
 import { mergeStats } from '../stages/assign.js';
 import { NUCLEUS_LAYER } from '../stages/qupath.js';
 import type { UnitStore } from '../stages/partition.js';
-import { parseBatch, type ParseResult, type ParseTask } from '../stages/parse.js';
+import { MAX_FIELD_NAMES, parseBatch, type ParseResult, type ParseTask } from '../stages/parse.js';
 import type { Dim } from '../tiling/space.js';
 import type { TileSketch } from '../stages/thinning.js';
 import { isDescriptorObject, notFeatureSource, validateCollectionMembers } from '../validate/index.js';
@@ -55,6 +55,8 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   const spares = new Spares(window + 1);
   const fieldsSeen = new Set<string>();
   const keptSeen = new Set<string>();
+  /** Fields features had, for a name of --fields none has (ParseResult.fieldNamesRead). */
+  const namesRead = new Set<string>();
   /** Per layer: valid features by their input id (see ParseResult.ids). */
   const ids: Record<string, IdCounts> = {};
   let nuclei = 0;
@@ -161,6 +163,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     if (r.bounds) grow(r.bounds);
     for (const name of r.optionFieldsSeen) fieldsSeen.add(name);
     for (const name of r.keptFieldsSeen) keptSeen.add(name);
+    for (const name of r.fieldNamesRead) if (namesRead.size < MAX_FIELD_NAMES) namesRead.add(name);
     sum.halfExtent = Math.max(sum.halfExtent, r.halfExtent);
     for (const d of r.dims) dims.add(d);
     addLacking(lacking, r, b.file);
@@ -189,7 +192,7 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
     io.onWarning?.(`${outside} of ${sum.valid} valid feature(s) lie wholly beyond the image (${config.imageSize?.width} × ${config.imageSize?.height} px, --image or --image-size) and are not placed: are their coordinates in this image's pixels?`, { event: 'outside-image', features: outside, of: sum.valid });
   }
   checkOptionFields(config, sum, fieldsSeen);
-  const unkept = sum.valid > 0 ? keptFieldsWarning(config, keptSeen) : undefined;
+  const unkept = sum.valid > 0 ? keptFieldsWarning(config, keptSeen, namesRead) : undefined;
   if (unkept) io.onWarning?.(...unkept);
   for (const [layer, [withId, other, none]] of Object.entries(ids).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const without = other + none;

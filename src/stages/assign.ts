@@ -194,10 +194,10 @@ export type LayerStats = Record<string, Record<string, FieldStat>>;
 /** Feature members that travel as properties in PBF and are declared like them. */
 const MEMBER_FIELDS = ['featureClass', 'parentId', 'ref'] as const;
 /** Feature members PBF tiles carry as tags (flat.ts): `id` too, when it cannot be the PBF id. */
-const TAGGED_MEMBERS = ['id', ...MEMBER_FIELDS] as const;
+export const TAGGED_MEMBERS = ['id', ...MEMBER_FIELDS] as const;
 
 /** The value of the member `name` that PBF tiles carry as a tag, or undefined: a property of that name is hidden there. */
-function taggedMember(f: Feature, name: string): unknown {
+export function taggedMember(f: Feature, name: string): unknown {
   if (name === 'id') return isPbfId(f.id) ? undefined : f.id;
   return (MEMBER_FIELDS as readonly string[]).includes(name) ? f[name as (typeof MEMBER_FIELDS)[number]] : undefined;
 }

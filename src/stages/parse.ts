@@ -24,6 +24,7 @@ import { emptyBox, enclosesNoArea, flatFeatureOf, flatten, growBox, isPbfId, mem
 import { FlatValue } from '../tiling/flat-value.js';
 import { featureHeadText, headTextOf } from './encode-json.js';
 import { FieldFilter } from './field-filter.js';
+import { FieldNames } from './field-names.js';
 import { TileSketch, type SketchData } from './thinning.js';
 import { withCode } from '../report/coded.js';
 
@@ -86,6 +87,9 @@ export interface ParseTask {
  */
 export const MAX_FEATURE_CELLS = 2 ** 18;
 
+/** Field names a batch reports for a `--fields` name none has (`fieldNamesRead`): a QuPath export has 34. */
+export const MAX_FIELD_NAMES = 1000;
+
 /** Valid features that the pyramid cannot hold, counted by reason. */
 export type Skipped = Record<string, number>;
 
@@ -111,6 +115,11 @@ export interface ParseResult {
   optionFieldsSeen: string[];
   /** The names of `--fields` some valid feature of the batch has (as a field, or fields under it). */
   keptFieldsSeen: string[];
+  /**
+   * The fields of the batch's valid features read while a name of `--fields` was yet unmet in it, at most
+   * MAX_FIELD_NAMES: what a name none has may have meant (the statistics hold only the fields kept).
+   */
+  fieldNamesRead: string[];
   /** Valid features without their `--plane-field`, per dimension (put at 0 there). */
   planeLacking: Partial<Record<Dim, number>>;
   /** Valid features without a value of `layerBy`, per the layer they are in instead (their input's). */
@@ -162,7 +171,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
   const tally = new IssueTally(task.sampleCap);
   const res: ParseResult = {
     read: 0, valid: 0, invalid: 0, issues: tally.counts(), skipped: {}, skippedFirst: {},
-    bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, units: [], optionFieldsSeen: [], keptFieldsSeen: [], planeLacking: {}, layerByLacking: {}, everyChannel: 0, ids: {}, nuclei: 0,
+    bounds: null, extent: [], halfExtent: 0, dims: [], stats: {}, units: [], optionFieldsSeen: [], keptFieldsSeen: [], fieldNamesRead: [], planeLacking: {}, layerByLacking: {}, everyChannel: 0, ids: {}, nuclei: 0,
   };
   const enc = new RecordEncoder(task.json);
   const dims = new Set<Dim>();
@@ -189,6 +198,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
   // --fields: each name until a feature has it (a name none has is warned of), the filter features go through.
   const keep = task.fields ? new FieldFilter(task.fields) : undefined;
   const keptUnseen = new Map((task.fields ?? []).map((n) => [n, new FieldFilter([n])]));
+  const namesRead = new FieldNames(MAX_FIELD_NAMES);
   // Fields named by options, each with how a feature holds it (--layer-by: a member too), until a feature has it.
   const unseen = new Map<string, (f: Feature) => unknown>();
   if (task.layerBy !== undefined) unseen.set(task.layerBy, (f) => optionFieldValue(f, task.layerBy as string));
@@ -329,6 +339,8 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     const byField = task.layerBy === undefined ? undefined : layerByField(f, task.layerBy);
     const layer = byField ?? task.layer;
     for (const [n, one] of keptUnseen) if (one.meets(f)) keptUnseen.delete(n);
+    // Only while a name is unmet: once every one is, no feature's fields are walked for this.
+    if (keptUnseen.size > 0) namesRead.add(f);
     // What tiles carry of it: every field, or those --fields keeps (its layer and plane were read from all of them).
     const kept = keep ? keep.feature(f) : f;
     // A feature too wide to store is invalid for the build, as a plane value that is no index is.
@@ -360,6 +372,7 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
   if (bounds[0] <= bounds[2]) res.bounds = [bounds[0], bounds[1], bounds[2], bounds[3]];
   res.optionFieldsSeen = looked.filter((n) => !unseen.has(n));
   res.keptFieldsSeen = (task.fields ?? []).filter((n) => !keptUnseen.has(n));
+  res.fieldNamesRead = namesRead.names();
   res.dims = [...dims];
   res.units = router.take();
   if (sketch) res.sketch = sketch.data();

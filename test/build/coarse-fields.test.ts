@@ -11,6 +11,7 @@ import { main } from '../../src/cli/main.js';
 import { memoryIO } from '../../src/cli/io.js';
 import { coarseFieldsWarning, thinOverviewNotices } from '../../src/build/option-fields.js';
 import type { FieldStat } from '../../src/stages/assign.js';
+import { MAX_FIELD_NAMES, parseBatch, type ParseTask } from '../../src/stages/parse.js';
 import { decodePbf, sinkJson, tmpDir, treeDifferences } from '../helpers/pyramid.js';
 
 const W = 8192, MAX = 5, BUDGET = 8 * 1024;
@@ -200,9 +201,32 @@ describe('--coarse-fields', () => {
     expect(Object.keys(layer.fields as object)).toEqual(expected);
     expect(layer.field_minzoom).toEqual({ 'classification.color': MAX - 1, 'measurements.Cell: Area': MAX - 1 });
     expect(warnings.filter(([, d]) => (d as { event: string }).event === 'fields-unknown')).toEqual([[
-      '--fields names "mesurements", which no valid feature has: tiles carry no such field; the fields are those inspect lists of a build without --fields, dotted for nested objects (classification.name)',
+      '--fields names "mesurements" (measurements?), which no valid feature has: tiles carry no such field; the fields are those inspect lists of a build without --fields, dotted for nested objects (classification.name)',
       { event: 'fields-unknown', fields: ['mesurements'] },
     ]]);
+  });
+
+  it('--fields: a name none has is warned of with the field the features had that it may mean, as --coarse-fields does', async () => {
+    const warnings: Array<[string, unknown]> = [];
+    // Nothing kept is what the warning is read against: it names fields the tiles lack, from the features as read.
+    await buildPyramid([{ source: memorySource('cells.ndjson', text) }], { ...OPTS, workers: 2, fields: 'clasification.name, ObjectType, measurement, nosuch' }, { sink: new MemorySink(), onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings.filter(([, d]) => (d as { event: string }).event === 'fields-unknown')).toEqual([[
+      '--fields names "clasification.name" (classification.name?), "ObjectType" (objectType?), "measurement" (measurements?), "nosuch", which no valid feature has: tiles carry no such field; the fields are those inspect lists of a build without --fields, dotted for nested objects (classification.name)',
+      { event: 'fields-unknown', fields: ['clasification.name', 'ObjectType', 'measurement', 'nosuch'] },
+    ]]);
+  });
+
+  it('--fields: a batch reports the fields its features had only while a name is unmet, and at most MAX_FIELD_NAMES of them', () => {
+    const many = Object.fromEntries(Array.from({ length: MAX_FIELD_NAMES + 5 }, (_, i) => [`m${i}`, i]));
+    const features = [0, 1, 2].map((i) => ({ type: 'Feature', id: i, featureClass: 'cell', properties: i === 0 ? { label: 1 } : { label: i, ...many }, geometry: { type: 'Point', coordinates: [10 + i, 10] } }));
+    const task = (fields: string[]): ParseTask => ({
+      kind: 'parse', file: 'cells.json', layer: 'cells', rule: { fixed: {}, fields: {} }, cellSize: 256, seq0: 0, side: 1024,
+      raw: { values: features, meta: new Float64Array(6 * features.length) }, sampleCap: 5, json: false, fields,
+    });
+    // Met by the first feature: no feature's fields are gathered.
+    expect(parseBatch(task(['label'])).fieldNamesRead).toEqual([]);
+    const read = parseBatch(task(['label', 'lable'])).fieldNamesRead;
+    expect([read.length, read.slice(0, 3)]).toEqual([MAX_FIELD_NAMES, ['label', 'featureClass', 'm0']]);
   });
 
   it('a --coarse-fields name that --fields leaves out is said so, not called a field no feature has', () => {
@@ -213,6 +237,12 @@ describe('--coarse-fields', () => {
       '--coarse-fields names "classification.nme" (classification.name?), which no feature has, and "objectType", which --fields leaves out of every tile: the coarse zooms carry only the other fields named; the fields are those inspect lists, dotted for nested objects (classification.name)',
       { event: 'coarse-fields-unknown', fields: ['objectType', 'classification.nme'] },
     ]);
+  });
+
+  it('a --coarse-fields name near an object the fields lie in names that object, which keeps the fields under it', () => {
+    const stat: FieldStat = { number: 0, bool: 0, string: 1, other: 0, min: Infinity, max: -Infinity, strings: [] };
+    const stats = { cells: { 'classification.name': stat, 'measurements.Cell: Area': stat } };
+    expect(coarseFieldsWarning({ coarseFields: { keep: ['clasification'] } }, stats)?.[0]).toMatch(/^--coarse-fields names "clasification" \(classification\?\), which no feature has:/);
   });
 
   it('warns when no zoom is coarse enough to carry fewer fields, naming the --fields-from-zoom that would', async () => {
