@@ -14,6 +14,8 @@ export class StatusLine {
     this.notes = [];
     /** A colour-by asked for that the pyramid lacks, until another field is chosen. */
     this.fieldProblem = undefined;
+    /** Layers the view asked for hides that the pyramid lacks (a link from another slide), until another view is asked for. */
+    this.hideProblem = undefined;
     /** Notes on the plane shown (a plane asked for that the pyramid lacks), cleared by a switch. */
     this.planeNotes = [];
     /** Why the plane selected cannot be shown (its archive missing or unreadable), or undefined. */
@@ -38,6 +40,13 @@ export class StatusLine {
   fieldNote(text) {
     if (this.fieldProblem === text) return;
     this.fieldProblem = text;
+    this.show();
+  }
+
+  /** Says which layers the view asked for hides that the pyramid lacks, or (undefined) that it names none such. */
+  hideNote(text) {
+    if (this.hideProblem === text) return;
+    this.hideProblem = text;
     this.show();
   }
 
@@ -69,8 +78,8 @@ export class StatusLine {
     if (!this.ready_) return;
     const failed = this.failedTiles > 0 ? [`${this.failedTiles} tile(s) failed to load`] : [];
     const problem = this.planeProblem ? [this.planeProblem] : [];
-    const field = this.fieldProblem ? [this.fieldProblem] : [];
-    this.element.textContent = [this.summary, ...this.notes, ...field, ...this.planeNotes, ...problem, ...failed].join('; ');
+    const asked = [this.fieldProblem, this.hideProblem].filter((t) => t !== undefined);
+    this.element.textContent = [this.summary, ...this.notes, ...asked, ...this.planeNotes, ...problem, ...failed].join('; ');
     this.element.className = this.failedTiles > 0 || this.planeProblem ? 'error' : '';
     if (this.failedTiles > 0) {
       const button = Object.assign(document.createElement('button'), { id: 'retry', type: 'button', textContent: 'retry' });

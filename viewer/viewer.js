@@ -78,10 +78,12 @@ async function start() {
   if (asked.colour === 'layer' && !fields.has('layer')) asked.colour = BY_LAYER;
   let field = defaultField(fields, layerIds);
   if (asked.colour !== undefined && known(asked.colour)) field = asked.colour;
-  /** A view asked for (a link, a hash typed) that names a plane or field this pyramid lacks opens another, and says so. */
+  /** A view asked for (a link, a hash typed) naming a plane, field or layer to hide this pyramid lacks: said, and left out. */
   const noteLacking = (s) => {
     for (const d of dims) if (s.plane[d] !== undefined && s.plane[d] !== plane[d]) status.planeNote(`no plane ${d}=${s.plane[d]} in this pyramid (${d} ${planeLo[d]}–${planeHi[d]}): showing ${d}=${plane[d]}`);
     if (s.colour !== undefined && !known(s.colour)) status.fieldNote(`no field "${s.colour}" in this pyramid: coloured by ${field}`);
+    const gone = [...new Set(s.hide ?? [])].filter((id) => !layerIds.includes(id));
+    status.hideNote(gone.length === 0 ? undefined : `no layer${gone.length > 1 ? 's' : ''} ${gone.map((id) => `"${id}"`).join(', ')} in this pyramid to hide: left out of the link`);
   };
   noteLacking(asked);
   let colourOf = colourer(field, fields, layerIds, hidden);

@@ -252,6 +252,35 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     }
   });
 
+  it('says which layers a link hides that the pyramid lacks, and leaves them out of the links it makes', async () => {
+    const shared = await openPage(browser as Browser, consoleErrors);
+    const status = () => shared.locator('#status').innerText();
+    const hides = async () => new URLSearchParams((await shared.evaluate(() => location.hash)).slice(1)).getAll('hide');
+    try {
+      // A link from another slide: its nucleus layer and a layer renamed since (cels), beside one this pyramid has.
+      await shared.goto(`${server.url}#zoom=1&x=140&y=140&c=0&hide=nucleus&hide=cells&hide=cels&hide=nucleus`);
+      await shared.evaluate(() => window.__viewer.ready);
+      await pageScreen(shared, 'hide-unknown-layers');
+      expect(await status()).toContain('; no layers "nucleus", "cels" in this pyramid to hide: left out of the link');
+      expect(await shared.locator('#layers input[data-layer="cells"]').isChecked()).toBe(false);
+      expect(await hides()).toEqual(['cells']);
+      // Ticked again: the link the page makes then names no layer.
+      await shared.locator('#layers input[data-layer="cells"]').check();
+      expect(await hides()).toEqual([]);
+      // A hash pasted into the open page: its own lacking layer said instead, and none once one names none.
+      await shared.evaluate(() => { location.hash = '#zoom=1&x=140&y=140&c=0&hide=tumour'; });
+      await shared.waitForFunction(() => document.getElementById('status')?.textContent?.includes('tumour'));
+      expect(await status()).toContain('; no layer "tumour" in this pyramid to hide: left out of the link');
+      expect(await status()).not.toContain('cels');
+      expect(await hides()).toEqual([]);
+      await shared.evaluate(() => { location.hash = '#zoom=1&x=140&y=140&c=0&hide=cells'; });
+      await shared.waitForFunction(() => !document.getElementById('status')?.textContent?.includes('tumour'));
+      expect([await status(), await hides()]).toEqual([expect.not.stringContaining('to hide'), ['cells']]);
+    } finally {
+      await shared.close();
+    }
+  });
+
   it('fits the data below the panel on a phone-sized screen, and beside it on a wide one', async () => {
     // The data spans x 20..980, y 20..580 (the line from corner to corner); the panel covers the map's top left.
     const placed = async (p: Page) => p.evaluate(() => {
