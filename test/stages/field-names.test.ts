@@ -27,6 +27,8 @@ describe('FieldNames', () => {
   it('holds at most the number of names it is given', () => {
     const names = new FieldNames(3);
     names.add(feature({ properties: { a: 1, b: { c: 2, d: 3 }, e: 4 }, featureClass: 'x' }));
-    expect(names.names()).toEqual(['a', 'b.c', 'b.d']);
+    // Full, it holds no object met after either (its tree's root: a, b).
+    names.add(feature({ properties: { f: { g: 5 }, b: { h: 6 } } }));
+    expect([names.names(), (names as unknown as { root: Map<string, unknown> }).root.size]).toEqual([['a', 'b.c', 'b.d'], 2]);
   });
 });
