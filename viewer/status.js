@@ -43,8 +43,9 @@ export class StatusLine {
     this.show();
   }
 
-  /** Says which layers the view asked for hides that the pyramid lacks, or (undefined) that it names none such. */
-  hideNote(text) {
+  /** Says which layers (ids) the view asked for hides that the pyramid lacks; none: that it names none such. */
+  hideNote(ids) {
+    const text = ids.length === 0 ? undefined : `no layer${ids.length > 1 ? 's' : ''} ${ids.map((id) => `"${id}"`).join(', ')} in this pyramid to hide: left out of the link`;
     if (this.hideProblem === text) return;
     this.hideProblem = text;
     this.show();

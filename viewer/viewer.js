@@ -82,8 +82,7 @@ async function start() {
   const noteLacking = (s) => {
     for (const d of dims) if (s.plane[d] !== undefined && s.plane[d] !== plane[d]) status.planeNote(`no plane ${d}=${s.plane[d]} in this pyramid (${d} ${planeLo[d]}–${planeHi[d]}): showing ${d}=${plane[d]}`);
     if (s.colour !== undefined && !known(s.colour)) status.fieldNote(`no field "${s.colour}" in this pyramid: coloured by ${field}`);
-    const gone = [...new Set(s.hide ?? [])].filter((id) => !layerIds.includes(id));
-    status.hideNote(gone.length === 0 ? undefined : `no layer${gone.length > 1 ? 's' : ''} ${gone.map((id) => `"${id}"`).join(', ')} in this pyramid to hide: left out of the link`);
+    status.hideNote([...new Set(s.hide ?? [])].filter((id) => !layerIds.includes(id)));
   };
   noteLacking(asked);
   let colourOf = colourer(field, fields, layerIds, hidden);
@@ -95,8 +94,7 @@ async function start() {
   // ── map ──
   const projection = new ol.proj.Projection({ code: 'pixel', units: 'pixels', extent: [0, -side, side, 0] });
   const resolutionOf = (zoom) => side / 256 / 2 ** zoom;
-  const resolutions = [];
-  for (let z = 0; z <= maxZoom; z++) resolutions.push(resolutionOf(z));
+  const resolutions = Array.from({ length: maxZoom + 1 }, (_, z) => resolutionOf(z));
   const tileGrid = new ol.tilegrid.TileGrid({ extent: [0, -side, side, 0], origin: [0, 0], resolutions, tileSize: 256, minZoom });
 
   // One source per plane: its tiles by URL ({x} and {y} are OpenLayers' own, rows counted down from the top-left
