@@ -2,6 +2,9 @@
 import type { Rect } from './clip.js';
 import type { Coords, FeatureMembers, Flat } from './flat.js';
 
+/** The property a point's circle is drawn by. */
+export const RADIUS = 'radius';
+
 /**
  * A radius as a viewer draws it (viewer/style.js `ownRadius`): a finite positive number, in pixels; else 0. Any other
  * value draws the point as a disc of a few screen pixels, which the tile buffer holds.
@@ -19,11 +22,11 @@ export function reachOf(f: FeatureMembers): number {
   // A feature made from GeoJSON reads its properties without working out every tag.
   if (f.tags === undefined && f.head !== undefined) {
     const p = f.head.properties;
-    return p !== null && typeof p === 'object' && Object.prototype.hasOwnProperty.call(p, 'radius') ? radiusValue((p as Record<string, unknown>).radius) : 0;
+    return p !== null && typeof p === 'object' && Object.prototype.hasOwnProperty.call(p, RADIUS) ? radiusValue((p as Record<string, unknown>)[RADIUS]) : 0;
   }
   const t = f.tags;
   if (t === undefined) return 0;
-  const i = t.keys.indexOf('radius');
+  const i = t.keys.indexOf(RADIUS);
   return i < 0 ? 0 : radiusValue(t.values[i]);
 }
 

@@ -80,3 +80,23 @@ describe('part units', () => {
     expect(upward()).toEqual(upward({ keep: ['cls.name'], below: 0 }));
   });
 });
+
+describe('records passed up with only the --coarse-fields', () => {
+  it('keep a point\'s radius, by which the levels above place it in every tile its circle reaches', () => {
+    // Points of radius 300 px near the edges of the four zoom-1 tiles (1,024 px, buffer 16 px): their circles reach
+    // cells of the zoom-0 level whose buffers do not.
+    const point = (x: number, y: number, i: number) => `{"type":"Feature","id":${i + 1},"properties":{"radius":300,"cls":{"name":"c${i % 3}"},"x":${x}},"geometry":{"type":"Point","coordinates":[${x},${y}]}}`;
+    const features = [[1000, 500], [1050, 1500], [500, 1040], [1500, 1000], [20, 20]].map(([x, y], i) => point(x, y, i));
+    const bytes = records(features);
+    /** The cells records go up to, and the tag keys each record there holds. */
+    const upward = (few?: TileTask['spec']['fewFields']) => tileUnit(task(bytes, { z: 2, x: 0, y: 0 }, false, few)).next.map(([key, b]) => {
+      const r = new RecordReader(b), keys: string[][] = [];
+      while (r.next()) keys.push(r.feature(() => 0).tags?.keys ?? []);
+      return [key, keys.length, keys.every((k) => k.includes('radius'))];
+    });
+    const all = upward();
+    expect(all.length).toBeGreaterThan(1);
+    // Zooms 0 and 1 carry only cls.name, yet go to the same cells as every field does, each record with its radius.
+    expect(upward({ keep: ['cls.name'], below: 2 })).toEqual(all);
+  });
+});
