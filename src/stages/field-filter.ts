@@ -4,6 +4,7 @@ import { isPlainObject } from '../model/fields.js';
 import type { Feature, Properties } from '../model/feature.js';
 import { featureHeadText } from './encode-json.js';
 import { setOwn } from '../model/own.js';
+import { RADIUS } from '../tiling/reach.js';
 
 /** The fields asked for below `below` (a zoom): their names as `forEachField` and the descriptor name them. */
 export interface FewFields { keep: readonly string[]; below: number }
@@ -30,7 +31,16 @@ export class FieldFilter {
 
   constructor(readonly names: readonly string[]) {}
 
+  /**
+   * Whether tiles keep the field: one named or under a name, or a point's `radius`, which says how large the point is
+   * drawn and which tiles hold it (reach.ts): a tile without it placed the point by a circle it then drew as a dot.
+   */
   keeps(field: string): boolean {
+    return field === RADIUS || this.named(field);
+  }
+
+  /** Whether the field is one named, or under a name. */
+  private named(field: string): boolean {
     // A loop, not a closure: --fields asks it of every property of every feature.
     for (const n of this.names) if (isUnder(field, n)) return true;
     return false;
@@ -87,11 +97,11 @@ export class FieldFilter {
     return flatFeatureOf(f.seq, f.layer, f.geom, f.lod, head, headJson, this.tags(tagsOf(f)), undefined, f.many === true, f.pieces);
   }
 
-  /** Whether a feature has a field this keeps (besides a PBF id, which is no field). */
+  /** Whether a feature has a field named (besides a PBF id, which is no field, and a radius kept unnamed). */
   meets(f: FeatureHead): boolean {
     const kept = this.head(f);
     return (kept.id !== undefined && !isPbfId(kept.id)) || kept.featureClass !== undefined || kept.parentId !== undefined || kept.ref !== undefined
-      || (kept.properties !== null && kept.properties !== undefined && Object.keys(kept.properties).length > 0);
+      || (kept.properties !== null && kept.properties !== undefined && Object.keys(kept.properties).some((k) => this.named(k) || this.leadsTo(k)));
   }
 
   /** The JSON tile head of a feature (`featureHeadText`, as a record stores it) with only the kept members. */

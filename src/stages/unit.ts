@@ -13,7 +13,7 @@ import { RecordEncoder, RecordReader, setHome } from './record.js';
 import { StringCache } from './record-strings.js';
 import { grown } from '../bytes.js';
 import type { Rect } from '../tiling/clip.js';
-import { RADIUS, withinReach } from '../tiling/reach.js';
+import { withinReach } from '../tiling/reach.js';
 import type { UnitPlan } from './plan.js';
 import { drawn } from './thinning.js';
 import { PreviewPainter, paintFeature, type PatchArea } from '../raster/paint.js';
@@ -284,9 +284,8 @@ function reduceForNext(features: FlatFeature[], home: Uint8Array, boxes: Boxes, 
   const enc = new RecordEncoder(task.spec.formats.json);
   const simplifier = new Simplifier();
   const zc = zoomContext(task.spec, reduceZoom);
-  // Every zoom of the levels above carries only the --coarse-fields: the records they read hold only those, and a
-  // point's radius, which their tiles do not carry but place it by (in every tile its circle reaches: reach.ts).
-  const few = zc.few && task.spec.fewFields ? new FieldFilter([...task.spec.fewFields.keep, RADIUS]) : undefined;
+  // Every zoom of the levels above carries only the --coarse-fields (and a point's radius): the records they read hold only those.
+  const few = zc.few && task.spec.fewFields ? new FieldFilter(task.spec.fewFields.keep) : undefined;
   for (let i = 0; i < features.length; i++) {
     const f = features[i];
     if (home[i] === 0 || drawnAt(f, i, boxes, task.spec, zc, keys) === 0) continue;

@@ -259,6 +259,28 @@ describe('--coarse-fields', () => {
     expect(await warned({ maxZoom: 1, fieldsFromZoom: 0 })).toEqual([]);
   });
 
+  it('keeps a point\'s radius in every tile, named or not: the tiles place it by its circle', async () => {
+    const dir = tmpDir('mudm-few-radius');
+    const out = path.join(dir, 'out');
+    // Points of radius 40 to 300 px with a class and a measurement, over 4,096 px in units of 256: the levels above
+    // place each in every tile its circle reaches.
+    const points = Array.from({ length: 400 }, (_, i) => JSON.stringify({ type: 'Feature', id: i + 1, geometry: { type: 'Point', coordinates: [(i * 733) % 4096, (i * 1187) % 4096] }, properties: { radius: 40 + (i * 37) % 260, cls: `c${i % 3}`, m: i } })).join('\n');
+    await buildPyramid([{ source: memorySource('pts.ndjson', points) }], { imageSize: '4096,4096', maxZoom: 5, unitSize: 256, workers: 2, coarseFields: 'cls', format: 'json,pbf', out });
+    expect(verifyPyramid(out).problems).toEqual([]);
+    const d = JSON.parse(fs.readFileSync(path.join(out, 'tileset.json'), 'utf8'));
+    expect(d.vector_layers[0].field_minzoom).toEqual({ m: 4 });
+    // Zoom 1, below --fields-from-zoom: class and radius, not the measurement.
+    const tile = JSON.parse(fs.readFileSync(path.join(out, '1', '0', '0.json'), 'utf8')) as { features: Array<{ properties: Record<string, unknown> }> };
+    expect(tile.features.length).toBeGreaterThan(50);
+    expect(new Set(tile.features.map((f) => Object.keys(f.properties).sort().join()))).toEqual(new Set(['cls,radius']));
+    // --fields too: every zoom's points keep their size.
+    const kept = path.join(dir, 'kept');
+    await buildPyramid([{ source: memorySource('pts.ndjson', points) }], { imageSize: '4096,4096', maxZoom: 5, unitSize: 256, workers: 1, fields: 'cls', format: 'json', out: kept });
+    const finest = JSON.parse(fs.readFileSync(path.join(kept, '5', '3', '3.json'), 'utf8')) as { features: Array<{ properties: Record<string, unknown> }> };
+    expect(new Set(finest.features.map((f) => Object.keys(f.properties).sort().join()))).toEqual(new Set(['cls,radius']));
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
   it('refuses --fields-from-zoom without --coarse-fields, or outside the zooms, naming the value', async () => {
     await expect(build({ fieldsFromZoom: 2 })).rejects.toThrow(new UsageError('--fields-from-zoom 2 says from which zoom tiles carry every field, which they do at all zooms without --coarse-fields: give --coarse-fields LIST too, or drop it'));
     await expect(build({ coarseFields: 'id', fieldsFromZoom: 9 })).rejects.toThrow(new UsageError('--fields-from-zoom must be 0..5 (from --min-zoom to --max-zoom), found 9'));
