@@ -105,7 +105,7 @@ export interface ParseResult {
   bounds: [number, number, number, number] | null;
   /** Placed features by the world they need: `extent[k]` of them need a world of side 2^k (see `findOutliers`). */
   extent: number[];
-  /** The largest half width or half height of a placed feature's box: how far a feature reaches from its centre. */
+  /** The largest half width or half height of a placed feature's box, and its circle's radius: how far a feature reaches from its centre. */
   halfExtent: number;
   dims: Dim[];
   stats: LayerStats;
@@ -258,7 +258,8 @@ export function parseBatch(task: ParseTask, router = new RecordRouter()): ParseR
     const k = sideExponent(b[2], b[3]);
     res.extent[k] = (res.extent[k] ?? 0) + 1;
     growBox(bounds, b);
-    res.halfExtent = Math.max(res.halfExtent, (b[2] - b[0]) / 2, (b[3] - b[1]) / 2);
+    // A point's circle reaches beyond its box as far as its radius: the cells of levels above it is handed to (schedule.ts).
+    res.halfExtent = Math.max(res.halfExtent, (b[2] - b[0]) / 2 + enc.reach, (b[3] - b[1]) / 2 + enc.reach);
     if (sketch) {
       const tags = tagsOf(flat);
       sketch.add(prefix, flat.geom, b, tags, tags.id ?? seq, flat.headJson?.byteLength ?? 0, seq);

@@ -159,4 +159,15 @@ describe('points drawn as circles', () => {
     expect([...placed(sink, 2, 'json').keys()].sort()).toEqual([1, 2]);
     expect([...placed(sink, 2, 'pbf').keys()].sort()).toEqual([1, 2]);
   });
+
+  it('hands circles wider than a sixteenth of the coarser cells up to every cell they reach (they crashed the build, exit 5)', async () => {
+    // Radii of 300 to 1,000 px in units of 256 px: a circle reaches cells of the levels above beyond its parent's
+    // neighbours, which the levels' schedule must wait for (halfExtent counts the radius).
+    const rnd = seeded(5);
+    const features = Array.from({ length: 300 }, (_, i) => ({ type: 'Feature', id: i + 1, properties: { radius: 300 + Math.round(rnd() * 700) }, geometry: { type: 'Point', coordinates: [rnd() * SIDE, rnd() * SIDE] } }));
+    const text = JSON.stringify({ type: 'FeatureCollection', features });
+    const small = await build({ unitSize: 256, workers: 2, maxZoom: 5 }, text);
+    expect(verifyPyramid(memoryReader(small.files)).problems).toEqual([]);
+    expect(withoutReport(small)).toEqual(withoutReport(await build({ unitSize: 4096, maxZoom: 5 }, text)));
+  });
 });
