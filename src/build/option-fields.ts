@@ -8,7 +8,7 @@ import { flagName, type BuildConfig } from '../options.js';
 import { UsageError } from '../report/errors.js';
 import type { LayerStats } from '../stages/assign.js';
 import type { BuildPlan } from '../stages/plan.js';
-import { isUnder } from '../stages/field-filter.js';
+import { isUnder, onOnePath } from '../stages/field-filter.js';
 import { closest } from '../suggest.js';
 import type { ParseResult } from '../stages/parse.js';
 import { CLASS_FIELD, NUCLEUS_LAYER } from '../stages/qupath.js';
@@ -151,7 +151,7 @@ export function coarseFieldsWarning(config: Pick<BuildConfig, 'coarseFields' | '
   // and features may well have it.
   const kept = config.fields;
   const meant = namesMeant(fields);
-  const left = unknown.filter((n) => kept && !kept.some((k) => isUnder(n, k) || isUnder(k, n)) && !closest(n, meant));
+  const left = unknown.filter((n) => kept && !kept.some((k) => onOnePath(n, k)) && !closest(n, meant));
   const said = unknown.filter((n) => !left.includes(n)).map((n) => nameAndMeant(n, meant));
   const named = [...said.length ? [`${said.join(', ')}, which no feature has`] : [], ...left.length ? [`${left.map((n) => `"${n}"`).join(', ')}, which --${flagName('fields')} leaves out of every tile`] : []];
   return [

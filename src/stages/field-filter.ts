@@ -14,6 +14,11 @@ export function isUnder(field: string, name: string): boolean {
   return field === name || (field.length > name.length && field.startsWith(name) && field.charCodeAt(name.length) === 46);
 }
 
+/** Whether one of two names is the other or lies under it: what one keeps, the other may hold (`classification`, `classification.name`). */
+export function onOnePath(a: string, b: string): boolean {
+  return isUnder(a, b) || isUnder(b, a);
+}
+
 /** A list of tag keys and the indexes of those kept: one per distinct list (record reads share their key lists). */
 interface KeptKeys { keys: string[]; at: number[] }
 
@@ -48,7 +53,7 @@ export class FieldFilter {
 
   /** Whether a nested object at `path` (`classification`) may hold a kept field: it is kept, or a kept name lies under it. */
   private leadsTo(path: string): boolean {
-    return this.names.some((n) => isUnder(n, path) || isUnder(path, n));
+    return this.names.some((n) => onOnePath(n, path));
   }
 
   /** The tags kept; the key list shared by every feature of one list, as `PbfDictionary.keysOf` numbers it once. */
