@@ -9,9 +9,12 @@ export const REFUSED = '(the host is down, or, on another origin, does not allow
 /**
  * The URLs that may hold the descriptor `url` names, in the order to ask for them. A URL ending in `/` names a folder:
  * its tileset.json alone (`slide/` → `slide/tileset.json`). One whose last segment has no extension names a folder
- * (as serve, inspect and verify take OUT) or a descriptor served without one: the folder's tileset.json first, unless
- * the URL has a query (a signed URL), which is asked for as written first. Each URL asked for in vain is a failed
- * request in the browser's console: the folder's own URL, asked for first, was one for every folder given.
+ * (as serve, inspect and verify take OUT): on this page's own host (serve, or the static host of the viewer and its
+ * slides, where a descriptor is a file named tileset.json), its tileset.json alone; on another host, or with a query,
+ * it may also name a descriptor served without an extension (an API), asked for after the folder's tileset.json, or
+ * before it when the URL has a query (a signed URL). Each URL asked for in vain is a failed request in the browser's
+ * console: the folder's own URL, asked for first, was one for every folder given, and for a folder that was not
+ * there, asked for second, a second 404 beside the first.
  */
 function descriptorUrls(url) {
   const u = new URL(url);
@@ -20,7 +23,8 @@ function descriptorUrls(url) {
   folder.pathname = u.pathname.replace(/\/?$/, '/tileset.json');
   folder.search = '';
   if (u.pathname.endsWith('/')) return [folder.href];
-  return u.search ? [url, folder.href] : [folder.href, url];
+  if (u.search) return [url, folder.href];
+  return u.origin === window.location.origin ? [folder.href] : [folder.href, url];
 }
 
 /**
