@@ -58,7 +58,8 @@ export class RangeSource {
       this.mustReload = true;
       throw new EtagMismatch(`Server returned non-matching ETag ${etag} (now ${got})`);
     }
-    if (response.status >= 300) throw new Error(`Bad response code: ${response.status}`);
+    // The reader's own words were "Bad response code: 404".
+    if (response.status >= 300) throw new Error(`HTTP ${response.status}${response.status === 404 ? ' (no such file on the host: not copied there, moved, or misnamed)' : ''}`);
     const size = response.headers.get('Content-Length');
     if (response.status === 200 && (!size || Number(size) > length)) {
       controller.abort();

@@ -101,7 +101,7 @@ function urlTiles(ol, template, served) {
 
 /** Tiles out of archives: `urlOf(plane)` names the plane's archive (undefined: the plane has none, an empty map). */
 async function archiveTiles(ol, urlOf) {
-  const [{ PMTiles }, { PMTilesVectorSource }, { RangeSource }] = await Promise.all([import('pmtiles'), import('ol-pmtiles'), import('./range-source.js')]);
+  const [{ PMTiles, SharedPromiseCache }, { PMTilesVectorSource }, { RangeSource }] = await Promise.all([import('pmtiles'), import('ol-pmtiles'), import('./range-source.js')]);
   const archives = new Map();
   const sources = new Map();
   const changeListeners = [];
@@ -116,7 +116,8 @@ async function archiveTiles(ol, urlOf) {
     return sources.get(url);
   };
   const archive = (url) => {
-    if (!archives.has(url)) archives.set(url, new PMTiles(sourceOf(url)));
+    // The reader decodes directories with its cache's decompress, tiles and metadata with its own.
+    if (!archives.has(url)) archives.set(url, new PMTiles(sourceOf(url), new SharedPromiseCache(undefined, undefined, decompress), decompress));
     return archives.get(url);
   };
   /**
@@ -192,6 +193,25 @@ async function archiveTiles(ol, urlOf) {
   };
 }
 
+/** PMTiles' compression codes the viewer reads: none (0: unknown, taken as none, as the reader does; 1), gzip (2). */
+const UNCOMPRESSED = [0, 1];
+const GZIP = 2;
+
+/**
+ * Bytes of an archive (a directory, its metadata, a tile) decoded as its header says, as the reader does; bytes that
+ * do not decode are said to be damage. The browser's own words for them were "Failed to fetch", which the viewer then
+ * took for a host down or refusing the page (CORS).
+ */
+async function decompress(bytes, compression) {
+  if (UNCOMPRESSED.includes(compression)) return bytes;
+  if (compression !== GZIP) throw new Error(`compression ${compression} of PMTiles (3: Brotli, 4: Zstandard) is not read by the viewer, only gzip (2) and none (1)`);
+  try {
+    return await new Response(new Response(bytes).body.pipeThrough(new DecompressionStream('gzip'))).arrayBuffer();
+  } catch {
+    throw new Error(`${bytes.byteLength} bytes that do not decode as gzip, which the archive's header says they are: the archive is damaged (mudm-tiles verify names the parts)`);
+  }
+}
+
 /** A PMTiles header's size: an archive is at least this long. */
 const HEADER_BYTES = 127;
 /** What a browser says of a request it refused (REFUSED: the likely reasons). */
@@ -204,9 +224,15 @@ const UNREACHABLE = /^(Failed to fetch|NetworkError|Load failed)/;
 async function whyUnreadable(url, err) {
   const message = messageOf(err);
   if (UNREACHABLE.test(message)) return `${message} ${REFUSED}`;
+  // The reader's words for a file too short for a header, or not an archive: its size tells which. Other failures
+  // (an HTTP status, bytes that do not decode) are said as they are, no more asked of the host.
+  const notArchive = /Wrong magic number/.test(message);
+  if (!notArchive && !(err instanceof RangeError) && !/non-matching ETag|Missing content-length/.test(message)) return message;
   const r = await head(url);
   const size = r?.ok ? Number(r.headers.get('Content-Length') ?? NaN) : NaN;
   if (size < HEADER_BYTES) return `it holds ${size} bytes, fewer than the ${HEADER_BYTES} of a PMTiles header: not an archive, or cut short`;
+  // The reader's words: "Wrong magic number for PMTiles archive".
+  if (notArchive) return 'it does not begin as a PMTiles archive does (the bytes "PMTiles" and the version, 3): not an archive (a web page a host sent for it?), or damaged';
   return message;
 }
 

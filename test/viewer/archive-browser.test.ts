@@ -88,6 +88,18 @@ beforeAll(async () => {
   // Archives shorter than a header: empty, and cut inside it.
   fs.writeFileSync(path.join(site, 'empty.pmtiles'), '');
   fs.writeFileSync(path.join(site, 'short.pmtiles'), whole.subarray(0, 50));
+  // Damaged where the header says gzip: the root directory, the metadata, each gzipped tile (bytes flipped); and a web
+  // page under an archive's name.
+  const spoilt = (from: Buffer, at: number, length: number) => {
+    const copy = Buffer.from(from);
+    for (let i = at; i < at + length; i++) copy[i] ^= 0xa5;
+    return copy;
+  };
+  fs.writeFileSync(path.join(site, 'bad-root.pmtiles'), spoilt(whole, Number(whole.readBigUInt64LE(8)), Number(whole.readBigUInt64LE(16))));
+  fs.writeFileSync(path.join(site, 'bad-meta.pmtiles'), spoilt(whole, Number(whole.readBigUInt64LE(24)), Number(whole.readBigUInt64LE(32))));
+  const gz = fs.readFileSync(path.join(site, 'slide-gz.pmtiles'));
+  fs.writeFileSync(path.join(site, 'bad-gz-tiles.pmtiles'), spoilt(gz, Number(gz.readBigUInt64LE(56)), Number(gz.readBigUInt64LE(64))));
+  fs.writeFileSync(path.join(site, 'page.pmtiles'), `<!doctype html><title>Not found</title>${' '.repeat(200)}`);
   // An archive as another tool writes it: tippecanoe-like metadata, no tileset descriptor.
   const foreign = new PmtilesWriter(path.join(site, 'foreign.pmtiles'), { tileType: TileType.Mvt, tileCompression: Compression.None });
   foreign.add(0, 0, 0, new Uint8Array([0x1a, 0]));
@@ -483,11 +495,16 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
   });
 
   it('names an archive it cannot find', async () => {
-    await page.goto('about:blank');
-    await page.goto(`${at.host}index.html?tileset=nowhere.pmtiles`);
-    const failure = await page.evaluate(() => window.__viewer.ready.then(() => 'ready', (e: Error) => e.message));
-    expect(failure).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/nowhere\.pmtiles: .*404/);
-    expect(await errorsOf()).toEqual([failure]);
+    for (const base of [at.host, at.site]) {
+      const logged = consoleErrors.length;
+      await page.goto('about:blank');
+      await page.goto(`${base}index.html?tileset=nowhere.pmtiles`);
+      const failure = await page.evaluate(() => window.__viewer.ready.then(() => 'ready', (e: Error) => e.message));
+      // Before: "Bad response code: 404", the reader's words, after a HEAD asked for its size: a second 404.
+      expect(failure).toBe(`${base}nowhere.pmtiles: HTTP 404 (no such file on the host: not copied there, moved, or misnamed)`);
+      expect(await errorsOf()).toEqual([failure]);
+      expect(consoleErrors.slice(logged), base).toEqual([expect.stringMatching(/404/)]);
+    }
     // Shorter than a header: the reader's own words (a "non-matching ETag" for the 416 of an empty file, a DataView
     // error) would not say it.
     for (const [name, bytes] of [['empty', 0], ['short', 50]] as const) {
@@ -498,6 +515,28 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
     }
     // The page's own request of the missing file is logged by the browser: not a fault of the viewer.
     consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/404|416/.test(e)));
+  });
+
+  it('says an archive whose gzipped parts do not decode is damaged, and a file that is no archive is none', async () => {
+    const damaged = 'that do not decode as gzip, which the archive\'s header says they are: the archive is damaged (mudm-tiles verify names the parts)';
+    // Before: "Failed to fetch (the host is down, or, on another origin, does not allow this page: CORS)", the browser's
+    // words for a stream that does not decode, and "Failed to fetch" for the metadata.
+    for (const [name, part] of [['bad-root', 8], ['bad-meta', 24]] as const) {
+      await page.goto('about:blank');
+      await page.goto(`${at.host}index.html?tileset=${name}.pmtiles`);
+      const failure = await page.evaluate(() => window.__viewer.ready.then(() => 'ready', (e: Error) => e.message));
+      const length = Number(fs.readFileSync(path.join(dir, 'site', `${name}.pmtiles`)).readBigUInt64LE(part + 8));
+      expect(failure, name).toBe(`${at.host}${name}.pmtiles: ${length} bytes ${damaged}`);
+    }
+    // Its tiles: each fails for that reason.
+    await view(`${at.host}index.html?tileset=bad-gz-tiles.pmtiles#${VIEW}`);
+    const errors = await errorsOf();
+    expect(errors.length).toBeGreaterThan(0);
+    for (const e of errors) expect(e).toMatch(new RegExp(`^tile failed to load: \\d+/\\d+/\\d+ \\(\\d+ bytes ${damaged.replace(/[()]/g, '\\$&')}\\)$`));
+    // A web page under an archive's name. Before: "Wrong magic number for PMTiles archive".
+    await page.goto('about:blank');
+    await page.goto(`${at.host}index.html?tileset=page.pmtiles`);
+    expect(await page.evaluate(() => window.__viewer.ready.then(() => 'ready', (e: Error) => e.message))).toBe(`${at.host}page.pmtiles: it does not begin as a PMTiles archive does (the bytes "PMTiles" and the version, 3): not an archive (a web page a host sent for it?), or damaged`);
   });
 
   it('names a descriptor it cannot fetch (no host there), and opens the default one for an empty ?tileset=', async () => {
