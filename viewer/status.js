@@ -22,6 +22,8 @@ export class StatusLine {
     this.planeProblem = undefined;
     /** Tiles of the plane shown that failed (each one, of any plane, is in the page's `errors`). */
     this.failedTiles = 0;
+    /** Why the last of them failed, when known. */
+    this.lastFailure = undefined;
   }
 
   ready() {
@@ -67,17 +69,24 @@ export class StatusLine {
   /** Another plane's tiles are shown: their failures are counted anew. */
   planeShown() {
     this.failedTiles = 0;
+    this.lastFailure = undefined;
     this.show();
   }
 
-  tileFailed() {
+  /**
+   * A tile of the plane shown failed, for `why` (undefined: not known). The count alone left a person no way to learn
+   * why (an archive cut short, a host failing) but the page's `errors`, out of sight.
+   */
+  tileFailed(why) {
     this.failedTiles++;
+    this.lastFailure = why;
     this.show();
   }
 
   show() {
     if (!this.ready_) return;
-    const failed = this.failedTiles > 0 ? [`${this.failedTiles} tile(s) failed to load`] : [];
+    const why = this.lastFailure === undefined ? '' : ` (the last: ${this.lastFailure})`;
+    const failed = this.failedTiles > 0 ? [`${this.failedTiles} tile(s) failed to load${why}`] : [];
     const problem = this.planeProblem ? [this.planeProblem] : [];
     const asked = [this.fieldProblem, this.hideProblem].filter((t) => t !== undefined);
     this.element.textContent = [this.summary, ...this.notes, ...asked, ...this.planeNotes, ...problem, ...failed].join('; ');
@@ -86,6 +95,7 @@ export class StatusLine {
       const button = Object.assign(document.createElement('button'), { id: 'retry', type: 'button', textContent: 'retry' });
       button.addEventListener('click', () => {
         this.failedTiles = 0;
+        this.lastFailure = undefined;
         this.retry();
         this.show();
       });

@@ -106,7 +106,7 @@ async function start() {
       errors.push(`tile failed to load: ${at}${e.tile && e.tile.failure ? ` (${e.tile.failure})` : ''}`);
       // A plane switched away from may still finish loading: its failures are not the plane shown.
       if (layer.getSource() !== s) return;
-      status.tileFailed();
+      status.tileFailed(e.tile && e.tile.failure);
     });
     return s;
   };

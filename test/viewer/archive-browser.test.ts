@@ -528,11 +528,12 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
       const length = Number(fs.readFileSync(path.join(dir, 'site', `${name}.pmtiles`)).readBigUInt64LE(part + 8));
       expect(failure, name).toBe(`${at.host}${name}.pmtiles: ${length} bytes ${damaged}`);
     }
-    // Its tiles: each fails for that reason.
+    // Its tiles: each fails for that reason, and the status line says it.
     await view(`${at.host}index.html?tileset=bad-gz-tiles.pmtiles#${VIEW}`);
     const errors = await errorsOf();
     expect(errors.length).toBeGreaterThan(0);
     for (const e of errors) expect(e).toMatch(new RegExp(`^tile failed to load: \\d+/\\d+/\\d+ \\(\\d+ bytes ${damaged.replace(/[()]/g, '\\$&')}\\)$`));
+    expect(await page.locator('#status').innerText()).toMatch(new RegExp(`${errors.length} tile\\(s\\) failed to load \\(the last: \\d+ bytes ${damaged.replace(/[()]/g, '\\$&')}\\) retry$`));
     // A web page under an archive's name. Before: "Wrong magic number for PMTiles archive".
     await page.goto('about:blank');
     await page.goto(`${at.host}index.html?tileset=page.pmtiles`);
@@ -568,7 +569,8 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
       // A range past the end is a 416, which the range reader reports as an ETag that changed: with the archive's ETag
       // unchanged, the viewer says what it is.
       for (const e of errors) expect(e, base).toMatch(/^tile failed to load: \d+\/\d+\/\d+ \(.*lie past the end of the archive \(HTTP 416\).*\)$/);
-      expect(await page.locator('#status').innerText(), base).toContain(`${errors.length} tile(s) failed to load`);
+      // With why, the last to fail: the count alone said nothing of it but in errors, out of a person's sight.
+      expect(await page.locator('#status').innerText(), base).toMatch(new RegExp(`${errors.length} tile\\(s\\) failed to load \\(the last: bytes \\d+–\\d+ lie past the end of the archive \\(HTTP 416\\): it ends before its directories say \\(cut short\\?\\)\\) retry$`));
     }
     consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/416/.test(e)));
   });
@@ -692,7 +694,7 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer over PMTiles archives', () => {
       fs.renameSync(file, `${file}.away`);
       await page.evaluate(() => window.__viewer.view.setZoom(0));
       await page.evaluate(() => window.__viewer.settle());
-      expect(await page.locator('#status').innerText(), url).toMatch(/\d+ tile\(s\) failed to load retry$/);
+      expect(await page.locator('#status').innerText(), url).toMatch(/\d+ tile\(s\) failed to load \(the last: .*HTTP 404.*\) retry$/);
       expect(await page.evaluate(([x, y]) => window.__viewer.featuresAt(x, y), [cell.x, cell.y] as const), url).toEqual([]);
       fs.renameSync(`${file}.away`, file);
       await page.click('#retry');
