@@ -1,4 +1,5 @@
-// An archive's bytes by HTTP Range for the pmtiles reader, keeping weak ETags, by which a replaced archive is known.
+// An archive's bytes for the pmtiles reader: by HTTP Range, keeping weak ETags (by which a replaced archive is known),
+// and decoded, saying damage as damage.
 
 import { EtagMismatch } from 'pmtiles';
 
@@ -81,5 +82,24 @@ export class RangeSource {
     } catch {
       return undefined;
     }
+  }
+}
+
+/** PMTiles' compression codes the viewer reads: none (0: unknown, taken as none, as the reader does; 1), gzip (2). */
+const UNCOMPRESSED = [0, 1];
+const GZIP = 2;
+
+/**
+ * Bytes of an archive (a directory, its metadata, a tile) decoded as its header says, as the reader does; bytes that
+ * do not decode are said to be damage. The browser's own words for them were "Failed to fetch", which the viewer then
+ * took for a host down or refusing the page (CORS).
+ */
+export async function decompress(bytes, compression) {
+  if (UNCOMPRESSED.includes(compression)) return bytes;
+  if (compression !== GZIP) throw new Error(`compression ${compression} of PMTiles (3: Brotli, 4: Zstandard) is not read by the viewer, only gzip (2) and none (1)`);
+  try {
+    return await new Response(new Response(bytes).body.pipeThrough(new DecompressionStream('gzip'))).arrayBuffer();
+  } catch {
+    throw new Error(`${bytes.byteLength} bytes that do not decode as gzip, which the archive's header says they are: the archive is damaged (mudm-tiles verify names the parts)`);
   }
 }

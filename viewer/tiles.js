@@ -47,12 +47,21 @@ function loadWith(read) {
   return (tile, src) => tile.setLoader((extent, resolution, projection) => {
     read(src)
       // Decoded in the chain: bytes that are no vector tile fail the tile too, rather than leave it loading for good.
-      .then((bytes) => (bytes ? tile.getFormat().readFeatures(bytes, { extent, featureProjection: projection }) : []))
+      .then((bytes) => (bytes ? decodeTile(tile, bytes, { extent, featureProjection: projection }) : []))
       .then((features) => tile.setFeatures(features), (err) => {
         tile.failure = messageOf(err);
         tile.setState(TILE_ERROR);
       });
   });
+}
+
+/** A vector tile's features; bytes that are none are said so (the decoder's words were "Unimplemented type: 3"). */
+function decodeTile(tile, bytes, options) {
+  try {
+    return tile.getFormat().readFeatures(bytes, options);
+  } catch (err) {
+    throw new Error(`${bytes.byteLength} bytes that do not decode as a vector tile (${messageOf(err)})`);
+  }
 }
 
 /**
@@ -63,10 +72,24 @@ function loadWith(read) {
 async function fetchTile(url, served, seen) {
   const response = await fetch(url);
   if (response.status === 204 || (response.status === 404 && !served)) return null;
-  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}${response.status === 404 ? ' (from serve: not a tile of this pyramid, or its archive is gone)' : ''}`);
+  if (!response.ok) {
+    const said = await saidWith(response);
+    throw new Error(`${url}: HTTP ${response.status}${said ? ` (${said})` : response.status === 404 ? ' (from serve: not a tile of this pyramid, or its archive is gone)' : ''}`);
+  }
   const archive = response.headers.get('X-Pyramid-Archive');
   if (archive) seen(archive);
-  return response.arrayBuffer();
+  // A body that fails after its headers came (a gzip that does not decode) was the browser's bare "Failed to fetch".
+  return response.arrayBuffer().catch((err) => {
+    const gzip = /gzip/i.test(response.headers.get('Content-Encoding') ?? '') ? 'its gzip does not decode (the tile or its archive is damaged: mudm-tiles verify names them), or ' : '';
+    throw new Error(`${url}: HTTP ${response.status}, but the tile did not arrive (${messageOf(err)}): ${gzip}the connection broke`);
+  });
+}
+
+/** What a host said with an error status in a line of plain text (serve names the archive at fault), else ''. */
+async function saidWith(response) {
+  if (!/^text\/plain/i.test(response.headers.get('Content-Type') ?? '')) return '';
+  const text = (await response.text().catch(() => '')).trim();
+  return text.length <= 300 && text !== 'not found' ? text : '';
 }
 
 /**
@@ -101,7 +124,7 @@ function urlTiles(ol, template, served) {
 
 /** Tiles out of archives: `urlOf(plane)` names the plane's archive (undefined: the plane has none, an empty map). */
 async function archiveTiles(ol, urlOf) {
-  const [{ PMTiles, SharedPromiseCache }, { PMTilesVectorSource }, { RangeSource }] = await Promise.all([import('pmtiles'), import('ol-pmtiles'), import('./range-source.js')]);
+  const [{ PMTiles, SharedPromiseCache }, { PMTilesVectorSource }, { RangeSource, decompress }] = await Promise.all([import('pmtiles'), import('ol-pmtiles'), import('./range-source.js')]);
   const archives = new Map();
   const sources = new Map();
   const changeListeners = [];
@@ -191,25 +214,6 @@ async function archiveTiles(ol, urlOf) {
       return tile ? tile.data : null;
     },
   };
-}
-
-/** PMTiles' compression codes the viewer reads: none (0: unknown, taken as none, as the reader does; 1), gzip (2). */
-const UNCOMPRESSED = [0, 1];
-const GZIP = 2;
-
-/**
- * Bytes of an archive (a directory, its metadata, a tile) decoded as its header says, as the reader does; bytes that
- * do not decode are said to be damage. The browser's own words for them were "Failed to fetch", which the viewer then
- * took for a host down or refusing the page (CORS).
- */
-async function decompress(bytes, compression) {
-  if (UNCOMPRESSED.includes(compression)) return bytes;
-  if (compression !== GZIP) throw new Error(`compression ${compression} of PMTiles (3: Brotli, 4: Zstandard) is not read by the viewer, only gzip (2) and none (1)`);
-  try {
-    return await new Response(new Response(bytes).body.pipeThrough(new DecompressionStream('gzip'))).arrayBuffer();
-  } catch {
-    throw new Error(`${bytes.byteLength} bytes that do not decode as gzip, which the archive's header says they are: the archive is damaged (mudm-tiles verify names the parts)`);
-  }
 }
 
 /** A PMTiles header's size: an archive is at least this long. */
