@@ -363,9 +363,16 @@ export function hasMesh(g: TileGeometry): boolean {
   return g.k === 'mesh' || (g.k === 'collection' && g.members.some(hasMesh));
 }
 
-/** Whether the geometry is meshes alone (nothing of it can be an MVT feature). */
+/**
+ * Whether the geometry is meshes alone (nothing of it can be an MVT feature). At least one mesh: a collection of
+ * nothing (`[]`, or of empty collections) has no mesh to keep in JSON tiles, and is `empty-geometry`.
+ */
 export function onlyMeshes(g: TileGeometry): boolean {
-  return g.k === 'mesh' || (g.k === 'collection' && g.members.every(onlyMeshes));
+  return hasMesh(g) && meshesOrNothing(g);
+}
+
+function meshesOrNothing(g: TileGeometry): boolean {
+  return g.k === 'mesh' || (g.k === 'collection' && g.members.every(meshesOrNothing));
 }
 
 /** Whether the geometry has anything that can collapse (a line or a polygon). */

@@ -185,6 +185,26 @@ describe('values tiles cannot carry, one build', () => {
     expect(d.vector_layers[0].fields.kind).toBeUndefined();
   });
 
+  it('an empty GeometryCollection, or one of empty ones, is empty-geometry in a PBF-only archive too: it is no mesh', async () => {
+    const dir = tempDir('empty-geometry-pbf');
+    const file = path.join(dir, 'cells.ndjson');
+    fs.writeFileSync(file, `${[
+      polygon('{"label":1}', 10, 10),
+      '{"type":"Feature","properties":{"kind":"emptygc"},"geometry":{"type":"GeometryCollection","geometries":[]}}',
+      '{"type":"Feature","properties":{"kind":"nested"},"geometry":{"type":"GeometryCollection","geometries":[{"type":"GeometryCollection","geometries":[]}]}}',
+      '{"type":"Feature","properties":{"kind":"mesh"},"geometry":{"type":"GeometryCollection","geometries":[{"type":"TIN","coordinates":[[[[0,0,0],[50,0,0],[0,50,1],[0,0,0]]]]},{"type":"GeometryCollection","geometries":[]}]}}',
+    ].join('\n')}\n`);
+    const r = await runCli(['build', file, '-o', path.join(dir, 'cells.pmtiles'), '-q']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('3 of 4 features are not in the pyramid: 3 not placed (empty-geometry: 2, mesh-without-json-tiles: 1)');
+    const report = JSON.parse(fs.readFileSync(path.join(dir, 'cells.build-report.json'), 'utf8')) as Report;
+    expect(report.features.notPlaced).toEqual({ 'empty-geometry': 2, 'mesh-without-json-tiles': 1 });
+    expect(report.features.notPlacedFirst).toEqual({
+      'empty-geometry': { file, feature: 1, line: 2, column: 1 },
+      'mesh-without-json-tiles': { file, feature: 3, line: 4, column: 1 },
+    });
+  });
+
   it('an id that is no PBF id (1.2e29, -3) gives the PBF feature its sequence number and travels as property id', () => {
     const { json, pbf } = finestFeatures(out);
     expect(json.find((f) => f.properties.label === 5)?.id).toBe(1.2e29);
