@@ -205,14 +205,17 @@ export async function readInputs(inputs: readonly InputSpec[], config: BuildConf
   sum.ids = ids;
   for (const [layer, fields] of Object.entries(sum.stats).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     for (const [field, st] of Object.entries(fields)) {
-      const kinds = ([['number', st.number], ['bool', st.bool], ['string', st.string]] as const).filter(([, n]) => n > 0);
+      // Arrays are strings in PBF tiles (JSON text): beside numbers or booleans they make the field mixed there too.
+      const kinds = ([['number', st.number], ['bool', st.bool], ['string', st.string], ['array', st.other]] as const).filter(([, n]) => n > 0);
+      const held = kinds.map(([k, n]) => `${n} ${k}(s)`).join(', ');
+      const arrays = st.other > 0 ? { arrays: st.other } : {};
       if (kinds.length > 1 && st.bool > 0) {
         // Booleans among numbers or strings (1 and true, "yes" and false): declared a String too.
-        const held = kinds.map(([k, n]) => `${n} ${k}(s)`).join(', ');
-        io.onWarning?.(`layer ${layer}: field "${field}" holds ${held}: it is declared a String, and PBF tiles keep each value's own type; give it values of one type`, { event: 'mixed-field', layer, field, numbers: st.number, bools: st.bool, strings: st.string });
-      } else if (st.number > 0 && st.string > 0) {
+        io.onWarning?.(`layer ${layer}: field "${field}" holds ${held}: it is declared a String, and PBF tiles keep each value's own type; give it values of one type`, { event: 'mixed-field', layer, field, numbers: st.number, bools: st.bool, strings: st.string, ...arrays });
+      } else if (st.number > 0 && st.string + st.other > 0) {
         const example = st.strings.length > 0 && st.strings[0] !== '' ? ` such as ${JSON.stringify(st.strings[0])}` : '';
-        io.onWarning?.(`layer ${layer}: field "${field}" holds ${st.number} number(s) and ${st.string} string(s)${example}: it is declared a String, with no range (a viewer cannot colour it on a scale); write missing values as null to keep it a Number`, { event: 'mixed-field', layer, field, numbers: st.number, strings: st.string });
+        const holds = st.other > 0 ? held : `${st.number} number(s) and ${st.string} string(s)${example}`;
+        io.onWarning?.(`layer ${layer}: field "${field}" holds ${holds}: it is declared a String, with no range (a viewer cannot colour it on a scale); write missing values as null to keep it a Number`, { event: 'mixed-field', layer, field, numbers: st.number, strings: st.string, ...arrays });
       }
       if (!st.shadowed) continue;
       io.onWarning?.(`layer ${layer}: ${st.shadowed} feature(s) have a property "${field}" beside their own ${field} member; PBF tiles carry the member under that name, so the property is in JSON tiles only: rename the property to keep it in PBF`, { event: 'property-shadowed', layer, field, features: st.shadowed });

@@ -311,8 +311,11 @@ export function describeFields(fields: Record<string, FieldStat>): DescribedFiel
     setOwn(out, name, 'String');
     if (kinds === 1 && s.string > 0 && s.strings.length <= ENUM_CAP && !IDENTIFIERS.has(name)) setOwn(enums, name, [...s.strings].sort());
     if (s.colors) setOwn(colors, name, Object.fromEntries(Object.entries(s.colors).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
-    if (s.other > 0) setOwn(notes, name, 'arrays are JSON-encoded strings in PBF tiles');
-    else if (kinds > 1) setOwn(notes, name, `mixed value types (${KINDS.filter((k) => s[k] > 0).join(', ')}); PBF tiles keep each value's own type`);
+    // An array is a string in PBF tiles: beside numbers or booleans the field is mixed there, and said so.
+    const mixed = (s.number > 0 ? 1 : 0) + (s.bool > 0 ? 1 : 0) + (s.string + s.other > 0 ? 1 : 0) > 1;
+    const types = [...KINDS.filter((k) => s[k] > 0), ...(s.other > 0 ? ['array'] : [])].join(', ');
+    if (mixed) setOwn(notes, name, `mixed value types (${types}); PBF tiles keep each value's own type${s.other > 0 ? ', arrays as JSON-encoded strings' : ''}`);
+    else if (s.other > 0) setOwn(notes, name, 'arrays are JSON-encoded strings in PBF tiles');
   }
   const res: DescribedFields = { fields: out };
   if (Object.keys(ranges).length) res.fieldranges = ranges;

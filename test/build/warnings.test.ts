@@ -58,6 +58,23 @@ describe('build warnings', () => {
     expect(warnings).toEqual([['layer cells: field "bn" holds 2 number(s), 1 bool(s): it is declared a String, and PBF tiles keep each value\'s own type; give it values of one type', { event: 'mixed-field', layer: 'cells', field: 'bn', numbers: 2, bools: 1, strings: 0 }]]);
   });
 
+  it('warns of a field of arrays among numbers or booleans, which PBF tiles carry as strings beside them', async () => {
+    const warnings: [string, unknown][] = [];
+    const point = (props: Record<string, unknown>, x: number) => ({ type: 'Feature', properties: props, geometry: { type: 'Point', coordinates: [x, 10] } });
+    const text = JSON.stringify({ type: 'FeatureCollection', features: [point({ n: 1, b: true }, 10), point({ n: [1, 2], b: ['x'] }, 20), point({ n: 3, b: false }, 30)] });
+    const sink = new MemorySink();
+    await buildPyramid([{ source: memorySource('cells.json', text) }], { ...OPTS, maxZoom: 1 }, { sink, onWarning: (m, d) => warnings.push([m, d]) });
+    expect(warnings).toEqual([
+      ['layer cells: field "n" holds 2 number(s), 1 array(s): it is declared a String, with no range (a viewer cannot colour it on a scale); write missing values as null to keep it a Number', { event: 'mixed-field', layer: 'cells', field: 'n', numbers: 2, strings: 0, arrays: 1 }],
+      ['layer cells: field "b" holds 2 bool(s), 1 array(s): it is declared a String, and PBF tiles keep each value\'s own type; give it values of one type', { event: 'mixed-field', layer: 'cells', field: 'b', numbers: 0, bools: 2, strings: 0, arrays: 1 }],
+    ]);
+    // The tiles hold what the descriptor says: numbers and a JSON text in one field, described as mixed.
+    const layer = (json(sink, 'tileset.json').vector_layers as { fields: Record<string, string>; fielddescriptions: Record<string, string> }[])[0];
+    expect(layer.fields).toEqual({ b: 'String', n: 'String' });
+    expect(layer.fielddescriptions.n).toBe('mixed value types (number, array); PBF tiles keep each value\'s own type, arrays as JSON-encoded strings');
+    expect(decodePbf(sink.files.get('1/0/0.pbf') as Uint8Array, 2048, 1, 0, 0).map((f) => f.properties.n)).toEqual([1, '[1,2]', 3]);
+  });
+
   it('says how many QuPath objects are on every channel (plane c -1) where others name a channel, and that each channel holds them', async () => {
     const warnings: [string, unknown][] = [];
     const object = (c: number, x: number) => ({ type: 'Feature', properties: { objectType: 'detection' }, geometry: { type: 'Point', coordinates: [x, 10], plane: { c, z: 0, t: 0 } } });

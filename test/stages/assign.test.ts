@@ -112,6 +112,22 @@ describe('field statistics', () => {
     });
   });
 
+  it('says a field of arrays beside numbers or booleans is mixed, as its PBF values are; arrays beside strings are strings', () => {
+    const stats: LayerStats = {};
+    const values: Record<string, unknown[]> = { num: [5, ['a']], bool: [true, [1, 2]], str: ['x', ['y']] };
+    for (const [name, both] of Object.entries(values)) {
+      for (const v of both) observeFeature(stats, 'l', { type: 'Feature', properties: { [name]: v }, geometry: null });
+    }
+    expect(describeFields(stats.l)).toEqual({
+      fields: { bool: 'String', num: 'String', str: 'String' },
+      fielddescriptions: {
+        bool: 'mixed value types (bool, array); PBF tiles keep each value\'s own type, arrays as JSON-encoded strings',
+        num: 'mixed value types (number, array); PBF tiles keep each value\'s own type, arrays as JSON-encoded strings',
+        str: 'arrays are JSON-encoded strings in PBF tiles',
+      },
+    });
+  });
+
   it('enumerates up to ENUM_CAP distinct strings, and stops past it', () => {
     const stats: LayerStats = {};
     for (let i = 0; i < ENUM_CAP; i++) observeFeature(stats, 'l', { type: 'Feature', properties: { name: `n${i}` }, geometry: null });
