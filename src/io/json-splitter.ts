@@ -104,7 +104,7 @@ export class Splitter {
             this.state = this.bareArray ? S.Top : S.ObjNext;
             i++;
           } else if (isValueStart(b)) {
-            this.value.begin(chunk, i);
+            this.value.begin(chunk, i, this.featureIndex);
             this.state = S.ArrElementIn;
             if (!this.value.scalar) i++;
           } else {
@@ -277,7 +277,7 @@ export class Splitter {
       this.state = S.ObjOpen;
       return i + 1;
     }
-    this.value.begin(chunk, i);
+    this.value.begin(chunk, i, this.sequence ? this.featureIndex : -1);
     this.state = S.TopValue;
     return this.value.scalar ? i : i + 1;
   }
@@ -313,7 +313,7 @@ export class Splitter {
           this.state = S.ArrOpen;
           return i + 1;
         }
-        this.value.begin(chunk, i);
+        this.value.begin(chunk, i, -1, `/${pointerToken(this.key)}`);
         this.state = S.ObjValueIn;
         return this.value.scalar ? i : i + 1;
       case S.ObjNext:
@@ -361,7 +361,7 @@ export class Splitter {
   /** More than one top-level value, or RS: every record is a feature, including a first value held back as a document. */
   private startSequence(): void {
     if (this.sequence) return;
-    this.sequence = true;
+    this.sequence = this.value.records = true;
     if (this.pending) {
       const p = this.pending;
       this.pending = null;

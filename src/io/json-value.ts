@@ -1,5 +1,6 @@
 // One JSON value scanned across chunks: where the input stands (line, column), the value's bytes, and where it ends.
 import { ReadError } from '../report/errors.js';
+import { jsonPathAt } from './json-errors.js';
 import { concatBytes } from './source.js';
 
 /** The record separator of GeoJSON Text Sequences (RFC 8142). */
@@ -133,6 +134,11 @@ export class ValueScanner {
   line = 0;
   column = 0;
   readonly bytes = new Capture();
+  /** The value's feature index (-1: no feature), and where it lies in its document (a member's `/name`), for messages. */
+  private feature = -1;
+  private pointer = '';
+  /** The input is a sequence (RS-separated records, RFC 8142): an RS in a string begins the next record there too. */
+  records = false;
 
   /** The chunk being scanned as 32-bit words (null when it is not 4-byte aligned), made once per chunk. */
   private words: Uint32Array | null = null;
@@ -148,9 +154,11 @@ export class ValueScanner {
     return this.words;
   }
 
-  /** Starts the value whose first byte is `chunk[i]`. */
-  begin(chunk: Uint8Array, i: number): void {
+  /** Starts the value whose first byte is `chunk[i]`: feature `feature` (-1: none), at `pointer` in its document. */
+  begin(chunk: Uint8Array, i: number, feature = -1, pointer = ''): void {
     const b = chunk[i];
+    this.feature = feature;
+    this.pointer = pointer;
     this.bytes.begin(i);
     this.line = this.at.line;
     this.column = this.at.column(i);
@@ -205,11 +213,17 @@ export class ValueScanner {
             escaped = true;
             continue;
           }
-          // One comparison for the bytes that break no line: a raw LF or CR in a string is an error JSON.parse
-          // reports, at a line counted as everywhere else.
-          if (b <= 0x0d && (b === 0x0a || (b === 0x0d && (i + 1 === n || chunk[i + 1] !== 0x0a)))) {
-            line++;
-            lineStart = abs + i + 1;
+          // One comparison for the bytes that are no control character: a raw LF or CR in a string is an error
+          // JSON.parse reports, at a line counted as everywhere else; in a sequence an RS is the next record, begun in
+          // this one's string (a writer stopped mid-record, another appending: RFC 7464), which no escape would mend.
+          if (b <= RS) {
+            if (b === 0x0a || (b === 0x0d && (i + 1 === n || chunk[i + 1] !== 0x0a))) {
+              line++;
+              lineStart = abs + i + 1;
+            } else if (b === RS && this.records) {
+              rs = i;
+              break outer;
+            }
           }
         }
         break;
@@ -264,10 +278,16 @@ export class ValueScanner {
     at.line = line;
     at.lineStart = lineStart;
     // Failing here rather than inside the loop keeps calls out of the loop body, which V8 compiles tighter.
-    if (rs >= 0) {
-      const message = `unexpected record separator (0x1E) inside the value that starts at line ${this.line}, column ${this.column} (truncated record?)`;
-      throw new ReadError(this.file, at.line, at.column(rs), message);
-    }
+    if (rs >= 0) throw this.recordSeparator(chunk, rs);
     return end;
+  }
+
+  /** An RS at `chunk[rs]`, inside the value: said with the feature and the JSON path it cuts short. */
+  private recordSeparator(chunk: Uint8Array, rs: number): ReadError {
+    const text = new TextDecoder().decode(this.bytes.finish(chunk, rs));
+    const where = jsonPathAt(text, text.length, this.pointer);
+    const what = this.feature >= 0 ? `feature ${this.feature}: ` : '';
+    const message = `unexpected record separator (0x1E) inside the value that starts at line ${this.line}, column ${this.column}: a record cut short, the next begun here (truncated record?)`;
+    return new ReadError(this.file, this.at.line, this.at.column(rs), `${what}${message}${where === null ? '' : ` (${where})`}`);
   }
 }

@@ -217,6 +217,18 @@ describe('mudm-tiles build', () => {
     expect(r.stderr).toContain(`${file}:3:65: feature 1:`);
   });
 
+  it('exits 3 on a GeoJSON text sequence whose record is cut short in a string, naming the feature and path, and writes no archive', async () => {
+    const dir = tmpDir('mudm-cli');
+    fs.mkdirSync(path.join(dir, 'in'));
+    const file = path.join(dir, 'in', 'cells.geojsons');
+    // A writer stopped mid-record and another appended (RFC 7464 2.3): the RS lies in the cut record's string.
+    fs.writeFileSync(file, `\x1e${feature(1, 0, 0)}\n\x1e${feature(2, 30, 0).slice(0, 44)}\x1e${feature(3, 60, 0)}\n`);
+    const out = path.join(dir, 'cells.pmtiles');
+    const r = await run(['build', file, '-o', out]);
+    expect([r.code, r.stderr]).toEqual([3, `error: ${file}:2:46: feature 1: unexpected record separator (0x1E) inside the value that starts at line 2, column 2: a record cut short, the next begun here (truncated record?) (JSON path /properties)\n`]);
+    expect(fs.readdirSync(dir)).toEqual(['in']);
+  });
+
   it('exits 4 on a non-empty output without --force, and leaves it alone', async () => {
     const dir = tmpDir('mudm-cli');
     fs.writeFileSync(path.join(dir, 'keep.txt'), 'x');

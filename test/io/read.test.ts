@@ -319,7 +319,12 @@ describe('syntax errors: exact line and column', () => {
     ['inside a feature after a line break', '{"features":[{"a":1,\n  "b": 01}]}', 2, 9, /./],
     ['inside an NDJSON line', '{"a":1}\n{"b":nul}\n', 2, 6, /literal/],
     ['raw newline in a string', '{"features":[{"a":"x\ny"}]}', 1, 21, /control character|Bad control/i],
-    ['RS inside a record (truncated)', '\x1e{"a":[1,\x1e{"b":2}\n', 1, 10, /record separator/],
+    ['RS inside a record (truncated)', '\x1e{"a":[1,\x1e{"b":2}\n', 1, 10, /^feature 0: unexpected record separator \(0x1E\) inside the value that starts at line 1, column 2: a record cut short, the next begun here \(truncated record\?\) \(JSON path \/a\/1\)$/],
+    // A record cut short inside a string: the next record's RS, not a control character to escape (RFC 7464 2.3).
+    ['RS inside a string of a record (truncated there)', '\x1e{"a":1}\n\x1e{"b":"xy\x1e{"c":2}\n', 2, 10, /^feature 1: unexpected record separator \(0x1E\) inside the value that starts at line 2, column 2: a record cut short, the next begun here \(truncated record\?\) \(JSON path \/b\)$/],
+    ['RS after a line end inside a string of a record', '\x1e{"b":"xy\n\x1e{"c":2}\n', 2, 1, /^feature 0: unexpected record separator \(0x1E\) inside the value that starts at line 1, column 2: a record cut short/],
+    // In a collection it is a control character, which an escape mends.
+    ['RS inside a string of a collection', '{"features":[{"b":"x\x1ey"}]}', 1, 21, /^unescaped control character U\+001E in a string: write it as \\u001E \(JSON path \/b\)$/],
     ['non-ASCII before the error counts in bytes', '{"features":[{"µ":}]}', 1, 20, /expected a value/],
     // QuPath before 0.5: the message says where the value comes from and what to do.
     ['NaN inside a feature', '{"features":[\n{"properties":{"m":NaN}}]}', 2, 20, /^NaN is not JSON, expected a value \(QuPath before 0\.5 writes it for a missing measurement: export again from QuPath 0\.5 or later/],
