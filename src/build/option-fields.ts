@@ -111,8 +111,11 @@ function checkNamed(config: BuildConfig, seen: ReadonlySet<string>, stats: Layer
   const missing = named.find(([name]) => !seen.has(name));
   if (!missing) return;
   const fields = fieldNames(stats);
-  const shown = fields.length > 40 ? `${fields.slice(0, 40).join(', ')}, … (${fields.length - 40} more)` : fields.join(', ') || 'none';
-  throw new UsageError(`${missing[1]}: no feature has a field "${missing[0]}"; the fields are: ${shown}`);
+  const list = (names: string[]) => (names.length > 40 ? `${names.slice(0, 40).join(', ')}, … (${names.length - 40} more)` : names.join(', ') || 'none');
+  // An object (QuPath's `classification`) is no field: a layer or plane takes one value, of a field under it.
+  const under = fields.filter((f) => f !== missing[0] && isUnder(f, missing[0]));
+  if (under.length > 0) throw new UsageError(`${missing[1]}: "${missing[0]}" is an object in the features, not a field of one value: name a field under it, ${list(under)}`);
+  throw new UsageError(`${missing[1]}: no feature has a field ${nameAndMeant(missing[0], fields)}; the fields are: ${list(fields)}`);
 }
 
 /** More planes than this along a `--plane-field` dimension is warned of, whatever the features (a long time series is one). */

@@ -176,7 +176,14 @@ describe('fields named by options', () => {
     const out = path.join(tmpDir('mudm-qupath'), 'out');
     const r = await run(['build', path.join(QUPATH, 'qupath-0.2.json'), '-o', out, '--layer-by', 'classification.nme']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/--layer-by classification\.nme: no feature has a field "classification\.nme"; the fields are: .*classification\.name, .*measurements\.Cell: Area/);
+    expect(r.stderr).toMatch(/--layer-by classification\.nme: no feature has a field "classification\.nme" \(classification\.name\?\); the fields are: .*classification\.name, .*measurements\.Cell: Area/);
+    expect(fs.existsSync(out) ? fs.readdirSync(out) : []).toEqual([]);
+  });
+
+  it('exit 2 when --layer-by names an object (QuPath\'s classification), naming the fields under it', async () => {
+    const out = path.join(tmpDir('mudm-qupath'), 'out');
+    const r = await run(['build', path.join(QUPATH, 'qupath-0.4.geojson'), '-o', out, '--layer-by', 'classification']);
+    expect([r.code, r.stderr]).toEqual([2, 'error: --layer-by classification: "classification" is an object in the features, not a field of one value: name a field under it, classification.color, classification.name, classification.names\nRun \'mudm-tiles build --help\' for usage.\n']);
     expect(fs.existsSync(out) ? fs.readdirSync(out) : []).toEqual([]);
   });
 
