@@ -31,6 +31,11 @@ export class ArchiveReader implements PyramidReader {
   private readonly offset: number[] = [];
   private readonly length: number[] = [];
   private readonly children = new Map<string, Set<string>>();
+  /**
+   * Tiles the directories address past the end of a file cut short: not listed (verify says the archive was cut
+   * short), but asked for by address they are an error, as a tile whose gzip fails is, not an empty tile.
+   */
+  private readonly lost = new Map<string, { file: string; message: string }>();
 
   private constructor(
     readonly name: string,
@@ -141,9 +146,12 @@ export class ArchiveReader implements PyramidReader {
         minZoom = Math.min(minZoom, t.z);
         maxZoom = Math.max(maxZoom, t.z);
         end = Math.max(end, t.offset + t.length);
-        // Past the end of a file cut short: not there to read (the problem below says so).
-        if (t.offset + t.length > size) continue;
         const p = tilePath(t.z, t.x, t.y, plane, dims, format);
+        // Past the end of a file cut short: not there to read (the problem below says so).
+        if (t.offset + t.length > size) {
+          this.lost.set(p, { file: archive.name, message: `${archive.name}: tile ${p} lies at bytes ${t.offset}–${t.offset + t.length - 1}, past the end of the file (${size} bytes): the archive was cut short` });
+          continue;
+        }
         // PMTiles entries have a length above 0 and lie in the tile data section the header gives.
         if (t.length === 0) this.problems.push(problem('archive-invalid', rel, `tile ${p} has a length of 0 in its directory (PMTiles asks for more)`));
         else if (t.offset + t.length > h.tileDataOffset + h.tileDataLength && beyond++ === 0) firstBeyond = `${p} (bytes ${t.offset}–${t.offset + t.length - 1})`;
@@ -208,6 +216,8 @@ export class ArchiveReader implements PyramidReader {
         throw new InputError(`${m.file}: tile ${relPath} does not gunzip: ${(err as Error).message}`, m.file);
       }
     }
+    const lost = this.lost.get(relPath);
+    if (lost !== undefined) throw new InputError(lost.message, lost.file);
     if (relPath === 'tileset.json') return Buffer.from(this.descriptorText);
     if ('file' in this.aux) {
       if (relPath !== 'build-report.json') return undefined;

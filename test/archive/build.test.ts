@@ -7,9 +7,11 @@ import type { Header } from 'pmtiles';
 import { archiveName, PMTILES_MEDIA_TYPE } from '../../src/archive/archive-names.js';
 import { Compression, encodeDirectory, encodeHeader, HEADER_BYTES, TileType } from '../../src/archive/pmtiles-format.js';
 import { MAX_LISTED, openPmtiles } from '../../src/archive/pmtiles-reader.js';
+import { InputError } from '../../src/report/errors.js';
 import { PmtilesWriter } from '../../src/archive/pmtiles-writer.js';
 import { buildPyramid } from '../../src/build/pipeline.js';
 import { ArchiveReader, openPyramidReader } from '../../src/inspect/archive-reader.js';
+import { decodeTile } from '../../src/inspect/decode.js';
 import { extractArchives } from '../../src/inspect/extract.js';
 import { inspectPyramid } from '../../src/inspect/summary.js';
 import { verifyPyramid } from '../../src/inspect/verify.js';
@@ -319,6 +321,24 @@ describe('inspect and verify', () => {
     expect(v.problems[0]).toEqual({ code: 'archive-invalid', path: cut, message: `its tiles reach byte ${bytes.length}, the file ends at ${keep}: it was cut short` });
     expect(v.counts['report-mismatch']).toBeGreaterThan(0);
     expect(v.checked.tiles).toBeLessThan(verifyPyramid(dirPbf).checked.tiles);
+    // A tile the directories address past the end, asked for by address: its bytes are lost, not an empty tile.
+    const archive = await openPmtiles(cut);
+    let lost: { z: number; x: number; y: number; offset: number; length: number } | undefined;
+    for await (const t of archive.tiles()) if (t.offset + t.length > keep && lost === undefined) lost = t;
+    await archive.close();
+    if (!lost) throw new Error('no tile past the cut');
+    const again = await openPyramidReader(cut);
+    let thrown: unknown;
+    try {
+      decodeTile(again, lost.z, lost.x, lost.y);
+    } catch (err) {
+      thrown = err;
+    } finally {
+      again.close();
+    }
+    expect(thrown).toBeInstanceOf(InputError);
+    expect((thrown as InputError).exitCode).toBe(3);
+    expect((thrown as InputError).message).toBe(`${cut}: tile ${lost.z}/${lost.x}/${lost.y}.pbf lies at bytes ${lost.offset}–${lost.offset + lost.length - 1}, past the end of the file (${keep} bytes): the archive was cut short`);
     const out = path.join(root, 'cut-out');
     await expect(extractArchives(cut, out, { force: false })).rejects.toThrow(`${cut} cannot be extracted whole (${cut}: its tiles reach byte ${bytes.length}, the file ends at ${keep}: it was cut short); nothing was written; mudm-tiles verify lists what is wrong`);
     expect(fs.existsSync(out)).toBe(false);
