@@ -152,7 +152,7 @@ function sendTile(req: http.IncomingMessage, res: http.ServerResponse, answer: E
   if (answer === 'absent') {
     sendAbsent(res, emptyTile);
   } else if ('unreadable' in answer) {
-    send(res, 500, `${answer.unreadable} is not a readable PMTiles archive\n`);
+    send(res, 500, `${answer.unreadable}: ${answer.why}\n`);
   } else if ('missing' in answer) {
     send(res, 404, `${answer.missing}, listed in tileset.json, is not in the served folder\n`);
   } else if ('misplaced' in answer) {

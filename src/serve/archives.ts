@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { folderMemberProblem, writtenAs } from '../archive/archive-names.js';
 import { Compression, TileType } from '../archive/pmtiles-format.js';
-import { PmtilesArchive, handleRangeSource, openPmtiles } from '../archive/pmtiles-reader.js';
+import { PmtilesArchive, handleRangeSource } from '../archive/pmtiles-reader.js';
+import { InputError } from '../report/errors.js';
 import { openInside, openRegular, type Opened } from './files.js';
 import { validators } from './ranges.js';
 import { archiveFor, descriptorPlane, pyramidTile, samePlane, tileRoutes, type TileFormat, type TileRequest, type TileRoutes } from './tile-routes.js';
@@ -25,7 +26,21 @@ export interface FoundTile {
  * do not hold (`'absent'`), a tile, an archive that cannot be read (`{ unreadable }`, naming it as OUT names it), or
  * one under another archive's name (`{ misplaced, written }`: renamed or swapped, it holds another plane's tiles).
  */
-export type TileAnswer = FoundTile | 'absent' | { unreadable: string } | { missing: string } | { misplaced: string; written: string } | undefined;
+export type TileAnswer = FoundTile | 'absent' | Unreadable | { missing: string } | { misplaced: string; written: string } | undefined;
+
+/** An archive that could not answer: its name as OUT names it, and why, in the reader's words (a damaged part). */
+export interface Unreadable { unreadable: string; why: string }
+
+/**
+ * Why `name` (at `file` on this machine) could not answer. A reader's message names the part at fault; the file's
+ * path on the server is put as the client names it. Other errors (the disk's) are not passed on: their text may
+ * hold paths of the server's.
+ */
+function unreadable(name: string, file: string, err: unknown): Unreadable {
+  if (!(err instanceof InputError)) return { unreadable: name, why: 'not readable as a PMTiles archive' };
+  const why = err.message.split(file).join(name);
+  return { unreadable: name, why: why.startsWith(`${name}: `) ? why.slice(name.length + 2) : why };
+}
 
 /** A file's identity: a rebuild renames a new file over the old one, which changes at least one of these. */
 const identity = (s: fs.Stats) => `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}`;
@@ -52,8 +67,8 @@ export class ArchiveShelf {
 
   constructor(private readonly limit = 32) {}
 
-  /** Runs `use` on the archive `opened` holds (its handle is the shelf's from now on); `unreadable` when it is not PMTiles v3. */
-  async with<T>(opened: Opened, use: (archive: PmtilesArchive, held: Held) => Promise<T>): Promise<T | 'unreadable'> {
+  /** Runs `use` on the archive `opened` holds (its handle is the shelf's from now on); throws the reader's error when it is not PMTiles v3. */
+  async with<T>(opened: Opened, use: (archive: PmtilesArchive, held: Held) => Promise<T>): Promise<T> {
     const id = identity(opened.stats);
     let h = this.held.get(opened.file);
     if (h && h.identity === id) {
@@ -63,9 +78,9 @@ export class ArchiveShelf {
       let archive: PmtilesArchive;
       try {
         archive = await PmtilesArchive.open(handleRangeSource(opened.file, opened.handle, opened.stats.size));
-      } catch {
+      } catch (err) {
         await opened.handle.close();
-        return 'unreadable';
+        throw err;
       }
       // Requests that came at once each opened the archive: the first to get here is kept, the others' handles close.
       const now = this.held.get(opened.file);
@@ -159,8 +174,8 @@ export class FolderArchives {
       const written = writtenAs(await metadataOf(archive, held));
       if (written !== undefined && written !== asset.segments[asset.segments.length - 1]) return { misplaced: name, written };
       return readTile(archive, tile, gzipOk, modified);
-    }).catch(() => 'unreadable' as const);
-    return { answer: found === 'unreadable' ? { unreadable: name } : found, holds: true };
+    }).catch((err: unknown) => unreadable(name, opened.file, err));
+    return { answer: found, holds: true };
   }
 
   private async currentRoutes(): Promise<TileRoutes | undefined> {
@@ -203,9 +218,8 @@ export class FileArchive {
   async check(): Promise<string | null | undefined> {
     const opened = await openRegular(this.file, true);
     if (opened === null) return null;
-    if ((await this.shelf.with(opened, async () => true)) === true) return undefined;
     try {
-      await (await openPmtiles(this.file)).close();
+      await this.shelf.with(opened, async () => true);
       return undefined;
     } catch (err) {
       return (err as Error).message;
@@ -216,7 +230,7 @@ export class FileArchive {
   async alone(): Promise<string | undefined> {
     const opened = await openRegular(this.file, true);
     if (!opened) return undefined;
-    const metadata = await this.shelf.with(opened, (archive, held) => metadataOf(archive, held));
+    const metadata = await this.shelf.with(opened, (archive, held) => metadataOf(archive, held)).catch(() => undefined);
     return metadata !== null && typeof metadata === 'object' ? folderMemberProblem(metadata, this.file, 'serve', fs.existsSync(path.join(path.dirname(this.file), 'tileset.json'))) : undefined;
   }
 
@@ -230,8 +244,13 @@ export class FileArchive {
     const opened = await openRegular(this.file, true);
     if (!opened) return 'absent';
     const modified = opened.stats.mtime;
-    const got = await this.shelf.with(opened, (archive, held) => metadataOf(archive, held)).catch(() => undefined);
-    if (got === undefined || got === 'unreadable') return { unreadable: this.name };
+    let got: unknown;
+    try {
+      got = await this.shelf.with(opened, (archive, held) => metadataOf(archive, held));
+    } catch (err) {
+      return unreadable(this.name, this.file, err);
+    }
+    if (got === undefined) return { unreadable: this.name, why: 'its metadata does not decompress, or is not JSON' };
     return { bytes: Buffer.from(JSON.stringify(got)), gzip: false, ext: 'json', modified };
   }
 
@@ -248,8 +267,7 @@ export class FileArchive {
       // Only the tiles of its plane, format and zooms are the archive's: anything else is not found, not empty.
       if (!tile || tile.ext !== format || !samePlane(plane, tile.plane)) return undefined;
       return readTile(archive, tile, gzipOk, modified);
-    }).catch(() => 'unreadable' as const);
-    if (found === 'unreadable') return { unreadable: this.name };
-    return found !== undefined && found !== 'absent' ? { ...found, archive: validators(opened.stats).etag } : found;
+    }).catch((err: unknown) => unreadable(this.name, this.file, err));
+    return found !== undefined && found !== 'absent' && !('unreadable' in found) ? { ...found, archive: validators(opened.stats).etag } : found;
   }
 }

@@ -107,7 +107,7 @@ describe('archives listed in OUT/tileset.json', () => {
   it('answers 500 naming a listed file that is no archive, as OUT names it, and keeps serving', async () => {
     const r = await get('/0/6/0/0.pbf');
     expect(r.status).toBe(500);
-    expect(r.body.toString()).toBe('broken.pmtiles is not a readable PMTiles archive\n');
+    expect(r.body.toString()).toBe('broken.pmtiles: not a PMTiles archive: 14 bytes, shorter than the 127-byte header\n');
     expect(r.body.toString()).not.toContain(fx.out);
     await stillAnswers();
   });

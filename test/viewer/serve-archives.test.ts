@@ -133,6 +133,25 @@ describe('serve OUT with one archive per plane and format', () => {
     }
   });
 
+  it('says why a listed archive cut short cannot answer a tile: 500 naming it as listed and the bytes past its end', async () => {
+    const cut = path.join(dir, 'cut-folder');
+    await buildPyramid(inputs(), { ...BUILD_OPTIONS, out: cut, archive: 'pmtiles' });
+    const file = path.join(cut, 'tiles-c0.pbf.pmtiles');
+    const size = fs.statSync(file).size - 1;
+    fs.truncateSync(file, size);
+    const s = await startServer({ root: cut, port: 0 });
+    try {
+      const answers = await Promise.all(tilePaths(expected, 'pbf').filter((k) => k.split('/')[1] === '0').map((p) => get(s, `/${p}`)));
+      const failed = answers.filter((r) => r.status === 500).map((r) => r.body.toString());
+      expect(failed.length).toBeGreaterThan(0);
+      for (const body of failed) expect(body).toMatch(new RegExp(`^tiles-c0\\.pbf\\.pmtiles: bytes \\d+\\.\\.${size + 1} are past the end of the archive \\(${size} bytes\\)\\n$`));
+      // The tiles before the cut are still served.
+      expect(answers.some((r) => r.status === 200)).toBe(true);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('opens an archive once for requests that come at once: no handle is left to the garbage collector', async () => {
     const s = await startServer({ root: path.join(dir, 'archives'), port: 0 });
     try {
@@ -435,5 +454,21 @@ describe('serve slide.pmtiles', () => {
     const run = spawnSync(process.execPath, [BIN, 'serve', cut, '--port', '0'], { encoding: 'utf8' });
     expect(run.status).toBe(3);
     expect(run.stderr).toContain(why);
+  });
+
+  it('says why a tile of an archive cut inside its tiles cannot be read, naming the archive as served, not its path', async () => {
+    const whole = fs.readFileSync(path.join(dir, 'one', 'slide.pmtiles'));
+    const cut = path.join(dir, 'cut-tiles', 'slide.pmtiles');
+    fs.mkdirSync(path.dirname(cut));
+    fs.writeFileSync(cut, whole.subarray(0, whole.length - 1));
+    const s = await startServer({ root: cut, port: 0 });
+    try {
+      const answers = await Promise.all([...singleTiles.keys()].map((p) => get(s, `/${p}`)));
+      const failed = answers.filter((r) => r.status === 500).map((r) => r.body.toString());
+      expect(failed.length).toBeGreaterThan(0);
+      for (const body of failed) expect(body).toMatch(new RegExp(`^slide\\.pmtiles: bytes \\d+\\.\\.${whole.length} are past the end of the archive \\(${whole.length - 1} bytes\\)\\n$`));
+    } finally {
+      await s.close();
+    }
   });
 });
