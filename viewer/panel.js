@@ -18,6 +18,10 @@ export function foldable(panel, button, crowded) {
     forRoom = false;
     set(!panel.classList.contains('folded'));
   });
+  // Folded, the panel still says why tiles failed, cut to a few lines (viewer.css): a tap on that unfolds it all.
+  panel.addEventListener('click', (e) => {
+    if (panel.classList.contains('folded') && e.target instanceof Element && e.target.closest('#status .problem')) button.click();
+  });
   set(false);
   const fit = () => {
     const folded = panel.classList.contains('folded');

@@ -89,7 +89,12 @@ export class StatusLine {
     const failed = this.failedTiles > 0 ? [`${this.failedTiles} tile(s) failed to load${why}`] : [];
     const problem = this.planeProblem ? [this.planeProblem] : [];
     const asked = [this.fieldProblem, this.hideProblem].filter((t) => t !== undefined);
-    this.element.textContent = [this.summary, ...this.notes, ...asked, ...this.planeNotes, ...problem, ...failed].join('; ');
+    const rest = [this.summary, ...this.notes, ...asked, ...this.planeNotes];
+    const problems = [...problem, ...failed];
+    // In parts: the panel folded to its title (a phone) still shows the problems, its other notes out of the way.
+    const part = (className, text) => Object.assign(document.createElement('span'), { className, textContent: text });
+    this.element.replaceChildren(part('rest', `${rest.join('; ')}${problems.length > 0 ? '; ' : ''}`));
+    if (problems.length > 0) this.element.append(part('problem', problems.join('; ')));
     this.element.className = this.failedTiles > 0 || this.planeProblem ? 'error' : '';
     if (this.failedTiles > 0) {
       const button = Object.assign(document.createElement('button'), { id: 'retry', type: 'button', textContent: 'retry' });

@@ -16,6 +16,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 export interface BuiltViewer {
   server: Server;
   page: Page;
+  /** The pyramid built, as served. */
+  out: string;
   /** Console errors, page errors and failed requests of the page. */
   errors: string[];
   close(): Promise<void>;
@@ -44,7 +46,7 @@ export async function builtViewer(name: string, features: unknown[], args: strin
   };
   try {
     browser = await launch();
-    return { server, page: await openPage(browser, errors), errors, close };
+    return { server, page: await openPage(browser, errors), out, errors, close };
   } catch (err) {
     await close();
     throw err;
