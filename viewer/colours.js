@@ -16,11 +16,11 @@ const NEAR = 100;
 export const BY_LAYER = '(layer)';
 const LEGEND_ROWS = 24;
 
-function hashColour(value) {
+function hashColour(value, palette = PALETTE) {
   const s = String(value);
   let h = 2166136261;
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
-  return PALETTE[(h >>> 0) % PALETTE.length];
+  return palette[(h >>> 0) % palette.length];
 }
 
 function rampColour(v, lo, hi) {
@@ -140,7 +140,8 @@ export function colourer(fieldName, fields, layerIds, hidden = new Set()) {
   const range = f && f.type === 'Number' ? rampRange(f, hidden) : null;
   if (range) return (v) => (typeof v === 'number' ? rampColour(v, range[0], range[1]) : UNKNOWN);
   // Palette colours go to the values without a given colour, in sorted order, so they stay the same across reloads;
-  // palette colours close to a given one are left out, so that a class without a colour is not taken for one with.
+  // palette colours close to a given one are left out, so that a class without a colour is not taken for one with,
+  // hashed ones too (values the descriptor does not list).
   const given = f ? [...f.colours.values()] : [];
   const free = PALETTE.filter((p) => given.every((g) => distance(p, g) > NEAR));
   const palette = free.length ? free : PALETTE;
@@ -148,8 +149,26 @@ export function colourer(fieldName, fields, layerIds, hidden = new Set()) {
   return (v) => {
     if (v === undefined || v === null) return UNKNOWN;
     const s = String(v);
-    return f?.colours.get(s) ?? (index.has(s) ? palette[index.get(s) % palette.length] : hashColour(s));
+    return f?.colours.get(s) ?? (index.has(s) ? palette[index.get(s) % palette.length] : hashColour(s, palette));
   };
+}
+
+/**
+ * The values of `values` the data gives one colour, or colours nearer than NEAR: `[{ values, near }]`, `near` when
+ * not all are the very same. They are kept as the data gives them (QuPath gives every "…: Positive" class one red,
+ * every "…: Negative" one blue, and users chose the rest), so the legend says which share.
+ */
+function sharedColours(values, f) {
+  const given = values.filter((v) => f?.colours.has(v)).map((v) => ({ v, hex: f.colours.get(v) }));
+  // Joined in groups, a colour near one of a group's in that group: at most 64 values have given colours.
+  const parent = given.map((_, i) => i);
+  const root = (i) => (parent[i] === i ? i : (parent[i] = root(parent[i])));
+  for (let i = 0; i < given.length; i++) {
+    for (let j = i + 1; j < given.length; j++) if (distance(given[i].hex, given[j].hex) < NEAR) parent[root(j)] = root(i);
+  }
+  const groups = new Map();
+  given.forEach((g, i) => groups.set(root(i), [...(groups.get(root(i)) ?? []), g]));
+  return [...groups.values()].filter((g) => g.length > 1).map((g) => ({ values: g.map(({ v }) => v), near: g.some(({ hex }) => hex !== g[0].hex) }));
 }
 
 /**
@@ -164,8 +183,9 @@ export function lacksValue(fieldName, fields, v) {
 }
 
 /**
- * The legend of a colour-by: `{ rows: [{ value, colour }], more, ramp, note, none }`: one row per category (at most
- * LEGEND_ROWS, `more` counts the rest), or for a Number field its range and the ramp's colours from its minimum to its
+ * The legend of a colour-by: `{ rows: [{ value, colour, shared? }], more, ramp, note, none, shared }`: one row per
+ * category (at most LEGEND_ROWS, `more` counts the rest; `shared`, from 1, the entry of `shared` listing it when the
+ * data gives it the colour of another value, or one nearly so: `[{ count, near }]`), or for a Number field its range and the ramp's colours from its minimum to its
  * maximum. A field whose values the descriptor does not list (too many to enumerate) has a `note` instead of rows;
  * `none` is the colour of features without a value of the field, when some are drawn (`noneDrawn`) or a layer shown
  * lacks the field, else null (as for the vector layer, which every feature has).
@@ -178,9 +198,12 @@ export function legendOf(fieldName, fields, layerIds, colourOf, hidden = new Set
   if (range) {
     const [min, max] = range;
     const stops = RAMP.map((_, i) => colourOf(min + ((max - min) * i) / (RAMP.length - 1)));
-    return { rows: [], more: 0, ramp: { min, max, stops }, note: null, none };
+    return { rows: [], more: 0, ramp: { min, max, stops }, note: null, none, shared: [] };
   }
   const values = fieldName === BY_LAYER ? shownLayers(layerIds, hidden) : f ? categories(f, hidden) : [];
   const note = values.length === 0 && fieldName !== BY_LAYER ? 'a colour per value (the pyramid does not list its values)' : null;
-  return { rows: values.slice(0, LEGEND_ROWS).map((value) => ({ value, colour: colourOf(value) })), more: Math.max(0, values.length - LEGEND_ROWS), ramp: null, note, none };
+  const shared = fieldName === BY_LAYER ? [] : sharedColours(values, f);
+  const mark = new Map(shared.flatMap((g, i) => g.values.map((v) => [v, i + 1])));
+  const rows = values.slice(0, LEGEND_ROWS).map((value) => ({ value, colour: colourOf(value), ...(mark.has(value) ? { shared: mark.get(value) } : {}) }));
+  return { rows, more: Math.max(0, values.length - LEGEND_ROWS), ramp: null, note, none, shared: shared.map((g) => ({ count: g.values.length, near: g.near })) };
 }

@@ -15,11 +15,15 @@ function drawnAs(colours, whole, outlined) {
   return `${bands}${across(whole ? 1 : AREA_FILL)}, #fff`;
 }
 
+/** A footnote's mark: `n` in superscript digits. */
+const markOf = (n) => [...String(n)].map((d) => '⁰¹²³⁴⁵⁶⁷⁸⁹'[Number(d)]).join('');
+
 /**
  * A row: the value's swatch (its colour also in `data-colour`, for tests and scripts; in `data-fill`, the alpha it is
- * filled at) and the value.
+ * filled at) and the value; when the data gives another value its colour (or one nearly so), the mark of the footnote
+ * saying so, its number in `data-shared`.
  */
-function rowOf({ value, colour }, whole) {
+function rowOf({ value, colour, shared }, whole) {
   const row = document.createElement('div');
   const sw = document.createElement('span');
   sw.className = 'swatch';
@@ -28,6 +32,10 @@ function rowOf({ value, colour }, whole) {
   sw.dataset.colour = colour;
   sw.dataset.fill = String(whole ? 1 : AREA_FILL);
   row.append(sw, document.createTextNode(value));
+  if (shared) {
+    row.dataset.shared = String(shared);
+    row.append(Object.assign(document.createElement('sup'), { className: 'same', textContent: markOf(shared) }));
+  }
   return row;
 }
 
@@ -53,7 +61,7 @@ export function drawnFills() {
 }
 
 /** Fills `element` with a legend as colours.js's legendOf gives it, the fills as `fills` (drawnFills) saw them drawn. */
-export function showLegend(element, { rows, more, ramp, note, none }, fills) {
+export function showLegend(element, { rows, more, ramp, note, none, shared = [] }, fills) {
   const items = rows.map((row) => rowOf(row, fills.wholeOnly(row.colour)));
   if (note) items.push(Object.assign(document.createElement('div'), { className: 'note', textContent: note }));
   if (more) items.push(Object.assign(document.createElement('div'), { textContent: `… and ${more} more` }));
@@ -65,5 +73,10 @@ export function showLegend(element, { rows, more, ramp, note, none }, fills) {
     items.push(bar, Object.assign(document.createElement('div'), { className: 'ramp-ends', textContent: `${ramp.min} … ${ramp.max}` }));
   }
   if (none) items.push(Object.assign(rowOf({ value: 'no value', colour: none }, fills.wholeOnly(none)), { className: 'none' }));
+  // Values the map cannot tell apart by colour: the card under the pointer names each feature's.
+  items.push(...shared.map(({ count, near }, i) => Object.assign(document.createElement('div'), {
+    className: 'shared',
+    textContent: `${markOf(i + 1)} ${count} values share ${near ? 'nearly ' : ''}one colour in the data: point at a feature to see which`,
+  })));
   element.replaceChildren(...items);
 }

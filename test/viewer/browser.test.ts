@@ -431,7 +431,7 @@ describe.skipIf(!HAVE_CHROMIUM)('viewer in Chromium', () => {
     expect(a).toBe('#e6194b');
     expect(b).not.toBe('#e6194b');
     // "no value" (grey) once a feature without one is drawn: the descriptor does not say whether any lacks one.
-    expect([got.legend, got.drawnNone]).toEqual([{ rows: [{ value: 'A', colour: a }, { value: 'B', colour: b }], more: 0, ramp: null, note: null, none: null }, '#888888']);
+    expect([got.legend, got.drawnNone]).toEqual([{ rows: [{ value: 'A', colour: a }, { value: 'B', colour: b }], more: 0, ramp: null, note: null, none: null, shared: [] }, '#888888']);
     // A Bool's two values get a row each, in two palette colours; a String field the descriptor lists no values of
     // says how it is coloured; a Number field without a range too; a field the layer lacks is grey, "no value".
     const others = got.others as Record<string, { rows: { value: string; colour: string }[]; note: string | null; none: string | null }>;
