@@ -5,9 +5,10 @@ import { EtagMismatch } from 'pmtiles';
 
 /**
  * What the reader's own FetchSource does (one range a request, a 416 at the start of a small file asked again whole,
- * a 200 of the whole file refused), but a weak ETag (`W/"…"`) is kept and compared, not dropped: static hosts on
- * Node (Express's serve-static, sirv, vite) send only those, and an archive replaced there while viewed was read
- * with the old archive's directories (tiles that failed to decode, or ranges past its end).
+ * a 200 of the whole file refused, here once asked again past the browser's cache), but a weak ETag (`W/"…"`) is kept
+ * and compared, not dropped: static hosts on Node (Express's serve-static, sirv, vite) send only those, and an archive
+ * replaced there while viewed was read with the old archive's directories (tiles that failed to decode, or ranges
+ * past its end).
  */
 export class RangeSource {
   constructor(url) {
@@ -40,6 +41,12 @@ export class RangeSource {
       if (!range || !range.startsWith('bytes */')) throw new Error('Missing content-length on 416 response');
       headers.set('range', `bytes=0-${Number(range.slice(8)) - 1}`);
       response = await fetch(this.url, { signal: controller.signal, cache: 'reload', headers });
+    } else if (cache === undefined && sentWhole(response, length)) {
+      // The browser's cache asks for a range it lacks with If-Range and the validator it holds: for a file replaced
+      // since, the host rightly sends the whole new file (200). Asked again past the cache, before blaming the host.
+      // The body is cancelled, not the controller aborted: the second request goes by it.
+      await response.body?.cancel();
+      response = await fetch(this.url, { signal: controller.signal, cache: 'reload', headers });
     }
     let got = response.headers.get('ETag') ?? undefined;
     if (this.weakPerRange && got?.startsWith('W/')) got = undefined;
@@ -61,9 +68,9 @@ export class RangeSource {
     }
     // The reader's own words were "Bad response code: 404".
     if (response.status >= 300) throw new Error(`HTTP ${response.status}${response.status === 404 ? ' (no such file on the host: not copied there, moved, or misnamed)' : ''}`);
-    const size = response.headers.get('Content-Length');
-    if (response.status === 200 && (!size || Number(size) > length)) {
+    if (sentWhole(response, length)) {
       controller.abort();
+      const size = response.headers.get('Content-Length');
       // The reader's own words ("Check that your storage backend supports HTTP Byte Serving") named neither the
       // host's fault nor a way out.
       const whole = size ? ` (${size} bytes)` : '';
@@ -83,6 +90,12 @@ export class RangeSource {
       return undefined;
     }
   }
+}
+
+/** Whether a response is the whole file for a range of `length` bytes: a 200 of more bytes, or of a size not said. */
+function sentWhole(response, length) {
+  const size = response.headers.get('Content-Length');
+  return response.status === 200 && (!size || Number(size) > length);
 }
 
 /** PMTiles' compression codes the viewer reads: none (0: unknown, taken as none, as the reader does; 1), gzip (2). */
