@@ -42,8 +42,9 @@ export class RangeSource {
       headers.set('range', `bytes=0-${Number(range.slice(8)) - 1}`);
       response = await fetch(this.url, { signal: controller.signal, cache: 'reload', headers });
     } else if (cache === undefined && sentWhole(response, length)) {
-      // The browser's cache asks for a range it lacks with If-Range and the validator it holds: for a file replaced
-      // since, the host rightly sends the whole new file (200). Asked again past the cache, before blaming the host.
+      // A cache between (the browser's, a proxy's) may ask for a range with If-Range and the validator it holds: for a
+      // file replaced since, the host rightly sends the whole new file (200; seen once after a rebuild, not
+      // reproduced). Asked again past the cache, before blaming the host.
       // The body is cancelled, not the controller aborted: the second request goes by it.
       await response.body?.cancel();
       response = await fetch(this.url, { signal: controller.signal, cache: 'reload', headers });
