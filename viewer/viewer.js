@@ -10,6 +10,7 @@
 import { BY_LAYER, collectFields, colourer, defaultField, lacksValue, legendOf } from './colours.js';
 import { describerOf, featuresUnder, hoverCard } from './card.js';
 import { backgroundOf } from './background.js';
+import { fieldChoices, layerBoxes, planeSelects, tickLayers } from './controls.js';
 import { messageOf } from './descriptor.js';
 import { dataExtent, fitter } from './extent.js';
 import { keptLines } from './kept.js';
@@ -222,13 +223,7 @@ async function start() {
 
   // ── controls ──
   const fieldSelect = $('field');
-  for (const name of [BY_LAYER, ...[...fields.keys()].sort()]) {
-    const o = document.createElement('option');
-    o.value = name;
-    o.textContent = name === BY_LAYER ? 'layer (vector layer)' : name;
-    fieldSelect.append(o);
-  }
-  fieldSelect.value = field;
+  fieldChoices(fieldSelect, fields, field);
   const drawLegend = () => showLegend($('legend'), legendOf(field, fields, layerIds, colourOf, hidden, noneDrawn), fills);
   // Drawn in the frame that drew the first feature without a value (before its render is complete).
   // So are swatches of colours first drawn (a nucleus's, filled whole).
@@ -269,38 +264,12 @@ async function start() {
       return dataExtentOfPlane();
     }).then((e) => (planeKey() === key ? noteEmpty(e) : undefined));
   };
-  for (const d of dims) {
-    const label = document.createElement('label');
-    label.textContent = `${d} `;
-    const sel = document.createElement('select');
-    sel.id = `plane-${d}`;
-    for (let v = planeLo[d]; v <= planeHi[d]; v++) {
-      const o = document.createElement('option');
-      o.value = String(v);
-      o.textContent = String(v);
-      sel.append(o);
-    }
-    sel.value = String(plane[d]);
-    sel.addEventListener('change', () => setPlane({ [d]: Number(sel.value) }));
-    label.append(sel);
-    $('planes').append(label);
-  }
-
-  for (const id of layerIds) {
-    const label = document.createElement('label');
-    const box = document.createElement('input');
-    box.type = 'checkbox';
-    box.checked = !hidden.has(id);
-    box.dataset.layer = id;
-    box.addEventListener('change', () => {
-      if (box.checked) hidden.delete(id); else hidden.add(id);
-      recolour();
-      showKept();
-      saveView();
-    });
-    label.append(box, document.createTextNode(` ${id}`));
-    $('layers').append(label);
-  }
+  planeSelects($('planes'), dims, planeLo, planeHi, plane, setPlane);
+  layerBoxes($('layers'), layerIds, hidden, () => {
+    recolour();
+    showKept();
+    saveView();
+  });
   // Parts are restyled (see-through over the image, whole without it) and the legend follows; no tile is read again.
   backdrop.onToggle(() => { recolour(); saveView(); });
 
@@ -308,7 +277,7 @@ async function start() {
   const showAsked = (s) => {
     hidden.clear();
     for (const id of s.hide ?? []) if (layerIds.includes(id)) hidden.add(id);
-    for (const box of $('layers').querySelectorAll('input[data-layer]')) box.checked = !hidden.has(box.dataset.layer);
+    tickLayers($('layers'), hidden);
     const bg = $('background');
     if (!$('background-row').hidden && bg.checked !== (s.background !== false)) {
       bg.checked = s.background !== false;
