@@ -167,7 +167,11 @@ function sharedColours(values, f) {
     for (let j = i + 1; j < given.length; j++) if (distance(given[i].hex, given[j].hex) < NEAR) parent[root(j)] = root(i);
   }
   const groups = new Map();
-  given.forEach((g, i) => groups.set(root(i), [...(groups.get(root(i)) ?? []), g]));
+  given.forEach((g, i) => {
+    const r = root(i);
+    if (groups.has(r)) groups.get(r).push(g);
+    else groups.set(r, [g]);
+  });
   return [...groups.values()].filter((g) => g.length > 1).map((g) => ({ values: g.map(({ v }) => v), near: g.some(({ hex }) => hex !== g[0].hex) }));
 }
 
@@ -184,9 +188,9 @@ export function lacksValue(fieldName, fields, v) {
 
 /**
  * The legend of a colour-by: `{ rows: [{ value, colour, shared? }], more, ramp, note, none, shared }`: one row per
- * category (at most LEGEND_ROWS, `more` counts the rest; `shared`, from 1, the entry of `shared` listing it when the
- * data gives it the colour of another value, or one nearly so: `[{ count, near }]`), or for a Number field its range and the ramp's colours from its minimum to its
- * maximum. A field whose values the descriptor does not list (too many to enumerate) has a `note` instead of rows;
+ * category (at most LEGEND_ROWS, `more` counts the rest; a row's `shared`, from 1, is its entry in `shared`,
+ * `[{ count, near }]`, when the data gives it the colour of another value, or one nearly so), or for a Number field
+ * its range and the ramp's colours from its minimum to its maximum. A field whose values the descriptor does not list (too many to enumerate) has a `note` instead of rows;
  * `none` is the colour of features without a value of the field, when some are drawn (`noneDrawn`) or a layer shown
  * lacks the field, else null (as for the vector layer, which every feature has).
  */

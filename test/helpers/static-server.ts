@@ -16,9 +16,13 @@ export interface StaticServer { url: string; close(): Promise<void> }
  * Serves `root` on 127.0.0.1: GET and HEAD, one byte range per request (206, 416), everything else whole. With
  * `weakEtags`, each file has a weak ETag of its size and time (as Express's serve-static, sirv and vite send); with
  * `'per-range'`, each range one of its body (a hash, as a framework's `send` gives). With `ranges: false`, a Range
- * header is passed over and the whole file sent (Python's http.server).
+ * header is passed over and the whole file sent (Python's http.server). `wholeFor(rel, req)`, asked of every request,
+ * says when to send the whole file all the same (as a host answers an If-Range that no longer holds).
  */
-export async function startStaticServer(root: string, { weakEtags = false as boolean | 'per-range', ranges = true } = {}): Promise<StaticServer> {
+export async function startStaticServer(
+  root: string,
+  { weakEtags = false as boolean | 'per-range', ranges = true, wholeFor = undefined as ((rel: string, req: http.IncomingMessage) => boolean) | undefined } = {},
+): Promise<StaticServer> {
   const server = http.createServer((req, res) => {
     const rel = decodeURIComponent(new URL(req.url ?? '/', 'http://host').pathname);
     const file = path.join(root, rel.endsWith('/') ? `${rel}index.html` : rel);
@@ -34,7 +38,8 @@ export async function startStaticServer(root: string, { weakEtags = false as boo
       return;
     }
     const headers = { 'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'Accept-Ranges': 'bytes', ...(weakEtags ? { ETag: etag } : {}) };
-    const m = ranges ? /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '') : null;
+    const whole = wholeFor?.(rel, req) === true;
+    const m = ranges && !whole ? /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '') : null;
     if (!m || (m[1] === '' && m[2] === '')) {
       res.writeHead(200, { ...headers, 'Content-Length': size });
       if (req.method === 'HEAD') res.end();

@@ -1,29 +1,25 @@
 // The viewer over a host that answers a range with the whole file once, as it must when the browser's cache asks with
 // If-Range and the validator of an archive since replaced: asked again past the cache, not blamed on the host.
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { fileSource } from '../../src/io/read.js';
 import { buildArchive } from '../helpers/archives.js';
 import { tmpDir } from '../helpers/pyramid.js';
-import { copyViewer } from '../helpers/static-server.js';
+import { copyViewer, startStaticServer, type StaticServer } from '../helpers/static-server.js';
 import { HAVE_CHROMIUM, launch, openPage, type ViewerHandle } from './page.js';
 
 declare const window: { __viewer: ViewerHandle };
 
 const CELLS = path.resolve('sample-data/slide/cells.json');
 const ARCHIVE = 'slide.pmtiles';
-/** The page's own files by type: a style sheet of another type is not applied, and the map then has no size. */
-const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json' };
-
 /** One request of the archive as the host saw it, and its answer. */
 interface Seen { range: string; cacheControl: string; status: number }
 
 let dir: string;
-let server: http.Server | undefined;
+let server: StaticServer | undefined;
 let url: string;
 let browser: Browser | undefined;
 let page: Page;
@@ -31,35 +27,19 @@ const errors: string[] = [];
 const seen: Seen[] = [];
 
 /**
- * Serves `site`: the archive by range (206), except one range asked without `Cache-Control: no-cache` (as the
- * browser's cache asks), answered once with the whole file (200), as a host answers an If-Range that no longer holds.
- * Everything else whole.
+ * Whether the host sends the whole archive for this request: for one range asked without `Cache-Control: no-cache`
+ * (as the browser's cache asks), once, as a host answers an If-Range that no longer holds; ranges otherwise.
  */
-function startHost(site: string): Promise<string> {
+function wholeOnce(): (rel: string, req: IncomingMessage) => boolean {
   let sentWhole = false;
-  server = http.createServer((req, res) => {
-    const file = path.join(site, decodeURIComponent(new URL(req.url ?? '/', 'http://host').pathname));
-    if (!file.startsWith(site + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
-      res.writeHead(404).end();
-      return;
-    }
-    const bytes = fs.readFileSync(file);
-    const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
+  return (rel, req) => {
+    if (path.basename(rel) !== ARCHIVE) return false;
     const cacheControl = req.headers['cache-control'] ?? '';
-    const whole = !range || (!sentWhole && !/no-cache/.test(cacheControl));
-    if (path.basename(file) === ARCHIVE) seen.push({ range: req.headers.range ?? '', cacheControl, status: whole ? 200 : 206 });
-    if (whole) {
-      if (range) sentWhole = true;
-      res.writeHead(200, { 'Content-Length': bytes.length, 'Accept-Ranges': 'bytes', 'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream' });
-      res.end(req.method === 'HEAD' ? undefined : bytes);
-      return;
-    }
-    const start = Number(range![1]);
-    const end = Math.min(Number(range![2]), bytes.length - 1);
-    res.writeHead(206, { 'Content-Length': end - start + 1, 'Content-Range': `bytes ${start}-${end}/${bytes.length}`, 'Accept-Ranges': 'bytes' });
-    res.end(req.method === 'HEAD' ? undefined : bytes.subarray(start, end + 1));
-  });
-  return new Promise((resolve) => server!.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server!.address() as AddressInfo).port}/`)));
+    const whole = !req.headers.range || (!sentWhole && !/no-cache/.test(cacheControl));
+    if (req.headers.range && whole) sentWhole = true;
+    seen.push({ range: req.headers.range ?? '', cacheControl, status: whole ? 200 : 206 });
+    return whole;
+  };
 }
 
 beforeAll(async () => {
@@ -69,15 +49,15 @@ beforeAll(async () => {
   // Every plane's cells in one plane: an archive of some hundreds of KiB, many times the reader's first range.
   await buildArchive([{ source: fileSource(CELLS) }], { workers: 1, memoryBudget: 64 * 1024 * 1024, name: 'sample slide' }, path.join(site, ARCHIVE));
   copyViewer(site);
-  url = await startHost(site);
+  server = await startStaticServer(site, { wholeFor: wholeOnce() });
+  url = server.url;
   browser = await launch();
   page = await openPage(browser, errors);
 }, 60_000);
 
 afterAll(async () => {
   await browser?.close();
-  server?.closeAllConnections();
-  await new Promise((resolve) => server?.close(resolve));
+  await server?.close();
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
